@@ -1,0 +1,37 @@
+# ibqos: `make demo` and `make test` are the two commands a new machine needs.
+PYTHON ?= python3
+VENV   := .venv
+BUILD  := build
+IBQOS  := $(VENV)/bin/ibqos
+PYTEST := $(VENV)/bin/pytest
+CMAKE_BUILD_TYPE ?= RelWithDebInfo
+
+.PHONY: all deps build test demo bench clean
+
+all: build
+
+deps: $(VENV)/.installed
+	@scripts/install-deps.sh
+
+$(VENV)/.installed: pyproject.toml scripts/install-deps.sh
+	@scripts/install-deps.sh
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $@
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) >/dev/null
+	cmake --build $(BUILD) -j 2
+
+test: build
+	$(PYTEST) -q
+
+demo: build
+	$(IBQOS) demo
+
+bench: build
+	$(VENV)/bin/python -m bench.run $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD) $(VENV)

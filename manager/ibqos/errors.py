@@ -1,0 +1,51 @@
+"""Typed errors. The CLI maps them to one stderr line and an exit code (cli/_main.py).
+
+Exit codes used across ibqos:
+  0  success / clean verdict
+  1  a defect was found (verification failed, SLA missed, deadlock)
+  2  unusable input (bad file, bad option, infeasible policy)
+  3  an external component failed (ibsim, OpenSM, a diags tool, apt)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class IbqosError(Exception):
+    exit_code = 2
+
+
+class InputError(IbqosError):
+    """Bad input. Formats as `file:line: field: message` with the parts that are known."""
+
+    def __init__(self, message: str, *, file: str | Path | None = None,
+                 line: int | None = None, field: str | None = None):
+        self.file, self.line, self.field, self.detail = file, line, field, message
+        where = ""
+        if file is not None:
+            where = f"{file}:{line}: " if line is not None else f"{file}: "
+        if field:
+            where += f"{field}: "
+        super().__init__(where + message)
+
+
+class InfeasibleError(IbqosError):
+    """The policy is well-formed but no table set can meet it."""
+
+
+class ExternalError(IbqosError):
+    exit_code = 3
+
+
+class ProcessError(ExternalError):
+    """A child process failed. Carries the command, exit code and the tail of its output."""
+
+    def __init__(self, message: str, *, cmd: list[str] | None = None,
+                 returncode: int | None = None, output: str = ""):
+        self.cmd, self.returncode, self.output = cmd, returncode, output
+        super().__init__(message)
+
+
+class VerificationFailed(IbqosError):
+    exit_code = 1

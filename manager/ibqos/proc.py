@@ -1,0 +1,122 @@
+"""The one subprocess module: every child ibqos starts goes through here.
+
+Children get their own session so a timeout or Ctrl-C kills the whole process
+group; daemons write to files, never to pipes that nobody drains.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ProcessError
+
+log = logging.getLogger("ibqos.proc")
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def run_command(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 60,
+                cwd: str | Path | None = None, check: bool = True,
+                input: str | None = None) -> subprocess.CompletedProcess:
+    """Run to completion, capturing output. Raises ProcessError on timeout or (with check) rc != 0."""
+    log.debug("run: %s", " ".join(map(str, cmd)))
+    try:
+        p = subprocess.Popen([str(c) for c in cmd], env=env, cwd=cwd, text=True,
+                             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    except OSError as e:
+        raise ProcessError(f"cannot run {cmd[0]}: {e.strerror}", cmd=cmd) from None
+    try:
+        out, err = p.communicate(input=input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise ProcessError(f"{cmd[0]} timed out after {timeout:g} s", cmd=cmd,
+                           output=_tail(out + err)) from None
+    except BaseException:
+        _killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise
+    cp = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+    if check and p.returncode != 0:
+        raise ProcessError(f"{cmd[0]} exited with {p.returncode}: {_tail(err or out, 3)}",
+                           cmd=cmd, returncode=p.returncode, output=_tail(out + err))
+    return cp
+
+
+def _killpg(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+@dataclass
+class Daemon:
+    """A long-running child whose output goes to a file. Stopped by PID (its process group)."""
+
+    name: str
+    popen: subprocess.Popen
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, grace: float = 3.0) -> int | None:
+        if self.popen.poll() is None:
+            _killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                _killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+        if self.popen.stdin:
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass
+        return self.popen.returncode
+
+    def send(self, line: str) -> None:
+        """Write one line to the daemon's stdin (ibsim's console)."""
+        if not self.popen.stdin:
+            raise ProcessError(f"{self.name} was started without a console")
+        self.popen.stdin.write(line.rstrip("\n") + "\n")
+        self.popen.stdin.flush()
+
+
+def start_daemon(name: str, cmd: list[str], *, log_path: Path, env: dict[str, str] | None = None,
+                 cwd: str | Path | None = None, console: bool = False) -> Daemon:
+    log.debug("start %s: %s", name, " ".join(map(str, cmd)))
+    fh = open(log_path, "ab", buffering=0)
+    try:
+        p = subprocess.Popen([str(c) for c in cmd], env=env, cwd=cwd,
+                             stdin=subprocess.PIPE if console else subprocess.DEVNULL,
+                             stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                             text=console or None)
+    except OSError as e:
+        raise ProcessError(f"cannot start {name} ({cmd[0]}): {e.strerror}", cmd=cmd) from None
+    finally:
+        fh.close()
+    return Daemon(name, p, log_path)
+
+
+def wait_until(pred, *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise ProcessError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ibqos builds and runs against, only those missing,
+# so `make deps` is idempotent and fast on a machine that already has them.
+set -euo pipefail
+
+PKGS=(
+  opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags perftest ibutils
+  libibumad-dev libibmad-dev
+  cmake gcc make pkg-config python3 python3-venv python3-dev valgrind
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "ibqos: error: missing Debian packages: ${missing[*]} (run 'make deps' as root, or apt-get install them)" >&2
+  exit 1
+fi
+echo "ibqos: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/ibqos-apt.log 2>&1; then
+  echo "ibqos: error: apt-get could not install: ${missing[*]} (log: /tmp/ibqos-apt.log)" >&2
+  exit 1
+fi
