@@ -3,8 +3,10 @@
 Conventions (the same wherever the model is built: dumps, live read-back, JSON):
 - GUIDs are ints. Nodes are keyed by node GUID; ports by number (switch port 0 included).
 - A link is stored on both ends as `Port.remote = (peer node GUID, peer port number)`.
+- Ports present: switch port 0 and every port with a link. Switch external ports carry
+  guid 0 and lid 0; port 0 carries the switch's port GUID, LID and LMC.
 - `Node.lft[lid]` is the output port for destination LID `lid`; NO_ROUTE (255) means
-  unrouted. The list is as long as the highest LID in the fabric + 1.
+  unrouted. The list is as long as the highest LID in the fabric + 1 (see `pad_lfts`).
 - `Node.sl2vl[(in_port, out_port)]` is a tuple of 16 VLs indexed by SL. On switches
   the key is the (input, output) port pair as in the SLtoVLMappingTable attribute.
   On CAs the input port is meaningless; the key is (0, port number).
@@ -12,6 +14,7 @@ Conventions (the same wherever the model is built: dumps, live read-back, JSON):
 - `Port.vlarb` holds the tables exactly as programmed, including weight-0 entries,
   `high_cap`/`low_cap` entries long. It is None where nothing was read (dumps carry no
   VLArb, and ports with a single data VL have no VLArb).
+- A port attribute a source does not carry is 0 or "" (dumps carry no vl_cap, op_vls, mtu).
 """
 
 from __future__ import annotations
@@ -105,6 +108,19 @@ class Fabric:
 
     def peer(self, guid: int, port: int) -> tuple[int, int] | None:
         return self.nodes[guid].ports[port].remote
+
+    def pad_lfts(self) -> None:
+        """Give every switch LFT the same length: one past the highest LID assigned or routed.
+
+        Switches report tables of different lengths (LinearFDBTop, dump headers); entries past
+        the end mean NO_ROUTE either way, so loaders call this to make models comparable.
+        """
+        top = max(self.lid_map(), default=0)
+        for n in self.switches():
+            routed = [i for i, p in enumerate(n.lft) if p != NO_ROUTE]
+            top = max(top, routed[-1] if routed else 0)
+        for n in self.switches():
+            n.lft = (n.lft + [NO_ROUTE] * (top + 1 - len(n.lft)))[:top + 1]
 
     # ---- JSON ----------------------------------------------------------
     def to_json(self) -> dict:
