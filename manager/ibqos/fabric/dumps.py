@@ -1,0 +1,176 @@
+"""Load the fabric model from OpenSM's dump files, the only parser of these formats in ibqos.
+
+OpenSM writes them into `dump_files_dir` when run with `-D 0x43` (see opensm/osm_dump.c):
+- opensm-subnet.lst: one line per port with a link, both ends of it, and the near end's
+  width / state / speed;
+- opensm-lfts.dump: per switch, `0x<lid> <port> # <owner>` for every routed LID;
+- opensm-sl2vl.dump: per switch, rows `<in> <out> : <16 VLs>` for every linked out port and
+  every in port; per CA port one row `0 0 : ...`. OpenSM writes it only with `qos TRUE` or
+  with a routing engine that sets SL2VL.
+
+The dumps carry no VLArb, VLHighLimit, VLCap, OperVLs or MTU: those stay None / 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import InputError
+from .model import Fabric, Node, Port
+
+SUBNET_LST = "opensm-subnet.lst"
+LFTS_DUMP = "opensm-lfts.dump"
+SL2VL_DUMP = "opensm-sl2vl.dump"
+
+_KINDS = {"SW": "switch", "CA": "ca", "Rt": "router"}
+_END = (r"\{ (?P<t{n}>SW|CA|Rt|\*\*)(?:-SM)? Ports:(?P<np{n}>[0-9A-Fa-f]+) SystemGUID:[0-9A-Fa-f]+"
+        r" NodeGUID:(?P<ng{n}>[0-9A-Fa-f]+) PortGUID:(?P<pg{n}>[0-9A-Fa-f]+) VenID:[0-9A-Fa-f]+"
+        r" DevID:[0-9A-Fa-f]+ Rev:[0-9A-Fa-f]+ \{(?P<d{n}>.*?)\} LID:(?P<lid{n}>[0-9A-Fa-f]+)"
+        r" PN:(?P<pn{n}>[0-9A-Fa-f]+) \}")
+_LINK = re.compile(_END.replace("{n}", "a") + " " + _END.replace("{n}", "b") +
+                   r" PHY=(?P<phy>\S+) LOG=(?P<log>\S+) SPD=(?P<spd>\S+)\s*$")
+_LFT_HEAD = re.compile(r"Unicast lids \[0-(\d+)\] of switch Lid \d+ guid 0x([0-9a-fA-F]+) \(.*\):\s*$")
+_LFT_ROW = re.compile(r"0x([0-9a-fA-F]+) (\d+) # (?:.* portguid 0x([0-9a-fA-F]+):.*|unknown node and type)\s*$")
+_LFT_FOOT = re.compile(r"\d+ lids dumped\s*$")
+_SL2VL_HEAD = re.compile(r'(Switch|Channel Adapter|Router) 0x([0-9a-fA-F]+), base LID \d+, ".*"\s*$')
+_SL2VL_ROW = re.compile(r"(\d+)\s+(\d+)\s+:((?:\s+\d+){16})\s*$")
+
+
+def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
+    """The fabric model of an OpenSM dump directory.
+
+    Raises InputError naming file and line for a missing or garbled dump. Without
+    opensm-sl2vl.dump and with require_sl2vl=False the SL2VL tables stay empty.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError("not a directory of OpenSM dumps", file=d)
+    fabric = Fabric(source=f"dumps:{d}")
+    _read_subnet(fabric, d / SUBNET_LST)
+    _read_lfts(fabric, d / LFTS_DUMP)
+    sl2vl = d / SL2VL_DUMP
+    if sl2vl.exists() or require_sl2vl:
+        _read_sl2vl(fabric, sl2vl)
+    fabric.pad_lfts()
+    return fabric
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        text = path.read_text(errors="replace")
+    except FileNotFoundError:
+        raise InputError("missing: OpenSM writes it with -D 0x43 and dump_files_dir"
+                         + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""),
+                         file=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+    for no, line in enumerate(text.splitlines(), 1):
+        if line.strip():
+            yield no, line
+
+
+def _read_subnet(fabric: Fabric, path: Path) -> None:
+    for no, line in _lines(path):
+        m = _LINK.match(line)
+        if not m:
+            raise InputError("not an OpenSM topology line", file=path, line=no)
+        a, pa = _endpoint(fabric, m, "a", path, no)
+        b, pb = _endpoint(fabric, m, "b", path, no)
+        port = a.ports[pa]
+        if port.remote not in (None, (b.guid, pb)):
+            raise InputError(f"port {pa} of 0x{a.guid:016x} linked twice", file=path, line=no)
+        port.remote = (b.guid, pb)
+        b.ports[pb].remote = b.ports[pb].remote or (a.guid, pa)
+        port.width = m["phy"].upper()
+        port.speed = m["spd"]
+    if not fabric.nodes:
+        raise InputError("no links listed", file=path)
+
+
+def _endpoint(fabric: Fabric, m: re.Match, n: str, path: Path, no: int) -> tuple[Node, int]:
+    kind = _KINDS.get(m["t" + n])
+    if kind is None:
+        raise InputError(f"unknown node type {m['t' + n]!r}", file=path, line=no)
+    guid, pguid = int(m["ng" + n], 16), int(m["pg" + n], 16)
+    lid, pn, nports = int(m["lid" + n], 16), int(m["pn" + n], 16), int(m["np" + n], 16)
+    node = fabric.nodes.get(guid)
+    if node is None:
+        node = fabric.nodes[guid] = Node(guid=guid, kind=kind, desc=m["d" + n], nports=nports)
+        if kind == "switch":
+            node.ports[0] = Port(num=0, guid=pguid, lid=lid)
+    elif node.kind != kind or node.nports != nports:
+        raise InputError(f"node 0x{guid:016x} listed with different type or port count",
+                         file=path, line=no)
+    if not 0 < pn <= nports:
+        raise InputError(f"port {pn} out of range 1..{nports}", file=path, line=no, field="PN")
+    if pn not in node.ports:
+        node.ports[pn] = Port(num=pn) if kind == "switch" else Port(num=pn, guid=pguid, lid=lid)
+    return node, pn
+
+
+def _read_lfts(fabric: Fabric, path: Path) -> None:
+    owner: dict[int, int] = {}              # LID -> port GUID, from the row comments
+    node: Node | None = None
+    for no, line in _lines(path):
+        if m := _LFT_HEAD.match(line):
+            guid = int(m[2], 16)
+            node = fabric.nodes.get(guid)
+            if node is None or node.kind != "switch":
+                raise InputError(f"switch 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
+            node.lft = [255] * (int(m[1]) + 1)
+        elif m := _LFT_ROW.match(line):
+            if node is None:
+                raise InputError("LFT row before a switch header", file=path, line=no)
+            lid, port = int(m[1], 16), int(m[2])
+            if port > node.nports:
+                raise InputError(f"port {port} out of range 0..{node.nports}", file=path, line=no)
+            if lid >= len(node.lft):
+                node.lft.extend([255] * (lid + 1 - len(node.lft)))
+            node.lft[lid] = port
+            if m[3]:
+                owner[lid] = int(m[3], 16)
+        elif _LFT_FOOT.match(line):
+            node = None
+        else:
+            raise InputError("not an OpenSM LFT dump line", file=path, line=no)
+    _set_lmc(fabric, owner)
+
+
+def _set_lmc(fabric: Fabric, owner: dict[int, int]) -> None:
+    """LMC is not dumped; a port with LMC l owns 2^l consecutive LIDs in every LFT."""
+    for n in fabric.nodes.values():
+        for p in n.ports.values():
+            if p.lid and p.guid:
+                count = 1
+                while owner.get(p.lid + count) == p.guid:
+                    count += 1
+                p.lmc = count.bit_length() - 1
+
+
+def _read_sl2vl(fabric: Fabric, path: Path) -> None:
+    by_port_guid = {p.guid: (n, p.num) for n in fabric.nodes.values()
+                    for p in n.ports.values() if p.guid}
+    target: tuple[Node, int] | None = None
+    for no, line in _lines(path):
+        if line.startswith("#"):
+            continue
+        if m := _SL2VL_HEAD.match(line):
+            guid = int(m[2], 16)
+            if guid not in by_port_guid:
+                raise InputError(f"port 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
+            target = by_port_guid[guid]
+        elif m := _SL2VL_ROW.match(line):
+            if target is None:
+                raise InputError("SL2VL row before a port header", file=path, line=no)
+            node, num = target
+            vls = tuple(int(v) for v in m[3].split())
+            if any(v > 15 for v in vls):
+                raise InputError("VL out of range 0..15", file=path, line=no)
+            key = (int(m[1]), int(m[2])) if node.kind == "switch" else (0, num)
+            if max(key) > node.nports:
+                raise InputError(f"port out of range 0..{node.nports}", file=path, line=no)
+            node.sl2vl[key] = vls
+        else:
+            raise InputError("not an OpenSM SL2VL dump line", file=path, line=no)
