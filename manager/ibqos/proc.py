@@ -99,18 +99,23 @@ class Daemon:
 
 
 def start_daemon(name: str, cmd: list[str], *, log_path: Path, env: dict[str, str] | None = None,
-                 cwd: str | Path | None = None, console: bool = False) -> Daemon:
+                 cwd: str | Path | None = None, console: bool = False,
+                 stderr_path: Path | None = None) -> Daemon:
+    """stderr goes to log_path too unless stderr_path is given (callers that classify errors)."""
     log.debug("start %s: %s", name, " ".join(map(str, cmd)))
     fh = open(log_path, "ab", buffering=0)
+    eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None
     try:
         p = subprocess.Popen([str(c) for c in cmd], env=env, cwd=cwd,
                              stdin=subprocess.PIPE if console else subprocess.DEVNULL,
-                             stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
-                             text=console or None)
+                             stdout=fh, stderr=eh if eh is not None else subprocess.STDOUT,
+                             start_new_session=True, text=console or None)
     except OSError as e:
         raise ProcessError(f"cannot start {name} ({cmd[0]}): {e.strerror}", cmd=cmd) from None
     finally:
         fh.close()
+        if eh is not None:
+            eh.close()
     return Daemon(name, p, log_path)
 
 
