@@ -1,0 +1,319 @@
+"""ibsim + OpenSM harness: one simulated fabric, real OpenSM on it, everything stopped by PID.
+
+    with Harness(net, run_dir=d) as h:
+        run = h.run_sm(engine="minhop")        # OpenSM --once; dumps in run.dumps
+        h.diag(["smpquery", "nodeinfo", "1"])   # diags tools on the same fabric
+
+Every instance gets its own IBSIM_SOCKNAME, so harnesses in parallel never see each other
+(a second ibsim on a taken name would exit and its clients would talk to the first fabric).
+The socket name embeds the creating PID: tests use that to prove no process outlives them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from ibqos import paths
+from ibqos.errors import ExternalError, InputError
+from ibqos.proc import Daemon, run_command, start_daemon, wait_until
+from ibqos.templating import render
+
+from . import osmlog
+
+_counter = itertools.count()
+SOCK_PREFIX = "ibqos-"
+READY = "Network simulator ready."
+
+# OpenSM 3.3.23's engines, plus the plugin's. OpenSM itself silently ignores an unknown name
+# and routes with minhop, which would hide a typo: refuse it here instead.
+BUILTIN_ENGINES = ("minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS",
+                   "nue", "dfsssp", "sssp")
+PLUGIN_ENGINES = ("dla",)
+
+
+def check_engines(engine: str, plugin: bool) -> None:
+    for name in engine.split(","):
+        if name in PLUGIN_ENGINES and not plugin:
+            raise InputError(f"routing engine {name!r} needs the ibqos plugin (plugin=True)",
+                             field="routing_engine")
+        if name not in BUILTIN_ENGINES + PLUGIN_ENGINES:
+            raise InputError(f"unknown routing engine {name!r} (known: "
+                             f"{', '.join(BUILTIN_ENGINES + PLUGIN_ENGINES)})", field="routing_engine")
+
+
+def sock_prefix_for(pid: int) -> str:
+    return f"{SOCK_PREFIX}{pid}-"
+
+
+@dataclass
+class NetSize:
+    nodes: int
+    switches: int
+    ports: int
+
+
+def net_size(netfile: Path) -> NetSize:
+    """Count a net file's records so ibsim's -N/-S/-P are large enough (its defaults stop at
+    2048 nodes and 256 switches)."""
+    nodes = switches = ports = 0
+    rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"', re.I)
+    try:
+        text = netfile.read_text()
+    except OSError as e:
+        raise InputError(e.strerror or "cannot read", file=netfile) from None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = rec.match(line)
+        if m:
+            nodes += 1
+            switches += m.group(1).lower() == "switch"
+            ports += int(m.group(2)) + 1
+    if nodes == 0:
+        raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
+    return NetSize(nodes, switches, ports)
+
+
+@dataclass
+class SmRun:
+    """One finished `opensm --once`."""
+    log: Path
+    dumps: Path
+    conf: Path
+    rc: int
+    wall_s: float
+
+    def lines(self) -> list[osmlog.LogLine]:
+        return osmlog.parse(self.log)
+
+    def engine_seconds(self) -> float | None:
+        return osmlog.engine_seconds(self.lines())
+
+    def configured_engines(self) -> list[str]:
+        return osmlog.configured_engines(self.lines())
+
+
+class SmDaemon:
+    """OpenSM running as a daemon on the harness fabric."""
+
+    def __init__(self, daemon: Daemon, log: Path, dumps: Path, conf: Path):
+        self.daemon, self.log, self.dumps, self.conf = daemon, log, dumps, conf
+
+    @property
+    def pid(self) -> int:
+        return self.daemon.pid
+
+    def alive(self) -> bool:
+        return self.daemon.alive()
+
+    def lines(self) -> list[osmlog.LogLine]:
+        return osmlog.parse(self.log)
+
+    def sweeps(self) -> int:
+        return osmlog.subnet_up_count(self.lines())
+
+    def wait_for_sweeps(self, n: int, timeout: float = 120) -> None:
+        """Wait until OpenSM has logged SUBNET UP at least n times in total."""
+        def done() -> bool:
+            if not self.alive():
+                raise ExternalError(f"OpenSM (pid {self.pid}) died; see {self.log}")
+            return self.sweeps() >= n
+        wait_until(done, timeout=timeout, interval=0.1, what=f"{n} OpenSM sweep(s) in {self.log}")
+
+    def wait_for_log(self, pattern: str, timeout: float = 60) -> str:
+        rx = re.compile(pattern)
+        found: list[str] = []
+
+        def done() -> bool:
+            found[:] = [ln.text for ln in self.lines() if rx.search(ln.text)]
+            return bool(found)
+        wait_until(done, timeout=timeout, interval=0.1, what=f"/{pattern}/ in {self.log}")
+        return found[-1]
+
+    def stop(self) -> int | None:
+        return self.daemon.stop(grace=10)
+
+
+class Harness:
+    def __init__(self, netfile: str | Path, run_dir: str | Path | None = None, *,
+                 console: bool = False, ready_timeout: float = 120):
+        self.netfile = Path(netfile).resolve()
+        self.size = net_size(self.netfile)
+        if run_dir is None:
+            run_dir = Path("runs") / time.strftime("%Y%m%d-%H%M%S-") / uuid.uuid4().hex[:6]
+        self.run_dir = Path(run_dir).resolve()
+        self.console_enabled = console
+        self.ready_timeout = ready_timeout
+        self.sock = f"{sock_prefix_for(os.getpid())}{next(_counter)}-{uuid.uuid4().hex[:8]}"
+        self.ibsim: Daemon | None = None
+        self._sms: list[SmDaemon] = []
+        self._sm_runs = itertools.count()
+
+    # ---- lifecycle -------------------------------------------------------
+    def __enter__(self) -> Harness:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        ibsim = paths.require_tool("ibsim", "ibsim-utils")
+        paths.umad2sim_lib()
+        s = self.size
+        cmd = [ibsim, "-s", "-N", str(max(2048, s.nodes + 16)), "-S", str(max(256, s.switches + 16)),
+               "-P", str(max(13312, s.ports + 64))]
+        if not self.console_enabled:
+            cmd.append("-n")
+        cmd.append(str(self.netfile))
+        env = dict(os.environ, IBSIM_SOCKNAME=self.sock)
+        self.ibsim = start_daemon("ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env,
+                                  cwd=self.run_dir, console=self.console_enabled)
+
+        def ready() -> bool:
+            if not self.ibsim.alive():
+                raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: "
+                                    f"{_tail(self.ibsim.log_path)}")
+            return READY in self.ibsim.log_path.read_text(errors="replace")
+        wait_until(ready, timeout=self.ready_timeout, interval=0.05, what="ibsim to be ready")
+        (self.run_dir / "harness.json").write_text(json.dumps(
+            {"netfile": str(self.netfile), "sock": self.sock, "ibsim_pid": self.ibsim.pid}) + "\n")
+
+    def stop(self) -> None:
+        for sm in self._sms:
+            sm.stop()
+        self._sms.clear()
+        if self.ibsim:
+            self.ibsim.stop()
+
+    def alive(self) -> bool:
+        return bool(self.ibsim and self.ibsim.alive())
+
+    # ---- clients ---------------------------------------------------------
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment for any libibumad client (OpenSM, diags, the read-back) on this fabric."""
+        return dict(os.environ, LD_PRELOAD=str(paths.umad2sim_lib()), IBSIM_SOCKNAME=self.sock,
+                    OSM_CACHE_DIR=str(self.run_dir), OSM_TMP_DIR=str(self.run_dir))
+
+    def diag(self, cmd: list[str], timeout: float = 60, check: bool = True):
+        self._check_alive()
+        return run_command(cmd, env=self.env, timeout=timeout, cwd=self.run_dir, check=check)
+
+    def console(self, line: str) -> None:
+        self._check_alive()
+        if not self.console_enabled:
+            raise ExternalError("this harness was started without the ibsim console (console=True)")
+        self.ibsim.send(line)
+
+    def _check_alive(self) -> None:
+        if not self.alive():
+            raise ExternalError(f"ibsim is not running: {_tail(self.run_dir / 'ibsim.log')}")
+
+    # ---- OpenSM ----------------------------------------------------------
+    def _prepare_sm(self, name: str | None, engine: str, conf: dict | None, conf_files,
+                    plugin: bool, plugin_options: str | Path | None, log_flags: int,
+                    daemon: bool) -> tuple[Path, Path, Path, list[str], dict[str, str]]:
+        self._check_alive()
+        check_engines(engine, plugin)
+        name = name or f"sm{next(self._sm_runs)}"
+        d = self.run_dir / name
+        dumps = d / "dumps"
+        dumps.mkdir(parents=True, exist_ok=True)
+        log, conf_path = d / "osm.log", d / "opensm.conf"
+        options = {"sweep_interval": 2 if daemon else 0}
+        if plugin:
+            options["event_plugin_name"] = "ibqos"
+            if plugin_options:
+                options["event_plugin_options"] = str(plugin_options)
+        options.update(conf or {})
+        fragments = []
+        for f in conf_files or []:
+            try:
+                fragments.append((str(f), Path(f).read_text()))
+            except OSError as e:
+                raise InputError(e.strerror or "cannot read", file=f) from None
+        conf_path.write_text(render("opensm.harness.conf.j2", run_dir=str(self.run_dir),
+                                    engine=engine, dumps=str(dumps), log=str(log),
+                                    log_flags=f"0x{log_flags:02x}", options=options,
+                                    fragments=fragments))
+        env = self.env
+        if plugin:
+            lib = paths.plugin_dir()
+            if not (lib / "libibqos.so").exists():
+                raise ExternalError(f"{lib}/libibqos.so is missing: run 'make build' first")
+            env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(lib), env.get("LD_LIBRARY_PATH")]))
+        opensm = paths.require_tool("opensm", "opensm")
+        cmd = [opensm, "-F", str(conf_path), "-f", str(log), "-D", f"0x{log_flags:02x}"]
+        return d, log, dumps, cmd, env
+
+    def run_sm(self, *, engine: str = "minhop", conf: dict | None = None, conf_files=None,
+               plugin: bool = False, plugin_options: str | Path | None = None,
+               name: str | None = None, log_flags: int = 0x47, timeout: float = 600,
+               check: bool = True) -> SmRun:
+        """One `opensm --once`. With check, any ERR line, a non-zero exit or a missing
+        SUBNET UP raises one ExternalError that quotes the relevant log lines."""
+        d, log, dumps, cmd, env = self._prepare_sm(name, engine, conf, conf_files, plugin,
+                                                   plugin_options, log_flags, daemon=False)
+        t0 = time.monotonic()
+        cp = run_command(cmd + ["--once"], env=env, timeout=timeout, cwd=d, check=False)
+        (d / "opensm.out").write_text(cp.stdout + cp.stderr)
+        run = SmRun(log=log, dumps=dumps, conf=d / "opensm.conf", rc=cp.returncode,
+                    wall_s=time.monotonic() - t0)
+        if check:
+            check_sm_run(run.lines(), run.rc, log)
+        return run
+
+    def start_sm(self, *, engine: str = "minhop", conf: dict | None = None, conf_files=None,
+                 plugin: bool = False, plugin_options: str | Path | None = None,
+                 name: str | None = None, log_flags: int = 0x47, wait: bool = True,
+                 timeout: float = 300) -> SmDaemon:
+        d, log, dumps, cmd, env = self._prepare_sm(name, engine, conf, conf_files, plugin,
+                                                   plugin_options, log_flags, daemon=True)
+        sm = SmDaemon(start_daemon("opensm", cmd, log_path=d / "opensm.out", env=env, cwd=d),
+                      log, dumps, d / "opensm.conf")
+        self._sms.append(sm)
+        if wait:
+            sm.wait_for_sweeps(1, timeout=timeout)
+        return sm
+
+    def read_back(self, save: bool = True):
+        """Read the fabric live into the model; saved as run_dir/fabric.json for later stages."""
+        from ibqos.fabric.live import read_live
+        self._check_alive()
+        fabric = read_live(self.env)
+        if save:
+            fabric.save(self.run_dir / "fabric.json")
+        return fabric
+
+
+def check_sm_run(lines: list[osmlog.LogLine], rc: int, log: Path) -> None:
+    errs = osmlog.errors(lines)
+    up = osmlog.subnet_up_count(lines)
+    problems = []
+    if rc != 0:
+        problems.append(f"exited with {rc}")
+    if errs:
+        problems.append(f"logged {len(errs)} ERR line(s)")
+    if not up:
+        problems.append("never reached SUBNET UP")
+    if problems:
+        quote = "; ".join(errs[:3]) or _tail(log, 3).replace("\n", " | ")
+        raise ExternalError(f"OpenSM {', '.join(problems)} ({log}): {quote}")
+
+
+def _tail(path: Path, n: int = 3) -> str:
+    try:
+        return " | ".join(path.read_text(errors="replace").strip().splitlines()[-n:])
+    except OSError:
+        return "(no log)"

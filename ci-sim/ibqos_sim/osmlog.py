@@ -1,0 +1,64 @@
+"""What ibqos reads from an OpenSM log: failures, sweeps, fallbacks and routing-engine time."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+# "Nov 21 20:54:29 597144 [1AE606C0] 0x02 -> osm_ucast_mgr_process: minhop tables configured ..."
+_LINE = re.compile(r"^(\w{3}\s+\d+ \d\d:\d\d:\d\d) (\d{6}) \[[0-9A-Fa-f]+\] (0x[0-9a-f]{2}) -> (.*)$")
+_ERR = re.compile(r"\bERR [0-9A-F]{4}:")
+_BUILD = re.compile(r"building routing with '([^']+)'")
+_CONFIGURED = re.compile(r"(\S+) tables configured on all switches")
+
+
+@dataclass
+class LogLine:
+    t: float          # seconds since the start of the log's year, µs resolution
+    level: int
+    text: str
+
+
+def parse(path: str | Path) -> list[LogLine]:
+    out: list[LogLine] = []
+    try:
+        lines = Path(path).read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return out
+    for line in lines:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        ts = datetime.strptime("2000 " + m.group(1), "%Y %b %d %H:%M:%S")
+        t = (ts - datetime(2000, 1, 1)).total_seconds() + int(m.group(2)) / 1e6
+        out.append(LogLine(t, int(m.group(3), 16), m.group(4)))
+    return out
+
+
+def errors(lines: list[LogLine]) -> list[str]:
+    return [ln.text for ln in lines if _ERR.search(ln.text)]
+
+
+def subnet_up_count(lines: list[LogLine]) -> int:
+    return sum(1 for ln in lines if ln.text.endswith("SUBNET UP"))
+
+
+def configured_engines(lines: list[LogLine]) -> list[str]:
+    """Engines that configured the tables, one per routing pass (e.g. ['minhop'] after a fallback)."""
+    return [m.group(1) for ln in lines if (m := _CONFIGURED.search(ln.text))]
+
+
+def engine_seconds(lines: list[LogLine]) -> float | None:
+    """Routing-engine time of the last routing pass: 'building routing with' → 'tables configured'.
+    Needs log_flags with VERBOSE (0x04)."""
+    start = None
+    result = None
+    for ln in lines:
+        if _BUILD.search(ln.text):
+            start = ln.t
+        elif start is not None and _CONFIGURED.search(ln.text):
+            result = ln.t - start
+            start = None
+    return result

@@ -1,0 +1,208 @@
+"""Fabric generator: dragonflies (and deliberate non-dragonflies) as ibsim net files.
+
+Switch port numbering, the one place it is defined (the plugin must not rely on it; tests may):
+  1 .. p                 hosts (terminal ports), host j on port j+1
+  p+1 .. p+a-1           local ports, in the order of the peer's index within the group
+                         (switch i reaches peer k, k != i, on port p+1 + (k if k < i else k-1))
+  p+a .. p+a+h-1         global ports
+Names: switches `sw-g<G>-s<I>`, CAs `ca-g<G>-s<I>-h<J>` (fat tree: `leaf<I>`, `spine<J>`,
+`ca-l<I>-h<J>`). The first node written is the CA `ca-g0-s0-h0`, where ibsim attaches the SM.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ibqos.errors import InputError
+from ibqos.templating import render
+
+# CAs -> (a, p, h, g), the seed-003 sizes plus the 42-CA fabric with multiple global links.
+DRAGONFLY_SIZES: dict[int, tuple[int, int, int, int]] = {
+    42: (3, 2, 3, 7),
+    72: (4, 2, 2, 9),
+    342: (6, 3, 3, 19),
+    1056: (8, 4, 4, 33),
+    2550: (10, 5, 5, 51),
+}
+
+
+@dataclass
+class NodeSpec:
+    name: str
+    kind: str            # "Switch" or "Hca", as ibsim spells it
+    nports: int
+    group: int | None = None
+    links: dict[int, tuple[str, int]] = field(default_factory=dict)
+
+
+@dataclass
+class Topology:
+    name: str
+    nodes: dict[str, NodeSpec] = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
+
+    def add(self, node: NodeSpec) -> NodeSpec:
+        self.nodes[node.name] = node
+        return node
+
+    def connect(self, a: str, pa: int, b: str, pb: int) -> None:
+        na, nb = self.nodes[a], self.nodes[b]
+        for n, p in ((na, pa), (nb, pb)):
+            if p in n.links or not 1 <= p <= n.nports:
+                raise ValueError(f"{n.name} port {p} is taken or out of range")
+        na.links[pa] = (b, pb)
+        nb.links[pb] = (a, pa)
+
+    def disconnect(self, a: str, pa: int) -> None:
+        b, pb = self.nodes[a].links.pop(pa)
+        del self.nodes[b].links[pb]
+
+    @property
+    def switches(self) -> list[NodeSpec]:
+        return [n for n in self.nodes.values() if n.kind == "Switch"]
+
+    @property
+    def cas(self) -> list[NodeSpec]:
+        return [n for n in self.nodes.values() if n.kind == "Hca"]
+
+    def links(self) -> list[tuple[str, int, str, int]]:
+        out = []
+        for n in self.nodes.values():
+            for p, (peer, pp) in n.links.items():
+                if (n.name, p) < (peer, pp):
+                    out.append((n.name, p, peer, pp))
+        return sorted(out)
+
+    def write_net(self, path: str | Path) -> Path:
+        path = Path(path)
+        cas = self.cas
+        order = cas[:1] + self.switches + cas[1:]
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(render("ibsim.net.j2", topo=self, nodes=order))
+        tmp.replace(path)
+        return path
+
+
+def _sw(g: int, i: int) -> str:
+    return f"sw-g{g}-s{i}"
+
+
+def local_port(p: int, i: int, k: int) -> int:
+    """Port on switch i of a group that leads to switch k of the same group."""
+    return p + 1 + (k if k < i else k - 1)
+
+
+def dragonfly(a: int, p: int, h: int, g: int | None = None) -> Topology:
+    """Fully-connected dragonfly. With g < a*h+1 the global ports are dealt round-robin over
+    group pairs, so some pairs get several global links (and a port may stay unused)."""
+    if g is None:
+        g = a * h + 1
+    if a < 1 or p < 0 or h < 1 or not 2 <= g <= a * h + 1:
+        raise ValueError(f"invalid dragonfly a={a} p={p} h={h} g={g} (need 2 <= g <= a*h+1)")
+    t = Topology(name=f"dragonfly-a{a}-p{p}-h{h}-g{g}", params=dict(a=a, p=p, h=h, g=g))
+    nports = p + (a - 1) + h
+    for G in range(g):
+        for i in range(a):
+            t.add(NodeSpec(_sw(G, i), "Switch", nports, group=G))
+            for j in range(p):
+                ca = t.add(NodeSpec(f"ca-g{G}-s{i}-h{j}", "Hca", 1, group=G))
+                t.connect(ca.name, 1, _sw(G, i), j + 1)
+        for i in range(a):
+            for k in range(i + 1, a):
+                t.connect(_sw(G, i), local_port(p, i, k), _sw(G, k), local_port(p, k, i))
+    _deal_global_links(t, a, p, h, g)
+    return t
+
+
+def _deal_global_links(t: Topology, a: int, p: int, h: int, g: int) -> None:
+    # Group G's n-th global port is switch n % a, slot n // a: consecutive links of a group
+    # land on different switches, which spreads the extra links of the round-robin.
+    used = [0] * g
+
+    def next_port(G: int) -> tuple[str, int]:
+        n = used[G]
+        used[G] += 1
+        return _sw(G, n % a), p + a + n // a
+
+    progress = True
+    while progress:
+        progress = False
+        for d in range(1, g // 2 + 1):
+            for G in range(g):
+                H = (G + d) % g
+                if 2 * d == g and H < G:
+                    continue                  # the opposite pair at distance g/2, once
+                if used[G] < a * h and used[H] < a * h:
+                    (sa, pa), (sb, pb) = next_port(G), next_port(H)
+                    t.connect(sa, pa, sb, pb)
+                    progress = True
+
+
+def dragonfly_missing_local_link(a: int, p: int, h: int, g: int | None = None,
+                                 group: int = 0, i: int = 0, k: int = 1) -> Topology:
+    t = dragonfly(a, p, h, g)
+    t.disconnect(_sw(group, i), local_port(p, i, k))
+    t.name += f"-nolocal-g{group}-s{i}-s{k}"
+    return t
+
+
+def dragonfly_unconnected_pair(a: int, p: int, h: int, ga: int = 0, gb: int = 1) -> Topology:
+    """A full dragonfly (g = a*h+1, one link per pair) minus the only link of groups ga-gb."""
+    t = dragonfly(a, p, h)
+    for sa, pa, sb, pb in t.links():
+        na, nb = t.nodes[sa], t.nodes[sb]
+        if na.kind == nb.kind == "Switch" and {na.group, nb.group} == {ga, gb}:
+            t.disconnect(sa, pa)
+            break
+    t.name += f"-nopair-g{ga}-g{gb}"
+    return t
+
+
+def fat_tree(leaves: int = 4, spines: int = 2, hosts: int = 4) -> Topology:
+    """Two-level fat tree: every leaf linked once to every spine."""
+    t = Topology(name=f"fattree-l{leaves}-s{spines}-h{hosts}",
+                 params=dict(leaves=leaves, spines=spines, hosts=hosts))
+    for s in range(spines):
+        t.add(NodeSpec(f"spine{s}", "Switch", leaves))
+    for lf in range(leaves):
+        t.add(NodeSpec(f"leaf{lf}", "Switch", hosts + spines))
+        for j in range(hosts):
+            t.add(NodeSpec(f"ca-l{lf}-h{j}", "Hca", 1))
+            t.connect(f"ca-l{lf}-h{j}", 1, f"leaf{lf}", j + 1)
+        for s in range(spines):
+            t.connect(f"leaf{lf}", hosts + 1 + s, f"spine{s}", lf + 1)
+    # ibsim attaches the SM to the first node written: make that a CA.
+    t.nodes = dict(sorted(t.nodes.items(), key=lambda kv: kv[1].kind != "Hca"))
+    return t
+
+
+_SPEC = re.compile(r"^(?P<kind>dragonfly|df|fattree)(?::(?P<args>.*))?$")
+
+
+def from_spec(spec: str) -> Topology:
+    """`dragonfly:a=4,p=2,h=2[,g=9]`, `df72` (a seed size by CA count), `fattree:leaves=4,...`."""
+    m = re.fullmatch(r"df(\d+)", spec)
+    if m:
+        n = int(m.group(1))
+        if n not in DRAGONFLY_SIZES:
+            raise InputError(f"no preset dragonfly with {n} CAs (have {sorted(DRAGONFLY_SIZES)})",
+                             field="--topology")
+        return dragonfly(*DRAGONFLY_SIZES[n])
+    m = _SPEC.match(spec)
+    if not m:
+        raise InputError(f"unknown topology {spec!r} (want dragonfly:a=..,p=..,h=..[,g=..], dfN or fattree:...)",
+                         field="--topology")
+    kv = {}
+    for part in filter(None, (m.group("args") or "").split(",")):
+        k, _, v = part.partition("=")
+        if not v.isdigit():
+            raise InputError(f"bad parameter {part!r} in {spec!r}", field="--topology")
+        kv[k.strip()] = int(v)
+    try:
+        if m.group("kind") == "fattree":
+            return fat_tree(**kv)
+        return dragonfly(**kv)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{spec!r}: {e}", field="--topology") from None

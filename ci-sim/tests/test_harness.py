@@ -1,0 +1,109 @@
+"""The harness on real ibsim + OpenSM: discovery, isolation, clean shutdown, errors."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from ibqos.errors import ExternalError, InputError
+from ibqos.fabric.model import Fabric  # noqa: F401  (the model is importable by every stage)
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import dragonfly, DRAGONFLY_SIZES
+
+pytestmark = pytest.mark.fabric
+
+
+def _subnet_counts(dumps):
+    cas, sws = set(), set()
+    for line in (dumps / "opensm-subnet.lst").read_text().splitlines():
+        # each line is one link, "{ TYPE Ports:.. NodeGUID:X ...} { ... }": count left ends
+        left = line.split("}")[0]
+        guid = left.split("NodeGUID:")[1].split()[0]
+        (sws if left.startswith("{ SW") else cas).add(guid)
+    return len(cas), len(sws)
+
+
+@pytest.mark.parametrize("size", [42, 72, 342])
+def test_generated_dragonfly_fully_discovered(tmp_path, size):
+    topo = dragonfly(*DRAGONFLY_SIZES[size])
+    net = topo.write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        run = h.run_sm(engine="minhop")
+    assert run.rc == 0
+    assert _subnet_counts(run.dumps) == (len(topo.cas), len(topo.switches))
+    assert len(topo.cas) == size
+
+
+def test_two_fabrics_concurrently_do_not_interfere(tmp_path):
+    small, big = dragonfly(3, 2, 3, 7), dragonfly(4, 2, 2)
+    n1 = small.write_net(tmp_path / "a.net")
+    n2 = big.write_net(tmp_path / "b.net")
+    results = {}
+
+    def one(key, net):
+        with Harness(net, run_dir=tmp_path / key) as h:
+            results[key] = _subnet_counts(h.run_sm(engine="minhop").dumps)
+    threads = [threading.Thread(target=one, args=("a", n1)), threading.Thread(target=one, args=("b", n2))]
+    with Harness(n1, run_dir=tmp_path / "c") as h1, Harness(n2, run_dir=tmp_path / "d") as h2:
+        assert h1.sock != h2.sock
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        # while four fabrics ran, each client still saw its own fabric
+        assert _subnet_counts(h1.run_sm().dumps) == (42, 21)
+        assert _subnet_counts(h2.run_sm().dumps) == (72, 36)
+    assert results == {"a": (42, 21), "b": (72, 36)}
+
+
+def test_every_process_stopped_on_failure(tmp_path):
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
+    pids = []
+    with pytest.raises(RuntimeError):
+        with Harness(net, run_dir=tmp_path / "r") as h:
+            sm = h.start_sm(engine="minhop")
+            pids += [h.ibsim.pid, sm.pid]
+            raise RuntimeError("test body failed")
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_daemon_sm_and_console(tmp_path):
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "r", console=True) as h:
+        sm = h.start_sm(engine="minhop")
+        n = sm.sweeps()
+        h.console('Unlink "sw-g0-s0"[6]')
+        sm.wait_for_sweeps(n + 1, timeout=60)
+        assert sm.alive()
+        os.kill(sm.pid, signal.SIGTERM)
+
+
+def test_unknown_engine_is_one_clear_error(tmp_path):
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "r") as h:
+        # OpenSM itself would silently route with minhop; the harness refuses the typo.
+        with pytest.raises(InputError, match="unknown routing engine 'minhopp'"):
+            h.run_sm(engine="minhop,minhopp")
+        with pytest.raises(InputError, match="needs the ibqos plugin"):
+            h.run_sm(engine="dla,minhop", plugin=False)
+        assert h.run_sm(engine="updn").configured_engines() == ["minhop"]  # updn finds no roots
+
+
+def test_bad_net_file(tmp_path):
+    bad = tmp_path / "bad.net"
+    bad.write_text("this is not a net file\n")
+    with pytest.raises(InputError, match="bad.net.*not an ibsim net file"):
+        Harness(bad, run_dir=tmp_path / "r")
+
+
+def test_ibsim_failure_is_reported(tmp_path):
+    bad = tmp_path / "dangling.net"
+    bad.write_text('Switch 4 "s"\n[1] "nowhere"[1]\n')
+    with pytest.raises(ExternalError, match="ibsim"):
+        with Harness(bad, run_dir=tmp_path / "r", ready_timeout=10):
+            pass

@@ -1,0 +1,58 @@
+"""Fixtures shared by every test directory.
+
+`no_leaked_processes` (autouse) fails any test after which a process it started is still
+alive: children of this pytest process, and anything attached to a fabric whose
+IBSIM_SOCKNAME this process created (the harness embeds our PID in it).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from ibqos_sim.harness import sock_prefix_for
+
+
+def _ours() -> dict[int, str]:
+    me = os.getpid()
+    prefix = sock_prefix_for(me).encode()
+    found = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == me:
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            state = stat.rsplit(")", 1)[1].split()[0]
+            if state == "Z":
+                continue
+            environ = (d / "environ").read_bytes()
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == me or b"IBSIM_SOCKNAME=" + prefix in environ:
+            found[int(d.name)] = cmd.strip()
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes():
+    before = set(_ours())
+    yield
+    deadline = time.monotonic() + 5
+    leaked = {}
+    while time.monotonic() < deadline:
+        leaked = {p: c for p, c in _ours().items() if p not in before}
+        if not leaked:
+            return
+        time.sleep(0.1)
+    for pid in leaked:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    pytest.fail(f"processes started by this test are still running: {leaked}")
