@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import time
 import uuid
 from dataclasses import dataclass
@@ -139,6 +140,31 @@ class SmDaemon:
         return self.daemon.stop(grace=10)
 
 
+class AttachedProcess:
+    """A daemon started by an earlier `ibqos fabric up`, known only by PID. Before touching it we
+    check it still carries our IBSIM_SOCKNAME, so a recycled PID is never killed."""
+
+    def __init__(self, pid: int, sock: str, log_path: Path):
+        self.pid, self.sock, self.log_path = pid, sock, log_path
+
+    def alive(self) -> bool:
+        try:
+            env = Path(f"/proc/{self.pid}/environ").read_bytes()
+            state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        return state != "Z" and f"IBSIM_SOCKNAME={self.sock}".encode() in env.split(b"\0")
+
+    def stop(self, grace: float = 5.0) -> None:
+        if not self.alive():
+            return
+        os.kill(self.pid, signal.SIGTERM)
+        try:
+            wait_until(lambda: not self.alive(), timeout=grace, what=f"pid {self.pid} to exit")
+        except ExternalError:
+            os.kill(self.pid, signal.SIGKILL)
+
+
 class Harness:
     def __init__(self, netfile: str | Path, run_dir: str | Path | None = None, *,
                  console: bool = False, ready_timeout: float = 120):
@@ -189,7 +215,42 @@ class Harness:
         (self.run_dir / "harness.json").write_text(json.dumps(
             {"netfile": str(self.netfile), "sock": self.sock, "ibsim_pid": self.ibsim.pid}) + "\n")
 
+    @classmethod
+    def attach(cls, run_dir: str | Path) -> Harness:
+        """The fabric that `ibqos fabric up` left running in run_dir."""
+        run_dir = Path(run_dir).resolve()
+        state_file = run_dir / "harness.json"
+        try:
+            state = json.loads(state_file.read_text())
+        except FileNotFoundError:
+            raise InputError("no fabric here (run 'ibqos fabric up' first)", file=state_file) from None
+        except json.JSONDecodeError as e:
+            raise InputError(f"corrupt harness state: {e.msg}", file=state_file, line=e.lineno) from None
+        h = cls(state["netfile"], run_dir)
+        h.sock = state["sock"]
+        h.ibsim = AttachedProcess(state["ibsim_pid"], h.sock, run_dir / "ibsim.log")
+        h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out")
+                          for p in state.get("sm_pids", [])]
+        return h
+
+    def record_sm(self, sm: SmDaemon) -> None:
+        """Remember a daemon OpenSM in the state file so a later `fabric down` stops it."""
+        state_file = self.run_dir / "harness.json"
+        state = json.loads(state_file.read_text())
+        state.setdefault("sm_pids", []).append(sm.pid)
+        state_file.write_text(json.dumps(state) + "\n")
+
+    def run_dir_state(self) -> dict:
+        return json.loads((self.run_dir / "harness.json").read_text())
+
+    def detach(self) -> None:
+        """Leave every process running (for `ibqos fabric up` / `run-sm --daemon`)."""
+        self.ibsim = None
+        self._sms.clear()
+
     def stop(self) -> None:
+        for sm in getattr(self, "attached_sms", []):
+            sm.stop()
         for sm in self._sms:
             sm.stop()
         self._sms.clear()
@@ -226,7 +287,8 @@ class Harness:
                     daemon: bool) -> tuple[Path, Path, Path, list[str], dict[str, str]]:
         self._check_alive()
         check_engines(engine, plugin)
-        name = name or f"sm{next(self._sm_runs)}"
+        if name is None:
+            name = next(n for i in self._sm_runs if not (self.run_dir / (n := f"sm{i}")).exists())
         d = self.run_dir / name
         dumps = d / "dumps"
         dumps.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,79 @@
+"""`ibqos fabric up|run-sm|down`: an ibsim fabric that outlives one command, for manual work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ibqos.errors import InputError
+
+from .harness import Harness
+from .topology import from_spec
+
+RUN_DIR = click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
+                       default=Path("ibqos-run"), show_default=True,
+                       help="Where the fabric's logs, dumps and state live.")
+
+
+@click.group()
+def fabric() -> None:
+    """Bring ibsim fabrics up/down and run OpenSM on them."""
+
+
+@fabric.command()
+@click.argument("net", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--topology", "spec", help="Generate the fabric instead: dfN, dragonfly:a=4,p=2,h=2, fattree:...")
+@RUN_DIR
+def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
+    """Start ibsim on NET (or a generated --topology) and leave it running."""
+    if (net is None) == (spec is None):
+        raise InputError("give exactly one of NET or --topology", field="fabric up")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    if spec:
+        net = from_spec(spec).write_net(run_dir / "fabric.net")
+    elif not net.exists():
+        raise InputError("no such file", file=net)
+    h = Harness(net, run_dir)
+    h.start()
+    h.detach()
+    click.echo(f"fabric up: {net} (ibsim pid {h.run_dir_state()['ibsim_pid']}) in {h.run_dir}")
+    click.echo(f"  clients: IBSIM_SOCKNAME={h.sock} LD_PRELOAD={h.env['LD_PRELOAD']}")
+
+
+@fabric.command("run-sm")
+@RUN_DIR
+@click.option("--engine", default="minhop", show_default=True, help="routing_engine list, e.g. dla,minhop")
+@click.option("--plugin/--no-plugin", default=None, help="Load libibqos.so (default: when the engine list names dla)")
+@click.option("--plugin-options", type=click.Path(dir_okay=False, path_type=Path), help="The plugin's table file.")
+@click.option("--conf-file", "conf_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="opensm.conf fragment to append (repeatable).")
+@click.option("--daemon", is_flag=True, help="Keep OpenSM running (stopped by 'fabric down').")
+def run_sm(run_dir: Path, engine: str, plugin: bool | None, plugin_options: Path | None,
+           conf_files: tuple[Path, ...], daemon: bool) -> None:
+    """Run OpenSM on the fabric: once (default) or as a daemon."""
+    h = Harness.attach(run_dir)
+    if plugin is None:
+        plugin = "dla" in engine.split(",")
+    kwargs = dict(engine=engine, plugin=plugin, plugin_options=plugin_options, conf_files=conf_files)
+    if daemon:
+        sm = h.start_sm(**kwargs)
+        h.record_sm(sm)
+        h.detach()
+        click.echo(f"OpenSM daemon pid {sm.pid}, {sm.sweeps()} sweep(s); log {sm.log}")
+        return
+    run = h.run_sm(**kwargs)
+    h.detach()
+    engines = ", ".join(run.configured_engines()) or "none"
+    t = run.engine_seconds()
+    click.echo(f"OpenSM done in {run.wall_s:.2f} s: tables configured by {engines}"
+               + (f" (engine {t * 1e3:.1f} ms)" if t is not None else "")
+               + f"; dumps in {run.dumps}")
+
+
+@fabric.command()
+@RUN_DIR
+def down(run_dir: Path) -> None:
+    """Stop every process the fabric in RUN_DIR started, by PID."""
+    Harness.attach(run_dir).stop()
+    click.echo(f"fabric down: {run_dir}")
