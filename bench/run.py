@@ -1,0 +1,79 @@
+"""Run the benchmarks and write bench/results/<section>.json and bench/results/README.md.
+
+    make bench                                   # default sizes
+    make bench BENCH_ARGS="--sizes 42,72,342,1056,2550"   # opt in to 2550 (LASH alone ~2 min)
+    make bench BENCH_ARGS="--only engines"
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from . import engines
+
+RESULTS = Path(__file__).resolve().parent / "results"
+console = Console(stderr=True)
+
+SECTIONS = ("engines",)
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.4f}" if v < 10 else f"{v:.1f}"
+    if isinstance(v, list):
+        return ",".join(map(str, v))
+    return str(v)
+
+
+def markdown(rows: list[dict], cols: list[str]) -> str:
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(_fmt(r.get(c)) for c in cols) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def ratios_vs(rows: list[dict], baseline: str, key: str = "engine_s") -> None:
+    """Speed as a ratio against the baseline engine measured in the same run, same size."""
+    base = {r["cas"]: r[key] for r in rows if r["engine"] == baseline and r.get(key)}
+    for r in rows:
+        b = base.get(r["cas"])
+        r[f"{key}/{baseline}"] = round(r[key] / b, 3) if b and r.get(key) else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(prog="make bench")
+    ap.add_argument("--sizes", default="42,72,342,1056")
+    ap.add_argument("--engines", default="minhop,updn,lash,dfsssp,dla")
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    args = ap.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    only = set(args.only.split(","))
+    RESULTS.mkdir(exist_ok=True)
+    meta = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "host": platform.node(),
+            "note": "ratios are against a baseline measured in the same run"}
+    md = [f"# ibqos bench ({meta['when']})", ""]
+
+    if "engines" in only:
+        rows = engines.bench_engines(sizes, args.engines.split(","), log=console.log)
+        ratios_vs(rows, "minhop")
+        (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        cols = ["cas", "engine", "engine_s", "engine_s/minhop", "sm_s", "vls_engine", "vls_used",
+                "configured_by", "fell_back", "verdict", "cdg_acyclic", "max_hops"]
+        md += ["## Routing engines on ibsim dragonflies", "",
+               "engine_s: routing-engine time from osm.log ('building routing with' → "
+               "'tables configured'); sm_s: whole `opensm --once`.", "", markdown(rows, cols), ""]
+
+    text = "\n".join(md) + "\n"
+    (RESULTS / "README.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
