@@ -1,0 +1,1 @@
+"""ibqos testbed: validate a plan on hardware with perftest (seed 002 section 4 method)."""

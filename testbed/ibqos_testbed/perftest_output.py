@@ -1,0 +1,217 @@
+"""Parse what ib_send_bw / ib_send_lat print: the result table on stdout, or the --out_json file.
+
+Formats understood (learned from linux-rdma/perftest src/perftest_parameters.h, not copied):
+- bandwidth header `BW average[MB/sec]` (perftest <= 4.5 and releases before 24.07),
+  `BW average[MiB/sec]` (24.07 and later; same unit, renamed) and `BW average[Gb/sec]`
+  (--report_gbits, any release);
+- the latency table `t_min[usec] ... 99.9% percentile[usec]` printed with -n iterations;
+- --out_json: valid JSON with quoted keys (24.07 and later) and the `key: value,` text that
+  4.5 writes under the same option, which is not JSON (unquoted keys, trailing commas).
+
+A table starts at a line whose first word is `#bytes` and ends at the next line of dashes.
+Warnings that land inside it when stderr is captured with stdout (CPU frequency, PCIe
+relaxed ordering) are skipped; any other line there is an error, as is a table that never
+ends, so truncated and garbled output never yields a number.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ibqos.errors import InputError
+
+# MB/sec in perftest has always meant 2^20 bytes per second (renamed MiB/sec in 24.07).
+_BYTES_PER_UNIT = {"MB/sec": 2**20, "MiB/sec": 2**20}
+BW_UNITS = ("MB/sec", "MiB/sec", "Gb/sec")
+
+_COLUMN = re.compile(r"#\w+|(?:\d+(?:\.\d+)?% )?[A-Za-z_][\w.]*(?: [A-Za-z_][\w.]*)*\[[^\]]+\]"
+                     r"|tps average")
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_END = re.compile(r"^-{20,}\s*$")
+_NOISE = (
+    re.compile(r"Conflicting CPU frequency values detected"),
+    re.compile(r"CPU Frequency is not max"),
+    re.compile(r"^\s*WARNING\b", re.IGNORECASE),
+)
+_LAT_COLUMNS = {
+    "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t_typical[usec]": "t_typical",
+    "t_avg[usec]": "t_avg", "t_stdev[usec]": "t_stdev",
+    "99% percentile[usec]": "p99", "99.9% percentile[usec]": "p99_9",
+}
+_LAT_JSON = {"t_min": "t_min", "t_max": "t_max", "t_typical": "t_typical", "t_avg": "t_avg",
+             "t_stdev": "t_stdev", "percentile_99": "p99", "percentile_99.9": "p99_9"}
+
+
+@dataclass(frozen=True)
+class Bandwidth:
+    msg_size: int
+    iterations: int
+    bw_peak: float
+    bw_average: float
+    unit: str               # one of BW_UNITS
+    msg_rate_mpps: float
+
+    @property
+    def gbps(self) -> float:
+        """Average bandwidth in Gb/s (10^9 bit/s), whatever unit perftest printed."""
+        if self.unit == "Gb/sec":
+            return self.bw_average
+        return self.bw_average * _BYTES_PER_UNIT[self.unit] * 8 / 1e9
+
+
+@dataclass(frozen=True)
+class Latency:
+    msg_size: int
+    iterations: int
+    t_min: float
+    t_max: float
+    t_typical: float
+    t_avg: float
+    t_stdev: float
+    p99: float
+    p99_9: float
+
+
+Result = Bandwidth | Latency
+
+
+def parse_file(path: str | Path, *, json_unit: str = "MB/sec") -> Result:
+    """Parse a saved stdout capture or --out_json file; the format is recognised from the content."""
+    path = Path(path)
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as e:
+        raise InputError(e.strerror or str(e), file=path) from None
+    if text.lstrip().startswith("{"):
+        return parse_json(text, source=path, unit=json_unit)
+    return parse_text(text, source=path)
+
+
+def parse_text(text: str, *, source: str | Path = "<stdout>") -> Result:
+    """The last result row of the first result table in perftest's stdout."""
+    lines = text.splitlines()
+    if not text.strip():
+        raise InputError("empty output: perftest printed nothing", file=source)
+    start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("#bytes")), None)
+    if start is None:
+        raise InputError("no perftest result table (no '#bytes' header line)", file=source)
+    header = lines[start]
+    columns = _COLUMN.findall(header)
+    kind = _table_kind(columns, source, start + 1)
+    rows: list[tuple[int, list[float]]] = []
+    for i in range(start + 1, len(lines)):
+        ln = lines[i]
+        if _END.match(ln):
+            break
+        if not ln.strip() or any(p.search(ln) for p in _NOISE):
+            continue
+        words = ln.split()
+        if not all(_NUMBER.fullmatch(w) for w in words) or len(words) != len(columns):
+            raise InputError(f"garbled result row: expected {len(columns)} numbers under "
+                             f"'{header.strip()}', got {ln.strip()!r}",
+                             file=source, line=i + 1)
+        rows.append((i + 1, [float(w) for w in words]))
+    else:
+        what = "after the last result row" if rows else "and no result row"
+        raise InputError(f"truncated output: result table at line {start + 1} never ends "
+                         f"({what})", file=source, line=len(lines))
+    if not rows:
+        raise InputError("truncated output: result table has a header but no result row",
+                         file=source, line=start + 1)
+    _, values = rows[-1]
+    row = dict(zip(columns, values))
+    if kind == "lat":
+        return Latency(msg_size=int(row["#bytes"]), iterations=int(row["#iterations"]),
+                       **{field: row[col] for col, field in _LAT_COLUMNS.items()})
+    unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
+    return Bandwidth(msg_size=int(row["#bytes"]), iterations=int(row["#iterations"]),
+                     bw_peak=row[f"BW peak[{unit}]"], bw_average=row[f"BW average[{unit}]"],
+                     unit=unit, msg_rate_mpps=row["MsgRate[Mpps]"])
+
+
+def _table_kind(columns: list[str], source, line: int) -> str:
+    if any(c in columns for c in (f"BW average[{u}]" for u in BW_UNITS)):
+        if "#sl" in columns:
+            raise InputError("per-SL raw Ethernet QoS table is not an ib_send_bw result",
+                             file=source, line=line)
+        return "bw"
+    if all(c in columns for c in _LAT_COLUMNS):
+        return "lat"
+    if "tps average" in columns:
+        raise InputError("latency table of a duration run (-D) has only t_avg; run ib_send_lat "
+                         "with -n ITERATIONS for the full table", file=source, line=line)
+    raise InputError(f"unknown perftest result table header: {' '.join(columns) or '(empty)'}",
+                     file=source, line=line)
+
+
+def parse_json(text: str, *, source: str | Path = "<json>", unit: str = "MB/sec") -> Result:
+    """An --out_json file. `unit` is what the run printed (MB/sec unless --report_gbits was
+    given): the file itself does not say."""
+    if unit not in BW_UNITS:
+        raise InputError(f"unknown bandwidth unit {unit!r}", file=source, field="unit")
+    if not text.strip():
+        raise InputError("empty --out_json file", file=source)
+    if re.search(r'^\s*"(test_info|results)"\s*:', text, re.MULTILINE):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"garbled --out_json file: {e.msg} (column {e.colno})",
+                             file=source, line=e.lineno) from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
+            raise InputError("--out_json file has no \"results\" object", file=source)
+        results, info = doc["results"], doc.get("test_info") or {}
+    else:
+        info, results = _sections_of_v45_json(text, source)
+    test = str(info.get("test", ""))
+    return _result_from_json(results, "lat" if "Latency" in test else "bw", unit, source)
+
+
+def _sections_of_v45_json(text: str, source) -> tuple[dict, dict]:
+    """perftest 4.5's --out_json: `{`, `test_info: {`, `key: value,` lines, `},`, `results: {` ..."""
+    sections: dict[str, dict] = {}
+    current: dict | None = None
+    lines = text.splitlines()
+    depth = 0
+    for n, ln in enumerate(lines, 1):
+        s = ln.strip()
+        if not s:
+            continue
+        m = re.fullmatch(r"(\w+)\s*:\s*\{", s)
+        if s == "{":
+            depth += 1
+        elif m:
+            current = sections.setdefault(m.group(1), {})
+            depth += 1
+        elif s in ("}", "},"):
+            current = None
+            depth -= 1
+        elif current is not None and (kv := re.fullmatch(r'"?([\w .]+?)"?\s*:\s*(.*?),?', s)):
+            current[kv.group(1).strip()] = kv.group(2).strip().strip('"')
+        else:
+            raise InputError(f"garbled --out_json file: unexpected {s!r}", file=source, line=n)
+    if "results" not in sections:
+        raise InputError("--out_json file has no results section", file=source, line=len(lines))
+    if depth != 0:
+        raise InputError("truncated --out_json file: unbalanced braces", file=source,
+                         line=len(lines))
+    return sections.get("test_info", {}), sections["results"]
+
+
+def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
+    def num(key: str) -> float:
+        if key not in results:
+            raise InputError(f"--out_json results lack {key!r}", file=source, field=key)
+        try:
+            return float(results[key])
+        except (TypeError, ValueError):
+            raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from None
+
+    if kind == "lat" or "t_avg" in results:
+        return Latency(msg_size=int(num("MsgSize")), iterations=int(num("n_iterations")),
+                       **{field: num(key) for key, field in _LAT_JSON.items()})
+    return Bandwidth(msg_size=int(num("MsgSize")), iterations=int(num("n_iterations")),
+                     bw_peak=num("BW_peak"), bw_average=num("BW_average"), unit=unit,
+                     msg_rate_mpps=num("MsgRate"))
