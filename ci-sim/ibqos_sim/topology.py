@@ -75,6 +75,19 @@ class Topology:
                     out.append((n.name, p, peer, pp))
         return sorted(out)
 
+    def to_fabric(self):
+        """The generated wiring as an (unrouted) fabric model, GUIDs numbered in node order.
+        Ground truth for tests; a real model comes from OpenSM's dumps or the live read-back."""
+        from ibqos.fabric.model import Fabric, Node, Port
+        ids = {name: i + 1 for i, name in enumerate(self.nodes)}
+        fabric = Fabric(source=f"generated:{self.name}")
+        for n in self.nodes.values():
+            node = Node(ids[n.name], "switch" if n.kind == "Switch" else "ca", n.name, n.nports)
+            for port, (peer, pport) in n.links.items():
+                node.ports[port] = Port(port, remote=(ids[peer], pport))
+            fabric.nodes[node.guid] = node
+        return fabric
+
     def write_net(self, path: str | Path) -> Path:
         path = Path(path)
         cas = self.cas
