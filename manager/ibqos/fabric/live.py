@@ -1,0 +1,62 @@
+"""Load the fabric model from the running fabric, in one process: the ibqos-readback reader.
+
+The reader (manager/readback, C over libibumad/libibmad) discovers the fabric by directed
+route from a local port and reads NodeInfo, NodeDescription, PortInfo, SwitchInfo, every LFT
+block, the SL2VL table of every (in, out) pair of linked switch ports and CA ports, and the
+VLArb tables of ports with more than one data VL. It keeps a window of SMPs in flight, so the
+cost is the fabric's answer rate, not a round trip per MAD.
+
+On ibsim, `env` carries LD_PRELOAD=libumad2sim.so and the fabric's IBSIM_SOCKNAME
+(Harness.env); on a real SM host it is the plain environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .. import paths
+from ..errors import ExternalError
+from ..proc import run_command
+from .model import Fabric
+
+READER = "manager/readback/ibqos-readback"
+
+
+def reader_path() -> Path:
+    """The built reader, or one error line naming the make target."""
+    return paths.built(READER)
+
+
+def read_live(env: dict[str, str] | None = None, *, timeout: float = 120,
+              ca: str | None = None, port: int | None = None, window: int | None = None,
+              mad_timeout_ms: int | None = None, retries: int | None = None) -> Fabric:
+    """Read the fabric behind the local port (first umad port unless `ca`/`port`)."""
+    cmd: list[str] = [str(reader_path())]
+    for flag, value in (("-C", ca), ("-P", port), ("-w", window), ("-t", mad_timeout_ms),
+                        ("-r", retries)):
+        if value is not None:
+            cmd += [flag, str(value)]
+    cp = run_command(cmd, env=env, timeout=timeout, check=False)
+    if cp.returncode != 0:
+        raise ExternalError(f"live read-back failed: {_reader_error(cp.stderr, cp.returncode)}")
+    try:
+        fabric = Fabric.from_json(json.loads(cp.stdout))
+    except (ValueError, KeyError, TypeError) as e:
+        raise ExternalError(f"live read-back: ibqos-readback wrote an unusable model: {e}") from None
+    where = (env or os.environ).get("IBSIM_SOCKNAME")
+    fabric.source = f"live:ibsim:{where}" if where else f"live:{ca or 'umad'}:{port or ''}"
+    fabric.pad_lfts()
+    return fabric
+
+
+def _reader_error(stderr: str, rc: int) -> str:
+    """The reader's own one-line error; umad2sim's chatter (ibwarn:) is not the cause."""
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    own = [ln.removeprefix("ibqos-readback: ") for ln in lines if ln.startswith("ibqos-readback: ")]
+    if own:
+        return own[-1]
+    if lines:
+        return lines[-1].strip()
+    return f"ibqos-readback exited with {rc}"

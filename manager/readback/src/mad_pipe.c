@@ -1,0 +1,232 @@
+#include "mad_pipe.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <infiniband/umad.h>
+
+#define MP_SLOT_BITS 12
+#define MP_MAX_WINDOW (1 << MP_SLOT_BITS)
+
+struct mp_slot {
+	struct mp_req req;
+	uint32_t tid;
+	int tries;
+	double deadline;
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+ib_dr_path_t mp_path_add(const ib_dr_path_t *path, int port)
+{
+	ib_dr_path_t p = *path;
+
+	p.p[++p.cnt] = (uint8_t)port;
+	return p;
+}
+
+const char *mp_path_str(const ib_dr_path_t *path, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "0");
+
+	for (int i = 1; i <= path->cnt && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, ",%u", path->p[i]);
+	return buf;
+}
+
+int mp_open(struct mad_pipe *mp, char *ca, int port, int window, int timeout_ms, int retries)
+{
+	memset(mp, 0, sizeof(*mp));
+	mp->fd = mp->agent = -1;
+	if (window < 1 || window > MP_MAX_WINDOW)
+		return -EINVAL;
+	mp->window = window;
+	mp->timeout_ms = timeout_ms;
+	mp->retries = retries;
+	mp->seq = 1;
+	if (umad_init() < 0)
+		return -ENODEV;
+	mp->fd = umad_open_port(ca, port);
+	if (mp->fd < 0)
+		return mp->fd;
+	mp->agent = umad_register(mp->fd, IB_SMI_DIRECT_CLASS, 1, 0, NULL);
+	if (mp->agent < 0) {
+		int err = mp->agent;
+
+		mp_close(mp);
+		return err;
+	}
+	mp->slots = calloc((size_t)window, sizeof(*mp->slots));
+	mp->free_slots = calloc((size_t)window, sizeof(*mp->free_slots));
+	mp->sbuf = umad_alloc(1, umad_size() + IB_MAD_SIZE);
+	mp->rbuf = umad_alloc(1, umad_size() + IB_MAD_SIZE);
+	if (!mp->slots || !mp->free_slots || !mp->sbuf || !mp->rbuf) {
+		mp_close(mp);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < window; i++)
+		mp->free_slots[mp->nfree++] = window - 1 - i;
+	return 0;
+}
+
+void mp_close(struct mad_pipe *mp)
+{
+	if (mp->agent >= 0)
+		umad_unregister(mp->fd, mp->agent);
+	if (mp->fd >= 0)
+		umad_close_port(mp->fd);
+	free(mp->queue);
+	free(mp->slots);
+	free(mp->free_slots);
+	if (mp->sbuf)
+		umad_free(mp->sbuf);
+	if (mp->rbuf)
+		umad_free(mp->rbuf);
+	mp->fd = mp->agent = -1;
+	mp->queue = NULL;
+	mp->slots = NULL;
+	mp->free_slots = NULL;
+	mp->sbuf = mp->rbuf = NULL;
+}
+
+int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
+{
+	if (mp->qhead == mp->qlen)
+		mp->qhead = mp->qlen = 0;      /* drained: reuse the buffer from the start */
+	if (mp->qlen == mp->qcap) {
+		size_t cap = mp->qcap ? 2 * mp->qcap : 4096;
+		struct mp_req *q = realloc(mp->queue, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		mp->queue = q;
+		mp->qcap = cap;
+	}
+	mp->queue[mp->qlen++] = *req;
+	return 0;
+}
+
+static int send_slot(struct mad_pipe *mp, int s)
+{
+	struct mp_slot *slot = &mp->slots[s];
+	ib_rpc_t rpc = {
+		.mgtclass = IB_SMI_DIRECT_CLASS,
+		.method = IB_MAD_METHOD_GET,
+		.attr = { .id = slot->req.attr, .mod = slot->req.mod },
+		.dataoffs = IB_SMP_DATA_OFFS,
+		.datasz = IB_SMP_DATA_SIZE,
+	};
+	ib_portid_t dport = { .lid = 0, .drpath = slot->req.path };
+
+	/* The kernel owns the upper 32 TID bits; the slot index in the low bits finds the
+	 * request, the sequence number above it rejects late answers to a resent MAD. */
+	slot->tid = (mp->seq++ << MP_SLOT_BITS | (uint32_t)s) & 0xffffffffu;
+	if (!slot->tid)
+		slot->tid = (mp->seq++ << MP_SLOT_BITS | (uint32_t)s) & 0xffffffffu;
+	rpc.trid = slot->tid;
+	memset(mp->sbuf, 0, umad_size() + IB_MAD_SIZE);
+	if (mad_build_pkt(mp->sbuf, &rpc, &dport, NULL, NULL) < 0)
+		return -EINVAL;
+	if (umad_send(mp->fd, mp->agent, mp->sbuf, IB_MAD_SIZE, mp->timeout_ms, 0) < 0)
+		return -EIO;
+	slot->tries++;
+	slot->deadline = now_ms() + mp->timeout_ms;
+	mp->sent++;
+	return 0;
+}
+
+static int fill_window(struct mad_pipe *mp)
+{
+	while (mp->nfree && mp->qhead < mp->qlen) {
+		int s = mp->free_slots[--mp->nfree];
+
+		mp->slots[s].req = mp->queue[mp->qhead++];
+		mp->slots[s].tries = 0;
+		int rc = send_slot(mp, s);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data,
+		    mp_done_fn done, void *ctx)
+{
+	struct mp_req req = mp->slots[s].req;
+
+	mp->slots[s].tid = 0;
+	mp->free_slots[mp->nfree++] = s;
+	return done(ctx, &req, status, data);
+}
+
+/* Resend what has waited past its deadline; fail what has used up its resends. */
+static int expire(struct mad_pipe *mp, mp_done_fn done, void *ctx, double *next)
+{
+	double now = now_ms();
+
+	*next = now + mp->timeout_ms;
+	for (int s = 0; s < mp->window; s++) {
+		struct mp_slot *slot = &mp->slots[s];
+		int rc;
+
+		if (!slot->tid)
+			continue;
+		if (slot->deadline > now) {
+			if (slot->deadline < *next)
+				*next = slot->deadline;
+			continue;
+		}
+		if (slot->tries > mp->retries)
+			rc = complete(mp, s, -ETIMEDOUT, NULL, done, ctx);
+		else {
+			mp->resent++;
+			rc = send_slot(mp, s);
+		}
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
+{
+	double next = now_ms() + mp->timeout_ms;
+	int rc;
+
+	for (;;) {
+		if ((rc = fill_window(mp)) < 0)
+			return rc;
+		if (mp->nfree == mp->window)
+			return 0;
+		int wait = (int)(next - now_ms());
+		int len = IB_MAD_SIZE;
+		rc = umad_recv(mp->fd, mp->rbuf, &len, wait > 0 ? wait : 0);
+		if (rc >= 0 && umad_status(mp->rbuf) == 0) {
+			uint8_t *mad = umad_get_mad(mp->rbuf);
+			uint32_t tid = (uint32_t)mad_get_field64(mad, 0, IB_MAD_TRID_F);
+			int s = (int)(tid & (MP_MAX_WINDOW - 1));
+
+			if (s < mp->window && mp->slots[s].tid == tid) {
+				int status = (int)mad_get_field(mad, 0, IB_DRSMP_STATUS_F);
+
+				mp->received++;
+				rc = complete(mp, s, status, status ? NULL : mad + IB_SMP_DATA_OFFS,
+					      done, ctx);
+				if (rc < 0)
+					return rc;
+			}
+		} else if (rc < 0 && rc != -ETIMEDOUT && rc != -EWOULDBLOCK && rc != -EINTR) {
+			return -EIO;
+		}
+		if (now_ms() >= next && (rc = expire(mp, done, ctx, &next)) < 0)
+			return rc;
+	}
+}

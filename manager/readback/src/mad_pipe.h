@@ -1,0 +1,54 @@
+/* A window of directed-route SMP Gets kept in flight on one umad agent.
+ *
+ * Requests wait in a FIFO; up to `window` of them are outstanding at once, each matched to
+ * its response by transaction ID. The completion callback may submit more requests, so a
+ * whole discovery runs as one pipeline without per-level barriers. umad2sim (and many real
+ * HCAs behind a busy SM) generate no timeout completions, so timeouts and resends are ours.
+ */
+#ifndef IBQOS_READBACK_MAD_PIPE_H
+#define IBQOS_READBACK_MAD_PIPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/mad.h>
+
+struct mp_req {
+	ib_dr_path_t path;
+	uint32_t mod;          /* attribute modifier */
+	uint32_t node;         /* caller's cookies */
+	uint32_t aux;
+	uint16_t attr;         /* attribute ID */
+	uint8_t kind;
+	uint8_t port;
+};
+
+/* status: 0, the SMP status word (> 0), or -ETIMEDOUT after all resends.
+ * data: the 64-byte SMP data of the response (NULL unless status == 0).
+ * Return < 0 to stop the pipeline with that value. */
+typedef int (*mp_done_fn)(void *ctx, const struct mp_req *req, int status, const uint8_t *data);
+
+struct mp_slot;
+
+struct mad_pipe {
+	int fd, agent;
+	int window, timeout_ms, retries;
+	struct mp_req *queue;
+	size_t qhead, qlen, qcap;
+	struct mp_slot *slots;
+	int *free_slots, nfree;
+	uint32_t seq;
+	void *sbuf, *rbuf;
+	unsigned long sent, received, resent;
+};
+
+int mp_open(struct mad_pipe *mp, char *ca, int port, int window, int timeout_ms, int retries);
+void mp_close(struct mad_pipe *mp);
+int mp_submit(struct mad_pipe *mp, const struct mp_req *req);
+int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx);
+
+/* path extended by one hop out of `port` */
+ib_dr_path_t mp_path_add(const ib_dr_path_t *path, int port);
+/* "0,1,5" as smpquery -D takes it */
+const char *mp_path_str(const ib_dr_path_t *path, char *buf, size_t len);
+
+#endif
