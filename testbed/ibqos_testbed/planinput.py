@@ -1,0 +1,150 @@
+"""The few fields of a plan document (schema ibqos.plan/1) that the testbed needs.
+
+Only these are read: classes[].name/sls/priority, fabric.rate/rate_gbps/mtu and the predicted
+share of each class at the switch port facing the receiving CA,
+analysis["terminal"]["per_class"][name]["share"] (the two-node method measures that port).
+When the planner's own model (ibqos.plan.Plan) is importable it validates the document first,
+so a bad plan gets the planner's error; then the same dict goes through this view.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ibqos.errors import InputError
+
+MTUS = (256, 512, 1024, 2048, 4096)
+
+
+@dataclass(frozen=True)
+class TrafficClass:
+    name: str
+    sls: tuple[int, ...]
+    priority: str                     # "high" | "low"
+    predicted_share: float | None     # percent of the link, None when the plan has no analysis
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    path: str
+    sha256: str
+    rate: str
+    rate_gbps: float | None
+    mtu: int
+    classes: tuple[TrafficClass, ...]
+
+    @property
+    def sls(self) -> list[int]:
+        return [sl for c in self.classes for sl in c.sls]
+
+
+class _Class(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str = Field(min_length=1)
+    sls: list[int] = Field(min_length=1)
+    priority: Literal["high", "low"]
+
+    @field_validator("sls")
+    @classmethod
+    def _sl_range(cls, v: list[int]) -> list[int]:
+        bad = [s for s in v if not 0 <= s <= 15]
+        if bad:
+            raise ValueError(f"SL {bad[0]} is outside 0..15")
+        return v
+
+
+class _Fabric(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    rate: str
+    rate_gbps: float | None = None
+    mtu: int
+
+    @field_validator("mtu")
+    @classmethod
+    def _mtu(cls, v: int) -> int:
+        if v not in MTUS:
+            raise ValueError(f"MTU {v} is not one of {', '.join(map(str, MTUS))}")
+        return v
+
+
+class _PlanView(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    fabric: _Fabric
+    classes: list[_Class] = Field(min_length=1)
+    analysis: dict = Field(default_factory=dict)
+
+
+def load_plan(path: str | Path) -> PlanSummary:
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(e.strerror or str(e), file=path) from None
+    doc = _validated_by_planner(path)
+    if doc is None:
+        doc = _parse(raw, path)
+    try:
+        view = _PlanView.model_validate(doc)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(err["msg"], file=path,
+                         field=".".join(str(p) for p in err["loc"]) or None) from None
+    seen: dict[int, str] = {}
+    for i, c in enumerate(view.classes):
+        for sl in c.sls:
+            if sl in seen:
+                raise InputError(f"SL {sl} is in both class {seen[sl]!r} and {c.name!r}",
+                                 file=path, field=f"classes.{i}.sls")
+            seen[sl] = c.name
+    per_class = ((view.analysis.get("terminal") or {}).get("per_class") or {})
+    classes = tuple(TrafficClass(c.name, tuple(c.sls), c.priority,
+                                 _share(per_class.get(c.name), path, c.name))
+                    for c in view.classes)
+    return PlanSummary(path=str(path), sha256=hashlib.sha256(raw).hexdigest(),
+                       rate=view.fabric.rate, rate_gbps=view.fabric.rate_gbps,
+                       mtu=view.fabric.mtu, classes=classes)
+
+
+def _share(entry, path: Path, name: str) -> float | None:
+    if entry is None:
+        return None
+    share = entry.get("share") if isinstance(entry, dict) else None
+    if not isinstance(share, (int, float)) or not 0 <= share <= 100:
+        raise InputError(f"share must be a percentage, got {share!r}", file=path,
+                         field=f"analysis.terminal.per_class.{name}.share")
+    return float(share)
+
+
+def _validated_by_planner(path: Path) -> dict | None:
+    try:
+        from ibqos.plan import Plan  # the planner's model, once it exists
+    except ImportError:
+        return None
+    plan = Plan.load(path)
+    return plan.model_dump(mode="json", by_alias=True)
+
+
+def _parse(raw: bytes, path: Path) -> dict:
+    text = raw.decode(errors="replace")
+    if path.suffix in (".yaml", ".yml"):
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            raise InputError(f"not YAML: {getattr(e, 'problem', e)}", file=path,
+                             line=mark.line + 1 if mark else None) from None
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+    if not isinstance(doc, dict):
+        raise InputError("a plan document is a mapping", file=path)
+    return doc

@@ -1,0 +1,84 @@
+"""The results directory of a run: results.json plus the raw stdout/stderr of every process.
+
+Layout:  RESULTS/results.json
+         RESULTS/<phase>/<flow id>.<server|client>.{out,err}
+results.json embeds the run plan, so `ibqos testbed report RESULTS` needs nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ibqos.errors import InputError
+
+from .runplan import RunPlan, _write_atomic
+
+SCHEMA = "ibqos.testbed-results/1"
+FILE = "results.json"
+
+
+class ProcessResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["server", "client"]
+    host: str
+    argv: list[str]
+    stdout: str                 # path relative to the results directory
+    stderr: str
+    started: float | None = None        # wall clock (time.time()), None if never started
+    ended: float | None = None
+    returncode: int | None = None
+    timed_out: bool = False
+    error: str | None = None
+
+
+class FlowResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    phase: str
+    id: str
+    kind: Literal["bw", "lat"]
+    sl: int
+    class_name: str
+    server: ProcessResult
+    client: ProcessResult
+    error: str | None = None    # one line; None when both processes succeeded
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Results(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    schema_: Literal["ibqos.testbed-results/1"] = Field(SCHEMA, alias="schema")
+    runplan: RunPlan
+    started: float
+    ended: float
+    interrupted: bool = False
+    flows: list[FlowResult]
+
+    def save(self, directory: Path) -> Path:
+        path = directory / FILE
+        _write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+        return path
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Results:
+        directory = Path(directory)
+        path = directory / FILE if directory.is_dir() else directory
+        try:
+            doc = json.loads(path.read_text())
+        except OSError as e:
+            raise InputError(f"{e.strerror or e} (is this a results directory of "
+                             "'ibqos testbed run'?)", file=path) from None
+        except json.JSONDecodeError as e:
+            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+        try:
+            return cls.model_validate(doc)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise InputError(err["msg"], file=path,
+                             field=".".join(str(p) for p in err["loc"]) or None) from None

@@ -1,0 +1,187 @@
+"""The run plan: every perftest process of a hardware validation run, as data.
+
+Phases run one after another; the flows of a phase run at the same time:
+1. `bw`: one ib_send_bw server/client pair per SL of the plan, all at once for `duration` s
+   (seed 002 section 4: one saturating flow per SL between two nodes behind one switch);
+2. `lat-idle-slN`: ib_send_lat on SL N alone;
+3. `lat-loaded-slN`: ib_send_lat on SL N while every other SL runs its bandwidth flow.
+Latency uses -n ITERATIONS, not -D: only then does perftest print the full table
+(t_min ... 99.9% percentile). Every pair has its own TCP port (-p) so flows can overlap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ibqos.errors import InputError
+from ibqos.templating import render
+
+from .planinput import PlanSummary
+
+SCHEMA = "ibqos.testbed-run/1"
+LISTING_TEMPLATE = "perftest-plan.j2"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Process(_Model):
+    host: str
+    argv: list[str] = Field(min_length=1)
+    timeout: float = Field(gt=0, description="seconds; the process is killed after this")
+
+
+class Flow(_Model):
+    id: str
+    kind: Literal["bw", "lat"]
+    sl: int = Field(ge=0, le=15)
+    class_name: str
+    tcp_port: int = Field(ge=1, le=65535)
+    start_delay: float = Field(0.0, ge=0, description="seconds after the phase's servers listen")
+    server: Process
+    client: Process
+
+
+class Phase(_Model):
+    name: str
+    description: str
+    flows: list[Flow] = Field(min_length=1)
+
+
+class ClassInfo(_Model):
+    name: str
+    sls: list[int]
+    priority: str
+    predicted_share: float | None
+
+
+class Settings(_Model):
+    server: str
+    client: str
+    server_addr: str = Field(description="name or address the client uses to reach the server")
+    device: str
+    ib_port: int = Field(ge=1)
+    duration: int = Field(ge=1)
+    size: int = Field(ge=1)
+    lat_size: int = Field(ge=1)
+    lat_iters: int = Field(ge=5)
+    base_port: int = Field(ge=1, le=65535 - 32)
+    report_gbits: bool = False
+    slack: float = Field(30.0, gt=0, description="seconds allowed beyond the measurement")
+
+
+class RunPlan(_Model):
+    schema_: Literal["ibqos.testbed-run/1"] = Field(SCHEMA, alias="schema")
+    plan_path: str
+    plan_sha256: str
+    rate: str
+    rate_gbps: float | None
+    mtu: int
+    settings: Settings
+    classes: list[ClassInfo]
+    phases: list[Phase]
+
+    @property
+    def bw_unit(self) -> str:
+        return "Gb/sec" if self.settings.report_gbits else "MB/sec"
+
+    def flows(self):
+        for phase in self.phases:
+            for flow in phase.flows:
+                yield phase, flow
+
+    def save(self, path: Path) -> None:
+        _write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> RunPlan:
+        path = Path(path)
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise InputError(e.strerror or str(e), file=path) from None
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+        try:
+            return cls.model_validate(doc)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise InputError(err["msg"], file=path,
+                             field=".".join(str(p) for p in err["loc"]) or None) from None
+
+
+def build(plan: PlanSummary, s: Settings) -> RunPlan:
+    sls = [(c.name, sl) for c in plan.classes for sl in c.sls]
+    settle = min(2.0, s.duration / 4)
+
+    def bw_flow(cls_name: str, sl: int) -> Flow:
+        args = _common("ib_send_bw", s, plan.mtu, sl, s.base_port + sl)
+        args += ["-s", str(s.size), "-D", str(s.duration)]
+        args += ["--report_gbits"] if s.report_gbits else []
+        t = s.duration + s.slack
+        return Flow(id=f"bw-sl{sl}", kind="bw", sl=sl, class_name=cls_name,
+                    tcp_port=s.base_port + sl, server=Process(host=s.server, argv=args, timeout=t),
+                    client=Process(host=s.client, argv=args + [s.server_addr], timeout=t))
+
+    def lat_flow(cls_name: str, sl: int, load: str, delay: float) -> Flow:
+        args = _common("ib_send_lat", s, plan.mtu, sl, s.base_port + 16 + sl)
+        args += ["-s", str(s.lat_size), "-n", str(s.lat_iters)]
+        return Flow(id=f"lat-{load}-sl{sl}", kind="lat", sl=sl, class_name=cls_name,
+                    tcp_port=s.base_port + 16 + sl, start_delay=delay,
+                    server=Process(host=s.server, argv=args, timeout=s.slack + delay),
+                    client=Process(host=s.client, argv=args + [s.server_addr],
+                                   timeout=s.slack))
+
+    phases = [Phase(name="bw", description=f"bandwidth: all {len(sls)} SLs at once for "
+                    f"{s.duration} s", flows=[bw_flow(c, sl) for c, sl in sls])]
+    phases += [Phase(name=f"lat-idle-sl{sl}", description=f"latency of SL {sl} on an idle fabric",
+                     flows=[lat_flow(c, sl, "idle", 0.0)]) for c, sl in sls]
+    if len(sls) > 1:
+        phases += [Phase(name=f"lat-loaded-sl{sl}",
+                         description=f"latency of SL {sl} under the bandwidth load of the other "
+                         f"SLs (starts {settle:g} s into their {s.duration} s run)",
+                         flows=[bw_flow(oc, osl) for oc, osl in sls if osl != sl]
+                         + [lat_flow(c, sl, "loaded", settle)])
+                   for c, sl in sls]
+    return RunPlan(plan_path=plan.path, plan_sha256=plan.sha256, rate=plan.rate,
+                   rate_gbps=plan.rate_gbps, mtu=plan.mtu, settings=s,
+                   classes=[ClassInfo(name=c.name, sls=list(c.sls), priority=c.priority,
+                                      predicted_share=c.predicted_share) for c in plan.classes],
+                   phases=phases)
+
+
+def _common(tool: str, s: Settings, mtu: int, sl: int, tcp_port: int) -> list[str]:
+    # -F: perftest refuses to report when it cannot read the CPU clock rate (frequency
+    # scaling, some VMs) unless told not to check; the measurement does not depend on it.
+    # -m: the plan's MTU, so packets are as large as the arbitration tables assume.
+    return [tool, "-d", s.device, "-i", str(s.ib_port), "-S", str(sl), "-p", str(tcp_port),
+            "-m", str(mtu), "-F"]
+
+
+def listing(run: RunPlan) -> str:
+    """The commands an admin would type, phase by phase (templates/perftest-plan.j2)."""
+    return render(LISTING_TEMPLATE, run=run, sh=shlex.join)
+
+
+def write(run: RunPlan, out_dir: Path) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = listing(run)                       # render first: nothing is written if it fails
+    json_path, txt_path = out_dir / "runplan.json", out_dir / "runplan.txt"
+    run.save(json_path)
+    _write_atomic(txt_path, text)
+    return json_path, txt_path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
