@@ -1,0 +1,139 @@
+"""A set of configuration files that changes all at once, or not at all.
+
+OpenSM reads three files ibqos manages: opensm.conf, the QoS policy file and the plugin's
+table file. Renaming three files one after the other leaves a moment (and, after a crash, a
+state) where OpenSM would read a mix. Instead each managed path becomes a symlink into
+`<state>/current/`, and `current` itself is a symlink to one version directory: flipping
+`current` with a single rename(2) switches every file at once.
+
+    /etc/opensm/opensm.conf       -> /etc/opensm/ibqos.d/current/opensm.conf
+    /etc/opensm/qos-policy.conf   -> /etc/opensm/ibqos.d/current/qos-policy.conf
+    /etc/opensm/ibqos.d/current   -> v0003
+
+The first apply adopts the admin's existing files as version v0000 (each path is swapped for
+a symlink to an identical copy, so even a crash half-way leaves every file with its old
+content). Paths OpenSM itself reads never change, which matters because OpenSM 3.3.23
+re-reads neither `qos_policy_file` nor `event_plugin_options` at run time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ExternalError
+
+_VERSION = re.compile(r"^v(\d{4})$")
+
+
+def fsync_dir(d: Path) -> None:
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_durable(path: Path, data: str) -> None:
+    """Write, fsync, rename: the path holds the old or the new bytes, never part of either."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def _symlink_over(target: str, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.lnk{os.getpid()}")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(target, tmp)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+@dataclass
+class ConfigSet:
+    """The managed paths, by role name (e.g. {"opensm.conf": Path(...)}), and the state dir."""
+
+    paths: dict[str, Path]
+    state: Path
+
+    @classmethod
+    def beside(cls, opensm_conf: Path, paths: dict[str, Path]) -> ConfigSet:
+        return cls(paths, opensm_conf.resolve().parent / "ibqos.d")
+
+    @property
+    def current(self) -> Path:
+        return self.state / "current"
+
+    def versions(self) -> list[str]:
+        if not self.state.is_dir():
+            return []
+        return sorted(p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir())
+
+    def current_version(self) -> str | None:
+        return os.readlink(self.current) if self.current.is_symlink() else None
+
+    def adopted(self) -> bool:
+        return self.current_version() is not None and all(
+            p.is_symlink() and os.readlink(p) == str(self.current / name)
+            for name, p in self.paths.items())
+
+    def adopt(self, hook=lambda step: None) -> None:
+        """First use: copy the admin's files into v0000 and point the paths at `current`."""
+        self.state.mkdir(parents=True, exist_ok=True)
+        if self.current_version() is None:
+            v0 = self.state / "v0000"
+            v0.mkdir(exist_ok=True)
+            for name, p in self.paths.items():
+                data = p.read_text() if p.exists() else ""
+                write_durable(v0 / name, data)
+            (v0 / "meta.json").write_text(json.dumps({"adopted_from": {
+                n: str(p) for n, p in self.paths.items()}}) + "\n")
+            fsync_dir(v0)
+            _symlink_over("v0000", self.current)
+        for name, p in self.paths.items():
+            if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
+                if p.exists() and not p.is_symlink() and \
+                        p.read_bytes() != (self.current / name).read_bytes():
+                    raise ExternalError(f"{p} changed since ibqos adopted it; "
+                                        f"merge it into {self.current / name} first")
+                hook("adopt")
+                _symlink_over(str(self.current / name), p)
+
+    def stage(self, files: dict[str, str], meta: dict) -> str:
+        """Write a new version directory (not yet current) and return its name."""
+        n = max((int(_VERSION.match(v).group(1)) for v in self.versions()), default=0) + 1
+        name = f"v{n:04d}"
+        d = self.state / name
+        tmp = self.state / f".{name}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        for role in self.paths:
+            write_durable(tmp / role, files[role])
+        write_durable(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")
+        os.replace(tmp, d)
+        fsync_dir(self.state)
+        return name
+
+    def flip(self, version: str) -> None:
+        """The one atomic step: every managed path now reads `version`."""
+        if not (self.state / version).is_dir():
+            raise ExternalError(f"no configuration version {version} in {self.state}")
+        _symlink_over(version, self.current)
+
+    def read(self, version: str | None = None) -> dict[str, str]:
+        base = self.state / version if version else self.current
+        return {role: (base / role).read_text() for role in self.paths}
+
+    def cleanup_staging(self) -> None:
+        for p in self.state.glob(".v*.tmp"):
+            shutil.rmtree(p, ignore_errors=True)

@@ -1,0 +1,125 @@
+"""Is the fabric programmed as planned? Port by port: SL2VL, VLArb high/low, VLHighLimit.
+
+Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
+- SL s belongs to class c = sl2class[s]; class c owns VLs (2c, 2c+1).
+- CA ports: SL s → VL 2c.
+- Switches, per (in, out): VL 2c+1 when `in` is a global port and `out` a local port, else 2c.
+- VLArb per port role (ca, sw0, terminal, local, global), a per-port override winning.
+Roles come from ibqos.fabric.groups, the checker's own group discovery, never from the plugin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .fabric.groups import port_roles
+from .fabric.model import Fabric, Node
+
+MAX_LINES_PER_KIND = 20
+
+
+@dataclass(frozen=True)
+class TableSet:
+    high: tuple[tuple[int, int], ...]
+    low: tuple[tuple[int, int], ...]
+    high_limit: int
+
+    @classmethod
+    def of(cls, high, low, high_limit) -> TableSet:
+        return cls(tuple(map(tuple, high)), tuple(map(tuple, low)), int(high_limit))
+
+
+@dataclass
+class Expected:
+    sl2class: list[int]
+    roles: dict[str, TableSet]                       # role → tables (a role may be absent)
+    ports: dict[tuple[int, int], TableSet]           # (switch GUID, port) → override
+
+
+def expected_from_plan(plan) -> Expected:
+    """The plan document (ibqos.plan.Plan or its JSON dict) as expected programmed state."""
+    doc = plan if isinstance(plan, dict) else plan.model_dump(mode="json")
+    vlarb = doc["vlarb"]
+    roles = {r: TableSet.of(t["high"], t["low"], t["high_limit"])
+             for r, t in vlarb.items() if r != "ports" and t}
+    ports = {(int(str(o["guid"]), 16), int(o["port"])): TableSet.of(o["high"], o["low"], o["high_limit"])
+             for o in vlarb.get("ports") or []}
+    return Expected(list(doc["sl2class"]), roles, ports)
+
+
+def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | None) -> tuple[int, ...]:
+    shift = 1 if (in_role == "global" and out_role == "local") else 0
+    return tuple(2 * c + shift for c in sl2class)
+
+
+def _name(n: Node, port: int) -> str:
+    return f"{n.desc or hex(n.guid)}:{port}"
+
+
+def _table_matches(programmed: list[tuple[int, int]], planned: tuple[tuple[int, int], ...]) -> bool:
+    """Equal entries in order; the port's remaining capacity must hold only skipped entries."""
+    k = len(planned)
+    return (len(programmed) >= k and tuple(map(tuple, programmed[:k])) == planned
+            and all(w == 0 for _, w in programmed[k:]))
+
+
+def diff_programmed(fabric: Fabric, expected: Expected) -> list[str]:
+    """One line per port that differs from the plan; empty when the fabric is as planned."""
+    roles = port_roles(fabric)
+    out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
+    for n in sorted(fabric.nodes.values(), key=lambda n: n.guid):
+        present = sorted(n.ports)
+        if n.kind == "ca":
+            for p in present:
+                want = expected_sl2vl(expected.sl2class, None, None)
+                got = n.sl2vl.get((0, p))
+                if got is None:
+                    out["missing"].append(f"{_name(n, p)}: no SL2VL read back")
+                elif got != want:
+                    out["sl2vl"].append(f"{_name(n, p)} (ca) SL2VL {_vl(got)} planned {_vl(want)}")
+        else:
+            ext = [p for p in present if p != 0]
+            for i in ext:
+                for o in ext:
+                    if i == o:
+                        continue
+                    want = expected_sl2vl(expected.sl2class, roles.get((n.guid, i)), roles.get((n.guid, o)))
+                    got = n.sl2vl.get((i, o))
+                    if got is None:
+                        out["missing"].append(f"{_name(n, o)}: no SL2VL for in-port {i}")
+                    elif got != want:
+                        out["sl2vl"].append(f"{_name(n, o)} in {i} ({roles.get((n.guid, i))}→"
+                                            f"{roles.get((n.guid, o))}) SL2VL {_vl(got)} planned {_vl(want)}")
+        for p in present:
+            role = roles.get((n.guid, p))
+            want_t = expected.ports.get((n.guid, p)) or expected.roles.get(role)
+            port = n.ports[p]
+            if want_t is None or port.op_vls == 1:
+                continue                 # role not planned, or a single data VL: no VLArb
+            if port.vlarb is None:
+                out["missing"].append(f"{_name(n, p)} ({role}): no VLArb read back")
+                continue
+            a = port.vlarb
+            bad = []
+            if not _table_matches(a.high, want_t.high):
+                bad.append(f"high {_entries(a.high)} planned {_entries(want_t.high)}")
+            if not _table_matches(a.low, want_t.low):
+                bad.append(f"low {_entries(a.low)} planned {_entries(want_t.low)}")
+            if a.high_limit != want_t.high_limit:
+                bad.append(f"VLHighLimit {a.high_limit} planned {want_t.high_limit}")
+            if bad:
+                out["vlarb"].append(f"{_name(n, p)} ({role}) " + "; ".join(bad))
+    lines = []
+    for kind, items in out.items():
+        lines += items[:MAX_LINES_PER_KIND]
+        if len(items) > MAX_LINES_PER_KIND:
+            lines.append(f"... and {len(items) - MAX_LINES_PER_KIND} more {kind} differences")
+    return lines
+
+
+def _vl(v: tuple[int, ...]) -> str:
+    return "".join(f"{x:x}" for x in v)
+
+
+def _entries(t) -> str:
+    return ",".join(f"{vl}:{w}" for vl, w in t if w) or "-"
