@@ -1,0 +1,190 @@
+"""The apply pipeline: render → validate → snapshot → adopt → stage → flip → sweep → read back → verify.
+
+Each step is a small method; `run()` only calls them in order. A failure after the flip
+restores the previous version, sweeps again and proves the fabric is back as it was.
+For the fault-injection tests, IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as
+that step starts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import signal
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
+from . import osmconf
+from .confset import ConfigSet
+from .lock import apply_lock
+from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid
+from .validate import validate_opensm_conf, validate_plugin_tables
+
+STEPS = ("render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify")
+DEFAULT_LOG = Path("/var/log/opensm.log")
+ROLE_FILES = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")
+
+
+def fault_hook(step: str) -> None:
+    if os.environ.get("IBQOS_APPLY_FAULT") == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@dataclass
+class ApplyRequest:
+    plan_path: Path
+    opensm_conf: Path
+    qos_policy: Path | None = None
+    pid: int | None = None
+    pidfile: Path | None = None
+    dry_run: bool = False
+    env: dict[str, str] | None = None       # for the read-back (ibsim: LD_PRELOAD etc.)
+    sweep_timeout: float = 120
+
+
+@dataclass
+class ApplyState:
+    plan: object = None
+    files: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, Path] = field(default_factory=dict)
+    confset: ConfigSet | None = None
+    previous: str | None = None
+    version: str | None = None
+    before: object = None
+    log: Path = DEFAULT_LOG
+    pid: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Apply:
+    def __init__(self, req: ApplyRequest, echo=print, hook=fault_hook):
+        self.req, self.echo, self.hook = req, echo, hook
+        self.s = ApplyState()
+
+    # ---- driver ----------------------------------------------------------
+    def run(self) -> ApplyState:
+        self._step("render", self.render)
+        self._step("validate", self.validate)
+        if self.req.dry_run:
+            self.show_diff()
+            return self.s
+        self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+        with apply_lock(self.s.confset.state):
+            self._step("snapshot", self.snapshot)
+            self._step("adopt", self.s.confset.adopt)
+            self._step("stage", self.stage)
+            self._step("flip", self.flip)
+            try:
+                self._step("sweep", self.sweep)
+                self._step("readback", self.readback)
+                self._step("verify", self.verify)
+            except IbqosError as e:
+                self.rollback(e)
+        return self.s
+
+    def _step(self, name: str, fn) -> None:
+        self.hook(name)
+        fn()
+
+    # ---- steps -------------------------------------------------------------
+    def render(self) -> None:
+        from ..plan import Plan
+        from ..render import render_plan
+        self.s.plan = Plan.load(self.req.plan_path)
+        conf_path = self.req.opensm_conf
+        try:
+            current = conf_path.read_text()
+        except OSError as e:
+            raise InputError(e.strerror or "cannot read", file=conf_path) from None
+        opts = osmconf.parse(current)
+        with tempfile.TemporaryDirectory(prefix="ibqos-apply-") as tmp:
+            rendered = render_plan(self.s.plan, Path(tmp))
+            fragment = osmconf.parse(Path(rendered["opensm.conf"]).read_text())
+            policy = Path(rendered["qos-policy.conf"]).read_text()
+            tables = Path(rendered["plugin-tables.conf"]).read_text()
+        if opts.get("event_plugin_name") != "ibqos" and fragment.get("event_plugin_name") == "ibqos":
+            raise ExternalError(f"the running OpenSM does not load the ibqos plugin ({conf_path} has no "
+                                "'event_plugin_name ibqos'): add it and restart OpenSM once, then apply")
+        for key in ("routing_engine",):
+            if key in fragment and opts.get(key, "") != fragment[key]:
+                raise ExternalError(f"{conf_path}: {key} is {opts.get(key, '(unset)')!r}, the plan needs "
+                                    f"{fragment[key]!r}; OpenSM reads it only at start: change it and restart")
+        # Paths OpenSM never re-reads stay as they are; their contents are what changes.
+        qos_path = self.req.qos_policy or Path(opts.get("qos_policy_file") or
+                                               conf_path.parent / "qos-policy.conf")
+        tables_path = Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf")
+        updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
+        updates["qos_policy_file"] = str(qos_path)
+        self.s.files = {
+            "opensm.conf": osmconf.merge(current, updates, f"ibqos apply {self.s.plan.policy_sha256[:12]}"),
+            "qos-policy.conf": policy,
+            "plugin-tables.conf": tables,
+        }
+        self.s.paths = {"opensm.conf": conf_path, "qos-policy.conf": qos_path,
+                        "plugin-tables.conf": tables_path}
+        self.s.log = Path(osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG)
+        self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
+
+    def validate(self) -> None:
+        with tempfile.TemporaryDirectory(prefix="ibqos-validate-") as tmp:
+            conf = Path(tmp) / "opensm.conf"
+            conf.write_text(self.s.files["opensm.conf"])
+            tables = Path(tmp) / "plugin-tables.conf"
+            tables.write_text(self.s.files["plugin-tables.conf"])
+            validate_opensm_conf(conf)
+            validate_plugin_tables(tables)
+
+    def show_diff(self) -> None:
+        for role in ROLE_FILES:
+            path = self.s.paths[role]
+            old = path.read_text() if path.exists() else ""
+            diff = list(difflib.unified_diff(old.splitlines(True), self.s.files[role].splitlines(True),
+                                             fromfile=str(path), tofile=f"{path} (plan)"))
+            self.echo("".join(diff) if diff else f"{path}: unchanged")
+
+    def snapshot(self) -> None:
+        from ..fabric.live import read_live
+        self.s.before = read_live(self.req.env)
+
+    def stage(self) -> None:
+        cs = self.s.confset
+        cs.cleanup_staging()
+        self.s.previous = cs.current_version()
+        self.s.version = cs.stage(self.s.files, {"plan": str(self.req.plan_path.resolve()),
+                                                 "policy_sha256": self.s.plan.policy_sha256})
+
+    def flip(self) -> None:
+        self.s.confset.flip(self.s.version)
+        self.echo(f"configuration {self.s.previous} → {self.s.version}")
+
+    def sweep(self) -> None:
+        t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
+        self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
+
+    def readback(self) -> None:
+        from ..fabric.live import read_live
+        self.s.after = read_live(self.req.env)
+
+    def verify(self) -> None:
+        from ..conformance import diff_programmed, expected_from_plan
+        diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
+        if diffs:
+            raise VerificationFailed(f"programmed tables differ from the plan on {len(diffs)} "
+                                     f"port(s), first: {diffs[0]}")
+        self.echo("read back: every port equals the plan")
+
+    def rollback(self, cause: IbqosError) -> None:
+        from ..fabric.compare import diff
+        from ..fabric.live import read_live
+        cs = self.s.confset
+        self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
+        cs.flip(self.s.previous)
+        heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
+        back = read_live(self.req.env)
+        left = [d for d in diff(self.s.before, back, vlarb=True) if "sl2vl" in d or "vlarb" in d]
+        if left:
+            raise ExternalError(f"{cause}; rollback to {self.s.previous} did NOT restore the fabric: "
+                                f"{left[0]}") from None
+        raise type(cause)(f"{cause}; rolled back to {self.s.previous}, fabric verified as before") from None

@@ -1,0 +1,56 @@
+"""Checks on rendered files before they replace live ones, using the parsers of the programs
+that will read them."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from .. import paths
+from ..errors import ExternalError
+from ..proc import run_command
+
+
+def _check_qos_values(conf: Path) -> None:
+    """OpenSM parses qos_*_vlarb_* and qos_*_sl2vl strings only when it sets QoS up in a sweep,
+    and then silently skips what it cannot read: check their syntax here."""
+    from .osmconf import parse
+    for key, value in parse(conf.read_text()).items():
+        if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
+            entries = [e for e in value.split(",") if e]
+            ok = len(entries) <= 64 and all(
+                (m := re.fullmatch(r"(\d+):(\d+)", e)) and int(m[1]) <= 14 and int(m[2]) <= 255
+                for e in entries)
+            if not ok:
+                raise ExternalError(f"{conf}: {key}: not a list of VL:weight (VL 0-14, weight 0-255, "
+                                    f"at most 64): {value!r}")
+        elif re.fullmatch(r"qos(_\w+?)?_sl2vl", key):
+            vls = value.split(",")
+            if len(vls) != 16 or not all(v.isdigit() and int(v) <= 15 for v in vls):
+                raise ExternalError(f"{conf}: {key}: want 16 comma-separated VLs 0-15: {value!r}")
+        elif re.fullmatch(r"qos(_\w+?)?_high_limit", key):
+            if not value.lstrip("-").isdigit() or not -1 <= int(value) <= 255:
+                raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")
+
+
+def validate_opensm_conf(conf: Path) -> None:
+    """`opensm -F conf -c scratch` parses the file with OpenSM's own option table and exits."""
+    _check_qos_values(conf)
+    opensm = paths.require_tool("opensm", "opensm")
+    with tempfile.TemporaryDirectory(prefix="ibqos-osmcheck-") as tmp:
+        cp = run_command([opensm, "-F", str(conf), "-c", str(Path(tmp) / "out.conf")],
+                         timeout=30, check=False)
+        out = cp.stdout + cp.stderr
+        bad = [ln.strip() for ln in out.splitlines() if "Unrecognized token" in ln or "ERR" in ln]
+        if cp.returncode != 0 or bad:
+            raise ExternalError(f"{conf}: OpenSM rejects it: {bad[0] if bad else out.strip()[-200:]}")
+
+
+def validate_plugin_tables(tables: Path) -> None:
+    """The plugin's own parser (plugin/, built as ibqos-tablecheck) reads the table file."""
+    checker = paths.built("plugin/ibqos-tablecheck")
+    cp = run_command([str(checker), str(tables)], timeout=30, check=False)
+    if cp.returncode != 0:
+        raise ExternalError((cp.stderr or cp.stdout).strip().splitlines()[0]
+                            if (cp.stderr or cp.stdout).strip() else f"{tables}: rejected")
