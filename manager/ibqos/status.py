@@ -1,0 +1,75 @@
+"""What the fabric is programmed with now, summarised per port role and per SL."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from .fabric.groups import NotADragonfly, port_roles
+from .fabric.model import Fabric
+
+
+@dataclass
+class RoleTables:
+    role: str
+    ports: int
+    high: str
+    low: str
+    high_limit: int | None
+
+
+def _entries(t) -> str:
+    return ",".join(f"{vl}:{w}" for vl, w in t if w) or "-"
+
+
+def _roles(fabric: Fabric) -> dict[tuple[int, int], str]:
+    try:
+        return port_roles(fabric)
+    except NotADragonfly:
+        # Not a dragonfly: the dragonfly roles do not exist, OpenSM's own ones do.
+        roles = {}
+        for n in fabric.nodes.values():
+            for p, port in n.ports.items():
+                if n.kind == "ca":
+                    roles[(n.guid, p)] = "ca"
+                elif p == 0:
+                    roles[(n.guid, p)] = "sw0"
+                elif port.remote:
+                    peer = fabric.nodes[port.remote[0]]
+                    roles[(n.guid, p)] = "terminal" if peer.kind == "ca" else "switch"
+        return roles
+
+
+def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
+    """Distinct (high, low, limit) per role, with how many ports carry each."""
+    roles = _roles(fabric)
+    seen: dict[str, Counter] = defaultdict(Counter)
+    for n in fabric.nodes.values():
+        for p, port in n.ports.items():
+            role = roles.get((n.guid, p))
+            if role is None:
+                continue
+            a = port.vlarb
+            key = (_entries(a.high), _entries(a.low), a.high_limit) if a else ("(not read)", "", None)
+            seen[role][key] += 1
+    out = []
+    for role in ("ca", "sw0", "terminal", "local", "global", "switch"):
+        for (high, low, lim), count in seen.get(role, Counter()).most_common():
+            out.append(RoleTables(role, count, high, low, lim))
+    return out
+
+
+def sl2vl_by_hop(fabric: Fabric) -> dict[str, Counter]:
+    """Per hop kind (e.g. 'ca', 'global→local'), how often each 16-SL VL map is programmed."""
+    roles = _roles(fabric)
+    out: dict[str, Counter] = defaultdict(Counter)
+    for n in fabric.nodes.values():
+        for (i, o), vls in n.sl2vl.items():
+            if n.kind == "ca":
+                kind = "ca"
+            else:
+                if i == 0 or o == 0 or i == o:
+                    continue
+                kind = f"{roles.get((n.guid, i), '?')}→{roles.get((n.guid, o), '?')}"
+            out[kind]["".join(f"{v:x}" for v in vls)] += 1
+    return dict(out)
