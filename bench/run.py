@@ -15,12 +15,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import engines
+from . import engines, readback
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("engines",)
+SECTIONS = ("engines", "readback")
 
 
 def _fmt(v) -> str:
@@ -69,6 +69,16 @@ def main() -> None:
         md += ["## Routing engines on ibsim dragonflies", "",
                "engine_s: routing-engine time from osm.log ('building routing with' → "
                "'tables configured'); sm_s: whole `opensm --once`.", "", markdown(rows, cols), ""]
+
+    if "readback" in only:
+        rb_sizes = [s for s in sizes if s >= 342] or sizes
+        rows = readback.bench_readback(rb_sizes, log=console.log)
+        (RESULTS / "readback.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        cols = ["cas", "switches", "readback_s", "ibnetdiscover_s", "readback/ibnetdiscover",
+                "smpquery_call_s", "per_port_diags_est_s", "sl2vl_entries"]
+        md += ["## Live read-back (LFT, SL2VL, VLArb, PortInfo) in one process", "",
+               "per_port_diags_est_s: one measured `smpquery` call × the SL2VL+VLArb queries "
+               "a per-port diags approach needs.", "", markdown(rows, cols), ""]
 
     text = "\n".join(md) + "\n"
     (RESULTS / "README.md").write_text(text)
