@@ -1,0 +1,196 @@
+/* Channel adapters: unbounded per-flow application queues (kept implicit: a flow only
+ * remembers the generation time of its current message), SL -> VL by the CA's SL2VL,
+ * injection arbitrated by the CA port's VLArb, and the sink that delivers packets. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim.h"
+
+static uint32_t draw_dst(struct ibs_sim *s, struct flow *f)
+{
+	const struct ibs_flow *sp = &f->spec;
+
+	if (sp->dest_mode == IBS_DEST_UNIFORM) {
+		uint32_t d = rng_below(&f->rng, s->n_ep - 1);
+		return d >= sp->src ? d + 1 : d;
+	}
+	return s->cfg.dests[sp->dest_off + rng_below(&f->rng, sp->dest_len)];
+}
+
+static uint64_t draw_gap(struct flow *f)
+{
+	if (f->spec.process == IBS_POISSON)
+		return (uint64_t)(rng_exp(&f->rng, (double)f->interval_ps) + 0.5);
+	return f->interval_ps;
+}
+
+static void next_message(struct ibs_sim *s, struct flow *f)
+{
+	f->cur_left = f->msg_pkts;
+	f->cur_dst = draw_dst(s, f);
+	if (f->spec.process != IBS_SATURATE)
+		f->cur_gen += draw_gap(f);
+}
+
+int ca_setup(struct ibs_sim *s, char *err, size_t errlen)
+{
+	const struct ibs_config *c = &s->cfg;
+	uint32_t *count = calloc(s->n_ep + 1, sizeof(*count));
+
+	if (!count)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < c->n_flows; i++)
+		count[c->flows[i].src]++;
+	uint32_t base = 0;
+	for (uint32_t e = 0; e < s->n_ep; e++) {
+		s->eps[e].flow_base = base;
+		s->eps[e].nflows = 0;
+		base += count[e];
+	}
+	free(count);
+
+	for (uint32_t i = 0; i < c->n_flows; i++) {
+		const struct ibs_flow *sp = &c->flows[i];
+		struct ep *e = &s->eps[sp->src];
+		struct flow *f = &s->flows[e->flow_base + e->nflows++];
+		const struct port *p = &s->ports[e->gport];
+		uint32_t row = c->sl2vl_idx[c->node_sl2vl_off[e->node] + p->num];  /* (0, port) */
+
+		f->spec = *sp;
+		f->vl = c->sl2vl_rows[row * 16 + sp->sl];
+		if (f->vl >= p->nvl) {
+			snprintf(err, errlen, "flow %u: SL %u maps to VL %u, not operational on its CA port",
+				 i, sp->sl, f->vl);
+			return -EINVAL;
+		}
+		rng_seed(&f->rng, c->seed, i);
+		f->msg_pkts = (sp->msg_bytes + sp->pkt_bytes - 1) / sp->pkt_bytes;
+		f->last_bytes = sp->msg_bytes - (f->msg_pkts - 1) * sp->pkt_bytes;
+		if (sp->process != IBS_SATURATE) {
+			f->interval_ps = (uint64_t)((double)sp->msg_bytes * 8000.0 / sp->rate_gbps + 0.5);
+			if (!f->interval_ps)
+				f->interval_ps = 1;
+			/* a random phase, so CBR sources do not start in lockstep */
+			f->cur_gen = sp->process == IBS_CBR ? rng_next(&f->rng) % f->interval_ps
+							  : draw_gap(f);
+		}
+		f->cur_left = f->msg_pkts;
+		f->cur_dst = draw_dst(s, f);
+	}
+	for (uint32_t e = 0; e < s->n_ep; e++)
+		for (uint32_t v = 0; v < IBS_MAX_VLS; v++)
+			s->eps[e].rr[v] = s->eps[e].nflows ? s->eps[e].nflows - 1 : 0;
+	return 0;
+}
+
+static bool flow_ready(struct ibs_sim *s, struct flow *f, uint32_t id)
+{
+	if (f->spec.process == IBS_SATURATE || f->cur_gen <= s->now)
+		return true;
+	if (!f->wake_pending) {
+		f->wake_pending = true;
+		sim_schedule(s, f->cur_gen, EV_WAKE, id, 0, 0);
+	}
+	return false;
+}
+
+void ca_wake(struct ibs_sim *s, uint32_t flow)
+{
+	struct flow *f = &s->flows[flow];
+
+	f->wake_pending = false;
+	sim_kick(s, s->eps[f->spec.src].gport);
+}
+
+void ca_try_send(struct ibs_sim *s, uint32_t gport)
+{
+	struct port *p = &s->ports[gport];
+	struct ep *e = &s->eps[s->port_ep[gport]];
+	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
+	uint16_t active = 0, nonempty = 0, ready_seen = 0;
+	uint32_t n = e->nflows;
+
+	if (!n)
+		return;
+	/* per VL, the first ready flow after the one served last (round robin) */
+	for (uint32_t v = 0; v < p->nvl; v++) {
+		for (uint32_t j = 1; j <= n; j++) {
+			uint32_t i = (e->rr[v] + j) % n, id = e->flow_base + i;
+			struct flow *f = &s->flows[id];
+
+			if (f->vl != v)
+				continue;
+			if (!flow_ready(s, f, id))
+				continue;
+			if (ready_seen & (1u << v))
+				continue;
+			ready_seen |= (uint16_t)(1u << v);
+			nonempty |= (uint16_t)(1u << v);
+			uint32_t bytes = f->cur_left == 1 ? f->last_bytes : f->spec.pkt_bytes;
+			if (p->credits[v] >= credits_of(bytes)) {
+				active |= (uint16_t)(1u << v);
+				head_bytes[v] = bytes;
+				cand[v] = i;
+			}
+		}
+	}
+	int vl = vlarb_decide(p->arb, active, nonempty, head_bytes);
+	if (vl < 0)
+		return;
+
+	uint32_t i = cand[vl], id = e->flow_base + i;
+	struct flow *f = &s->flows[id];
+	uint32_t pid = pkt_alloc(s);
+	if (pid == NIL)
+		return;
+	struct pkt *k = &s->pkts[pid];
+
+	e->rr[vl] = i;
+	k->bytes = (uint16_t)head_bytes[vl];
+	k->sl = f->spec.sl;
+	k->klass = f->spec.klass;
+	k->src = f->spec.src;
+	k->dst = f->cur_dst;
+	k->gen_ps = f->spec.process == IBS_SATURATE ? s->now : f->cur_gen;
+	k->inj_ps = s->now;
+	k->tail_ps = 0;
+	s->res.injected++;
+	if (in_window(s)) {
+		s->sl[k->sl].tx_pkts++;
+		s->sl[k->sl].tx_bytes += k->bytes;
+		s->klass[k->klass].tx_pkts++;
+		s->klass[k->klass].tx_bytes += k->bytes;
+		s->ep_tx[k->src] += k->bytes;
+	}
+	if (--f->cur_left == 0)
+		next_message(s, f);
+	p->tx_credits = 0;
+	link_start_tx(s, gport, pid, (uint8_t)vl, 0);
+}
+
+void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
+{
+	struct pkt *k = &s->pkts[pid];
+
+	link_return_credits(s, gport, k->vl, credits_of(k->bytes));
+	if ((int32_t)k->dst != s->port_ep[gport]) {
+		s->res.dropped_route++;     /* misrouted: the LFTs sent it to another CA */
+		pkt_free(s, pid);
+		return;
+	}
+	s->res.delivered++;
+	if (in_window(s)) {
+		uint64_t lat = s->now - k->gen_ps, net = s->now - k->inj_ps;
+		struct group_acc *g[2] = { &s->sl[k->sl], &s->klass[k->klass] };
+
+		for (int i = 0; i < 2; i++) {
+			g[i]->rx_pkts++;
+			g[i]->rx_bytes += k->bytes;
+			hist_add(&g[i]->lat, lat);
+			hist_add(&g[i]->net, net);
+		}
+		s->ep_rx[k->dst] += k->bytes;
+	}
+	pkt_free(s, pid);
+}

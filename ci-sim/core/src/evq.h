@@ -1,0 +1,44 @@
+/* Event queue behind a five-operation interface (after ns-3's Scheduler).
+ *
+ * Events are ordered by {ts, uid}; uids are unique and increase with insertion,
+ * so events at the same time leave in insertion order, whatever the implementation.
+ * One file per implementation; tests/test_evq.c runs one semantics test on each.
+ */
+#ifndef IBS_EVQ_H
+#define IBS_EVQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ibs_event {
+	uint64_t ts;
+	uint64_t uid;
+	uint32_t obj;     /* port or flow index */
+	uint32_t arg;     /* packet index or credit count */
+	uint8_t  kind;
+	uint8_t  vl;
+};
+
+static inline bool ibs_event_before(const struct ibs_event *a, const struct ibs_event *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->uid < b->uid);
+}
+
+struct ibs_evq_ops {
+	const char *name;
+	int  (*create)(void **q);
+	void (*destroy)(void *q);
+	int  (*insert)(void *q, const struct ibs_event *ev);          /* 0 or -ENOMEM */
+	bool (*is_empty)(const void *q);
+	const struct ibs_event *(*peek_next)(const void *q);          /* NULL when empty */
+	int  (*remove_next)(void *q, struct ibs_event *out);          /* 0 or -ENOENT */
+	int  (*remove)(void *q, uint64_t ts, uint64_t uid);           /* 0 or -ENOENT */
+};
+
+extern const struct ibs_evq_ops ibs_evq_heap;   /* binary heap, O(log n) */
+extern const struct ibs_evq_ops ibs_evq_list;   /* sorted list, O(n) insert: the reference */
+
+/* NULL for an unknown name. NULL or "" selects the default (heap). */
+const struct ibs_evq_ops *ibs_evq_find(const char *name);
+
+#endif

@@ -1,0 +1,75 @@
+/* Links: serialization, virtual cut-through timing and per-VL credit flow control. */
+#include "sim.h"
+
+static uint64_t ser_ps(const struct port *p, uint32_t bytes)
+{
+	return (uint64_t)((double)bytes * p->ps_per_byte + 0.5);
+}
+
+/* Send packet pid on VL vl out of gport. The transmission cannot end before
+ * earliest_end (the tail must have reached this switch: cut-through). */
+void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end)
+{
+	struct port *p = &s->ports[gport];
+	struct pkt *k = &s->pkts[pid];
+	uint32_t c = credits_of(k->bytes);
+	uint64_t end = s->now + ser_ps(p, k->bytes);
+	uint32_t peer = (uint32_t)p->peer;
+
+	if (end < earliest_end)
+		end = earliest_end;
+	p->credits[vl] -= c;
+	p->busy = 1;
+	p->last_tx_ps[vl] = s->now;
+	s->res.last_move_ps = s->now;
+	if (in_window(s))
+		s->port_vl_bytes[(uint64_t)gport * 16 + vl] += k->bytes;
+	s->res.hops++;
+	if (p->arb)
+		vlarb_commit(p->arb, k->bytes);
+
+	k->at = peer;
+	k->vl = vl;
+	k->state = PKT_LINK;
+	sim_schedule(s, end, EV_TXDONE, gport, 0, 0);
+	if (is_switch(s, s->ports[peer].node)) {
+		/* the head can be forwarded after the switch latency; the tail arrives later */
+		k->tail_ps = end + s->cfg.prop_ps;
+		sim_schedule(s, s->now + s->cfg.prop_ps + s->cfg.sw_latency_ps, EV_ARRIVE, peer, pid, 0);
+	} else {
+		k->tail_ps = end + s->cfg.prop_ps;
+		sim_schedule(s, k->tail_ps, EV_ARRIVE, peer, pid, 0);
+	}
+}
+
+void link_tx_done(struct ibs_sim *s, uint32_t gport)
+{
+	struct port *p = &s->ports[gport];
+
+	p->busy = 0;
+	if (p->tx_credits) {   /* the packet has left a switch input buffer */
+		link_return_credits(s, p->tx_from, p->tx_vl, p->tx_credits);
+		p->tx_credits = 0;
+	}
+	sim_kick(s, gport);
+}
+
+/* Space freed in the input buffer (in_gport, vl): tell the sender after the link delay. */
+void link_return_credits(struct ibs_sim *s, uint32_t in_gport, uint8_t vl, uint32_t n)
+{
+	int32_t up = s->ports[in_gport].peer;
+
+	if (up < 0)
+		return;
+	s->ports[up].credits_back[vl] += n;
+	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, (uint32_t)up, n, vl);
+}
+
+void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n)
+{
+	struct port *p = &s->ports[gport];
+
+	p->credits_back[vl] -= n;
+	p->credits[vl] += n;
+	sim_kick(s, gport);
+}

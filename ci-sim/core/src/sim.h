@@ -1,0 +1,168 @@
+/* Internal state of one simulation. Everything lives in struct ibs_sim: no globals,
+ * so several simulations can run in one process. */
+#ifndef IBS_SIM_INTERNAL_H
+#define IBS_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "evq.h"
+#include "hist.h"
+#include "ibqos_sim.h"
+#include "rng.h"
+#include "vlarb.h"
+
+#define NIL UINT32_MAX
+
+enum ev_kind { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
+enum pkt_state { PKT_FREE, PKT_LINK, PKT_QUEUED };
+
+struct pkt {
+	uint64_t gen_ps, inj_ps;
+	uint64_t tail_ps;         /* tail arrival at the buffer the packet is in or heading to */
+	uint32_t next;            /* queue or free-list link */
+	uint32_t src, dst;        /* endpoints */
+	uint32_t at;              /* global input port of the buffer it occupies / heads to */
+	uint16_t bytes, klass;
+	uint8_t sl, vl;           /* vl of the buffer at `at` */
+	uint8_t out, out_vl;      /* at a switch: chosen output port and its VL */
+	uint8_t state;
+};
+
+struct queue { uint32_t head, tail; };
+
+struct port {
+	uint32_t node;
+	int32_t peer;
+	uint16_t num;
+	uint8_t nvl;
+	uint8_t busy;
+	double ps_per_byte;
+	uint16_t req_mask;                /* switch output: VLs some input queue asks for */
+	uint32_t credits[IBS_MAX_VLS];    /* free space in the peer's input buffer */
+	uint32_t credits_back[IBS_MAX_VLS]; /* credits travelling back to this port */
+	uint32_t tx_from;                 /* buffer the packet in transmission leaves (switch) */
+	uint8_t tx_vl;
+	uint16_t tx_credits;
+	uint64_t last_tx_ps[IBS_MAX_VLS];    /* per VL: for the deadlock detector */
+	struct vlarb *arb;
+};
+
+struct sw {
+	uint32_t node, nports, port_base;
+	uint32_t words;                   /* u64 words of one request bitmap */
+	uint32_t q_base;                  /* first queue of this switch */
+	uint64_t *req;                    /* [nports][nvl][words]: keys requesting (out, vl) */
+	uint16_t *rr;                     /* [nports][nvl]: key served last */
+	const uint8_t *route;             /* [n_endpoints] */
+	const uint16_t *sl2vl;            /* [nports][nports] row index */
+};
+
+struct flow {
+	struct ibs_flow spec;
+	struct rng rng;
+	uint64_t interval_ps;             /* mean time between messages */
+	uint64_t cur_gen;                 /* generation time of the current message */
+	uint32_t cur_left;                /* packets of the current message not yet injected */
+	uint32_t cur_dst;
+	uint32_t msg_pkts, last_bytes;
+	uint8_t vl;
+	bool wake_pending;
+};
+
+struct ep {
+	uint32_t gport, node;
+	uint32_t flow_base, nflows;
+	uint32_t rr[IBS_MAX_VLS];
+};
+
+struct group_acc {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	struct hist lat, net;
+};
+
+struct ibs_sim {
+	struct ibs_config cfg;            /* array pointers are owned copies */
+	const struct ibs_evq_ops *evq_ops;
+	void *evq;
+	uint64_t now, next_uid;
+	uint32_t nvl;                     /* VLs per input buffer key: max op_vls */
+
+	uint32_t n_nodes, n_ports, n_sw, n_ep;
+	struct port *ports;
+	struct vlarb *arbs;
+	int32_t *node_sw;                 /* node -> switch index, -1 for CAs */
+	int32_t *node_ep;                 /* node -> first endpoint, -1 if none */
+	int32_t *port_ep;                 /* global port -> endpoint, -1 */
+	struct sw *sws;
+	struct queue *queues;
+	uint64_t n_queues;
+	uint64_t *req_words;
+	uint16_t *rr_all;
+
+	struct ep *eps;
+	struct flow *flows;
+
+	struct pkt *pkts;
+	uint32_t n_pkts, cap_pkts, free_pkt;
+	uint64_t in_flight;
+
+	uint32_t *kick;                   /* ports waiting for an arbitration pass */
+	uint32_t n_kick, cap_kick;
+	uint8_t *kick_mark;
+
+	/* statistics */
+	struct group_acc sl[IBS_NUM_SLS];
+	struct group_acc *klass;
+	struct ibs_group sl_out[IBS_NUM_SLS];
+	struct ibs_group *klass_out;
+	uint64_t *port_vl_bytes, *ep_rx, *ep_tx;
+	struct ibs_results res;
+	uint32_t *witness;
+	uint32_t witness_len;
+	int error;                        /* first internal error (-ENOMEM) */
+};
+
+static inline bool in_window(const struct ibs_sim *s)
+{
+	return s->now >= s->cfg.warmup_ps && s->now < s->cfg.end_ps;
+}
+
+static inline uint32_t credits_of(uint32_t bytes)
+{
+	return (bytes + IBS_CREDIT - 1) / IBS_CREDIT;
+}
+
+static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
+{
+	return s->node_sw[node] >= 0;
+}
+
+/* sim.c */
+void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl);
+void sim_kick(struct ibs_sim *s, uint32_t gport);
+uint32_t pkt_alloc(struct ibs_sim *s);
+void pkt_free(struct ibs_sim *s, uint32_t id);
+
+/* link.c: transmission and credits, shared by switches and CAs */
+void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end);
+void link_tx_done(struct ibs_sim *s, uint32_t gport);
+void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n);
+void link_return_credits(struct ibs_sim *s, uint32_t in_gport, uint8_t vl, uint32_t n);
+
+/* switch.c */
+int  sw_setup(struct ibs_sim *s);
+void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid);
+void sw_try_send(struct ibs_sim *s, uint32_t gport);
+uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl, uint32_t out);
+
+/* ca.c */
+int  ca_setup(struct ibs_sim *s, char *err, size_t errlen);
+void ca_try_send(struct ibs_sim *s, uint32_t gport);
+void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid);
+void ca_wake(struct ibs_sim *s, uint32_t flow);
+
+/* deadlock.c */
+int  deadlock_check(struct ibs_sim *s, bool nothing_moves);
+
+#endif

@@ -1,0 +1,182 @@
+/* Input-queued switch: per-(input, VL) FIFOs (or VOQs split by output), round-robin
+ * among requesting inputs per (output, VL), VLArb per output port.
+ * Routes come from the LFT and VLs from the per-(in, out) SL2VL; nothing is recomputed. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "sim.h"
+
+int sw_setup(struct ibs_sim *s)
+{
+	uint64_t words = 0, rrs = 0, queues = 0;
+
+	for (uint32_t i = 0; i < s->n_sw; i++) {
+		struct sw *w = &s->sws[i];
+		uint32_t keys = w->nports * s->nvl;
+
+		w->words = (keys + 63) / 64;
+		w->q_base = (uint32_t)queues;
+		queues += (uint64_t)keys * (s->cfg.voq ? w->nports : 1);
+		words += (uint64_t)w->nports * s->nvl * w->words;
+		rrs += keys;
+	}
+	if (queues >= NIL)
+		return -E2BIG;
+	s->n_queues = queues;
+	s->queues = malloc((queues ? queues : 1) * sizeof(*s->queues));
+	s->req_words = calloc(words ? words : 1, sizeof(uint64_t));
+	s->rr_all = calloc(rrs ? rrs : 1, sizeof(uint16_t));
+	if (!s->queues || !s->req_words || !s->rr_all)
+		return -ENOMEM;
+	for (uint64_t q = 0; q < queues; q++)
+		s->queues[q].head = s->queues[q].tail = NIL;
+	words = rrs = 0;
+	for (uint32_t i = 0; i < s->n_sw; i++) {
+		struct sw *w = &s->sws[i];
+		uint32_t keys = w->nports * s->nvl;
+
+		w->req = s->req_words + words;
+		w->rr = s->rr_all + rrs;
+		for (uint32_t k = 0; k < keys; k++)
+			w->rr[k] = (uint16_t)(keys - 1);   /* the first pass starts at key 0 */
+		words += (uint64_t)w->nports * s->nvl * w->words;
+		rrs += keys;
+	}
+	return 0;
+}
+
+uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl, uint32_t out)
+{
+	uint32_t key = in * s->nvl + vl;
+
+	return w->q_base + (s->cfg.voq ? key * w->nports + out : key);
+}
+
+static uint64_t *req_map(const struct ibs_sim *s, const struct sw *w, uint32_t out, uint32_t vl)
+{
+	return w->req + ((uint64_t)out * s->nvl + vl) * w->words;
+}
+
+static void req_set(struct ibs_sim *s, struct sw *w, uint32_t out, uint32_t vl, uint32_t key)
+{
+	req_map(s, w, out, vl)[key >> 6] |= 1ull << (key & 63);
+	s->ports[w->port_base + out].req_mask |= (uint16_t)(1u << vl);
+}
+
+static void req_clear(struct ibs_sim *s, struct sw *w, uint32_t out, uint32_t vl, uint32_t key)
+{
+	uint64_t *m = req_map(s, w, out, vl);
+
+	m[key >> 6] &= ~(1ull << (key & 63));
+	for (uint32_t i = 0; i < w->words; i++)
+		if (m[i])
+			return;
+	s->ports[w->port_base + out].req_mask &= (uint16_t)~(1u << vl);
+}
+
+/* First requesting key after `after`, cyclically. The map is known to be non-empty. */
+static uint32_t next_key(const uint64_t *m, uint32_t words, uint32_t nkeys, uint32_t after)
+{
+	uint32_t start = after + 1 >= nkeys ? 0 : after + 1;
+	uint32_t wi = start >> 6;
+	uint64_t bits = m[wi] & (~0ull << (start & 63));
+
+	for (uint32_t n = 0; n <= words; n++) {
+		if (bits)
+			return (wi << 6) + (uint32_t)__builtin_ctzll(bits);
+		wi = wi + 1 == words ? 0 : wi + 1;
+		bits = m[wi];
+	}
+	return NIL;
+}
+
+static void drop(struct ibs_sim *s, uint32_t in_gport, uint32_t pid, uint64_t *counter)
+{
+	struct pkt *k = &s->pkts[pid];
+
+	link_return_credits(s, in_gport, k->vl, credits_of(k->bytes));
+	pkt_free(s, pid);
+	(*counter)++;
+}
+
+void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
+{
+	const struct port *ip = &s->ports[in_gport];
+	struct sw *w = &s->sws[s->node_sw[ip->node]];
+	struct pkt *k = &s->pkts[pid];
+	uint32_t in = ip->num, out = w->route[k->dst];
+
+	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports || s->ports[w->port_base + out].peer < 0) {
+		drop(s, in_gport, pid, &s->res.dropped_route);
+		return;
+	}
+	uint8_t ovl = s->cfg.sl2vl_rows[(uint32_t)w->sl2vl[in * w->nports + out] * 16 + k->sl];
+	if (ovl >= s->ports[w->port_base + out].nvl) {    /* includes VL15: the spec drops */
+		drop(s, in_gport, pid, &s->res.dropped_vl);
+		return;
+	}
+	k->out = (uint8_t)out;
+	k->out_vl = ovl;
+	k->state = PKT_QUEUED;
+	k->next = NIL;
+
+	struct queue *q = &s->queues[sw_queue_of(s, w, in, k->vl, out)];
+	if (q->head == NIL) {
+		q->head = q->tail = pid;
+		req_set(s, w, out, ovl, in * s->nvl + k->vl);
+		sim_kick(s, w->port_base + out);
+	} else {
+		s->pkts[q->tail].next = pid;
+		q->tail = pid;
+	}
+}
+
+void sw_try_send(struct ibs_sim *s, uint32_t gport)
+{
+	struct port *p = &s->ports[gport];
+	struct sw *w = &s->sws[s->node_sw[p->node]];
+	uint32_t o = p->num, nkeys = w->nports * s->nvl;
+	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
+	uint16_t active = 0, nonempty = p->req_mask;
+
+	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
+		uint32_t v = (uint32_t)__builtin_ctz(m);
+		uint32_t key = next_key(req_map(s, w, o, v), w->words, nkeys, w->rr[o * s->nvl + v]);
+		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+		uint32_t bytes = s->pkts[q->head].bytes;
+
+		if (p->credits[v] >= credits_of(bytes)) {
+			active |= (uint16_t)(1u << v);
+			head_bytes[v] = bytes;
+			cand[v] = key;
+		}
+	}
+	int vl = vlarb_decide(p->arb, active, nonempty, head_bytes);
+	if (vl < 0)
+		return;
+
+	uint32_t key = cand[vl], in = key / s->nvl, ivl = key % s->nvl;
+	struct queue *q = &s->queues[sw_queue_of(s, w, in, ivl, o)];
+	uint32_t pid = q->head;
+	struct pkt *k = &s->pkts[pid];
+
+	q->head = k->next;
+	if (q->head == NIL)
+		q->tail = NIL;
+	w->rr[o * s->nvl + (uint32_t)vl] = (uint16_t)key;
+	if (q->head == NIL) {
+		req_clear(s, w, o, (uint32_t)vl, key);
+	} else {
+		const struct pkt *nh = &s->pkts[q->head];
+
+		if (nh->out != o || nh->out_vl != vl) {
+			req_clear(s, w, o, (uint32_t)vl, key);
+			req_set(s, w, nh->out, nh->out_vl, key);
+			sim_kick(s, w->port_base + nh->out);
+		}
+	}
+	p->tx_from = w->port_base + in;
+	p->tx_vl = (uint8_t)ivl;
+	p->tx_credits = (uint16_t)credits_of(k->bytes);
+	link_start_tx(s, gport, pid, (uint8_t)vl, k->tail_ps + s->cfg.sw_latency_ps);
+}

@@ -1,0 +1,159 @@
+#include <errno.h>
+#include <string.h>
+
+#include "vlarb.h"
+
+static int table_init(struct vlarb_table *t, const struct ibs_vlarb_entry *e, uint32_t n)
+{
+	memset(t, 0, sizeof(*t));
+	if (n > VLARB_MAX_ENTRIES)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (e[i].vl >= IBS_MAX_VLS)
+			return -EINVAL;
+		if (!e[i].weight)      /* weight 0: the entry is skipped */
+			continue;
+		t->vl[t->n] = e[i].vl;
+		t->weight[t->n] = e[i].weight;
+		t->mask |= (uint16_t)(1u << e[i].vl);
+		t->n++;
+	}
+	return 0;
+}
+
+int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhigh,
+	       const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode)
+{
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	if (mode > IBS_ACCT_PACKET)
+		return -EINVAL;
+	if ((rc = table_init(&a->high, high, nhigh)) || (rc = table_init(&a->low, low, nlow)))
+		return rc;
+	a->limit = limit;
+	a->mode = mode;
+	return 0;
+}
+
+static uint64_t limit_bytes(const struct vlarb *a)
+{
+	return a->limit ? 4096u * (uint64_t)a->limit : 1;
+}
+
+static void end_turn(struct vlarb *a, struct vlarb_table *t, uint16_t nonempty)
+{
+	int32_t *left = &t->left[t->idx];
+
+	/* packet mode carries nothing; byte mode forgets credit only of an emptied VL */
+	if (a->mode == IBS_ACCT_PACKET || (*left > 0 && !(nonempty & (1u << t->vl[t->idx]))))
+		*left = 0;
+	t->in_turn = false;
+	t->idx = (uint8_t)((t->idx + 1) % t->n);
+}
+
+/* Start the turn of the next entry (from idx, in table order) whose VL is active. */
+static void start_turn(struct vlarb *a, struct vlarb_table *t, uint16_t active,
+		       const uint32_t *head_bytes)
+{
+	for (uint32_t k = 0; k < t->n; k++) {
+		uint8_t i = (uint8_t)((t->idx + k) % t->n);
+		uint8_t vl = t->vl[i];
+
+		if (!(active & (1u << vl)))
+			continue;
+		t->idx = i;
+		t->in_turn = true;
+		if (a->mode == IBS_ACCT_BYTE) {
+			t->left[i] += IBS_CREDIT * t->weight[i];
+		} else {
+			uint32_t size = head_bytes[vl] ? head_bytes[vl] : 1;
+			uint32_t pkts = (IBS_CREDIT * t->weight[i] + size - 1) / size;
+
+			t->left[i] = pkts ? (int32_t)pkts : 1;
+		}
+		return;
+	}
+}
+
+static void start_low_turn(struct vlarb *a, uint16_t active, const uint32_t *head_bytes)
+{
+	start_turn(a, &a->low, active, head_bytes);
+	if (a->mode == IBS_ACCT_BYTE && a->limit) {
+		uint64_t lb = limit_bytes(a);
+
+		a->hi_count = a->hi_count > lb ? a->hi_count - lb : 0;
+	} else {
+		a->hi_count = 0;
+	}
+}
+
+int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint32_t *head_bytes)
+{
+	struct vlarb_table *hi = &a->high, *lo = &a->low;
+
+	a->pending = 0;
+	/* Each pass ends a turn or starts one (adding weight, or lowering hi_count),
+	 * so the loop ends; the bound only guards against a logic error. */
+	for (int guard = 0; guard < 1 << 20; guard++) {
+		if (lo->in_turn) {    /* a low turn is never interrupted */
+			if ((active & (1u << lo->vl[lo->idx])) && lo->left[lo->idx] > 0) {
+				a->pending = 2;
+				return lo->vl[lo->idx];
+			}
+			end_turn(a, lo, nonempty);
+			continue;
+		}
+		if (hi->in_turn && !(active & (1u << hi->vl[hi->idx]))) {
+			end_turn(a, hi, nonempty);
+			continue;
+		}
+		uint16_t hi_active = active & hi->mask, lo_active = active & lo->mask;
+
+		if (a->limit != 255 && lo_active && a->hi_count >= limit_bytes(a)) {
+			start_low_turn(a, active, head_bytes);              /* rule 1 */
+			continue;
+		}
+		if (hi_active) {                                             /* rule 2 */
+			if (!hi->in_turn) {
+				start_turn(a, hi, active, head_bytes);
+				continue;
+			}
+			if (hi->left[hi->idx] > 0) {
+				a->pending = 1;
+				return hi->vl[hi->idx];
+			}
+			end_turn(a, hi, nonempty);
+			continue;
+		}
+		if (lo_active) {                                             /* rule 3 */
+			a->hi_count = 0;
+			start_low_turn(a, active, head_bytes);
+			continue;
+		}
+		return -1;                                                   /* rule 4 */
+	}
+	return -1;
+}
+
+void vlarb_commit(struct vlarb *a, uint32_t bytes)
+{
+	struct vlarb_table *t;
+
+	if (a->pending == 1) {
+		t = &a->high;
+		a->hi_count += bytes;
+	} else if (a->pending == 2) {
+		t = &a->low;
+	} else {
+		return;
+	}
+	t->left[t->idx] -= a->mode == IBS_ACCT_BYTE ? (int32_t)bytes : 1;
+	if (t->left[t->idx] <= 0) {       /* the turn is used up; byte debt is carried */
+		if (a->mode == IBS_ACCT_PACKET)
+			t->left[t->idx] = 0;
+		t->in_turn = false;
+		t->idx = (uint8_t)((t->idx + 1) % t->n);
+	}
+	a->pending = 0;
+}

@@ -1,0 +1,54 @@
+/* The IB output arbiter (high/low VLArb tables + VLHighLimit), exactly as docs/arbiter.md.
+ *
+ * Decide and commit are separate (BookSim's Arbitrate / UpdateState): vlarb_decide()
+ * names the VL whose packet goes next given which VLs are active, and remembers the
+ * entry it picked; vlarb_commit() charges that packet once it is actually sent.
+ */
+#ifndef IBS_VLARB_H
+#define IBS_VLARB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ibqos_sim.h"
+
+#define VLARB_MAX_ENTRIES 64
+
+struct vlarb_table {
+	uint8_t n;                        /* entries with weight > 0, in table order */
+	uint8_t vl[VLARB_MAX_ENTRIES];
+	uint8_t weight[VLARB_MAX_ENTRIES];
+	uint16_t mask;                    /* VLs named by some entry */
+	/* turn state */
+	uint8_t idx;                      /* current (or next) entry */
+	bool in_turn;
+	int32_t left[VLARB_MAX_ENTRIES];  /* byte mode: deficit; packet mode: packets left */
+};
+
+struct vlarb {
+	struct vlarb_table high, low;
+	uint8_t limit;                    /* VLHighLimit */
+	uint8_t mode;                     /* enum ibs_accounting */
+	uint8_t pending;                  /* 0 none, 1 high, 2 low: set by decide, used by commit */
+	uint64_t hi_count;                /* high-table bytes since the last low turn */
+};
+
+/* Fails (-EINVAL) on more than 64 entries or a VL above 14. */
+int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhigh,
+	       const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode);
+
+/* active: VLs with a packet and credits for it; nonempty: VLs with a packet;
+ * head_bytes[vl]: size of the packet each active VL would send next.
+ * Returns the VL to send or -1 (idle). */
+int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint32_t *head_bytes);
+
+/* The packet picked by the last vlarb_decide() was sent. */
+void vlarb_commit(struct vlarb *a, uint32_t bytes);
+
+/* VLs the arbiter can ever send (named in a table). */
+static inline uint16_t vlarb_served(const struct vlarb *a)
+{
+	return a->high.mask | a->low.mask;
+}
+
+#endif

@@ -1,0 +1,331 @@
+/* Whole-simulator tests on small fabrics built here: a star (the seed 002 two-node
+ * method) and a ring of three switches (a credit loop when routed one way round). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "ibqos_sim.h"
+
+#define MAXN 16
+#define MAXP 64
+
+struct fab {
+	uint32_t n_nodes, n_ports, n_ep;
+	uint8_t is_sw[MAXN];
+	uint32_t nports[MAXN], base[MAXN], route_off[MAXN], sl2vl_off[MAXN];
+	int32_t peer[MAXP];
+	uint8_t op_vls[MAXP], limit[MAXP];
+	double rate[MAXP];
+	uint32_t hoff[MAXP], hlen[MAXP], loff[MAXP], llen[MAXP];
+	struct ibs_vlarb_entry arb[80];
+	uint8_t routes[MAXN * MAXN];
+	uint16_t sl2vl_idx[MAXN * MAXP];
+	uint8_t rows[16];
+	uint32_t ep_port[MAXN];
+	struct ibs_flow flows[64];
+	uint32_t n_flows;
+	struct ibs_config cfg;
+};
+
+static uint32_t add_node(struct fab *f, int sw, uint32_t nports)
+{
+	uint32_t n = f->n_nodes++;
+
+	f->is_sw[n] = (uint8_t)sw;
+	f->nports[n] = nports;
+	f->base[n] = f->n_ports;
+	f->sl2vl_off[n] = n * MAXP;
+	f->route_off[n] = n * MAXN;
+	for (uint32_t i = 0; i < nports; i++) {
+		f->peer[f->n_ports + i] = -1;
+		f->op_vls[f->n_ports + i] = 4;
+		f->rate[f->n_ports + i] = 100.0;
+		f->limit[f->n_ports + i] = 1;
+	}
+	f->n_ports += nports;
+	if (!sw)
+		f->ep_port[f->n_ep++] = f->base[n] + 1;
+	return n;
+}
+
+static void link_ports(struct fab *f, uint32_t a, uint32_t pa, uint32_t b, uint32_t pb)
+{
+	f->peer[f->base[a] + pa] = (int32_t)(f->base[b] + pb);
+	f->peer[f->base[b] + pb] = (int32_t)(f->base[a] + pa);
+}
+
+/* Seed 002 config A on every port (SL i -> VL i). */
+static void vlarb_config_a(struct fab *f)
+{
+	int n0 = 0, n1 = 0, n2 = 0;
+
+	for (int i = 0; i < 64; i++) {
+		struct ibs_vlarb_entry *e = &f->arb[i];
+		if (i % 2 == 0)
+			*e = (struct ibs_vlarb_entry){ 0, (uint8_t)(n0++ < 8 ? 9 : 8) };
+		else if (i % 4 == 1)
+			*e = (struct ibs_vlarb_entry){ 1, (uint8_t)(n1++ < 14 ? 10 : 9) };
+		else
+			*e = (struct ibs_vlarb_entry){ 2, (uint8_t)(n2++ < 10 ? 7 : 6) };
+	}
+	f->arb[64] = (struct ibs_vlarb_entry){ 3, 6 };
+	for (uint32_t p = 0; p < f->n_ports; p++) {
+		f->hoff[p] = 0;
+		f->hlen[p] = 64;
+		f->loff[p] = 64;
+		f->llen[p] = 1;
+	}
+	for (int i = 0; i < 16; i++)
+		f->rows[i] = (uint8_t)(i < 4 ? i : 0);
+}
+
+static void finish(struct fab *f, uint32_t buf_credits, uint64_t end_ps)
+{
+	struct ibs_config *c = &f->cfg;
+
+	static uint32_t identity[MAXN];
+
+	for (uint32_t i = 0; i < MAXN; i++)
+		identity[i] = i;
+	memset(c, 0, sizeof(*c));
+	c->dests = identity;      /* endpoint i at index i: DEST_SET with dest_len 1 is "to i" */
+	c->n_dests = f->n_ep;
+	c->n_nodes = f->n_nodes;
+	c->node_is_switch = f->is_sw;
+	c->node_nports = f->nports;
+	c->node_port_base = f->base;
+	c->node_route_off = f->route_off;
+	c->node_sl2vl_off = f->sl2vl_off;
+	c->n_ports = f->n_ports;
+	c->port_peer = f->peer;
+	c->port_op_vls = f->op_vls;
+	c->port_rate_gbps = f->rate;
+	c->port_arb_high_off = f->hoff;
+	c->port_arb_high_len = f->hlen;
+	c->port_arb_low_off = f->loff;
+	c->port_arb_low_len = f->llen;
+	c->port_arb_limit = f->limit;
+	c->arb_entries = f->arb;
+	c->routes = f->routes;
+	c->sl2vl_idx = f->sl2vl_idx;
+	c->sl2vl_rows = f->rows;
+	c->n_sl2vl_rows = 1;
+	c->n_endpoints = f->n_ep;
+	c->ep_port = f->ep_port;
+	c->n_flows = f->n_flows;
+	c->flows = f->flows;
+	c->n_classes = 4;
+	c->buf_credits = buf_credits;
+	c->mtu = 4096;
+	c->prop_ps = 10000;
+	c->sw_latency_ps = 100000;
+	c->seed = 7;
+	c->warmup_ps = end_ps / 10;
+	c->end_ps = end_ps;
+	c->deadlock_ps = 50000000;
+}
+
+/* Switch with CAs on ports 1..ncas. */
+static void star(struct fab *f, uint32_t ncas)
+{
+	memset(f, 0, sizeof(*f));
+	uint32_t sw = add_node(f, 1, ncas + 1);
+	for (uint32_t i = 0; i < ncas; i++) {
+		uint32_t ca = add_node(f, 0, 2);
+		link_ports(f, sw, i + 1, ca, 1);
+		f->routes[f->route_off[sw] + i] = (uint8_t)(i + 1);
+	}
+	vlarb_config_a(f);
+}
+
+static void saturating(struct fab *f, uint32_t src, uint32_t dst_ep, uint8_t sl)
+{
+	struct ibs_flow *fl = &f->flows[f->n_flows++];
+
+	*fl = (struct ibs_flow){ .src = src, .sl = sl, .process = IBS_SATURATE, .klass = sl,
+				 .pkt_bytes = 4096, .msg_bytes = 4096, .dest_mode = IBS_DEST_SET,
+				 .dest_off = dst_ep, .dest_len = 1 };
+}
+
+static void check_conservation(struct ibs_sim *s)
+{
+	const struct ibs_results *r = ibs_results(s);
+	struct ibs_audit a;
+
+	EXPECT(r->injected == r->delivered + r->in_flight + r->dropped_route + r->dropped_vl);
+	EXPECT(ibs_audit(s, &a) == 0);
+	EXPECT(a.queue_errors == 0);
+	EXPECT(a.credit_errors == 0);
+	EXPECT(a.queued + a.on_link == r->in_flight);
+}
+
+static void two_node(uint8_t accounting)
+{
+	struct fab f;
+	struct ibs_sim *s = NULL;
+	char err[256];
+
+	star(&f, 2);
+	for (uint8_t sl = 0; sl < 4; sl++)
+		saturating(&f, 0, 1, sl);
+	uint32_t nf = f.n_flows;
+	finish(&f, 16 * 64, 20000000000ull);   /* 20 ms */
+	f.cfg.n_flows = nf;
+	f.cfg.accounting = accounting;
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		failures++;
+		return;
+	}
+	EXPECT(ibs_run(s, 7000000000ull) == 0);
+	check_conservation(s);
+	EXPECT(ibs_run(s, UINT64_MAX) == 0);
+	const struct ibs_results *r = ibs_results(s);
+	EXPECT(r->status == IBS_DONE);
+	check_conservation(s);
+	double tot = 0, share[4];
+	for (int i = 0; i < 4; i++)
+		tot += (double)r->sl[i].rx_bytes;
+	for (int i = 0; i < 4; i++)
+		share[i] = 100.0 * (double)r->sl[i].rx_bytes / tot;
+	/* the link is saturated: 100 Gb/s over the window */
+	EXPECT_NEAR(tot * 8 / ((double)r->window_ps / 1000.0), 100.0, 0.2);
+	if (accounting == IBS_ACCT_BYTE) {
+		double low = 100.0 * 6 / 70;
+		EXPECT_NEAR(share[3], low, 0.1);
+		EXPECT_NEAR(share[0], (100 - low) * 264 / 528, 0.1);
+		EXPECT_NEAR(share[1], (100 - low) * 158 / 528, 0.1);
+		EXPECT_NEAR(share[2], (100 - low) * 106 / 528, 0.1);
+	} else {
+		EXPECT_NEAR(share[3], 50.0, 0.1);
+		EXPECT_NEAR(share[0], 25.0, 0.1);
+	}
+	ibs_destroy(s);
+}
+
+/* Two simulations in one process, stepped alternately, give identical results. */
+static void determinism(void)
+{
+	struct fab f;
+	struct ibs_sim *a = NULL, *b = NULL;
+	char err[256];
+
+	star(&f, 6);
+	for (uint32_t i = 0; i < 6; i++) {
+		struct ibs_flow *fl = &f.flows[f.n_flows++];
+		*fl = (struct ibs_flow){ .src = i, .sl = (uint8_t)(i % 4), .process = IBS_POISSON,
+					 .klass = (uint16_t)(i % 4), .pkt_bytes = 2048, .msg_bytes = 8192,
+					 .rate_gbps = 70.0, .dest_mode = IBS_DEST_UNIFORM };
+	}
+	finish(&f, 16 * 64, 2000000000ull);
+	EXPECT(ibs_create(&f.cfg, &a, err, sizeof(err)) == 0);
+	EXPECT(ibs_create(&f.cfg, &b, err, sizeof(err)) == 0);
+	if (!a || !b)
+		return;
+	for (uint64_t t = 100000000; t <= 2000000000ull; t += 100000000) {
+		ibs_run(a, t);
+		ibs_run(b, t + 50000000);
+	}
+	const struct ibs_results *ra = ibs_results(a), *rb = ibs_results(b);
+	EXPECT(ra->status == IBS_DONE && rb->status == IBS_DONE);
+	EXPECT(ra->events == rb->events && ra->hops == rb->hops && ra->delivered == rb->delivered);
+	EXPECT(ra->delivered > 1000);
+	EXPECT(memcmp(ra->sl, rb->sl, sizeof(ra->sl)) == 0);
+	check_conservation(a);
+	ibs_destroy(a);
+	ibs_destroy(b);
+}
+
+/* Three switches in a ring, one CA each. clockwise: every route goes round the same
+ * way, a credit loop on one VL; otherwise routes take the short way and cannot loop. */
+static void ring(int clockwise)
+{
+	struct fab f;
+	struct ibs_sim *s = NULL;
+	char err[256];
+	uint32_t sw[3], ca[3];
+
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < 3; i++)
+		sw[i] = add_node(&f, 1, 4);        /* 1: CA, 2: next, 3: previous */
+	for (int i = 0; i < 3; i++) {
+		ca[i] = add_node(&f, 0, 2);
+		link_ports(&f, sw[i], 1, ca[i], 1);
+		link_ports(&f, sw[i], 2, sw[(i + 1) % 3], 3);
+	}
+	for (int i = 0; i < 3; i++)
+		for (int d = 0; d < 3; d++)
+			f.routes[f.route_off[sw[i]] + d] =
+				(uint8_t)(d == i ? 1 : clockwise || d == (i + 1) % 3 ? 2 : 3);
+	vlarb_config_a(&f);
+	for (uint32_t p = 0; p < f.n_ports; p++)
+		f.op_vls[p] = 1;
+	for (uint32_t i = 0; i < 3; i++) {
+		struct ibs_flow *fl = &f.flows[f.n_flows++];
+		/* to the CA two hops clockwise */
+		*fl = (struct ibs_flow){ .src = i, .sl = 0, .process = IBS_SATURATE, .pkt_bytes = 4096,
+					 .msg_bytes = 4096, .dest_mode = IBS_DEST_SET, .dest_off = (i + 2) % 3,
+					 .dest_len = 1 };
+	}
+	finish(&f, 64, 200000000ull);
+	f.cfg.deadlock_ps = 10000000;
+	f.cfg.n_classes = 1;
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		failures++;
+		return;
+	}
+	EXPECT(ibs_run(s, UINT64_MAX) == 0);
+	const struct ibs_results *r = ibs_results(s);
+	check_conservation(s);
+	if (clockwise) {
+		EXPECT(r->status == IBS_DEADLOCK);
+		EXPECT(r->witness_len == 3);
+		for (uint32_t i = 0; i < r->witness_len; i++) {
+			EXPECT(r->witness[3 * i] < 3);          /* a switch */
+			EXPECT(r->witness[3 * i + 1] == 3);     /* its input from the previous switch */
+			EXPECT(r->witness[3 * i + 2] == 0);
+		}
+	} else {
+		EXPECT(r->status == IBS_DONE);
+		EXPECT(r->delivered > 100);
+	}
+	ibs_destroy(s);
+}
+
+static void bad_input(void)
+{
+	struct fab f;
+	struct ibs_sim *s = NULL;
+	char err[256];
+
+	star(&f, 2);
+	saturating(&f, 0, 1, 0);
+	finish(&f, 16, 1000000);               /* 16 credits cannot hold 4096 bytes */
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && s == NULL);
+	EXPECT(strstr(err, "cannot hold") != NULL);
+	finish(&f, 64, 1000000);
+	f.peer[1] = 5;                         /* one-sided link */
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && strstr(err, "link back"));
+	star(&f, 2);
+	saturating(&f, 0, 1, 0);
+	finish(&f, 64, 1000000);
+	f.cfg.evq = "calendar";
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && strstr(err, "calendar"));
+	f.cfg.evq = "list";
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
+	ibs_destroy(s);
+}
+
+int main(void)
+{
+	two_node(IBS_ACCT_BYTE);
+	two_node(IBS_ACCT_PACKET);
+	determinism();
+	ring(1);
+	ring(0);
+	bad_input();
+	TEST_DONE();
+}
