@@ -3,22 +3,22 @@
 Only these are read: classes[].name/sls/priority, fabric.rate/rate_gbps/mtu and the predicted
 share of each class at the switch port facing the receiving CA,
 analysis["terminal"]["per_class"][name]["share"] (the two-node method measures that port).
-When the planner's own model (ibqos.plan.Plan) is importable it validates the document first,
-so a bad plan gets the planner's error; then the same dict goes through this view.
+The planner's model (ibqos.plan.Plan.load) reads and validates the document, so a bad plan
+gets the planner's error; this view adds what perftest needs (SLs 0..15 used once, an MTU
+perftest's -m accepts).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ibqos.errors import InputError
+from ibqos.plan import Plan
 
 MTUS = (256, 512, 1024, 2048, 4096)
 
@@ -62,7 +62,7 @@ class _Class(BaseModel):
 
 class _Fabric(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    rate: str
+    rate: str | float
     rate_gbps: float | None = None
     mtu: int
 
@@ -87,9 +87,7 @@ def load_plan(path: str | Path) -> PlanSummary:
         raw = path.read_bytes()
     except OSError as e:
         raise InputError(e.strerror or str(e), file=path) from None
-    doc = _validated_by_planner(path)
-    if doc is None:
-        doc = _parse(raw, path)
+    doc = Plan.load(path).model_dump(mode="json", by_alias=True)
     try:
         view = _PlanView.model_validate(doc)
     except ValidationError as e:
@@ -108,7 +106,7 @@ def load_plan(path: str | Path) -> PlanSummary:
                                  _share(per_class.get(c.name), path, c.name))
                     for c in view.classes)
     return PlanSummary(path=str(path), sha256=hashlib.sha256(raw).hexdigest(),
-                       rate=view.fabric.rate, rate_gbps=view.fabric.rate_gbps,
+                       rate=str(view.fabric.rate), rate_gbps=view.fabric.rate_gbps,
                        mtu=view.fabric.mtu, classes=classes)
 
 
@@ -120,31 +118,3 @@ def _share(entry, path: Path, name: str) -> float | None:
         raise InputError(f"share must be a percentage, got {share!r}", file=path,
                          field=f"analysis.terminal.per_class.{name}.share")
     return float(share)
-
-
-def _validated_by_planner(path: Path) -> dict | None:
-    try:
-        from ibqos.plan import Plan  # the planner's model, once it exists
-    except ImportError:
-        return None
-    plan = Plan.load(path)
-    return plan.model_dump(mode="json", by_alias=True)
-
-
-def _parse(raw: bytes, path: Path) -> dict:
-    text = raw.decode(errors="replace")
-    if path.suffix in (".yaml", ".yml"):
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            raise InputError(f"not YAML: {getattr(e, 'problem', e)}", file=path,
-                             line=mark.line + 1 if mark else None) from None
-    else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
-    if not isinstance(doc, dict):
-        raise InputError("a plan document is a mapping", file=path)
-    return doc
