@@ -1,0 +1,67 @@
+/*
+ * OpenSM side of libibqos: the one context every callback gets, and the glue between OpenSM's
+ * objects and the OpenSM-free routing library (dla_*, ibqos_tables, ibqos_vlarb).
+ */
+#ifndef IBQOS_PLUGIN_H
+#define IBQOS_PLUGIN_H
+
+#define _GNU_SOURCE
+#include <opensm/osm_config.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_switch.h>
+
+#include "dla_fabric.h"
+#include "dla_groups.h"
+#include "dla_route.h"
+#include "ibqos_tables.h"
+
+#define IBQOS_ENGINE_NAME "dla"
+
+struct ibqos_guid_idx {
+	uint64_t guid;
+	uint32_t idx;
+};
+
+/* Everything one routing pass computed; rebuilt by every build_lid_matrices. */
+struct ibqos_sweep {
+	int valid;		/* routes computed and checked: the hooks may use them */
+	struct dla_fabric fabric;
+	struct dla_groups groups;
+	struct dla_routes routes;
+	osm_switch_t **osw;	/* [nsw] the OpenSM switch behind each index */
+	struct ibqos_guid_idx *by_guid;	/* [nsw] sorted */
+	struct ibqos_tables tables;	/* applied table file; empty when none or rejected */
+	uint8_t sl2class[IBQOS_NUM_SL];
+};
+
+struct ibqos_ctx {
+	osm_opensm_t *osm;
+	struct ibqos_sweep sweep;
+};
+
+/* log.c */
+void ibqos_log(struct ibqos_ctx *ctx, osm_log_level_t level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* snapshot.c */
+int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len);
+int32_t ibqos_switch_index(const struct ibqos_sweep *sw, uint64_t guid);
+void ibqos_sweep_free(struct ibqos_sweep *sw);
+
+/* engine.c */
+int ibqos_build_lid_matrices(void *context);
+int ibqos_build_fwd_tables(void *context);
+uint8_t ibqos_path_sl(void *context, uint8_t path_sl_hint, const ib_net16_t slid,
+		      const ib_net16_t dlid);
+void ibqos_engine_destroy(void *context);
+
+/* qos_hooks.c */
+void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
+			uint8_t out_port_num, ib_slvl_table_t *t);
+void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,
+			ib_vl_arb_table_t *block, unsigned block_length, unsigned block_num);
+/* The table-file spec and role name for an OpenSM port (NULL spec: keep OpenSM's own). */
+const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm_physp_t *p,
+					       const char **role_name);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * libibqos.so: an OpenSM event plugin whose only job is to register the external routing
+ * engine "dla" (routing_engine dla,minhop). OpenSM loads it with event_plugin_name ibqos and
+ * passes event_plugin_options (the table file path) through its subnet options.
+ */
+#include "ibqos_plugin.h"
+
+#include <opensm/osm_event_plugin.h>
+#include <opensm/osm_version.h>
+
+#include <stdlib.h>
+
+#if OSM_EVENT_PLUGIN_INTERFACE_VER != 2
+#error "libibqos is written for OpenSM event plugin interface version 2"
+#endif
+
+static int engine_setup(osm_routing_engine_t *re, osm_opensm_t *osm)
+{
+	(void)osm;
+	/* Only the hooks we implement; OpenSM checks each for NULL. */
+	re->build_lid_matrices = ibqos_build_lid_matrices;
+	re->ucast_build_fwd_tables = ibqos_build_fwd_tables;
+	re->update_sl2vl = ibqos_update_sl2vl;
+	re->update_vlarb = ibqos_update_vlarb;
+	re->path_sl = ibqos_path_sl;
+	re->destroy = ibqos_engine_destroy;
+	return 0;
+}
+
+static void plugin_destroy(void *context)
+{
+	struct ibqos_ctx *ctx = context;
+
+	if (!ctx)
+		return;
+	ibqos_sweep_free(&ctx->sweep);
+	free(ctx);
+}
+
+static void *plugin_create(osm_opensm_t *osm)
+{
+	struct ibqos_ctx *ctx = calloc(1, sizeof(*ctx));
+	external_routing_engine_module_t module = {
+		.name = IBQOS_ENGINE_NAME,
+		.setup = engine_setup,
+		.context = NULL,
+	};
+
+	if (!ctx)
+		return NULL;
+	ctx->osm = osm;
+	module.context = ctx;
+	if (osm_register_external_routing_engine(osm, &module, ctx) != CL_SUCCESS) {
+		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A6: dla: cannot register the routing "
+			  "engine '%s'", IBQOS_ENGINE_NAME);
+		plugin_destroy(ctx);
+		return NULL;
+	}
+	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: routing engine '%s' registered (libibqos, %s)",
+		  IBQOS_ENGINE_NAME, OSM_VERSION);
+	return ctx;
+}
+
+/* The only exported symbol (libibqos.map). */
+osm_event_plugin_t osm_event_plugin = {
+	.osm_version = OSM_VERSION,
+	.create = plugin_create,
+	.delete = plugin_destroy,
+	.report = NULL,
+};

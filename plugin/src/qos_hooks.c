@@ -1,0 +1,105 @@
+/*
+ * SL2VL and VLArb hooks, called by osm_qos_setup() after a successful dla routing pass (OpenSM
+ * calls them only on the engine it actually used). Without a valid sweep they change nothing,
+ * so OpenSM's own qos_* configuration stays in force.
+ */
+#include "ibqos_plugin.h"
+#include "dla_sl2vl.h"
+#include "ibqos_vlarb.h"
+
+static enum ibqos_vlarb_role vlarb_role(enum dla_role role)
+{
+	switch (role) {
+	case DLA_ROLE_TERMINAL:
+		return IBQOS_ROLE_TERMINAL;
+	case DLA_ROLE_LOCAL:
+		return IBQOS_ROLE_LOCAL;
+	case DLA_ROLE_GLOBAL:
+		return IBQOS_ROLE_GLOBAL;
+	default:
+		return IBQOS_ROLE_COUNT;
+	}
+}
+
+const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm_physp_t *p,
+					       const char **role_name)
+{
+	osm_node_t *node = osm_physp_get_node_ptr(p);
+	uint8_t num = osm_physp_get_port_num(p);
+	uint64_t guid = cl_ntoh64(osm_node_get_node_guid(node));
+	enum ibqos_vlarb_role role;
+	int32_t s;
+
+	*role_name = "none";
+	if (!sw->tables.path)
+		return NULL;
+	switch (osm_node_get_type(node)) {
+	case IB_NODE_TYPE_CA:
+		role = IBQOS_ROLE_CA;
+		break;
+	case IB_NODE_TYPE_SWITCH:
+		s = ibqos_switch_index(sw, guid);
+		if (s < 0 || num >= sw->fabric.sw[s].num_ports)
+			return NULL;
+		role = num == 0 ? IBQOS_ROLE_SW0 :
+			vlarb_role(dla_port_role(&sw->routes, (uint32_t)s, num));
+		break;
+	default:
+		return NULL;
+	}
+	*role_name = ibqos_role_keyword(role);
+	return ibqos_tables_lookup(&sw->tables, role, guid, num);
+}
+
+void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
+			uint8_t out_port_num, ib_slvl_table_t *t)
+{
+	struct ibqos_ctx *ctx = context;
+	const struct ibqos_sweep *sw = &ctx->sweep;
+	osm_node_t *node = osm_physp_get_node_ptr(port);
+	enum dla_role in = DLA_ROLE_NONE, out = DLA_ROLE_NONE;
+	int32_t s;
+
+	if (!sw->valid)
+		return;
+	if (osm_node_get_type(node) != IB_NODE_TYPE_SWITCH) {
+		for (unsigned sl = 0; sl < IBQOS_NUM_SL; sl++)
+			ib_slvl_table_set(t, (uint8_t)sl, dla_ca_vl(sw->sl2class, sl));
+		return;
+	}
+	s = ibqos_switch_index(sw, cl_ntoh64(osm_node_get_node_guid(node)));
+	if (s < 0)
+		return;
+	if (in_port_num < sw->fabric.sw[s].num_ports)
+		in = dla_port_role(&sw->routes, (uint32_t)s, in_port_num);
+	if (out_port_num < sw->fabric.sw[s].num_ports)
+		out = dla_port_role(&sw->routes, (uint32_t)s, out_port_num);
+	for (unsigned sl = 0; sl < IBQOS_NUM_SL; sl++)
+		ib_slvl_table_set(t, (uint8_t)sl, dla_switch_vl(sw->sl2class, sl, in, out));
+}
+
+void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,
+			ib_vl_arb_table_t *block, unsigned block_length, unsigned block_num)
+{
+	struct ibqos_ctx *ctx = context;
+	const struct ibqos_vlarb_spec *spec;
+	uint8_t vl[IBQOS_VLARB_BLOCK], weight[IBQOS_VLARB_BLOCK];
+	const char *role;
+
+	(void)port_num;
+	if (!ctx->sweep.valid || block_num > 3)
+		return;
+	spec = ibqos_port_spec(&ctx->sweep, port, &role);
+	if (!spec)
+		return;
+	if (block_length > IBQOS_VLARB_BLOCK)
+		block_length = IBQOS_VLARB_BLOCK;
+	ibqos_vlarb_block(spec, block_num, block_length, vl, weight);
+	for (unsigned i = 0; i < block_length; i++) {
+		block->vl_entry[i].vl = vl[i];
+		block->vl_entry[i].weight = weight[i];
+	}
+	/* VLHighLimit is not part of the hook: OpenSM has just set it from qos_*_high_limit
+	 * and sends it with PortInfo later in this sweep, so overriding it here is per port. */
+	port->vl_high_limit = spec->limit;
+}

@@ -1,0 +1,90 @@
+#include "unit.h"
+
+#include <stdlib.h>
+
+static char names[4096][24];
+
+int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g)
+{
+	unsigned nports = 1 + p + (a - 1) + h, lid = 1, *used;
+
+	d->a = a, d->p = p, d->h = h, d->g = g;
+	if (dla_fabric_init(&d->f, a * g, 0xbfff))
+		return -1;
+	d->group = calloc(a * g, sizeof(*d->group));
+	used = calloc(g, sizeof(*used));
+	for (unsigned G = 0; G < g; G++)
+		for (unsigned i = 0; i < a; i++) {
+			unsigned s = df_sw(d, G, i);
+
+			snprintf(names[s % 4096], sizeof(names[0]), "sw-g%u-s%u", G, i);
+			dla_fabric_set_switch(&d->f, s, 0x1000 + s, names[s % 4096], (uint16_t)lid++,
+					      (uint8_t)nports);
+			d->group[s] = G;
+			for (unsigned j = 0; j < p; j++)
+				dla_fabric_attach_endport(&d->f, s, (uint8_t)(1 + j), (uint16_t)lid++);
+		}
+	for (unsigned G = 0; G < g; G++)
+		for (unsigned i = 0; i < a; i++)
+			for (unsigned k = i + 1; k < a; k++)
+				dla_fabric_link(&d->f, df_sw(d, G, i), (uint8_t)(p + 1 + k - 1),
+						df_sw(d, G, k), (uint8_t)(p + 1 + i));
+	for (int progress = 1; progress;) {
+		progress = 0;
+		for (unsigned dist = 1; dist <= g / 2; dist++)
+			for (unsigned G = 0; G < g; G++) {
+				unsigned H = (G + dist) % g;
+
+				if (2 * dist == g && H < G)
+					continue;
+				if (used[G] < a * h && used[H] < a * h) {
+					unsigned nG = used[G]++, nH = used[H]++;
+
+					dla_fabric_link(&d->f, df_sw(d, G, nG % a),
+							(uint8_t)(p + a + nG / a), df_sw(d, H, nH % a),
+							(uint8_t)(p + a + nH / a));
+					progress = 1;
+				}
+			}
+	}
+	free(used);
+	d->f.max_lid = (uint16_t)(lid - 1);
+	return 0;
+}
+
+void df_unlink(struct df *d, unsigned s, unsigned port)
+{
+	struct dla_port *pt = &d->f.sw[s].ports[port];
+
+	if (pt->peer_kind == DLA_PEER_SWITCH)
+		memset(&d->f.sw[pt->peer_sw].ports[pt->peer_port], 0, sizeof(*pt));
+	memset(pt, 0, sizeof(*pt));
+}
+
+void df_free(struct df *d)
+{
+	dla_fabric_free(&d->f);
+	free(d->group);
+}
+
+int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsigned hosts)
+{
+	unsigned lid = 1;
+
+	if (dla_fabric_init(f, leaves + spines, 0xbfff))
+		return -1;
+	for (unsigned s = 0; s < spines; s++)
+		dla_fabric_set_switch(f, s, 0x2000 + s, "spine", (uint16_t)lid++, (uint8_t)(1 + leaves));
+	for (unsigned l = 0; l < leaves; l++) {
+		unsigned s = spines + l;
+
+		dla_fabric_set_switch(f, s, 0x3000 + l, "leaf", (uint16_t)lid++,
+				      (uint8_t)(1 + hosts + spines));
+		for (unsigned j = 0; j < hosts; j++)
+			dla_fabric_attach_endport(f, s, (uint8_t)(1 + j), (uint16_t)lid++);
+		for (unsigned k = 0; k < spines; k++)
+			dla_fabric_link(f, s, (uint8_t)(1 + hosts + k), k, (uint8_t)(1 + l));
+	}
+	f->max_lid = (uint16_t)(lid - 1);
+	return 0;
+}

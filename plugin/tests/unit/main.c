@@ -1,0 +1,16 @@
+#include "unit.h"
+
+int unit_failures;
+
+int main(void)
+{
+	test_discover();
+	test_route();
+	test_tables();
+	if (unit_failures) {
+		fprintf(stderr, "%d failure(s)\n", unit_failures);
+		return 1;
+	}
+	printf("all unit tests passed\n");
+	return 0;
+}

@@ -1,0 +1,104 @@
+#include "unit.h"
+#include "dla_groups.h"
+
+/* Discovered groups equal the generator's, up to renumbering. */
+static void expect_true_groups(const struct df *d, const struct dla_groups *g)
+{
+	EXPECT_EQ(g->ngroups, d->g);
+	for (uint32_t s = 0; s < d->f.nsw; s++)
+		for (uint32_t t = 0; t < d->f.nsw; t++)
+			if ((g->group_of[s] == g->group_of[t]) != (d->group[s] == d->group[t])) {
+				EXPECT(!"switch grouping differs from the generator's");
+				return;
+			}
+}
+
+static void dragonfly_ok(unsigned a, unsigned p, unsigned h, unsigned g)
+{
+	struct df d;
+	struct dla_groups grp;
+	char err[512] = "";
+
+	df_build(&d, a, p, h, g);
+	EXPECT_EQ(dla_groups_discover(&d.f, &grp, err, sizeof(err)), 0);
+	if (*err)
+		fprintf(stderr, "  a=%u h=%u g=%u: %s\n", a, h, g, err);
+	expect_true_groups(&d, &grp);
+	dla_groups_free(&grp);
+	df_free(&d);
+}
+
+static void refused(struct dla_fabric *f, const char *want1, const char *want2)
+{
+	struct dla_groups grp;
+	char err[512] = "";
+
+	EXPECT_EQ(dla_groups_discover(f, &grp, err, sizeof(err)), -22);
+	EXPECT_STR_HAS(err, want1);
+	EXPECT_STR_HAS(err, want2);
+	EXPECT(grp.group_of == NULL);
+}
+
+void test_discover(void)
+{
+	struct df d;
+	struct dla_fabric ft;
+
+	dragonfly_ok(4, 2, 2, 9);	/* 72 CAs */
+	dragonfly_ok(3, 2, 3, 7);	/* 42 CAs: several links per pair, global triangles */
+	dragonfly_ok(6, 3, 3, 19);	/* 342 */
+	dragonfly_ok(8, 4, 4, 33);	/* 1056 */
+	dragonfly_ok(10, 5, 5, 51);	/* 2550 */
+	dragonfly_ok(4, 2, 2, 5);	/* several links per pair */
+	dragonfly_ok(2, 1, 1, 3);
+
+	/* missing intra-group link: switches 0 and 1 of group 0 */
+	df_build(&d, 4, 2, 2, 9);
+	df_unlink(&d, df_sw(&d, 0, 0), 3);
+	refused(&d.f, "is not a clique", "\"sw-g0-s0\" and 0x0000000000001001 \"sw-g0-s1\"");
+	df_free(&d);
+
+	df_build(&d, 3, 2, 3, 7);
+	df_unlink(&d, df_sw(&d, 2, 1), 4);	/* s1 -> s2 of group 2 */
+	refused(&d.f, "is not a clique", "sw-g2-s1");
+	df_free(&d);
+
+	/* unconnected group pair: the one global link between groups 0 and 1 */
+	df_build(&d, 4, 2, 2, 9);
+	for (unsigned port = 6; port <= 7; port++)
+		for (unsigned i = 0; i < 4; i++) {
+			struct dla_port *pt = &d.f.sw[df_sw(&d, 0, i)].ports[port];
+
+			if (pt->peer_kind == DLA_PEER_SWITCH && d.group[pt->peer_sw] == 1)
+				df_unlink(&d, df_sw(&d, 0, i), port);
+		}
+	refused(&d.f, "groups 0 (incl. switch 0x0000000000001000 \"sw-g0-s0\") and 1",
+		"not joined by any global link");
+	df_free(&d);
+
+	fat_tree_build(&ft, 4, 2, 4);
+	refused(&ft, "the 6 switches do not split into groups that are cliques of 2", "[rule: all groups have the same size]");
+	dla_fabric_free(&ft);
+	fat_tree_build(&ft, 4, 4, 2);	/* K4,4: pairs of (leaf, spine) are cliques of 2 */
+	{
+		struct dla_groups grp;
+		char err[512] = "";
+		int r = dla_groups_discover(&ft, &grp, err, sizeof(err));
+
+		/* a complete bipartite graph is a valid a=2 dragonfly; DLA may route it */
+		EXPECT(r == 0 || r == -22);
+		dla_groups_free(&grp);
+	}
+	dla_fabric_free(&ft);
+
+	/* unequal group sizes: a group of 4 and groups of 3 cannot be one dragonfly */
+	{
+		struct dla_fabric f;
+		struct dla_groups grp;
+		char err[512] = "";
+
+		dla_fabric_init(&f, 0, 0);
+		EXPECT_EQ(dla_groups_discover(&f, &grp, err, sizeof(err)), -22);
+		EXPECT_STR_HAS(err, "no switches");
+	}
+}

@@ -1,0 +1,51 @@
+/* Minimal test helpers: a failure counter and EXPECT macros, no framework. */
+#ifndef IBQOS_UNIT_H
+#define IBQOS_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dla_fabric.h"
+
+extern int unit_failures;
+
+#define EXPECT(cond) do { \
+		if (!(cond)) { \
+			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
+			unit_failures++; \
+		} \
+	} while (0)
+#define EXPECT_EQ(a, b) do { \
+		long long _a = (long long)(a), _b = (long long)(b); \
+		if (_a != _b) { \
+			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, \
+				__LINE__, #a, _a, #b, _b); \
+			unit_failures++; \
+		} \
+	} while (0)
+#define EXPECT_STR_HAS(s, sub) do { \
+		if (!strstr((s), (sub))) { \
+			fprintf(stderr, "%s:%d: '%s' lacks '%s'\n", __FILE__, __LINE__, (s), (sub)); \
+			unit_failures++; \
+		} \
+	} while (0)
+
+/* A dragonfly built like ci-sim's generator (hosts, local ports by peer index, globals dealt
+ * round-robin over group pairs). group[s] receives each switch's true group. */
+struct df {
+	struct dla_fabric f;
+	unsigned a, p, h, g;
+	unsigned *group;
+};
+int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g);
+void df_unlink(struct df *d, unsigned s, unsigned port);
+/* index of switch i of group G */
+static inline unsigned df_sw(const struct df *d, unsigned G, unsigned i) { return G * d->a + i; }
+void df_free(struct df *d);
+int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsigned hosts);
+
+void test_discover(void);
+void test_route(void);
+void test_tables(void);
+
+#endif
