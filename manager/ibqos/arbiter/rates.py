@@ -1,0 +1,34 @@
+"""Link data rates (4x width, after line encoding), in Gb/s."""
+
+from __future__ import annotations
+
+# Data rates: what a byte count is divided by to get a time on the wire.
+RATES_GBPS = {"SDR": 8.0, "DDR": 16.0, "QDR": 32.0, "FDR10": 40.0, "FDR": 54.54,
+              "EDR": 100.0, "HDR": 200.0, "NDR": 400.0, "XDR": 800.0}
+
+
+def rate_gbps(rate: str | float | int) -> float:
+    """`EDR` -> 100.0; numbers (or numeric strings, optionally with `G`/`Gb/s`) are Gb/s."""
+    if isinstance(rate, (int, float)) and not isinstance(rate, bool):
+        value = float(rate)
+    else:
+        text = str(rate).strip()
+        if text.upper() in RATES_GBPS:
+            return RATES_GBPS[text.upper()]
+        num = text.lower().removesuffix("gb/s").removesuffix("gbps").removesuffix("g").strip()
+        try:
+            value = float(num)
+        except ValueError:
+            raise ValueError(f"unknown link rate {text!r} (use one of {', '.join(RATES_GBPS)} "
+                             "or a number of Gb/s)") from None
+    if not value > 0:
+        raise ValueError(f"link rate must be positive, got {value}")
+    return value
+
+
+def bytes_to_us(nbytes: int, gbps: float) -> float:
+    return nbytes * 8 / (gbps * 1000.0)
+
+
+def us_to_bytes(us: float, gbps: float) -> float:
+    return us * gbps * 1000.0 / 8

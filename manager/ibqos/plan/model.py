@@ -1,0 +1,148 @@
+"""The plan document (contract: /work/notes/PLAN_DOC.md). Written by `ibqos plan`, read by
+render, testbed, simulate and dryrun."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Literal, Union
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..arbiter import ArbTable
+from ..errors import InputError
+
+SCHEMA = "ibqos.plan/1"
+ROLE_NAMES = ("ca", "sw0", "terminal", "local", "global")
+
+
+class _M(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class PlanFabric(_M):
+    rate: Union[str, float]
+    rate_gbps: float
+    mtu: int
+    data_vls: int
+    high_cap: int
+    low_cap: int
+    routing: str
+
+
+class Bandwidth(_M):
+    requested: Union[float, Literal["rest"]]
+    target: float                       # "rest" resolved, on the terminal role
+    planned: float                      # exact share on the terminal role
+
+
+class Latency(_M):
+    max_latency_us: float | None = None
+    max_distance: int | None = None
+
+
+class PlanClass(_M):
+    name: str
+    index: int
+    priority: Literal["high", "low"]
+    sls: list[int]
+    vls: list[int]
+    default: bool
+    bandwidth: Bandwidth
+    latency: Latency
+    match: dict
+
+
+class VlArbTables(_M):
+    high: list[tuple[int, int]]
+    low: list[tuple[int, int]]
+    high_limit: int = Field(ge=0, le=255)
+
+    def arb_table(self) -> ArbTable:
+        return ArbTable(self.high, self.low, self.high_limit)
+
+    @classmethod
+    def of(cls, t: ArbTable) -> VlArbTables:
+        return cls(high=list(t.high), low=list(t.low), high_limit=t.limit)
+
+
+class PortOverride(VlArbTables):
+    guid: str
+    port: int
+
+
+class VlArbPlan(_M):
+    ca: VlArbTables
+    sw0: VlArbTables
+    terminal: VlArbTables
+    local: VlArbTables
+    global_: VlArbTables = Field(alias="global")
+    ports: list[PortOverride] = []
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    def role(self, name: str) -> VlArbTables:
+        return self.global_ if name == "global" else getattr(self, name)
+
+
+class Plan(_M):
+    schema_: Literal["ibqos.plan/1"] = Field(SCHEMA, alias="schema")
+    policy_sha256: str
+    policy_file: str = ""
+    fabric: PlanFabric
+    accounting: Literal["byte", "packet"]
+    classes: list[PlanClass]
+    sl2class: list[int] = Field(min_length=16, max_length=16)
+    vlarb: VlArbPlan
+    analysis: dict[str, dict]
+    notes: list[str] = []
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    @property
+    def sl2vl(self) -> list[int]:
+        """SL -> base VL of its class (VL 2c under DLA; the plugin moves to 2c+1)."""
+        by_index = {c.index: c for c in self.classes}
+        return [by_index[k].vls[0] for k in self.sl2class]
+
+    def class_by_name(self, name: str) -> PlanClass:
+        for c in self.classes:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    # ---- files --------------------------------------------------------------------------
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json", by_alias=True)
+
+    def save(self, path: str | Path) -> None:
+        """Atomic: a temp file in the same directory, renamed over `path`."""
+        path = Path(path)
+        text = json.dumps(self.to_json(), indent=1) + "\n"
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def load(cls, path: str | Path) -> Plan:
+        try:
+            doc = json.loads(Path(path).read_text())
+        except FileNotFoundError:
+            raise InputError("no such file", file=path) from None
+        except json.JSONDecodeError as e:
+            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            got = doc.get("schema") if isinstance(doc, dict) else None
+            raise InputError(f"not an ibqos plan (schema {got!r}, want {SCHEMA!r})", file=path)
+        try:
+            return cls.model_validate(doc)
+        except pydantic.ValidationError as e:
+            err = e.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise InputError(err["msg"], file=path, field=field) from None

@@ -1,0 +1,92 @@
+"""Policy -> Plan: SL assignment, per-role VLArb synthesis, exact analysis of the result.
+
+    from ibqos.planner import make_plan
+    plan = make_plan(load_policy("examples/four-class.yaml"))
+
+`make_plan(policy, cap=(high, low))` plans for another VLArb capacity than the policy's
+(for example 8/8 on ibsim). `plan_and_analyze(path)` is the call `make bench` times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputError
+from ..policy import ROLES, load_policy
+from ..policy.model import Policy
+from ..policy.yamlsrc import _dotted
+from ..plan.model import (SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, VlArbPlan,
+                          VlArbTables)
+from .sls import assign_sls
+from .synth import Infeasible, RoleResult, synthesize
+from .targets import role_spec
+
+__all__ = ["make_plan", "plan_and_analyze"]
+
+
+def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
+    f = policy.fabric
+    high_cap, low_cap = cap if cap else (f.vlarb_cap.high, f.vlarb_cap.low)
+    results: dict[str, RoleResult] = {}
+    cache: dict = {}
+    for role in ROLES:
+        spec = role_spec(policy, role, (high_cap, low_cap))
+        if spec not in cache:
+            try:
+                cache[spec] = synthesize(spec)
+            except Infeasible as e:
+                raise _policy_error(policy, role, e) from None
+        results[role] = cache[spec]
+
+    sls, sl2class = assign_sls(policy)
+    vpc = f.vls_per_class
+    terminal = role_spec(policy, "terminal", (high_cap, low_cap))
+    classes = []
+    for i, c in enumerate(policy.classes):
+        classes.append(PlanClass(
+            name=c.name, index=i, priority=c.priority, sls=sls[i],
+            vls=[i * vpc + k for k in range(vpc)], default=c.default,
+            bandwidth=Bandwidth(requested=c.bandwidth, target=round(terminal.classes[i].share, 6),
+                                planned=round(results["terminal"].per_class[c.name].share, 6)),
+            latency=Latency(max_latency_us=c.max_latency_us, max_distance=c.max_distance),
+            match=c.match.model_dump(mode="json"),
+        ))
+    analysis = {}
+    for role, r in results.items():
+        analysis[role] = {
+            "engine": "exact", "mode": r.analysis.mode, "packet_bytes": r.analysis.packet_bytes,
+            "per_class": {n: cr.to_dict() for n, cr in r.per_class.items()},
+            "per_vl": {str(v): s.to_dict() for v, s in sorted(r.analysis.per_vl.items())},
+        }
+    return Plan(
+        schema=SCHEMA, policy_sha256=policy.sha256, policy_file=policy.source,
+        fabric=PlanFabric(rate=f.rate, rate_gbps=f.rate_gbps, mtu=f.mtu, data_vls=f.data_vls,
+                          high_cap=high_cap, low_cap=low_cap, routing=f.routing),
+        accounting=f.accounting, classes=classes, sl2class=sl2class,
+        vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
+        analysis=analysis,
+    )
+
+
+def _policy_error(policy: Policy, role: str, e: Infeasible) -> InputError:
+    v = e.violation
+    differs = any(c.roles for c in policy.classes)
+    where = f" on {role} ports" if differs else ""
+    if v.target is None:
+        loc = ("classes",)
+        msg = f"infeasible{where}: {v.message}"
+    else:
+        c = policy.classes[v.target.index]
+        field = v.field
+        loc = ("classes", v.target.index, field)
+        o = c.roles.get(role)
+        if o is not None and getattr(o, field, None) is not None:
+            loc = ("classes", v.target.index, "roles", role, field)
+        msg = f"class {c.name!r}{where}: {v.message}"
+    file, line = policy.where(*loc)
+    return InputError(msg, file=file, line=line, field=_dotted(loc))
+
+
+def plan_and_analyze(policy_path: str | Path, cap: tuple[int, int] | None = None) -> Plan:
+    """Load, validate, plan and analyse: the unit `make bench` times."""
+    return make_plan(load_policy(policy_path), cap)

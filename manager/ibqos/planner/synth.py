@@ -1,0 +1,339 @@
+"""Table synthesis for one port role: candidates built by the seed methods, each checked by
+the exact analyzer, the best one that meets every bound kept.
+
+Method (docs/policy.md, "How the tables are filled"):
+1. Slots. Each table's entries are split among its classes in proportion to their share of
+   that table, raised where `max_distance` needs more, and spread by stride scheduling
+   (layout.py). A slot holds one entry per VL of the class, same weight (DLA pairs).
+2. Weights. A class's total weight follows its share (seed 000's pool), spread over its
+   slots differing by at most one unit (seed 000's correction pass, spread evenly). The pool
+   is tried at a few sizes around "one MTU per slot", where each visit of an entry sends one
+   packet: smaller weights shorten everyone's wait but waste turns; larger ones resolve
+   shares more finely.
+3. Between the tables. In byte accounting the low table gets one turn per VLHighLimit*4096
+   bytes of high traffic, so the low weights follow from the ratio of low to high shares and
+   the limit (tried from small to large: small limits interleave the low table finely).
+4. Every candidate is analysed exactly; shares must land within SHARE_TOL points and every
+   bound must hold. Among those that do, the one with the smallest waits relative to the
+   bounds wins. If none does, the error names the constraint the best candidate breaks,
+   by how much, and what would make it feasible.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..arbiter import ArbTable
+from ..arbiter.exact import analyze_exact
+from ..arbiter.result import ArbAnalysis
+from ..arbiter.shares import long_run_shares
+from ..arbiter.trace import VlStats
+from .layout import slot_counts, spread, spread_weights
+from .targets import ClassTarget, RoleSpec
+
+SHARE_TOL = 0.5          # percentage points, the issue's acceptance bound
+MAX_WEIGHT = 255
+MAX_EXACT = 6           # exact analyses per role, at most
+ENOUGH_FEASIBLE = 2     # stop once this many candidates meet every bound
+LIMITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 254)
+
+
+@dataclass(frozen=True)
+class ClassResult:
+    share: float
+    max_distance: int | None
+    mean_distance: float | None
+    worst_wait_bytes: int | None
+    worst_wait_us: float | None
+    meets_bandwidth: bool
+    meets_latency: bool
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Violation:
+    target: ClassTarget | None
+    field: str                  # policy field to point at: bandwidth, max_distance, ...
+    message: str
+    badness: float              # relative size of the violation, for ranking
+
+
+class Infeasible(Exception):
+    def __init__(self, violation: Violation):
+        self.violation = violation
+        super().__init__(violation.message)
+
+
+@dataclass(frozen=True)
+class RoleResult:
+    table: ArbTable
+    analysis: ArbAnalysis
+    per_class: dict[str, ClassResult]
+    candidates: int
+
+
+def synthesize(spec: RoleSpec) -> RoleResult:
+    hi = [c for c in spec.classes if c.priority == "high"]
+    lo = [c for c in spec.classes if c.priority == "low"]
+    best, best_key, tried, feasible = None, None, 0, 0
+    best_violations: list[Violation] = []
+    fallback = None
+    for table in _candidates(spec, hi, lo):
+        # The closed form gives exact shares for free; only candidates whose shares land
+        # get the (costly) exact analysis of distances and waits.
+        shares = long_run_shares(table, spec.mtu, spec.mode)
+        err = max(abs(sum(shares.get(v, 0.0) for v in spec.vls(c)) - c.share)
+                  for c in spec.classes)
+        if err > SHARE_TOL:
+            if fallback is None or err < fallback[0]:
+                fallback = (err, table)
+            continue
+        if tried >= MAX_EXACT or feasible >= ENOUGH_FEASIBLE:
+            break
+        tried += 1
+        an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
+        per_class, violations = _judge(spec, an)
+        key = _score(spec, per_class, violations)
+        feasible += not violations
+        if best_key is None or key < best_key:
+            best, best_key, best_violations = (table, an, per_class), key, violations
+    if best is None and fallback is not None:
+        table = fallback[1]
+        an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
+        per_class, best_violations = _judge(spec, an)
+        best = (table, an, per_class)
+    if best is None:
+        raise Infeasible(Violation(None, "classes", "no table can be built", 1.0))
+    if best_violations:
+        raise Infeasible(max(best_violations, key=lambda v: v.badness))
+    return RoleResult(best[0], best[1], best[2], tried)
+
+
+# ---- candidates -------------------------------------------------------------------------
+
+def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
+    if not lo:
+        for entries in _single_tables(spec, hi, spec.cap_high, "high"):
+            yield ArbTable(entries, [], 255)
+        return
+    if not hi:
+        for entries in _single_tables(spec, lo, spec.cap_low, "low"):
+            yield ArbTable([], entries, 0)
+        return
+    phi_h = sum(c.share for c in hi)
+    phi_l = sum(c.share for c in lo)
+    ratio = phi_l / phi_h
+    low_layout = _layout(spec, lo, spec.cap_low, "low")
+    high_tables = list(_single_tables(spec, hi, spec.cap_high, "high"))
+    limits = _limits(spec, ratio)
+    for limit in limits:
+        low_entries = _low_table(spec, lo, low_layout, ratio, limit)
+        if low_entries is None:
+            continue
+        for high in high_tables:
+            yield ArbTable(high, low_entries, limit)
+
+
+def _limits(spec: RoleSpec, ratio: float) -> list[int]:
+    """VLHighLimits whose low weights stay in 1..255 for this low:high ratio."""
+    out = []
+    for limit in (0,) + LIMITS:
+        mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
+        if 1 <= mean_w <= MAX_WEIGHT:
+            out.append(limit)
+    if not out:
+        most = MAX_WEIGHT * 64 / _high_bytes_per_low_turn(spec, 0 if spec.mtu < 4096 else 1)
+        share_max = 100 * most / (1 + most)
+        low_share = 100 * ratio / (1 + ratio)
+        if low_share > share_max:
+            raise Infeasible(Violation(None, "priority",
+                f"low-priority classes are guaranteed {low_share:.1f}% but one low turn "
+                f"(weight <= 255) per {_high_bytes_per_low_turn(spec, 1)} bytes of high "
+                f"traffic gives them at most {share_max:.1f}%; make a class high priority "
+                f"or lower the low-priority guarantees by {low_share - share_max:.1f} points",
+                1.0))
+        raise Infeasible(Violation(None, "priority",
+            f"high-priority classes are guaranteed {100 - low_share:.2f}%: more than "
+            "VLHighLimit 254 can leave to the low table; make the low classes high priority",
+            1.0))
+    return out[:4]
+
+
+def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
+    if limit == 0:
+        return spec.mtu
+    if spec.mode == "packet":
+        return spec.mtu * -(-4096 * limit // spec.mtu)
+    return 4096 * limit
+
+
+def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
+    vpc = spec.vls_per_class
+    nslots = cap // vpc
+    if len(classes) > nslots:
+        raise Infeasible(Violation(classes[nslots], "priority",
+            f"{len(classes)} {side}-priority classes need {len(classes) * vpc} entries "
+            f"({vpc} per class) but the {side} table holds {cap} (fabric.vlarb_cap.{side}); "
+            f"move a class to the other table or raise the capacity", 1.0))
+    minimum = []
+    for c in classes:
+        need = 1
+        if c.max_distance is not None:
+            # A VL is visited once per slot of its class; its pair and the other classes'
+            # slots in between count as visits (docs/arbiter.md, Distances).
+            need = math.ceil(nslots * vpc / max(c.max_distance - (vpc - 1), 1))
+            if need > nslots:
+                floor = vpc + 1
+                raise Infeasible(Violation(c, "max_distance",
+                    f"max_distance {c.max_distance} needs the class in {need * vpc} of "
+                    f"{nslots * vpc} {side} table entries, more than the table holds "
+                    f"(fabric.vlarb_cap.{side} = {cap}); the smallest reachable distance is "
+                    f"about {floor}: raise max_distance", 1.0))
+        minimum.append(need)
+    counts = slot_counts([c.share for c in classes], minimum, nslots)
+    if counts is None:
+        worst = max(range(len(classes)), key=lambda i: minimum[i])
+        raise Infeasible(Violation(classes[worst], "max_distance",
+            f"the latency bounds of the {side}-priority classes need {sum(minimum) * vpc} "
+            f"entries but the {side} table holds {nslots * vpc}; relax max_distance",
+            1.0))
+    order = spread(counts)
+    return counts, order
+
+
+def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
+    counts, order = _layout(spec, classes, cap, side)
+    nslots = len(order)
+    total_share = sum(c.share for c in classes)
+    frac = [c.share / total_share for c in classes]
+    q = max(1, spec.mtu // 64)                       # weight of one MTU
+    t_min = max(math.ceil(counts[i] / frac[i]) for i in range(len(classes)))
+    t_max = min(math.floor(MAX_WEIGHT * counts[i] / frac[i]) for i in range(len(classes)))
+    if t_min > t_max:
+        raise Infeasible(Violation(classes[0], "bandwidth",
+            f"the {side} table cannot give these shares with weights 1..255 on "
+            f"{nslots * spec.vls_per_class} entries; relax the latency bounds", 1.0))
+    seen = set()
+    for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
+        t = min(max(t, t_min), t_max)
+        weights = _class_weights(spec, frac, counts, t)
+        if weights is None:
+            continue
+        entries = _entries(spec, classes, order, weights)
+        key = tuple(entries)
+        if key not in seen:
+            seen.add(key)
+            yield entries
+
+
+def _class_weights(spec, frac, counts, total) -> list[list[int]] | None:
+    q = max(1, spec.mtu // 64) if spec.mode == "packet" else 1
+    out = []
+    for f, n in zip(frac, counts):
+        w_total = max(n, round(total * f / q) * q) if q > 1 else max(n, round(total * f))
+        if q > 1:   # packet accounting: whole packets per entry
+            per = spread_weights(w_total // q, n)
+            ws = [min(MAX_WEIGHT, max(1, p) * q) for p in per]
+        else:
+            ws = spread_weights(w_total, n)
+        if max(ws) > MAX_WEIGHT or min(ws) < 1:
+            return None
+        out.append(ws)
+    return out
+
+
+def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
+    used = [0] * len(classes)
+    entries = []
+    for ci in order:
+        w = weights[ci][used[ci]]
+        used[ci] += 1
+        for vl in spec.vls(classes[ci]):
+            entries.append((vl, w))
+    return entries
+
+
+def _low_table(spec, lo, layout, ratio, limit):
+    counts, order = layout
+    nslots = len(order)
+    mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
+    total = mean_w * nslots
+    phi_l = sum(c.share for c in lo)
+    weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total)
+    if weights is None:
+        return None
+    return _entries(spec, lo, order, weights)
+
+
+# ---- judging ----------------------------------------------------------------------------
+
+def class_results(spec: RoleSpec, an: ArbAnalysis) -> dict[str, ClassResult]:
+    return _judge(spec, an)[0]
+
+
+def _judge(spec: RoleSpec, an: ArbAnalysis):
+    per_class: dict[str, ClassResult] = {}
+    violations: list[Violation] = []
+    for c in spec.classes:
+        stats = [an.per_vl.get(v, VlStats(0.0, None, None, None, None)) for v in spec.vls(c)]
+        share = sum(s.share for s in stats)
+        dists = [s.max_distance for s in stats]
+        means = [s.mean_distance for s in stats]
+        waits = [s.worst_wait_bytes for s in stats]
+        max_d = None if None in dists else max(dists)
+        mean_d = None if None in means else sum(means) / len(means)
+        wait = None if None in waits else max(waits)
+        wait_us = None if wait is None else wait * 8 / (spec.rate_gbps * 1000)
+        ok_bw = abs(share - c.share) <= SHARE_TOL
+        ok_lat = True
+        if not ok_bw:
+            violations.append(Violation(c, "bandwidth",
+                f"gets {share:.2f}% but needs {c.share:.2f}% ±{SHARE_TOL}; the table "
+                f"capacity cannot resolve it: raise fabric.vlarb_cap or round the shares",
+                abs(share - c.share) / SHARE_TOL))
+        if c.max_distance is not None and (max_d is None or max_d > c.max_distance):
+            ok_lat = False
+            violations.append(Violation(c, "max_distance",
+                f"max distance {max_d if max_d is not None else 'unbounded'} exceeds the bound "
+                f"{c.max_distance}; raise max_distance to {max_d} or give the class more share",
+                (max_d or 1e9) / c.max_distance))
+        if c.max_wait_bytes is not None and (wait is None or wait > c.max_wait_bytes):
+            ok_lat = False
+            floor_us = _wait_floor_us(spec, share)
+            violations.append(Violation(c, "max_latency_us",
+                f"worst wait {_fmt_us(wait_us)} exceeds the bound {c.max_latency_us:g} µs; "
+                f"with {share / spec.vls_per_class:.1f}% of the link per VL and "
+                f"{spec.mtu}-byte packets a VL waits at least {floor_us:.2f} µs: raise "
+                f"max_latency_us to {_fmt_us(wait_us)}, raise the share or lower the MTU",
+                (wait or 1e12) / c.max_wait_bytes))
+        per_class[c.name] = ClassResult(share, max_d, mean_d, wait, wait_us, ok_bw, ok_lat)
+    return per_class, violations
+
+
+def _wait_floor_us(spec: RoleSpec, class_share: float) -> float:
+    """Under saturation a VL with fraction f of the bytes waits on average mtu*(1-f)/f
+    between its packets; the worst wait cannot be smaller."""
+    f = class_share / spec.vls_per_class / 100
+    if f <= 0:
+        return math.inf
+    return spec.mtu * (1 - f) / f * 8 / (spec.rate_gbps * 1000)
+
+
+def _fmt_us(us: float | None) -> str:
+    return "unbounded" if us is None else f"{us:.2f} µs"
+
+
+def _score(spec, per_class, violations):
+    bad = sum(v.badness for v in violations)
+    lat = 0.0
+    for c in spec.classes:
+        r = per_class[c.name]
+        if c.max_wait_bytes and r.worst_wait_bytes is not None:
+            lat += r.worst_wait_bytes / c.max_wait_bytes
+        if c.max_distance and r.max_distance is not None:
+            lat += r.max_distance / c.max_distance
+    err = max(abs(per_class[c.name].share - c.share) for c in spec.classes)
+    return (len(violations), bad, round(lat, 6), err)

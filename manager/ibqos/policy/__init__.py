@@ -1,0 +1,10 @@
+"""The policy file: schema, loading with line numbers, semantic checks.
+
+    from ibqos.policy import load_policy
+    policy = load_policy("examples/four-class.yaml")
+"""
+
+from .load import load_policy
+from .model import ROLES, ClassSpec, FabricSpec, Policy
+
+__all__ = ["load_policy", "Policy", "ClassSpec", "FabricSpec", "ROLES"]

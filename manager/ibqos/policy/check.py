@@ -1,0 +1,85 @@
+"""Semantic checks that need the whole policy. Each failure is one InputError line."""
+
+from __future__ import annotations
+
+from ..errors import InputError
+from .model import ROLES, Policy
+
+
+def _fail(policy: Policy, loc: tuple, message: str):
+    file, line = policy.where(*loc)
+    from .yamlsrc import _dotted
+    raise InputError(message, file=file, line=line, field=_dotted(loc) or None)
+
+
+def check_policy(p: Policy) -> None:
+    classes = p.classes
+    names: dict[str, int] = {}
+    for i, c in enumerate(classes):
+        if c.name in names:
+            _fail(p, ("classes", i, "name"), f"class {c.name!r} is defined twice "
+                  f"(first as classes[{names[c.name]}])")
+        names[c.name] = i
+
+    defaults = [i for i, c in enumerate(classes) if c.default]
+    if not defaults:
+        _fail(p, ("classes",), "no class has `default: true`; exactly one class must take "
+              "the traffic no rule matches")
+    if len(defaults) > 1:
+        _fail(p, ("classes", defaults[1], "default"), f"classes {classes[defaults[0]].name!r} "
+              f"and {classes[defaults[1]].name!r} are both the default; exactly one may be")
+
+    vpc = p.fabric.vls_per_class
+    max_classes = p.fabric.data_vls // vpc
+    if len(classes) > max_classes:
+        why = (f"{p.fabric.routing} uses {vpc} VLs per class" if vpc > 1
+               else "one VL per class")
+        _fail(p, ("classes", max_classes), f"{len(classes)} classes but only {max_classes} fit "
+              f"on {p.fabric.data_vls} data VLs ({why}); merge classes or raise fabric.data_vls")
+
+    owner: dict[int, str] = {}
+    nsl = 0
+    for i, c in enumerate(classes):
+        for j, sl in enumerate(c.sls or []):
+            if sl in owner:
+                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice "
+                      f"(by {owner[sl]!r} and {c.name!r})")
+            owner[sl] = c.name
+        nsl += len(c.sls or []) or 1
+    if nsl > 16:
+        _fail(p, ("classes",), f"the classes need {nsl} SLs but there are 16")
+
+    groups: dict[str, str] = {}
+    for i, c in enumerate(classes):
+        for j, g in enumerate(c.match.groups):
+            if g.name in groups:
+                _fail(p, ("classes", i, "match", "groups", j, "name"),
+                      f"port group {g.name!r} is defined twice (in {groups[g.name]!r} and "
+                      f"{c.name!r})")
+            groups[g.name] = c.name
+        if c.match.direction != "either" and not c.match.groups:
+            _fail(p, ("classes", i, "match", "direction"), "direction needs port groups")
+
+    for role in ROLES:
+        _check_shares(p, role)
+
+
+def _check_shares(p: Policy, role: str) -> None:
+    fixed, rest = 0.0, []
+    for i, c in enumerate(p.classes):
+        bw = c.bounds(role)[0]
+        if bw == "rest":
+            rest.append(i)
+        else:
+            fixed += bw
+    where = f" on {role} ports" if any(c.roles for c in p.classes) else ""
+    last = ("classes", len(p.classes) - 1, "bandwidth")
+    if fixed > 100 + 1e-9:
+        _fail(p, last, f"guaranteed shares add up to {fixed:g}%{where}, more than 100%; "
+              f"lower them by {fixed - 100:g} points")
+    if rest and fixed > 100 - 1.0 + 1e-9:
+        _fail(p, ("classes", rest[0], "bandwidth"), f"'rest' would get {100 - fixed:g}%{where}: "
+              "the guaranteed shares leave less than 1% for the 'rest' classes")
+    if not rest and fixed < 100 - 0.01:
+        _fail(p, last, f"guaranteed shares add up to {fixed:g}%{where} and no class takes "
+              f"'rest': give the remaining {100 - fixed:g}% to a class (bandwidth: rest)")

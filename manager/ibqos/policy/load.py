@@ -1,0 +1,55 @@
+"""Policy file -> validated Policy, or one `file:line: field: message` error."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pydantic
+
+from ..errors import InputError
+from .check import check_policy
+from .model import Policy
+from .yamlsrc import _dotted, load_yaml
+
+
+def load_policy(path: str | Path) -> Policy:
+    src = load_yaml(path)
+    if not isinstance(src.data, dict):
+        raise InputError("a policy is a mapping with `fabric` and `classes`", file=path, line=1)
+    try:
+        policy = Policy.model_validate(src.data)
+    except pydantic.ValidationError as e:
+        err = e.errors()[0]
+        loc = _error_loc(err)
+        raise InputError(_message(err), file=path, line=src.line(loc),
+                         field=_dotted(loc) or None) from None
+    policy._source = str(path)
+    policy._lines = dict(src.lines)
+    policy._sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    check_policy(policy)
+    return policy
+
+
+def _error_loc(err) -> tuple:
+    # pydantic adds union-member and validator names to the location; drop them.
+    return tuple(p for p in err["loc"]
+                 if isinstance(p, int) or not (p.startswith(("function-", "literal[", "union["))
+                                               or p in ("float", "str", "int", "bool")
+                                               or p.startswith("constrained-")))
+
+
+def _message(err) -> str:
+    msg = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    if err["type"] == "extra_forbidden":
+        return "unknown field"
+    if err["type"] == "missing":
+        return "required field is missing"
+    if err["type"] in ("float_parsing", "literal_error") and "rest" in msg:
+        return "must be a percentage in (0, 100] or 'rest'"
+    inp = err.get("input")
+    if err["type"] == "literal_error" and not isinstance(inp, (dict, list)):
+        return f"{msg} (got {inp!r})"
+    return msg

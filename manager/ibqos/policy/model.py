@@ -1,0 +1,243 @@
+"""The policy file's schema (pydantic). Everything downstream takes these validated models."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from ..arbiter.rates import rate_gbps
+
+ROLES = ("ca", "sw0", "terminal", "local", "global")
+Role = Literal["ca", "sw0", "terminal", "local", "global"]
+ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
+NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _hex_or_range(v, what: str) -> str:
+    """0x1234, 4660, or a range '0x10-0x1f' -> canonical '0x...' text."""
+    if isinstance(v, bool):
+        raise ValueError(f"{what}: expected a number or a range, got {v!r}")
+    if isinstance(v, int):
+        if v < 0:
+            raise ValueError(f"{what}: must not be negative")
+        return hex(v)
+    text = str(v).strip()
+    parts = [p.strip() for p in text.split("-")]
+    if len(parts) > 2 or not all(parts):
+        raise ValueError(f"{what}: {text!r} is not a number or a range a-b")
+    nums = []
+    for p in parts:
+        try:
+            nums.append(int(p, 0))
+        except ValueError:
+            raise ValueError(f"{what}: {p!r} is not a number (use 0x... for hex)") from None
+    if len(nums) == 2 and nums[0] > nums[1]:
+        raise ValueError(f"{what}: range {text!r} is empty")
+    return "-".join(hex(n) for n in nums)
+
+
+class Capacity(_Strict):
+    high: int = Field(64, ge=1, le=64)
+    low: int = Field(64, ge=1, le=64)
+
+
+class FabricSpec(_Strict):
+    rate: Union[float, str] = "EDR"
+    mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
+    data_vls: Literal[1, 2, 4, 8, 15] = 8
+    vlarb_cap: Capacity = Capacity()
+    routing: Literal["dla", "minhop", "updn", "ftree", "lash", "dfsssp", "file"] = "dla"
+    accounting: Literal["byte", "packet"] = "byte"
+
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, v):
+        rate_gbps(v)               # raises ValueError with the list of names
+        return v
+
+    @property
+    def rate_gbps(self) -> float:
+        return rate_gbps(self.rate)
+
+    @property
+    def vls_per_class(self) -> int:
+        """DLA moves a packet from VL 2c to 2c+1 after its global hop; other engines use one VL."""
+        return 2 if self.routing == "dla" else 1
+
+
+class PortGroup(_Strict):
+    name: str = Field(pattern=NAME_RE)
+    port_guid: list[Union[int, str]] = []
+    port_name: list[str] = []
+    node_type: list[Literal["CA", "SWITCH", "ROUTER", "ALL", "SELF"]] = []
+    pkey: list[Union[int, str]] = []
+    partition: list[str] = []
+
+    @field_validator("port_guid", "pkey", mode="before")
+    @classmethod
+    def _nums(cls, v, info):
+        return [_hex_or_range(x, info.field_name) for x in (v if isinstance(v, list) else [v])]
+
+    @field_validator("port_name", "partition")
+    @classmethod
+    def _no_commas(cls, v, info):
+        for x in v:
+            if "," in x or "\n" in x:
+                raise ValueError(f"{info.field_name}: {x!r} must not contain commas or newlines")
+        return v
+
+    @model_validator(mode="after")
+    def _not_empty(self):
+        if not (self.port_guid or self.port_name or self.node_type or self.pkey or self.partition):
+            raise ValueError(f"port group {self.name!r} selects nothing: give port_guid, "
+                             "port_name, node_type, pkey or partition")
+        return self
+
+
+class UlpRule(_Strict):
+    ulp: Literal["ipoib", "sdp", "rds", "srp", "iser", "any"]
+    pkey: Union[int, str, None] = None
+    port_num: Union[int, str, None] = None          # sdp / iser / rds target TCP port(s)
+    service_id: Union[int, str, None] = None        # any
+    target_port_guid: Union[int, str, None] = None  # srp / any
+    source_port_guid: Union[int, str, None] = None  # any
+
+    @field_validator("pkey", "service_id", "target_port_guid", "source_port_guid",
+                     mode="before")
+    @classmethod
+    def _nums(cls, v, info):
+        return None if v is None else _hex_or_range(v, info.field_name)
+
+    @field_validator("port_num", mode="before")
+    @classmethod
+    def _port(cls, v):
+        if v is None:
+            return None
+        text = str(v).strip()
+        if not re.fullmatch(r"\d{1,5}(-\d{1,5})?", text):
+            raise ValueError(f"port_num: {text!r} is not a TCP port or range a-b")
+        return text
+
+    @model_validator(mode="after")
+    def _one_criterion(self):
+        given = [k for k in ("pkey", "port_num", "service_id", "target_port_guid",
+                             "source_port_guid") if getattr(self, k) is not None]
+        allowed = {"ipoib": {"pkey"}, "sdp": {"port_num"}, "rds": {"port_num"},
+                   "iser": {"port_num"}, "srp": {"target_port_guid"},
+                   "any": {"pkey", "service_id", "target_port_guid", "source_port_guid"}}[self.ulp]
+        if len(given) > 1:
+            raise ValueError(f"ulp {self.ulp}: give at most one of {', '.join(given)}")
+        if given and given[0] not in allowed:
+            raise ValueError(f"ulp {self.ulp} cannot be matched by {given[0]} "
+                             f"(allowed: {', '.join(sorted(allowed))})")
+        return self
+
+    @property
+    def criterion(self) -> str:
+        for k, word in (("pkey", "pkey"), ("port_num", "port-num"), ("service_id", "service-id"),
+                        ("target_port_guid", "target-port-guid"),
+                        ("source_port_guid", "source-port-guid")):
+            v = getattr(self, k)
+            if v is not None:
+                return f"{word} {v}"
+        return ""
+
+
+def _ulp_shorthand(v):
+    return {"ulp": v} if isinstance(v, str) else v
+
+
+class Match(_Strict):
+    """How traffic is matched to the class, in qos-policy.conf terms.
+
+    `groups` are port groups; `direction` says which end of a path must be in one of them:
+    `destination`, `source`, `both` (source and destination) or `either` (default)."""
+
+    groups: list[PortGroup] = []
+    direction: Literal["source", "destination", "both", "either"] = "either"
+    service_id: list[Union[int, str]] = []
+    pkey: list[Union[int, str]] = []
+    qos_class: list[Union[int, str]] = []
+    ulps: list[Annotated[UlpRule, Field()]] = []
+
+    @field_validator("service_id", "pkey", "qos_class", mode="before")
+    @classmethod
+    def _nums(cls, v, info):
+        return [_hex_or_range(x, info.field_name) for x in (v if isinstance(v, list) else [v])]
+
+    @field_validator("ulps", mode="before")
+    @classmethod
+    def _ulps(cls, v):
+        return [_ulp_shorthand(x) for x in (v if isinstance(v, list) else [v])]
+
+    @property
+    def has_rules(self) -> bool:
+        return bool(self.groups or self.service_id or self.pkey or self.qos_class)
+
+
+Bandwidth = Union[Annotated[float, Field(gt=0, le=100)], Literal["rest"]]
+
+
+class RoleOverride(_Strict):
+    bandwidth: Bandwidth | None = None
+    max_latency_us: float | None = Field(None, gt=0)
+    max_distance: int | None = Field(None, ge=1)
+
+
+class ClassSpec(_Strict):
+    name: str = Field(pattern=NAME_RE)
+    priority: Literal["high", "low"] = "low"
+    bandwidth: Bandwidth
+    max_latency_us: float | None = Field(None, gt=0)
+    max_distance: int | None = Field(None, ge=1)
+    sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
+    default: bool = False
+    match: Match = Match()
+    roles: dict[Role, RoleOverride] = {}
+
+    @field_validator("bandwidth", mode="before")
+    @classmethod
+    def _pct(cls, v):
+        if isinstance(v, str) and v.strip().endswith("%"):
+            return v.strip()[:-1]
+        return v
+
+    def bounds(self, role: str) -> tuple[Bandwidth, float | None, int | None]:
+        o = self.roles.get(role)
+        if o is None:
+            return self.bandwidth, self.max_latency_us, self.max_distance
+        return (o.bandwidth if o.bandwidth is not None else self.bandwidth,
+                o.max_latency_us if o.max_latency_us is not None else self.max_latency_us,
+                o.max_distance if o.max_distance is not None else self.max_distance)
+
+
+class Policy(_Strict):
+    fabric: FabricSpec = FabricSpec()
+    classes: list[ClassSpec] = Field(min_length=1)
+
+    _source: str = PrivateAttr("")
+    _sha256: str = PrivateAttr("")
+    _lines: dict = PrivateAttr(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return self._source
+
+    @property
+    def sha256(self) -> str:
+        return self._sha256
+
+    def where(self, *loc) -> tuple[str | None, int | None]:
+        """(file, line) of a location such as ("classes", 2, "max_distance")."""
+        loc = tuple(loc)
+        while loc:
+            if loc in self._lines:
+                return self._source or None, self._lines[loc]
+            loc = loc[:-1]
+        return self._source or None, self._lines.get(())
