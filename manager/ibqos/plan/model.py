@@ -81,7 +81,7 @@ class VlArbPlan(_M):
     local: VlArbTables
     global_: VlArbTables = Field(alias="global")
     ports: list[PortOverride] = []
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
 
     def role(self, name: str) -> VlArbTables:
         return self.global_ if name == "global" else getattr(self, name)
@@ -98,7 +98,8 @@ class Plan(_M):
     vlarb: VlArbPlan
     analysis: dict[str, dict]
     notes: list[str] = []
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    # Dumps use the document's names ("schema", "global") whoever calls model_dump.
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
 
     @property
     def sl2vl(self) -> list[int]:

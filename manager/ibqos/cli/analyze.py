@@ -1,0 +1,128 @@
+"""`ibqos analyze`: per-VL (and per-class) shares, distances and waits of VLArb tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import InputError
+
+
+@click.command()
+@click.argument("plan_path", metavar="[PLAN]", required=False,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--high", help="High table, VL:weight in table order, e.g. 0:9,1:10,0:8,2:7.")
+@click.option("--low", help="Low table, VL:weight in table order.")
+@click.option("--limit", type=click.IntRange(0, 255), default=1, show_default=True,
+              help="VLHighLimit in 4096-byte units (255: none, 0: one packet).")
+@click.option("--mode", type=click.Choice(["byte", "packet"]), help="Accounting mode "
+              "(docs/arbiter.md); default byte, or the plan's.")
+@click.option("--packet", "packet_bytes", type=click.IntRange(1, 1 << 20),
+              help="Packet size in bytes (default 4096, or the plan's MTU).")
+@click.option("--rate", help="Link rate: EDR, HDR, ... or Gb/s (default EDR, or the plan's).")
+@click.option("--engine", type=click.Choice(["exact", "algorithm1"]), default="exact",
+              show_default=True)
+@click.option("--runs", type=click.IntRange(1, 100000), default=30, show_default=True,
+              help="High-table cycles for --engine algorithm1.")
+@click.option("--role", help="Only this port role of the plan (ca, sw0, terminal, local, global).")
+@click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
+def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, as_json):
+    """Analyze the tables of PLAN, or the table set given with --high/--low/--limit."""
+    from ..arbiter import ArbTable
+    from ..arbiter.rates import rate_gbps
+    jobs = []              # (label, table, classes or None)
+    if plan_path is not None:
+        if high is not None or low is not None:
+            raise InputError("give either a PLAN or --high/--low, not both", field="--high")
+        from ..plan import ROLE_NAMES, Plan
+        plan = Plan.load(plan_path)
+        mode = mode or plan.accounting
+        packet_bytes = packet_bytes or plan.fabric.mtu
+        rate = rate or plan.fabric.rate_gbps
+        roles = [role] if role else list(ROLE_NAMES)
+        for r in roles:
+            if r not in ROLE_NAMES:
+                raise InputError(f"unknown role {r!r} (one of {', '.join(ROLE_NAMES)})", field="--role")
+            jobs.append((r, plan.vlarb.role(r).arb_table(), plan.classes))
+    else:
+        if high is None and low is None:
+            raise InputError("give a PLAN or at least one of --high/--low", field="--high")
+        try:
+            table = ArbTable(ArbTable.parse_entries(high or "", "--high"),
+                             ArbTable.parse_entries(low or "", "--low"), limit)
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        jobs.append(("tables", table, None))
+    mode = mode or "byte"
+    packet_bytes = packet_bytes or 4096
+    try:
+        gbps = rate_gbps(rate if rate is not None else "EDR")
+    except ValueError as e:
+        raise InputError(str(e), field="--rate") from None
+
+    out = {}
+    for label, table, classes in jobs:
+        if engine == "exact":
+            from ..arbiter.exact import analyze_exact
+            a = analyze_exact(table, packet_bytes, mode, gbps)
+        else:
+            from ..arbiter.algorithm1 import analyze_algorithm1
+            a = analyze_algorithm1(table, packet_bytes, mode, gbps, runs)
+        doc = a.to_dict()
+        if classes:
+            doc["per_class"] = _per_class(a, classes)
+        out[label] = doc
+    if as_json:
+        click.echo(json.dumps(out if plan_path else out["tables"], indent=1))
+        return
+    _print(out, jobs)
+
+
+def _per_class(a, classes) -> dict:
+    res = {}
+    for c in classes:
+        stats = [a.per_vl[v] for v in c.vls if v in a.per_vl]
+        if not stats:
+            continue
+        known = lambda xs: None if any(x is None for x in xs) else max(xs)  # noqa: E731
+        res[c.name] = {
+            "share": sum(s.share for s in stats),
+            "max_distance": known([s.max_distance for s in stats]),
+            "worst_wait_bytes": known([s.worst_wait_bytes for s in stats]),
+            "worst_wait_us": known([s.worst_wait_us for s in stats]),
+        }
+    return res
+
+
+def _print(out: dict, jobs) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    con = Console()
+    for label, table, _ in jobs:
+        doc = out[label]
+        t = Table(title=f"{label}: {doc['engine']}, {doc['mode']} accounting, "
+                        f"{doc['packet_bytes']}-byte packets, {doc['rate_gbps']:g} Gb/s, "
+                        f"VLHighLimit {table.limit}")
+        for col in ("VL", "share %", "max dist", "mean dist", "worst wait B", "worst wait µs"):
+            t.add_column(col, justify="right")
+        for vl, s in doc["per_vl"].items():
+            t.add_row(vl, f"{s['share']:.3f}", _f(s["max_distance"]), _f(s["mean_distance"], 2),
+                      _f(s["worst_wait_bytes"]), _f(s["worst_wait_us"], 3))
+        con.print(t)
+        if "per_class" in doc:
+            t = Table(title=f"{label}: per class")
+            for col in ("class", "share %", "max dist", "worst wait µs"):
+                t.add_column(col, justify="right")
+            for name, s in doc["per_class"].items():
+                t.add_row(name, f"{s['share']:.3f}", _f(s["max_distance"]), _f(s["worst_wait_us"], 3))
+            con.print(t)
+        for note in doc["notes"]:
+            con.print(f"note: {note}")
+
+
+def _f(x, digits: int | None = None) -> str:
+    if x is None:
+        return "∞"
+    return f"{x:.{digits}f}" if digits is not None else str(x)
