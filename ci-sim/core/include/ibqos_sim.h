@@ -104,6 +104,7 @@ struct ibs_results {
 	/* whole run, for conservation: injected == delivered + in_flight + dropped_* */
 	uint64_t injected, delivered, in_flight, dropped_route, dropped_vl;
 	uint64_t hops, events;
+	uint64_t max_pending;             /* largest event queue seen */
 	uint64_t last_move_ps;
 	struct ibs_group sl[IBS_NUM_SLS];
 	uint32_t n_classes;

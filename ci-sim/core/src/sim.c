@@ -21,6 +21,8 @@ void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, ui
 				.kind = kind, .vl = vl };
 	int rc = s->evq_ops->insert(s->evq, &ev);
 
+	if (++s->pending > s->res.max_pending)
+		s->res.max_pending = s->pending;
 	if (rc && !s->error)
 		s->error = rc;
 }
@@ -516,6 +518,7 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 		s->evq_ops->remove_next(s->evq, &ev);
 		s->now = ev.ts;
 		s->res.events++;
+		s->pending--;
 		dispatch(s, &ev);
 		run_kicks(s);
 		if (s->error)

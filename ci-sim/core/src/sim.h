@@ -86,6 +86,7 @@ struct ibs_sim {
 	const struct ibs_evq_ops *evq_ops;
 	void *evq;
 	uint64_t now, next_uid;
+	uint64_t pending;                 /* events in the queue */
 	uint32_t nvl;                     /* VLs per input buffer key: max op_vls */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;

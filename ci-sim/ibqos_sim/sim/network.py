@@ -1,0 +1,221 @@
+"""The fabric model, flattened into the simulator core's arrays.
+
+Only what OpenSM (and the plugin) programmed is used: links, LFTs, per-(in, out) SL2VL,
+VLArb and VLHighLimit per port, operational VLs. Routes are never recomputed: a switch
+forwards a packet for endpoint e to `lft[lid(e)]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ibqos.errors import InputError
+from ibqos.fabric.model import NO_ROUTE, Fabric, Port
+
+
+@dataclass
+class Network:
+    fabric: Fabric
+    source: str                                  # file named in error messages
+    nodes: list[int]                             # node index -> GUID
+    port_base: np.ndarray                        # node index -> first global port
+    nslots: np.ndarray                           # node index -> ports 0..nslots-1
+    ports: list[tuple[int, int]]                 # global port -> (GUID, port number)
+    endpoints: list[tuple[int, int]]             # endpoint -> (CA GUID, port number)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_endpoints(self) -> int:
+        return len(self.endpoints)
+
+    def node_desc(self, guid: int) -> str:
+        n = self.fabric.nodes[guid]
+        return n.desc or f"0x{guid:016x}"
+
+    def ep_desc(self, e: int) -> str:
+        guid, port = self.endpoints[e]
+        n = self.fabric.nodes[guid]
+        return self.node_desc(guid) if n.nports <= 1 else f"{self.node_desc(guid)}:{port}"
+
+    def ep_switch(self, e: int) -> int | None:
+        """GUID of the switch the endpoint is cabled to."""
+        guid, port = self.endpoints[e]
+        remote = self.fabric.nodes[guid].ports[port].remote
+        if remote and self.fabric.nodes[remote[0]].kind == "switch":
+            return remote[0]
+        return None
+
+
+def _op_vls(port: Port, peer: Port, default: int) -> int:
+    vals = [v for v in (port.op_vls, peer.op_vls) if v]
+    return min(vals) if vals else default
+
+
+def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric") -> Network:
+    """Raises InputError (one line, naming the node, port and table) for what cannot be simulated."""
+    def err(where: str, fld: str, msg: str) -> InputError:
+        return InputError(f"{where}: {msg}", file=source, field=fld)
+
+    nodes = sorted(g for g, n in fabric.nodes.items() if n.kind in ("switch", "ca"))
+    if not any(fabric.nodes[g].kind == "switch" for g in nodes):
+        raise err("fabric", "nodes", "no switch")
+    nslots = np.array([max([fabric.nodes[g].nports] + list(fabric.nodes[g].ports)) + 1 for g in nodes],
+                      dtype=np.uint32)
+    port_base = np.zeros(len(nodes), dtype=np.uint32)
+    if len(nodes) > 1:
+        port_base[1:] = np.cumsum(nslots)[:-1]
+    index = {g: i for i, g in enumerate(nodes)}
+    n_ports = int(nslots.sum())
+    ports = [(g, k) for g, ns in zip(nodes, nslots) for k in range(int(ns))]
+
+    def gport(guid: int, num: int) -> int:
+        return int(port_base[index[guid]]) + num
+
+    endpoints = sorted((n.guid, p.num) for g in nodes if (n := fabric.nodes[g]).kind == "ca"
+                       for p in n.ports.values() if p.num > 0 and p.lid and p.remote)
+    if len(endpoints) < 1:
+        raise err("fabric", "nodes", "no CA port with a LID and a link")
+
+    # data VLs: from PortInfo, else the highest VL any SL2VL table uses (dumps carry no OperVLs)
+    used = [v for n in fabric.nodes.values() for row in n.sl2vl.values() for v in row if v < 15]
+    default_vls = max(used, default=0) + 1
+    have_sl2vl = any(n.sl2vl for n in fabric.nodes.values())
+
+    peer = np.full(n_ports, -1, dtype=np.int32)
+    op_vls = np.ones(n_ports, dtype=np.uint8)
+    rate = np.full(n_ports, rate_gbps, dtype=np.float64)
+    limit = np.full(n_ports, 255, dtype=np.uint8)
+    hoff = np.zeros(n_ports, dtype=np.uint32)
+    hlen = np.zeros(n_ports, dtype=np.uint32)
+    loff = np.zeros(n_ports, dtype=np.uint32)
+    llen = np.zeros(n_ports, dtype=np.uint32)
+    entries: list[tuple[int, int]] = []
+    notes: list[str] = []
+    synthesized = 0
+    for g in nodes:
+        n = fabric.nodes[g]
+        for p in n.ports.values():
+            if not p.remote or p.num == 0:
+                continue
+            if p.remote[0] not in index:
+                raise err(f"{fabric.nodes[g].desc or hex(g)} port {p.num}", "remote",
+                          f"links to unknown node 0x{p.remote[0]:016x}")
+            rp = fabric.nodes[p.remote[0]].ports.get(p.remote[1])
+            if rp is None or rp.remote != (g, p.num):
+                raise err(f"{n.desc or hex(g)} port {p.num}", "remote", "the link is not symmetric")
+            i = gport(g, p.num)
+            peer[i] = gport(*p.remote)
+            vls = _op_vls(p, rp, default_vls)
+            op_vls[i] = vls
+            hoff[i] = len(entries)
+            if p.vlarb is not None:
+                entries.extend(p.vlarb.high)
+                hlen[i] = len(p.vlarb.high)
+                loff[i] = len(entries)
+                entries.extend(p.vlarb.low)
+                llen[i] = len(p.vlarb.low)
+                limit[i] = p.vlarb.high_limit
+                if not any(w for _, w in list(p.vlarb.high) + list(p.vlarb.low)):
+                    raise err(f"{n.desc or hex(g)} port {p.num}", "vlarb", "every entry has weight 0")
+            elif vls == 1:
+                # one data VL: the port has no VLArb (OpenSM sends none) and always sends VL0
+                loff[i] = len(entries)
+                entries.append((0, 255))
+                llen[i] = 1
+                synthesized += 1
+            else:
+                raise err(f"{n.desc or hex(g)} port {p.num}", "vlarb",
+                          f"missing for a port with {vls} operational VLs "
+                          "(dumps carry no VLArb: use a read-back fabric.json or fill it from the plan)")
+    if synthesized:
+        notes.append(f"{synthesized} single-VL ports without VLArb always send VL0")
+
+    # SL2VL: deduplicated rows, an index matrix per node
+    rows: dict[tuple[int, ...], int] = {tuple([0] * 16): 0}
+    sl2vl_off = np.zeros(len(nodes), dtype=np.uint32)
+    idx_parts = []
+    off = 0
+    for ni, g in enumerate(nodes):
+        n = fabric.nodes[g]
+        ns = int(nslots[ni])
+        mat = np.zeros(ns * ns, dtype=np.uint16)
+        linked = [p.num for p in n.ports.values() if p.remote and p.num > 0]
+        pairs = ([(i, o) for i in linked for o in linked] if n.kind == "switch"
+                 else [(0, o) for o in linked])
+        for i, o in pairs:
+            vls = n.sl2vl.get((i, o))
+            if vls is None and n.kind == "ca":
+                vls = n.sl2vl.get((o, o)) or n.sl2vl.get((0, 0))
+            if vls is None:
+                if have_sl2vl and (n.kind == "ca" or i != o):
+                    raise err(f"{n.desc or hex(g)} in {i} out {o}", "sl2vl", "missing")
+                vls = (0,) * 16
+            if len(vls) != 16:
+                raise err(f"{n.desc or hex(g)} in {i} out {o}", "sl2vl", "needs 16 VLs")
+            mat[i * ns + o] = rows.setdefault(tuple(vls), len(rows))
+        sl2vl_off[ni] = off
+        off += ns * ns
+        idx_parts.append(mat)
+    if not have_sl2vl:
+        notes.append("no SL2VL tables in the model: every SL uses VL0")
+    if len(rows) > 65535:
+        raise err("fabric", "sl2vl", "more than 65535 distinct SL2VL rows")
+
+    # routes: the LFT entry of each endpoint's LID
+    lids = np.array([fabric.nodes[g].ports[p].lid for g, p in endpoints], dtype=np.int64)
+    switches = [g for g in nodes if fabric.nodes[g].kind == "switch"]
+    route_off = np.zeros(len(nodes), dtype=np.uint32)
+    routes = np.full(len(switches) * len(endpoints), NO_ROUTE, dtype=np.uint8)
+    for si, g in enumerate(switches):
+        lft = np.asarray(fabric.nodes[g].lft, dtype=np.int64)
+        if not len(lft):
+            raise err(fabric.nodes[g].desc or hex(g), "lft", "missing (the switch has no LFT)")
+        ok = lids < len(lft)
+        seg = np.full(len(endpoints), NO_ROUTE, dtype=np.int64)
+        seg[ok] = lft[lids[ok]]
+        seg[(seg < 0) | (seg > 255)] = NO_ROUTE
+        routes[si * len(endpoints):(si + 1) * len(endpoints)] = seg.astype(np.uint8)
+        route_off[index[g]] = si * len(endpoints)
+
+    is_switch = np.array([fabric.nodes[g].kind == "switch" for g in nodes], dtype=np.uint8)
+    arr = dict(
+        node_is_switch=is_switch, node_nports=nslots, node_port_base=port_base,
+        node_route_off=route_off, node_sl2vl_off=sl2vl_off,
+        port_peer=peer, port_op_vls=op_vls, port_rate_gbps=rate,
+        port_arb_high_off=hoff, port_arb_high_len=hlen, port_arb_low_off=loff,
+        port_arb_low_len=llen, port_arb_limit=limit,
+        arb_entries=np.array(entries or [(0, 0)], dtype=np.uint8).reshape(-1, 2),
+        routes=routes if len(routes) else np.zeros(1, dtype=np.uint8),
+        sl2vl_idx=np.concatenate(idx_parts).astype(np.uint16),
+        sl2vl_rows=np.array(sorted(rows, key=rows.get), dtype=np.uint8).reshape(-1),
+        ep_port=np.array([gport(g, p) for g, p in endpoints], dtype=np.uint32),
+    )
+    if any(v > 15 for v in arr["sl2vl_rows"]):
+        raise err("fabric", "sl2vl", "VL above 15")
+    return Network(fabric, source, nodes, port_base, nslots, ports, endpoints, arr, notes)
+
+
+def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
+    """Give every port without VLArb the plan's table for its role (ca, terminal, local,
+    global), or its per-port override. For fabrics loaded from OpenSM dumps, which carry no
+    VLArb. Returns the number of ports filled."""
+    from ibqos.fabric.groups import port_roles
+    from ibqos.fabric.model import VLArb
+
+    roles = port_roles(fabric)
+    overrides = {(int(o.guid, 16), o.port): o for o in plan.vlarb.ports}
+    filled = 0
+    for n in fabric.nodes.values():
+        for p in n.ports.values():
+            if p.vlarb is not None or not p.remote or (n.guid, p.num) not in roles:
+                continue
+            t = overrides.get((n.guid, p.num)) or plan.vlarb.role(roles[(n.guid, p.num)])
+            p.vlarb = VLArb([tuple(e) for e in t.high], [tuple(e) for e in t.low], t.high_limit,
+                            plan.fabric.high_cap, plan.fabric.low_cap)
+            if not p.op_vls:
+                p.op_vls = plan.fabric.data_vls
+            filled += 1
+    return filled

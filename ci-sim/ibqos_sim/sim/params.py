@@ -1,0 +1,39 @@
+"""Simulation parameters and their defaults (seed 003 §5: QDR, 4 KB MTU, 16 packets per VL)."""
+
+from __future__ import annotations
+
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ibqos.arbiter.rates import rate_gbps as parse_rate
+
+
+class SimParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rate: Union[str, float] = "QDR"          # every link: QDR 32, FDR 56, EDR 100, HDR 200 Gb/s, or Gb/s
+    mtu: int = Field(4096, ge=64, le=65535)  # bytes per packet (the largest)
+    buffer_packets: int = Field(16, ge=1, le=1024)   # input buffer per (port, VL), in MTU packets
+    prop_ns: float = Field(10.0, ge=0)       # link propagation delay (about 2 m of cable)
+    switch_ns: float = Field(100.0, ge=0)    # head arrival to earliest forwarding
+    voq: bool = True                         # virtual output queues at switch inputs
+    accounting: Literal["byte", "packet"] = "byte"   # docs/arbiter.md
+    seed: int = Field(1, ge=0)
+    warmup_us: float = Field(100.0, ge=0)
+    time_us: float = Field(500.0, gt=0)      # measured window after the warm-up
+    deadlock_us: float = Field(50.0, gt=0)   # no packet moved on a waiting VL this long: deadlock
+    evq: Literal["heap", "list"] = "heap"
+
+    @field_validator("rate")
+    @classmethod
+    def _rate(cls, v):
+        parse_rate(v)
+        return v
+
+    @property
+    def rate_gbps(self) -> float:
+        return parse_rate(self.rate)
+
+    @property
+    def buffer_credits(self) -> int:
+        return self.buffer_packets * ((self.mtu + 63) // 64)

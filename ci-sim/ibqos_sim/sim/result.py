@@ -1,0 +1,160 @@
+"""SimResult: what a run measured, as plain data (JSON-ready)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from . import _core
+
+
+@dataclass
+class Latency:
+    mean_us: float
+    p50_us: float
+    p99_us: float
+    max_us: float
+
+    @classmethod
+    def of(cls, lat: _core.Latency) -> Latency:
+        return cls(round(lat.mean_ps / 1e6, 4), lat.p50_ps / 1e6, lat.p99_ps / 1e6, lat.max_ps / 1e6)
+
+
+@dataclass
+class Throughput:
+    name: str
+    sl: int | None
+    packets: int
+    offered_gbps: float | None          # None: saturating sources
+    offered_pct: float | None           # of the measured endpoints' link capacity
+    accepted_gbps: float
+    accepted_pct: float
+    share_pct: float                    # of all bytes delivered to the measured endpoints
+    latency: Latency                    # generation -> delivery (includes source queueing)
+    net_latency: Latency                # injection -> delivery
+    priority: int | None = None
+
+
+@dataclass
+class SimResult:
+    load: float
+    pattern: str
+    status: str                         # done | deadlock | stalled
+    params: dict
+    accepted_pct: float                 # normalised accepted traffic, measured endpoints
+    offered_pct: float | None
+    per_sl: list[Throughput]
+    per_class: list[Throughput]
+    per_vl: dict[int, dict]             # vl -> {"mean_util_pct", "max_util_pct"}
+    links: list[dict]                   # per port with a link: util per direction
+    deadlock: dict | None
+    counters: dict
+    notes: list[str] = field(default_factory=list)
+    info: dict = field(default_factory=dict)
+
+    @property
+    def class_by_name(self) -> dict[str, Throughput]:
+        return {c.name: c for c in self.per_class}
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def _witness(net, raw) -> dict:
+    n = raw.witness_len
+    trip = [(raw.witness[3 * i], raw.witness[3 * i + 1], raw.witness[3 * i + 2]) for i in range(n)]
+    buffers, channels = [], []
+    for node, port, vl in trip:
+        guid = net.nodes[node]
+        buffers.append(f"{net.node_desc(guid)}:{port}/{vl}")
+        up = net.fabric.nodes[guid].ports[port].remote
+        channels.append(f"{net.node_desc(up[0])}:{up[1]}/{vl}" if up else buffers[-1])
+    return {"buffers": buffers, "cycle": channels}
+
+
+def build_result(sim) -> SimResult:
+    net, params, fs = sim.net, sim.params, sim.flowset
+    raw = sim.raw
+    rate = params.rate_gbps
+    window_s = raw.window_ps / 1e12
+    N = net.n_endpoints
+    rx = np.ctypeslib.as_array(raw.ep_rx_bytes, shape=(N,)).astype(np.float64)
+    measured = fs.measured if fs.measured is not None else np.arange(N)
+    cap_gbps = len(measured) * rate
+    measured_bytes = float(rx[measured].sum())
+    total_rx = float(rx.sum())
+
+    def gbps(nbytes: float) -> float:
+        return nbytes * 8 / window_s / 1e9 if window_s else 0.0
+
+    def row(name, sl, g, offered, priority=None) -> Throughput:
+        acc = gbps(g.rx_bytes)
+        return Throughput(
+            name=name, sl=sl, packets=g.rx_pkts, offered_gbps=None if offered is None else round(offered, 4),
+            offered_pct=None if offered is None else round(100 * offered / cap_gbps, 3),
+            accepted_gbps=round(acc, 4), accepted_pct=round(100 * acc / cap_gbps, 3),
+            share_pct=round(100 * g.rx_bytes / total_rx, 3) if total_rx else 0.0,
+            latency=Latency.of(g.latency), net_latency=Latency.of(g.net_latency), priority=priority)
+
+    class_sl = {}
+    per_class = []
+    for i, c in enumerate(fs.classes):
+        per_class.append(row(c.name, c.sl, raw.klass[i], fs.offered_gbps.get(i), c.priority))
+        class_sl.setdefault(c.sl, []).append(i)
+    per_sl = []
+    for sl in range(16):
+        g = raw.sl[sl]
+        if not g.rx_pkts and not g.tx_pkts and sl not in class_sl:
+            continue
+        offs = [fs.offered_gbps.get(i) for i in class_sl.get(sl, [])]
+        off = None if not offs or any(o is None for o in offs) else sum(offs)
+        per_sl.append(row(f"SL{sl}", sl, g, off))
+
+    # utilisation per port and VL
+    P = len(net.ports)
+    pv = np.ctypeslib.as_array(raw.port_vl_bytes, shape=(P, 16)).astype(np.float64)
+    peer = net.arrays["port_peer"]
+    linked = np.nonzero(peer >= 0)[0]
+    cap_bytes = net.arrays["port_rate_gbps"][linked] * 1e9 / 8 * window_s
+    util = pv[linked] / cap_bytes[:, None] * 100 if window_s else pv[linked] * 0
+    per_vl = {}
+    for vl in range(16):
+        if util[:, vl].any():
+            per_vl[vl] = {"mean_util_pct": round(float(util[:, vl].mean()), 3),
+                          "max_util_pct": round(float(util[:, vl].max()), 3)}
+    links = []
+    for k, gp in enumerate(linked):
+        guid, num = net.ports[gp]
+        pg, pn = net.ports[peer[gp]]
+        links.append({"port": f"{net.node_desc(guid)}:{num}", "to": f"{net.node_desc(pg)}:{pn}",
+                      "util_pct": round(float(util[k].sum()), 3),
+                      "per_vl": {int(v): round(float(util[k, v]), 3) for v in np.nonzero(util[k])[0]}})
+
+    status = _core.STATUS[raw.status]
+    deadlock = _witness(net, raw) if status in ("deadlock", "stalled") else None
+    if deadlock is not None:
+        deadlock["at_us"] = raw.now_ps / 1e6
+        deadlock["last_move_us"] = raw.last_move_ps / 1e6
+    offered_all = [fs.offered_gbps.get(i) for i in range(len(fs.classes))]
+    counters = {
+        "injected": raw.injected, "delivered": raw.delivered, "in_flight": raw.in_flight,
+        "dropped_unrouted": raw.dropped_route, "dropped_vl": raw.dropped_vl,
+        "packet_hops": raw.hops, "events": raw.events, "max_pending_events": raw.max_pending, "simulated_us": raw.now_ps / 1e6,
+        "window_us": raw.window_ps / 1e6, "wall_s": round(sim.wall_s, 4),
+        "hops_per_s": round(raw.hops / sim.wall_s) if sim.wall_s else None,
+    }
+    notes = list(net.notes)
+    if raw.dropped_route:
+        notes.append(f"{raw.dropped_route} packets dropped: unrouted or misrouted by the LFTs")
+    if raw.dropped_vl:
+        notes.append(f"{raw.dropped_vl} packets dropped: SL2VL maps to a VL the port does not run")
+    p = params.model_dump()
+    p["rate_gbps"] = rate
+    return SimResult(
+        load=sim.load, pattern=",".join(sorted({c.pattern for c in fs.classes})), status=status,
+        params=p, accepted_pct=round(100 * gbps(measured_bytes) / cap_gbps, 3),
+        offered_pct=None if any(o is None for o in offered_all)
+        else round(100 * sum(offered_all) / (N * rate), 3),
+        per_sl=per_sl, per_class=per_class, per_vl=per_vl, links=links, deadlock=deadlock,
+        counters=counters, notes=notes, info=fs.info)
