@@ -15,6 +15,7 @@ from .table import NO_LIMIT, ArbTable
 from .trace import Trace
 
 MAX_WRAPS = 200_000
+MAX_RUNS = 2_000_000     # runs recorded before giving up (memory: a few tens of MB)
 
 
 class NoPeriodError(ValueError):
@@ -22,7 +23,8 @@ class NoPeriodError(ValueError):
 
 
 def analyze_exact(table: ArbTable, packet_bytes: int = 4096, mode: str = "byte",
-                  rate_gbps: float = 100.0) -> ArbAnalysis:
+                  rate_gbps: float = 100.0, *, max_runs: int = MAX_RUNS) -> ArbAnalysis:
+    """Raises NoPeriodError when the period is longer than `max_runs` runs of packets."""
     acct = Accounting(mode, packet_bytes, table.limit)
     hi = [(vl, w) for vl, w in table.high if w > 0]
     lo = [(vl, w) for vl, w in table.low if w > 0]
@@ -31,7 +33,7 @@ def analyze_exact(table: ArbTable, packet_bytes: int = 4096, mode: str = "byte",
         return ArbAnalysis("exact", mode, packet_bytes, rate_gbps,
                            Trace().stats(vls, 0, 0, cyclic=True, rate_gbps=rate_gbps), 0, 0,
                            ["both tables are empty: nothing is sent"])
-    trace, start, end = _run_to_period(hi, lo, table.limit, acct)
+    trace, start, end = _run_to_period(hi, lo, table.limit, acct, max_runs)
     window = sum(trace.nbytes[start:end])
     notes = []
     if hi and lo and table.limit == NO_LIMIT:
@@ -42,7 +44,7 @@ def analyze_exact(table: ArbTable, packet_bytes: int = 4096, mode: str = "byte",
                        window, window // packet_bytes, notes)
 
 
-def _run_to_period(hi, lo, limit, acct: Accounting) -> tuple[Trace, int, int]:
+def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trace, int, int]:
     # The hot loop of the planner: kept flat (no per-packet calls) on purpose.
     size = acct.size
     byte_mode = acct.mode == "byte"
@@ -73,6 +75,8 @@ def _run_to_period(hi, lo, limit, acct: Accounting) -> tuple[Trace, int, int]:
     if not hi:                        # only the low table: rule 3 forever
         for _ in range(MAX_WRAPS * max(nlo, 1)):
             if lo_pos == 0:
+                if len(t_vl) > max_runs:
+                    raise NoPeriodError(f"no period within {max_runs} runs of packets")
                 key = tuple(lo_def)
                 if key in seen:
                     return trace, seen[key], len(t_vl)
@@ -87,6 +91,8 @@ def _run_to_period(hi, lo, limit, acct: Accounting) -> tuple[Trace, int, int]:
     reset_to_zero = (not byte_mode) or limit == 0
     for _ in range(MAX_WRAPS):
         key = (tuple(hi_def), lo_pos, tuple(lo_def), hi_count)
+        if len(t_vl) > max_runs:
+            raise NoPeriodError(f"no period within {max_runs} runs of packets")
         if key in seen:
             return trace, seen[key], len(t_vl)
         seen[key] = len(t_vl)

@@ -65,8 +65,12 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     out = {}
     for label, table, classes in jobs:
         if engine == "exact":
-            from ..arbiter.exact import analyze_exact
-            a = analyze_exact(table, packet_bytes, mode, gbps)
+            from ..arbiter.exact import NoPeriodError, analyze_exact
+            try:
+                a = analyze_exact(table, packet_bytes, mode, gbps)
+            except NoPeriodError as e:
+                raise InputError(f"{label}: {e}; use --engine algorithm1 --runs N for this "
+                                 "table") from None
         else:
             from ..arbiter.algorithm1 import analyze_algorithm1
             a = analyze_algorithm1(table, packet_bytes, mode, gbps, runs)

@@ -54,3 +54,24 @@ def spread_weights(total: int, k: int) -> list[int]:
     for j in range(extra):
         out[(j * k) // extra] += 1
     return out
+
+
+def packed_weights(total: int, k: int, max_weight: int = 255) -> list[int] | None:
+    """`total` units over `k` entries: all at the base weight except as few entries as
+    possible carrying the remainder (spread evenly). In byte accounting only the total
+    counts for the share, and entries that share one weight keep the arbiter's period short."""
+    base, extra = divmod(total, k)
+    if base < 1 or base > max_weight:
+        return None
+    room = max_weight - base
+    if extra and not room:
+        return None
+    nbig = -(-extra // room) if extra else 0
+    if nbig > k:
+        return None
+    out = [base] * k
+    for j in range(nbig):
+        add = min(room, extra)
+        out[(j * k) // nbig] += add
+        extra -= add
+    return out

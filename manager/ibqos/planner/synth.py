@@ -25,15 +25,16 @@ import math
 from dataclasses import dataclass
 
 from ..arbiter import ArbTable
-from ..arbiter.exact import analyze_exact
+from ..arbiter.exact import NoPeriodError, analyze_exact
 from ..arbiter.result import ArbAnalysis
 from ..arbiter.shares import long_run_shares
 from ..arbiter.trace import VlStats
-from .layout import slot_counts, spread, spread_weights
+from .layout import packed_weights, slot_counts, spread, spread_weights
 from .targets import ClassTarget, RoleSpec
 
 SHARE_TOL = 0.5          # percentage points, the acceptance bound
 MAX_WEIGHT = 255
+PERIOD_BUDGET = 60_000  # runs per exact analysis; longer periods are skipped, not analysed
 MAX_EXACT = 6           # exact analyses per role, at most
 ENOUGH_FEASIBLE = 2     # stop once this many candidates meet every bound
 LIMITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 254)
@@ -94,7 +95,10 @@ def synthesize(spec: RoleSpec) -> RoleResult:
         if tried >= MAX_EXACT or feasible >= ENOUGH_FEASIBLE:
             break
         tried += 1
-        an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
+        try:
+            an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps, max_runs=PERIOD_BUDGET)
+        except NoPeriodError:          # a correct table whose period is too long to check
+            continue
         per_class, violations = _judge(spec, an)
         key = _score(spec, per_class, violations)
         feasible += not violations
@@ -219,17 +223,18 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
     seen = set()
     for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
         t = min(max(t, t_min), t_max)
-        weights = _class_weights(spec, frac, counts, t)
-        if weights is None:
-            continue
-        entries = _entries(spec, classes, order, weights)
-        key = tuple(entries)
-        if key not in seen:
-            seen.add(key)
-            yield entries
+        for packed in (True, False):
+            weights = _class_weights(spec, frac, counts, t, packed)
+            if weights is None:
+                continue
+            entries = _entries(spec, classes, order, weights)
+            key = tuple(entries)
+            if key not in seen:
+                seen.add(key)
+                yield entries
 
 
-def _class_weights(spec, frac, counts, total) -> list[list[int]] | None:
+def _class_weights(spec, frac, counts, total, packed=False) -> list[list[int]] | None:
     q = max(1, spec.mtu // 64) if spec.mode == "packet" else 1
     out = []
     for f, n in zip(frac, counts):
@@ -238,7 +243,7 @@ def _class_weights(spec, frac, counts, total) -> list[list[int]] | None:
             per = spread_weights(w_total // q, n)
             ws = [min(MAX_WEIGHT, max(1, p) * q) for p in per]
         else:
-            ws = spread_weights(w_total, n)
+            ws = (packed_weights(w_total, n) if packed else None) or spread_weights(w_total, n)
         if max(ws) > MAX_WEIGHT or min(ws) < 1:
             return None
         out.append(ws)
@@ -262,7 +267,7 @@ def _low_table(spec, lo, layout, ratio, limit):
     mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
     total = mean_w * nslots
     phi_l = sum(c.share for c in lo)
-    weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total)
+    weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed=True)
     if weights is None:
         return None
     return _entries(spec, lo, order, weights)
