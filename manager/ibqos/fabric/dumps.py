@@ -67,7 +67,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", file=path) from None
     for no, line in enumerate(text.splitlines(), 1):
-        if line.strip():
+        if line and not line.isspace():
             yield no, line
 
 
@@ -114,23 +114,28 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
     owner: dict[int, int] = {}              # LID -> port GUID, from the row comments
     node: Node | None = None
     for no, line in _lines(path):
-        if m := _LFT_HEAD.match(line):
-            guid = int(m[2], 16)
-            node = fabric.nodes.get(guid)
-            if node is None or node.kind != "switch":
-                raise InputError(f"switch 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
-            node.lft = [255] * (int(m[1]) + 1)
-        elif m := _LFT_ROW.match(line):
-            if node is None:
-                raise InputError("LFT row before a switch header", file=path, line=no)
-            lid, port = int(m[1], 16), int(m[2])
+        # Rows are `0x%04x %03u # ...` (osm_dump.c) and make up nearly all of a large dump:
+        # slice them; the regexes handle headers, footers and anything malformed.
+        if line[:2] == "0x" and line[6:7] == " " and line[10:13] == " # " and node is not None:
+            try:
+                lid, port = int(line[2:6], 16), int(line[7:10])
+            except ValueError:
+                raise InputError("not an OpenSM LFT dump line", file=path, line=no) from None
             if port > node.nports:
                 raise InputError(f"port {port} out of range 0..{node.nports}", file=path, line=no)
             if lid >= len(node.lft):
                 node.lft.extend([255] * (lid + 1 - len(node.lft)))
             node.lft[lid] = port
-            if m[3]:
-                owner[lid] = int(m[3], 16)
+            if lid not in owner and (k := line.find("portguid 0x", 13)) >= 0:
+                owner[lid] = int(line[k + 11:k + 27], 16)
+        elif m := _LFT_HEAD.match(line):
+            guid = int(m[2], 16)
+            node = fabric.nodes.get(guid)
+            if node is None or node.kind != "switch":
+                raise InputError(f"switch 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
+            node.lft = [255] * (int(m[1]) + 1)
+        elif _LFT_ROW.match(line):
+            raise InputError("LFT row before a switch header", file=path, line=no)
         elif _LFT_FOOT.match(line):
             node = None
         else:
@@ -165,8 +170,8 @@ def _read_sl2vl(fabric: Fabric, path: Path) -> None:
             if target is None:
                 raise InputError("SL2VL row before a port header", file=path, line=no)
             node, num = target
-            vls = tuple(int(v) for v in m[3].split())
-            if any(v > 15 for v in vls):
+            vls = tuple(map(int, m[3].split()))
+            if max(vls) > 15:
                 raise InputError("VL out of range 0..15", file=path, line=no)
             key = (int(m[1]), int(m[2])) if node.kind == "switch" else (0, num)
             if max(key) > node.nports:
