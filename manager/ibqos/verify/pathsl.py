@@ -1,0 +1,128 @@
+"""Per-path service levels, as the SA hands them out (LASH, DFSSSP and other engines that
+break credit loops by SL).
+
+Two file formats are read:
+- `saquery PR` / `saquery -p` output (blocks of `PathRecord dump:` with `slid`, `dlid`, `sl`),
+  what an admin can capture on a production fabric;
+- ibdmchk's `-c` file, one `<src node GUID> <dlid> <sl>` per line, which is also the format
+  ibqos writes (`path-sl` in a run directory), so ibdmchk reads the same SLs we check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+from ..fabric.model import Fabric
+
+PATH_SL_FILE = "path-sl"          # in a run directory: ibdmchk -c format
+
+_PR_FIELD = re.compile(r"^\s*(slid|dlid|sl)\.+\s*(0x[0-9a-fA-F]+|\d+)\s*$")
+_PSL_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(0x[0-9a-fA-F]+|\d+)\s+(\d+)\s*$")
+
+
+@dataclass
+class PathSLs:
+    """SL per (source LID, destination LID)."""
+    by_lids: dict[tuple[int, int], int] = field(default_factory=dict)
+    source: str = ""
+
+    def sl_of(self, fabric: Fabric, default: int = 0):
+        """A `(src, dst) -> SL` callable over (GUID, port) refs, for iter_routes."""
+        def f(src, dst):
+            slid = fabric.nodes[src[0]].ports[src[1]].lid
+            dlid = fabric.nodes[dst[0]].ports[dst[1]].lid
+            return self.by_lids.get((slid, dlid), default)
+        return f
+
+
+def _int(s: str) -> int:
+    return int(s, 0)
+
+
+def parse_saquery(text: str, path: str | Path) -> PathSLs:
+    out = PathSLs(source=f"path records: {path}")
+    cur: dict[str, int] = {}
+    start = 0
+
+    def flush(no: int) -> None:
+        if not cur:
+            return
+        missing = {"slid", "dlid", "sl"} - cur.keys()
+        if missing:
+            raise InputError(f"PathRecord without {', '.join(sorted(missing))}", file=path,
+                             line=start, field="PathRecord")
+        if not 0 <= cur["sl"] <= 15:
+            raise InputError(f"SL {cur['sl']} out of range 0..15", file=path, line=no, field="sl")
+        out.by_lids[(cur["slid"], cur["dlid"])] = cur["sl"]
+        cur.clear()
+
+    for no, line in enumerate(text.splitlines(), 1):
+        if line.startswith("PathRecord dump:"):
+            flush(no)
+            start = no
+        elif m := _PR_FIELD.match(line):
+            cur[m[1]] = _int(m[2])
+    flush(len(text.splitlines()))
+    return out
+
+
+def parse_ibdmchk_psl(text: str, path: str | Path, fabric: Fabric) -> PathSLs:
+    """`<src node GUID> <dlid> <sl>` lines. A node GUID stands for every LID of that CA."""
+    lids: dict[int, list[int]] = {}
+    for n in fabric.nodes.values():
+        lids[n.guid] = [p.lid for p in n.ports.values() if p.lid]
+    out = PathSLs(source=f"path SLs: {path}")
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _PSL_LINE.match(line)
+        if not m:
+            raise InputError("expected '<src node GUID> <dlid> <sl>'", file=path, line=no)
+        guid, dlid, sl = _int(m[1]), _int(m[2]), int(m[3])
+        if guid not in lids:
+            raise InputError(f"node 0x{guid:016x} is not in the fabric", file=path, line=no,
+                             field="src node GUID")
+        if sl > 15:
+            raise InputError(f"SL {sl} out of range 0..15", file=path, line=no, field="sl")
+        for slid in lids[guid]:
+            out.by_lids[(slid, dlid)] = sl
+    return out
+
+
+def read_path_sls(path: str | Path, fabric: Fabric) -> PathSLs:
+    """Either format, told apart by content."""
+    p = Path(path)
+    try:
+        text = p.read_text(errors="replace")
+    except FileNotFoundError:
+        raise InputError("no such file", file=p) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=p) from None
+    if "PathRecord dump:" in text:
+        return parse_saquery(text, p)
+    return parse_ibdmchk_psl(text, p, fabric)
+
+
+def format_ibdmchk_psl(path_sls: PathSLs, fabric: Fabric) -> str:
+    node_of = {p.lid: n.guid for n in fabric.nodes.values() for p in n.ports.values() if p.lid}
+    lines = []
+    for (slid, dlid), sl in sorted(path_sls.by_lids.items()):
+        if slid in node_of:
+            lines.append(f"0x{node_of[slid]:016x} {dlid} {sl}")
+    return "\n".join(lines) + "\n"
+
+
+def write_path_sls(path: str | Path, path_sls: PathSLs, fabric: Fabric) -> Path:
+    p = Path(path)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(format_ibdmchk_psl(path_sls, fabric))
+    tmp.replace(p)
+    return p
+
+
+def from_pairs(pairs: Iterable[tuple[int, int, int]], source: str) -> PathSLs:
+    return PathSLs({(s, d): sl for s, d, sl in pairs}, source)

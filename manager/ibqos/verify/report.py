@@ -1,0 +1,98 @@
+"""The verifier's verdict: what `ibqos verify` prints and what `--json` writes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+SCHEMA = "ibqos.verify/1"
+
+
+@dataclass
+class LostRoute:
+    src: str            # CA node description (":port" on multi-port CAs)
+    dst: str
+    status: str         # no_route, dead_port, wrong_ca, loop, dropped
+    detail: str
+
+
+@dataclass
+class VerifyReport:
+    source: str
+    switches: int
+    ca_ports: int
+    pairs: int
+    delivered: int
+    sl_source: str                                  # "SL 0 for every pair" / "path records: FILE"
+    lost: dict[str, int] = field(default_factory=dict)
+    lost_examples: list[LostRoute] = field(default_factory=list)
+    hops: dict[int, int] = field(default_factory=dict)   # switch-to-switch links -> pairs
+    sls_used: list[int] = field(default_factory=list)
+    vls_used: list[int] = field(default_factory=list)
+    channels: int = 0                               # switch-to-switch channels (link, VL) in use
+    dependencies: int = 0
+    cdg_acyclic: bool = True
+    cycle: list[str] = field(default_factory=list)  # "switch:port/vl", each depends on the next
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def unreachable(self) -> int:
+        return sum(n for k, n in self.lost.items() if k != "loop")
+
+    @property
+    def loops(self) -> int:
+        return self.lost.get("loop", 0)
+
+    @property
+    def ok(self) -> bool:
+        return not self.lost and self.cdg_acyclic
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["hops"] = {str(k): v for k, v in sorted(self.hops.items())}
+        return {"schema": SCHEMA, "ok": self.ok, "unreachable": self.unreachable,
+                "loops": self.loops, **d}
+
+    def defects(self) -> list[str]:
+        out = []
+        if self.unreachable:
+            out.append(f"{self.unreachable} unreachable pairs")
+        if self.loops:
+            out.append(f"{self.loops} pairs in routing loops")
+        if not self.cdg_acyclic:
+            out.append("credit loop: the channel dependency graph has a cycle")
+        return out
+
+    def text(self) -> str:
+        lines = [f"fabric: {self.source}: {self.switches} switches, {self.ca_ports} CA ports, "
+                 f"{self.pairs} CA→CA pairs",
+                 f"service levels: {self.sl_source}; SLs used {_ints(self.sls_used)}, "
+                 f"VLs used {_ints(self.vls_used)}",
+                 f"delivered: {self.delivered}/{self.pairs}"]
+        for status, n in sorted(self.lost.items()):
+            lines.append(f"  {status}: {n} pairs")
+        for r in self.lost_examples:
+            lines.append(f"    {r.src} -> {r.dst}: {r.status}: {r.detail}")
+        if self.hops:
+            total = sum(self.hops.values())
+            lines.append("switch-to-switch hops (pairs):")
+            for h, n in sorted(self.hops.items()):
+                lines.append(f"  {h:3d} {n:10d} {100.0 * n / total:6.2f}%")
+        lines.append(f"channel dependency graph: {self.channels} channels, "
+                     f"{self.dependencies} dependencies, "
+                     + ("acyclic" if self.cdg_acyclic else f"CYCLE of {len(self.cycle)} channels:"))
+        if self.cycle:
+            lines.append("  " + " -> ".join(self.cycle + self.cycle[:1]))
+        for w in self.warnings:
+            lines.append(f"warning: {w}")
+        verdict = "; ".join(self.defects()) or "no unreachable pairs, no routing loops, no credit loops"
+        lines.append(f"verdict: {'OK' if self.ok else 'DEFECT'}: {verdict}")
+        return "\n".join(lines)
+
+
+def _ints(xs: list[int]) -> str:
+    return ",".join(map(str, xs)) or "-"

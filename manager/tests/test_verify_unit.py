@@ -1,0 +1,149 @@
+"""The verifier on small fabrics built in Python: loops, unreachable pairs, VL changes."""
+
+from __future__ import annotations
+
+import pytest
+from verify_fabrics import Synth, identity, line, ring, transit_vl1
+
+from ibqos.errors import InputError
+from ibqos.fabric.model import NO_ROUTE
+from ibqos.verify import iter_routes, verify_fabric
+from ibqos.verify.pathsl import PathSLs
+
+
+def test_ring_with_one_vl_has_a_credit_loop():
+    s = ring(3).sl2vl(identity)
+    r = verify_fabric(s.f)
+    assert r.delivered == r.pairs == 6
+    assert not r.cdg_acyclic and r.exit_code == 1
+    # The witness is the ring itself, each channel on VL 0, each depending on the next.
+    assert sorted(r.cycle) == ["sw0:2/0", "sw1:2/0", "sw2:2/0"]
+    k = r.cycle.index("sw0:2/0")
+    assert r.cycle[k:] + r.cycle[:k] == ["sw0:2/0", "sw1:2/0", "sw2:2/0"]
+    assert r.hops == {1: 3, 2: 3}
+    assert r.vls_used == [0]
+
+
+def test_vl_change_on_transit_breaks_the_ring_loop():
+    s = ring(3).sl2vl(transit_vl1)
+    r = verify_fabric(s.f)
+    assert r.cdg_acyclic and r.ok and r.exit_code == 0
+    assert r.vls_used == [0, 1]
+    assert r.cycle == []
+
+
+def test_longer_ring_is_not_saved_by_one_vl_change():
+    # 4 switches: 3-hop routes take VL1 -> VL1 transits, and the VL1 ring closes again.
+    r = verify_fabric(ring(4).sl2vl(transit_vl1).f)
+    assert not r.cdg_acyclic
+    assert all(c.endswith("/1") for c in r.cycle)
+
+
+def test_line_has_no_loop():
+    r = verify_fabric(line(4).sl2vl(identity).f)
+    assert r.ok
+    assert r.hops == {1: 6, 2: 4, 3: 2}
+    assert r.delivered == 12
+
+
+def test_missing_lft_entry_is_an_unreachable_pair():
+    s = line(3).sl2vl(identity)
+    s.node("sw1").lft[s.node("h2").ports[1].lid] = NO_ROUTE
+    r = verify_fabric(s.f)
+    # h0 -> h2 and h1 -> h2 both cross sw1.
+    assert r.lost == {"no_route": 2}
+    assert r.unreachable == 2 and r.loops == 0 and r.exit_code == 1
+    assert {(x.src, x.dst) for x in r.lost_examples} == {("h0", "h2"), ("h1", "h2")}
+    assert all("sw1" in x.detail for x in r.lost_examples)
+
+
+def test_routing_loop_is_reported_with_its_switches():
+    s = line(3).sl2vl(identity)
+    s.set_route("sw1", "h2", 3)          # sw1 sends h2's traffic back to sw0, which sends it on
+    r = verify_fabric(s.f)
+    assert r.lost == {"loop": 2}
+    assert r.loops == 2 and r.unreachable == 0
+    assert {x.detail for x in r.lost_examples} <= {"sw0 -> sw1 -> sw0", "sw1 -> sw0 -> sw1"}
+
+
+def test_route_into_the_wrong_ca():
+    s = line(3).sl2vl(identity)
+    s.set_route("sw2", "h2", 3)
+    s.set_route("sw1", "h2", 1)          # sw1 delivers h2's packets to h1
+    r = verify_fabric(s.f)
+    assert r.lost == {"wrong_ca": 2}     # h0 -> h2 and h1 -> h2 end at h1
+    assert "delivered to h1" in r.lost_examples[0].detail
+
+
+def test_vl15_and_non_operational_vl_drop_packets():
+    s = line(3).sl2vl(identity)
+    sw1 = s.node("sw1")
+    sw1.sl2vl[(3, 2)] = (15,) * 16       # from sw0 towards sw2: dropped
+    r = verify_fabric(s.f)
+    assert r.lost == {"dropped": 1} and r.delivered == 5
+    assert "VL 15" in r.lost_examples[0].detail
+
+    s = line(3).sl2vl(identity)
+    s.node("sw0").ports[2].op_vls = 2
+    r = verify_fabric(s.f, sl=3)         # SL3 -> VL3, but sw0:2 runs 2 VLs
+    assert r.lost == {"dropped": 2}      # h0 -> h1, h0 -> h2
+    assert verify_fabric(s.f, sl=1).ok
+
+
+def test_per_path_sls_select_vls():
+    # Ring of 3, SL s -> VL s everywhere. The two-hop routes get SL1, so their dependencies
+    # (the whole loop) move to VL1 while one-hop routes stay on VL0.
+    s = ring(3).sl2vl(identity)
+    lid = {n.desc: n.ports[1].lid for n in s.f.cas()}
+    psl = PathSLs(source="test")
+    for a in range(3):
+        for hop in (1, 2):
+            b = (a + hop) % 3
+            psl.by_lids[(lid[f"h{a}"], lid[f"h{b}"])] = hop - 1
+    r = verify_fabric(s.f, path_sls=psl)
+    assert r.sls_used == [0, 1] and r.vls_used == [0, 1]
+    assert not r.cdg_acyclic and all(c.endswith("/1") for c in r.cycle)
+    assert r.sl_source == "test"
+    # iter_routes takes the same SLs through sl_of.
+    routes = list(iter_routes(s.f, sl_of=psl.sl_of(s.f)))
+    assert len(routes) == 6
+    two = [h for _, _, h in routes if len(h) == 3]
+    assert all(vl == 1 for hops in two for *_, vl in hops)
+
+
+def test_iter_routes_gives_switch_hops():
+    s = line(3).sl2vl(transit_vl1)
+    routes = {(s.f.nodes[a[0]].desc, s.f.nodes[b[0]].desc): h for a, b, h in iter_routes(s.f)}
+    assert len(routes) == 6
+    g = s.by_name
+    assert routes[("h0", "h2")] == [(g["sw0"], 1, 2, 0), (g["sw1"], 3, 2, 1), (g["sw2"], 3, 1, 0)]
+    assert routes[("h1", "h0")] == [(g["sw1"], 1, 3, 0), (g["sw0"], 2, 1, 0)]
+
+
+def test_missing_path_records_fall_back_with_a_warning():
+    s = line(3).sl2vl(identity)
+    r = verify_fabric(s.f, path_sls=PathSLs({}, "empty"), sl=2)
+    assert r.sls_used == [2]
+    assert any("6 pairs have no path record" in w for w in r.warnings)
+
+
+def test_no_cas_is_unusable_input():
+    s = Synth()
+    s.switch("lonely")
+    with pytest.raises(InputError, match="nothing to route"):
+        verify_fabric(s.f)
+
+
+def test_switch_without_sl2vl_means_vl0_with_a_warning():
+    s = ring(3)
+    r = verify_fabric(s.f)
+    assert r.vls_used == [0] and not r.cdg_acyclic
+    assert any("no SL2VL tables" in w for w in r.warnings)
+
+
+def test_json_report_shape():
+    r = verify_fabric(ring(3).sl2vl(identity).f)
+    d = r.to_json()
+    assert d["schema"] == "ibqos.verify/1" and d["ok"] is False
+    assert d["hops"] == {"1": 3, "2": 3}
+    assert d["cdg_acyclic"] is False and len(d["cycle"]) == 3
