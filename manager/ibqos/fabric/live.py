@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from .. import paths
-from ..errors import ExternalError
+from ..errors import ExternalError, ProcessError
 from ..proc import run_command
 from .model import Fabric
 
@@ -38,7 +38,11 @@ def read_live(env: dict[str, str] | None = None, *, timeout: float = 120,
                         ("-r", retries)):
         if value is not None:
             cmd += [flag, str(value)]
-    cp = run_command(cmd, env=env, timeout=timeout, check=False)
+    _check_ibsim(env)
+    try:
+        cp = run_command(cmd, env=env, timeout=timeout, check=False)
+    except ProcessError as e:
+        raise ExternalError(f"live read-back failed: {e} (is the fabric answering?)") from None
     if cp.returncode != 0:
         raise ExternalError(f"live read-back failed: {_reader_error(cp.stderr, cp.returncode)}")
     try:
@@ -49,6 +53,21 @@ def read_live(env: dict[str, str] | None = None, *, timeout: float = 120,
     fabric.source = f"live:ibsim:{where}" if where else f"live:{ca or 'umad'}:{port or ''}"
     fabric.pad_lfts()
     return fabric
+
+
+def _check_ibsim(env: dict[str, str] | None) -> None:
+    """Under umad2sim a client of a missing ibsim blocks forever: check the socket first."""
+    env = os.environ if env is None else env
+    sock = env.get("IBSIM_SOCKNAME")
+    if not sock or "umad2sim" not in env.get("LD_PRELOAD", ""):
+        return
+    try:
+        table = Path("/proc/net/unix").read_text(errors="replace")
+    except OSError:
+        return
+    if f"@{sock}:ctl" not in table.split():
+        raise ExternalError(f"live read-back failed: no ibsim listens on IBSIM_SOCKNAME={sock} "
+                            "(fabric not up, or ibsim died)")
 
 
 def _reader_error(stderr: str, rc: int) -> str:
