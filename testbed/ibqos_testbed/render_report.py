@@ -21,17 +21,25 @@ def _pp(v: float | None) -> str:
     return "-" if v is None else f"{v:+.2f}"
 
 
-def _lat(sls, attr: str) -> str:
-    """Average/99th percentile in µs; the worst SL of a class with several."""
+def _lat(sls, attr: str) -> tuple[str, str]:
+    """Average and 99th percentile in µs; the worst SL of a class with several."""
     lats = [getattr(m, attr) for m in sls if getattr(m, attr) is not None]
     if not lats:
-        return "-"
+        return "-", "-"
     worst = max(lats, key=lambda x: x.t_avg)
-    return f"{worst.t_avg:.2f}/{worst.p99:.2f}"
+    return f"{worst.t_avg:.2f}", f"{worst.p99:.2f}"
 
 
 def print_table(rep: Report, console: Console | None = None) -> None:
+    """Shares and verdicts, then latency; a failure's verdict is the CLI's error line."""
     console = console or Console()
+    console.print(_share_table(rep))
+    console.print(_latency_table(rep))
+    if rep.passed:
+        console.print(rep.verdict, style="green" if rep.compared else "yellow", markup=False)
+
+
+def _share_table(rep: Report) -> Table:
     sim = rep.simulated_source is not None
     t = Table(title=f"Bandwidth share per SL (tolerance {rep.tolerance:g} pp)",
               caption=_caption(rep))
@@ -46,25 +54,33 @@ def print_table(rep: Report, console: Console | None = None) -> None:
     if sim:
         t.add_column("Δ sim", justify="right")
     t.add_column("Gb/s", justify="right")
-    t.add_column("idle µs\navg/p99", justify="right")
-    t.add_column("loaded µs\navg/p99", justify="right")
     t.add_column("verdict", no_wrap=True)
     for c in rep.classes:
         ms = [m for m in rep.per_sl if m.sl in c.sls]
         gbps = [m.bw_gbps for m in ms]
         verdict = {True: "[green]pass[/]", False: "[bold red]FAIL[/]", None: "-"}[c.passed]
-        if any(m.bw_gbps is None for m in ms):
+        if None in gbps:
             verdict = "[bold red]no data[/]"
         row = [",".join(map(str, c.sls)), c.name, c.priority, _pct(c.predicted)]
         row += [_pct(c.simulated)] if sim else []
         row += [_pct(c.measured), _pp(c.diff_predicted)]
         row += [_pp(c.diff_simulated)] if sim else []
-        row += ["-" if None in gbps else f"{sum(gbps):.2f}", _lat(ms, "lat_idle"),
-                _lat(ms, "lat_loaded"), verdict]
+        row += ["-" if None in gbps else f"{sum(gbps):.2f}", verdict]
         t.add_row(*row)
-    console.print(t)
-    style = "bold red" if not rep.passed else "green" if rep.compared else "yellow"
-    console.print(rep.verdict, style=style, markup=False)
+    return t
+
+
+def _latency_table(rep: Report) -> Table:
+    t = Table(title="Message latency per SL, ib_send_lat (µs)")
+    t.add_column("SL", justify="right")
+    t.add_column("class", overflow="fold")
+    for head in ("idle avg", "idle p99", "loaded avg", "loaded p99"):
+        t.add_column(head, justify="right")
+    for c in rep.classes:
+        ms = [m for m in rep.per_sl if m.sl in c.sls]
+        t.add_row(",".join(map(str, c.sls)), c.name, *_lat(ms, "lat_idle"),
+                  *_lat(ms, "lat_loaded"))
+    return t
 
 
 def _caption(rep: Report) -> str:

@@ -1,53 +1,17 @@
-"""Factories for the testbed tests: fixtures on disk, a plan, the perftest replayer on PATH."""
+"""Fixtures of the testbed tests: a plan, and the perftest replayer on PATH."""
 
 from __future__ import annotations
 
 import json
 import os
-import random
-import socket
 import stat
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).parent / "fixtures"
-REPLAYER = Path(__file__).parent / "replayer" / "perftest_replay.py"
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
-
-
-def fixture_text(name: str) -> str:
-    """A perftest fixture without its provenance notes (lines starting '#: ')."""
-    text = (FIXTURES / "perftest" / name).read_text()
-    return "".join(ln for ln in text.splitlines(True) if not ln.startswith("#: "))
-
-
-def run_ibqos(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The real console entry point in a child, to see exit codes and stderr as users do."""
-    return subprocess.run([*IBQOS, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
-
-
-def free_base_port() -> int:
-    """A base port whose 32 successors are all free, so parallel runs do not collide."""
-    for _ in range(200):
-        base = random.randrange(20000, 60000)
-        socks = []
-        try:
-            for p in range(base, base + 32):
-                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                socks.append(s)
-                s.bind(("0.0.0.0", p))
-            return base
-        except OSError:
-            continue
-        finally:
-            for s in socks:
-                s.close()
-    raise RuntimeError("no free port range")
+from testbed_helpers import FIXTURES, REPLAYER
 
 
 @pytest.fixture

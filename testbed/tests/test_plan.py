@@ -1,0 +1,107 @@
+"""`ibqos testbed plan`: the run plan and the listing of the commands an admin would run."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from testbed_helpers import run_ibqos
+
+
+def _plan(plan_file, out, *extra):
+    return run_ibqos("testbed", "plan", plan_file, "--server", "node1", "--client", "node2",
+                     "-o", out, *extra)
+
+
+def _opt(argv, flag):
+    return argv[argv.index(flag) + 1]
+
+
+def test_run_plan_follows_the_seed_method(plan_file, tmp_path):
+    r = _plan(plan_file, tmp_path / "rp", "--duration", "7", "--size", "8192")
+    assert r.returncode == 0, r.stderr
+    run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
+    assert run["schema"] == "ibqos.testbed-run/1"
+    phases = {p["name"]: p for p in run["phases"]}
+    sls = [0, 1, 2, 3]
+
+    # Phase 1: one ib_send_bw pair per SL, all together, each on its own TCP port.
+    bw = phases["bw"]["flows"]
+    assert sorted(f["sl"] for f in bw) == sls
+    assert len({f["tcp_port"] for f in bw}) == len(bw)
+    for f in bw:
+        srv, cli = f["server"]["argv"], f["client"]["argv"]
+        assert srv[0] == cli[0] == "ib_send_bw"
+        assert _opt(srv, "-S") == _opt(cli, "-S") == str(f["sl"])
+        assert _opt(srv, "-p") == _opt(cli, "-p") == str(f["tcp_port"])
+        assert _opt(cli, "-D") == "7" and _opt(cli, "-s") == "8192" and "-F" in cli
+        assert _opt(cli, "-m") == "4096"            # the plan's MTU
+        assert (f["server"]["host"], f["client"]["host"], cli[-1]) == ("node1", "node2", "node1")
+        assert f["start_delay"] == 0
+
+    # Then latency per SL, idle and under the load of the other SLs only.
+    for sl in sls:
+        (idle,) = phases[f"lat-idle-sl{sl}"]["flows"]
+        assert idle["kind"] == "lat" and _opt(idle["client"]["argv"], "-S") == str(sl)
+        argv = idle["client"]["argv"]
+        assert argv[0] == "ib_send_lat" and "-n" in argv and "-D" not in argv
+        assert _opt(argv, "-s") == "2" and "-F" in argv
+        loaded = phases[f"lat-loaded-sl{sl}"]["flows"]
+        assert sorted(f["sl"] for f in loaded if f["kind"] == "bw") == [s for s in sls if s != sl]
+        (lat,) = [f for f in loaded if f["kind"] == "lat"]
+        assert lat["sl"] == sl and 0 < lat["start_delay"] < 7
+        assert len({f["tcp_port"] for f in loaded}) == len(loaded)
+
+
+def test_listing_shows_exactly_the_commands_that_run(plan_file, tmp_path):
+    r = _plan(plan_file, tmp_path / "rp")
+    assert r.returncode == 0, r.stderr
+    listing = (tmp_path / "rp" / "runplan.txt").read_text()
+    assert r.stdout.startswith(listing)
+    run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
+    commands = [ln.split("$ ", 1)[1].split(" &", 1)[0] for ln in listing.splitlines()
+                if ln.startswith(("node1$ ", "node2$ "))]
+    expected = [shlex.join(f[role]["argv"]) for p in run["phases"] for role in ("server", "client")
+                for f in p["flows"]]
+    assert sorted(commands) == sorted(expected)
+    for line in ("45.71 %", "27.36 %", "18.35 %", "8.57 %"):    # the analyzer's predictions
+        assert line in listing
+
+
+def test_plan_without_analysis_still_plans(make_plan, tmp_path):
+    plan = make_plan(lambda d: d.update(analysis={}))
+    r = _plan(plan, tmp_path / "rp")
+    assert r.returncode == 0, r.stderr
+    assert "(none)" in (tmp_path / "rp" / "runplan.txt").read_text()
+
+
+def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
+    def dup_sl(d):
+        d["classes"][1]["sls"] = [0]
+
+    def bad_mtu(d):
+        d["fabric"]["mtu"] = 9000
+
+    def no_name(d):
+        del d["classes"][0]["name"]
+
+    cases = [(dup_sl, "classes.1.sls: SL 0 is in both class"),
+             (bad_mtu, "fabric.mtu"),
+             (no_name, "classes.0.name")]
+    for edit, message in cases:
+        plan = make_plan(edit)
+        r = _plan(plan, tmp_path / "rp")
+        assert r.returncode == 2, r.stderr
+        assert message in r.stderr and str(plan) in r.stderr
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert not (tmp_path / "rp" / "runplan.json").exists()
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"schema": "ibqos.plan/1",\n "fabric": }')
+    r = _plan(broken, tmp_path / "rp")
+    assert r.returncode == 2 and f"{broken}:2: not JSON" in r.stderr
+
+
+def test_missing_plan_file(tmp_path):
+    r = _plan(tmp_path / "nope.json", tmp_path / "rp")
+    assert r.returncode == 2 and "nope.json" in r.stderr and "Traceback" not in r.stderr
