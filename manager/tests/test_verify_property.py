@@ -92,7 +92,7 @@ def _has_cycle(edges) -> bool:
     return any(u not in color and dfs(u) for u in list(succ))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fabrics(), st.integers(1, 4))
 def test_array_verifier_matches_reference_walks(case, block):
     s, psl = case

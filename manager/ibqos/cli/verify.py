@@ -1,0 +1,104 @@
+"""`ibqos verify RUNDIR|--live`: routes, hops, VLs and credit loops of a fabric.
+
+Exit status: 0 clean, 1 defect (unreachable pair, routing loop, credit loop, or ibdmchk
+disagreeing), 2 unusable input, 3 a tool failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from ..errors import InputError
+
+DUMP_MARKER = "opensm-subnet.lst"
+
+
+def find_dumps(rundir: Path) -> Path:
+    """RUNDIR itself when it holds OpenSM's dumps, else the newest `*/dumps` or `*/*/dumps`
+    below it that does (a harness run directory: sm0/dumps, sm1/dumps, ...)."""
+    if not rundir.exists():
+        raise InputError("no such directory", file=rundir)
+    if not rundir.is_dir():
+        raise InputError("not a directory of OpenSM dumps", file=rundir)
+    if (rundir / DUMP_MARKER).exists():
+        return rundir
+    found = [p.parent for pat in (f"dumps/{DUMP_MARKER}", f"*/dumps/{DUMP_MARKER}",
+                                  f"*/*/dumps/{DUMP_MARKER}") for p in rundir.glob(pat)]
+    if not found:
+        raise InputError(f"no {DUMP_MARKER} here or in */dumps (OpenSM writes it with -D 0x43 "
+                         "and dump_files_dir)", file=rundir)
+    return max(found, key=lambda p: (p / DUMP_MARKER).stat().st_mtime)
+
+
+def _load(source: Path | None, live: bool):
+    if live:
+        from ..fabric.live import read_live
+        return read_live(dict(os.environ)), None
+    if source.is_file() and source.suffix == ".json":
+        from ..fabric.model import Fabric
+        return Fabric.load(source), None
+    from ..fabric.dumps import load_dumps
+    dumps = find_dumps(source)
+    return load_dumps(dumps), dumps
+
+
+@click.command()
+@click.argument("rundir", required=False, type=click.Path(path_type=Path))
+@click.option("--live", is_flag=True, help="Read the running fabric instead of dumps "
+              "(environment as for infiniband-diags; on ibsim LD_PRELOAD + IBSIM_SOCKNAME).")
+@click.option("--json", "as_json", is_flag=True, help="The report as JSON on stdout.")
+@click.option("--sl", type=click.IntRange(0, 15), default=None,
+              help="SL of every pair, or of pairs without a path record (default 0).")
+@click.option("--path-sl", "path_sl", type=click.Path(dir_okay=False, path_type=Path),
+              help="Per-pair SLs: `saquery PR` output or an ibdmchk -c file "
+                   "(default: RUNDIR/path-sl if present).")
+@click.option("--sa-paths/--no-sa-paths", default=None,
+              help="Ask the running SA for every pair's path record (default with --live "
+                   "unless --sl is given).")
+@click.option("--ibdmchk", "with_ibdmchk", is_flag=True,
+              help="Cross-check the credit-loop verdict with ibdmchk (dumps only).")
+def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk):
+    """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
+    from ..verify import verify_fabric
+    from ..verify.pathsl import PATH_SL_FILE, read_path_sls
+    if live == (rundir is not None):
+        raise InputError("give either RUNDIR or --live", field="RUNDIR")
+    fabric, dumps = _load(rundir, live)
+    psl = None
+    if path_sl is not None:
+        psl = read_path_sls(path_sl, fabric)
+    elif dumps is not None and (dumps / PATH_SL_FILE).exists() and not sa_paths:
+        psl = read_path_sls(dumps / PATH_SL_FILE, fabric)
+    if sa_paths or (sa_paths is None and live and sl is None and psl is None):
+        from ..verify.sa_paths import query_path_sls
+        psl = query_path_sls(fabric, dict(os.environ))
+    report = verify_fabric(fabric, sl=sl or 0, path_sls=psl)
+
+    cross = None
+    if with_ibdmchk:
+        if dumps is None:
+            raise InputError("--ibdmchk needs OpenSM dumps (RUNDIR), not --live or a .json",
+                             field="--ibdmchk")
+        import tempfile
+        from ..verify.ibdmchk import run_ibdmchk
+        with tempfile.TemporaryDirectory(prefix="ibqos-ibdmchk-") as work:
+            cross = run_ibdmchk(dumps, fabric, work, path_sls=psl)
+    agree = cross is None or cross.credit_loops == (not report.cdg_acyclic)
+
+    if as_json:
+        doc = report.to_json()
+        if cross is not None:
+            doc["ibdmchk"] = {"credit_loops": cross.credit_loops, "agrees": agree,
+                              "sls": cross.sls, "vls": cross.vls}
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        click.echo(report.text())
+        if cross is not None:
+            click.echo(f"ibdmchk: {'credit loops' if cross.credit_loops else 'no credit loops'} "
+                       f"({cross.sls} SLs, {cross.vls} VLs): "
+                       + ("agrees" if agree else "DISAGREES with ibqos"))
+    return 0 if report.ok and agree else 1
