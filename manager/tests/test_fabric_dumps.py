@@ -1,0 +1,112 @@
+"""load_dumps on dumps that a real OpenSM wrote for a generated dragonfly, and on broken copies."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from ibqos.errors import InputError
+from ibqos.fabric import NO_ROUTE
+from ibqos.fabric.dumps import LFTS_DUMP, SL2VL_DUMP, SUBNET_LST, load_dumps
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import dragonfly
+
+pytestmark = pytest.mark.fabric
+
+TOPO = dragonfly(4, 2, 2)        # 72 CAs, 36 switches
+
+
+@pytest.fixture(scope="module")
+def dumps(tmp_path_factory):
+    d = tmp_path_factory.mktemp("df72")
+    net = TOPO.write_net(d / "fabric.net")
+    with Harness(net, run_dir=d, console=False) as h:
+        run = h.run_sm(engine="minhop", conf={"qos": "TRUE"}, plugin=False, timeout=300)
+    return run.dumps
+
+
+def _links_by_name(fabric) -> set[tuple[str, int, str, int]]:
+    desc = {n.guid: n.desc for n in fabric.nodes.values()}
+    return {tuple(sorted([(desc[a], pa), (desc[b], pb)])) for a, pa, b, pb in fabric.links()}
+
+
+def test_dumps_hold_the_generated_fabric(dumps):
+    f = load_dumps(dumps)
+    assert sum(1 for _ in f.cas()) == 72 and sum(1 for _ in f.switches()) == 36
+    assert _links_by_name(f) == _links_by_name(TOPO.to_fabric())
+    for n in f.nodes.values():
+        for p in n.ports.values():
+            if p.num:
+                assert (p.width, p.speed) == ("4X", "2.5")
+                assert f.nodes[p.remote[0]].ports[p.remote[1]].remote == (n.guid, p.num)
+
+
+def test_every_switch_routes_every_lid_towards_its_owner(dumps):
+    f = load_dumps(dumps)
+    lids = f.lid_map()
+    assert len(lids) == 72 + 36 and all(p.lmc == 0 for n in f.nodes.values() for p in n.ports.values())
+    for sw in f.switches():
+        assert len(sw.lft) == max(lids) + 1 and sw.lft[0] == NO_ROUTE
+        for lid, (guid, port) in lids.items():
+            out = sw.route(lid)
+            if guid == sw.guid:
+                assert out == 0
+            else:                       # one hop along the route leads to a real peer
+                assert out in sw.ports and sw.ports[out].remote is not None
+
+
+def test_sl2vl_covers_every_in_port_for_every_linked_out_port(dumps):
+    f = load_dumps(dumps)
+    for sw in f.switches():
+        outs = [p for p in sw.ports if p and sw.ports[p].remote]
+        assert set(sw.sl2vl) == {(i, o) for i in range(sw.nports + 1) for o in outs}
+    for ca in f.cas():
+        assert set(ca.sl2vl) == {(0, 1)}
+    assert all(len(v) == 16 for n in f.nodes.values() for v in n.sl2vl.values())
+
+
+def test_missing_sl2vl_dump_is_optional_only_when_asked(dumps, tmp_path):
+    shutil.copytree(dumps, tmp_path / "d")
+    (tmp_path / "d" / SL2VL_DUMP).unlink()
+    with pytest.raises(InputError, match=f"{SL2VL_DUMP}: missing.*qos TRUE"):
+        load_dumps(tmp_path / "d")
+    f = load_dumps(tmp_path / "d", require_sl2vl=False)
+    assert all(not n.sl2vl for n in f.nodes.values()) and next(f.switches()).lft
+
+
+@pytest.mark.parametrize("name", [SUBNET_LST, LFTS_DUMP])
+def test_missing_dump_names_the_file(dumps, tmp_path, name):
+    shutil.copytree(dumps, tmp_path / "d")
+    (tmp_path / "d" / name).unlink()
+    with pytest.raises(InputError) as e:
+        load_dumps(tmp_path / "d")
+    assert str(e.value) == f"{tmp_path / 'd' / name}: missing: OpenSM writes it with -D 0x43 and dump_files_dir"
+
+
+def test_not_a_directory(tmp_path):
+    with pytest.raises(InputError, match="not a directory of OpenSM dumps"):
+        load_dumps(tmp_path / "nothing")
+
+
+@pytest.mark.parametrize("name,lineno,mangle", [
+    (SUBNET_LST, 7, lambda s: s.replace("PortGUID:", "PortGUID;")),
+    (SUBNET_LST, 3, lambda s: s.replace(" PN:01 ", " PN:7F ", 1)),
+    (LFTS_DUMP, 2, lambda s: "0x00zz 001 # garbage"),
+    (LFTS_DUMP, 1, lambda s: s.replace("guid 0x0000", "guid 0x0bad")),
+    (LFTS_DUMP, 5, lambda s: s[:7] + "254" + s[10:]),
+    (SL2VL_DUMP, 4, lambda s: s.rsplit(" ", 3)[0]),
+    (SL2VL_DUMP, 5, lambda s: s.replace(" 7 ", " 16 ", 1)),
+])
+def test_garbled_line_names_file_and_line(dumps, tmp_path, name, lineno, mangle):
+    shutil.copytree(dumps, tmp_path / "d")
+    path = tmp_path / "d" / name
+    lines = path.read_text().splitlines()
+    bad = mangle(lines[lineno - 1])
+    assert bad != lines[lineno - 1]
+    lines[lineno - 1] = bad
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError) as e:
+        load_dumps(tmp_path / "d")
+    assert str(e.value).startswith(f"{path}:{lineno}: ")
+    assert "\n" not in str(e.value)
