@@ -9,6 +9,19 @@ from .compare import Report
 
 
 def write_png(rep: Report, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    fig = figure(rep)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
+    try:
+        fig.savefig(tmp, dpi=100)
+        os.replace(tmp, path)
+    finally:
+        plt.close(fig)
+        tmp.unlink(missing_ok=True)
+
+
+def figure(rep: Report):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -27,7 +40,8 @@ def write_png(rep: Report, path: Path) -> None:
         ax_bw.bar(xs, [v or 0 for v in values], width, label=f"{name} share", color=color)
     for xi, c in zip(x, rep.classes):
         if c.diff_predicted is not None:
-            ax_bw.annotate(f"{c.diff_predicted:+.2f} pp", (xi, (c.measured or 0) + 1),
+            top = max(v for v in (c.measured, c.predicted, c.simulated) if v is not None)
+            ax_bw.annotate(f"{c.diff_predicted:+.2f} pp", (xi, top + 1),
                            ha="center", fontsize=8,
                            color="black" if c.passed is not False else "red")
     top = max([v for _, vs, _ in series for v in vs if v is not None] or [1])
@@ -58,10 +72,4 @@ def write_png(rep: Report, path: Path) -> None:
     fig.suptitle(rep.verdict if len(rep.verdict) < 110 else rep.verdict[:107] + "...",
                  color="red" if not rep.passed else "black", fontsize=10)
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
-    try:
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
-    finally:
-        plt.close(fig)
-        tmp.unlink(missing_ok=True)
+    return fig

@@ -1,0 +1,116 @@
+"""`ibqos testbed report` on recorded result sets of seed 002 configuration A."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from ibqos_testbed import chart
+from ibqos_testbed.compare import build_report
+from testbed_helpers import FIXTURES, run_ibqos
+
+GOOD = FIXTURES / "results_configA"
+SL2_OFF = FIXTURES / "results_configA_sl2_off"
+PLAN = FIXTURES / "plan_configA.json"
+
+
+def test_configuration_a_passes():
+    r = run_ibqos("testbed", "report", GOOD, "--prediction", PLAN, "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["passed"] and doc["failures"] == []
+    measured = {c["name"]: c["measured"] for c in doc["per_class"]}
+    assert measured == pytest.approx({"latency": 45.7, "storage": 27.4, "bulk": 18.4,
+                                      "scavenger": 8.6}, abs=0.2)
+    assert sum(measured.values()) == pytest.approx(100.0)
+    assert all(abs(c["diff_predicted"]) < 0.2 and c["passed"] for c in doc["per_class"])
+    by_sl = {s["sl"]: s for s in doc["per_sl"]}
+    # Seed 002 Fig. 4: the smaller an SL's share, the longer its messages wait under load.
+    loaded = [by_sl[sl]["lat_loaded_us"]["t_avg"] for sl in range(4)]
+    assert loaded == sorted(loaded) and by_sl[0]["lat_idle_us"]["t_avg"] < loaded[0]
+
+
+def test_one_sl_off_by_3pp_fails_naming_it():
+    r = run_ibqos("testbed", "report", SL2_OFF, "--prediction", PLAN)
+    assert r.returncode == 1
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in r.stderr
+    assert err[0].startswith("ibqos: error: FAIL: SL 2 (bulk): measured 21.30 % vs predicted "
+                             "18.35 % (+2.94 pp, tolerance 1 pp)")
+    assert "SL 0" not in err[0] and "SL 1" not in err[0] and "SL 3" not in err[0]
+    assert "FAIL" in r.stdout and r.stdout.count("pass") == 3
+
+
+def test_tolerance_is_an_option():
+    rep = build_report(SL2_OFF, tolerance=3.0)
+    assert rep.passed
+    rep = build_report(GOOD, tolerance=0.1)
+    assert not rep.passed and "SL 1 (storage)" in rep.verdict
+
+
+def test_prediction_defaults_to_the_run_plans_copy():
+    rep = build_report(GOOD)
+    assert rep.passed and rep.prediction_source == "plan_configA.json"
+    assert [c.predicted for c in rep.classes] == \
+        [c.predicted for c in build_report(GOOD, prediction=PLAN).classes]
+
+
+def test_simulated_shares_are_compared_too(tmp_path):
+    sim = tmp_path / "sim.json"
+    sim.write_text(json.dumps({"per_sl": {"0": 45.6, "1": 27.5, "2": 18.3, "3": 8.6}}))
+    assert build_report(GOOD, simulated=sim).passed
+    sim.write_text(json.dumps({"per_sl": {"0": 45.6, "1": 27.5, "2": 16.0, "3": 10.9}}))
+    rep = build_report(GOOD, simulated=sim)
+    assert [f.split(":")[0] for f in rep.failures] == ["SL 2 (bulk)", "SL 3 (scavenger)"]
+    assert "vs simulated 16.00 %" in rep.failures[0]
+    sim.write_text(json.dumps({"per_class": {"latency": 45.6}}))
+    r = run_ibqos("testbed", "report", GOOD, "--simulated", sim)
+    assert r.returncode == 2 and "per_class: no share for class 'storage'" in r.stderr
+
+
+def test_prediction_from_another_plan_must_match_the_classes(make_plan):
+    plan = make_plan(lambda d: d["classes"][2].update(name="bulky"))
+    r = run_ibqos("testbed", "report", GOOD, "--prediction", plan)
+    assert r.returncode == 2
+    assert r.stderr.strip() == f"ibqos: error: {plan}: classes: class 'bulk' of the run is not " \
+                               "in this plan"
+
+
+def test_a_failed_flow_is_reported_not_hidden(tmp_path):
+    res = tmp_path / "res"
+    shutil.copytree(GOOD, res)
+    (res / "bw" / "bw-sl3.server.out").write_text(" #bytes     #iterations    BW peak[MB/sec]"
+                                                  "    BW average[MB/sec]   MsgRate[Mpps]\n")
+    (res / "bw" / "bw-sl3.client.out").write_text("")
+    rep = build_report(res)
+    assert not rep.passed
+    assert rep.failures[0].startswith("SL 3 (scavenger): no bandwidth measurement: bw-sl3: ")
+    assert "truncated output" in rep.failures[0]
+
+
+def test_results_directory_errors(tmp_path):
+    r = run_ibqos("testbed", "report", tmp_path)
+    assert r.returncode == 2 and "results.json" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "results.json").write_text('{"schema": "ibqos.testbed-results/1"}')
+    r = run_ibqos("testbed", "report", tmp_path)
+    assert r.returncode == 2 and "runplan: Field required" in r.stderr
+
+
+def test_png_has_labelled_axes_and_legends(tmp_path):
+    rep = build_report(SL2_OFF)
+    fig = chart.figure(rep)
+    (bw, lat) = fig.axes
+    assert bw.get_ylabel().startswith("share") and bw.get_xlabel()
+    assert lat.get_ylabel().startswith("message latency") and lat.get_xlabel()
+    assert [t.get_text() for t in bw.get_legend().get_texts()] == ["predicted share",
+                                                                   "measured share"]
+    assert len(lat.get_legend().get_texts()) == 2
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+    out = tmp_path / "r.png"
+    r = run_ibqos("testbed", "report", GOOD, "--png", out)
+    assert r.returncode == 0, r.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
+    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]     # no temporary left behind
