@@ -1,0 +1,131 @@
+"""`ibqos verify` on real OpenSM routing of ibsim fabrics, cross-checked with ibdmchk."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibqos.fabric.dumps import load_dumps
+from ibqos.proc import run_command
+from ibqos.verify import iter_routes, verify_fabric
+from ibqos.verify.ibdmchk import run_ibdmchk
+from ibqos.verify.pathsl import PATH_SL_FILE, read_path_sls, write_path_sls
+from ibqos.verify.sa_paths import query_path_sls
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly, fat_tree
+
+pytestmark = pytest.mark.fabric
+IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+
+
+def ibqos(*args):
+    return run_command(IBQOS + [str(a) for a in args], check=False, timeout=300)
+
+
+def _run(tmp_path: Path, topo, engine: str) -> Path:
+    net = topo.write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        return h.run_sm(engine=engine, conf={"qos": "TRUE"}).dumps
+
+
+def _witness_is_real(fabric, cycle: list[str]) -> None:
+    """Each channel of the witness must be followed by the next on some actual route."""
+    name = {n.guid: n.desc for n in fabric.switches()}
+    follows = set()
+    for _, _, hops in iter_routes(fabric):
+        chans = [f"{name[g]}:{o}/{vl}" for g, _, o, vl in hops]
+        follows.update(zip(chans, chans[1:]))
+    for k, c in enumerate(cycle):
+        assert (c, cycle[(k + 1) % len(cycle)]) in follows, (c, cycle[(k + 1) % len(cycle)])
+
+
+def test_minhop_dragonfly72_has_a_credit_loop_and_ibdmchk_agrees(tmp_path):
+    dumps = _run(tmp_path, dragonfly(*DRAGONFLY_SIZES[72]), "minhop")
+
+    cp = ibqos("verify", tmp_path / "run")            # the harness run dir: finds sm0/dumps
+    assert cp.returncode == 1, cp.stderr
+    assert "verdict: DEFECT: credit loop" in cp.stdout
+    assert "delivered: 5112/5112" in cp.stdout
+
+    cp = ibqos("verify", dumps, "--json")
+    assert cp.returncode == 1
+    doc = json.loads(cp.stdout)
+    assert doc["ok"] is False and doc["cdg_acyclic"] is False
+    assert doc["unreachable"] == 0 and doc["loops"] == 0 and doc["vls_used"] == [0]
+    cycle = doc["cycle"]
+    assert len(cycle) >= 3 and all(c.startswith("sw-g") and c.endswith("/0") for c in cycle)
+    fabric = load_dumps(dumps)
+    _witness_is_real(fabric, cycle)
+
+    cross = run_ibdmchk(dumps, fabric, tmp_path / "ibdmchk")
+    assert cross.credit_loops and cross.loop
+    # ibdmchk counts CA links too: its hop count is ours + 2. Same routes, same histogram.
+    assert cross.hop_histogram == {h + 2: n for h, n in doc["hops"].items() for h in [int(h)]}
+
+    cp = ibqos("verify", dumps, "--ibdmchk")
+    assert cp.returncode == 1 and "ibdmchk: credit loops" in cp.stdout and "agrees" in cp.stdout
+
+
+def test_minhop_fat_tree_is_clean_and_ibdmchk_agrees(tmp_path):
+    dumps = _run(tmp_path, fat_tree(leaves=4, spines=2, hosts=4), "minhop")
+    cp = ibqos("verify", dumps, "--ibdmchk")
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "acyclic" in cp.stdout and "ibdmchk: no credit loops" in cp.stdout
+    assert "agrees" in cp.stdout
+    assert "delivered: 240/240" in cp.stdout
+
+
+def test_lash_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path):
+    net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine="lash", conf={"qos": "TRUE"})
+        fabric = load_dumps(sm.dumps)
+        psl = query_path_sls(fabric, h.env)
+        sm.stop()
+    assert len(psl.by_lids) == 72 * 71
+    assert len(set(psl.by_lids.values())) > 1           # LASH spreads paths over SLs
+
+    with_sls = verify_fabric(fabric, path_sls=psl)
+    assert with_sls.ok and len(with_sls.sls_used) > 1
+    assert run_ibdmchk(sm.dumps, fabric, tmp_path / "c1", path_sls=psl).credit_loops is False
+
+    # Everything on SL 0 instead: both tools find LASH's routes loop.
+    sl0 = verify_fabric(fabric)
+    assert not sl0.cdg_acyclic
+    assert run_ibdmchk(sm.dumps, fabric, tmp_path / "c2").credit_loops is True
+
+    # Saved next to the dumps, the SLs are picked up by the command.
+    write_path_sls(sm.dumps / PATH_SL_FILE, psl, fabric)
+    assert read_path_sls(sm.dumps / PATH_SL_FILE, fabric).by_lids == psl.by_lids
+    cp = ibqos("verify", sm.dumps, "--ibdmchk")
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "path SLs:" in cp.stdout and "agrees" in cp.stdout
+
+
+def test_bad_rundir_is_one_line_exit_2(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    cp = ibqos("verify", empty)
+    assert cp.returncode == 2 and cp.stdout == ""
+    assert cp.stderr.count("\n") == 1 and "opensm-subnet.lst" in cp.stderr
+
+    dumps = _run(tmp_path, dragonfly(*DRAGONFLY_SIZES[72]), "minhop")
+    bad = tmp_path / "garbled"
+    shutil.copytree(dumps, bad)
+    lines = (bad / "opensm-lfts.dump").read_text().splitlines()
+    lines[5] = "0x00zz garbage"
+    (bad / "opensm-lfts.dump").write_text("\n".join(lines) + "\n")
+    cp = ibqos("verify", bad)
+    assert cp.returncode == 2 and cp.stdout == ""
+    assert cp.stderr.count("\n") == 1 and "opensm-lfts.dump:6:" in cp.stderr
+
+    (bad / "opensm-lfts.dump").unlink()
+    cp = ibqos("verify", bad)
+    assert cp.returncode == 2 and "opensm-lfts.dump" in cp.stderr and "Traceback" not in cp.stderr
+
+    cp = ibqos("verify", dumps, "--path-sl", tmp_path / "nope")
+    assert cp.returncode == 2 and cp.stderr.count("\n") == 1
