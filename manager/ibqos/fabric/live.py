@@ -65,7 +65,8 @@ def _check_ibsim(env: dict[str, str] | None) -> None:
         table = Path("/proc/net/unix").read_text(errors="replace")
     except OSError:
         return
-    if f"@{sock}:ctl" not in table.split():
+    # abstract names show as @name; ibsim's carry a trailing NUL, shown as a second @
+    if not any(t.rstrip("@") == f"@{sock}:ctl" for t in table.split()):
         raise ExternalError(f"live read-back failed: no ibsim listens on IBSIM_SOCKNAME={sock} "
                             "(fabric not up, or ibsim died)")
 
