@@ -182,8 +182,9 @@ def _predictions(run, prediction: str | Path | None) -> dict[str, float | None]:
 
 
 def _simulated(path: str | Path, run) -> dict[str, float]:
-    """Shares from a simulator run of the same method: {"per_sl": {"0": 45.7, ...}} or
-    {"per_class": {"storage": 27.4, ...}}, in percent."""
+    """Shares (percent) from a simulator run of the same two-node method. Accepted:
+    the SimResult JSON of ibqos_sim (per_sl / per_class lists of rows with "share_pct"), or
+    a plain {"per_sl": {"0": 45.7, ...}} or {"per_class": {"storage": 27.4, ...}}."""
     path = Path(path)
     try:
         doc = json.loads(path.read_text())
@@ -191,25 +192,31 @@ def _simulated(path: str | Path, run) -> dict[str, float]:
         raise InputError(e.strerror or str(e), file=path) from None
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("per_sl", doc.get("per_class")), dict):
-        raise InputError('expected {"per_sl": {SL: share}} or {"per_class": {name: share}}',
-                         file=path)
+    key = next((k for k in ("per_sl", "per_class") if isinstance(doc, dict) and k in doc), None)
+    if key is None:
+        raise InputError('expected "per_sl" or "per_class" shares', file=path)
+    shares = _share_map(doc[key], "sl" if key == "per_sl" else "name", path, key)
     out: dict[str, float] = {}
-    if "per_sl" in doc:
-        try:
-            per_sl = {int(k): float(v) for k, v in doc["per_sl"].items()}
-        except (TypeError, ValueError):
-            raise InputError("SLs must be integers and shares numbers", file=path,
-                             field="per_sl") from None
-        for c in run.classes:
-            if any(sl not in per_sl for sl in c.sls):
-                missing = next(sl for sl in c.sls if sl not in per_sl)
-                raise InputError(f"no share for SL {missing}", file=path, field="per_sl")
-            out[c.name] = sum(per_sl[sl] for sl in c.sls)
-    else:
-        for c in run.classes:
-            v = doc["per_class"].get(c.name)
-            if not isinstance(v, (int, float)):
-                raise InputError(f"no share for class {c.name!r}", file=path, field="per_class")
-            out[c.name] = float(v)
+    for c in run.classes:
+        if key == "per_class":
+            if c.name not in shares:
+                raise InputError(f"no share for class {c.name!r}", file=path, field=key)
+            out[c.name] = shares[c.name]
+            continue
+        missing = [sl for sl in c.sls if str(sl) not in shares]
+        if missing:
+            raise InputError(f"no share for SL {missing[0]}", file=path, field=key)
+        out[c.name] = sum(shares[str(sl)] for sl in c.sls)
     return out
+
+
+def _share_map(raw, id_key: str, path: Path, field: str) -> dict[str, float]:
+    """{id: share} from a mapping or from SimResult rows [{id_key: ..., "share_pct": ...}]."""
+    try:
+        if isinstance(raw, dict):
+            return {str(k): float(v) for k, v in raw.items()}
+        if isinstance(raw, list):
+            return {str(r[id_key]): float(r["share_pct"]) for r in raw}
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"unreadable share row ({e})", file=path, field=field) from None
+    raise InputError("shares must be a mapping or a list of rows", file=path, field=field)

@@ -65,6 +65,10 @@ def test_simulated_shares_are_compared_too(tmp_path):
     rep = build_report(GOOD, simulated=sim)
     assert [f.split(":")[0] for f in rep.failures] == ["SL 2 (bulk)", "SL 3 (scavenger)"]
     assert "vs simulated 16.00 %" in rep.failures[0]
+    rows = [{"name": f"SL{sl}", "sl": sl, "share_pct": v, "accepted_gbps": 1.0}
+            for sl, v in enumerate((45.9, 27.2, 18.5, 8.4))]
+    sim.write_text(json.dumps({"status": "done", "per_sl": rows, "per_class": []}))
+    assert build_report(GOOD, simulated=sim).passed          # ibqos_sim's SimResult JSON
     sim.write_text(json.dumps({"per_class": {"latency": 45.6}}))
     r = run_ibqos("testbed", "report", GOOD, "--simulated", sim)
     assert r.returncode == 2 and "per_class: no share for class 'storage'" in r.stderr
