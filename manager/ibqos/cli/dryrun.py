@@ -1,0 +1,84 @@
+"""`ibqos dryrun POLICY [--topology SPEC | --net FILE] [--traffic P] [--out DIR]`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import InputError
+
+
+@click.command()
+@click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--topology", default=None, help="Generated fabric: dfN (42/72/342/1056/2550), "
+              "dragonfly:a=4,p=2,h=2[,g=..] (default df72).")
+@click.option("--net", type=click.Path(dir_okay=False, path_type=Path), help="An ibsim net file instead.")
+@click.option("--traffic", default="uniform", show_default=True,
+              type=click.Choice(["uniform", "hotspot", "stencil", "adversarial"]),
+              help="Pattern of every class's saturating flows in the simulation.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ibqos-dryrun"),
+              show_default=True, help="Run directory: plan, config, fabric, reports.")
+@click.option("--sim-time", "sim_time_us", default=200.0, show_default=True, help="Simulated µs after warm-up.")
+@click.option("--seed", default=1, show_default=True)
+def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, out: Path,
+           sim_time_us: float, seed: int) -> None:
+    """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
+
+    Exit 0 only when every SLA passes and the fabric is verified deadlock-free."""
+    from ..dryrun import STAGES, DryRun, DryRunConfig
+    if topology and net:
+        raise InputError("give --topology or --net, not both", field="dryrun")
+    if not policy.exists():
+        raise InputError("no such file", file=policy)
+    cfg = DryRunConfig(policy=policy, out=out.absolute(), topology=topology or (None if net else "df72"),
+                       net=net, traffic=traffic, sim_time_us=sim_time_us, seed=seed)
+    con = Console(stderr=True)
+    with Progress(TextColumn("[bold]{task.description:<10}"), BarColumn(), TextColumn("{task.fields[note]}"),
+                  TimeElapsedColumn(), console=con, transient=False) as bar:
+        tasks = {name: bar.add_task(name, total=1.0, note="", start=False) for name in STAGES}
+
+        def progress(stage: str, frac: float) -> None:
+            t = tasks[stage]
+            if frac == 0.0:
+                bar.start_task(t)
+            bar.update(t, completed=frac)
+
+        dr = DryRun(cfg, progress)
+        try:
+            dr.run()
+        finally:
+            for st in dr.s.stages:
+                bar.update(tasks[st.name], note=st.note[:60])
+    _print_verdict(dr)
+    sys.exit(0 if dr.ok else 1)
+
+
+def _print_verdict(dr) -> None:
+    con = Console(width=None if sys.stdout.isatty() else 140)
+    t = Table(title=f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}")
+    for col in ("class", "prio", "SLs", "asked", "plan %", "sim %",
+                "wait µs", "bound µs", "p99 µs", "result"):
+        t.add_column(col, justify="right" if col not in ("class", "prio") else "left")
+    for v in dr.s.verdicts:
+        t.add_row(v.name, v.priority, ",".join(map(str, v.sls)), v.requested,
+                  f"{v.planned_share:.2f}", "–" if v.simulated_share is None else f"{v.simulated_share:.2f}",
+                  f"{v.worst_wait_us:.3f}", "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
+                  "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
+                  "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {v.why}")
+    con.print(t)
+    f = Table(title="Fabric")
+    f.add_column("check")
+    f.add_column("result")
+    for c in dr.fabric_checks():
+        style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
+        f.add_row(c["check"], style + c["result"][:110] + "[/]")
+    con.print(f)
+    for n in dr.s.notes:
+        con.print(f"note: {n}")
+    verdict = "[bold green]PASS[/]" if dr.ok else "[bold red]FAIL[/]"
+    con.print(f"{verdict}  report: {dr.cfg.out / 'report.html'}")

@@ -1,0 +1,73 @@
+"""Per-SLA verdicts: what each class asked for, what the plan promises, what the simulator saw."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+BANDWIDTH_TOLERANCE_PP = 2.0      # simulator vs plan on a contended link (issue 5, test 4)
+
+
+@dataclass
+class ClassVerdict:
+    name: str
+    priority: str
+    sls: list[int]
+    requested: str                 # "40 %" or "rest"
+    planned_share: float           # exact analysis, terminal ports
+    simulated_share: float | None
+    worst_wait_us: float           # analysis: longest wait for an arbitration turn
+    latency_bound_us: float | None
+    sim_p99_us: float | None
+    sim_mean_us: float | None
+    bandwidth_ok: bool
+    latency_ok: bool
+    why: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.bandwidth_ok and self.latency_ok
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"ok": self.ok}
+
+
+def judge_classes(plan, sim, sim_latency=None) -> list[ClassVerdict]:
+    """Bandwidth: the simulated share (all classes saturating) must be within tolerance of the
+    plan, and at least the requested minimum less the tolerance. Latency: the analysed
+    worst-case arbitration wait must meet the class's bound (the guarantee); simulated
+    latencies (from the paced run when given) are reported."""
+    analysis = plan.analysis["terminal"]["per_class"]
+    by_name = sim.class_by_name if sim else {}
+    lat_by_name = (sim_latency or sim).class_by_name if sim else {}
+    out = []
+    for c in plan.classes:
+        a = analysis[c.name]
+        s = by_name.get(c.name)
+        sim_share = s.share_pct if s else None
+        why = []
+        bw_ok = True
+        if sim_share is None:
+            bw_ok, why = False, ["not simulated"]
+        else:
+            if abs(sim_share - c.bandwidth.planned) > BANDWIDTH_TOLERANCE_PP:
+                bw_ok = False
+                why.append(f"simulated {sim_share:.2f}% vs planned {c.bandwidth.planned:.2f}%")
+            if c.bandwidth.requested != "rest" and sim_share < c.bandwidth.requested - BANDWIDTH_TOLERANCE_PP:
+                bw_ok = False
+                why.append(f"below the requested {c.bandwidth.requested}%")
+        bound = c.latency.max_latency_us
+        lat_ok = bound is None or a["worst_wait_us"] <= bound + 1e-9
+        if not lat_ok:
+            why.append(f"worst wait {a['worst_wait_us']:.3f} µs > bound {bound} µs")
+        if c.latency.max_distance is not None and a["max_distance"] > c.latency.max_distance:
+            lat_ok = False
+            why.append(f"entry distance {a['max_distance']} > {c.latency.max_distance}")
+        out.append(ClassVerdict(
+            name=c.name, priority=c.priority, sls=list(c.sls),
+            requested="rest" if c.bandwidth.requested == "rest" else f"{c.bandwidth.requested:g} %",
+            planned_share=c.bandwidth.planned, simulated_share=sim_share,
+            worst_wait_us=a["worst_wait_us"], latency_bound_us=bound,
+            sim_p99_us=lat_by_name[c.name].net_latency.p99_us if c.name in lat_by_name else None,
+            sim_mean_us=lat_by_name[c.name].net_latency.mean_us if c.name in lat_by_name else None,
+            bandwidth_ok=bw_ok, latency_ok=lat_ok, why="; ".join(why)))
+    return out

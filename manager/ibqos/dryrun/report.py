@@ -1,0 +1,91 @@
+"""report.json and report.html (one static page, plots embedded as PNG)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+from .. import __version__
+from ..templating import render
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def plots(verdicts) -> list[dict]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [v.name for v in verdicts]
+    x = range(len(names))
+    out = []
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    w = 0.38
+    ax.bar([i - w / 2 for i in x], [v.planned_share for v in verdicts], w, label="planned (exact analysis)")
+    ax.bar([i + w / 2 for i in x], [v.simulated_share or 0 for v in verdicts], w, label="simulated")
+    ax.set_xticks(list(x), names)
+    ax.set_xlabel("QoS class")
+    ax.set_ylabel("share of a contended link (%)")
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
+    out.append({"title": "Bandwidth share per class", "png_b64": _png(fig)})
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    ax.bar([i - w / 2 for i in x], [v.worst_wait_us for v in verdicts], w,
+           label="worst arbitration wait (analysis)")
+    ax.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w,
+           label="simulated network latency p99")
+    bounds = [(i, v.latency_bound_us) for i, v in zip(x, verdicts) if v.latency_bound_us is not None]
+    if bounds:
+        ax.scatter([i for i, _ in bounds], [b for _, b in bounds], marker="_", s=600, color="red",
+                   label="latency bound", zorder=3)
+    ax.set_xticks(list(x), names)
+    ax.set_xlabel("QoS class")
+    ax.set_ylabel("µs")
+    ax.legend()
+    ax.grid(axis="y", alpha=0.3)
+    out.append({"title": "Latency per class", "png_b64": _png(fig)})
+    plt.close(fig)
+    return out
+
+
+def report_dict(dr) -> dict:
+    s, cfg = dr.s, dr.cfg
+    failed = [v.name for v in s.verdicts if not v.ok]
+    checks = dr.fabric_checks()
+    bad_checks = [c["check"] for c in checks if c["ok"] is False]
+    if dr.ok:
+        summary = f"all {len(s.verdicts)} SLAs met on a verified deadlock-free fabric"
+    else:
+        summary = "; ".join(filter(None, [
+            f"SLA missed: {', '.join(failed)}" if failed else "",
+            f"fabric check failed: {', '.join(bad_checks)}" if bad_checks else ""]))
+    return {
+        "schema": "ibqos.dryrun/1", "ok": dr.ok, "summary": summary,
+        "policy": str(cfg.policy), "policy_sha256": s.plan.policy_sha256,
+        "topology": s.topology_name, "traffic": cfg.traffic, "run_dir": str(cfg.out),
+        "classes": [v.to_json() for v in s.verdicts],
+        "fabric_checks": checks,
+        "conformance": s.conform,
+        "verify": {"pairs": s.verify.pairs, "delivered": s.verify.delivered, "hops": s.verify.hops,
+                   "vls_used": s.verify.vls_used, "cdg_acyclic": s.verify.cdg_acyclic,
+                   "cycle": s.verify.cycle},
+        "simulation": {"status": s.sim.status, "accepted_pct": s.sim.accepted_pct,
+                       "params": s.sim.params},
+        "stages": [{"name": t.name, "seconds": round(t.seconds, 3), "note": t.note} for t in s.stages],
+        "notes": s.notes,
+    }
+
+
+def write_reports(dr) -> None:
+    rep = report_dict(dr)
+    (dr.cfg.out / "report.json").write_text(json.dumps(rep, indent=1) + "\n")
+    html = render("report.html.j2", report=rep, plots=plots(dr.s.verdicts),
+                  version=__version__)
+    (dr.cfg.out / "report.html").write_text(html)
