@@ -129,3 +129,18 @@ def test_bad_rundir_is_one_line_exit_2(tmp_path):
 
     cp = ibqos("verify", dumps, "--path-sl", tmp_path / "nope")
     assert cp.returncode == 2 and cp.stderr.count("\n") == 1
+
+
+def test_live_verify_asks_the_sa_for_path_sls(tmp_path):
+    net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        h.start_sm(engine="lash", conf={"qos": "TRUE"})
+        live = run_command(IBQOS + ["verify", "--live", "--json"], env=h.env, check=False,
+                           timeout=300)
+        sl0 = run_command(IBQOS + ["verify", "--live", "--sl", "0"], env=h.env, check=False,
+                          timeout=300)
+    assert live.returncode == 0, live.stdout + live.stderr
+    doc = json.loads(live.stdout)
+    assert doc["sl_source"].startswith("SA path records (5112 pairs")
+    assert doc["source"].startswith("live:") and len(doc["sls_used"]) > 1
+    assert sl0.returncode == 1 and "credit loop" in sl0.stdout
