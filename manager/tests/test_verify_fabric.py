@@ -60,6 +60,7 @@ def test_minhop_dragonfly72_has_a_credit_loop_and_ibdmchk_agrees(tmp_path):
     assert len(cycle) >= 3 and all(c.startswith("sw-g") and c.endswith("/0") for c in cycle)
     fabric = load_dumps(dumps)
     _witness_is_real(fabric, cycle)
+    assert len(doc["cycle_routes"]) == len(cycle) and "?" not in doc["cycle_routes"]
 
     cross = run_ibdmchk(dumps, fabric, tmp_path / "ibdmchk")
     assert cross.credit_loops and cross.loop

@@ -119,3 +119,4 @@ def test_array_verifier_matches_reference_walks(case, block):
         ids = {ix.channel_str(x): chan(x) for x in np.concatenate([a, b])}
         cyc = [ids[c] for c in r.cycle]
         assert all((cyc[k], cyc[(k + 1) % len(cyc)]) in edges for k in range(len(cyc)))
+        assert len(r.cycle_routes) == len(r.cycle) and "?" not in r.cycle_routes

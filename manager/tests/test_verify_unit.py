@@ -22,6 +22,9 @@ def test_ring_with_one_vl_has_a_credit_loop():
     assert r.cycle[k:] + r.cycle[:k] == ["sw0:2/0", "sw1:2/0", "sw2:2/0"]
     assert r.hops == {1: 3, 2: 3}
     assert r.vls_used == [0]
+    # sw0:2 -> sw1:2 is created by the only route crossing both: h0 -> h2.
+    assert r.cycle_routes[k] == "h0 -> h2 on SL 0"
+    assert sorted(r.cycle_routes) == ["h0 -> h2 on SL 0", "h1 -> h0 on SL 0", "h2 -> h1 on SL 0"]
 
 
 def test_vl_change_on_transit_breaks_the_ring_loop():

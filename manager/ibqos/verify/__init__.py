@@ -24,6 +24,7 @@ from .index import FabricIndex, build_index
 from .pathsl import PathSLs
 from .report import LostRoute, VerifyReport
 from .walk import Route, Walk, iter_routes, iter_walks, walk_route
+from .witness import cycle_routes
 
 __all__ = ["verify_fabric", "iter_routes", "iter_walks", "walk_route", "Route", "Walk",
            "VerifyReport", "PathSLs", "build_index", "sl_matrix"]
@@ -72,4 +73,5 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
         sls_used=sorted(st.sls), vls_used=sorted(st.vls),
         channels=len(np.unique(np.concatenate([a, b]))), dependencies=len(st.edges),
         cdg_acyclic=cycle is None, cycle=[ix.channel_str(c) for c in cycle or []],
+        cycle_routes=cycle_routes(ix, slm, cycle) if cycle else [],
         warnings=warnings, seconds=round(time.perf_counter() - t0, 3))

@@ -32,6 +32,7 @@ class VerifyReport:
     dependencies: int = 0
     cdg_acyclic: bool = True
     cycle: list[str] = field(default_factory=list)  # "switch:port/vl", each depends on the next
+    cycle_routes: list[str] = field(default_factory=list)  # a route creating each dependency
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -84,9 +85,14 @@ class VerifyReport:
                 lines.append(f"  {h:3d} {n:10d} {100.0 * n / total:6.2f}%")
         lines.append(f"channel dependency graph: {self.channels} channels, "
                      f"{self.dependencies} dependencies, "
-                     + ("acyclic" if self.cdg_acyclic else f"CYCLE of {len(self.cycle)} channels:"))
-        if self.cycle:
-            lines.append("  " + " -> ".join(self.cycle + self.cycle[:1]))
+                     + ("acyclic" if self.cdg_acyclic else
+                        f"CYCLE of {len(self.cycle)} channels (switch:port/VL, each waiting for "
+                        "the next; a route that makes it wait):"))
+        width = max(map(len, self.cycle), default=0)
+        for k, c in enumerate(self.cycle):
+            nxt = self.cycle[(k + 1) % len(self.cycle)]
+            why = self.cycle_routes[k] if k < len(self.cycle_routes) else ""
+            lines.append(f"  {c:<{width}} -> {nxt:<{width}}  {why}".rstrip())
         for w in self.warnings:
             lines.append(f"warning: {w}")
         verdict = "; ".join(self.defects()) or "no unreachable pairs, no routing loops, no credit loops"
