@@ -59,9 +59,8 @@ def analyze(ix: FabricIndex, sl_matrix: np.ndarray, block: int = 256) -> RouteSt
 
 
 def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats) -> np.ndarray:
-    S, E, P, B = ix.S, ix.E, ix.P, len(dst)
+    S, E = ix.S, ix.E
     rows = np.arange(S)[:, None]
-    cols = np.arange(B)[None, :]
 
     out = ix.lft[:, ix.ep_lid[dst]].astype(np.int64)               # (S, B)
     routed = out != NO_ROUTE

@@ -79,7 +79,6 @@ def _serve(lines, out) -> int:
 def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float = 3600) -> PathSLs:
     """SL of every CA port pair as the SA answers it now (the SM must be running)."""
     ports = sorted(p.guid for n in fabric.cas() for p in n.ports.values() if p.lid and p.guid)
-    lid_of = {p.guid: p.lid for n in fabric.cas() for p in n.ports.values()}
     pairs = "".join(f"{s:x} {d:x}\n" for s in ports for d in ports if s != d)
     try:
         cp = run_command([sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=pairs,
@@ -98,7 +97,6 @@ def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float
         raise ExternalError("the SA answered no path record (is OpenSM running as a daemon?)")
     psl.source = f"SA path records ({len(psl.by_lids)} pairs" + (
         f", {missing} without a path)" if missing else ")")
-    _ = lid_of
     return psl
 
 
