@@ -84,7 +84,7 @@ struct ibs_config {
 	uint64_t seed;
 	uint64_t warmup_ps, end_ps;       /* statistics window [warmup, end) */
 	uint64_t deadlock_ps;             /* no switch moved a packet this long: stop */
-	const char *evq;                  /* event queue implementation: "heap" (default), "list" */
+	const char *evq;                  /* event queue implementation: "calendar" (default), "heap", "list" */
 };
 
 struct ibs_latency { uint64_t count; double mean_ps; uint64_t p50_ps, p99_ps, max_ps; };

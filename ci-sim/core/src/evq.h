@@ -37,8 +37,9 @@ struct ibs_evq_ops {
 
 extern const struct ibs_evq_ops ibs_evq_heap;   /* binary heap, O(log n) */
 extern const struct ibs_evq_ops ibs_evq_list;   /* sorted list, O(n) insert: the reference */
+extern const struct ibs_evq_ops ibs_evq_calendar; /* time buckets + overflow heap, ~O(1) */
 
-/* NULL for an unknown name. NULL or "" selects the default (heap). */
+/* NULL for an unknown name. NULL or "" selects the default (calendar). */
 const struct ibs_evq_ops *ibs_evq_find(const char *name);
 
 #endif

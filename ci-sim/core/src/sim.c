@@ -373,7 +373,7 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->free_pkt = NIL;
 	s->evq_ops = ibs_evq_find(cfg->evq);
 	if (!s->evq_ops) {
-		rc = fail(err, errlen, -EINVAL, "event queue '%s': unknown (heap, list)", cfg->evq);
+		rc = fail(err, errlen, -EINVAL, "event queue '%s': unknown (calendar, heap, list)", cfg->evq);
 		goto bad;
 	}
 	if ((rc = copy_config(s, cfg, err, errlen)) || (rc = check_params(&s->cfg, err, errlen)))

@@ -1,6 +1,7 @@
 /* One semantics test, run against every event queue implementation. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "evq.h"
@@ -67,18 +68,71 @@ static void semantics(const struct ibs_evq_ops *ops)
 	ops->destroy(q);
 }
 
+/* Simulator-like use with wide time spreads (across buckets and beyond any horizon),
+ * checked in lockstep against a plain sorted array. */
+static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
+{
+	enum { N = 3000 };
+	static struct ibs_event ref[N];
+	struct ibs_event ev;
+	size_t n = 0;
+	uint64_t x = spread, now = 0, uid = 0;
+	void *q;
+
+	EXPECT(ops->create(&q) == 0);
+	for (int step = 0; step < 30000; step++) {
+		uint64_t r = lcg(&x);
+		if (n < N && (r % 3 || n == 0)) {
+			/* mostly in the future; now and then at `now` or even in the past */
+			uint64_t ts = r % 17 == 0 ? now : r % 29 == 0 && now > 5000 ? now - 5000 : now + lcg(&x) % spread;
+			ev = (struct ibs_event){ .ts = ts, .uid = uid++ };
+			EXPECT(ops->insert(q, &ev) == 0);
+			size_t i = n++;
+			while (i > 0 && ibs_event_before(&ev, &ref[i - 1])) {
+				ref[i] = ref[i - 1];
+				i--;
+			}
+			ref[i] = ev;
+		} else {
+			EXPECT(ops->remove_next(q, &ev) == 0);
+			EXPECT(ev.ts == ref[0].ts && ev.uid == ref[0].uid);
+			memmove(ref, ref + 1, (--n) * sizeof(ref[0]));
+			now = ev.ts;
+			if (r % 11 == 0 && n > 2) {          /* cancel one at random */
+				size_t k = lcg(&x) % n;
+				EXPECT(ops->remove(q, ref[k].ts, ref[k].uid) == 0);
+				memmove(ref + k, ref + k + 1, (--n - k) * sizeof(ref[0]));
+			}
+		}
+		const struct ibs_event *p = ops->peek_next(q);
+		EXPECT(n ? p && p->ts == ref[0].ts && p->uid == ref[0].uid : p == NULL);
+		EXPECT(ops->is_empty(q) == (n == 0));
+		if (failures > 10)
+			break;
+	}
+	while (n--) {
+		EXPECT(ops->remove_next(q, &ev) == 0);
+	}
+	EXPECT(ops->is_empty(q));
+	ops->destroy(q);
+}
+
 int main(void)
 {
-	const char *names[] = { "heap", "list" };
+	const char *names[] = { "calendar", "heap", "list" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct ibs_evq_ops *ops = ibs_evq_find(names[i]);
 
 		EXPECT(ops != NULL);
-		if (ops)
+		if (ops) {
 			semantics(ops);
+			holds_order(ops, 3000);                /* within one bucket or two */
+			holds_order(ops, 5000000);             /* a few us: the common case */
+			holds_order(ops, 1ull << 40);          /* far beyond the horizon */
+		}
 	}
-	EXPECT(ibs_evq_find(NULL) == &ibs_evq_heap);
-	EXPECT(ibs_evq_find("calendar") == NULL);
+	EXPECT(ibs_evq_find(NULL) == &ibs_evq_calendar);
+	EXPECT(ibs_evq_find("splay") == NULL);
 	TEST_DONE();
 }

@@ -312,8 +312,8 @@ static void bad_input(void)
 	star(&f, 2);
 	saturating(&f, 0, 1, 0);
 	finish(&f, 64, 1000000);
-	f.cfg.evq = "calendar";
-	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && strstr(err, "calendar"));
+	f.cfg.evq = "splay";
+	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && strstr(err, "splay"));
 	f.cfg.evq = "list";
 	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
 	ibs_destroy(s);

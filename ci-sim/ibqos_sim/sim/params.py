@@ -22,7 +22,7 @@ class SimParams(BaseModel):
     warmup_us: float = Field(100.0, ge=0)
     time_us: float = Field(500.0, gt=0)      # measured window after the warm-up
     deadlock_us: float = Field(50.0, gt=0)   # no packet moved on a waiting VL this long: deadlock
-    evq: Literal["heap", "list"] = "heap"
+    evq: Literal["calendar", "heap", "list"] = "calendar"   # event queue implementation
 
     @field_validator("rate")
     @classmethod

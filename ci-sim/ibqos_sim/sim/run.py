@@ -73,11 +73,13 @@ class Simulation:
             raise InputError(f"simulator rejects the model: {err.value.decode() or f'error {rc}'}",
                              file=net.source)
         self.wall_s = 0.0
+        self.cpu_s = 0.0             # this process's CPU time in the core: the machine is shared
 
     def run(self, until_ps: int | None = None) -> None:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         rc = self._lib.ibs_run(self._sim, self.end_ps if until_ps is None else until_ps)
         self.wall_s += time.perf_counter() - t0
+        self.cpu_s += time.process_time() - c0
         if rc:
             raise MemoryError(f"simulator core failed with error {rc}")
 

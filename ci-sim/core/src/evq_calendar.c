@@ -1,0 +1,279 @@
+/* Calendar queue (after R. Brown, CACM 1988): a ring of fixed-width time buckets over a
+ * horizon of NB buckets, plus a binary heap for the events beyond it. Only the current
+ * bucket is kept sorted; others are sorted when the ring reaches them. The simulator's
+ * events land a few hundred ns to a few us ahead, so almost every operation is O(1).
+ *
+ * Invariant after every operation: if the queue is not empty, bucket `cur` holds the
+ * earliest events, sorted from `head`; every ring event has cur <= ts>>SHIFT < cur+NB;
+ * every overflow event has ts>>SHIFT >= cur+NB at the time it was placed, and is moved to
+ * the ring as soon as cur comes close enough. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "evq.h"
+
+#define SHIFT 10                 /* bucket width: 1024 ps */
+#define NB    8192u              /* buckets: an 8.4 us horizon */
+
+struct bucket {
+	struct ibs_event *a;
+	uint32_t n, cap, head;
+	bool sorted;
+};
+
+struct cal {
+	struct bucket *b;
+	uint64_t busy[NB / 64];      /* bit per slot: holds events */
+	uint64_t cur;                /* absolute bucket number of the ring's first bucket */
+	size_t ring;                 /* events in the ring */
+	void *over;                  /* events beyond the horizon: ibs_evq_heap */
+};
+
+static inline uint64_t abs_bucket(uint64_t ts)
+{
+	return ts >> SHIFT;
+}
+
+static int cal_create(void **q)
+{
+	struct cal *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->b = calloc(NB, sizeof(*c->b));
+	if (!c->b || ibs_evq_heap.create(&c->over)) {
+		free(c->b);
+		free(c);
+		return -ENOMEM;
+	}
+	*q = c;
+	return 0;
+}
+
+static void cal_destroy(void *q)
+{
+	struct cal *c = q;
+
+	if (!c)
+		return;
+	for (uint32_t i = 0; i < NB; i++)
+		free(c->b[i].a);
+	free(c->b);
+	ibs_evq_heap.destroy(c->over);
+	free(c);
+}
+
+static int push(struct bucket *k, const struct ibs_event *ev)
+{
+	if (k->n == k->cap) {
+		uint32_t cap = k->cap ? 2 * k->cap : 8;
+		struct ibs_event *a = realloc(k->a, cap * sizeof(*a));
+
+		if (!a)
+			return -ENOMEM;
+		k->a = a;
+		k->cap = cap;
+	}
+	k->a[k->n++] = *ev;
+	return 0;
+}
+
+/* insertion sort: buckets are short and mostly in order already */
+static void sort_bucket(struct bucket *k)
+{
+	for (uint32_t i = k->head + 1; i < k->n; i++) {
+		struct ibs_event ev = k->a[i];
+		uint32_t j = i;
+
+		while (j > k->head && ibs_event_before(&ev, &k->a[j - 1])) {
+			k->a[j] = k->a[j - 1];
+			j--;
+		}
+		k->a[j] = ev;
+	}
+	k->sorted = true;
+}
+
+static int ring_insert(struct cal *c, const struct ibs_event *ev)
+{
+	uint32_t slot = (uint32_t)(abs_bucket(ev->ts) & (NB - 1));
+	struct bucket *k = &c->b[slot];
+
+	c->busy[slot / 64] |= 1ull << (slot % 64);
+	if (k->sorted && k->n > k->head && ibs_event_before(ev, &k->a[k->n - 1])) {
+		/* into the sorted current bucket, at its place */
+		if (push(k, ev))
+			return -ENOMEM;
+		uint32_t j = k->n - 1;
+		while (j > k->head && ibs_event_before(ev, &k->a[j - 1])) {
+			k->a[j] = k->a[j - 1];
+			j--;
+		}
+		k->a[j] = *ev;
+	} else {
+		if (push(k, ev))
+			return -ENOMEM;
+		if (k->n - k->head > 1 && ibs_event_before(ev, &k->a[k->n - 2]))
+			k->sorted = false;
+	}
+	c->ring++;
+	return 0;
+}
+
+static int migrate(struct cal *c)
+{
+	const struct ibs_event *top;
+	struct ibs_event ev;
+
+	while ((top = ibs_evq_heap.peek_next(c->over)) && abs_bucket(top->ts) < c->cur + NB) {
+		ibs_evq_heap.remove_next(c->over, &ev);
+		if (ring_insert(c, &ev))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Buckets from cur on, in ring order, to the first busy slot. */
+static uint64_t gap_to_busy(const struct cal *c)
+{
+	uint32_t start = (uint32_t)(c->cur & (NB - 1));
+	uint32_t w = start / 64;
+	uint64_t bits = c->busy[w] & (~0ull << (start % 64));
+
+	for (uint32_t n = 0; n <= NB / 64; n++) {
+		if (bits) {
+			uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			return (slot - start) & (NB - 1);
+		}
+		w = (w + 1) % (NB / 64);
+		bits = c->busy[w];
+	}
+	return 0;    /* not reached while the ring holds events */
+}
+
+/* Move `cur` to the earliest non-empty bucket and sort it. */
+static int settle(struct cal *c)
+{
+	for (;;) {
+		if (!c->ring) {
+			const struct ibs_event *top = ibs_evq_heap.peek_next(c->over);
+
+			if (!top)
+				return 0;
+			c->cur = abs_bucket(top->ts);
+			if (migrate(c))
+				return -ENOMEM;
+			continue;
+		}
+		struct bucket *k = &c->b[c->cur & (NB - 1)];
+		if (k->head < k->n) {
+			if (!k->sorted)
+				sort_bucket(k);
+			return 0;
+		}
+		uint32_t slot = (uint32_t)(c->cur & (NB - 1));
+		k->n = k->head = 0;
+		k->sorted = true;
+		c->busy[slot / 64] &= ~(1ull << (slot % 64));
+		c->cur += gap_to_busy(c);
+		/* overflow events have ts >= old cur + NB > new cur: the horizon only grows */
+		if (migrate(c))
+			return -ENOMEM;
+	}
+}
+
+/* An event before the ring's first bucket k0 = cur: the ring moves back to bucket k.
+ * The slots of buckets k .. cur-1 held events NB buckets later (cur+NB-(cur-k) .. cur+NB-1),
+ * which now fall beyond the horizon: those go to the overflow heap. Usually cur - k is
+ * a few empty buckets that settle() skipped. */
+static int rewind_to(struct cal *c, uint64_t k)
+{
+	uint64_t span = c->cur - k < NB ? c->cur - k : NB;
+
+	for (uint64_t i = 0; i < span; i++) {
+		struct bucket *b = &c->b[(k + i) & (NB - 1)];
+
+		for (uint32_t j = b->head; j < b->n; j++)
+			if (ibs_evq_heap.insert(c->over, &b->a[j]))
+				return -ENOMEM;
+		c->ring -= b->n - b->head;
+		b->n = b->head = 0;
+		b->sorted = true;
+		c->busy[((k + i) & (NB - 1)) / 64] &= ~(1ull << (((k + i) & (NB - 1)) % 64));
+	}
+	c->cur = k;
+	return migrate(c);
+}
+
+static int cal_insert(void *q, const struct ibs_event *ev)
+{
+	struct cal *c = q;
+	uint64_t k = abs_bucket(ev->ts);
+	int rc;
+
+	if (!c->ring && ibs_evq_heap.is_empty(c->over))
+		c->cur = k;
+	if (k < c->cur && (rc = rewind_to(c, k)))
+		return rc;
+	if (k >= c->cur + NB)
+		return ibs_evq_heap.insert(c->over, ev) ? -ENOMEM : settle(c);
+	if ((rc = ring_insert(c, ev)))
+		return rc;
+	return settle(c);
+}
+
+static bool cal_is_empty(const void *q)
+{
+	const struct cal *c = q;
+
+	return !c->ring && ibs_evq_heap.is_empty(c->over);
+}
+
+static const struct ibs_event *cal_peek_next(const void *q)
+{
+	const struct cal *c = q;
+	const struct bucket *k = &c->b[c->cur & (NB - 1)];
+
+	if (c->ring)
+		return &k->a[k->head];
+	return ibs_evq_heap.peek_next(c->over);   /* settle() keeps the ring filled first */
+}
+
+static int cal_remove_next(void *q, struct ibs_event *out)
+{
+	struct cal *c = q;
+
+	if (!c->ring)
+		return -ENOENT;
+	struct bucket *k = &c->b[c->cur & (NB - 1)];
+	*out = k->a[k->head++];
+	c->ring--;
+	return settle(c);
+}
+
+static int cal_remove(void *q, uint64_t ts, uint64_t uid)
+{
+	struct cal *c = q;
+	uint64_t kb = abs_bucket(ts);
+
+	if (kb < c->cur || kb >= c->cur + NB) {
+		int rc = ibs_evq_heap.remove(c->over, ts, uid);
+		return rc ? rc : settle(c);
+	}
+	struct bucket *k = &c->b[kb & (NB - 1)];
+	for (uint32_t j = k->head; j < k->n; j++)
+		if (k->a[j].ts == ts && k->a[j].uid == uid) {
+			memmove(&k->a[j], &k->a[j + 1], (k->n - j - 1) * sizeof(*k->a));
+			k->n--;
+			c->ring--;
+			return settle(c);
+		}
+	return ibs_evq_heap.remove(c->over, ts, uid);
+}
+
+const struct ibs_evq_ops ibs_evq_calendar = {
+	.name = "calendar", .create = cal_create, .destroy = cal_destroy, .insert = cal_insert,
+	.is_empty = cal_is_empty, .peek_next = cal_peek_next, .remove_next = cal_remove_next,
+	.remove = cal_remove,
+};

@@ -1,0 +1,176 @@
+"""`ibqos simulate RUNDIR`: packet-level simulation of the fabric a dry run read back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ibqos.errors import InputError, VerificationFailed
+
+
+def load_run_fabric(rundir: Path, plan_path: Path | None):
+    """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR (VLArb from the
+    plan). A fabric.json path is accepted in place of RUNDIR."""
+    from ibqos.fabric.model import Fabric
+    from ibqos.plan import Plan
+
+    plan = Plan.load(plan_path) if plan_path else None
+    if plan is None and rundir.is_dir() and (rundir / "plan.json").exists():
+        plan = Plan.load(rundir / "plan.json")
+    if rundir.is_file():
+        fabric, source = Fabric.load(rundir), rundir
+    elif (rundir / "fabric.json").exists():
+        fabric, source = Fabric.load(rundir / "fabric.json"), rundir / "fabric.json"
+    elif rundir.is_dir() and any(rundir.glob("**/opensm-lfts.dump")):
+        from ibqos.fabric.dumps import load_dumps
+        dumps = next(rundir.glob("**/opensm-lfts.dump")).parent
+        fabric, source = load_dumps(dumps, require_sl2vl=False), dumps
+    else:
+        raise InputError("no fabric.json (nor OpenSM dumps) in the run directory", file=rundir)
+    if plan is not None:
+        from .sim import fill_vlarb_from_plan
+        fill_vlarb_from_plan(fabric, plan)
+    return fabric, source, plan
+
+
+def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls):
+    from pydantic import ValidationError
+
+    from .sim import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
+    classes = []
+    if pattern == "mix":
+        if classes_file:
+            import yaml
+            try:
+                doc = yaml.safe_load(Path(classes_file).read_text())
+                items = doc["classes"] if isinstance(doc, dict) else doc
+                classes = [TrafficClass(**c) for c in items]
+            except FileNotFoundError:
+                raise InputError("no such file", file=classes_file) from None
+            except (yaml.YAMLError, KeyError, TypeError) as e:
+                raise InputError(f"not a list of traffic classes: {e}", file=classes_file) from None
+            except ValidationError as e:
+                err = e.errors()[0]
+                raise InputError(err["msg"], file=classes_file,
+                                 field=".".join(str(x) for x in err["loc"])) from None
+        elif plan is not None:
+            classes = classes_from_plan(plan, msg_bytes=msg_bytes)
+        else:
+            raise InputError("--traffic mix needs --classes FILE or a plan", field="--traffic")
+        pattern = "uniform"
+    elif pattern not in PATTERNS:
+        raise InputError(f"unknown traffic pattern {pattern!r} (one of {', '.join(PATTERNS)}, mix)",
+                         field="--traffic")
+    try:
+        return TrafficSpec(pattern=pattern, process=process, sl=sl, msg_bytes=msg_bytes,
+                           classes=classes, src=src, dst=dst,
+                           sls=[int(x) for x in sls.split(",")] if sls else [0, 1, 2, 3])
+    except (ValidationError, ValueError) as e:
+        raise InputError(str(e).splitlines()[-1] if hasattr(e, "errors") else str(e),
+                         field="--sls") from None
+
+
+@click.command()
+@click.argument("rundir", type=click.Path(path_type=Path))
+@click.option("--traffic", "pattern", default="uniform", show_default=True,
+              help="uniform, hotspot, stencil, adversarial, twonode, or mix (QoS classes).")
+@click.option("--load", type=float, default=None, help="Offered load, fraction of the link (0, 1].")
+@click.option("--sweep", help="Load sweep START:STOP:STEP, e.g. 0.1:1.0:0.1.")
+@click.option("--process", type=click.Choice(["poisson", "cbr"]), default="poisson", show_default=True)
+@click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True,
+              help="SL of single-class patterns.")
+@click.option("--msg-bytes", type=click.IntRange(1, 1 << 30), default=4096, show_default=True)
+@click.option("--classes", "classes_file", type=click.Path(dir_okay=False),
+              help="YAML list of classes for --traffic mix: name, sl, msg_bytes, rate|saturate, pattern.")
+@click.option("--plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Plan: VLArb for ports the model lacks, classes for --traffic mix "
+              "(default RUNDIR/plan.json).")
+@click.option("--src", help="two-node: source CA (node description).")
+@click.option("--dst", help="two-node: destination CA.")
+@click.option("--sls", help="two-node: SLs, one saturating flow each (default 0,1,2,3).")
+@click.option("--rate", default="QDR", show_default=True, help="Link rate: QDR, FDR, EDR, HDR or Gb/s.")
+@click.option("--mtu", type=click.IntRange(64, 65535), default=4096, show_default=True)
+@click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True,
+              help="Input buffer per port and VL, in MTU packets.")
+@click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues.")
+@click.option("--accounting", type=click.Choice(["byte", "packet"]), default=None,
+              help="VLArb accounting (docs/arbiter.md); default byte, or the plan's.")
+@click.option("--prop-ns", type=float, default=10.0, show_default=True)
+@click.option("--switch-ns", type=float, default=100.0, show_default=True)
+@click.option("--warmup-us", type=float, default=100.0, show_default=True)
+@click.option("--time-us", type=float, default=500.0, show_default=True, help="Measured window.")
+@click.option("--deadlock-us", type=float, default=50.0, show_default=True,
+              help="Stop when waiting packets have not moved this long.")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where sim.json and the plots go (default RUNDIR/sim).")
+@click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
+def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file, plan_path, src,
+             dst, sls, rate, mtu, buffer_packets, voq, accounting, prop_ns, switch_ns, warmup_us,
+             time_us, deadlock_us, seed, out_dir, plot, as_json):
+    """Simulate RUNDIR's read-back fabric (fabric.json) packet by packet.
+
+    Routes, SL2VL and VLArb are exactly the programmed ones. Exits 1 on a deadlock."""
+    import json
+
+    from pydantic import ValidationError
+    from rich.console import Console
+
+    from .sim import SimParams, parse_sweep
+    from .sim import report
+    from .sim.run import network_for, simulate as run_one
+
+    if load is not None and sweep:
+        raise InputError("give --load or --sweep, not both", field="--sweep")
+    if load is not None and not 0 < load <= 1:
+        raise InputError(f"{load}: the offered load must be in (0, 1] of the link rate", field="--load")
+    loads = parse_sweep(sweep) if sweep else [load if load is not None else 0.8]
+    fabric, source, plan = load_run_fabric(rundir, plan_path)
+    try:
+        params = SimParams(rate=rate, mtu=mtu, buffer_packets=buffer_packets, voq=voq,
+                           accounting=accounting or (plan.accounting if plan else "byte"),
+                           prop_ns=prop_ns, switch_ns=switch_ns, warmup_us=warmup_us,
+                           time_us=time_us, deadlock_us=deadlock_us, seed=seed)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
+    traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
+    net = network_for(fabric, params, source=str(source))
+    console = Console(stderr=as_json)
+    results = []
+    from rich.progress import Progress
+    with Progress(console=console, transient=True) as prog:
+        task = prog.add_task("simulating", total=len(loads))
+        for ld in loads:
+            prog.update(task, description=f"load {ld:.2f}")
+            results.append(run_one(net, traffic, params, ld))
+            prog.advance(task)
+    out_dir = out_dir or (rundir / "sim" if rundir.is_dir() else rundir.parent / "sim")
+    name = f"{pattern}" + (f"-sweep" if sweep else f"-{loads[0]:.2f}")
+    meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
+    path = report.write_json(out_dir / f"{name}.json", results, meta)
+    if as_json:
+        click.echo(json.dumps({"schema": report.SCHEMA, **meta,
+                               "results": [r.to_json() for r in results]}, indent=1))
+    else:
+        for r in results if len(results) == 1 else []:
+            report.print_result(r, console)
+        if len(results) > 1:
+            report.print_sweep(results, console)
+        console.print(f"results: {path}")
+    if plot:
+        from .sim import plot as plots
+        pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]
+        if len(results) > 1:
+            pngs.insert(0, plots.load_throughput(results, out_dir / f"{name}-throughput.png",
+                                                 title=f"{pattern}, {net.n_endpoints} CAs"))
+        if not as_json:
+            console.print("plots: " + ", ".join(str(p) for p in pngs))
+    bad = [r for r in results if r.deadlock]
+    if bad:
+        d = bad[0].deadlock
+        raise VerificationFailed(
+            f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
+            + " -> ".join(d["cycle"] + d["cycle"][:1]))
