@@ -25,9 +25,28 @@ static const char *label(const struct ibqos_sweep *sw, uint32_t s, char *buf, si
 	return dla_switch_label(&sw->fabric, s, buf, len);
 }
 
+/*
+ * The data VLs a link will run with once the link manager has programmed it, as OpenSM
+ * computes them: the lower VLCap of the two ends, capped by max_op_vls. OperVLs itself is
+ * still the power-up value during the first sweep (the link manager runs after routing).
+ */
+static unsigned link_vls(struct ibqos_ctx *ctx, osm_physp_t *physp, osm_physp_t *remote)
+{
+	uint8_t code = ib_port_info_get_vl_cap(&physp->port_info);
+
+	if (remote && ib_port_info_get_vl_cap(&remote->port_info) < code)
+		code = ib_port_info_get_vl_cap(&remote->port_info);
+	if (!remote)
+		code = ib_port_info_get_op_vls(&physp->port_info);
+	if (code > ctx->osm->subn.opt.max_op_vls)
+		code = ctx->osm->subn.opt.max_op_vls;
+	return dla_vls_from_code(code);
+}
+
 /* Every port must carry the VLs its SL classes map to (seed 003 Fig. 8, per class). */
 static int check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err, size_t len)
 {
+	unsigned not_yet = 0;
 	char lb[200];
 
 	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
@@ -40,31 +59,34 @@ static int check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *
 
 			if (role == DLA_ROLE_NONE || !physp)
 				continue;
-			need = dla_vls_needed(sw->sl2class, role == DLA_ROLE_LOCAL);
-			have = dla_vls_from_code(ib_port_info_get_op_vls(&physp->port_info));
-			if (have < need) {
-				snprintf(err, len, "switch %s port %u (%s) has %u operational data "
-					 "VL(s) but needs %u [rule: SL class c uses VLs 2c and "
-					 "2c+1]", label(sw, s, lb, sizeof(lb)), p,
-					 dla_role_name(role), have, need);
-				return -EINVAL;
-			}
 			remote = osm_physp_get_remote(physp);
-			if (role != DLA_ROLE_TERMINAL || !remote)
-				continue;
-			have = dla_vls_from_code(ib_port_info_get_op_vls(&remote->port_info));
+			need = dla_vls_needed(sw->sl2class, role == DLA_ROLE_LOCAL);
+			have = link_vls(ctx, physp, remote);
 			if (have < need) {
-				snprintf(err, len, "CA port 0x%016" PRIx64 " (LID %u, on switch %s "
-					 "port %u) has %u operational data VL(s) but needs %u "
-					 "[rule: SL class c uses VL 2c]",
-					 cl_ntoh64(osm_physp_get_port_guid(remote)),
-					 cl_ntoh16(osm_physp_get_base_lid(remote)),
-					 label(sw, s, lb, sizeof(lb)), p, have, need);
+				if (role == DLA_ROLE_TERMINAL && remote)
+					snprintf(err, len, "switch %s port %u (terminal, CA port "
+						 "0x%016" PRIx64 ") runs %u data VL(s) but needs %u "
+						 "[rule: SL class c uses VL 2c]",
+						 label(sw, s, lb, sizeof(lb)), p,
+						 cl_ntoh64(osm_physp_get_port_guid(remote)), have, need);
+				else
+					snprintf(err, len, "switch %s port %u (%s) runs %u data VL(s) "
+						 "but needs %u [rule: SL class c uses VLs 2c and "
+						 "2c+1]", label(sw, s, lb, sizeof(lb)), p,
+						 dla_role_name(role), have, need);
 				return -EINVAL;
 			}
+			not_yet += dla_vls_from_code(ib_port_info_get_op_vls(&physp->port_info)) <
+				need;
 		}
 	}
-	(void)ctx;
+	if (not_yet) {
+		/* OpenSM masks SL2VL entries with the current OperVLs: sweep again once the link
+		 * manager has raised them, so the tables are programmed unmasked. */
+		ctx->osm->subn.force_heavy_sweep = TRUE;
+		ibqos_log(ctx, OSM_LOG_INFO, "dla: %u port(s) still run fewer OperVLs than DLA "
+			  "needs; requesting another heavy sweep", not_yet);
+	}
 	return 0;
 }
 

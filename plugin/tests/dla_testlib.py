@@ -13,7 +13,7 @@ from ibqos.fabric.model import Fabric
 from ibqos.proc import run_command
 
 ENGINE = "dla,minhop"
-REFUSAL = re.compile(r"ERR D1A0: dla: fabric refused: (.+); falling back to the next routing engine$")
+REFUSAL = re.compile(r"ERR D1A[0-2]: dla: fabric refused: (.+); falling back to the next routing engine$")
 TABLES_REJECTED = re.compile(r"ERR D1A3: dla: table file rejected: (.+); SL2VL uses class 0")
 _SW_NAME = re.compile(r"^sw-g(\d+)-s(\d+)$")
 

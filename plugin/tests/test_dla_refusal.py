@@ -1,0 +1,57 @@
+"""Fabrics dla must refuse: one refusal line naming the switch/group/pair and the rule, then
+OpenSM routes with minhop and keeps running."""
+
+from __future__ import annotations
+
+import pytest
+
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import (dragonfly, dragonfly_missing_local_link,
+                                dragonfly_unconnected_pair, fat_tree)
+
+from dla_testlib import refusals, start_dla
+
+pytestmark = pytest.mark.fabric
+
+CASES = {
+    "fat_tree": (lambda: fat_tree(), {},
+                 ["do not split into groups that are cliques of 2", "[rule: all groups have "
+                  "the same size]"]),
+    "missing_local_link": (lambda: dragonfly_missing_local_link(4, 2, 2), {},
+                           ["is not a clique: switches", '"sw-g0-s0"', '"sw-g0-s1"',
+                            "are not linked [rule: every group is fully connected]"]),
+    "unconnected_pair": (lambda: dragonfly_unconnected_pair(4, 2, 2), {},
+                         ['groups 0 (incl. switch', '"sw-g0-s0"', '"sw-g1-s0"',
+                          "are not joined by any global link [rule: every pair of groups is "
+                          "linked]"]),
+    "lmc": (lambda: dragonfly(4, 2, 2), {"lmc": 1}, ["LMC 1 is set", "[rule: lmc 0]"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_refused_fabric_falls_back_to_minhop(tmp_path, case):
+    make, conf, wants = CASES[case]
+    net = make().write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = start_dla(h, conf=conf)
+        lines = sm.lines()
+        assert sm.alive()
+        found = refusals(lines)
+        assert len(found) == 1, found
+        for want in wants:
+            assert want in found[0], found[0]
+        assert any("minhop tables configured on all switches" in ln.text for ln in lines)
+        assert not any("dla tables configured" in ln.text for ln in lines)
+        assert sm.alive()
+
+
+def test_too_few_vls_refused(tmp_path):
+    """max_op_vls 1 leaves VL0 only: DLA needs VL1 on local ports, so it refuses."""
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = start_dla(h, conf={"max_op_vls": 1})
+        lines = sm.lines()
+        assert sm.alive()
+        assert any("ERR D1A2: dla: fabric refused: switch" in ln.text and
+                   "(local) runs 1 data VL(s) but needs 2" in ln.text for ln in lines)
+        assert any("minhop tables configured on all switches" in ln.text for ln in lines)
