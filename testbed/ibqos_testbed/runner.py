@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibqos.errors import ProcessError
+from ibqos.errors import InputError, ProcessError
 
 from . import diagnose
 from .hosts import Handle, Host, StartFailed
+from .results import FILE as RESULTS_FILE
 from .results import FlowResult, ProcessResult, Results
 from .runplan import Flow, Phase, Process, RunPlan
 
@@ -70,6 +71,10 @@ class Runner:
         self._unreachable: dict[str, str | None] = {}
 
     def execute(self) -> Results:
+        if (self.dir / RESULTS_FILE).exists():
+            # Output files are appended to; mixing two runs would report the older one.
+            raise InputError("already holds the results of a run: remove it or choose another "
+                             "directory", file=self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         started, flows, interrupted = time.time(), [], False
         try:
@@ -142,6 +147,8 @@ class Runner:
                 self._launch(f, getattr(f, role))
 
     def _launch(self, f: _Flow, p: _Proc) -> None:
+        for rel in (p.result.stdout, p.result.stderr):
+            (self.dir / rel).write_bytes(b"")      # an interrupted earlier run's leftovers
         try:
             p.handle = p.host.start(f"{f.flow.id}.{p.result.role}", p.spec.argv, p.spec.timeout,
                                     self.dir / p.result.stdout, self.dir / p.result.stderr)

@@ -15,7 +15,7 @@ from testbed_helpers import FIXTURES, REPLAYER
 
 
 @pytest.fixture
-def plan_file(tmp_path) -> Path:
+def plan_file() -> Path:
     """Seed 002 configuration A as a plan document (PLAN_DOC fields only)."""
     return FIXTURES / "plan_configA.json"
 

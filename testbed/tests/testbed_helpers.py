@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import socket
-import stat
 import subprocess
 import sys
 from pathlib import Path
