@@ -43,7 +43,10 @@ def testbed() -> None:
 def plan(plan: Path, server: str, client: str, server_addr: str | None, out_dir: Path,
          device: str, ib_port: int, duration: int, size: int, lat_size: int, lat_iters: int,
          base_port: int, report_gbits: bool, slack: float) -> None:
-    """Write the run plan of PLAN (an `ibqos plan` document) and list its commands."""
+    """Write the perftest commands that validate PLAN, as JSON and as a listing.
+
+    PLAN is a plan document written by `ibqos plan`.
+    """
     from . import runplan
     from .planinput import load_plan
 
@@ -77,7 +80,7 @@ def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> 
     if failed:
         raise ExternalError(f"{len(failed)} of {len(results.flows)} flows failed; "
                             f"what ran is in {results_dir}")
-    click.echo(f"all {len(results.flows)} flows ran; results in {results_dir}")
+    click.echo(f"all {len(results.flows)} flows ran; next: ibqos testbed report {results_dir}")
 
 
 @testbed.command()

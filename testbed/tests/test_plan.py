@@ -105,3 +105,14 @@ def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
 def test_missing_plan_file(tmp_path):
     r = _plan(tmp_path / "nope.json", tmp_path / "rp")
     assert r.returncode == 2 and "nope.json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_class_with_two_sls_gets_a_flow_per_sl(make_plan, tmp_path):
+    plan = make_plan(lambda d: d["classes"][3].update(sls=[3, 7]))
+    r = _plan(plan, tmp_path / "rp")
+    assert r.returncode == 0, r.stderr
+    run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
+    bw = run["phases"][0]["flows"]
+    assert [(f["sl"], f["class_name"]) for f in bw] == [
+        (0, "latency"), (1, "storage"), (2, "bulk"), (3, "scavenger"), (7, "scavenger")]
+    assert [p["name"] for p in run["phases"]].count("lat-loaded-sl7") == 1
