@@ -43,9 +43,10 @@ def testbed() -> None:
 def plan(plan: Path, server: str, client: str, server_addr: str | None, out_dir: Path,
          device: str, ib_port: int, duration: int, size: int, lat_size: int, lat_iters: int,
          base_port: int, report_gbits: bool, slack: float) -> None:
-    """Write the perftest commands that validate PLAN, as JSON and as a listing.
+    """Write the perftest commands that validate PLAN.
 
-    PLAN is a plan document written by `ibqos plan`.
+    PLAN is a plan document written by `ibqos plan`. The run plan goes to
+    OUTPUT/runplan.json, the listing of its commands to OUTPUT/runplan.txt.
     """
     from . import runplan
     from .planinput import load_plan
