@@ -498,6 +498,7 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 		return s->error;
 	if (until > s->cfg.end_ps)
 		until = s->cfg.end_ps;
+	run_kicks(s);                      /* the CAs kicked by ibs_create() start at time 0 */
 	while (s->res.status == IBS_RUNNING) {
 		const struct ibs_event *next = s->evq_ops->peek_next(s->evq);
 

@@ -96,7 +96,7 @@ class Simulation:
         return build_result(self)
 
     def close(self) -> None:
-        if self._sim:
+        if getattr(self, "_sim", None):
             self._lib.ibs_destroy(self._sim)
             self._sim = C.c_void_p()
 

@@ -47,7 +47,7 @@ class TrafficSpec(BaseModel):
     msg_bytes: int = Field(4096, ge=1, le=1 << 30)
     classes: list[TrafficClass] = []          # a QoS mix; empty: one class from pattern/sl
     hot_seed: int = 1                         # hot-spot and two-node endpoint choice
-    src: str | None = None                    # two-node: endpoint names (default: the first two)
+    src: str | None = None                    # two-node: source CA(s), comma-separated (default: the first)
     dst: str | None = None
     sls: list[int] = [0, 1, 2, 3]             # two-node: one saturating flow per SL
 
@@ -80,7 +80,8 @@ def _stencil_dims(n: int) -> tuple[int, int, int]:
         for y in range(x, int(math.isqrt(n // x)) + 1):
             if (n // x) % y == 0:
                 z = n // x // y
-                if max(x, y, z) < max(best):
+                # the most cubic grid: smallest largest side, then largest smallest side
+                if (max(x, y, z), -min(x, y, z)) < (max(best), -min(best)):
                     best = (x, y, z)
     return best
 
@@ -205,13 +206,14 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float,
         elif c.pattern == "twonode":
             if N < 2:
                 raise InputError("two-node traffic needs two CA ports", field="traffic")
-            src = _endpoint(net, spec.src, "src") if spec.src else 0
-            dst = _endpoint(net, spec.dst, "dst") if spec.dst else (1 if src != 1 else 0)
-            if src == dst:
+            srcs = [_endpoint(net, x.strip(), "src") for x in spec.src.split(",")] if spec.src else [0]
+            dst = _endpoint(net, spec.dst, "dst") if spec.dst else (1 if 1 not in srcs else 0)
+            if dst in srcs:
                 raise InputError("two-node source and destination are the same port", field="dst")
-            info["twonode"] = {"src": net.ep_desc(src), "dst": net.ep_desc(dst)}
+            info["twonode"] = {"src": [net.ep_desc(e) for e in srcs], "dst": net.ep_desc(dst)}
             measured = np.array([dst], dtype=np.int64)
-            add(src, _core.DEST_SET, *dest_set([dst]))
+            for src in srcs:
+                add(src, _core.DEST_SET, *dest_set([dst]))
         else:
             raise InputError(f"unknown traffic pattern {c.pattern!r} (one of {', '.join(PATTERNS)})",
                              field="traffic")

@@ -1,0 +1,170 @@
+"""Simulator behaviour on Python-built fabrics: conservation, determinism, deadlock and its
+witness, VOQ, traffic patterns, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ibqos.errors import InputError
+from ibqos.fabric.model import VLArb
+from ibqos_sim.sim import (SimParams, Simulation, TrafficClass, TrafficSpec, compile_network,
+                           simulate)
+from ibqos_sim.sim.traffic import _stencil_neighbours, build_flows
+from simfabrics import config_a, dragonfly_dla, star
+
+QUICK = dict(warmup_us=20, time_us=150)
+
+
+@pytest.fixture(scope="module")
+def df2():
+    return compile_network(dragonfly_dla(vls=2), rate_gbps=32)
+
+
+@pytest.fixture(scope="module")
+def df1():
+    return compile_network(dragonfly_dla(vls=1), rate_gbps=32)
+
+
+def _stable(res) -> str:
+    d = res.to_json()
+    d["counters"] = {k: v for k, v in d["counters"].items() if k not in ("wall_s", "cpu_s", "hops_per_cpu_s")}
+    return json.dumps(d, sort_keys=True)
+
+
+def test_conservation_and_credits_hold_at_every_step(df2):
+    """Injected = delivered + in flight + dropped, and every (port, VL) buffer's credits add up
+    (sender credits + credits on the way back + occupancy = buffer size), checked mid-run."""
+    params = SimParams(**QUICK, buffer_packets=2)
+    with Simulation(df2, TrafficSpec(pattern="uniform", msg_bytes=10000), params, 0.9) as sim:
+        for k in range(1, 9):
+            sim.run(sim.end_ps * k // 8)
+            r, a = sim.raw, sim.audit()
+            assert r.injected == r.delivered + r.in_flight + r.dropped_route + r.dropped_vl
+            assert r.dropped_route == r.dropped_vl == 0
+            assert a.queue_errors == 0 and a.credit_errors == 0
+            assert a.queued + a.on_link == r.in_flight
+            assert r.in_flight > 0 and r.delivered > 0
+
+
+def test_fixed_seed_is_reproducible_and_two_sims_share_a_process(df2):
+    params = SimParams(**QUICK, seed=5)
+    traffic = TrafficSpec(pattern="uniform")
+    a = Simulation(df2, traffic, params, 0.7)
+    b = Simulation(df2, traffic, params, 0.7)
+    for k in range(1, 5):                       # interleaved: no shared state
+        a.run(a.end_ps * k // 4)
+        b.run(b.end_ps * (5 - k) // 4 if k < 4 else b.end_ps)
+    b.run()
+    assert _stable(a.result()) == _stable(b.result())
+    other = simulate(df2, traffic, params.model_copy(update={"seed": 6}), 0.7)
+    assert _stable(other) != _stable(a.result())
+    for q in ("heap", "list"):                  # every event queue gives the same run
+        assert _stable(simulate(df2, traffic, params.model_copy(update={"evq": q}), 0.7)) == \
+            _stable(a.result()).replace('"evq": "calendar"', f'"evq": "{q}"')
+    a.close()
+    b.close()
+
+
+def test_one_vl_dragonfly_deadlocks_with_a_connected_witness(df1):
+    res = simulate(df1, TrafficSpec(), SimParams(buffer_packets=1, **QUICK), 1.0)
+    assert res.status == "deadlock"
+    cyc = res.deadlock["cycle"]
+    assert len(cyc) >= 3
+    # each channel feeds the switch whose output is the next channel: a closed walk
+    fab = df1.fabric
+    by_desc = {n.desc: n for n in fab.nodes.values()}
+    for here, nxt in zip(cyc, cyc[1:] + cyc[:1]):
+        sw, rest = here.rsplit(":", 1)
+        port, vl = map(int, rest.split("/"))
+        peer_guid, _ = by_desc[sw].ports[port].remote
+        assert fab.nodes[peer_guid].desc == nxt.rsplit(":", 1)[0]
+        assert vl == 0
+    assert res.counters["injected"] == res.counters["delivered"] + res.counters["in_flight"]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_fig8_vls_do_not_deadlock_at_full_load(df2, seed):
+    res = simulate(df2, TrafficSpec(), SimParams(buffer_packets=1, seed=seed, **QUICK), 1.0)
+    assert res.status == "done" and res.deadlock is None
+    assert res.accepted_pct > 30
+
+
+def test_voq_beats_fifo_input_queues_at_full_load(df2):
+    p = SimParams(**QUICK)
+    voq = simulate(df2, TrafficSpec(), p, 1.0)
+    fifo = simulate(df2, TrafficSpec(), p.model_copy(update={"voq": False}), 1.0)
+    assert voq.accepted_pct > fifo.accepted_pct + 5
+
+
+def test_low_load_is_accepted_in_full(df2):
+    res = simulate(df2, TrafficSpec(process="cbr"), SimParams(**QUICK), 0.3)
+    assert res.accepted_pct == pytest.approx(30, abs=1.5)
+    assert res.offered_pct == pytest.approx(30, abs=1e-6)
+    assert res.per_class[0].net_latency.p50_us < res.per_class[0].net_latency.p99_us
+
+
+def test_patterns_pick_the_documented_destinations(df2):
+    rate, mtu = 32.0, 4096
+    hot = build_flows(df2, TrafficSpec(pattern="hotspot"), 0.5, rate, mtu)
+    n = df2.n_endpoints                         # 72: 4 hot sources, 2 hot destinations
+    assert len(hot.info["hotspot"]["sources"]) == 4 and len(hot.info["hotspot"]["destinations"]) == 2
+    assert len(hot.measured) == n - 2
+    nb = _stencil_neighbours(n)
+    assert all(len(x) == 6 and i not in x for i, x in enumerate(nb))
+    assert all(i in nb[j] for i, x in enumerate(nb) for j in x)          # symmetric
+    adv = build_flows(df2, TrafficSpec(pattern="adversarial"), 0.5, rate, mtu)
+    assert adv.info["groups"] == 9
+    sw_of = [df2.ep_switch(e) for e in range(n)]
+    group = {g: int(df2.fabric.nodes[g].desc.split("-")[1][1:]) for g in set(sw_of)}
+    for f in adv.flows[:adv.n_flows]:
+        dests = adv.dests[f.dest_off:f.dest_off + f.dest_len]
+        assert {(group[sw_of[d]] - group[sw_of[f.src]]) % 9 for d in dests} == {1}
+
+
+def test_hotspot_throughput_is_measured_on_non_hot_destinations(df2):
+    res = simulate(df2, TrafficSpec(pattern="hotspot"), SimParams(**QUICK), 0.3)
+    assert res.status == "done"
+    assert 20 < res.accepted_pct < 40               # the uniform part, not the hot CAs
+
+
+def test_qos_mix_reports_every_class():
+    f = star(4, config_a())
+    classes = [TrafficClass(name=f"c{s}", sl=s, msg_bytes=4096, pattern="uniform") for s in range(4)]
+    res = simulate(f, TrafficSpec(classes=classes), SimParams(rate="EDR", **QUICK), 1.0)
+    assert [c.name for c in res.per_class] == ["c0", "c1", "c2", "c3"]
+    assert sum(c.share_pct for c in res.per_class) == pytest.approx(100, abs=0.01)
+    assert set(res.per_vl) == {0, 1, 2, 3}
+
+
+def test_bad_input_is_one_input_error():
+    f = star(2, None, vls=2)                     # 2 VLs and no VLArb anywhere
+    with pytest.raises(InputError, match="vlarb: .*missing for a port with 2 operational VLs"):
+        compile_network(f, rate_gbps=32, source="run/fabric.json")
+    net = compile_network(star(2, config_a()), rate_gbps=32)
+    with pytest.raises(InputError, match="load"):
+        simulate(net, TrafficSpec(), SimParams(), 1.5)
+    f = star(2, config_a())
+    del f.nodes[0x100].sl2vl[(1, 2)]
+    with pytest.raises(InputError, match="sl2vl: .*missing"):
+        compile_network(f, rate_gbps=32)
+    f = star(2, config_a())
+    f.nodes[0x100].ports[2].vlarb = VLArb([(0, 0)], [(1, 0)], 1, 8, 8)
+    with pytest.raises(InputError, match="weight 0"):
+        compile_network(f, rate_gbps=32)
+    with pytest.raises(InputError, match="hot-spot"):
+        simulate(net, TrafficSpec(pattern="hotspot"), SimParams(**QUICK), 0.5)
+
+
+def test_unrouted_destinations_are_counted_not_lost():
+    f = star(3, config_a())
+    f.nodes[0x100].lft[4] = 255                  # ca2 unreachable
+    res = simulate(f, TrafficSpec(), SimParams(rate="EDR", **QUICK), 0.5)
+    c = res.counters
+    assert c["dropped_unrouted"] > 0
+    assert c["injected"] == c["delivered"] + c["in_flight"] + c["dropped_unrouted"]
+    assert any("unrouted" in n for n in res.notes)
+    rx = np.array([c for c in [res.per_class[0].packets]])
+    assert rx.sum() > 0
