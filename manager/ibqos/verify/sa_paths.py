@@ -1,10 +1,11 @@
-"""Ask the SA for the path record of every CA port pair, in one process, over libibmad.
+"""Ask the SA for the path record of every CA port pair, in one process, over libibumad.
 
 Why not `saquery -p`: a query for all paths returns many records in an RMPP transfer, and
 umad2sim (ibsim's umad shim) delivers only its first segment (3 records), so a table query
 silently comes back short. One GetPathRecord(SGID, DGID) per pair fits in a single MAD and
 works on ibsim and real fabrics alike; doing them all from one process avoids the ~20 ms a
-`saquery` process costs per pair.
+`saquery` process costs per pair. The SM LID comes from libibmad; the queries go out over
+libibumad with a window of them in flight, matched to answers by transaction ID.
 
 The querying runs in a child (`python -m ibqos.verify.sa_paths`) because the harness's
 LD_PRELOAD must be in place when the process starts. Protocol: stdin lines
@@ -39,16 +40,39 @@ class _PortId(ctypes.Structure):                   # libibmad ib_portid_t
                 ("sl", ctypes.c_uint8), ("pkey_idx", ctypes.c_uint)]
 
 
+WINDOW = 16                 # queries in flight; umad2sim stalls with queues deeper than ~20
+RECV_TIMEOUT_MS = 2000
+RETRIES = 3
+
+
+def _get_path_record_mad(tid: int, sgid: bytes, dgid: bytes) -> bytes:
+    """SubnAdmGet(PathRecord) with component mask SGID | DGID."""
+    mad = bytearray(256)
+    mad[0:4] = bytes([1, IB_SA_CLASS, 2, 0x01])                 # base/class version, Get
+    mad[8:16] = tid.to_bytes(8, "big")
+    mad[16:18] = (0x0035).to_bytes(2, "big")                    # PathRecord
+    mad[48:56] = ((1 << 2) | (1 << 3)).to_bytes(8, "big")       # DGID | SGID
+    mad[56 + 8:56 + 24] = dgid
+    mad[56 + 24:56 + 40] = sgid
+    return bytes(mad)
+
+
 def _serve(lines, out) -> int:
-    name = ctypes.util.find_library("ibmad") or "libibmad.so.5"
-    mad = ctypes.CDLL(name)
+    mad = ctypes.CDLL(ctypes.util.find_library("ibmad") or "libibmad.so.5")
+    umad = ctypes.CDLL(ctypes.util.find_library("ibumad") or "libibumad.so.3")
     mad.mad_rpc_open_port.restype = ctypes.c_void_p
     mad.mad_rpc_open_port.argtypes = [ctypes.c_char_p, ctypes.c_int,
                                       ctypes.POINTER(ctypes.c_int), ctypes.c_int]
     mad.ib_resolve_smlid_via.argtypes = [ctypes.POINTER(_PortId), ctypes.c_int, ctypes.c_void_p]
-    mad.ib_path_query_via.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
-                                      ctypes.POINTER(_PortId), ctypes.c_void_p]
+    mad.mad_rpc_portid.argtypes = [ctypes.c_void_p]
+    mad.mad_rpc_class_agent.argtypes = [ctypes.c_void_p, ctypes.c_int]
     mad.mad_rpc_close_port.argtypes = [ctypes.c_void_p]
+    umad.umad_send.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int,
+                               ctypes.c_int, ctypes.c_int]
+    umad.umad_recv.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int),
+                               ctypes.c_int]
+    umad.umad_set_addr.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                   ctypes.c_int]
     classes = (ctypes.c_int * 3)(IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS)
     port = mad.mad_rpc_open_port(None, 0, classes, 3)
     if not port:
@@ -58,20 +82,54 @@ def _serve(lines, out) -> int:
     if mad.ib_resolve_smlid_via(ctypes.byref(sm), 0, port) < 0 or sm.lid <= 0:
         print("no SM LID on the local port (is a subnet manager running?)", file=sys.stderr)
         return 3
-    buf = ctypes.create_string_buffer(256)
-    for line in lines:
-        parts = line.split()
-        if len(parts) != 2:
+    fd, agent = mad.mad_rpc_portid(port), mad.mad_rpc_class_agent(port, IB_SA_CLASS)
+    hdr = umad.umad_size()
+    sbuf = ctypes.create_string_buffer(hdr + 256)
+    rbuf = ctypes.create_string_buffer(hdr + 256)
+    length = ctypes.c_int()
+
+    todo = [(int(a, 16), int(b, 16)) for a, b in (ln.split() for ln in lines if ln.strip())]
+    pending: dict[int, tuple[int, int, int]] = {}                # tid -> (src, dst, tries)
+    next_pair, tid = 0, 0x5A000000
+
+    def send(tid: int, src: int, dst: int) -> None:
+        ctypes.memset(sbuf, 0, hdr)
+        umad.umad_set_addr(sbuf, sm.lid, 1, 0, 0x80010000)
+        ctypes.memmove(ctypes.addressof(sbuf) + hdr, _get_path_record_mad(
+            tid, GID_PREFIX + src.to_bytes(8, "big"), GID_PREFIX + dst.to_bytes(8, "big")), 256)
+        if umad.umad_send(fd, agent, sbuf, 256, 0, 0) < 0:
+            raise OSError("umad_send failed")
+
+    while next_pair < len(todo) or pending:
+        while next_pair < len(todo) and len(pending) < WINDOW:
+            tid = (tid + 1) & 0xFFFFFFFF
+            src, dst = todo[next_pair]
+            next_pair += 1
+            pending[tid] = (src, dst, 0)
+            send(tid, src, dst)
+        length.value = 256
+        if umad.umad_recv(fd, rbuf, ctypes.byref(length), RECV_TIMEOUT_MS) < 0:
+            for t, (src, dst, tries) in list(pending.items()):     # lost: ask again, or give up
+                del pending[t]
+                if tries + 1 >= RETRIES:
+                    out.write(f"! {src:x} {dst:x}\n")
+                    continue
+                tid = (tid + 1) & 0xFFFFFFFF
+                pending[tid] = (src, dst, tries + 1)
+                send(tid, src, dst)
             continue
-        sgid = GID_PREFIX + int(parts[0], 16).to_bytes(8, "big")
-        dgid = GID_PREFIX + int(parts[1], 16).to_bytes(8, "big")
-        sm.qkey = 0
-        if mad.ib_path_query_via(port, sgid, dgid, ctypes.byref(sm), buf) <= 0:
-            out.write(f"! {parts[0]} {parts[1]}\n")
+        raw = rbuf.raw[hdr:hdr + 256]
+        t = int.from_bytes(raw[12:16], "big")
+        if t not in pending or raw[1] != IB_SA_CLASS:
             continue
-        raw = buf.raw
-        out.write(f"{int.from_bytes(raw[PR_SLID:PR_SLID + 2], 'big')} "
-                  f"{int.from_bytes(raw[PR_DLID:PR_DLID + 2], 'big')} {raw[PR_SL] & 0xf}\n")
+        src, dst, _ = pending.pop(t)
+        status = int.from_bytes(raw[4:6], "big")
+        if status & 0x7FFF:
+            out.write(f"! {src:x} {dst:x}\n")
+            continue
+        pr = raw[56:56 + 64]
+        out.write(f"{int.from_bytes(pr[PR_SLID:PR_SLID + 2], 'big')} "
+                  f"{int.from_bytes(pr[PR_DLID:PR_DLID + 2], 'big')} {pr[PR_SL] & 0xf}\n")
     mad.mad_rpc_close_port(port)
     return 0
 
