@@ -49,6 +49,10 @@ def check_engines(engine: str, plugin: bool) -> None:
                              f"{', '.join(BUILTIN_ENGINES + PLUGIN_ENGINES)})", field="routing_engine")
 
 
+# PortInfo VLArbitrationHighCap/LowCap of every ibsim port (ibsim's sim_net.c defaults).
+IBSIM_VLARB_CAP = (8, 8)
+
+
 def sock_prefix_for(pid: int) -> str:
     return f"{SOCK_PREFIX}{pid}-"
 

@@ -1,11 +1,15 @@
 """Is the fabric programmed as planned? Port by port: SL2VL, VLArb high/low, VLHighLimit.
 
 Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
-- SL s belongs to class c = sl2class[s]; class c owns VLs (2c, 2c+1).
-- CA ports: SL s → VL 2c.
-- Switches, per (in, out): VL 2c+1 when `in` is a global port and `out` a local port, else 2c.
+- SL s belongs to class c = sl2class[s]; class c owns VLs vls[c] = (2c, 2c+1) under dla,
+  (c,) under OpenSM's own engines.
+- CA ports: SL s → vls[c][0].
+- Switches, per (in, out): vls[c][1] when `in` is a global port and `out` a local port (dla),
+  else vls[c][0].
 - VLArb per port role (ca, sw0, terminal, local, global), a per-port override winning.
 Roles come from ibqos.fabric.groups, the checker's own group discovery, never from the plugin.
+Without dla there are no dragonfly roles: OpenSM programs every switch external port with
+its qos_swe_* tables, which ibqos renders from the terminal role.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ class Expected:
     sl2class: list[int]
     roles: dict[str, TableSet]                       # role → tables (a role may be absent)
     ports: dict[tuple[int, int], TableSet]           # (switch GUID, port) → override
+    class_vls: list[tuple[int, ...]] | None = None   # class index → its VLs; None: (2c, 2c+1)
+    dragonfly: bool = True                           # dla's roles; else OpenSM's port types
+
+    def vls_of(self, c: int) -> tuple[int, ...]:
+        return self.class_vls[c] if self.class_vls else (2 * c, 2 * c + 1)
 
 
 def expected_from_plan(plan) -> Expected:
@@ -44,12 +53,34 @@ def expected_from_plan(plan) -> Expected:
              for r, t in vlarb.items() if r != "ports" and t}
     ports = {(int(str(o["guid"]), 16), int(o["port"])): TableSet.of(o["high"], o["low"], o["high_limit"])
              for o in vlarb.get("ports") or []}
-    return Expected(list(doc["sl2class"]), roles, ports)
+    class_vls = [tuple(c["vls"]) for c in sorted(doc["classes"], key=lambda c: c["index"])]
+    return Expected(list(doc["sl2class"]), roles, ports, class_vls,
+                    dragonfly=doc["fabric"]["routing"] == "dla")
 
 
-def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | None) -> tuple[int, ...]:
-    shift = 1 if (in_role == "global" and out_role == "local") else 0
-    return tuple(2 * c + shift for c in sl2class)
+def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | None,
+                   vls_of=lambda c: (2 * c, 2 * c + 1)) -> tuple[int, ...]:
+    shifted = in_role == "global" and out_role == "local"
+    out = []
+    for c in sl2class:
+        vls = vls_of(c)
+        out.append(vls[1] if shifted and len(vls) > 1 else vls[0])
+    return tuple(out)
+
+
+def opensm_roles(fabric: Fabric) -> dict[tuple[int, int], str]:
+    """OpenSM's own port types, named by the plan's roles: every switch external port gets the
+    qos_swe_* tables, which ibqos renders from the terminal role."""
+    roles = {}
+    for n in fabric.nodes.values():
+        for p, port in n.ports.items():
+            if n.kind == "ca":
+                roles[(n.guid, p)] = "ca"
+            elif p == 0:
+                roles[(n.guid, p)] = "sw0"
+            elif port.remote:
+                roles[(n.guid, p)] = "terminal"
+    return roles
 
 
 def _name(n: Node, port: int) -> str:
@@ -65,13 +96,14 @@ def _table_matches(programmed: list[tuple[int, int]], planned: tuple[tuple[int, 
 
 def diff_programmed(fabric: Fabric, expected: Expected) -> list[str]:
     """One line per port that differs from the plan; empty when the fabric is as planned."""
-    roles = port_roles(fabric)
+    roles = port_roles(fabric) if expected.dragonfly else opensm_roles(fabric)
+    vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
     for n in sorted(fabric.nodes.values(), key=lambda n: n.guid):
         present = sorted(n.ports)
         if n.kind == "ca":
             for p in present:
-                want = expected_sl2vl(expected.sl2class, None, None)
+                want = expected_sl2vl(expected.sl2class, None, None, vls_of)
                 got = n.sl2vl.get((0, p))
                 if got is None:
                     out["missing"].append(f"{_name(n, p)}: no SL2VL read back")
@@ -83,7 +115,8 @@ def diff_programmed(fabric: Fabric, expected: Expected) -> list[str]:
                 for o in ext:
                     if i == o:
                         continue
-                    want = expected_sl2vl(expected.sl2class, roles.get((n.guid, i)), roles.get((n.guid, o)))
+                    want = expected_sl2vl(expected.sl2class, roles.get((n.guid, i)),
+                                          roles.get((n.guid, o)), vls_of)
                     got = n.sl2vl.get((i, o))
                     if got is None:
                         out["missing"].append(f"{_name(n, o)}: no SL2VL for in-port {i}")

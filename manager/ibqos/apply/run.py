@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
-from . import osmconf
+from .. import osmconf
 from .confset import ConfigSet
 from .lock import apply_lock
 from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid

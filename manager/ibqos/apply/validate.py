@@ -15,7 +15,7 @@ from ..proc import run_command
 def _check_qos_values(conf: Path) -> None:
     """OpenSM parses qos_*_vlarb_* and qos_*_sl2vl strings only when it sets QoS up in a sweep,
     and then silently skips what it cannot read: check their syntax here."""
-    from .osmconf import parse
+    from ..osmconf import parse
     for key, value in parse(conf.read_text()).items():
         if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
             entries = [e for e in value.split(",") if e]

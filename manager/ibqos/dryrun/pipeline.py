@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ExternalError, VerificationFailed
+from ..errors import VerificationFailed
 
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -84,8 +84,15 @@ class DryRun:
     def stage_plan(self) -> str:
         from ..planner import make_plan
         from ..policy import load_policy
+        from ibqos_sim.harness import IBSIM_VLARB_CAP
         policy = load_policy(self.cfg.policy)
-        self.s.plan = make_plan(policy)
+        cap = policy.fabric.vlarb_cap
+        fit = (min(cap.high, IBSIM_VLARB_CAP[0]), min(cap.low, IBSIM_VLARB_CAP[1]))
+        if fit != (cap.high, cap.low):
+            self.s.notes.append(
+                f"planned for ibsim's {fit[0]}/{fit[1]}-entry VLArb tables, not the policy's "
+                f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables")
+        self.s.plan = make_plan(policy, cap=fit)
         self.s.plan.save(self.cfg.out / "plan.json")
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
@@ -126,9 +133,10 @@ class DryRun:
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
         if fabric.source.startswith("live:ibsim:"):
-            n = overlay_high_limits(fabric, self.s.sm_run.log)
-            self.s.notes.append(f"ibsim does not store VLHighLimit: the limits of {n} ports come "
-                                "from the plugin's log (docs/ibsim.md)")
+            logged, conf = overlay_high_limits(fabric, self.s.sm_run.log, self.s.sm_run.conf)
+            self.s.notes.append(f"ibsim does not store VLHighLimit, so the model carries what the SM "
+                                f"sent: {logged} ports from the dla plugin's log, {conf} from "
+                                "OpenSM's qos_*_high_limit (docs/ibsim.md)")
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
         return note
@@ -170,8 +178,6 @@ class DryRun:
             traffic = TrafficSpec(pattern=self.cfg.traffic, msg_bytes=plan.fabric.mtu, classes=classes)
             runs[name] = simulate(self.s.fabric, traffic, params, load=1.0,
                                   progress=lambda f, i=i: self.progress("simulate", (i + f) / 2))
-            if runs[name].status != "done":
-                raise ExternalError(f"{name} simulation ended with status {runs[name].status}")
         self.s.sim, self.s.sim_latency = runs["shares"], runs["latency"]
         (self.cfg.out / "simulation.json").write_text(json.dumps(
             {k: r.to_json() for k, r in runs.items()}, indent=1) + "\n")
@@ -200,7 +206,8 @@ class DryRun:
             {"check": "channel dependency graph", "ok": acyclic,
              "result": "acyclic for every class (deadlock-free)" if acyclic else "cycle: " + " → ".join(v.cycle)},
             {"check": "simulation", "ok": sim.status == "done" and not sim.deadlock,
-             "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"},
+             "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
+                       + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else "")},
             # Informational (ok None): with saturating low classes, in-network latency of a
             # paced high class depends on the traffic mix, not only on the arbiter.
             {"check": "mean network latency (paced run)", "ok": None,

@@ -36,20 +36,23 @@ def plots(verdicts) -> list[dict]:
     out.append({"title": "Bandwidth share per class", "png_b64": _png(fig)})
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(7, 3.6))
-    ax.bar([i - w / 2 for i in x], [v.worst_wait_us for v in verdicts], w,
-           label="worst arbitration wait (analysis)")
-    ax.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w,
-           label="simulated network latency p99")
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    a1.bar(list(x), [v.worst_wait_us for v in verdicts], 0.5, label="worst wait for a turn (analysis)")
     bounds = [(i, v.latency_bound_us) for i, v in zip(x, verdicts) if v.latency_bound_us is not None]
     if bounds:
-        ax.scatter([i for i, _ in bounds], [b for _, b in bounds], marker="_", s=600, color="red",
-                   label="latency bound", zorder=3)
-    ax.set_xticks(list(x), names)
-    ax.set_xlabel("QoS class")
-    ax.set_ylabel("µs")
-    ax.legend()
-    ax.grid(axis="y", alpha=0.3)
+        a1.scatter([i for i, _ in bounds], [b for _, b in bounds], marker="_", s=900, color="red",
+                   label="the class's bound", zorder=3)
+    a1.set_title("per-port arbitration wait")
+    a2.bar([i - w / 2 for i in x], [v.sim_mean_us or 0 for v in verdicts], w, label="mean")
+    a2.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w, label="p99")
+    a2.set_title("simulated network latency (paced run)")
+    for ax in (a1, a2):
+        ax.set_xticks(list(x), names)
+        ax.set_xlabel("QoS class")
+        ax.set_ylabel("µs")
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
     out.append({"title": "Latency per class", "png_b64": _png(fig)})
     plt.close(fig)
     return out
