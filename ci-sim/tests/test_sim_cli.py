@@ -1,0 +1,92 @@
+"""`ibqos simulate RUNDIR`, run as the installed command on run directories holding fabric.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simfabrics import config_a, dragonfly_dla, star
+
+IBQOS = [str(Path(sys.executable).parent / "ibqos")]
+
+
+def ibqos(*args, timeout=300):
+    return subprocess.run(IBQOS + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def star_run(tmp_path):
+    star(2, config_a()).save(tmp_path / "fabric.json")
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def dragonfly_runs(tmp_path_factory):
+    runs = {}
+    for vls in (1, 2):
+        d = tmp_path_factory.mktemp(f"df{vls}")
+        dragonfly_dla(vls=vls).save(d / "fabric.json")
+        runs[vls] = d
+    return runs
+
+
+def test_two_node_table_and_json(star_run):
+    cp = ibqos("simulate", star_run, "--traffic", "twonode", "--rate", "EDR", "--time-us", "1000")
+    assert cp.returncode == 0, cp.stderr
+    assert "sl3" in cp.stdout and "done" in cp.stdout
+    doc = json.loads((star_run / "sim" / "twonode-0.80.json").read_text())
+    assert doc["schema"] == "ibqos.sim/1"
+    shares = {c["sl"]: c["share_pct"] for c in doc["results"][0]["per_class"]}
+    assert shares[3] == pytest.approx(100 * 6 / 70, abs=0.3)
+
+
+def test_uniform_sweep_draws_the_curves(dragonfly_runs):
+    run = dragonfly_runs[2]
+    cp = ibqos("simulate", run, "--traffic", "uniform", "--sweep", "0.2:1.0:0.4", "--plot",
+               "--warmup-us", "20", "--time-us", "100")
+    assert cp.returncode == 0, cp.stderr
+    doc = json.loads((run / "sim" / "uniform-sweep.json").read_text())
+    assert [r["load"] for r in doc["results"]] == [0.2, 0.6, 1.0]
+    acc = [r["accepted_pct"] for r in doc["results"]]
+    assert acc[0] == pytest.approx(20, abs=3) and acc[1] > acc[0]
+    for png in ("uniform-sweep-throughput.png", "uniform-sweep-latency.png"):
+        assert (run / "sim" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_deadlock_exits_1_with_the_cycle_on_one_line(dragonfly_runs):
+    cp = ibqos("simulate", dragonfly_runs[1], "--load", "1.0", "--buffer-packets", "1",
+               "--warmup-us", "10", "--time-us", "200")
+    assert cp.returncode == 1
+    lines = cp.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ibqos: error: deadlock at load 1.00")
+    assert " -> " in lines[0] and "/0" in lines[0]
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--traffic", "zipf"], "--traffic: unknown traffic pattern 'zipf'"),
+    (["--load", "0"], "--load: 0.0: the offered load must be in (0, 1]"),
+    (["--load", "1.2"], "--load: 1.2"),
+    (["--sweep", "0.5:0.1:0.1"], "--sweep"),
+    (["--traffic", "mix"], "--traffic: --traffic mix needs --classes FILE or a plan"),
+])
+def test_bad_options_give_one_error_line(star_run, args, match):
+    cp = ibqos("simulate", star_run, *args)
+    assert cp.returncode == 2
+    assert cp.stderr.strip().splitlines() == [cp.stderr.strip()]
+    assert match in cp.stderr
+
+
+def test_missing_tables_give_one_error_line(tmp_path):
+    star(2, None, vls=2).save(tmp_path / "fabric.json")
+    cp = ibqos("simulate", tmp_path)
+    assert cp.returncode == 2
+    assert len(cp.stderr.strip().splitlines()) == 1
+    assert "fabric.json: vlarb: sw0 port 1: missing for a port with 2 operational VLs" in cp.stderr
+    assert not (tmp_path / "sim").exists()       # nothing half-written
+    cp = ibqos("simulate", tmp_path / "nowhere")
+    assert cp.returncode == 2 and "no fabric.json" in cp.stderr
