@@ -1,0 +1,89 @@
+"""Policy loading: good files load, bad ones give one `file:line: field: message` line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibqos.errors import InputError
+from ibqos.policy import load_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+IBQOS = Path(sys.executable).with_name("ibqos")
+BAD = sorted((Path(__file__).parent / "policies" / "bad").glob("*.yaml"))
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+
+# What each bad policy must say: (line or None, a fragment of the message).
+EXPECT = {
+    "01-yaml-syntax": (6, "YAML syntax"),
+    "02-unknown-field": (3, "fabric.mut: unknown field"),
+    "03-bad-rate": (2, "unknown link rate 'XYZ'"),
+    "04-over-100": (3, "add up to 110%, more than 100%"),
+    "05-too-many-classes": (7, "5 classes but only 4 fit"),
+    "06-sl-twice": (3, "SL 2 is used twice"),
+    "07-no-default": (2, "no class has `default: true`"),
+    "08-two-defaults": (3, "both the default"),
+    "09-distance-beyond-table": (3, "max_distance 1 needs"),
+    "10-latency-impossible": (6, "worst wait"),
+    "11-low-needs-too-much": (None, "at most 79.9%"),
+    "12-sl-out-of-range": (2, "less than or equal to 15"),
+    "13-negative-share": (2, "greater than 0"),
+    "14-not-a-mapping": (1, "a policy is a mapping"),
+    "15-duplicate-key": (3, "fabric.mtu: duplicate key"),
+    "16-bad-guid": (7, "'0xZZ' is not a number"),
+    "17-shares-under-100": (3, "give the remaining 40%"),
+    "18-bad-mtu": (1, "got 3000"),
+}
+
+
+def test_every_bad_policy_has_an_expectation():
+    assert len(BAD) >= 10 and {p.stem for p in BAD} == set(EXPECT)
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
+def test_bad_policy_one_clear_line_through_the_cli(path, tmp_path):
+    out = tmp_path / "plan.json"
+    cp = subprocess.run([str(IBQOS), "plan", str(path), "-o", str(out)],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 2, cp.stderr
+    lines = cp.stderr.splitlines()
+    assert len(lines) == 1, cp.stderr
+    assert "Traceback" not in cp.stderr and cp.stdout == ""
+    line, fragment = EXPECT[path.stem]
+    prefix = f"ibqos: error: {path}:" + (f"{line}:" if line else "")
+    assert lines[0].startswith(prefix), lines[0]
+    assert fragment in lines[0]
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_examples_load(path):
+    p = load_policy(path)
+    assert sum(c.default for c in p.classes) == 1
+    assert len(p.sha256) == 64
+
+
+def test_lines_point_at_the_field(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("fabric:\n  rate: EDR\nclasses:\n  - name: a\n    bandwidth: rest\n"
+                 "    default: true\n  - name: b\n    bandwidth: 10\n    priority: medium\n")
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert e.value.line == 9 and e.value.field == "classes[1].priority"
+    assert re.match(rf"{re.escape(str(f))}:9: classes\[1\]\.priority: ", str(e.value))
+
+
+def test_shorthands(tmp_path):
+    f = tmp_path / "p.yaml"
+    f.write_text("fabric: {rate: 200}\nclasses:\n"
+                 "  - {name: a, bandwidth: '25%', match: {ulps: [ipoib, {ulp: sdp, port_num: 3000}],"
+                 " groups: [{name: g, port_guid: [0x1, '0x10-0x1f']}]}}\n"
+                 "  - {name: b, bandwidth: rest, default: true}\n")
+    p = load_policy(f)
+    assert p.fabric.rate_gbps == 200 and p.classes[0].bandwidth == 25
+    assert p.classes[0].match.groups[0].port_guid == ["0x1", "0x10-0x1f"]
+    assert [u.criterion for u in p.classes[0].match.ulps] == ["", "port-num 3000"]
