@@ -13,6 +13,7 @@ On ibsim, `env` carries LD_PRELOAD=libumad2sim.so and the fabric's IBSIM_SOCKNAM
 from __future__ import annotations
 
 import json
+import tempfile
 import os
 from pathlib import Path
 
@@ -39,8 +40,10 @@ def read_live(env: dict[str, str] | None = None, *, timeout: float = 120,
         if value is not None:
             cmd += [flag, str(value)]
     _check_ibsim(env)
+    # umad2sim leaves a fake sysfs tree (sys-<pid>/) in the client's working directory.
     try:
-        cp = run_command(cmd, env=env, timeout=timeout, check=False)
+        with tempfile.TemporaryDirectory(prefix="ibqos-readback-") as cwd:
+            cp = run_command(cmd, env=env, timeout=timeout, check=False, cwd=cwd)
     except ProcessError as e:
         raise ExternalError(f"live read-back failed: {e} (is the fabric answering?)") from None
     if cp.returncode != 0:
