@@ -47,8 +47,10 @@ const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm
 	default:
 		return NULL;
 	}
-	*role_name = ibqos_role_keyword(role);
-	return ibqos_tables_lookup(&sw->tables, role, guid, num);
+	const struct ibqos_vlarb_spec *spec = ibqos_tables_lookup(&sw->tables, role, guid, num);
+
+	*role_name = spec && spec != &sw->tables.role[role] ? "port" : ibqos_role_keyword(role);
+	return spec;
 }
 
 void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,

@@ -117,6 +117,8 @@ def test_bad_table_file_rejected_whole(tmp_path, extra, where, message):
         assert len(found) == 1, found
         assert found[0].startswith(f"{tables}:{where or 9}: "), found[0]
         assert message in found[0]
+        if where == 0:
+            assert "vlarb port: high table has 9 entries" in found[0]
         # DLA still routes (class 0 everywhere), OpenSM keeps its own VLArb
         assert run.configured_engines() == ["dla"]
         assert smpquery_vlarb(h, 1, 1) == default
