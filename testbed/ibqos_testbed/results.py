@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ibqos.errors import InputError
 
-from .runplan import RunPlan, _write_atomic
+from .runplan import RunPlan, write_atomic
 
 SCHEMA = "ibqos.testbed-results/1"
 FILE = "results.json"
@@ -62,7 +62,7 @@ class Results(BaseModel):
 
     def save(self, directory: Path) -> Path:
         path = directory / FILE
-        _write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+        write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
         return path
 
     @classmethod

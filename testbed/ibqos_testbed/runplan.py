@@ -98,7 +98,7 @@ class RunPlan(_Model):
                 yield phase, flow
 
     def save(self, path: Path) -> None:
-        _write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+        write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> RunPlan:
@@ -177,11 +177,11 @@ def write(run: RunPlan, out_dir: Path) -> tuple[Path, Path]:
     text = listing(run)                       # render first: nothing is written if it fails
     json_path, txt_path = out_dir / "runplan.json", out_dir / "runplan.txt"
     run.save(json_path)
-    _write_atomic(txt_path, text)
+    write_atomic(txt_path, text)
     return json_path, txt_path
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
