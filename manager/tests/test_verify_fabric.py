@@ -80,21 +80,22 @@ def test_minhop_fat_tree_is_clean_and_ibdmchk_agrees(tmp_path):
     assert "delivered: 240/240" in cp.stdout
 
 
-def test_lash_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path):
+@pytest.mark.parametrize("engine", ["lash", "dfsssp"])
+def test_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path, engine):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine="lash", conf={"qos": "TRUE"})
+        sm = h.start_sm(engine=engine, conf={"qos": "TRUE"})
         fabric = load_dumps(sm.dumps)
         psl = query_path_sls(fabric, h.env)
         sm.stop()
     assert len(psl.by_lids) == 72 * 71
-    assert len(set(psl.by_lids.values())) > 1           # LASH spreads paths over SLs
+    assert len(set(psl.by_lids.values())) > 1           # the engine spreads paths over SLs
 
     with_sls = verify_fabric(fabric, path_sls=psl)
     assert with_sls.ok and len(with_sls.sls_used) > 1
     assert run_ibdmchk(sm.dumps, fabric, tmp_path / "c1", path_sls=psl).credit_loops is False
 
-    # Everything on SL 0 instead: both tools find LASH's routes loop.
+    # Everything on SL 0 instead: both tools find that the same routes loop.
     sl0 = verify_fabric(fabric)
     assert not sl0.cdg_acyclic
     assert run_ibdmchk(sm.dumps, fabric, tmp_path / "c2").credit_loops is True
