@@ -301,7 +301,8 @@ int ibqos_tables_parse(FILE *in, const char *name, struct ibqos_tables *t, char 
 		ibqos_tables_free(t);
 		return ret;
 	}
-	qsort(t->ports, t->nports, sizeof(*t->ports), cmp_port);
+	if (t->nports)
+		qsort(t->ports, t->nports, sizeof(*t->ports), cmp_port);
 	return 0;
 }
 
