@@ -68,12 +68,24 @@ def _reference(fabric, psl):
     lost = Counter(w.status for w in walks if w.status != "ok")
     ok = [w for w in walks if w.status == "ok"]
     hops = Counter(len(w.hops) - 1 for w in ok)
+    stretch = Counter(len(w.hops) - 1 - _bfs(fabric, w.hops[0][0])[w.hops[-1][0]] for w in ok)
     vls = {w.inject_vl for w in ok} | {vl for w in ok for *_, vl in w.hops}
     edges = set()
     for w in ok:
         inner = [(g, o, vl) for g, _, o, vl in w.hops][:-1]   # switch-to-switch channels
         edges.update(zip(inner, inner[1:]))
-    return lost, hops, vls, edges
+    return lost, hops, stretch, vls, edges
+
+
+def _bfs(fabric, start) -> dict:
+    dist, todo = {start: 0}, [start]
+    for g in todo:
+        for p in fabric.nodes[g].ports.values():
+            if p.num and p.remote and fabric.nodes[p.remote[0]].kind == "switch" \
+                    and p.remote[0] not in dist:
+                dist[p.remote[0]] = dist[g] + 1
+                todo.append(p.remote[0])
+    return dist
 
 
 def _has_cycle(edges) -> bool:
@@ -96,7 +108,7 @@ def _has_cycle(edges) -> bool:
 @given(fabrics(), st.integers(1, 4))
 def test_array_verifier_matches_reference_walks(case, block):
     s, psl = case
-    lost, hops, vls, edges = _reference(s.f, psl)
+    lost, hops, stretch, vls, edges = _reference(s.f, psl)
 
     ix = build_index(s.f)
     slm, _ = sl_matrix(ix, 0, psl)
@@ -110,6 +122,7 @@ def test_array_verifier_matches_reference_walks(case, block):
     assert {(chan(x), chan(y)) for x, y in zip(a, b)} == edges
     assert +stats.lost == +lost
     assert +stats.hops == hops
+    assert +stats.stretch == stretch
     if stats.delivered:
         assert stats.vls == vls
 

@@ -42,6 +42,14 @@ def test_longer_ring_is_not_saved_by_one_vl_change():
     assert all(c.endswith("/1") for c in r.cycle)
 
 
+def test_detours_are_counted_as_nonminimal():
+    # Clockwise on a 4-ring: going to the previous switch takes 3 links instead of 1.
+    r = verify_fabric(ring(4).sl2vl(identity).f)
+    assert r.stretch == {0: 8, 2: 4} and r.nonminimal == 4
+    assert "minimal routes: 8/12 (4 longer than the cabling requires, by up to 2 links)" in r.text()
+    assert verify_fabric(line(4).sl2vl(identity).f).nonminimal == 0
+
+
 def test_line_has_no_loop():
     r = verify_fabric(line(4).sl2vl(identity).f)
     assert r.ok

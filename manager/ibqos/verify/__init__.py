@@ -70,6 +70,7 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
         sl_source=path_sls.source if path_sls else f"SL {sl} for every pair",
         lost=dict(st.lost), lost_examples=examples,
         hops={k: v for k, v in sorted(st.hops.items()) if v},
+        stretch={k: v for k, v in sorted(st.stretch.items()) if v},
         sls_used=sorted(st.sls), vls_used=sorted(st.vls),
         channels=len(np.unique(np.concatenate([a, b]))), dependencies=len(st.edges),
         cdg_acyclic=cycle is None, cycle=[ix.channel_str(c) for c in cycle or []],

@@ -28,6 +28,7 @@ class RouteStats:
     pairs: int = 0
     delivered: int = 0
     hops: Counter = field(default_factory=Counter)          # switch-to-switch links -> pairs
+    stretch: Counter = field(default_factory=Counter)       # links beyond the shortest -> pairs
     lost: Counter = field(default_factory=Counter)          # status -> pairs
     examples: dict[str, list[tuple[int, int]]] = field(default_factory=dict)   # (src ep, dst ep)
     vls: set[int] = field(default_factory=set)
@@ -49,16 +50,35 @@ def analyze(ix: FabricIndex, sl_matrix: np.ndarray, block: int = 256) -> RouteSt
     st = RouteStats()
     S, E, P = ix.S, ix.E, ix.P
     st.n_channels = S * P * 16
+    shortest = switch_distances(ix)
     edge_chunks = []
     for b0 in range(0, E, block):
         dst = np.arange(b0, min(E, b0 + block))
-        edge_chunks.append(_block(ix, sl_matrix, dst, st))
+        edge_chunks.append(_block(ix, sl_matrix, dst, st, shortest))
     if edge_chunks:
         st.edges = np.unique(np.concatenate(edge_chunks))
     return st
 
 
-def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats) -> np.ndarray:
+def switch_distances(ix: FabricIndex) -> np.ndarray:
+    """(S, S) shortest switch-to-switch link counts over the cabling, -1 if disconnected."""
+    S = ix.S
+    adj = np.zeros((S, S), dtype=np.float32)
+    s, o = np.nonzero(ix.peer_sw >= 0)
+    adj[s, ix.peer_sw[s, o]] = 1
+    dist = np.where(np.eye(S, dtype=bool), 0, -1).astype(np.int16)
+    frontier = np.eye(S, dtype=np.float32)
+    for k in range(1, S):
+        frontier = ((frontier @ adj) > 0) & (dist < 0)
+        if not frontier.any():
+            break
+        dist[frontier] = k
+        frontier = frontier.astype(np.float32)
+    return dist
+
+
+def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats,
+           shortest: np.ndarray) -> np.ndarray:
     S, E = ix.S, ix.E
     rows = np.arange(S)[:, None]
 
@@ -92,7 +112,8 @@ def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats) ->
     sls = slm[:, dst]
     for sl in np.unique(sls[ok]).tolist():
         st.sls.add(sl)
-        edges.append(_channels(ix, sl, dst, out, nsw, inport, dist, d_src, ok & (sls == sl), st))
+        edges.append(_channels(ix, sl, dst, out, nsw, inport, dist, d_src, ok & (sls == sl), st,
+                               shortest))
     return np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64)
 
 
@@ -103,16 +124,19 @@ def _pairs(mask: np.ndarray, dst: np.ndarray) -> np.ndarray:
 
 
 def _channels(ix: FabricIndex, sl: int, dst: np.ndarray, out, nsw, inport, dist, d_src,
-              src_ok, st: RouteStats) -> np.ndarray:
+              src_ok, st: RouteStats, shortest: np.ndarray) -> np.ndarray:
     """Mark the (switch, in port) states the sources with this SL use; return CDG edges."""
     S, P, B = ix.S, ix.P, len(dst)
     used = np.zeros((S, P, B), dtype=bool)
+    sw_used = np.zeros((S, B), dtype=bool)                         # used.any(axis=1), kept up
     es, bs = np.nonzero(src_ok)
     used[ix.ep_sw[es], ix.ep_swport[es], bs] = True
+    sw_used[ix.ep_sw[es], bs] = True
     maxd = int(d_src[src_ok].max())
     for k in range(maxd, 0, -1):                                   # downstream, level by level
-        s, b = np.nonzero((dist == k) & used.any(axis=1))
+        s, b = np.nonzero((dist == k) & sw_used)
         used[nsw[s, b], inport[s, b], b] = True
+        sw_used[nsw[s, b], b] = True
 
     s, i, b = np.nonzero(used)
     oo = out[s, b]
@@ -129,6 +153,8 @@ def _channels(ix: FabricIndex, sl: int, dst: np.ndarray, out, nsw, inport, dist,
         es, bs = es[~lost], bs[~lost]
     st.delivered += len(es)
     st.hops.update(dict(enumerate(np.bincount(d_src[es, bs]).tolist())))
+    extra = d_src[es, bs] - shortest[ix.ep_sw[es], ix.ep_sw[dst[bs]]]
+    st.stretch.update(dict(enumerate(np.bincount(extra).tolist())))
 
     # Edges between switch-to-switch channels: this state's channel -> the next state's.
     ch = (s * P + oo) * 16 + vl

@@ -26,6 +26,7 @@ class VerifyReport:
     lost: dict[str, int] = field(default_factory=dict)
     lost_examples: list[LostRoute] = field(default_factory=list)
     hops: dict[int, int] = field(default_factory=dict)   # switch-to-switch links -> pairs
+    stretch: dict[int, int] = field(default_factory=dict)  # links beyond the shortest -> pairs
     sls_used: list[int] = field(default_factory=list)
     vls_used: list[int] = field(default_factory=list)
     channels: int = 0                               # switch-to-switch channels (link, VL) in use
@@ -45,6 +46,11 @@ class VerifyReport:
         return self.lost.get("loop", 0)
 
     @property
+    def nonminimal(self) -> int:
+        """Delivered pairs routed over more switch links than the cabling requires."""
+        return sum(n for k, n in self.stretch.items() if k > 0)
+
+    @property
     def ok(self) -> bool:
         return not self.lost and self.cdg_acyclic
 
@@ -55,8 +61,9 @@ class VerifyReport:
     def to_json(self) -> dict:
         d = asdict(self)
         d["hops"] = {str(k): v for k, v in sorted(self.hops.items())}
+        d["stretch"] = {str(k): v for k, v in sorted(self.stretch.items())}
         return {"schema": SCHEMA, "ok": self.ok, "unreachable": self.unreachable,
-                "loops": self.loops, **d}
+                "loops": self.loops, "nonminimal": self.nonminimal, **d}
 
     def defects(self) -> list[str]:
         out = []
@@ -83,6 +90,11 @@ class VerifyReport:
             lines.append("switch-to-switch hops (pairs):")
             for h, n in sorted(self.hops.items()):
                 lines.append(f"  {h:3d} {n:10d} {100.0 * n / total:6.2f}%")
+        if self.delivered:
+            longest = max(self.stretch, default=0)
+            lines.append(f"minimal routes: {self.delivered - self.nonminimal}/{self.delivered}"
+                         + (f" ({self.nonminimal} longer than the cabling requires, by up to "
+                            f"{longest} links)" if self.nonminimal else ""))
         lines.append(f"channel dependency graph: {self.channels} channels, "
                      f"{self.dependencies} dependencies, "
                      + ("acyclic" if self.cdg_acyclic else
