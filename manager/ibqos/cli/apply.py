@@ -1,0 +1,38 @@
+"""`ibqos apply PLAN --opensm-conf PATH [--qos-policy PATH] [--pid PID | --pidfile F] [--dry-run]`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .. import paths
+
+
+@click.command()
+@click.argument("plan", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--opensm-conf", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The opensm.conf the running OpenSM was started with (-F).")
+@click.option("--qos-policy", type=click.Path(dir_okay=False, path_type=Path),
+              help="QoS policy file path (default: the conf's qos_policy_file).")
+@click.option("--pid", type=int, help="PID of the running OpenSM.")
+@click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
+@click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing.")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for the heavy sweep.")
+@click.option("--sim-socket", metavar="NAME", help="Read the fabric back through ibsim's socket NAME "
+              "(testing on a simulated fabric).")
+def apply(plan: Path, opensm_conf: Path, qos_policy: Path | None, pid: int | None,
+          pidfile: Path | None, dry_run: bool, timeout: float, sim_socket: str | None) -> None:
+    """Apply a plan to a running OpenSM: validate, swap the files atomically, SIGHUP, wait for
+    the heavy sweep, read the fabric back and verify it equals the plan; on any failure
+    restore the previous files and prove the fabric is back as it was."""
+    from ..apply.run import Apply, ApplyRequest
+    env = None
+    if sim_socket:
+        env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
+    req = ApplyRequest(plan_path=plan, opensm_conf=opensm_conf, qos_policy=qos_policy, pid=pid,
+                       pidfile=pidfile, dry_run=dry_run, env=env, sweep_timeout=timeout)
+    state = Apply(req, echo=click.echo).run()
+    if not dry_run:
+        click.echo(f"applied {plan} as {state.version}: the fabric equals the plan")
