@@ -38,7 +38,7 @@ def test_conservation_and_credits_hold_at_every_step(df2):
     """Injected = delivered + in flight + dropped, and every (port, VL) buffer's credits add up
     (sender credits + credits on the way back + occupancy = buffer size), checked mid-run."""
     params = SimParams(**QUICK, buffer_packets=2)
-    with Simulation(df2, TrafficSpec(pattern="uniform", msg_bytes=10000), params, 0.9) as sim:
+    with Simulation(df2, TrafficSpec(pattern="uniform", msg_bytes=10000), params, 0.9, audit=True) as sim:
         for k in range(1, 9):
             sim.run(sim.end_ps * k // 8)
             r, a = sim.raw, sim.audit()

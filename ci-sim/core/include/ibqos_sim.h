@@ -85,6 +85,7 @@ struct ibs_config {
 	uint64_t warmup_ps, end_ps;       /* statistics window [warmup, end) */
 	uint64_t deadlock_ps;             /* no switch moved a packet this long: stop */
 	const char *evq;                  /* event queue implementation: "calendar" (default), "heap", "list" */
+	uint8_t audit;                    /* keep the bookkeeping ibs_audit() needs (a little slower) */
 };
 
 struct ibs_latency { uint64_t count; double mean_ps; uint64_t p50_ps, p99_ps, max_ps; };
@@ -116,7 +117,7 @@ struct ibs_results {
 	const uint32_t *witness;
 };
 
-/* Consistency audit of a paused or finished simulation (tests). */
+/* Consistency audit of a paused or finished simulation (tests); needs cfg.audit. */
 struct ibs_audit {
 	uint64_t queued;                  /* packets found by walking every input queue */
 	uint64_t on_link;                 /* allocated packets not in a queue */

@@ -173,7 +173,8 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
 {
 	struct pkt *k = &s->pkts[pid];
 
-	link_return_credits(s, gport, k->vl, credits_of(k->bytes));
+	(void)gport;
+	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
 	if ((int32_t)k->dst != s->port_ep[gport]) {
 		s->res.dropped_route++;     /* misrouted: the LFTs sent it to another CA */
 		pkt_free(s, pid);

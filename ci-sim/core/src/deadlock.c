@@ -18,7 +18,7 @@ static int cmp_edge(const void *a, const void *b)
 
 static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
-	return !p->busy && s->now - p->last_tx_ps[vl] >= s->cfg.deadlock_ps;
+	return !p->busy && (s->now >> 10) - p->last_tx[vl] >= s->cfg.deadlock_ps >> 10;
 }
 
 /* Edges of the wait-for graph between switch input buffers (gport * nvl + vl). */
@@ -58,7 +58,10 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 							capb *= 2;
 						}
 						b[nb++] = buf;
-						if (p->credits[v] + p->credits_back[v] >= need)
+						/* Credits still on their way back count as missing: they are
+						 * 10s of ns from arriving, while the VL has been idle for
+						 * deadlock_ps, so on a real wait-for cycle there are none. */
+						if (p->credits[v] >= need)
 							continue;      /* waits for the arbiter, not for space */
 						if (!is_switch(s, s->ports[p->peer].node))
 							continue;

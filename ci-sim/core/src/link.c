@@ -20,7 +20,7 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 		end = earliest_end;
 	p->credits[vl] -= c;
 	p->busy = 1;
-	p->last_tx_ps[vl] = s->now;
+	p->last_tx[vl] = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s))
 		s->port_vl_bytes[(uint64_t)gport * 16 + vl] += k->bytes;
@@ -29,6 +29,7 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 		vlarb_commit(p->arb, k->bytes);
 
 	k->at = peer;
+	k->up = gport;
 	k->vl = vl;
 	k->state = PKT_LINK;
 	sim_schedule(s, end, EV_TXDONE, gport, 0, 0);
@@ -48,28 +49,26 @@ void link_tx_done(struct ibs_sim *s, uint32_t gport)
 
 	p->busy = 0;
 	if (p->tx_credits) {   /* the packet has left a switch input buffer */
-		link_return_credits(s, p->tx_from, p->tx_vl, p->tx_credits);
+		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits);
 		p->tx_credits = 0;
 	}
 	sim_kick(s, gport);
 }
 
-/* Space freed in the input buffer (in_gport, vl): tell the sender after the link delay. */
-void link_return_credits(struct ibs_sim *s, uint32_t in_gport, uint8_t vl, uint32_t n)
+/* Space freed in an input buffer on VL vl: tell its sender `up` after the link delay. */
+void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n)
 {
-	int32_t up = s->ports[in_gport].peer;
-
-	if (up < 0)
-		return;
-	s->ports[up].credits_back[vl] += n;
-	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, (uint32_t)up, n, vl);
+	if (s->credits_back)
+		s->credits_back[(size_t)up * 16 + vl] += n;
+	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, up, n, vl);
 }
 
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n)
 {
 	struct port *p = &s->ports[gport];
 
-	p->credits_back[vl] -= n;
+	if (s->credits_back)
+		s->credits_back[(size_t)gport * 16 + vl] -= n;
 	p->credits[vl] += n;
 	sim_kick(s, gport);
 }

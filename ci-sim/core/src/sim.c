@@ -390,6 +390,8 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->kick = malloc((size_t)s->n_ports * sizeof(uint32_t));
 	s->kick_mark = calloc(s->n_ports, 1);
 	rc = -ENOMEM;
+	if (cfg->audit && !(s->credits_back = calloc((size_t)s->n_ports * 16, sizeof(uint32_t))))
+		goto bad;
 	if (!s->ports || !s->node_sw || !s->node_ep || !s->port_ep || !s->eps || !s->flows ||
 	    !s->kick || !s->kick_mark)
 		goto bad;
@@ -439,6 +441,7 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->port_ep);
 	free(s->sws);
 	free(s->queues);
+	free(s->credits_back);
 	free(s->req_words);
 	free(s->rr_all);
 	free(s->eps);
@@ -562,9 +565,11 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 
 int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 {
-	uint64_t *occ = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
-	uint64_t queued_state = 0, alloc = 0;
+	uint64_t *occ, queued_state = 0, alloc = 0;
 
+	if (!s->credits_back)
+		return -ENOTSUP;      /* created without cfg.audit */
+	occ = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
 	if (!occ)
 		return -ENOMEM;
 	memset(a, 0, sizeof(*a));
@@ -615,7 +620,8 @@ done:
 		if (p->peer < 0)
 			continue;
 		for (uint32_t v = 0; v < p->nvl; v++)
-			if (p->credits[v] + p->credits_back[v] + occ[(size_t)p->peer * 16 + v] != s->cfg.buf_credits)
+			if (p->credits[v] + s->credits_back[(size_t)g * 16 + v] + occ[(size_t)p->peer * 16 + v] !=
+			    s->cfg.buf_credits)
 				a->credit_errors++;
 	}
 	free(occ);

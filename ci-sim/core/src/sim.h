@@ -23,29 +23,31 @@ struct pkt {
 	uint32_t next;            /* queue or free-list link */
 	uint32_t src, dst;        /* endpoints */
 	uint32_t at;              /* global input port of the buffer it occupies / heads to */
+	uint32_t up;              /* the port that sent it there: its credits go back to it */
 	uint16_t bytes, klass;
 	uint8_t sl, vl;           /* vl of the buffer at `at` */
 	uint8_t out, out_vl;      /* at a switch: chosen output port and its VL */
 	uint8_t state;
 };
 
-struct queue { uint32_t head, tail; };
+struct queue { uint32_t head, tail; uint32_t head_bytes; };
 
+/* Fields used on every hop first: a port spans two cache lines, not five. */
 struct port {
-	uint32_t node;
-	int32_t peer;
-	uint16_t num;
-	uint8_t nvl;
 	uint8_t busy;
-	double ps_per_byte;
+	uint8_t nvl;
 	uint16_t req_mask;                /* switch output: VLs some input queue asks for */
-	uint32_t credits[IBS_MAX_VLS];    /* free space in the peer's input buffer */
-	uint32_t credits_back[IBS_MAX_VLS]; /* credits travelling back to this port */
-	uint32_t tx_from;                 /* buffer the packet in transmission leaves (switch) */
+	int32_t peer;
+	uint32_t node;
+	uint16_t num;
+	uint16_t tx_credits;              /* packet in transmission: space it frees ... */
+	uint32_t tx_from;                 /* ... in this input buffer (switch) ... */
+	uint32_t tx_up;                   /* ... which this port fills */
 	uint8_t tx_vl;
-	uint16_t tx_credits;
-	uint64_t last_tx_ps[IBS_MAX_VLS];    /* per VL: for the deadlock detector */
+	double ps_per_byte;
 	struct vlarb *arb;
+	uint32_t credits[IBS_MAX_VLS];    /* free space in the peer's input buffer */
+	uint32_t last_tx[IBS_MAX_VLS];    /* per VL, in 1024-ps units: for the deadlock detector */
 };
 
 struct sw {
@@ -97,6 +99,7 @@ struct ibs_sim {
 	int32_t *port_ep;                 /* global port -> endpoint, -1 */
 	struct sw *sws;
 	struct queue *queues;
+	uint32_t *credits_back;           /* [port][16] credits travelling back; only with cfg.audit */
 	uint64_t n_queues;
 	uint64_t *req_words;
 	uint16_t *rr_all;
@@ -149,7 +152,7 @@ void pkt_free(struct ibs_sim *s, uint32_t id);
 void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end);
 void link_tx_done(struct ibs_sim *s, uint32_t gport);
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n);
-void link_return_credits(struct ibs_sim *s, uint32_t in_gport, uint8_t vl, uint32_t n);
+void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n);
 
 /* switch.c */
 int  sw_setup(struct ibs_sim *s);

@@ -29,7 +29,7 @@ int sw_setup(struct ibs_sim *s)
 	if (!s->queues || !s->req_words || !s->rr_all)
 		return -ENOMEM;
 	for (uint64_t q = 0; q < queues; q++)
-		s->queues[q].head = s->queues[q].tail = NIL;
+		s->queues[q] = (struct queue){ NIL, NIL, 0 };
 	words = rrs = 0;
 	for (uint32_t i = 0; i < s->n_sw; i++) {
 		struct sw *w = &s->sws[i];
@@ -94,7 +94,8 @@ static void drop(struct ibs_sim *s, uint32_t in_gport, uint32_t pid, uint64_t *c
 {
 	struct pkt *k = &s->pkts[pid];
 
-	link_return_credits(s, in_gport, k->vl, credits_of(k->bytes));
+	(void)in_gport;
+	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
 	pkt_free(s, pid);
 	(*counter)++;
 }
@@ -123,6 +124,7 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 	struct queue *q = &s->queues[sw_queue_of(s, w, in, k->vl, out)];
 	if (q->head == NIL) {
 		q->head = q->tail = pid;
+		q->head_bytes = k->bytes;
 		req_set(s, w, out, ovl, in * s->nvl + k->vl);
 		sim_kick(s, w->port_base + out);
 	} else {
@@ -143,7 +145,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		uint32_t v = (uint32_t)__builtin_ctz(m);
 		uint32_t key = next_key(req_map(s, w, o, v), w->words, nkeys, w->rr[o * s->nvl + v]);
 		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
-		uint32_t bytes = s->pkts[q->head].bytes;
+		uint32_t bytes = q->head_bytes;
 
 		if (p->credits[v] >= credits_of(bytes)) {
 			active |= (uint16_t)(1u << v);
@@ -169,6 +171,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	} else {
 		const struct pkt *nh = &s->pkts[q->head];
 
+		q->head_bytes = nh->bytes;
 		if (nh->out != o || nh->out_vl != vl) {
 			req_clear(s, w, o, (uint32_t)vl, key);
 			req_set(s, w, nh->out, nh->out_vl, key);
@@ -176,6 +179,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		}
 	}
 	p->tx_from = w->port_base + in;
+	p->tx_up = k->up;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);
 	link_start_tx(s, gport, pid, (uint8_t)vl, k->tail_ps + s->cfg.sw_latency_ps);

@@ -123,6 +123,7 @@ static void finish(struct fab *f, uint32_t buf_credits, uint64_t end_ps)
 	c->warmup_ps = end_ps / 10;
 	c->end_ps = end_ps;
 	c->deadlock_ps = 50000000;
+	c->audit = 1;
 }
 
 /* Switch with CAs on ports 1..ncas. */

@@ -5,12 +5,12 @@
     res.accepted_pct, res.per_class, res.deadlock
 """
 
-from .network import Network, compile_network, fill_vlarb_from_plan
+from .network import Network, compile_network, fill_vlarb_from_plan, fill_vlarb_round_robin
 from .params import SimParams
 from .result import SimResult
 from .run import Simulation, parse_sweep, simulate, sweep
 from .traffic import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
 
-__all__ = ["Network", "compile_network", "fill_vlarb_from_plan", "SimParams", "SimResult",
+__all__ = ["Network", "compile_network", "fill_vlarb_from_plan", "fill_vlarb_round_robin", "SimParams", "SimResult",
            "Simulation", "parse_sweep", "simulate", "sweep", "PATTERNS", "TrafficClass",
            "TrafficSpec", "classes_from_plan"]

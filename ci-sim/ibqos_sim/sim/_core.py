@@ -50,7 +50,7 @@ class Config(C.Structure):
         ("buf_credits", C.c_uint32), ("mtu", C.c_uint32), ("prop_ps", C.c_uint64),
         ("sw_latency_ps", C.c_uint64), ("voq", C.c_uint8), ("accounting", C.c_uint8),
         ("seed", C.c_uint64), ("warmup_ps", C.c_uint64), ("end_ps", C.c_uint64),
-        ("deadlock_ps", C.c_uint64), ("evq", C.c_char_p),
+        ("deadlock_ps", C.c_uint64), ("evq", C.c_char_p), ("audit", C.c_uint8),
     ]
 
 

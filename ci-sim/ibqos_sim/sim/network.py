@@ -219,3 +219,20 @@ def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
                 p.op_vls = plan.fabric.data_vls
             filled += 1
     return filled
+
+
+def fill_vlarb_round_robin(fabric: Fabric) -> int:
+    """Give every linked port without VLArb one high-table entry of weight 1 per data VL
+    (equal shares), as a stand-in where nothing was read (OpenSM dumps). Returns the count."""
+    from ibqos.fabric.model import VLArb
+
+    used = [v for n in fabric.nodes.values() for row in n.sl2vl.values() for v in row if v < 15]
+    default_vls = max(used, default=0) + 1
+    filled = 0
+    for n in fabric.nodes.values():
+        for p in n.ports.values():
+            if p.vlarb is None and p.remote and p.num > 0:
+                vls = p.op_vls or default_vls
+                p.vlarb = VLArb([(v, 1) for v in range(vls)], [], 255, 8, 8)
+                filled += 1
+    return filled

@@ -31,7 +31,8 @@ def network_for(fabric: Fabric | Network, params: SimParams, source: str = "fabr
 class Simulation:
     """One core instance. Use as a context manager; run() may be called in steps."""
 
-    def __init__(self, net: Network, traffic: TrafficSpec, params: SimParams, load: float):
+    def __init__(self, net: Network, traffic: TrafficSpec, params: SimParams, load: float, *,
+                 audit: bool = False):
         self.net, self.traffic, self.params, self.load = net, traffic, params, load
         self.flowset = build_flows(net, traffic, load, params.rate_gbps, params.mtu)
         a = net.arrays
@@ -63,7 +64,7 @@ class Simulation:
             prop_ps=int(params.prop_ns * ps), sw_latency_ps=int(params.switch_ns * ps),
             voq=int(params.voq), accounting=_core.ACCOUNTING[params.accounting],
             seed=params.seed, warmup_ps=int(params.warmup_us * 1e6), end_ps=self.end_ps,
-            deadlock_ps=int(params.deadlock_us * 1e6), evq=params.evq.encode(),
+            deadlock_ps=int(params.deadlock_us * 1e6), evq=params.evq.encode(), audit=int(audit),
         )
         self._lib = _core.load()
         self._sim = C.c_void_p()
@@ -88,8 +89,10 @@ class Simulation:
         return self._lib.ibs_results(self._sim).contents
 
     def audit(self) -> _core.Audit:
+        """Walk every queue and buffer; needs Simulation(..., audit=True)."""
         a = _core.Audit()
-        self._lib.ibs_audit(self._sim, C.byref(a))
+        if self._lib.ibs_audit(self._sim, C.byref(a)):
+            raise ValueError("the simulation was created without audit=True")
         return a
 
     def result(self) -> SimResult:
