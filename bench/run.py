@@ -15,12 +15,12 @@ from pathlib import Path
 
 from rich.console import Console
 
-from . import engines, readback
+from . import engines, planner, readback
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("engines", "readback")
+SECTIONS = ("planner", "engines", "readback")
 
 
 def _fmt(v) -> str:
@@ -59,6 +59,15 @@ def main() -> None:
     meta = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "host": platform.node(),
             "note": "ratios are against a baseline measured in the same run"}
     md = [f"# ibqos bench ({meta['when']})", ""]
+
+    if "planner" in only:
+        rows = planner.bench_planner(log=console.log)
+        (RESULTS / "planner.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        md += ["## Planner: policy → plan → exact analysis of every port role", "",
+               "Best and median of 5; the baseline is seed 002's Algorithm 1 (30 runs) on the "
+               "plan's terminal tables alone.", "",
+               markdown(rows, ["policy", "classes", "plan_s_best", "plan_s_median",
+                               "algorithm1_30runs_s", "plan/algorithm1", "under_1s"]), ""]
 
     if "engines" in only:
         rows = engines.bench_engines(sizes, args.engines.split(","), log=console.log)
