@@ -34,7 +34,7 @@ from .targets import ClassTarget, RoleSpec
 
 SHARE_TOL = 0.5          # percentage points, the issue's acceptance bound
 MAX_WEIGHT = 255
-PERIOD_BUDGET = 60_000  # runs per exact analysis; longer periods are skipped, not analysed
+PERIOD_BUDGET = 30_000  # runs per exact analysis; longer periods are skipped, not analysed
 MAX_EXACT = 6           # exact analyses per role, at most
 ENOUGH_FEASIBLE = 2     # stop once this many candidates meet every bound
 LIMITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 254)
@@ -106,11 +106,18 @@ def synthesize(spec: RoleSpec) -> RoleResult:
             best, best_key, best_violations = (table, an, per_class), key, violations
     if best is None and fallback is not None:
         table = fallback[1]
-        an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
+        try:
+            an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
+        except NoPeriodError:
+            raise Infeasible(Violation(None, "bandwidth", "no candidate table could be "
+                             "analysed exactly within the budget", 1.0)) from None
         per_class, best_violations = _judge(spec, an)
         best = (table, an, per_class)
     if best is None:
-        raise Infeasible(Violation(None, "classes", "no table can be built", 1.0))
+        raise Infeasible(Violation(None, "bandwidth", "no table with weights 1..255 within "
+                         f"the capacity ({spec.cap_high}/{spec.cap_low} entries) carries these "
+                         "shares; raise fabric.vlarb_cap or move classes between priorities",
+                         1.0))
     if best_violations:
         raise Infeasible(max(best_violations, key=lambda v: v.badness))
     return RoleResult(best[0], best[1], best[2], tried)
@@ -134,11 +141,9 @@ def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
     high_tables = list(_single_tables(spec, hi, spec.cap_high, "high"))
     limits = _limits(spec, ratio)
     for limit in limits:
-        low_entries = _low_table(spec, lo, low_layout, ratio, limit)
-        if low_entries is None:
-            continue
-        for high in high_tables:
-            yield ArbTable(high, low_entries, limit)
+        for low_entries in _low_table(spec, lo, low_layout, ratio, limit):
+            for high in high_tables:
+                yield ArbTable(high, low_entries, limit)
 
 
 def _limits(spec: RoleSpec, ratio: float) -> list[int]:
@@ -223,8 +228,8 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
     seen = set()
     for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
         t = min(max(t, t_min), t_max)
-        for packed in (True, False):
-            weights = _class_weights(spec, frac, counts, t, packed)
+        for quantum, packed in _weight_styles(q):
+            weights = _class_weights(spec, frac, counts, t, packed, quantum)
             if weights is None:
                 continue
             entries = _entries(spec, classes, order, weights)
@@ -234,14 +239,22 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
                 yield entries
 
 
-def _class_weights(spec, frac, counts, total, packed=False) -> list[list[int]] | None:
-    q = max(1, spec.mtu // 64) if spec.mode == "packet" else 1
+def _weight_styles(q: int) -> list[tuple[int, bool]]:
+    """(quantum, packed) in order of preference. Weights that are multiples of a quarter
+    MTU keep every entry's deficit cycle at most 4 visits long, so the arbiter's period (and
+    its exact analysis) stays short; finer weights resolve shares better."""
+    out = [(max(1, q // 4), False), (max(1, q // 16), False), (1, True), (1, False)]
+    return list(dict.fromkeys(out))
+
+
+def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[list[int]] | None:
+    q = max(1, spec.mtu // 64) if spec.mode == "packet" else quantum
     out = []
     for f, n in zip(frac, counts):
-        w_total = max(n, round(total * f / q) * q) if q > 1 else max(n, round(total * f))
-        if q > 1:   # packet accounting: whole packets per entry
-            per = spread_weights(w_total // q, n)
-            ws = [min(MAX_WEIGHT, max(1, p) * q) for p in per]
+        # Clamped to what the entries can hold; the share check judges the result.
+        w_total = min(max(n * q, round(total * f / q) * q), (MAX_WEIGHT // q) * q * n)
+        if q > 1:   # whole quanta per entry (packet accounting: whole packets)
+            ws = [p * q for p in spread_weights(w_total // q, n)]
         else:
             ws = (packed_weights(w_total, n) if packed else None) or spread_weights(w_total, n)
         if max(ws) > MAX_WEIGHT or min(ws) < 1:
@@ -267,10 +280,15 @@ def _low_table(spec, lo, layout, ratio, limit):
     mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
     total = mean_w * nslots
     phi_l = sum(c.share for c in lo)
-    weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed=True)
-    if weights is None:
-        return None
-    return _entries(spec, lo, order, weights)
+    out = []
+    for quantum, packed in _weight_styles(max(1, spec.mtu // 64)):
+        weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed,
+                                 quantum)
+        if weights is not None:
+            entries = _entries(spec, lo, order, weights)
+            if entries not in out:
+                out.append(entries)
+    return out
 
 
 # ---- judging ----------------------------------------------------------------------------
@@ -338,6 +356,10 @@ def _score(spec, per_class, violations):
         r = per_class[c.name]
         if c.max_wait_bytes and r.worst_wait_bytes is not None:
             lat += r.worst_wait_bytes / c.max_wait_bytes
+        elif r.worst_wait_bytes is not None:
+            # Unbounded classes still prefer smooth service: wait relative to the floor.
+            floor = _wait_floor_us(spec, r.share) * spec.rate_gbps * 1000 / 8
+            lat += 0.1 * r.worst_wait_bytes / max(floor, spec.mtu)
         if c.max_distance and r.max_distance is not None:
             lat += r.max_distance / c.max_distance
     err = max(abs(per_class[c.name].share - c.share) for c in spec.classes)

@@ -1,0 +1,145 @@
+"""Planner: the plans meet their policies (checked by re-analysing the tables), and
+infeasible policies are rejected with the constraint that breaks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ibqos.arbiter import ArbTable
+from ibqos.arbiter.exact import analyze_exact
+from ibqos.errors import InputError
+from ibqos.plan import ROLE_NAMES, Plan
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
+
+
+def check_plan_meets_policy(plan: Plan, policy) -> None:
+    """Independent of the planner's own verdict: re-analyse every role's tables."""
+    f = policy.fabric
+    vpc = f.vls_per_class
+    fixed = sum(c.bandwidth for c in policy.classes if c.bandwidth != "rest")
+    nrest = sum(c.bandwidth == "rest" for c in policy.classes)
+    for role in ROLE_NAMES:
+        t = plan.vlarb.role(role)
+        assert len(t.high) <= plan.fabric.high_cap and len(t.low) <= plan.fabric.low_cap
+        assert all(1 <= w <= 255 for _, w in t.high + t.low)
+        a = analyze_exact(ArbTable(t.high, t.low, t.high_limit), f.mtu, f.accounting, f.rate_gbps)
+        for i, c in enumerate(policy.classes):
+            vls = [i * vpc + k for k in range(vpc)]
+            want = (100 - fixed) / nrest if c.bandwidth == "rest" else c.bandwidth
+            share = sum(a.per_vl[v].share for v in vls)
+            assert abs(share - want) <= 0.5, (role, c.name, share, want)
+            assert plan.analysis[role]["per_class"][c.name]["share"] == pytest.approx(share)
+            if c.max_latency_us is not None:
+                assert max(a.per_vl[v].worst_wait_us for v in vls) <= c.max_latency_us + 1e-9
+            if c.max_distance is not None:
+                assert max(a.per_vl[v].max_distance for v in vls) <= c.max_distance
+            # DLA: both VLs of a class carry the same entries, side by side.
+            if vpc == 2:
+                for table in (t.high, t.low):
+                    mine = [k for k, (vl, _) in enumerate(table) if vl in vls]
+                    pairs = list(zip(mine[::2], mine[1::2]))
+                    assert all(table[a_][1] == table[b][1] and b == a_ + 1 and
+                               table[a_][0] == vls[0] and table[b][0] == vls[1] for a_, b in pairs)
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
+def test_examples_plan_and_meet(path, tmp_path):
+    policy = load_policy(path)
+    plan = make_plan(policy)
+    check_plan_meets_policy(plan, policy)
+    plan.save(tmp_path / "p.json")
+    again = Plan.load(tmp_path / "p.json")
+    assert again.to_json() == plan.to_json()
+    assert again.policy_sha256 == policy.sha256
+    for c in again.classes:
+        r = again.analysis["terminal"]["per_class"][c.name]
+        assert r["meets_bandwidth"] and r["meets_latency"]
+
+
+def test_four_class_sl_map_and_capacity_override():
+    policy = load_policy(ROOT / "examples" / "four-class.yaml")
+    plan = make_plan(policy)
+    be = plan.class_by_name("BE_BK")
+    assert be.default and be.sls == [0, 8] and be.vls == [6, 7]
+    assert plan.sl2class[0] == plan.sl2class[8] == 3
+    assert all(plan.sl2class[sl] == 3 for sl in range(16) if sl not in (1, 2, 3))
+    big = make_plan(policy, cap=(64, 64))
+    assert len(big.vlarb.terminal.high) > 8 and big.fabric.high_cap == 64
+    check_plan_meets_policy(big, policy)
+
+
+def write_policy(tmp_path: Path, doc: dict) -> Path:
+    p = tmp_path / "policy.yaml"
+    p.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return p
+
+
+@st.composite
+def feasible_policies(draw):
+    routing = draw(st.sampled_from(["dla", "minhop"]))
+    vpc = 2 if routing == "dla" else 1
+    cap = draw(st.sampled_from([8, 16, 32, 64]))
+    maxc = min(8 // vpc, cap // vpc)
+    n = draw(st.integers(2, maxc))
+    prios = draw(st.lists(st.sampled_from(["high", "low"]), min_size=n, max_size=n))
+    raw = draw(st.lists(st.integers(1, 10), min_size=n, max_size=n))
+    shares = [round(100 * r / sum(raw), 1) for r in raw]
+    if any(s < 5 for s in shares):
+        shares = [100 / n] * n
+        shares = [round(s, 1) for s in shares]
+    low = sum(s for s, p in zip(shares, prios) if p == "low")
+    if 0 < 100 - low < 25:             # keep the low table within what one turn can carry
+        prios = ["high"] * n
+    classes = []
+    for i in range(n):
+        c = {"name": f"c{i}", "priority": prios[i], "bandwidth": shares[i]}
+        if i == n - 1:
+            c["bandwidth"], c["default"] = "rest", True
+        classes.append(c)
+    mtu = draw(st.sampled_from([1024, 2048, 4096]))
+    return {"fabric": {"rate": "EDR", "mtu": mtu, "data_vls": 8, "routing": routing,
+                       "vlarb_cap": {"high": cap, "low": cap}}, "classes": classes}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=feasible_policies())
+def test_random_feasible_policies_are_met(doc, tmp_path):
+    policy = load_policy(write_policy(tmp_path, doc))
+    check_plan_meets_policy(make_plan(policy), policy)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=feasible_policies(), kind=st.sampled_from(["latency", "low-share", "distance"]))
+def test_random_infeasible_policies_say_why(doc, kind, tmp_path):
+    cls = doc["classes"][0]
+    if kind == "latency":
+        # Below mtu*(1-f)/f: no table can serve a VL with share f more often.
+        cls["max_latency_us"] = 0.01
+        expect = "max_latency_us"
+    elif kind == "low-share":
+        for c in doc["classes"]:
+            c["priority"] = "low"
+        cls["priority"], cls["bandwidth"] = "high", 3
+        for c in doc["classes"][1:-1]:
+            c["bandwidth"] = round(97 / max(1, len(doc["classes"]) - 1), 1)
+        expect = "at most"
+    else:
+        for c in doc["classes"]:
+            c["priority"] = "high"
+        cls["max_distance"] = 1      # another class's entries always sit in between
+        expect = "max_distance"
+    policy = load_policy(write_policy(tmp_path, doc))
+    with pytest.raises(InputError) as e:
+        make_plan(policy)
+    msg = str(e.value)
+    assert "\n" not in msg and expect in msg
+    assert str(tmp_path / "policy.yaml") in msg
