@@ -1,0 +1,178 @@
+"""Renderer: file contents follow the plan and the fixed formats; real OpenSM on an ibsim
+72-CA dragonfly accepts the files and programs exactly the planned tables on every port."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ibqos import paths
+from ibqos.plan import ROLE_NAMES, Plan
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
+from ibqos.render import render_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+IBQOS = Path(sys.executable).with_name("ibqos")
+FOUR = ROOT / "examples" / "four-class.yaml"
+
+
+def _plan(path=FOUR, cap=None) -> Plan:
+    return make_plan(load_policy(path), cap)
+
+
+def test_plugin_table_file_follows_the_contract(tmp_path):
+    plan = _plan()
+    files = render_plan(plan, tmp_path / "out")
+    lines = [ln for ln in files["plugin-tables.conf"].read_text().splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    assert lines[0] == "version 1"
+    assert lines[1] == "sl2class " + ",".join(map(str, plan.sl2class))
+    pat = re.compile(r"^vlarb (\w+) +high (\S+) low (\S+) limit (\d+)$")
+    seen = {}
+    for ln in lines[2:]:
+        m = pat.match(ln)
+        assert m, ln
+        seen[m.group(1)] = m.groups()[1:]
+    assert set(seen) == set(ROLE_NAMES)
+    for role, (high, low, limit) in seen.items():
+        t = plan.vlarb.role(role)
+        assert high == ",".join(f"{v}:{w}" for v, w in t.high) or high == "-"
+        assert low == (",".join(f"{v}:{w}" for v, w in t.low) or "-")
+        assert int(limit) == t.high_limit
+
+
+def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
+    plan = _plan()
+    out = tmp_path / "out"
+    files = render_plan(plan, out)
+    conf = dict(ln.split(None, 1) for ln in files["opensm.conf"].read_text().splitlines()
+                if ln.strip() and not ln.startswith("#"))
+    t, ca = plan.vlarb.terminal, plan.vlarb.ca
+    assert conf["routing_engine"] == "dla,minhop" and conf["event_plugin_name"] == "ibqos"
+    assert conf["event_plugin_options"] == str(out / "plugin-tables.conf")
+    assert conf["qos_policy_file"] == str(out / "qos-policy.conf")
+    assert conf["qos_swe_vlarb_high"] == ",".join(f"{v}:{w}" for v, w in t.high)
+    assert conf["qos_ca_vlarb_low"] == ",".join(f"{v}:{w}" for v, w in ca.low)
+    assert conf["qos_ca_high_limit"] == str(ca.high_limit)
+    # SL -> base VL of its class: BE_BK (class 3) owns SL 0 and 8 and VL 6.
+    sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
+    assert sl2vl[0] == sl2vl[8] == 6 and sl2vl[1] == 0 and len(sl2vl) == 16
+    pol = files["qos-policy.conf"].read_text()
+    assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)
+    assert "port-name: storage01 HCA-1/P1" in pol and "service-id: 0xab0000-0xabffff" in pol
+    assert "srp : 3" in pol and "sdp, port-num 5004-5005 : 2" in pol
+
+
+def test_render_cli_and_no_half_written_output(tmp_path):
+    plan = _plan()
+    plan.save(tmp_path / "plan.json")
+    cp = subprocess.run([str(IBQOS), "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stderr
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
+        "opensm.conf", "plugin-tables.conf", "qos-policy.conf"]
+    # A broken plan: one error line, and nothing is created.
+    bad = tmp_path / "bad.json"
+    bad.write_text((tmp_path / "plan.json").read_text().replace('"high_limit": ', '"high_limit": 999'))
+    cp = subprocess.run([str(IBQOS), "render", str(bad), "-o", str(tmp_path / "r2")],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 2 and len(cp.stderr.splitlines()) == 1 and "Traceback" not in cp.stderr
+    assert not (tmp_path / "r2").exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+# ---- real OpenSM on ibsim -------------------------------------------------------------
+
+GROUP_CAS = ("ca-g0-s0-h0", "ca-g3-s1-h1")     # two CAs in different dragonfly groups
+
+
+def _fabric_policy(tmp_path: Path) -> Path:
+    doc = yaml.safe_load(FOUR.read_text())
+    doc["classes"][2]["match"] = {
+        "groups": [{"name": "storage", "port_name": [f"{n}/P1" for n in GROUP_CAS]}],
+        "direction": "both"}
+    p = tmp_path / "policy.yaml"
+    p.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return p
+
+
+def _check_no_plugin(fabric, plan: Plan) -> list[str]:
+    """Without the plugin OpenSM programs qos_ca_* on CAs and qos_swe_* (the terminal role)
+    on every switch port, with the same SL2VL everywhere."""
+    want_sl2vl = tuple(plan.sl2vl)
+    bad = []
+    for n in fabric.nodes.values():
+        for p in n.ports.values():
+            if n.kind == "switch" and p.num == 0:
+                continue
+            role = "ca" if n.kind == "ca" else "terminal"
+            t = plan.vlarb.role(role)
+            a = p.vlarb
+            if a is None:
+                bad.append(f"{n.desc}:{p.num}: no VLArb")
+                continue
+            pad = lambda e, cap: [tuple(x) for x in e] + [(0, 0)] * (cap - len(e))  # noqa: E731
+            if ([tuple(x) for x in a.high] != pad(t.high, a.high_cap) or
+                    [tuple(x) for x in a.low] != pad(t.low, a.low_cap) or a.high_limit != t.high_limit):
+                bad.append(f"{n.desc}:{p.num} ({role}) VLArb {a} planned {t}")
+        for key, vls in n.sl2vl.items():
+            if tuple(vls) != want_sl2vl:
+                bad.append(f"{n.desc} {key}: SL2VL {vls} planned {want_sl2vl}")
+    return bad
+
+
+@pytest.mark.fabric
+def test_opensm_programs_the_plan_on_every_port(tmp_path):
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+
+    from ibqos.conformance import diff_programmed, expected_from_plan
+
+    plan = _plan(_fabric_policy(tmp_path))
+    assert plan.fabric.high_cap == 8               # ibsim's VLArbitrationHighCap/LowCap
+    files = render_plan(plan, tmp_path / "rendered")
+    plugin = (paths.plugin_dir() / "libibqos.so").exists()
+    conf = files["opensm.conf"]
+    if not plugin:     # the OpenSM parts alone: drop the engine and the plugin
+        conf = tmp_path / "opensm-noplugin.conf"
+        conf.write_text("\n".join(ln for ln in files["opensm.conf"].read_text().splitlines()
+                                  if not ln.startswith(("routing_engine", "event_plugin"))))
+    net = dragonfly(*DRAGONFLY_SIZES[72][:3]).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run", console=False) as h:
+        run = h.run_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf],
+                       plugin=plugin, timeout=300)
+        log = run.log.read_text(errors="replace")
+        assert "qos-policy" not in log.lower() or "error" not in log.lower().split("qos-policy")[1][:200]
+        fabric = h.read_back()
+        if plugin:
+            diffs = diff_programmed(fabric, expected_from_plan(plan))
+        else:
+            diffs = _check_no_plugin(fabric, plan)
+        assert diffs == [], "\n".join(diffs[:10])
+        assert sum(p.vlarb is not None for n in fabric.nodes.values() for p in n.ports.values()) > 72
+
+        # The SA answers path queries between the two matched CAs with the class's SL
+        # (the SA needs a running SM: start one as a daemon on the same files).
+        sm = h.start_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf],
+                        plugin=plugin, timeout=300)
+        lids = {}
+        for n in fabric.cas():
+            if n.desc in GROUP_CAS:
+                lids[n.desc] = n.lid
+        src, dst = (lids[n] for n in GROUP_CAS)
+        cp = h.diag(["saquery", "PR", "--src-to-dst", f"{src}:{dst}"])
+        sls = re.findall(r"\bsl\s*\.+\s*0x([0-9a-f]+)|\bSL\s*[:.]+\s*(\d+)", cp.stdout, re.I)
+        got = {int(a, 16) if a else int(b) for a, b in sls}
+        assert got == {plan.class_by_name("CL").sls[0]}, cp.stdout
+        # A pair outside the group gets the default class's SL.
+        other = next(n.lid for n in fabric.cas() if n.desc not in GROUP_CAS)
+        cp = h.diag(["saquery", "PR", "--src-to-dst", f"{src}:{other}"])
+        sls = re.findall(r"\bsl\s*\.+\s*0x([0-9a-f]+)|\bSL\s*[:.]+\s*(\d+)", cp.stdout, re.I)
+        assert {int(a, 16) if a else int(b) for a, b in sls} == {plan.class_by_name("BE_BK").sls[0]}
+        sm.stop()
