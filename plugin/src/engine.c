@@ -9,6 +9,7 @@
 #include "ibqos_vlarb.h"
 
 #include <errno.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,7 +161,7 @@ static void load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 			     sw->tables.role[4].present), sw->tables.nports);
 }
 
-static void log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
+void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, int per_link)
 {
 	const struct dla_routes *r = &sw->routes;
 	const struct dla_fabric *f = &sw->fabric;
@@ -177,21 +178,33 @@ static void log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
 			nlinks++;
 			lo = n < lo ? n : lo;
 			hi = n > hi ? n : hi;
-			ibqos_log(ctx, OSM_LOG_ROUTING, "dla: global link %s port %u -> %s port %u "
+			if (per_link)
+				ibqos_log(ctx, OSM_LOG_ROUTING, "dla: global link %s port %u -> %s port %u "
 				  "(group %u -> %u): %u routes, %u LIDs", label(sw, s, l1, sizeof(l1)),
 				  p, label(sw, pt->peer_sw, l2, sizeof(l2)), pt->peer_port,
 				  sw->groups.group_of[s], sw->groups.group_of[pt->peer_sw], n,
 				  r->lids[r->port_off[s] + p]);
 		}
+	if (per_link)
+		return;
 	ibqos_log(ctx, OSM_LOG_INFO, "dla: %u groups of %u switches, %u global link ends, "
 		  "routes per global link min %u max %u", sw->groups.ngroups,
 		  sw->groups.ngroups ? sw->groups.first[1] - sw->groups.first[0] : 0, nlinks,
 		  nlinks ? lo : 0, hi);
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 int ibqos_build_lid_matrices(void *context)
 {
 	struct ibqos_ctx *ctx = context;
+	double t0 = now_ms();
 	struct ibqos_sweep next;
 	char err[ERRLEN];
 	int ret;
@@ -229,7 +242,9 @@ int ibqos_build_lid_matrices(void *context)
 		refuse(ctx, "D1A2", err);
 		goto fail;
 	}
-	log_link_counts(ctx, &next);
+	ibqos_log_link_counts(ctx, &next, 0);
+	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: groups, routes and checks took %.3f ms",
+		  now_ms() - t0);
 	next.valid = 1;
 	ctx->sweep = next;
 	return 0;
@@ -253,6 +268,8 @@ int ibqos_build_fwd_tables(void *context)
 	struct ibqos_ctx *ctx = context;
 	struct ibqos_sweep *sw = &ctx->sweep;
 
+	double t0 = now_ms();
+
 	if (!sw->valid)
 		return -1;
 	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
@@ -274,6 +291,8 @@ int ibqos_build_fwd_tables(void *context)
 			}
 		}
 	}
+	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: writing LFTs and hop tables took %.3f ms",
+		  now_ms() - t0);
 	return 0;
 }
 

@@ -32,6 +32,7 @@ struct ibqos_sweep {
 	struct ibqos_guid_idx *by_guid;	/* [nsw] sorted */
 	struct ibqos_tables tables;	/* applied table file; empty when none or rejected */
 	uint8_t sl2class[IBQOS_NUM_SL];
+	int counts_logged;
 };
 
 struct ibqos_ctx {
@@ -54,6 +55,8 @@ int ibqos_build_fwd_tables(void *context);
 uint8_t ibqos_path_sl(void *context, uint8_t path_sl_hint, const ib_net16_t slid,
 		      const ib_net16_t dlid);
 void ibqos_engine_destroy(void *context);
+/* per_link 0: the one-line summary; 1: one line per global link (level 0x40) */
+void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, int per_link);
 
 /* qos_hooks.c */
 void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,

@@ -37,6 +37,26 @@ static void plugin_destroy(void *context)
 	free(ctx);
 }
 
+/*
+ * Per-link route counts go to the log once routing is done, outside the routing-engine time
+ * that OpenSM's "building routing" .. "tables configured" lines bracket.
+ */
+static void plugin_report(void *context, osm_epi_event_id_t event_id, void *event_data)
+{
+	struct ibqos_ctx *ctx = context;
+	struct osm_routing_engine *re;
+
+	(void)event_data;
+	if (!ctx || event_id != OSM_EVENT_ID_UCAST_ROUTING_DONE || !ctx->sweep.valid ||
+	    ctx->sweep.counts_logged)
+		return;
+	re = ctx->osm->routing_engine_used;
+	if (!re || re->context != ctx)
+		return;
+	ctx->sweep.counts_logged = 1;
+	ibqos_log_link_counts(ctx, &ctx->sweep, 1);
+}
+
 static void *plugin_create(osm_opensm_t *osm)
 {
 	struct ibqos_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -66,5 +86,5 @@ osm_event_plugin_t osm_event_plugin = {
 	.osm_version = OSM_VERSION,
 	.create = plugin_create,
 	.delete = plugin_destroy,
-	.report = NULL,
+	.report = plugin_report,
 };
