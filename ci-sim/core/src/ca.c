@@ -173,7 +173,6 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
 {
 	struct pkt *k = &s->pkts[pid];
 
-	(void)gport;
 	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
 	if ((int32_t)k->dst != s->port_ep[gport]) {
 		s->res.dropped_route++;     /* misrouted: the LFTs sent it to another CA */

@@ -434,6 +434,10 @@ void ibs_destroy(struct ibs_sim *s)
 			hist_free(&s->klass[i].net);
 		}
 	free_config(&s->cfg);
+	if (s->arbs)
+		for (uint32_t g = 0; g < s->n_ports; g++)
+			if (s->ports[g].arb)
+				vlarb_free(s->ports[g].arb);
 	free(s->ports);
 	free(s->arbs);
 	free(s->node_sw);

@@ -90,11 +90,10 @@ static uint32_t next_key(const uint64_t *m, uint32_t words, uint32_t nkeys, uint
 	return NIL;
 }
 
-static void drop(struct ibs_sim *s, uint32_t in_gport, uint32_t pid, uint64_t *counter)
+static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 {
 	struct pkt *k = &s->pkts[pid];
 
-	(void)in_gport;
 	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
 	pkt_free(s, pid);
 	(*counter)++;
@@ -108,12 +107,12 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 	uint32_t in = ip->num, out = w->route[k->dst];
 
 	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports || s->ports[w->port_base + out].peer < 0) {
-		drop(s, in_gport, pid, &s->res.dropped_route);
+		drop(s, pid, &s->res.dropped_route);
 		return;
 	}
 	uint8_t ovl = s->cfg.sl2vl_rows[(uint32_t)w->sl2vl[in * w->nports + out] * 16 + k->sl];
 	if (ovl >= s->ports[w->port_base + out].nvl) {    /* includes VL15: the spec drops */
-		drop(s, in_gport, pid, &s->res.dropped_vl);
+		drop(s, pid, &s->res.dropped_vl);
 		return;
 	}
 	k->out = (uint8_t)out;

@@ -1,21 +1,21 @@
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vlarb.h"
 
-static int table_init(struct vlarb_table *t, const struct ibs_vlarb_entry *e, uint32_t n)
+static int table_init(struct vlarb_table *t, struct vlarb_slot *slots,
+		      const struct ibs_vlarb_entry *e, uint32_t n)
 {
 	memset(t, 0, sizeof(*t));
-	if (n > VLARB_MAX_ENTRIES)
-		return -EINVAL;
+	t->e = slots;
 	for (uint32_t i = 0; i < n; i++) {
 		if (e[i].vl >= IBS_MAX_VLS)
 			return -EINVAL;
 		if (!e[i].weight)      /* weight 0: the entry is skipped */
 			continue;
-		t->vl[t->n] = e[i].vl;
-		t->weight[t->n] = e[i].weight;
+		t->e[t->n] = (struct vlarb_slot){ e[i].vl, e[i].weight, 0 };
 		t->mask |= (uint16_t)(1u << e[i].vl);
 		t->n++;
 	}
@@ -28,13 +28,25 @@ int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhi
 	int rc;
 
 	memset(a, 0, sizeof(*a));
-	if (mode > IBS_ACCT_PACKET)
+	if (mode > IBS_ACCT_PACKET || nhigh > VLARB_MAX_ENTRIES || nlow > VLARB_MAX_ENTRIES)
 		return -EINVAL;
-	if ((rc = table_init(&a->high, high, nhigh)) || (rc = table_init(&a->low, low, nlow)))
+	a->slots = calloc(nhigh + nlow + 1, sizeof(*a->slots));
+	if (!a->slots)
+		return -ENOMEM;
+	if ((rc = table_init(&a->high, a->slots, high, nhigh)) ||
+	    (rc = table_init(&a->low, a->slots + a->high.n, low, nlow))) {
+		vlarb_free(a);
 		return rc;
+	}
 	a->limit = limit;
 	a->mode = mode;
 	return 0;
+}
+
+void vlarb_free(struct vlarb *a)
+{
+	free(a->slots);
+	a->slots = NULL;
 }
 
 static uint64_t limit_bytes(const struct vlarb *a)
@@ -44,10 +56,10 @@ static uint64_t limit_bytes(const struct vlarb *a)
 
 static void end_turn(struct vlarb *a, struct vlarb_table *t, uint16_t nonempty)
 {
-	int32_t *left = &t->left[t->idx];
+	int32_t *left = &t->e[t->idx].left;
 
 	/* packet mode carries nothing; byte mode forgets credit only of an emptied VL */
-	if (a->mode == IBS_ACCT_PACKET || (*left > 0 && !(nonempty & (1u << t->vl[t->idx]))))
+	if (a->mode == IBS_ACCT_PACKET || (*left > 0 && !(nonempty & (1u << t->e[t->idx].vl))))
 		*left = 0;
 	t->in_turn = false;
 	t->idx = (uint8_t)((t->idx + 1) % t->n);
@@ -61,17 +73,17 @@ static void skip_debt_rounds(struct vlarb_table *t, uint16_t active)
 	int64_t k = INT64_MAX;
 
 	for (uint32_t i = 0; i < t->n && k; i++) {
-		if (!(active & (1u << t->vl[i])))
+		if (!(active & (1u << t->e[i].vl)))
 			continue;
-		int64_t rounds = t->left[i] < 0 ? -(int64_t)t->left[i] / (IBS_CREDIT * t->weight[i]) : 0;
+		int64_t rounds = t->e[i].left < 0 ? -(int64_t)t->e[i].left / (IBS_CREDIT * t->e[i].weight) : 0;
 		if (rounds < k)
 			k = rounds;
 	}
 	if (k == INT64_MAX || !k)
 		return;
 	for (uint32_t i = 0; i < t->n; i++)
-		if (active & (1u << t->vl[i]))
-			t->left[i] += (int32_t)(k * IBS_CREDIT * t->weight[i]);
+		if (active & (1u << t->e[i].vl))
+			t->e[i].left += (int32_t)(k * IBS_CREDIT * t->e[i].weight);
 }
 
 /* Start the turn of the next entry (from idx, in table order) whose VL is active.
@@ -81,21 +93,21 @@ static void start_turn(struct vlarb *a, struct vlarb_table *t, uint16_t active,
 {
 	for (uint32_t k = 0; k < t->n; k++) {
 		uint8_t i = (uint8_t)((t->idx + k) % t->n);
-		uint8_t vl = t->vl[i];
+		uint8_t vl = t->e[i].vl;
 
 		if (!(active & (1u << vl)))
 			continue;
 		t->idx = i;
 		t->in_turn = true;
 		if (a->mode == IBS_ACCT_BYTE) {
-			if (may_skip && t->left[i] + IBS_CREDIT * t->weight[i] <= 0)
+			if (may_skip && t->e[i].left + IBS_CREDIT * t->e[i].weight <= 0)
 				skip_debt_rounds(t, active);
-			t->left[i] += IBS_CREDIT * t->weight[i];
+			t->e[i].left += IBS_CREDIT * t->e[i].weight;
 		} else {
 			uint32_t size = head_bytes[vl] ? head_bytes[vl] : 1;
-			uint32_t pkts = (IBS_CREDIT * t->weight[i] + size - 1) / size;
+			uint32_t pkts = (IBS_CREDIT * t->e[i].weight + size - 1) / size;
 
-			t->left[i] = pkts ? (int32_t)pkts : 1;
+			t->e[i].left = pkts ? (int32_t)pkts : 1;
 		}
 		return;
 	}
@@ -123,14 +135,14 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 	 * so the loop ends; the bound only guards against a logic error. */
 	for (int guard = 0; guard < 1 << 20; guard++) {
 		if (lo->in_turn) {    /* a low turn is never interrupted */
-			if ((active & (1u << lo->vl[lo->idx])) && lo->left[lo->idx] > 0) {
+			if ((active & (1u << lo->e[lo->idx].vl)) && lo->e[lo->idx].left > 0) {
 				a->pending = 2;
-				return lo->vl[lo->idx];
+				return lo->e[lo->idx].vl;
 			}
 			end_turn(a, lo, nonempty);
 			continue;
 		}
-		if (hi->in_turn && !(active & (1u << hi->vl[hi->idx]))) {
+		if (hi->in_turn && !(active & (1u << hi->e[hi->idx].vl))) {
 			end_turn(a, hi, nonempty);
 			continue;
 		}
@@ -145,9 +157,9 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 				start_turn(a, hi, active, head_bytes, true);
 				continue;
 			}
-			if (hi->left[hi->idx] > 0) {
+			if (hi->e[hi->idx].left > 0) {
 				a->pending = 1;
-				return hi->vl[hi->idx];
+				return hi->e[hi->idx].vl;
 			}
 			end_turn(a, hi, nonempty);
 			continue;
@@ -174,10 +186,10 @@ void vlarb_commit(struct vlarb *a, uint32_t bytes)
 	} else {
 		return;
 	}
-	t->left[t->idx] -= a->mode == IBS_ACCT_BYTE ? (int32_t)bytes : 1;
-	if (t->left[t->idx] <= 0) {       /* the turn is used up; byte debt is carried */
+	t->e[t->idx].left -= a->mode == IBS_ACCT_BYTE ? (int32_t)bytes : 1;
+	if (t->e[t->idx].left <= 0) {       /* the turn is used up; byte debt is carried */
 		if (a->mode == IBS_ACCT_PACKET)
-			t->left[t->idx] = 0;
+			t->e[t->idx].left = 0;
 		t->in_turn = false;
 		t->idx = (uint8_t)((t->idx + 1) % t->n);
 	}

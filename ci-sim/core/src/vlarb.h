@@ -14,15 +14,17 @@
 
 #define VLARB_MAX_ENTRIES 64
 
+struct vlarb_slot {
+	uint8_t vl, weight;
+	int32_t left;                     /* byte mode: deficit; packet mode: packets left */
+};
+
 struct vlarb_table {
 	uint8_t n;                        /* entries with weight > 0, in table order */
-	uint8_t vl[VLARB_MAX_ENTRIES];
-	uint8_t weight[VLARB_MAX_ENTRIES];
-	uint16_t mask;                    /* VLs named by some entry */
-	/* turn state */
 	uint8_t idx;                      /* current (or next) entry */
 	bool in_turn;
-	int32_t left[VLARB_MAX_ENTRIES];  /* byte mode: deficit; packet mode: packets left */
+	uint16_t mask;                    /* VLs named by some entry */
+	struct vlarb_slot *e;             /* sized to the table: one or two cache lines */
 };
 
 struct vlarb {
@@ -31,11 +33,14 @@ struct vlarb {
 	uint8_t mode;                     /* enum ibs_accounting */
 	uint8_t pending;                  /* 0 none, 1 high, 2 low: set by decide, used by commit */
 	uint64_t hi_count;                /* high-table bytes since the last low turn */
+	struct vlarb_slot *slots;         /* both tables' entries, one allocation */
 };
 
-/* Fails (-EINVAL) on more than 64 entries or a VL above 14. */
+/* Fails (-EINVAL) on more than 64 entries or a VL above 14, -ENOMEM. vlarb_free() after. */
 int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhigh,
 	       const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode);
+
+void vlarb_free(struct vlarb *a);
 
 /* active: VLs with a packet and credits for it; nonempty: VLs with a packet;
  * head_bytes[vl]: size of the packet each active VL would send next.

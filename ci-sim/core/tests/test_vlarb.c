@@ -25,6 +25,13 @@ static int table1(struct ibs_vlarb_entry *high, struct ibs_vlarb_entry *low, int
 	return 64;
 }
 
+static int reinit(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhigh,
+		  const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode)
+{
+	vlarb_free(a);
+	return vlarb_init(a, high, nhigh, low, nlow, limit, mode);
+}
+
 /* Saturation: every VL always active, fixed packet size. Returns bytes per VL. */
 static void saturate(struct vlarb *a, uint32_t size, long packets, double share[4])
 {
@@ -48,7 +55,7 @@ static void saturate(struct vlarb *a, uint32_t size, long packets, double share[
 static void config_shares(void)
 {
 	struct ibs_vlarb_entry high[64], low[1];
-	struct vlarb a;
+	struct vlarb a = { 0 };
 	double sh[4];
 
 	for (int b = 0; b <= 1; b++) {
@@ -57,7 +64,7 @@ static void config_shares(void)
 		double hsum = wh[0] + wh[1] + wh[2];
 
 		/* byte mode: a limit of 1 lets 4096 high bytes through per low entry's 64*w bytes */
-		EXPECT(vlarb_init(&a, high, n, low, 1, 1, IBS_ACCT_BYTE) == 0);
+		EXPECT(reinit(&a, high, n, low, 1, 1, IBS_ACCT_BYTE) == 0);
 		saturate(&a, 4096, 2000000, sh);
 		double low_share = 100.0 * wl / (64 + wl);
 		EXPECT_NEAR(sh[3], low_share, 0.01);
@@ -66,7 +73,7 @@ static void config_shares(void)
 
 		/* packet mode, 4096-byte packets: each entry sends one packet and the limit
 		 * (4096 bytes) is reached after every high packet: low gets every other packet */
-		EXPECT(vlarb_init(&a, high, n, low, 1, 1, IBS_ACCT_PACKET) == 0);
+		EXPECT(reinit(&a, high, n, low, 1, 1, IBS_ACCT_PACKET) == 0);
 		saturate(&a, 4096, 64000, sh);
 		EXPECT_NEAR(sh[3], 50.0, 1e-9);
 		EXPECT_NEAR(sh[0], 25.0, 1e-9);
@@ -76,12 +83,13 @@ static void config_shares(void)
 	/* with 64-byte packets both modes are Algorithm 1 and agree */
 	double sb[4], sp[4];
 	int n = table1(high, low, 0);
-	vlarb_init(&a, high, n, low, 1, 1, IBS_ACCT_BYTE);
+	reinit(&a, high, n, low, 1, 1, IBS_ACCT_BYTE);
 	saturate(&a, 64, 534 * 1000, sb);
-	vlarb_init(&a, high, n, low, 1, 1, IBS_ACCT_PACKET);
+	reinit(&a, high, n, low, 1, 1, IBS_ACCT_PACKET);
 	saturate(&a, 64, 534 * 1000, sp);
 	for (int v = 0; v < 4; v++)
 		EXPECT_NEAR(sb[v], sp[v], 1e-9);
+	vlarb_free(&a);
 }
 
 /* Seed 002 Fig. 2: limit 1, counter at 3968, VL0 (high, weight 3) has 3 packets, VL2 (low) 2. */
@@ -90,31 +98,32 @@ static void figure2(void)
 	struct ibs_vlarb_entry high[] = { { 0, 3 } }, low[] = { { 2, 2 } };
 	uint32_t head[IBS_MAX_VLS] = { [0] = 64, [2] = 64 };
 	int left[3] = { 3, 0, 2 }, order[5], want[5] = { 0, 0, 2, 2, 0 };
-	struct vlarb a;
+	struct vlarb a = { 0 };
 
-	EXPECT(vlarb_init(&a, high, 1, low, 1, 1, IBS_ACCT_BYTE) == 0);
+	EXPECT(reinit(&a, high, 1, low, 1, 1, IBS_ACCT_BYTE) == 0);
 	a.hi_count = 3968;
 	for (int i = 0; i < 5; i++) {
 		uint16_t act = (uint16_t)((left[0] ? 1 : 0) | (left[2] ? 4 : 0));
 		order[i] = vlarb_decide(&a, act, act, head);
 		EXPECT(order[i] == want[i]);
 		if (order[i] < 0)
-			return;
+			break;
 		vlarb_commit(&a, 64);
 		left[order[i]]--;
 	}
 	EXPECT(vlarb_decide(&a, 0, 0, head) == -1);
+	vlarb_free(&a);
 }
 
 static void special_limits(void)
 {
 	struct ibs_vlarb_entry high[] = { { 0, 64 }, { 1, 0 } }, low[] = { { 2, 255 } };
 	uint32_t head[IBS_MAX_VLS] = { 4096, 4096, 4096 };
-	struct vlarb a;
+	struct vlarb a = { 0 };
 	int sent[3] = { 0 };
 
 	/* 255: the low table is served only when no high VL is active */
-	vlarb_init(&a, high, 2, low, 1, 255, IBS_ACCT_BYTE);
+	reinit(&a, high, 2, low, 1, 255, IBS_ACCT_BYTE);
 	for (int i = 0; i < 100; i++) {
 		int vl = vlarb_decide(&a, 0x7, 0x7, head);
 		vlarb_commit(&a, 4096);
@@ -127,7 +136,7 @@ static void special_limits(void)
 
 	/* 0: one high packet, then a low turn */
 	struct ibs_vlarb_entry low1[] = { { 2, 1 } };
-	vlarb_init(&a, high, 2, low1, 1, 0, IBS_ACCT_PACKET);
+	reinit(&a, high, 2, low1, 1, 0, IBS_ACCT_PACKET);
 	int seq[6];
 	for (int i = 0; i < 6; i++) {
 		seq[i] = vlarb_decide(&a, 0x5, 0x5, head);
@@ -138,27 +147,29 @@ static void special_limits(void)
 	/* byte mode: an emptied VL loses its unused deficit, a credit-starved one keeps it */
 	struct ibs_vlarb_entry h2[] = { { 0, 128 }, { 1, 128 } };
 	uint32_t small[IBS_MAX_VLS] = { 64, 64 };
-	vlarb_init(&a, h2, 2, NULL, 0, 255, IBS_ACCT_BYTE);
+	reinit(&a, h2, 2, NULL, 0, 255, IBS_ACCT_BYTE);
 	EXPECT(vlarb_decide(&a, 0x3, 0x3, small) == 0);
 	vlarb_commit(&a, 64);                                     /* VL0 deficit 8192-64 */
 	EXPECT(vlarb_decide(&a, 0x2, 0x3, small) == 1);           /* VL0 starved: keeps it */
-	EXPECT(a.high.left[0] == 8192 - 64);
+	EXPECT(a.high.e[0].left == 8192 - 64);
 	vlarb_commit(&a, 64);
 	EXPECT(vlarb_decide(&a, 0x1, 0x1, small) == 0);           /* VL1 empty: its turn ends */
-	EXPECT(a.high.left[1] == 0);
+	EXPECT(a.high.e[1].left == 0);
 	vlarb_commit(&a, 64);
-	EXPECT(a.high.left[0] == (8192 - 64) + 8192 - 64);      /* carried, plus a new turn */
+	EXPECT(a.high.e[0].left == (8192 - 64) + 8192 - 64);      /* carried, plus a new turn */
+	vlarb_free(&a);
 }
 
 int main(void)
 {
 	struct ibs_vlarb_entry too_many[65];
-	struct vlarb a;
+	struct vlarb a = { 0 };
 
 	memset(too_many, 0, sizeof(too_many));
-	EXPECT(vlarb_init(&a, too_many, 65, NULL, 0, 1, 0) != 0);
+	EXPECT(reinit(&a, too_many, 65, NULL, 0, 1, 0) != 0);
 	too_many[0] = (struct ibs_vlarb_entry){ 15, 1 };
-	EXPECT(vlarb_init(&a, too_many, 1, NULL, 0, 1, 0) != 0);
+	EXPECT(reinit(&a, too_many, 1, NULL, 0, 1, 0) != 0);
+	vlarb_free(&a);
 	config_shares();
 	figure2();
 	special_limits();
