@@ -35,8 +35,9 @@ from .targets import ClassTarget, RoleSpec
 SHARE_TOL = 0.5          # percentage points, the acceptance bound
 MAX_WEIGHT = 255
 PERIOD_BUDGET = 30_000  # runs per exact analysis; longer periods are skipped, not analysed
-MAX_EXACT = 6           # exact analyses per role, at most
-ENOUGH_FEASIBLE = 2     # stop once this many candidates meet every bound
+MAX_EXACT = 10          # exact analyses per role, at most
+MAX_ATTEMPTS = 40       # including those given up for a too long period
+ENOUGH_FEASIBLE = 4     # stop once this many candidates meet every bound
 LIMITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 254)
 
 
@@ -79,7 +80,7 @@ class RoleResult:
 def synthesize(spec: RoleSpec) -> RoleResult:
     hi = [c for c in spec.classes if c.priority == "high"]
     lo = [c for c in spec.classes if c.priority == "low"]
-    best, best_key, tried, feasible = None, None, 0, 0
+    best, best_key, tried, feasible, attempts = None, None, 0, 0, 0
     best_violations: list[Violation] = []
     fallback = None
     for table in _candidates(spec, hi, lo):
@@ -92,13 +93,14 @@ def synthesize(spec: RoleSpec) -> RoleResult:
             if fallback is None or err < fallback[0]:
                 fallback = (err, table)
             continue
-        if tried >= MAX_EXACT or feasible >= ENOUGH_FEASIBLE:
+        if tried >= MAX_EXACT or feasible >= ENOUGH_FEASIBLE or attempts >= MAX_ATTEMPTS:
             break
-        tried += 1
+        attempts += 1
         try:
             an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps, max_runs=PERIOD_BUDGET)
         except NoPeriodError:          # a correct table whose period is too long to check
             continue
+        tried += 1
         per_class, violations = _judge(spec, an)
         key = _score(spec, per_class, violations)
         feasible += not violations
@@ -137,13 +139,17 @@ def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
     phi_h = sum(c.share for c in hi)
     phi_l = sum(c.share for c in lo)
     ratio = phi_l / phi_h
-    low_layout = _layout(spec, lo, spec.cap_low, "low")
+    # Full low tables resolve shares finely; compact ones (fewest slots) serve a class with
+    # small weights smoothly instead of in bursts of entries that all come due together.
+    low_layouts = [_layout(spec, lo, spec.cap_low, "low"),
+                   _layout(spec, lo, spec.cap_low, "low", compact=True)]
     high_tables = list(_single_tables(spec, hi, spec.cap_high, "high"))
     limits = _limits(spec, ratio)
     for limit in limits:
-        for low_entries in _low_table(spec, lo, low_layout, ratio, limit):
-            for high in high_tables:
-                yield ArbTable(high, low_entries, limit)
+        for high in high_tables:
+            for layout in low_layouts:
+                for low_entries in _low_table(spec, lo, layout, ratio, limit):
+                    yield ArbTable(high, low_entries, limit)
 
 
 def _limits(spec: RoleSpec, ratio: float) -> list[int]:
@@ -179,7 +185,8 @@ def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
     return 4096 * limit
 
 
-def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
+def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
+            compact: bool = False):
     vpc = spec.vls_per_class
     nslots = cap // vpc
     if len(classes) > nslots:
@@ -202,7 +209,10 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
                     f"(fabric.vlarb_cap.{side} = {cap}); the smallest reachable distance is "
                     f"about {floor}: raise max_distance", 1.0))
         minimum.append(need)
-    counts = slot_counts([c.share for c in classes], minimum, nslots)
+    if compact:
+        counts = minimum if sum(minimum) <= nslots else None
+    else:
+        counts = slot_counts([c.share for c in classes], minimum, nslots)
     if counts is None:
         worst = max(range(len(classes)), key=lambda i: minimum[i])
         raise Infeasible(Violation(classes[worst], "max_distance",
@@ -363,4 +373,5 @@ def _score(spec, per_class, violations):
         if c.max_distance and r.max_distance is not None:
             lat += r.max_distance / c.max_distance
     err = max(abs(per_class[c.name].share - c.share) for c in spec.classes)
-    return (len(violations), bad, round(lat, 6), err)
+    # Shares off by half the tolerance weigh like one class at its latency bound.
+    return (len(violations), bad, round(lat + 2 * err / SHARE_TOL, 6), err)
