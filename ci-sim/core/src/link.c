@@ -20,6 +20,7 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 		end = earliest_end;
 	p->credits[vl] -= c;
 	p->busy = 1;
+	p->busy_until = end;
 	p->last_tx[vl] = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s))
@@ -58,6 +59,15 @@ void link_tx_done(struct ibs_sim *s, uint32_t gport)
 /* Space freed in an input buffer on VL vl: tell its sender `up` after the link delay. */
 void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n)
 {
+	struct port *u = &s->ports[up];
+
+	/* The sender is busy until after the credits would arrive: it first looks at them
+	 * when its transmission ends, so they can be added now without an event. (Strictly
+	 * after: at a tie the transmission's end is processed first, without them.) */
+	if (u->busy && u->busy_until > s->now + s->cfg.prop_ps) {
+		u->credits[vl] += n;
+		return;
+	}
 	if (s->credits_back)
 		s->credits_back[(size_t)up * 16 + vl] += n;
 	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, up, n, vl);

@@ -45,6 +45,7 @@ struct port {
 	uint32_t tx_up;                   /* ... which this port fills */
 	uint8_t tx_vl;
 	double ps_per_byte;
+	uint64_t busy_until;              /* end of the transmission in progress */
 	struct vlarb *arb;
 	uint32_t credits[IBS_MAX_VLS];    /* free space in the peer's input buffer */
 	uint32_t last_tx[IBS_MAX_VLS];    /* per VL, in 1024-ps units: for the deadlock detector */
