@@ -74,7 +74,7 @@ def main() -> None:
         ratios_vs(rows, "minhop")
         (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
         cols = ["cas", "engine", "engine_s", "engine_s/minhop", "sm_s", "vls_engine", "vls_used",
-                "configured_by", "fell_back", "verdict", "cdg_acyclic", "max_hops"]
+                "configured_by", "fell_back", "verdict", "cdg_acyclic", "max_hops", "verify_s"]
         md += ["## Routing engines on ibsim dragonflies", "",
                "engine_s: routing-engine time from osm.log ('building routing with' → "
                "'tables configured'); sm_s: whole `opensm --once`.", "", markdown(rows, cols), ""]

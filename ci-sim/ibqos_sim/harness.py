@@ -297,7 +297,8 @@ class Harness:
         dumps = d / "dumps"
         dumps.mkdir(parents=True, exist_ok=True)
         log, conf_path = d / "osm.log", d / "opensm.conf"
-        options = {"sweep_interval": 2 if daemon else 0}
+        # force_log_flush: the sweep-end line (SUBNET UP) must reach the log while OpenSM runs.
+        options = {"sweep_interval": 2 if daemon else 0, "force_log_flush": "TRUE"}
         if plugin:
             options["event_plugin_name"] = "ibqos"
             if plugin_options:

@@ -117,6 +117,12 @@ class Apply:
         tables_path = Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf")
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
         updates["qos_policy_file"] = str(qos_path)
+        # apply sees the heavy sweep end by its SUBNET UP line (level 0x02), so that line must
+        # be logged and flushed; both options are re-read at the sweep SIGHUP starts.
+        updates["force_log_flush"] = "TRUE"
+        flags = int(opts.get("log_flags", "0x03"), 0)
+        if not flags & 0x02:
+            updates["log_flags"] = f"0x{flags | 0x02:02x}"
         self.s.files = {
             "opensm.conf": osmconf.merge(current, updates, f"ibqos apply {self.s.plan.policy_sha256[:12]}"),
             "qos-policy.conf": policy,

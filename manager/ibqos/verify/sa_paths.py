@@ -18,6 +18,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+import tempfile
 
 from ..errors import ExternalError, ProcessError
 from ..fabric.model import Fabric
@@ -139,8 +140,10 @@ def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float
     ports = sorted(p.guid for n in fabric.cas() for p in n.ports.values() if p.lid and p.guid)
     pairs = "".join(f"{s:x} {d:x}\n" for s in ports for d in ports if s != d)
     try:
-        cp = run_command([sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=pairs,
-                         timeout=timeout)
+        # umad2sim writes a fake sysfs (sys-<pid>/) into the client's working directory.
+        with tempfile.TemporaryDirectory(prefix="ibqos-sa-") as cwd:
+            cp = run_command([sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=pairs,
+                             timeout=timeout, cwd=cwd)
     except ProcessError as e:
         raise ExternalError(f"SA path record query failed: {e}") from None
     psl = PathSLs(source="SA path records")
