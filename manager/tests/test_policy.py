@@ -37,6 +37,7 @@ EXPECT = {
     "16-bad-guid": (7, "'0xZZ' is not a number"),
     "17-shares-under-100": (3, "give the remaining 40%"),
     "18-bad-mtu": (1, "got 3000"),
+    "19-srp-without-target": (15, "ulp srp needs target_port_guid"),
 }
 
 

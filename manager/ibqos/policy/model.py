@@ -136,6 +136,9 @@ class UlpRule(_Strict):
         if given and given[0] not in allowed:
             raise ValueError(f"ulp {self.ulp} cannot be matched by {given[0]} "
                              f"(allowed: {', '.join(sorted(allowed))})")
+        if self.ulp == "srp" and not given:
+            # OpenSM's qos-ulps grammar has no bare `srp`: SRP is matched by its target port.
+            raise ValueError("ulp srp needs target_port_guid (OpenSM matches SRP by its target port)")
         return self
 
     @property
