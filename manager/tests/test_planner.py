@@ -73,8 +73,15 @@ def test_four_class_sl_map_and_capacity_override():
     assert plan.sl2class[0] == plan.sl2class[8] == 3
     assert all(plan.sl2class[sl] == 3 for sl in range(16) if sl not in (1, 2, 3))
     big = make_plan(policy, cap=(64, 64))
-    assert len(big.vlarb.terminal.high) > 8 and big.fabric.high_cap == 64
+    # OpenSM 3.3.23 programs entries 0-31 of a 64-entry table only: the plan says so.
+    assert 8 < len(big.vlarb.terminal.high) <= 32 and big.fabric.high_cap == 32
+    assert "OpenSM 3.3.23 cannot program entries 32-63" in big.notes[0]
     check_plan_meets_policy(big, policy)
+
+
+def test_usable_entries_follow_opensm_block_sizes():
+    from ibqos.planner import opensm_usable_entries
+    assert [opensm_usable_entries(c) for c in (1, 8, 32, 33, 40, 63, 64)] == [1, 8, 32, 33, 40, 63, 32]
 
 
 def write_policy(tmp_path: Path, doc: dict) -> Path:

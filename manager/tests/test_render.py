@@ -66,7 +66,8 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     pol = files["qos-policy.conf"].read_text()
     assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)
     assert "port-name: storage01 HCA-1/P1" in pol and "service-id: 0xab0000-0xabffff" in pol
-    assert "srp : 3" in pol and "sdp, port-num 5004-5005 : 2" in pol
+    assert "iser : 3" in pol and "sdp, port-num 5004-5005 : 2" in pol
+    assert "srp, target-port-guid 0x2c90300a1b2c3 : 3" in pol      # OpenSM has no bare srp
 
 
 def test_render_cli_and_no_half_written_output(tmp_path):

@@ -24,9 +24,22 @@ from .targets import role_spec
 __all__ = ["make_plan", "plan_and_analyze"]
 
 
+def opensm_usable_entries(cap: int) -> int:
+    """VLArb entries OpenSM 3.3.23 can program on a port of this capacity. It sends the second
+    32-entry block with `cap % 32` entries (osm_qos.c vlarb_update), so a 64-entry table gets
+    entries 0-31 only and 32-63 stay zero."""
+    return cap if cap <= 32 else 32 + cap % 32
+
+
 def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
     f = policy.fabric
     high_cap, low_cap = cap if cap else (f.vlarb_cap.high, f.vlarb_cap.low)
+    notes = []
+    usable = (opensm_usable_entries(high_cap), opensm_usable_entries(low_cap))
+    if usable != (high_cap, low_cap):
+        notes.append(f"VLArb capacity {high_cap}/{low_cap}, planned with {usable[0]}/{usable[1]} "
+                     "entries: OpenSM 3.3.23 cannot program entries 32-63 of a 64-entry table")
+        high_cap, low_cap = usable
     results: dict[str, RoleResult] = {}
     cache: dict = {}
     for role in ROLES:
@@ -64,7 +77,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
                           high_cap=high_cap, low_cap=low_cap, routing=f.routing),
         accounting=f.accounting, classes=classes, sl2class=sl2class,
         vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
-        analysis=analysis,
+        analysis=analysis, notes=notes,
     )
 
 
