@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -60,7 +61,9 @@ def _summary(p, out: Path) -> None:
                   req if req == "rest" else f"{req:g}", f"{a['share']:.2f}",
                   str(a["max_distance"]), f"{a['worst_wait_us']:.2f}" if a["worst_wait_us"] is not None else "-",
                   "yes" if a["meets_bandwidth"] and a["meets_latency"] else "NO")
-    Console().print(t)
+    Console(width=None if sys.stdout.isatty() else 120).print(t)
     term = p.vlarb.terminal
     click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, "
                f"VLHighLimit {term.high_limit}")
+    for note in p.notes:
+        click.echo(f"note: {note}")
