@@ -14,6 +14,7 @@ from ibqos.errors import ExternalError
 from ibqos.fabric.compare import diff
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.live import read_live
+from ibqos_sim.diags import smpquery_portinfo, smpquery_sl2vl, smpquery_vlarb
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly
 
@@ -128,20 +129,6 @@ def test_lft_agrees_with_ibroute(df72):
         assert routes == {lid: port for lid, port in enumerate(sw.lft) if port != 255}
 
 
-def _sl2vl_rows(text):
-    return {(int(m[1]), int(m[2])): tuple(int(v) for v in m[3].split("|"))
-            for m in re.finditer(r"in\s+(\d+), out\s+(\d+): \|(.*)\|", text)}
-
-
-def _vlarb_tables(text):
-    vls = [[int(v, 16) for v in re.findall(r"0x[0-9a-f]+", ln)] for ln in text.splitlines()
-           if ln.startswith("VL ")]
-    ws = [[int(v, 16) for v in re.findall(r"0x[0-9a-f]+", ln)] for ln in text.splitlines()
-          if ln.startswith("WEIGHT")]
-    low, high = (list(zip(v, w)) for v, w in zip(vls, ws))
-    return low, high
-
-
 def test_sl2vl_vlarb_and_portinfo_agree_with_smpquery(df72):
     h, live, _ = df72
     sws, cas = _spots(live)
@@ -150,15 +137,14 @@ def test_sl2vl_vlarb_and_portinfo_agree_with_smpquery(df72):
         nums = [1, n.nports] if n.kind == "switch" else [1]   # a host port, a global port
         for num in nums:
             p = n.ports[num]
-            rows = _sl2vl_rows(h.diag(["smpquery", "sl2vl", str(n.lid), str(num)]).stdout)
+            rows = smpquery_sl2vl(h, n.lid, num)
             if n.kind == "switch":
-                assert rows == {(i, o): v for (i, o), v in n.sl2vl.items() if o == num}
+                assert rows == {i: v for (i, o), v in n.sl2vl.items() if o == num}
             else:
-                assert rows == {(0, 0): n.sl2vl[(0, num)]}
-            low, high = _vlarb_tables(h.diag(["smpquery", "vlarb", str(n.lid), str(num)]).stdout)
-            assert (low, high) == (p.vlarb.low, p.vlarb.high)
-            info = h.diag(["smpquery", "portinfo", str(n.lid), str(num)]).stdout
-            field = dict(re.findall(r"^(\w+):\.+(.*)$", info, re.M))
+                assert rows == {0: n.sl2vl[(0, num)]}
+            arb = smpquery_vlarb(h, n.lid, num)
+            assert (arb["low"], arb["high"]) == (p.vlarb.low, p.vlarb.high)
+            field = smpquery_portinfo(h, n.lid, num)
             assert int(field["VLHighLimit"]) == p.vlarb.high_limit
             assert field["OperVLs"] == f"VL0-{p.op_vls - 1}" and field["LinkWidthActive"] == p.width
             checked += 1

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ibqos import paths
+from ibqos_sim.diags import smpquery_sl2vl, smpquery_vlarb  # noqa: F401  (re-exported for the tests)
 from ibqos.fabric.model import Fabric
-from ibqos.proc import run_command
 
 ENGINE = "dla,minhop"
 REFUSAL = re.compile(r"ERR D1A[0-2]: dla: fabric refused: (.+); falling back to the next routing engine$")
@@ -65,66 +65,3 @@ def port_kind(fabric: Fabric, groups: dict[int, int], guid: int, port: int) -> s
 def fig8_vl(sl_class: int, in_kind: str, out_kind: str) -> int:
     """Seed 003 Fig. 8 per class: shift to 2c+1 from a global in-port to a local out-port."""
     return 2 * sl_class + (1 if in_kind == "global" and out_kind == "local" else 0)
-
-
-# ---- infiniband-diags read-back (independent of the plugin and of ibqos's own reader) ----
-
-_SL2VL_ROW = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):\s*\|(.*)\|\s*$")
-
-
-def smpquery_sl2vl(h, lid: int, out_port: int) -> dict[int, tuple[int, ...]]:
-    """in-port -> 16 VLs for one output port."""
-    text = h.diag(["smpquery", "sl2vl", str(lid), str(out_port)]).stdout
-    rows = {}
-    for line in text.splitlines():
-        m = _SL2VL_ROW.match(line)
-        if m:
-            rows[int(m.group(1))] = tuple(int(x) for x in m.group(3).split("|"))
-    assert rows, f"smpquery sl2vl {lid} {out_port}: no table in {text!r}"
-    return rows
-
-
-def smpquery_vlarb(h, lid: int, port: int) -> dict[str, list[tuple[int, int]]]:
-    """{'low': [(vl, weight)...], 'high': [...]}, as many entries as the port's caps."""
-    text = h.diag(["smpquery", "vlarb", str(lid), str(port)]).stdout
-    out: dict[str, list[tuple[int, int]]] = {}
-    table = None
-    vls: list[int] = []
-    for line in text.splitlines():
-        if line.startswith("# Low priority"):
-            table = "low"
-        elif line.startswith("# High priority"):
-            table = "high"
-        elif line.startswith("VL") and table:
-            vls = [int(x, 16) for x in line.split("|")[1:-1]]
-        elif line.startswith("WEIGHT") and table:
-            ws = [int(x, 16) for x in line.split("|")[1:-1]]
-            out[table] = list(zip(vls, ws))
-    assert set(out) == {"low", "high"}, f"smpquery vlarb {lid} {port}: {text!r}"
-    return out
-
-
-# ---- ibdmchk: the independent credit-loop checker from ibutils ----
-
-def write_ibdmchk_slvl(fabric: Fabric, path: Path) -> Path:
-    """ibdmchk's -d file: `0x<switch guid> <in> <out> 0x<sl0><sl1> ...` (8 bytes of VL nibbles)."""
-    lines = []
-    for n in sorted(fabric.switches(), key=lambda n: n.guid):
-        for (i, o), vls in sorted(n.sl2vl.items()):
-            pairs = " ".join(f"0x{vls[2 * k]:x}{vls[2 * k + 1]:x}" for k in range(8))
-            lines.append(f"0x{n.guid:016x} {i} {o} {pairs}")
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def ibdmchk(dumps: Path, fabric: Fabric, workdir: Path) -> str:
-    """Run ibdmchk on OpenSM's dumps with the SL2VL tables; its verdict is in the output (it
-    crashes after printing, so the exit code means nothing)."""
-    tool = paths.require_tool("ibdmchk", "ibutils")
-    slvl = write_ibdmchk_slvl(fabric, workdir / "ibdmchk.slvl")
-    cmd = [tool, "-s", str(dumps / "opensm-subnet.lst"), "-f", str(dumps / "opensm.fdbs"),
-           "-d", str(slvl)]
-    if (dumps / "opensm.mcfdbs").exists():
-        cmd += ["-m", str(dumps / "opensm.mcfdbs")]
-    cp = run_command(cmd, timeout=300, cwd=workdir, check=False)
-    return cp.stdout + cp.stderr

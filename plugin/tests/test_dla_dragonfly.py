@@ -12,7 +12,8 @@ from ibqos.verify import iter_routes, verify_fabric
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
-from dla_testlib import fig8_vl, ibdmchk, name_groups, port_kind, run_dla, smpquery_sl2vl, start_dla
+from dla_testlib import fig8_vl, name_groups, port_kind, run_dla, smpquery_sl2vl, start_dla
+from ibqos.verify.ibdmchk import run_ibdmchk
 
 pytestmark = pytest.mark.fabric
 
@@ -78,9 +79,9 @@ def test_dla_routes_dragonfly_deadlock_free(tmp_path, size):
         assert max(counts) - min(counts) <= a * (1 + p), counts
 
     # ibdmchk independently: no credit loops with the plugin's SL2VL, 2 VLs
-    out = ibdmchk(run.dumps, fabric, tmp_path)
-    assert "-I- no credit loops found" in out, out[-2000:]
-    assert "-E- credit loops" not in out
+    chk = run_ibdmchk(run.dumps, fabric, tmp_path / "ibdmchk")
+    assert not chk.credit_loops, chk.output[-2000:]
+    assert "-I- no credit loops found" in chk.output
 
 
 def test_dla_keeps_requested_sl_in_path_records(tmp_path):
