@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ibqos.errors import InputError
+from ibqos.docfile import read_json, validate, write_atomic
 
-from .runplan import RunPlan, write_atomic
+from .runplan import RunPlan
 
 SCHEMA = "ibqos.testbed-results/1"
 FILE = "results.json"
@@ -69,16 +69,5 @@ class Results(BaseModel):
     def load(cls, directory: str | Path) -> Results:
         directory = Path(directory)
         path = directory / FILE if directory.is_dir() else directory
-        try:
-            doc = json.loads(path.read_text())
-        except OSError as e:
-            raise InputError(f"{e.strerror or e} (is this a results directory of "
-                             "'ibqos testbed run'?)", file=path) from None
-        except json.JSONDecodeError as e:
-            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
-        try:
-            return cls.model_validate(doc)
-        except ValidationError as e:
-            err = e.errors()[0]
-            raise InputError(err["msg"], file=path,
-                             field=".".join(str(p) for p in err["loc"]) or None) from None
+        doc = read_json(path, hint="is this a results directory of 'ibqos testbed run'?")
+        return validate(cls, doc, path)

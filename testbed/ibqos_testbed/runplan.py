@@ -12,14 +12,13 @@ Latency uses -n ITERATIONS, not -D: only then does perftest print the full table
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from ibqos.errors import InputError
+from ibqos.docfile import read_json, validate, write_atomic
 from ibqos.templating import render
 
 from .planinput import PlanSummary
@@ -103,20 +102,7 @@ class RunPlan(_Model):
     @classmethod
     def load(cls, path: str | Path) -> RunPlan:
         path = Path(path)
-        try:
-            text = path.read_text()
-        except OSError as e:
-            raise InputError(e.strerror or str(e), file=path) from None
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
-        try:
-            return cls.model_validate(doc)
-        except ValidationError as e:
-            err = e.errors()[0]
-            raise InputError(err["msg"], file=path,
-                             field=".".join(str(p) for p in err["loc"]) or None) from None
+        return validate(cls, read_json(path), path)
 
 
 def build(plan: PlanSummary, s: Settings) -> RunPlan:
@@ -179,9 +165,3 @@ def write(run: RunPlan, out_dir: Path) -> tuple[Path, Path]:
     run.save(json_path)
     write_atomic(txt_path, text)
     return json_path, txt_path
-
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

@@ -25,6 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..docfile import write_atomic
 from ..errors import ExternalError
 
 _VERSION = re.compile(r"^v(\d{4})$")
@@ -40,13 +41,7 @@ def fsync_dir(d: Path) -> None:
 
 def write_durable(path: Path, data: str) -> None:
     """Write, fsync, rename: the path holds the old or the new bytes, never part of either."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+    write_atomic(path, data, durable=True)
 
 
 def _symlink_over(target: str, path: Path) -> None:

@@ -4,15 +4,13 @@ render, testbed, simulate and dryrun."""
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Literal, Union
 
-import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..arbiter import ArbTable
+from ..docfile import read_json, validate, write_atomic
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
@@ -119,31 +117,12 @@ class Plan(_M):
 
     def save(self, path: str | Path) -> None:
         """Atomic: a temp file in the same directory, renamed over `path`."""
-        path = Path(path)
-        text = json.dumps(self.to_json(), indent=1) + "\n"
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:
-        try:
-            doc = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise InputError("no such file", file=path) from None
-        except json.JSONDecodeError as e:
-            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+        doc = read_json(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             got = doc.get("schema") if isinstance(doc, dict) else None
             raise InputError(f"not an ibqos plan (schema {got!r}, want {SCHEMA!r})", file=path)
-        try:
-            return cls.model_validate(doc)
-        except pydantic.ValidationError as e:
-            err = e.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise InputError(err["msg"], file=path, field=field) from None
+        return validate(cls, doc, path)

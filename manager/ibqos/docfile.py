@@ -1,0 +1,60 @@
+"""Reading and writing ibqos's own JSON documents (plans, run plans, results): one way to
+turn a bad file into one InputError line, and one way to write a file whole or not at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pydantic
+
+from .errors import InputError
+
+M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+def read_json(path: str | Path, *, hint: str = "") -> Any:
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise InputError((e.strerror or str(e)) + (f" ({hint})" if hint else ""), file=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+
+
+def validate(cls: type[M], doc: Any, path: str | Path) -> M:
+    """The document as `cls`, or its first schema error as one line naming the field."""
+    try:
+        return cls.model_validate(doc)
+    except pydantic.ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(err["msg"], file=path,
+                         field=".".join(str(p) for p in err["loc"]) or None) from None
+
+
+def write_atomic(path: str | Path, text: str, *, durable: bool = False) -> None:
+    """A temp file in the same directory renamed over `path`; with durable, fsynced first and
+    the directory entry after, so a crash leaves the old or the new bytes."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if durable:
+        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
