@@ -50,7 +50,7 @@ def verdict(engine: str, run, harness) -> dict:
             "verify_s": round(time.perf_counter() - t0, 3)}
 
 
-def bench_engines(sizes: list[int], engines: list[str], log) -> list[dict]:
+def bench_engines(sizes: list[int], engines: list[str], log, skip=frozenset()) -> list[dict]:
     rows = []
     plugin = (paths.plugin_dir() / "libibqos.so").exists()
     for size in sizes:
@@ -59,7 +59,7 @@ def bench_engines(sizes: list[int], engines: list[str], log) -> list[dict]:
             net = topo.write_net(Path(tmp) / "fabric.net")
             with Harness(net, run_dir=Path(tmp) / "run") as h:
                 for engine in engines:
-                    if engine == "dla" and not plugin:
+                    if (engine == "dla" and not plugin) or (size, engine) in skip:
                         continue
                     log(f"df{size}: {engine}")
                     spec = "dla,minhop" if engine == "dla" else engine
