@@ -44,7 +44,9 @@ def bench_fabric(sizes: list[int], log, simulate: bool = True) -> list[dict]:
             t_verify, rep = _timed(lambda: verify_fabric(fabric))
             calls = (sum(len(n.ports) - 1 for n in fabric.switches())          # sl2vl per out port
                      + sum(len(n.ports) for n in fabric.nodes.values()))       # vlarb per port
+            found = (len(list(fabric.cas())), len(list(fabric.switches())))
             row = {"cas": size, "switches": len(topo.switches),
+                   "all_discovered": found == (len(topo.cas), len(topo.switches)),
                    "readback_s": round(t_read, 2), "ibnetdiscover_s": round(t_disc, 2),
                    "readback/ibnetdiscover": round(t_read / t_disc, 2),
                    "per_port_smpquery_est_s": round(t_one * calls, 1),

@@ -88,7 +88,7 @@ def main() -> None:
                "readback: LFT, SL2VL, VLArb, PortInfo in one process; per_port_smpquery_est: one "
                "measured `smpquery` × the SL2VL+VLArb queries a per-port approach needs; "
                "verify: every CA pair + CDG, against the whole `opensm --once` of the same run.", "",
-               markdown(rows, ["cas", "switches", "readback_s", "ibnetdiscover_s", "readback/ibnetdiscover",
+               markdown(rows, ["cas", "switches", "all_discovered", "readback_s", "ibnetdiscover_s", "readback/ibnetdiscover",
                                "per_port_smpquery_est_s", "sm_once_s", "verify_s", "verify/sm_once",
                                "verdict"]), "",
                "Simulator (uniform traffic, QDR, 4 KB MTU, 16 packets per VL, VOQ; seed 003 §5.2):", "",

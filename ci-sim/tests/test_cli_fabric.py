@@ -54,3 +54,12 @@ def test_errors_are_one_line(tmp_path):
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("ibqos: error: "), r.stderr
         assert "Traceback" not in r.stderr
+
+
+def test_missing_debian_package_is_one_line(tmp_path):
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    r = subprocess.run(IBQOS + ["fabric", "up", "--topology", "df42", "--run-dir", "f"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60, env={"PATH": str(empty)})
+    assert r.returncode == 3, r.stderr
+    assert r.stderr == "ibqos: error: 'ibsim' not found: install Debian package ibsim-utils (make deps)\n"

@@ -26,7 +26,7 @@ def _subnet_counts(dumps):
     return len(cas), len(sws)
 
 
-@pytest.mark.parametrize("size", [42, 72, 342])
+@pytest.mark.parametrize("size", [42, 72, 342, 1056])
 def test_generated_dragonfly_fully_discovered(tmp_path, size):
     topo = dragonfly(*DRAGONFLY_SIZES[size])
     net = topo.write_net(tmp_path / "fabric.net")
