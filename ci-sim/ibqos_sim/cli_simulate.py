@@ -148,7 +148,7 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
             results.append(run_one(net, traffic, params, ld))
             prog.advance(task)
     out_dir = out_dir or (rundir / "sim" if rundir.is_dir() else rundir.parent / "sim")
-    name = f"{pattern}" + (f"-sweep" if sweep else f"-{loads[0]:.2f}")
+    name = pattern + ("-sweep" if sweep else f"-{loads[0]:.2f}")
     meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
     path = report.write_json(out_dir / f"{name}.json", results, meta)
     if as_json:

@@ -9,7 +9,6 @@ import threading
 import pytest
 
 from ibqos.errors import ExternalError, InputError
-from ibqos.fabric.model import Fabric  # noqa: F401  (the model is importable by every stage)
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly, DRAGONFLY_SIZES
 

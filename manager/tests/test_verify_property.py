@@ -13,7 +13,6 @@ from verify_fabrics import Synth
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.verify import build_index, iter_walks, sl_matrix, verify_fabric
 from ibqos.verify.analyze import analyze
-from ibqos.verify.cdg import find_cycle
 from ibqos.verify.pathsl import PathSLs
 
 

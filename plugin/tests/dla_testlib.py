@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from ibqos import paths
-from ibqos_sim.diags import smpquery_sl2vl, smpquery_vlarb  # noqa: F401  (re-exported for the tests)
 from ibqos.fabric.model import Fabric
 
 ENGINE = "dla,minhop"

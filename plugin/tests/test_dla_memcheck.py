@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from ibqos import paths
 from ibqos.proc import run_command
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly

@@ -160,7 +160,7 @@ def _channels(ix: FabricIndex, sl: int, dst: np.ndarray, out, nsw, inport, dist,
     ch = (s * P + oo) * 16 + vl
     t = nsw[s, b]
     fwd = t >= 0
-    s2, i2, b2, ch, t = s[fwd], i[fwd], b[fwd], ch[fwd], t[fwd]
+    s2, b2, ch, t = s[fwd], b[fwd], ch[fwd], t[fwd]
     onward = nsw[t, b2] >= 0
     t, b2, ch = t[onward], b2[onward], ch[onward]
     j = inport[s2[onward], b2]
