@@ -145,23 +145,23 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 	if (pid == NIL)
 		return;
 	struct pkt *k = &s->pkts[pid];
+	struct pkt_meta *m = &s->meta[pid];
 
 	e->rr[vl] = i;
 	k->bytes = (uint16_t)head_bytes[vl];
 	k->sl = f->spec.sl;
-	k->klass = f->spec.klass;
-	k->src = f->spec.src;
 	k->dst = f->cur_dst;
-	k->gen_ps = f->spec.process == IBS_SATURATE ? s->now : f->cur_gen;
-	k->inj_ps = s->now;
 	k->tail_ps = 0;
+	m->klass = f->spec.klass;
+	m->gen_ps = f->spec.process == IBS_SATURATE ? s->now : f->cur_gen;
+	m->inj_ps = s->now;
 	s->res.injected++;
 	if (in_window(s)) {
 		s->sl[k->sl].tx_pkts++;
 		s->sl[k->sl].tx_bytes += k->bytes;
-		s->klass[k->klass].tx_pkts++;
-		s->klass[k->klass].tx_bytes += k->bytes;
-		s->ep_tx[k->src] += k->bytes;
+		s->klass[m->klass].tx_pkts++;
+		s->klass[m->klass].tx_bytes += k->bytes;
+		s->ep_tx[f->spec.src] += k->bytes;
 	}
 	if (--f->cur_left == 0)
 		next_message(s, f);
@@ -181,8 +181,9 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
 	}
 	s->res.delivered++;
 	if (in_window(s)) {
-		uint64_t lat = s->now - k->gen_ps, net = s->now - k->inj_ps;
-		struct group_acc *g[2] = { &s->sl[k->sl], &s->klass[k->klass] };
+		const struct pkt_meta *m = &s->meta[pid];
+		uint64_t lat = s->now - m->gen_ps, net = s->now - m->inj_ps;
+		struct group_acc *g[2] = { &s->sl[k->sl], &s->klass[m->klass] };
 
 		for (int i = 0; i < 2; i++) {
 			g[i]->rx_pkts++;

@@ -29,7 +29,6 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 	if (p->arb)
 		vlarb_commit(p->arb, k->bytes);
 
-	k->at = peer;
 	k->up = gport;
 	k->vl = vl;
 	k->state = PKT_LINK;

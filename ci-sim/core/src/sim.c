@@ -27,40 +27,6 @@ void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, ui
 		s->error = rc;
 }
 
-uint32_t pkt_alloc(struct ibs_sim *s)
-{
-	if (s->free_pkt == NIL) {
-		uint32_t cap = s->cap_pkts ? 2 * s->cap_pkts : 4096;
-		struct pkt *np;
-
-		if (cap <= s->cap_pkts || !(np = realloc(s->pkts, (size_t)cap * sizeof(*np)))) {
-			s->error = -ENOMEM;
-			return NIL;
-		}
-		s->pkts = np;
-		for (uint32_t i = cap; i-- > s->cap_pkts;) {
-			np[i].state = PKT_FREE;
-			np[i].next = s->free_pkt;
-			s->free_pkt = i;
-		}
-		s->cap_pkts = cap;
-	}
-	uint32_t id = s->free_pkt;
-
-	s->free_pkt = s->pkts[id].next;
-	s->pkts[id].next = NIL;
-	s->in_flight++;
-	return id;
-}
-
-void pkt_free(struct ibs_sim *s, uint32_t id)
-{
-	s->pkts[id].state = PKT_FREE;
-	s->pkts[id].next = s->free_pkt;
-	s->free_pkt = id;
-	s->in_flight--;
-}
-
 void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
 	if (s->kick_mark[gport])
@@ -450,7 +416,7 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->rr_all);
 	free(s->eps);
 	free(s->flows);
-	free(s->pkts);
+	pkt_pool_free(s);
 	free(s->kick);
 	free(s->kick_mark);
 	free(s->klass);
@@ -592,7 +558,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 			continue;
 		alloc++;
 		queued_state += k->state == PKT_QUEUED;
-		occ[(size_t)k->at * 16 + k->vl] += credits_of(k->bytes);
+		occ[(size_t)s->ports[k->up].peer * 16 + k->vl] += credits_of(k->bytes);
 	}
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
@@ -612,7 +578,8 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 						const struct pkt *k = &s->pkts[id];
 
 						a->queued++;
-						if (k->state != PKT_QUEUED || k->at != w->port_base + in || k->vl != v ||
+						if (k->state != PKT_QUEUED || k->vl != v ||
+						    (uint32_t)s->ports[k->up].peer != w->port_base + in ||
 						    (s->cfg.voq && k->out != o))
 							a->queue_errors++;
 						if (a->queued > alloc)

@@ -17,17 +17,26 @@
 enum ev_kind { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
 enum pkt_state { PKT_FREE, PKT_LINK, PKT_QUEUED };
 
+/* A packet's hot record: what forwarding reads on every hop. 32 bytes on a 32-byte
+ * boundary, so one hop touches one cache line of it (the old 56-byte record straddled
+ * two most of the time). Where the packet is follows from `up`: the peer of that port. */
 struct pkt {
-	uint64_t gen_ps, inj_ps;
 	uint64_t tail_ps;         /* tail arrival at the buffer the packet is in or heading to */
 	uint32_t next;            /* queue or free-list link */
-	uint32_t src, dst;        /* endpoints */
-	uint32_t at;              /* global input port of the buffer it occupies / heads to */
-	uint32_t up;              /* the port that sent it there: its credits go back to it */
-	uint16_t bytes, klass;
-	uint8_t sl, vl;           /* vl of the buffer at `at` */
+	uint32_t dst;             /* destination endpoint */
+	uint32_t up;              /* the port that sent it to its buffer: credits go back to it */
+	uint16_t bytes;
+	uint16_t nx_bytes;        /* queued: size, output and output VL of the packet behind it, */
+	uint8_t nx_out, nx_out_vl;/* copied when that one is linked, so a dequeue reads no other record */
+	uint8_t sl, vl;           /* vl of the buffer the packet is in or heading to */
 	uint8_t out, out_vl;      /* at a switch: chosen output port and its VL */
 	uint8_t state;
+};
+
+/* A packet's cold record: read only at injection and delivery. */
+struct pkt_meta {
+	uint64_t gen_ps, inj_ps;
+	uint16_t klass;
 };
 
 struct queue { uint32_t head, tail; uint32_t head_bytes; };
@@ -108,8 +117,9 @@ struct ibs_sim {
 	struct ep *eps;
 	struct flow *flows;
 
-	struct pkt *pkts;
-	uint32_t n_pkts, cap_pkts, free_pkt;
+	struct pkt *pkts;                 /* hot records, 64-byte aligned */
+	struct pkt_meta *meta;            /* cold records, same index */
+	uint32_t cap_pkts, free_pkt;
 	uint64_t in_flight;
 
 	uint32_t *kick;                   /* ports waiting for an arbitration pass */
@@ -146,8 +156,11 @@ static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
 /* sim.c */
 void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl);
 void sim_kick(struct ibs_sim *s, uint32_t gport);
+
+/* pkt.c: the packet pool */
 uint32_t pkt_alloc(struct ibs_sim *s);
 void pkt_free(struct ibs_sim *s, uint32_t id);
+void pkt_pool_free(struct ibs_sim *s);
 
 /* link.c: transmission and credits, shared by switches and CAs */
 void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end);

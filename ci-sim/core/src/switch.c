@@ -127,7 +127,12 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 		req_set(s, w, out, ovl, in * s->nvl + k->vl);
 		sim_kick(s, w->port_base + out);
 	} else {
-		s->pkts[q->tail].next = pid;
+		struct pkt *t = &s->pkts[q->tail];
+
+		t->next = pid;
+		t->nx_bytes = k->bytes;
+		t->nx_out = k->out;
+		t->nx_out_vl = k->out_vl;
 		q->tail = pid;
 	}
 }
@@ -167,14 +172,12 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	w->rr[o * s->nvl + (uint32_t)vl] = (uint16_t)key;
 	if (q->head == NIL) {
 		req_clear(s, w, o, (uint32_t)vl, key);
-	} else {
-		const struct pkt *nh = &s->pkts[q->head];
-
-		q->head_bytes = nh->bytes;
-		if (nh->out != o || nh->out_vl != vl) {
+	} else {   /* the new head, as recorded in k when it was linked behind it */
+		q->head_bytes = k->nx_bytes;
+		if (k->nx_out != o || k->nx_out_vl != vl) {
 			req_clear(s, w, o, (uint32_t)vl, key);
-			req_set(s, w, nh->out, nh->out_vl, key);
-			sim_kick(s, w->port_base + nh->out);
+			req_set(s, w, k->nx_out, k->nx_out_vl, key);
+			sim_kick(s, w->port_base + k->nx_out);
 		}
 	}
 	p->tx_from = w->port_base + in;
