@@ -128,14 +128,14 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 			ready_seen |= (uint16_t)(1u << v);
 			nonempty |= (uint16_t)(1u << v);
 			uint32_t bytes = f->cur_left == 1 ? f->last_bytes : f->spec.pkt_bytes;
-			if (p->credits[v] >= credits_of(bytes)) {
+			if (p->vl[v].credits >= credits_of(bytes)) {
 				active |= (uint16_t)(1u << v);
 				head_bytes[v] = bytes;
 				cand[v] = i;
 			}
 		}
 	}
-	int vl = vlarb_decide(p->arb, active, nonempty, head_bytes);
+	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
 	if (vl < 0)
 		return;
 

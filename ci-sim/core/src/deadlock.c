@@ -18,7 +18,7 @@ static int cmp_edge(const void *a, const void *b)
 
 static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
-	return !p->busy && (s->now >> 10) - p->last_tx[vl] >= s->cfg.deadlock_ps >> 10;
+	return !p->busy && (s->now >> 10) - p->vl[vl].last_tx >= s->cfg.deadlock_ps >> 10;
 }
 
 /* Edges of the wait-for graph between switch input buffers (gport * nvl + vl). */
@@ -61,9 +61,9 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 						/* Credits still on their way back count as missing: they are
 						 * 10s of ns from arriving, while the VL has been idle for
 						 * deadlock_ps, so on a real wait-for cycle there are none. */
-						if (p->credits[v] >= need)
+						if (p->vl[v].credits >= need)
 							continue;      /* waits for the arbiter, not for space */
-						if (!is_switch(s, s->ports[p->peer].node))
+						if (!p->peer_sw)
 							continue;
 						if (n == cap) {
 							struct edge *ne = realloc(e, 2 * cap * sizeof(*e));

@@ -18,22 +18,21 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 
 	if (end < earliest_end)
 		end = earliest_end;
-	p->credits[vl] -= c;
+	p->vl[vl].credits -= c;
 	p->busy = 1;
 	p->busy_until = end;
-	p->last_tx[vl] = (uint32_t)(s->now >> 10);
+	p->vl[vl].last_tx = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s))
-		s->port_vl_bytes[(uint64_t)gport * 16 + vl] += k->bytes;
+		p->vl[vl].bytes += k->bytes;
 	s->res.hops++;
-	if (p->arb)
-		vlarb_commit(p->arb, k->bytes);
+	vlarb_commit(&p->arb, k->bytes);
 
 	k->up = gport;
 	k->vl = vl;
 	k->state = PKT_LINK;
 	sim_schedule(s, end, EV_TXDONE, gport, 0, 0);
-	if (is_switch(s, s->ports[peer].node)) {
+	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
 		k->tail_ps = end + s->cfg.prop_ps;
 		sim_schedule(s, s->now + s->cfg.prop_ps + s->cfg.sw_latency_ps, EV_ARRIVE, peer, pid, 0);
@@ -64,7 +63,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n)
 	 * when its transmission ends, so they can be added now without an event. (Strictly
 	 * after: at a tie the transmission's end is processed first, without them.) */
 	if (u->busy && u->busy_until > s->now + s->cfg.prop_ps) {
-		u->credits[vl] += n;
+		u->vl[vl].credits += n;
 		return;
 	}
 	if (s->credits_back)
@@ -78,6 +77,6 @@ void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n)
 
 	if (s->credits_back)
 		s->credits_back[(size_t)gport * 16 + vl] -= n;
-	p->credits[vl] += n;
+	p->vl[vl].credits += n;
 	sim_kick(s, gport);
 }

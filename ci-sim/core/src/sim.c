@@ -202,7 +202,6 @@ static int check_params(const struct ibs_config *c, char *err, size_t errlen)
 static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 {
 	const struct ibs_config *c = &s->cfg;
-	uint32_t n_arbs = 0;
 
 	for (uint32_t n = 0; n < c->n_nodes; n++)
 		for (uint32_t i = 0; i < c->node_nports[n]; i++) {
@@ -236,22 +235,17 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 			s->nvl = nvl;
 		p->ps_per_byte = 8000.0 / c->port_rate_gbps[g];
 		for (uint32_t v = 0; v < nvl; v++)
-			p->credits[v] = c->buf_credits;
-		n_arbs++;
+			p->vl[v].credits = c->buf_credits;
 	}
-	s->arbs = calloc(n_arbs ? n_arbs : 1, sizeof(*s->arbs));
-	if (!s->arbs)
-		return -ENOMEM;
-	n_arbs = 0;
 	for (uint32_t g = 0; g < c->n_ports; g++) {
 		struct port *p = &s->ports[g];
 
 		if (p->peer < 0)
 			continue;
-		p->arb = &s->arbs[n_arbs++];
+		p->peer_sw = c->node_is_switch[s->ports[p->peer].node] != 0;
 		if (c->port_arb_high_len[g] + c->port_arb_low_len[g] == 0)
 			return fail(err, errlen, -EINVAL, "port %u: no VLArb table", g);
-		if (vlarb_init(p->arb, c->arb_entries + c->port_arb_high_off[g], c->port_arb_high_len[g],
+		if (vlarb_init(&p->arb, c->arb_entries + c->port_arb_high_off[g], c->port_arb_high_len[g],
 			       c->arb_entries + c->port_arb_low_off[g], c->port_arb_low_len[g],
 			       c->port_arb_limit[g], c->accounting))
 			return fail(err, errlen, -EINVAL, "port %u: VLArb table over 64 entries or VL above 14", g);
@@ -270,6 +264,8 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 	s->sws = calloc(s->n_sw ? s->n_sw : 1, sizeof(*s->sws));
 	if (!s->sws)
 		return -ENOMEM;
+	for (uint32_t g = 0; g < c->n_ports; g++)
+		s->ports[g].sw = s->node_sw[s->ports[g].node];
 	for (uint32_t n = 0; n < c->n_nodes; n++) {
 		if (s->node_sw[n] < 0)
 			continue;
@@ -347,7 +343,9 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->n_nodes = cfg->n_nodes;
 	s->n_ports = cfg->n_ports;
 	s->n_ep = cfg->n_endpoints;
-	s->ports = malloc((size_t)s->n_ports * sizeof(*s->ports));
+	s->ports = aligned_alloc(64, (size_t)s->n_ports * sizeof(*s->ports));
+	if (s->ports)     /* zeroed at once: ibs_destroy() reads every port's arbiter */
+		memset(s->ports, 0, (size_t)s->n_ports * sizeof(*s->ports));
 	s->node_sw = malloc((size_t)s->n_nodes * sizeof(int32_t));
 	s->node_ep = malloc((size_t)s->n_nodes * sizeof(int32_t));
 	s->port_ep = malloc((size_t)s->n_ports * sizeof(int32_t));
@@ -361,7 +359,6 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	if (!s->ports || !s->node_sw || !s->node_ep || !s->port_ep || !s->eps || !s->flows ||
 	    !s->kick || !s->kick_mark)
 		goto bad;
-	memset(s->ports, 0, (size_t)s->n_ports * sizeof(*s->ports));
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		s->ports[g].node = NIL;
 		s->port_ep[g] = -1;
@@ -400,12 +397,10 @@ void ibs_destroy(struct ibs_sim *s)
 			hist_free(&s->klass[i].net);
 		}
 	free_config(&s->cfg);
-	if (s->arbs)
+	if (s->ports)
 		for (uint32_t g = 0; g < s->n_ports; g++)
-			if (s->ports[g].arb)
-				vlarb_free(s->ports[g].arb);
+			vlarb_free(&s->ports[g].arb);
 	free(s->ports);
-	free(s->arbs);
 	free(s->node_sw);
 	free(s->node_ep);
 	free(s->port_ep);
@@ -531,6 +526,9 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 	memcpy(r->sl, s->sl_out, sizeof(r->sl));
 	r->n_classes = s->cfg.n_classes;
 	r->klass = s->klass_out;
+	for (uint32_t g = 0; g < s->n_ports; g++)
+		for (uint32_t v = 0; v < IBS_MAX_VLS; v++)
+			s->port_vl_bytes[(size_t)g * 16 + v] = s->ports[g].vl[v].bytes;
 	r->port_vl_bytes = s->port_vl_bytes;
 	r->ep_rx_bytes = s->ep_rx;
 	r->ep_tx_bytes = s->ep_tx;
@@ -599,7 +597,7 @@ done:
 		if (p->peer < 0)
 			continue;
 		for (uint32_t v = 0; v < p->nvl; v++)
-			if (p->credits[v] + s->credits_back[(size_t)g * 16 + v] + occ[(size_t)p->peer * 16 + v] !=
+			if (p->vl[v].credits + s->credits_back[(size_t)g * 16 + v] + occ[(size_t)p->peer * 16 + v] !=
 			    s->cfg.buf_credits)
 				a->credit_errors++;
 	}

@@ -41,23 +41,33 @@ struct pkt_meta {
 
 struct queue { uint32_t head, tail; uint32_t head_bytes; };
 
-/* Fields used on every hop first: a port spans two cache lines, not five. */
+/* Per (port, VL) state that a transmission updates. */
+struct port_vl {
+	uint32_t credits;                 /* free space in the peer's input buffer */
+	uint32_t last_tx;                 /* in 1024-ps units: for the deadlock detector */
+	uint64_t bytes;                   /* sent inside the measured window */
+};
+
+/* Everything a hop reads or writes about a port lives in this one block, in the order of
+ * use (header, arbiter, the first VLs): three adjacent cache lines instead of six lines
+ * in five arrays. Ports are 64-byte aligned and never move (the arbiter points into itself). */
 struct port {
-	uint8_t busy;
+	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
 	uint16_t req_mask;                /* switch output: VLs some input queue asks for */
 	int32_t peer;
 	uint32_t node;
+	int32_t sw;                       /* switch index of the node, -1 for a CA */
 	uint16_t num;
 	uint16_t tx_credits;              /* packet in transmission: space it frees ... */
 	uint32_t tx_from;                 /* ... in this input buffer (switch) ... */
 	uint32_t tx_up;                   /* ... which this port fills */
 	uint8_t tx_vl;
+	bool peer_sw;                     /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
 	uint64_t busy_until;              /* end of the transmission in progress */
-	struct vlarb *arb;
-	uint32_t credits[IBS_MAX_VLS];    /* free space in the peer's input buffer */
-	uint32_t last_tx[IBS_MAX_VLS];    /* per VL, in 1024-ps units: for the deadlock detector */
+	struct vlarb arb;                 /* linked ports only */
+	struct port_vl vl[IBS_MAX_VLS];
 };
 
 struct sw {
@@ -103,7 +113,6 @@ struct ibs_sim {
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
-	struct vlarb *arbs;
 	int32_t *node_sw;                 /* node -> switch index, -1 for CAs */
 	int32_t *node_ep;                 /* node -> first endpoint, -1 if none */
 	int32_t *port_ep;                 /* global port -> endpoint, -1 */
@@ -131,7 +140,8 @@ struct ibs_sim {
 	struct group_acc *klass;
 	struct ibs_group sl_out[IBS_NUM_SLS];
 	struct ibs_group *klass_out;
-	uint64_t *port_vl_bytes, *ep_rx, *ep_tx;
+	uint64_t *port_vl_bytes;          /* [port][16]: filled from the ports by ibs_results() */
+	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;
 	uint32_t witness_len;

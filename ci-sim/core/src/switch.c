@@ -102,7 +102,7 @@ static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 {
 	const struct port *ip = &s->ports[in_gport];
-	struct sw *w = &s->sws[s->node_sw[ip->node]];
+	struct sw *w = &s->sws[ip->sw];
 	struct pkt *k = &s->pkts[pid];
 	uint32_t in = ip->num, out = w->route[k->dst];
 
@@ -140,7 +140,7 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 void sw_try_send(struct ibs_sim *s, uint32_t gport)
 {
 	struct port *p = &s->ports[gport];
-	struct sw *w = &s->sws[s->node_sw[p->node]];
+	struct sw *w = &s->sws[p->sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
 	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
 	uint16_t active = 0, nonempty = p->req_mask;
@@ -151,13 +151,13 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		uint32_t bytes = q->head_bytes;
 
-		if (p->credits[v] >= credits_of(bytes)) {
+		if (p->vl[v].credits >= credits_of(bytes)) {
 			active |= (uint16_t)(1u << v);
 			head_bytes[v] = bytes;
 			cand[v] = key;
 		}
 	}
-	int vl = vlarb_decide(p->arb, active, nonempty, head_bytes);
+	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
 	if (vl < 0)
 		return;
 

@@ -30,8 +30,11 @@ int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhi
 	memset(a, 0, sizeof(*a));
 	if (mode > IBS_ACCT_PACKET || nhigh > VLARB_MAX_ENTRIES || nlow > VLARB_MAX_ENTRIES)
 		return -EINVAL;
-	a->slots = calloc(nhigh + nlow + 1, sizeof(*a->slots));
-	if (!a->slots)
+	/* the tables of most ports fit inside the arbiter; weight-0 entries take no slot,
+	 * but sizing by the given lengths keeps this check simple */
+	if (nhigh + nlow <= VLARB_INLINE)
+		a->slots = a->small;
+	else if (!(a->slots = calloc(nhigh + nlow, sizeof(*a->slots))))
 		return -ENOMEM;
 	if ((rc = table_init(&a->high, a->slots, high, nhigh)) ||
 	    (rc = table_init(&a->low, a->slots + a->high.n, low, nlow))) {
@@ -45,7 +48,8 @@ int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhi
 
 void vlarb_free(struct vlarb *a)
 {
-	free(a->slots);
+	if (a->slots != a->small)
+		free(a->slots);
 	a->slots = NULL;
 }
 

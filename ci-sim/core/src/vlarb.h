@@ -13,6 +13,7 @@
 #include "ibqos_sim.h"
 
 #define VLARB_MAX_ENTRIES 64
+#define VLARB_INLINE 4                    /* entries kept inside struct vlarb (no extra cache line) */
 
 struct vlarb_slot {
 	uint8_t vl, weight;
@@ -33,10 +34,12 @@ struct vlarb {
 	uint8_t mode;                     /* enum ibs_accounting */
 	uint8_t pending;                  /* 0 none, 1 high, 2 low: set by decide, used by commit */
 	uint64_t hi_count;                /* high-table bytes since the last low turn */
-	struct vlarb_slot *slots;         /* both tables' entries, one allocation */
+	struct vlarb_slot *slots;         /* both tables' entries: `small`, or one allocation */
+	struct vlarb_slot small[VLARB_INLINE];
 };
 
-/* Fails (-EINVAL) on more than 64 entries or a VL above 14, -ENOMEM. vlarb_free() after. */
+/* Fails (-EINVAL) on more than 64 entries or a VL above 14, -ENOMEM. vlarb_free() after.
+ * The tables may point into *a: an initialised arbiter must not be copied or moved. */
 int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhigh,
 	       const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode);
 
