@@ -1,4 +1,5 @@
-/* Event queue behind a five-operation interface (after ns-3's Scheduler).
+/* Event queue behind a five-operation interface (after ns-3's Scheduler), plus a
+ * look-ahead hint for prefetching.
  *
  * Events are ordered by {ts, uid}; uids are unique and increase with insertion,
  * so events at the same time leave in insertion order, whatever the implementation.
@@ -33,6 +34,9 @@ struct ibs_evq_ops {
 	const struct ibs_event *(*peek_next)(const void *q);          /* NULL when empty */
 	int  (*remove_next)(void *q, struct ibs_event *out);          /* 0 or -ENOENT */
 	int  (*remove)(void *q, uint64_t ts, uint64_t uid);           /* 0 or -ENOENT */
+	/* The event n places after the next one (n = 0: peek_next), or NULL when the queue
+	 * cannot tell cheaply. Only a hint: later inserts may still come before it. */
+	const struct ibs_event *(*peek_ahead)(const void *q, uint32_t n);
 };
 
 extern const struct ibs_evq_ops ibs_evq_heap;   /* binary heap, O(log n) */

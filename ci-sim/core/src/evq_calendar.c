@@ -240,6 +240,17 @@ static const struct ibs_event *cal_peek_next(const void *q)
 	return ibs_evq_heap.peek_next(c->over);   /* settle() keeps the ring filled first */
 }
 
+/* Within the current bucket, which settle() keeps sorted. */
+static const struct ibs_event *cal_peek_ahead(const void *q, uint32_t n)
+{
+	const struct cal *c = q;
+	const struct bucket *k = &c->b[c->cur & (NB - 1)];
+
+	if (!c->ring || n >= k->n - k->head)
+		return NULL;
+	return &k->a[k->head + n];
+}
+
 static int cal_remove_next(void *q, struct ibs_event *out)
 {
 	struct cal *c = q;
@@ -275,5 +286,5 @@ static int cal_remove(void *q, uint64_t ts, uint64_t uid)
 const struct ibs_evq_ops ibs_evq_calendar = {
 	.name = "calendar", .create = cal_create, .destroy = cal_destroy, .insert = cal_insert,
 	.is_empty = cal_is_empty, .peek_next = cal_peek_next, .remove_next = cal_remove_next,
-	.remove = cal_remove,
+	.remove = cal_remove, .peek_ahead = cal_peek_ahead,
 };

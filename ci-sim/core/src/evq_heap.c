@@ -97,6 +97,12 @@ static const struct ibs_event *heap_peek_next(const void *q)
 	return h->n ? &h->a[0] : NULL;
 }
 
+/* Beyond the root, heap order says nothing cheap about the order of the rest. */
+static const struct ibs_event *heap_peek_ahead(const void *q, uint32_t n)
+{
+	return n ? NULL : heap_peek_next(q);
+}
+
 static void remove_at(struct heap *h, size_t i)
 {
 	h->n--;
@@ -136,5 +142,5 @@ static int heap_remove(void *q, uint64_t ts, uint64_t uid)
 const struct ibs_evq_ops ibs_evq_heap = {
 	.name = "heap", .create = heap_create, .destroy = heap_destroy, .insert = heap_insert,
 	.is_empty = heap_is_empty, .peek_next = heap_peek_next, .remove_next = heap_remove_next,
-	.remove = heap_remove,
+	.remove = heap_remove, .peek_ahead = heap_peek_ahead,
 };

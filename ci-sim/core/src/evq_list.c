@@ -69,6 +69,16 @@ static const struct ibs_event *list_peek_next(const void *q)
 	return list_is_empty(q) ? NULL : &l->head.next->ev;
 }
 
+static const struct ibs_event *list_peek_ahead(const void *q, uint32_t n)
+{
+	const struct list *l = q;
+	const struct node *x = l->head.next;
+
+	while (n-- && x != &l->head)
+		x = x->next;
+	return x == &l->head ? NULL : &x->ev;
+}
+
 static void unlink_node(struct node *n)
 {
 	n->prev->next = n->next;
@@ -102,5 +112,5 @@ static int list_remove(void *q, uint64_t ts, uint64_t uid)
 const struct ibs_evq_ops ibs_evq_list = {
 	.name = "list", .create = list_create, .destroy = list_destroy, .insert = list_insert,
 	.is_empty = list_is_empty, .peek_next = list_peek_next, .remove_next = list_remove_next,
-	.remove = list_remove,
+	.remove = list_remove, .peek_ahead = list_peek_ahead,
 };

@@ -31,7 +31,8 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 	k->up = gport;
 	k->vl = vl;
 	k->state = PKT_LINK;
-	sim_schedule(s, end, EV_TXDONE, gport, 0, 0);
+	/* arg: the port this transmission will return credits to (a prefetch hint) */
+	sim_schedule(s, end, EV_TXDONE, gport, p->tx_credits ? p->tx_up : NIL, 0);
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
 		k->tail_ps = end + s->cfg.prop_ps;

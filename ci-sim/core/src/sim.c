@@ -485,14 +485,7 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 			break;
 		}
 		s->evq_ops->remove_next(s->evq, &ev);
-		/* The state the next event touches is usually not in cache: start loading it
-		 * while this one is processed. */
-		const struct ibs_event *after = s->evq_ops->peek_next(s->evq);
-		if (after && after->kind <= EV_CREDIT) {
-			__builtin_prefetch(&s->ports[after->obj]);
-			if (after->kind == EV_ARRIVE)
-				__builtin_prefetch(&s->pkts[after->arg]);
-		}
+		sim_prefetch(s);
 		s->now = ev.ts;
 		s->res.events++;
 		s->pending--;

@@ -183,6 +183,11 @@ int  sw_setup(struct ibs_sim *s);
 void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid);
 void sw_try_send(struct ibs_sim *s, uint32_t gport);
 uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl, uint32_t out);
+void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage);
+void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
+
+/* prefetch.c */
+void sim_prefetch(const struct ibs_sim *s);
 
 /* ca.c */
 int  ca_setup(struct ibs_sim *s, char *err, size_t errlen);

@@ -90,6 +90,56 @@ static uint32_t next_key(const uint64_t *m, uint32_t words, uint32_t nkeys, uint
 	return NIL;
 }
 
+/* Prefetch hints for an arrival at in_gport, in stages: each needs the lines the one
+ * before it loaded (packet -> LFT entry -> output port, SL2VL index and queue). */
+void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage)
+{
+	const struct port *ip = &s->ports[in_gport];
+	const struct sw *w = &s->sws[ip->sw];
+	const struct pkt *k = &s->pkts[pid];
+
+	if (k->dst >= s->n_ep)
+		return;
+	if (stage == 0) {
+		__builtin_prefetch(&w->route[k->dst]);
+		return;
+	}
+	uint32_t out = w->route[k->dst];
+	if (out == 0 || out >= w->nports)
+		return;
+	__builtin_prefetch(&s->ports[w->port_base + out]);
+	__builtin_prefetch(&w->sl2vl[ip->num * w->nports + out]);
+	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ip->num, k->vl, out)]);
+}
+
+/* Prefetch hints for a send pass of output gport: the request maps, then the queue
+ * each VL's round robin offers, then that queue's head packet. */
+void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage)
+{
+	const struct port *p = &s->ports[gport];
+	const struct sw *w = &s->sws[p->sw];
+	uint32_t o = p->num, nkeys = w->nports * s->nvl;
+
+	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
+		uint32_t v = (uint32_t)__builtin_ctz(m);
+		const uint64_t *map = req_map(s, w, o, v);
+
+		if (stage == 0) {
+			__builtin_prefetch(map);
+			__builtin_prefetch(&w->rr[o * s->nvl + v]);
+			continue;
+		}
+		uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]);
+		if (key == NIL)
+			continue;
+		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+		if (stage == 1)
+			__builtin_prefetch(q);
+		else if (q->head != NIL)
+			__builtin_prefetch(&s->pkts[q->head]);
+	}
+}
+
 static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 {
 	struct pkt *k = &s->pkts[pid];

@@ -1,0 +1,60 @@
+/* Software pipelining of cache misses across events.
+ *
+ * On a large fabric almost every event touches state that is not in cache (its port,
+ * packet, LFT entry, queue), and each handler waits for its loads in turn. The events
+ * just behind the next one are already known, and their loads are independent, so the
+ * loop starts them early: the event DEPTH places ahead gets its first lines prefetched,
+ * the next closer one the lines that depend on those (now likely arrived), and so on.
+ * Pure hints: nothing here writes simulation state, so results cannot change. */
+#include "sim.h"
+
+/* Stages: port and packet; LFT entry or request maps; output port and queue; head packet.
+ * One event apart (two apart measured slower). */
+enum { DEPTH = 4 };
+
+static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
+{
+	const struct port *p = e->kind <= EV_CREDIT ? &s->ports[e->obj] : NULL;
+
+	switch (e->kind) {
+	case EV_ARRIVE:
+		if (st == 0) {
+			__builtin_prefetch(p);
+			__builtin_prefetch(&s->pkts[e->arg]);
+		} else if (p->sw < 0) {
+			if (st == 1)
+				__builtin_prefetch(&s->meta[e->arg]);
+		} else if (st <= 2) {
+			sw_prefetch_arrive(s, e->obj, e->arg, st - 1);
+		}
+		break;
+	case EV_TXDONE:
+	case EV_CREDIT:
+		if (st == 0) {
+			__builtin_prefetch(p);
+			if (e->kind == EV_TXDONE && e->arg != NIL)
+				__builtin_prefetch(&s->ports[e->arg]);   /* gets the credits back */
+		} else if (p->sw >= 0) {
+			sw_prefetch_send(s, e->obj, st - 1);
+		} else if (st == 1) {
+			__builtin_prefetch(&s->eps[s->port_ep[e->obj]]);
+		}
+		break;
+	case EV_WAKE:
+		if (st == 0)
+			__builtin_prefetch(&s->flows[e->obj]);
+		break;
+	default:
+		break;
+	}
+}
+
+void sim_prefetch(const struct ibs_sim *s)
+{
+	for (int st = 0; st < DEPTH; st++) {
+		const struct ibs_event *e = s->evq_ops->peek_ahead(s->evq, (uint32_t)(DEPTH - 1 - st));
+
+		if (e)
+			stage(s, e, st);
+	}
+}
