@@ -350,7 +350,9 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->node_ep = malloc((size_t)s->n_nodes * sizeof(int32_t));
 	s->port_ep = malloc((size_t)s->n_ports * sizeof(int32_t));
 	s->eps = calloc(s->n_ep ? s->n_ep : 1, sizeof(*s->eps));
-	s->flows = calloc(cfg->n_flows ? cfg->n_flows : 1, sizeof(*s->flows));
+	s->flows = aligned_alloc(64, (cfg->n_flows ? cfg->n_flows : 1) * sizeof(*s->flows));
+	if (s->flows)
+		memset(s->flows, 0, (cfg->n_flows ? cfg->n_flows : 1) * sizeof(*s->flows));
 	s->kick = malloc((size_t)s->n_ports * sizeof(uint32_t));
 	s->kick_mark = calloc(s->n_ports, 1);
 	rc = -ENOMEM;

@@ -80,16 +80,18 @@ struct sw {
 	const uint16_t *sl2vl;            /* [nports][nports] row index */
 };
 
+/* What an injection reads (the state and the head of spec) fits the first cache line;
+ * the random stream, used once per message, comes after. */
 struct flow {
-	struct ibs_flow spec;
-	struct rng rng;
+	_Alignas(64) uint64_t cur_gen;    /* generation time of the current message */
 	uint64_t interval_ps;             /* mean time between messages */
-	uint64_t cur_gen;                 /* generation time of the current message */
 	uint32_t cur_left;                /* packets of the current message not yet injected */
 	uint32_t cur_dst;
 	uint32_t msg_pkts, last_bytes;
 	uint8_t vl;
 	bool wake_pending;
+	struct ibs_flow spec;
+	struct rng rng;
 };
 
 struct ep {
