@@ -369,6 +369,7 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	    (rc = sw_setup(s)) || (rc = alloc_stats(s)) || (rc = ca_setup(s, err, errlen)) ||
 	    (rc = s->evq_ops->create(&s->evq)))
 		goto bad;
+	s->prefetch = sim_prefetch_pays(s);
 	s->res.status = IBS_RUNNING;
 	for (uint32_t e = 0; e < s->n_ep; e++)
 		sim_kick(s, s->eps[e].gport);
@@ -487,7 +488,8 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 			break;
 		}
 		s->evq_ops->remove_next(s->evq, &ev);
-		sim_prefetch(s);
+		if (s->prefetch)
+			sim_prefetch(s);
 		s->now = ev.ts;
 		s->res.events++;
 		s->pending--;

@@ -112,6 +112,7 @@ struct ibs_sim {
 	uint64_t now, next_uid;
 	uint64_t pending;                 /* events in the queue */
 	uint32_t nvl;                     /* VLs per input buffer key: max op_vls */
+	bool prefetch;                    /* run the prefetch pipeline (prefetch.c) */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
@@ -189,6 +190,7 @@ void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* prefetch.c */
+bool sim_prefetch_pays(const struct ibs_sim *s);
 void sim_prefetch(const struct ibs_sim *s);
 
 /* ca.c */
