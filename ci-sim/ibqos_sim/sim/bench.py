@@ -5,7 +5,7 @@
     measure_subprocess("run/fabric.json", load=1.0, time_us=5000, warmup_us=1000)  # + peak RSS
 
 Both return a dict: packet_hops, events, wall_s, cpu_s, hops_per_cpu_s, hops_per_wall_s,
-accepted_pct, status, endpoints; measure_subprocess adds peak_rss_mb (the child's ru_maxrss,
+accepted_pct, status, endpoints; measure_subprocess adds peak_rss_mb (the child's VmHWM,
 which includes loading and compiling the model).
 """
 
@@ -55,6 +55,15 @@ def measure_subprocess(fabric_json: str | Path, *, timeout: float = 1800, **kw) 
     return json.loads(cp.stdout.strip().splitlines()[-1])
 
 
+def _peak_rss_mb() -> float:
+    """This process's peak RSS. Not ru_maxrss: Linux carries that across execve, so a child
+    forked from a large parent would report the parent's size."""
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="python -m ibqos_sim.sim.bench")
     ap.add_argument("fabric_json")
@@ -69,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     out = measure(Fabric.load(a.fabric_json), load=a.load, time_us=a.time_us, warmup_us=a.warmup_us,
                   pattern=a.pattern, voq=a.voq.lower() in ("1", "true", "yes"), rate=a.rate,
                   seed=a.seed)
-    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    out["peak_rss_mb"] = _peak_rss_mb()
     print(json.dumps(out))
 
 
