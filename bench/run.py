@@ -59,12 +59,12 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     meta = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "host": platform.node(),
             "note": "ratios are against a baseline measured in the same run"}
-    md = [f"# ibqos bench ({meta['when']})", ""]
+    sections: dict[str, list[str]] = {}
 
     if "planner" in only:
         rows = planner.bench_planner(log=console.log)
         (RESULTS / "planner.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        md += ["## Planner: policy → plan → exact analysis of every port role", "",
+        sections["planner"] = ["## Planner: policy → plan → exact analysis of every port role", "",
                "Best and median of 5; the baseline is seed 002's Algorithm 1 (30 runs) on the "
                "plan's terminal tables alone.", "",
                markdown(rows, ["policy", "classes", "plan_s_best", "plan_s_median",
@@ -77,14 +77,14 @@ def main() -> None:
         (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
         cols = ["cas", "engine", "engine_s", "engine_s/minhop", "sm_s", "vls_engine", "vls_used",
                 "configured_by", "fell_back", "verdict", "cdg_acyclic", "max_hops", "verify_s"]
-        md += ["## Routing engines on ibsim dragonflies", "",
+        sections["engines"] = ["## Routing engines on ibsim dragonflies", "",
                "engine_s: routing-engine time from osm.log ('building routing with' → "
                "'tables configured'); sm_s: whole `opensm --once`.", "", markdown(rows, cols), ""]
 
     if "fabric" in only:
         rows = fabric.bench_fabric(sorted(set(sizes) | {72}), log=console.log)
         (RESULTS / "fabric.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        md += ["## Read-back, verification and simulation of the dla-routed fabric", "",
+        sections["fabric"] = ["## Read-back, verification and simulation of the dla-routed fabric", "",
                "readback: LFT, SL2VL, VLArb, PortInfo in one process; per_port_smpquery_est: one "
                "measured `smpquery` × the SL2VL+VLArb queries a per-port approach needs; "
                "verify: every CA pair + CDG, against the whole `opensm --once` of the same run.", "",
@@ -96,7 +96,11 @@ def main() -> None:
                         ["cas", "sim_load", "sim_us", "sim_wall_s", "sim_cpu_s", "sim_Mhops_per_cpu_s",
                          "sim_peak_mb", "sim_status", "sim_accepted_pct"]), ""]
 
-    text = "\n".join(md) + "\n"
+    # Each section keeps its own file, so `--only X` refreshes X and keeps the others.
+    for name, lines in sections.items():
+        (RESULTS / f"{name}.md").write_text(f"_measured {meta['when']}_\n\n" + "\n".join(lines) + "\n")
+    parts = [(RESULTS / f"{n}.md").read_text() for n in SECTIONS if (RESULTS / f"{n}.md").exists()]
+    text = "# ibqos bench\n\n" + "\n".join(parts)
     (RESULTS / "README.md").write_text(text)
     print(text)
 
