@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .fabric.groups import port_roles
+from .fabric.groups import port_roles, port_types
 from .fabric.model import Fabric, Node
 
 MAX_LINES_PER_KIND = 20
@@ -71,16 +71,7 @@ def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | Non
 def opensm_roles(fabric: Fabric) -> dict[tuple[int, int], str]:
     """OpenSM's own port types, named by the plan's roles: every switch external port gets the
     qos_swe_* tables, which ibqos renders from the terminal role."""
-    roles = {}
-    for n in fabric.nodes.values():
-        for p, port in n.ports.items():
-            if n.kind == "ca":
-                roles[(n.guid, p)] = "ca"
-            elif p == 0:
-                roles[(n.guid, p)] = "sw0"
-            elif port.remote:
-                roles[(n.guid, p)] = "terminal"
-    return roles
+    return {k: "terminal" if t == "switch" else t for k, t in port_types(fabric).items()}
 
 
 def _name(n: Node, port: int) -> str:

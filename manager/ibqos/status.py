@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from .fabric.groups import NotADragonfly, port_roles
+from .fabric.groups import NotADragonfly, port_roles, port_types
 from .fabric.model import Fabric
 
 
@@ -26,18 +26,7 @@ def _roles(fabric: Fabric) -> dict[tuple[int, int], str]:
     try:
         return port_roles(fabric)
     except NotADragonfly:
-        # Not a dragonfly: the dragonfly roles do not exist, OpenSM's own ones do.
-        roles = {}
-        for n in fabric.nodes.values():
-            for p, port in n.ports.items():
-                if n.kind == "ca":
-                    roles[(n.guid, p)] = "ca"
-                elif p == 0:
-                    roles[(n.guid, p)] = "sw0"
-                elif port.remote:
-                    peer = fabric.nodes[port.remote[0]]
-                    roles[(n.guid, p)] = "terminal" if peer.kind == "ca" else "switch"
-        return roles
+        return port_types(fabric)      # no dragonfly roles: OpenSM's own port types
 
 
 def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:

@@ -93,3 +93,20 @@ def test_report_html_renders_in_headless_chromium(tmp_path):
     # the browser parsed the page: the verdict and every class are in its DOM
     assert "PASS: all 2 SLAs met" in dom.stdout
     assert "best-effort" in dom.stdout
+
+
+def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
+    run = tmp_path / "run"
+    assert dryrun(EXAMPLES / "two-class.yaml", run).returncode == 0
+    same = subprocess.run([IBQOS, "status", str(run), "--plan", str(run / "plan.json")],
+                          capture_output=True, text=True, timeout=120)
+    assert same.returncode == 0, same.stderr
+    assert "terminal" in same.stdout and "global→local" in same.stdout
+    assert "equals" in same.stdout
+    other = tmp_path / "other.json"
+    subprocess.run([IBQOS, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],
+                   check=True, capture_output=True, timeout=120)
+    diff = subprocess.run([IBQOS, "status", str(run), "--plan", str(other)],
+                          capture_output=True, text=True, timeout=120)
+    assert diff.returncode == 1 and "differs from" in diff.stderr
+    assert "SL2VL" in diff.stdout and "planned" in diff.stdout

@@ -96,3 +96,19 @@ def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tup
                     roles[(n.guid, p.num)] = ("local" if groups.get(peer.guid) == groups.get(n.guid)
                                               else "global")
     return roles
+
+
+def port_types(fabric: Fabric) -> dict[tuple[int, int], str]:
+    """OpenSM's own port types, for fabrics that are not dragonflies: ca, sw0, terminal
+    (switch port to a CA) and switch (switch port to a switch)."""
+    types = {}
+    for n in fabric.nodes.values():
+        for p, port in n.ports.items():
+            if n.kind == "ca":
+                types[(n.guid, p)] = "ca"
+            elif p == 0:
+                types[(n.guid, p)] = "sw0"
+            elif port.remote:
+                peer = fabric.nodes[port.remote[0]]
+                types[(n.guid, p)] = "terminal" if peer.kind != "switch" else "switch"
+    return types
