@@ -3,7 +3,9 @@ verifier verdict. OpenSM's own engines are the baseline the `dla` plugin is comp
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -50,6 +52,28 @@ def verdict(engine: str, run, harness) -> dict:
             "verify_s": round(time.perf_counter() - t0, 3)}
 
 
+RESWEEP_ENGINES = ("minhop", "dla")
+
+
+def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
+    """Engine time of a heavy re-sweep (SIGHUP) of a running OpenSM: the steady state, where
+    OpenSM reuses the hop tables it allocated in the first sweep. Median of n."""
+    from ibqos_sim import osmlog
+    spec, plugin = ("dla,minhop", True) if engine == "dla" else (engine, False)
+    sm = h.start_sm(engine=spec, plugin=plugin, conf={"qos": "TRUE", "sweep_interval": 0},
+                    log_flags=0x07, timeout=1800)
+    try:
+        for _ in range(n):
+            k = sm.sweeps()
+            os.kill(sm.pid, signal.SIGHUP)
+            sm.wait_for_sweeps(k + 1, timeout=1800)
+        passes = osmlog.engine_passes(sm.lines())
+    finally:
+        sm.stop()
+    rest = sorted(passes[1:])
+    return round(rest[len(rest) // 2], 4) if rest else None
+
+
 def bench_engines(sizes: list[int], engines: list[str], log, skip=frozenset()) -> list[dict]:
     rows = []
     plugin = (paths.plugin_dir() / "libibqos.so").exists()
@@ -72,5 +96,8 @@ def bench_engines(sizes: list[int], engines: list[str], log, skip=frozenset()) -
                            "configured_by": used[-1] if used else None,
                            "fell_back": bool(used) and used[-1] != engine}
                     row.update(verdict(engine, run, h))
+                    if engine in RESWEEP_ENGINES and row["configured_by"] == engine:
+                        log(f"df{size}: {engine} re-sweeps")
+                        row["resweep_s"] = resweep_seconds(h, engine)
                     rows.append(row)
     return rows

@@ -50,15 +50,21 @@ def configured_engines(lines: list[LogLine]) -> list[str]:
     return [m.group(1) for ln in lines if (m := _CONFIGURED.search(ln.text))]
 
 
-def engine_seconds(lines: list[LogLine]) -> float | None:
-    """Routing-engine time of the last routing pass: 'building routing with' → 'tables configured'.
+def engine_passes(lines: list[LogLine]) -> list[float]:
+    """Routing-engine time of every routing pass: 'building routing with' → 'tables configured'.
     Needs log_flags with VERBOSE (0x04)."""
     start = None
-    result = None
+    out = []
     for ln in lines:
         if _BUILD.search(ln.text):
             start = ln.t
         elif start is not None and _CONFIGURED.search(ln.text):
-            result = ln.t - start
+            out.append(ln.t - start)
             start = None
-    return result
+    return out
+
+
+def engine_seconds(lines: list[LogLine]) -> float | None:
+    """Routing-engine time of the last routing pass."""
+    passes = engine_passes(lines)
+    return passes[-1] if passes else None
