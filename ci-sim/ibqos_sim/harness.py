@@ -283,7 +283,8 @@ class Harness:
 
     def _check_alive(self) -> None:
         if not self.alive():
-            raise ExternalError(f"ibsim is not running: {_tail(self.run_dir / 'ibsim.log')}")
+            raise ExternalError(f"ibsim is not running (fabric down?); last lines of "
+                                f"{self.run_dir / 'ibsim.log'}: {_tail(self.run_dir / 'ibsim.log')}")
 
     # ---- OpenSM ----------------------------------------------------------
     def _prepare_sm(self, name: str | None, engine: str, conf: dict | None, conf_files,
