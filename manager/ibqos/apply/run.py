@@ -52,7 +52,8 @@ class ApplyState:
     confset: ConfigSet | None = None
     previous: str | None = None
     version: str | None = None
-    before: object = None
+    before: object = None                   # fabric read back before the flip
+    after: object = None                    # fabric read back after the sweep
     log: Path = DEFAULT_LOG
     pid: int = 0
     notes: list[str] = field(default_factory=list)
