@@ -175,7 +175,7 @@ class Harness:
         self.netfile = Path(netfile).resolve()
         self.size = net_size(self.netfile)
         if run_dir is None:
-            run_dir = Path("runs") / time.strftime("%Y%m%d-%H%M%S-") / uuid.uuid4().hex[:6]
+            run_dir = Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         self.run_dir = Path(run_dir).resolve()
         self.console_enabled = console
         self.ready_timeout = ready_timeout
