@@ -84,6 +84,28 @@ int ca_setup(struct ibs_sim *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Prefetch hints for a delivery: the packet's cold record, and the switch port that
+ * gets its credits back (not otherwise touched since it sent the packet). */
+void ca_prefetch_arrive(const struct ibs_sim *s, uint32_t pid)
+{
+	__builtin_prefetch(&s->meta[pid]);
+	port_prefetch_credits(&s->ports[s->pkts[pid].up]);
+}
+
+/* Prefetch hints for an injection pass of CA port gport: its endpoint, then the first
+ * lines of its flows, which the round robin reads (a handful: one per class usually). */
+void ca_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage)
+{
+	const struct ep *e = &s->eps[s->port_ep[gport]];
+
+	if (stage == 0) {
+		__builtin_prefetch(e);
+		return;
+	}
+	for (uint32_t i = 0; i < e->nflows && i < 4; i++)
+		__builtin_prefetch(&s->flows[e->flow_base + i]);
+}
+
 static bool flow_ready(struct ibs_sim *s, struct flow *f, uint32_t id)
 {
 	if (f->spec.process == IBS_SATURATE || f->cur_gen <= s->now)

@@ -8,7 +8,8 @@
  * Pure hints: nothing here writes simulation state, so results cannot change. */
 #include "sim.h"
 
-/* Stages: port and packet; LFT entry or request maps; output port and queue; head packet.
+/* Stages: port and packet; LFT entry or request maps; output port and queue; head packet
+ * (at a CA: its endpoint, then its flows; the packet's cold record and upstream port).
  * One event apart (two apart measured slower). */
 enum { DEPTH = 4 };
 
@@ -23,7 +24,7 @@ static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
 			__builtin_prefetch(&s->pkts[e->arg]);
 		} else if (p->sw < 0) {
 			if (st == 1)
-				__builtin_prefetch(&s->meta[e->arg]);
+				ca_prefetch_arrive(s, e->arg);
 		} else if (st <= 2) {
 			sw_prefetch_arrive(s, e->obj, e->arg, st - 1);
 		}
@@ -31,13 +32,13 @@ static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
 	case EV_TXDONE:
 	case EV_CREDIT:
 		if (st == 0) {
-			__builtin_prefetch(p);
+			port_prefetch_send(p);
 			if (e->kind == EV_TXDONE && e->arg != NIL)
-				__builtin_prefetch(&s->ports[e->arg]);   /* gets the credits back */
+				port_prefetch_credits(&s->ports[e->arg]);
 		} else if (p->sw >= 0) {
 			sw_prefetch_send(s, e->obj, st - 1);
-		} else if (st == 1) {
-			__builtin_prefetch(&s->eps[s->port_ep[e->obj]]);
+		} else if (st <= 2) {
+			ca_prefetch_send(s, e->obj, st - 1);
 		}
 		break;
 	case EV_WAKE:
@@ -63,6 +64,12 @@ bool sim_prefetch_pays(const struct ibs_sim *s)
 
 void sim_prefetch(const struct ibs_sim *s)
 {
+	/* The events themselves were written microseconds ago and have left the cache: the
+	 * first stage would wait for its event record without this. */
+	const struct ibs_event *far = s->evq_ops->peek_ahead(s->evq, DEPTH + 1);
+
+	if (far)
+		__builtin_prefetch(far);
 	for (int st = 0; st < DEPTH; st++) {
 		const struct ibs_event *e = s->evq_ops->peek_ahead(s->evq, (uint32_t)(DEPTH - 1 - st));
 

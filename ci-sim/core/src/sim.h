@@ -161,6 +161,26 @@ static inline uint32_t credits_of(uint32_t bytes)
 	return (bytes + IBS_CREDIT - 1) / IBS_CREDIT;
 }
 
+/* Prefetch hints for a port about to arbitrate and send: its header, its arbiter (the
+ * second line) and the first VLs' credits (the third); the header alone misses on both. */
+static inline void port_prefetch_send(const struct port *p)
+{
+	const char *b = (const char *)p;
+
+	__builtin_prefetch(b);
+	__builtin_prefetch(b + 64);
+	__builtin_prefetch(b + 128);
+}
+
+/* For a port that gets credits back: its header (busy) and the first VLs' credits. */
+static inline void port_prefetch_credits(const struct port *p)
+{
+	const char *b = (const char *)p;
+
+	__builtin_prefetch(b);
+	__builtin_prefetch(b + 128);
+}
+
 static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
 {
 	return s->node_sw[node] >= 0;
@@ -198,6 +218,8 @@ int  ca_setup(struct ibs_sim *s, char *err, size_t errlen);
 void ca_try_send(struct ibs_sim *s, uint32_t gport);
 void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid);
 void ca_wake(struct ibs_sim *s, uint32_t flow);
+void ca_prefetch_arrive(const struct ibs_sim *s, uint32_t pid);
+void ca_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* deadlock.c */
 int  deadlock_check(struct ibs_sim *s, bool nothing_moves);

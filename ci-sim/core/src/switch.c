@@ -107,7 +107,7 @@ void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid
 	uint32_t out = w->route[k->dst];
 	if (out == 0 || out >= w->nports)
 		return;
-	__builtin_prefetch(&s->ports[w->port_base + out]);
+	port_prefetch_send(&s->ports[w->port_base + out]);
 	__builtin_prefetch(&w->sl2vl[ip->num * w->nports + out]);
 	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ip->num, k->vl, out)]);
 }
