@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from ibqos.proc import proc_stat
 from ibqos_sim.harness import sock_prefix_for
 
 
@@ -24,15 +25,14 @@ def _ours() -> dict[int, str]:
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) == me:
             continue
+        st = proc_stat(int(d.name))
+        if st is None or st[0] == "Z":
+            continue
+        ppid = st[1]
         try:
-            stat = (d / "stat").read_text()
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            state = stat.rsplit(")", 1)[1].split()[0]
-            if state == "Z":
-                continue
             environ = (d / "environ").read_bytes()
             cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except (OSError, IndexError, ValueError):
+        except OSError:
             continue
         if ppid == me or b"IBSIM_SOCKNAME=" + prefix in environ:
             found[int(d.name)] = cmd.strip()

@@ -58,7 +58,7 @@ RESWEEP_ENGINES = ("minhop", "dla")
 def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
     """Engine time of a heavy re-sweep (SIGHUP) of a running OpenSM: the steady state, where
     OpenSM reuses the hop tables it allocated in the first sweep. Median of n."""
-    from ibqos_sim import osmlog
+    from ibqos import osmlog
     spec, plugin = ("dla,minhop", True) if engine == "dla" else (engine, False)
     sm = h.start_sm(engine=spec, plugin=plugin, conf={"qos": "TRUE", "sweep_interval": 0},
                     log_flags=0x07, timeout=1800)

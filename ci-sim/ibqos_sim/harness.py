@@ -21,12 +21,11 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ibqos import paths
+from ibqos import osmlog, paths
 from ibqos.errors import ExternalError, InputError
-from ibqos.proc import Daemon, run_command, start_daemon, wait_until
+from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
 from ibqos.templating import render
 
-from . import osmlog
 
 _counter = itertools.count()
 SOCK_PREFIX = "ibqos-"
@@ -120,7 +119,7 @@ class SmDaemon:
         return osmlog.parse(self.log)
 
     def sweeps(self) -> int:
-        return osmlog.subnet_up_count(self.lines())
+        return osmlog.count_subnet_up(self.log)
 
     def wait_for_sweeps(self, n: int, timeout: float = 120) -> None:
         """Wait until OpenSM has logged SUBNET UP at least n times in total."""
@@ -154,10 +153,9 @@ class AttachedProcess:
     def alive(self) -> bool:
         try:
             env = Path(f"/proc/{self.pid}/environ").read_bytes()
-            state = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
+        except OSError:
             return False
-        return state != "Z" and f"IBSIM_SOCKNAME={self.sock}".encode() in env.split(b"\0")
+        return pid_alive(self.pid) and f"IBSIM_SOCKNAME={self.sock}".encode() in env.split(b"\0")
 
     def stop(self, grace: float = 5.0) -> None:
         if not self.alive():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ibqos.proc import pid_alive
+
 pytestmark = pytest.mark.fabric
 IBQOS = [str(Path(sys.executable).parent / "ibqos")]
 
@@ -17,19 +19,12 @@ def ibqos(*args, cwd):
     return subprocess.run(IBQOS + list(args), cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_up_run_sm_down(tmp_path):
     up = ibqos("fabric", "up", "--topology", "df42", "--run-dir", "f", cwd=tmp_path)
     assert up.returncode == 0, up.stderr
     state = json.loads((tmp_path / "f" / "harness.json").read_text())
     try:
-        assert _alive(state["ibsim_pid"])
+        assert pid_alive(state["ibsim_pid"])
         once = ibqos("fabric", "run-sm", "--run-dir", "f", cwd=tmp_path)
         assert once.returncode == 0, once.stderr
         assert "tables configured by minhop" in once.stdout
@@ -37,12 +32,12 @@ def test_up_run_sm_down(tmp_path):
         d = ibqos("fabric", "run-sm", "--run-dir", "f", "--daemon", cwd=tmp_path)
         assert d.returncode == 0, d.stderr
         sm_pid = json.loads((tmp_path / "f" / "harness.json").read_text())["sm_pids"][0]
-        assert _alive(sm_pid)
+        assert pid_alive(sm_pid)
     finally:
         down = ibqos("fabric", "down", "--run-dir", "f", cwd=tmp_path)
     assert down.returncode == 0, down.stderr
-    assert not _alive(state["ibsim_pid"])
-    assert not _alive(sm_pid)
+    assert not pid_alive(state["ibsim_pid"])
+    assert not pid_alive(sm_pid)
 
 
 def test_errors_are_one_line(tmp_path):

@@ -119,6 +119,22 @@ def start_daemon(name: str, cmd: list[str], *, log_path: Path, env: dict[str, st
     return Daemon(name, p, log_path)
 
 
+def proc_stat(pid: int) -> tuple[str, int] | None:
+    """(state letter, parent PID) from /proc/<pid>/stat, or None when there is no such process.
+    The command name may hold spaces and parentheses, so fields are read after the last ')'."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    st = proc_stat(pid)
+    return st is not None and st[0] != "Z"
+
+
 def wait_until(pred, *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not pred():

@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from ibqos.proc import pid_alive
 from ibqos_testbed import diagnose, runplan
 from ibqos_testbed.hosts import Host, parse_listening
 from ibqos_testbed.planinput import load_plan
@@ -73,7 +74,7 @@ def test_remote_run_reports_pids_and_kills_stragglers_on_the_node(plan_file, tmp
     pid = int(re.search(r"ibqos-remote-pid (\d+)", err).group(1))
     assert any(c["script"].startswith(f"kill -TERM {pid} ") for c in calls)
     hung = [e["pid"] for e in rp.events() if e["event"] == "hang"]
-    assert hung and all(not _alive(p) for p in hung)
+    assert hung and all(not pid_alive(p) for p in hung)
 
 
 @pytest.mark.timeout(60)
@@ -138,11 +139,3 @@ def test_parse_listening_reads_listen_state_only():
 ])
 def test_diagnosis_lines(kw, expected):
     assert diagnose.explain(tool="ib_send_bw", host="n1", **kw) == expected
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False

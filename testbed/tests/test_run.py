@@ -9,6 +9,7 @@ import socket
 
 import pytest
 
+from ibqos.proc import pid_alive
 from ibqos_testbed import runplan
 from ibqos_testbed.planinput import load_plan
 from ibqos_testbed.results import Results
@@ -86,7 +87,7 @@ def test_per_flow_timeout_kills_and_keeps_other_flows(plan_file, tmp_path, repla
     assert 4.5 < by_sl[2].client.ended - by_sl[2].client.started < 9
     assert [by_sl[sl].error for sl in (0, 1, 3)] == [None] * 3
     hung = [e["pid"] for e in rp.events() if e["event"] == "hang"]
-    assert hung and not any(_alive(pid) for pid in hung)
+    assert hung and not any(pid_alive(pid) for pid in hung)
 
 
 @pytest.mark.timeout(60)
@@ -144,11 +145,3 @@ def test_real_perftest_without_rdma_device(plan_file, tmp_path):
         assert f"flow {f.id} ({f.phase}): {f.error}" in r.stderr
     assert r.stderr.strip().splitlines()[-1] == \
         f"ibqos: error: 24 of 24 flows failed; what ran is in {tmp_path / 'res'}"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from ..errors import ExternalError, InputError
+from ..osmlog import count_subnet_up
 from ..proc import wait_until
 
 RESTART_ONLY = ("routing_engine", "event_plugin_name", "event_plugin_options", "qos_policy_file")
@@ -42,17 +43,9 @@ def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
     return pid
 
 
-def subnet_up_count(log: Path) -> int:
-    try:
-        with open(log, "rb") as f:
-            return sum(1 for line in f if line.rstrip().endswith(b"SUBNET UP"))
-    except FileNotFoundError:
-        return 0
-
-
 def heavy_sweep(pid: int, log: Path, timeout: float = 120) -> float:
     """SIGHUP OpenSM and wait for the SUBNET UP that ends the heavy sweep; returns seconds."""
-    before = subnet_up_count(log)
+    before = count_subnet_up(log)
     t0 = time.monotonic()
     try:
         os.kill(pid, signal.SIGHUP)
@@ -62,6 +55,6 @@ def heavy_sweep(pid: int, log: Path, timeout: float = 120) -> float:
     def up() -> bool:
         if not Path(f"/proc/{pid}").exists():
             raise ExternalError(f"OpenSM (pid {pid}) died during the heavy sweep; see {log}")
-        return subnet_up_count(log) > before
+        return count_subnet_up(log) > before
     wait_until(up, timeout=timeout, interval=0.1, what=f"SUBNET UP in {log} after SIGHUP")
     return time.monotonic() - t0

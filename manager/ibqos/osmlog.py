@@ -45,6 +45,16 @@ def subnet_up_count(lines: list[LogLine]) -> int:
     return sum(1 for ln in lines if ln.text.endswith("SUBNET UP"))
 
 
+def count_subnet_up(log: str | Path) -> int:
+    """SUBNET UP lines in the log file, without parsing timestamps: cheap enough to poll a
+    large verbose log while waiting for a sweep to end."""
+    try:
+        with open(log, "rb") as f:
+            return sum(1 for line in f if line.rstrip().endswith(b"SUBNET UP"))
+    except FileNotFoundError:
+        return 0
+
+
 def configured_engines(lines: list[LogLine]) -> list[str]:
     """Engines that configured the tables, one per routing pass (e.g. ['minhop'] after a fallback)."""
     return [m.group(1) for ln in lines if (m := _CONFIGURED.search(ln.text))]
