@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .arbiter import ArbTable
 from .fabric.groups import port_roles, port_types
 from .fabric.model import Fabric, Node
 
@@ -128,9 +129,9 @@ def diff_programmed(fabric: Fabric, expected: Expected) -> list[str]:
             a = port.vlarb
             bad = []
             if not _table_matches(a.high, want_t.high):
-                bad.append(f"high {_entries(a.high)} planned {_entries(want_t.high)}")
+                bad.append(f"high {ArbTable.format_served(a.high)} planned {ArbTable.format_served(want_t.high)}")
             if not _table_matches(a.low, want_t.low):
-                bad.append(f"low {_entries(a.low)} planned {_entries(want_t.low)}")
+                bad.append(f"low {ArbTable.format_served(a.low)} planned {ArbTable.format_served(want_t.low)}")
             if a.high_limit != want_t.high_limit:
                 bad.append(f"VLHighLimit {a.high_limit} planned {want_t.high_limit}")
             if bad:
@@ -145,7 +146,3 @@ def diff_programmed(fabric: Fabric, expected: Expected) -> list[str]:
 
 def _vl(v: tuple[int, ...]) -> str:
     return "".join(f"{x:x}" for x in v)
-
-
-def _entries(t) -> str:
-    return ",".join(f"{vl}:{w}" for vl, w in t if w) or "-"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from .arbiter import ArbTable
 from .fabric.groups import NotADragonfly, port_roles, port_types
 from .fabric.model import Fabric
 
@@ -17,9 +18,6 @@ class RoleTables:
     low: str
     high_limit: int | None
 
-
-def _entries(t) -> str:
-    return ",".join(f"{vl}:{w}" for vl, w in t if w) or "-"
 
 
 def _roles(fabric: Fabric) -> dict[tuple[int, int], str]:
@@ -39,7 +37,7 @@ def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
             if role is None:
                 continue
             a = port.vlarb
-            key = (_entries(a.high), _entries(a.low), a.high_limit) if a else ("(not read)", "", None)
+            key = (ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.high_limit) if a else ("(not read)", "", None)
             seen[role][key] += 1
     out = []
     for role in ("ca", "sw0", "terminal", "local", "global", "switch"):

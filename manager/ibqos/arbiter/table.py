@@ -70,3 +70,8 @@ class ArbTable:
     @staticmethod
     def format_entries(entries) -> str:
         return ",".join(f"{vl}:{w}" for vl, w in entries) or "-"
+
+    @staticmethod
+    def format_served(entries) -> str:
+        """Only the entries the arbiter visits (weight 0 is skipped), e.g. of a read-back table."""
+        return ArbTable.format_entries([e for e in entries if e[1]])
