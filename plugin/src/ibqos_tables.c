@@ -303,6 +303,7 @@ int ibqos_tables_parse(FILE *in, const char *name, struct ibqos_tables *t, char 
 	}
 	if (t->nports)
 		qsort(t->ports, t->nports, sizeof(*t->ports), cmp_port);
+	t->vls_per_class = IBQOS_VLS_PER_CLASS_DEFAULT;
 	return 0;
 }
 
@@ -343,4 +344,26 @@ const struct ibqos_vlarb_spec *ibqos_tables_lookup(const struct ibqos_tables *t,
 	if (role < IBQOS_ROLE_COUNT && t->role[role].present)
 		return &t->role[role];
 	return NULL;
+}
+
+int ibqos_tables_group_label(const struct ibqos_tables *t, uint64_t guid, const char *desc,
+			     char *label, size_t len)
+{
+	(void)t, (void)guid, (void)desc, (void)label, (void)len;
+	return 0;	/* stub: parsed in the next commit */
+}
+
+int ibqos_tables_has_group_pins(const struct ibqos_tables *t)
+{
+	return t->npins > 0 || t->has_pattern;
+}
+
+unsigned ibqos_tables_top_vl(const struct ibqos_tables *t)
+{
+	unsigned top = 0, n = t->vls_per_class ? t->vls_per_class : IBQOS_VLS_PER_CLASS_DEFAULT;
+
+	for (unsigned sl = 0; sl < IBQOS_NUM_SL; sl++)
+		if (t->sl2class[sl] > top)
+			top = t->sl2class[sl];
+	return n * top + n - 1;
 }
