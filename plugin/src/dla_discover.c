@@ -1,14 +1,18 @@
 /*
- * Group discovery. Every group of a fully-connected dragonfly is a clique inside the closed
- * neighbourhood N[v] of each of its switches, so:
- *   1. a = the clique size most switches reach in their closed neighbourhood (the mode of the
- *      per-switch maximum clique size: a missing link lowers it for a few switches only);
- *   2. list, per switch, the cliques of size a in N[v] (nearly always exactly one: its group);
- *   3. choose one of them per switch so that they partition the switches (exact cover,
- *      most-constrained switch first). Global links can close triangles, so with small a a
- *      switch may see a second clique; the cover rejects it because its members are taken.
- * If no partition exists, a diagnostic partition (the union of what each switch saw) is
- * validated instead, so the refusal names the group and the rule that breaks.
+ * Fresh group discovery. Every group of a fully-connected dragonfly is a clique inside the
+ * closed neighbourhood N[v] of each of its switches, so for a group size a:
+ *   1. list, per switch, the cliques of size a in N[v];
+ *   2. choose one per switch so that they partition the switches (exact cover, most
+ *      constrained switch first) and the groups they make are all pairwise linked.
+ * Global links can close cliques too (triangles with a = 3, edges with a = 2, larger ones
+ * with several links per group pair), so a cover whose quotient is not complete is rejected
+ * and the search backtracks; every a that divides the switch count is tried, largest first.
+ *
+ * On a degraded fabric no exact cover exists. A dead switch leaves a group of a-1; a dead
+ * global link leaves a group pair unlinked. The degraded search therefore also takes maximal
+ * cliques of a-1 switches, as few as the switch count allows, and accepts a quotient in which
+ * every group pair is at most one intermediate group apart. A fabric that gives neither is
+ * refused with the rule the closest partition breaks.
  */
 #include "dla_groups.h"
 
@@ -18,29 +22,28 @@
 #include <string.h>
 
 #define SEARCH_BUDGET	4000000L	/* clique search steps for the whole fabric */
-#define COVER_BUDGET	200000L		/* exact-cover branches */
-#define MAX_CANDIDATES	64		/* a-cliques kept per switch */
+#define COVER_BUDGET	20000L		/* exact-cover branches per group size tried */
+#define MAX_CANDIDATES	64		/* cliques kept per switch and size */
 
 struct search {
 	const struct dla_graph *g;
 	uint32_t maxdeg;
-	uint32_t *levels;	/* [(maxdeg + 1) * maxdeg] candidate buffers, one per depth */
-	uint32_t *stack;	/* [maxdeg + 1] current clique */
+	uint32_t *levels;	/* [(maxdeg + 2) * (maxdeg + 1)] candidate buffers, one per depth */
+	uint32_t *stack;	/* [maxdeg + 2] current clique */
 	uint32_t best;
 	uint32_t target;	/* enumeration: clique size wanted */
 	long budget;
-	/* enumeration output: cliques of size target, each target ids */
-	uint32_t *found;
+	uint32_t *found;	/* enumeration output: nfound cliques of target ids each */
 	uint32_t nfound, capfound;
 	int overflow;
 };
 
 static uint32_t *level(struct search *s, uint32_t depth)
 {
-	return s->levels + (size_t)depth * s->maxdeg;
+	return s->levels + (size_t)depth * (s->maxdeg + 1);
 }
 
-/* Candidates after taking u: the later candidates adjacent to u. */
+/* Candidates after taking cand[i]: the later candidates adjacent to it. */
 static uint32_t narrow(struct search *s, const uint32_t *cand, uint32_t n, uint32_t i,
 		       uint32_t *out)
 {
@@ -94,41 +97,247 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* ---- candidate cliques ------------------------------------------------------------------ */
+
+/* Candidates of switch v: cl[coff[v] .. coff[v+1]), a ids each (a-1 ids then DLA_NO_GROUP
+ * for the smaller ones), large ones first. */
+struct cands {
+	uint32_t a;
+	uint32_t *coff;		/* [n + 1] */
+	uint32_t *cl;
+	size_t n, cap;
+	uint32_t *near;		/* near-cliques of a (one link missing), a sorted ids each */
+	size_t nnear, capnear;
+};
+
+static int cands_push(struct cands *c, const uint32_t *ids, uint32_t size)
+{
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 256;
+		uint32_t *p = realloc(c->cl, cap * c->a * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->cl = p;
+		c->cap = cap;
+	}
+	uint32_t *dst = c->cl + c->n * c->a;
+
+	memcpy(dst, ids, size * sizeof(*dst));
+	qsort(dst, size, sizeof(*dst), cmp_u32);
+	for (uint32_t k = size; k < c->a; k++)
+		dst[k] = DLA_NO_GROUP;
+	c->n++;
+	return 0;
+}
+
+/* No switch outside q is adjacent to all of q (q has size members). */
+static int clique_maximal(const struct dla_graph *g, const uint32_t *q, uint32_t size)
+{
+	for (uint32_t e = g->off[q[0]]; e < g->off[q[0] + 1]; e++) {
+		uint32_t w = g->nb[e], k;
+
+		for (k = 1; k < size; k++)
+			if (w == q[k] || !dla_graph_adjacent(g, w, q[k]))
+				break;
+		if (k == size)
+			return 0;
+	}
+	return 1;
+}
+
+#define MAX_NEAR 8192	/* near-cliques kept for the whole fabric */
+
+static int near_push(struct cands *c, const uint32_t *ids)
+{
+	if (c->nnear == c->capnear) {
+		size_t cap = c->capnear ? c->capnear * 2 : 64;
+		uint32_t *p = realloc(c->near, cap * c->a * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->near = p;
+		c->capnear = cap;
+	}
+	memcpy(c->near + c->nnear * c->a, ids, c->a * sizeof(*ids));
+	qsort(c->near + c->nnear * c->a, c->a, sizeof(*ids), cmp_u32);
+	c->nnear++;
+	return 0;
+}
+
+/*
+ * Groups that lost one local link: a switches all linked but for one pair u, v. For every
+ * unlinked pair, the cliques of a-2 among their common neighbours complete one.
+ */
+static int build_near(struct search *s, const struct dla_graph *g, uint32_t a, struct cands *c,
+		      uint32_t *common, uint32_t *seen)
+{
+	uint32_t n = g->n;
+
+	c->nnear = 0;
+	s->budget = SEARCH_BUDGET;
+	for (uint32_t u = 0; u < n; u++)
+		for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
+			uint32_t w = g->nb[e];
+
+			for (uint32_t k = g->off[w]; k < g->off[w + 1]; k++) {
+				uint32_t v = g->nb[k], nc = 0, i = g->off[u], j = g->off[v];
+
+				if (v <= u || seen[v] == u + 1 || dla_graph_adjacent(g, u, v))
+					continue;
+				seen[v] = u + 1;
+				while (i < g->off[u + 1] && j < g->off[v + 1]) {
+					if (g->nb[i] == g->nb[j])
+						common[nc++] = g->nb[i++], j++;
+					else if (g->nb[i] < g->nb[j])
+						i++;
+					else
+						j++;
+				}
+				if (nc + 2 < a)
+					continue;
+				s->target = a - 1;
+				s->nfound = 0;
+				s->overflow = 0;
+				s->stack[0] = u;
+				enum_cliques(s, 1, common, nc);
+				for (uint32_t q = 0; q < s->nfound; q++) {
+					/* the stack is free once the enumeration is done */
+					uint32_t *ids = s->stack;
+
+					if (c->nnear == MAX_NEAR)
+						return 0;
+					memcpy(ids, s->found + (size_t)q * (a - 1),
+					       (a - 1) * sizeof(*ids));
+					ids[a - 1] = v;
+					if (near_push(c, ids))
+						return -ENOMEM;
+				}
+			}
+		}
+	return 0;
+}
+
+static int near_has(const uint32_t *q, uint32_t a, uint32_t v)
+{
+	return bsearch(&v, q, a, sizeof(v), cmp_u32) != NULL;
+}
+
+/* Per switch: the cliques of size a around it; with near, then the near-cliques it is in;
+ * with small, then the maximal cliques of size a-1 around it. */
+static int build_cands(struct search *s, const struct dla_graph *g, const uint32_t *omega,
+		       uint32_t a, int small, int near, struct cands *c)
+{
+	uint32_t n = g->n;
+	uint32_t smallest = small && a > 1 ? a - 1 : a;
+
+	c->a = a;
+	c->n = 0;
+	s->budget = SEARCH_BUDGET;
+	for (uint32_t v = 0; v < n; v++) {
+		c->coff[v] = (uint32_t)c->n;
+		for (uint32_t size = a; size >= smallest; size--) {
+			if (omega[v] >= size) {
+				s->target = size;
+				s->nfound = 0;
+				s->overflow = 0;
+				s->stack[0] = v;
+				if (size == 1)
+					s->nfound = 1, s->found[0] = v;
+				else
+					enum_cliques(s, 1, g->nb + g->off[v],
+						     g->off[v + 1] - g->off[v]);
+				for (uint32_t q = 0; q < s->nfound; q++) {
+					const uint32_t *ids = s->found + (size_t)q * size;
+
+					if (size < a && !clique_maximal(g, ids, size))
+						continue;
+					if (cands_push(c, ids, size))
+						return -ENOMEM;
+				}
+			}
+			for (size_t q = 0; near && size == a && q < c->nnear; q++)
+				if (near_has(c->near + q * a, a, v) &&
+				    cands_push(c, c->near + q * a, a))
+					return -ENOMEM;
+		}
+	}
+	c->coff[n] = (uint32_t)c->n;
+	return 0;
+}
+
 /* ---- exact cover ------------------------------------------------------------------------ */
 
 struct cover {
+	const struct dla_graph *g;
+	const struct cands *c;
 	uint32_t n, a;
-	const uint32_t *coff;	/* [n + 1] candidate cliques of switch v: cl[coff[v] .. coff[v+1]) */
-	const uint32_t *cl;	/* cliques, a switch ids each */
-	uint32_t *group_of;	/* UINT32_MAX: unassigned */
+	uint32_t small_left;	/* groups of a-1 still allowed (degraded search) */
+	int diameter2;		/* accept a quotient of diameter 2 */
+	unsigned *skip;		/* valid covers still to pass over (alternatives) */
+	uint32_t *group_of;	/* DLA_NO_GROUP: unassigned */
 	uint32_t ngroups;
 	long budget;
+	int nomem;
 };
 
-static int clique_free(const struct cover *c, const uint32_t *q)
+static uint32_t cand_size(const struct cover *c, const uint32_t *q)
 {
-	for (uint32_t k = 0; k < c->a; k++)
-		if (c->group_of[q[k]] != UINT32_MAX)
+	return q[c->a - 1] == DLA_NO_GROUP ? c->a - 1 : c->a;
+}
+
+static int cand_free(const struct cover *c, const uint32_t *q)
+{
+	uint32_t size = cand_size(c, q);
+
+	if (size < c->a && !c->small_left)
+		return 0;
+	for (uint32_t k = 0; k < size; k++)
+		if (c->group_of[q[k]] != DLA_NO_GROUP)
 			return 0;
 	return 1;
 }
 
-/* 1: covered; 0: no cover below this point; -1: budget exhausted */
+static int quotient_of(struct cover *c)
+{
+	struct dla_groups g = { 0 };
+	int ok;
+
+	if (dla_groups_from_labels(&g, c->group_of, c->n)) {
+		c->nomem = 1;
+		return 0;
+	}
+	ok = dla_groups_quotient_ok(c->g, &g, c->diameter2);
+	if (ok < 0)
+		c->nomem = 1;
+	dla_groups_free(&g);
+	return ok == 1;
+}
+
+/* 1: covered; 0: no cover below this point; -1: budget exhausted or out of memory */
 static int cover_rec(struct cover *c, uint32_t assigned)
 {
-	uint32_t pick = UINT32_MAX, pick_n = UINT32_MAX;
+	uint32_t pick = DLA_NO_GROUP, pick_n = UINT32_MAX;
+	const struct cands *cd = c->c;
 
-	if (assigned == c->n)
+	if (assigned == c->n) {
+		if (!quotient_of(c))
+			return c->nomem ? -1 : 0;
+		if (c->skip && *c->skip) {
+			--*c->skip;
+			return 0;
+		}
 		return 1;
+	}
 	if (--c->budget < 0)
 		return -1;
 	for (uint32_t v = 0; v < c->n && pick_n > 0; v++) {
 		uint32_t avail = 0;
 
-		if (c->group_of[v] != UINT32_MAX)
+		if (c->group_of[v] != DLA_NO_GROUP)
 			continue;
-		for (uint32_t q = c->coff[v]; q < c->coff[v + 1]; q++)
-			avail += clique_free(c, c->cl + (size_t)q * c->a);
+		for (uint32_t q = cd->coff[v]; q < cd->coff[v + 1]; q++)
+			avail += cand_free(c, cd->cl + (size_t)q * c->a);
 		if (avail < pick_n) {
 			pick_n = avail;
 			pick = v;
@@ -136,21 +345,24 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 	}
 	if (pick_n == 0)
 		return 0;
-	for (uint32_t q = c->coff[pick]; q < c->coff[pick + 1]; q++) {
-		const uint32_t *m = c->cl + (size_t)q * c->a;
+	for (uint32_t q = cd->coff[pick]; q < cd->coff[pick + 1]; q++) {
+		const uint32_t *m = cd->cl + (size_t)q * c->a;
+		uint32_t size = cand_size(c, m);
 		int r;
 
-		if (!clique_free(c, m))
+		if (!cand_free(c, m))
 			continue;
-		for (uint32_t k = 0; k < c->a; k++)
+		for (uint32_t k = 0; k < size; k++)
 			c->group_of[m[k]] = c->ngroups;
 		c->ngroups++;
-		r = cover_rec(c, assigned + c->a);
+		c->small_left -= size < c->a;
+		r = cover_rec(c, assigned + size);
 		if (r)
 			return r;
+		c->small_left += size < c->a;
 		c->ngroups--;
-		for (uint32_t k = 0; k < c->a; k++)
-			c->group_of[m[k]] = UINT32_MAX;
+		for (uint32_t k = 0; k < size; k++)
+			c->group_of[m[k]] = DLA_NO_GROUP;
 	}
 	return 0;
 }
@@ -158,35 +370,37 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 /* ---- diagnostic partition --------------------------------------------------------------- */
 
 /*
- * No exact cover: take the cliques that fit greedily (most constrained switch first, no
+ * No cover: take the cliques that fit greedily (most constrained switch first, no
  * backtracking), then group the switches left over by connectivity. The broken group is what
  * is left, so validating this partition names it and the rule it breaks.
  */
 static void partial_cover(struct cover *c)
 {
+	const struct cands *cd = c->c;
+
 	for (;;) {
-		uint32_t pick = UINT32_MAX, pick_n = UINT32_MAX;
+		uint32_t pick = DLA_NO_GROUP, pick_n = UINT32_MAX;
 
 		for (uint32_t v = 0; v < c->n; v++) {
 			uint32_t avail = 0;
 
-			if (c->group_of[v] != UINT32_MAX)
+			if (c->group_of[v] != DLA_NO_GROUP)
 				continue;
-			for (uint32_t q = c->coff[v]; q < c->coff[v + 1]; q++)
-				avail += clique_free(c, c->cl + (size_t)q * c->a);
+			for (uint32_t q = cd->coff[v]; q < cd->coff[v + 1]; q++)
+				avail += cand_free(c, cd->cl + (size_t)q * c->a);
 			if (avail && avail < pick_n) {
 				pick_n = avail;
 				pick = v;
 			}
 		}
-		if (pick == UINT32_MAX)
+		if (pick == DLA_NO_GROUP)
 			return;
-		for (uint32_t q = c->coff[pick]; q < c->coff[pick + 1]; q++) {
-			const uint32_t *m = c->cl + (size_t)q * c->a;
+		for (uint32_t q = cd->coff[pick]; q < cd->coff[pick + 1]; q++) {
+			const uint32_t *m = cd->cl + (size_t)q * c->a;
 
-			if (!clique_free(c, m))
+			if (!cand_free(c, m))
 				continue;
-			for (uint32_t k = 0; k < c->a; k++)
+			for (uint32_t k = 0; k < cand_size(c, m); k++)
 				c->group_of[m[k]] = c->ngroups;
 			c->ngroups++;
 			break;
@@ -204,7 +418,7 @@ static int group_leftovers(const struct dla_graph *g, struct cover *c)
 	for (uint32_t v = 0; v < c->n; v++) {
 		uint32_t head = 0, tail = 0;
 
-		if (c->group_of[v] != UINT32_MAX)
+		if (c->group_of[v] != DLA_NO_GROUP)
 			continue;
 		c->group_of[v] = c->ngroups;
 		queue[tail++] = v;
@@ -212,7 +426,7 @@ static int group_leftovers(const struct dla_graph *g, struct cover *c)
 			uint32_t u = queue[head++];
 
 			for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++)
-				if (c->group_of[g->nb[e]] == UINT32_MAX) {
+				if (c->group_of[g->nb[e]] == DLA_NO_GROUP) {
 					c->group_of[g->nb[e]] = c->ngroups;
 					queue[tail++] = g->nb[e];
 				}
@@ -225,167 +439,228 @@ static int group_leftovers(const struct dla_graph *g, struct cover *c)
 
 /* ---- driver ----------------------------------------------------------------------------- */
 
-static int relabel(struct dla_groups *out, const uint32_t *raw, uint32_t n)
-{
-	/* groups numbered in order of their lowest switch index: deterministic across sweeps */
-	uint32_t *map = malloc((n ? n : 1) * sizeof(*map));
-
-	if (!map)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++)
-		map[i] = UINT32_MAX;
-	out->ngroups = 0;
-	for (uint32_t v = 0; v < n; v++) {
-		if (map[raw[v]] == UINT32_MAX)
-			map[raw[v]] = out->ngroups++;
-		out->group_of[v] = map[raw[v]];
-	}
-	free(map);
-	return dla_groups_index(out, n);
-}
-
-int dla_groups_discover(const struct dla_fabric *f, struct dla_groups *out, char *err, size_t len)
-{
+struct discovery {
+	const struct dla_fabric *f;
 	struct dla_graph g;
 	struct search s;
+	struct cands c;
+	uint32_t *omega;	/* [n] largest clique in each closed neighbourhood */
+	uint32_t maxomega, mode;
+	uint32_t *raw;		/* [n] labels of the cover being built */
+	uint32_t *common, *seen;	/* [n] scratch for near-cliques */
+};
+
+static void discovery_free(struct discovery *d)
+{
+	dla_graph_free(&d->g);
+	free(d->s.levels);
+	free(d->s.stack);
+	free(d->s.found);
+	free(d->c.coff);
+	free(d->c.cl);
+	free(d->c.near);
+	free(d->omega);
+	free(d->raw);
+	free(d->common);
+	free(d->seen);
+}
+
+static int discovery_init(struct discovery *d, const struct dla_fabric *f)
+{
+	uint32_t n = f->nsw, *hist;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	d->f = f;
+	ret = dla_graph_build(f, &d->g);
+	if (ret)
+		return ret;
+	for (uint32_t v = 0; v < n; v++)
+		if (d->g.off[v + 1] - d->g.off[v] > d->s.maxdeg)
+			d->s.maxdeg = d->g.off[v + 1] - d->g.off[v];
+	d->s.g = &d->g;
+	d->s.budget = SEARCH_BUDGET;
+	d->s.levels = malloc(((size_t)d->s.maxdeg + 2) * (d->s.maxdeg + 1) * sizeof(uint32_t));
+	d->s.stack = malloc((d->s.maxdeg + 2) * sizeof(uint32_t));
+	d->s.found = malloc((size_t)MAX_CANDIDATES * (d->s.maxdeg + 2) * sizeof(uint32_t));
+	d->s.capfound = MAX_CANDIDATES;
+	d->c.coff = calloc(n + 1, sizeof(uint32_t));
+	d->omega = calloc(n, sizeof(uint32_t));
+	d->raw = malloc(n * sizeof(uint32_t));
+	d->common = malloc((n + 1) * sizeof(uint32_t));
+	d->seen = calloc(n + 1, sizeof(uint32_t));
+	hist = calloc(d->s.maxdeg + 2, sizeof(*hist));
+	if (!d->s.levels || !d->s.stack || !d->s.found || !d->c.coff || !d->omega || !d->raw ||
+	    !d->common || !d->seen || !hist) {
+		free(hist);
+		return -ENOMEM;
+	}
+	for (uint32_t v = 0; v < n; v++) {
+		d->s.best = 0;
+		max_clique(&d->s, 1, d->g.nb + d->g.off[v], d->g.off[v + 1] - d->g.off[v]);
+		d->omega[v] = d->s.best;
+		hist[d->s.best]++;
+		if (d->s.best > d->maxomega)
+			d->maxomega = d->s.best;
+	}
+	for (uint32_t k = 1; k <= d->s.maxdeg + 1; k++)
+		if (hist[k] >= hist[d->mode])
+			d->mode = k;
+	free(hist);
+	return d->s.budget < 0 ? -EINVAL : 0;
+}
+
+/*
+ * Can groups of a (near-cliques allowed: a-1 missing links at most... counted as cliques)
+ * cover the switches with every group pair linked (diameter2: within two)? The links left
+ * between groups must at least reach every pair directly, or, for diameter 2, connect the
+ * groups at all: a cheap bound that rules out most wrong sizes before any search.
+ */
+static int enough_links(const struct discovery *d, uint32_t a, int diameter2)
+{
+	uint64_t n = d->f->nsw, edges = d->g.off[n] / 2, groups = (n + a - 1) / a;
+	uint64_t inside = groups * a * (a - 1) / 2;
+	uint64_t between = edges > inside ? edges - inside : 0;
+
+	return diameter2 ? between + 1 >= groups : between >= groups * (groups - 1) / 2;
+}
+
+/* 1: d->raw holds a cover with groups of a (and small groups of a-1, and near-cliques);
+ * 0: none; <0 error. */
+static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, int diameter2,
+		     unsigned *skip)
+{
+	uint32_t n = d->f->nsw;
 	struct cover c;
-	uint32_t n = f->nsw, a = 0, *omega = NULL, *hist = NULL, *coff = NULL, *cl = NULL;
-	uint32_t *raw = NULL;
-	size_t ncl = 0, capcl = 0;
+	int ret, r;
+
+	if (!enough_links(d, a, diameter2))
+		return 0;
+	d->c.a = a;
+	d->c.nnear = 0;
+	if (near) {
+		memset(d->seen, 0, (n + 1) * sizeof(*d->seen));
+		ret = build_near(&d->s, &d->g, a, &d->c, d->common, d->seen);
+		if (ret)
+			return ret;
+	}
+	ret = build_cands(&d->s, &d->g, d->omega, a, small > 0, near, &d->c);
+	if (ret)
+		return ret;
+	for (uint32_t v = 0; v < n; v++)
+		d->raw[v] = DLA_NO_GROUP;
+	c = (struct cover){ .g = &d->g, .c = &d->c, .n = n, .a = a, .small_left = small,
+			    .diameter2 = diameter2, .skip = skip, .group_of = d->raw,
+			    .budget = COVER_BUDGET };
+	r = cover_rec(&c, 0);
+	if (c.nomem)
+		return -ENOMEM;
+	return r == 1;
+}
+
+static int accept(struct discovery *d, struct dla_groups *out)
+{
+	return dla_groups_from_labels(out, d->raw, d->f->nsw);
+}
+
+/* Why no partition was found, named on the closest one (greedy cover of the most common
+ * group size plus the leftovers). */
+static int diagnose(struct discovery *d, char *err, size_t len)
+{
+	uint32_t n = d->f->nsw, a = d->mode;
+	struct dla_groups g = { 0 };
+	struct cover c;
+	char why[768];
+	int ret = build_cands(&d->s, &d->g, d->omega, a, 0, 0, &d->c), bad;
+
+	if (ret)
+		return ret;
+	for (uint32_t v = 0; v < n; v++)
+		d->raw[v] = DLA_NO_GROUP;
+	c = (struct cover){ .g = &d->g, .c = &d->c, .n = n, .a = a, .group_of = d->raw };
+	partial_cover(&c);
+	ret = group_leftovers(&d->g, &c);
+	if (!ret)
+		ret = dla_groups_from_labels(&g, d->raw, n);
+	if (ret)
+		return ret;
+	bad = dla_groups_usable(d->f, &d->g, &g, why, sizeof(why));
+	if (!bad)
+		bad = dla_groups_validate(d->f, &d->g, &g, why, sizeof(why));
+	dla_groups_free(&g);
+	if (bad == -ENOMEM)
+		return bad;
+	if (bad)
+		snprintf(err, len, "the %u switches do not split into groups that are cliques of "
+			 "%u: %s", n, a, why);
+	else
+		snprintf(err, len, "no partition of the %u switches into cliques of %u found "
+			 "within the search budget [rule: groups of a dragonfly partition the "
+			 "switches]", n, a);
+	return -EINVAL;
+}
+
+int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct dla_groups *out,
+			int *exact, char *err, size_t len)
+{
+	struct discovery d;
+	uint32_t n = f->nsw;
 	int ret, r;
 
 	memset(out, 0, sizeof(*out));
-	memset(&s, 0, sizeof(s));
+	*exact = 0;
 	if (n == 0) {
 		snprintf(err, len, "no switches [rule: a dragonfly has at least one group]");
 		return -EINVAL;
 	}
-	ret = dla_graph_build(f, &g);
-	if (ret)
-		return ret;
-	ret = -ENOMEM;
-	for (uint32_t v = 0; v < n; v++)
-		if (g.off[v + 1] - g.off[v] > s.maxdeg)
-			s.maxdeg = g.off[v + 1] - g.off[v];
-	s.g = &g;
-	s.budget = SEARCH_BUDGET;
-	s.levels = malloc(((size_t)s.maxdeg + 2) * (s.maxdeg + 1) * sizeof(*s.levels));
-	s.stack = malloc((s.maxdeg + 2) * sizeof(*s.stack));
-	omega = calloc(n, sizeof(*omega));
-	hist = calloc(s.maxdeg + 2, sizeof(*hist));
-	coff = calloc(n + 1, sizeof(*coff));
-	out->group_of = malloc(n * sizeof(*out->group_of));
-	raw = malloc(n * sizeof(*raw));
-	if (!s.levels || !s.stack || !omega || !hist || !coff || !out->group_of || !raw)
-		goto fail;
-
-	/* 1. maximum clique size in each closed neighbourhood */
-	for (uint32_t v = 0; v < n; v++) {
-		s.best = 0;
-		max_clique(&s, 1, g.nb + g.off[v], g.off[v + 1] - g.off[v]);
-		omega[v] = s.best;
-		hist[s.best]++;
-	}
-	if (s.budget < 0) {
+	ret = discovery_init(&d, f);
+	if (ret == -EINVAL)
 		snprintf(err, len, "switch neighbourhoods too dense to search for groups "
 			 "[rule: groups are cliques of a fully-connected dragonfly]");
-		ret = -EINVAL;
-		goto fail;
-	}
-	for (uint32_t k = 1; k <= s.maxdeg + 1; k++)
-		if (hist[k] >= hist[a])
-			a = k;
-
-	/* 2. the cliques of size a around each switch */
-	s.target = a;
-	s.capfound = MAX_CANDIDATES;
-	s.found = malloc((size_t)MAX_CANDIDATES * a * sizeof(*s.found));
-	if (!s.found)
-		goto fail;
-	for (uint32_t v = 0; v < n; v++) {
-		s.nfound = 0;
-		s.overflow = 0;
-		s.stack[0] = v;
-		coff[v] = (uint32_t)ncl;
-		if (omega[v] >= a)
-			enum_cliques(&s, 1, g.nb + g.off[v], g.off[v + 1] - g.off[v]);
-		if (ncl + s.nfound > capcl) {
-			size_t cap = capcl ? capcl * 2 : n + MAX_CANDIDATES;
-			uint32_t *p;
-
-			while (cap < ncl + s.nfound)
-				cap *= 2;
-			p = realloc(cl, cap * a * sizeof(*cl));
-			if (!p)
-				goto fail;
-			cl = p;
-			capcl = cap;
-		}
-		for (uint32_t q = 0; q < s.nfound; q++) {
-			uint32_t *dst = cl + (ncl + q) * a;
-
-			memcpy(dst, s.found + (size_t)q * a, a * sizeof(*dst));
-			qsort(dst, a, sizeof(*dst), cmp_u32);
-		}
-		ncl += s.nfound;
-	}
-	coff[n] = (uint32_t)ncl;
-
-	/* 3. exact cover */
-	for (uint32_t v = 0; v < n; v++)
-		raw[v] = UINT32_MAX;
-	c = (struct cover){ .n = n, .a = a, .coff = coff, .cl = cl, .group_of = raw,
-			    .budget = COVER_BUDGET };
-	r = (s.budget >= 0) ? cover_rec(&c, 0) : -1;
-	if (r == 1) {
-		ret = relabel(out, raw, n);
-		if (ret)
-			goto fail;
-		ret = dla_groups_validate(f, &g, out, err, len);
-		if (ret)
-			goto fail;
-		goto done;
-	}
-
-	/* 4. no partition: diagnose on a greedy partial cover plus the leftovers */
-	for (uint32_t v = 0; v < n; v++)
-		raw[v] = UINT32_MAX;
-	c.ngroups = 0;
-	partial_cover(&c);
-	ret = group_leftovers(&g, &c);
 	if (ret)
-		goto fail;
-	ret = relabel(out, raw, n);
-	if (ret)
-		goto fail;
-	{
-		char why[768];
-		int bad = dla_groups_validate(f, &g, out, why, sizeof(why));
+		goto out;
 
-		if (bad == -ENOMEM) {
-			ret = bad;
-			goto fail;
+	/* exact: every size that divides the switch count, largest first */
+	for (uint32_t a = d.maxomega; a >= 1; a--) {
+		if (n % a)
+			continue;
+		r = try_cover(&d, a, 0, 0, 0, NULL);
+		if (r < 0) {
+			ret = r;
+			goto out;
 		}
-		if (bad)
-			snprintf(err, len, "the %u switches do not split into groups that are "
-				 "cliques of %u: %s", n, a, why);
-		else
-			snprintf(err, len, "%s partition of the %u switches into cliques of %u "
-				 "[rule: groups of a fully-connected dragonfly partition the "
-				 "switches]", r < 0 ? "gave up searching for a" : "no", n, a);
+		if (r) {
+			*exact = 1;
+			ret = accept(&d, out);
+			goto out;
+		}
 	}
-	ret = -EINVAL;
-fail:
-	dla_groups_free(out);
-done:
-	dla_graph_free(&g);
-	free(s.levels);
-	free(s.stack);
-	free(s.found);
-	free(omega);
-	free(hist);
-	free(coff);
-	free(cl);
-	free(raw);
+	/*
+	 * degraded: groups of a (cliques, or for a >= 4 cliques that lost one link; smaller
+	 * groups have too many such sets to tell them apart) and as few of a-1 as the count
+	 * allows, quotient diameter 2; the alternative-th such partition in search order
+	 */
+	for (uint32_t a = d.maxomega + 1; a >= 2; a--) {
+		uint32_t groups = (n + a - 1) / a, small = groups * a - n;
+
+		if (2 * small > groups)
+			continue;	/* mostly small groups: that is size a-1 */
+		if (a > d.maxomega && a < 4)
+			continue;	/* a group of a needs near-cliques to exist */
+		r = try_cover(&d, a, small, a >= 4, 1, &alternative);
+		if (r < 0) {
+			ret = r;
+			goto out;
+		}
+		if (r) {
+			ret = accept(&d, out);
+			goto out;
+		}
+	}
+	ret = diagnose(&d, err, len);
+out:
+	if (ret)
+		dla_groups_free(out);
+	discovery_free(&d);
 	return ret;
 }

@@ -1,14 +1,19 @@
 /*
- * Dragonfly group discovery and validation (seed 003, section 4, step 1).
+ * Dragonfly group discovery and validation (seed 003, section 4, step 1), made to survive
+ * real fabrics: any global wiring, dead links and dead switches.
  *
- * A group is a clique found in the switches' closed neighbourhoods; the groups must partition
- * the switches into cliques of one size with every pair of groups joined by a global link.
- * Only the switch graph is used: no names, no GUID patterns, no port numbers.
+ * A partition is *exact* when its groups are cliques of one size and every pair of groups is
+ * joined by a global link (the fabric DLA is defined on). It is *usable* when every group has
+ * at most two local hops between any two members and every pair of groups is at most one
+ * intermediate group apart: dla still routes that deadlock-free, with detours (dla_route.h)
+ * and a VL assignment that it proves per sweep (dla_vl.h).
  */
 #ifndef IBQOS_DLA_GROUPS_H
 #define IBQOS_DLA_GROUPS_H
 
 #include "dla_fabric.h"
+
+#define DLA_NO_GROUP UINT32_MAX
 
 struct dla_groups {
 	uint32_t ngroups;
@@ -28,17 +33,54 @@ int dla_graph_build(const struct dla_fabric *f, struct dla_graph *g);
 int dla_graph_adjacent(const struct dla_graph *g, uint32_t u, uint32_t v);
 void dla_graph_free(struct dla_graph *g);
 
-/*
- * Find and validate the groups. 0: g holds a valid partition. -EINVAL: the fabric is not a
- * fully-connected dragonfly; err holds one line naming the switch, group or pair and the rule.
- * -ENOMEM: out of memory. g is empty on every error.
- */
-int dla_groups_discover(const struct dla_fabric *f, struct dla_groups *g, char *err, size_t len);
+/* Where the partition in force came from (for the log). */
+enum dla_groups_source {
+	DLA_GROUPS_PINNED,		/* the admin's `group` / `group_pattern` lines */
+	DLA_GROUPS_STORED,		/* the stored map, still exact on this fabric */
+	DLA_GROUPS_FOUND,		/* discovered: exact */
+	DLA_GROUPS_STORED_DEGRADED,	/* the stored map, usable on a degraded fabric */
+	DLA_GROUPS_FOUND_DEGRADED,	/* discovered on a degraded fabric (fresh start) */
+};
 
-/* The three rules on any partition (used by discover, exposed for tests). */
+const char *dla_groups_source_name(enum dla_groups_source src);
+
+/*
+ * Fresh discovery from the switch graph alone (no names, GUIDs or port numbers).
+ * 0: out holds an exact partition (*exact = 1) or, failing any, a usable one with groups of
+ * a and a-1 switches (cliques, or for a >= 4 cliques missing one link) and a quotient of
+ * diameter <= 2 (*exact = 0); alternative > 0 passes over that many degraded partitions first
+ * (dla tries the next when one cannot be routed within the VLs). -EINVAL: none found; err
+ * says what is closest and which rule breaks. -ENOMEM. out is empty on every error.
+ */
+int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct dla_groups *out,
+			int *exact, char *err, size_t len);
+
+/*
+ * Choose the partition for this sweep. pinned and stored are group numbers per switch index
+ * (DLA_NO_GROUP: not given), either may be NULL. Order: a pinned partition that is usable;
+ * the stored one if still exact (keeps the choice stable); fresh exact discovery; the stored
+ * one if usable; fresh degraded discovery (its alternative-th partition: see
+ * dla_groups_discover). note receives one line on anything the log should
+ * say (pins ignored and why, the stored map used and why); empty otherwise.
+ */
+int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
+		      unsigned alternative, struct dla_groups *out, enum dla_groups_source *src,
+		      char *note, size_t note_len, char *err, size_t len);
+
+/* Exact: the three rules of seed 003 section 3 (cliques, one size, every pair linked). */
 int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 			const struct dla_groups *g, char *err, size_t len);
+/* Usable: every member pair within two local hops, every group pair within one intermediate
+ * group. */
+int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
+		      const struct dla_groups *g, char *err, size_t len);
+/* 1 if every pair of groups is linked directly (quotient complete) or, with diameter2, through
+ * at most one intermediate group; 0 if not; -ENOMEM. */
+int dla_groups_quotient_ok(const struct dla_graph *gr, const struct dla_groups *g, int diameter2);
 
+/* From a group number per switch (any numbering, DLA_NO_GROUP not allowed): groups renumbered
+ * in order of their lowest switch index, member lists built. */
+int dla_groups_from_labels(struct dla_groups *g, const uint32_t *labels, uint32_t nsw);
 /* Build the CSR member lists from group_of (ngroups and group_of set). */
 int dla_groups_index(struct dla_groups *g, uint32_t nsw);
 void dla_groups_free(struct dla_groups *g);

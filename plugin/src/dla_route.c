@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define UNSET 0xFF	/* depth of a switch not yet in the destination's tree */
+
 struct dest {
 	uint16_t lid;
 	uint8_t port;		/* at the destination switch: 0 for its own LID, else the end port */
@@ -22,11 +24,20 @@ struct work {
 	struct dest *dest;
 	uint32_t ndest;
 	uint32_t *pos;		/* [nsw] position of a switch in its group */
-	uint32_t gsz;
-	uint8_t *lport;		/* [nsw * gsz] port from s to the member at position k */
+	uint32_t maxgsz;
+	uint8_t *lport;		/* [nsw * maxgsz] port from s to the member at position k */
 	uint32_t *poff;		/* [ng * ng + 1] global links of group pair (x, y) */
 	struct exitlink *plink;
-	uint32_t *own_first, *own_count;	/* [ng] for the current source switch */
+	uint32_t *gdist;	/* [ng * ng] groups between y and x: gdist[y * ng + x] */
+	uint32_t *gorder;	/* [ng * ng] groups by distance from y: gorder[y * ng + i] */
+	/* per destination */
+	uint8_t *next;		/* [nsw] out port */
+	uint8_t *depth;		/* [nsw] links to the destination switch, UNSET */
+	uint32_t *order;	/* [nsw] switches in the order they joined the tree */
+	uint32_t norder;
+	struct exitlink *cand, *good;	/* [max links per group] */
+	uint32_t *subtree;	/* [nsw] routes through each switch (per-link counts) */
+	uint32_t *via;		/* [nsw] scratch: the switch or port a member will join through */
 };
 
 const char *dla_role_name(enum dla_role role)
@@ -61,8 +72,15 @@ static void work_free(struct work *w)
 	free(w->lport);
 	free(w->poff);
 	free(w->plink);
-	free(w->own_first);
-	free(w->own_count);
+	free(w->gdist);
+	free(w->gorder);
+	free(w->next);
+	free(w->depth);
+	free(w->order);
+	free(w->cand);
+	free(w->good);
+	free(w->subtree);
+	free(w->via);
 }
 
 static int assign_roles(const struct dla_fabric *f, const struct dla_groups *g,
@@ -112,20 +130,60 @@ static int add_dest(const struct dla_fabric *f, struct work *w, uint16_t lid, ui
 	return 0;
 }
 
+/* Group distances in the quotient graph, and the groups ordered by distance, per group. */
+static int group_distances(const struct dla_groups *g, struct work *w)
+{
+	uint32_t ng = g->ngroups;
+
+	w->gdist = malloc(((size_t)ng * ng + 1) * sizeof(*w->gdist));
+	w->gorder = malloc(((size_t)ng * ng + 1) * sizeof(*w->gorder));
+	if (!w->gdist || !w->gorder)
+		return -ENOMEM;
+	for (uint32_t y = 0; y < ng; y++) {
+		uint32_t *dist = w->gdist + (size_t)y * ng, *q = w->gorder + (size_t)y * ng;
+		uint32_t head = 0, tail = 0;
+
+		for (uint32_t x = 0; x < ng; x++)
+			dist[x] = UINT32_MAX;
+		dist[y] = 0;
+		q[tail++] = y;
+		while (head < tail) {
+			uint32_t x = q[head++];
+
+			for (uint32_t z = 0; z < ng; z++)
+				if (dist[z] == UINT32_MAX &&
+				    w->poff[(size_t)x * ng + z + 1] > w->poff[(size_t)x * ng + z]) {
+					dist[z] = dist[x] + 1;
+					q[tail++] = z;
+				}
+		}
+		for (uint32_t x = 0; x < ng; x++)
+			if (dist[x] == UINT32_MAX)
+				q[tail++] = x;	/* unreachable groups last */
+	}
+	return 0;
+}
+
 static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 		   const struct dla_routes *r, struct work *w, char *err, size_t len)
 {
-	uint32_t ng = g->ngroups, total = 0;
+	uint32_t ng = g->ngroups, total = 0, maxpair = 0;
 	int ret;
 
-	w->gsz = ng ? g->first[1] - g->first[0] : 0;
+	for (uint32_t k = 0; k < ng; k++)
+		if (g->first[k + 1] - g->first[k] > w->maxgsz)
+			w->maxgsz = g->first[k + 1] - g->first[k];
 	w->dest = malloc((r->port_off[f->nsw] + 1) * sizeof(*w->dest));
 	w->pos = malloc((f->nsw + 1) * sizeof(*w->pos));
-	w->lport = malloc(((size_t)f->nsw * w->gsz + 1) * sizeof(*w->lport));
+	w->lport = malloc(((size_t)f->nsw * w->maxgsz + 1) * sizeof(*w->lport));
 	w->poff = calloc((size_t)ng * ng + 1, sizeof(*w->poff));
-	w->own_first = malloc((ng + 1) * sizeof(*w->own_first));
-	w->own_count = malloc((ng + 1) * sizeof(*w->own_count));
-	if (!w->dest || !w->pos || !w->lport || !w->poff || !w->own_first || !w->own_count)
+	w->next = malloc(f->nsw + 1);
+	w->depth = malloc(f->nsw + 1);
+	w->order = malloc((f->nsw + 1) * sizeof(*w->order));
+	w->subtree = malloc((f->nsw + 1) * sizeof(*w->subtree));
+	w->via = malloc((f->nsw + 1) * sizeof(*w->via));
+	if (!w->dest || !w->pos || !w->lport || !w->poff || !w->next || !w->depth || !w->order ||
+	    !w->subtree || !w->via)
 		return -ENOMEM;
 
 	/* destinations, numbered within their group: switch LID first, then end ports */
@@ -155,7 +213,7 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 	}
 
 	/* local ports and global links per group pair, in member then port order */
-	memset(w->lport, DLA_NO_PATH, (size_t)f->nsw * w->gsz);
+	memset(w->lport, DLA_NO_PATH, (size_t)f->nsw * w->maxgsz);
 	for (uint32_t s = 0; s < f->nsw; s++)
 		for (unsigned p = 1; p < f->sw[s].num_ports; p++) {
 			const struct dla_port *pt = &f->sw[s].ports[p];
@@ -163,7 +221,7 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 			uint8_t *lp;
 
 			if (role == DLA_ROLE_LOCAL) {
-				lp = &w->lport[(size_t)s * w->gsz + w->pos[pt->peer_sw]];
+				lp = &w->lport[(size_t)s * w->maxgsz + w->pos[pt->peer_sw]];
 				if (*lp == DLA_NO_PATH)
 					*lp = (uint8_t)p;
 			} else if (role == DLA_ROLE_GLOBAL) {
@@ -171,11 +229,18 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 				total++;
 			}
 		}
-	for (size_t k = 0; k < (size_t)ng * ng; k++)
+	for (size_t k = 0; k < (size_t)ng * ng; k++) {
+		if (w->poff[k + 1] > maxpair)
+			maxpair = w->poff[k + 1];
 		w->poff[k + 1] += w->poff[k];
+	}
 	w->plink = malloc((total + 1) * sizeof(*w->plink));
-	if (!w->plink)
+	/* candidates of one group towards all groups one step closer: at most its global ends */
+	w->cand = malloc((total + 1) * sizeof(*w->cand));
+	w->good = malloc((total + 1) * sizeof(*w->good));
+	if (!w->plink || !w->cand || !w->good)
 		return -ENOMEM;
+	(void)maxpair;
 	{
 		uint32_t *fill = calloc((size_t)ng * ng + 1, sizeof(*fill));
 
@@ -197,58 +262,218 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 		}
 		free(fill);
 	}
-	return 0;
+	return group_distances(g, w);
 }
 
-static void route_switch(const struct dla_fabric *f, const struct dla_groups *g,
-			 struct dla_routes *r, struct work *w, uint32_t s)
+static void join(struct work *w, uint32_t s, uint8_t port, uint8_t depth)
 {
-	uint32_t ng = g->ngroups, x = g->group_of[s];
-	uint8_t *lft = dla_lft_row(r, s), *hops = dla_hops_row(r, s);
+	w->next[s] = port;
+	w->depth[s] = depth;
+	w->order[w->norder++] = s;
+}
 
-	/* this switch's own links towards every group (contiguous in the pair lists) */
-	for (uint32_t y = 0; y < ng; y++) {
-		size_t pair = (size_t)x * ng + y;
+static uint8_t local_port(const struct work *w, uint32_t s, uint32_t t)
+{
+	return w->lport[(size_t)s * w->maxgsz + w->pos[t]];
+}
 
-		w->own_first[y] = w->poff[pair];
-		w->own_count[y] = 0;
-		for (uint32_t k = w->poff[pair]; k < w->poff[pair + 1]; k++)
-			if (w->plink[k].sw == s) {
-				if (!w->own_count[y])
-					w->own_first[y] = k;
-				w->own_count[y]++;
+/*
+ * Members of group k not yet in the tree: one local hop to `via` if linked, else two
+ * through a member already in the tree (preferring the destination itself, then members
+ * whose next hop leaves the group, shared out by idx). Returns the members that take two.
+ */
+static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *r,
+			   struct work *w, uint32_t k, uint32_t via, uint32_t idx)
+{
+	uint32_t two = 0;
+
+	if (via != DLA_NO_SWITCH)
+		for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++) {
+			uint32_t s = g->members[m];
+			uint8_t p;
+
+			if (w->depth[s] != UNSET || (p = local_port(w, s, via)) == DLA_NO_PATH)
+				continue;
+			join(w, s, p, (uint8_t)(w->depth[via] + 1));
+		}
+	for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++) {
+		uint32_t s = g->members[m], n = 0, pick = 0, best = UINT32_MAX;
+
+		w->via[s] = DLA_NO_SWITCH;
+		if (w->depth[s] != UNSET)
+			continue;
+		for (int pass = 0; pass < 2; pass++)
+			for (uint32_t q = g->first[k]; q < g->first[k + 1]; q++) {
+				uint32_t t = g->members[q], kind;
+
+				/* only members that were in the tree before this step */
+				if (t == s || w->depth[t] == UNSET || local_port(w, s, t) == DLA_NO_PATH)
+					continue;
+				kind = w->depth[t] == 0 ? 0 :
+					dla_port_role(r, t, w->next[t]) == DLA_ROLE_GLOBAL ? 1 : 2;
+				if (pass == 0) {
+					if (kind < best)
+						best = kind, n = 0;
+					n += kind == best;
+				} else if (kind == best && pick++ == idx % n) {
+					w->via[s] = t;
+				}
 			}
 	}
-	for (uint32_t i = 0; i < w->ndest; i++) {
-		const struct dest *d = &w->dest[i];
-		uint32_t y = g->group_of[d->sw];
-		uint8_t port, h;
+	/* join after choosing, so no member hangs off another that joined in this step */
+	for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++) {
+		uint32_t s = g->members[m], t = w->via[s];
 
-		if (d->sw == s) {
-			port = d->port;
-			h = 0;
-		} else if (y == x) {
-			port = w->lport[(size_t)s * w->gsz + w->pos[d->sw]];
-			h = 1;
-		} else {
-			size_t pair = (size_t)x * ng + y;
-			uint32_t nl = w->poff[pair + 1] - w->poff[pair];
-			const struct exitlink *c = &w->plink[w->poff[pair] + d->idx % nl];
-			const struct exitlink *e = c;
-			uint32_t arrive;
-
-			if (c->sw != s && w->own_count[y])
-				e = &w->plink[w->own_first[y] + d->idx % w->own_count[y]];
-			port = e->sw == s ? e->port :
-				w->lport[(size_t)s * w->gsz + w->pos[e->sw]];
-			arrive = f->sw[e->sw].ports[e->port].peer_sw;
-			h = (uint8_t)((e->sw != s) + 1 + (arrive != d->sw));
-			r->routes[r->port_off[e->sw] + e->port]++;
-		}
-		lft[d->lid] = port;
-		hops[d->lid] = (uint8_t)(h + d->endport);
-		r->lids[r->port_off[s] + port]++;
+		if (w->depth[s] != UNSET || t == DLA_NO_SWITCH)
+			continue;
+		join(w, s, local_port(w, s, t), (uint8_t)(w->depth[t] + 1));
+		two++;
 	}
+	return two;
+}
+
+/* Links from group x towards groups one step closer to the destination, by preference. */
+static void exit_candidates(const struct dla_fabric *f, const struct dla_groups *g,
+			    const struct dla_routes *r, struct work *w, uint32_t x, uint32_t y,
+			    uint32_t *ncand, uint32_t *ngood)
+{
+	uint32_t ng = g->ngroups, want = w->gdist[(size_t)y * ng + x] - 1;
+
+	*ncand = *ngood = 0;
+	for (uint32_t z = 0; z < ng; z++) {
+		size_t pair = (size_t)x * ng + z;
+
+		if (w->gdist[(size_t)y * ng + z] != want)
+			continue;
+		for (uint32_t k = w->poff[pair]; k < w->poff[pair + 1]; k++) {
+			const struct exitlink *e = &w->plink[k];
+			uint32_t land = f->sw[e->sw].ports[e->port].peer_sw;
+			int good;
+
+			if (w->depth[land] == UNSET || w->depth[land] == 0xFE)
+				continue;
+			/* towards y: land on the destination or next to it; further: land on a
+			 * switch that leaves its group at once */
+			good = want == 0 ? w->depth[land] <= 1 :
+				dla_port_role(r, land, w->next[land]) == DLA_ROLE_GLOBAL;
+			w->cand[(*ncand)++] = *e;
+			if (good)
+				w->good[(*ngood)++] = *e;
+		}
+	}
+}
+
+/* Group x joins the tree of destination d through its links one step closer. */
+static void join_remote_group(const struct dla_fabric *f, const struct dla_groups *g,
+			      struct dla_routes *r, struct work *w, uint32_t x,
+			      const struct dest *d)
+{
+	uint32_t ncand, ngood, nl;
+	const struct exitlink *list, *c;
+
+	exit_candidates(f, g, r, w, x, g->group_of[d->sw], &ncand, &ngood);
+	if (!ncand)
+		return;
+	list = ngood ? w->good : w->cand;
+	nl = ngood ? ngood : ncand;
+	c = &list[d->idx % nl];
+	/* owners use a link of their own (the chosen one if theirs); the others go to c */
+	for (uint32_t m = g->first[x]; m < g->first[x + 1]; m++) {
+		uint32_t s = g->members[m], own = 0, want;
+		const struct exitlink *e = c;
+
+		for (uint32_t k = 0; k < nl; k++)
+			own += list[k].sw == s;
+		if (!own)
+			continue;
+		want = d->idx % own;
+		for (uint32_t k = 0; k < nl && c->sw != s; k++)
+			if (list[k].sw == s && want-- == 0) {
+				e = &list[k];
+				break;
+			}
+		join(w, s, e->port,
+		     (uint8_t)(w->depth[f->sw[s].ports[e->port].peer_sw] + 1));
+	}
+	r->local_detours += join_group(g, r, w, x, c->sw, d->idx);
+}
+
+/* Whatever is left joins at its nearest neighbour already in the tree, wave by wave (a
+ * switch joined in this wave waits for the next: loop-free and shortest). */
+static void join_leftovers(const struct dla_fabric *f, struct dla_routes *r, struct work *w)
+{
+	for (;;) {
+		uint32_t grown = 0;
+
+		for (uint32_t s = 0; s < f->nsw; s++) {
+			uint8_t bestd = UNSET;
+
+			w->via[s] = 0;
+			if (w->depth[s] != UNSET)
+				continue;
+			for (unsigned p = 1; p < f->sw[s].num_ports; p++) {
+				const struct dla_port *pt = &f->sw[s].ports[p];
+
+				if (pt->peer_kind != DLA_PEER_SWITCH || pt->peer_sw == s ||
+				    w->depth[pt->peer_sw] >= bestd)
+					continue;
+				bestd = w->depth[pt->peer_sw];
+				w->via[s] = p;
+			}
+		}
+		for (uint32_t s = 0; s < f->nsw; s++) {
+			uint32_t t;
+
+			if (w->depth[s] != UNSET || !w->via[s])
+				continue;
+			t = f->sw[s].ports[w->via[s]].peer_sw;
+			join(w, s, (uint8_t)w->via[s], (uint8_t)(w->depth[t] + 1));
+			r->fallback++;
+			grown++;
+		}
+		if (!grown)
+			return;
+	}
+}
+
+static void route_dest(const struct dla_fabric *f, const struct dla_groups *g,
+		       struct dla_routes *r, struct work *w, const struct dest *d)
+{
+	uint32_t ng = g->ngroups, y = g->group_of[d->sw];
+	const uint32_t *order = w->gorder + (size_t)y * ng, *dist = w->gdist + (size_t)y * ng;
+
+	memset(w->depth, UNSET, f->nsw);
+	w->norder = 0;
+	join(w, d->sw, d->port, 0);
+	r->local_detours += join_group(g, r, w, y, d->sw, d->idx);
+	for (uint32_t i = 1; i < ng; i++) {
+		uint32_t x = order[i];
+
+		if (dist[x] == UINT32_MAX)
+			break;
+		join_remote_group(f, g, r, w, x, d);
+		if (dist[x] > 1)
+			r->via_intermediate += g->first[x + 1] - g->first[x];
+	}
+	join_leftovers(f, r, w);
+
+	/* LFT, hop counts and per-port counts; routes per link from subtree sizes */
+	memset(w->subtree, 0, f->nsw * sizeof(*w->subtree));
+	for (uint32_t i = w->norder; i-- > 0;) {
+		uint32_t s = w->order[i];
+		uint8_t p = w->next[s];
+
+		dla_lft_row(r, s)[d->lid] = p;
+		dla_hops_row(r, s)[d->lid] = (uint8_t)(w->depth[s] + d->endport);
+		r->lids[r->port_off[s] + p]++;
+		w->subtree[s]++;
+		if (s != d->sw) {
+			w->subtree[f->sw[s].ports[p].peer_sw] += w->subtree[s];
+			if (dla_port_role(r, s, p) == DLA_ROLE_GLOBAL)
+				r->routes[r->port_off[s] + p] += w->subtree[s];
+		}
+	}
+	r->unreachable += f->nsw - w->norder;
 }
 
 int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
@@ -275,8 +500,8 @@ int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
 	ret = collect(f, g, r, &w, err, len);
 	if (ret)
 		goto out;
-	for (uint32_t s = 0; s < f->nsw; s++)
-		route_switch(f, g, r, &w, s);
+	for (uint32_t i = 0; i < w.ndest; i++)
+		route_dest(f, g, r, &w, &w.dest[i]);
 out:
 	work_free(&w);
 	if (ret)

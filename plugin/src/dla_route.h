@@ -25,6 +25,10 @@ struct dla_routes {
 	uint32_t *lids;		/* [port_off[nsw]] LFT entries that forward to the port */
 	uint8_t *lft;		/* [nsw * (max_lid + 1)] out port per LID, DLA_NO_PATH if none */
 	uint8_t *hops;		/* same shape: links from the switch to the LID's port */
+	uint32_t via_intermediate;	/* (switch, LID) routes through a third group */
+	uint32_t local_detours;	/* (switch, LID) routes with two local hops in one group */
+	uint32_t fallback;	/* (switch, LID) routes found only by the nearest-neighbour rule */
+	uint32_t unreachable;	/* (switch, LID) pairs without any route */
 };
 
 static inline uint8_t *dla_lft_row(const struct dla_routes *r, uint32_t s)
@@ -43,12 +47,18 @@ static inline enum dla_role dla_port_role(const struct dla_routes *r, uint32_t s
 }
 
 /*
- * Fill LFTs for every switch LID and end-port LID:
- *  - same switch: port 0 (own LID) or the end port;
- *  - same group: the one local link;
- *  - other group: the pair's global links are shared out by the destination's index in its
- *    group; a switch with its own link(s) to that group uses one, the others take one local
- *    hop to the switch owning the chosen link; in the destination group at most one local hop.
+ * Fill LFTs for every switch LID and end-port LID, destination by destination, as a tree
+ * towards the destination switch t in group Y (seed 003 Fig. 4 on a pristine fabric):
+ *  - in Y: one local hop to t, or two through a member linked to both (missing local link);
+ *  - a group X linked to Y: the pair's global links are shared out by the destination's index
+ *    in its group, preferring links that land on t or next to it; a switch with its own
+ *    link(s) to Y uses one, the others take one local hop (two if that link is missing) to
+ *    the switch owning the chosen link;
+ *  - a group X not linked to Y: the same towards groups one step closer to Y, preferring a
+ *    landing switch that owns a link onwards (global, global), intermediates shared out by
+ *    the destination's index;
+ *  - anything still without a route (a group split in two) joins the tree at its nearest
+ *    neighbour that has one.
  * 0 or -ENOMEM / -EINVAL (message in err).
  */
 int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,

@@ -1,26 +1,25 @@
 /*
- * SL2VL per seed 003 Fig. 8, generalised to QoS classes: class c owns VL pair (2c, 2c+1);
- * a packet that enters a switch on a global port and leaves on a local one moves to 2c+1,
- * every other hop (and every CA) uses 2c.
+ * SL2VL per seed 003 Fig. 8, generalised to QoS classes and to degraded fabrics: class c owns
+ * the VLs stride*c .. stride*c + stride-1 (stride 2, or 3 when the plan reserved a VL per class
+ * for faults), and a packet's VL inside its class is the level dla_vl.c gave the turn it makes.
  */
 #ifndef IBQOS_DLA_SL2VL_H
 #define IBQOS_DLA_SL2VL_H
 
 #include <stdint.h>
 
-#include "dla_route.h"
-
 #define DLA_NUM_SL 16
 #define DLA_MAX_CLASS 7
 
-/* VL for sl at a switch, from in-port role to out-port role. */
-uint8_t dla_switch_vl(const uint8_t sl2class[DLA_NUM_SL], unsigned sl, enum dla_role in,
-		      enum dla_role out);
-/* VL for sl at a CA port. */
-uint8_t dla_ca_vl(const uint8_t sl2class[DLA_NUM_SL], unsigned sl);
+/* VL for sl on a hop at VL level `level` of its class. */
+static inline uint8_t dla_vl(const uint8_t sl2class[DLA_NUM_SL], unsigned stride, unsigned sl,
+			     unsigned level)
+{
+	return (uint8_t)(stride * sl2class[sl % DLA_NUM_SL] + level);
+}
 
-/* Data VLs a port needs: local switch ports carry 2c+1, every other port only 2c. */
-unsigned dla_vls_needed(const uint8_t sl2class[DLA_NUM_SL], int carries_shifted);
+/* Data VLs a port needs when its traffic uses `levels` levels of every class. */
+unsigned dla_vls_needed(const uint8_t sl2class[DLA_NUM_SL], unsigned stride, unsigned levels);
 
 /* Data VLs that PortInfo:OperVLs / VLCap encodes (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7,
  * 5: VL0-14); 0 for invalid codes. */

@@ -1,7 +1,9 @@
 /*
- * The three structural rules DLA's deadlock freedom rests on (seed 003, section 3): with
- * clique groups every intra-group route is one local hop, so a packet meets at most one local
- * channel after its global one, and the in-port alone tells the SL2VL table to shift VLs.
+ * Partition rules. Exact: the three structural rules of seed 003, section 3 (clique groups of
+ * one size, every pair of groups linked), under which every route is local, global, local.
+ * Usable: what dla's generalised routing needs on a degraded fabric (two local hops inside a
+ * group, one intermediate group between groups); deadlock freedom then comes from the VL
+ * levels dla_vl.c assigns and proves, not from the shape of the partition.
  */
 #include "dla_groups.h"
 
@@ -100,4 +102,152 @@ int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 			}
 	free(joined);
 	return 0;
+}
+
+int dla_groups_from_labels(struct dla_groups *g, const uint32_t *labels, uint32_t nsw)
+{
+	/* groups numbered in order of their lowest switch index: deterministic across sweeps */
+	uint32_t top = 0, *map;
+
+	memset(g, 0, sizeof(*g));
+	for (uint32_t v = 0; v < nsw; v++)
+		if (labels[v] + 1 > top)
+			top = labels[v] + 1;
+	map = malloc((top ? top : 1) * sizeof(*map));
+	g->group_of = malloc((nsw ? nsw : 1) * sizeof(*g->group_of));
+	if (!map || !g->group_of) {
+		free(map);
+		dla_groups_free(g);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < top; i++)
+		map[i] = DLA_NO_GROUP;
+	for (uint32_t v = 0; v < nsw; v++) {
+		if (map[labels[v]] == DLA_NO_GROUP)
+			map[labels[v]] = g->ngroups++;
+		g->group_of[v] = map[labels[v]];
+	}
+	free(map);
+	if (dla_groups_index(g, nsw)) {
+		dla_groups_free(g);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Group adjacency as bit rows: row x has bit y set when a global link joins x and y. */
+static uint64_t *quotient_bits(const struct dla_graph *gr, const struct dla_groups *g,
+			       size_t *words)
+{
+	uint32_t ng = g->ngroups;
+	uint64_t *bits;
+
+	*words = (ng + 63) / 64;
+	bits = calloc((size_t)ng * *words + 1, sizeof(*bits));
+	if (!bits)
+		return NULL;
+	for (uint32_t v = 0; v < gr->n; v++)
+		for (uint32_t e = gr->off[v]; e < gr->off[v + 1]; e++) {
+			uint32_t x = g->group_of[v], y = g->group_of[gr->nb[e]];
+
+			if (x != y)
+				bits[(size_t)x * *words + y / 64] |= 1ull << (y % 64);
+		}
+	return bits;
+}
+
+static int linked_within_two(const uint64_t *bits, size_t words, uint32_t x, uint32_t y)
+{
+	const uint64_t *rx = bits + (size_t)x * words, *ry = bits + (size_t)y * words;
+
+	if (rx[y / 64] >> (y % 64) & 1)
+		return 1;
+	for (size_t w = 0; w < words; w++)
+		if (rx[w] & ry[w])
+			return 1;
+	return 0;
+}
+
+int dla_groups_quotient_ok(const struct dla_graph *gr, const struct dla_groups *g, int diameter2)
+{
+	size_t words;
+	uint64_t *bits = quotient_bits(gr, g, &words);
+	int ok = 1;
+
+	if (!bits)
+		return -ENOMEM;
+	for (uint32_t x = 0; x < g->ngroups && ok; x++)
+		for (uint32_t y = x + 1; y < g->ngroups && ok; y++)
+			ok = diameter2 ? linked_within_two(bits, words, x, y) :
+				(int)(bits[(size_t)x * words + y / 64] >> (y % 64) & 1);
+	free(bits);
+	return ok;
+}
+
+int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
+		      const struct dla_groups *g, char *err, size_t len)
+{
+	char l1[160], l2[160];
+	size_t words;
+	uint64_t *bits;
+
+	for (uint32_t k = 0; k < g->ngroups; k++) {
+		const uint32_t *m = g->members + g->first[k];
+		uint32_t size = gsize(g, k);
+
+		for (uint32_t i = 0; i < size; i++)
+			for (uint32_t j = i + 1; j < size; j++) {
+				uint32_t w;
+
+				if (dla_graph_adjacent(gr, m[i], m[j]))
+					continue;
+				for (w = 0; w < size; w++)
+					if (dla_graph_adjacent(gr, m[i], m[w]) &&
+					    dla_graph_adjacent(gr, m[w], m[j]))
+						break;
+				if (w < size)
+					continue;
+				snprintf(err, len, "group %u (%u switches): switches %s and %s are "
+					 "more than two local hops apart [rule: a group is a clique, "
+					 "or a clique with links missing that one switch of the group "
+					 "bridges]", k, size, dla_switch_label(f, m[i], l1, sizeof(l1)),
+					 dla_switch_label(f, m[j], l2, sizeof(l2)));
+				return -EINVAL;
+			}
+	}
+	bits = quotient_bits(gr, g, &words);
+	if (!bits)
+		return -ENOMEM;
+	for (uint32_t x = 0; x < g->ngroups; x++)
+		for (uint32_t y = x + 1; y < g->ngroups; y++)
+			if (!linked_within_two(bits, words, x, y)) {
+				snprintf(err, len, "groups %u (incl. switch %s) and %u (incl. switch "
+					 "%s) are joined neither by a global link nor through a "
+					 "third group [rule: every pair of groups is linked, directly "
+					 "or through one intermediate group]", x,
+					 dla_switch_label(f, g->members[g->first[x]], l1, sizeof(l1)),
+					 y,
+					 dla_switch_label(f, g->members[g->first[y]], l2, sizeof(l2)));
+				free(bits);
+				return -EINVAL;
+			}
+	free(bits);
+	return 0;
+}
+
+const char *dla_groups_source_name(enum dla_groups_source src)
+{
+	switch (src) {
+	case DLA_GROUPS_PINNED:
+		return "pinned by the table file";
+	case DLA_GROUPS_STORED:
+		return "stored map";
+	case DLA_GROUPS_FOUND:
+		return "discovered";
+	case DLA_GROUPS_STORED_DEGRADED:
+		return "stored map, fabric degraded";
+	case DLA_GROUPS_FOUND_DEGRADED:
+		return "discovered, fabric degraded";
+	}
+	return "?";
 }

@@ -44,7 +44,8 @@ static unsigned link_vls(struct ibqos_ctx *ctx, osm_physp_t *physp, osm_physp_t 
 	return dla_vls_from_code(code);
 }
 
-/* Every port must carry the VLs its SL classes map to (seed 003 Fig. 8, per class). */
+/* Every port must carry the VLs its classes use there: the levels its turns were given on
+ * top of the class's first VL (seed 003 Fig. 8, per class, plus fault levels). */
 static int check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err, size_t len)
 {
 	unsigned not_yet = 0;
@@ -54,27 +55,29 @@ static int check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *
 		osm_node_t *node = sw->osw[s]->p_node;
 
 		for (unsigned p = 1; p < sw->fabric.sw[s].num_ports; p++) {
-			enum dla_role role = dla_port_role(&sw->routes, s, p);
+			enum dla_role role = dla_port_role(&sw->dla.routes, s, p);
 			osm_physp_t *physp = osm_node_get_physp_ptr(node, p), *remote;
-			unsigned need, have;
+			unsigned need, have, levels;
 
 			if (role == DLA_ROLE_NONE || !physp)
 				continue;
 			remote = osm_physp_get_remote(physp);
-			need = dla_vls_needed(sw->sl2class, role == DLA_ROLE_LOCAL);
+			levels = sw->dla.vl.port_levels[sw->dla.routes.port_off[s] + p];
+			need = dla_vls_needed(sw->sl2class, sw->stride, levels ? levels : 1);
 			have = link_vls(ctx, physp, remote);
 			if (have < need) {
 				if (role == DLA_ROLE_TERMINAL && remote)
 					snprintf(err, len, "switch %s port %u (terminal, CA port "
 						 "0x%016" PRIx64 ") runs %u data VL(s) but needs %u "
-						 "[rule: SL class c uses VL 2c]",
+						 "[rule: SL class c starts at VL %uc]",
 						 label(sw, s, lb, sizeof(lb)), p,
-						 cl_ntoh64(osm_physp_get_port_guid(remote)), have, need);
+						 cl_ntoh64(osm_physp_get_port_guid(remote)), have, need,
+						 sw->stride);
 				else
 					snprintf(err, len, "switch %s port %u (%s) runs %u data VL(s) "
-						 "but needs %u [rule: SL class c uses VLs 2c and "
-						 "2c+1]", label(sw, s, lb, sizeof(lb)), p,
-						 dla_role_name(role), have, need);
+						 "but needs %u [rule: SL class c uses VLs %uc to %uc+%u]",
+						 label(sw, s, lb, sizeof(lb)), p, dla_role_name(role), have,
+						 need, sw->stride, sw->stride, levels ? levels - 1 : 0);
 				return -EINVAL;
 			}
 			not_yet += dla_vls_from_code(ib_port_info_get_op_vls(&physp->port_info)) <
@@ -119,7 +122,7 @@ static int check_vlarb_caps(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw,
 			osm_physp_t *physp = osm_node_get_physp_ptr(p_sw->p_node, p);
 			char where[260];
 
-			if (!physp || (p && dla_port_role(&sw->routes, s, p) == DLA_ROLE_NONE))
+			if (!physp || (p && dla_port_role(&sw->dla.routes, s, p) == DLA_ROLE_NONE))
 				continue;
 			snprintf(where, sizeof(where), "%s:%u", label(sw, s, lb, sizeof(lb)), p);
 			if (check_one_cap(sw, physp, where, err, len))
@@ -146,6 +149,8 @@ static void load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 	const char *path = ctx->osm->subn.opt.event_plugin_options;
 	char err[ERRLEN];
 
+	/* without a table file: one class, with all DLA_MAX_LEVELS VLs to route around faults */
+	sw->stride = DLA_MAX_LEVELS;
 	if (!path || !*path || !strcmp(path, "(null)"))
 		return;
 	if (ibqos_tables_load(path, &sw->tables, err, sizeof(err))) {
@@ -153,7 +158,10 @@ static void load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 			  "class 0 for every SL and OpenSM keeps its own VLArb", err);
 		return;
 	}
+	for (size_t i = 0; i < sw->tables.nwarnings; i++)
+		ibqos_log(ctx, OSM_LOG_INFO, "dla: table file warning: %s", sw->tables.warnings[i]);
 	memcpy(sw->sl2class, sw->tables.sl2class, sizeof(sw->sl2class));
+	sw->stride = sw->tables.vls_per_class ? sw->tables.vls_per_class : 2;
 	ibqos_log(ctx, OSM_LOG_INFO, "dla: table file %s: sl2class %s, %u role(s), %zu port "
 		  "override(s)", path, sw->tables.has_sl2class ? "given" : "default",
 		  (unsigned)(sw->tables.role[0].present + sw->tables.role[1].present +
@@ -163,7 +171,7 @@ static void load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 
 void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, int per_link)
 {
-	const struct dla_routes *r = &sw->routes;
+	const struct dla_routes *r = &sw->dla.routes;
 	const struct dla_fabric *f = &sw->fabric;
 	uint32_t nlinks = 0, lo = UINT32_MAX, hi = 0;
 	char l1[200], l2[200];
@@ -182,15 +190,26 @@ void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, 
 				ibqos_log(ctx, OSM_LOG_ROUTING, "dla: global link %s port %u -> %s port %u "
 				  "(group %u -> %u): %u routes, %u LIDs", label(sw, s, l1, sizeof(l1)),
 				  p, label(sw, pt->peer_sw, l2, sizeof(l2)), pt->peer_port,
-				  sw->groups.group_of[s], sw->groups.group_of[pt->peer_sw], n,
+				  sw->dla.groups.group_of[s], sw->dla.groups.group_of[pt->peer_sw], n,
 				  r->lids[r->port_off[s] + p]);
 		}
 	if (per_link)
 		return;
 	ibqos_log(ctx, OSM_LOG_INFO, "dla: %u groups of %u switches, %u global link ends, "
-		  "routes per global link min %u max %u", sw->groups.ngroups,
-		  sw->groups.ngroups ? sw->groups.first[1] - sw->groups.first[0] : 0, nlinks,
+		  "routes per global link min %u max %u", sw->dla.groups.ngroups,
+		  sw->dla.groups.ngroups ? sw->dla.groups.first[1] - sw->dla.groups.first[0] : 0, nlinks,
 		  nlinks ? lo : 0, hi);
+}
+
+/* What a degraded fabric cost: detours, routes through a third group, VL levels. */
+static void log_route_shapes(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
+{
+	const struct dla_routes *r = &sw->dla.routes;
+
+	ibqos_log(ctx, OSM_LOG_INFO, "dla: %u VL(s) per class in use (of %u), %u turn(s) shifted; "
+		  "LFT entries: %u through a third group, %u with two local hops, %u by nearest "
+		  "neighbour, %u unreachable", sw->dla.vl.levels, sw->stride, sw->dla.vl.shifted,
+		  r->via_intermediate, r->local_detours, r->fallback, r->unreachable);
 }
 
 static double now_ms(void)
@@ -220,9 +239,7 @@ int ibqos_build_lid_matrices(void *context)
 	load_tables(ctx, &next);
 	ret = ibqos_snapshot(ctx, &next, err, sizeof(err));
 	if (!ret)
-		ret = dla_groups_discover(&next.fabric, &next.groups, err, sizeof(err));
-	if (!ret)
-		ret = dla_routes_build(&next.fabric, &next.groups, &next.routes, err, sizeof(err));
+		ret = ibqos_compute(ctx, &next, err, sizeof(err));
 	if (ret == -ENOMEM) {
 		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A4: dla: out of memory; falling back to the "
 			  "next routing engine");
@@ -243,6 +260,8 @@ int ibqos_build_lid_matrices(void *context)
 		goto fail;
 	}
 	ibqos_log_link_counts(ctx, &next, 0);
+	log_route_shapes(ctx, &next);
+	ibqos_store_groups(ctx, &next);
 	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: groups, routes and checks took %.3f ms",
 		  now_ms() - t0);
 	next.valid = 1;
@@ -274,9 +293,9 @@ int ibqos_build_fwd_tables(void *context)
 		return -1;
 	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
-		const uint8_t *lft = dla_lft_row(&sw->routes, s), *hops = dla_hops_row(&sw->routes, s);
-		unsigned top = p_sw->max_lid_ho < sw->routes.max_lid ? p_sw->max_lid_ho :
-			sw->routes.max_lid;
+		const uint8_t *lft = dla_lft_row(&sw->dla.routes, s), *hops = dla_hops_row(&sw->dla.routes, s);
+		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho :
+			sw->dla.routes.max_lid;
 
 		for (unsigned lid = 1; lid <= top; lid++) {
 			p_sw->new_lft[lid] = lft[lid];

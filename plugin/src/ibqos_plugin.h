@@ -13,6 +13,7 @@
 #include "dla_fabric.h"
 #include "dla_groups.h"
 #include "dla_route.h"
+#include "dla_compute.h"
 #include "ibqos_tables.h"
 
 #define IBQOS_ENGINE_NAME "dla"
@@ -26,12 +27,12 @@ struct ibqos_guid_idx {
 struct ibqos_sweep {
 	int valid;		/* routes computed and checked: the hooks may use them */
 	struct dla_fabric fabric;
-	struct dla_groups groups;
-	struct dla_routes routes;
+	struct dla_result dla;	/* groups, routes, VL level of every turn */
 	osm_switch_t **osw;	/* [nsw] the OpenSM switch behind each index */
 	struct ibqos_guid_idx *by_guid;	/* [nsw] sorted */
 	struct ibqos_tables tables;	/* applied table file; empty when none or rejected */
 	uint8_t sl2class[IBQOS_NUM_SL];
+	unsigned stride;	/* VLs per class: class c owns VLs stride*c .. stride*c+stride-1 */
 	int counts_logged;
 };
 
@@ -48,6 +49,11 @@ void ibqos_log(struct ibqos_ctx *ctx, osm_log_level_t level, const char *fmt, ..
 int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len);
 int32_t ibqos_switch_index(const struct ibqos_sweep *sw, uint64_t guid);
 void ibqos_sweep_free(struct ibqos_sweep *sw);
+
+/* group_sources.c: dla_compute() with the admin's pins and the stored group map, what it chose
+ * logged; and the stored map updated after a successful sweep. */
+int ibqos_compute(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len);
+void ibqos_store_groups(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw);
 
 /* engine.c */
 int ibqos_build_lid_matrices(void *context);

@@ -44,7 +44,7 @@ const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm
 		if (s < 0 || num >= sw->fabric.sw[s].num_ports)
 			return NULL;
 		role = num == 0 ? IBQOS_ROLE_SW0 :
-			vlarb_role(dla_port_role(&sw->routes, (uint32_t)s, num));
+			vlarb_role(dla_port_role(&sw->dla.routes, (uint32_t)s, num));
 		break;
 	default:
 		return NULL;
@@ -61,25 +61,19 @@ void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
 	struct ibqos_ctx *ctx = context;
 	const struct ibqos_sweep *sw = &ctx->sweep;
 	osm_node_t *node = osm_physp_get_node_ptr(port);
-	enum dla_role in = DLA_ROLE_NONE, out = DLA_ROLE_NONE;
+	unsigned level = 0;
 	int32_t s;
 
 	if (!sw->valid)
 		return;
-	if (osm_node_get_type(node) != IB_NODE_TYPE_SWITCH) {
-		for (unsigned sl = 0; sl < IBQOS_NUM_SL; sl++)
-			ib_slvl_table_set(t, (uint8_t)sl, dla_ca_vl(sw->sl2class, sl));
-		return;
+	if (osm_node_get_type(node) == IB_NODE_TYPE_SWITCH) {
+		s = ibqos_switch_index(sw, cl_ntoh64(osm_node_get_node_guid(node)));
+		if (s < 0)
+			return;
+		level = dla_turn_level(&sw->dla.vl, (uint32_t)s, in_port_num, out_port_num);
 	}
-	s = ibqos_switch_index(sw, cl_ntoh64(osm_node_get_node_guid(node)));
-	if (s < 0)
-		return;
-	if (in_port_num < sw->fabric.sw[s].num_ports)
-		in = dla_port_role(&sw->routes, (uint32_t)s, in_port_num);
-	if (out_port_num < sw->fabric.sw[s].num_ports)
-		out = dla_port_role(&sw->routes, (uint32_t)s, out_port_num);
 	for (unsigned sl = 0; sl < IBQOS_NUM_SL; sl++)
-		ib_slvl_table_set(t, (uint8_t)sl, dla_switch_vl(sw->sl2class, sl, in, out));
+		ib_slvl_table_set(t, (uint8_t)sl, dla_vl(sw->sl2class, sw->stride, sl, level));
 }
 
 void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,

@@ -28,8 +28,7 @@ int32_t ibqos_switch_index(const struct ibqos_sweep *sw, uint64_t guid)
 
 void ibqos_sweep_free(struct ibqos_sweep *sw)
 {
-	dla_routes_free(&sw->routes);
-	dla_groups_free(&sw->groups);
+	dla_result_free(&sw->dla);
 	dla_fabric_free(&sw->fabric);
 	ibqos_tables_free(&sw->tables);
 	free(sw->osw);

@@ -88,3 +88,35 @@ int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsig
 	f->max_lid = (uint16_t)(lid - 1);
 	return 0;
 }
+
+int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dla_fabric *dst)
+{
+	uint32_t n = src->nsw - 1;
+
+	if (dla_fabric_init(dst, n, src->max_lid))
+		return -1;
+	for (uint32_t s = 0, i = 0; s < src->nsw; s++) {
+		if (s == dead)
+			continue;
+		dla_fabric_set_switch(dst, i, src->sw[s].guid, src->sw[s].name, src->sw[s].lid,
+				      src->sw[s].num_ports);
+		i++;
+	}
+	for (uint32_t s = 0; s < src->nsw; s++) {
+		uint32_t i = s - (s > dead);
+
+		if (s == dead)
+			continue;
+		for (unsigned p = 1; p < src->sw[s].num_ports; p++) {
+			const struct dla_port *pt = &src->sw[s].ports[p];
+
+			if (pt->peer_kind == DLA_PEER_ENDPORT)
+				dla_fabric_attach_endport(dst, i, (uint8_t)p, pt->endport_lid);
+			else if (pt->peer_kind == DLA_PEER_SWITCH && pt->peer_sw != dead &&
+				 pt->peer_sw > s)
+				dla_fabric_link(dst, i, (uint8_t)p, pt->peer_sw - (pt->peer_sw > dead),
+						pt->peer_port);
+		}
+	}
+	return 0;
+}

@@ -43,9 +43,12 @@ void df_unlink(struct df *d, unsigned s, unsigned port);
 static inline unsigned df_sw(const struct df *d, unsigned G, unsigned i) { return G * d->a + i; }
 void df_free(struct df *d);
 int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsigned hosts);
+/* A copy of src without switch `dead` (its end ports go with it); indices above it shift. */
+int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dla_fabric *dst);
 
 void test_discover(void);
 void test_route(void);
 void test_tables(void);
+void test_faults(void);
 
 #endif

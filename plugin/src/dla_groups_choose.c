@@ -1,0 +1,120 @@
+/*
+ * Which partition a sweep uses. The order keeps the groups stable across sweeps (a fabric
+ * with several valid partitions keeps the one it had) and keeps dla routing through faults:
+ * a dead switch or link makes the fabric inexact, and the groups it had before are still the
+ * right ones. A fresh start on a degraded fabric (a standby SM taking over has no stored map)
+ * falls through to degraded discovery.
+ */
+#include "dla_groups.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 0: out holds labels' partition; 1: labels do not cover every switch (why in note). */
+static int from_given(const struct dla_fabric *f, const uint32_t *labels, struct dla_groups *out,
+		      const char *what, char *note, size_t note_len)
+{
+	char lb[160];
+
+	for (uint32_t v = 0; v < f->nsw; v++)
+		if (labels[v] == DLA_NO_GROUP) {
+			snprintf(note, note_len, "%s: switch %s has no group", what,
+				 dla_switch_label(f, v, lb, sizeof(lb)));
+			return 1;
+		}
+	return dla_groups_from_labels(out, labels, f->nsw);
+}
+
+/* rule: 0 usable, 1 exact. 0: accepted into out; 1: refused (why in note); <0 error. */
+static int take(const struct dla_fabric *f, const struct dla_graph *gr, const uint32_t *labels,
+		int exact, const char *what, struct dla_groups *out, char *note, size_t note_len)
+{
+	char why[640];
+	int ret = from_given(f, labels, out, what, note, note_len);
+
+	if (ret)
+		return ret;
+	ret = exact ? dla_groups_validate(f, gr, out, why, sizeof(why)) :
+		dla_groups_usable(f, gr, out, why, sizeof(why));
+	if (!ret)
+		return 0;
+	dla_groups_free(out);
+	if (ret == -ENOMEM)
+		return ret;
+	snprintf(note, note_len, "%s: %s", what, why);
+	return 1;
+}
+
+int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
+		      unsigned alternative, struct dla_groups *out, enum dla_groups_source *src,
+		      char *note, size_t note_len, char *err, size_t len)
+{
+	struct dla_graph gr;
+	struct dla_groups fresh;
+	char why_stored[640] = "none stored", why_fresh[768] = "";
+	int ret, found, exact = 0;
+
+	memset(out, 0, sizeof(*out));
+	*note = '\0';
+	ret = dla_graph_build(f, &gr);
+	if (ret)
+		return ret;
+	if (pinned) {
+		ret = take(f, &gr, pinned, 0, "group pins ignored", out, note, note_len);
+		*src = DLA_GROUPS_PINNED;
+		if (ret <= 0)
+			goto done;
+	}
+	if (stored) {
+		ret = take(f, &gr, stored, 1, "stored group map", out, why_stored,
+			   sizeof(why_stored));
+		*src = DLA_GROUPS_STORED;
+		if (ret <= 0)
+			goto done;
+	}
+	found = dla_groups_discover(f, alternative, &fresh, &exact, why_fresh, sizeof(why_fresh));
+	if (found && found != -EINVAL) {
+		ret = found;
+		goto done;
+	}
+	if (!found && exact) {
+		*out = fresh;
+		*src = DLA_GROUPS_FOUND;
+		ret = 0;
+		goto done;
+	}
+	if (stored) {
+		char why[640];
+
+		ret = take(f, &gr, stored, 0, "stored group map", out, why, sizeof(why));
+		if (ret < 0)
+			goto fresh_done;
+		if (!ret) {
+			*src = DLA_GROUPS_STORED_DEGRADED;
+			if (!*note)
+				snprintf(note, note_len, "the fabric is degraded (%s); routing on "
+					 "the stored group map", why_stored);
+			goto fresh_done;
+		}
+	}
+	if (!found) {
+		*out = fresh;
+		*src = DLA_GROUPS_FOUND_DEGRADED;
+		if (!*note)
+			snprintf(note, note_len, "no stored group map fits (%s); groups "
+				 "discovered on a degraded fabric", why_stored);
+		ret = 0;
+		goto done;
+	}
+	snprintf(err, len, "%s", why_fresh);
+	ret = -EINVAL;
+	goto done;
+fresh_done:
+	if (!found)
+		dla_groups_free(&fresh);
+done:
+	dla_graph_free(&gr);
+	return ret;
+}
