@@ -1,0 +1,242 @@
+/*
+ * Admin-pinned dragonfly groups: `group GUID LABEL` pins one switch, `group_pattern REGEX`
+ * takes the label from a switch's node description. The pattern is POSIX ERE, with two
+ * spellings admins bring from other tools: `(?<group>` for `(` and `\d` for a digit.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "ibqos_tables_parser.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAMED_GROUP "(?<group>"
+
+static int label_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		c == '_' || c == '.' || c == ':' || c == '-';
+}
+
+/* 1 if s[0..n) is a valid label: [A-Za-z0-9_.:-]{1,31} */
+static int valid_label(const char *s, size_t n)
+{
+	if (n == 0 || n >= IBQOS_GROUP_LABEL_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!label_char(s[i]))
+			return 0;
+	return 1;
+}
+
+static int cmp_pin(const void *a, const void *b)
+{
+	const struct ibqos_group_pin *x = a, *y = b;
+
+	return (x->guid > y->guid) - (x->guid < y->guid);
+}
+
+int tables_parse_group(struct parser *ps, char **tok, int ntok)
+{
+	struct ibqos_tables *t = ps->t;
+	struct ibqos_group_pin pin = { .line = ps->line };
+	unsigned first;
+	int dup;
+
+	if (ntok != 3)
+		return tables_fail(ps, "group: expected 'group GUID LABEL'");
+	if (tables_parse_guid(tok[1], &pin.guid))
+		return tables_fail(ps, "group: '%.40s' is not a GUID (0x followed by up to 16 hex "
+				   "digits)", tok[1]);
+	if (!valid_label(tok[2], strlen(tok[2])))
+		return tables_fail(ps, "group: label '%.40s' is not 1 to %d of A-Z a-z 0-9 _ . : -",
+				   tok[2], IBQOS_GROUP_LABEL_MAX - 1);
+	dup = ibqos_keyset_add(&ps->pins_seen, pin.guid, 0, ps->line, &first);
+	if (dup < 0)
+		return dup;
+	if (dup)
+		return tables_fail(ps, "group: switch 0x%016" PRIx64 " pinned twice (first on line "
+				   "%u)", pin.guid, first);
+	memcpy(pin.label, tok[2], strlen(tok[2]) + 1);
+	if (t->npins == ps->cappins) {
+		size_t cap = ps->cappins ? ps->cappins * 2 : 16;
+		struct ibqos_group_pin *p = realloc(t->pins, cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		t->pins = p;
+		ps->cappins = cap;
+	}
+	t->pins[t->npins++] = pin;
+	return 0;
+}
+
+/* Appends s to out (capacity checked by the caller: out holds 5 bytes per input byte). */
+static char *put(char *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(o, s, n);
+	return o + n;
+}
+
+/* Length of a bracket expression's class/collating/equivalence term at s ("[:alpha:]"), or 0. */
+static size_t bracket_term(const char *s)
+{
+	const char *end;
+	char close[3] = { s[1], ']', '\0' };
+
+	if (s[0] != '[' || (s[1] != ':' && s[1] != '.' && s[1] != '='))
+		return 0;
+	end = strstr(s + 2, close);
+	return end ? (size_t)(end - s) + 2 : 0;
+}
+
+/*
+ * ERE with the two extra spellings replaced: outside brackets `\d` -> `[0-9]`, inside them
+ * `\d` -> `0-9`; `(?<group>` -> `(`. Other `(?` forms are refused with a reason (regcomp's own
+ * "Invalid preceding regular expression" would not say why).
+ */
+static int translate(struct parser *ps, const char *src, char *out)
+{
+	char *o = out;
+	int in_bracket = 0;
+
+	for (const char *s = src; *s;) {
+		if (in_bracket) {
+			size_t term = bracket_term(s);
+
+			if (term) {
+				memcpy(o, s, term);
+				o += term, s += term;
+			} else if (s[0] == '\\' && s[1] == 'd') {
+				o = put(o, "0-9"), s += 2;
+			} else {
+				in_bracket = *s != ']';
+				*o++ = *s++;
+			}
+			continue;
+		}
+		if (!strncmp(s, NAMED_GROUP, strlen(NAMED_GROUP))) {
+			*o++ = '(', s += strlen(NAMED_GROUP);
+		} else if (s[0] == '(' && s[1] == '?') {
+			return tables_fail(ps, "group_pattern: '(?' is only understood as '"
+					   NAMED_GROUP "'; write '(' for the label's group");
+		} else if (s[0] == '\\' && s[1] == 'd') {
+			o = put(o, "[0-9]"), s += 2;
+		} else if (s[0] == '\\' && s[1]) {
+			*o++ = *s++;
+			*o++ = *s++;
+		} else if (s[0] == '[') {
+			*o++ = *s++;
+			if (*s == '^')
+				*o++ = *s++;
+			if (*s == ']')	/* a leading ']' is a literal member */
+				*o++ = *s++;
+			in_bracket = 1;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+	return 0;
+}
+
+int tables_parse_group_pattern(struct parser *ps, char *rest)
+{
+	struct ibqos_tables *t = ps->t;
+	size_t n;
+	char *ere, why[200];
+	int r;
+
+	rest += strspn(rest, " \t");
+	n = strlen(rest);
+	while (n && (rest[n - 1] == ' ' || rest[n - 1] == '\t'))
+		rest[--n] = '\0';
+	if (!n)
+		return tables_fail(ps, "group_pattern: missing the pattern");
+	if (t->pattern)
+		return tables_fail(ps, "group_pattern given twice (first on line %u)",
+				   t->pattern_line);
+	ere = malloc(5 * n + 1);
+	t->pattern_text = strdup(rest);
+	t->pattern = calloc(1, sizeof(*t->pattern));
+	if (!ere || !t->pattern_text || !t->pattern) {
+		free(ere);
+		free(t->pattern);	/* not compiled: nothing for regfree */
+		t->pattern = NULL;
+		return -ENOMEM;
+	}
+	if (translate(ps, rest, ere)) {
+		free(ere);
+		free(t->pattern);
+		t->pattern = NULL;
+		return -EINVAL;
+	}
+	r = regcomp(t->pattern, ere, REG_EXTENDED);
+	free(ere);
+	if (r) {
+		regerror(r, t->pattern, why, sizeof(why));
+		free(t->pattern);
+		t->pattern = NULL;
+		return tables_fail(ps, "group_pattern: '%.80s' does not compile: %s", rest, why);
+	}
+	t->pattern_line = ps->line;
+	if (t->pattern->re_nsub == 0)
+		return tables_fail(ps, "group_pattern: '%.80s' has no parenthesised subexpression "
+				   "to take the group label from", rest);
+	return 0;
+}
+
+void tables_free_groups(struct ibqos_tables *t)
+{
+	if (t->pattern) {
+		regfree(t->pattern);
+		free(t->pattern);
+	}
+	free(t->pattern_text);
+	free(t->pins);
+	t->pattern = NULL;
+	t->pattern_text = NULL;
+	t->pins = NULL;
+	t->npins = 0;
+}
+
+void tables_sort_pins(struct ibqos_tables *t)
+{
+	if (t->npins)
+		qsort(t->pins, t->npins, sizeof(*t->pins), cmp_pin);
+}
+
+int ibqos_tables_group_label(const struct ibqos_tables *t, uint64_t guid, const char *desc,
+			     char *label, size_t len)
+{
+	struct ibqos_group_pin key = { .guid = guid };
+	const struct ibqos_group_pin *hit = NULL;
+	regmatch_t m[2];
+	size_t n;
+
+	if (t->npins)
+		hit = bsearch(&key, t->pins, t->npins, sizeof(*t->pins), cmp_pin);
+	if (hit) {
+		n = strlen(hit->label);
+		if (n >= len)
+			return 0;
+		memcpy(label, hit->label, n + 1);
+		return 1;
+	}
+	if (!t->pattern || !desc || regexec(t->pattern, desc, 2, m, 0) || m[1].rm_so < 0)
+		return 0;
+	n = (size_t)(m[1].rm_eo - m[1].rm_so);
+	if (!valid_label(desc + m[1].rm_so, n) || n >= len)
+		return 0;
+	memcpy(label, desc + m[1].rm_so, n);
+	label[n] = '\0';
+	return 1;
+}
+
+int ibqos_tables_has_group_pins(const struct ibqos_tables *t)
+{
+	return t->npins > 0 || t->pattern != NULL;
+}
