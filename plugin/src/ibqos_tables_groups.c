@@ -12,6 +12,8 @@
 #include <string.h>
 
 #define NAMED_GROUP "(?<group>"
+#define PATTERN_MAX_NODES 4096	/* a real node-description pattern needs tens */
+#define SIZE_CAP (1u << 30)
 
 static int label_char(char c)
 {
@@ -125,6 +127,10 @@ static int translate(struct parser *ps, const char *src, char *out)
 					   NAMED_GROUP "'; write '(' for the label's group");
 		} else if (s[0] == '\\' && s[1] == 'd') {
 			o = put(o, "[0-9]"), s += 2;
+		} else if (s[0] == '\\' && s[1] >= '1' && s[1] <= '9') {
+			/* glibc matches back-references by backtracking: exponential time */
+			return tables_fail(ps, "group_pattern: back-references such as '\\%c' are not "
+					   "supported", s[1]);
 		} else if (s[0] == '\\' && s[1]) {
 			*o++ = *s++;
 			*o++ = *s++;
@@ -141,6 +147,97 @@ static int translate(struct parser *ps, const char *src, char *out)
 	}
 	*o = '\0';
 	return 0;
+}
+
+static unsigned sat_mul(unsigned a, unsigned b)
+{
+	return b && a > SIZE_CAP / b ? SIZE_CAP : a * b;
+}
+
+static unsigned sat_add(unsigned a, unsigned b)
+{
+	return a > SIZE_CAP - b ? SIZE_CAP : a + b;
+}
+
+/* Skips "{m}", "{m,}" or "{m,n}" at s; *times = how many copies regcomp makes of the atom. */
+static const char *interval(const char *s, unsigned *times)
+{
+	unsigned m = 0, n = 0;
+	int comma = 0, digits_n = 0;
+
+	for (s++; *s >= '0' && *s <= '9'; s++)
+		m = m < 100000 ? m * 10 + (unsigned)(*s - '0') : m;
+	if (*s == ',') {
+		comma = 1;
+		for (s++; *s >= '0' && *s <= '9'; s++, digits_n = 1)
+			n = n < 100000 ? n * 10 + (unsigned)(*s - '0') : n;
+	}
+	*times = !comma ? m : digits_n ? (n > m ? n : m) : m + 1;
+	if (!*times)
+		*times = 1;
+	return *s == '}' ? s + 1 : s;
+}
+
+/*
+ * Upper bound of the nodes glibc's regcomp builds: it copies the atom of X+ twice and of
+ * X{m,n} n times, so nested repetitions multiply (the fuzzer found `a++++++++…` taking
+ * gigabytes). Brackets and escapes count as one node.
+ */
+static unsigned pattern_nodes(const char *s)
+{
+	enum { DEPTH = 256 };
+	unsigned total[DEPTH], last[DEPTH], d = 0, times;
+
+	total[0] = last[0] = 0;
+	while (*s) {
+		if (*s == '(' && d + 1 < DEPTH) {
+			total[++d] = 0, last[d] = 0, s++;
+		} else if (*s == ')' && d > 0) {
+			unsigned group = sat_add(sat_add(total[d], last[d]), 1);
+
+			d--;
+			total[d] = sat_add(total[d], last[d]);
+			last[d] = group;
+			s++;
+		} else if (*s == '|') {
+			total[d] = sat_add(sat_add(total[d], last[d]), 1);
+			last[d] = 0, s++;
+		} else if (*s == '+') {
+			last[d] = sat_add(sat_mul(last[d], 2), 1), s++;
+		} else if (*s == '*' || *s == '?') {
+			last[d] = sat_add(last[d], 1), s++;
+		} else if (*s == '{') {
+			s = interval(s, &times);
+			last[d] = sat_add(sat_mul(last[d], times), 1);
+		} else {
+			size_t term;
+
+			total[d] = sat_add(total[d], last[d]);
+			last[d] = 1;
+			if (*s == '\\' && s[1]) {
+				s += 2;
+			} else if (*s == '[') {	/* one node, however long */
+				s++;
+				if (*s == '^')
+					s++;
+				if (*s == ']')
+					s++;
+				while (*s && *s != ']')
+					s += (term = bracket_term(s)) ? term : 1;
+				s += *s == ']';
+			} else {
+				s++;
+			}
+		}
+	}
+	while (d > 0) {
+		unsigned group = sat_add(total[d], last[d]);
+
+		d--;
+		total[d] = sat_add(sat_add(total[d], last[d]), group);
+		last[d] = 0;
+	}
+	return sat_add(total[0], last[0]);
 }
 
 int tables_parse_group_pattern(struct parser *ps, char *rest)
@@ -173,6 +270,13 @@ int tables_parse_group_pattern(struct parser *ps, char *rest)
 		free(t->pattern);
 		t->pattern = NULL;
 		return -EINVAL;
+	}
+	if (pattern_nodes(ere) > PATTERN_MAX_NODES) {
+		free(ere);
+		free(t->pattern);
+		t->pattern = NULL;
+		return tables_fail(ps, "group_pattern: '%.80s' is too complex (its repetitions "
+				   "expand to more than %d nodes)", rest, PATTERN_MAX_NODES);
 	}
 	r = regcomp(t->pattern, ere, REG_EXTENDED);
 	free(ere);

@@ -318,6 +318,21 @@ static void test_group_pattern(void)
 	bad("version 1\ngroup_pattern\n", "plan.tables:2: group_pattern: missing the pattern");
 	bad("group_pattern (a)\n", "plan.tables:1: expected 'version 1' as the first directive");
 	bad("version 1\ngroup_pattern (a)\\\n", "does not compile");
+	/* found by the fuzzer: glibc copies the atom of X+ and X{m,n}, so stacked or nested
+	 * repetitions took gigabytes inside regcomp; refused before compiling */
+	bad("version 1\ngroup_pattern (x)a++++++++++++++++++++++\n",
+	    "plan.tables:2: group_pattern: '(x)a++++++++++++++++++++++' is too complex (its "
+	    "repetitions expand to more than 4096 nodes)");
+	bad("version 1\ngroup_pattern (((a{32}){32}){32})\n", "is too complex");
+	bad("version 1\ngroup_pattern ((((((((((((((x+)+)+)+)+)+)+)+)+)+)+)+)+)\n", "is too complex");
+	bad("version 1\ngroup_pattern ([a-z]{1,100}){100}\n", "is too complex");
+	bad("version 1\ngroup_pattern (a*)\\1\n",
+	    "plan.tables:2: group_pattern: back-references such as '\\1' are not supported");
+	EXPECT_EQ(parse("version 1\ngroup_pattern ^r([0-9]{2})-(x+)+[[:alnum:]]{0,8}$\n", &t, err,
+			sizeof(err)), 0);
+	EXPECT_EQ(label_of(&t, 1, "r42-xxab", label), 1);
+	EXPECT(!strcmp(label, "42"));
+	ibqos_tables_free(&t);
 }
 
 /* Issue 13 item 9: all-zero weights warn (the file is still applied); warnings are bounded. */
