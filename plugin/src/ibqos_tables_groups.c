@@ -13,6 +13,8 @@
 
 #define NAMED_GROUP "(?<group>"
 #define PATTERN_MAX_NODES 4096	/* a real node-description pattern needs tens */
+#define PATTERN_MAX_DEPTH 8
+#define PATTERN_MAX_REPS 32
 #define SIZE_CAP (1u << 30)
 
 static int label_char(char c)
@@ -179,18 +181,37 @@ static const char *interval(const char *s, unsigned *times)
 }
 
 /*
- * Upper bound of the nodes glibc's regcomp builds: it copies the atom of X+ twice and of
- * X{m,n} n times, so nested repetitions multiply (the fuzzer found `a++++++++…` taking
- * gigabytes). Brackets and escapes count as one node.
+ * regcomp's cost is not linear in the pattern: glibc copies the atom of X+ twice and of X{m,n}
+ * n times (nested repetitions multiply), and its epsilon closures grow exponentially on stacked
+ * operators. The fuzzer found `a++++…` taking gigabytes and `x?????????+++++` minutes. So the
+ * pattern is measured before it is compiled: no repetition of a repetition, groups at most
+ * PATTERN_MAX_DEPTH deep, at most PATTERN_MAX_REPS operators, and an upper bound of the nodes
+ * regcomp builds. A real node-description pattern is far inside all four.
  */
-static unsigned pattern_nodes(const char *s)
+static const char *too_complex(const char *s, char *why, size_t len)
 {
-	enum { DEPTH = 256 };
-	unsigned total[DEPTH], last[DEPTH], d = 0, times;
+	unsigned total[PATTERN_MAX_DEPTH + 1], last[PATTERN_MAX_DEPTH + 1], d = 0, times;
+	unsigned reps = 0;
+	int after_rep = 0;
 
 	total[0] = last[0] = 0;
 	while (*s) {
-		if (*s == '(' && d + 1 < DEPTH) {
+		int rep = *s == '+' || *s == '*' || *s == '?' || *s == '{';
+
+		if (rep && after_rep) {
+			snprintf(why, len, "repetition of a repetition at '%.8s'", s);
+			return why;
+		}
+		if (rep && ++reps > PATTERN_MAX_REPS) {
+			snprintf(why, len, "more than %d repetition operators", PATTERN_MAX_REPS);
+			return why;
+		}
+		after_rep = rep;
+		if (*s == '(') {
+			if (d == PATTERN_MAX_DEPTH) {
+				snprintf(why, len, "groups nested deeper than %d", PATTERN_MAX_DEPTH);
+				return why;
+			}
 			total[++d] = 0, last[d] = 0, s++;
 		} else if (*s == ')' && d > 0) {
 			unsigned group = sat_add(sat_add(total[d], last[d]), 1);
@@ -237,7 +258,11 @@ static unsigned pattern_nodes(const char *s)
 		total[d] = sat_add(sat_add(total[d], last[d]), group);
 		last[d] = 0;
 	}
-	return sat_add(total[0], last[0]);
+	if (sat_add(total[0], last[0]) > PATTERN_MAX_NODES) {
+		snprintf(why, len, "its repetitions expand to more than %d nodes", PATTERN_MAX_NODES);
+		return why;
+	}
+	return NULL;
 }
 
 int tables_parse_group_pattern(struct parser *ps, char *rest)
@@ -271,12 +296,11 @@ int tables_parse_group_pattern(struct parser *ps, char *rest)
 		t->pattern = NULL;
 		return -EINVAL;
 	}
-	if (pattern_nodes(ere) > PATTERN_MAX_NODES) {
+	if (too_complex(ere, why, sizeof(why))) {
 		free(ere);
 		free(t->pattern);
 		t->pattern = NULL;
-		return tables_fail(ps, "group_pattern: '%.80s' is too complex (its repetitions "
-				   "expand to more than %d nodes)", rest, PATTERN_MAX_NODES);
+		return tables_fail(ps, "group_pattern: '%.80s' is too complex: %s", rest, why);
 	}
 	r = regcomp(t->pattern, ere, REG_EXTENDED);
 	free(ere);

@@ -321,11 +321,18 @@ static void test_group_pattern(void)
 	/* found by the fuzzer: glibc copies the atom of X+ and X{m,n}, so stacked or nested
 	 * repetitions took gigabytes inside regcomp; refused before compiling */
 	bad("version 1\ngroup_pattern (x)a++++++++++++++++++++++\n",
-	    "plan.tables:2: group_pattern: '(x)a++++++++++++++++++++++' is too complex (its "
-	    "repetitions expand to more than 4096 nodes)");
-	bad("version 1\ngroup_pattern (((a{32}){32}){32})\n", "is too complex");
-	bad("version 1\ngroup_pattern ((((((((((((((x+)+)+)+)+)+)+)+)+)+)+)+)+)\n", "is too complex");
-	bad("version 1\ngroup_pattern ([a-z]{1,100}){100}\n", "is too complex");
+	    "plan.tables:2: group_pattern: '(x)a++++++++++++++++++++++' is too complex: repetition "
+	    "of a repetition at '++++++++'");
+	bad("version 1\ngroup_pattern ^sd]+ [ha:]?????????+++++igh\n",
+	    "is too complex: repetition of a repetition at '?" "?" "?");
+	bad("version 1\ngroup_pattern (((a{32}){32}){32})\n",
+	    "is too complex: its repetitions expand to more than 4096 nodes");
+	bad("version 1\ngroup_pattern (((((((((x+)+)+)+)+)+)+)+)+)\n",
+	    "is too complex: groups nested deeper than 8");
+	bad("version 1\ngroup_pattern (((((((x+)+)+)+)+)+)+)a{2}b{2}c{2}d{2}e{2}f{2}g{2}h{2}i{2}"
+	    "j{2}k{2}l{2}m{2}n{2}o{2}p{2}q{2}r{2}s{2}t{2}u{2}v{2}w{2}x{2}y{2}z{2}\n",
+	    "is too complex: more than 32 repetition operators");
+	bad("version 1\ngroup_pattern ([a-z]{1,100}){100}\n", "is too complex: its repetitions");
 	bad("version 1\ngroup_pattern (a*)\\1\n",
 	    "plan.tables:2: group_pattern: back-references such as '\\1' are not supported");
 	EXPECT_EQ(parse("version 1\ngroup_pattern ^r([0-9]{2})-(x+)+[[:alnum:]]{0,8}$\n", &t, err,
