@@ -149,8 +149,9 @@ int ibqos_tables_load(const char *path, struct ibqos_tables *t, char *err, size_
 	}
 	in = fdopen(fd, "r");
 	if (!in) {
+		snprintf(why, sizeof(why), "cannot read: %s", strerror(errno));
 		close(fd);
-		return -ENOMEM;
+		return load_error(path, err, len, why);
 	}
 	/* the cap holds while reading too: the file may grow after fstat */
 	ret = parse_stream(in, path, t, err, len, IBQOS_TABLES_MAX_BYTES);

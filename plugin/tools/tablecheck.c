@@ -4,7 +4,6 @@
  * needs the fabric (port VLArb capacities, port VLCap) is checked by the plugin only.
  * Exit 0: accepted (warnings, if any, on stderr); 2: rejected, one "file:line: message".
  */
-#include <errno.h>
 #include <stdio.h>
 
 #include "ibqos_tables.h"
@@ -12,7 +11,7 @@
 int main(int argc, char **argv)
 {
 	struct ibqos_tables t;
-	char err[1024];
+	char err[1024] = "";
 	int r;
 
 	if (argc != 2) {
@@ -21,7 +20,7 @@ int main(int argc, char **argv)
 	}
 	r = ibqos_tables_load(argv[1], &t, err, sizeof(err));
 	if (r) {
-		fprintf(stderr, "%s\n", r == -ENOMEM ? "ibqos-tablecheck: out of memory" : err);
+		fprintf(stderr, "%s\n", err[0] ? err : "ibqos-tablecheck: out of memory");
 		return 2;
 	}
 	for (size_t i = 0; i < t.nwarnings; i++)
