@@ -6,7 +6,10 @@ IBQOS  := $(VENV)/bin/ibqos
 PYTEST := $(VENV)/bin/pytest
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
-.PHONY: all deps build test demo bench clean
+SAN_BUILD := build-sanitize
+FUZZ_RUNS ?= 2000000
+
+.PHONY: all deps build test test-sanitize fuzz demo bench clean
 
 all: build
 
@@ -27,6 +30,18 @@ build: deps
 test: build
 	$(PYTEST) -q
 
+# ASan/UBSan build of every C component in its own directory; its C tests (ctest), then one
+# dla run in OpenSM with the sanitized plugin preloaded with libasan.
+test-sanitize: build
+	cmake -S . -B $(SAN_BUILD) -DIBQOS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(SAN_BUILD) -j 2
+	cd $(SAN_BUILD) && ctest --output-on-failure
+	IBQOS_BUILD_DIR=$(CURDIR)/$(SAN_BUILD) $(PYTEST) -q -p no:cacheprovider plugin/tests/sanitize_dla_run.py
+
+# The table-file parser under libFuzzer for FUZZ_RUNS executions (make test runs 30,000).
+fuzz: deps
+	plugin/tests/fuzz/run.sh $(FUZZ_RUNS) $(CURDIR)/$(BUILD)/fuzz
+
 demo: build
 	$(IBQOS) demo
 
@@ -34,4 +49,4 @@ bench: build
 	$(VENV)/bin/python -m bench.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD) $(VENV)
+	rm -rf $(BUILD) $(SAN_BUILD) $(VENV)

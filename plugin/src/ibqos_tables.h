@@ -64,15 +64,26 @@ struct ibqos_tables {
 	size_t nports;
 	struct ibqos_group_pin *pins;	/* sorted by guid, each guid once */
 	size_t npins;
-	int has_pattern;		/* group_pattern given: pattern is compiled */
+	regex_t *pattern;		/* group_pattern compiled (POSIX ERE, subexpression 1 is
+					 * the label), or NULL; a pointer so the struct may be
+					 * copied by value */
+	char *pattern_text;		/* as written in the file */
 	unsigned pattern_line;
-	regex_t pattern;		/* POSIX ERE; subexpression 1 is the label */
 	char **warnings;		/* "file:line: message" lines that do not reject the file,
 					 * for the caller to log (escaped, printable ASCII) */
 	size_t nwarnings;
 };
 
-/* 0; -EINVAL with "name:line: message" in err; -ENOMEM. t is empty on error. */
+/*
+ * The one validation path: the plugin and ibqos-tablecheck both call ibqos_tables_load, which
+ * checks everything that can be known without a fabric (syntax, ranges, duplicates, the VLs the
+ * classes need against VL0..VL14). Port capacities and VLCap are the plugin's to check.
+ *
+ * 0; -EINVAL with "name:line: message" in err (printable ASCII: other bytes are shown as \xNN);
+ * -ENOMEM. t is empty on error. Warnings go to t->warnings.
+ * load opens without blocking and refuses anything but a regular file of at most
+ * IBQOS_TABLES_MAX_BYTES; parse reads a stream the caller bounds (lines are capped either way).
+ */
 int ibqos_tables_parse(FILE *in, const char *name, struct ibqos_tables *t, char *err, size_t len);
 int ibqos_tables_load(const char *path, struct ibqos_tables *t, char *err, size_t len);
 void ibqos_tables_free(struct ibqos_tables *t);

@@ -2,7 +2,8 @@
 
 #include <stdlib.h>
 
-static char names[4096][24];
+/* "sw-g%u-s%u" with two 10-digit numbers is 26 bytes plus NUL: gcc 12 checks the worst case */
+static char names[4096][32];
 
 int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g)
 {

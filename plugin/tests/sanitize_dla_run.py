@@ -1,0 +1,66 @@
+"""`make test-sanitize`'s OpenSM part (not collected by `make test`; run by path): the ASan/UBSan
+build of libibqos.so from IBQOS_BUILD_DIR inside the stock OpenSM, one dla run on the 72-CA
+dragonfly with a table file using every directive, then one with a rejected file (the error
+path frees what it parsed). Any sanitizer report fails."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ibqos import paths
+from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+
+from dla_testlib import ENGINE, TABLES_REJECTED
+from test_dla_memcheck import _libasan, _PreloadHarness
+
+pytestmark = pytest.mark.fabric
+
+TABLES = """version 1
+vls_per_class 2
+sl2class 0,1,2,3,0,0,0,0,0,0,0,0,0,0,0,0
+vlarb ca high 0:40,1:40 low 2:8,3:8 limit 2
+vlarb global high 0:40,1:40 low 2:8,3:8,4:0 limit 2
+vlarb local high 0:0 low 2:8,3:8 limit 2
+group 0x0002c903000a1b2c g1
+group_pattern ^sw-g(?<group>\\d+)-s\\d+$
+"""
+
+
+def _sanitized_build() -> None:
+    cache = (paths.build_dir() / "CMakeCache.txt").read_text()
+    if not re.search(r"^IBQOS_SANITIZE:BOOL=ON$", cache, re.M):
+        pytest.fail(f"{paths.build_dir()} is not an IBQOS_SANITIZE=ON build (make test-sanitize)")
+
+
+def test_sanitized_plugin_dla_run(tmp_path):
+    _sanitized_build()
+    net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
+    reports = tmp_path / "san"
+    reports.mkdir()
+    supp = tmp_path / "asan.supp"
+    supp.write_text("interceptor_via_lib:libumad2sim.so\ninterceptor_via_lib:libibumad.so\n"
+                    "interceptor_via_lib:libosmvendor.so\n")
+    good = tmp_path / "plan.tables"
+    good.write_text(TABLES)
+    bad = tmp_path / "bad.tables"
+    bad.write_bytes(TABLES.encode() + b"group 0x0002c903000a1b2c g2\n")
+    h = _PreloadHarness(net, run_dir=tmp_path / "run")
+    h.preload = _libasan()
+    h.extra_env = {"ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
+                   "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan"}
+    with h:
+        run = h.run_sm(engine=ENGINE, plugin=True, plugin_options=good, conf={"qos": "TRUE"},
+                       check=False)
+        assert run.configured_engines() == ["dla"]
+        assert not [ln.text for ln in run.lines() if TABLES_REJECTED.search(ln.text)]
+        rejected = h.run_sm(engine=ENGINE, plugin=True, plugin_options=bad,
+                            conf={"qos": "TRUE"}, check=False)
+        found = [m.group(1) for ln in rejected.lines() if (m := TABLES_REJECTED.search(ln.text))]
+        assert found == [f"{bad}:9: group: switch 0x0002c903000a1b2c pinned twice (first on "
+                         "line 7)"]
+        assert rejected.configured_engines() == ["dla"]
+    assert not list(reports.iterdir()), [p.read_text()[:2000] for p in reports.iterdir()]
+    for r in (run, rejected):
+        assert "runtime error" not in (r.log.parent / "opensm.out").read_text()
