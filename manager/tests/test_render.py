@@ -54,20 +54,44 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     conf = dict(ln.split(None, 1) for ln in files["opensm.conf"].read_text().splitlines()
                 if ln.strip() and not ln.startswith("#"))
     t, ca = plan.vlarb.terminal, plan.vlarb.ca
-    assert conf["routing_engine"] == "dla,minhop" and conf["event_plugin_name"] == "ibqos"
+    assert conf["routing_engine"] == "dla,dfsssp,lash" and conf["event_plugin_name"] == "ibqos"
+    assert conf["max_op_vls"] == "8"
     assert conf["event_plugin_options"] == str(out / "plugin-tables.conf")
     assert conf["qos_policy_file"] == str(out / "qos-policy.conf")
     assert conf["qos_swe_vlarb_high"] == ",".join(f"{v}:{w}" for v, w in t.high)
     assert conf["qos_ca_vlarb_low"] == ",".join(f"{v}:{w}" for v, w in ca.low)
     assert conf["qos_ca_high_limit"] == str(ca.high_limit)
-    # SL -> base VL of its class: BE_BK (class 3) owns SL 0 and 8 and VL 6.
-    sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
-    assert sl2vl[0] == sl2vl[8] == 6 and sl2vl[1] == 0 and len(sl2vl) == 16
+    # dla programs SL2VL itself; OpenSM's lines serve the fallback engines' layer SLs, one VL each.
+    for key in ("qos_sl2vl", "qos_ca_sl2vl", "qos_swe_sl2vl", "qos_sw0_sl2vl"):
+        assert [int(x) for x in conf[key].split(",")] == [0, 1, 2, 3, 4, 5, 6, 7] + [7] * 8
     pol = files["qos-policy.conf"].read_text()
     assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)
     assert "port-name: storage01 HCA-1/P1" in pol and "service-id: 0xab0000-0xabffff" in pol
     assert "iser : 3" in pol and "sdp, port-num 5004-5005 : 2" in pol
     assert "srp, target-port-guid 0x2c90300a1b2c3 : 3" in pol      # OpenSM has no bare srp
+
+
+def test_without_dla_opensm_sl2vl_is_the_class_map(tmp_path):
+    doc = yaml.safe_load(FOUR.read_text())
+    doc["fabric"]["routing"] = "minhop"
+    plan = _plan(_write(tmp_path, doc))
+    conf = _conf(render_plan(plan, tmp_path / "out")["opensm.conf"])
+    assert conf["routing_engine"] == "minhop" and "event_plugin_name" not in conf
+    assert "max_op_vls" not in conf
+    # SL -> VL of its class (one VL per class): BE_BK (class 3) owns SL 0 and 8 and VL 3.
+    sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
+    assert sl2vl[0] == sl2vl[8] == 3 and sl2vl[1] == 0 and len(sl2vl) == 16
+
+
+def _write(tmp_path: Path, doc: dict) -> Path:
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _conf(path: Path) -> dict[str, str]:
+    return dict(ln.split(None, 1) for ln in path.read_text().splitlines()
+                if ln.strip() and not ln.startswith("#"))
 
 
 def test_render_cli_and_no_half_written_output(tmp_path):
