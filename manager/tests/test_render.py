@@ -129,8 +129,10 @@ def _fabric_policy(tmp_path: Path) -> Path:
 
 def _check_no_plugin(fabric, plan: Plan) -> list[str]:
     """Without the plugin OpenSM programs qos_ca_* on CAs and qos_swe_* (the terminal role)
-    on every switch port, with the same SL2VL everywhere."""
-    want_sl2vl = tuple(plan.sl2vl)
+    on every switch port, with the same SL2VL everywhere (for a dla plan, the fallback's)."""
+    from ibqos.render.fallback import fallback_sl2vl
+    want_sl2vl = tuple(fallback_sl2vl(plan.fabric.data_vls) if plan.fabric.routing == "dla"
+                       else plan.sl2vl)
     bad = []
     for n in fabric.nodes.values():
         for p in n.ports.values():
@@ -201,3 +203,47 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path):
         sls = re.findall(r"\bsl\s*\.+\s*0x([0-9a-f]+)|\bSL\s*[:.]+\s*(\d+)", cp.stdout, re.I)
         assert {int(a, 16) if a else int(b) for a, b in sls} == {plan.class_by_name("BE_BK").sls[0]}
         sm.stop()
+
+
+def _table_file(path: Path) -> tuple[list[str], dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], int]]]:
+    """(directives before the vlarb lines, role -> (high, low, limit)) parsed back."""
+    head, roles = [], {}
+    for ln in path.read_text().splitlines():
+        if not ln.strip() or ln.startswith("#"):
+            continue
+        f = ln.split()
+        if f[0] != "vlarb":
+            head.append(ln)
+            continue
+        assert f[2::2][:3] == ["high", "low", "limit"], ln
+        entries = [[tuple(map(int, e.split(":"))) for e in x.split(",")] if x != "-" else []
+                   for x in (f[3], f[5])]
+        roles[f[1]] = (entries[0], entries[1], int(f[7]))
+    return head, roles
+
+
+def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
+    doc = yaml.safe_load((ROOT / "examples" / "two-class.yaml").read_text())
+    doc["fabric"]["fault_tolerance"] = "links"
+    plan = _plan(_write(tmp_path, doc))
+    files = render_plan(plan, tmp_path / "out")
+    head, roles = _table_file(files["plugin-tables.conf"])
+    assert head[:2] == ["version 1", "vls_per_class 3"]
+    assert head[2] == "sl2class " + ",".join(map(str, plan.sl2class))
+    for role, (high, low, limit) in roles.items():
+        t = plan.vlarb.role(role)
+        assert (high, low, limit) == ([tuple(e) for e in t.high], [tuple(e) for e in t.low], t.high_limit)
+        for table in (high, low):
+            # slots of 3 adjacent entries: VLs 3c, 3c+1, 3c+2 with one weight
+            assert len(table) % 3 == 0
+            for k in range(0, len(table), 3):
+                vls, weights = zip(*table[k:k + 3])
+                assert vls[0] % 3 == 0 and list(vls) == [vls[0], vls[0] + 1, vls[0] + 2]
+                assert len(set(weights)) == 1
+    conf = _conf(files["opensm.conf"])
+    assert conf["routing_engine"] == "dla,dfsssp,lash"
+    # the same policy without the field renders no vls_per_class line
+    doc["fabric"].pop("fault_tolerance")
+    plain = render_plan(_plan(_write(tmp_path, doc)), tmp_path / "plain")
+    head, _ = _table_file(plain["plugin-tables.conf"])
+    assert not any(h.startswith("vls_per_class") for h in head)
