@@ -66,3 +66,38 @@ def test_port_override_wins_over_role():
     assert any("sw-g0-s0:1 (terminal)" in d for d in diff_programmed(fabric, exp))
     sw.ports[1].vlarb = VLArb([(0, 1)] + [(0, 0)] * 7, [(2, 1)] + [(0, 0)] * 7, 0, 8, 8)
     assert diff_programmed(fabric, exp) == []
+
+
+def _links_expected():
+    vls = [tuple(3 * c + k for k in range(3)) for c in range(4)]
+    return Expected(SL2CLASS, TABLES, {}, class_vls=vls), (lambda c: vls[c])
+
+
+def test_links_stride_and_the_detour_vl_are_accepted():
+    fabric, roles = _programmed_as_planned()
+    expected, vls_of = _links_expected()
+    for n in fabric.nodes.values():
+        if n.kind == "ca":
+            for p in n.ports:
+                n.sl2vl[(0, p)] = expected_sl2vl(SL2CLASS, None, None, vls_of)
+        else:
+            for i in n.ports:
+                for o in n.ports:
+                    if i and o and i != o:
+                        n.sl2vl[(i, o)] = expected_sl2vl(SL2CLASS, roles[(n.guid, i)],
+                                                         roles[(n.guid, o)], vls_of)
+    assert diff_programmed(fabric, expected) == []
+    sw = next(n for n in fabric.nodes.values() if n.desc == "sw-g1-s0")
+    loc = [p for p in sw.ports if roles.get((sw.guid, p)) == "local"]
+    # a detour (dla around a fault) moves every class to its third VL on one pair: accepted
+    sw.sl2vl[(loc[0], loc[1])] = tuple(3 * c + 2 for c in SL2CLASS)
+    assert diff_programmed(fabric, expected) == []
+    # a VL of another class is not
+    sw.sl2vl[(loc[0], loc[1])] = tuple(3 * ((c + 1) % 4) for c in SL2CLASS)
+    diffs = diff_programmed(fabric, expected)
+    assert len(diffs) == 1 and f"sw-g1-s0:{loc[1]} in {loc[0]} (local→local) SL2VL" in diffs[0]
+    # the pair stride (2 VLs per class) has no detour VL: any move off the plan is a difference
+    pairs, _ = _programmed_as_planned()
+    sw = next(n for n in pairs.nodes.values() if n.desc == "sw-g1-s0")
+    sw.sl2vl[(loc[0], loc[1])] = tuple(2 * c + 1 for c in SL2CLASS)
+    assert len(diff_programmed(pairs, Expected(SL2CLASS, TABLES, {}))) == 1

@@ -42,13 +42,17 @@ def check_plan_meets_policy(plan: Plan, policy) -> None:
                 assert max(a.per_vl[v].worst_wait_us for v in vls) <= c.max_latency_us + 1e-9
             if c.max_distance is not None:
                 assert max(a.per_vl[v].max_distance for v in vls) <= c.max_distance
-            # DLA: both VLs of a class carry the same entries, side by side.
-            if vpc == 2:
+            # DLA: every VL of a class (2, or 3 with fault_tolerance links) carries the same
+            # entries, side by side, in VL order.
+            if vpc > 1:
                 for table in (t.high, t.low):
                     mine = [k for k, (vl, _) in enumerate(table) if vl in vls]
-                    pairs = list(zip(mine[::2], mine[1::2]))
-                    assert all(table[a_][1] == table[b][1] and b == a_ + 1 and
-                               table[a_][0] == vls[0] and table[b][0] == vls[1] for a_, b in pairs)
+                    assert len(mine) % vpc == 0
+                    for j in range(0, len(mine), vpc):
+                        slot = mine[j:j + vpc]
+                        assert slot == list(range(slot[0], slot[0] + vpc))
+                        assert [table[k][0] for k in slot] == vls
+                        assert len({table[k][1] for k in slot}) == 1
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
@@ -92,8 +96,9 @@ def write_policy(tmp_path: Path, doc: dict) -> Path:
 
 @st.composite
 def feasible_policies(draw):
-    routing = draw(st.sampled_from(["dla", "minhop"]))
-    vpc = 2 if routing == "dla" else 1
+    routing = draw(st.sampled_from(["dla", "dla-links", "minhop"]))
+    routing, ft = ("dla", "links") if routing == "dla-links" else (routing, "none")
+    vpc = {"dla": 2, "minhop": 1}[routing] + (ft == "links")
     cap = draw(st.sampled_from([8, 16, 32, 64]))
     maxc = min(8 // vpc, cap // vpc)
     n = draw(st.integers(2, maxc))
@@ -114,7 +119,8 @@ def feasible_policies(draw):
         classes.append(c)
     mtu = draw(st.sampled_from([1024, 2048, 4096]))
     return {"fabric": {"rate": "EDR", "mtu": mtu, "data_vls": 8, "routing": routing,
-                       "vlarb_cap": {"high": cap, "low": cap}}, "classes": classes}
+                       "fault_tolerance": ft, "vlarb_cap": {"high": cap, "low": cap}},
+            "classes": classes}
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -150,3 +156,78 @@ def test_random_infeasible_policies_say_why(doc, kind, tmp_path):
     msg = str(e.value)
     assert "\n" not in msg and expect in msg
     assert str(tmp_path / "policy.yaml") in msg
+
+
+# ---- fault_tolerance: links (dla's third VL per class) ------------------------------------
+
+def _classes(n: int) -> list[dict]:
+    out = [{"name": f"c{i}", "bandwidth": round(100 / n, 1) if i < n - 1 else "rest"}
+           for i in range(n)]
+    out[-1]["default"] = True
+    return out
+
+
+def test_links_stride_three_vls_per_class(tmp_path):
+    doc = {"fabric": {"data_vls": 15, "routing": "dla", "fault_tolerance": "links",
+                      "vlarb_cap": {"high": 64, "low": 64}}, "classes": _classes(5)}
+    policy = load_policy(write_policy(tmp_path, doc))
+    plan = make_plan(policy)
+    assert [c.vls for c in plan.classes] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14]]
+    assert plan.fabric.vls_per_class == 3 and plan.fabric.fault_tolerance == "links"
+    assert plan.fabric.classes_fit == {"none": 7, "links": 5}
+    # SL -> the class's first VL; every VL of every class appears in the tables
+    assert all(plan.sl2vl[sl] == 3 * plan.sl2class[sl] for sl in range(16))
+    t = plan.vlarb.terminal
+    assert {vl for vl, _ in t.high + t.low} == set(range(15))
+    check_plan_meets_policy(plan, policy)
+
+
+def test_links_keeps_the_shares_of_the_same_policy_without_it(tmp_path):
+    """The reservation moves VLs, never shares: per class, the exact analysis agrees."""
+    doc = yaml.safe_load((ROOT / "examples" / "two-class.yaml").read_text())
+    plain = make_plan(load_policy(write_policy(tmp_path, doc)))
+    doc["fabric"]["fault_tolerance"] = "links"
+    links = make_plan(load_policy(write_policy(tmp_path, doc)))
+    for role in ROLE_NAMES:
+        for c in plain.classes:
+            a = plain.analysis[role]["per_class"][c.name]["share"]
+            b = links.analysis[role]["per_class"][c.name]["share"]
+            assert abs(a - b) <= 0.5, (role, c.name, a, b)
+    assert [c.vls for c in plain.classes] == [[0, 1], [2, 3]]
+    assert [c.vls for c in links.classes] == [[0, 1, 2], [3, 4, 5]]
+    assert plain.fabric.classes_fit == links.fabric.classes_fit == {"none": 4, "links": 2}
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data_vls=st.sampled_from([1, 2, 4, 8, 15]), n=st.integers(1, 8),
+       ft=st.sampled_from(["none", "links"]))
+def test_class_budget_refusals_offer_fixes_that_work(data_vls, n, ft, tmp_path):
+    """Too many classes for the VLs: one line, and every fix it offers plans."""
+    import re
+    doc = {"fabric": {"data_vls": data_vls, "routing": "dla", "fault_tolerance": ft,
+                      "vlarb_cap": {"high": 64, "low": 64}}, "classes": _classes(n)}
+    vpc = 3 if ft == "links" else 2
+    path = write_policy(tmp_path, doc)
+    if n * vpc <= data_vls:
+        plan = make_plan(load_policy(path))
+        assert plan.fabric.classes_fit[ft] == data_vls // vpc >= n
+        return
+    with pytest.raises(InputError) as e:
+        load_policy(path)
+    msg = str(e.value)
+    assert "\n" not in msg and f"{n} classes but only {data_vls // vpc} fit" in msg
+    fixes = []
+    if m := re.search(r"merge classes down to (\d+)", msg):
+        fixes.append(("classes", _classes(int(m.group(1)))))
+    if m := re.search(r"raise fabric.data_vls to (\d+)", msg):
+        fixes.append(("data_vls", int(m.group(1))))
+    if "set fabric.fault_tolerance: none" in msg:
+        fixes.append(("fault_tolerance", "none"))
+    assert fixes or data_vls // vpc == 0 and n * vpc > 15
+    for key, value in fixes:
+        fixed = yaml.safe_load(yaml.safe_dump(doc))
+        if key == "classes":
+            fixed["classes"] = value
+        else:
+            fixed["fabric"][key] = value
+        make_plan(load_policy(write_policy(tmp_path, fixed)))

@@ -38,6 +38,10 @@ EXPECT = {
     "17-shares-under-100": (3, "give the remaining 40%"),
     "18-bad-mtu": (1, "got 3000"),
     "19-srp-without-target": (15, "ulp srp needs target_port_guid"),
+    "20-links-too-many-classes": (5, "3 classes but only 2 fit on 8 data VLs (dla with "
+                                     "fault_tolerance: links uses 3 VLs per class)"),
+    "21-links-without-dla": (3, "fabric.fault_tolerance: fault_tolerance: links reserves dla's "
+                                "third VL per class, but routing is minhop"),
 }
 
 

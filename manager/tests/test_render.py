@@ -54,20 +54,44 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     conf = dict(ln.split(None, 1) for ln in files["opensm.conf"].read_text().splitlines()
                 if ln.strip() and not ln.startswith("#"))
     t, ca = plan.vlarb.terminal, plan.vlarb.ca
-    assert conf["routing_engine"] == "dla,minhop" and conf["event_plugin_name"] == "ibqos"
+    assert conf["routing_engine"] == "dla,dfsssp,lash" and conf["event_plugin_name"] == "ibqos"
+    assert conf["max_op_vls"] == "8"
     assert conf["event_plugin_options"] == str(out / "plugin-tables.conf")
     assert conf["qos_policy_file"] == str(out / "qos-policy.conf")
     assert conf["qos_swe_vlarb_high"] == ",".join(f"{v}:{w}" for v, w in t.high)
     assert conf["qos_ca_vlarb_low"] == ",".join(f"{v}:{w}" for v, w in ca.low)
     assert conf["qos_ca_high_limit"] == str(ca.high_limit)
-    # SL -> base VL of its class: BE_BK (class 3) owns SL 0 and 8 and VL 6.
-    sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
-    assert sl2vl[0] == sl2vl[8] == 6 and sl2vl[1] == 0 and len(sl2vl) == 16
+    # dla programs SL2VL itself; OpenSM's lines serve the fallback engines' layer SLs, one VL each.
+    for key in ("qos_sl2vl", "qos_ca_sl2vl", "qos_swe_sl2vl", "qos_sw0_sl2vl"):
+        assert [int(x) for x in conf[key].split(",")] == [0, 1, 2, 3, 4, 5, 6, 7] + [7] * 8
     pol = files["qos-policy.conf"].read_text()
     assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)
     assert "port-name: storage01 HCA-1/P1" in pol and "service-id: 0xab0000-0xabffff" in pol
     assert "iser : 3" in pol and "sdp, port-num 5004-5005 : 2" in pol
     assert "srp, target-port-guid 0x2c90300a1b2c3 : 3" in pol      # OpenSM has no bare srp
+
+
+def test_without_dla_opensm_sl2vl_is_the_class_map(tmp_path):
+    doc = yaml.safe_load(FOUR.read_text())
+    doc["fabric"]["routing"] = "minhop"
+    plan = _plan(_write(tmp_path, doc))
+    conf = _conf(render_plan(plan, tmp_path / "out")["opensm.conf"])
+    assert conf["routing_engine"] == "minhop" and "event_plugin_name" not in conf
+    assert "max_op_vls" not in conf
+    # SL -> VL of its class (one VL per class): BE_BK (class 3) owns SL 0 and 8 and VL 3.
+    sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
+    assert sl2vl[0] == sl2vl[8] == 3 and sl2vl[1] == 0 and len(sl2vl) == 16
+
+
+def _write(tmp_path: Path, doc: dict) -> Path:
+    path = tmp_path / "policy.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def _conf(path: Path) -> dict[str, str]:
+    return dict(ln.split(None, 1) for ln in path.read_text().splitlines()
+                if ln.strip() and not ln.startswith("#"))
 
 
 def test_render_cli_and_no_half_written_output(tmp_path):
@@ -105,8 +129,10 @@ def _fabric_policy(tmp_path: Path) -> Path:
 
 def _check_no_plugin(fabric, plan: Plan) -> list[str]:
     """Without the plugin OpenSM programs qos_ca_* on CAs and qos_swe_* (the terminal role)
-    on every switch port, with the same SL2VL everywhere."""
-    want_sl2vl = tuple(plan.sl2vl)
+    on every switch port, with the same SL2VL everywhere (for a dla plan, the fallback's)."""
+    from ibqos.render.fallback import fallback_sl2vl
+    want_sl2vl = tuple(fallback_sl2vl(plan.fabric.data_vls) if plan.fabric.routing == "dla"
+                       else plan.sl2vl)
     bad = []
     for n in fabric.nodes.values():
         for p in n.ports.values():
@@ -177,3 +203,106 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path):
         sls = re.findall(r"\bsl\s*\.+\s*0x([0-9a-f]+)|\bSL\s*[:.]+\s*(\d+)", cp.stdout, re.I)
         assert {int(a, 16) if a else int(b) for a, b in sls} == {plan.class_by_name("BE_BK").sls[0]}
         sm.stop()
+
+
+def _table_file(path: Path) -> tuple[list[str], dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], int]]]:
+    """(directives before the vlarb lines, role -> (high, low, limit)) parsed back."""
+    head, roles = [], {}
+    for ln in path.read_text().splitlines():
+        if not ln.strip() or ln.startswith("#"):
+            continue
+        f = ln.split()
+        if f[0] != "vlarb":
+            head.append(ln)
+            continue
+        assert f[2::2][:3] == ["high", "low", "limit"], ln
+        entries = [[tuple(map(int, e.split(":"))) for e in x.split(",")] if x != "-" else []
+                   for x in (f[3], f[5])]
+        roles[f[1]] = (entries[0], entries[1], int(f[7]))
+    return head, roles
+
+
+def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
+    doc = yaml.safe_load((ROOT / "examples" / "two-class.yaml").read_text())
+    doc["fabric"]["fault_tolerance"] = "links"
+    plan = _plan(_write(tmp_path, doc))
+    files = render_plan(plan, tmp_path / "out")
+    head, roles = _table_file(files["plugin-tables.conf"])
+    assert head[:2] == ["version 1", "vls_per_class 3"]
+    assert head[2] == "sl2class " + ",".join(map(str, plan.sl2class))
+    for role, (high, low, limit) in roles.items():
+        t = plan.vlarb.role(role)
+        assert (high, low, limit) == ([tuple(e) for e in t.high], [tuple(e) for e in t.low], t.high_limit)
+        for table in (high, low):
+            # slots of 3 adjacent entries: VLs 3c, 3c+1, 3c+2 with one weight
+            assert len(table) % 3 == 0
+            for k in range(0, len(table), 3):
+                vls, weights = zip(*table[k:k + 3])
+                assert vls[0] % 3 == 0 and list(vls) == [vls[0], vls[0] + 1, vls[0] + 2]
+                assert len(set(weights)) == 1
+    conf = _conf(files["opensm.conf"])
+    assert conf["routing_engine"] == "dla,dfsssp,lash"
+    # the same policy without the field renders no vls_per_class line
+    doc["fabric"].pop("fault_tolerance")
+    plain = render_plan(_plan(_write(tmp_path, doc)), tmp_path / "plain")
+    head, _ = _table_file(plain["plugin-tables.conf"])
+    assert not any(h.startswith("vls_per_class") for h in head)
+
+
+def _links_plan(tmp_path: Path) -> Plan:
+    doc = yaml.safe_load(_fabric_policy(tmp_path).read_text())
+    doc["fabric"]["fault_tolerance"] = "links"
+    doc["classes"] = [doc["classes"][0], doc["classes"][3]]     # 2 classes x 3 VLs in 8
+    doc["classes"][0]["bandwidth"] = 40
+    return _plan(_write(tmp_path, doc), cap=(8, 8))
+
+
+@pytest.mark.fabric
+def test_links_plan_read_back_from_opensm_own_qos(tmp_path):
+    """OpenSM alone (dfsssp, its qos_* options from the rendered file) programs the links
+    plan's VLArb, with entries for all three VLs of each class, on every port."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.topology import dragonfly
+
+    plan = _links_plan(tmp_path)
+    files = render_plan(plan, tmp_path / "rendered")
+    conf = tmp_path / "opensm-noplugin.conf"
+    conf.write_text("\n".join(ln for ln in files["opensm.conf"].read_text().splitlines()
+                              if not ln.startswith(("routing_engine", "event_plugin"))))
+    net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        h.run_sm(engine="dfsssp", conf_files=[conf], timeout=300)
+        fabric = h.read_back()
+    assert _check_no_plugin(fabric, plan) == []
+    served = {vl for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb
+              for vl, w in p.vlarb.high + p.vlarb.low if w}
+    assert served == {0, 1, 2, 3, 4, 5}
+
+
+@pytest.mark.fabric
+def test_links_plan_read_back_through_dla(tmp_path):
+    """With the plugin: SL2VL with the stride 3 (Fig. 8 on offsets 0/1) and the role tables,
+    equal to the plan on every port."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.topology import dragonfly
+
+    from ibqos.conformance import diff_programmed, expected_from_plan
+
+    if not (paths.plugin_dir() / "libibqos.so").exists():
+        pytest.fail("the plugin is not built: run 'make build'")
+    plan = _links_plan(tmp_path)
+    files = render_plan(plan, tmp_path / "rendered")
+    net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        run = h.run_sm(engine="dla,dfsssp,lash", plugin=True, conf_files=[files["opensm.conf"]],
+                       timeout=300, check=False)
+        log = run.log.read_text(errors="replace")
+        if re.search(r"ERR D1A3: .*vls_per_class", log):
+            pytest.skip("this plugin build does not read vls_per_class yet (tables helper's "
+                        "parser and the dla stride not merged)")
+        assert run.configured_engines()[-1:] == ["dla"], log[-2000:]
+        fabric = h.read_back()
+    diffs = diff_programmed(fabric, expected_from_plan(plan))
+    assert diffs == [], "\n".join(diffs[:10])
+    used = {vl for n in fabric.switches() for t in n.sl2vl.values() for vl in t}
+    assert used == {0, 1, 3, 4}               # pristine: offsets 0 and 1 of each class

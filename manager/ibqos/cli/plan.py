@@ -65,5 +65,20 @@ def _summary(p, out: Path) -> None:
     term = p.vlarb.terminal
     click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, "
                f"VLHighLimit {term.high_limit}")
+    budget = vl_budget(p)
+    if budget:
+        click.echo(budget)
     for note in p.notes:
         click.echo(f"note: {note}")
+
+
+def vl_budget(p) -> str:
+    """One line: how many classes the data VLs hold without and with dla's fault reservation."""
+    fit = p.fabric.classes_fit
+    if "links" not in fit:
+        return ""
+    mode = "reserved (fault_tolerance: links)" if p.fabric.fault_tolerance == "links" else \
+        "not reserved (fault_tolerance: none)"
+    return (f"VL budget: {p.fabric.data_vls} data VLs hold {fit['none']} classes at 2 VLs each, "
+            f"{fit['links']} at 3 VLs each with the fault VL; fault VL {mode}, "
+            f"{len(p.classes)} classes planned")

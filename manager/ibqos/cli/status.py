@@ -16,7 +16,10 @@ from ..errors import InputError, VerificationFailed
 @click.option("--live", is_flag=True, help="Read the fabric now (needs umad access to the fabric).")
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also show where the fabric differs from this plan (exit 1 if it does).")
-def status(rundir: Path | None, live: bool, plan_path: Path | None) -> None:
+@click.option("--osm-log", "osm_log", type=click.Path(dir_okay=False, path_type=Path),
+              help="OpenSM's log, to name the routing engine in force (default: the newest "
+                   "osm.log in RUNDIR; with --live /var/log/opensm.log if readable).")
+def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Path | None) -> None:
     """Show what the fabric is programmed with now, per port role and per SL."""
     from ..fabric.model import Fabric
     from ..status import sl2vl_by_hop, vlarb_by_role
@@ -41,6 +44,11 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None) -> None:
         for m, count in maps.most_common():
             t.add_row(kind, m, str(count))
     con.print(t)
+    failures = []
+    loop = _routing_in_force(con, fabric, rundir, live, osm_log)
+    if loop:
+        con.print(f"[bold red]{loop}[/bold red]", soft_wrap=True, markup=True, highlight=False)
+        failures.append("the routing in force has a credit loop")
     if plan_path:
         from ..conformance import diff_programmed, expected_from_plan
         from ..plan import Plan
@@ -48,5 +56,39 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None) -> None:
         if diffs:
             for d in diffs:
                 con.print(f"[red]≠[/red] {d}")
-            raise VerificationFailed(f"the fabric differs from {plan_path} ({len(diffs)} line(s) above)")
-        con.print(f"[green]the fabric equals {plan_path} on every port[/green]")
+            failures.append(f"the fabric differs from {plan_path} ({len(diffs)} line(s) above)")
+        else:
+            con.print(f"[green]the fabric equals {plan_path} on every port[/green]")
+    if failures:
+        raise VerificationFailed("; ".join(failures))
+
+
+def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Path | None) -> str | None:
+    """Check the routing in force for credit loops: the red line, or None (with a note when it
+    cannot be judged)."""
+    import os
+
+    from ..errors import ExternalError
+    from ..redline import engine_in_force, find_osm_log, needs_path_sls, red_line
+    from ..verify import verify_fabric
+    from ..verify.pathsl import PATH_SL_FILE, read_path_sls
+    engine = engine_in_force(osm_log or find_osm_log(None if live else rundir))
+    psl = None
+    if live:
+        from ..verify.sa_paths import query_path_sls
+        try:
+            psl = query_path_sls(fabric, dict(os.environ))
+        except ExternalError as e:
+            con.print(f"note: no path SLs from the SA ({e}); SL 0 assumed for every pair")
+    elif (rundir / PATH_SL_FILE).exists():
+        psl = read_path_sls(rundir / PATH_SL_FILE, fabric)
+    if psl is None and needs_path_sls(engine):
+        con.print(f"note: credit loops not checked: {engine} gives each path its own SL, and "
+                  "no path SLs are known here (use --live with the SM running)")
+        return None
+    report = verify_fabric(fabric, path_sls=psl)
+    if report.cdg_acyclic:
+        con.print(f"routing in force ({engine or 'engine unknown'}): no credit loops "
+                  f"({report.sl_source})", highlight=False)
+        return None
+    return red_line(report.cycle, engine)

@@ -61,7 +61,10 @@ def _load(source: Path | None, live: bool):
                    "unless --sl is given).")
 @click.option("--ibdmchk", "with_ibdmchk", is_flag=True,
               help="Cross-check the credit-loop verdict with ibdmchk (dumps only).")
-def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk):
+@click.option("--osm-log", "osm_log", type=click.Path(dir_okay=False, path_type=Path),
+              help="OpenSM's log, to name the routing engine in force (default: osm.log beside "
+                   "the dumps; with --live /var/log/opensm.log if readable).")
+def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log):
     """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
     from ..verify import verify_fabric
     from ..verify.pathsl import PATH_SL_FILE, read_path_sls
@@ -89,16 +92,39 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk):
             cross = run_ibdmchk(dumps, fabric, work, path_sls=psl)
     agree = cross is None or cross.credit_loops == (not report.cdg_acyclic)
 
+    from ..redline import engine_in_force, find_osm_log
+    log = osm_log or find_osm_log(None if live else (dumps or rundir))
+    engine = engine_in_force(log)
+    loop_line = _loop_line(report, engine, psl)
+
     if as_json:
         doc = report.to_json()
+        doc["routing_in_force"] = {"engine": engine, "log": str(log) if log else None,
+                                   "credit_loop": not report.cdg_acyclic}
         if cross is not None:
             doc["ibdmchk"] = {"credit_loops": cross.credit_loops, "agrees": agree,
                               "sls": cross.sls, "vls": cross.vls}
         click.echo(json.dumps(doc, indent=1))
+        if loop_line:
+            click.secho(loop_line, fg="red", bold=True, err=True)
     else:
         click.echo(report.text())
         if cross is not None:
             click.echo(f"ibdmchk: {'credit loops' if cross.credit_loops else 'no credit loops'} "
                        f"({cross.sls} SLs, {cross.vls} VLs): "
                        + ("agrees" if agree else "DISAGREES with ibqos"))
+        if loop_line:
+            click.secho(loop_line, fg="red", bold=True)
     return 0 if report.ok and agree else 1
+
+
+def _loop_line(report, engine: str | None, psl) -> str | None:
+    """The red line, or a plain warning when one SL for every pair cannot judge a layered engine."""
+    from ..redline import needs_path_sls, red_line
+    if report.cdg_acyclic:
+        return None
+    if psl is None and needs_path_sls(engine):
+        click.echo(f"warning: {engine} avoids credit loops with per-path SLs, so the cycle found "
+                   f"with {report.sl_source} does not prove one: give --path-sl or --live", err=True)
+        return None
+    return red_line(report.cycle, engine)

@@ -115,9 +115,10 @@ class DryRun:
         return self.s.topology_name
 
     def stage_configure(self) -> str:
+        from ..render.fallback import DLA_CHAIN
         dla = self.s.plan.fabric.routing == "dla"
         run = self.s.harness.run_sm(
-            engine="dla,minhop" if dla else self.s.plan.fabric.routing, plugin=dla,
+            engine=DLA_CHAIN if dla else self.s.plan.fabric.routing, plugin=dla,
             conf_files=[self.s.rendered["opensm.conf"]], check=True)
         self.s.sm_run = run
         used = run.configured_engines()

@@ -29,6 +29,11 @@ class PlanFabric(_M):
     high_cap: int
     low_cap: int
     routing: str
+    # fault_tolerance links: dla owns 3 VLs per class (the third for detours around faults).
+    fault_tolerance: Literal["none", "links"] = "none"
+    vls_per_class: int | None = None    # None in plans written before the field: see classes
+    # How many classes fit in data_vls, per fault_tolerance setting ({"none": 4, "links": 2}).
+    classes_fit: dict[str, int] = {}
 
 
 class Bandwidth(_M):
@@ -101,7 +106,8 @@ class Plan(_M):
 
     @property
     def sl2vl(self) -> list[int]:
-        """SL -> base VL of its class (VL 2c under DLA; the plugin moves to 2c+1)."""
+        """SL -> base VL of its class (VL c*vls_per_class under DLA; the plugin moves on to the
+        class's next VLs after a global hop or around a fault)."""
         by_index = {c.index: c for c in self.classes}
         return [by_index[k].vls[0] for k in self.sl2class]
 

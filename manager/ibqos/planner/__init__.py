@@ -74,11 +74,20 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
     return Plan(
         schema=SCHEMA, policy_sha256=policy.sha256, policy_file=policy.source,
         fabric=PlanFabric(rate=f.rate, rate_gbps=f.rate_gbps, mtu=f.mtu, data_vls=f.data_vls,
-                          high_cap=high_cap, low_cap=low_cap, routing=f.routing),
+                          high_cap=high_cap, low_cap=low_cap, routing=f.routing,
+                          fault_tolerance=f.fault_tolerance, vls_per_class=vpc,
+                          classes_fit=_classes_fit(f)),
         accounting=f.accounting, classes=classes, sl2class=sl2class,
         vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
         analysis=analysis, notes=notes,
     )
+
+
+def _classes_fit(f) -> dict[str, int]:
+    """Classes that fit in the data VLs without and with dla's fault reservation."""
+    if f.routing != "dla":
+        return {"none": f.classes_fit("none")}
+    return {"none": f.classes_fit("none"), "links": f.classes_fit("links")}
 
 
 def _policy_error(policy: Policy, role: str, e: Infeasible) -> InputError:

@@ -29,13 +29,11 @@ def check_policy(p: Policy) -> None:
         _fail(p, ("classes", defaults[1], "default"), f"classes {classes[defaults[0]].name!r} "
               f"and {classes[defaults[1]].name!r} are both the default; exactly one may be")
 
-    vpc = p.fabric.vls_per_class
-    max_classes = p.fabric.data_vls // vpc
-    if len(classes) > max_classes:
-        why = (f"{p.fabric.routing} uses {vpc} VLs per class" if vpc > 1
-               else "one VL per class")
-        _fail(p, ("classes", max_classes), f"{len(classes)} classes but only {max_classes} fit "
-              f"on {p.fabric.data_vls} data VLs ({why}); merge classes or raise fabric.data_vls")
+    if p.fabric.fault_tolerance == "links" and p.fabric.routing != "dla":
+        _fail(p, ("fabric", "fault_tolerance"), f"fault_tolerance: links reserves dla's third VL "
+              f"per class, but routing is {p.fabric.routing}; set routing: dla or "
+              "fault_tolerance: none")
+    _check_class_count(p)
 
     owner: dict[int, str] = {}
     nsl = 0
@@ -62,6 +60,29 @@ def check_policy(p: Policy) -> None:
 
     for role in ROLES:
         _check_shares(p, role)
+
+
+def _check_class_count(p: Policy) -> None:
+    f = p.fabric
+    n, vpc, fit = len(p.classes), f.vls_per_class, f.classes_fit()
+    if n <= fit:
+        return
+    if f.fault_tolerance == "links":
+        why = "dla with fault_tolerance: links uses 3 VLs per class"
+    elif vpc > 1:
+        why = f"{f.routing} uses {vpc} VLs per class"
+    else:
+        why = "one VL per class"
+    fixes = [f"merge classes down to {fit}" if fit else None]
+    wider = next((d for d in (1, 2, 4, 8, 15) if d > f.data_vls and d // vpc >= n), None)
+    if wider:
+        fixes.append(f"raise fabric.data_vls to {wider} (if your ports run that many)")
+    if f.fault_tolerance == "links" and f.classes_fit("none") >= n:
+        fixes.append(f"set fabric.fault_tolerance: none ({f.classes_fit('none')} fit, "
+                     "but dla then has no spare VL to route around a fault)")
+    fixes = [x for x in fixes if x]
+    _fail(p, ("classes", fit), f"{n} classes but only {fit} fit on {f.data_vls} data VLs ({why}); "
+          + "; or ".join(fixes))
 
 
 def _check_shares(p: Policy, role: str) -> None:

@@ -54,6 +54,9 @@ class FabricSpec(_Strict):
     vlarb_cap: Capacity = Capacity()
     routing: Literal["dla", "minhop", "updn", "ftree", "lash", "dfsssp", "file"] = "dla"
     accounting: Literal["byte", "packet"] = "byte"
+    # links: reserve dla's third VL per class, so dla can route around a failed link or
+    # switch without leaving the class (docs/policy.md, "Fault tolerance").
+    fault_tolerance: Literal["none", "links"] = "none"
 
     @field_validator("rate")
     @classmethod
@@ -67,8 +70,19 @@ class FabricSpec(_Strict):
 
     @property
     def vls_per_class(self) -> int:
-        """DLA moves a packet from VL 2c to 2c+1 after its global hop; other engines use one VL."""
-        return 2 if self.routing == "dla" else 1
+        """DLA moves a packet from VL 2c to 2c+1 after its global hop, and with
+        fault_tolerance links owns a third VL per class for detours; other engines use one VL."""
+        return vls_per_class(self.routing, self.fault_tolerance)
+
+    def classes_fit(self, fault_tolerance: str | None = None) -> int:
+        """How many classes fit in the data VLs (with this fault_tolerance, default the spec's)."""
+        return self.data_vls // vls_per_class(self.routing, fault_tolerance or self.fault_tolerance)
+
+
+def vls_per_class(routing: str, fault_tolerance: str = "none") -> int:
+    if routing != "dla":
+        return 1
+    return 3 if fault_tolerance == "links" else 2
 
 
 class PortGroup(_Strict):

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..arbiter import ArbTable
 from ..plan.model import ROLE_NAMES, Plan
 from ..templating import render
+from .fallback import DLA_CHAIN, fallback_sl2vl
 
 FILES = {"opensm.conf": "opensm.conf.j2", "qos-policy.conf": "qos-policy.conf.j2",
          "plugin-tables.conf": "plugin-tables.j2"}
@@ -49,10 +50,11 @@ def render_texts(plan: Plan, out_dir: Path) -> dict[str, str]:
     return {
         "opensm.conf": render(
             FILES["opensm.conf"], **common,
-            routing_engine="dla,minhop" if dla else plan.fabric.routing,
+            routing_engine=DLA_CHAIN if dla else plan.fabric.routing,
             plugin=dla, tables_path=str(out_dir / "plugin-tables.conf"),
-            policy_path=str(out_dir / "qos-policy.conf"),
-            max_vls=plan.fabric.data_vls, sl2vl=plan.sl2vl),
+            policy_path=str(out_dir / "qos-policy.conf"), max_vls=plan.fabric.data_vls,
+            # Under dla the plugin programs every SL2VL; these lines serve the fallback only.
+            sl2vl=fallback_sl2vl(plan.fabric.data_vls) if dla else plan.sl2vl),
         "qos-policy.conf": render(FILES["qos-policy.conf"], **common, **_policy_ctx(plan)),
         "plugin-tables.conf": render(FILES["plugin-tables.conf"], **common),
     }

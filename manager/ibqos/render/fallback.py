@@ -1,0 +1,28 @@
+"""What OpenSM runs when dla refuses a fabric: a chain of built-in engines that is itself
+deadlock-free on a dragonfly, and the SL2VL that keeps it so (docs/fallback.md).
+
+OpenSM 3.3.23 tries `routing_engine` left to right and uses minhop only when every engine
+in the list fails; minhop's routing of a dragonfly has credit loops. dfsssp and lash are
+deadlock-free by *layers*: each path gets an SL (the layer), and the layers stay apart only
+while different layer SLs land on different VLs. Both engines replace the QoS SL in every
+path record with their layer SL (path_sl), and OpenSM programs the `qos_*_sl2vl` of the
+config file whenever the engine in use has no SL2VL hook, i.e. under every fallback engine
+(dla programs SL2VL itself and never reads these lines). So the rendered SL2VL is the
+identity on the data VLs, and `max_op_vls` caps the ports at the plan's data VLs, so no
+fallback engine hands out an SL beyond them.
+"""
+
+from __future__ import annotations
+
+# dfsssp first: its routing pass is 3-4x faster than lash's at 1056-2550 CAs (a fault
+# re-sweep blocks the SM for that long), and it balances paths over every VL. lash second:
+# it needs fewer VLs (2-3 where dfsssp takes 3-5), so it still routes when dfsssp runs out.
+FALLBACK_ENGINES = ("dfsssp", "lash")
+DLA_CHAIN = ",".join(("dla",) + FALLBACK_ENGINES)
+
+
+def fallback_sl2vl(data_vls: int) -> list[int]:
+    """SL s -> VL s on the data VLs: the layer SLs a fallback engine hands out (at most one per
+    operational VL) each keep a VL of their own. SLs past the data VLs share the last one;
+    with max_op_vls = data_vls no fallback engine uses them."""
+    return [min(sl, data_vls - 1) for sl in range(16)]

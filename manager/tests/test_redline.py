@@ -1,0 +1,75 @@
+"""The red line: `ibqos verify` and `ibqos status` print one red `CREDIT LOOP` line naming the
+engine in force whenever the routing has a credit loop, on real OpenSM routing of ibsim."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+
+from ibqos.proc import run_command
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import dragonfly, dragonfly_missing_local_link
+
+pytestmark = pytest.mark.fabric
+IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+LINE = re.compile(r"^CREDIT LOOP: routing in force \((\S+)\) has a credit loop: (.+)$", re.M)
+CHANNEL = r"sw-g\d+-s\d+:\d+/\d+"
+
+
+def _cli(h, *args):
+    return run_command(IBQOS + [str(a) for a in args], env=h.env, check=False, timeout=300)
+
+
+def _one_line(text: str) -> re.Match:
+    found = LINE.findall(text)
+    assert len(found) == 1, text[-3000:]
+    m = LINE.search(text)
+    chans = m.group(2).split(" → ")
+    if cut := re.fullmatch(r"… \((\d+) channels\)", chans[-1]):   # a long cycle, cut short
+        assert int(cut.group(1)) > len(chans) - 1
+    else:
+        assert chans[0] == chans[-1]       # the cycle closes on the line
+    chans = chans[:-1]
+    assert len(chans) >= 2 and all(re.fullmatch(CHANNEL, c) for c in chans), m.group(2)
+    return m
+
+
+def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path):
+    net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE"})
+        h.read_back()                                    # run/fabric.json for `status RUNDIR`
+        live = _cli(h, "verify", "--live", "--osm-log", sm.log)
+        saved = _cli(h, "verify", h.run_dir)             # dumps and osm.log found in sm0/
+        status = _cli(h, "status", "--live", "--osm-log", sm.log)
+        status_dir = _cli(h, "status", h.run_dir)
+        as_json = _cli(h, "verify", "--live", "--json", "--osm-log", sm.log)
+    for cp in (live, saved, status, status_dir):
+        assert cp.returncode == 1, cp.stdout + cp.stderr
+        assert _one_line(cp.stdout).group(1) == "minhop"
+    assert "the routing in force has a credit loop" in status.stderr
+    assert as_json.returncode == 1 and '"engine": "minhop"' in as_json.stdout
+    assert _one_line(as_json.stderr).group(1) == "minhop"
+
+
+def test_the_line_names_the_engine_dla_fell_back_to(tmp_path):
+    """Old chain dla,minhop on a dragonfly dla refuses: the line says minhop, not dla."""
+    net = dragonfly_missing_local_link(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"})
+        cp = _cli(h, "status", "--live", "--osm-log", sm.log)
+    assert cp.returncode == 1, cp.stdout + cp.stderr
+    assert _one_line(cp.stdout).group(1) == "minhop"
+
+
+def test_no_red_line_when_the_routing_is_deadlock_free(tmp_path):
+    net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"})
+        verify = _cli(h, "verify", "--live", "--osm-log", sm.log)
+        status = _cli(h, "status", "--live", "--osm-log", sm.log)
+    assert verify.returncode == 0 and not LINE.search(verify.stdout + verify.stderr), verify.stdout
+    assert status.returncode == 0 and "routing in force (dla): no credit loops" in status.stdout
+    assert "CREDIT LOOP" not in status.stdout
