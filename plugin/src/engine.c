@@ -255,6 +255,15 @@ int ibqos_build_lid_matrices(void *context)
 		ibqos_tables_free(&next.tables);
 		memset(next.sl2class, 0, sizeof(next.sl2class));
 	}
+	if (next.tables.path && check_vls(ctx, &next, err, sizeof(err))) {
+		/* the file's classes need VLs the fabric's ports do not run: reject the file,
+		 * not the fabric (class 0 may still fit) */
+		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s: %s; SL2VL "
+			  "uses class 0 for every SL and OpenSM keeps its own VLArb",
+			  next.tables.path, err);
+		ibqos_tables_free(&next.tables);
+		memset(next.sl2class, 0, sizeof(next.sl2class));
+	}
 	if (check_vls(ctx, &next, err, sizeof(err))) {
 		refuse(ctx, "D1A2", err);
 		goto fail;
