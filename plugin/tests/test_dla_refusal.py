@@ -1,13 +1,13 @@
 """Fabrics dla must refuse: one refusal line naming the switch/group/pair and the rule, then
-OpenSM routes with minhop and keeps running."""
+OpenSM routes with the next engine and keeps running. (Degraded dragonflies are not among them:
+test_dla_degraded.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import (dragonfly, dragonfly_missing_local_link,
-                                dragonfly_unconnected_pair, fat_tree)
+from ibqos_sim.topology import dragonfly, fat_tree
 
 from dla_testlib import refusals, start_dla
 
@@ -15,15 +15,7 @@ pytestmark = pytest.mark.fabric
 
 CASES = {
     "fat_tree": (lambda: fat_tree(), {},
-                 ["do not split into groups that are cliques of 2", "[rule: all groups have "
-                  "the same size]"]),
-    "missing_local_link": (lambda: dragonfly_missing_local_link(4, 2, 2), {},
-                           ["is not a clique: switches", '"sw-g0-s0"', '"sw-g0-s1"',
-                            "are not linked [rule: every group is fully connected]"]),
-    "unconnected_pair": (lambda: dragonfly_unconnected_pair(4, 2, 2), {},
-                         ['groups 0 (incl. switch', '"sw-g0-s0"', '"sw-g1-s0"',
-                          "are not joined by any global link [rule: every pair of groups is "
-                          "linked]"]),
+                 ["do not split into groups that are cliques of 2", "[rule: "]),
     "lmc": (lambda: dragonfly(4, 2, 2), {"lmc": 1}, ["LMC 1 is set", "[rule: lmc 0]"]),
 }
 
