@@ -85,6 +85,15 @@ def net_size(netfile: Path) -> NetSize:
     return NetSize(nodes, switches, ports)
 
 
+def sm_node_name(netfile: Path) -> str:
+    """The node ibsim attaches OpenSM to: the net file's first node record."""
+    rec = re.compile(r'^\s*(?:Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', re.I)
+    for line in Path(netfile).read_text().splitlines():
+        if m := rec.match(line):
+            return m.group(1)
+    raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
+
+
 @dataclass
 class SmRun:
     """One finished `opensm --once`."""
