@@ -3,7 +3,7 @@
     make bench                                   # 42..2550 CAs; at 2550 no LASH/updn
     make bench BENCH_ARGS="--lash-2550"          # opt in to LASH at 2550 (about 2 minutes)
     make bench BENCH_ARGS="--only engines --sizes 42,72"
-    make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:30
+    make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
     make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
 """
 
@@ -55,7 +55,7 @@ def main() -> None:
     ap.add_argument("--engines", default="minhop,updn,lash,dfsssp,dla")
     ap.add_argument("--lash-2550", action="store_true", help="LASH at 2550 CAs too (about 2 min)")
     ap.add_argument("--only", default=",".join(SECTIONS))
-    ap.add_argument("--fault-sizes", default="342:120,1056:30",
+    ap.add_argument("--fault-sizes", default="342:120,1056:12",
                     help="faults section: CAs:all|N per size (N: a seeded sample over the four kinds)")
     ap.add_argument("--fault-minhop", type=int, default=20,
                     help="faults section: faults per size re-swept by minhop too, for the ratio")
