@@ -82,12 +82,16 @@ def single_faults(topo: Topology) -> tuple[list[Fault], list[Fault]]:
     return faults, excluded
 
 
+def _nodes(f: Fault) -> set[str]:
+    return {f.node, f.peer[0]} if f.peer else {f.node}
+
+
 def _touches(f: Fault, g: Fault) -> bool:
-    """g is a link of switch f (or the same link): it is down already once f is."""
-    ends = lambda x: {x.node, x.peer[0]} if x.peer else {x.node}   # noqa: E731
+    """One fault takes down part of the other (a link of a switch that is down, the same
+    link): the pair would not be two faults."""
     if f.kind == "switch" or g.kind == "switch":
-        return bool(ends(f) & ends(g))
-    return {(f.node, f.port), f.peer} & {(g.node, g.port), g.peer} != set()
+        return bool(_nodes(f) & _nodes(g))
+    return bool({(f.node, f.port), f.peer} & {(g.node, g.port), g.peer})
 
 
 def double_faults(topo: Topology, n: int, seed: int) -> list[tuple[Fault, Fault]]:
