@@ -26,6 +26,8 @@ from ibqos.errors import ExternalError, InputError
 from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
 from ibqos.templating import render
 
+from .resweep import Resweep, sweep_mark, wait_resweep
+
 
 _counter = itertools.count()
 SOCK_PREFIX = "ibqos-"
@@ -81,6 +83,15 @@ def net_size(netfile: Path) -> NetSize:
     if nodes == 0:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
     return NetSize(nodes, switches, ports)
+
+
+def sm_node_name(netfile: Path) -> str:
+    """The node ibsim attaches OpenSM to: the net file's first node record."""
+    rec = re.compile(r'^\s*(?:Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', re.I)
+    for line in Path(netfile).read_text().splitlines():
+        if m := rec.match(line):
+            return m.group(1)
+    raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
 
 
 @dataclass
@@ -278,6 +289,62 @@ class Harness:
         if not self.console_enabled:
             raise ExternalError("this harness was started without the ibsim console (console=True)")
         self.ibsim.send(line)
+
+    def command(self, line: str, timeout: float = 30) -> str:
+        """Run one ibsim console command and return ibsim's answer. ibsim handles console
+        lines in order and echoes comment lines, so a marker comment sent after the command
+        tells when it is done. An answer line starting with '#' is ibsim refusing it
+        (unknown node, bad port, port not linked, no previous link): raised as an error."""
+        log = self.run_dir / "ibsim.log"
+        marker = f"# ibqos-done-{next(_counter)}"
+        start = log.stat().st_size
+        self.console(line)
+        self.console(marker)
+        answer: list[str] = []
+
+        def done() -> bool:
+            with open(log, "rb") as f:
+                f.seek(start)
+                text = f.read().decode(errors="replace")
+            if marker not in text:
+                self._check_alive()
+                return False
+            answer[:] = [ln.replace("sim> ", "").strip() for ln in text.split(marker)[0].splitlines()]
+            return True
+        wait_until(done, timeout=timeout, interval=0.02, what=f"ibsim to run {line!r}")
+        answer = [a for a in answer if a and not a.startswith("ibwarn:")]
+        refused = [a for a in answer if a.startswith("#")]
+        if refused:
+            raise ExternalError(f"ibsim refused {line!r}: {refused[0].lstrip('# ')}")
+        return "\n".join(answer)
+
+    # A fault on the running fabric: ibsim changes the links and sends trap 128, OpenSM
+    # re-sweeps. With `sm` (or the one daemon OpenSM this harness started) the call returns
+    # only when that re-sweep is complete, with what it logged.
+    def unlink(self, node: str, port: int | None = None, *, sm: SmDaemon | None = None,
+               timeout: float = 120) -> Resweep | None:
+        """Take one link down (`Unlink "node"[port]`), or without a port every link of node."""
+        return self._change(f'Unlink "{node}"' + (f"[{port}]" if port else ""), sm, timeout)
+
+    def relink(self, node: str, port: int | None = None, *, sm: SmDaemon | None = None,
+               timeout: float = 120) -> Resweep | None:
+        """Bring back what `unlink` took down (`ReLink "node"[port]`), on the same peer ports."""
+        return self._change(f'ReLink "{node}"' + (f"[{port}]" if port else ""), sm, timeout)
+
+    def switch_down(self, name: str, **kw) -> Resweep | None:
+        """A switch fails: every link of it goes down (its CAs lose their only link)."""
+        return self.unlink(name, **kw)
+
+    def switch_up(self, name: str, **kw) -> Resweep | None:
+        return self.relink(name, **kw)
+
+    def _change(self, line: str, sm: SmDaemon | None, timeout: float) -> Resweep | None:
+        if sm is None:
+            running = [s for s in self._sms if s.alive()]
+            sm = running[0] if len(running) == 1 else None
+        mark = sweep_mark(sm.log) if sm else None
+        self.command(line)
+        return wait_resweep(sm, mark, timeout=timeout) if sm else None
 
     def _check_alive(self) -> None:
         if not self.alive():

@@ -95,9 +95,11 @@ def _table_matches(programmed: list[tuple[int, int]], planned: tuple[tuple[int, 
             and all(w == 0 for _, w in programmed[k:]))
 
 
-def diff_programmed(fabric: Fabric, expected: Expected) -> list[str]:
-    """One line per port that differs from the plan; empty when the fabric is as planned."""
-    roles = port_roles(fabric) if expected.dragonfly else opensm_roles(fabric)
+def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] | None = None) -> list[str]:
+    """One line per port that differs from the plan; empty when the fabric is as planned.
+    `groups` (switch GUID → group) when discovery cannot find them, e.g. on a degraded
+    dragonfly whose groups are known from before the fault."""
+    roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
     for n in sorted(fabric.nodes.values(), key=lambda n: n.guid):

@@ -22,12 +22,16 @@ class LogLine:
 
 
 def parse(path: str | Path) -> list[LogLine]:
-    out: list[LogLine] = []
     try:
-        lines = Path(path).read_text(errors="replace").splitlines()
+        return parse_text(Path(path).read_text(errors="replace"))
     except FileNotFoundError:
-        return out
-    for line in lines:
+        return []
+
+
+def parse_text(text: str) -> list[LogLine]:
+    """Lines of a piece of an OpenSM log (e.g. what one re-sweep appended)."""
+    out: list[LogLine] = []
+    for line in text.splitlines():
         m = _LINE.match(line)
         if not m:
             continue

@@ -25,8 +25,12 @@ from ..errors import InputError
               show_default=True, help="Run directory: plan, config, fabric, reports.")
 @click.option("--sim-time", "sim_time_us", default=200.0, show_default=True, help="Simulated µs after warm-up.")
 @click.option("--seed", default=1, show_default=True)
+@click.option("--fault", "faults", multiple=True, metavar="LINK|SWITCH",
+              help="Take this down after OpenSM routed the healthy fabric, then route and judge "
+                   "again: link:NODE[PORT] or switch:NODE, NODE a name (sw-g0-s0) or a node GUID. "
+                   "Repeat for several.")
 def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, out: Path,
-           sim_time_us: float, seed: int) -> None:
+           sim_time_us: float, seed: int, faults: tuple[str, ...]) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free."""
@@ -35,8 +39,11 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
         raise InputError("give --topology or --net, not both", field="dryrun")
     if not policy.exists():
         raise InputError("no such file", file=policy)
+    from ..faultspec import parse_fault
+    for f in faults:                      # the spelling now, the names once the fabric is up
+        parse_fault(f)
     cfg = DryRunConfig(policy=policy, out=out.absolute(), topology=topology or (None if net else "df72"),
-                       net=net, traffic=traffic, sim_time_us=sim_time_us, seed=seed)
+                       net=net, traffic=traffic, sim_time_us=sim_time_us, seed=seed, faults=faults)
     con = Console(stderr=True)
     with Progress(TextColumn("[bold]{task.description:<10}"), BarColumn(), TextColumn("{task.fields[note]}"),
                   TimeElapsedColumn(), console=con, transient=False) as bar:
@@ -60,7 +67,9 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
 
 def _print_verdict(dr) -> None:
     con = Console(width=None if sys.stdout.isatty() else 140)
-    t = Table(title=f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}")
+    faults = ", ".join(f.spec.text for f in dr.s.faults)
+    t = Table(title=f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}"
+              + (f" with {faults}" if faults else ""))
     for col in ("class", "prio", "SLs", "asked", "plan %", "sim %",
                 "wait µs", "bound µs", "p99 µs", "result"):
         t.add_column(col, justify="right" if col not in ("class", "prio") else "left")

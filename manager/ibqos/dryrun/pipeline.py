@@ -4,12 +4,14 @@ them, times them and reports progress (ReFrame-style named stages)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import VerificationFailed
+from ..render.fallback import DLA_CHAIN
 
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -25,6 +27,7 @@ class DryRunConfig:
     sim_warmup_us: float = 50.0
     seed: int = 1
     voq: bool = True
+    faults: tuple[str, ...] = ()         # `--fault` specs (ibqos.faultspec), applied after routing
 
 
 @dataclass
@@ -42,6 +45,9 @@ class DryRunState:
     topology_name: str = ""
     harness: object = None
     sm_run: object = None
+    pristine_run: object = None          # with faults: the run before them
+    faults: list = field(default_factory=list)     # ResolvedFault, in the order applied
+    refusal: str = ""                    # dla's reason when it refused the degraded fabric
     fabric: object = None
     conform: list[str] = field(default_factory=list)
     verify: object = None
@@ -110,24 +116,63 @@ class DryRun:
             topo = from_spec(self.cfg.topology)
             self.s.netfile = topo.write_net(self.cfg.out / "fabric.net")
             self.s.topology_name = f"{self.cfg.topology} ({topo.name}, {len(topo.cas)} CAs)"
-        self.s.harness = Harness(self.s.netfile, self.cfg.out / "fabric")
+        # the console takes faults down on the running fabric
+        self.s.harness = Harness(self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults))
         self.s.harness.start()
         return self.s.topology_name
 
     def stage_configure(self) -> str:
-        from ..render.fallback import DLA_CHAIN
-        dla = self.s.plan.fabric.routing == "dla"
-        run = self.s.harness.run_sm(
-            engine=DLA_CHAIN if dla else self.s.plan.fabric.routing, plugin=dla,
-            conf_files=[self.s.rendered["opensm.conf"]], check=True)
+        run = self._run_sm(check=True)
+        used = run.configured_engines()
+        if self._dla and used[-1:] != ["dla"]:
+            refusal = self._refusal(run)
+            raise VerificationFailed(f"OpenSM fell back to {used[-1] if used else 'nothing'}: "
+                                     f"{refusal or 'dla did not configure the tables'}")
+        if self.cfg.faults:
+            # As on a cluster: the SM routed the healthy fabric (and keeps its cache), then a
+            # fault happens and it routes again. A refusal is a finding, reported, not a crash.
+            self.s.pristine_run = run
+            self._apply_faults()
+            run = self._run_sm(check=False)
+            self._check_degraded(run)
         self.s.sm_run = run
         used = run.configured_engines()
-        if dla and used[-1:] != ["dla"]:
-            refusal = [ln.text for ln in run.lines() if "dla:" in ln.text and "refus" in ln.text]
-            raise VerificationFailed(f"OpenSM fell back to {used[-1] if used else 'nothing'}: "
-                                     f"{refusal[0] if refusal else 'dla did not configure the tables'}")
         t = run.engine_seconds()
-        return f"tables configured by {used[-1]}" + (f" in {t * 1e3:.1f} ms" if t else "")
+        return ((f"{len(self.s.faults)} fault(s), " if self.s.faults else "")
+                + f"tables configured by {used[-1]}" + (f" in {t * 1e3:.1f} ms" if t else ""))
+
+    @property
+    def _dla(self) -> bool:
+        return self.s.plan.fabric.routing == "dla"
+
+    def _run_sm(self, check: bool):
+        return self.s.harness.run_sm(
+            engine=DLA_CHAIN if self._dla else self.s.plan.fabric.routing, plugin=self._dla,
+            conf_files=[self.s.rendered["opensm.conf"]], check=check)
+
+    @staticmethod
+    def _refusal(run) -> str:
+        line = next((ln.text for ln in run.lines() if "dla:" in ln.text and "refus" in ln.text), "")
+        return re.sub(r"^ERR D1A[0-9A-F]: dla: (fabric refused: )?|; falling back to the next routing engine$", "", line)
+
+    def _apply_faults(self) -> None:
+        from ..fabric.dumps import load_dumps
+        from ..faultspec import parse_fault, resolve
+        from ibqos_sim.harness import sm_node_name
+        fabric = load_dumps(self.s.pristine_run.dumps)
+        sm_node = sm_node_name(self.s.netfile)
+        self.s.faults = [resolve(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
+        for f in self.s.faults:
+            self.s.harness.unlink(f.node, f.port)
+
+    def _check_degraded(self, run) -> None:
+        from ibqos import osmlog
+        from ibqos_sim.harness import check_sm_run
+        lines = run.lines()
+        # dla's refusal (ERR D1Ax) is reported in the verdict; any other error is not ours to judge
+        check_sm_run([ln for ln in lines if "ERR D1A" not in ln.text], run.rc, run.log)
+        if self._dla and osmlog.configured_engines(lines)[-1:] != ["dla"]:
+            self.s.refusal = self._refusal(run) or "dla did not configure the tables"
 
     def stage_readback(self) -> str:
         from .highlimit import overlay_high_limits
@@ -144,7 +189,14 @@ class DryRun:
 
     def stage_conform(self) -> str:
         from ..conformance import diff_programmed, expected_from_plan
-        self.s.conform = diff_programmed(self.s.fabric, expected_from_plan(self.s.plan))
+        expected = expected_from_plan(self.s.plan)
+        groups = None
+        if self.s.faults and expected.dragonfly:
+            # a degraded dragonfly is no clique cover: its groups are those it had before
+            from ..fabric.dumps import load_dumps
+            from ..fabric.groups import dragonfly_groups
+            groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
+        self.s.conform = diff_programmed(self.s.fabric, expected, groups)
         return "every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences"
 
     def stage_verify(self) -> str:
@@ -194,9 +246,11 @@ class DryRun:
         v = self.s.verify
         sim = self.s.sim
         acyclic = all(r.cdg_acyclic for r in self.s.verify_by_class.values())
-        return [
-            {"check": "routing engine", "ok": True,
-             "result": ", ".join(self.s.sm_run.configured_engines())},
+        engines = self.s.sm_run.configured_engines()
+        faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in self.s.faults]
+        return faults + [
+            {"check": "routing engine", "ok": not self.s.refusal,
+             "result": ", ".join(engines) + (f" (dla refused: {self.s.refusal})" if self.s.refusal else "")},
             {"check": "tables equal the plan", "ok": not self.s.conform,
              "result": "every port" if not self.s.conform else "; ".join(self.s.conform[:3])},
             {"check": "reachability", "ok": v.delivered == v.pairs,

@@ -69,10 +69,17 @@ def report_dict(dr) -> dict:
         summary = "; ".join(filter(None, [
             f"SLA missed: {', '.join(failed)}" if failed else "",
             f"fabric check failed: {', '.join(bad_checks)}" if bad_checks else ""]))
+    if s.faults:
+        met = [v.name for v in s.verdicts if v.ok]
+        summary = (f"with {', '.join(f.spec.text for f in s.faults)}: "
+                   f"{len(met)}/{len(s.verdicts)} SLAs still met"
+                   + (f" ({', '.join(met)})" if met else "") + "; " + summary)
     return {
         "schema": "ibqos.dryrun/1", "ok": dr.ok, "summary": summary,
         "policy": str(cfg.policy), "policy_sha256": s.plan.policy_sha256,
         "topology": s.topology_name, "traffic": cfg.traffic, "run_dir": str(cfg.out),
+        "faults": [f.to_json() for f in s.faults],
+        "refusal": s.refusal,
         "classes": [v.to_json() for v in s.verdicts],
         "fabric_checks": checks,
         "conformance": s.conform,

@@ -1,0 +1,315 @@
+"""The fault campaign: take links and switches of a running ibsim fabric down one at a time (or
+two), let OpenSM re-sweep, judge what it programmed, bring them back and check the fabric
+returns to its pristine routing. Shared by plugin/tests/test_dla_faults.py and `make bench`.
+
+    c = Campaign(harness, sm, topo, workdir)      # takes the pristine snapshot
+    outcome = c.run([fault])                      # fault, judge, restore, judge again
+    outcome.problems                              # [] when the fault was survived
+
+Faults come from the generator's topology (ground truth: which link is terminal, local or
+global), never from what the plugin found. Judges: ibqos.verify (every surviving CA pair
+delivered, CDG acyclic) and ibdmchk (independent credit-loop check), both on OpenSM's dumps.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ibqos.fabric.dumps import load_dumps
+from ibqos.fabric.model import Fabric
+from ibqos.verify import verify_fabric
+from ibqos.verify.ibdmchk import run_ibdmchk
+
+from .resweep import Resweep, SweepMark, wait_resweep
+from .topology import Topology
+
+ENGINE = "dla"
+MAX_VLS_DEGRADED = 3          # per class, under any single fault (issue 10)
+PRISTINE_VLS = [0, 1]         # class 0's pair: Fig. 8
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One link (kind terminal/local/global, named by one end) or one switch (kind switch)."""
+    kind: str
+    node: str
+    port: int | None = None
+    peer: tuple[str, int] | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "switch":
+            return f"switch {self.node}"
+        return f"{self.kind} link {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}]"
+
+    def spec(self) -> str:
+        """The `ibqos dryrun --fault` spelling."""
+        return f"switch:{self.node}" if self.kind == "switch" else f"link:{self.node}[{self.port}]"
+
+
+def link_kind(topo: Topology, a: str, b: str) -> str:
+    na, nb = topo.nodes[a], topo.nodes[b]
+    if na.kind != "Switch" or nb.kind != "Switch":
+        return "terminal"
+    return "local" if na.group == nb.group else "global"
+
+
+def sm_attachment(topo: Topology) -> tuple[str, str]:
+    """(CA, switch) where ibsim attaches OpenSM: the first node of the net file (a CA)."""
+    ca = topo.cas[0]
+    return ca.name, ca.links[1][0]
+
+
+def single_faults(topo: Topology) -> tuple[list[Fault], list[Fault]]:
+    """(faults, excluded): every link (switch side first) and every switch, except the SM's own
+    terminal link and switch, which would cut OpenSM off the fabric it is meant to re-route
+    (on a real cluster a standby SM takes over: a fresh start, not a re-sweep)."""
+    sm_ca, sm_sw = sm_attachment(topo)
+    faults, excluded = [], []
+    for a, pa, b, pb in topo.links():
+        if topo.nodes[a].kind != "Switch":           # name a terminal link by its switch end
+            a, pa, b, pb = b, pb, a, pa
+        f = Fault(link_kind(topo, a, b), a, pa, (b, pb))
+        (excluded if sm_ca in (a, b) else faults).append(f)
+    for sw in topo.switches:
+        f = Fault("switch", sw.name)
+        (excluded if sw.name == sm_sw else faults).append(f)
+    order = {"terminal": 0, "local": 1, "global": 2, "switch": 3}
+    faults.sort(key=lambda f: (order[f.kind], f.node, f.port or 0))
+    return faults, excluded
+
+
+def _nodes(f: Fault) -> set[str]:
+    return {f.node, f.peer[0]} if f.peer else {f.node}
+
+
+def _touches(f: Fault, g: Fault) -> bool:
+    """One fault takes down part of the other (a link of a switch that is down, the same
+    link): the pair would not be two faults."""
+    if f.kind == "switch" or g.kind == "switch":
+        return bool(_nodes(f) & _nodes(g))
+    return bool({(f.node, f.port), f.peer} & {(g.node, g.port), g.peer})
+
+
+def double_faults(topo: Topology, n: int, seed: int) -> list[tuple[Fault, Fault]]:
+    """n distinct seeded random pairs of single faults that do not overlap."""
+    faults, _ = single_faults(topo)
+    rng = random.Random(seed)
+    out: list[tuple[Fault, Fault]] = []
+    seen = set()
+    while len(out) < n:
+        f, g = rng.sample(faults, 2)
+        key = frozenset((f, g))
+        if key in seen or _touches(f, g):
+            continue
+        seen.add(key)
+        out.append((f, g))
+    return out
+
+
+def lost_cas(topo: Topology, faults: list[Fault]) -> set[str]:
+    """CAs cut off by the faults (a CA has one link)."""
+    lost = set()
+    for f in faults:
+        if f.kind == "terminal":
+            lost.add(f.peer[0])
+        elif f.kind == "switch":
+            lost |= {peer for peer, _ in topo.nodes[f.node].links.values()
+                     if topo.nodes[peer].kind == "Hca"}
+    return lost
+
+
+@dataclass
+class Judged:
+    """One judged state of the fabric (after a fault, or after the restore)."""
+    engine: str | None
+    refusals: list[str]
+    engine_s: float | None
+    pairs: int
+    delivered: int
+    cdg_acyclic: bool
+    cycle: list[str]
+    ibdmchk_loops: bool | None
+    vls_used: list[int]
+    hops: dict[int, int]
+    lfts_pristine: bool | None = None
+
+
+@dataclass
+class Outcome:
+    faults: list[str]
+    kinds: list[str]
+    expected_pairs: int
+    degraded: Judged
+    restored: Judged | None = None
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)   # wall s: down, judge, up, rejudge
+
+    @property
+    def name(self) -> str:
+        return " + ".join(self.faults)
+
+    @property
+    def survived(self) -> bool:
+        return not self.problems
+
+    @property
+    def refused(self) -> bool:
+        return self.degraded.engine != ENGINE and bool(self.degraded.refusals)
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"name": self.name, "survived": self.survived}
+
+
+def _lfts(fabric: Fabric) -> dict[int, list[int]]:
+    return {n.guid: list(n.lft) for n in fabric.switches()}
+
+
+def _sl2vl(fabric: Fabric) -> dict[int, dict]:
+    return {n.guid: dict(n.sl2vl) for n in fabric.nodes.values()}
+
+
+class Campaign:
+    def __init__(self, harness, sm, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
+        self.h, self.sm, self.topo = harness, sm, topo
+        self.work = Path(workdir)
+        self.ibdmchk = ibdmchk
+        self.pristine = load_dumps(sm.dumps)
+        self.pristine_lfts = _lfts(self.pristine)
+        self.pristine_sl2vl = _sl2vl(self.pristine)
+        self.pristine_report = verify_fabric(self.pristine)
+        self.pristine_ibdmchk = (run_ibdmchk(sm.dumps, self.pristine, self.work / "ibdmchk-pristine")
+                                 .credit_loops if ibdmchk else None)
+
+    # ---- one step ------------------------------------------------------------
+    def _apply(self, fault: Fault, down: bool) -> Resweep:
+        if fault.kind == "switch":
+            act = self.h.switch_down if down else self.h.switch_up
+            return act(fault.node, sm=self.sm)
+        act = self.h.unlink if down else self.h.relink
+        return act(fault.node, fault.port, sm=self.sm)
+
+    def _reflected(self, fabric: Fabric, faults: list[Fault], down: bool) -> bool:
+        """The dumps show the fabric as ibsim has it now (a heavy sweep that had started
+        before the change would not)."""
+        by_name = {n.desc: n for n in fabric.nodes.values()}
+        for f in faults:
+            sw = by_name.get(f.node)
+            if f.kind == "switch":
+                present = sw is not None
+            else:
+                port = sw.ports.get(f.port) if sw else None
+                present = port is not None and port.remote is not None
+            if present == down:
+                return False
+        return True
+
+    def _settle(self, first: Resweep, faults: list[Fault], down: bool) -> tuple[Resweep, Fabric]:
+        sweep = first
+        for _ in range(3):
+            fabric = load_dumps(self.sm.dumps)
+            if self._reflected(fabric, faults, down):
+                return sweep, fabric
+            sweep = wait_resweep(self.sm, SweepMark(Path(self.sm.log), sweep.end_offset))
+        raise AssertionError(f"OpenSM's dumps never showed {', '.join(map(str, faults))} "
+                             f"{'down' if down else 'back'} ({self.sm.log})")
+
+    def _judge(self, sweep: Resweep, fabric: Fabric) -> Judged:
+        rep = verify_fabric(fabric)
+        loops = None
+        if self.ibdmchk:
+            work = self.work / "ibdmchk"
+            shutil.rmtree(work, ignore_errors=True)
+            loops = run_ibdmchk(self.sm.dumps, fabric, work).credit_loops
+        return Judged(engine=sweep.engine, refusals=sweep.refusals, engine_s=sweep.engine_seconds,
+                      pairs=rep.pairs, delivered=rep.delivered, cdg_acyclic=rep.cdg_acyclic,
+                      cycle=rep.cycle[:8], ibdmchk_loops=loops, vls_used=list(rep.vls_used),
+                      hops=dict(rep.hops))
+
+    def _judge_restored(self, sweep: Resweep, fabric: Fabric) -> Judged:
+        """Same LFTs and SL2VL as the pristine fabric is the same routing state, already
+        judged at the start: reuse that verdict; anything else is judged afresh."""
+        if _lfts(fabric) != self.pristine_lfts or _sl2vl(fabric) != self.pristine_sl2vl:
+            j = self._judge(sweep, fabric)
+            j.lfts_pristine = _lfts(fabric) == self.pristine_lfts
+            return j
+        r = self.pristine_report
+        return Judged(engine=sweep.engine, refusals=sweep.refusals, engine_s=sweep.engine_seconds,
+                      pairs=r.pairs, delivered=r.delivered, cdg_acyclic=r.cdg_acyclic, cycle=[],
+                      ibdmchk_loops=self.pristine_ibdmchk, vls_used=list(r.vls_used),
+                      hops=dict(r.hops), lfts_pristine=True)
+
+    # ---- a whole fault ---------------------------------------------------------
+    def run(self, faults: list[Fault], *, restore: bool = True) -> Outcome:
+        t0 = time.monotonic()
+        phases = {}
+
+        def lap(name: str) -> None:
+            phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
+        n = len(self.topo.cas) - len(lost_cas(self.topo, faults))
+        sweep = None
+        for f in faults:
+            sweep = self._apply(f, down=True)
+        sweep, fabric = self._settle(sweep, faults, down=True)
+        lap("down")
+        out = Outcome([str(f) for f in faults], [f.kind for f in faults], n * (n - 1),
+                      self._judge(sweep, fabric))
+        lap("judge")
+        if restore:
+            for f in reversed(faults):
+                sweep = self._apply(f, down=False)
+            sweep, fabric = self._settle(sweep, faults, down=False)
+            lap("up")
+            out.restored = self._judge_restored(sweep, fabric)
+            lap("rejudge")
+        out.problems = problems(out, single=len(faults) == 1)
+        out.seconds = round(time.monotonic() - t0, 3)
+        out.phases = phases
+        return out
+
+
+def problems(o: Outcome, *, single: bool) -> list[str]:
+    """What the outcome breaks of issue 10's acceptance. Single faults must be routed by dla,
+    every surviving pair delivered, both judges clean, at most 3 VLs per class. A double fault
+    may instead be refused with a logged reason, but never be left to dla with a defect."""
+    d, out = o.degraded, []
+    if d.engine != ENGINE:
+        if single or not d.refusals:
+            out.append(f"routed by {d.engine or 'nothing'}, not {ENGINE}"
+                       + (f" (refused: {d.refusals[0]})" if d.refusals else " (no ERR D1A reason logged)"))
+    if d.engine == ENGINE or single:
+        if d.delivered != d.pairs or d.pairs != o.expected_pairs:
+            out.append(f"{d.delivered}/{d.pairs} CA pairs delivered, {o.expected_pairs} expected")
+        if not d.cdg_acyclic:
+            out.append("verify: CDG cycle " + " -> ".join(d.cycle))
+        if d.ibdmchk_loops:
+            out.append("ibdmchk: credit loops")
+        if len(d.vls_used) > MAX_VLS_DEGRADED:
+            out.append(f"VLs {d.vls_used}: more than {MAX_VLS_DEGRADED} per class")
+    r = o.restored
+    if r is not None:
+        if r.engine != ENGINE:
+            out.append(f"after restore: routed by {r.engine}, not {ENGINE}")
+        if r.vls_used != PRISTINE_VLS:
+            out.append(f"after restore: VLs {r.vls_used}, not {PRISTINE_VLS}")
+        if not r.lfts_pristine:
+            out.append("after restore: LFTs differ from the pristine ones")
+        if r.delivered != r.pairs or not r.cdg_acyclic or r.ibdmchk_loops:
+            out.append("after restore: not clean (lost pairs or credit loops)")
+    return out
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, dict[str, int]]:
+    """Per fault kind: tried, survived, refused."""
+    out: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        k = "+".join(o.kinds)
+        row = out.setdefault(k, {"tried": 0, "survived": 0, "refused": 0})
+        row["tried"] += 1
+        row["survived"] += o.survived
+        row["refused"] += o.refused
+    return out

@@ -1,0 +1,79 @@
+"""`ibqos dryrun --fault`: the whole dry run after a link or switch went down under OpenSM."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibqos.paths import REPO_ROOT
+
+pytestmark = pytest.mark.fabric
+IBQOS = str(Path(sys.executable).parent / "ibqos")
+POLICY = REPO_ROOT / "examples" / "two-class.yaml"
+
+
+def dryrun(out, *extra):
+    return subprocess.run([IBQOS, "dryrun", str(POLICY), "--out", str(out), "--topology", "df42",
+                           "--sim-time", "50", *extra], capture_output=True, text=True, timeout=600)
+
+
+def one_error_line(r) -> str:
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln.startswith("ibqos: error: ")]
+    assert len(lines) == 1, r.stderr[-2000:]
+    return lines[0]
+
+
+def test_bad_fault_spelling_stops_before_anything_starts(tmp_path):
+    r = dryrun(tmp_path / "run", "--fault", "link:sw-g0-s0")
+    assert one_error_line(r) == ("ibqos: error: --fault: 'link:sw-g0-s0': a link needs its port, "
+                                 "e.g. link:sw-g0-s0[1]")
+    assert not (tmp_path / "run").exists()
+
+
+def test_unknown_node_is_one_line_and_no_report(tmp_path):
+    r = dryrun(tmp_path / "run", "--fault", "switch:sw-g9-s0")
+    assert one_error_line(r) == "ibqos: error: --fault: 'switch:sw-g9-s0': no node named 'sw-g9-s0' on this fabric"
+    assert not (tmp_path / "run" / "report.json").exists()
+
+
+def links_of(fabric_json: dict, name: str) -> dict[int, str]:
+    by_guid = {n["guid"]: n["desc"] for n in fabric_json["nodes"]}
+    node = next(n for n in fabric_json["nodes"] if n["desc"] == name)
+    return {p["num"]: by_guid[p["remote"][0]] for p in node["ports"] if p.get("remote")}
+
+
+def test_global_link_fault_with_a_spare_link_keeps_every_sla(tmp_path):
+    # df42 deals two global links to some group pairs: sw-g0-s1 port 7 is one of a pair's two
+    r = dryrun(tmp_path / "run", "--fault", "link:sw-g0-s1[7]")
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rep = json.loads((tmp_path / "run" / "report.json").read_text())
+    [f] = rep["faults"]
+    assert (f["fault"], f["kind"], f["node"], f["port"]) == ("link:sw-g0-s1[7]", "global link", "sw-g0-s1", 7)
+    assert rep["summary"].startswith("with link:sw-g0-s1[7]: 2/2 SLAs still met (qos, best-effort)")
+    assert rep["fabric_checks"][0]["check"] == "fault applied"
+    assert rep["verify"]["delivered"] == rep["verify"]["pairs"] == 42 * 41
+    assert rep["verify"]["cdg_acyclic"] and not rep["refusal"]
+    # the read-back (what the switches hold now) has the link down, the OpenSM runs both routed
+    fabric = json.loads((tmp_path / "run" / "fabric.json").read_text())
+    assert 7 not in links_of(fabric, "sw-g0-s1")
+    logs = sorted((tmp_path / "run" / "fabric").glob("sm*/osm.log"))
+    assert len(logs) == 2 and all("dla tables configured" in p.read_text() for p in logs)
+    assert "with link:sw-g0-s1[7]" in r.stdout and "fault applied" in r.stdout
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "<code>link:sw-g0-s1[7]</code>" in html
+
+
+def test_switch_down_is_routed_by_dla_and_the_report_names_it(tmp_path):
+    """Issue 10's acceptance: dla routes around a switch that is down (hosts cut off)."""
+    r = dryrun(tmp_path / "run", "--fault", "switch:sw-g3-s1")
+    rep = json.loads((tmp_path / "run" / "report.json").read_text())
+    [f] = rep["faults"]
+    assert f["kind"] == "switch" and f["lost_cas"] == ["ca-g3-s1-h0", "ca-g3-s1-h1"]
+    assert rep["verify"]["pairs"] == 40 * 39
+    assert not rep["refusal"], rep["refusal"]
+    assert r.returncode == 0 and rep["ok"], rep["summary"]
