@@ -6,7 +6,7 @@ IBQOS  := $(VENV)/bin/ibqos
 PYTEST := $(VENV)/bin/pytest
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test test-apply-many fuzz-policy demo bench clean
 
 all: build
 
@@ -26,6 +26,10 @@ build: deps
 
 test: build
 	$(PYTEST) -q
+
+# 500 consecutive applies on one daemon OpenSM (make test runs 50): ~6 minutes.
+test-apply-many: build
+	IBQOS_APPLY_MANY=500 $(PYTEST) -q manager/tests/test_apply_journal.py -k many_applies
 
 demo: build
 	$(IBQOS) demo
