@@ -31,6 +31,11 @@ test: build
 test-apply-many: build
 	IBQOS_APPLY_MANY=500 $(PYTEST) -q manager/tests/test_apply_journal.py -k many_applies
 
+# The policy fuzzer's long run (make test runs 150 examples): FUZZ_POLICIES=100000 by default.
+FUZZ_POLICIES ?= 100000
+fuzz-policy: build
+	cd manager/tests && ../../$(VENV)/bin/python policy_fuzz.py $(FUZZ_POLICIES)
+
 demo: build
 	$(IBQOS) demo
 
