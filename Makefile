@@ -36,6 +36,10 @@ FUZZ_POLICIES ?= 100000
 fuzz-policy: build
 	cd manager/tests && ../../$(VENV)/bin/python policy_fuzz.py $(FUZZ_POLICIES)
 
+# `make fuzz` runs every long fuzzer; the table-file fuzzer adds its own prerequisite.
+.PHONY: fuzz
+fuzz: fuzz-policy
+
 demo: build
 	$(IBQOS) demo
 
