@@ -155,3 +155,11 @@ def test_not_a_regular_file_is_refused_without_blocking(tmp_path, kind):
                         capture_output=True, text=True, timeout=30, preexec_fn=_limited_memory)
     assert cp.returncode == 2, cp.stderr[-300:]
     assert cp.stderr.splitlines() == [f"ibqos: error: {f}: not a regular file"]
+
+
+def test_a_key_with_a_newline_stays_on_one_line(tmp_path):
+    # found by the fuzzer: {'classes': {'\n': .inf}} printed the raw newline in the field
+    f = _write(tmp_path, 'classes: {"\\n": .inf}\n')
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert str(e.value) == f"{f}:1: classes.'\\n': '.inf' is not a finite number"

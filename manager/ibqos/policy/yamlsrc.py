@@ -280,7 +280,14 @@ class _Builder:
 
 
 def _dotted(loc) -> str:
+    """("classes", 0, "bandwidth") -> "classes[0].bandwidth"; a key that is not a printable
+    name is quoted, so the error stays one line and shows no raw control characters."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+            continue
+        name = part if isinstance(part, str) and part.isprintable() and part.strip() == part \
+            and part else repr(part)
+        out += f".{name}" if out else name
     return out
