@@ -9,7 +9,7 @@ CMAKE_BUILD_TYPE ?= RelWithDebInfo
 SAN_BUILD := build-sanitize
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build test test-sanitize fuzz demo bench clean
+.PHONY: all deps build test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
 
 all: build
 
@@ -38,9 +38,20 @@ test-sanitize: build
 	cd $(SAN_BUILD) && ctest --output-on-failure
 	IBQOS_BUILD_DIR=$(CURDIR)/$(SAN_BUILD) $(PYTEST) -q -p no:cacheprovider plugin/tests/sanitize_dla_run.py
 
-# The table-file parser under libFuzzer for FUZZ_RUNS executions (make test runs 30,000).
-fuzz: deps
+# 500 consecutive applies on one daemon OpenSM (make test runs 50): ~6 minutes.
+test-apply-many: build
+	IBQOS_APPLY_MANY=500 $(PYTEST) -q manager/tests/test_apply_journal.py -k many_applies
+
+# The long fuzz runs: the table-file parser under libFuzzer for FUZZ_RUNS executions (make test
+# runs 30,000) and the policy fuzzer for FUZZ_POLICIES policies (make test runs 150).
+FUZZ_POLICIES ?= 100000
+fuzz: fuzz-tables fuzz-policy
+
+fuzz-tables: deps
 	plugin/tests/fuzz/run.sh $(FUZZ_RUNS) $(CURDIR)/$(BUILD)/fuzz
+
+fuzz-policy: build
+	cd manager/tests && ../../$(VENV)/bin/python policy_fuzz.py $(FUZZ_POLICIES)
 
 demo: build
 	$(IBQOS) demo

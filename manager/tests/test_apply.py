@@ -2,70 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from apply_helpers import live_sm, make_plan_file, managed_texts, run_apply  # noqa: F401 (fixture)
 
 from ibqos.apply.run import STEPS
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.live import read_live
-from ibqos.paths import REPO_ROOT
-from ibqos.planner import make_plan
-from ibqos.policy import load_policy
-from ibqos.render import render_plan
-from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 MANAGED = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")
-
-
-def _policy(tmp: Path, name: str, share: int, cap: int = 8) -> Path:
-    text = (REPO_ROOT / "examples" / "two-class.yaml").read_text()
-    text = text.replace("bandwidth: 40", f"bandwidth: {share}").replace(
-        "vlarb_cap: {high: 8, low: 8}", f"vlarb_cap: {{high: {cap}, low: {cap}}}")
-    p = tmp / f"{name}.yaml"
-    p.write_text(text)
-    return p
-
-
-def _plan(tmp: Path, name: str, share: int, cap: int = 8):
-    plan = make_plan(load_policy(_policy(tmp, name, share, cap)))
-    path = tmp / f"{name}.plan.json"
-    plan.save(path)
-    return plan, path
-
-
-@pytest.fixture
-def live_sm(tmp_path):
-    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly."""
-    plan_a, path_a = _plan(tmp_path, "a", 40)
-    files = render_plan(plan_a, tmp_path / "cfg-a")
-    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
-        assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
-        yield h, sm, plan_a, path_a
-
-
-def _apply(h, sm, plan_path, *extra, fault=None):
-    env = dict(os.environ)
-    if fault:
-        env["IBQOS_APPLY_FAULT"] = fault
-    return subprocess.run([IBQOS, "apply", str(plan_path), "--opensm-conf", str(sm.conf),
-                           "--pid", str(sm.pid), "--sim-socket", h.sock, *extra],
-                          capture_output=True, text=True, timeout=300, env=env)
-
-
-def _managed_texts(sm) -> tuple[str, ...]:
-    from ibqos.osmconf import parse
-    opts = parse(sm.conf.read_text())
-    return (sm.conf.read_text(), Path(opts["qos_policy_file"]).read_text(),
-            Path(opts["event_plugin_options"]).read_text())
+_plan, _apply, _managed_texts = make_plan_file, run_apply, managed_texts
 
 
 def test_plan_a_to_plan_b_is_applied_and_read_back_equal(live_sm, tmp_path):
@@ -102,12 +48,13 @@ def test_a_second_apply_waits_for_the_lock(live_sm, tmp_path):
     import fcntl
     h, sm, _, _ = live_sm
     _, path_b = _plan(tmp_path, "b", 25)
-    state = sm.conf.resolve().parent / "ibqos.d"
+    state = sm.conf.parent / "ibqos.d"
     state.mkdir(exist_ok=True)
     with open(state / "apply.lock", "w") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
-        r = _apply(h, sm, path_b)
-    assert r.returncode == 3 and "another ibqos apply" in r.stderr
+        r = _apply(h, sm, path_b, "--lock-timeout", "1")
+    assert "waiting for ibqos apply" in r.stdout
+    assert r.returncode == 3 and "another ibqos apply" in r.stderr and "waited 1 s" in r.stderr
 
 
 @pytest.mark.parametrize("step", STEPS)

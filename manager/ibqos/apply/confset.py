@@ -28,7 +28,7 @@ from pathlib import Path
 from ..docfile import write_atomic
 from ..errors import ExternalError
 
-_VERSION = re.compile(r"^v(\d{4})$")
+_VERSION = re.compile(r"^v(\d{4,})$")     # v0000 … v9999, then v10000 …
 
 
 def fsync_dir(d: Path) -> None:
@@ -53,6 +53,20 @@ def _symlink_over(target: str, path: Path) -> None:
     fsync_dir(path.parent)
 
 
+def stable_path(p: Path) -> Path:
+    """`p` with its directory resolved but its last component kept: once ibqos has adopted a
+    file, the file itself is a symlink into a version directory, and following it would give
+    every version its own state directory (and lock) nested inside the last one."""
+    p = Path(os.path.abspath(p))
+    return p.parent.resolve() / p.name
+
+
+def state_dir_for(opensm_conf: Path) -> Path:
+    """The one state directory of the configuration rooted at `opensm_conf`: `ibqos.d/` beside
+    it, the same for every apply and status whatever the symlinks point at now."""
+    return stable_path(opensm_conf).parent / "ibqos.d"
+
+
 @dataclass
 class ConfigSet:
     """The managed paths, by role name (e.g. {"opensm.conf": Path(...)}), and the state dir."""
@@ -62,7 +76,7 @@ class ConfigSet:
 
     @classmethod
     def beside(cls, opensm_conf: Path, paths: dict[str, Path]) -> ConfigSet:
-        return cls(paths, opensm_conf.resolve().parent / "ibqos.d")
+        return cls(paths, state_dir_for(opensm_conf))
 
     @property
     def current(self) -> Path:
@@ -71,7 +85,8 @@ class ConfigSet:
     def versions(self) -> list[str]:
         if not self.state.is_dir():
             return []
-        return sorted(p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir())
+        return sorted((p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir()),
+                      key=lambda v: int(v[1:]))
 
     def current_version(self) -> str | None:
         return os.readlink(self.current) if self.current.is_symlink() else None
@@ -82,7 +97,12 @@ class ConfigSet:
             for name, p in self.paths.items())
 
     def adopt(self, hook=lambda step: None) -> None:
-        """First use: copy the admin's files into v0000 and point the paths at `current`."""
+        """First use: copy the admin's files into v0000 and point the paths at `current`.
+
+        A path that is a symlink somewhere else with other contents (e.g. into the nested
+        layout older ibqos made, `ibqos.d/vNNNN/ibqos.d/…`, one level per apply) keeps the
+        contents it has now: they become a new version, so relinking never changes what
+        OpenSM reads."""
         self.state.mkdir(parents=True, exist_ok=True)
         if self.current_version() is None:
             v0 = self.state / "v0000"
@@ -94,6 +114,14 @@ class ConfigSet:
                 n: str(p) for n, p in self.paths.items()}}) + "\n")
             fsync_dir(v0)
             _symlink_over("v0000", self.current)
+        stray = {}
+        for name, p in self.paths.items():
+            if p.is_symlink() and os.readlink(p) != str(self.current / name) and p.exists() and \
+                    p.read_bytes() != (self.current / name).read_bytes():
+                stray[name] = p
+        if stray:
+            live = {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()}
+            self.flip(self.stage(live, {"adopted_from": {n: os.readlink(p) for n, p in stray.items()}}))
         for name, p in self.paths.items():
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
                 if p.exists() and not p.is_symlink() and \
@@ -103,8 +131,9 @@ class ConfigSet:
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
 
-    def stage(self, files: dict[str, str], meta: dict) -> str:
-        """Write a new version directory (not yet current) and return its name."""
+    def stage(self, files: dict[str, str], meta: dict, extra: dict[str, str] | None = None) -> str:
+        """Write a new version directory (not yet current) and return its name. `extra` are
+        files kept beside the managed ones (the plan, so a later command can verify it)."""
         n = max((int(_VERSION.match(v).group(1)) for v in self.versions()), default=0) + 1
         name = f"v{n:04d}"
         d = self.state / name
@@ -114,6 +143,8 @@ class ConfigSet:
         tmp.mkdir()
         for role in self.paths:
             write_durable(tmp / role, files[role])
+        for fname, text in (extra or {}).items():
+            write_durable(tmp / fname, text)
         write_durable(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")
         os.replace(tmp, d)
         fsync_dir(self.state)
@@ -128,6 +159,22 @@ class ConfigSet:
     def read(self, version: str | None = None) -> dict[str, str]:
         base = self.state / version if version else self.current
         return {role: (base / role).read_text() for role in self.paths}
+
+    def prune(self, keep: int, protect: set[str]) -> list[str]:
+        """Delete all but the newest `keep` version directories (never one in `protect`, e.g.
+        current and the rollback target); returns the names removed."""
+        versions = self.versions()
+        drop = [v for v in versions[:max(0, len(versions) - keep)] if v not in protect]
+        for v in drop:
+            # rename first so a crash mid-delete leaves a hidden leftover, never a half version
+            doomed = self.state / f".{v}.del"
+            os.replace(self.state / v, doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+        if drop:
+            fsync_dir(self.state)
+        for p in self.state.glob(".v*.del"):
+            shutil.rmtree(p, ignore_errors=True)
+        return drop
 
     def cleanup_staging(self) -> None:
         for p in self.state.glob(".v*.tmp"):

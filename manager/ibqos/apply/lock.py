@@ -1,26 +1,47 @@
-"""One `ibqos apply` at a time per OpenSM configuration."""
+"""One `ibqos apply` (or recovering `ibqos status`) at a time per OpenSM configuration.
+
+The lock file lives in the configuration's state directory, which is derived from the path
+the admin gives (`confset.state_dir_for`), never from where its symlinks point: every apply
+of one configuration meets the same lock. flock() is dropped by the kernel when the holder
+dies, even by SIGKILL, so a crashed apply never leaves a stale lock (its journal says what it
+left half-done)."""
 
 from __future__ import annotations
 
 import fcntl
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ExternalError
 
 
+def _holder(fd: int) -> str:
+    return os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+
+
 @contextmanager
-def apply_lock(state_dir: Path):
+def apply_lock(state_dir: Path, *, timeout: float = 0, echo=lambda line: None):
+    """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "apply.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise ExternalError(f"another ibqos apply (pid {holder}) holds {path}") from None
+        deadline = time.monotonic() + timeout
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise ExternalError(f"another ibqos apply (pid {_holder(fd)}) holds {path}"
+                                        + (f" (waited {timeout:g} s)" if timeout else "")) from None
+                if not told:
+                    echo(f"waiting for ibqos apply pid {_holder(fd)} to finish ({path})")
+                    told = True
+                time.sleep(0.1)
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield

@@ -1,9 +1,13 @@
-"""The apply pipeline: render → validate → snapshot → adopt → stage → flip → sweep → read back → verify.
+"""The apply pipeline: recover → render → validate → snapshot → adopt → stage → flip → sweep
+→ read back → verify → prune.
 
-Each step is a small method; `run()` only calls them in order. A failure after the flip
-restores the previous version, sweeps again and proves the fabric is back as it was.
-For the fault-injection tests, IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as
-that step starts.
+Each step is a small method; `run()` only calls them in order, holding the configuration's
+lock from recovery to pruning. The journal (`journal.py`) records each state before the step
+it names, so a crash anywhere is finished or undone by the next apply or status
+(`recover.py`). A failure after the flip restores the previous version, sweeps again and
+proves the fabric is back as it was. For the fault-injection tests,
+IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as that step starts, and
+IBQOS_APPLY_FAULT=journal:<state> right after the journal says <state>.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ from pathlib import Path
 
 from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
 from .. import osmconf
-from .confset import ConfigSet
+from .confset import ConfigSet, state_dir_for
+from .journal import Entry, Journal
 from .lock import apply_lock
 from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid
+from .recover import FabricAccess, recover, restore
 from .validate import validate_opensm_conf, validate_plugin_tables
 
-STEPS = ("render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify")
+STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback",
+         "verify", "prune")
+DEFAULT_KEEP = 10
 DEFAULT_LOG = Path("/var/log/opensm.log")
 ROLE_FILES = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")
 
@@ -42,6 +50,8 @@ class ApplyRequest:
     dry_run: bool = False
     env: dict[str, str] | None = None       # for the read-back (ibsim: LD_PRELOAD etc.)
     sweep_timeout: float = 120
+    keep: int = DEFAULT_KEEP                # version directories kept in ibqos.d/
+    lock_timeout: float = 600               # seconds to wait for another apply to finish
 
 
 @dataclass
@@ -56,7 +66,10 @@ class ApplyState:
     after: object = None                    # fabric read back after the sweep
     log: Path = DEFAULT_LOG
     pid: int = 0
-    notes: list[str] = field(default_factory=list)
+    journal: Journal | None = None
+    entry: Entry | None = None
+    recovered: str | None = None            # what recovery found and did, if anything
+    pruned: list[str] = field(default_factory=list)
 
 
 class Apply:
@@ -66,13 +79,17 @@ class Apply:
 
     # ---- driver ----------------------------------------------------------
     def run(self) -> ApplyState:
-        self._step("render", self.render)
-        self._step("validate", self.validate)
         if self.req.dry_run:
+            self._step("render", self.render)
+            self._step("validate", self.validate)
             self.show_diff()
             return self.s
         self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
-        with apply_lock(self.s.confset.state):
+        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout,
+                        echo=self.echo):
+            self._step("recover", self.recover)
+            self._step("render", self.render)
+            self._step("validate", self.validate)
             self._step("snapshot", self.snapshot)
             self._step("adopt", self.s.confset.adopt)
             self._step("stage", self.stage)
@@ -83,13 +100,25 @@ class Apply:
                 self._step("verify", self.verify)
             except IbqosError as e:
                 self.rollback(e)
+            self._step("prune", self.prune)
         return self.s
 
     def _step(self, name: str, fn) -> None:
         self.hook(name)
         fn()
 
+    def _journal(self, state: str) -> None:
+        self.s.journal.write(self.s.entry, state)
+        self.hook(f"journal:{state}")
+
     # ---- steps -------------------------------------------------------------
+    def recover(self) -> None:
+        cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
+        line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout))
+        if line:
+            self.s.recovered = line
+            self.echo(f"recovered: {line}")
+
     def render(self) -> None:
         from ..plan import Plan
         from ..render import render_plan
@@ -154,20 +183,27 @@ class Apply:
     def snapshot(self) -> None:
         from ..fabric.live import read_live
         self.s.before = read_live(self.req.env)
+        self.s.journal = Journal(self.s.confset.state)
 
     def stage(self) -> None:
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
         self.s.version = cs.stage(self.s.files, {"plan": str(self.req.plan_path.resolve()),
-                                                 "policy_sha256": self.s.plan.policy_sha256})
+                                                 "policy_sha256": self.s.plan.policy_sha256},
+                                  extra={"plan.json": self.req.plan_path.read_text()})
+        self.s.journal.save_before(self.s.before)
+        self.s.entry = Entry("intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log))
+        self._journal("intent")
 
     def flip(self) -> None:
         self.s.confset.flip(self.s.version)
+        self._journal("swapped")
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def sweep(self) -> None:
         t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
+        self._journal("swept")
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
 
     def readback(self) -> None:
@@ -180,18 +216,18 @@ class Apply:
         if diffs:
             raise VerificationFailed(f"programmed tables differ from the plan on {len(diffs)} "
                                      f"port(s), first: {diffs[0]}")
+        self._journal("verified")
         self.echo("read back: every port equals the plan")
 
-    def rollback(self, cause: IbqosError) -> None:
-        from ..fabric.compare import diff
-        from ..fabric.live import read_live
+    def prune(self) -> None:
         cs = self.s.confset
+        self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
+
+    def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
-        cs.flip(self.s.previous)
-        heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
-        back = read_live(self.req.env)
-        left = [d for d in diff(self.s.before, back, vlarb=True) if "sl2vl" in d or "vlarb" in d]
-        if left:
-            raise ExternalError(f"{cause}; rollback to {self.s.previous} did NOT restore the fabric: "
-                                f"{left[0]}") from None
-        raise type(cause)(f"{cause}; rolled back to {self.s.previous}, fabric verified as before") from None
+        access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
+        try:
+            proved = restore(self.s.confset, self.s.journal, self.s.entry, access, self.s.log)
+        except ExternalError as e:
+            raise ExternalError(f"{cause}; {e}") from None
+        raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from None

@@ -23,7 +23,9 @@ from .trace import Trace
 
 
 def analyze_algorithm1(table: ArbTable, packet_bytes: int = 4096, mode: str = "byte",
-                       rate_gbps: float = 100.0, runs: int = 30) -> ArbAnalysis:
+                       rate_gbps: float = 100.0, runs: int = 30,
+                       progress=None) -> ArbAnalysis:
+    """`progress(done, runs)`, if given, is called after every high-table cycle."""
     if runs < 1:
         raise ValueError(f"runs must be at least 1, got {runs}")
     acct = Accounting(mode, packet_bytes, table.limit)
@@ -45,8 +47,10 @@ def analyze_algorithm1(table: ArbTable, packet_bytes: int = 4096, mode: str = "b
         lp_pos = (lp_pos + 1) % len(lp)
 
     if not hp:                                               # no high table: the low table alone
-        for _ in range(len(lp) * runs):
+        for k in range(len(lp) * runs):
             deliver_all_lp_packets()
+            if progress and (k + 1) % len(lp) == 0:
+                progress((k + 1) // len(lp), runs)
     limit_hp_counter = 0                                     # line 3
     for i in range(len(hp) * runs):                          # line 4
         vl, w = hp[i % len(hp)]                              # line 5: get_hp_entry
@@ -58,6 +62,8 @@ def analyze_algorithm1(table: ArbTable, packet_bytes: int = 4096, mode: str = "b
                                     if fluid and table.limit else 0)   # line 12
             trace.add(vl, unit, j == 0)                      # lines 14, 16
             limit_hp_counter += unit                         # line 15
+        if progress and (i + 1) % len(hp) == 0:
+            progress((i + 1) // len(hp), runs)
     total = sum(trace.nbytes)
     return ArbAnalysis("algorithm1", mode, packet_bytes, rate_gbps,
                        trace.stats(table.vls, 0, len(trace), cyclic=False, rate_gbps=rate_gbps),

@@ -20,19 +20,26 @@ from .. import paths
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for the heavy sweep.")
+@click.option("--keep", type=click.IntRange(1, 1000), default=10, show_default=True,
+              help="Configuration versions kept in ibqos.d/ (older ones are deleted).")
+@click.option("--lock-timeout", type=click.FloatRange(0, 86400), default=600, show_default=True,
+              help="Seconds to wait for another apply of the same configuration to finish.")
 @click.option("--sim-socket", metavar="NAME", help="Read the fabric back through ibsim's socket NAME "
               "(testing on a simulated fabric).")
 def apply(plan: Path, opensm_conf: Path, qos_policy: Path | None, pid: int | None,
-          pidfile: Path | None, dry_run: bool, timeout: float, sim_socket: str | None) -> None:
+          pidfile: Path | None, dry_run: bool, timeout: float, keep: int, lock_timeout: float,
+          sim_socket: str | None) -> None:
     """Apply a plan to a running OpenSM: validate, swap the files atomically, SIGHUP, wait for
     the heavy sweep, read the fabric back and verify it equals the plan; on any failure
-    restore the previous files and prove the fabric is back as it was."""
+    restore the previous files and prove the fabric is back as it was. An apply killed half-way
+    is finished or rolled back first, from its journal in ibqos.d/."""
     from ..apply.run import Apply, ApplyRequest
     env = None
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     req = ApplyRequest(plan_path=plan, opensm_conf=opensm_conf, qos_policy=qos_policy, pid=pid,
-                       pidfile=pidfile, dry_run=dry_run, env=env, sweep_timeout=timeout)
+                       pidfile=pidfile, dry_run=dry_run, env=env, sweep_timeout=timeout,
+                       keep=keep, lock_timeout=lock_timeout)
     state = Apply(req, echo=click.echo).run()
     if not dry_run:
         click.echo(f"applied {plan} as {state.version}: the fabric equals the plan")

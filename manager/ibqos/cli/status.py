@@ -1,4 +1,4 @@
-"""`ibqos status [RUNDIR | --live] [--plan PLAN]`."""
+"""`ibqos status [RUNDIR | --live] [--plan PLAN] [--opensm-conf PATH [--pid P | --pidfile F]]`."""
 
 from __future__ import annotations
 
@@ -19,15 +19,38 @@ from ..errors import InputError, VerificationFailed
 @click.option("--osm-log", "osm_log", type=click.Path(dir_okay=False, path_type=Path),
               help="OpenSM's log, to name the routing engine in force (default: the newest "
                    "osm.log in RUNDIR; with --live /var/log/opensm.log if readable).")
-def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Path | None) -> None:
+@click.option("--opensm-conf", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also check the configuration ibqos apply manages there; finish or roll back "
+                   "an apply that was killed half-way (one line says what was found and done).")
+@click.option("--pid", type=int, help="PID of the running OpenSM (for a recovery sweep; default: "
+              "the one the journal recorded).")
+@click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
+@click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
+def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Path | None,
+           opensm_conf: Path | None, pid: int | None, pidfile: Path | None, timeout: float,
+           sim_socket: str | None) -> None:
     """Show what the fabric is programmed with now, per port role and per SL."""
     from ..fabric.model import Fabric
     from ..status import sl2vl_by_hop, vlarb_by_role
+    env = None
+    if sim_socket:
+        import os
+
+        from .. import paths
+        env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
+    if opensm_conf is not None:
+        from ..apply.opensm_ctl import resolve_pid
+        from ..apply.recover import FabricAccess, check_and_recover
+        opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
+        click.echo(check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout)))
+        if not live and rundir is None:
+            return
     if live == (rundir is not None):
         raise InputError("give exactly one of RUNDIR or --live", field="status")
     if live:
         from ..fabric.live import read_live
-        fabric = read_live()
+        fabric = read_live(env)
     else:
         fabric = Fabric.load(rundir / "fabric.json")
     con = Console()

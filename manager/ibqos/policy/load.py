@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pydantic
@@ -26,7 +25,7 @@ def load_policy(path: str | Path) -> Policy:
                          field=_dotted(loc) or None) from None
     policy._source = str(path)
     policy._lines = dict(src.lines)
-    policy._sha256 = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    policy._sha256 = src.sha256
     check_policy(policy)
     return policy
 

@@ -1,7 +1,30 @@
-"""YAML to plain data, remembering the line of every value (for `file:line: field:` errors)."""
+"""YAML to plain data, remembering the line of every value (for `file:line: field:` errors),
+with limits that keep a hostile or broken file from hanging or exhausting ibqos.
+
+PyYAML's composer and constructor recurse once per nesting level (a thousand brackets give a
+RecursionError), follow self-referencing anchors into a cycle, and copy every alias in full
+(nine levels of nine aliases is 9⁹ nodes). So the document is built here from PyYAML's event
+stream, which its parser produces without recursion, by one loop that enforces:
+
+  - at most MAX_BYTES of input, strictly UTF-8, read without blocking (no FIFO hangs);
+  - collections nested at most MAX_DEPTH deep;
+  - scalars of at most MAX_SCALAR characters, numbers of at most MAX_NUMBER characters, and
+    no infinite or NaN numbers;
+  - aliases only to anchors already complete (no recursion), expanding to at most
+    ALIAS_BUDGET nodes in all;
+  - no merge keys (`<<`), no tags beyond the plain YAML scalars, one document.
+
+Every refusal is one InputError naming the file, line and the field being read.
+"""
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import math
+import os
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -10,12 +33,21 @@ from ..errors import InputError
 
 Path_ = tuple  # a location inside the document: ("classes", 0, "bandwidth")
 
+MAX_BYTES = 256 * 1024
+MAX_DEPTH = 32
+MAX_SCALAR = 4096
+MAX_NUMBER = 40
+ALIAS_BUDGET = 2000
+
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null")}
+
 
 class Located:
     """Plain data plus a map from locations to 1-based line numbers."""
 
-    def __init__(self, data, lines: dict[Path_, int], file: str):
-        self.data, self.lines, self.file = data, lines, file
+    def __init__(self, data, lines: dict[Path_, int], file: str, sha256: str = ""):
+        self.data, self.lines, self.file, self.sha256 = data, lines, file, sha256
 
     def line(self, loc) -> int | None:
         """Line of the value at `loc`, or of its nearest enclosing value."""
@@ -27,58 +59,235 @@ class Located:
         return self.lines.get((), None)
 
 
-def load_yaml(path: str | Path) -> Located:
-    path = Path(path)
+def read_text_capped(path: Path, limit: int = MAX_BYTES) -> tuple[str, str]:
+    """The file as text, and the SHA-256 of its bytes: a regular file of at most `limit`
+    bytes (opened without blocking, so a FIFO is refused, not waited on), strictly UTF-8."""
     try:
-        text = path.read_text()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise InputError("no such file", file=path) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as e:
-        raise InputError(f"cannot read: {e.__class__.__name__}", file=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=path) from None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError("not a regular file", file=path)
+        chunks, size = [], 0
+        while size <= limit:
+            b = os.read(fd, limit + 1 - size)
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise InputError(f"larger than {limit // 1024} KiB; a policy is much smaller", file=path)
+    raw = b"".join(chunks)
+    try:
+        return raw.decode("utf-8-sig"), hashlib.sha256(raw).hexdigest()
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from None
+
+
+def load_yaml(path: str | Path) -> Located:
+    path = Path(path)
+    text, sha256 = read_text_capped(path)
+    builder = _Builder(path)
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            builder.feed(event)
+    except yaml.reader.ReaderError as e:
+        line = text[:e.position].count("\n") + 1
+        what = f"U+{e.character:04X}" if isinstance(e.character, int) else repr(e.character)
+        raise InputError(f"YAML: character {what} is not allowed", file=path, line=line,
+                         field=_dotted(builder.where())) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise InputError(f"YAML syntax: {e.problem or e.context}", file=path,
-                         line=mark.line + 1 if mark else None) from None
+                         line=mark.line + 1 if mark else None,
+                         field=_dotted(builder.where()) or None) from None
     except yaml.YAMLError as e:
-        raise InputError(f"YAML: {e}", file=path) from None
-    if node is None:
+        raise InputError(f"YAML: {str(e).splitlines()[0]}", file=path) from None
+    if not builder.done:
         raise InputError("the file is empty", file=path)
-    lines: dict[Path_, int] = {}
-    ctor = yaml.SafeLoader("")
-    data = _convert(node, (), lines, ctor, path)
-    return Located(data, lines, str(path))
+    return Located(builder.root, dict(builder.lines), str(path), sha256)
 
 
-def _convert(node, loc, lines, ctor, path):
-    lines[loc] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out = {}
-        for knode, vnode in node.value:
-            if not isinstance(knode, yaml.ScalarNode):
-                raise InputError("mapping keys must be plain names", file=path,
-                                 line=knode.start_mark.line + 1)
-            key = ctor.construct_object(knode)
-            if key == "<<":
-                raise InputError("YAML merge keys (<<) are not supported", file=path,
-                                 line=knode.start_mark.line + 1)
-            if key in out:
-                raise InputError("duplicate key", file=path, line=knode.start_mark.line + 1,
-                                 field=_dotted(loc + (key,)))
-            out[key] = _convert(vnode, loc + (key,), lines, ctor, path)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        return [_convert(v, loc + (i,), lines, ctor, path) for i, v in enumerate(node.value)]
-    try:
-        return ctor.construct_object(node)
-    except yaml.YAMLError as e:
-        raise InputError(f"bad value: {e}", file=path, line=node.start_mark.line + 1,
-                         field=_dotted(loc)) from None
+@dataclass
+class _Frame:
+    value: dict | list
+    loc: Path_
+    anchor: str | None
+    first_line: int             # index into _Builder.order where this subtree's lines start
+    key: object = None          # mapping: the key waiting for its value
+    has_key: bool = False
+
+
+@dataclass
+class _Anchored:
+    value: object
+    loc: Path_
+    lines: list[tuple[Path_, int]] = field(default_factory=list)
+
+
+class _Builder:
+    """Plain data from a YAML event stream, one event at a time, within the limits above."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.stack: list[_Frame] = []
+        self.anchors: dict[str, _Anchored] = {}
+        self.open_anchors: set[str] = set()
+        self.lines: dict[Path_, int] = {}
+        self.order: list[tuple[Path_, int]] = []    # the same, in the order values were made
+        self.alias_nodes = 0
+        self.root = None
+        self.done = False
+        self.docs = 0
+        self.ctor = yaml.SafeLoader("")
+
+    def fail(self, message: str, event, loc: Path_ | None = None):
+        loc = self.where() if loc is None else loc
+        raise InputError(message, file=self.path, line=event.start_mark.line + 1,
+                         field=_dotted(loc) or None)
+
+    def where(self) -> Path_:
+        """The location the next value will take."""
+        if not self.stack:
+            return ()
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            return top.loc + (len(top.value),)
+        return top.loc + (top.key,) if top.has_key else top.loc
+
+    def _key_position(self) -> bool:
+        return bool(self.stack) and isinstance(self.stack[-1].value, dict) and not self.stack[-1].has_key
+
+    def feed(self, ev) -> None:
+        if isinstance(ev, yaml.DocumentStartEvent):
+            self.docs += 1
+            if self.docs > 1:
+                self.fail("one YAML document per file (found a second '---')", ev, ())
+        elif isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            self._open(ev)
+        elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            self._close()
+        elif isinstance(ev, yaml.ScalarEvent):
+            self._scalar(ev)
+        elif isinstance(ev, yaml.AliasEvent):
+            self._alias(ev)
+
+    # ---- collections -------------------------------------------------------
+    def _open(self, ev) -> None:
+        if self._key_position():
+            self.fail("mapping keys must be plain names", ev)
+        mapping = isinstance(ev, yaml.MappingStartEvent)
+        tag = ev.tag
+        if tag not in (None, "!", _TAG + ("map" if mapping else "seq")):
+            self.fail(f"YAML tag {tag.replace(_TAG, '!!')} is not supported", ev)
+        if len(self.stack) >= MAX_DEPTH:
+            self.fail(f"nested more than {MAX_DEPTH} levels deep", ev)
+        loc = self.where()
+        self._note(loc, ev)
+        if ev.anchor:
+            self.open_anchors.add(ev.anchor)
+        self.stack.append(_Frame({} if mapping else [], loc, ev.anchor, len(self.order) - 1))
+
+    def _close(self) -> None:
+        frame = self.stack.pop()
+        if frame.anchor:
+            self.open_anchors.discard(frame.anchor)
+            self.anchors[frame.anchor] = _Anchored(frame.value, frame.loc, self.order[frame.first_line:])
+        self._place(frame.value)
+
+    # ---- scalars and aliases -----------------------------------------------
+    def _scalar(self, ev) -> None:
+        if len(ev.value) > MAX_SCALAR:
+            self.fail(f"a value of {len(ev.value)} characters (at most {MAX_SCALAR})", ev)
+        tag = ev.tag if ev.tag not in (None, "!") else \
+            self.ctor.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        if ev.tag == "!":
+            tag = _TAG + "str"
+        if tag == _TAG + "merge" and self._key_position():
+            self.fail("YAML merge keys (<<) are not supported", ev)
+        if tag not in _SCALAR_TAGS:
+            self.fail(f"YAML tag {tag.replace(_TAG, '!!')} is not supported", ev)
+        if tag in (_TAG + "int", _TAG + "float") and len(ev.value) > MAX_NUMBER:
+            self.fail(f"a number of {len(ev.value)} characters (at most {MAX_NUMBER})", ev)
+        try:
+            value = self.ctor.construct_object(
+                yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
+        except (yaml.YAMLError, ValueError, OverflowError) as e:
+            self.fail(f"bad value {ev.value!r}: {str(e).splitlines()[0]}", ev)
+        if isinstance(value, float) and not math.isfinite(value):
+            self.fail(f"{ev.value!r} is not a finite number", ev)
+        if self._key_position():
+            self._key(value, ev)
+            return
+        loc = self.where()
+        self._note(loc, ev)
+        if ev.anchor:
+            self.anchors[ev.anchor] = _Anchored(value, loc, [(loc, ev.start_mark.line + 1)])
+        self._place(value)
+
+    def _alias(self, ev) -> None:
+        if self._key_position():
+            self.fail("mapping keys must be plain names, not aliases", ev)
+        if ev.anchor in self.open_anchors:
+            self.fail(f"alias *{ev.anchor} refers to a value that contains it (recursive anchor)", ev)
+        target = self.anchors.get(ev.anchor)
+        if target is None:
+            self.fail(f"alias *{ev.anchor} has no anchor &{ev.anchor} before it", ev)
+        self.alias_nodes += len(target.lines)
+        if self.alias_nodes > ALIAS_BUDGET:
+            self.fail(f"aliases expand to more than {ALIAS_BUDGET} values", ev)
+        loc = self.where()
+        cut = len(target.loc)
+        for sub, _ in target.lines:
+            self._record(loc + sub[cut:], ev.start_mark.line + 1)
+        self._place(copy.deepcopy(target.value))
+
+    # ---- placing values ----------------------------------------------------
+    def _key(self, key, ev) -> None:
+        top = self.stack[-1]
+        try:
+            dup = key in top.value
+        except TypeError:
+            self.fail("mapping keys must be plain names", ev)
+        if dup:
+            self.fail("duplicate key", ev, top.loc + (key,))
+        top.key, top.has_key = key, True
+
+    def _place(self, value) -> None:
+        if not self.stack:
+            self.root, self.done = value, True
+            return
+        top = self.stack[-1]
+        if isinstance(top.value, list):
+            top.value.append(value)
+        else:
+            top.value[top.key] = value
+            top.key, top.has_key = None, False
+
+    def _note(self, loc: Path_, ev) -> None:
+        self._record(loc, ev.start_mark.line + 1)
+
+    def _record(self, loc: Path_, line: int) -> None:
+        self.lines[loc] = line
+        self.order.append((loc, line))
 
 
 def _dotted(loc) -> str:
+    """("classes", 0, "bandwidth") -> "classes[0].bandwidth"; a key that is not a printable
+    name is quoted, so the error stays one line and shows no raw control characters."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+            continue
+        name = part if isinstance(part, str) and part.isprintable() and part.strip() == part \
+            and part else repr(part)
+        out += f".{name}" if out else name
     return out

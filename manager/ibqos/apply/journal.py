@@ -1,0 +1,76 @@
+"""The apply journal: where an `ibqos apply` got to, durable before each step it describes.
+
+    intent    the new version is staged; the paths may already read it (crash during flip)
+    swapped   every path reads the new version; OpenSM may still run the old one
+    swept     OpenSM finished a heavy sweep with the new files; not yet read back
+    verified  the fabric was read back equal to the plan           (terminal)
+    rollback  restoring `previous` after a failure                  (until it is done)
+    rolled-back / discarded                                         (terminal)
+
+A process killed at any point leaves one of these in `ibqos.d/journal.json` and its lock
+released; the next `ibqos apply` or `ibqos status --opensm-conf` finishes or undoes the work
+(`recover.py`). The fabric read back before the flip is kept beside it, so a rollback done by
+a later process can still prove the fabric is back as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .confset import write_durable
+
+STATES = ("intent", "swapped", "swept", "verified")        # the forward path, in order
+TERMINAL = ("verified", "rolled-back", "discarded")
+
+
+@dataclass
+class Entry:
+    state: str
+    previous: str | None
+    version: str
+    opensm_pid: int
+    log: str
+    apply_pid: int = field(default_factory=os.getpid)
+    time: float = field(default_factory=time.time)
+
+    @property
+    def done(self) -> bool:
+        return self.state in TERMINAL
+
+
+class Journal:
+    def __init__(self, state_dir: Path):
+        self.path = state_dir / "journal.json"
+        self.before_path = state_dir / "journal.before.json"
+
+    def read(self) -> Entry | None:
+        try:
+            doc = json.loads(self.path.read_text())
+            return Entry(**doc)
+        except FileNotFoundError:
+            return None
+        except (ValueError, TypeError) as e:
+            # written with write-fsync-rename, so this is damage from outside ibqos
+            from ..errors import ExternalError
+            raise ExternalError(f"{self.path}: unreadable apply journal ({e}); "
+                                "inspect it and the ibqos.d/current link, then remove it") from None
+
+    def write(self, entry: Entry, state: str) -> Entry:
+        entry.state = state
+        entry.time = time.time()
+        write_durable(self.path, json.dumps(asdict(entry), indent=1) + "\n")
+        return entry
+
+    def save_before(self, fabric) -> None:
+        write_durable(self.before_path, json.dumps(fabric.to_json()) + "\n")
+
+    def load_before(self):
+        from ..fabric.model import Fabric
+        try:
+            return Fabric.from_json(json.loads(self.before_path.read_text()))
+        except (OSError, ValueError):
+            return None

@@ -1,0 +1,131 @@
+"""Finishing or undoing what a killed `ibqos apply` left, from its journal.
+
+Called with the configuration's lock held, by the next `ibqos apply` and by
+`ibqos status --opensm-conf`. What it does per journal state:
+
+    intent, paths still on `previous`   nothing went live: drop the staged version
+    intent (flip done), swapped         new files on disk, maybe not live: heavy sweep, then
+    swept                               read back and verify against the version's plan;
+                                        on a mismatch, roll back to `previous`
+    rollback                            finish the rollback: flip, sweep, compare with the
+                                        fabric saved before the flip
+
+Finishing rather than undoing is the choice for a new set that is already on disk: it is
+what the admin asked for, and the verification decides whether it stays. A set that never
+reached the disk is dropped, since nothing was live.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ExternalError, IbqosError, VerificationFailed
+from .confset import ConfigSet
+from .journal import Entry, Journal
+from .opensm_ctl import heavy_sweep, resolve_pid
+
+
+@dataclass
+class FabricAccess:
+    """How to reach OpenSM and the fabric: its pid, the read-back environment, the timeout."""
+    pid: int | None
+    env: dict[str, str] | None
+    sweep_timeout: float = 120
+
+
+def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
+    """Differences between the live fabric and the plan stored with `version`."""
+    from ..conformance import diff_programmed, expected_from_plan
+    from ..fabric.live import read_live
+    from ..plan import Plan
+    plan_file = cs.state / version / "plan.json"
+    if not plan_file.exists():
+        raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
+    return diff_programmed(read_live(env), expected_from_plan(Plan.load(plan_file)))
+
+
+def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:
+    """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
+    (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
+    from ..fabric.compare import diff
+    from ..fabric.live import read_live
+    journal.write(entry, "rollback")
+    _fault("journal:rollback")
+    cs.flip(entry.previous)
+    heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
+    before = journal.load_before()
+    if before is None:
+        journal.write(entry, "rolled-back")
+        return "swept (no earlier read-back to compare with)"
+    back = read_live(io.env)
+    left = [d for d in diff(before, back, vlarb=True) if "sl2vl" in d or "vlarb" in d]
+    if left:
+        raise ExternalError(f"rollback to {entry.previous} did NOT restore the fabric: {left[0]}")
+    journal.write(entry, "rolled-back")
+    return "fabric verified as before"
+
+
+def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
+    """One line saying what a killed apply left and what was done, or None if nothing was."""
+    journal = Journal(cs.state)
+    entry = journal.read()
+    if entry is None or entry.done:
+        return None
+    found = f"found apply of {entry.version} (pid {entry.apply_pid}) stopped at '{entry.state}'"
+    current = cs.current_version()
+    if entry.state == "intent" and current == entry.previous:
+        shutil.rmtree(cs.state / entry.version, ignore_errors=True)
+        journal.write(entry, "discarded")
+        return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
+    io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    log = Path(entry.log)
+    if entry.state == "rollback":
+        proved = restore(cs, journal, entry, io, log)
+        return f"{found}: finished the rollback to {entry.previous}, {proved}"
+    if current != entry.version:
+        raise ExternalError(f"{found}, but {cs.current} points at {current}: "
+                            "changed by hand; fix the link, then remove the journal")
+    try:
+        if entry.state in ("intent", "swapped"):
+            heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
+            journal.write(entry, "swept")
+        diffs = verify_plan_of(cs, entry.version, io.env)
+        if diffs:
+            raise VerificationFailed(f"programmed tables differ from the plan on {len(diffs)} "
+                                     f"port(s), first: {diffs[0]}")
+    except IbqosError as e:
+        proved = restore(cs, journal, entry, io, log)
+        return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"
+    journal.write(entry, "verified")
+    return f"{found}: swept, read back and verified {entry.version}; it stays"
+
+
+def _fault(point: str) -> None:
+    from .run import fault_hook
+    fault_hook(point)
+
+
+def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
+    """For `ibqos status --opensm-conf`: one line on the configuration's state, after finishing
+    or undoing a killed apply. A running apply (lock held) is left alone."""
+    from ..errors import ExternalError as _Busy
+    from .confset import state_dir_for
+    from .lock import apply_lock
+    cs = ConfigSet({}, state_dir_for(opensm_conf))
+    if not cs.state.is_dir():
+        return f"{opensm_conf}: not managed by ibqos apply yet"
+    try:
+        with apply_lock(cs.state, timeout=0):
+            line = recover(cs, io)
+    except _Busy as e:
+        if "another ibqos apply" not in str(e):
+            raise
+        return f"{opensm_conf}: an apply is running ({e}); nothing recovered"
+    if line:
+        return f"recovered: {line}"
+    entry = Journal(cs.state).read()
+    last = f"; last apply {entry.version}: {entry.state}" if entry else ""
+    return (f"{opensm_conf}: configuration {cs.current_version()}, "
+            f"{len(cs.versions())} version(s) kept{last}")

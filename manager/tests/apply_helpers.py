@@ -1,0 +1,83 @@
+"""Shared by the apply tests: plans that differ in one share, a daemon OpenSM running plan A
+on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the admin runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibqos.conformance import diff_programmed, expected_from_plan
+from ibqos.fabric.live import read_live
+from ibqos.paths import REPO_ROOT
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
+from ibqos.render import render_plan
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import dragonfly
+
+IBQOS = str(Path(sys.executable).parent / "ibqos")
+
+
+def policy_file(tmp: Path, name: str, share: int, cap: int = 8) -> Path:
+    text = (REPO_ROOT / "examples" / "two-class.yaml").read_text()
+    text = text.replace("bandwidth: 40", f"bandwidth: {share}").replace(
+        "vlarb_cap: {high: 8, low: 8}", f"vlarb_cap: {{high: {cap}, low: {cap}}}")
+    p = tmp / f"{name}.yaml"
+    p.write_text(text)
+    return p
+
+
+def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
+    plan = make_plan(load_policy(policy_file(tmp, name, share, cap)))
+    path = tmp / f"{name}.plan.json"
+    plan.save(path)
+    return plan, path
+
+
+@pytest.fixture
+def live_sm(tmp_path):
+    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly."""
+    plan_a, path_a = make_plan_file(tmp_path, "a", 40)
+    files = render_plan(plan_a, tmp_path / "cfg-a")
+    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
+        assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
+        yield h, sm, plan_a, path_a
+
+
+def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
+    return [IBQOS, "apply", str(plan_path), "--opensm-conf", str(sm.conf), "--pid", str(sm.pid),
+            "--sim-socket", h.sock, *extra]
+
+
+def child_env(fault: str | None = None) -> dict[str, str]:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")     # lines reach a pipe as they are printed
+    if fault:
+        env["IBQOS_APPLY_FAULT"] = fault
+    return env
+
+
+def run_apply(h, sm, plan_path, *extra, fault=None):
+    return subprocess.run(apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True,
+                          timeout=300, env=child_env(fault))
+
+
+def run_status(h, sm, *extra):
+    return subprocess.run([IBQOS, "status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock,
+                           *extra], capture_output=True, text=True, timeout=300, env=child_env())
+
+
+def managed_texts(sm) -> tuple[str, ...]:
+    from ibqos.osmconf import parse
+    opts = parse(sm.conf.read_text())
+    return (sm.conf.read_text(), Path(opts["qos_policy_file"]).read_text(),
+            Path(opts["event_plugin_options"]).read_text())
+
+
+def programmed_equals(h, plan) -> bool:
+    return diff_programmed(read_live(h.env), expected_from_plan(plan)) == []

@@ -1,0 +1,165 @@
+"""The policy loader at the YAML level (issue 13, "Policy YAML"): merge keys, recursive
+anchors, deep nesting, huge scalars, alias bombs, oversized, non-UTF-8 and non-regular files
+each give one `file:line: field: message` line and exit 2, quickly and in little memory."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibqos.cli import main
+from ibqos.errors import InputError
+from ibqos.policy import load_policy
+
+IBQOS = Path(sys.executable).with_name("ibqos")
+GOOD = """\
+fabric:
+  rate: HDR
+  mtu: 2048
+  vlarb_cap: {high: 8, low: 8}
+classes:
+  - name: qos
+    priority: high
+    bandwidth: 40
+  - name: rest
+    priority: low
+    bandwidth: rest
+    default: true
+"""
+
+
+def _bomb(depth: int = 9) -> str:
+    rows = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    rows += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, depth + 1)]
+    return GOOD + "\n".join(rows) + "\n"
+
+
+# name: (file text, line, field, message fragment)
+CASES = {
+    "merge-key": (GOOD.replace("  mtu: 2048\n", "  <<: {mtu: 2048}\n"), 3, "fabric",
+                  "YAML merge keys (<<) are not supported"),
+    "merge-key-alias": ("base: &b {mtu: 2048}\n" + GOOD.replace("  mtu: 2048\n", "  <<: *b\n"), 4,
+                        "fabric", "merge keys"),
+    "self-reference": (GOOD.replace("fabric:\n", "fabric: &f\n").replace("  mtu: 2048\n", "  mtu: *f\n"),
+                       3, "fabric.mtu", "recursive anchor"),
+    # root and fabric mappings, then sequences: the 31st sequence would be the 33rd level
+    "nested-1000": (GOOD.replace("mtu: 2048", "mtu: " + "[" * 1000 + "]" * 1000), 3,
+                    "fabric.mtu" + "[0]" * 30, "nested more than 32 levels deep"),
+    "int-5000-digits": (GOOD.replace("mtu: 2048", "mtu: " + "9" * 5000), 3, "fabric.mtu",
+                        "a value of 5000 characters"),
+    "int-4000-digits": (GOOD.replace("mtu: 2048", "mtu: " + "9" * 4000), 3, "fabric.mtu",
+                        "a number of 4000 characters (at most 40)"),
+    "float-overflow": (GOOD.replace("bandwidth: 40", "bandwidth: 1.0e+400"), 8,
+                       "classes[0].bandwidth", "'1.0e+400' is not a finite number"),
+    "nan": (GOOD.replace("bandwidth: 40", "bandwidth: .nan"), 8, "classes[0].bandwidth",
+            "not a finite number"),
+    "python-tag": (GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"), 2,
+                   "fabric.rate", "YAML tag !!python/object/apply:os.system is not supported"),
+    "alias-key": ("k: &k mtu\n" + GOOD.replace("  mtu: 2048\n", "  *k : 2048\n"), 4, "fabric",
+                  "mapping keys must be plain names"),
+    "undefined-alias": (GOOD.replace("mtu: 2048", "mtu: *nowhere"), 3, "fabric.mtu",
+                        "alias *nowhere has no anchor &nowhere before it"),
+    "two-documents": (GOOD + "---\nfabric: {}\n", 13, None, "one YAML document per file"),
+}
+
+
+def _write(tmp_path: Path, text: str | bytes) -> Path:
+    f = tmp_path / "p.yaml"
+    f.write_bytes(text.encode() if isinstance(text, str) else text)
+    return f
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_yaml_trick_is_one_located_error(name, tmp_path):
+    text, line, field, fragment = CASES[name]
+    f = _write(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert (e.value.line, e.value.field) == (line, field), str(e.value)
+    assert fragment in e.value.detail and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["merge-key", "self-reference", "int-5000-digits"])
+def test_yaml_trick_through_the_cli_exits_2_with_one_line(name, tmp_path, capsys):
+    text, line, field, fragment = CASES[name]
+    f = _write(tmp_path, text)
+    out = tmp_path / "plan.json"
+    with pytest.raises(SystemExit) as e:
+        main(["plan", str(f), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and len(err.splitlines()) == 1, err
+    assert err.startswith(f"ibqos: error: {f}:{line}: {field}: ") and fragment in err
+    assert not out.exists()
+
+
+def _limited_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def test_alias_bomb_is_refused_at_once_in_little_memory(tmp_path):
+    f = _write(tmp_path, _bomb(9))
+    cp = subprocess.run([str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
+                        capture_output=True, text=True, timeout=30, preexec_fn=_limited_memory)
+    assert cp.returncode == 2, cp.stderr[-500:]
+    assert cp.stderr.splitlines() == [
+        f"ibqos: error: {f}:16: l3[1]: aliases expand to more than 2000 values"]
+
+
+def test_aliases_within_the_budget_load_with_their_lines(tmp_path):
+    f = _write(tmp_path, GOOD.replace("vlarb_cap: {high: 8, low: 8}", "vlarb_cap: &cap {high: 8, low: 8}")
+               .replace("  - name: rest\n", "  - name: rest\n    bandwidth_note: *cap\n"))
+    with pytest.raises(InputError) as e:            # the alias is copied where it is used
+        load_policy(f)
+    assert (e.value.line, e.value.field, e.value.detail) == (10, "classes[1].bandwidth_note",
+                                                             "unknown field")
+    f = _write(tmp_path, "x: &p 2048\n" + GOOD.replace("fabric:", "fabric: &fab").replace(
+        "mtu: 2048", "mtu: *p"))
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert (e.value.line, e.value.field) == (1, "x")          # aliases resolved, then the schema
+
+
+def test_non_utf8_names_the_byte(tmp_path):
+    f = _write(tmp_path, GOOD.replace("qos", "q\u00e9s").encode("latin-1"))
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert str(e.value) == f"{f}: not UTF-8 (byte {GOOD.index('qos') + 1})"
+
+
+def test_file_size_is_capped(tmp_path):
+    f = _write(tmp_path, GOOD + "# padding\n" * 30000)
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert str(e.value) == f"{f}: larger than 256 KiB; a policy is much smaller"
+
+
+def test_a_directory_is_refused(tmp_path):
+    with pytest.raises(InputError) as e:
+        load_policy(tmp_path)
+    assert str(e.value) == f"{tmp_path}: not a regular file"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_not_a_regular_file_is_refused_without_blocking(tmp_path, kind):
+    f = tmp_path / "p.yaml"
+    if kind == "fifo":
+        os.mkfifo(f)               # nobody writes: reading it would block forever
+    else:
+        f.symlink_to("/dev/zero")  # endless: reading it would exhaust memory
+    cp = subprocess.run([str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
+                        capture_output=True, text=True, timeout=30, preexec_fn=_limited_memory)
+    assert cp.returncode == 2, cp.stderr[-300:]
+    assert cp.stderr.splitlines() == [f"ibqos: error: {f}: not a regular file"]
+
+
+def test_a_key_with_a_newline_stays_on_one_line(tmp_path):
+    # found by the fuzzer: {'classes': {'\n': .inf}} printed the raw newline in the field
+    f = _write(tmp_path, 'classes: {"\\n": .inf}\n')
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert str(e.value) == f"{f}:1: classes.'\\n': '.inf' is not a finite number"
