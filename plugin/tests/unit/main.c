@@ -7,6 +7,7 @@ int main(void)
 	test_discover();
 	test_route();
 	test_tables();
+	test_wirings();
 	test_faults();
 	if (unit_failures) {
 		fprintf(stderr, "%d failure(s)\n", unit_failures);

@@ -38,6 +38,11 @@ struct df {
 	unsigned *group;
 };
 int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g);
+/* Other global wirings (df_wired.c); absolute, relative and circulant need g = a*h + 1
+ * (circulant also a*h even); shuffle permutes every switch's port numbers. */
+enum df_wiring { DF_PAIR_ORDER, DF_ABSOLUTE, DF_RELATIVE, DF_CIRCULANT, DF_RANDOM };
+int df_build_wired(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g,
+		   enum df_wiring w, unsigned seed, int shuffle);
 void df_unlink(struct df *d, unsigned s, unsigned port);
 /* index of switch i of group G */
 static inline unsigned df_sw(const struct df *d, unsigned G, unsigned i) { return G * d->a + i; }
@@ -50,5 +55,6 @@ void test_discover(void);
 void test_route(void);
 void test_tables(void);
 void test_faults(void);
+void test_wirings(void);
 
 #endif
