@@ -1,7 +1,8 @@
 """`make test-sanitize`'s OpenSM part (not collected by `make test`; run by path): the ASan/UBSan
 build of libibqos.so from IBQOS_BUILD_DIR inside the stock OpenSM, one dla run on the 72-CA
 dragonfly with a table file using every directive, then one with a rejected file (the error
-path frees what it parsed). Any sanitizer report fails."""
+path frees what it parsed); and the 72-CA fault campaign (every single link and switch, 20
+double faults) on a daemon OpenSM with the sanitized plugin. Any sanitizer report fails."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import re
 import pytest
 
 from ibqos import paths
+from ibqos_sim.campaign import Campaign, double_faults, single_faults
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
-from dla_testlib import ENGINE, TABLES_REJECTED
+from dla_testlib import ENGINE, TABLES_REJECTED, start_dla
 from test_dla_memcheck import _libasan, _PreloadHarness
 
 pytestmark = pytest.mark.fabric
@@ -34,22 +36,45 @@ def _sanitized_build() -> None:
         pytest.fail(f"{paths.build_dir()} is not an IBQOS_SANITIZE=ON build (make test-sanitize)")
 
 
-def test_sanitized_plugin_dla_run(tmp_path):
-    _sanitized_build()
-    net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
+def _sanitized_harness(tmp_path, net, **kw) -> tuple[_PreloadHarness, object]:
     reports = tmp_path / "san"
     reports.mkdir()
     supp = tmp_path / "asan.supp"
     supp.write_text("interceptor_via_lib:libumad2sim.so\ninterceptor_via_lib:libibumad.so\n"
                     "interceptor_via_lib:libosmvendor.so\n")
+    h = _PreloadHarness(net, run_dir=tmp_path / "run", **kw)
+    h.preload = _libasan()
+    h.extra_env = {"ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
+                   "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan"}
+    return h, reports
+
+
+def test_sanitized_plugin_through_the_fault_campaign(tmp_path):
+    _sanitized_build()
+    topo = dragonfly(*DRAGONFLY_SIZES[72])
+    net = topo.write_net(tmp_path / "fabric.net")
+    h, reports = _sanitized_harness(tmp_path, net, console=True)
+    with h:
+        sm = start_dla(h, conf={"sweep_interval": 1})
+        c = Campaign(h, sm, topo, tmp_path)
+        faults, _ = single_faults(topo)
+        outcomes = [c.run([f]) for f in faults]
+        outcomes += [c.run(list(p)) for p in double_faults(topo, 20, seed=82)]
+        out = (sm.log.parent / "opensm.out").read_text()
+    assert len(outcomes) == len(faults) + 20
+    assert all(o.survived for o in outcomes), [o.name for o in outcomes if not o.survived][:10]
+    assert not list(reports.iterdir()), [p.read_text()[:2000] for p in reports.iterdir()]
+    assert "runtime error" not in out
+
+
+def test_sanitized_plugin_dla_run(tmp_path):
+    _sanitized_build()
+    net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
+    h, reports = _sanitized_harness(tmp_path, net)
     good = tmp_path / "plan.tables"
     good.write_text(TABLES)
     bad = tmp_path / "bad.tables"
     bad.write_bytes(TABLES.encode() + b"group 0x0002c903000a1b2c g2\n")
-    h = _PreloadHarness(net, run_dir=tmp_path / "run")
-    h.preload = _libasan()
-    h.extra_env = {"ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
-                   "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan"}
     with h:
         run = h.run_sm(engine=ENGINE, plugin=True, plugin_options=good, conf={"qos": "TRUE"},
                        check=False)
