@@ -281,9 +281,14 @@ static uint8_t local_port(const struct work *w, uint32_t s, uint32_t t)
  * Members of group k not yet in the tree: one local hop to `via` if linked, else two
  * through a member already in the tree (preferring the destination itself, then members
  * whose next hop leaves the group, shared out by idx). Returns the members that take two.
+ *
+ * In the destination's group (arrival) the middle switch comes from the upper half of the
+ * candidates, elsewhere (leaving the group) from the lower half: a detour turn then carries
+ * packets of one phase only, so arrivals (one level up) do not lift the source traffic that
+ * goes on to a global link, and a lost local link needs no third VL when a >= 4.
  */
 static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *r,
-			   struct work *w, uint32_t k, uint32_t via, uint32_t idx)
+			   struct work *w, uint32_t k, uint32_t via, uint32_t idx, int arrival)
 {
 	uint32_t two = 0;
 
@@ -302,7 +307,15 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 		w->via[s] = DLA_NO_SWITCH;
 		if (w->depth[s] != UNSET)
 			continue;
-		for (int pass = 0; pass < 2; pass++)
+		uint32_t lo = 0, span = 1;
+
+		for (int pass = 0; pass < 2; pass++) {
+			if (pass == 1 && n) {
+				uint32_t half = n / 2;
+
+				lo = arrival && half ? n - half : 0;
+				span = arrival && half ? half : n - half;
+			}
 			for (uint32_t q = g->first[k]; q < g->first[k + 1]; q++) {
 				uint32_t t = g->members[q], kind;
 
@@ -315,10 +328,11 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 					if (kind < best)
 						best = kind, n = 0;
 					n += kind == best;
-				} else if (kind == best && pick++ == idx % n) {
+				} else if (kind == best && pick++ == lo + idx % span) {
 					w->via[s] = t;
 				}
 			}
+		}
 	}
 	/* join after choosing, so no member hangs off another that joined in this step */
 	for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++) {
@@ -395,7 +409,7 @@ static void join_remote_group(const struct dla_fabric *f, const struct dla_group
 		join(w, s, e->port,
 		     (uint8_t)(w->depth[f->sw[s].ports[e->port].peer_sw] + 1));
 	}
-	r->local_detours += join_group(g, r, w, x, c->sw, d->idx);
+	r->local_detours += join_group(g, r, w, x, c->sw, d->idx, 0);
 }
 
 /* Whatever is left joins at its nearest neighbour already in the tree, wave by wave (a
@@ -445,7 +459,7 @@ static void route_dest(const struct dla_fabric *f, const struct dla_groups *g,
 	memset(w->depth, UNSET, f->nsw);
 	w->norder = 0;
 	join(w, d->sw, d->port, 0);
-	r->local_detours += join_group(g, r, w, y, d->sw, d->idx);
+	r->local_detours += join_group(g, r, w, y, d->sw, d->idx, 1);
 	for (uint32_t i = 1; i < ng; i++) {
 		uint32_t x = order[i];
 

@@ -64,7 +64,7 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 {
 	struct df d;
 	struct outcome o;
-	unsigned tried = 0, ok = 0, fresh_ok = 0, fresh_tried = 0;
+	unsigned tried = 0, ok = 0, fresh_ok = 0, fresh_tried = 0, two_ok = 0, two_refused = 0;
 	char fault[64];
 
 	df_build(&d, a, p, h, g);
@@ -88,6 +88,11 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 				ok++;
 			else
 				report("stored", a, g, fault, &o);
+			/* with only the two VLs of an unreserved plan: routed clean, or refused */
+			run(&x.f, stored, 2, &o);
+			two_ok += survived(&o, 2);
+			two_refused += o.ret == -22;
+			EXPECT(survived(&o, 2) || o.ret == -22);
 			if (global || fresh_local) {
 				run(&x.f, NULL, 3, &o);
 				fresh_tried++;
@@ -121,7 +126,8 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 		dla_fabric_free(&x);
 	}
 	fprintf(stderr, "  single faults a=%u p=%u h=%u g=%u: %u/%u survived (stored map), "
-		"%u/%u (fresh start)\n", a, p, h, g, ok, tried, fresh_ok, fresh_tried);
+		"%u/%u (fresh start); links with 2 VLs per class: %u routed, %u refused\n", a, p, h,
+		g, ok, tried, fresh_ok, fresh_tried, two_ok, two_refused);
 	EXPECT_EQ(ok, tried);
 	EXPECT_EQ(fresh_ok, fresh_tried);
 	df_free(&d);
