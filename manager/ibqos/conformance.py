@@ -7,7 +7,9 @@ Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
 - Switches, per (in, out): vls[c][1] when `in` is a global port and `out` a local port (dla),
   else vls[c][0]. The third VL of a class (fault_tolerance links) is dla's detour VL: it
   appears only around a fault, on whatever (in, out) pairs the detour crosses, so it is
-  accepted on any switch pair; the verifier, not this comparison, proves the result
+  accepted on any switch pair. On a fabric known to be degraded (`degraded=True`) dla gives
+  each turn the level its routes need (plugin/README.md, "VL levels"), so any VL of the
+  class is accepted there; the verifier, not this comparison, proves the result
   deadlock-free.
 - VLArb per port role (ca, sw0, terminal, local, global), a per-port override winning.
 Roles come from ibqos.fabric.groups, the checker's own group discovery, never from the plugin.
@@ -72,9 +74,11 @@ def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | Non
     return tuple(out)
 
 
-def detour_ok(got: tuple[int, ...], want: tuple[int, ...], sl2class: list[int], vls_of) -> bool:
-    """Every SL either on its planned VL or on its class's detour VL (the third, if any)."""
-    return all(g == w or (len(vls_of(c)) > 2 and g == vls_of(c)[2])
+def detour_ok(got: tuple[int, ...], want: tuple[int, ...], sl2class: list[int], vls_of,
+              degraded: bool = False) -> bool:
+    """Every SL either on its planned VL or on its class's detour VL (the third, if any); on a
+    degraded fabric, on any VL of its class."""
+    return all(g == w or (len(vls_of(c)) > 2 and g == vls_of(c)[2]) or (degraded and g in vls_of(c))
                for g, w, c in zip(got, want, sl2class))
 
 
@@ -95,10 +99,12 @@ def _table_matches(programmed: list[tuple[int, int]], planned: tuple[tuple[int, 
             and all(w == 0 for _, w in programmed[k:]))
 
 
-def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] | None = None) -> list[str]:
+def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] | None = None,
+                    degraded: bool = False) -> list[str]:
     """One line per port that differs from the plan; empty when the fabric is as planned.
     `groups` (switch GUID → group) when discovery cannot find them, e.g. on a degraded
-    dragonfly whose groups are known from before the fault."""
+    dragonfly whose groups are known from before the fault; `degraded` when links or
+    switches are down (dla's VL levels then move within each class)."""
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
@@ -123,7 +129,8 @@ def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] |
                     got = n.sl2vl.get((i, o))
                     if got is None:
                         out["missing"].append(f"{_name(n, o)}: no SL2VL for in-port {i}")
-                    elif got != want and not detour_ok(got, want, expected.sl2class, vls_of):
+                    elif got != want and not detour_ok(got, want, expected.sl2class, vls_of,
+                                                       degraded):
                         out["sl2vl"].append(f"{_name(n, o)} in {i} ({roles.get((n.guid, i))}→"
                                             f"{roles.get((n.guid, o))}) SL2VL {_vl(got)} planned {_vl(want)}")
         for p in present:

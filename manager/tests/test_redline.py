@@ -10,7 +10,7 @@ import pytest
 
 from ibqos.proc import run_command
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly, dragonfly_missing_local_link
+from ibqos_sim.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
@@ -55,10 +55,10 @@ def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path):
 
 
 def test_the_line_names_the_engine_dla_fell_back_to(tmp_path):
-    """Old chain dla,minhop on a dragonfly dla refuses: the line says minhop, not dla."""
-    net = dragonfly_missing_local_link(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
+    """Old chain dla,minhop where dla refuses (LMC 1): the line says minhop, not dla."""
+    net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"})
+        sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE", "lmc": 1})
         cp = _cli(h, "status", "--live", "--osm-log", sm.log)
     assert cp.returncode == 1, cp.stdout + cp.stderr
     assert _one_line(cp.stdout).group(1) == "minhop"

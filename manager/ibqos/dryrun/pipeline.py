@@ -196,7 +196,8 @@ class DryRun:
             from ..fabric.dumps import load_dumps
             from ..fabric.groups import dragonfly_groups
             groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
-        self.s.conform = diff_programmed(self.s.fabric, expected, groups)
+        self.s.conform = diff_programmed(self.s.fabric, expected, groups,
+                                         degraded=bool(self.s.faults))
         return "every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences"
 
     def stage_verify(self) -> str:
