@@ -354,7 +354,8 @@ static void exit_candidates(const struct dla_fabric *f, const struct dla_groups 
 	uint32_t ng = g->ngroups, want = w->gdist[(size_t)y * ng + x] - 1;
 
 	*ncand = *ngood = 0;
-	for (uint32_t z = 0; z < ng; z++) {
+	/* one step from y: only y itself is closer (the common case: skip the scan) */
+	for (uint32_t z = want ? 0 : y; z < (want ? ng : y + 1); z++) {
 		size_t pair = (size_t)x * ng + z;
 
 		if (w->gdist[(size_t)y * ng + z] != want)
@@ -469,7 +470,8 @@ static void route_dest(const struct dla_fabric *f, const struct dla_groups *g,
 		if (dist[x] > 1)
 			r->via_intermediate += g->first[x + 1] - g->first[x];
 	}
-	join_leftovers(f, r, w);
+	if (w->norder < f->nsw)
+		join_leftovers(f, r, w);
 
 	/* LFT, hop counts and per-port counts; routes per link from subtree sizes */
 	memset(w->subtree, 0, f->nsw * sizeof(*w->subtree));

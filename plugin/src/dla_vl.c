@@ -277,8 +277,30 @@ static void describe_turn(const struct dla_fabric *f, const struct dla_routes *r
 		 out, dla_role_name(dla_port_role(r, s, out)), v->level[t] + 1u, budget);
 }
 
-int dla_vl_assign(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
-		  struct dla_vl *v, char *err, size_t len)
+/* Fig. 8: the only turn that goes down in the link order on local-global-local routes is
+ * global to local: level 1 there, 0 elsewhere. */
+static void fig8(const struct dla_fabric *f, const struct dla_routes *r, struct dla_vl *v)
+{
+	for (uint32_t s = 0; s < f->nsw; s++)
+		for (unsigned in = 1; in < v->nports[s]; in++) {
+			if (dla_port_role(r, s, in) != DLA_ROLE_GLOBAL)
+				continue;
+			for (unsigned out = 1; out < v->nports[s]; out++)
+				if (dla_port_role(r, s, out) == DLA_ROLE_LOCAL) {
+					v->level[v->turn_off[s] + in * v->nports[s] + out] = 1;
+					v->port_levels[r->port_off[s] + out] = 2;
+					v->levels = 2;
+					v->shifted++;
+				}
+		}
+	for (uint32_t s = 0; s < f->nsw; s++)
+		for (unsigned out = 1; out < v->nports[s]; out++)
+			if (!v->port_levels[r->port_off[s] + out])
+				v->port_levels[r->port_off[s] + out] = 1;
+}
+
+static int assign(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
+		  int closed_form, struct dla_vl *v, char *err, size_t len)
 {
 	uint32_t nl = r->port_off[f->nsw], *rank = NULL, worst = UINT32_MAX;
 	uint8_t *used = NULL;
@@ -299,6 +321,13 @@ int dla_vl_assign(const struct dla_fabric *f, const struct dla_routes *r, unsign
 	ps.mo = malloc(f->nsw + 1);
 	if (!used || !rank || !v->port_levels || !ps.bucket || !ps.bstart || !ps.mo)
 		goto out;
+	if (closed_form && !r->local_detours && !r->via_intermediate && !r->fallback &&
+	    budget >= 2) {
+		v->levels = 1;
+		fig8(f, r, v);
+		ret = 0;
+		goto out;
+	}
 	mark_used(f, r, v, used);
 	ret = order_links(f, r, v, used, rank);
 	if (ret)
@@ -345,4 +374,16 @@ out:
 	if (ret)
 		dla_vl_free(v);
 	return ret;
+}
+
+int dla_vl_assign(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
+		  struct dla_vl *v, char *err, size_t len)
+{
+	return assign(f, r, budget, 1, v, err, len);
+}
+
+int dla_vl_assign_fixpoint(const struct dla_fabric *f, const struct dla_routes *r,
+			   unsigned budget, struct dla_vl *v, char *err, size_t len)
+{
+	return assign(f, r, budget, 0, v, err, len);
 }

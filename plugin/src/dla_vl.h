@@ -40,12 +40,18 @@ static inline uint8_t dla_turn_level(const struct dla_vl *v, uint32_t s, unsigne
 }
 
 /*
- * Assign levels for the routes in r. budget: levels available per class (2 or 3). 0, or
+ * Assign levels for the routes in r. When r has no detour, no third group and no fallback
+ * route (every route local, global, local at most: a pristine dragonfly), the fixpoint is
+ * known in closed form, Fig. 8, and is written directly. budget: levels available per class
+ * (2 or 3). 0, or
  * -EINVAL when the routes need more levels than budget (err names the first turn that does
  * and the route shape behind it), or -ENOMEM.
  */
 int dla_vl_assign(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
 		  struct dla_vl *v, char *err, size_t len);
+/* The same without the closed form: always the fixpoint (tests check the two agree). */
+int dla_vl_assign_fixpoint(const struct dla_fabric *f, const struct dla_routes *r,
+			   unsigned budget, struct dla_vl *v, char *err, size_t len);
 void dla_vl_free(struct dla_vl *v);
 
 #endif

@@ -32,6 +32,16 @@ static void check_routes(struct df *d, int expect_vls)
 				EXPECT_EQ(dla_turn_level(&v, s, in, out),
 					  dla_port_role(&r, s, in) == DLA_ROLE_GLOBAL &&
 					  dla_port_role(&r, s, out) == DLA_ROLE_LOCAL);
+	/* the closed form is the fixpoint's result on a pristine fabric, turn by turn */
+	{
+		struct dla_vl fx;
+
+		EXPECT_EQ(dla_vl_assign_fixpoint(&d->f, &r, 2, &fx, err, sizeof(err)), 0);
+		EXPECT_EQ(fx.levels, v.levels);
+		EXPECT_EQ(memcmp(fx.level, v.level, v.turn_off[d->f.nsw]), 0);
+		EXPECT_EQ(memcmp(fx.port_levels, v.port_levels, r.port_off[d->f.nsw]), 0);
+		dla_vl_free(&fx);
+	}
 	/* every global link carries routes */
 	for (uint32_t s = 0; s < d->f.nsw; s++)
 		for (unsigned p = 1; p < d->f.sw[s].num_ports; p++)
