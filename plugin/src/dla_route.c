@@ -167,7 +167,7 @@ static int group_distances(const struct dla_groups *g, struct work *w)
 static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 		   const struct dla_routes *r, struct work *w, char *err, size_t len)
 {
-	uint32_t ng = g->ngroups, total = 0, maxpair = 0;
+	uint32_t ng = g->ngroups, total = 0;
 	int ret;
 
 	for (uint32_t k = 0; k < ng; k++)
@@ -229,18 +229,14 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 				total++;
 			}
 		}
-	for (size_t k = 0; k < (size_t)ng * ng; k++) {
-		if (w->poff[k + 1] > maxpair)
-			maxpair = w->poff[k + 1];
+	for (size_t k = 0; k < (size_t)ng * ng; k++)
 		w->poff[k + 1] += w->poff[k];
-	}
 	w->plink = malloc((total + 1) * sizeof(*w->plink));
 	/* candidates of one group towards all groups one step closer: at most its global ends */
 	w->cand = malloc((total + 1) * sizeof(*w->cand));
 	w->good = malloc((total + 1) * sizeof(*w->good));
 	if (!w->plink || !w->cand || !w->good)
 		return -ENOMEM;
-	(void)maxpair;
 	{
 		uint32_t *fill = calloc((size_t)ng * ng + 1, sizeof(*fill));
 
