@@ -99,37 +99,42 @@ static int cmp_u32(const void *a, const void *b)
 
 /* ---- candidate cliques ------------------------------------------------------------------ */
 
-/* Candidates of switch v: cl[coff[v] .. coff[v+1]), a ids each (a-1 ids then DLA_NO_GROUP
- * for the smaller ones), large ones first. */
-struct cands {
-	uint32_t a;
-	uint32_t *coff;		/* [n + 1] */
-	uint32_t *cl;
+/* A growing list of switch sets of up to a ids each: sorted, padded with DLA_NO_GROUP. */
+struct sets {
+	uint32_t *ids;
 	size_t n, cap;
-	uint32_t *near;		/* near-cliques of a (one link missing), a sorted ids each */
-	size_t nnear, capnear;
 };
 
-static int cands_push(struct cands *c, const uint32_t *ids, uint32_t size)
+static int sets_push(struct sets *l, uint32_t a, const uint32_t *ids, uint32_t size)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 256;
-		uint32_t *p = realloc(c->cl, cap * c->a * sizeof(*p));
+	uint32_t *dst;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		uint32_t *p = realloc(l->ids, cap * a * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
-		c->cl = p;
-		c->cap = cap;
+		l->ids = p;
+		l->cap = cap;
 	}
-	uint32_t *dst = c->cl + c->n * c->a;
-
+	dst = l->ids + l->n * a;
 	memcpy(dst, ids, size * sizeof(*dst));
 	qsort(dst, size, sizeof(*dst), cmp_u32);
-	for (uint32_t k = size; k < c->a; k++)
+	for (uint32_t k = size; k < a; k++)
 		dst[k] = DLA_NO_GROUP;
-	c->n++;
+	l->n++;
 	return 0;
 }
+
+/* Candidates of switch v: cl.ids[coff[v] .. coff[v+1]) sets of a ids (the smaller ones
+ * padded), large ones first; near: the near-cliques of the whole fabric. */
+struct cands {
+	uint32_t a;
+	uint32_t *coff;		/* [n + 1] */
+	struct sets cl;
+	struct sets near;	/* near-cliques of a (one link missing) */
+};
 
 /* No switch outside q is adjacent to all of q (q has size members). */
 static int clique_maximal(const struct dla_graph *g, const uint32_t *q, uint32_t size)
@@ -148,23 +153,6 @@ static int clique_maximal(const struct dla_graph *g, const uint32_t *q, uint32_t
 
 #define MAX_NEAR 8192	/* near-cliques kept for the whole fabric */
 
-static int near_push(struct cands *c, const uint32_t *ids)
-{
-	if (c->nnear == c->capnear) {
-		size_t cap = c->capnear ? c->capnear * 2 : 64;
-		uint32_t *p = realloc(c->near, cap * c->a * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		c->near = p;
-		c->capnear = cap;
-	}
-	memcpy(c->near + c->nnear * c->a, ids, c->a * sizeof(*ids));
-	qsort(c->near + c->nnear * c->a, c->a, sizeof(*ids), cmp_u32);
-	c->nnear++;
-	return 0;
-}
-
 /*
  * Groups that lost one local link: a switches all linked but for one pair u, v. For every
  * unlinked pair, the cliques of a-2 among their common neighbours complete one.
@@ -174,7 +162,7 @@ static int build_near(struct search *s, const struct dla_graph *g, uint32_t a, s
 {
 	uint32_t n = g->n;
 
-	c->nnear = 0;
+	c->near.n = 0;
 	s->budget = SEARCH_BUDGET;
 	for (uint32_t u = 0; u < n; u++)
 		for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
@@ -205,12 +193,12 @@ static int build_near(struct search *s, const struct dla_graph *g, uint32_t a, s
 					/* the stack is free once the enumeration is done */
 					uint32_t *ids = s->stack;
 
-					if (c->nnear == MAX_NEAR)
+					if (c->near.n == MAX_NEAR)
 						return 0;
 					memcpy(ids, s->found + (size_t)q * (a - 1),
 					       (a - 1) * sizeof(*ids));
 					ids[a - 1] = v;
-					if (near_push(c, ids))
+					if (sets_push(&c->near, a, ids, a))
 						return -ENOMEM;
 				}
 			}
@@ -232,10 +220,10 @@ static int build_cands(struct search *s, const struct dla_graph *g, const uint32
 	uint32_t smallest = small && a > 1 ? a - 1 : a;
 
 	c->a = a;
-	c->n = 0;
+	c->cl.n = 0;
 	s->budget = SEARCH_BUDGET;
 	for (uint32_t v = 0; v < n; v++) {
-		c->coff[v] = (uint32_t)c->n;
+		c->coff[v] = (uint32_t)c->cl.n;
 		for (uint32_t size = a; size >= smallest; size--) {
 			if (omega[v] >= size) {
 				s->target = size;
@@ -252,17 +240,17 @@ static int build_cands(struct search *s, const struct dla_graph *g, const uint32
 
 					if (size < a && !clique_maximal(g, ids, size))
 						continue;
-					if (cands_push(c, ids, size))
+					if (sets_push(&c->cl, a, ids, size))
 						return -ENOMEM;
 				}
 			}
-			for (size_t q = 0; near && size == a && q < c->nnear; q++)
-				if (near_has(c->near + q * a, a, v) &&
-				    cands_push(c, c->near + q * a, a))
+			for (size_t q = 0; near && size == a && q < c->near.n; q++)
+				if (near_has(c->near.ids + q * a, a, v) &&
+				    sets_push(&c->cl, a, c->near.ids + q * a, a))
 					return -ENOMEM;
 		}
 	}
-	c->coff[n] = (uint32_t)c->n;
+	c->coff[n] = (uint32_t)c->cl.n;
 	return 0;
 }
 
@@ -337,7 +325,7 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 		if (c->group_of[v] != DLA_NO_GROUP)
 			continue;
 		for (uint32_t q = cd->coff[v]; q < cd->coff[v + 1]; q++)
-			avail += cand_free(c, cd->cl + (size_t)q * c->a);
+			avail += cand_free(c, cd->cl.ids + (size_t)q * c->a);
 		if (avail < pick_n) {
 			pick_n = avail;
 			pick = v;
@@ -346,7 +334,7 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 	if (pick_n == 0)
 		return 0;
 	for (uint32_t q = cd->coff[pick]; q < cd->coff[pick + 1]; q++) {
-		const uint32_t *m = cd->cl + (size_t)q * c->a;
+		const uint32_t *m = cd->cl.ids + (size_t)q * c->a;
 		uint32_t size = cand_size(c, m);
 		int r;
 
@@ -387,7 +375,7 @@ static void partial_cover(struct cover *c)
 			if (c->group_of[v] != DLA_NO_GROUP)
 				continue;
 			for (uint32_t q = cd->coff[v]; q < cd->coff[v + 1]; q++)
-				avail += cand_free(c, cd->cl + (size_t)q * c->a);
+				avail += cand_free(c, cd->cl.ids + (size_t)q * c->a);
 			if (avail && avail < pick_n) {
 				pick_n = avail;
 				pick = v;
@@ -396,7 +384,7 @@ static void partial_cover(struct cover *c)
 		if (pick == DLA_NO_GROUP)
 			return;
 		for (uint32_t q = cd->coff[pick]; q < cd->coff[pick + 1]; q++) {
-			const uint32_t *m = cd->cl + (size_t)q * c->a;
+			const uint32_t *m = cd->cl.ids + (size_t)q * c->a;
 
 			if (!cand_free(c, m))
 				continue;
@@ -457,8 +445,8 @@ static void discovery_free(struct discovery *d)
 	free(d->s.stack);
 	free(d->s.found);
 	free(d->c.coff);
-	free(d->c.cl);
-	free(d->c.near);
+	free(d->c.cl.ids);
+	free(d->c.near.ids);
 	free(d->omega);
 	free(d->raw);
 	free(d->common);
@@ -537,7 +525,7 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, 
 	if (!enough_links(d, a, diameter2))
 		return 0;
 	d->c.a = a;
-	d->c.nnear = 0;
+	d->c.near.n = 0;
 	if (near) {
 		memset(d->seen, 0, (n + 1) * sizeof(*d->seen));
 		ret = build_near(&d->s, &d->g, a, &d->c, d->common, d->seen);
