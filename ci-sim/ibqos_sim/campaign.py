@@ -23,6 +23,7 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
+from ibqos.verify.sa_paths import query_path_sls
 
 from .resweep import Resweep, SweepMark, wait_resweep
 from .topology import Topology
@@ -30,6 +31,7 @@ from .topology import Topology
 ENGINE = "dla"
 MAX_VLS_DEGRADED = 3          # per class, under any single fault (issue 10)
 PRISTINE_VLS = [0, 1]         # class 0's pair: Fig. 8
+LAYERED_ENGINES = ("dfsssp", "lash")   # deadlock-free by path SL layers
 
 
 @dataclass(frozen=True)
@@ -219,12 +221,15 @@ class Campaign:
                              f"{'down' if down else 'back'} ({self.sm.log})")
 
     def _judge(self, sweep: Resweep, fabric: Fabric) -> Judged:
-        rep = verify_fabric(fabric)
+        # a layered fallback (dfsssp, lash) is deadlock-free per path SL: judge it with the
+        # SLs the SA hands out, as a host would get them
+        psl = (query_path_sls(fabric, self.h.env) if sweep.engine in LAYERED_ENGINES else None)
+        rep = verify_fabric(fabric, path_sls=psl)
         loops = None
         if self.ibdmchk:
             work = self.work / "ibdmchk"
             shutil.rmtree(work, ignore_errors=True)
-            loops = run_ibdmchk(self.sm.dumps, fabric, work).credit_loops
+            loops = run_ibdmchk(self.sm.dumps, fabric, work, path_sls=psl).credit_loops
         return Judged(engine=sweep.engine, refusals=sweep.refusals, engine_s=sweep.engine_seconds,
                       pairs=rep.pairs, delivered=rep.delivered, cdg_acyclic=rep.cdg_acyclic,
                       cycle=rep.cycle[:8], ibdmchk_loops=loops, vls_used=list(rep.vls_used),
@@ -275,12 +280,15 @@ class Campaign:
 def problems(o: Outcome, *, single: bool) -> list[str]:
     """What the outcome breaks of issue 10's acceptance. Single faults must be routed by dla,
     every surviving pair delivered, both judges clean, at most 3 VLs per class. A double fault
-    may instead be refused with a logged reason, but never be left to dla with a defect."""
+    may instead be refused with a logged reason and routed by the fallback chain, which must
+    be deadlock-free too: no credit loop is ever acceptable."""
     d, out = o.degraded, []
     if d.engine != ENGINE:
         if single or not d.refusals:
             out.append(f"routed by {d.engine or 'nothing'}, not {ENGINE}"
                        + (f" (refused: {d.refusals[0]})" if d.refusals else " (no ERR D1A reason logged)"))
+        if not d.cdg_acyclic or d.ibdmchk_loops:
+            out.append(f"the fallback {d.engine} has credit loops")
     if d.engine == ENGINE or single:
         if d.delivered != d.pairs or d.pairs != o.expected_pairs:
             out.append(f"{d.delivered}/{d.pairs} CA pairs delivered, {o.expected_pairs} expected")

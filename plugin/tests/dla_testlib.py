@@ -30,9 +30,10 @@ def run_dla(h, *, conf: dict | None = None, tables: Path | None = None, check: b
                     conf={"qos": "TRUE", **(conf or {})}, check=check, **kw)
 
 
-def start_dla(h, *, conf: dict | None = None, tables: Path | None = None, **kw):
+def start_dla(h, *, conf: dict | None = None, tables: Path | None = None, engine: str = ENGINE,
+              **kw):
     require_plugin()
-    return h.start_sm(engine=ENGINE, plugin=True, plugin_options=tables,
+    return h.start_sm(engine=engine, plugin=True, plugin_options=tables,
                       conf={"qos": "TRUE", **(conf or {})}, **kw)
 
 

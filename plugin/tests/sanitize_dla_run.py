@@ -11,6 +11,7 @@ import re
 import pytest
 
 from ibqos import paths
+from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos_sim.campaign import Campaign, double_faults, single_faults
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -55,7 +56,7 @@ def test_sanitized_plugin_through_the_fault_campaign(tmp_path):
     net = topo.write_net(tmp_path / "fabric.net")
     h, reports = _sanitized_harness(tmp_path, net, console=True)
     with h:
-        sm = start_dla(h, conf={"sweep_interval": 1})
+        sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
         c = Campaign(h, sm, topo, tmp_path)
         faults, _ = single_faults(topo)
         outcomes = [c.run([f]) for f in faults]

@@ -1,11 +1,13 @@
-"""The fault campaign (issue 10): one daemon OpenSM with dla,minhop and the plugin per size,
+"""The fault campaign (issue 10): one daemon OpenSM per size with the plugin and the chain
+`ibqos render` writes (dla, then dfsssp and lash with their SL2VL),
 and on it every single link (terminal, local, global) and every switch taken down, judged,
 and brought back; then 20 seeded random double faults.
 
 After each fault: ibqos.verify finds every surviving CA pair delivered and the CDG acyclic,
 ibdmchk finds no credit loop, at most 3 VLs per class, and dla (not minhop) configured the
 tables. After the restore: dla, 2 VLs and the pristine LFTs. A double fault may instead be
-refused with an ERR D1A reason, never routed by dla with a credit loop.
+refused with an ERR D1A reason; whatever routes it then (the fallback chain, judged with the
+SA's path SLs) has no credit loop either.
 
 Not faulted: the SM's own terminal link and switch (ibsim attaches OpenSM to the first CA):
 downing them cuts OpenSM off the fabric, the standby-takeover case of a fresh start.
@@ -19,6 +21,7 @@ import time
 
 import pytest
 
+from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos_sim.campaign import Campaign, double_faults, single_faults, summary
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
@@ -39,7 +42,7 @@ def campaign(request, tmp_path_factory):
     net = topo.write_net(d / "fabric.net")
     with Harness(net, run_dir=d / "run", console=True) as h:
         # sweep_interval 1: a light sweep finds what a lost trap did not report
-        sm = start_dla(h, conf={"sweep_interval": 1})
+        sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
         c = Campaign(h, sm, topo, d)
         assert c.pristine_report.ok and c.pristine_report.vls_used == [0, 1], \
             "the pristine fabric is not clean: nothing to compare faults with"

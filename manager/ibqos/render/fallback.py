@@ -26,3 +26,11 @@ def fallback_sl2vl(data_vls: int) -> list[int]:
     operational VL) each keep a VL of their own. SLs past the data VLs share the last one;
     with max_op_vls = data_vls no fallback engine uses them."""
     return [min(sl, data_vls - 1) for sl in range(16)]
+
+
+def fallback_options(data_vls: int) -> dict[str, str]:
+    """The opensm.conf options a fallback engine needs besides `routing_engine DLA_CHAIN` (what
+    `ibqos render` writes under dla), for a harness that starts OpenSM without a rendered file."""
+    sl2vl = ",".join(map(str, fallback_sl2vl(data_vls)))
+    return {"max_op_vls": str(data_vls),
+            **{f"qos_{t}sl2vl": sl2vl for t in ("", "ca_", "swe_", "sw0_", "rtr_")}}
