@@ -60,11 +60,14 @@ static uint32_t *truth(const struct df *d, uint32_t dead)
 	return l;
 }
 
-static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fresh_local)
+/* every step-th link and switch (1: all of them) */
+static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fresh_local,
+			  unsigned step)
 {
 	struct df d;
 	struct outcome o;
 	unsigned tried = 0, ok = 0, fresh_ok = 0, fresh_tried = 0, two_ok = 0, two_refused = 0;
+	unsigned seen = 0;
 	char fault[64];
 
 	df_build(&d, a, p, h, g);
@@ -72,11 +75,12 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 		for (unsigned port = 1; port < d.f.sw[s].num_ports; port++) {
 			struct df x;
 			const struct dla_port *pt = &d.f.sw[s].ports[port];
-			uint32_t *stored = truth(&d, DLA_NO_SWITCH);
+			uint32_t *stored;
 			int global;
 
-			if (pt->peer_kind != DLA_PEER_SWITCH || pt->peer_sw < s)
+			if (pt->peer_kind != DLA_PEER_SWITCH || pt->peer_sw < s || seen++ % step)
 				continue;
+			stored = truth(&d, DLA_NO_SWITCH);
 			global = d.group[pt->peer_sw] != d.group[s];
 			df_build(&x, a, p, h, g);
 			df_unlink(&x, s, port);
@@ -104,7 +108,7 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 			free(stored);
 			df_free(&x);
 		}
-	for (uint32_t s = 0; s < d.f.nsw; s++) {
+	for (uint32_t s = 0; s < d.f.nsw; s += step) {
 		struct dla_fabric x;
 		uint32_t *stored = truth(&d, s);
 
@@ -135,10 +139,11 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 
 void test_faults(void)
 {
-	single_faults(4, 2, 2, 9, 1);	/* 72 CAs */
+	single_faults(4, 2, 2, 9, 1, 1);	/* 72 CAs */
 	/* groups of 3 missing a link are paths, as many global ones are: fresh discovery cannot
 	 * tell them apart (the stored map can) */
-	single_faults(3, 2, 3, 7, 0);	/* 42 CAs */
-	single_faults(4, 2, 2, 5, 1);
-	single_faults(6, 3, 3, 19, 1);	/* 342 CAs */
+	single_faults(3, 2, 3, 7, 0, 1);	/* 42 CAs */
+	single_faults(4, 2, 2, 5, 1, 1);
+	/* 342 CAs: every 7th fault (all 910 run on real OpenSM in make bench) */
+	single_faults(6, 3, 3, 19, 1, 7);
 }
