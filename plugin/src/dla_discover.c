@@ -14,16 +14,27 @@
  * every group pair is at most one intermediate group apart. A fabric that gives neither is
  * refused with the rule the closest partition breaks.
  */
+#define _POSIX_C_SOURCE 200809L	/* clock_gettime */
 #include "dla_groups.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 #define SEARCH_BUDGET	4000000L	/* clique search steps for the whole fabric */
 #define COVER_BUDGET	20000L		/* exact-cover branches per group size tried */
 #define MAX_CANDIDATES	64		/* cliques kept per switch and size */
+#define SEARCH_SECONDS	2.0		/* wall time for one discovery: OpenSM's sweep waits */
 
 struct search {
 	const struct dla_graph *g;
@@ -266,6 +277,7 @@ struct cover {
 	uint32_t *group_of;	/* DLA_NO_GROUP: unassigned */
 	uint32_t ngroups;
 	long budget;
+	double deadline;	/* seconds_now() past which the search gives up */
 	int nomem;
 };
 
@@ -317,7 +329,7 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 		}
 		return 1;
 	}
-	if (--c->budget < 0)
+	if (--c->budget < 0 || ((c->budget & 255) == 0 && seconds_now() > c->deadline))
 		return -1;
 	for (uint32_t v = 0; v < c->n && pick_n > 0; v++) {
 		uint32_t avail = 0;
@@ -436,6 +448,7 @@ struct discovery {
 	uint32_t maxomega, mode;
 	uint32_t *raw;		/* [n] labels of the cover being built */
 	uint32_t *common, *seen;	/* [n] scratch for near-cliques */
+	double deadline;
 };
 
 static void discovery_free(struct discovery *d)
@@ -460,6 +473,7 @@ static int discovery_init(struct discovery *d, const struct dla_fabric *f)
 
 	memset(d, 0, sizeof(*d));
 	d->f = f;
+	d->deadline = seconds_now() + SEARCH_SECONDS;
 	ret = dla_graph_build(f, &d->g);
 	if (ret)
 		return ret;
@@ -522,7 +536,7 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, 
 	struct cover c;
 	int ret, r;
 
-	if (!enough_links(d, a, diameter2))
+	if (!enough_links(d, a, diameter2) || seconds_now() > d->deadline)
 		return 0;
 	d->c.a = a;
 	d->c.near.n = 0;
@@ -539,7 +553,7 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, 
 		d->raw[v] = DLA_NO_GROUP;
 	c = (struct cover){ .g = &d->g, .c = &d->c, .n = n, .a = a, .small_left = small,
 			    .diameter2 = diameter2, .skip = skip, .group_of = d->raw,
-			    .budget = COVER_BUDGET };
+			    .budget = COVER_BUDGET, .deadline = d->deadline };
 	r = cover_rec(&c, 0);
 	if (c.nomem)
 		return -ENOMEM;
