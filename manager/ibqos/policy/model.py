@@ -236,11 +236,18 @@ class ClassSpec(_Strict):
 
 class Policy(_Strict):
     fabric: FabricSpec = FabricSpec()
+    partitions: str | None = None        # OpenSM partitions.conf, relative to the policy file
     classes: list[ClassSpec] = Field(min_length=1)
 
     _source: str = PrivateAttr("")
     _sha256: str = PrivateAttr("")
     _lines: dict = PrivateAttr(default_factory=dict)
+    _partitions: object = PrivateAttr(None)         # policy.partitions.Partitions, once read
+
+    @property
+    def partitions_file(self):
+        """The partitions file, read and checked by load_policy (None without `partitions`)."""
+        return self._partitions
 
     @property
     def source(self) -> str:
