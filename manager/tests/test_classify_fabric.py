@@ -52,7 +52,10 @@ def _member(g: dict, port: dict) -> bool:
     named = g.get("port_name") or g.get("port_guid")
     if not named:
         return port["type"] in g.get("node_type", [])
-    hit = port["name"] in g.get("port_name", []) or _in(port["guid"], g.get("port_guid", []))
+    # A switch has one port GUID: naming any of its ports names the switch (port 0).
+    hit = (any(n.rsplit("/", 1)[0] == port["node"] if port["type"] == "SWITCH" else n == port["name"]
+               for n in g.get("port_name", []))
+           or _in(port["guid"], g.get("port_guid", [])))
     return hit and (not g.get("node_type") or port["type"] in g["node_type"])
 
 
@@ -105,7 +108,7 @@ def _ports(fabric) -> dict[str, dict]:
         for p in n.ports.values():
             if p.lid and p.guid:
                 name = f"{n.desc}/P{p.num}"
-                out[name] = {"name": name, "guid": p.guid, "lid": p.lid,
+                out[name] = {"name": name, "node": n.desc, "guid": p.guid, "lid": p.lid,
                              "type": "CA" if n.kind == "ca" else "SWITCH"}
     return out
 
@@ -185,7 +188,8 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
                 queries.append((src["guid"], dst["guid"], sid, None if pk is None else pk | 0x8000))
                 want.append((a, b, sid, pk, expected_class(doc, src, dst, sid, pk)))
         # Where a policy names a switch port, ask for paths between it and every CA too.
-        for sw in sorted(n for n, p in ports.items() if p["type"] == "SWITCH" and n in text):
+        for sw in sorted(n for n, p in ports.items()
+                         if p["type"] == "SWITCH" and f'"{p["node"]}/P' in text):
             for ca in sorted(n for n, p in ports.items() if p["type"] == "CA"):
                 for a, b in ((sw, ca), (ca, sw)):
                     queries.append((ports[a]["guid"], ports[b]["guid"], None, None))
