@@ -155,6 +155,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     from ibqos_sim.harness import Harness
     from ibqos import osmlog
     from ibqos.dryrun.pipeline import DryRun, DryRunConfig
+    from ibqos.render.fallback import DLA_CHAIN
     from ibqos.verify.sa_paths import query_path_sl_keys
 
     text = _policy_text(policy, guids)
@@ -172,7 +173,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     plan = dry.s.plan
     dla = plan.fabric.routing == "dla"
     with Harness(dry.s.netfile, run_dir=tmp_path / "run", console=False) as h:
-        sm = h.start_sm(engine="dla,minhop" if dla else plan.fabric.routing, plugin=dla,
+        sm = h.start_sm(engine=DLA_CHAIN if dla else plan.fabric.routing, plugin=dla,
                         conf_files=[dry.s.rendered["opensm.conf"]])
         errs = [e for e in osmlog.errors(sm.lines()) if "ERR D1A" not in e]
         assert errs == [], errs[:3]
