@@ -94,6 +94,21 @@ def sm_node_name(netfile: Path) -> str:
     raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
 
 
+def net_port_types(netfile: Path) -> dict[str, str]:
+    """OpenSM port names ("<node description>/P<n>") of a net file's ports -> node type (CA,
+    SWITCH, ROUTER), for resolving a policy's node_type filters before the fabric runs.
+    ibsim gives every node its quoted name as node description."""
+    rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"', re.I)
+    kinds = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
+    out: dict[str, str] = {}
+    for line in netfile.read_text().splitlines():
+        if m := rec.match(line):
+            kind = kinds[m.group(1).lower()]
+            ports = range(int(m.group(2)) + 1) if kind == "SWITCH" else range(1, int(m.group(2)) + 1)
+            out.update({f"{m.group(3)}/P{p}": kind for p in ports})
+    return out
+
+
 @dataclass
 class SmRun:
     """One finished `opensm --once`."""

@@ -45,6 +45,33 @@ def errors(lines: list[LogLine]) -> list[str]:
     return [ln.text for ln in lines if _ERR.search(ln.text)]
 
 
+# Which logged errors fail a configuration change (apply): every `ERR xxxx:` line, and the
+# partition parser's `PARSE ERROR` (it has no ERR code), logged while the sweep ran. That
+# includes the dla plugin's `ERR D1A*`: each one (fabric refused, table file rejected, out of
+# memory) means the fabric is not programmed as the plan says. Left out: the SA's PathRecord
+# errors (`ERR 1Fxx`), which answer a client's query (e.g. for a P_Key two ports do not
+# share) and come and go with the fabric's traffic, not with the configuration.
+_SWEEP_FAIL = re.compile(r"\bERR (?!1F)[0-9A-F]{4}:|PARSE ERROR")
+
+
+def log_size(log: str | Path) -> int:
+    try:
+        return Path(log).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def sweep_failures(log: str | Path, offset: int) -> list[str]:
+    """Lines logged after byte `offset` that fail a configuration change (see _SWEEP_FAIL)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(offset)
+            text = f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return []
+    return [ln.strip() for ln in text.splitlines() if _SWEEP_FAIL.search(ln)]
+
+
 def subnet_up_count(lines: list[LogLine]) -> int:
     return sum(1 for ln in lines if ln.text.endswith("SUBNET UP"))
 

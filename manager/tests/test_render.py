@@ -67,8 +67,18 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     pol = files["qos-policy.conf"].read_text()
     assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)
     assert "port-name: storage01 HCA-1/P1" in pol and "service-id: 0xab0000-0xabffff" in pol
-    assert "iser : 3" in pol and "sdp, port-num 5004-5005 : 2" in pol
-    assert "srp, target-port-guid 0x2c90300a1b2c3 : 3" in pol      # OpenSM has no bare srp
+    # ULPs become match rules in their class's place (OpenSM would put qos-ulps after every
+    # match rule): SDP ports 5004-5005 are service IDs 0x10000 + port, iSER 0x1060000 + 3260.
+    assert "\nqos-ulps" not in pol
+    rules = re.findall(r"qos-match-rule\n(.*?)end-qos-match-rule", pol, re.S)
+    level = [re.search(r"qos-level-name: (\S+)", r)[1] for r in rules]
+    assert level == ["VO", "VI", "CL", "CL", "CL", "CL"], level
+    assert "service-id: 0x1138c-0x1138d" in rules[1] and "service-id: 0x1060cbc" in rules[4]
+    srp_group = re.search(r"destination: (\S+)", rules[5])[1]
+    assert re.search(rf"name: {re.escape(srp_group)}\n.*\n\s+port-guid: 0x2c90300a1b2c3\n", pol)
+    # node_type next to port names filters them; it is never a line of its own beside them.
+    storage = re.search(r"name: storage\n(.*?)end-port-group", pol, re.S)[1]
+    assert "node-type" not in storage and storage.count("port-name:") == 2
 
 
 def test_without_dla_opensm_sl2vl_is_the_class_map(tmp_path):

@@ -23,7 +23,8 @@ from ..errors import ExternalError, InputError
 from ..osmlog import count_subnet_up
 from ..proc import wait_until
 
-RESTART_ONLY = ("routing_engine", "event_plugin_name", "event_plugin_options", "qos_policy_file")
+RESTART_ONLY = ("routing_engine", "event_plugin_name", "event_plugin_options", "qos_policy_file",
+                "partition_config_file")
 
 
 def resolve_pid(pid: int | None, pidfile: Path | None) -> int:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
 from .. import osmconf
+from ..osmlog import log_size, sweep_failures
 from .confset import ConfigSet, state_dir_for
 from .journal import Entry, Journal
 from .lock import apply_lock
@@ -134,6 +135,8 @@ class Apply:
             fragment = osmconf.parse(Path(rendered["opensm.conf"]).read_text())
             policy = Path(rendered["qos-policy.conf"]).read_text()
             tables = Path(rendered["plugin-tables.conf"]).read_text()
+            partitions = (Path(rendered["partitions.conf"]).read_text()
+                          if "partitions.conf" in rendered else None)
         if opts.get("event_plugin_name") != "ibqos" and fragment.get("event_plugin_name") == "ibqos":
             raise ExternalError(f"the running OpenSM does not load the ibqos plugin ({conf_path} has no "
                                 "'event_plugin_name ibqos'): add it and restart OpenSM once, then apply")
@@ -147,6 +150,14 @@ class Apply:
         tables_path = Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf")
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
         updates["qos_policy_file"] = str(qos_path)
+        if partitions is not None:
+            # OpenSM reads partition_config_file's path only at start (its option table marks
+            # it not updatable) but the file's contents at every heavy sweep: apply writes the
+            # plan's partitions at the path the running SM already reads.
+            if not opts.get("partition_config_file"):
+                raise ExternalError(f"{conf_path} sets no partition_config_file and the plan has "
+                                    "partitions: set it and restart OpenSM once, then apply")
+            part_path = Path(opts["partition_config_file"])
         # apply sees the heavy sweep end by its SUBNET UP line (level 0x02), so that line must
         # be logged and flushed; both options are re-read at the sweep SIGHUP starts.
         updates["force_log_flush"] = "TRUE"
@@ -160,6 +171,9 @@ class Apply:
         }
         self.s.paths = {"opensm.conf": conf_path, "qos-policy.conf": qos_path,
                         "plugin-tables.conf": tables_path}
+        if partitions is not None:
+            self.s.files["partitions.conf"] = partitions
+            self.s.paths["partitions.conf"] = part_path
         self.s.log = Path(osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
 
@@ -173,7 +187,7 @@ class Apply:
             validate_plugin_tables(tables)
 
     def show_diff(self) -> None:
-        for role in ROLE_FILES:
+        for role in self.s.paths:
             path = self.s.paths[role]
             old = path.read_text() if path.exists() else ""
             diff = list(difflib.unified_diff(old.splitlines(True), self.s.files[role].splitlines(True),
@@ -202,8 +216,14 @@ class Apply:
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def sweep(self) -> None:
+        offset = log_size(self.s.log)
         t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
         self._journal("swept")
+        errs = sweep_failures(self.s.log, offset)
+        if errs:
+            # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
+            raise VerificationFailed(f"OpenSM logged {len(errs)} error(s) in the sweep ({self.s.log}), "
+                                f"first: {errs[0]}")
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
 
     def readback(self) -> None:

@@ -103,21 +103,30 @@ class DryRun:
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
     def stage_render(self) -> str:
+        from ibqos_sim.harness import net_port_types
         from ..render import render_plan
-        self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config")
+        # The fabric is known before it runs: node_type filters are resolved against it.
+        self._write_net()
+        self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config",
+                                      port_types=net_port_types(self.s.netfile))
         return ", ".join(sorted(self.s.rendered))
 
-    def stage_launch(self) -> str:
-        from ibqos_sim.harness import Harness
+    def _write_net(self) -> None:
         from ibqos_sim.topology import from_spec
+        if self.s.netfile is not None:
+            return
         if self.cfg.net:
             self.s.netfile, self.s.topology_name = self.cfg.net, self.cfg.net.name
         else:
             topo = from_spec(self.cfg.topology)
             self.s.netfile = topo.write_net(self.cfg.out / "fabric.net")
             self.s.topology_name = f"{self.cfg.topology} ({topo.name}, {len(topo.cas)} CAs)"
-        # the console takes faults down on the running fabric
-        self.s.harness = Harness(self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults))
+
+    def stage_launch(self) -> str:
+        from ibqos_sim.harness import Harness
+        self._write_net()
+        self.s.harness = Harness(self.s.netfile, self.cfg.out / "fabric",
+                                 console=bool(self.cfg.faults))  # faults go down on the console
         self.s.harness.start()
         return self.s.topology_name
 

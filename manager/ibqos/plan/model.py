@@ -90,10 +90,17 @@ class VlArbPlan(_M):
         return self.global_ if name == "global" else getattr(self, name)
 
 
+class PlanPartitions(_M):
+    """The policy's partitions.conf, carried whole so a plan renders without the policy."""
+    file: str
+    text: str
+
+
 class Plan(_M):
     schema_: Literal["ibqos.plan/1"] = Field(SCHEMA, alias="schema")
     policy_sha256: str
     policy_file: str = ""
+    partitions: PlanPartitions | None = None
     fabric: PlanFabric
     accounting: Literal["byte", "packet"]
     classes: list[PlanClass]

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
-from ..plan.model import (SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, VlArbPlan,
+from ..plan.model import (SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan,
                           VlArbTables)
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
@@ -80,6 +80,8 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
         accounting=f.accounting, classes=classes, sl2class=sl2class,
         vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
         analysis=analysis, notes=notes,
+        partitions=(PlanPartitions(file=policy.partitions_file.file, text=policy.partitions_file.text)
+                    if policy.partitions_file else None),
     )
 
 

@@ -9,6 +9,7 @@ import pydantic
 from ..errors import InputError
 from .check import check_policy
 from .model import Policy
+from .partitions import match_pkeys, missing_pkeys, read_partitions
 from .yamlsrc import _dotted, load_yaml
 
 
@@ -27,7 +28,26 @@ def load_policy(path: str | Path) -> Policy:
     policy._lines = dict(src.lines)
     policy._sha256 = src.sha256
     check_policy(policy)
+    if policy.partitions is not None:
+        policy._partitions = read_partitions(Path(path).parent / policy.partitions)
+        _check_pkeys(policy)
     return policy
+
+
+def _check_pkeys(policy) -> None:
+    """Every P_Key a match rule names has its partition: OpenSM would log ERR AC14 and the
+    rule would never match."""
+    parts = policy.partitions_file
+    for i, c in enumerate(policy.classes):
+        for loc, text in match_pkeys(c.match):
+            missing = missing_pkeys(parts, text)
+            if missing:
+                file, line = policy.where("classes", i, "match", *loc)
+                raise InputError(f"P_Key {missing[0]:#06x} has no partition in {parts.file}"
+                                 + (f" ({len(missing)} of {text} are missing)" if len(missing) > 1
+                                    else "") + ": define it there or drop it from the match",
+                                 file=file, line=line,
+                                 field=_dotted(("classes", i, "match", *loc)))
 
 
 def _error_loc(err) -> tuple:

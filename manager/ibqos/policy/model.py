@@ -106,6 +106,18 @@ class PortGroup(_Strict):
                 raise ValueError(f"{info.field_name}: {x!r} must not contain commas or newlines")
         return v
 
+    @field_validator("port_name")
+    @classmethod
+    def _port_name(cls, v):
+        # OpenSM's grammar: the last "/P<n>" splits node description and port, n >= 1; on a
+        # switch any port names the switch's one port GUID (port 0 cannot be named).
+        for x in v:
+            m = re.fullmatch(r".+/[pP](0[xX][0-9a-fA-F]+|\d+)", x)
+            if not m or int(m.group(1), 0) == 0:
+                raise ValueError(f"port_name: {x!r} must be '<node description>/P<port>' with a "
+                                 "port from 1, as OpenSM reads port names")
+        return v
+
     @model_validator(mode="after")
     def _not_empty(self):
         if not (self.port_guid or self.port_name or self.node_type or self.pkey or self.partition):
@@ -236,11 +248,18 @@ class ClassSpec(_Strict):
 
 class Policy(_Strict):
     fabric: FabricSpec = FabricSpec()
+    partitions: str | None = None        # OpenSM partitions.conf, relative to the policy file
     classes: list[ClassSpec] = Field(min_length=1)
 
     _source: str = PrivateAttr("")
     _sha256: str = PrivateAttr("")
     _lines: dict = PrivateAttr(default_factory=dict)
+    _partitions: object = PrivateAttr(None)         # policy.partitions.Partitions, once read
+
+    @property
+    def partitions_file(self):
+        """The partitions file, read and checked by load_policy (None without `partitions`)."""
+        return self._partitions
 
     @property
     def source(self) -> str:

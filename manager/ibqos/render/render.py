@@ -11,14 +11,18 @@ from ..arbiter import ArbTable
 from ..plan.model import ROLE_NAMES, Plan
 from ..templating import render
 from .fallback import DLA_CHAIN, fallback_sl2vl
+from .rules import policy_rules
 
 FILES = {"opensm.conf": "opensm.conf.j2", "qos-policy.conf": "qos-policy.conf.j2",
          "plugin-tables.conf": "plugin-tables.j2"}
 
 
-def render_plan(plan: Plan, out_dir: str | Path) -> dict[str, Path]:
+def render_plan(plan: Plan, out_dir: str | Path,
+                port_types: dict[str, str] | None = None) -> dict[str, Path]:
+    """Write the files into `out_dir`. `port_types` (port name or GUID -> CA/SWITCH/ROUTER,
+    when the fabric is known) resolves `node_type` filters on named ports (rules.py)."""
     out_dir = Path(out_dir).absolute()
-    texts = render_texts(plan, out_dir)
+    texts = render_texts(plan, out_dir, port_types)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     try:
@@ -36,8 +40,10 @@ def render_plan(plan: Plan, out_dir: str | Path) -> dict[str, Path]:
     return {name: out_dir / name for name in texts}
 
 
-def render_texts(plan: Plan, out_dir: Path) -> dict[str, str]:
-    """The three files' contents, with paths pointing into `out_dir`."""
+def render_texts(plan: Plan, out_dir: Path,
+                 port_types: dict[str, str] | None = None) -> dict[str, str]:
+    """The files' contents (three, and partitions.conf when the plan carries one), with paths
+    pointing into `out_dir`."""
     roles = {r: _role_ctx(plan.vlarb.role(r).high, plan.vlarb.role(r).low,
                           plan.vlarb.role(r).high_limit) for r in ROLE_NAMES}
     ports = []
@@ -47,17 +53,22 @@ def render_texts(plan: Plan, out_dir: Path) -> dict[str, str]:
         ports.append(ctx)
     dla = plan.fabric.routing == "dla"
     common = dict(plan=plan, roles=roles, role_names=ROLE_NAMES, ports=ports)
-    return {
+    texts = {
         "opensm.conf": render(
             FILES["opensm.conf"], **common,
             routing_engine=DLA_CHAIN if dla else plan.fabric.routing,
             plugin=dla, tables_path=str(out_dir / "plugin-tables.conf"),
             policy_path=str(out_dir / "qos-policy.conf"), max_vls=plan.fabric.data_vls,
             # Under dla the plugin programs every SL2VL; these lines serve the fallback only.
-            sl2vl=fallback_sl2vl(plan.fabric.data_vls) if dla else plan.sl2vl),
-        "qos-policy.conf": render(FILES["qos-policy.conf"], **common, **_policy_ctx(plan)),
+            sl2vl=fallback_sl2vl(plan.fabric.data_vls) if dla else plan.sl2vl,
+            partitions_path=str(out_dir / "partitions.conf") if plan.partitions else None),
+        "qos-policy.conf": render(FILES["qos-policy.conf"], **common,
+                                  **_policy_ctx(plan, port_types)),
         "plugin-tables.conf": render(FILES["plugin-tables.conf"], **common),
     }
+    if plan.partitions:
+        texts["partitions.conf"] = plan.partitions.text
+    return texts
 
 
 def _role_ctx(high, low, limit) -> dict:
@@ -74,35 +85,7 @@ def _osm(entries) -> str:
     return ",".join(f"{vl}:{w}" for vl, w in entries) or "0:0"
 
 
-def _policy_ctx(plan: Plan) -> dict:
-    groups, rules, ulps = [], [], []
-    for c in plan.classes:
-        m = c.match or {}
-        names = []
-        for g in m.get("groups") or []:
-            groups.append({**g, "cls": c.name})
-            names.append(g["name"])
-        crit = {k: m.get(k) or [] for k in ("service_id", "pkey", "qos_class")}
-        direction = m.get("direction", "either")
-        if names:
-            for n in names:
-                if direction in ("source", "either"):
-                    rules.append({"cls": c.name, "source": n, "destination": None, **crit})
-                if direction in ("destination", "either"):
-                    rules.append({"cls": c.name, "source": None, "destination": n, **crit})
-                if direction == "both":
-                    for d in names:
-                        rules.append({"cls": c.name, "source": n, "destination": d, **crit})
-        elif any(crit.values()):
-            rules.append({"cls": c.name, "source": None, "destination": None, **crit})
-        for u in m.get("ulps") or []:
-            text = u["ulp"]
-            for key, word in (("pkey", "pkey"), ("port_num", "port-num"),
-                              ("service_id", "service-id"),
-                              ("target_port_guid", "target-port-guid"),
-                              ("source_port_guid", "source-port-guid")):
-                if u.get(key) is not None:
-                    text += f", {word} {u[key]}"
-            ulps.append({"text": text, "sl": c.sls[0]})
+def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict:
+    groups, rules, _ = policy_rules(plan.classes, port_types)
     default = next(c for c in plan.classes if c.default)
-    return dict(groups=groups, rules=rules, ulps=ulps, default=default, classes=plan.classes)
+    return dict(groups=groups, rules=rules, default=default, classes=plan.classes)

@@ -10,7 +10,9 @@ libibumad with a window of them in flight, matched to answers by transaction ID.
 The querying runs in a child (`python -m ibqos.verify.sa_paths`) because the harness's
 LD_PRELOAD must be in place when the process starts. Protocol: stdin lines
 `<src port GUID> <dst port GUID>` (hex), stdout lines `<slid> <dlid> <sl>` or
-`! <src> <dst>` when the SA has no path.
+`! <src> <dst>` when the SA has no path. A line may add `<service ID> <P_Key>` (hex, `-` for
+none), which the query carries as QoS matching keys; its answer then ends with the line's
+index (0-based), since one pair may be asked with several keys.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from .pathsl import PathSLs
 
 IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS = 0x01, 0x81, 0x03
 GID_PREFIX = bytes.fromhex("fe80000000000000")
-PR_DLID, PR_SLID, PR_SL = 40, 42, 53              # byte offsets in the PathRecord
+PR_DLID, PR_SLID, PR_PKEY, PR_SL = 40, 42, 50, 53      # byte offsets in the PathRecord
+CM_SERVICE_ID, CM_DGID, CM_SGID, CM_PKEY = 0b11, 1 << 2, 1 << 3, 1 << 13   # component mask
 
 
 class _DrPath(ctypes.Structure):
@@ -46,13 +49,22 @@ RECV_TIMEOUT_MS = 2000
 RETRIES = 3
 
 
-def _get_path_record_mad(tid: int, sgid: bytes, dgid: bytes) -> bytes:
-    """SubnAdmGet(PathRecord) with component mask SGID | DGID."""
+def _get_path_record_mad(tid: int, sgid: bytes, dgid: bytes, service_id: int | None = None,
+                         pkey: int | None = None) -> bytes:
+    """SubnAdmGet(PathRecord) with component mask SGID | DGID, plus ServiceID and P_Key when
+    given (OpenSM's QoS match rules look at a key only when the mask carries it)."""
     mad = bytearray(256)
     mad[0:4] = bytes([1, IB_SA_CLASS, 2, 0x01])                 # base/class version, Get
     mad[8:16] = tid.to_bytes(8, "big")
     mad[16:18] = (0x0035).to_bytes(2, "big")                    # PathRecord
-    mad[48:56] = ((1 << 2) | (1 << 3)).to_bytes(8, "big")       # DGID | SGID
+    mask = CM_DGID | CM_SGID
+    if service_id is not None:
+        mask |= CM_SERVICE_ID
+        mad[56:56 + 8] = service_id.to_bytes(8, "big")
+    if pkey is not None:
+        mask |= CM_PKEY
+        mad[56 + PR_PKEY:56 + PR_PKEY + 2] = pkey.to_bytes(2, "big")
+    mad[48:56] = mask.to_bytes(8, "big")
     mad[56 + 8:56 + 24] = dgid
     mad[56 + 24:56 + 40] = sgid
     return bytes(mad)
@@ -89,50 +101,80 @@ def _serve(lines, out) -> int:
     rbuf = ctypes.create_string_buffer(hdr + 256)
     length = ctypes.c_int()
 
-    todo = [(int(a, 16), int(b, 16)) for a, b in (ln.split() for ln in lines if ln.strip())]
-    pending: dict[int, tuple[int, int, int]] = {}                # tid -> (src, dst, tries)
+    fields = [ln.split() for ln in lines if ln.strip()]
+    todo = [_request(f) for f in fields]
+    pending: dict[int, tuple[int, int, int]] = {}                # tid -> (index, tries)
     next_pair, tid = 0, 0x5A000000
 
-    def send(tid: int, src: int, dst: int) -> None:
+    def send(tid: int, i: int) -> None:
+        src, dst, sid, pkey = todo[i]
         ctypes.memset(sbuf, 0, hdr)
         umad.umad_set_addr(sbuf, sm.lid, 1, 0, 0x80010000)
         ctypes.memmove(ctypes.addressof(sbuf) + hdr, _get_path_record_mad(
-            tid, GID_PREFIX + src.to_bytes(8, "big"), GID_PREFIX + dst.to_bytes(8, "big")), 256)
+            tid, GID_PREFIX + src.to_bytes(8, "big"), GID_PREFIX + dst.to_bytes(8, "big"),
+            sid, pkey), 256)
         if umad.umad_send(fd, agent, sbuf, 256, 0, 0) < 0:
             raise OSError("umad_send failed")
+
+    def tag(i: int) -> str:
+        return f" {i}" if len(fields[i]) > 2 else ""
 
     while next_pair < len(todo) or pending:
         while next_pair < len(todo) and len(pending) < WINDOW:
             tid = (tid + 1) & 0xFFFFFFFF
-            src, dst = todo[next_pair]
+            pending[tid] = (next_pair, 0)
+            send(tid, next_pair)
             next_pair += 1
-            pending[tid] = (src, dst, 0)
-            send(tid, src, dst)
         length.value = 256
         if umad.umad_recv(fd, rbuf, ctypes.byref(length), RECV_TIMEOUT_MS) < 0:
-            for t, (src, dst, tries) in list(pending.items()):     # lost: ask again, or give up
+            for t, (i, tries) in list(pending.items()):     # lost: ask again, or give up
                 del pending[t]
                 if tries + 1 >= RETRIES:
-                    out.write(f"! {src:x} {dst:x}\n")
+                    out.write(f"! {todo[i][0]:x} {todo[i][1]:x}{tag(i)}\n")
                     continue
                 tid = (tid + 1) & 0xFFFFFFFF
-                pending[tid] = (src, dst, tries + 1)
-                send(tid, src, dst)
+                pending[tid] = (i, tries + 1)
+                send(tid, i)
             continue
         raw = rbuf.raw[hdr:hdr + 256]
         t = int.from_bytes(raw[12:16], "big")
         if t not in pending or raw[1] != IB_SA_CLASS:
             continue
-        src, dst, _ = pending.pop(t)
+        i, _ = pending.pop(t)
         status = int.from_bytes(raw[4:6], "big")
         if status & 0x7FFF:
-            out.write(f"! {src:x} {dst:x}\n")
+            out.write(f"! {todo[i][0]:x} {todo[i][1]:x}{tag(i)}\n")
             continue
         pr = raw[56:56 + 64]
         out.write(f"{int.from_bytes(pr[PR_SLID:PR_SLID + 2], 'big')} "
-                  f"{int.from_bytes(pr[PR_DLID:PR_DLID + 2], 'big')} {pr[PR_SL] & 0xf}\n")
+                  f"{int.from_bytes(pr[PR_DLID:PR_DLID + 2], 'big')} {pr[PR_SL] & 0xf}{tag(i)}\n")
     mad.mad_rpc_close_port(port)
     return 0
+
+
+def _request(f: list[str]) -> tuple[int, int, int | None, int | None]:
+    key = [None if x == "-" else int(x, 16) for x in f[2:4]] + [None, None]
+    return int(f[0], 16), int(f[1], 16), key[0], key[1]
+
+
+def query_path_sl_keys(queries, env: dict[str, str] | None, *, timeout: float = 600
+                       ) -> list[int | None]:
+    """SL the SA answers for each (src port GUID, dst port GUID, service ID or None, P_Key or
+    None), in order; None where it has no path (e.g. the ports share no such P_Key)."""
+    text = "".join(f"{s:x} {d:x} {'-' if sid is None else f'{sid:x}'} "
+                   f"{'-' if pk is None else f'{pk:x}'}\n" for s, d, sid, pk in queries)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ibqos-sa-") as cwd:
+            cp = run_command([sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=text,
+                             timeout=timeout, cwd=cwd)
+    except ProcessError as e:
+        raise ExternalError(f"SA path record query failed: {e}") from None
+    sls: list[int | None] = [None] * len(queries)
+    for line in cp.stdout.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[0] != "!":
+            sls[int(f[3])] = int(f[2])
+    return sls
 
 
 def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float = 3600) -> PathSLs:

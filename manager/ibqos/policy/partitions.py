@@ -1,0 +1,108 @@
+"""The policy's `partitions:` file (OpenSM's partitions.conf): read, checked, and its P_Keys.
+
+OpenSM parses this file only during a sweep, and on a mistake it logs `PARSE ERROR` and
+drops the statement, so ibqos checks the syntax it relies on first (doc/partition-config.txt
+of OpenSM 3.3.23): statements `[name][=pkey][,flags] : [members] ;`, `#` comments, members
+`<GUID>|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF` with `=full|limited|both`, and `mgid=`
+multicast groups. The sweep itself is the second check: the dry run and `apply` fail on any
+`PARSE ERROR` OpenSM logs (ibqos.osmlog).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+
+DEFAULT_PKEY = 0x7FFF            # OpenSM always creates the Default partition
+_MEMBER = re.compile(r"(0x[0-9a-fA-F]{1,16}|\d+|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF)"
+                     r"(\s*=\s*(full|limited|both))?$")
+_DEF_FLAG = re.compile(r"(indx0|ipoib|defmember\s*=\s*(full|limited|both)|"
+                       r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$", re.I)
+
+
+@dataclass
+class Partitions:
+    file: str
+    text: str
+    pkeys: dict[int, str] = field(default_factory=dict)      # P_Key (15 bits) -> name
+
+    def has(self, pkey: int) -> bool:
+        return (pkey & 0x7FFF) in self.pkeys or (pkey & 0x7FFF) == DEFAULT_PKEY
+
+
+def read_partitions(path: Path) -> Partitions:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(e.strerror or "cannot read", file=path) from None
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from None
+    return Partitions(str(path), text, _parse(text, path))
+
+
+def _parse(text: str, path: Path) -> dict[int, str]:
+    pkeys: dict[int, str] = {}
+    stmt, start = "", 1
+    for lineno, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)[0]
+        while body:
+            if not stmt.strip():
+                start = lineno
+            head, sep, body = body.partition(";")
+            stmt += head + " "
+            if not sep:
+                break
+            _statement(stmt.strip(), path, start, pkeys)
+            stmt = ""
+    if stmt.strip():
+        raise InputError(f"statement {stmt.strip()[:40]!r} does not end with ';'", file=path,
+                         line=start, field="partitions")
+    return pkeys
+
+
+def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
+    def fail(msg: str):
+        raise InputError(msg, file=path, line=line, field="partitions")
+    if not stmt:
+        return
+    if ":" not in stmt:
+        fail(f"{stmt[:40]!r}: want '<name>=<pkey> : <members> ;'")
+    definition, members = (s.strip() for s in stmt.split(":", 1))
+    name, *flags = (f.strip() for f in definition.split(","))
+    for f in flags:
+        if not _DEF_FLAG.match(f):
+            fail(f"unknown partition flag {f!r}")
+    if "=" in name:
+        name, _, num = (s.strip() for s in name.partition("="))
+        try:
+            pkey = int(num, 0)
+        except ValueError:
+            fail(f"P_Key {num!r} is not a number (use 0x... for hex)")
+        if not 0 < pkey & 0x7FFF or pkey > 0xFFFF:
+            fail(f"P_Key {num} is out of range (0x0001-0x7fff)")
+        if (pkey & 0x7FFF) in pkeys and pkeys[pkey & 0x7FFF] != name:
+            fail(f"P_Key {num} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")
+        pkeys[pkey & 0x7FFF] = name
+    for m in (x.strip() for x in members.split(",")):
+        if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
+            fail(f"member {m!r}: want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or "
+                 "SELF, optionally =full|limited|both")
+
+
+def match_pkeys(match) -> list[tuple[tuple, str]]:
+    """(location under the class's `match`, P_Key text) of every P_Key a match rule names."""
+    out = [(("pkey", i), p) for i, p in enumerate(match.pkey)]
+    for i, u in enumerate(match.ulps):
+        if u.pkey is not None:
+            out.append((("ulps", i, "pkey"), u.pkey))
+    return out
+
+
+def missing_pkeys(parts: Partitions, text: str) -> list[int]:
+    lo, _, hi = text.partition("-")
+    return [k for k in range(int(lo, 16), int(hi or lo, 16) + 1) if not parts.has(k)]
