@@ -65,6 +65,12 @@ CASES = {
     "undefined-alias": (GOOD.replace("mtu: 2048", "mtu: *nowhere"), 3, "fabric.mtu",
                         "alias *nowhere has no anchor &nowhere before it"),
     "two-documents": (GOOD + "---\nfabric: {}\n", 13, None, "one YAML document per file"),
+    # found by the 10^5-policy fuzz run: PyYAML hands a bad \U escape to chr() unmarked
+    "escape-out-of-range": ("classes:\n  \"\\U7000F3087\": true\n", 1, "classes",
+                            "bad escape in a quoted scalar"),
+    # found by the same run: a 5e-324 % guarantee divided by zero in the synthesis
+    "tiny-bandwidth": (GOOD.replace("bandwidth: 40", "bandwidth: 5.0e-324"), 8,
+                       "classes[0].bandwidth", "greater than or equal to 0.01"),
 }
 
 

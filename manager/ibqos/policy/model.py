@@ -210,7 +210,9 @@ class Match(_Strict):
         return bool(self.groups or self.service_id or self.pkey or self.qos_class)
 
 
-Bandwidth = Union[Annotated[float, Field(gt=0, le=100)], Literal["rest"]]
+# The smallest share a 64-entry table of 255-weight entries expresses is about 0.006 %: a
+# guarantee below 0.01 % is a typo, and would divide by zero in the synthesis.
+Bandwidth = Union[Annotated[float, Field(ge=0.01, le=100)], Literal["rest"]]
 
 
 class RoleOverride(_Strict):

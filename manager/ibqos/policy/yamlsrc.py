@@ -110,6 +110,12 @@ def load_yaml(path: str | Path) -> Located:
                          field=_dotted(builder.where()) or None) from None
     except yaml.YAMLError as e:
         raise InputError(f"YAML: {str(e).splitlines()[0]}", file=path) from None
+    except (ValueError, OverflowError) as e:
+        # PyYAML's scanner lets a few escapes through to Python (e.g. "\U7000F3087": chr()
+        # out of range) without a mark; the last line the builder reached is where it stopped
+        raise InputError(f"YAML: bad escape in a quoted scalar ({e})", file=path,
+                         line=max(builder.lines.values(), default=1),
+                         field=_dotted(builder.where()) or None) from None
     if not builder.done:
         raise InputError("the file is empty", file=path)
     return Located(builder.root, dict(builder.lines), str(path), sha256)
