@@ -114,6 +114,14 @@ class ConfigSet:
                 n: str(p) for n, p in self.paths.items()}}) + "\n")
             fsync_dir(v0)
             _symlink_over("v0000", self.current)
+        new = {name: p for name, p in self.paths.items() if not (self.current / name).exists()}
+        if new:
+            # a file this configuration did not manage yet (e.g. the partitions file, the first
+            # time a plan has partitions): its present contents join a new version, so taking
+            # it over changes nothing OpenSM reads
+            files = {name: (self.current / name).read_text() for name in self.paths if name not in new}
+            files.update({name: (p.read_text() if p.exists() else "") for name, p in new.items()})
+            self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}}))
         stray = {}
         for name, p in self.paths.items():
             if p.is_symlink() and os.readlink(p) != str(self.current / name) and p.exists() and \
