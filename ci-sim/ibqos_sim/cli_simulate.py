@@ -71,6 +71,17 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                          field="--sls") from None
 
 
+def _link_defaults(rate, mtu, plan, console) -> tuple:
+    """Rate and MTU from the plan the run was made with (one set of defaults for every
+    command); a flag overrides, and says so."""
+    defaults = (plan.fabric.rate, plan.fabric.mtu) if plan else ("QDR", 4096)
+    for name, given, planned in (("rate", rate, defaults[0]), ("mtu", mtu, defaults[1])):
+        if plan and given is not None and str(given) != str(planned):
+            console.print(f"note: --{name} {given} overrides the plan's {planned}",
+                          highlight=False, markup=False)
+    return (rate if rate is not None else defaults[0], mtu if mtu is not None else defaults[1])
+
+
 @click.command()
 @click.argument("rundir", type=click.Path(path_type=Path))
 @click.option("--traffic", "pattern", default="uniform", show_default=True,
@@ -89,8 +100,10 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
 @click.option("--src", help="two-node: source CA (node description).")
 @click.option("--dst", help="two-node: destination CA.")
 @click.option("--sls", help="two-node: SLs, one saturating flow each (default 0,1,2,3).")
-@click.option("--rate", default="QDR", show_default=True, help="Link rate: QDR, FDR, EDR, HDR or Gb/s.")
-@click.option("--mtu", type=click.IntRange(64, 65535), default=4096, show_default=True)
+@click.option("--rate", default=None, help="Link rate: QDR, FDR, EDR, HDR or Gb/s "
+              "(default: the plan's, else QDR).")
+@click.option("--mtu", type=click.IntRange(64, 65535), default=None,
+              help="MTU in bytes (default: the plan's, else 4096).")
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True,
               help="Input buffer per port and VL, in MTU packets.")
 @click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues.")
@@ -128,6 +141,8 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
         raise InputError(f"{load}: the offered load must be in (0, 1] of the link rate", field="--load")
     loads = parse_sweep(sweep) if sweep else [load if load is not None else 0.8]
     fabric, source, plan = load_run_fabric(rundir, plan_path)
+    console = Console(stderr=as_json)
+    rate, mtu = _link_defaults(rate, mtu, plan, console)
     try:
         params = SimParams(rate=rate, mtu=mtu, buffer_packets=buffer_packets, voq=voq,
                            accounting=accounting or (plan.accounting if plan else "byte"),
@@ -138,7 +153,6 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
         raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
     traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     net = network_for(fabric, params, source=str(source))
-    console = Console(stderr=as_json)
     results = []
     from rich.progress import Progress
     with Progress(console=console, transient=True) as prog:

@@ -90,3 +90,26 @@ def test_missing_tables_give_one_error_line(tmp_path):
     assert not (tmp_path / "sim").exists()       # nothing half-written
     cp = ibqos("simulate", tmp_path / "nowhere")
     assert cp.returncode == 2 and "no fabric.json" in cp.stderr
+
+
+@pytest.mark.fabric
+def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
+    """Issue 15: on an HDR / MTU 2048 dry run, `ibqos simulate RUNDIR` (no --rate, no --mtu)
+    simulates at the plan's rate and MTU and reproduces the dry run's class shares; a flag
+    overrides and says so."""
+    from ibqos.paths import REPO_ROOT
+    run = tmp_path / "run"
+    r = ibqos("dryrun", REPO_ROOT / "examples" / "two-class.yaml", "--topology", "df42",
+              "--out", run, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    report = json.loads((run / "report.json").read_text())
+    dry = {c["sls"][0]: c["simulated_share"] for c in report["classes"]}
+    r = ibqos("simulate", run, "--traffic", "mix", "--load", "1.0", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    res = json.loads(r.stdout)["results"][0]
+    assert (res["params"]["rate"], res["params"]["mtu"]) == ("HDR", 2048)
+    got = {s["sl"]: s["share_pct"] for s in res["per_sl"]}
+    assert all(abs(got[sl] - share) <= 0.5 for sl, share in dry.items()), (got, dry)
+    r = ibqos("simulate", run, "--traffic", "mix", "--load", "1.0", "--mtu", "4096",
+              "--time-us", "50")
+    assert "note: --mtu 4096 overrides the plan's 2048" in r.stdout
