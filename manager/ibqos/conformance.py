@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .arbiter import ArbTable
-from .fabric.groups import port_roles, port_types
+from .fabric.groups import find_groups, port_roles, port_types
 from .fabric.model import Fabric, Node
 
 MAX_LINES_PER_KIND = 20
@@ -105,6 +105,9 @@ def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] |
     `groups` (switch GUID → group) when discovery cannot find them, e.g. on a degraded
     dragonfly whose groups are known from before the fault; `degraded` when links or
     switches are down (dla's VL levels then move within each class)."""
+    if expected.dragonfly and groups is None:
+        part = find_groups(fabric)
+        groups, degraded = part.groups, degraded or not part.exact
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}

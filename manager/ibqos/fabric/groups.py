@@ -1,28 +1,41 @@
 """Dragonfly groups and port roles, found from the switch graph of the fabric model alone.
 
 This is the checker's own implementation, independent of the plugin's (which must not be
-trusted to check itself): the conformance check, the verifier's reports and the simulator's
-adversarial pattern use it.
+trusted to check itself): the conformance check, `ibqos status`, the verifier's reports and
+the simulator's adversarial pattern use it.
 
-Method (seed 003 §4 step 1, closed neighbourhoods): two switches of one group share their
-whole group in their closed neighbourhoods, so |N[s] ∩ N[t]| >= a for a local link, while a
-global link's ends share little. When small groups make that ambiguous (a switch reached by
-two global links of one group forms a false triangle), the candidate cliques are resolved
-by requiring a partition of the switches into cliques of equal size.
+Method (seed 003 §4 step 1): every group of a dragonfly is a clique inside the closed
+neighbourhood of each of its switches. For each group size a that divides the switch count
+(largest first), the a-cliques around each switch are the candidates, and an exact cover by
+them (most constrained switch first, backtracking) whose groups are all pairwise linked is
+the partition. Global links close cliques too (triangles when a = 3, any link when a = 2),
+which is why the quotient is checked and the search backtracks.
+
+A degraded fabric (a dead switch, a dead local or global link) has no such cover; with
+`degraded=True` a *usable* partition is accepted instead: groups of a and as few of a-1 as
+the count allows, cliques or (a >= 4) cliques missing one link, every group pair linked
+directly or through one other group.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from itertools import combinations
+import math
+from dataclasses import dataclass
 
 from .model import Fabric
 
 ROLES = ("ca", "sw0", "terminal", "local", "global")
+_BUDGET = 20000          # cover branches per group size tried
 
 
 class NotADragonfly(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class Partition:
+    groups: dict[int, int]      # switch GUID -> group, numbered by lowest GUID
+    exact: bool                 # cliques of one size, every group pair linked
 
 
 def _switch_graph(fabric: Fabric) -> dict[int, set[int]]:
@@ -34,53 +47,168 @@ def _switch_graph(fabric: Fabric) -> dict[int, set[int]]:
     return adj
 
 
-def dragonfly_groups(fabric: Fabric) -> dict[int, int]:
-    """Switch GUID → group number (groups numbered by their lowest switch GUID).
-    Raises NotADragonfly naming the rule that fails."""
+def _cliques(adj: dict[int, set[int]], v: int, size: int) -> list[frozenset[int]]:
+    """Cliques of `size` switches containing v."""
+    out: list[frozenset[int]] = []
+
+    def grow(clique: list[int], cands: list[int]) -> None:
+        if len(clique) == size:
+            out.append(frozenset(clique))
+            return
+        for i, c in enumerate(cands):
+            if len(clique) + len(cands) - i < size:
+                return
+            grow(clique + [c], [d for d in cands[i + 1:] if d in adj[c]])
+    grow([v], sorted(adj[v]))
+    return out
+
+
+def _max_clique(adj: dict[int, set[int]], v: int) -> int:
+    """Size of the largest clique containing v (branch and bound)."""
+    best = [1]
+
+    def grow(size: int, cands: list[int]) -> None:
+        best[0] = max(best[0], size)
+        for i, c in enumerate(cands):
+            if size + len(cands) - i <= best[0]:
+                return
+            grow(size + 1, [d for d in cands[i + 1:] if d in adj[c]])
+    grow(1, sorted(adj[v]))
+    return best[0]
+
+
+def _near_cliques(adj: dict[int, set[int]], size: int) -> list[frozenset[int]]:
+    """Sets of `size` switches linked all but one pair: a group that lost a local link."""
+    out = set()
+    for u in adj:
+        for w in adj[u]:
+            for v in adj[w]:
+                if v <= u or v in adj[u]:
+                    continue
+                common = sorted(adj[u] & adj[v])
+                if len(common) + 2 < size:
+                    continue
+                sub = {c: adj[c] & set(common) for c in common}
+                for q in _cliques({**sub, -1: set(common)}, -1, size - 1):
+                    out.add(frozenset(q - {-1}) | {u, v})
+    return sorted(out, key=sorted)
+
+
+def _maximal(adj: dict[int, set[int]], q: frozenset[int]) -> bool:
+    first = next(iter(q))
+    return not any(q - {w} <= adj[w] for w in adj[first] if w not in q)
+
+
+def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) -> bool:
+    linked = [set() for _ in range(ngroups)]
+    for s, nbrs in adj.items():
+        for t in nbrs:
+            if group_of[s] != group_of[t]:
+                linked[group_of[s]].add(group_of[t])
+    for x in range(ngroups):
+        for y in range(x + 1, ngroups):
+            if y not in linked[x] and not (within_two and linked[x] & linked[y]):
+                return False
+    return True
+
+
+def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int,
+           within_two: bool) -> dict[int, int] | None:
+    group_of: dict[int, int] = {}
+    groups: list[frozenset[int]] = []
+    budget = [_BUDGET]
+
+    def free(q: frozenset[int], small_left: int) -> bool:
+        return (len(q) == a or small_left > 0) and not any(x in group_of for x in q)
+
+    def rec(small_left: int) -> bool:
+        if len(group_of) == len(adj):
+            return _quotient_ok(adj, group_of, len(groups), within_two)
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        pick, options = None, None
+        for v in adj:
+            if v in group_of:
+                continue
+            opts = [q for q in cands[v] if free(q, small_left)]
+            if options is None or len(opts) < len(options):
+                pick, options = v, opts
+                if not opts:
+                    return False
+        for q in options:
+            for x in q:
+                group_of[x] = len(groups)
+            groups.append(q)
+            if rec(small_left - (len(q) < a)):
+                return True
+            groups.pop()
+            for x in q:
+                del group_of[x]
+        return False
+    return group_of if rec(small) else None
+
+
+def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
+    """The exact partition, or (degraded=True) a usable one. Raises NotADragonfly."""
     adj = _switch_graph(fabric)
     if not adj:
         raise NotADragonfly("no switches")
-    closed = {s: adj[s] | {s} for s in adj}
-    score = {s: {t: len(closed[s] & closed[t]) for t in adj[s]} for s in adj}
-    # a-1 = the usual number of neighbours sharing >= 3 closed-neighbourhood members
-    a = Counter(sum(1 for v in score[s].values() if v >= 3) for s in adj).most_common(1)[0][0] + 1
-    group_of: dict[int, int] = {}
-    groups: list[set[int]] = []
-    for s in sorted(adj):
-        if s in group_of:
+    n = len(adj)
+    top = max(_max_clique(adj, v) for v in adj)
+    edges = sum(map(len, adj.values())) // 2
+    found, exact = None, False
+    for a in range(top, 0, -1):
+        g = n // a
+        if n % a or edges - g * a * (a - 1) // 2 < g * (g - 1) // 2:
             continue
-        cands = sorted(t for t, v in score[s].items() if v >= a and t not in group_of)
-        found = None
-        for rest in combinations(cands, a - 1):
-            k = {s, *rest}
-            if all(adj[x] >= k - {x} for x in k):
-                # prefer the clique every member also sees as its own best candidates
-                if found is None or _support(k, score, a) > _support(found, score, a):
-                    found = k
-        if found is None:
-            raise NotADragonfly(f"switch {fabric.nodes[s].desc or hex(s)} is in no clique of "
-                                f"size {a} (every group must be fully connected)")
-        for x in found:
-            group_of[x] = len(groups)
-        groups.append(found)
-    # each pair of groups joined by at least one global link
-    joined = {frozenset((group_of[s], group_of[t])) for s in adj for t in adj[s]
-              if group_of[s] != group_of[t]}
-    g = len(groups)
-    for i, j in combinations(range(g), 2):
-        if frozenset((i, j)) not in joined:
-            raise NotADragonfly(f"groups {i} and {j} are not joined by a global link")
-    return group_of
+        cands = {v: _cliques(adj, v, a) for v in adj}
+        found = _cover(adj, cands, a, 0, within_two=False)
+        if found:
+            exact = True
+            break
+    if not found and degraded:
+        for a in range(top + 1, 1, -1):
+            g = math.ceil(n / a)
+            small = g * a - n
+            if 2 * small > g or (a > top and a < 4):
+                continue
+            near = _near_cliques(adj, a) if a >= 4 else []
+            cands = {v: _cliques(adj, v, a) + [q for q in near if v in q]
+                     + [q for q in _cliques(adj, v, a - 1) if small and _maximal(adj, q)]
+                     for v in adj}
+            found = _cover(adj, cands, a, small, within_two=True)
+            if found:
+                break
+    if not found:
+        raise NotADragonfly(_why(adj, top, degraded))
+    order = {}
+    for s in sorted(adj):
+        order.setdefault(found[s], len(order))
+    return Partition({s: order[found[s]] for s in adj}, exact)
 
 
-def _support(k: set[int], score, a: int) -> int:
-    return sum(score[x][y] for x in k for y in k if x != y)
+def _why(adj, top: int, degraded: bool) -> str:
+    lone = [s for s in sorted(adj) if not _cliques(adj, s, max(top, 2))]
+    if lone:
+        return (f"switch {hex(lone[0])} is in no clique of size {max(top, 2)} (every group must "
+                "be fully connected)")
+    return ("some groups are not joined by a global link: no partition into cliques of one size "
+            + ("links every pair of groups, directly or through a third"
+               if degraded else "links every pair of groups"))
+
+
+def dragonfly_groups(fabric: Fabric, *, degraded: bool = False) -> dict[int, int]:
+    """Switch GUID → group number (groups numbered by their lowest switch GUID); with
+    degraded=True a usable partition of a fabric that lost links or switches is accepted.
+    Raises NotADragonfly naming the rule that fails."""
+    return find_groups(fabric, degraded=degraded).groups
 
 
 def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tuple[int, int], str]:
     """(node GUID, port) → role: ca, sw0, terminal, local or global (the plugin's roles)."""
     if groups is None:
-        groups = dragonfly_groups(fabric)
+        groups = find_groups(fabric).groups
     roles = {}
     for n in fabric.nodes.values():
         for p in n.ports.values():
