@@ -31,7 +31,7 @@ EXPECT = {
     "10-latency-impossible": (6, "worst wait"),
     "11-low-needs-too-much": (None, "at most 79.9%"),
     "12-sl-out-of-range": (2, "less than or equal to 15"),
-    "13-negative-share": (2, "greater than 0"),
+    "13-negative-share": (2, "greater than or equal to 0.01"),
     "14-not-a-mapping": (1, "a policy is a mapping"),
     "15-duplicate-key": (3, "fabric.mtu: duplicate key"),
     "16-bad-guid": (7, "'0xZZ' is not a number"),
