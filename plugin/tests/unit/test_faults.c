@@ -49,6 +49,20 @@ static void report(const char *what, unsigned a, unsigned g, const char *fault,
 		o->err);
 }
 
+/* Run one case with 3 VLs per class and count it: survived, or reported. */
+static void tally(const struct dla_fabric *f, const uint32_t *stored, const char *what,
+		  unsigned a, unsigned g, const char *fault, unsigned *tried, unsigned *ok)
+{
+	struct outcome o;
+
+	run(f, stored, 3, &o);
+	(*tried)++;
+	if (survived(&o, 3))
+		(*ok)++;
+	else
+		report(what, a, g, fault, &o);
+}
+
 /* truth labels of a df with switch `dead` removed (DLA_NO_SWITCH: none) */
 static uint32_t *truth(const struct df *d, uint32_t dead)
 {
@@ -86,25 +100,14 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 			df_unlink(&x, s, port);
 			snprintf(fault, sizeof(fault), "%s link %s[%u]", global ? "global" : "local",
 				 d.f.sw[s].name, port);
-			run(&x.f, stored, 3, &o);
-			tried++;
-			if (survived(&o, 3))
-				ok++;
-			else
-				report("stored", a, g, fault, &o);
+			tally(&x.f, stored, "stored", a, g, fault, &tried, &ok);
 			/* with only the two VLs of an unreserved plan: routed clean, or refused */
 			run(&x.f, stored, 2, &o);
 			two_ok += survived(&o, 2);
 			two_refused += o.ret == -22;
 			EXPECT(survived(&o, 2) || o.ret == -22);
-			if (global || fresh_local) {
-				run(&x.f, NULL, 3, &o);
-				fresh_tried++;
-				if (survived(&o, 3))
-					fresh_ok++;
-				else
-					report("fresh", a, g, fault, &o);
-			}
+			if (global || fresh_local)
+				tally(&x.f, NULL, "fresh", a, g, fault, &fresh_tried, &fresh_ok);
 			free(stored);
 			df_free(&x);
 		}
@@ -114,18 +117,8 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 
 		fabric_without_switch(&d.f, s, &x);
 		snprintf(fault, sizeof(fault), "switch %s", d.f.sw[s].name);
-		run(&x, stored, 3, &o);
-		tried++;
-		if (survived(&o, 3))
-			ok++;
-		else
-			report("stored", a, g, fault, &o);
-		run(&x, NULL, 3, &o);
-		fresh_tried++;
-		if (survived(&o, 3))
-			fresh_ok++;
-		else
-			report("fresh", a, g, fault, &o);
+		tally(&x, stored, "stored", a, g, fault, &tried, &ok);
+		tally(&x, NULL, "fresh", a, g, fault, &fresh_tried, &fresh_ok);
 		free(stored);
 		dla_fabric_free(&x);
 	}
