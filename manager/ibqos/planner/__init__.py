@@ -17,6 +17,7 @@ from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
 from ..plan.model import (SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan,
                           VlArbTables)
+from .fixes import checked_fixes
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
 from .targets import role_spec
@@ -40,17 +41,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
         notes.append(f"VLArb capacity {high_cap}/{low_cap}, planned with {usable[0]}/{usable[1]} "
                      "entries: OpenSM 3.3.23 cannot program entries 32-63 of a 64-entry table")
         high_cap, low_cap = usable
-    results: dict[str, RoleResult] = {}
-    cache: dict = {}
-    for role in ROLES:
-        spec = role_spec(policy, role, (high_cap, low_cap))
-        if spec not in cache:
-            try:
-                cache[spec] = synthesize(spec)
-            except Infeasible as e:
-                raise _policy_error(policy, role, e) from None
-        results[role] = cache[spec]
-
+    results = synthesize_roles(policy, (high_cap, low_cap))
     sls, sl2class = assign_sls(policy)
     vpc = f.vls_per_class
     terminal = role_spec(policy, "terminal", (high_cap, low_cap))
@@ -85,6 +76,23 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
     )
 
 
+def synthesize_roles(policy: Policy, cap: tuple[int, int], suggest: bool = True
+                     ) -> dict[str, RoleResult]:
+    """Tables for every port role; an infeasible role is one InputError line, with the fixes
+    that were planned and work (`suggest=False` while checking those fixes)."""
+    results: dict[str, RoleResult] = {}
+    cache: dict = {}
+    for role in ROLES:
+        spec = role_spec(policy, role, cap)
+        if spec not in cache:
+            try:
+                cache[spec] = synthesize(spec)
+            except Infeasible as e:
+                raise _policy_error(policy, role, e, cap if suggest else None) from None
+        results[role] = cache[spec]
+    return results
+
+
 def _classes_fit(f) -> dict[str, int]:
     """Classes that fit in the data VLs without and with dla's fault reservation."""
     if f.routing != "dla":
@@ -92,7 +100,8 @@ def _classes_fit(f) -> dict[str, int]:
     return {"none": f.classes_fit("none"), "links": f.classes_fit("links")}
 
 
-def _policy_error(policy: Policy, role: str, e: Infeasible) -> InputError:
+def _policy_error(policy: Policy, role: str, e: Infeasible,
+                  cap: tuple[int, int] | None) -> InputError:
     v = e.violation
     differs = any(c.roles for c in policy.classes)
     where = f" on {role} ports" if differs else ""
@@ -107,6 +116,10 @@ def _policy_error(policy: Policy, role: str, e: Infeasible) -> InputError:
         if o is not None and getattr(o, field, None) is not None:
             loc = ("classes", v.target.index, "roles", role, field)
         msg = f"class {c.name!r}{where}: {v.message}"
+    if cap is not None:
+        fixes = checked_fixes(policy, v, loc, lambda p: synthesize_roles(p, cap, suggest=False))
+        msg += ("; feasible with " + " | ".join(f.text(policy) for f in fixes) if fixes else
+                "; no single change to the MTU, a priority or this bound makes it feasible")
     file, line = policy.where(*loc)
     return InputError(msg, file=file, line=line, field=_dotted(loc))
 

@@ -59,8 +59,11 @@ class ClassResult:
 class Violation:
     target: ClassTarget | None
     field: str                  # policy field to point at: bandwidth, max_distance, ...
-    message: str
+    message: str                # what breaks, never how to fix it: fixes are checked first
     badness: float              # relative size of the violation, for ranking
+    # Changes that may make the policy feasible, as (location, value); a location of None
+    # means the violated field itself. fixes.py plans with each before offering it.
+    fixes: tuple = ()
 
 
 class Infeasible(Exception):
@@ -118,8 +121,7 @@ def synthesize(spec: RoleSpec) -> RoleResult:
     if best is None:
         raise Infeasible(Violation(None, "bandwidth", "no table with weights 1..255 within "
                          f"the capacity ({spec.cap_high}/{spec.cap_low} entries) carries these "
-                         "shares; raise fabric.vlarb_cap or move classes between priorities",
-                         1.0))
+                         "shares", 1.0))
     if best_violations:
         raise Infeasible(max(best_violations, key=lambda v: v.badness))
     return RoleResult(best[0], best[1], best[2], tried)
@@ -163,18 +165,36 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
         most = MAX_WEIGHT * 64 / _high_bytes_per_low_turn(spec, 0 if spec.mtu < 4096 else 1)
         share_max = 100 * most / (1 + most)
         low_share = 100 * ratio / (1 + ratio)
+        if 0 < low_share - share_max <= SHARE_TOL:
+            # Full low weights after every high packet fall short of the low guarantees by
+            # less than the share tolerance: VLHighLimit 0 with the weights clamped at 255
+            # is a candidate, and the share check decides per class.
+            return [0]
         if low_share > share_max:
             raise Infeasible(Violation(None, "priority",
                 f"low-priority classes are guaranteed {low_share:.1f}% but one low turn "
                 f"(weight <= 255) per {_high_bytes_per_low_turn(spec, 1)} bytes of high "
-                f"traffic gives them at most {share_max:.1f}%; make a class high priority "
-                f"or lower the low-priority guarantees by {low_share - share_max:.1f} points",
-                1.0))
+                f"traffic gives them at most {share_max:.1f}%", 1.0,
+                _shift_fixes(spec, math.ceil((low_share - share_max) * 10) / 10)))
         raise Infeasible(Violation(None, "priority",
             f"high-priority classes are guaranteed {100 - low_share:.2f}%: more than "
-            "VLHighLimit 254 can leave to the low table; make the low classes high priority",
-            1.0))
+            "VLHighLimit 254 can leave to the low table", 1.0))
     return out[:4]
+
+
+def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
+    """Ways to take `points` of guarantee off the low table: lower a fixed low share, or, when
+    a low class takes the rest, raise a high share (the rest then shrinks by as much)."""
+    lo_rest = any(c.priority == "low" and c.requested == "rest" for c in spec.classes)
+    out = []
+    for c in spec.classes:
+        if c.requested == "rest":
+            continue
+        if c.priority == "low" and not lo_rest:
+            out.append((("classes", c.index, "bandwidth"), round(float(c.requested) - points, 2)))
+        elif c.priority == "high" and lo_rest:
+            out.append((("classes", c.index, "bandwidth"), round(float(c.requested) + points, 2)))
+    return tuple(out)
 
 
 def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
@@ -192,8 +212,8 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
     if len(classes) > nslots:
         raise Infeasible(Violation(classes[nslots], "priority",
             f"{len(classes)} {side}-priority classes need {len(classes) * vpc} entries "
-            f"({vpc} per class) but the {side} table holds {cap} (fabric.vlarb_cap.{side}); "
-            f"move a class to the other table or raise the capacity", 1.0))
+            f"({vpc} per class) but the {side} table holds {cap} (fabric.vlarb_cap.{side})",
+            1.0))
     minimum = []
     for c in classes:
         need = 1
@@ -207,7 +227,7 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
                     f"max_distance {c.max_distance} needs the class in {need * vpc} of "
                     f"{nslots * vpc} {side} table entries, more than the table holds "
                     f"(fabric.vlarb_cap.{side} = {cap}); the smallest reachable distance is "
-                    f"about {floor}: raise max_distance", 1.0))
+                    f"about {floor}", 1.0, ((None, floor),)))
         minimum.append(need)
     if compact:
         counts = minimum if sum(minimum) <= nslots else None
@@ -217,8 +237,7 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
         worst = max(range(len(classes)), key=lambda i: minimum[i])
         raise Infeasible(Violation(classes[worst], "max_distance",
             f"the latency bounds of the {side}-priority classes need {sum(minimum) * vpc} "
-            f"entries but the {side} table holds {nslots * vpc}; relax max_distance",
-            1.0))
+            f"entries but the {side} table holds {nslots * vpc}", 1.0))
     order = spread(counts)
     return counts, order
 
@@ -234,7 +253,7 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
     if t_min > t_max:
         raise Infeasible(Violation(classes[0], "bandwidth",
             f"the {side} table cannot give these shares with weights 1..255 on "
-            f"{nslots * spec.vls_per_class} entries; relax the latency bounds", 1.0))
+            f"{nslots * spec.vls_per_class} entries", 1.0))
     seen = set()
     for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
         t = min(max(t, t_min), t_max)
@@ -324,24 +343,23 @@ def _judge(spec: RoleSpec, an: ArbAnalysis):
         ok_lat = True
         if not ok_bw:
             violations.append(Violation(c, "bandwidth",
-                f"gets {share:.2f}% but needs {c.share:.2f}% ±{SHARE_TOL}; the table "
-                f"capacity cannot resolve it: raise fabric.vlarb_cap or round the shares",
-                abs(share - c.share) / SHARE_TOL))
+                f"gets {share:.2f}% but needs {c.share:.2f}% ±{SHARE_TOL}: the table "
+                f"capacity cannot resolve it", abs(share - c.share) / SHARE_TOL))
         if c.max_distance is not None and (max_d is None or max_d > c.max_distance):
             ok_lat = False
             violations.append(Violation(c, "max_distance",
                 f"max distance {max_d if max_d is not None else 'unbounded'} exceeds the bound "
-                f"{c.max_distance}; raise max_distance to {max_d} or give the class more share",
-                (max_d or 1e9) / c.max_distance))
+                f"{c.max_distance}", (max_d or 1e9) / c.max_distance,
+                ((None, max_d),) if max_d is not None else ()))
         if c.max_wait_bytes is not None and (wait is None or wait > c.max_wait_bytes):
             ok_lat = False
             floor_us = _wait_floor_us(spec, share)
             violations.append(Violation(c, "max_latency_us",
-                f"worst wait {_fmt_us(wait_us)} exceeds the bound {c.max_latency_us:g} µs; "
-                f"with {share / spec.vls_per_class:.1f}% of the link per VL and "
-                f"{spec.mtu}-byte packets a VL waits at least {floor_us:.2f} µs: raise "
-                f"max_latency_us to {_fmt_us(wait_us)}, raise the share or lower the MTU",
-                (wait or 1e12) / c.max_wait_bytes))
+                f"worst wait {_fmt_us(wait_us)} exceeds the bound {c.max_latency_us:g} µs "
+                f"(with {share / spec.vls_per_class:.1f}% of the link per VL and "
+                f"{spec.mtu}-byte packets a VL waits at least {floor_us:.2f} µs)",
+                (wait or 1e12) / c.max_wait_bytes,
+                ((None, math.ceil(wait_us * 100) / 100),) if wait_us is not None else ()))
         per_class[c.name] = ClassResult(share, max_d, mean_d, wait, wait_us, ok_bw, ok_lat)
     return per_class, violations
 

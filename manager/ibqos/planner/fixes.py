@@ -1,0 +1,86 @@
+"""Fixes for an infeasible policy, each one planned before it is offered.
+
+An admin who reads "feasible with fabric.mtu: 2048" must be able to make that one change and
+get a plan. So every candidate is applied to a copy of the policy, validated as the loader
+validates, and planned for the same VLArb capacity; only the ones that plan are printed.
+
+Candidates, in the order they are offered:
+1. what the violation itself proposes (the bound the best table reached, or a share moved
+   between the tables), at the violated field or the location it names;
+2. a smaller MTU (the low table's turn and every VL's wait scale with the packet size);
+3. the violating class, or else each class, in the other priority table.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from ..errors import InputError
+from ..policy.check import check_policy
+from ..policy.model import Policy
+from ..policy.yamlsrc import _dotted
+
+MAX_CHECKS = 12         # candidates planned at most, per error
+MAX_SECONDS = 10.0      # and wall time spent planning them
+MAX_OFFERED = 3
+
+
+@dataclass(frozen=True)
+class Fix:
+    loc: tuple              # as Policy.where takes it: ("fabric", "mtu"), ("classes", 1, "priority")
+    value: object
+
+    def text(self, policy: Policy) -> str:
+        label = _dotted(self.loc)
+        if len(self.loc) > 2 and self.loc[0] == "classes":
+            label += f" ({policy.classes[self.loc[1]].name})"
+        return f"{label}: {self.value}"
+
+
+def candidates(policy: Policy, violation, loc: tuple) -> list[Fix]:
+    out = [Fix(loc if where is None else where, value) for where, value in violation.fixes]
+    out += [Fix(("fabric", "mtu"), m) for m in (2048, 1024) if m < policy.fabric.mtu]
+    target = violation.target.index if violation.target is not None else None
+    order = [target] if target is not None else range(len(policy.classes))
+    for i in order:
+        other = "low" if policy.classes[i].priority == "high" else "high"
+        out.append(Fix(("classes", i, "priority"), other))
+    return list(dict.fromkeys(out))
+
+
+def checked_fixes(policy: Policy, violation, loc: tuple, plans) -> list[Fix]:
+    """The candidates with which `plans(policy)` succeeds (it raises on an infeasible one)."""
+    offered: list[Fix] = []
+    t0 = time.monotonic()
+    for n, fix in enumerate(candidates(policy, violation, loc)):
+        if n >= MAX_CHECKS or time.monotonic() - t0 > MAX_SECONDS or len(offered) >= MAX_OFFERED:
+            break
+        if fix.loc == ("fabric", "mtu") and any(f.loc == fix.loc for f in offered):
+            continue            # the largest MTU that works is the one worth offering
+        changed = _with(policy, fix)
+        if changed is None:
+            continue
+        try:
+            plans(changed)
+        except Exception:       # noqa: BLE001 - any refusal means the fix does not work
+            continue
+        offered.append(fix)
+    return offered
+
+
+def _with(policy: Policy, fix: Fix) -> Policy | None:
+    """A validated copy of `policy` with one field changed, or None if the change is invalid."""
+    doc = policy.model_dump(mode="json", exclude_unset=True)
+    node = doc
+    for key in fix.loc[:-1]:
+        node = node.setdefault(key, {}) if isinstance(key, str) else node[key]
+    node[fix.loc[-1]] = fix.value
+    try:
+        changed = Policy.model_validate(doc)
+        check_policy(changed)
+    except (ValidationError, InputError):
+        return None
+    return changed
