@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 
 from ibqos.errors import InputError
@@ -135,7 +134,10 @@ def test_qos_mix_reports_every_class():
     classes = [TrafficClass(name=f"c{s}", sl=s, msg_bytes=4096, pattern="uniform") for s in range(4)]
     res = simulate(f, TrafficSpec(classes=classes), SimParams(rate="EDR", **QUICK), 1.0)
     assert [c.name for c in res.per_class] == ["c0", "c1", "c2", "c3"]
-    assert sum(c.share_pct for c in res.per_class) == pytest.approx(100, abs=0.01)
+    # Every class saturates every CA link, so each output's config A tables split it as
+    # seed 002 measured on hardware (45.7 / 27.4 / 18.4 / 8.6 %); 150 µs resolves 0.7 pp.
+    got = [c.share_pct for c in res.per_class]
+    assert got == pytest.approx([45.7, 27.4, 18.4, 8.6], abs=0.7)
     assert set(res.per_vl) == {0, 1, 2, 3}
 
 
@@ -166,5 +168,7 @@ def test_unrouted_destinations_are_counted_not_lost():
     assert c["dropped_unrouted"] > 0
     assert c["injected"] == c["delivered"] + c["in_flight"] + c["dropped_unrouted"]
     assert any("unrouted" in n for n in res.notes)
-    rx = np.array([c for c in [res.per_class[0].packets]])
-    assert rx.sum() > 0
+    # Uniform over 3 CAs: ca0 and ca1 send half their packets to ca2, so a third of all
+    # injected packets has no route (±0.08 is about 5 standard deviations at ~800 packets).
+    assert c["injected"] > 500
+    assert c["dropped_unrouted"] / c["injected"] == pytest.approx(1 / 3, abs=0.08)

@@ -42,7 +42,7 @@ def test_plugin_table_file_follows_the_contract(tmp_path):
     assert set(seen) == set(ROLE_NAMES)
     for role, (high, low, limit) in seen.items():
         t = plan.vlarb.role(role)
-        assert high == ",".join(f"{v}:{w}" for v, w in t.high) or high == "-"
+        assert high == (",".join(f"{v}:{w}" for v, w in t.high) or "-")
         assert low == (",".join(f"{v}:{w}" for v, w in t.low) or "-")
         assert int(limit) == t.high_limit
 
