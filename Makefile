@@ -5,11 +5,13 @@ BUILD  := build
 IBQOS  := $(VENV)/bin/ibqos
 PYTEST := $(VENV)/bin/pytest
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
+PREFIX ?= /usr
+DESTDIR ?=
 
 SAN_BUILD := build-sanitize
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
+.PHONY: all deps build install test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
 
 all: build
 
@@ -24,10 +26,19 @@ $(VENV)/.installed: pyproject.toml scripts/install-deps.sh
 	@touch $@
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD) -j 2
 
+# The plugin where Debian's OpenSM dlopen()s it (libdir/libibqos.so), the C tools, the
+# simulator core, the templates and the Python packages with an `ibqos` launcher. The
+# Python dependencies (pydantic >= 2, ...) are not Debian 12 packages: see README.
+install: build
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
+
+# The C unit tests (ctest: dla's routing library, the simulator core), then every pytest.
 test: build
+	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q
 
 # ASan/UBSan build of every C component in its own directory; its C tests (ctest), then one

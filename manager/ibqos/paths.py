@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -10,24 +11,59 @@ from pathlib import Path
 from .errors import ExternalError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+# Written by `make install` next to this file: where the installed build products are. Its
+# absence means a source checkout, whose products are in build/.
+LAYOUT_FILE = Path(__file__).resolve().parent / "_layout.json"
+
+# Build product (relative to build/) -> (installed directory key, installed file name).
+INSTALLED = {
+    "plugin/libibqos.so": ("libdir", "libibqos.so"),
+    "plugin/ibqos-tablecheck": ("bindir", "ibqos-tablecheck"),
+    "manager/readback/ibqos-readback": ("bindir", "ibqos-readback"),
+    "ci-sim/core/libibqos_sim.so": ("pkglibdir", "libibqos_sim.so"),
+}
+
+
+@functools.cache
+def installed_layout() -> dict[str, str] | None:
+    try:
+        return json.loads(LAYOUT_FILE.read_text())
+    except FileNotFoundError:
+        return None
 
 
 def templates_dir() -> Path:
-    return Path(os.environ.get("IBQOS_TEMPLATES", REPO_ROOT / "templates"))
+    if "IBQOS_TEMPLATES" in os.environ:
+        return Path(os.environ["IBQOS_TEMPLATES"])
+    layout = installed_layout()
+    return Path(layout["templates"]) if layout else REPO_ROOT / "templates"
 
 
 def build_dir() -> Path:
     return Path(os.environ.get("IBQOS_BUILD_DIR", REPO_ROOT / "build"))
 
 
+def product(relpath: str) -> Path:
+    """Where a build product is: build/ in a checkout (or IBQOS_BUILD_DIR), else the installed
+    location."""
+    layout = installed_layout()
+    if layout and "IBQOS_BUILD_DIR" not in os.environ and relpath in INSTALLED:
+        key, name = INSTALLED[relpath]
+        return Path(layout[key]) / name
+    return build_dir() / relpath
+
+
 def plugin_dir() -> Path:
-    """Directory holding libibqos.so (OpenSM loads `lib<event_plugin_name>.so` from the library path)."""
-    return build_dir() / "plugin"
+    """Directory holding libibqos.so (OpenSM loads `lib<event_plugin_name>.so` from the library
+    path); IBQOS_PLUGIN_DIR names another one, e.g. a staged `make install`."""
+    if "IBQOS_PLUGIN_DIR" in os.environ:
+        return Path(os.environ["IBQOS_PLUGIN_DIR"])
+    return product("plugin/libibqos.so").parent
 
 
 def built(relpath: str) -> Path:
     """A build product, or a clear error naming the make target that produces it."""
-    p = build_dir() / relpath
+    p = product(relpath)
     if not p.exists():
         raise ExternalError(f"{p} is missing: run 'make build' first")
     return p

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from ibqos.errors import ExternalError
-from ibqos.paths import build_dir
+from ibqos.paths import product
 
 LIB_NAME = "libibqos_sim.so"
 
@@ -87,7 +87,7 @@ def library_path() -> Path:
     env = os.environ.get("IBQOS_SIM_LIB")
     if env:
         return Path(env)
-    return build_dir() / "ci-sim" / "core" / LIB_NAME
+    return product(f"ci-sim/core/{LIB_NAME}")
 
 
 @functools.cache
