@@ -55,16 +55,24 @@ void ibqos_sweep_free(struct ibqos_sweep *sw);
 int ibqos_compute(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len);
 void ibqos_store_groups(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw);
 
-/* engine.c */
+/* engine.c: the LFT hooks */
 int ibqos_build_lid_matrices(void *context);
 int ibqos_build_fwd_tables(void *context);
-uint8_t ibqos_path_sl(void *context, uint8_t path_sl_hint, const ib_net16_t slid,
-		      const ib_net16_t dlid);
 void ibqos_engine_destroy(void *context);
-/* per_link 0: the one-line summary; 1: one line per global link (level 0x40) */
-void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, int per_link);
 
-/* qos_hooks.c */
+/* engine_tables.c */
+void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw);
+
+/* engine_checks.c: 0, or -EINVAL with the reason in err */
+int ibqos_check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err, size_t len);
+int ibqos_check_vlarb_caps(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err,
+			   size_t len);
+
+/* engine_report.c; per_link 0: the one-line summary; 1: one line per global link (0x40) */
+void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, int per_link);
+void ibqos_log_route_shapes(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw);
+
+/* sl2vl_hook.c, vlarb_hook.c */
 void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
 			uint8_t out_port_num, ib_slvl_table_t *t);
 void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,

@@ -17,12 +17,12 @@
 static int engine_setup(osm_routing_engine_t *re, osm_opensm_t *osm)
 {
 	(void)osm;
-	/* Only the hooks we implement; OpenSM checks each for NULL. */
+	/* Only the hooks we implement; OpenSM checks each for NULL. No path_sl: dla routes
+	 * every SL alike, so the SA keeps the SL it was asked for. */
 	re->build_lid_matrices = ibqos_build_lid_matrices;
 	re->ucast_build_fwd_tables = ibqos_build_fwd_tables;
 	re->update_sl2vl = ibqos_update_sl2vl;
 	re->update_vlarb = ibqos_update_vlarb;
-	re->path_sl = ibqos_path_sl;
 	re->destroy = ibqos_engine_destroy;
 	return 0;
 }

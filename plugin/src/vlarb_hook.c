@@ -1,10 +1,9 @@
 /*
- * SL2VL and VLArb hooks, called by osm_qos_setup() after a successful dla routing pass (OpenSM
- * calls them only on the engine it actually used). Without a valid sweep they change nothing,
- * so OpenSM's own qos_* configuration stays in force.
+ * OpenSM's update_vlarb hook: each port gets the table file's VLArb for its role (or its port
+ * override) and VLHighLimit. Without a valid sweep or a table file it changes nothing, so
+ * OpenSM's own qos_* tables stay in force.
  */
 #include "ibqos_plugin.h"
-#include "dla_sl2vl.h"
 #include "ibqos_vlarb.h"
 
 #include <inttypes.h>
@@ -53,27 +52,6 @@ const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm
 
 	*role_name = spec && spec != &sw->tables.role[role] ? "port" : ibqos_role_keyword(role);
 	return spec;
-}
-
-void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
-			uint8_t out_port_num, ib_slvl_table_t *t)
-{
-	struct ibqos_ctx *ctx = context;
-	const struct ibqos_sweep *sw = &ctx->sweep;
-	osm_node_t *node = osm_physp_get_node_ptr(port);
-	unsigned level = 0;
-	int32_t s;
-
-	if (!sw->valid)
-		return;
-	if (osm_node_get_type(node) == IB_NODE_TYPE_SWITCH) {
-		s = ibqos_switch_index(sw, cl_ntoh64(osm_node_get_node_guid(node)));
-		if (s < 0)
-			return;
-		level = dla_turn_level(&sw->dla.vl, (uint32_t)s, in_port_num, out_port_num);
-	}
-	for (unsigned sl = 0; sl < IBQOS_NUM_SL; sl++)
-		ib_slvl_table_set(t, (uint8_t)sl, dla_vl(sw->sl2class, sw->stride, sl, level));
 }
 
 void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,
