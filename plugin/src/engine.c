@@ -19,6 +19,16 @@ static void refuse(struct ibqos_ctx *ctx, const char *id, const char *why)
 {
 	ibqos_log(ctx, OSM_LOG_ERROR, "ERR %s: dla: fabric refused: %s; falling back to the next "
 		  "routing engine", id, why);
+	ibqos_record_refusal(ctx, id, why);
+}
+
+static void reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *next, const char *why)
+{
+	ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
+		  "class 0 for every SL and OpenSM keeps its own VLArb", why);
+	ibqos_record_tables_rejected(ctx, why);
+	ibqos_tables_free(&next->tables);
+	memset(next->sl2class, 0, sizeof(next->sl2class));
 }
 
 static double now_ms(void)
@@ -39,6 +49,7 @@ int ibqos_build_lid_matrices(void *context)
 
 	memset(&next, 0, sizeof(next));
 	ibqos_sweep_free(&ctx->sweep);
+	ibqos_record_begin(ctx);
 	if (ctx->osm->subn.opt.lmc) {
 		snprintf(err, sizeof(err), "LMC %u is set but dla routes one LID per port "
 			 "[rule: lmc 0]", ctx->osm->subn.opt.lmc);
@@ -52,26 +63,22 @@ int ibqos_build_lid_matrices(void *context)
 	if (ret == -ENOMEM) {
 		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A4: dla: out of memory; falling back to the "
 			  "next routing engine");
+		ibqos_record_refusal(ctx, "D1A4", "out of memory");
 		goto fail;
 	}
 	if (ret) {
 		refuse(ctx, "D1A0", err);
 		goto fail;
 	}
-	if (next.tables.path && ibqos_check_vlarb_caps(ctx, &next, err, sizeof(err))) {
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
-			  "class 0 for every SL and OpenSM keeps its own VLArb", err);
-		ibqos_tables_free(&next.tables);
-		memset(next.sl2class, 0, sizeof(next.sl2class));
-	}
+	if (next.tables.path && ibqos_check_vlarb_caps(ctx, &next, err, sizeof(err)))
+		reject_tables(ctx, &next, err);
 	if (next.tables.path && ibqos_check_vls(ctx, &next, err, sizeof(err))) {
 		/* the file's classes need VLs the fabric's ports do not run: reject the file,
 		 * not the fabric (class 0 may still fit) */
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s: %s; SL2VL "
-			  "uses class 0 for every SL and OpenSM keeps its own VLArb",
-			  next.tables.path, err);
-		ibqos_tables_free(&next.tables);
-		memset(next.sl2class, 0, sizeof(next.sl2class));
+		char why[ERRLEN + 256];
+
+		snprintf(why, sizeof(why), "%s: %s", next.tables.path, err);
+		reject_tables(ctx, &next, why);
 	}
 	if (ibqos_check_vls(ctx, &next, err, sizeof(err))) {
 		refuse(ctx, "D1A2", err);

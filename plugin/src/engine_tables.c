@@ -20,6 +20,7 @@ void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 	if (ibqos_tables_load(path, &sw->tables, err, sizeof(err))) {
 		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
 			  "class 0 for every SL and OpenSM keeps its own VLArb", err);
+		ibqos_record_tables_rejected(ctx, err);
 		return;
 	}
 	for (size_t i = 0; i < sw->tables.nwarnings; i++)

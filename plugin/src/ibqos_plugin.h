@@ -36,9 +36,32 @@ struct ibqos_sweep {
 	int counts_logged;
 };
 
+#define IBQOS_RECORD_ENTRIES 64
+
+/* What the vlarb hook sent to one port (entries as written, in table order). */
+struct ibqos_port_record {
+	uint64_t guid;
+	uint8_t port, limit, nlow, nhigh;
+	const char *role;	/* a static keyword */
+	uint8_t low_vl[IBQOS_RECORD_ENTRIES], low_w[IBQOS_RECORD_ENTRIES];
+	uint8_t high_vl[IBQOS_RECORD_ENTRIES], high_w[IBQOS_RECORD_ENTRIES];
+};
+
+/* The last heavy sweep, as record.c writes it to dump_files_dir/ibqos-dla.json. Kept apart
+ * from the sweep because a refusal frees the sweep but must still be recorded. */
+struct ibqos_record {
+	unsigned sweep;		/* heavy sweeps routed by this plugin since OpenSM started */
+	int refused, tables_rejected, incomplete, dirty;
+	char error[8];		/* "D1A0" .. */
+	char reason[1024], tables_reason[1024];
+	struct ibqos_port_record *ports;
+	size_t nports, cap;
+};
+
 struct ibqos_ctx {
 	osm_opensm_t *osm;
 	struct ibqos_sweep sweep;
+	struct ibqos_record rec;
 };
 
 /* log.c */
@@ -54,6 +77,16 @@ void ibqos_sweep_free(struct ibqos_sweep *sw);
  * logged; and the stored map updated after a successful sweep. */
 int ibqos_compute(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len);
 void ibqos_store_groups(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw);
+
+/* record.c */
+void ibqos_record_begin(struct ibqos_ctx *ctx);
+void ibqos_record_refusal(struct ibqos_ctx *ctx, const char *id, const char *reason);
+void ibqos_record_tables_rejected(struct ibqos_ctx *ctx, const char *reason);
+void ibqos_record_vlarb(struct ibqos_ctx *ctx, uint64_t guid, uint8_t port, const char *role,
+			unsigned limit, unsigned block_num, unsigned n, const uint8_t *vl,
+			const uint8_t *weight);
+void ibqos_record_write(struct ibqos_ctx *ctx);
+void ibqos_record_free(struct ibqos_record *r);
 
 /* engine.c: the LFT hooks */
 int ibqos_build_lid_matrices(void *context);

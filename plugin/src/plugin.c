@@ -34,12 +34,14 @@ static void plugin_destroy(void *context)
 	if (!ctx)
 		return;
 	ibqos_sweep_free(&ctx->sweep);
+	ibqos_record_free(&ctx->rec);
 	free(ctx);
 }
 
 /*
- * Per-link route counts go to the log once routing is done, outside the routing-engine time
- * that OpenSM's "building routing" .. "tables configured" lines bracket.
+ * Once routing and QoS setup are done: the sweep's record (record.c), and the per-link route
+ * counts in the log, outside the routing-engine time that OpenSM's "building routing" ..
+ * "tables configured" lines bracket.
  */
 static void plugin_report(void *context, osm_epi_event_id_t event_id, void *event_data)
 {
@@ -47,6 +49,9 @@ static void plugin_report(void *context, osm_epi_event_id_t event_id, void *even
 	struct osm_routing_engine *re;
 
 	(void)event_data;
+	/* osm_qos_setup() has just run the VLArb hooks: the sweep's record is complete */
+	if (ctx && event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE && ctx->rec.dirty)
+		ibqos_record_write(ctx);
 	if (!ctx || event_id != OSM_EVENT_ID_UCAST_ROUTING_DONE || !ctx->sweep.valid ||
 	    ctx->sweep.counts_logged)
 		return;

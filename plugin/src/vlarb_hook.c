@@ -75,11 +75,13 @@ void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,
 		block->vl_entry[i].vl = vl[i];
 		block->vl_entry[i].weight = weight[i];
 	}
+	ibqos_record_vlarb(ctx, cl_ntoh64(osm_node_get_node_guid(osm_physp_get_node_ptr(port))),
+			   osm_physp_get_port_num(port), role, spec->limit, block_num, block_length,
+			   vl, weight);
 	/* VLHighLimit is not part of the hook: OpenSM has just set it from qos_*_high_limit
 	 * and sends it with PortInfo later in this sweep, so overriding it here is per port. */
 	port->vl_high_limit = spec->limit;
-	/* Once per port (its first block). Simulators such as ibsim do not store VLHighLimit,
-	 * so this line is the only record of what was sent (docs/ibsim.md). */
+	/* Once per port (its first block), for the admin; tools read ibqos-dla.json (record.c). */
 	if (block_num == 0 || (block_num == 2 && port->port_info.vl_arb_low_cap == 0))
 		ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: port 0x%016" PRIx64 ":%u VLHighLimit %u",
 			  cl_ntoh64(osm_node_get_node_guid(osm_physp_get_node_ptr(port))),

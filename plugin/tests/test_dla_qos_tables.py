@@ -3,6 +3,8 @@ override) read back with smpquery; a bad file is rejected whole with file:line."
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ibqos.fabric.dumps import load_dumps
@@ -56,7 +58,17 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
         assert run.configured_engines() == ["dla"]
         live = h.read_back(save=False)
         groups = name_groups(live)
-        # VLArb on every switch port with a link and every CA port, as smpquery reads it
+        record = json.loads((run.dumps / "ibqos-dla.json").read_text())
+        assert record["engine"] == {"status": "routed"} and record["ports_complete"]
+        assert record["table_file"] == {"status": "applied", "path": str(tables)}
+        by_group: dict[int, list[int]] = {}
+        for guid, g in groups.items():
+            by_group.setdefault(g, []).append(guid)
+        assert sorted(sorted(int(g, 16) for g in m) for m in record["groups"]["members"]) == \
+            sorted(sorted(m) for m in by_group.values())
+        recorded = {(int(r["guid"], 16), r["port"]): r for r in record["ports"]}
+        # VLArb on every switch port with a link and every CA port, as smpquery reads it, and
+        # as the plugin's record says it sent them (VLHighLimit too: ibsim does not store it)
         wrong = []
         for node in live.nodes.values():
             for port in sorted(node.ports):
@@ -76,7 +88,13 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
                 want = {"high": padded(high, len(got["high"])), "low": padded(low, len(got["low"]))}
                 if got != want:
                     wrong.append((node.desc, port, role, got, want))
+                r = recorded.pop((node.guid, port), None)
+                sent = r and {"high": padded([tuple(e) for e in r["high"]], len(got["high"])),
+                              "low": padded([tuple(e) for e in r["low"]], len(got["low"]))}
+                if sent != got or r["high_limit"] != (OVERRIDE if role == "override" else ROLES[role])[2]:
+                    wrong.append((node.desc, port, role, "record", r))
         assert not wrong, wrong[:3]
+        assert not recorded, list(recorded)[:3]     # nothing recorded that was not sent
 
     # SL2VL: class c on (2c, 2c+1), Fig. 8 per class on every switch (in, out) pair
     for sw in live.switches():
@@ -117,6 +135,9 @@ def test_bad_table_file_rejected_whole(tmp_path, extra, where, message):
         assert len(found) == 1, found
         assert found[0].startswith(f"{tables}:{where or 9}: "), found[0]
         assert message in found[0]
+        record = json.loads((run.dumps / "ibqos-dla.json").read_text())
+        assert record["table_file"]["status"] == "rejected"
+        assert message in record["table_file"]["reason"] and record["ports"] == []
         if where == 0:
             assert "vlarb port: high table has 9 entries" in found[0]
         # DLA still routes (class 0 everywhere), OpenSM keeps its own VLArb

@@ -4,6 +4,8 @@ test_dla_degraded.py.)"""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ibqos_sim.harness import Harness
@@ -35,6 +37,11 @@ def test_refused_fabric_falls_back_to_minhop(tmp_path, case):
         assert any("minhop tables configured on all switches" in ln.text for ln in lines)
         assert not any("dla tables configured" in ln.text for ln in lines)
         assert sm.alive()
+        # the record says the same for tools, with nothing programmed by dla
+        record = json.loads((sm.dumps / "ibqos-dla.json").read_text())
+        assert record["engine"]["status"] == "refused" and record["ports"] == []
+        assert record["engine"]["error"] == ("D1A1" if case == "lmc" else "D1A0")
+        assert all(want in record["engine"]["reason"] for want in wants)
 
 
 def test_too_few_vls_refused(tmp_path):
