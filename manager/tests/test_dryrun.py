@@ -110,3 +110,32 @@ def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert diff.returncode == 1 and "differs from" in diff.stderr
     assert "SL2VL" in diff.stdout and "planned" in diff.stdout
+
+
+def test_dla_refusal_is_reported_from_the_plugin_record(tmp_path):
+    """A fat tree is no dragonfly: dla refuses, OpenSM falls back, and the dry run names the
+    plugin's error and reason as its record gives them (ibqos-dla.json, not the log)."""
+    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology",
+               "fattree:leaves=2,spines=1,hosts=2")
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    dumps = next((tmp_path / "run").rglob("ibqos-dla.json")).parent
+    record = json.loads((dumps / "ibqos-dla.json").read_text())
+    assert record["engine"]["status"] == "refused" and record["engine"]["error"] == "D1A0"
+    assert "OpenSM fell back to" in r.stderr
+    assert f"D1A0: {record['engine']['reason']}" in r.stderr
+
+
+def test_vlhighlimit_overlay_comes_from_the_record(tmp_path):
+    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "df42", "--sim-time", "50")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    rep = json.loads((tmp_path / "run" / "report.json").read_text())
+    note = next(n for n in rep["notes"] if "VLHighLimit" in n)
+    dumps = next((tmp_path / "run").rglob("ibqos-dla.json")).parent
+    record = json.loads((dumps / "ibqos-dla.json").read_text())
+    assert f"{len(record['ports'])} ports from the dla plugin's record" in note
+    fabric = json.loads((tmp_path / "run" / "fabric.json").read_text())
+    plan = json.loads((tmp_path / "run" / "plan.json").read_text())
+    limits = {r_["high_limit"] for r_ in record["ports"]}
+    assert limits <= {plan["vlarb"][role]["high_limit"] for role in plan["vlarb"] if role != "ports"}
+    assert fabric   # the model carries them: conformance (in the report) compares them with the plan
+    assert rep["conformance"] == []

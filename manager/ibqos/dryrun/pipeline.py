@@ -4,7 +4,6 @@ them, times them and reports progress (ReFrame-style named stages)."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -131,7 +130,8 @@ class DryRun:
         return self.s.topology_name
 
     def stage_configure(self) -> str:
-        run = self._run_sm(check=True)
+        run = self._run_sm(check=False)
+        self._check_sm(run)
         used = run.configured_engines()
         if self._dla and used[-1:] != ["dla"]:
             refusal = self._refusal(run)
@@ -161,8 +161,10 @@ class DryRun:
 
     @staticmethod
     def _refusal(run) -> str:
-        line = next((ln.text for ln in run.lines() if "dla:" in ln.text and "refus" in ln.text), "")
-        return re.sub(r"^ERR D1A[0-9A-F]: dla: (fabric refused: )?|; falling back to the next routing engine$", "", line)
+        """dla's reason from its record, "" if it did not refuse (or left no record)."""
+        from ..fabric.dla_record import read_record
+        record = read_record(run.dumps)
+        return f"{record.engine.error}: {record.engine.reason}" if record and record.refused else ""
 
     def _apply_faults(self) -> None:
         from ..fabric.dumps import load_dumps
@@ -174,13 +176,19 @@ class DryRun:
         for f in self.s.faults:
             self.s.harness.unlink(f.node, f.port)
 
-    def _check_degraded(self, run) -> None:
-        from ibqos import osmlog
+    def _check_sm(self, run) -> None:
+        """Any OpenSM error is an external failure, except dla's refusal: the record names it
+        and the caller reports it as what it is, a fabric dla does not route."""
+        from ..fabric.dla_record import read_record
         from ibqos_sim.harness import check_sm_run
-        lines = run.lines()
-        # dla's refusal (ERR D1Ax) is reported in the verdict; any other error is not ours to judge
-        check_sm_run([ln for ln in lines if "ERR D1A" not in ln.text], run.rc, run.log)
-        if self._dla and osmlog.configured_engines(lines)[-1:] != ["dla"]:
+        record = read_record(run.dumps) if self._dla else None
+        refusal = f"ERR {record.engine.error}: " if record and record.refused else None
+        check_sm_run([ln for ln in run.lines() if not (refusal and refusal in ln.text)],
+                     run.rc, run.log)
+
+    def _check_degraded(self, run) -> None:
+        self._check_sm(run)
+        if self._dla and run.configured_engines()[-1:] != ["dla"]:
             self.s.refusal = self._refusal(run) or "dla did not configure the tables"
 
     def stage_readback(self) -> str:
@@ -188,9 +196,11 @@ class DryRun:
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
         if fabric.source.startswith("live:ibsim:"):
-            logged, conf = overlay_high_limits(fabric, self.s.sm_run.log, self.s.sm_run.conf)
+            from ..fabric.dla_record import read_record
+            recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps),
+                                                 self.s.sm_run.conf)
             self.s.notes.append(f"ibsim does not store VLHighLimit, so the model carries what the SM "
-                                f"sent: {logged} ports from the dla plugin's log, {conf} from "
+                                f"sent: {recorded} ports from the dla plugin's record, {conf} from "
                                 "OpenSM's qos_*_high_limit (docs/ibsim.md)")
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric

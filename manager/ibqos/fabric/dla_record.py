@@ -1,0 +1,108 @@
+"""The dla plugin's record of its last sweep (`<dump_files_dir>/ibqos-dla.json`, schema
+`ibqos.dla-record/1`, plugin/README.md): whether it routed or refused and why, the table
+file's fate, the groups it used, and the VLArb and VLHighLimit it sent to every port. This is
+how ibqos learns what the plugin did; the log is for people."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import InputError
+
+RECORD_FILE = "ibqos-dla.json"
+SCHEMA = "ibqos.dla-record/1"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _guid(v) -> int:
+    return int(v, 16) if isinstance(v, str) else v
+
+
+class Engine(_Model):
+    status: Literal["routed", "refused"]
+    error: str | None = None          # D1A0 …
+    reason: str | None = None
+
+
+class TableFile(_Model):
+    status: Literal["applied", "rejected", "none"]
+    path: str | None = None
+    reason: str | None = None
+
+
+class Groups(_Model):
+    source: str
+    alternative: int
+    members: list[list[int]]
+
+    @field_validator("members", mode="before")
+    @classmethod
+    def _guids(cls, v):
+        return [[_guid(g) for g in group] for group in v]
+
+
+class Routes(_Model):
+    through_third_group: int
+    local_detours: int
+    nearest_neighbour: int
+    unreachable: int
+
+
+class PortRecord(_Model):
+    guid: int                         # node GUID
+    port: int
+    role: str
+    high_limit: int = Field(ge=0, le=255)
+    high: list[tuple[int, int]]
+    low: list[tuple[int, int]]
+
+    @field_validator("guid", mode="before")
+    @classmethod
+    def _g(cls, v):
+        return _guid(v)
+
+
+class DlaRecord(_Model):
+    schema_: Literal["ibqos.dla-record/1"] = Field(alias="schema")
+    sweep: int
+    engine: Engine
+    table_file: TableFile
+    groups: Groups | None = None
+    vls_per_class: int | None = None
+    levels: int | None = None
+    turns_shifted: int | None = None
+    routes: Routes | None = None
+    ports_complete: bool
+    ports: list[PortRecord]
+
+    @property
+    def refused(self) -> bool:
+        return self.engine.status == "refused"
+
+    def high_limits(self) -> dict[tuple[int, int], int]:
+        """(node GUID, port) -> the VLHighLimit the plugin sent."""
+        return {(p.guid, p.port): p.high_limit for p in self.ports}
+
+
+def read_record(dumps: Path) -> DlaRecord | None:
+    """The record in a dump directory, or None when the plugin wrote none there (it was not
+    loaded, or no heavy sweep asked dla to route)."""
+    path = Path(dumps) / RECORD_FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InputError(e.strerror or "cannot read", file=path) from None
+    try:
+        return DlaRecord.model_validate_json(text)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(f"not a dla record: {err['msg']}", file=path,
+                         field=".".join(map(str, err["loc"])) or None) from None
