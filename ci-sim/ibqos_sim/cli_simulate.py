@@ -107,6 +107,8 @@ def _link_defaults(rate, mtu, plan, console) -> tuple:
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True,
               help="Input buffer per port and VL, in MTU packets.")
 @click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues.")
+@click.option("--input-reads", type=click.Choice(["N", "1"]), default="N", show_default=True,
+              help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).")
 @click.option("--accounting", type=click.Choice(["byte", "packet"]), default=None,
               help="VLArb accounting (docs/arbiter.md); default byte, or the plan's.")
 @click.option("--prop-ns", type=float, default=10.0, show_default=True)
@@ -121,7 +123,7 @@ def _link_defaults(rate, mtu, plan, console) -> tuple:
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
 def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file, plan_path, src,
-             dst, sls, rate, mtu, buffer_packets, voq, accounting, prop_ns, switch_ns, warmup_us,
+             dst, sls, rate, mtu, buffer_packets, voq, input_reads, accounting, prop_ns, switch_ns, warmup_us,
              time_us, deadlock_us, seed, out_dir, plot, as_json):
     """Simulate RUNDIR's read-back fabric (fabric.json) packet by packet.
 
@@ -145,6 +147,7 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
     rate, mtu = _link_defaults(rate, mtu, plan, console)
     try:
         params = SimParams(rate=rate, mtu=mtu, buffer_packets=buffer_packets, voq=voq,
+                           input_reads=1 if input_reads == "1" else "N",
                            accounting=accounting or (plan.accounting if plan else "byte"),
                            prop_ns=prop_ns, switch_ns=switch_ns, warmup_us=warmup_us,
                            time_us=time_us, deadlock_us=deadlock_us, seed=seed)

@@ -86,6 +86,9 @@ struct ibs_config {
 	uint64_t deadlock_ps;             /* no switch moved a packet this long: stop */
 	const char *evq;                  /* event queue implementation: "calendar" (default), "heap", "list" */
 	uint8_t audit;                    /* keep the bookkeeping ibs_audit() needs (a little slower) */
+	/* Packets one switch input port may feed through the crossbar at once: 1 (its buffer is
+	 * read at link rate, one packet at a time) or 0 = no limit (one per VL queue, or per VOQ). */
+	uint8_t input_reads;
 };
 
 struct ibs_latency { uint64_t count; double mean_ps; uint64_t p50_ps, p99_ps, max_ps; };
@@ -123,6 +126,8 @@ struct ibs_audit {
 	uint64_t on_link;                 /* allocated packets not in a queue */
 	uint64_t credit_errors;           /* (port, VL) where credits + occupancy + in-flight != buffer */
 	uint64_t queue_errors;            /* queue walks that disagree with packet states */
+	uint64_t read_errors;             /* switch inputs feeding more outputs than input_reads allows,
+					     or marked reading while feeding none */
 };
 
 struct ibs_sim;

@@ -51,6 +51,7 @@ void link_tx_done(struct ibs_sim *s, uint32_t gport)
 	if (p->tx_credits) {   /* the packet has left a switch input buffer */
 		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits);
 		p->tx_credits = 0;
+		sw_input_free(s, p->tx_from);
 	}
 	sim_kick(s, gport);
 }

@@ -558,8 +558,18 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		if (p->busy && p->tx_credits)
+		if (p->busy && p->tx_credits) {
 			occ[(size_t)p->tx_from * 16 + p->tx_vl] += p->tx_credits;
+			occ[(size_t)p->tx_from * 16 + 15]++;   /* VL15 carries no data: a free slot */
+		}
+	}
+	for (uint32_t g = 0; g < s->n_ports; g++) {
+		uint64_t feeding = occ[(size_t)g * 16 + 15];
+
+		if (s->ports[g].sw >= 0 && (s->ports[g].reading != feeding ||
+					    (s->cfg.input_reads && feeding > s->cfg.input_reads)))
+			a->read_errors++;
+		occ[(size_t)g * 16 + 15] = 0;
 	}
 	for (uint32_t i = 0; i < s->n_sw; i++) {
 		const struct sw *w = &s->sws[i];

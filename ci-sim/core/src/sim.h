@@ -63,6 +63,7 @@ struct port {
 	uint32_t tx_from;                 /* ... in this input buffer (switch) ... */
 	uint32_t tx_up;                   /* ... which this port fills */
 	uint8_t tx_vl;
+	uint8_t reading;                  /* switch input: transmissions reading its buffer now */
 	bool peer_sw;                     /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
 	uint64_t busy_until;              /* end of the transmission in progress */
@@ -205,6 +206,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n)
 int  sw_setup(struct ibs_sim *s);
 void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid);
 void sw_try_send(struct ibs_sim *s, uint32_t gport);
+void sw_input_free(struct ibs_sim *s, uint32_t in_gport);
 uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl, uint32_t out);
 void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage);
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);

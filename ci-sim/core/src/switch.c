@@ -187,6 +187,38 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 	}
 }
 
+/* The key the round robin of (output o, VL v) offers: the first requesting key after the one
+ * served last, skipping inputs that are already feeding another output when inputs read one
+ * packet at a time. NIL if every requesting input is busy. */
+static uint32_t offered_key(const struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_t v,
+			    uint32_t nkeys)
+{
+	const uint64_t *map = req_map(s, w, o, v);
+	uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]), first = key;
+
+	while (s->cfg.input_reads &&
+	       s->ports[w->port_base + key / s->nvl].reading >= s->cfg.input_reads) {
+		key = next_key(map, w->words, nkeys, key);
+		if (key == first)
+			return NIL;
+	}
+	return key;
+}
+
+/* A switch input finished feeding an output: outputs it blocked may go now. */
+void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
+{
+	struct port *ip = &s->ports[in_gport];
+	const struct sw *w = &s->sws[ip->sw];
+
+	ip->reading--;
+	if (!s->cfg.input_reads)
+		return;
+	for (uint32_t o = 1; o < w->nports; o++)
+		if (s->ports[w->port_base + o].req_mask)
+			sim_kick(s, w->port_base + o);
+}
+
 void sw_try_send(struct ibs_sim *s, uint32_t gport)
 {
 	struct port *p = &s->ports[gport];
@@ -197,7 +229,10 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 
 	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
 		uint32_t v = (uint32_t)__builtin_ctz(m);
-		uint32_t key = next_key(req_map(s, w, o, v), w->words, nkeys, w->rr[o * s->nvl + v]);
+		uint32_t key = offered_key(s, w, o, v, nkeys);
+
+		if (key == NIL)
+			continue;   /* backlogged but blocked, like a VL without credits */
 		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		uint32_t bytes = q->head_bytes;
 
@@ -231,6 +266,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		}
 	}
 	p->tx_from = w->port_base + in;
+	s->ports[p->tx_from].reading++;
 	p->tx_up = k->up;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);

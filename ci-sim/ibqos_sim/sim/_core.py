@@ -51,6 +51,7 @@ class Config(C.Structure):
         ("sw_latency_ps", C.c_uint64), ("voq", C.c_uint8), ("accounting", C.c_uint8),
         ("seed", C.c_uint64), ("warmup_ps", C.c_uint64), ("end_ps", C.c_uint64),
         ("deadlock_ps", C.c_uint64), ("evq", C.c_char_p), ("audit", C.c_uint8),
+        ("input_reads", C.c_uint8),
     ]
 
 
@@ -80,7 +81,7 @@ class Results(C.Structure):
 
 class Audit(C.Structure):
     _fields_ = [("queued", C.c_uint64), ("on_link", C.c_uint64), ("credit_errors", C.c_uint64),
-                ("queue_errors", C.c_uint64)]
+                ("queue_errors", C.c_uint64), ("read_errors", C.c_uint64)]
 
 
 def library_path() -> Path:

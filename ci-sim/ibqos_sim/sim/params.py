@@ -17,6 +17,9 @@ class SimParams(BaseModel):
     prop_ns: float = Field(10.0, ge=0)       # link propagation delay (about 2 m of cable)
     switch_ns: float = Field(100.0, ge=0)    # head arrival to earliest forwarding
     voq: bool = True                         # virtual output queues at switch inputs
+    # packets a switch input feeds through the crossbar at once: "N" one per queue (VL, or
+    # VOQ), 1 one at a time, its buffer read at link rate (docs/simulator.md, "Switch model")
+    input_reads: Literal["N", 1] = "N"
     accounting: Literal["byte", "packet"] = "byte"   # docs/arbiter.md
     seed: int = Field(1, ge=0)
     warmup_us: float = Field(100.0, ge=0)
