@@ -11,7 +11,7 @@ DESTDIR ?=
 SAN_BUILD := build-sanitize
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build install test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
+.PHONY: all deps build install paper test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
 
 all: build
 
@@ -66,6 +66,11 @@ fuzz-policy: build
 
 demo: build
 	$(IBQOS) demo
+
+# Seed 003 §5.1 (buffers, VOQ, engines) on real OpenSM + the simulator: figures and Table 1
+# with the paper's values beside ours, in bench/results/paper-seed003/ (a few minutes).
+paper: build
+	$(IBQOS) paper seed003-5.1 --out bench/results/paper-seed003 $(PAPER_ARGS)
 
 bench: build
 	$(VENV)/bin/python -m bench.run $(BENCH_ARGS)

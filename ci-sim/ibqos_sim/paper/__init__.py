@@ -1,0 +1,1 @@
+"""Reproductions of the seed papers' experiments on real OpenSM + the simulator."""
