@@ -51,7 +51,7 @@ def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quic
     out_dir.mkdir(parents=True, exist_ok=True)
     with Progress(console=err, transient=True) as prog:
         task = prog.add_task("simulating", total=total)
-        runs = seed003.run_experiment(setup, out_dir, tick=lambda: prog.advance(task),
+        runs = seed003.run_experiment(setup, tick=lambda: prog.advance(task),
                                       note=lambda s: err.print(s, markup=False, highlight=False))
     files = seed003.write_outputs(runs, setup, out_dir)
     for line in seed003.check_deadlocks(runs):

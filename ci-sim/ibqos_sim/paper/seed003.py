@@ -104,13 +104,15 @@ def simulate_engine(fabric, engine: str, setup: Setup, tick: Callable[[], None])
     return out
 
 
-def run_experiment(setup: Setup, workdir: Path, tick: Callable[[], None] = lambda: None,
+def run_experiment(setup: Setup, tick: Callable[[], None] = lambda: None,
                    note: Callable[[str], None] = print) -> list[EngineRun]:
+    import tempfile
+
     from ..harness import Harness
     from ..topology import dragonfly
-    net = dragonfly(4, 2, 2).write_net(workdir / "df72.net")
     runs = []
-    with Harness(net, run_dir=workdir / "fabric") as h:
+    with tempfile.TemporaryDirectory(prefix="ibqos-paper-") as tmp, \
+            Harness(dragonfly(4, 2, 2).write_net(Path(tmp) / "df72.net"), run_dir=Path(tmp) / "fabric") as h:
         for engine in setup.engines:
             fabric, used = route(h, engine)
             if used != engine:
@@ -182,7 +184,14 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
                                      squeeze=False)
             for ax, r in zip(axes[0], done):
                 for b in setup.buffers:
-                    ax.plot(setup.loads, r.curves[(reads, voq, b)], marker="o", ms=3, label=f"{b} pkt")
+                    ys, sts = r.curves[(reads, voq, b)], r.statuses[(reads, voq, b)]
+                    line, = ax.plot(setup.loads, ys, marker="o", ms=3, label=f"{b} pkt")
+                    dead = [(x, y) for x, y, st in zip(setup.loads, ys, sts) if st == "deadlock"]
+                    if dead:   # a deadlock is not low throughput: marked where it happened
+                        ax.scatter(*zip(*dead), marker="x", s=60, color=line.get_color(), zorder=3)
+                if any(st == "deadlock" for k, v in r.statuses.items() if k[:2] == (reads, voq) for st in v):
+                    ax.text(0.02, 0.95, "x: deadlock (credit loop)", transform=ax.transAxes,
+                            fontsize=8, va="top", color="darkred")
                 ax.set_title(f"{r.engine} ({'VOQ' if voq else 'no VOQ'})")
                 ax.set_xlabel("offered load")
                 ax.set_ylabel("accepted traffic (%)")
@@ -198,6 +207,8 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
         for r in done:
             for ax, voq in ((axes[0], False), (axes[1], True)):
+                if any(st != "done" for b in setup.buffers for st in r.statuses[(reads, voq, b)]):
+                    continue            # a deadlocked engine has no throughput to compare
                 base = max(r.curves[(reads, voq, setup.buffers[0])])
                 ax.plot(setup.buffers, [max(r.curves[(reads, voq, b)]) / base if base else None
                                         for b in setup.buffers], marker="o", label=r.engine)
