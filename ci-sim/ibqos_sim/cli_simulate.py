@@ -41,19 +41,21 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     classes = []
     if pattern == "mix":
         if classes_file:
-            import yaml
-            try:
-                doc = yaml.safe_load(Path(classes_file).read_text())
-                items = doc["classes"] if isinstance(doc, dict) else doc
-                classes = [TrafficClass(**c) for c in items]
-            except FileNotFoundError:
-                raise InputError("no such file", file=classes_file) from None
-            except (yaml.YAMLError, KeyError, TypeError) as e:
-                raise InputError(f"not a list of traffic classes: {e}", file=classes_file) from None
-            except ValidationError as e:
-                err = e.errors()[0]
-                raise InputError(err["msg"], file=classes_file,
-                                 field=".".join(str(x) for x in err["loc"])) from None
+            from ibqos.policy.yamlsrc import load_yaml
+            src = load_yaml(classes_file, what="a list of traffic classes")
+            doc = src.data
+            items = doc.get("classes") if isinstance(doc, dict) else doc
+            if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
+                raise InputError("not a list of traffic classes (name, sl, msg_bytes, rate, pattern)",
+                                 file=classes_file, line=1)
+            for i, c in enumerate(items):
+                try:
+                    classes.append(TrafficClass(**c))
+                except (ValidationError, TypeError) as e:
+                    err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
+                    loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
+                    raise InputError(err["msg"], file=classes_file, line=src.line(loc),
+                                     field=".".join(str(x) for x in loc)) from None
         elif plan is not None:
             classes = classes_from_plan(plan, msg_bytes=msg_bytes)
         else:

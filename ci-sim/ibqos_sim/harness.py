@@ -24,6 +24,8 @@ from pathlib import Path
 from ibqos import osmlog, paths
 from ibqos.errors import ExternalError, InputError
 from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
+
+from .netfile import read_net
 from ibqos.templating import render
 
 from .resweep import Resweep, sweep_mark, wait_resweep
@@ -65,15 +67,16 @@ class NetSize:
     ports: int
 
 
+# ibsim 0.10: "fatal: error at /path/fabric.net: line 5"
+_NET_ERROR = re.compile(r"error at .*: line (\d+)")
+
+
 def net_size(netfile: Path) -> NetSize:
     """Count a net file's records so ibsim's -N/-S/-P are large enough (its defaults stop at
     2048 nodes and 256 switches)."""
     nodes = switches = ports = 0
     rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"', re.I)
-    try:
-        text = netfile.read_text()
-    except OSError as e:
-        raise InputError(e.strerror or "cannot read", file=netfile) from None
+    text = read_net(netfile)
     for lineno, line in enumerate(text.splitlines(), 1):
         m = rec.match(line)
         if m:
@@ -88,7 +91,7 @@ def net_size(netfile: Path) -> NetSize:
 def sm_node_name(netfile: Path) -> str:
     """The node ibsim attaches OpenSM to: the net file's first node record."""
     rec = re.compile(r'^\s*(?:Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', re.I)
-    for line in Path(netfile).read_text().splitlines():
+    for line in read_net(netfile).splitlines():
         if m := rec.match(line):
             return m.group(1)
     raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
@@ -101,7 +104,7 @@ def net_port_types(netfile: Path) -> dict[str, str]:
     rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"', re.I)
     kinds = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
     out: dict[str, str] = {}
-    for line in netfile.read_text().splitlines():
+    for line in read_net(netfile).splitlines():
         if m := rec.match(line):
             kind = kinds[m.group(1).lower()]
             ports = range(int(m.group(2)) + 1) if kind == "SWITCH" else range(1, int(m.group(2)) + 1)
@@ -236,6 +239,14 @@ class Harness:
 
         def ready() -> bool:
             if not self.ibsim.alive():
+                log = self.ibsim.log_path.read_text(errors="replace")
+                if m := _NET_ERROR.search(log):
+                    # ibsim's own parser refused the net file: bad input, said as such
+                    raise InputError("ibsim cannot parse this net file", file=self.netfile,
+                                     line=int(m.group(1)))
+                if "sim_init failed" in log:
+                    raise InputError("ibsim cannot build a fabric from this net file (check "
+                                     "that both ends of every link agree)", file=self.netfile)
                 raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: "
                                     f"{_tail(self.ibsim.log_path)}")
             return READY in self.ibsim.log_path.read_text(errors="replace")

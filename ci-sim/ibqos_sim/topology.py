@@ -175,6 +175,13 @@ def dragonfly_unconnected_pair(a: int, p: int, h: int, ga: int = 0, gb: int = 1)
 
 def fat_tree(leaves: int = 4, spines: int = 2, hosts: int = 4) -> Topology:
     """Two-level fat tree: every leaf linked once to every spine."""
+    if leaves < 1 or hosts < 1 or spines < 0:
+        raise ValueError(f"need leaves >= 1, hosts >= 1, spines >= 0 (got leaves={leaves}, "
+                         f"spines={spines}, hosts={hosts})")
+    if leaves > 1 and spines == 0:
+        raise ValueError(f"{leaves} leaves without a spine are {leaves} separate fabrics")
+    if hosts + spines > 254 or leaves > 254:
+        raise ValueError("a switch has at most 254 ports")
     t = Topology(name=f"fattree-l{leaves}-s{spines}-h{hosts}",
                  params=dict(leaves=leaves, spines=spines, hosts=hosts))
     for s in range(spines):
@@ -192,6 +199,8 @@ def fat_tree(leaves: int = 4, spines: int = 2, hosts: int = 4) -> Topology:
 
 
 _SPEC = re.compile(r"^(?P<kind>dragonfly|df|fattree)(?::(?P<args>.*))?$")
+# kind -> (required, optional) parameters of the generator
+_SPEC_PARAMS = {"dragonfly": (("a", "p", "h"), ("g",)), "fattree": ((), ("leaves", "spines", "hosts"))}
 
 
 def from_spec(spec: str) -> Topology:
@@ -207,15 +216,23 @@ def from_spec(spec: str) -> Topology:
     if not m:
         raise InputError(f"unknown topology {spec!r} (want dragonfly:a=..,p=..,h=..[,g=..], dfN or fattree:...)",
                          field="--topology")
+    kind = "fattree" if m.group("kind") == "fattree" else "dragonfly"
+    required, optional = _SPEC_PARAMS[kind]
     kv = {}
     for part in filter(None, (m.group("args") or "").split(",")):
         k, _, v = part.partition("=")
-        if not v.isdigit():
-            raise InputError(f"bad parameter {part!r} in {spec!r}", field="--topology")
-        kv[k.strip()] = int(v)
+        k = k.strip()
+        if k not in required + optional:
+            raise InputError(f"{spec!r}: unknown parameter {k!r} ({kind} takes "
+                             f"{', '.join(required + optional)})", field="--topology")
+        if not v.strip().isdigit():
+            raise InputError(f"{spec!r}: {k} must be a whole number, not {v!r}", field="--topology")
+        kv[k] = int(v)
+    missing = [k for k in required if k not in kv]
+    if missing:
+        raise InputError(f"{spec!r}: give {', '.join(f'{k}=' for k in missing)} "
+                         f"({kind}:{','.join(f'{k}=N' for k in required)})", field="--topology")
     try:
-        if m.group("kind") == "fattree":
-            return fat_tree(**kv)
-        return dragonfly(**kv)
-    except (TypeError, ValueError) as e:
+        return fat_tree(**kv) if kind == "fattree" else dragonfly(**kv)
+    except ValueError as e:
         raise InputError(f"{spec!r}: {e}", field="--topology") from None

@@ -12,19 +12,27 @@ from typing import Any, TypeVar
 import pydantic
 
 from .errors import InputError
+from .inputfile import read_text
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 def read_json(path: str | Path, *, hint: str = "") -> Any:
     try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise InputError((e.strerror or str(e)) + (f" ({hint})" if hint else ""), file=path) from None
+        text = read_text(path)
+    except InputError as e:
+        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path) from None
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=_no_constant(path))
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+
+
+def _no_constant(path):
+    """JSON has no Infinity or NaN; Python's json accepts them unless told not to."""
+    def refuse(name: str):
+        raise InputError(f"not JSON: {name} is not a number JSON allows", file=path)
+    return refuse
 
 
 def validate(cls: type[M], doc: Any, path: str | Path) -> M:

@@ -5,6 +5,7 @@ Exit codes used across ibqos:
   1  a defect was found (verification failed, SLA missed, deadlock)
   2  unusable input (bad file, bad option, infeasible policy)
   3  an external component failed (ibsim, OpenSM, a diags tool, apt)
+ 70  a bug in ibqos (one line; `ibqos -v` shows the traceback)
 """
 
 from __future__ import annotations

@@ -147,7 +147,7 @@ def test_file_size_is_capped(tmp_path):
 def test_a_directory_is_refused(tmp_path):
     with pytest.raises(InputError) as e:
         load_policy(tmp_path)
-    assert str(e.value) == f"{tmp_path}: not a regular file"
+    assert str(e.value) == f"{tmp_path}: is a directory, not a policy"
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])

@@ -84,4 +84,15 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(0)
         click.echo(f"ibqos: error: {e.filename or ''}: {e.strerror}", err=True)
         sys.exit(2)
+    except UnicodeDecodeError as e:
+        # every file is meant to be read through ibqos.inputfile, which names it; this is the
+        # net for one that is not
+        click.echo(f"ibqos: error: input is not UTF-8 (byte {e.start})", err=True)
+        sys.exit(2)
+    except Exception as e:  # noqa: BLE001 - the one place a bug meets the admin
+        if logging.getLogger().isEnabledFor(logging.INFO):
+            raise
+        click.echo(f"ibqos: internal error: {type(e).__name__}: {e} (this is a bug in ibqos; "
+                   "'ibqos -v ...' shows where)", err=True)
+        sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -64,6 +64,12 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
                              ArbTable.parse_entries(low or "", "--low"), limit)
         except ValueError as e:
             raise InputError(str(e)) from None
+        if not any(w for _, w in table.high + table.low):
+            # an empty table set sends nothing: there is nothing to analyse, and saying
+            # "0 %" with exit 0 would read as an answer
+            raise InputError("the tables have no entry with a weight above 0: give VL:weight "
+                             "entries, e.g. --high 0:9,1:10 --low 2:4",
+                             field="--high" if high is not None else "--low")
         jobs.append(("tables", table, None))
     mode = mode or "byte"
     packet_bytes = packet_bytes or 4096

@@ -32,7 +32,9 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
            sim_socket: str | None) -> None:
     """Show what the fabric is programmed with now, per port role and per SL."""
     from ..fabric.model import Fabric
+    from ..plan import Plan
     from ..status import sl2vl_by_hop, vlarb_by_role
+    plan = Plan.load(plan_path) if plan_path else None      # bad input first, before any output
     env = None
     if sim_socket:
         import os
@@ -74,8 +76,7 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
         failures.append("the routing in force has a credit loop")
     if plan_path:
         from ..conformance import diff_programmed, expected_from_plan
-        from ..plan import Plan
-        diffs = diff_programmed(fabric, expected_from_plan(Plan.load(plan_path)))
+        diffs = diff_programmed(fabric, expected_from_plan(plan))
         if diffs:
             for d in diffs:
                 con.print(f"[red]≠[/red] {d}")

@@ -39,6 +39,7 @@ class StageTime:
 @dataclass
 class DryRunState:
     plan: object = None
+    topology: object = None              # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
     netfile: Path | None = None
     topology_name: str = ""
@@ -67,6 +68,7 @@ class DryRun:
 
     # ---- driver ------------------------------------------------------------
     def run(self) -> DryRunState:
+        self.validate_inputs()               # all of them, before anything is written
         self.cfg.out.mkdir(parents=True, exist_ok=True)
         try:
             for name in STAGES:
@@ -85,12 +87,22 @@ class DryRun:
         self.s.stages.append(StageTime(name, time.monotonic() - t0, note or ""))
         self.progress(name, 1.0)
 
-    # ---- stages ------------------------------------------------------------
-    def stage_plan(self) -> str:
+    def validate_inputs(self) -> None:
+        """Policy (planned), fault specs and the fabric (topology spec or net file): a bad one
+        is one InputError line and nothing in --out."""
+        from ..faultspec import parse_fault
         from ..planner import make_plan
         from ..policy import load_policy
         from ibqos_sim.harness import IBSIM_VLARB_CAP
+        from ibqos_sim.netfile import check_net
+        from ibqos_sim.topology import from_spec
         policy = load_policy(self.cfg.policy)
+        for f in self.cfg.faults:          # the spelling now, the names once the fabric is up
+            parse_fault(f)
+        if self.cfg.net:
+            check_net(self.cfg.net)
+        else:
+            self.s.topology = from_spec(self.cfg.topology)
         cap = policy.fabric.vlarb_cap
         fit = (min(cap.high, IBSIM_VLARB_CAP[0]), min(cap.low, IBSIM_VLARB_CAP[1]))
         if fit != (cap.high, cap.low):
@@ -98,6 +110,9 @@ class DryRun:
                 f"planned for ibsim's {fit[0]}/{fit[1]}-entry VLArb tables, not the policy's "
                 f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables")
         self.s.plan = make_plan(policy, cap=fit)
+
+    # ---- stages ------------------------------------------------------------
+    def stage_plan(self) -> str:
         self.s.plan.save(self.cfg.out / "plan.json")
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
@@ -117,7 +132,7 @@ class DryRun:
         if self.cfg.net:
             self.s.netfile, self.s.topology_name = self.cfg.net, self.cfg.net.name
         else:
-            topo = from_spec(self.cfg.topology)
+            topo = self.s.topology or from_spec(self.cfg.topology)
             self.s.netfile = topo.write_net(self.cfg.out / "fabric.net")
             self.s.topology_name = f"{self.cfg.topology} ({topo.name}, {len(topo.cas)} CAs)"
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
+from ..inputfile import read_bytes
 from .model import Fabric, Node, Port
 
 SUBNET_LST = "opensm-subnet.lst"
@@ -33,7 +34,7 @@ _LINK = re.compile(_END.replace("{n}", "a") + " " + _END.replace("{n}", "b") +
                    r" PHY=(?P<phy>\S+) LOG=(?P<log>\S+) SPD=(?P<spd>\S+)\s*$")
 _LFT_HEAD = re.compile(r"Unicast lids \[0-(\d+)\] of switch Lid \d+ guid 0x([0-9a-fA-F]+) \(.*\):\s*$")
 _LFT_ROW = re.compile(r"0x([0-9a-fA-F]+) (\d+) # (?:.* portguid 0x([0-9a-fA-F]+):.*|unknown node and type)\s*$")
-_LFT_FOOT = re.compile(r"\d+ lids dumped\s*$")
+_LFT_FOOT = re.compile(r"(\d+) lids dumped\s*$")
 _SL2VL_HEAD = re.compile(r'(Switch|Channel Adapter|Router) 0x([0-9a-fA-F]+), base LID \d+, ".*"\s*$')
 _SL2VL_ROW = re.compile(r"(\d+)\s+(\d+)\s+:((?:\s+\d+){16})\s*$")
 
@@ -58,14 +59,14 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    try:
-        text = path.read_text(errors="replace")
-    except FileNotFoundError:
+    if not path.exists():
         raise InputError("missing: OpenSM writes it with -D 0x43 and dump_files_dir"
-                         + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""),
-                         file=path) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+                         + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""), file=path)
+    # Node descriptions are bytes a switch reports, not always UTF-8: kept, replaced
+    text = read_bytes(path).decode("utf-8", errors="replace")
+    if text and not text.endswith("\n"):       # OpenSM ends every dump line with one
+        raise InputError("ends in the middle of a line: the dump is cut short", file=path,
+                         line=text.count("\n") + 1)
     for no, line in enumerate(text.splitlines(), 1):
         if line and not line.isspace():
             yield no, line
@@ -111,9 +112,15 @@ def _endpoint(fabric: Fabric, m: re.Match, n: str, path: Path, no: int) -> tuple
 
 
 def _read_lfts(fabric: Fabric, path: Path) -> None:
+    """A dump cut short is bad input, not a fabric with unrouted LIDs: every switch block
+    must end with its `N lids dumped` line, N must be the rows read, and every switch of the
+    topology must have a block."""
     owner: dict[int, int] = {}              # LID -> port GUID, from the row comments
     node: Node | None = None
+    rows = last = 0
+    seen: set[int] = set()
     for no, line in _lines(path):
+        last = no
         # Rows are `0x%04x %03u # ...` (osm_dump.c) and make up nearly all of a large dump:
         # slice them; the regexes handle headers, footers and anything malformed.
         if line[:2] == "0x" and line[6:7] == " " and line[10:13] == " # " and node is not None:
@@ -126,20 +133,39 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             if lid >= len(node.lft):
                 node.lft.extend([255] * (lid + 1 - len(node.lft)))
             node.lft[lid] = port
+            rows += 1
             if lid not in owner and (k := line.find("portguid 0x", 13)) >= 0:
                 owner[lid] = int(line[k + 11:k + 27], 16)
         elif m := _LFT_HEAD.match(line):
+            if node is not None:
+                raise InputError(f"the block of switch 0x{node.guid:016x} has no 'lids dumped' "
+                                 "line: the dump is cut or garbled", file=path, line=no)
             guid = int(m[2], 16)
             node = fabric.nodes.get(guid)
             if node is None or node.kind != "switch":
                 raise InputError(f"switch 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
             node.lft = [255] * (int(m[1]) + 1)
+            rows = 0
+            seen.add(guid)
         elif _LFT_ROW.match(line):
             raise InputError("LFT row before a switch header", file=path, line=no)
-        elif _LFT_FOOT.match(line):
+        elif m := _LFT_FOOT.match(line):
+            if node is None:
+                raise InputError("'lids dumped' line without a switch block", file=path, line=no)
+            if int(m[1]) != rows:
+                raise InputError(f"{m[1]} lids dumped, but the block of switch 0x{node.guid:016x} "
+                                 f"has {rows} rows: the dump is cut or garbled", file=path, line=no)
             node = None
         else:
             raise InputError("not an OpenSM LFT dump line", file=path, line=no)
+    if node is not None:
+        raise InputError(f"ends inside the block of switch 0x{node.guid:016x} (no 'lids dumped' "
+                         "line): the dump is cut short", file=path, line=last)
+    missing = [n for n in fabric.switches() if n.guid not in seen]
+    if missing:
+        raise InputError(f"no LFT block for {len(missing)} switch(es) of {SUBNET_LST}, e.g. "
+                         f"0x{missing[0].guid:016x} {missing[0].desc!r}: the dump is cut short",
+                         file=path, line=last)
     _set_lmc(fabric, owner)
 
 

@@ -130,7 +130,8 @@ class Plan(_M):
 
     def save(self, path: str | Path) -> None:
         """Atomic: a temp file in the same directory, renamed over `path`."""
-        write_atomic(path, json.dumps(self.to_json(), indent=1) + "\n")
+        # allow_nan=False: JSON has no Infinity or NaN, and a plan with one is a bug, not a file
+        write_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:

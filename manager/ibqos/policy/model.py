@@ -16,7 +16,8 @@ NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # allow_inf_nan=False: 1e400 in YAML is inf, and no bound or share is infinite
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 def _hex_or_range(v, what: str) -> str:

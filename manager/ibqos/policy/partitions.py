@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..inputfile import MiB, read_text
 
 DEFAULT_PKEY = 0x7FFF            # OpenSM always creates the Default partition
 _MEMBER = re.compile(r"(0x[0-9a-fA-F]{1,16}|\d+|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF)"
@@ -34,14 +35,7 @@ class Partitions:
 
 
 def read_partitions(path: Path) -> Partitions:
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(e.strerror or "cannot read", file=path) from None
-    try:
-        text = raw.decode()
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from None
+    text = read_text(path, limit=16 * MiB, what="a partitions.conf")
     return Partitions(str(path), text, _parse(text, path))
 
 

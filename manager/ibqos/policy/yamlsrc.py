@@ -20,16 +20,14 @@ Every refusal is one InputError naming the file, line and the field being read.
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from ..errors import InputError
+from ..inputfile import read_text_hashed
 
 Path_ = tuple  # a location inside the document: ("classes", 0, "bandwidth")
 
@@ -59,41 +57,17 @@ class Located:
         return self.lines.get((), None)
 
 
-def read_text_capped(path: Path, limit: int = MAX_BYTES) -> tuple[str, str]:
-    """The file as text, and the SHA-256 of its bytes: a regular file of at most `limit`
-    bytes (opened without blocking, so a FIFO is refused, not waited on), strictly UTF-8."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=path) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError("not a regular file", file=path)
-        chunks, size = [], 0
-        while size <= limit:
-            b = os.read(fd, limit + 1 - size)
-            if not b:
-                break
-            chunks.append(b)
-            size += len(b)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=path) from None
-    finally:
-        os.close(fd)
-    if size > limit:
-        raise InputError(f"larger than {limit // 1024} KiB; a policy is much smaller", file=path)
-    raw = b"".join(chunks)
-    try:
-        return raw.decode("utf-8-sig"), hashlib.sha256(raw).hexdigest()
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from None
+def read_text_capped(path: Path, limit: int = MAX_BYTES, what: str = "a policy") -> tuple[str, str]:
+    """The file's text and the SHA-256 of its bytes (inputfile.py: a regular file of at
+    most `limit` bytes, strictly UTF-8)."""
+    return read_text_hashed(path, limit=limit, what=what)
 
 
-def load_yaml(path: str | Path) -> Located:
+def load_yaml(path: str | Path, what: str = "a policy") -> Located:
+    """Any small YAML document an admin writes (a policy, traffic classes), with the limits
+    above and every node's line."""
     path = Path(path)
-    text, sha256 = read_text_capped(path)
+    text, sha256 = read_text_capped(path, what=what)
     builder = _Builder(path)
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):

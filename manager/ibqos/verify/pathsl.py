@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..inputfile import read_bytes
 from ..fabric.model import Fabric
 
 PATH_SL_FILE = "path-sl"          # in a run directory: ibdmchk -c format
@@ -96,12 +97,8 @@ def parse_ibdmchk_psl(text: str, path: str | Path, fabric: Fabric) -> PathSLs:
 def read_path_sls(path: str | Path, fabric: Fabric) -> PathSLs:
     """Either format, told apart by content."""
     p = Path(path)
-    try:
-        text = p.read_text(errors="replace")
-    except FileNotFoundError:
-        raise InputError("no such file", file=p) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=p) from None
+    # saquery prints node descriptions, bytes a device reports: kept, not refused
+    text = read_bytes(p, what="a path-SL file").decode("utf-8", errors="replace")
     if "PathRecord dump:" in text:
         return parse_saquery(text, p)
     return parse_ibdmchk_psl(text, p, fabric)

@@ -1,0 +1,70 @@
+"""Every file an admin hands ibqos is read here: one regular file (a FIFO or a device is
+refused, never waited on), at most a size cap, strictly UTF-8. Anything else is one
+InputError line naming the file (`plan.json: not UTF-8 (byte 19)`), exit code 2."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+from .errors import InputError
+
+MiB = 1024 * 1024
+DEFAULT_LIMIT = 512 * MiB       # OpenSM's LFT dump of a 2550-CA fabric is about 110 MB
+
+
+def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> bytes:
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError("no such file", file=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory" + (f", not {what}" if what else ""), file=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise InputError("is a directory" + (f", not {what}" if what else ""), file=path)
+        if not stat.S_ISREG(mode):
+            raise InputError("not a regular file", file=path)
+        chunks, size = [], 0
+        while size <= limit:
+            b = os.read(fd, min(limit + 1 - size, 16 * MiB))
+            if not b:
+                break
+            chunks.append(b)
+            size += len(b)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise InputError(f"larger than {_size(limit)}" + (f"; {what} is much smaller" if what else ""),
+                         file=path)
+    return b"".join(chunks)
+
+
+def decode(raw: bytes, path: str | Path) -> str:
+    """Strict UTF-8 (a leading byte-order mark is dropped)."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from None
+
+
+def read_text(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> str:
+    return decode(read_bytes(path, limit=limit, what=what), path)
+
+
+def read_text_hashed(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> tuple[str, str]:
+    """The text and the SHA-256 of its bytes (what a plan records of its policy)."""
+    raw = read_bytes(path, limit=limit, what=what)
+    return decode(raw, path), hashlib.sha256(raw).hexdigest()
+
+
+def _size(n: int) -> str:
+    return f"{n // MiB} MiB" if n >= MiB else f"{n // 1024} KiB"
