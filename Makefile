@@ -36,8 +36,10 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
 
-# The C unit tests (ctest: dla's routing library, the simulator core), then every pytest.
+# Lint (ruff, configured in pyproject.toml), the C unit tests (ctest: dla's routing library,
+# the simulator core), then every pytest.
 test: build
+	$(VENV)/bin/ruff check .
 	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q
 

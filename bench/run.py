@@ -82,7 +82,8 @@ def main() -> None:
         ratios_vs(rows, "minhop")
         ratios_vs(rows, "minhop", key="resweep_s")
         (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        cols = ["cas", "engine", "engine_s", "engine_s/minhop", "resweep_s", "resweep_s/minhop", "sm_s", "vls_engine", "vls_used",
+        cols = ["cas", "engine", "engine_s", "engine_s/minhop", "resweep_s", "resweep_s/minhop", "sm_s",
+                "vls_engine", "vls_used",
                 "configured_by", "fell_back", "verdict", "cdg_acyclic", "max_hops", "verify_s"]
         sections["engines"] = ["## Routing engines on ibsim dragonflies", "",
                "engine_s: routing-engine time from osm.log ('building routing with' → "
@@ -97,7 +98,8 @@ def main() -> None:
                "readback: LFT, SL2VL, VLArb, PortInfo in one process; per_port_smpquery_est: one "
                "measured `smpquery` × the SL2VL+VLArb queries a per-port approach needs; "
                "verify: every CA pair + CDG, against the whole `opensm --once` of the same run.", "",
-               markdown(rows, ["cas", "switches", "all_discovered", "readback_s", "ibnetdiscover_s", "readback/ibnetdiscover",
+               markdown(rows, ["cas", "switches", "all_discovered", "readback_s", "ibnetdiscover_s",
+                               "readback/ibnetdiscover",
                                "per_port_smpquery_est_s", "sm_once_s", "verify_s", "verify/sm_once",
                                "verdict"]), "",
                "Simulator (uniform traffic, QDR, 4 KB MTU, 16 packets per VL, VOQ; seed 003 §5.2):", "",

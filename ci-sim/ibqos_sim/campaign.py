@@ -286,7 +286,7 @@ def problems(o: Outcome, *, single: bool) -> list[str]:
     if d.engine != ENGINE:
         if single or not d.refusals:
             out.append(f"routed by {d.engine or 'nothing'}, not {ENGINE}"
-                       + (f" (refused: {d.refusals[0]})" if d.refusals else " (no ERR D1A reason logged)"))
+                       + (f" (refused: {d.refusals[0]})" if d.refusals else " (no refusal in the plugin record)"))
         if not d.cdg_acyclic or d.ibdmchk_loops:
             out.append(f"the fallback {d.engine} has credit loops")
     if d.engine == ENGINE or single:

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from ibqos import osmlog
 from ibqos.errors import ExternalError
+from ibqos.fabric.dla_record import DlaRecord, read_record
 from ibqos.proc import wait_until
 
 _BUILD = re.compile(rb"building routing with '")
 _CONFIGURED = re.compile(rb"tables configured on all switches")
 _UP = re.compile(rb"SUBNET UP\s*$", re.M)
-_REFUSAL = re.compile(r"ERR D1A[0-9A-F]: dla: (?:fabric refused: )?(.+?)(?:; falling back to the next routing engine)?$")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class Resweep:
     """What OpenSM logged from the mark to the end of the first complete re-sweep after it."""
     lines: list[osmlog.LogLine]
     end_offset: int
+    record: DlaRecord | None = None      # the dla plugin's record of this sweep, if it wrote one
 
     @property
     def engines(self) -> list[str]:
@@ -62,8 +63,8 @@ class Resweep:
 
     @property
     def refusals(self) -> list[str]:
-        """dla's ERR D1Ax lines of this sweep, the reason only."""
-        return [m.group(1) for ln in self.lines if (m := _REFUSAL.search(ln.text))]
+        """dla's reason, from its record, when it refused this sweep."""
+        return [self.record.engine.reason or ""] if self.record and self.record.refused else []
 
     def errors(self) -> list[str]:
         return osmlog.errors(self.lines)
@@ -98,4 +99,6 @@ def wait_resweep(sm, mark: SweepMark, timeout: float = 120) -> Resweep:
         return False
     wait_until(done, timeout=timeout, interval=0.02, what=f"an OpenSM re-sweep in {mark.log}")
     chunk, end = found[-1]
-    return Resweep(osmlog.parse_text(chunk.decode(errors="replace")), end)
+    dumps = getattr(sm, "dumps", None)
+    return Resweep(osmlog.parse_text(chunk.decode(errors="replace")), end,
+                   read_record(dumps) if dumps is not None else None)

@@ -3,7 +3,8 @@
 - star(): one switch and n CAs, every port with the same VLArb (seed 002 two-node method).
 - dragonfly_dla(): the generator's dragonfly with seed 003 Fig. 4 routes; with vls=2 the
   Fig. 8 SL2VL (VL1 after a global hop), with vls=1 every SL on VL0 (a credit loop).
-The routes here are test fixtures; the simulator itself only reads LFTs.
+The routes here are test fixtures
+the simulator itself only reads LFTs.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ def config_a() -> VLArb:
     hi, n = [], [0, 0, 0]
     for i in range(64):
         if i % 2 == 0:
-            hi.append((0, 9 if n[0] < 8 else 8)); n[0] += 1
+            hi.append((0, 9 if n[0] < 8 else 8))
+            n[0] += 1
         elif i % 4 == 1:
-            hi.append((1, 10 if n[1] < 14 else 9)); n[1] += 1
+            hi.append((1, 10 if n[1] < 14 else 9))
+            n[1] += 1
         else:
-            hi.append((2, 7 if n[2] < 10 else 6)); n[2] += 1
+            hi.append((2, 7 if n[2] < 10 else 6))
+            n[2] += 1
     return VLArb(hi, [(3, 6)], 1, 64, 64)
 
 

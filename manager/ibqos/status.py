@@ -37,7 +37,8 @@ def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
             if role is None:
                 continue
             a = port.vlarb
-            key = (ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.high_limit) if a else ("(not read)", "", None)
+            key = ((ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.high_limit) if a
+                   else ("(not read)", "", None))
             seen[role][key] += 1
     out = []
     for role in ("ca", "sw0", "terminal", "local", "global", "switch"):

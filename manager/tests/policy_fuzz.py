@@ -95,7 +95,7 @@ def _bomb(depth: int, width: int) -> str:
 tricks = st.one_of(
     st.builds(lambda n: ("append", f"deep: {'[' * n}{']' * n}\n"), st.integers(1, 1200)),
     st.builds(lambda n: ("append", f"deep: {'{a: ' * n}1{'}' * n}\n"), st.integers(1, 400)),
-    st.builds(lambda n: ("append", f"deep:\n" + "".join(" " * i + "- \n" for i in range(n))),
+    st.builds(lambda n: ("append", "deep:\n" + "".join(" " * i + "- \n" for i in range(n))),
               st.integers(1, 200)),
     st.builds(lambda d, w: ("append", _bomb(d, w)), st.integers(1, 12), st.integers(1, 12)),
     st.builds(lambda n, c: ("append", f"big: {c * n}\n"), st.integers(1, 10000),
@@ -203,7 +203,7 @@ def long_run(n: int, per_example_s: int = 5) -> int:
             stats[check(data, path)] += 1
         except Hang:
             findings.append(f"hang > {per_example_s} s: {data[:200]!r}")
-        except Exception:                              # noqa: BLE001: every other one is a finding
+        except Exception:                              # noqa: BLE001 - every other one is a finding
             findings.append(f"{traceback.format_exc(limit=3)}\ninput: {data[:300]!r}")
         finally:
             signal.alarm(0)

@@ -9,7 +9,6 @@ import os
 import pytest
 
 from ibqos import paths
-from ibqos.proc import run_command
 
 HEADER = "version 1\n"
 SL2CLASS_CLASS7 = "sl2class 0,1,2,3,4,5,6,7,0,0,0,0,0,0,0,0\n"

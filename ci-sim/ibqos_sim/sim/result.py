@@ -140,7 +140,8 @@ def build_result(sim) -> SimResult:
     counters = {
         "injected": raw.injected, "delivered": raw.delivered, "in_flight": raw.in_flight,
         "dropped_unrouted": raw.dropped_route, "dropped_vl": raw.dropped_vl,
-        "packet_hops": raw.hops, "events": raw.events, "max_pending_events": raw.max_pending, "simulated_us": raw.now_ps / 1e6,
+        "packet_hops": raw.hops, "events": raw.events, "max_pending_events": raw.max_pending,
+        "simulated_us": raw.now_ps / 1e6,
         "window_us": raw.window_ps / 1e6, "wall_s": round(sim.wall_s, 4), "cpu_s": round(sim.cpu_s, 4),
         "hops_per_cpu_s": round(raw.hops / sim.cpu_s) if sim.cpu_s else None,
     }

@@ -3,7 +3,8 @@ state repeats, then compute every statistic over exactly one period.
 
 The state is sampled each time the high table wraps (or the low table, when the high table
 is empty): (high deficits, low position, low deficits, hi_count). The machine is
-deterministic, so the first repeated sample closes a period; the runs between the two
+deterministic, so the first repeated sample closes a period
+the runs between the two
 samples repeat forever, and shares over them are the exact long-run shares.
 """
 
@@ -83,7 +84,9 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
                 seen[key] = len(t_vl)
             n, lo_def[lo_pos] = turn(lo_credit[lo_pos], lo_def[lo_pos])
             if n:
-                t_vl.append(lo_vl[lo_pos]); t_bytes.append(n * size); t_visit.append(True)
+                t_vl.append(lo_vl[lo_pos])
+                t_bytes.append(n * size)
+                t_visit.append(True)
             lo_pos = (lo_pos + 1) % nlo
         raise NoPeriodError(f"no period within {MAX_WRAPS} low-table cycles")
 
@@ -102,14 +105,18 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
                 continue
             vl = hi_vl[i]
             if not low_can_interrupt:
-                t_vl.append(vl); t_bytes.append(left * size); t_visit.append(True)
+                t_vl.append(vl)
+                t_bytes.append(left * size)
+                t_visit.append(True)
                 continue
             visit = True
             while left:
                 if hi_count >= limit_bytes:           # rule 1: one low turn
                     n, lo_def[lo_pos] = turn(lo_credit[lo_pos], lo_def[lo_pos])
                     if n:
-                        t_vl.append(lo_vl[lo_pos]); t_bytes.append(n * size); t_visit.append(True)
+                        t_vl.append(lo_vl[lo_pos])
+                        t_bytes.append(n * size)
+                        t_visit.append(True)
                     lo_pos += 1
                     if lo_pos == nlo:
                         lo_pos = 0
@@ -118,7 +125,9 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
                 k = -(-(limit_bytes - hi_count) // size)    # rule 2, up to the limit
                 if k > left:
                     k = left
-                t_vl.append(vl); t_bytes.append(k * size); t_visit.append(visit)
+                t_vl.append(vl)
+                t_bytes.append(k * size)
+                t_visit.append(visit)
                 visit = False
                 hi_count += k * size
                 left -= k

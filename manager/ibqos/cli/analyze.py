@@ -40,7 +40,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     from ..arbiter.rates import rate_gbps
     if not 1 <= runs <= MAX_RUNS:
         raise InputError(f"{runs} is outside 1..{MAX_RUNS}: Algorithm 1 keeps every delivery, so "
-                         "its time and memory grow with the runs", 
+                         "its time and memory grow with the runs",
                          field="--runs")
     jobs = []              # (label, table, classes or None)
     if plan_path is not None:

@@ -113,11 +113,11 @@ def _endpoint(fabric: Fabric, m: re.Match, n: str, path: Path, no: int) -> tuple
 
 def _read_lfts(fabric: Fabric, path: Path) -> None:
     """A dump cut short is bad input, not a fabric with unrouted LIDs: every switch block
-    must end with its `N lids dumped` line, N must be the rows read, and every switch of the
-    topology must have a block."""
+    must end with its `N lids dumped` line (N: the block's top LID; unassigned LIDs have no
+    row), and every switch of the topology must have a block."""
     owner: dict[int, int] = {}              # LID -> port GUID, from the row comments
     node: Node | None = None
-    rows = last = 0
+    rows = last = top = 0
     seen: set[int] = set()
     for no, line in _lines(path):
         last = no
@@ -144,7 +144,8 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             node = fabric.nodes.get(guid)
             if node is None or node.kind != "switch":
                 raise InputError(f"switch 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
-            node.lft = [255] * (int(m[1]) + 1)
+            top = int(m[1])
+            node.lft = [255] * (top + 1)
             rows = 0
             seen.add(guid)
         elif _LFT_ROW.match(line):
@@ -152,9 +153,10 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
         elif m := _LFT_FOOT.match(line):
             if node is None:
                 raise InputError("'lids dumped' line without a switch block", file=path, line=no)
-            if int(m[1]) != rows:
+            if int(m[1]) != top or rows > top:     # OpenSM counts LIDs up to the top one
                 raise InputError(f"{m[1]} lids dumped, but the block of switch 0x{node.guid:016x} "
-                                 f"has {rows} rows: the dump is cut or garbled", file=path, line=no)
+                                 f"covers LIDs up to {top} in {rows} rows: the dump is garbled",
+                                 file=path, line=no)
             node = None
         else:
             raise InputError("not an OpenSM LFT dump line", file=path, line=no)

@@ -127,13 +127,13 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int,
         budget[0] -= 1
         if budget[0] < 0:
             return False
-        pick, options = None, None
+        options = None
         for v in adj:
             if v in group_of:
                 continue
             opts = [q for q in cands[v] if free(q, small_left)]
             if options is None or len(opts) < len(options):
-                pick, options = v, opts
+                options = opts
                 if not opts:
                     return False
         for q in options:
