@@ -14,14 +14,22 @@ from ibqos import paths
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
-_VLS = re.compile(r"(?:Virtual )?Lanes needed: (\d+)|dla: .*?(\d+) VLs")
+# lash and dfsssp assign each path an SL and program SL2VL as the identity, so their lane
+# count is in no table: only OpenSM's own report of it ("Lanes needed: N") or the SA's answer
+# for every pair (the verdict below, up to SA_LIMIT CAs) says it.
+_OSM_LANES = re.compile(r"(?:Virtual )?Lanes needed: (\d+)")
 
 
 def engine_vls(run) -> int | None:
+    """VLs per class the engine needed: dla's from its record, OpenSM's engines' from their
+    own report."""
+    from ibqos.fabric.dla_record import read_record
+    record = read_record(run.dumps)
+    if record is not None and not record.refused and run.configured_engines()[-1:] == ["dla"]:
+        return record.levels
     for ln in run.lines():
-        m = _VLS.search(ln.text)
-        if m:
-            return int(m.group(1) or m.group(2))
+        if m := _OSM_LANES.search(ln.text):
+            return int(m.group(1))
     return None
 
 
