@@ -9,6 +9,7 @@ import click
 from ibqos.errors import InputError
 
 from .harness import Harness
+from .netfile import check_net
 from .topology import from_spec
 
 RUN_DIR = click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
@@ -29,11 +30,19 @@ def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
     """Start ibsim on NET (or a generated --topology) and leave it running."""
     if (net is None) == (spec is None):
         raise InputError("give exactly one of NET or --topology", field="fabric up")
+    if (run_dir / "harness.json").exists():
+        # a second `up` must not orphan the first fabric's ibsim (and its OpenSMs)
+        old = Harness.attach(run_dir)
+        if old.ibsim.alive():
+            raise InputError(f"a fabric is already up here (ibsim pid {old.ibsim.pid}): "
+                             f"'ibqos fabric down --run-dir {run_dir}' first", file=run_dir)
+        old.stop()                       # stale state: stop any OpenSM it still names
+    topo = from_spec(spec) if spec else None
+    if net is not None:
+        check_net(net)
     run_dir.mkdir(parents=True, exist_ok=True)
-    if spec:
-        net = from_spec(spec).write_net(run_dir / "fabric.net")
-    elif not net.exists():
-        raise InputError("no such file", file=net)
+    if topo is not None:
+        net = topo.write_net(run_dir / "fabric.net")
     h = Harness(net, run_dir)
     h.start()
     h.detach()

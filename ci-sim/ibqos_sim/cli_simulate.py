@@ -42,8 +42,8 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     if pattern == "mix":
         if classes_file:
             from ibqos.policy.yamlsrc import load_yaml
-            src = load_yaml(classes_file, what="a list of traffic classes")
-            doc = src.data
+            located = load_yaml(classes_file, what="a list of traffic classes")
+            doc = located.data
             items = doc.get("classes") if isinstance(doc, dict) else doc
             if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
                 raise InputError("not a list of traffic classes (name, sl, msg_bytes, rate, pattern)",
@@ -54,10 +54,13 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                 except (ValidationError, TypeError) as e:
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
-                    raise InputError(err["msg"], file=classes_file, line=src.line(loc),
+                    raise InputError(err["msg"], file=classes_file, line=located.line(loc),
                                      field=".".join(str(x) for x in loc)) from None
         elif plan is not None:
-            classes = classes_from_plan(plan, msg_bytes=msg_bytes)
+            # each class offers its planned share of the link, scaled by --load: a sweep then
+            # shows the classes from idle to full (all saturating, every load is the same)
+            classes = [c.model_copy(update={"rate": round(plan.class_by_name(c.name).bandwidth.planned / 100, 6)})
+                       for c in classes_from_plan(plan, msg_bytes=msg_bytes)]
         else:
             raise InputError("--traffic mix needs --classes FILE or a plan", field="--traffic")
         pattern = "uniform"
@@ -68,9 +71,11 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
         return TrafficSpec(pattern=pattern, process=process, sl=sl, msg_bytes=msg_bytes,
                            classes=classes, src=src, dst=dst,
                            sls=[int(x) for x in sls.split(",")] if sls else [0, 1, 2, 3])
-    except (ValidationError, ValueError) as e:
-        raise InputError(str(e).splitlines()[-1] if hasattr(e, "errors") else str(e),
-                         field="--sls") from None
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
+    except ValueError as e:
+        raise InputError(str(e), field="--sls") from None
 
 
 def _link_defaults(rate, mtu, plan, console) -> tuple:
@@ -157,6 +162,9 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
         err = e.errors()[0]
         raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
     traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
+    if sweep and traffic.classes and all(c.rate == "saturate" for c in traffic.classes):
+        raise InputError("every class saturates, so the load changes nothing: give the classes "
+                         "a rate, or drop --sweep", field="--sweep")
     net = network_for(fabric, params, source=str(source))
     results = []
     from rich.progress import Progress
@@ -178,7 +186,7 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
             report.print_result(r, console)
         if len(results) > 1:
             report.print_sweep(results, console)
-        console.print(f"results: {path}")
+        console.print(f"results: {path}", markup=False, highlight=False)
     if plot:
         from .sim import plot as plots
         pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]

@@ -45,12 +45,27 @@ def validate(cls: type[M], doc: Any, path: str | Path) -> M:
                          field=".".join(str(p) for p in err["loc"]) or None) from None
 
 
-def write_atomic(path: str | Path, text: str, *, durable: bool = False) -> None:
+def default_mode(directory: bool = False) -> int:
+    """What open() or mkdir() would give: 0666 or 0777 less the umask (mkstemp and mkdtemp
+    give 0600 and 0700, which would hide an output from everyone but its writer)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return (0o777 if directory else 0o666) & ~mask
+
+
+def write_atomic(path: str | Path, text: str, *, durable: bool = False, mode: int | None = None) -> None:
     """A temp file in the same directory renamed over `path`; with durable, fsynced first and
-    the directory entry after, so a crash leaves the old or the new bytes."""
+    the directory entry after, so a crash leaves the old or the new bytes. The file gets
+    `mode`, else the mode of the file it replaces, else the umask's default."""
     path = Path(path)
+    if mode is None:
+        try:
+            mode = path.stat().st_mode & 0o7777
+        except OSError:
+            mode = default_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w") as f:
             f.write(text)
             if durable:

@@ -9,8 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from ibqos.arbiter.rates import rate_gbps as parse_rate
 
 
+MAX_SIM_US = 1_000_000.0
+
+
 class SimParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     rate: Union[str, float] = "QDR"          # every link: QDR 32, FDR 56, EDR 100, HDR 200 Gb/s, or Gb/s
     mtu: int = Field(4096, ge=64, le=65535)  # bytes per packet (the largest)
     buffer_packets: int = Field(16, ge=1, le=1024)   # input buffer per (port, VL), in MTU packets
@@ -22,8 +25,10 @@ class SimParams(BaseModel):
     input_reads: Literal["N", 1] = "N"
     accounting: Literal["byte", "packet"] = "byte"   # docs/arbiter.md
     seed: int = Field(1, ge=0)
-    warmup_us: float = Field(100.0, ge=0)
-    time_us: float = Field(500.0, gt=0)      # measured window after the warm-up
+    # At most 1 s of simulated time each: a 72-CA dragonfly at full load simulates about 10 ms
+    # per CPU second, so 1 s is minutes; 1e12 µs would be years, and is refused, not started.
+    warmup_us: float = Field(100.0, ge=0, le=MAX_SIM_US)
+    time_us: float = Field(500.0, gt=0, le=MAX_SIM_US)      # measured window after the warm-up
     deadlock_us: float = Field(50.0, gt=0)   # no packet moved on a waiting VL this long: deadlock
     evq: Literal["calendar", "heap", "list"] = "calendar"   # event queue implementation
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
+
+from ibqos.docfile import write_atomic
 from rich.table import Table
 
 from .result import SimResult, Throughput
@@ -54,7 +54,7 @@ def print_result(res: SimResult, console: Console | None = None) -> None:
                       + ("cycle of " if res.status == "deadlock" else "blocked buffers ")
                       + f"{len(d['cycle'])}: " + " -> ".join(d["cycle"] + d["cycle"][:1]))
     for n in res.notes:
-        console.print(f"note: {n}")
+        console.print(f"note: {n}", markup=False, highlight=False)
 
 
 def print_sweep(results: list[SimResult], console: Console | None = None) -> None:
@@ -80,13 +80,5 @@ def write_json(path: str | Path, results: list[SimResult], meta: dict) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"schema": SCHEMA, **meta, "results": [r.to_json() for r in results]}
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(doc, indent=1) + "\n")
     return path

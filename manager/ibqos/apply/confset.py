@@ -109,7 +109,9 @@ class ConfigSet:
             v0.mkdir(exist_ok=True)
             for name, p in self.paths.items():
                 data = p.read_text() if p.exists() else ""
-                write_durable(v0 / name, data)
+                # the admin's file keeps its mode: 0644 stays readable by tools that read it
+                write_atomic(v0 / name, data, durable=True,
+                             mode=p.stat().st_mode & 0o7777 if p.exists() else None)
             (v0 / "meta.json").write_text(json.dumps({"adopted_from": {
                 n: str(p) for n, p in self.paths.items()}}) + "\n")
             fsync_dir(v0)
@@ -150,7 +152,9 @@ class ConfigSet:
             shutil.rmtree(tmp)
         tmp.mkdir()
         for role in self.paths:
-            write_durable(tmp / role, files[role])
+            cur = self.current / role
+            write_atomic(tmp / role, files[role], durable=True,
+                         mode=cur.stat().st_mode & 0o7777 if cur.exists() else None)
         for fname, text in (extra or {}).items():
             write_durable(tmp / fname, text)
         write_durable(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")

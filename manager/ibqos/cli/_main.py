@@ -63,6 +63,11 @@ def cli(verbose: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    # A pipe or a log file gets each line as it is printed (apply's steps, a long dry run),
+    # not a block at exit: an admin tails it, and a killed run keeps what it said.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(line_buffering=True)
     try:
         rc = cli.main(args=argv, prog_name="ibqos", standalone_mode=False)
     except IbqosError as e:

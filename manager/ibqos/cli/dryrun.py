@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -63,8 +64,9 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
 def _print_verdict(dr) -> None:
     con = Console(width=None if sys.stdout.isatty() else 140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
-    t = Table(title=f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}"
-              + (f" with {faults}" if faults else ""))
+    # file and node names are the admin's text, never rich markup
+    t = Table(title=escape(f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}"
+                           + (f" with {faults}" if faults else "")))
     for col in ("class", "prio", "SLs", "asked", "plan %", "sim %",
                 "wait µs", "bound µs", "p99 µs", "result"):
         t.add_column(col, justify="right" if col not in ("class", "prio") else "left")
@@ -77,12 +79,12 @@ def _print_verdict(dr) -> None:
     con.print(t)
     f = Table(title="Fabric")
     f.add_column("check")
-    f.add_column("result")
+    f.add_column("result", overflow="fold")      # wrapped whole, never cut
     for c in dr.fabric_checks():
         style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
-        f.add_row(c["check"], style + c["result"][:110] + "[/]")
+        f.add_row(c["check"], style + escape(c["result"]) + "[/]")
     con.print(f)
     for n in dr.s.notes:
-        con.print(f"note: {n}")
+        con.print(f"note: {escape(n)}")
     verdict = "[bold green]PASS[/]" if dr.ok else "[bold red]FAIL[/]"
-    con.print(f"{verdict}  report: {dr.cfg.out / 'report.html'}")
+    con.print(f"{verdict}  report: {escape(str(dr.cfg.out / 'report.html'))}")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+from rich.markup import escape
 
 from ..errors import InputError
 
@@ -47,7 +48,7 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 def _summary(p, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
-    t = Table(title=f"{out}: per class on switch ports facing CAs (terminal), exact analysis, "
+    t = Table(title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
                     f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}")
     for col in ("class", "prio", "SLs", "VLs", "requested %", "planned %", "max dist",
                 "worst wait µs", "meets"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.console import Console
 from rich.table import Table
 
@@ -56,7 +57,7 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
     else:
         fabric = Fabric.load(rundir / "fabric.json")
     con = Console()
-    t = Table(title=f"VL arbitration per port role ({fabric.source})")
+    t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):
         t.add_column(col)
     for r in vlarb_by_role(fabric):
@@ -72,17 +73,17 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
     failures = []
     loop = _routing_in_force(con, fabric, rundir, live, osm_log)
     if loop:
-        con.print(f"[bold red]{loop}[/bold red]", soft_wrap=True, markup=True, highlight=False)
+        con.print(f"[bold red]{escape(loop)}[/bold red]", soft_wrap=True, markup=True, highlight=False)
         failures.append("the routing in force has a credit loop")
     if plan_path:
         from ..conformance import diff_programmed, expected_from_plan
         diffs = diff_programmed(fabric, expected_from_plan(plan))
         if diffs:
             for d in diffs:
-                con.print(f"[red]≠[/red] {d}")
+                con.print(f"[red]≠[/red] {escape(d)}")
             failures.append(f"the fabric differs from {plan_path} ({len(diffs)} line(s) above)")
         else:
-            con.print(f"[green]the fabric equals {plan_path} on every port[/green]")
+            con.print(f"[green]the fabric equals {escape(str(plan_path))} on every port[/green]")
     if failures:
         raise VerificationFailed("; ".join(failures))
 
@@ -103,7 +104,7 @@ def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Pat
         try:
             psl = query_path_sls(fabric, dict(os.environ))
         except ExternalError as e:
-            con.print(f"note: no path SLs from the SA ({e}); SL 0 assumed for every pair")
+            con.print(escape(f"note: no path SLs from the SA ({e}); SL 0 assumed for every pair"))
     elif (rundir / PATH_SL_FILE).exists():
         psl = read_path_sls(rundir / PATH_SL_FILE, fabric)
     if psl is None and needs_path_sls(engine):

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ..arbiter import ArbTable
+from ..docfile import default_mode
 from ..plan.model import ROLE_NAMES, Plan
 from ..templating import render
 from .fallback import DLA_CHAIN, fallback_sl2vl
@@ -25,6 +26,7 @@ def render_plan(plan: Plan, out_dir: str | Path,
     texts = render_texts(plan, out_dir, port_types)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    os.chmod(tmp, default_mode(directory=True))
     try:
         for name, text in texts.items():
             (tmp / name).write_text(text)

@@ -75,7 +75,8 @@ def run_ibdmchk(dumps: str | Path, fabric: Fabric, workdir: str | Path, *,
                 path_sls: PathSLs | None = None, timeout: float = 1800) -> IbdmchkResult:
     """Run ibdmchk on OpenSM's dumps in `dumps` with SL2VL (and path SLs) from the model."""
     exe = require_tool("ibdmchk", "ibutils")
-    dumps, work = Path(dumps), Path(workdir)
+    # ibdmchk runs in `work`: relative paths would be read from there, not from here
+    dumps, work = Path(dumps).absolute(), Path(workdir).absolute()
     work.mkdir(parents=True, exist_ok=True)
     subnet, fdbs, mcfdbs = dumps / "opensm-subnet.lst", dumps / "opensm.fdbs", dumps / "opensm.mcfdbs"
     for f in (subnet, fdbs):

@@ -1,0 +1,179 @@
+"""Issue 15's smaller defects, one regression test each, through the console script as an admin
+runs it (each failed on the main of the day the issue was filed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from ibqos.paths import REPO_ROOT
+
+IBQOS = str(Path(sys.executable).parent / "ibqos")
+EXAMPLES = REPO_ROOT / "examples"
+sys.path.insert(0, str(REPO_ROOT / "ci-sim" / "tests"))
+
+from apply_helpers import apply_cmd, child_env, live_sm, make_plan_file  # noqa: E402, F401
+
+
+def ibqos(*args, cwd=None, env=None, timeout=300):
+    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          env=env, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def dla_run(tmp_path_factory):
+    """dla on a 42-CA dragonfly with the two-class plan's configuration: dumps + plan.json."""
+    from ibqos.planner import make_plan
+    from ibqos.policy import load_policy
+    from ibqos.render import render_plan
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+    d = tmp_path_factory.mktemp("dla")
+    plan = make_plan(load_policy(EXAMPLES / "two-class.yaml"))
+    plan.save(d / "plan.json")
+    files = render_plan(plan, d / "config")
+    net = dragonfly(*DRAGONFLY_SIZES[42]).write_net(d / "f.net")
+    with Harness(net, run_dir=d / "fabric") as h:
+        run = h.run_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
+    return d, run.dumps, plan
+
+
+@pytest.mark.fabric
+def test_verify_ibdmchk_takes_a_relative_dumps_path(dla_run):
+    d, dumps, _ = dla_run
+    r = ibqos("verify", os.path.relpath(dumps, d), "--ibdmchk", "--sl", "0", cwd=d)
+    assert r.returncode == 0, r.stdout[-800:] + r.stderr[-800:]
+    assert "ibdmchk: no credit loops" in r.stdout and "agrees" in r.stdout
+
+
+@pytest.mark.fabric
+def test_verify_checks_every_class_of_the_plan_beside_the_dumps(dla_run):
+    d, _, plan = dla_run
+    r = ibqos("verify", d)
+    assert r.returncode == 0, r.stdout[-800:] + r.stderr[-800:]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("SLs from"))
+    for c in plan.classes:
+        assert f"{c.sls[0]} ({c.name}: ok)" in line, line
+    # --sl still means one SL, as asked
+    r = ibqos("verify", d, "--sl", "0")
+    assert r.returncode == 0 and "SLs from" not in r.stdout
+
+
+@pytest.mark.fabric
+def test_fabric_up_twice_refuses_instead_of_orphaning_ibsim(tmp_path):
+    run_dir = tmp_path / "f"
+    try:
+        r = ibqos("fabric", "up", "--topology", "df42", "--run-dir", run_dir)
+        assert r.returncode == 0, r.stderr
+        first = json.loads((run_dir / "harness.json").read_text())["ibsim_pid"]
+        r = ibqos("fabric", "up", "--topology", "df42", "--run-dir", run_dir)
+        assert r.returncode == 2 and "already up" in r.stderr and str(first) in r.stderr
+        assert json.loads((run_dir / "harness.json").read_text())["ibsim_pid"] == first
+        assert Path(f"/proc/{first}").exists()
+    finally:
+        ibqos("fabric", "down", "--run-dir", run_dir)
+    assert not Path(f"/proc/{first}").exists() or \
+        b"ibsim" not in Path(f"/proc/{first}/cmdline").read_bytes()
+
+
+@pytest.mark.fabric
+def test_piped_output_is_there_when_the_command_dies(live_sm, tmp_path):
+    """apply killed as its sweep starts: the lines it printed before are in the pipe
+    (line-buffered), as an admin tailing a log expects; block buffering lost them."""
+    h, sm, _, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 30)
+    env = child_env("sweep")
+    env.pop("PYTHONUNBUFFERED", None)
+    r = subprocess.run(apply_cmd(h, sm, path_b), capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == -9, r.stderr[-800:]
+    assert "configuration v0000 → v0001" in r.stdout
+
+
+def test_rich_markup_in_file_names_is_printed_as_written(tmp_path):
+    policy = tmp_path / "p[bold].yaml"
+    policy.write_text((EXAMPLES / "two-class.yaml").read_text())
+    r = ibqos("plan", policy, "-o", tmp_path / "o[red].json", env=dict(os.environ, COLUMNS="200"))
+    assert r.returncode == 0, r.stderr
+    assert "o[red].json" in r.stdout
+
+
+def test_fabric_check_results_are_wrapped_not_cut(capsys):
+    from ibqos.cli.dryrun import _print_verdict
+    words = " ".join(f"w{i}" for i in range(90))          # about 350 characters
+    dr = SimpleNamespace(
+        cfg=SimpleNamespace(policy=Path("p.yaml"), out=Path("out")),
+        s=SimpleNamespace(faults=[], topology_name="df42", verdicts=[], notes=[]),
+        ok=False, fabric_checks=lambda: [{"check": "routing engine", "ok": False, "result": words}])
+    _print_verdict(dr)
+    out = capsys.readouterr().out
+    assert "w89" in out and "w0 " in out
+
+
+def test_outputs_are_readable_as_the_umask_says(tmp_path):
+    old = os.umask(0o022)
+    try:
+        assert ibqos("plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "p.json").returncode == 0
+        assert ibqos("render", tmp_path / "p.json", "-o", tmp_path / "cfg").returncode == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "p.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "cfg").stat().st_mode) == 0o755
+    for f in (tmp_path / "cfg").iterdir():
+        assert stat.S_IMODE(f.stat().st_mode) == 0o644, f
+
+
+def test_adopted_config_keeps_its_mode(tmp_path):
+    from ibqos.apply.confset import ConfigSet
+    conf = tmp_path / "opensm.conf"
+    conf.write_text("qos TRUE\n")
+    conf.chmod(0o644)
+    policy = tmp_path / "qos-policy.conf"
+    policy.write_text("")
+    policy.chmod(0o640)
+    cs = ConfigSet.beside(conf, {"opensm.conf": conf, "qos-policy.conf": policy})
+    cs.adopt()
+    assert conf.is_symlink() and stat.S_IMODE(conf.stat().st_mode) == 0o644
+    assert stat.S_IMODE(policy.stat().st_mode) == 0o640
+    cs.flip(cs.stage({"opensm.conf": "qos TRUE\nqos_max_vls 8\n", "qos-policy.conf": ""}, {}))
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o644           # and the next version too
+
+
+def _sim_run(tmp_path) -> Path:
+    """A run directory the simulator can replay: a 4-CA switch with seed 002's tables."""
+    from ibqos.planner import make_plan
+    from ibqos.policy import load_policy
+    from simfabrics import config_a, star
+    d = tmp_path / "run"
+    d.mkdir()
+    star(4, config_a()).save(d / "fabric.json")
+    make_plan(load_policy(EXAMPLES / "seed002-config-a.yaml")).save(d / "plan.json")
+    return d
+
+
+def test_mix_sweep_offers_each_class_its_share_times_the_load(tmp_path):
+    d = _sim_run(tmp_path)
+    r = ibqos("simulate", d, "--traffic", "mix", "--sweep", "0.2:1.0:0.8", "--time-us", "100",
+              "--warmup-us", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)["results"]
+    assert [x["load"] for x in res] == pytest.approx([0.2, 1.0])
+    assert res[0]["accepted_pct"] == pytest.approx(20, abs=2)
+    assert res[1]["accepted_pct"] > 80
+    # classes that all saturate make a sweep meaningless: said, not run
+    cls = tmp_path / "c.yaml"
+    cls.write_text("- {name: a, sl: 0, msg_bytes: 4096, rate: saturate}\n")
+    r = ibqos("simulate", d, "--traffic", "mix", "--classes", cls, "--sweep", "0.2:1.0:0.8")
+    assert r.returncode == 2 and "load changes nothing" in r.stderr
+
+
+def test_simulated_time_is_bounded(tmp_path):
+    d = _sim_run(tmp_path)
+    r = ibqos("simulate", d, "--time-us", "1e12", timeout=60)
+    assert r.returncode == 2 and "--time-us" in r.stderr and "Traceback" not in r.stderr
