@@ -41,6 +41,13 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
     cfg = DryRunConfig(policy=policy, out=out.absolute(), topology=topology or (None if net else "df72"),
                        net=net, traffic=traffic, sim_time_us=sim_time_us, seed=seed, faults=faults)
     con = Console(stderr=True)
+    if not con.is_terminal:
+        # a pipe or a log file: rich draws its bars only at the end there, so one line per
+        # stage as it finishes, for whoever tails the log
+        dr = DryRun(cfg, lambda stage, frac: _stage_line(dr, stage, frac))
+        dr.run()
+        _print_verdict(dr)
+        sys.exit(0 if dr.ok else 1)
     with Progress(TextColumn("[bold]{task.description:<10}"), BarColumn(), TextColumn("{task.fields[note]}"),
                   TimeElapsedColumn(), console=con, transient=False) as bar:
         tasks = {name: bar.add_task(name, total=1.0, note="", start=False) for name in STAGES}
@@ -59,6 +66,12 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
                 bar.update(tasks[st.name], note=st.note[:60])
     _print_verdict(dr)
     sys.exit(0 if dr.ok else 1)
+
+
+def _stage_line(dr, stage: str, frac: float) -> None:
+    if frac == 1.0 and dr.s.stages and dr.s.stages[-1].name == stage:
+        st = dr.s.stages[-1]
+        click.echo(f"{stage}: {st.note} ({st.seconds:.1f} s)", err=True)
 
 
 def _print_verdict(dr) -> None:
