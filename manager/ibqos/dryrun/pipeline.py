@@ -113,6 +113,9 @@ class DryRun:
 
     # ---- stages ------------------------------------------------------------
     def stage_plan(self) -> str:
+        if self.s.plan is None:              # a stage run on its own (tests): inputs first
+            self.validate_inputs()
+            self.cfg.out.mkdir(parents=True, exist_ok=True)
         self.s.plan.save(self.cfg.out / "plan.json")
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
