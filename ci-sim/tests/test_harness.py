@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from ibqos.errors import ExternalError, InputError
+from ibqos.errors import InputError
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly, DRAGONFLY_SIZES
 
