@@ -14,6 +14,9 @@ def _env() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),
         undefined=jinja2.StrictUndefined,
+        # HTML escapes what it shows (file and node names, rendered config); config files
+        # for other tools are written as rendered
+        autoescape=lambda name: name is not None and ".html" in name,
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,

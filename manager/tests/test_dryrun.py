@@ -49,6 +49,13 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     fabric = json.loads((tmp_path / "run" / "fabric.json").read_text())
     assert fabric["schema"] == "ibqos.fabric/1" and len(fabric["nodes"]) == nodes
     assert "PASS" in r.stdout
+    # the rules the verdict applied are shown, with the configuration it judged
+    assert rep["rules"]["share_tolerance_pp"] == plan.get("share_tolerance_pp", 2.0) == 2.0
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert "less 2 pp (policy verdict.share_tolerance_pp)" in html and "why it fails" in html
+    for name in ("opensm.conf", "qos-policy.conf", "plugin-tables.conf"):
+        assert f"rendered <code>{name}</code>" in html
+    assert "VLHighLimit" in html and "<th>SL</th>" in html
 
 
 def test_minhop_on_a_dragonfly_fails_with_the_credit_loop(tmp_path):

@@ -90,11 +90,12 @@ def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> 
               help="Plan document whose analyzer shares to compare with [the run plan's copy].")
 @click.option("--simulated", type=_FILE,
               help="Per-SL shares of a simulator run of the same two-node method (JSON).")
-@click.option("--tolerance", default=1.0, show_default=True, type=click.FloatRange(0),
-              help="Largest |measured - predicted| share in percentage points that passes.")
+@click.option("--tolerance", default=None, type=click.FloatRange(0),
+              help="Largest |measured - predicted| share in percentage points that passes "
+                   "(default: the plan's verdict.share_tolerance_pp, 2 unless the policy says).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--png", type=_FILE, help="Write a bar chart (share and latency per SL).")
-def report(results_dir: Path, prediction: Path | None, simulated: Path | None, tolerance: float,
+def report(results_dir: Path, prediction: Path | None, simulated: Path | None, tolerance: float | None,
            as_json: bool, png: Path | None) -> None:
     """Compare measured bandwidth shares per SL with the predicted ones."""
     from . import compare, render_report

@@ -81,11 +81,15 @@ class Report:
 
 
 def build_report(results_dir: str | Path, *, prediction: str | Path | None = None,
-                 simulated: str | Path | None = None, tolerance: float = 1.0) -> Report:
+                 simulated: str | Path | None = None, tolerance: float | None = None) -> Report:
+    """tolerance None: the plan's (the --prediction plan's, else the run plan's copy), as the
+    dry run judges with it."""
     results_dir = Path(results_dir)
     res = Results.load(results_dir)
     base = results_dir if results_dir.is_dir() else results_dir.parent
     run = res.runplan
+    if tolerance is None:
+        tolerance = load_plan(prediction).share_tolerance_pp if prediction else run.share_tolerance_pp
     per_sl = _measure(res, base)
     total = sum(m.bw_gbps for m in per_sl if m.bw_gbps is not None)
     for m in per_sl:

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ibqos.errors import InputError
+from ibqos.inputfile import read_bytes
 from ibqos.plan import Plan
 
 MTUS = (256, 512, 1024, 2048, 4096)
@@ -39,6 +40,7 @@ class PlanSummary:
     rate_gbps: float | None
     mtu: int
     classes: tuple[TrafficClass, ...]
+    share_tolerance_pp: float = 2.0     # the policy's verdict tolerance, carried by the plan
 
     @property
     def sls(self) -> list[int]:
@@ -83,10 +85,7 @@ class _PlanView(BaseModel):
 
 def load_plan(path: str | Path) -> PlanSummary:
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(e.strerror or str(e), file=path) from None
+    raw = read_bytes(path)
     doc = Plan.load(path).model_dump(mode="json", by_alias=True)
     try:
         view = _PlanView.model_validate(doc)
@@ -107,7 +106,8 @@ def load_plan(path: str | Path) -> PlanSummary:
                     for c in view.classes)
     return PlanSummary(path=str(path), sha256=hashlib.sha256(raw).hexdigest(),
                        rate=str(view.fabric.rate), rate_gbps=view.fabric.rate_gbps,
-                       mtu=view.fabric.mtu, classes=classes)
+                       mtu=view.fabric.mtu, classes=classes,
+                       share_tolerance_pp=float(doc.get("share_tolerance_pp", 2.0)))
 
 
 def _share(entry, path: Path, name: str) -> float | None:

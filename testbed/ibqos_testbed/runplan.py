@@ -85,6 +85,7 @@ class RunPlan(_Model):
     mtu: int
     settings: Settings
     classes: list[ClassInfo]
+    share_tolerance_pp: float = 2.0      # from the plan: the verdict's tolerance
     phases: list[Phase]
 
     @property
@@ -140,6 +141,7 @@ def build(plan: PlanSummary, s: Settings) -> RunPlan:
                    for c, sl in sls]
     return RunPlan(plan_path=plan.path, plan_sha256=plan.sha256, rate=plan.rate,
                    rate_gbps=plan.rate_gbps, mtu=plan.mtu, settings=s,
+                   share_tolerance_pp=plan.share_tolerance_pp,
                    classes=[ClassInfo(name=c.name, sls=list(c.sls), priority=c.priority,
                                       predicted_share=c.predicted_share) for c in plan.classes],
                    phases=phases)

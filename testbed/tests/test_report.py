@@ -44,9 +44,21 @@ def test_one_sl_off_by_3pp_fails_naming_it():
     err = r.stderr.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in r.stderr
     assert err[0].startswith("ibqos: error: FAIL: SL 2 (bulk): measured 21.30 % vs predicted "
-                             "18.35 % (+2.94 pp, tolerance 1 pp)")
+                             "18.35 % (+2.94 pp, tolerance 2 pp)")
     assert "SL 0" not in err[0] and "SL 1" not in err[0] and "SL 3" not in err[0]
     assert "FAIL" in r.stdout and r.stdout.count("pass") == 3
+
+
+def test_tolerance_is_the_plans_unless_given(tmp_path):
+    """One set of defaults: the dry run and the testbed judge with the policy's
+    verdict.share_tolerance_pp, carried by the plan; --tolerance overrides it."""
+    doc = json.loads(PLAN.read_text())
+    doc["share_tolerance_pp"] = 3.0
+    wide = tmp_path / "plan.json"
+    wide.write_text(json.dumps(doc))
+    assert run_ibqos("testbed", "report", SL2_OFF, "--prediction", wide).returncode == 0
+    r = run_ibqos("testbed", "report", SL2_OFF, "--prediction", wide, "--tolerance", "1")
+    assert r.returncode == 1 and "tolerance 1 pp" in r.stderr
 
 
 def test_tolerance_is_an_option():

@@ -75,20 +75,23 @@ def _stage_line(dr, stage: str, frac: float) -> None:
 
 
 def _print_verdict(dr) -> None:
+    from ..dryrun.judge import LATENCY_RULE, bandwidth_rule
     con = Console(width=None if sys.stdout.isatty() else 140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
     t = Table(title=escape(f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}"
                            + (f" with {faults}" if faults else "")))
+    t.caption = escape(bandwidth_rule(dr.s.plan.share_tolerance_pp) + ". " + LATENCY_RULE[0].upper()
+                       + LATENCY_RULE[1:] + ".")
     for col in ("class", "prio", "SLs", "asked", "plan %", "sim %",
-                "wait µs", "bound µs", "p99 µs", "result"):
+                "wait µs (analysis)", "bound µs", "p99 µs (info)", "result"):
         t.add_column(col, justify="right" if col not in ("class", "prio") else "left")
     for v in dr.s.verdicts:
         t.add_row(v.name, v.priority, ",".join(map(str, v.sls)), v.requested,
                   f"{v.planned_share:.2f}", "–" if v.simulated_share is None else f"{v.simulated_share:.2f}",
                   f"{v.worst_wait_us:.3f}", "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
                   "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
-                  "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {v.why}")
+                  "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}")
     con.print(t)
     f = Table(title="Fabric")
     f.add_column("check")

@@ -6,8 +6,13 @@ import base64
 import io
 import json
 
+from pathlib import Path
+
 from .. import __version__
+from ..arbiter import ArbTable
+from ..plan import ROLE_NAMES
 from ..templating import render
+from .judge import LATENCY_RULE, bandwidth_rule
 
 
 def _png(fig) -> str:
@@ -81,6 +86,8 @@ def report_dict(dr) -> dict:
         "faults": [f.to_json() for f in s.faults],
         "refusal": s.refusal,
         "classes": [v.to_json() for v in s.verdicts],
+        "rules": {"share_tolerance_pp": s.plan.share_tolerance_pp,
+                  "bandwidth": bandwidth_rule(s.plan.share_tolerance_pp), "latency": LATENCY_RULE},
         "fabric_checks": checks,
         "conformance": s.conform,
         "verify": {"pairs": s.verify.pairs, "delivered": s.verify.delivered, "hops": s.verify.hops,
@@ -93,9 +100,23 @@ def report_dict(dr) -> dict:
     }
 
 
+def tables(plan) -> dict:
+    """What the HTML shows of the configuration: VLArb per role and SL -> class -> VL."""
+    roles = []
+    for role in ROLE_NAMES:
+        t = plan.vlarb.role(role)
+        roles.append({"role": role, "high": ArbTable.format_entries(t.high) or "–",
+                      "low": ArbTable.format_entries(t.low) or "–", "limit": t.high_limit})
+    by_index = {c.index: c for c in plan.classes}
+    sls = [{"sl": sl, "class": by_index[k].name, "vls": ",".join(map(str, by_index[k].vls))}
+           for sl, k in enumerate(plan.sl2class)]
+    return {"vlarb": roles, "sl2vl": sls}
+
+
 def write_reports(dr) -> None:
     rep = report_dict(dr)
     (dr.cfg.out / "report.json").write_text(json.dumps(rep, indent=1) + "\n")
+    config = {name: Path(p).read_text() for name, p in sorted(dr.s.rendered.items())}
     html = render("report.html.j2", report=rep, plots=plots(dr.s.verdicts),
-                  version=__version__)
+                  version=__version__, tables=tables(dr.s.plan), config=config)
     (dr.cfg.out / "report.html").write_text(html)

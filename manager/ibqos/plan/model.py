@@ -40,6 +40,7 @@ class Bandwidth(_M):
     requested: Union[float, Literal["rest"]]
     target: float                       # "rest" resolved, on the terminal role
     planned: float                      # exact share on the terminal role
+    max: float | None = None            # the policy's max_bandwidth: checked, not planned
 
 
 class Latency(_M):
@@ -108,6 +109,8 @@ class Plan(_M):
     vlarb: VlArbPlan
     analysis: dict[str, dict]
     notes: list[str] = []
+    # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
+    share_tolerance_pp: float = 2.0
     # Dumps use the document's names ("schema", "global") whoever calls model_dump.
     model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
 

@@ -51,6 +51,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
             name=c.name, index=i, priority=c.priority, sls=sls[i],
             vls=[i * vpc + k for k in range(vpc)], default=c.default,
             bandwidth=Bandwidth(requested=c.bandwidth, target=round(terminal.classes[i].share, 6),
+                                max=c.max_bandwidth,
                                 planned=round(results["terminal"].per_class[c.name].share, 6)),
             latency=Latency(max_latency_us=c.max_latency_us, max_distance=c.max_distance),
             match=c.match.model_dump(mode="json"),
@@ -69,6 +70,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
                           fault_tolerance=f.fault_tolerance, vls_per_class=vpc,
                           classes_fit=_classes_fit(f)),
         accounting=f.accounting, classes=classes, sl2class=sl2class,
+        share_tolerance_pp=policy.verdict.share_tolerance_pp,
         vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
         analysis=analysis, notes=notes,
         partitions=(PlanPartitions(file=policy.partitions_file.file, text=policy.partitions_file.text)

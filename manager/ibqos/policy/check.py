@@ -29,6 +29,11 @@ def check_policy(p: Policy) -> None:
         _fail(p, ("classes", defaults[1], "default"), f"classes {classes[defaults[0]].name!r} "
               f"and {classes[defaults[1]].name!r} are both the default; exactly one may be")
 
+    for i, c in enumerate(classes):
+        if c.max_bandwidth is not None and c.bandwidth != "rest" and c.max_bandwidth < c.bandwidth:
+            _fail(p, ("classes", i, "max_bandwidth"), f"max_bandwidth {c.max_bandwidth:g}% is below "
+                  f"the guaranteed {c.bandwidth:g}%")
+
     if p.fabric.fault_tolerance == "links" and p.fabric.routing != "dla":
         _fail(p, ("fabric", "fault_tolerance"), f"fault_tolerance: links reserves dla's third VL "
               f"per class, but routing is {p.fabric.routing}; set routing: dla or "

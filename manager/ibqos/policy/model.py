@@ -226,6 +226,9 @@ class ClassSpec(_Strict):
     name: str = Field(pattern=NAME_RE)
     priority: Literal["high", "low"] = "low"
     bandwidth: Bandwidth
+    # A ceiling the verdict checks when every class saturates. The arbiter cannot enforce one
+    # (it is work-conserving: an idle class's turns go to the others), so the plan does not.
+    max_bandwidth: float | None = Field(None, ge=0.01, le=100)
     max_latency_us: float | None = Field(None, gt=0)
     max_distance: int | None = Field(None, ge=1)
     sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
@@ -249,8 +252,15 @@ class ClassSpec(_Strict):
                 o.max_distance if o.max_distance is not None else self.max_distance)
 
 
+class VerdictSpec(_Strict):
+    # How far a simulated or measured share may fall below the plan before the class fails
+    # (and rise above max_bandwidth): contention, packet granularity and finite runs move it.
+    share_tolerance_pp: float = Field(2.0, gt=0, le=25)
+
+
 class Policy(_Strict):
     fabric: FabricSpec = FabricSpec()
+    verdict: VerdictSpec = VerdictSpec()
     partitions: str | None = None        # OpenSM partitions.conf, relative to the policy file
     classes: list[ClassSpec] = Field(min_length=1)
 
