@@ -53,6 +53,8 @@ class ApplyRequest:
     sweep_timeout: float = 120
     keep: int = DEFAULT_KEEP                # version directories kept in ibqos.d/
     lock_timeout: float = 600               # seconds to wait for another apply to finish
+    service: str | None = None              # opensm@GUID: conf, log and PID from the unit
+    init_conf: bool = False                 # create the unit's missing opensm.conf, then stop
 
 
 @dataclass
@@ -71,6 +73,8 @@ class ApplyState:
     entry: Entry | None = None
     recovered: str | None = None            # what recovery found and did, if anything
     pruned: list[str] = field(default_factory=list)
+    service: object = None                  # apply.service.ServiceTarget, with --service
+    log_override: Path | None = None        # the unit's --log_file
 
 
 class Apply:
@@ -80,12 +84,16 @@ class Apply:
 
     # ---- driver ----------------------------------------------------------
     def run(self) -> ApplyState:
+        if self.req.service:
+            if self._target_service():
+                return self.s                # --init-conf: the whole file written, restart next
         if self.req.dry_run:
             self._step("render", self.render)
             self._step("validate", self.validate)
             self.show_diff()
             return self.s
-        self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+        if not self.req.service:
+            self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
         with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout,
                         echo=self.echo):
             self._step("recover", self.recover)
@@ -111,6 +119,72 @@ class Apply:
     def _journal(self, state: str) -> None:
         self.s.journal.write(self.s.entry, state)
         self.hook(f"journal:{state}")
+
+    # ---- Debian's opensm@GUID.service ---------------------------------------------
+    def _target_service(self) -> bool:
+        """Point the request at what the unit runs. True when --init-conf wrote the missing
+        opensm.conf (OpenSM reads it only at start: the caller stops there)."""
+        from .service import is_whole_conf, resolve
+        t = resolve(self.req.service)
+        self.s.service = t
+        self.req.opensm_conf = t.conf
+        self.s.log_override = t.log
+        if not t.conf.exists():
+            if self.req.init_conf:
+                self._init_conf(t)
+                return True
+            raise ExternalError(f"{t.conf} does not exist, so {t.unit} runs on OpenSM's defaults: "
+                                f"'ibqos apply PLAN --service {self.req.service} --init-conf' writes "
+                                f"it whole (OpenSM's defaults with the plan), then "
+                                f"'{t.restart_hint()}'")
+        if self.req.init_conf:
+            raise InputError("exists: --init-conf only creates a missing configuration",
+                             file=t.conf)
+        text = t.conf.read_text()
+        if not is_whole_conf(text):
+            raise InputError("holds only some of OpenSM's options (an ibqos fragment?), not a "
+                             "whole opensm.conf: merge it into 'opensm -c' output first",
+                             file=t.conf)
+        if t.pid is None:
+            raise ExternalError(f"{t.unit} is not running (no process runs {' '.join(t.argv)})")
+        self.s.pid = t.pid
+        return False
+
+    def _init_conf(self, t) -> None:
+        """The unit's opensm.conf, whole: OpenSM's defaults (`opensm -c`) with the plan's options
+        and its files beside it. Options OpenSM reads only at start take effect on restart."""
+        from ..docfile import write_atomic
+        from ..plan import Plan
+        from ..render import render_plan
+        from .service import opensm_defaults
+        plan = Plan.load(self.req.plan_path)
+        conf_dir = t.conf.parent
+        with tempfile.TemporaryDirectory(prefix="ibqos-init-") as tmp:
+            rendered = render_plan(plan, Path(tmp))
+            fragment = osmconf.parse(Path(rendered["opensm.conf"]).read_text())
+            side = {"qos-policy.conf": conf_dir / "qos-policy.conf",
+                    "plugin-tables.conf": conf_dir / "ibqos-tables.conf"}
+            if "partitions.conf" in rendered:
+                side["partitions.conf"] = conf_dir / "partitions.conf"
+            texts = {name: Path(rendered[name]).read_text() for name in side}
+        updates = dict(fragment, qos_policy_file=str(side["qos-policy.conf"]),
+                       force_log_flush="TRUE")
+        if fragment.get("event_plugin_name") == "ibqos":
+            updates["event_plugin_options"] = str(side["plugin-tables.conf"])
+        if "partitions.conf" in side:
+            updates["partition_config_file"] = str(side["partitions.conf"])
+        merged = osmconf.merge(opensm_defaults(), updates, f"ibqos apply {plan.policy_sha256[:12]}")
+        conf_dir.mkdir(parents=True, exist_ok=True)
+        for name, path in side.items():
+            if path.exists():
+                raise InputError(f"exists beside a missing {t.conf.name}: move it away first", file=path)
+        for name, path in side.items():
+            write_atomic(path, texts[name], durable=True)
+        write_atomic(t.conf, merged, durable=True)
+        self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and "
+                  + ", ".join(str(p) for p in side.values()))
+        self.echo(f"OpenSM reads them at start: '{t.restart_hint()}', then "
+                  f"'ibqos apply {self.req.plan_path} --service {self.req.service}' to verify")
 
     # ---- steps -------------------------------------------------------------
     def recover(self) -> None:
@@ -174,7 +248,9 @@ class Apply:
         if partitions is not None:
             self.s.files["partitions.conf"] = partitions
             self.s.paths["partitions.conf"] = part_path
-        self.s.log = Path(osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG)
+        # the unit's --log_file beats the file's log_file, as on OpenSM's command line
+        self.s.log = self.s.log_override or Path(osmconf.parse(self.s.files["opensm.conf"]).get("log_file")
+                                                 or DEFAULT_LOG)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
 
     def validate(self) -> None:

@@ -17,6 +17,8 @@ def _check_qos_values(conf: Path) -> None:
     and then silently skips what it cannot read: check their syntax here."""
     from ..osmconf import parse
     for key, value in parse(conf.read_text()).items():
+        if value == "(null)":
+            continue                      # OpenSM's own way to write an unset option (opensm -c)
         if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
             entries = [e for e in value.split(",") if e]
             ok = len(entries) <= 64 and all(

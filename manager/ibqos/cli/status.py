@@ -28,14 +28,24 @@ from ..errors import InputError, VerificationFailed
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
+@click.option("--service", metavar="opensm@GUID",
+              help="Debian's per-port unit: its config, log and PID (instead of --opensm-conf, "
+                   "--pid and --osm-log).")
 def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Path | None,
            opensm_conf: Path | None, pid: int | None, pidfile: Path | None, timeout: float,
-           sim_socket: str | None) -> None:
+           sim_socket: str | None, service: str | None) -> None:
     """Show what the fabric is programmed with now, per port role and per SL."""
     from ..fabric.model import Fabric
     from ..plan import Plan
     from ..status import sl2vl_by_hop, vlarb_by_role
     plan = Plan.load(plan_path) if plan_path else None      # bad input first, before any output
+    if service:
+        from ..apply.service import resolve
+        t = resolve(service)
+        if t.conf.is_file():
+            opensm_conf = opensm_conf or t.conf
+        pid = pid if pid is not None else t.pid
+        osm_log = osm_log or t.log
     env = None
     if sim_socket:
         import os

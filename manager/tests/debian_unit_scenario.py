@@ -1,0 +1,117 @@
+"""Run by test_apply_debian_unit.py inside `unshare -m`: /etc/opensm and /var/log are bound to
+scratch directories, so OpenSM started with Debian's exact ExecStart (read here from
+/lib/systemd/system/opensm@.service, independently of ibqos) reads and logs where it would on
+an SM host, and `ibqos apply --service opensm@GUID` finds it as it would there.
+
+Usage: debian_unit_scenario.py SCRATCH GUID IBSIM_SOCK UMAD2SIM PLUGIN_DIR PLAN_A PLAN_BAD
+Prints one JSON document: every step's exit code and output, and what the files looked like.
+Every OpenSM it starts is stopped by PID before it exits."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+UNIT = Path("/lib/systemd/system/opensm@.service")
+IBQOS = str(Path(sys.executable).parent / "ibqos")
+
+
+def unit_argv(guid: str) -> list[str]:
+    line = next(ln for ln in UNIT.read_text().splitlines() if ln.startswith("ExecStart="))
+    return [a.replace("%I", guid).replace("%i", guid) for a in shlex.split(line.split("=", 1)[1])]
+
+
+def wait_up(log: Path, count: int, timeout: float = 120) -> None:
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if log.exists() and len(re.findall(r"SUBNET UP", log.read_text(errors="replace"))) >= count:
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"no SUBNET UP #{count} in {log}")
+
+
+def wait_master(env: dict, cwd: Path, timeout: float = 120) -> None:
+    """OpenSM on its defaults does not flush its log (no force_log_flush), so its SUBNET UP
+    may not be there yet: ask the fabric instead, as an admin would with sminfo."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        r = subprocess.run(["sminfo"], env=env, cwd=cwd, capture_output=True, text=True, timeout=30)
+        if r.returncode == 0 and "SMINFO_MASTER" in r.stdout:
+            return
+        time.sleep(0.3)
+    raise SystemExit("no master SM on the fabric")
+
+
+def main() -> None:
+    scratch, guid, sock, umad2sim, plugin_dir, plan_a, plan_bad = sys.argv[1:8]
+    scratch = Path(scratch)
+    for d, target in ((scratch / "etc-opensm", "/etc/opensm"), (scratch / "var-log", "/var/log")):
+        d.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["mount", "--bind", str(d), target], check=True)
+    env = dict(os.environ, IBSIM_SOCKNAME=sock, LD_PRELOAD=umad2sim, LD_LIBRARY_PATH=plugin_dir,
+               OSM_CACHE_DIR=str(scratch / "cache"))
+    argv = unit_argv(guid)
+    log = Path(f"/var/log/opensm.{guid}.log")
+    out: dict = {"argv": argv, "steps": {}}
+    work = scratch / "cwd"                 # umad2sim writes sys-<pid>/ into the cwd
+    work.mkdir(exist_ok=True)
+    procs: list[subprocess.Popen] = []
+
+    def start_sm() -> subprocess.Popen:
+        p = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        procs.append(p)
+        return p
+
+    def stop(p: subprocess.Popen) -> None:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def step(name: str, *args: str) -> None:
+        r = subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, OSM_CACHE_DIR=str(scratch / "cache")))
+        out["steps"][name] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
+
+    try:
+        sm = start_sm()
+        wait_master(env, work)
+        time.sleep(1.0)                    # its first sweep configures every port
+        out["pid_1"] = sm.pid
+        step("apply_without_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
+        step("init_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--init-conf")
+        conf = Path("/etc/opensm/opensm.conf")
+        out["conf_after_init"] = conf.read_text() if conf.exists() else None
+        # restart as systemd would: the same command line, a new process
+        stop(sm)
+        ups = len(re.findall(r"SUBNET UP", log.read_text(errors="replace")))
+        sm = start_sm()
+        wait_up(log, ups + 1)
+        out["pid_2"] = sm.pid
+        out["log_after_restart"] = "\n".join(ln for ln in log.read_text(errors="replace").splitlines()
+                                             if "dla" in ln or "ERR" in ln)[-4000:]
+        step("apply", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
+        step("apply_bad", "apply", plan_bad, "--service", f"opensm@{guid}", "--sim-socket", sock)
+        step("status", "status", "--live", "--service", f"opensm@{guid}", "--plan", plan_a,
+             "--sim-socket", sock)
+        out["conf_is_symlink"] = conf.is_symlink()
+        out["default_log_exists"] = Path("/var/log/opensm.log").exists()
+    finally:
+        for p in procs:
+            stop(p)
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""`ibqos apply --service opensm@GUID` against OpenSM started exactly as Debian 12's
+opensm@.service starts it (ExecStart read from the real unit file): no -F, no pidfile, the log
+in /var/log/opensm.GUID.log, no /etc/opensm/opensm.conf at first. systemd is not PID 1 here,
+so the scenario (debian_unit_scenario.py) runs in its own mount namespace with /etc/opensm
+and /var/log bound to scratch directories, and restarts OpenSM the way systemd would."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ibqos import paths
+from ibqos.paths import REPO_ROOT
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import dragonfly
+
+pytestmark = pytest.mark.fabric
+HERE = Path(__file__).resolve().parent
+UNIT = Path("/lib/systemd/system/opensm@.service")
+
+
+def _plan(tmp: Path, name: str, pkey: str | None = None) -> Path:
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "two-class.yaml").read_text())
+    if pkey:
+        doc["classes"][0]["match"] = {"pkey": [pkey]}     # no partition defines it: ERR AC14
+    (tmp / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    make_plan(load_policy(tmp / f"{name}.yaml")).save(tmp / f"{name}.plan.json")
+    return tmp / f"{name}.plan.json"
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    if not UNIT.is_file():
+        pytest.skip(f"{UNIT} is not installed (Debian package opensm)")
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"]).returncode:
+        pytest.skip("no private mount namespace (unshare -m) here")
+    tmp = tmp_path_factory.mktemp("unit")
+    plan_a, plan_bad = _plan(tmp, "a"), _plan(tmp, "bad", pkey="0x0a01")
+    topo = dragonfly(3, 1, 1)
+    net = topo.write_net(tmp / "fabric.net")
+    with Harness(net, run_dir=tmp / "ibsim") as h:
+        # the unit's instance is the local port's GUID, as Debian's opensm.service lists them
+        guid = h.diag(["ibstat", "-p"]).stdout.split()[0]
+        cp = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
+                             str(HERE / "debian_unit_scenario.py"), str(tmp / "scratch"), guid, h.sock,
+                             str(paths.umad2sim_lib()), str(paths.plugin_dir()), str(plan_a),
+                             str(plan_bad)], capture_output=True, text=True, timeout=1200)
+    assert cp.returncode == 0, cp.stderr[-3000:]
+    doc = json.loads(cp.stdout.strip().splitlines()[-1])
+    doc["guid"] = guid
+    return doc
+
+
+def test_the_unit_command_line_is_debians(scenario):
+    g = scenario["guid"]
+    assert scenario["argv"] == ["/usr/sbin/opensm", "--guid", g, "--log_file", f"/var/log/opensm.{g}.log"]
+
+
+def test_without_a_conf_apply_says_how_to_create_it(scenario):
+    s = scenario["steps"]["apply_without_conf"]
+    assert s["rc"] == 3 and "/etc/opensm/opensm.conf does not exist" in s["stderr"]
+    assert "--init-conf" in s["stderr"] and "Traceback" not in s["stderr"]
+
+
+def test_init_conf_writes_a_whole_conf_never_a_fragment(scenario):
+    s = scenario["steps"]["init_conf"]
+    assert s["rc"] == 0, s["stderr"]
+    conf = scenario["conf_after_init"]
+    keys = {ln.split()[0] for ln in conf.splitlines() if ln.strip() and not ln.startswith("#")}
+    assert len(keys) > 100                             # OpenSM's own full set of options
+    assert "routing_engine dla,dfsssp,lash" in conf and "event_plugin_name ibqos" in conf
+    assert "event_plugin_options /etc/opensm/ibqos-tables.conf" in conf
+    assert "qos_policy_file /etc/opensm/qos-policy.conf" in conf
+    assert f"systemctl restart opensm@{scenario['guid']}.service" in s["stdout"]
+
+
+def test_after_the_restart_apply_succeeds_end_to_end(scenario):
+    assert scenario["pid_2"] != scenario["pid_1"]
+    assert "dla tables configured" in scenario["log_after_restart"]
+    s = scenario["steps"]["apply"]
+    assert s["rc"] == 0, s["stdout"][-1500:] + s["stderr"][-1500:]
+    assert "read back: every port equals the plan" in s["stdout"]
+    assert scenario["conf_is_symlink"]                   # adopted into ibqos.d/ beside it
+    assert not scenario["default_log_exists"]            # it watched the unit's log, not this one
+
+
+def test_an_opensm_error_in_the_sweep_rolls_back(scenario):
+    s = scenario["steps"]["apply_bad"]
+    assert s["rc"] == 1 and "ERR AC14" in s["stderr"] and "rolled back" in s["stderr"], s["stderr"]
+    st = scenario["steps"]["status"]
+    assert st["rc"] == 0, st["stdout"][-1500:] + st["stderr"][-1500:]
+    assert "equals" in st["stdout"]                      # back on plan A, proven live
