@@ -114,7 +114,8 @@ def test_fabric_check_results_are_wrapped_not_cut(capsys):
     words = " ".join(f"w{i}" for i in range(90))          # about 350 characters
     dr = SimpleNamespace(
         cfg=SimpleNamespace(policy=Path("p.yaml"), out=Path("out")),
-        s=SimpleNamespace(faults=[], topology_name="df42", verdicts=[], notes=[]),
+        s=SimpleNamespace(faults=[], topology_name="df42", verdicts=[], notes=[],
+                          plan=SimpleNamespace(share_tolerance_pp=2.0)),
         ok=False, fabric_checks=lambda: [{"check": "routing engine", "ok": False, "result": words}])
     _print_verdict(dr)
     out = capsys.readouterr().out
