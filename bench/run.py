@@ -22,7 +22,7 @@ from . import engines, fabric, faults, planner
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "fabric", "faults")
+SECTIONS = ("planner", "engines", "fabric", "simspeed", "faults")
 
 
 def _fmt(v) -> str:
@@ -106,6 +106,16 @@ def main() -> None:
                markdown([r for r in rows if "sim_us" in r],
                         ["cas", "sim_load", "sim_us", "sim_wall_s", "sim_cpu_s", "sim_Mhops_per_cpu_s",
                          "sim_peak_mb", "sim_status", "sim_accepted_pct"]), ""]
+
+    if "simspeed" in only:
+        from . import simspeed
+        rows = simspeed.bench_simspeed(console.log)
+        (RESULTS / "simspeed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        sections["simspeed"] = ["## Simulator speed against the core of a reference commit, same run", "",
+               f"packet-hops per CPU second, median of {simspeed.REPEATS} alternating runs of each "
+               f"library on the same read-back fabric; baseline: the core at {simspeed.BASELINE_REF}.", "",
+               markdown(rows, ["cas", "load", "sim_us", "baseline_Mhops_per_cpu_s", "now_Mhops_per_cpu_s",
+                               "now/baseline", "within_10pct"]), ""]
 
     if "faults" in only:
         plan = [(int(c), None if n == "all" else int(n))

@@ -10,7 +10,9 @@
 
 const char *ibs_version(void)
 {
-	return "ibqos-sim 1";
+	/* the ABI of ibqos_sim.h: bump with any change to a struct it exposes (2: input_reads,
+	 * read_errors) */
+	return "ibqos-sim 2";
 }
 
 /* ---- events, packets, kicks ------------------------------------------------ */

@@ -12,6 +12,9 @@ from ibqos.errors import ExternalError
 from ibqos.paths import product
 
 LIB_NAME = "libibqos_sim.so"
+# ibs_version() of the core whose structs this file mirrors. IBQOS_SIM_ACCEPT_ABI names older
+# cores whose structs are a prefix of these (the speed bench runs one as its baseline).
+ABI = "ibqos-sim 2"
 
 CBR, POISSON, SATURATE = 0, 1, 2
 DEST_SET, DEST_UNIFORM = 0, 1
@@ -108,4 +111,9 @@ def load(path: str | None = None) -> C.CDLL:
     lib.ibs_destroy.argtypes = [C.c_void_p]
     lib.ibs_destroy.restype = None
     lib.ibs_version.restype = C.c_char_p
+    have = lib.ibs_version().decode()
+    accept = {ABI} | set(filter(None, os.environ.get("IBQOS_SIM_ACCEPT_ABI", "").split(",")))
+    if have not in accept:
+        raise ExternalError(f"{p} is '{have}', this ibqos needs '{ABI}' (the structs it shares "
+                            "with the core differ): run 'make build'")
     return lib
