@@ -188,3 +188,27 @@ def test_unrouted_destinations_are_counted_not_lost():
     # injected packets has no route (±0.08 is about 5 standard deviations at ~800 packets).
     assert c["injected"] > 500
     assert c["dropped_unrouted"] / c["injected"] == pytest.approx(1 / 3, abs=0.08)
+
+
+def test_each_pair_travels_on_the_sl_the_sa_gave_it():
+    """Per-pair SLs (lash, dfsssp): a packet takes its (source, destination) pair's SL, so the
+    delivered traffic per SL follows how many pairs each SL carries (at a load nothing
+    saturates), not the flow's own SL 0."""
+    f = star(4, config_a())
+    lids = [f.nodes[g].ports[1].lid for g in sorted(f.nodes) if f.nodes[g].kind == "ca"]
+    f.path_sls = {(s, d): (i + j) % 4 for i, s in enumerate(lids) for j, d in enumerate(lids) if i != j}
+    res = simulate(f, TrafficSpec(), SimParams(rate="EDR", warmup_us=20, time_us=1500), 0.3)
+    assert res.status == "done"
+    pairs = [0] * 4
+    for sl in f.path_sls.values():
+        pairs[sl] += 1
+    got = {r.sl: r.packets for r in res.per_sl}
+    total = sum(got.values())
+    for sl in range(4):
+        assert got.get(sl, 0) / total == pytest.approx(pairs[sl] / sum(pairs), abs=0.04), (sl, got)
+    # a pair SL on a VL the CA port does not run (SL 9 -> VL 9, 4 VLs) is refused before the run
+    g = star(4, config_a(), sl2vl=tuple(range(16)))
+    g.path_sls = dict(f.path_sls)
+    g.path_sls[(lids[0], lids[1])] = 9
+    with pytest.raises(InputError, match="SL 9 maps to VL 9"):
+        simulate(g, TrafficSpec(), SimParams(rate="EDR", warmup_us=20, time_us=50), 0.3)

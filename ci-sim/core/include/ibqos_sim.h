@@ -89,6 +89,9 @@ struct ibs_config {
 	/* Packets one switch input port may feed through the crossbar at once: 1 (its buffer is
 	 * read at link rate, one packet at a time) or 0 = no limit (one per VL queue, or per VOQ). */
 	uint8_t input_reads;
+	/* SL of each (source, destination) endpoint pair, row-major [n_endpoints^2], for engines
+	 * that give each path its own SL (lash, dfsssp); 255 or NULL: the flow's own SL. */
+	const uint8_t *pair_sl;
 };
 
 struct ibs_latency { uint64_t count; double mean_ps; uint64_t p50_ps, p99_ps, max_ps; };

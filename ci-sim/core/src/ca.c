@@ -25,12 +25,51 @@ static uint64_t draw_gap(struct flow *f)
 	return f->interval_ps;
 }
 
+/* The SL and VL of the flow's current message: its pair's SL when the engine gives each
+ * path its own, else the flow's. */
+static void message_sl(const struct ibs_sim *s, struct flow *f)
+{
+	uint8_t sl = f->spec.sl;
+
+	if (s->cfg.pair_sl) {
+		uint8_t p = s->cfg.pair_sl[(uint64_t)f->spec.src * s->n_ep + f->cur_dst];
+
+		if (p < 16)
+			sl = p;
+	}
+	f->sl = sl;
+	f->vl = s->cfg.sl2vl_rows[f->sl2vl_row * 16 + sl];
+}
+
 static void next_message(struct ibs_sim *s, struct flow *f)
 {
 	f->cur_left = f->msg_pkts;
 	f->cur_dst = draw_dst(s, f);
+	message_sl(s, f);
 	if (f->spec.process != IBS_SATURATE)
 		f->cur_gen += draw_gap(f);
+}
+
+/* Every pair SL of the sources' flows must land on a VL their CA port runs. */
+static int check_pair_sls(struct ibs_sim *s, char *err, size_t errlen)
+{
+	const struct ibs_config *c = &s->cfg;
+
+	for (uint32_t e = 0; e < s->n_ep; e++) {
+		const struct port *p = &s->ports[s->eps[e].gport];
+		uint32_t row = c->sl2vl_idx[c->node_sl2vl_off[s->eps[e].node] + p->num];
+
+		for (uint32_t d = 0; d < s->n_ep; d++) {
+			uint8_t sl = c->pair_sl[(uint64_t)e * s->n_ep + d];
+
+			if (sl < 16 && c->sl2vl_rows[row * 16 + sl] >= p->nvl) {
+				snprintf(err, errlen, "pair %u -> %u: SL %u maps to VL %u, not operational on "
+					 "its CA port", e, d, sl, c->sl2vl_rows[row * 16 + sl]);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
 }
 
 int ca_setup(struct ibs_sim *s, char *err, size_t errlen)
@@ -58,6 +97,8 @@ int ca_setup(struct ibs_sim *s, char *err, size_t errlen)
 		uint32_t row = c->sl2vl_idx[c->node_sl2vl_off[e->node] + p->num];  /* (0, port) */
 
 		f->spec = *sp;
+		f->sl2vl_row = row;
+		f->sl = sp->sl;
 		f->vl = c->sl2vl_rows[row * 16 + sp->sl];
 		if (f->vl >= p->nvl) {
 			snprintf(err, errlen, "flow %u: SL %u maps to VL %u, not operational on its CA port",
@@ -77,6 +118,13 @@ int ca_setup(struct ibs_sim *s, char *err, size_t errlen)
 		}
 		f->cur_left = f->msg_pkts;
 		f->cur_dst = draw_dst(s, f);
+		message_sl(s, f);
+	}
+	if (c->pair_sl) {
+		int ret = check_pair_sls(s, err, errlen);
+
+		if (ret)
+			return ret;
 	}
 	for (uint32_t e = 0; e < s->n_ep; e++)
 		for (uint32_t v = 0; v < IBS_MAX_VLS; v++)
@@ -171,7 +219,7 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 
 	e->rr[vl] = i;
 	k->bytes = (uint16_t)head_bytes[vl];
-	k->sl = f->spec.sl;
+	k->sl = f->sl;
 	k->dst = f->cur_dst;
 	k->tail_ps = 0;
 	m->klass = f->spec.klass;

@@ -11,8 +11,8 @@
 const char *ibs_version(void)
 {
 	/* the ABI of ibqos_sim.h: bump with any change to a struct it exposes (2: input_reads,
-	 * read_errors) */
-	return "ibqos-sim 2";
+	 * read_errors; 3: pair_sl) */
+	return "ibqos-sim 3";
 }
 
 /* ---- events, packets, kicks ------------------------------------------------ */
@@ -131,6 +131,8 @@ static int copy_config(struct ibs_sim *s, const struct ibs_config *cfg, char *er
 	DUP(ep_port, cfg->n_endpoints);
 	DUP(flows, cfg->n_flows);
 	DUP(dests, cfg->n_dests);
+	if (cfg->pair_sl)
+		DUP(pair_sl, (size_t)cfg->n_endpoints * cfg->n_endpoints);
 	return 0;
 }
 
@@ -156,6 +158,7 @@ static void free_config(struct ibs_config *c)
 	free((void *)c->ep_port);
 	free((void *)c->flows);
 	free((void *)c->dests);
+	free((void *)c->pair_sl);
 }
 
 static int check_params(const struct ibs_config *c, char *err, size_t errlen)

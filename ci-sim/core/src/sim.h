@@ -89,7 +89,8 @@ struct flow {
 	uint32_t cur_left;                /* packets of the current message not yet injected */
 	uint32_t cur_dst;
 	uint32_t msg_pkts, last_bytes;
-	uint8_t vl;
+	uint32_t sl2vl_row;               /* the CA port's SL2VL, for per-pair SLs */
+	uint8_t vl, sl;                   /* of the current message */
 	bool wake_pending;
 	struct ibs_flow spec;
 	struct rng rng;

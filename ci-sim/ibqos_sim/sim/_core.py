@@ -14,7 +14,7 @@ from ibqos.paths import product
 LIB_NAME = "libibqos_sim.so"
 # ibs_version() of the core whose structs this file mirrors. IBQOS_SIM_ACCEPT_ABI names older
 # cores whose structs are a prefix of these (the speed bench runs one as its baseline).
-ABI = "ibqos-sim 2"
+ABI = "ibqos-sim 3"
 
 CBR, POISSON, SATURATE = 0, 1, 2
 DEST_SET, DEST_UNIFORM = 0, 1
@@ -54,7 +54,7 @@ class Config(C.Structure):
         ("sw_latency_ps", C.c_uint64), ("voq", C.c_uint8), ("accounting", C.c_uint8),
         ("seed", C.c_uint64), ("warmup_ps", C.c_uint64), ("end_ps", C.c_uint64),
         ("deadlock_ps", C.c_uint64), ("evq", C.c_char_p), ("audit", C.c_uint8),
-        ("input_reads", C.c_uint8),
+        ("input_reads", C.c_uint8), ("pair_sl", _u8),
     ]
 
 

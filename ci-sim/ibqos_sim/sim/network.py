@@ -195,7 +195,23 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
     )
     if any(v > 15 for v in arr["sl2vl_rows"]):
         raise err("fabric", "sl2vl", "VL above 15")
+    if fabric.path_sls is not None:
+        arr["pair_sl"] = _pair_sls(fabric, endpoints)
+        notes.append(f"each CA pair's packets on the SL the SA gave it ({len(fabric.path_sls)} pairs)")
     return Network(fabric, source, nodes, port_base, nslots, ports, endpoints, arr, notes)
+
+
+def _pair_sls(fabric: Fabric, endpoints: list[tuple[int, int]]) -> np.ndarray:
+    """[source endpoint][destination endpoint] -> SL, 255 where the SA gave none."""
+    lids = [fabric.nodes[g].ports[p].lid for g, p in endpoints]
+    n = len(endpoints)
+    out = np.full(n * n, 255, dtype=np.uint8)
+    for i, s in enumerate(lids):
+        for j, d in enumerate(lids):
+            sl = fabric.path_sls.get((s, d))
+            if sl is not None and i != j:
+                out[i * n + j] = sl
+    return out
 
 
 def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:

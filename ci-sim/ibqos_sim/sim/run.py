@@ -66,6 +66,7 @@ class Simulation:
             seed=params.seed, warmup_ps=int(params.warmup_us * 1e6), end_ps=self.end_ps,
             deadlock_ps=int(params.deadlock_us * 1e6), evq=params.evq.encode(), audit=int(audit),
             input_reads=1 if params.input_reads == 1 else 0,
+            pair_sl=_ptr(a["pair_sl"], C.c_uint8) if "pair_sl" in a else None,
         )
         self._lib = _core.load()
         self._sim = C.c_void_p()

@@ -81,6 +81,9 @@ class Node:
 class Fabric:
     nodes: dict[int, Node] = field(default_factory=dict)
     source: str = ""             # "dumps:<dir>" or "live:<how>"
+    # The SA's SL for every CA pair, (source LID, destination LID) -> SL, for engines that give
+    # each path its own SL (lash, dfsssp); None when not read (every path uses its class's SL).
+    path_sls: dict[tuple[int, int], int] | None = None
 
     # ---- queries -------------------------------------------------------
     def switches(self) -> Iterator[Node]:
@@ -124,11 +127,14 @@ class Fabric:
 
     # ---- JSON ----------------------------------------------------------
     def to_json(self) -> dict:
-        return {
+        doc = {
             "schema": SCHEMA,
             "source": self.source,
             "nodes": [_node_to_json(n) for n in sorted(self.nodes.values(), key=lambda n: n.guid)],
         }
+        if self.path_sls is not None:
+            doc["path_sls"] = [[s, d, sl] for (s, d), sl in sorted(self.path_sls.items())]
+        return doc
 
     @classmethod
     def from_json(cls, doc: dict) -> Fabric:
@@ -138,7 +144,9 @@ class Fabric:
         for nd in doc["nodes"]:
             n = _node_from_json(nd)
             nodes[n.guid] = n
-        return cls(nodes=nodes, source=doc.get("source", ""))
+        psl = doc.get("path_sls")
+        return cls(nodes=nodes, source=doc.get("source", ""),
+                   path_sls=None if psl is None else {(int(s), int(d)): int(sl) for s, d, sl in psl})
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
