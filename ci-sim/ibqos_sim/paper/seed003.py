@@ -70,17 +70,14 @@ class EngineRun:
 
 
 def route(harness, engine: str):
-    """(fabric, engine OpenSM used) for one engine on the running ibsim fabric."""
-    plugin = engine == "dla"
-    run = harness.run_sm(engine="dla,minhop" if plugin else engine, plugin=plugin,
-                         conf=QOS_CONF, check=False)
-    used = run.configured_engines()
-    fabric = harness.read_back(save=False)
-    return fabric, (used[-1] if used else None)
+    """(fabric, engine OpenSM used) for one engine on the running ibsim fabric, with the SA's
+    per-pair SLs where the engine sets them."""
+    from ..compare_engines import route_and_read
+    return route_and_read(harness, engine)
 
 
 def has_path_sls(fabric) -> bool:
-    return bool(getattr(fabric, "path_sls", None))
+    return bool(fabric.path_sls)
 
 
 def simulate_engine(fabric, engine: str, setup: Setup, tick: Callable[[], None]) -> EngineRun:

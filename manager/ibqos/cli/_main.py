@@ -21,6 +21,8 @@ COMMANDS = {
     "render": ("ibqos.cli.render:render", "Render a plan to OpenSM and plugin configuration files."),
     "simulate": ("ibqos_sim.cli_simulate:simulate", "Packet-level simulation of a read-back fabric."),
     "paper": ("ibqos_sim.cli_paper:paper", "Reproduce a seed paper's experiment (seed003-5.1)."),
+    "compare-engines": ("ibqos_sim.cli_compare:compare_engines",
+                        "Route one fabric with each OpenSM engine and simulate them side by side."),
     "testbed": ("ibqos_testbed.cli:testbed", "Validate a plan on hardware with perftest."),
     "dryrun": ("ibqos.cli.dryrun:dryrun", "Policy to simulated verdict on an ibsim fabric."),
     "apply": ("ibqos.cli.apply:apply", "Apply a plan to a running OpenSM, verify, roll back on failure."),
