@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from ibqos.dryrun.judge import judge_classes
+from ibqos_dryrun.judge import judge_classes
 from ibqos.errors import InputError
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import errno
-import importlib
-import importlib.util
+import functools
+import importlib.metadata
 import logging
 import sys
 
@@ -12,47 +12,33 @@ import click
 
 from ..errors import IbqosError
 
-# name -> "module:attribute". Each command lives in its own module.
-COMMANDS = {
-    "fabric": ("ibqos_sim.cli_fabric:fabric", "Bring ibsim fabrics up/down and run OpenSM on them."),
-    "verify": ("ibqos.cli.verify:verify", "Verify routes, hops and deadlock freedom of a fabric."),
-    "analyze": ("ibqos.cli.analyze:analyze", "Analyze VLArb tables: per-VL share and entry distance."),
-    "plan": ("ibqos.cli.plan:plan", "Synthesize VLArb tables and the SL2VL plan from a policy."),
-    "render": ("ibqos.cli.render:render", "Render a plan to OpenSM and plugin configuration files."),
-    "simulate": ("ibqos_sim.cli_simulate:simulate", "Packet-level simulation of a read-back fabric."),
-    "paper": ("ibqos_sim.cli_paper:paper", "Reproduce a seed paper's experiment (seed003-5.1)."),
-    "compare-engines": ("ibqos_sim.cli_compare:compare_engines",
-                        "Route one fabric with each OpenSM engine and simulate them side by side."),
-    "testbed": ("ibqos_testbed.cli:testbed", "Validate a plan on hardware with perftest."),
-    "dryrun": ("ibqos.cli.dryrun:dryrun", "Policy to simulated verdict on an ibsim fabric."),
-    "apply": ("ibqos.cli.apply:apply", "Apply a plan to a running OpenSM, verify, roll back on failure."),
-    "status": ("ibqos.cli.status:status", "Show what the fabric is programmed with now."),
-    "demo": ("ibqos.cli.demo:demo", "The dry run on the embedded default policy and fabric."),
-}
+# Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), so this
+# composition imports no package above ibqos: ibqos_sim, ibqos_testbed and ibqos_dryrun add
+# their own commands, and each is imported only when it runs.
+GROUP = "ibqos.commands"
+
+
+@functools.cache
+def _commands() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx):
-        return sorted(n for n in COMMANDS if _available(n))
+        return sorted(_commands())
 
     def get_command(self, ctx, name):
-        if name not in COMMANDS or not _available(name):
-            return None
-        mod, attr = COMMANDS[name][0].split(":")
-        return getattr(importlib.import_module(mod), attr)
+        ep = _commands().get(name)
+        return ep.load() if ep is not None else None
 
     def format_commands(self, ctx, formatter):
-        rows = [(n, COMMANDS[n][1]) for n in self.list_commands(ctx)]
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            rows.append((name, cmd.get_short_help_str(limit=60) if cmd else ""))
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-
-
-def _available(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(COMMANDS[name][0].split(":")[0]) is not None
-    except ModuleNotFoundError:
-        return False
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import VerificationFailed
-from ..render.fallback import DLA_CHAIN
+from ibqos.errors import VerificationFailed
+from ibqos.render.fallback import DLA_CHAIN
 
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -90,9 +90,9 @@ class DryRun:
     def validate_inputs(self) -> None:
         """Policy (planned), fault specs and the fabric (topology spec or net file): a bad one
         is one InputError line and nothing in --out."""
-        from ..faultspec import parse_fault
-        from ..planner import make_plan
-        from ..policy import load_policy
+        from ibqos.faultspec import parse_fault
+        from ibqos.planner import make_plan
+        from ibqos.policy import load_policy
         from ibqos_sim.harness import IBSIM_VLARB_CAP
         from ibqos_sim.netfile import check_net
         from ibqos_sim.topology import from_spec
@@ -121,7 +121,7 @@ class DryRun:
 
     def stage_render(self) -> str:
         from ibqos_sim.harness import net_port_types
-        from ..render import render_plan
+        from ibqos.render import render_plan
         # The fabric is known before it runs: node_type filters are resolved against it.
         self._write_net()
         self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config",
@@ -180,13 +180,13 @@ class DryRun:
     @staticmethod
     def _refusal(run) -> str:
         """dla's reason from its record, "" if it did not refuse (or left no record)."""
-        from ..fabric.dla_record import read_record
+        from ibqos.fabric.dla_record import read_record
         record = read_record(run.dumps)
         return f"{record.engine.error}: {record.engine.reason}" if record and record.refused else ""
 
     def _apply_faults(self) -> None:
-        from ..fabric.dumps import load_dumps
-        from ..faultspec import parse_fault, resolve
+        from ibqos.fabric.dumps import load_dumps
+        from ibqos.faultspec import parse_fault, resolve
         from ibqos_sim.harness import sm_node_name
         fabric = load_dumps(self.s.pristine_run.dumps)
         sm_node = sm_node_name(self.s.netfile)
@@ -197,7 +197,7 @@ class DryRun:
     def _check_sm(self, run) -> None:
         """Any OpenSM error is an external failure, except dla's refusal: the record names it
         and the caller reports it as what it is, a fabric dla does not route."""
-        from ..fabric.dla_record import read_record
+        from ibqos.fabric.dla_record import read_record
         from ibqos_sim.harness import check_sm_run
         record = read_record(run.dumps) if self._dla else None
         refusal = f"ERR {record.engine.error}: " if record and record.refused else None
@@ -214,7 +214,7 @@ class DryRun:
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
         if fabric.source.startswith("live:ibsim:"):
-            from ..fabric.dla_record import read_record
+            from ibqos.fabric.dla_record import read_record
             recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps),
                                                  self.s.sm_run.conf)
             self.s.notes.append(f"ibsim does not store VLHighLimit, so the model carries what the SM "
@@ -225,20 +225,20 @@ class DryRun:
         return note
 
     def stage_conform(self) -> str:
-        from ..conformance import diff_programmed, expected_from_plan
+        from ibqos.conformance import diff_programmed, expected_from_plan
         expected = expected_from_plan(self.s.plan)
         groups = None
         if self.s.faults and expected.dragonfly:
             # a degraded dragonfly is no clique cover: its groups are those it had before
-            from ..fabric.dumps import load_dumps
-            from ..fabric.groups import dragonfly_groups
+            from ibqos.fabric.dumps import load_dumps
+            from ibqos.fabric.groups import dragonfly_groups
             groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
         self.s.conform = diff_programmed(self.s.fabric, expected, groups,
                                          degraded=bool(self.s.faults))
         return "every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences"
 
     def stage_verify(self) -> str:
-        from ..verify import verify_fabric
+        from ibqos.verify import verify_fabric
         # dla routes every SL alike; each class's SLs share its VL pair, so one SL per class
         # covers every channel dependency the plan can create.
         reports = {c.name: verify_fabric(self.s.fabric, sl=c.sls[0]) for c in self.s.plan.classes}

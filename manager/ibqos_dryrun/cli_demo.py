@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..paths import REPO_ROOT
-from .dryrun import dryrun
+from ibqos.paths import REPO_ROOT
+from .cli import dryrun
 
 
 @click.command()

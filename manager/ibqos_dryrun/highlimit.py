@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..fabric.dla_record import DlaRecord
-from ..fabric.model import Fabric
-from ..osmconf import parse
+from ibqos.fabric.dla_record import DlaRecord
+from ibqos.fabric.model import Fabric
+from ibqos.osmconf import parse
 
 
 def _limit_for_type(opts: dict[str, str], prefix: str) -> int | None:

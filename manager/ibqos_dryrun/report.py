@@ -8,10 +8,10 @@ import json
 
 from pathlib import Path
 
-from .. import __version__
-from ..arbiter import ArbTable
-from ..plan import ROLE_NAMES
-from ..templating import render
+from ibqos import __version__
+from ibqos.arbiter import ArbTable
+from ibqos.plan import ROLE_NAMES
+from ibqos.templating import render
 from .judge import LATENCY_RULE, bandwidth_rule
 
 

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import InputError
+from ibqos.errors import InputError
 
 
 @click.command()
@@ -35,7 +35,7 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free."""
-    from ..dryrun import STAGES, DryRun, DryRunConfig
+    from . import STAGES, DryRun, DryRunConfig
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
     cfg = DryRunConfig(policy=policy, out=out.absolute(), topology=topology or (None if net else "df72"),
@@ -75,7 +75,7 @@ def _stage_line(dr, stage: str, frac: float) -> None:
 
 
 def _print_verdict(dr) -> None:
-    from ..dryrun.judge import LATENCY_RULE, bandwidth_rule
+    from .judge import LATENCY_RULE, bandwidth_rule
     con = Console(width=None if sys.stdout.isatty() else 140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
