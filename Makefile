@@ -11,7 +11,7 @@ DESTDIR ?=
 SAN_BUILD := build-sanitize
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build install paper test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
+.PHONY: all deps build install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
 
 all: build
 
@@ -29,6 +29,9 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD) -j 2
 
+format: deps
+	$(VENV)/bin/ruff format .
+
 # The plugin where Debian's OpenSM dlopen()s it (libdir/libibqos.so), the C tools, the
 # simulator core, the templates and the Python packages with an `ibqos` launcher. The
 # Python dependencies (pydantic >= 2, ...) are not Debian 12 packages: see README.
@@ -36,10 +39,12 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
 
-# Lint (ruff, configured in pyproject.toml), the C unit tests (ctest: dla's routing library,
+# Lint and format check (ruff, configured in pyproject.toml; `make format` fixes the format),
+# the C unit tests (ctest: dla's routing library,
 # the simulator core), then every pytest.
 test: build
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q
 

@@ -24,6 +24,7 @@ def engine_vls(run) -> int | None:
     """VLs per class the engine needed: dla's from its record, OpenSM's engines' from their
     own report."""
     from ibqos.fabric.dla_record import read_record
+
     record = read_record(run.dumps)
     if record is not None and not record.refused and run.configured_engines()[-1:] == ["dla"]:
         return record.levels
@@ -34,7 +35,7 @@ def engine_vls(run) -> int | None:
 
 
 PER_PATH_SL = ("lash", "dfsssp")
-SA_LIMIT = 342      # per-pair SA queries cost ~0.07 ms each: 1.1 M pairs at 1056 CAs is minutes
+SA_LIMIT = 342  # per-pair SA queries cost ~0.07 ms each: 1.1 M pairs at 1056 CAs is minutes
 
 
 def verdict(engine: str, run, harness) -> dict:
@@ -43,6 +44,7 @@ def verdict(engine: str, run, harness) -> dict:
     from ibqos.fabric.dumps import load_dumps
     from ibqos.verify import verify_fabric
     from ibqos.verify.sa_paths import query_path_sls
+
     fabric = load_dumps(run.dumps, require_sl2vl=False)
     path_sls = None
     if engine in PER_PATH_SL:
@@ -55,9 +57,13 @@ def verdict(engine: str, run, harness) -> dict:
             sm.stop()
     t0 = time.perf_counter()
     rep = verify_fabric(fabric, path_sls=path_sls)
-    return {"verdict": "clean" if rep.ok else "defect", "vls_used": sorted(rep.vls_used),
-            "cdg_acyclic": rep.cdg_acyclic, "max_hops": max(rep.hops, default=None),
-            "verify_s": round(time.perf_counter() - t0, 3)}
+    return {
+        "verdict": "clean" if rep.ok else "defect",
+        "vls_used": sorted(rep.vls_used),
+        "cdg_acyclic": rep.cdg_acyclic,
+        "max_hops": max(rep.hops, default=None),
+        "verify_s": round(time.perf_counter() - t0, 3),
+    }
 
 
 RESWEEP_ENGINES = ("minhop", "dla")
@@ -67,9 +73,9 @@ def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
     """Engine time of a heavy re-sweep (SIGHUP) of a running OpenSM: the steady state, where
     OpenSM reuses the hop tables it allocated in the first sweep. Median of n."""
     from ibqos import osmlog
+
     spec, plugin = ("dla,minhop", True) if engine == "dla" else (engine, False)
-    sm = h.start_sm(engine=spec, plugin=plugin, conf={"qos": "TRUE", "sweep_interval": 0},
-                    log_flags=0x07, timeout=1800)
+    sm = h.start_sm(engine=spec, plugin=plugin, conf={"qos": "TRUE", "sweep_interval": 0}, log_flags=0x07, timeout=1800)
     try:
         for _ in range(n):
             k = sm.sweeps()
@@ -95,14 +101,18 @@ def bench_engines(sizes: list[int], engines: list[str], log, skip=frozenset()) -
                         continue
                     log(f"df{size}: {engine}")
                     spec = "dla,minhop" if engine == "dla" else engine
-                    run = h.run_sm(engine=spec, plugin=engine == "dla", check=False,
-                                   conf={"qos": "TRUE"}, timeout=1800)
+                    run = h.run_sm(engine=spec, plugin=engine == "dla", check=False, conf={"qos": "TRUE"}, timeout=1800)
                     used = run.configured_engines()
-                    row = {"cas": size, "engine": engine, "rc": run.rc,
-                           "engine_s": run.engine_seconds(), "sm_s": round(run.wall_s, 3),
-                           "vls_engine": engine_vls(run),
-                           "configured_by": used[-1] if used else None,
-                           "fell_back": bool(used) and used[-1] != engine}
+                    row = {
+                        "cas": size,
+                        "engine": engine,
+                        "rc": run.rc,
+                        "engine_s": run.engine_seconds(),
+                        "sm_s": round(run.wall_s, 3),
+                        "vls_engine": engine_vls(run),
+                        "configured_by": used[-1] if used else None,
+                        "fell_back": bool(used) and used[-1] != engine,
+                    }
                     row.update(verdict(engine, run, h))
                     if engine in RESWEEP_ENGINES and row["configured_by"] == engine:
                         log(f"df{size}: {engine} re-sweeps")

@@ -34,35 +34,49 @@ def bench_fabric(sizes: list[int], log, simulate: bool = True) -> list[dict]:
             net = topo.write_net(Path(tmp) / "fabric.net")
             with Harness(net, run_dir=Path(tmp) / "run") as h:
                 log(f"df{size}: OpenSM with dla")
-                run = h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"},
-                               log_flags=0x03, timeout=1800)
+                run = h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03, timeout=1800)
                 log(f"df{size}: read-back")
                 t_read, fabric = _timed(lambda: read_live(h.env, timeout=600))
                 t_disc, _ = _timed(lambda: h.diag(["ibnetdiscover"], timeout=600))
                 t_one, _ = _timed(lambda: h.diag(["smpquery", "sl2vl", "1", "1"]))
             log(f"df{size}: verify")
             t_verify, rep = _timed(lambda: verify_fabric(fabric))
-            calls = (sum(len(n.ports) - 1 for n in fabric.switches())          # sl2vl per out port
-                     + sum(len(n.ports) for n in fabric.nodes.values()))       # vlarb per port
+            calls = (
+                sum(len(n.ports) - 1 for n in fabric.switches())  # sl2vl per out port
+                + sum(len(n.ports) for n in fabric.nodes.values())
+            )  # vlarb per port
             found = (len(list(fabric.cas())), len(list(fabric.switches())))
-            row = {"cas": size, "switches": len(topo.switches),
-                   "all_discovered": found == (len(topo.cas), len(topo.switches)),
-                   "readback_s": round(t_read, 2), "ibnetdiscover_s": round(t_disc, 2),
-                   "readback/ibnetdiscover": round(t_read / t_disc, 2),
-                   "per_port_smpquery_est_s": round(t_one * calls, 1),
-                   "sm_once_s": round(run.wall_s, 2), "verify_s": round(t_verify, 2),
-                   "verify/sm_once": round(t_verify / run.wall_s, 2),
-                   "verdict": "clean" if rep.ok else "defect", "pairs": rep.pairs}
+            row = {
+                "cas": size,
+                "switches": len(topo.switches),
+                "all_discovered": found == (len(topo.cas), len(topo.switches)),
+                "readback_s": round(t_read, 2),
+                "ibnetdiscover_s": round(t_disc, 2),
+                "readback/ibnetdiscover": round(t_read / t_disc, 2),
+                "per_port_smpquery_est_s": round(t_one * calls, 1),
+                "sm_once_s": round(run.wall_s, 2),
+                "verify_s": round(t_verify, 2),
+                "verify/sm_once": round(t_verify / run.wall_s, 2),
+                "verdict": "clean" if rep.ok else "defect",
+                "pairs": rep.pairs,
+            }
             if simulate and size in SIM_RUNS:
                 load, warm, meas = SIM_RUNS[size]
                 model = Path(tmp) / "fabric.json"
                 fabric.save(model)
                 log(f"df{size}: simulate {meas} µs at load {load}")
                 m = measure_subprocess(model, load=load, time_us=meas, warmup_us=warm)
-                row.update({"sim_load": load, "sim_us": warm + meas, "sim_wall_s": round(m["wall_s"], 1),
-                            "sim_cpu_s": round(m["cpu_s"], 1),
-                            "sim_Mhops_per_cpu_s": round(m["hops_per_cpu_s"] / 1e6, 2),
-                            "sim_peak_mb": m["peak_rss_mb"], "sim_status": m["status"],
-                            "sim_accepted_pct": m["accepted_pct"]})
+                row.update(
+                    {
+                        "sim_load": load,
+                        "sim_us": warm + meas,
+                        "sim_wall_s": round(m["wall_s"], 1),
+                        "sim_cpu_s": round(m["cpu_s"], 1),
+                        "sim_Mhops_per_cpu_s": round(m["hops_per_cpu_s"] / 1e6, 2),
+                        "sim_peak_mb": m["peak_rss_mb"],
+                        "sim_status": m["status"],
+                        "sim_accepted_pct": m["accepted_pct"],
+                    }
+                )
             rows.append(row)
     return rows

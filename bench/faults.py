@@ -60,8 +60,9 @@ def _mean(h: Counter) -> float | None:
 
 def minhop_resweeps(h, faults, log) -> dict[str, float]:
     """Engine time of minhop's re-sweep after each fault (restored after), by fault name."""
-    sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "sweep_interval": 1}, name="minhop",
-                    log_flags=0x07, timeout=1800)
+    sm = h.start_sm(
+        engine="minhop", conf={"qos": "TRUE", "sweep_interval": 1}, name="minhop", log_flags=0x07, timeout=1800
+    )
     out = {}
     try:
         for f in faults:
@@ -81,8 +82,9 @@ def bench_size(size: int, n: int | None, minhop_n: int, log, seed: int = 10) -> 
         net = topo.write_net(Path(tmp) / "fabric.net")
         with Harness(net, run_dir=Path(tmp) / "run", console=True) as h:
             # sweep_interval 1: a light sweep finds what a lost trap did not report
-            sm = h.start_sm(engine="dla,minhop", plugin=True, name="dla", timeout=1800,
-                            conf={"qos": "TRUE", "sweep_interval": 1})
+            sm = h.start_sm(
+                engine="dla,minhop", plugin=True, name="dla", timeout=1800, conf={"qos": "TRUE", "sweep_interval": 1}
+            )
             c = Campaign(h, sm, topo, Path(tmp))
             outcomes = []
             for i, f in enumerate(faults):
@@ -103,26 +105,31 @@ def bench_size(size: int, n: int | None, minhop_n: int, log, seed: int = 10) -> 
             if o.degraded.engine == "dla":
                 after.update({int(h): v for h, v in o.degraded.hops.items()})
         dla_t = [o.degraded.engine_s for o in os_ if o.degraded.engine_s is not None]
-        ratios = [o.degraded.engine_s / mh[o.name] for o in os_
-                  if mh.get(o.name) and o.degraded.engine_s is not None]
-        rows.append({
-            "cas": size, "kind": k, "tried": len(os_), "survived": sum(o.survived for o in os_),
-            "refused": sum(o.refused for o in os_),
-            "credit_loops": sum(bool(o.degraded.ibdmchk_loops or not o.degraded.cdg_acyclic) for o in os_),
-            "routed_by_dla": sum(o.degraded.engine == "dla" for o in os_),
-            "max_vls": max((len(o.degraded.vls_used) for o in os_ if o.degraded.engine == "dla"), default=None),
-            "restored_pristine": sum(bool(o.restored and o.restored.lfts_pristine) for o in os_),
-            "resweep_s_median": round(statistics.median(dla_t), 5) if dla_t else None,
-            "resweep/minhop": round(statistics.median(ratios), 2) if ratios else None,
-            "paired_with_minhop": len(ratios),
-            "mean_hops_before": _mean(before), "mean_hops_after": _mean(after),
-            "max_hops_after": max(after, default=None),
-            "hops_before": _hist_pct(before), "hops_after": _hist_pct(after),
-            "fault_s_mean": round(statistics.mean(o.seconds for o in os_), 3),
-        })
+        ratios = [o.degraded.engine_s / mh[o.name] for o in os_ if mh.get(o.name) and o.degraded.engine_s is not None]
+        rows.append(
+            {
+                "cas": size,
+                "kind": k,
+                "tried": len(os_),
+                "survived": sum(o.survived for o in os_),
+                "refused": sum(o.refused for o in os_),
+                "credit_loops": sum(bool(o.degraded.ibdmchk_loops or not o.degraded.cdg_acyclic) for o in os_),
+                "routed_by_dla": sum(o.degraded.engine == "dla" for o in os_),
+                "max_vls": max((len(o.degraded.vls_used) for o in os_ if o.degraded.engine == "dla"), default=None),
+                "restored_pristine": sum(bool(o.restored and o.restored.lfts_pristine) for o in os_),
+                "resweep_s_median": round(statistics.median(dla_t), 5) if dla_t else None,
+                "resweep/minhop": round(statistics.median(ratios), 2) if ratios else None,
+                "paired_with_minhop": len(ratios),
+                "mean_hops_before": _mean(before),
+                "mean_hops_after": _mean(after),
+                "max_hops_after": max(after, default=None),
+                "hops_before": _hist_pct(before),
+                "hops_after": _hist_pct(after),
+                "fault_s_mean": round(statistics.mean(o.seconds for o in os_), 3),
+            }
+        )
     failures = [{"fault": o.name, "problems": o.problems} for o in outcomes if not o.survived]
-    return rows, {"cas": size, "faults": len(outcomes), "failures": failures,
-                  "minhop_resweeps": mh}
+    return rows, {"cas": size, "faults": len(outcomes), "failures": failures, "minhop_resweeps": mh}
 
 
 def bench_faults(plan: list[tuple[int, int | None]], minhop_n: int, log) -> tuple[list[dict], list[dict]]:

@@ -12,9 +12,12 @@ from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import plan_and_analyze
 
-POLICIES = [REPO_ROOT / "examples" / "two-class.yaml", REPO_ROOT / "examples" / "four-class.yaml",
-            REPO_ROOT / "examples" / "seed002-config-a.yaml",
-            Path(__file__).resolve().parent / "policies" / "eight-class.yaml"]
+POLICIES = [
+    REPO_ROOT / "examples" / "two-class.yaml",
+    REPO_ROOT / "examples" / "four-class.yaml",
+    REPO_ROOT / "examples" / "seed002-config-a.yaml",
+    Path(__file__).resolve().parent / "policies" / "eight-class.yaml",
+]
 
 
 def _best_of(fn, n: int = 5) -> tuple[float, float, object]:
@@ -32,11 +35,18 @@ def bench_planner(log) -> list[dict]:
         log(f"plan {policy.name}")
         best, med, plan = _best_of(lambda: plan_and_analyze(policy))
         t = plan.vlarb.role("terminal").arb_table()
-        a1_best, _, _ = _best_of(lambda: analyze_algorithm1(t, packet_bytes=plan.fabric.mtu,
-                                                            mode=plan.accounting, runs=30))
-        rows.append({"policy": policy.name, "classes": len(plan.classes),
-                     "plan_s_best": round(best, 4), "plan_s_median": round(med, 4),
-                     "algorithm1_30runs_s": round(a1_best, 4),
-                     "plan/algorithm1": round(best / a1_best, 2) if a1_best else None,
-                     "under_1s": med < 1.0})
+        a1_best, _, _ = _best_of(
+            lambda: analyze_algorithm1(t, packet_bytes=plan.fabric.mtu, mode=plan.accounting, runs=30)
+        )
+        rows.append(
+            {
+                "policy": policy.name,
+                "classes": len(plan.classes),
+                "plan_s_best": round(best, 4),
+                "plan_s_median": round(med, 4),
+                "algorithm1_30runs_s": round(a1_best, 4),
+                "plan/algorithm1": round(best / a1_best, 2) if a1_best else None,
+                "under_1s": med < 1.0,
+            }
+        )
     return rows

@@ -1,10 +1,10 @@
 """Run the benchmarks and write bench/results/<section>.json and bench/results/README.md.
 
-    make bench                                   # 42..2550 CAs; at 2550 no LASH/updn
-    make bench BENCH_ARGS="--lash-2550"          # opt in to LASH at 2550 (about 2 minutes)
-    make bench BENCH_ARGS="--only engines --sizes 42,72"
-    make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
-    make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
+make bench                                   # 42..2550 CAs; at 2550 no LASH/updn
+make bench BENCH_ARGS="--lash-2550"          # opt in to LASH at 2550 (about 2 minutes)
+make bench BENCH_ARGS="--only engines --sizes 42,72"
+make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
+make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
 """
 
 from __future__ import annotations
@@ -55,26 +55,51 @@ def main() -> None:
     ap.add_argument("--engines", default="minhop,updn,lash,dfsssp,dla")
     ap.add_argument("--lash-2550", action="store_true", help="LASH at 2550 CAs too (about 2 min)")
     ap.add_argument("--only", default=",".join(SECTIONS))
-    ap.add_argument("--fault-sizes", default="342:120,1056:12",
-                    help="faults section: CAs:all|N per size (N: a seeded sample over the four kinds)")
-    ap.add_argument("--fault-minhop", type=int, default=20,
-                    help="faults section: faults per size re-swept by minhop too, for the ratio")
+    ap.add_argument(
+        "--fault-sizes",
+        default="342:120,1056:12",
+        help="faults section: CAs:all|N per size (N: a seeded sample over the four kinds)",
+    )
+    ap.add_argument(
+        "--fault-minhop",
+        type=int,
+        default=20,
+        help="faults section: faults per size re-swept by minhop too, for the ratio",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     only = set(args.only.split(","))
     RESULTS.mkdir(exist_ok=True)
-    meta = {"when": time.strftime("%Y-%m-%d %H:%M:%S"), "host": platform.node(),
-            "note": "ratios are against a baseline measured in the same run"}
+    meta = {
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "host": platform.node(),
+        "note": "ratios are against a baseline measured in the same run",
+    }
     sections: dict[str, list[str]] = {}
 
     if "planner" in only:
         rows = planner.bench_planner(log=console.log)
         (RESULTS / "planner.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        sections["planner"] = ["## Planner: policy → plan → exact analysis of every port role", "",
-               "Best and median of 5; the baseline is seed 002's Algorithm 1 (30 runs) on the "
-               "plan's terminal tables alone.", "",
-               markdown(rows, ["policy", "classes", "plan_s_best", "plan_s_median",
-                               "algorithm1_30runs_s", "plan/algorithm1", "under_1s"]), ""]
+        sections["planner"] = [
+            "## Planner: policy → plan → exact analysis of every port role",
+            "",
+            "Best and median of 5; the baseline is seed 002's Algorithm 1 (30 runs) on the "
+            "plan's terminal tables alone.",
+            "",
+            markdown(
+                rows,
+                [
+                    "policy",
+                    "classes",
+                    "plan_s_best",
+                    "plan_s_median",
+                    "algorithm1_30runs_s",
+                    "plan/algorithm1",
+                    "under_1s",
+                ],
+            ),
+            "",
+        ]
 
     if "engines" in only:
         skip = set() if args.lash_2550 else {(2550, "lash"), (2550, "updn")}
@@ -82,62 +107,151 @@ def main() -> None:
         ratios_vs(rows, "minhop")
         ratios_vs(rows, "minhop", key="resweep_s")
         (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        cols = ["cas", "engine", "engine_s", "engine_s/minhop", "resweep_s", "resweep_s/minhop", "sm_s",
-                "vls_engine", "vls_used",
-                "configured_by", "fell_back", "verdict", "cdg_acyclic", "max_hops", "verify_s"]
-        sections["engines"] = ["## Routing engines on ibsim dragonflies", "",
-               "engine_s: routing-engine time from osm.log ('building routing with' → "
-               "'tables configured') of the first sweep; resweep_s: the same for a heavy re-sweep "
-               "(SIGHUP) of a running OpenSM, median of 2, where OpenSM reuses its hop tables; "
-               "sm_s: whole `opensm --once`.", "", markdown(rows, cols), ""]
+        cols = [
+            "cas",
+            "engine",
+            "engine_s",
+            "engine_s/minhop",
+            "resweep_s",
+            "resweep_s/minhop",
+            "sm_s",
+            "vls_engine",
+            "vls_used",
+            "configured_by",
+            "fell_back",
+            "verdict",
+            "cdg_acyclic",
+            "max_hops",
+            "verify_s",
+        ]
+        sections["engines"] = [
+            "## Routing engines on ibsim dragonflies",
+            "",
+            "engine_s: routing-engine time from osm.log ('building routing with' → "
+            "'tables configured') of the first sweep; resweep_s: the same for a heavy re-sweep "
+            "(SIGHUP) of a running OpenSM, median of 2, where OpenSM reuses its hop tables; "
+            "sm_s: whole `opensm --once`.",
+            "",
+            markdown(rows, cols),
+            "",
+        ]
 
     if "fabric" in only:
         rows = fabric.bench_fabric(sorted(set(sizes) | {72}), log=console.log)
         (RESULTS / "fabric.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        sections["fabric"] = ["## Read-back, verification and simulation of the dla-routed fabric", "",
-               "readback: LFT, SL2VL, VLArb, PortInfo in one process; per_port_smpquery_est: one "
-               "measured `smpquery` × the SL2VL+VLArb queries a per-port approach needs; "
-               "verify: every CA pair + CDG, against the whole `opensm --once` of the same run.", "",
-               markdown(rows, ["cas", "switches", "all_discovered", "readback_s", "ibnetdiscover_s",
-                               "readback/ibnetdiscover",
-                               "per_port_smpquery_est_s", "sm_once_s", "verify_s", "verify/sm_once",
-                               "verdict"]), "",
-               "Simulator (uniform traffic, QDR, 4 KB MTU, 16 packets per VL, VOQ; seed 003 §5.2):", "",
-               markdown([r for r in rows if "sim_us" in r],
-                        ["cas", "sim_load", "sim_us", "sim_wall_s", "sim_cpu_s", "sim_Mhops_per_cpu_s",
-                         "sim_peak_mb", "sim_status", "sim_accepted_pct"]), ""]
+        sections["fabric"] = [
+            "## Read-back, verification and simulation of the dla-routed fabric",
+            "",
+            "readback: LFT, SL2VL, VLArb, PortInfo in one process; per_port_smpquery_est: one "
+            "measured `smpquery` × the SL2VL+VLArb queries a per-port approach needs; "
+            "verify: every CA pair + CDG, against the whole `opensm --once` of the same run.",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "switches",
+                    "all_discovered",
+                    "readback_s",
+                    "ibnetdiscover_s",
+                    "readback/ibnetdiscover",
+                    "per_port_smpquery_est_s",
+                    "sm_once_s",
+                    "verify_s",
+                    "verify/sm_once",
+                    "verdict",
+                ],
+            ),
+            "",
+            "Simulator (uniform traffic, QDR, 4 KB MTU, 16 packets per VL, VOQ; seed 003 §5.2):",
+            "",
+            markdown(
+                [r for r in rows if "sim_us" in r],
+                [
+                    "cas",
+                    "sim_load",
+                    "sim_us",
+                    "sim_wall_s",
+                    "sim_cpu_s",
+                    "sim_Mhops_per_cpu_s",
+                    "sim_peak_mb",
+                    "sim_status",
+                    "sim_accepted_pct",
+                ],
+            ),
+            "",
+        ]
 
     if "simspeed" in only:
         from . import simspeed
+
         rows = simspeed.bench_simspeed(console.log)
         (RESULTS / "simspeed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
-        sections["simspeed"] = ["## Simulator speed against the core of a reference commit, same run", "",
-               f"packet-hops per CPU second, median of {simspeed.REPEATS} alternating runs of each "
-               f"library on the same read-back fabric; baseline: the core at {simspeed.BASELINE_REF}.", "",
-               markdown(rows, ["cas", "load", "sim_us", "baseline_Mhops_per_cpu_s", "now_Mhops_per_cpu_s",
-                               "now/baseline", "within_10pct"]), ""]
+        sections["simspeed"] = [
+            "## Simulator speed against the core of a reference commit, same run",
+            "",
+            f"packet-hops per CPU second, median of {simspeed.REPEATS} alternating runs of each "
+            f"library on the same read-back fabric; baseline: the core at {simspeed.BASELINE_REF}.",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "load",
+                    "sim_us",
+                    "baseline_Mhops_per_cpu_s",
+                    "now_Mhops_per_cpu_s",
+                    "now/baseline",
+                    "within_10pct",
+                ],
+            ),
+            "",
+        ]
 
     if "faults" in only:
-        plan = [(int(c), None if n == "all" else int(n))
-                for c, n in (part.split(":") for part in args.fault_sizes.split(","))]
+        plan = [
+            (int(c), None if n == "all" else int(n))
+            for c, n in (part.split(":") for part in args.fault_sizes.split(","))
+        ]
         rows, details = faults.bench_faults(plan, args.fault_minhop, log=console.log)
-        (RESULTS / "faults.json").write_text(json.dumps({"meta": meta, "rows": rows,
-                                                          "details": details}, indent=1))
-        sections["faults"] = ["## Single faults under a running OpenSM with dla", "",
-               "Each fault is taken down on ibsim, OpenSM re-sweeps, the dumps are judged "
-               "(verify + ibdmchk), then it is restored and the LFTs compared with the pristine "
-               "ones (ibqos_sim.campaign, as plugin/tests/test_dla_faults.py at 42/72). survived: "
-               "routed by dla, every surviving pair delivered, both judges clean, ≤ 3 VLs, and back "
-               "to pristine after the restore. resweep_s: engine time of the re-sweep after the "
-               "fault (every engine tried, a refusal included); resweep/minhop: median per-fault "
-               "ratio against minhop re-sweeping the same faults in the same run. hops: "
-               "switch-to-switch links per CA pair, before (pristine) and after (dla-routed "
-               "faults of the kind, all pairs pooled).", "",
-               markdown(rows, ["cas", "kind", "tried", "survived", "refused", "credit_loops",
-                               "max_vls", "restored_pristine", "resweep_s_median", "resweep/minhop",
-                               "paired_with_minhop", "mean_hops_before", "mean_hops_after",
-                               "max_hops_after", "fault_s_mean"]), "",
-               markdown(rows, ["cas", "kind", "hops_before", "hops_after"]), ""]
+        (RESULTS / "faults.json").write_text(json.dumps({"meta": meta, "rows": rows, "details": details}, indent=1))
+        sections["faults"] = [
+            "## Single faults under a running OpenSM with dla",
+            "",
+            "Each fault is taken down on ibsim, OpenSM re-sweeps, the dumps are judged "
+            "(verify + ibdmchk), then it is restored and the LFTs compared with the pristine "
+            "ones (ibqos_sim.campaign, as plugin/tests/test_dla_faults.py at 42/72). survived: "
+            "routed by dla, every surviving pair delivered, both judges clean, ≤ 3 VLs, and back "
+            "to pristine after the restore. resweep_s: engine time of the re-sweep after the "
+            "fault (every engine tried, a refusal included); resweep/minhop: median per-fault "
+            "ratio against minhop re-sweeping the same faults in the same run. hops: "
+            "switch-to-switch links per CA pair, before (pristine) and after (dla-routed "
+            "faults of the kind, all pairs pooled).",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "kind",
+                    "tried",
+                    "survived",
+                    "refused",
+                    "credit_loops",
+                    "max_vls",
+                    "restored_pristine",
+                    "resweep_s_median",
+                    "resweep/minhop",
+                    "paired_with_minhop",
+                    "mean_hops_before",
+                    "mean_hops_after",
+                    "max_hops_after",
+                    "fault_s_mean",
+                ],
+            ),
+            "",
+            markdown(rows, ["cas", "kind", "hops_before", "hops_after"]),
+            "",
+        ]
 
     # Each section keeps its own file, so `--only X` refreshes X and keeps the others.
     for name, lines in sections.items():

@@ -19,26 +19,30 @@ from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
 # The core before the switch-model parameters (input_reads) and per-pair SLs were added.
 BASELINE_REF = "8ffa832"
-RUNS = {72: (1.0, 1000, 5000), 1056: (0.7, 100, 1000)}   # size: (load, warm-up µs, measured µs)
+RUNS = {72: (1.0, 1000, 5000), 1056: (0.7, 100, 1000)}  # size: (load, warm-up µs, measured µs)
 REPEATS = 3
 
 
 def build_baseline(scratch: Path, ref: str = BASELINE_REF) -> Path:
     src = scratch / "src"
-    subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "add", "--detach", str(src), ref],
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "worktree", "add", "--detach", str(src), ref], check=True, capture_output=True
+    )
     try:
         build = scratch / "build"
-        subprocess.run(["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
-                       check=True, capture_output=True)
-        subprocess.run(["cmake", "--build", str(build), "--target", "ibqos_sim", "-j", "2"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["cmake", "-S", str(src), "-B", str(build), "-DCMAKE_BUILD_TYPE=RelWithDebInfo"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            ["cmake", "--build", str(build), "--target", "ibqos_sim", "-j", "2"], check=True, capture_output=True
+        )
         lib = scratch / "libibqos_sim.baseline.so"
         lib.write_bytes((build / "ci-sim" / "core" / "libibqos_sim.so").read_bytes())
         return lib
     finally:
-        subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)],
-                       capture_output=True)
+        subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True)
 
 
 def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: float) -> float:
@@ -46,10 +50,27 @@ def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: floa
     if lib is not None:
         # the baseline core's structs are a prefix of today's: the loader may take it
         env.update(IBQOS_SIM_LIB=str(lib), IBQOS_SIM_ACCEPT_ABI="ibqos-sim 1")
-    cp = subprocess.run([sys.executable, "-m", "ibqos_sim.sim.bench", str(model), "--load", str(load),
-                         "--time-us", str(meas), "--warmup-us", str(warm)],
-                        capture_output=True, text=True, check=True, env=env, timeout=3600)
+    cp = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ibqos_sim.sim.bench",
+            str(model),
+            "--load",
+            str(load),
+            "--time-us",
+            str(meas),
+            "--warmup-us",
+            str(warm),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        timeout=3600,
+    )
     import json
+
     return json.loads(cp.stdout.strip().splitlines()[-1])["hops_per_cpu_s"]
 
 
@@ -63,19 +84,25 @@ def bench_simspeed(log, sizes=tuple(RUNS)) -> list[dict]:
             load, warm, meas = RUNS[size]
             net = dragonfly(*DRAGONFLY_SIZES[size]).write_net(tmp / f"df{size}.net")
             with Harness(net, run_dir=tmp / f"run{size}") as h:
-                h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03,
-                         timeout=1800)
+                h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03, timeout=1800)
                 fabric = h.read_back(save=False)
             model = tmp / f"df{size}.json"
             fabric.save(model)
             now, base = [], []
-            for i in range(REPEATS):                 # alternate, so drift hits both alike
+            for i in range(REPEATS):  # alternate, so drift hits both alike
                 log(f"df{size}: simulator speed, run {i + 1}/{REPEATS}")
                 base.append(_measure(model, base_lib, load, warm, meas))
                 now.append(_measure(model, None, load, warm, meas))
             b, n = statistics.median(base), statistics.median(now)
-            rows.append({"cas": size, "load": load, "sim_us": warm + meas,
-                         "baseline_Mhops_per_cpu_s": round(b / 1e6, 2),
-                         "now_Mhops_per_cpu_s": round(n / 1e6, 2), "now/baseline": round(n / b, 3),
-                         "within_10pct": n >= 0.9 * b})
+            rows.append(
+                {
+                    "cas": size,
+                    "load": load,
+                    "sim_us": warm + meas,
+                    "baseline_Mhops_per_cpu_s": round(b / 1e6, 2),
+                    "now_Mhops_per_cpu_s": round(n / 1e6, 2),
+                    "now/baseline": round(n / b, 3),
+                    "within_10pct": n >= 0.9 * b,
+                }
+            )
     return rows

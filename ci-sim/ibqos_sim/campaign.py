@@ -29,14 +29,15 @@ from .resweep import Resweep, SweepMark, wait_resweep
 from .topology import Topology
 
 ENGINE = "dla"
-MAX_VLS_DEGRADED = 3          # per class, under any single fault (issue 10)
-PRISTINE_VLS = [0, 1]         # class 0's pair: Fig. 8
-LAYERED_ENGINES = ("dfsssp", "lash")   # deadlock-free by path SL layers
+MAX_VLS_DEGRADED = 3  # per class, under any single fault (issue 10)
+PRISTINE_VLS = [0, 1]  # class 0's pair: Fig. 8
+LAYERED_ENGINES = ("dfsssp", "lash")  # deadlock-free by path SL layers
 
 
 @dataclass(frozen=True)
 class Fault:
     """One link (kind terminal/local/global, named by one end) or one switch (kind switch)."""
+
     kind: str
     node: str
     port: int | None = None
@@ -72,7 +73,7 @@ def single_faults(topo: Topology) -> tuple[list[Fault], list[Fault]]:
     sm_ca, sm_sw = sm_attachment(topo)
     faults, excluded = [], []
     for a, pa, b, pb in topo.links():
-        if topo.nodes[a].kind != "Switch":           # name a terminal link by its switch end
+        if topo.nodes[a].kind != "Switch":  # name a terminal link by its switch end
             a, pa, b, pb = b, pb, a, pa
         f = Fault(link_kind(topo, a, b), a, pa, (b, pb))
         (excluded if sm_ca in (a, b) else faults).append(f)
@@ -119,14 +120,14 @@ def lost_cas(topo: Topology, faults: list[Fault]) -> set[str]:
         if f.kind == "terminal":
             lost.add(f.peer[0])
         elif f.kind == "switch":
-            lost |= {peer for peer, _ in topo.nodes[f.node].links.values()
-                     if topo.nodes[peer].kind == "Hca"}
+            lost |= {peer for peer, _ in topo.nodes[f.node].links.values() if topo.nodes[peer].kind == "Hca"}
     return lost
 
 
 @dataclass
 class Judged:
     """One judged state of the fabric (after a fault, or after the restore)."""
+
     engine: str | None
     refusals: list[str]
     engine_s: float | None
@@ -149,7 +150,7 @@ class Outcome:
     restored: Judged | None = None
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    phases: dict[str, float] = field(default_factory=dict)   # wall s: down, judge, up, rejudge
+    phases: dict[str, float] = field(default_factory=dict)  # wall s: down, judge, up, rejudge
 
     @property
     def name(self) -> str:
@@ -184,8 +185,9 @@ class Campaign:
         self.pristine_lfts = _lfts(self.pristine)
         self.pristine_sl2vl = _sl2vl(self.pristine)
         self.pristine_report = verify_fabric(self.pristine)
-        self.pristine_ibdmchk = (run_ibdmchk(sm.dumps, self.pristine, self.work / "ibdmchk-pristine")
-                                 .credit_loops if ibdmchk else None)
+        self.pristine_ibdmchk = (
+            run_ibdmchk(sm.dumps, self.pristine, self.work / "ibdmchk-pristine").credit_loops if ibdmchk else None
+        )
 
     # ---- one step ------------------------------------------------------------
     def _apply(self, fault: Fault, down: bool) -> Resweep:
@@ -217,23 +219,32 @@ class Campaign:
             if self._reflected(fabric, faults, down):
                 return sweep, fabric
             sweep = wait_resweep(self.sm, SweepMark(Path(self.sm.log), sweep.end_offset))
-        raise AssertionError(f"OpenSM's dumps never showed {', '.join(map(str, faults))} "
-                             f"{'down' if down else 'back'} ({self.sm.log})")
+        raise AssertionError(
+            f"OpenSM's dumps never showed {', '.join(map(str, faults))} {'down' if down else 'back'} ({self.sm.log})"
+        )
 
     def _judge(self, sweep: Resweep, fabric: Fabric) -> Judged:
         # a layered fallback (dfsssp, lash) is deadlock-free per path SL: judge it with the
         # SLs the SA hands out, as a host would get them
-        psl = (query_path_sls(fabric, self.h.env) if sweep.engine in LAYERED_ENGINES else None)
+        psl = query_path_sls(fabric, self.h.env) if sweep.engine in LAYERED_ENGINES else None
         rep = verify_fabric(fabric, path_sls=psl)
         loops = None
         if self.ibdmchk:
             work = self.work / "ibdmchk"
             shutil.rmtree(work, ignore_errors=True)
             loops = run_ibdmchk(self.sm.dumps, fabric, work, path_sls=psl).credit_loops
-        return Judged(engine=sweep.engine, refusals=sweep.refusals, engine_s=sweep.engine_seconds,
-                      pairs=rep.pairs, delivered=rep.delivered, cdg_acyclic=rep.cdg_acyclic,
-                      cycle=rep.cycle[:8], ibdmchk_loops=loops, vls_used=list(rep.vls_used),
-                      hops=dict(rep.hops))
+        return Judged(
+            engine=sweep.engine,
+            refusals=sweep.refusals,
+            engine_s=sweep.engine_seconds,
+            pairs=rep.pairs,
+            delivered=rep.delivered,
+            cdg_acyclic=rep.cdg_acyclic,
+            cycle=rep.cycle[:8],
+            ibdmchk_loops=loops,
+            vls_used=list(rep.vls_used),
+            hops=dict(rep.hops),
+        )
 
     def _judge_restored(self, sweep: Resweep, fabric: Fabric) -> Judged:
         """Same LFTs and SL2VL as the pristine fabric is the same routing state, already
@@ -243,10 +254,19 @@ class Campaign:
             j.lfts_pristine = _lfts(fabric) == self.pristine_lfts
             return j
         r = self.pristine_report
-        return Judged(engine=sweep.engine, refusals=sweep.refusals, engine_s=sweep.engine_seconds,
-                      pairs=r.pairs, delivered=r.delivered, cdg_acyclic=r.cdg_acyclic, cycle=[],
-                      ibdmchk_loops=self.pristine_ibdmchk, vls_used=list(r.vls_used),
-                      hops=dict(r.hops), lfts_pristine=True)
+        return Judged(
+            engine=sweep.engine,
+            refusals=sweep.refusals,
+            engine_s=sweep.engine_seconds,
+            pairs=r.pairs,
+            delivered=r.delivered,
+            cdg_acyclic=r.cdg_acyclic,
+            cycle=[],
+            ibdmchk_loops=self.pristine_ibdmchk,
+            vls_used=list(r.vls_used),
+            hops=dict(r.hops),
+            lfts_pristine=True,
+        )
 
     # ---- a whole fault ---------------------------------------------------------
     def run(self, faults: list[Fault], *, restore: bool = True) -> Outcome:
@@ -255,14 +275,14 @@ class Campaign:
 
         def lap(name: str) -> None:
             phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
+
         n = len(self.topo.cas) - len(lost_cas(self.topo, faults))
         sweep = None
         for f in faults:
             sweep = self._apply(f, down=True)
         sweep, fabric = self._settle(sweep, faults, down=True)
         lap("down")
-        out = Outcome([str(f) for f in faults], [f.kind for f in faults], n * (n - 1),
-                      self._judge(sweep, fabric))
+        out = Outcome([str(f) for f in faults], [f.kind for f in faults], n * (n - 1), self._judge(sweep, fabric))
         lap("judge")
         if restore:
             for f in reversed(faults):
@@ -285,8 +305,10 @@ def problems(o: Outcome, *, single: bool) -> list[str]:
     d, out = o.degraded, []
     if d.engine != ENGINE:
         if single or not d.refusals:
-            out.append(f"routed by {d.engine or 'nothing'}, not {ENGINE}"
-                       + (f" (refused: {d.refusals[0]})" if d.refusals else " (no refusal in the plugin record)"))
+            out.append(
+                f"routed by {d.engine or 'nothing'}, not {ENGINE}"
+                + (f" (refused: {d.refusals[0]})" if d.refusals else " (no refusal in the plugin record)")
+            )
         if not d.cdg_acyclic or d.ibdmchk_loops:
             out.append(f"the fallback {d.engine} has credit loops")
     if d.engine == ENGINE or single:

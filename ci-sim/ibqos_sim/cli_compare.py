@@ -29,8 +29,13 @@ def _floats(text: str, what: str) -> list[float]:
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=300.0, show_default=True)
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=50.0, show_default=True)
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("runs/compare-engines"), show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/compare-engines"),
+    show_default=True,
+)
 def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, out_dir):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
@@ -44,14 +49,14 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     from .netfile import check_net
     from .sim import SimParams
     from .topology import from_spec
+
     engine_list = [e.strip() for e in engines.split(",") if e.strip()]
     pattern_list = [p.strip() for p in patterns.split(",") if p.strip()]
     bad = [p for p in pattern_list if p not in ce.PATTERNS]
     if bad or not pattern_list:
         raise InputError(f"patterns are {', '.join(ce.PATTERNS)}", field="--patterns")
     load_list = _floats(loads, "--loads")
-    params = SimParams(rate="QDR", mtu=4096, buffer_packets=buffer_packets, warmup_us=warmup_us,
-                       time_us=time_us)
+    params = SimParams(rate="QDR", mtu=4096, buffer_packets=buffer_packets, warmup_us=warmup_us, time_us=time_us)
     net_path = Path(fabric)
     if net_path.exists():
         check_net(net_path)
@@ -65,11 +70,27 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
             net_path = topo.write_net(Path(tmp) / "fabric.net")
         with Progress(console=err, transient=True) as prog:
             task = prog.add_task("simulating", total=len(engine_list) * len(pattern_list) * len(load_list))
-            results = ce.compare(net_path, engine_list, pattern_list, load_list, params,
-                                 tick=lambda: prog.advance(task), run_dir=Path(tmp) / "run")
-    (out_dir / "compare.json").write_text(json.dumps(
-        {"schema": "ibqos.compare-engines/1", "fabric": fabric, "loads": load_list,
-         "params": params.model_dump(), "engines": [r.to_json() for r in results]}, indent=1))
+            results = ce.compare(
+                net_path,
+                engine_list,
+                pattern_list,
+                load_list,
+                params,
+                tick=lambda: prog.advance(task),
+                run_dir=Path(tmp) / "run",
+            )
+    (out_dir / "compare.json").write_text(
+        json.dumps(
+            {
+                "schema": "ibqos.compare-engines/1",
+                "fabric": fabric,
+                "loads": load_list,
+                "params": params.model_dump(),
+                "engines": [r.to_json() for r in results],
+            },
+            indent=1,
+        )
+    )
     ce.plot(results, pattern_list, out_dir / "compare.png")
     t = Table(title=escape(f"{fabric}: accepted traffic (%) at loads {', '.join(map(str, load_list))}"))
     for col in ["engine", "routed by", "SLs", "VLs", "credit loop", *pattern_list]:
@@ -79,6 +100,9 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     Console().print(t)
     for r in results:
         if r.credit_loop:
-            click.secho(f"{r.engine}: CREDIT LOOP in the channel dependency graph (ibqos verify); "
-                        "a deadlock waits for the load and buffers that close it", fg="red")
+            click.secho(
+                f"{r.engine}: CREDIT LOOP in the channel dependency graph (ibqos verify); "
+                "a deadlock waits for the load and buffers that close it",
+                fg="red",
+            )
     click.echo(f"wrote {out_dir / 'compare.json'} and {out_dir / 'compare.png'}")

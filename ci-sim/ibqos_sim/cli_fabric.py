@@ -12,9 +12,13 @@ from .harness import Harness
 from .netfile import check_net
 from .topology import from_spec
 
-RUN_DIR = click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path),
-                       default=Path("ibqos-run"), show_default=True,
-                       help="Where the fabric's logs, dumps and state live.")
+RUN_DIR = click.option(
+    "--run-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("ibqos-run"),
+    show_default=True,
+    help="Where the fabric's logs, dumps and state live.",
+)
 
 
 @click.group()
@@ -34,9 +38,12 @@ def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
         # a second `up` must not orphan the first fabric's ibsim (and its OpenSMs)
         old = Harness.attach(run_dir)
         if old.ibsim.alive():
-            raise InputError(f"a fabric is already up here (ibsim pid {old.ibsim.pid}): "
-                             f"'ibqos fabric down --run-dir {run_dir}' first", file=run_dir)
-        old.stop()                       # stale state: stop any OpenSM it still names
+            raise InputError(
+                f"a fabric is already up here (ibsim pid {old.ibsim.pid}): "
+                f"'ibqos fabric down --run-dir {run_dir}' first",
+                file=run_dir,
+            )
+        old.stop()  # stale state: stop any OpenSM it still names
     topo = from_spec(spec) if spec else None
     if net is not None:
         check_net(net)
@@ -55,11 +62,22 @@ def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
 @click.option("--engine", default="minhop", show_default=True, help="routing_engine list, e.g. dla,minhop")
 @click.option("--plugin/--no-plugin", default=None, help="Load libibqos.so (default: when the engine list names dla)")
 @click.option("--plugin-options", type=click.Path(dir_okay=False, path_type=Path), help="The plugin's table file.")
-@click.option("--conf-file", "conf_files", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="opensm.conf fragment to append (repeatable).")
+@click.option(
+    "--conf-file",
+    "conf_files",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="opensm.conf fragment to append (repeatable).",
+)
 @click.option("--daemon", is_flag=True, help="Keep OpenSM running (stopped by 'fabric down').")
-def run_sm(run_dir: Path, engine: str, plugin: bool | None, plugin_options: Path | None,
-           conf_files: tuple[Path, ...], daemon: bool) -> None:
+def run_sm(
+    run_dir: Path,
+    engine: str,
+    plugin: bool | None,
+    plugin_options: Path | None,
+    conf_files: tuple[Path, ...],
+    daemon: bool,
+) -> None:
     """Run OpenSM on the fabric: once (default) or as a daemon."""
     h = Harness.attach(run_dir)
     if plugin is None:
@@ -75,9 +93,11 @@ def run_sm(run_dir: Path, engine: str, plugin: bool | None, plugin_options: Path
     h.detach()
     engines = ", ".join(run.configured_engines()) or "none"
     t = run.engine_seconds()
-    click.echo(f"OpenSM done in {run.wall_s:.2f} s: tables configured by {engines}"
-               + (f" (engine {t * 1e3:.1f} ms)" if t is not None else "")
-               + f"; dumps in {run.dumps}")
+    click.echo(
+        f"OpenSM done in {run.wall_s:.2f} s: tables configured by {engines}"
+        + (f" (engine {t * 1e3:.1f} ms)" if t is not None else "")
+        + f"; dumps in {run.dumps}"
+    )
 
 
 @fabric.command()

@@ -20,12 +20,22 @@ def _csv(text: str, what: str, parse=str) -> tuple:
 
 @click.command()
 @click.argument("experiment", type=click.Choice(EXPERIMENTS))
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              default=Path("runs/paper-seed003"), show_default=True)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("runs/paper-seed003"),
+    show_default=True,
+)
 @click.option("--engines", default="dla,minhop,updn,lash,dfsssp", show_default=True)
 @click.option("--buffers", default="1,2,4,8,16,32", show_default=True, help="Packets per VL.")
-@click.option("--input-reads", "reads", default="N,1", show_default=True,
-              help="Switch models to run (docs/simulator.md): N, 1, or both.")
+@click.option(
+    "--input-reads",
+    "reads",
+    default="N,1",
+    show_default=True,
+    help="Switch models to run (docs/simulator.md): N, 1, or both.",
+)
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=5000.0, show_default=True)
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=1000.0, show_default=True)
 @click.option("--quick", is_flag=True, help="Loads 0.5 and 1.0 only, 200 µs: a smoke run.")
@@ -36,12 +46,18 @@ def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quic
     from rich.progress import Progress
 
     from .paper import seed003
+
     seed003.require_matplotlib()
     reads_t = tuple(1 if r == "1" else "N" for r in _csv(reads, "--input-reads"))
     if not reads_t or any(r not in ("N", 1) for r in reads_t):
         raise InputError("give N, 1 or N,1", field="--input-reads")
-    setup = seed003.Setup(engines=_csv(engines, "--engines"), buffers=_csv(buffers, "--buffers", int),
-                          input_reads=reads_t, warmup_us=warmup_us, time_us=time_us)
+    setup = seed003.Setup(
+        engines=_csv(engines, "--engines"),
+        buffers=_csv(buffers, "--buffers", int),
+        input_reads=reads_t,
+        warmup_us=warmup_us,
+        time_us=time_us,
+    )
     if quick:
         setup.loads, setup.time_us, setup.warmup_us = (0.5, 1.0), 200.0, 50.0
     if not setup.buffers or min(setup.buffers) < 1:
@@ -51,8 +67,9 @@ def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quic
     out_dir.mkdir(parents=True, exist_ok=True)
     with Progress(console=err, transient=True) as prog:
         task = prog.add_task("simulating", total=total)
-        runs = seed003.run_experiment(setup, tick=lambda: prog.advance(task),
-                                      note=lambda s: err.print(s, markup=False, highlight=False))
+        runs = seed003.run_experiment(
+            setup, tick=lambda: prog.advance(task), note=lambda s: err.print(s, markup=False, highlight=False)
+        )
     files = seed003.write_outputs(runs, setup, out_dir)
     for line in seed003.check_deadlocks(runs):
         err.print(line, markup=False, highlight=False)

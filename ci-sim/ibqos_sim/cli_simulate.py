@@ -24,12 +24,14 @@ def load_run_fabric(rundir: Path, plan_path: Path | None):
         fabric, source = Fabric.load(rundir / "fabric.json"), rundir / "fabric.json"
     elif rundir.is_dir() and any(rundir.glob("**/opensm-lfts.dump")):
         from ibqos.fabric.dumps import load_dumps
+
         dumps = next(rundir.glob("**/opensm-lfts.dump")).parent
         fabric, source = load_dumps(dumps, require_sl2vl=False), dumps
     else:
         raise InputError("no fabric.json (nor OpenSM dumps) in the run directory", file=rundir)
     if plan is not None:
         from .sim import fill_vlarb_from_plan
+
         fill_vlarb_from_plan(fabric, plan)
     return fabric, source, plan
 
@@ -38,39 +40,51 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     from pydantic import ValidationError
 
     from .sim import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
+
     classes = []
     if pattern == "mix":
         if classes_file:
             from ibqos.policy.yamlsrc import load_yaml
+
             located = load_yaml(classes_file, what="a list of traffic classes")
             doc = located.data
             items = doc.get("classes") if isinstance(doc, dict) else doc
             if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
-                raise InputError("not a list of traffic classes (name, sl, msg_bytes, rate, pattern)",
-                                 file=classes_file, line=1)
+                raise InputError(
+                    "not a list of traffic classes (name, sl, msg_bytes, rate, pattern)", file=classes_file, line=1
+                )
             for i, c in enumerate(items):
                 try:
                     classes.append(TrafficClass(**c))
                 except (ValidationError, TypeError) as e:
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
-                    raise InputError(err["msg"], file=classes_file, line=located.line(loc),
-                                     field=".".join(str(x) for x in loc)) from None
+                    raise InputError(
+                        err["msg"], file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
+                    ) from None
         elif plan is not None:
             # each class offers its planned share of the link, scaled by --load: a sweep then
             # shows the classes from idle to full (all saturating, every load is the same)
-            classes = [c.model_copy(update={"rate": round(plan.class_by_name(c.name).bandwidth.planned / 100, 6)})
-                       for c in classes_from_plan(plan, msg_bytes=msg_bytes)]
+            classes = [
+                c.model_copy(update={"rate": round(plan.class_by_name(c.name).bandwidth.planned / 100, 6)})
+                for c in classes_from_plan(plan, msg_bytes=msg_bytes)
+            ]
         else:
             raise InputError("--traffic mix needs --classes FILE or a plan", field="--traffic")
         pattern = "uniform"
     elif pattern not in PATTERNS:
-        raise InputError(f"unknown traffic pattern {pattern!r} (one of {', '.join(PATTERNS)}, mix)",
-                         field="--traffic")
+        raise InputError(f"unknown traffic pattern {pattern!r} (one of {', '.join(PATTERNS)}, mix)", field="--traffic")
     try:
-        return TrafficSpec(pattern=pattern, process=process, sl=sl, msg_bytes=msg_bytes,
-                           classes=classes, src=src, dst=dst,
-                           sls=[int(x) for x in sls.split(",")] if sls else [0, 1, 2, 3])
+        return TrafficSpec(
+            pattern=pattern,
+            process=process,
+            sl=sl,
+            msg_bytes=msg_bytes,
+            classes=classes,
+            src=src,
+            dst=dst,
+            sls=[int(x) for x in sls.split(",")] if sls else [0, 1, 2, 3],
+        )
     except ValidationError as e:
         err = e.errors()[0]
         raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
@@ -84,54 +98,113 @@ def _link_defaults(rate, mtu, plan, console) -> tuple:
     defaults = (plan.fabric.rate, plan.fabric.mtu) if plan else ("QDR", 4096)
     for name, given, planned in (("rate", rate, defaults[0]), ("mtu", mtu, defaults[1])):
         if plan and given is not None and str(given) != str(planned):
-            console.print(f"note: --{name} {given} overrides the plan's {planned}",
-                          highlight=False, markup=False)
+            console.print(f"note: --{name} {given} overrides the plan's {planned}", highlight=False, markup=False)
     return (rate if rate is not None else defaults[0], mtu if mtu is not None else defaults[1])
 
 
 @click.command()
 @click.argument("rundir", type=click.Path(path_type=Path))
-@click.option("--traffic", "pattern", default="uniform", show_default=True,
-              help="uniform, hotspot, stencil, adversarial, twonode, or mix (QoS classes).")
+@click.option(
+    "--traffic",
+    "pattern",
+    default="uniform",
+    show_default=True,
+    help="uniform, hotspot, stencil, adversarial, twonode, or mix (QoS classes).",
+)
 @click.option("--load", type=float, default=None, help="Offered load, fraction of the link (0, 1].")
 @click.option("--sweep", help="Load sweep START:STOP:STEP, e.g. 0.1:1.0:0.1.")
 @click.option("--process", type=click.Choice(["poisson", "cbr"]), default="poisson", show_default=True)
-@click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True,
-              help="SL of single-class patterns.")
+@click.option("--sl", type=click.IntRange(0, 15), default=0, show_default=True, help="SL of single-class patterns.")
 @click.option("--msg-bytes", type=click.IntRange(1, 1 << 30), default=4096, show_default=True)
-@click.option("--classes", "classes_file", type=click.Path(dir_okay=False),
-              help="YAML list of classes for --traffic mix: name, sl, msg_bytes, rate|saturate, pattern.")
-@click.option("--plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Plan: VLArb for ports the model lacks, classes for --traffic mix "
-              "(default RUNDIR/plan.json).")
+@click.option(
+    "--classes",
+    "classes_file",
+    type=click.Path(dir_okay=False),
+    help="YAML list of classes for --traffic mix: name, sl, msg_bytes, rate|saturate, pattern.",
+)
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Plan: VLArb for ports the model lacks, classes for --traffic mix (default RUNDIR/plan.json).",
+)
 @click.option("--src", help="two-node: source CA (node description).")
 @click.option("--dst", help="two-node: destination CA.")
 @click.option("--sls", help="two-node: SLs, one saturating flow each (default 0,1,2,3).")
-@click.option("--rate", default=None, help="Link rate: QDR, FDR, EDR, HDR or Gb/s "
-              "(default: the plan's, else QDR).")
-@click.option("--mtu", type=click.IntRange(64, 65535), default=None,
-              help="MTU in bytes (default: the plan's, else 4096).")
-@click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True,
-              help="Input buffer per port and VL, in MTU packets.")
+@click.option("--rate", default=None, help="Link rate: QDR, FDR, EDR, HDR or Gb/s (default: the plan's, else QDR).")
+@click.option(
+    "--mtu", type=click.IntRange(64, 65535), default=None, help="MTU in bytes (default: the plan's, else 4096)."
+)
+@click.option(
+    "--buffer-packets",
+    type=click.IntRange(1, 1024),
+    default=16,
+    show_default=True,
+    help="Input buffer per port and VL, in MTU packets.",
+)
 @click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues.")
-@click.option("--input-reads", type=click.Choice(["N", "1"]), default="N", show_default=True,
-              help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).")
-@click.option("--accounting", type=click.Choice(["byte", "packet"]), default=None,
-              help="VLArb accounting (docs/arbiter.md); default byte, or the plan's.")
+@click.option(
+    "--input-reads",
+    type=click.Choice(["N", "1"]),
+    default="N",
+    show_default=True,
+    help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).",
+)
+@click.option(
+    "--accounting",
+    type=click.Choice(["byte", "packet"]),
+    default=None,
+    help="VLArb accounting (docs/arbiter.md); default byte, or the plan's.",
+)
 @click.option("--prop-ns", type=float, default=10.0, show_default=True)
 @click.option("--switch-ns", type=float, default=100.0, show_default=True)
 @click.option("--warmup-us", type=float, default=100.0, show_default=True)
 @click.option("--time-us", type=float, default=500.0, show_default=True, help="Measured window.")
-@click.option("--deadlock-us", type=float, default=50.0, show_default=True,
-              help="Stop when waiting packets have not moved this long.")
+@click.option(
+    "--deadlock-us",
+    type=float,
+    default=50.0,
+    show_default=True,
+    help="Stop when waiting packets have not moved this long.",
+)
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Where sim.json and the plots go (default RUNDIR/sim).")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where sim.json and the plots go (default RUNDIR/sim).",
+)
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
-def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file, plan_path, src,
-             dst, sls, rate, mtu, buffer_packets, voq, input_reads, accounting, prop_ns, switch_ns, warmup_us,
-             time_us, deadlock_us, seed, out_dir, plot, as_json):
+def simulate(
+    rundir,
+    pattern,
+    load,
+    sweep,
+    process,
+    sl,
+    msg_bytes,
+    classes_file,
+    plan_path,
+    src,
+    dst,
+    sls,
+    rate,
+    mtu,
+    buffer_packets,
+    voq,
+    input_reads,
+    accounting,
+    prop_ns,
+    switch_ns,
+    warmup_us,
+    time_us,
+    deadlock_us,
+    seed,
+    out_dir,
+    plot,
+    as_json,
+):
     """Simulate RUNDIR's read-back fabric (fabric.json) packet by packet.
 
     Routes, SL2VL and VLArb are exactly the programmed ones. Exits 1 on a deadlock."""
@@ -153,21 +226,33 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
     console = Console(stderr=as_json)
     rate, mtu = _link_defaults(rate, mtu, plan, console)
     try:
-        params = SimParams(rate=rate, mtu=mtu, buffer_packets=buffer_packets, voq=voq,
-                           input_reads=1 if input_reads == "1" else "N",
-                           accounting=accounting or (plan.accounting if plan else "byte"),
-                           prop_ns=prop_ns, switch_ns=switch_ns, warmup_us=warmup_us,
-                           time_us=time_us, deadlock_us=deadlock_us, seed=seed)
+        params = SimParams(
+            rate=rate,
+            mtu=mtu,
+            buffer_packets=buffer_packets,
+            voq=voq,
+            input_reads=1 if input_reads == "1" else "N",
+            accounting=accounting or (plan.accounting if plan else "byte"),
+            prop_ns=prop_ns,
+            switch_ns=switch_ns,
+            warmup_us=warmup_us,
+            time_us=time_us,
+            deadlock_us=deadlock_us,
+            seed=seed,
+        )
     except ValidationError as e:
         err = e.errors()[0]
         raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
     traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     if sweep and traffic.classes and all(c.rate == "saturate" for c in traffic.classes):
-        raise InputError("every class saturates, so the load changes nothing: give the classes "
-                         "a rate, or drop --sweep", field="--sweep")
+        raise InputError(
+            "every class saturates, so the load changes nothing: give the classes a rate, or drop --sweep",
+            field="--sweep",
+        )
     net = network_for(fabric, params, source=str(source))
     results = []
     from rich.progress import Progress
+
     with Progress(console=console, transient=True) as prog:
         task = prog.add_task("simulating", total=len(loads))
         for ld in loads:
@@ -179,8 +264,7 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
     meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
     path = report.write_json(out_dir / f"{name}.json", results, meta)
     if as_json:
-        click.echo(json.dumps({"schema": report.SCHEMA, **meta,
-                               "results": [r.to_json() for r in results]}, indent=1))
+        click.echo(json.dumps({"schema": report.SCHEMA, **meta, "results": [r.to_json() for r in results]}, indent=1))
     else:
         for r in results if len(results) == 1 else []:
             report.print_result(r, console)
@@ -189,10 +273,15 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
         console.print(f"results: {path}", markup=False, highlight=False)
     if plot:
         from .sim import plot as plots
+
         pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]
         if len(results) > 1:
-            pngs.insert(0, plots.load_throughput(results, out_dir / f"{name}-throughput.png",
-                                                 title=f"{pattern}, {net.n_endpoints} CAs"))
+            pngs.insert(
+                0,
+                plots.load_throughput(
+                    results, out_dir / f"{name}-throughput.png", title=f"{pattern}, {net.n_endpoints} CAs"
+                ),
+            )
         if not as_json:
             console.print("plots: " + ", ".join(str(p) for p in pngs))
     bad = [r for r in results if r.deadlock]
@@ -200,4 +289,5 @@ def simulate(rundir, pattern, load, sweep, process, sl, msg_bytes, classes_file,
         d = bad[0].deadlock
         raise VerificationFailed(
             f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
-            + " -> ".join(d["cycle"] + d["cycle"][:1]))
+            + " -> ".join(d["cycle"] + d["cycle"][:1])
+        )

@@ -35,8 +35,10 @@ class EngineResult:
 def route_and_read(h, engine: str):
     """(fabric with path SLs where the engine sets them, engine OpenSM used)."""
     from ibqos.verify.sa_paths import query_path_sls
-    sm = h.start_sm(engine="dla,minhop" if engine == "dla" else engine, plugin=engine == "dla",
-                    conf=QOS_CONF, log_flags=0x03)
+
+    sm = h.start_sm(
+        engine="dla,minhop" if engine == "dla" else engine, plugin=engine == "dla", conf=QOS_CONF, log_flags=0x03
+    )
     try:
         used = osmlog.configured_engines(sm.lines())
         fabric = h.read_back(save=False)
@@ -47,13 +49,15 @@ def route_and_read(h, engine: str):
     return fabric, (used[-1] if used else None)
 
 
-def compare(netfile, engines, patterns, loads, params, tick: Callable[[], None] = lambda: None,
-            run_dir=None) -> list[EngineResult]:
+def compare(
+    netfile, engines, patterns, loads, params, tick: Callable[[], None] = lambda: None, run_dir=None
+) -> list[EngineResult]:
     from ibqos.verify import verify_fabric
     from ibqos.verify.pathsl import PathSLs
 
     from .harness import Harness
     from .sim import TrafficSpec, compile_network, simulate
+
     out = []
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:
@@ -71,8 +75,14 @@ def compare(netfile, engines, patterns, loads, params, tick: Callable[[], None] 
                 pts = []
                 for load in loads:
                     res = simulate(net, TrafficSpec(pattern=pattern), params, load)
-                    pts.append({"load": load, "accepted_pct": res.accepted_pct, "status": res.status,
-                                "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets}})
+                    pts.append(
+                        {
+                            "load": load,
+                            "accepted_pct": res.accepted_pct,
+                            "status": res.status,
+                            "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
+                        }
+                    )
                     tick()
                 r.curves[pattern] = pts
             out.append(r)
@@ -85,19 +95,29 @@ def table_rows(results: list[EngineResult], patterns) -> list[list[str]]:
         if r.skipped:
             rows.append([r.engine, r.routed_by or "–", "–", "–", "–"] + [f"not run: {r.skipped}"] * len(patterns))
             continue
-        cells = [r.engine, r.routed_by, ",".join(map(str, r.sls_used)), ",".join(map(str, r.vls_used)),
-                 "CREDIT LOOP" if r.credit_loop else "none"]
+        cells = [
+            r.engine,
+            r.routed_by,
+            ",".join(map(str, r.sls_used)),
+            ",".join(map(str, r.vls_used)),
+            "CREDIT LOOP" if r.credit_loop else "none",
+        ]
         for p in patterns:
-            cells.append(" ".join("deadlock" if pt["status"] == "deadlock" else f"{pt['accepted_pct']:.1f}"
-                                  for pt in r.curves[p]))
+            cells.append(
+                " ".join(
+                    "deadlock" if pt["status"] == "deadlock" else f"{pt['accepted_pct']:.1f}" for pt in r.curves[p]
+                )
+            )
         rows.append(cells)
     return rows
 
 
 def plot(results: list[EngineResult], patterns, path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 3.8), squeeze=False)
     for ax, p in zip(axes[0], patterns):
         for r in results:
@@ -105,7 +125,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
                 continue
             xs = [pt["load"] for pt in r.curves[p]]
             ys = [pt["accepted_pct"] for pt in r.curves[p]]
-            line, = ax.plot(xs, ys, marker="o", ms=3, label=r.engine)
+            (line,) = ax.plot(xs, ys, marker="o", ms=3, label=r.engine)
             dead = [(x, y) for x, y, pt in zip(xs, ys, r.curves[p]) if pt["status"] == "deadlock"]
             if dead:
                 ax.scatter(*zip(*dead), marker="x", s=70, color=line.get_color(), zorder=3)

@@ -37,19 +37,19 @@ READY = "Network simulator ready."
 
 # OpenSM 3.3.23's engines, plus the plugin's. OpenSM itself silently ignores an unknown name
 # and routes with minhop, which would hide a typo: refuse it here instead.
-BUILTIN_ENGINES = ("minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS",
-                   "nue", "dfsssp", "sssp")
+BUILTIN_ENGINES = ("minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "torus-2QoS", "nue", "dfsssp", "sssp")
 PLUGIN_ENGINES = ("dla",)
 
 
 def check_engines(engine: str, plugin: bool) -> None:
     for name in engine.split(","):
         if name in PLUGIN_ENGINES and not plugin:
-            raise InputError(f"routing engine {name!r} needs the ibqos plugin (plugin=True)",
-                             field="routing_engine")
+            raise InputError(f"routing engine {name!r} needs the ibqos plugin (plugin=True)", field="routing_engine")
         if name not in BUILTIN_ENGINES + PLUGIN_ENGINES:
-            raise InputError(f"unknown routing engine {name!r} (known: "
-                             f"{', '.join(BUILTIN_ENGINES + PLUGIN_ENGINES)})", field="routing_engine")
+            raise InputError(
+                f"unknown routing engine {name!r} (known: {', '.join(BUILTIN_ENGINES + PLUGIN_ENGINES)})",
+                field="routing_engine",
+            )
 
 
 # PortInfo VLArbitrationHighCap/LowCap of every ibsim port (ibsim's sim_net.c defaults).
@@ -115,6 +115,7 @@ def net_port_types(netfile: Path) -> dict[str, str]:
 @dataclass
 class SmRun:
     """One finished `opensm --once`."""
+
     log: Path
     dumps: Path
     conf: Path
@@ -152,10 +153,12 @@ class SmDaemon:
 
     def wait_for_sweeps(self, n: int, timeout: float = 120) -> None:
         """Wait until OpenSM has logged SUBNET UP at least n times in total."""
+
         def done() -> bool:
             if not self.alive():
                 raise ExternalError(f"OpenSM (pid {self.pid}) died; see {self.log}")
             return self.sweeps() >= n
+
         wait_until(done, timeout=timeout, interval=0.1, what=f"{n} OpenSM sweep(s) in {self.log}")
 
     def wait_for_log(self, pattern: str, timeout: float = 60) -> str:
@@ -165,6 +168,7 @@ class SmDaemon:
         def done() -> bool:
             found[:] = [ln.text for ln in self.lines() if rx.search(ln.text)]
             return bool(found)
+
         wait_until(done, timeout=timeout, interval=0.1, what=f"/{pattern}/ in {self.log}")
         return found[-1]
 
@@ -197,8 +201,14 @@ class AttachedProcess:
 
 
 class Harness:
-    def __init__(self, netfile: str | Path, run_dir: str | Path | None = None, *,
-                 console: bool = False, ready_timeout: float = 120):
+    def __init__(
+        self,
+        netfile: str | Path,
+        run_dir: str | Path | None = None,
+        *,
+        console: bool = False,
+        ready_timeout: float = 120,
+    ):
         self.netfile = Path(netfile).resolve()
         self.size = net_size(self.netfile)
         if run_dir is None:
@@ -228,31 +238,42 @@ class Harness:
         ibsim = paths.require_tool("ibsim", "ibsim-utils")
         paths.umad2sim_lib()
         s = self.size
-        cmd = [ibsim, "-s", "-N", str(max(2048, s.nodes + 16)), "-S", str(max(256, s.switches + 16)),
-               "-P", str(max(13312, s.ports + 64))]
+        cmd = [
+            ibsim,
+            "-s",
+            "-N",
+            str(max(2048, s.nodes + 16)),
+            "-S",
+            str(max(256, s.switches + 16)),
+            "-P",
+            str(max(13312, s.ports + 64)),
+        ]
         if not self.console_enabled:
             cmd.append("-n")
         cmd.append(str(self.netfile))
         env = dict(os.environ, IBSIM_SOCKNAME=self.sock)
-        self.ibsim = start_daemon("ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env,
-                                  cwd=self.run_dir, console=self.console_enabled)
+        self.ibsim = start_daemon(
+            "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled
+        )
 
         def ready() -> bool:
             if not self.ibsim.alive():
                 log = self.ibsim.log_path.read_text(errors="replace")
                 if m := _NET_ERROR.search(log):
                     # ibsim's own parser refused the net file: bad input, said as such
-                    raise InputError("ibsim cannot parse this net file", file=self.netfile,
-                                     line=int(m.group(1)))
+                    raise InputError("ibsim cannot parse this net file", file=self.netfile, line=int(m.group(1)))
                 if "sim_init failed" in log:
-                    raise InputError("ibsim cannot build a fabric from this net file (check "
-                                     "that both ends of every link agree)", file=self.netfile)
-                raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: "
-                                    f"{_tail(self.ibsim.log_path)}")
+                    raise InputError(
+                        "ibsim cannot build a fabric from this net file (check that both ends of every link agree)",
+                        file=self.netfile,
+                    )
+                raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: {_tail(self.ibsim.log_path)}")
             return READY in self.ibsim.log_path.read_text(errors="replace")
+
         wait_until(ready, timeout=self.ready_timeout, interval=0.05, what="ibsim to be ready")
-        (self.run_dir / "harness.json").write_text(json.dumps(
-            {"netfile": str(self.netfile), "sock": self.sock, "ibsim_pid": self.ibsim.pid}) + "\n")
+        (self.run_dir / "harness.json").write_text(
+            json.dumps({"netfile": str(self.netfile), "sock": self.sock, "ibsim_pid": self.ibsim.pid}) + "\n"
+        )
 
     @classmethod
     def attach(cls, run_dir: str | Path) -> Harness:
@@ -268,8 +289,7 @@ class Harness:
         h = cls(state["netfile"], run_dir)
         h.sock = state["sock"]
         h.ibsim = AttachedProcess(state["ibsim_pid"], h.sock, run_dir / "ibsim.log")
-        h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out")
-                          for p in state.get("sm_pids", [])]
+        h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out") for p in state.get("sm_pids", [])]
         return h
 
     def record_sm(self, sm: SmDaemon) -> None:
@@ -303,8 +323,13 @@ class Harness:
     @property
     def env(self) -> dict[str, str]:
         """Environment for any libibumad client (OpenSM, diags, the read-back) on this fabric."""
-        return dict(os.environ, LD_PRELOAD=str(paths.umad2sim_lib()), IBSIM_SOCKNAME=self.sock,
-                    OSM_CACHE_DIR=str(self.run_dir), OSM_TMP_DIR=str(self.run_dir))
+        return dict(
+            os.environ,
+            LD_PRELOAD=str(paths.umad2sim_lib()),
+            IBSIM_SOCKNAME=self.sock,
+            OSM_CACHE_DIR=str(self.run_dir),
+            OSM_TMP_DIR=str(self.run_dir),
+        )
 
     def diag(self, cmd: list[str], timeout: float = 60, check: bool = True):
         self._check_alive()
@@ -337,6 +362,7 @@ class Harness:
                 return False
             answer[:] = [ln.replace("sim> ", "").strip() for ln in text.split(marker)[0].splitlines()]
             return True
+
         wait_until(done, timeout=timeout, interval=0.02, what=f"ibsim to run {line!r}")
         answer = [a for a in answer if a and not a.startswith("ibwarn:")]
         refused = [a for a in answer if a.startswith("#")]
@@ -347,13 +373,15 @@ class Harness:
     # A fault on the running fabric: ibsim changes the links and sends trap 128, OpenSM
     # re-sweeps. With `sm` (or the one daemon OpenSM this harness started) the call returns
     # only when that re-sweep is complete, with what it logged.
-    def unlink(self, node: str, port: int | None = None, *, sm: SmDaemon | None = None,
-               timeout: float = 120) -> Resweep | None:
+    def unlink(
+        self, node: str, port: int | None = None, *, sm: SmDaemon | None = None, timeout: float = 120
+    ) -> Resweep | None:
         """Take one link down (`Unlink "node"[port]`), or without a port every link of node."""
         return self._change(f'Unlink "{node}"' + (f"[{port}]" if port else ""), sm, timeout)
 
-    def relink(self, node: str, port: int | None = None, *, sm: SmDaemon | None = None,
-               timeout: float = 120) -> Resweep | None:
+    def relink(
+        self, node: str, port: int | None = None, *, sm: SmDaemon | None = None, timeout: float = 120
+    ) -> Resweep | None:
         """Bring back what `unlink` took down (`ReLink "node"[port]`), on the same peer ports."""
         return self._change(f'ReLink "{node}"' + (f"[{port}]" if port else ""), sm, timeout)
 
@@ -374,13 +402,23 @@ class Harness:
 
     def _check_alive(self) -> None:
         if not self.alive():
-            raise ExternalError(f"ibsim is not running (fabric down?); last lines of "
-                                f"{self.run_dir / 'ibsim.log'}: {_tail(self.run_dir / 'ibsim.log')}")
+            raise ExternalError(
+                f"ibsim is not running (fabric down?); last lines of "
+                f"{self.run_dir / 'ibsim.log'}: {_tail(self.run_dir / 'ibsim.log')}"
+            )
 
     # ---- OpenSM ----------------------------------------------------------
-    def _prepare_sm(self, name: str | None, engine: str, conf: dict | None, conf_files,
-                    plugin: bool, plugin_options: str | Path | None, log_flags: int,
-                    daemon: bool) -> tuple[Path, Path, Path, list[str], dict[str, str]]:
+    def _prepare_sm(
+        self,
+        name: str | None,
+        engine: str,
+        conf: dict | None,
+        conf_files,
+        plugin: bool,
+        plugin_options: str | Path | None,
+        log_flags: int,
+        daemon: bool,
+    ) -> tuple[Path, Path, Path, list[str], dict[str, str]]:
         self._check_alive()
         check_engines(engine, plugin)
         if name is None:
@@ -402,10 +440,18 @@ class Harness:
                 fragments.append((str(f), Path(f).read_text()))
             except OSError as e:
                 raise InputError(e.strerror or "cannot read", file=f) from None
-        conf_path.write_text(render("opensm.harness.conf.j2", run_dir=str(self.run_dir),
-                                    engine=engine, dumps=str(dumps), log=str(log),
-                                    log_flags=f"0x{log_flags:02x}", options=options,
-                                    fragments=fragments))
+        conf_path.write_text(
+            render(
+                "opensm.harness.conf.j2",
+                run_dir=str(self.run_dir),
+                engine=engine,
+                dumps=str(dumps),
+                log=str(log),
+                log_flags=f"0x{log_flags:02x}",
+                options=options,
+                fragments=fragments,
+            )
+        )
         env = self.env
         if plugin:
             lib = paths.plugin_dir()
@@ -416,31 +462,51 @@ class Harness:
         cmd = [opensm, "-F", str(conf_path), "-f", str(log), "-D", f"0x{log_flags:02x}"]
         return d, log, dumps, cmd, env
 
-    def run_sm(self, *, engine: str = "minhop", conf: dict | None = None, conf_files=None,
-               plugin: bool = False, plugin_options: str | Path | None = None,
-               name: str | None = None, log_flags: int = 0x47, timeout: float = 600,
-               check: bool = True) -> SmRun:
+    def run_sm(
+        self,
+        *,
+        engine: str = "minhop",
+        conf: dict | None = None,
+        conf_files=None,
+        plugin: bool = False,
+        plugin_options: str | Path | None = None,
+        name: str | None = None,
+        log_flags: int = 0x47,
+        timeout: float = 600,
+        check: bool = True,
+    ) -> SmRun:
         """One `opensm --once`. With check, any ERR line, a non-zero exit or a missing
         SUBNET UP raises one ExternalError that quotes the relevant log lines."""
-        d, log, dumps, cmd, env = self._prepare_sm(name, engine, conf, conf_files, plugin,
-                                                   plugin_options, log_flags, daemon=False)
+        d, log, dumps, cmd, env = self._prepare_sm(
+            name, engine, conf, conf_files, plugin, plugin_options, log_flags, daemon=False
+        )
         t0 = time.monotonic()
         cp = run_command(cmd + ["--once"], env=env, timeout=timeout, cwd=d, check=False)
         (d / "opensm.out").write_text(cp.stdout + cp.stderr)
-        run = SmRun(log=log, dumps=dumps, conf=d / "opensm.conf", rc=cp.returncode,
-                    wall_s=time.monotonic() - t0)
+        run = SmRun(log=log, dumps=dumps, conf=d / "opensm.conf", rc=cp.returncode, wall_s=time.monotonic() - t0)
         if check:
             check_sm_run(run.lines(), run.rc, log)
         return run
 
-    def start_sm(self, *, engine: str = "minhop", conf: dict | None = None, conf_files=None,
-                 plugin: bool = False, plugin_options: str | Path | None = None,
-                 name: str | None = None, log_flags: int = 0x47, wait: bool = True,
-                 timeout: float = 300) -> SmDaemon:
-        d, log, dumps, cmd, env = self._prepare_sm(name, engine, conf, conf_files, plugin,
-                                                   plugin_options, log_flags, daemon=True)
-        sm = SmDaemon(start_daemon("opensm", cmd, log_path=d / "opensm.out", env=env, cwd=d),
-                      log, dumps, d / "opensm.conf")
+    def start_sm(
+        self,
+        *,
+        engine: str = "minhop",
+        conf: dict | None = None,
+        conf_files=None,
+        plugin: bool = False,
+        plugin_options: str | Path | None = None,
+        name: str | None = None,
+        log_flags: int = 0x47,
+        wait: bool = True,
+        timeout: float = 300,
+    ) -> SmDaemon:
+        d, log, dumps, cmd, env = self._prepare_sm(
+            name, engine, conf, conf_files, plugin, plugin_options, log_flags, daemon=True
+        )
+        sm = SmDaemon(
+            start_daemon("opensm", cmd, log_path=d / "opensm.out", env=env, cwd=d), log, dumps, d / "opensm.conf"
+        )
         self._sms.append(sm)
         if wait:
             sm.wait_for_sweeps(1, timeout=timeout)
@@ -449,6 +515,7 @@ class Harness:
     def read_back(self, save: bool = True):
         """Read the fabric live into the model; saved as run_dir/fabric.json for later stages."""
         from ibqos.fabric.live import read_live
+
         self._check_alive()
         fabric = read_live(self.env)
         if save:

@@ -28,7 +28,7 @@ def read_net(netfile: str | Path) -> str:
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
-    links: list[tuple[int, str, int, int, str]] = []    # line, node, port, peer port, peer
+    links: list[tuple[int, str, int, int, str]] = []  # line, node, port, peer port, peer
     current = None
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
@@ -48,18 +48,18 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
                 raise InputError("a link before any node record", file=netfile, line=n)
             port, peer, pport = int(m.group(1)), m.group(2), int(m.group(3))
             if not 1 <= port <= nodes[current]:
-                raise InputError(f"port {port} of {current!r}, which has {nodes[current]}",
-                                 file=netfile, line=n)
+                raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
             links.append((n, current, port, pport, peer))
         elif not KEYVAL.match(line):
-            raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}",
-                             file=netfile, line=n)
+            raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
     for n, node, port, pport, peer in links:
         if peer not in nodes:
-            raise InputError(f"{node!r} port {port} links to {peer!r}, which the file does not define",
-                             file=netfile, line=n)
+            raise InputError(
+                f"{node!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
+            )
         if not 1 <= pport <= nodes[peer]:
-            raise InputError(f"{node!r} port {port} links to port {pport} of {peer!r}, which has "
-                             f"{nodes[peer]}", file=netfile, line=n)
+            raise InputError(
+                f"{node!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}", file=netfile, line=n
+            )

@@ -30,7 +30,7 @@ _UP = re.compile(rb"SUBNET UP\s*$", re.M)
 @dataclass(frozen=True)
 class SweepMark:
     log: Path
-    offset: int          # bytes of the log before the change
+    offset: int  # bytes of the log before the change
 
 
 def sweep_mark(log: str | Path) -> SweepMark:
@@ -41,9 +41,10 @@ def sweep_mark(log: str | Path) -> SweepMark:
 @dataclass
 class Resweep:
     """What OpenSM logged from the mark to the end of the first complete re-sweep after it."""
+
     lines: list[osmlog.LogLine]
     end_offset: int
-    record: DlaRecord | None = None      # the dla plugin's record of this sweep, if it wrote one
+    record: DlaRecord | None = None  # the dla plugin's record of this sweep, if it wrote one
 
     @property
     def engines(self) -> list[str]:
@@ -97,8 +98,10 @@ def wait_resweep(sm, mark: SweepMark, timeout: float = 120) -> Resweep:
         if not sm.alive():
             raise ExternalError(f"OpenSM (pid {sm.pid}) died during a re-sweep; see {mark.log}")
         return False
+
     wait_until(done, timeout=timeout, interval=0.02, what=f"an OpenSM re-sweep in {mark.log}")
     chunk, end = found[-1]
     dumps = getattr(sm, "dumps", None)
-    return Resweep(osmlog.parse_text(chunk.decode(errors="replace")), end,
-                   read_record(dumps) if dumps is not None else None)
+    return Resweep(
+        osmlog.parse_text(chunk.decode(errors="replace")), end, read_record(dumps) if dumps is not None else None
+    )

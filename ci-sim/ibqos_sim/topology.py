@@ -31,7 +31,7 @@ DRAGONFLY_SIZES: dict[int, tuple[int, int, int, int]] = {
 @dataclass
 class NodeSpec:
     name: str
-    kind: str            # "Switch" or "Hca", as ibsim spells it
+    kind: str  # "Switch" or "Hca", as ibsim spells it
     nports: int
     group: int | None = None
     links: dict[int, tuple[str, int]] = field(default_factory=dict)
@@ -79,6 +79,7 @@ class Topology:
         """The generated wiring as an (unrouted) fabric model, GUIDs numbered in node order.
         Ground truth for tests; a real model comes from OpenSM's dumps or the live read-back."""
         from ibqos.fabric.model import Fabric, Node, Port
+
         ids = {name: i + 1 for i, name in enumerate(self.nodes)}
         fabric = Fabric(source=f"generated:{self.name}")
         for n in self.nodes.values():
@@ -146,15 +147,16 @@ def _deal_global_links(t: Topology, a: int, p: int, h: int, g: int) -> None:
             for G in range(g):
                 H = (G + d) % g
                 if 2 * d == g and H < G:
-                    continue                  # the opposite pair at distance g/2, once
+                    continue  # the opposite pair at distance g/2, once
                 if used[G] < a * h and used[H] < a * h:
                     (sa, pa), (sb, pb) = next_port(G), next_port(H)
                     t.connect(sa, pa, sb, pb)
                     progress = True
 
 
-def dragonfly_missing_local_link(a: int, p: int, h: int, g: int | None = None,
-                                 group: int = 0, i: int = 0, k: int = 1) -> Topology:
+def dragonfly_missing_local_link(
+    a: int, p: int, h: int, g: int | None = None, group: int = 0, i: int = 0, k: int = 1
+) -> Topology:
     t = dragonfly(a, p, h, g)
     t.disconnect(_sw(group, i), local_port(p, i, k))
     t.name += f"-nolocal-g{group}-s{i}-s{k}"
@@ -176,14 +178,14 @@ def dragonfly_unconnected_pair(a: int, p: int, h: int, ga: int = 0, gb: int = 1)
 def fat_tree(leaves: int = 4, spines: int = 2, hosts: int = 4) -> Topology:
     """Two-level fat tree: every leaf linked once to every spine."""
     if leaves < 1 or hosts < 1 or spines < 0:
-        raise ValueError(f"need leaves >= 1, hosts >= 1, spines >= 0 (got leaves={leaves}, "
-                         f"spines={spines}, hosts={hosts})")
+        raise ValueError(
+            f"need leaves >= 1, hosts >= 1, spines >= 0 (got leaves={leaves}, spines={spines}, hosts={hosts})"
+        )
     if leaves > 1 and spines == 0:
         raise ValueError(f"{leaves} leaves without a spine are {leaves} separate fabrics")
     if hosts + spines > 254 or leaves > 254:
         raise ValueError("a switch has at most 254 ports")
-    t = Topology(name=f"fattree-l{leaves}-s{spines}-h{hosts}",
-                 params=dict(leaves=leaves, spines=spines, hosts=hosts))
+    t = Topology(name=f"fattree-l{leaves}-s{spines}-h{hosts}", params=dict(leaves=leaves, spines=spines, hosts=hosts))
     for s in range(spines):
         t.add(NodeSpec(f"spine{s}", "Switch", leaves))
     for lf in range(leaves):
@@ -209,13 +211,13 @@ def from_spec(spec: str) -> Topology:
     if m:
         n = int(m.group(1))
         if n not in DRAGONFLY_SIZES:
-            raise InputError(f"no preset dragonfly with {n} CAs (have {sorted(DRAGONFLY_SIZES)})",
-                             field="--topology")
+            raise InputError(f"no preset dragonfly with {n} CAs (have {sorted(DRAGONFLY_SIZES)})", field="--topology")
         return dragonfly(*DRAGONFLY_SIZES[n])
     m = _SPEC.match(spec)
     if not m:
-        raise InputError(f"unknown topology {spec!r} (want dragonfly:a=..,p=..,h=..[,g=..], dfN or fattree:...)",
-                         field="--topology")
+        raise InputError(
+            f"unknown topology {spec!r} (want dragonfly:a=..,p=..,h=..[,g=..], dfN or fattree:...)", field="--topology"
+        )
     kind = "fattree" if m.group("kind") == "fattree" else "dragonfly"
     required, optional = _SPEC_PARAMS[kind]
     kv = {}
@@ -223,15 +225,18 @@ def from_spec(spec: str) -> Topology:
         k, _, v = part.partition("=")
         k = k.strip()
         if k not in required + optional:
-            raise InputError(f"{spec!r}: unknown parameter {k!r} ({kind} takes "
-                             f"{', '.join(required + optional)})", field="--topology")
+            raise InputError(
+                f"{spec!r}: unknown parameter {k!r} ({kind} takes {', '.join(required + optional)})", field="--topology"
+            )
         if not v.strip().isdigit():
             raise InputError(f"{spec!r}: {k} must be a whole number, not {v!r}", field="--topology")
         kv[k] = int(v)
     missing = [k for k in required if k not in kv]
     if missing:
-        raise InputError(f"{spec!r}: give {', '.join(f'{k}=' for k in missing)} "
-                         f"({kind}:{','.join(f'{k}=N' for k in required)})", field="--topology")
+        raise InputError(
+            f"{spec!r}: give {', '.join(f'{k}=' for k in missing)} ({kind}:{','.join(f'{k}=N' for k in required)})",
+            field="--topology",
+        )
     try:
         return fat_tree(**kv) if kind == "fattree" else dragonfly(**kv)
     except ValueError as e:

@@ -46,8 +46,7 @@ def _slots(wiring: str, a: int, h: int, g: int, rng: random.Random) -> list[tupl
     elif wiring == "absolute":
         out = [(G, H - 1, H, G) for G in range(g) for H in range(G + 1, g)]
     elif wiring == "relative":
-        out = [(G, j, (G + j + 1) % g, g - 2 - j) for G in range(g) for j in range(n)
-               if G < (G + j + 1) % g]
+        out = [(G, j, (G + j + 1) % g, g - 2 - j) for G in range(g) for j in range(n) if G < (G + j + 1) % g]
     elif wiring == "circulant":
         out = [(G, 2 * m, (G + m + 1) % g, 2 * m + 1) for G in range(g) for m in range(n // 2)]
     elif wiring == "random":
@@ -74,9 +73,18 @@ def _slots(wiring: str, a: int, h: int, g: int, rng: random.Random) -> list[tupl
     return out
 
 
-def wired_dragonfly(a: int, p: int, h: int, g: int | None = None, *, wiring: str = "pair-order",
-                    seed: int = 0, shuffle: bool = False, hosts: list[int] | None = None,
-                    spare: int = 0) -> Topology:
+def wired_dragonfly(
+    a: int,
+    p: int,
+    h: int,
+    g: int | None = None,
+    *,
+    wiring: str = "pair-order",
+    seed: int = 0,
+    shuffle: bool = False,
+    hosts: list[int] | None = None,
+    spare: int = 0,
+) -> Topology:
     """A fully-connected dragonfly with the given global arrangement and port quirks."""
     if g is None:
         g = a * h + 1
@@ -90,9 +98,13 @@ def wired_dragonfly(a: int, p: int, h: int, g: int | None = None, *, wiring: str
         raise ValueError(f"hosts needs one count >= 0 per switch ({a * g})")
     pmax = max(nhosts)
     nports = pmax + (a - 1) + h + spare
-    t = Topology(name=f"dragonfly-a{a}-p{p}-h{h}-g{g}-{wiring}-s{seed}" + ("-shuffled" if shuffle else "")
-                 + ("-uneven" if hosts is not None else "") + (f"-spare{spare}" if spare else ""),
-                 params=dict(a=a, p=p, h=h, g=g, wiring=wiring, seed=seed, shuffle=shuffle))
+    t = Topology(
+        name=f"dragonfly-a{a}-p{p}-h{h}-g{g}-{wiring}-s{seed}"
+        + ("-shuffled" if shuffle else "")
+        + ("-uneven" if hosts is not None else "")
+        + (f"-spare{spare}" if spare else ""),
+        params=dict(a=a, p=p, h=h, g=g, wiring=wiring, seed=seed, shuffle=shuffle),
+    )
     perm: dict[str, list[int]] = {}
     for G in range(g):
         for i in range(a):
@@ -101,7 +113,7 @@ def wired_dragonfly(a: int, p: int, h: int, g: int | None = None, *, wiring: str
             order = list(range(1, nports + 1))
             if shuffle:
                 rng.shuffle(order)
-            perm[name] = [0] + order           # logical port -> physical port
+            perm[name] = [0] + order  # logical port -> physical port
     for G in range(g):
         for i in range(a):
             sw = _sw(G, i)

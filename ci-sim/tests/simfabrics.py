@@ -12,6 +12,7 @@ from __future__ import annotations
 from ibqos.fabric.model import NO_ROUTE, VLArb, Fabric, Node, Port
 from ibqos_sim.topology import dragonfly
 
+
 # Seed 002 Table 1: VL0 on even entries, VL1/VL2 alternating on odd ones; SL3 alone in low.
 def config_a() -> VLArb:
     hi, n = [], [0, 0, 0]
@@ -36,16 +37,16 @@ def config_b() -> VLArb:
 IDENTITY4 = tuple(list(range(4)) + [0] * 12)
 
 
-def star(ncas: int = 2, vlarb: VLArb | None = None, vls: int = 4, sl2vl=IDENTITY4,
-         ca_vlarb: VLArb | None = None) -> Fabric:
+def star(
+    ncas: int = 2, vlarb: VLArb | None = None, vls: int = 4, sl2vl=IDENTITY4, ca_vlarb: VLArb | None = None
+) -> Fabric:
     f = Fabric(source="test:star")
     sw = Node(0x100, "switch", "sw0", ncas)
     sw.ports[0] = Port(0, guid=0x100, lid=1)
     f.nodes[sw.guid] = sw
     for i in range(ncas):
         ca = Node(0x200 + i, "ca", f"ca{i}", 1)
-        ca.ports[1] = Port(1, guid=0x200 + i, lid=2 + i, remote=(sw.guid, i + 1), op_vls=vls,
-                           vlarb=ca_vlarb or vlarb)
+        ca.ports[1] = Port(1, guid=0x200 + i, lid=2 + i, remote=(sw.guid, i + 1), op_vls=vls, vlarb=ca_vlarb or vlarb)
         sw.ports[i + 1] = Port(i + 1, remote=(ca.guid, 1), op_vls=vls, vlarb=vlarb)
         ca.sl2vl[(0, 1)] = tuple(sl2vl)
         f.nodes[ca.guid] = ca
@@ -86,7 +87,7 @@ def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:
                 local[(s.guid, peer)] = num
             else:
                 glob.setdefault((s.guid, group[peer]), []).append(num)
-    gateway = {}       # (group, remote group) -> switch holding the first global link
+    gateway = {}  # (group, remote group) -> switch holding the first global link
     for (sg, rg), nums in sorted(glob.items()):
         gateway.setdefault((group[sg], rg), (sg, min(nums)))
     for s in switches:
@@ -111,10 +112,8 @@ def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:
                     continue
                 vl = 0
                 if vls > 1 and pi.remote and po.remote:
-                    in_global = (f.nodes[pi.remote[0]].kind == "switch"
-                                 and group[pi.remote[0]] != group[s.guid])
-                    out_local = (f.nodes[po.remote[0]].kind == "switch"
-                                 and group[po.remote[0]] == group[s.guid])
+                    in_global = f.nodes[pi.remote[0]].kind == "switch" and group[pi.remote[0]] != group[s.guid]
+                    out_local = f.nodes[po.remote[0]].kind == "switch" and group[po.remote[0]] == group[s.guid]
                     vl = 1 if in_global and out_local else 0
                 s.sl2vl[(i, o)] = (vl,) * 16
         for port in s.ports.values():

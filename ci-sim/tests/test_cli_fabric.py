@@ -41,9 +41,11 @@ def test_up_run_sm_down(tmp_path):
 
 
 def test_errors_are_one_line(tmp_path):
-    for args in (["fabric", "up", "nonexistent.net"],
-                 ["fabric", "run-sm", "--run-dir", "nowhere"],
-                 ["fabric", "up", "--topology", "df73"]):
+    for args in (
+        ["fabric", "up", "nonexistent.net"],
+        ["fabric", "run-sm", "--run-dir", "nowhere"],
+        ["fabric", "up", "--topology", "df73"],
+    ):
         r = ibqos(*args, cwd=tmp_path)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") == 1 and r.stderr.startswith("ibqos: error: "), r.stderr
@@ -53,7 +55,13 @@ def test_errors_are_one_line(tmp_path):
 def test_missing_debian_package_is_one_line(tmp_path):
     empty = tmp_path / "empty-path"
     empty.mkdir()
-    r = subprocess.run(IBQOS + ["fabric", "up", "--topology", "df42", "--run-dir", "f"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=60, env={"PATH": str(empty)})
+    r = subprocess.run(
+        IBQOS + ["fabric", "up", "--topology", "df42", "--run-dir", "f"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": str(empty)},
+    )
     assert r.returncode == 3, r.stderr
     assert r.stderr == "ibqos: error: 'ibsim' not found: install Debian package ibsim-utils (make deps)\n"

@@ -17,10 +17,28 @@ IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 def test_compare_engines_df72(tmp_path):
     out = tmp_path / "cmp"
-    r = subprocess.run([IBQOS, "compare-engines", "df72", "--engines", "dla,lash,dfsssp,updn,minhop",
-                        "--patterns", "uniform,hotspot", "--loads", "1.0", "--time-us", "100",
-                        "--warmup-us", "20", "--out", str(out)],
-                       capture_output=True, text=True, timeout=900)
+    r = subprocess.run(
+        [
+            IBQOS,
+            "compare-engines",
+            "df72",
+            "--engines",
+            "dla,lash,dfsssp,updn,minhop",
+            "--patterns",
+            "uniform,hotspot",
+            "--loads",
+            "1.0",
+            "--time-us",
+            "100",
+            "--warmup-us",
+            "20",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     assert (out / "compare.png").stat().st_size > 0
     doc = {e["engine"]: e for e in json.loads((out / "compare.json").read_text())["engines"]}

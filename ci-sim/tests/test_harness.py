@@ -45,6 +45,7 @@ def test_two_fabrics_concurrently_do_not_interfere(tmp_path):
     def one(key, net):
         with Harness(net, run_dir=tmp_path / key) as h:
             results[key] = _subnet_counts(h.run_sm(engine="minhop").dumps)
+
     threads = [threading.Thread(target=one, args=("a", n1)), threading.Thread(target=one, args=("b", n2))]
     with Harness(n1, run_dir=tmp_path / "c") as h1, Harness(n2, run_dir=tmp_path / "d") as h2:
         assert h1.sock != h2.sock

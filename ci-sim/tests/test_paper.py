@@ -18,12 +18,27 @@ IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 def test_seed003_quick_run_writes_table_and_figures(tmp_path):
     out = tmp_path / "paper"
-    r = subprocess.run([IBQOS, "paper", "seed003-5.1", "--quick", "--engines", "dla,updn",
-                        "--buffers", "1,4", "--input-reads", "1", "--out", str(out)],
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            IBQOS,
+            "paper",
+            "seed003-5.1",
+            "--quick",
+            "--engines",
+            "dla,updn",
+            "--buffers",
+            "1,4",
+            "--input-reads",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
-    for name in ("table1.md", "results.json", "fig10-reads1.png", "fig11-reads1.png",
-                 "fig12-reads1.png"):
+    for name in ("table1.md", "results.json", "fig10-reads1.png", "fig11-reads1.png", "fig12-reads1.png"):
         assert (out / name).stat().st_size > 0, name
     doc = json.loads((out / "results.json").read_text())
     rows = {row["engine"]: row for row in doc["table1"]}

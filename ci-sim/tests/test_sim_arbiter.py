@@ -21,7 +21,7 @@ from simfabrics import star
 VECTORS = json.loads((REPO_ROOT / "docs" / "arbiter-vectors.json").read_text())["vectors"]
 # a 4 KB-MTU fabric: the packet sizes of the vectors that are whole MTU-ish packets
 SIM_VECTORS = [v for v in VECTORS if v["packet_bytes"] >= 2048]
-PS_PER_BYTE = 80          # at 100 Gb/s
+PS_PER_BYTE = 80  # at 100 Gb/s
 
 
 def _vls(v) -> list[int]:
@@ -35,11 +35,15 @@ def run_vector(v, sources: int):
     identity = tuple(list(range(nvl)) + [0] * (16 - nvl))
     fabric = star(sources + 1, arb, vls=nvl, sl2vl=identity)
     period_us = v["period_bytes"] * PS_PER_BYTE / 1e6
-    k = math.ceil(4e6 / v["period_bytes"])          # at least 4 MB measured
-    params = SimParams(rate=100, mtu=4096, accounting=v["mode"], warmup_us=50 + 2 * period_us,
-                       time_us=k * period_us)
-    traffic = TrafficSpec(pattern="twonode", sls=vls, msg_bytes=v["packet_bytes"],
-                          src=",".join(f"ca{i}" for i in range(sources)), dst=f"ca{sources}")
+    k = math.ceil(4e6 / v["period_bytes"])  # at least 4 MB measured
+    params = SimParams(rate=100, mtu=4096, accounting=v["mode"], warmup_us=50 + 2 * period_us, time_us=k * period_us)
+    traffic = TrafficSpec(
+        pattern="twonode",
+        sls=vls,
+        msg_bytes=v["packet_bytes"],
+        src=",".join(f"ca{i}" for i in range(sources)),
+        dst=f"ca{sources}",
+    )
     res = simulate(fabric, traffic, params)
     assert res.status == "done"
     return {s.sl: s.share_pct for s in res.per_sl}
@@ -53,8 +57,16 @@ def test_two_node_shares_match_vectors(v):
         assert got.get(int(vl), 0.0) == pytest.approx(want, abs=0.1), (vl, got)
 
 
-@pytest.mark.parametrize("name", ["seed002-A/byte/4096", "seed002-B/packet/4096", "dla-pairs/byte/2048",
-                                  "limit0-alternate/byte/4096", "vl-in-both/byte/4096"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "seed002-A/byte/4096",
+        "seed002-B/packet/4096",
+        "dla-pairs/byte/2048",
+        "limit0-alternate/byte/4096",
+        "vl-in-both/byte/4096",
+    ],
+)
 def test_switch_output_arbiter_under_contention(name):
     """Three CAs saturate every VL towards a fourth: the switch's output port decides."""
     v = next(x for x in VECTORS if x["name"] == name)

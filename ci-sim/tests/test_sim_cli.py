@@ -15,8 +15,9 @@ IBQOS = [str(Path(sys.executable).parent / "ibqos")]
 
 
 def ibqos(*args, timeout=300):
-    return subprocess.run(IBQOS + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        IBQOS + [str(a) for a in args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
 
 
 @pytest.fixture
@@ -47,8 +48,19 @@ def test_two_node_table_and_json(star_run):
 
 def test_uniform_sweep_draws_the_curves(dragonfly_runs):
     run = dragonfly_runs[2]
-    cp = ibqos("simulate", run, "--traffic", "uniform", "--sweep", "0.2:1.0:0.4", "--plot",
-               "--warmup-us", "20", "--time-us", "100")
+    cp = ibqos(
+        "simulate",
+        run,
+        "--traffic",
+        "uniform",
+        "--sweep",
+        "0.2:1.0:0.4",
+        "--plot",
+        "--warmup-us",
+        "20",
+        "--time-us",
+        "100",
+    )
     assert cp.returncode == 0, cp.stderr
     doc = json.loads((run / "sim" / "uniform-sweep.json").read_text())
     assert [r["load"] for r in doc["results"]] == [0.2, 0.6, 1.0]
@@ -59,21 +71,25 @@ def test_uniform_sweep_draws_the_curves(dragonfly_runs):
 
 
 def test_deadlock_exits_1_with_the_cycle_on_one_line(dragonfly_runs):
-    cp = ibqos("simulate", dragonfly_runs[1], "--load", "1.0", "--buffer-packets", "1",
-               "--warmup-us", "10", "--time-us", "200")
+    cp = ibqos(
+        "simulate", dragonfly_runs[1], "--load", "1.0", "--buffer-packets", "1", "--warmup-us", "10", "--time-us", "200"
+    )
     assert cp.returncode == 1
     lines = cp.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ibqos: error: deadlock at load 1.00")
     assert " -> " in lines[0] and "/0" in lines[0]
 
 
-@pytest.mark.parametrize("args,match", [
-    (["--traffic", "zipf"], "--traffic: unknown traffic pattern 'zipf'"),
-    (["--load", "0"], "--load: 0.0: the offered load must be in (0, 1]"),
-    (["--load", "1.2"], "--load: 1.2"),
-    (["--sweep", "0.5:0.1:0.1"], "--sweep"),
-    (["--traffic", "mix"], "--traffic: --traffic mix needs --classes FILE or a plan"),
-])
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["--traffic", "zipf"], "--traffic: unknown traffic pattern 'zipf'"),
+        (["--load", "0"], "--load: 0.0: the offered load must be in (0, 1]"),
+        (["--load", "1.2"], "--load: 1.2"),
+        (["--sweep", "0.5:0.1:0.1"], "--sweep"),
+        (["--traffic", "mix"], "--traffic: --traffic mix needs --classes FILE or a plan"),
+    ],
+)
 def test_bad_options_give_one_error_line(star_run, args, match):
     cp = ibqos("simulate", star_run, *args)
     assert cp.returncode == 2
@@ -87,7 +103,7 @@ def test_missing_tables_give_one_error_line(tmp_path):
     assert cp.returncode == 2
     assert len(cp.stderr.strip().splitlines()) == 1
     assert "fabric.json: vlarb: sw0 port 1: missing for a port with 2 operational VLs" in cp.stderr
-    assert not (tmp_path / "sim").exists()       # nothing half-written
+    assert not (tmp_path / "sim").exists()  # nothing half-written
     cp = ibqos("simulate", tmp_path / "nowhere")
     assert cp.returncode == 2 and "no fabric.json" in cp.stderr
 
@@ -98,9 +114,9 @@ def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
     simulates at the plan's rate and MTU and reproduces the dry run's class shares; a flag
     overrides and says so."""
     from ibqos.paths import REPO_ROOT
+
     run = tmp_path / "run"
-    r = ibqos("dryrun", REPO_ROOT / "examples" / "two-class.yaml", "--topology", "df42",
-              "--out", run, timeout=600)
+    r = ibqos("dryrun", REPO_ROOT / "examples" / "two-class.yaml", "--topology", "df42", "--out", run, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     report = json.loads((run / "report.json").read_text())
     dry = {c["sls"][0]: c["simulated_share"] for c in report["classes"]}
@@ -110,6 +126,5 @@ def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
     assert (res["params"]["rate"], res["params"]["mtu"]) == ("HDR", 2048)
     got = {s["sl"]: s["share_pct"] for s in res["per_sl"]}
     assert all(abs(got[sl] - share) <= 0.5 for sl, share in dry.items()), (got, dry)
-    r = ibqos("simulate", run, "--traffic", "mix", "--load", "1.0", "--mtu", "4096",
-              "--time-us", "50")
+    r = ibqos("simulate", run, "--traffic", "mix", "--load", "1.0", "--mtu", "4096", "--time-us", "50")
     assert "note: --mtu 4096 overrides the plan's 2048" in r.stdout

@@ -21,6 +21,5 @@ def test_c_unit(name):
     exe = _core_dir() / name
     if not exe.exists():
         pytest.fail(f"{exe} is missing: run 'make build'")
-    cp = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300,
-                        stdin=subprocess.DEVNULL)
+    cp = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert cp.returncode == 0, cp.stderr

@@ -34,8 +34,10 @@ def df72(tmp_path_factory):
         pytest.fail(f"{lib} is missing: run 'make build'")
     d = tmp_path_factory.mktemp("df72")
     plan_path = d / "plan.json"
-    for cmd in (["plan", paths.REPO_ROOT / "examples" / "four-class.yaml", "-o", plan_path],
-                ["render", plan_path, "-o", d / "render"]):
+    for cmd in (
+        ["plan", paths.REPO_ROOT / "examples" / "four-class.yaml", "-o", plan_path],
+        ["render", plan_path, "-o", d / "render"],
+    ):
         cp = subprocess.run([IBQOS, *map(str, cmd)], capture_output=True, text=True, timeout=300)
         assert cp.returncode == 0, cp.stderr
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(d / "fabric.net")
@@ -43,8 +45,13 @@ def df72(tmp_path_factory):
         minhop = load_dumps(h.run_sm(engine="minhop", name="minhop").dumps, require_sl2vl=False)
         h.run_sm(engine=DLA, plugin=True, conf={"qos": "TRUE"}, name="dla")
         dla = h.read_back(save=False)
-        h.run_sm(engine=DLA, plugin=True, conf={"qos": "TRUE"},
-                 plugin_options=d / "render" / "plugin-tables.conf", name="qos")
+        h.run_sm(
+            engine=DLA,
+            plugin=True,
+            conf={"qos": "TRUE"},
+            plugin_options=d / "render" / "plugin-tables.conf",
+            name="qos",
+        )
         qos = h.read_back(save=False)
     return {"minhop": minhop, "dla": dla, "qos": qos, "plan": Plan.load(plan_path)}
 
@@ -69,7 +76,7 @@ def test_minhop_deadlocks_and_the_witness_is_a_credit_loop(df72):
 def test_dla_never_deadlocks_in_20_seeds(df72, load):
     """Validation 2b: the same traffic on dla's routes and Fig. 8 VLs."""
     net = compile_network(df72["dla"], rate_gbps=32)
-    assert set(net.arrays["sl2vl_rows"][0::16]) == {0, 1}      # SL 0 on VL0, VL1 after a global hop
+    assert set(net.arrays["sl2vl_rows"][0::16]) == {0, 1}  # SL 0 on VL0, VL1 after a global hop
     for seed in range(1, 21):
         res = simulate(net, TrafficSpec(), SimParams(buffer_packets=1, seed=seed, **SHORT), load)
         assert res.status == "done", (seed, res.deadlock)
@@ -103,9 +110,16 @@ def test_four_class_plan_shares_and_priorities(df72):
         assert c.share_pct == pytest.approx(planned[c.name]["share"], abs=2.0), c
 
     # high-priority classes at 80% of their planned share, low ones saturating
-    mixed = [TrafficClass(name=c.name, sl=c.sl, pattern="twonode",
-                          rate=round(0.8 * planned[c.name]["share"] / 100 / 3, 4)
-                          if c.priority == 0 else "saturate", priority=c.priority) for c in sat]
+    mixed = [
+        TrafficClass(
+            name=c.name,
+            sl=c.sl,
+            pattern="twonode",
+            rate=round(0.8 * planned[c.name]["share"] / 100 / 3, 4) if c.priority == 0 else "saturate",
+            priority=c.priority,
+        )
+        for c in sat
+    ]
     res = simulate(net, TrafficSpec(classes=mixed, src=srcs, dst="ca-g0-s0-h0"), p)
     lat = {c.name: c.net_latency.mean_us for c in res.per_class}
     high = [c.name for c in mixed if c.priority == 0]

@@ -9,8 +9,7 @@ import pytest
 
 from ibqos.errors import InputError
 from ibqos.fabric.model import VLArb
-from ibqos_sim.sim import (SimParams, Simulation, TrafficClass, TrafficSpec, compile_network,
-                           simulate)
+from ibqos_sim.sim import SimParams, Simulation, TrafficClass, TrafficSpec, compile_network, simulate
 from ibqos_sim.sim.traffic import _stencil_neighbours, build_flows
 from simfabrics import config_a, dragonfly_dla, star
 
@@ -55,16 +54,17 @@ def test_fixed_seed_is_reproducible_and_two_sims_share_a_process(df2):
     traffic = TrafficSpec(pattern="uniform")
     a = Simulation(df2, traffic, params, 0.7)
     b = Simulation(df2, traffic, params, 0.7)
-    for k in range(1, 5):                       # interleaved: no shared state
+    for k in range(1, 5):  # interleaved: no shared state
         a.run(a.end_ps * k // 4)
         b.run(b.end_ps * (5 - k) // 4 if k < 4 else b.end_ps)
     b.run()
     assert _stable(a.result()) == _stable(b.result())
     other = simulate(df2, traffic, params.model_copy(update={"seed": 6}), 0.7)
     assert _stable(other) != _stable(a.result())
-    for q in ("heap", "list"):                  # every event queue gives the same run
-        assert _stable(simulate(df2, traffic, params.model_copy(update={"evq": q}), 0.7)) == \
-            _stable(a.result()).replace('"evq": "calendar"', f'"evq": "{q}"')
+    for q in ("heap", "list"):  # every event queue gives the same run
+        assert _stable(simulate(df2, traffic, params.model_copy(update={"evq": q}), 0.7)) == _stable(
+            a.result()
+        ).replace('"evq": "calendar"', f'"evq": "{q}"')
     a.close()
     b.close()
 
@@ -124,25 +124,25 @@ def test_low_load_is_accepted_in_full(df2):
 def test_patterns_pick_the_documented_destinations(df2):
     rate, mtu = 32.0, 4096
     hot = build_flows(df2, TrafficSpec(pattern="hotspot"), 0.5, rate, mtu)
-    n = df2.n_endpoints                         # 72: 4 hot sources, 2 hot destinations
+    n = df2.n_endpoints  # 72: 4 hot sources, 2 hot destinations
     assert len(hot.info["hotspot"]["sources"]) == 4 and len(hot.info["hotspot"]["destinations"]) == 2
     assert len(hot.measured) == n - 2
     nb = _stencil_neighbours(n)
     assert all(len(x) == 6 and i not in x for i, x in enumerate(nb))
-    assert all(i in nb[j] for i, x in enumerate(nb) for j in x)          # symmetric
+    assert all(i in nb[j] for i, x in enumerate(nb) for j in x)  # symmetric
     adv = build_flows(df2, TrafficSpec(pattern="adversarial"), 0.5, rate, mtu)
     assert adv.info["groups"] == 9
     sw_of = [df2.ep_switch(e) for e in range(n)]
     group = {g: int(df2.fabric.nodes[g].desc.split("-")[1][1:]) for g in set(sw_of)}
-    for f in adv.flows[:adv.n_flows]:
-        dests = adv.dests[f.dest_off:f.dest_off + f.dest_len]
+    for f in adv.flows[: adv.n_flows]:
+        dests = adv.dests[f.dest_off : f.dest_off + f.dest_len]
         assert {(group[sw_of[d]] - group[sw_of[f.src]]) % 9 for d in dests} == {1}
 
 
 def test_hotspot_throughput_is_measured_on_non_hot_destinations(df2):
     res = simulate(df2, TrafficSpec(pattern="hotspot"), SimParams(**QUICK), 0.3)
     assert res.status == "done"
-    assert 20 < res.accepted_pct < 40               # the uniform part, not the hot CAs
+    assert 20 < res.accepted_pct < 40  # the uniform part, not the hot CAs
 
 
 def test_qos_mix_reports_every_class():
@@ -158,7 +158,7 @@ def test_qos_mix_reports_every_class():
 
 
 def test_bad_input_is_one_input_error():
-    f = star(2, None, vls=2)                     # 2 VLs and no VLArb anywhere
+    f = star(2, None, vls=2)  # 2 VLs and no VLArb anywhere
     with pytest.raises(InputError, match="vlarb: .*missing for a port with 2 operational VLs"):
         compile_network(f, rate_gbps=32, source="run/fabric.json")
     net = compile_network(star(2, config_a()), rate_gbps=32)
@@ -178,7 +178,7 @@ def test_bad_input_is_one_input_error():
 
 def test_unrouted_destinations_are_counted_not_lost():
     f = star(3, config_a())
-    f.nodes[0x100].lft[4] = 255                  # ca2 unreachable
+    f.nodes[0x100].lft[4] = 255  # ca2 unreachable
     res = simulate(f, TrafficSpec(), SimParams(rate="EDR", **QUICK), 0.5)
     c = res.counters
     assert c["dropped_unrouted"] > 0

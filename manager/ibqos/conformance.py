@@ -42,10 +42,10 @@ class TableSet:
 @dataclass
 class Expected:
     sl2class: list[int]
-    roles: dict[str, TableSet]                       # role → tables (a role may be absent)
-    ports: dict[tuple[int, int], TableSet]           # (switch GUID, port) → override
-    class_vls: list[tuple[int, ...]] | None = None   # class index → its VLs; None: (2c, 2c+1)
-    dragonfly: bool = True                           # dla's roles; else OpenSM's port types
+    roles: dict[str, TableSet]  # role → tables (a role may be absent)
+    ports: dict[tuple[int, int], TableSet]  # (switch GUID, port) → override
+    class_vls: list[tuple[int, ...]] | None = None  # class index → its VLs; None: (2c, 2c+1)
+    dragonfly: bool = True  # dla's roles; else OpenSM's port types
 
     def vls_of(self, c: int) -> tuple[int, ...]:
         return self.class_vls[c] if self.class_vls else (2 * c, 2 * c + 1)
@@ -55,17 +55,18 @@ def expected_from_plan(plan) -> Expected:
     """The plan document (ibqos.plan.Plan or its JSON dict) as expected programmed state."""
     doc = plan if isinstance(plan, dict) else plan.model_dump(mode="json")
     vlarb = doc["vlarb"]
-    roles = {r: TableSet.of(t["high"], t["low"], t["high_limit"])
-             for r, t in vlarb.items() if r != "ports" and t}
-    ports = {(int(str(o["guid"]), 16), int(o["port"])): TableSet.of(o["high"], o["low"], o["high_limit"])
-             for o in vlarb.get("ports") or []}
+    roles = {r: TableSet.of(t["high"], t["low"], t["high_limit"]) for r, t in vlarb.items() if r != "ports" and t}
+    ports = {
+        (int(str(o["guid"]), 16), int(o["port"])): TableSet.of(o["high"], o["low"], o["high_limit"])
+        for o in vlarb.get("ports") or []
+    }
     class_vls = [tuple(c["vls"]) for c in sorted(doc["classes"], key=lambda c: c["index"])]
-    return Expected(list(doc["sl2class"]), roles, ports, class_vls,
-                    dragonfly=doc["fabric"]["routing"] == "dla")
+    return Expected(list(doc["sl2class"]), roles, ports, class_vls, dragonfly=doc["fabric"]["routing"] == "dla")
 
 
-def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | None,
-                   vls_of=lambda c: (2 * c, 2 * c + 1)) -> tuple[int, ...]:
+def expected_sl2vl(
+    sl2class: list[int], in_role: str | None, out_role: str | None, vls_of=lambda c: (2 * c, 2 * c + 1)
+) -> tuple[int, ...]:
     shifted = in_role == "global" and out_role == "local"
     out = []
     for c in sl2class:
@@ -74,12 +75,13 @@ def expected_sl2vl(sl2class: list[int], in_role: str | None, out_role: str | Non
     return tuple(out)
 
 
-def detour_ok(got: tuple[int, ...], want: tuple[int, ...], sl2class: list[int], vls_of,
-              degraded: bool = False) -> bool:
+def detour_ok(got: tuple[int, ...], want: tuple[int, ...], sl2class: list[int], vls_of, degraded: bool = False) -> bool:
     """Every SL either on its planned VL or on its class's detour VL (the third, if any); on a
     degraded fabric, on any VL of its class."""
-    return all(g == w or (len(vls_of(c)) > 2 and g == vls_of(c)[2]) or (degraded and g in vls_of(c))
-               for g, w, c in zip(got, want, sl2class))
+    return all(
+        g == w or (len(vls_of(c)) > 2 and g == vls_of(c)[2]) or (degraded and g in vls_of(c))
+        for g, w, c in zip(got, want, sl2class)
+    )
 
 
 def opensm_roles(fabric: Fabric) -> dict[tuple[int, int], str]:
@@ -95,12 +97,14 @@ def _name(n: Node, port: int) -> str:
 def _table_matches(programmed: list[tuple[int, int]], planned: tuple[tuple[int, int], ...]) -> bool:
     """Equal entries in order; the port's remaining capacity must hold only skipped entries."""
     k = len(planned)
-    return (len(programmed) >= k and tuple(map(tuple, programmed[:k])) == planned
-            and all(w == 0 for _, w in programmed[k:]))
+    return (
+        len(programmed) >= k and tuple(map(tuple, programmed[:k])) == planned and all(w == 0 for _, w in programmed[k:])
+    )
 
 
-def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] | None = None,
-                    degraded: bool = False) -> list[str]:
+def diff_programmed(
+    fabric: Fabric, expected: Expected, groups: dict[int, int] | None = None, degraded: bool = False
+) -> list[str]:
     """One line per port that differs from the plan; empty when the fabric is as planned.
     `groups` (switch GUID → group) when discovery cannot find them, e.g. on a degraded
     dragonfly whose groups are known from before the fault; `degraded` when links or
@@ -127,23 +131,23 @@ def diff_programmed(fabric: Fabric, expected: Expected, groups: dict[int, int] |
                 for o in ext:
                     if i == o:
                         continue
-                    want = expected_sl2vl(expected.sl2class, roles.get((n.guid, i)),
-                                          roles.get((n.guid, o)), vls_of)
+                    want = expected_sl2vl(expected.sl2class, roles.get((n.guid, i)), roles.get((n.guid, o)), vls_of)
                     got = n.sl2vl.get((i, o))
                     if got is None:
                         out["missing"].append(f"{_name(n, o)}: no SL2VL for in-port {i}")
-                    elif got != want and not detour_ok(got, want, expected.sl2class, vls_of,
-                                                       degraded):
-                        out["sl2vl"].append(f"{_name(n, o)} in {i} ({roles.get((n.guid, i))}→"
-                                            f"{roles.get((n.guid, o))}) SL2VL {_vl(got)} planned {_vl(want)}")
+                    elif got != want and not detour_ok(got, want, expected.sl2class, vls_of, degraded):
+                        out["sl2vl"].append(
+                            f"{_name(n, o)} in {i} ({roles.get((n.guid, i))}→"
+                            f"{roles.get((n.guid, o))}) SL2VL {_vl(got)} planned {_vl(want)}"
+                        )
         for p in present:
             role = roles.get((n.guid, p))
             want_t = expected.ports.get((n.guid, p)) or expected.roles.get(role)
             port = n.ports[p]
             if want_t is None or port.op_vls == 1:
-                continue                 # role not planned, or a single data VL: no VLArb
+                continue  # role not planned, or a single data VL: no VLArb
             if port.vlarb is None and role == "sw0":
-                continue                 # base switch port 0 has no data VLs and no VLArb
+                continue  # base switch port 0 has no data VLs and no VLArb
             if port.vlarb is None:
                 out["missing"].append(f"{_name(n, p)} ({role}): no VLArb read back")
                 continue

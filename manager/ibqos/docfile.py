@@ -30,8 +30,10 @@ def read_json(path: str | Path, *, hint: str = "") -> Any:
 
 def _no_constant(path):
     """JSON has no Infinity or NaN; Python's json accepts them unless told not to."""
+
     def refuse(name: str):
         raise InputError(f"not JSON: {name} is not a number JSON allows", file=path)
+
     return refuse
 
 
@@ -41,8 +43,7 @@ def validate(cls: type[M], doc: Any, path: str | Path) -> M:
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], file=path,
-                         field=".".join(str(p) for p in err["loc"]) or None) from None
+        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from None
 
 
 def default_mode(directory: bool = False) -> int:

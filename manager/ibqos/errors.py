@@ -20,8 +20,9 @@ class IbqosError(Exception):
 class InputError(IbqosError):
     """Bad input. Formats as `file:line: field: message` with the parts that are known."""
 
-    def __init__(self, message: str, *, file: str | Path | None = None,
-                 line: int | None = None, field: str | None = None):
+    def __init__(
+        self, message: str, *, file: str | Path | None = None, line: int | None = None, field: str | None = None
+    ):
         self.file, self.line, self.field, self.detail = file, line, field, message
         where = ""
         if file is not None:
@@ -42,8 +43,7 @@ class ExternalError(IbqosError):
 class ProcessError(ExternalError):
     """A child process failed. Carries the command, exit code and the tail of its output."""
 
-    def __init__(self, message: str, *, cmd: list[str] | None = None,
-                 returncode: int | None = None, output: str = ""):
+    def __init__(self, message: str, *, cmd: list[str] | None = None, returncode: int | None = None, output: str = ""):
         self.cmd, self.returncode, self.output = cmd, returncode, output
         super().__init__(message)
 

@@ -18,15 +18,16 @@ from .errors import InputError
 from .fabric.model import Fabric, Node
 
 FIELD = "--fault"
-SYNTAX = ("want link:NODE[PORT] or switch:NODE, NODE a node name such as sw-g0-s0 or a node "
-          "GUID such as 0x0000000000200004")
+SYNTAX = (
+    "want link:NODE[PORT] or switch:NODE, NODE a node name such as sw-g0-s0 or a node GUID such as 0x0000000000200004"
+)
 _RX = re.compile(r"^(?P<kind>link|switch):(?P<node>[^\[\]\s]+)(?:\[(?P<port>\d+)\])?$")
 
 
 @dataclass(frozen=True)
 class FaultSpec:
-    kind: str            # "link" or "switch"
-    node: str            # as typed: a node description or 0x<GUID>
+    kind: str  # "link" or "switch"
+    node: str  # as typed: a node description or 0x<GUID>
     port: int | None
     text: str
 
@@ -34,22 +35,29 @@ class FaultSpec:
 @dataclass(frozen=True)
 class ResolvedFault:
     spec: FaultSpec
-    node: str                          # node description, as ibsim names the node
-    port: int | None                   # None: the whole switch
-    peer: tuple[str, int] | None       # the other end of a link
-    kind: str                          # terminal / switch-link / switch
-    lost_cas: tuple[str, ...]          # hosts whose only link goes down
+    node: str  # node description, as ibsim names the node
+    port: int | None  # None: the whole switch
+    peer: tuple[str, int] | None  # the other end of a link
+    kind: str  # terminal / switch-link / switch
+    lost_cas: tuple[str, ...]  # hosts whose only link goes down
 
     def describe(self) -> str:
         if self.port is None:
             return f"switch {self.node} down ({len(self.lost_cas)} hosts cut off)"
-        return (f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}] down"
-                + (f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else ""))
+        return f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}] down" + (
+            f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else ""
+        )
 
     def to_json(self) -> dict:
-        return {"fault": self.spec.text, "kind": self.kind, "node": self.node, "port": self.port,
-                "peer": list(self.peer) if self.peer else None, "lost_cas": list(self.lost_cas),
-                "description": self.describe()}
+        return {
+            "fault": self.spec.text,
+            "kind": self.kind,
+            "node": self.node,
+            "port": self.port,
+            "peer": list(self.peer) if self.peer else None,
+            "lost_cas": list(self.lost_cas),
+            "description": self.describe(),
+        }
 
 
 def parse_fault(text: str) -> FaultSpec:
@@ -60,8 +68,9 @@ def parse_fault(text: str) -> FaultSpec:
     if kind == "link" and port is None:
         raise InputError(f"{text!r}: a link needs its port, e.g. link:{node}[1]", field=FIELD)
     if kind == "switch" and port is not None:
-        raise InputError(f"{text!r}: a switch fault takes no port (for one of its links: "
-                         f"link:{node}[{port}])", field=FIELD)
+        raise InputError(
+            f"{text!r}: a switch fault takes no port (for one of its links: link:{node}[{port}])", field=FIELD
+        )
     if port is not None and not 1 <= int(port) <= 254:
         raise InputError(f"{text!r}: port {port} out of range 1..254", field=FIELD)
     return FaultSpec(kind, node, int(port) if port else None, text.strip())
@@ -71,7 +80,8 @@ def _find(fabric: Fabric, spec: FaultSpec) -> Node:
     if re.fullmatch(r"0x[0-9a-fA-F]{1,16}", spec.node):
         guid = int(spec.node, 16)
         node = fabric.nodes.get(guid) or next(
-            (n for n in fabric.nodes.values() if any(p.guid == guid for p in n.ports.values())), None)
+            (n for n in fabric.nodes.values() if any(p.guid == guid for p in n.ports.values())), None
+        )
         if node is None:
             raise InputError(f"{spec.text!r}: no node or port GUID {spec.node} on this fabric", field=FIELD)
         return node
@@ -79,14 +89,18 @@ def _find(fabric: Fabric, spec: FaultSpec) -> Node:
     if not named:
         raise InputError(f"{spec.text!r}: no node named {spec.node!r} on this fabric", field=FIELD)
     if len(named) > 1:
-        raise InputError(f"{spec.text!r}: {len(named)} nodes are named {spec.node!r}; give the node "
-                         f"GUID ({', '.join(f'0x{n.guid:016x}' for n in named[:3])})", field=FIELD)
+        raise InputError(
+            f"{spec.text!r}: {len(named)} nodes are named {spec.node!r}; give the node "
+            f"GUID ({', '.join(f'0x{n.guid:016x}' for n in named[:3])})",
+            field=FIELD,
+        )
     return named[0]
 
 
 def _switch_link_kind(fabric: Fabric, a: Node, b: Node) -> str:
     """local / global on a dragonfly (groups from the checker's own discovery), else plain."""
     from .fabric.groups import NotADragonfly, dragonfly_groups
+
     try:
         groups = dragonfly_groups(fabric)
     except NotADragonfly:
@@ -100,24 +114,38 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
     node = _find(fabric, spec)
     if spec.kind == "switch":
         if node.kind != "switch":
-            raise InputError(f"{spec.text!r}: {node.desc} is a {node.kind.upper()}, not a switch "
-                             f"(for its link: link:{node.desc}[1])", field=FIELD)
+            raise InputError(
+                f"{spec.text!r}: {node.desc} is a {node.kind.upper()}, not a switch "
+                f"(for its link: link:{node.desc}[1])",
+                field=FIELD,
+            )
         peers = [fabric.nodes[p.remote[0]] for p in node.ports.values() if p.remote]
-        res = ResolvedFault(spec, node.desc, None, None, "switch",
-                            tuple(sorted(n.desc for n in peers if n.kind == "ca")))
+        res = ResolvedFault(
+            spec, node.desc, None, None, "switch", tuple(sorted(n.desc for n in peers if n.kind == "ca"))
+        )
     else:
         port = node.ports.get(spec.port)
         if spec.port > node.nports:
-            raise InputError(f"{spec.text!r}: {node.desc} has no port {spec.port} "
-                             f"(ports 1..{node.nports})", field=FIELD)
+            raise InputError(
+                f"{spec.text!r}: {node.desc} has no port {spec.port} (ports 1..{node.nports})", field=FIELD
+            )
         if port is None or port.remote is None:
             raise InputError(f"{spec.text!r}: port {spec.port} of {node.desc} has no link", field=FIELD)
         peer = fabric.nodes[port.remote[0]]
         ends = (node, peer)
         kind = "terminal link" if any(n.kind == "ca" for n in ends) else _switch_link_kind(fabric, node, peer)
-        res = ResolvedFault(spec, node.desc, spec.port, (peer.desc, port.remote[1]), kind,
-                            tuple(sorted(n.desc for n in ends if n.kind == "ca")))
+        res = ResolvedFault(
+            spec,
+            node.desc,
+            spec.port,
+            (peer.desc, port.remote[1]),
+            kind,
+            tuple(sorted(n.desc for n in ends if n.kind == "ca")),
+        )
     if sm_node is not None and sm_node in res.lost_cas:
-        raise InputError(f"{spec.text!r}: OpenSM runs on {sm_node}, which this fault cuts off the "
-                         "fabric; name another link or switch", field=FIELD)
+        raise InputError(
+            f"{spec.text!r}: OpenSM runs on {sm_node}, which this fault cuts off the "
+            "fabric; name another link or switch",
+            field=FIELD,
+        )
     return res

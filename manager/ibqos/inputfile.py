@@ -12,7 +12,7 @@ from pathlib import Path
 from .errors import InputError
 
 MiB = 1024 * 1024
-DEFAULT_LIMIT = 512 * MiB       # OpenSM's LFT dump of a 2550-CA fabric is about 110 MB
+DEFAULT_LIMIT = 512 * MiB  # OpenSM's LFT dump of a 2550-CA fabric is about 110 MB
 
 
 def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> bytes:
@@ -43,8 +43,7 @@ def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") 
     finally:
         os.close(fd)
     if size > limit:
-        raise InputError(f"larger than {_size(limit)}" + (f"; {what} is much smaller" if what else ""),
-                         file=path)
+        raise InputError(f"larger than {_size(limit)}" + (f"; {what} is much smaller" if what else ""), file=path)
     return b"".join(chunks)
 
 

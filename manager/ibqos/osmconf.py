@@ -27,7 +27,7 @@ def merge(base: str, updates: dict[str, str], banner: str) -> str:
         if m and m.group(1) in updates:
             key = m.group(1)
             if key in seen:
-                continue                  # drop later duplicates: the merged value is the one
+                continue  # drop later duplicates: the merged value is the one
             seen.add(key)
             lines.append(f"{key} {updates[key]}")
         else:

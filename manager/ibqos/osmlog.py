@@ -16,7 +16,7 @@ _CONFIGURED = re.compile(r"(\S+) tables configured on all switches")
 
 @dataclass
 class LogLine:
-    t: float          # seconds since the start of the log's year, µs resolution
+    t: float  # seconds since the start of the log's year, µs resolution
     level: int
     text: str
 

@@ -23,16 +23,28 @@ def _tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 
-def run_command(cmd: list[str], *, env: dict[str, str] | None = None, timeout: float = 60,
-                cwd: str | Path | None = None, check: bool = True,
-                input: str | None = None) -> subprocess.CompletedProcess:
+def run_command(
+    cmd: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    cwd: str | Path | None = None,
+    check: bool = True,
+    input: str | None = None,
+) -> subprocess.CompletedProcess:
     """Run to completion, capturing output. Raises ProcessError on timeout or (with check) rc != 0."""
     log.debug("run: %s", " ".join(map(str, cmd)))
     try:
-        p = subprocess.Popen([str(c) for c in cmd], env=env, cwd=cwd, text=True,
-                             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             start_new_session=True)
+        p = subprocess.Popen(
+            [str(c) for c in cmd],
+            env=env,
+            cwd=cwd,
+            text=True,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
     except OSError as e:
         raise ProcessError(f"cannot run {cmd[0]}: {e.strerror}", cmd=cmd) from None
     try:
@@ -40,16 +52,19 @@ def run_command(cmd: list[str], *, env: dict[str, str] | None = None, timeout: f
     except subprocess.TimeoutExpired:
         _killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
-        raise ProcessError(f"{cmd[0]} timed out after {timeout:g} s", cmd=cmd,
-                           output=_tail(out + err)) from None
+        raise ProcessError(f"{cmd[0]} timed out after {timeout:g} s", cmd=cmd, output=_tail(out + err)) from None
     except BaseException:
         _killpg(p.pid, signal.SIGKILL)
         p.wait()
         raise
     cp = subprocess.CompletedProcess(p.args, p.returncode, out, err)
     if check and p.returncode != 0:
-        raise ProcessError(f"{cmd[0]} exited with {p.returncode}: {_tail(err or out, 3)}",
-                           cmd=cmd, returncode=p.returncode, output=_tail(out + err))
+        raise ProcessError(
+            f"{cmd[0]} exited with {p.returncode}: {_tail(err or out, 3)}",
+            cmd=cmd,
+            returncode=p.returncode,
+            output=_tail(out + err),
+        )
     return cp
 
 
@@ -98,18 +113,31 @@ class Daemon:
         self.popen.stdin.flush()
 
 
-def start_daemon(name: str, cmd: list[str], *, log_path: Path, env: dict[str, str] | None = None,
-                 cwd: str | Path | None = None, console: bool = False,
-                 stderr_path: Path | None = None) -> Daemon:
+def start_daemon(
+    name: str,
+    cmd: list[str],
+    *,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+    cwd: str | Path | None = None,
+    console: bool = False,
+    stderr_path: Path | None = None,
+) -> Daemon:
     """stderr goes to log_path too unless stderr_path is given (callers that classify errors)."""
     log.debug("start %s: %s", name, " ".join(map(str, cmd)))
     fh = open(log_path, "ab", buffering=0)
     eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None
     try:
-        p = subprocess.Popen([str(c) for c in cmd], env=env, cwd=cwd,
-                             stdin=subprocess.PIPE if console else subprocess.DEVNULL,
-                             stdout=fh, stderr=eh if eh is not None else subprocess.STDOUT,
-                             start_new_session=True, text=console or None)
+        p = subprocess.Popen(
+            [str(c) for c in cmd],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE if console else subprocess.DEVNULL,
+            stdout=fh,
+            stderr=eh if eh is not None else subprocess.STDOUT,
+            start_new_session=True,
+            text=console or None,
+        )
     except OSError as e:
         raise ProcessError(f"cannot start {name} ({cmd[0]}): {e.strerror}", cmd=cmd) from None
     finally:

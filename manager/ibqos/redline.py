@@ -13,8 +13,8 @@ from pathlib import Path
 
 from . import osmlog
 
-DEFAULT_LOG = Path("/var/log/opensm.log")      # OpenSM's default log_file
-MAX_CHANNELS = 12                              # channels named on the line before "…"
+DEFAULT_LOG = Path("/var/log/opensm.log")  # OpenSM's default log_file
+MAX_CHANNELS = 12  # channels named on the line before "…"
 # Engines that avoid credit loops with per-path SLs: judging them with one SL for every pair
 # would report loops their own SLs avoid.
 LAYERED = ("lash", "dfsssp", "sssp", "nue", "torus-2QoS")

@@ -19,12 +19,11 @@ class RoleTables:
     high_limit: int | None
 
 
-
 def _roles(fabric: Fabric) -> dict[tuple[int, int], str]:
     try:
         return port_roles(fabric)
     except NotADragonfly:
-        return port_types(fabric)      # no dragonfly roles: OpenSM's own port types
+        return port_types(fabric)  # no dragonfly roles: OpenSM's own port types
 
 
 def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
@@ -37,8 +36,11 @@ def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
             if role is None:
                 continue
             a = port.vlarb
-            key = ((ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.high_limit) if a
-                   else ("(not read)", "", None))
+            key = (
+                (ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.high_limit)
+                if a
+                else ("(not read)", "", None)
+            )
             seen[role][key] += 1
     out = []
     for role in ("ca", "sw0", "terminal", "local", "global", "switch"):

@@ -16,30 +16,64 @@ from ibqos.errors import InputError
 
 @click.command()
 @click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--topology", default=None, help="Generated fabric: dfN (42/72/342/1056/2550), "
-              "dragonfly:a=4,p=2,h=2[,g=..] (default df72).")
+@click.option(
+    "--topology",
+    default=None,
+    help="Generated fabric: dfN (42/72/342/1056/2550), dragonfly:a=4,p=2,h=2[,g=..] (default df72).",
+)
 @click.option("--net", type=click.Path(dir_okay=False, path_type=Path), help="An ibsim net file instead.")
-@click.option("--traffic", default="uniform", show_default=True,
-              type=click.Choice(["uniform", "hotspot", "stencil", "adversarial"]),
-              help="Pattern of every class's saturating flows in the simulation.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("ibqos-dryrun"),
-              show_default=True, help="Run directory: plan, config, fabric, reports.")
+@click.option(
+    "--traffic",
+    default="uniform",
+    show_default=True,
+    type=click.Choice(["uniform", "hotspot", "stencil", "adversarial"]),
+    help="Pattern of every class's saturating flows in the simulation.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("ibqos-dryrun"),
+    show_default=True,
+    help="Run directory: plan, config, fabric, reports.",
+)
 @click.option("--sim-time", "sim_time_us", default=200.0, show_default=True, help="Simulated µs after warm-up.")
 @click.option("--seed", default=1, show_default=True)
-@click.option("--fault", "faults", multiple=True, metavar="LINK|SWITCH",
-              help="Take this down after OpenSM routed the healthy fabric, then route and judge "
-                   "again: link:NODE[PORT] or switch:NODE, NODE a name (sw-g0-s0) or a node GUID. "
-                   "Repeat for several.")
-def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, out: Path,
-           sim_time_us: float, seed: int, faults: tuple[str, ...]) -> None:
+@click.option(
+    "--fault",
+    "faults",
+    multiple=True,
+    metavar="LINK|SWITCH",
+    help="Take this down after OpenSM routed the healthy fabric, then route and judge "
+    "again: link:NODE[PORT] or switch:NODE, NODE a name (sw-g0-s0) or a node GUID. "
+    "Repeat for several.",
+)
+def dryrun(
+    policy: Path,
+    topology: str | None,
+    net: Path | None,
+    traffic: str,
+    out: Path,
+    sim_time_us: float,
+    seed: int,
+    faults: tuple[str, ...],
+) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free."""
     from . import STAGES, DryRun, DryRunConfig
+
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
-    cfg = DryRunConfig(policy=policy, out=out.absolute(), topology=topology or (None if net else "df72"),
-                       net=net, traffic=traffic, sim_time_us=sim_time_us, seed=seed, faults=faults)
+    cfg = DryRunConfig(
+        policy=policy,
+        out=out.absolute(),
+        topology=topology or (None if net else "df72"),
+        net=net,
+        traffic=traffic,
+        sim_time_us=sim_time_us,
+        seed=seed,
+        faults=faults,
+    )
     con = Console(stderr=True)
     if not con.is_terminal:
         # a pipe or a log file: rich draws its bars only at the end there, so one line per
@@ -48,8 +82,14 @@ def dryrun(policy: Path, topology: str | None, net: Path | None, traffic: str, o
         dr.run()
         _print_verdict(dr)
         sys.exit(0 if dr.ok else 1)
-    with Progress(TextColumn("[bold]{task.description:<10}"), BarColumn(), TextColumn("{task.fields[note]}"),
-                  TimeElapsedColumn(), console=con, transient=False) as bar:
+    with Progress(
+        TextColumn("[bold]{task.description:<10}"),
+        BarColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=con,
+        transient=False,
+    ) as bar:
         tasks = {name: bar.add_task(name, total=1.0, note="", start=False) for name in STAGES}
 
         def progress(stage: str, frac: float) -> None:
@@ -76,26 +116,46 @@ def _stage_line(dr, stage: str, frac: float) -> None:
 
 def _print_verdict(dr) -> None:
     from .judge import LATENCY_RULE, bandwidth_rule
+
     con = Console(width=None if sys.stdout.isatty() else 140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
-    t = Table(title=escape(f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}"
-                           + (f" with {faults}" if faults else "")))
-    t.caption = escape(bandwidth_rule(dr.s.plan.share_tolerance_pp) + ". " + LATENCY_RULE[0].upper()
-                       + LATENCY_RULE[1:] + ".")
-    for col in ("class", "prio", "SLs", "asked", "plan %", "sim %",
-                "wait µs (analysis)", "bound µs", "p99 µs (info)", "result"):
+    t = Table(
+        title=escape(f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}" + (f" with {faults}" if faults else ""))
+    )
+    t.caption = escape(
+        bandwidth_rule(dr.s.plan.share_tolerance_pp) + ". " + LATENCY_RULE[0].upper() + LATENCY_RULE[1:] + "."
+    )
+    for col in (
+        "class",
+        "prio",
+        "SLs",
+        "asked",
+        "plan %",
+        "sim %",
+        "wait µs (analysis)",
+        "bound µs",
+        "p99 µs (info)",
+        "result",
+    ):
         t.add_column(col, justify="right" if col not in ("class", "prio") else "left")
     for v in dr.s.verdicts:
-        t.add_row(v.name, v.priority, ",".join(map(str, v.sls)), v.requested,
-                  f"{v.planned_share:.2f}", "–" if v.simulated_share is None else f"{v.simulated_share:.2f}",
-                  f"{v.worst_wait_us:.3f}", "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
-                  "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
-                  "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}")
+        t.add_row(
+            v.name,
+            v.priority,
+            ",".join(map(str, v.sls)),
+            v.requested,
+            f"{v.planned_share:.2f}",
+            "–" if v.simulated_share is None else f"{v.simulated_share:.2f}",
+            f"{v.worst_wait_us:.3f}",
+            "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
+            "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
+            "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
+        )
     con.print(t)
     f = Table(title="Fabric")
     f.add_column("check")
-    f.add_column("result", overflow="fold")      # wrapped whole, never cut
+    f.add_column("result", overflow="fold")  # wrapped whole, never cut
     for c in dr.fabric_checks():
         style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
         f.add_row(c["check"], style + escape(c["result"]) + "[/]")

@@ -13,5 +13,13 @@ from .cli import dryrun
 @click.pass_context
 def demo(ctx: click.Context, out: str) -> None:
     """The dry run of the example 4-class policy on a 72-node dragonfly in ibsim."""
-    ctx.invoke(dryrun, policy=REPO_ROOT / "examples" / "four-class.yaml", topology="df72", net=None,
-               traffic="uniform", out=REPO_ROOT / out, sim_time_us=200.0, seed=1)
+    ctx.invoke(
+        dryrun,
+        policy=REPO_ROOT / "examples" / "four-class.yaml",
+        topology="df72",
+        net=None,
+        traffic="uniform",
+        out=REPO_ROOT / out,
+        sim_time_us=200.0,
+        seed=1,
+    )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-LATENCY_RULE = ("latency: the analysed worst wait for an arbitration turn (the guarantee) "
-                "against the class's bound; the simulated p99 adds queueing and is shown for "
-                "information")
+LATENCY_RULE = (
+    "latency: the analysed worst wait for an arbitration turn (the guarantee) "
+    "against the class's bound; the simulated p99 adds queueing and is shown for "
+    "information"
+)
 
 
 @dataclass
@@ -14,10 +16,10 @@ class ClassVerdict:
     name: str
     priority: str
     sls: list[int]
-    requested: str                 # "40 %" or "rest"
-    planned_share: float           # exact analysis, terminal ports
+    requested: str  # "40 %" or "rest"
+    planned_share: float  # exact analysis, terminal ports
     simulated_share: float | None
-    worst_wait_us: float           # analysis: longest wait for an arbitration turn
+    worst_wait_us: float  # analysis: longest wait for an arbitration turn
     latency_bound_us: float | None
     sim_p99_us: float | None
     sim_mean_us: float | None
@@ -34,9 +36,11 @@ class ClassVerdict:
 
 
 def bandwidth_rule(tol: float) -> str:
-    return (f"Bandwidth: simulated share at least the planned and the requested share less "
-            f"{tol:g} pp (policy verdict.share_tolerance_pp); more is not a failure, except "
-            f"above a class's max_bandwidth plus {tol:g} pp")
+    return (
+        f"Bandwidth: simulated share at least the planned and the requested share less "
+        f"{tol:g} pp (policy verdict.share_tolerance_pp); more is not a failure, except "
+        f"above a class's max_bandwidth plus {tol:g} pp"
+    )
 
 
 def judge_classes(plan, sim, sim_latency=None) -> list[ClassVerdict]:
@@ -61,16 +65,19 @@ def judge_classes(plan, sim, sim_latency=None) -> list[ClassVerdict]:
         else:
             if sim_share < c.bandwidth.planned - tol:
                 bw_ok = False
-                why.append(f"simulated {sim_share:.2f}% is more than {tol:g} pp below the planned "
-                           f"{c.bandwidth.planned:.2f}%")
+                why.append(
+                    f"simulated {sim_share:.2f}% is more than {tol:g} pp below the planned {c.bandwidth.planned:.2f}%"
+                )
             if c.bandwidth.requested != "rest" and sim_share < c.bandwidth.requested - tol:
                 bw_ok = False
-                why.append(f"simulated {sim_share:.2f}% is more than {tol:g} pp below the requested "
-                           f"{c.bandwidth.requested:g}%")
+                why.append(
+                    f"simulated {sim_share:.2f}% is more than {tol:g} pp below the requested {c.bandwidth.requested:g}%"
+                )
             if c.bandwidth.max is not None and sim_share > c.bandwidth.max + tol:
                 bw_ok = False
-                why.append(f"simulated {sim_share:.2f}% is more than {tol:g} pp above max_bandwidth "
-                           f"{c.bandwidth.max:g}%")
+                why.append(
+                    f"simulated {sim_share:.2f}% is more than {tol:g} pp above max_bandwidth {c.bandwidth.max:g}%"
+                )
         bound = c.latency.max_latency_us
         lat_ok = bound is None or a["worst_wait_us"] <= bound + 1e-9
         if not lat_ok:
@@ -78,12 +85,21 @@ def judge_classes(plan, sim, sim_latency=None) -> list[ClassVerdict]:
         if c.latency.max_distance is not None and a["max_distance"] > c.latency.max_distance:
             lat_ok = False
             why.append(f"entry distance {a['max_distance']} > {c.latency.max_distance}")
-        out.append(ClassVerdict(
-            name=c.name, priority=c.priority, sls=list(c.sls),
-            requested="rest" if c.bandwidth.requested == "rest" else f"{c.bandwidth.requested:g} %",
-            planned_share=c.bandwidth.planned, simulated_share=sim_share,
-            worst_wait_us=a["worst_wait_us"], latency_bound_us=bound,
-            sim_p99_us=lat_by_name[c.name].net_latency.p99_us if c.name in lat_by_name else None,
-            sim_mean_us=lat_by_name[c.name].net_latency.mean_us if c.name in lat_by_name else None,
-            bandwidth_ok=bw_ok, latency_ok=lat_ok, why="; ".join(why)))
+        out.append(
+            ClassVerdict(
+                name=c.name,
+                priority=c.priority,
+                sls=list(c.sls),
+                requested="rest" if c.bandwidth.requested == "rest" else f"{c.bandwidth.requested:g} %",
+                planned_share=c.bandwidth.planned,
+                simulated_share=sim_share,
+                worst_wait_us=a["worst_wait_us"],
+                latency_bound_us=bound,
+                sim_p99_us=lat_by_name[c.name].net_latency.p99_us if c.name in lat_by_name else None,
+                sim_mean_us=lat_by_name[c.name].net_latency.mean_us if c.name in lat_by_name else None,
+                bandwidth_ok=bw_ok,
+                latency_ok=lat_ok,
+                why="; ".join(why),
+            )
+        )
     return out

@@ -19,14 +19,14 @@ STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verif
 class DryRunConfig:
     policy: Path
     out: Path
-    topology: str | None = "df72"        # generator spec (ibqos_sim.topology.from_spec) ...
-    net: Path | None = None              # ... or an ibsim net file
-    traffic: str = "uniform"             # the pattern every class's saturating flows follow
+    topology: str | None = "df72"  # generator spec (ibqos_sim.topology.from_spec) ...
+    net: Path | None = None  # ... or an ibsim net file
+    traffic: str = "uniform"  # the pattern every class's saturating flows follow
     sim_time_us: float = 200.0
     sim_warmup_us: float = 50.0
     seed: int = 1
     voq: bool = True
-    faults: tuple[str, ...] = ()         # `--fault` specs (ibqos.faultspec), applied after routing
+    faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
 
 
 @dataclass
@@ -39,15 +39,15 @@ class StageTime:
 @dataclass
 class DryRunState:
     plan: object = None
-    topology: object = None              # the generator's Topology, when not --net
+    topology: object = None  # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
     netfile: Path | None = None
     topology_name: str = ""
     harness: object = None
     sm_run: object = None
-    pristine_run: object = None          # with faults: the run before them
-    faults: list = field(default_factory=list)     # ResolvedFault, in the order applied
-    refusal: str = ""                    # dla's reason when it refused the degraded fabric
+    pristine_run: object = None  # with faults: the run before them
+    faults: list = field(default_factory=list)  # ResolvedFault, in the order applied
+    refusal: str = ""  # dla's reason when it refused the degraded fabric
     fabric: object = None
     conform: list[str] = field(default_factory=list)
     verify: object = None
@@ -68,12 +68,13 @@ class DryRun:
 
     # ---- driver ------------------------------------------------------------
     def run(self) -> DryRunState:
-        self.validate_inputs()               # all of them, before anything is written
+        self.validate_inputs()  # all of them, before anything is written
         self.cfg.out.mkdir(parents=True, exist_ok=True)
         try:
             for name in STAGES:
                 self._timed(name, getattr(self, f"stage_{name}"))
             from .report import write_reports
+
             write_reports(self)
         finally:
             if self.s.harness is not None:
@@ -96,8 +97,9 @@ class DryRun:
         from ibqos_sim.harness import IBSIM_VLARB_CAP
         from ibqos_sim.netfile import check_net
         from ibqos_sim.topology import from_spec
+
         policy = load_policy(self.cfg.policy)
-        for f in self.cfg.faults:          # the spelling now, the names once the fabric is up
+        for f in self.cfg.faults:  # the spelling now, the names once the fabric is up
             parse_fault(f)
         if self.cfg.net:
             check_net(self.cfg.net)
@@ -108,12 +110,13 @@ class DryRun:
         if fit != (cap.high, cap.low):
             self.s.notes.append(
                 f"planned for ibsim's {fit[0]}/{fit[1]}-entry VLArb tables, not the policy's "
-                f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables")
+                f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables"
+            )
         self.s.plan = make_plan(policy, cap=fit)
 
     # ---- stages ------------------------------------------------------------
     def stage_plan(self) -> str:
-        if self.s.plan is None:              # a stage run on its own (tests): inputs first
+        if self.s.plan is None:  # a stage run on its own (tests): inputs first
             self.validate_inputs()
             self.cfg.out.mkdir(parents=True, exist_ok=True)
         self.s.plan.save(self.cfg.out / "plan.json")
@@ -122,14 +125,15 @@ class DryRun:
     def stage_render(self) -> str:
         from ibqos_sim.harness import net_port_types
         from ibqos.render import render_plan
+
         # The fabric is known before it runs: node_type filters are resolved against it.
         self._write_net()
-        self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config",
-                                      port_types=net_port_types(self.s.netfile))
+        self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config", port_types=net_port_types(self.s.netfile))
         return ", ".join(sorted(self.s.rendered))
 
     def _write_net(self) -> None:
         from ibqos_sim.topology import from_spec
+
         if self.s.netfile is not None:
             return
         if self.cfg.net:
@@ -141,9 +145,11 @@ class DryRun:
 
     def stage_launch(self) -> str:
         from ibqos_sim.harness import Harness
+
         self._write_net()
-        self.s.harness = Harness(self.s.netfile, self.cfg.out / "fabric",
-                                 console=bool(self.cfg.faults))  # faults go down on the console
+        self.s.harness = Harness(
+            self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults)
+        )  # faults go down on the console
         self.s.harness.start()
         return self.s.topology_name
 
@@ -153,8 +159,10 @@ class DryRun:
         used = run.configured_engines()
         if self._dla and used[-1:] != ["dla"]:
             refusal = self._refusal(run)
-            raise VerificationFailed(f"OpenSM fell back to {used[-1] if used else 'nothing'}: "
-                                     f"{refusal or 'dla did not configure the tables'}")
+            raise VerificationFailed(
+                f"OpenSM fell back to {used[-1] if used else 'nothing'}: "
+                f"{refusal or 'dla did not configure the tables'}"
+            )
         if self.cfg.faults:
             # As on a cluster: the SM routed the healthy fabric (and keeps its cache), then a
             # fault happens and it routes again. A refusal is a finding, reported, not a crash.
@@ -165,8 +173,11 @@ class DryRun:
         self.s.sm_run = run
         used = run.configured_engines()
         t = run.engine_seconds()
-        return ((f"{len(self.s.faults)} fault(s), " if self.s.faults else "")
-                + f"tables configured by {used[-1]}" + (f" in {t * 1e3:.1f} ms" if t else ""))
+        return (
+            (f"{len(self.s.faults)} fault(s), " if self.s.faults else "")
+            + f"tables configured by {used[-1]}"
+            + (f" in {t * 1e3:.1f} ms" if t else "")
+        )
 
     @property
     def _dla(self) -> bool:
@@ -174,13 +185,17 @@ class DryRun:
 
     def _run_sm(self, check: bool):
         return self.s.harness.run_sm(
-            engine=DLA_CHAIN if self._dla else self.s.plan.fabric.routing, plugin=self._dla,
-            conf_files=[self.s.rendered["opensm.conf"]], check=check)
+            engine=DLA_CHAIN if self._dla else self.s.plan.fabric.routing,
+            plugin=self._dla,
+            conf_files=[self.s.rendered["opensm.conf"]],
+            check=check,
+        )
 
     @staticmethod
     def _refusal(run) -> str:
         """dla's reason from its record, "" if it did not refuse (or left no record)."""
         from ibqos.fabric.dla_record import read_record
+
         record = read_record(run.dumps)
         return f"{record.engine.error}: {record.engine.reason}" if record and record.refused else ""
 
@@ -188,6 +203,7 @@ class DryRun:
         from ibqos.fabric.dumps import load_dumps
         from ibqos.faultspec import parse_fault, resolve
         from ibqos_sim.harness import sm_node_name
+
         fabric = load_dumps(self.s.pristine_run.dumps)
         sm_node = sm_node_name(self.s.netfile)
         self.s.faults = [resolve(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
@@ -199,10 +215,10 @@ class DryRun:
         and the caller reports it as what it is, a fabric dla does not route."""
         from ibqos.fabric.dla_record import read_record
         from ibqos_sim.harness import check_sm_run
+
         record = read_record(run.dumps) if self._dla else None
         refusal = f"ERR {record.engine.error}: " if record and record.refused else None
-        check_sm_run([ln for ln in run.lines() if not (refusal and refusal in ln.text)],
-                     run.rc, run.log)
+        check_sm_run([ln for ln in run.lines() if not (refusal and refusal in ln.text)], run.rc, run.log)
 
     def _check_degraded(self, run) -> None:
         self._check_sm(run)
@@ -211,44 +227,52 @@ class DryRun:
 
     def stage_readback(self) -> str:
         from .highlimit import overlay_high_limits
+
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
         if fabric.source.startswith("live:ibsim:"):
             from ibqos.fabric.dla_record import read_record
-            recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps),
-                                                 self.s.sm_run.conf)
-            self.s.notes.append(f"ibsim does not store VLHighLimit, so the model carries what the SM "
-                                f"sent: {recorded} ports from the dla plugin's record, {conf} from "
-                                "OpenSM's qos_*_high_limit (docs/ibsim.md)")
+
+            recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps), self.s.sm_run.conf)
+            self.s.notes.append(
+                f"ibsim does not store VLHighLimit, so the model carries what the SM "
+                f"sent: {recorded} ports from the dla plugin's record, {conf} from "
+                "OpenSM's qos_*_high_limit (docs/ibsim.md)"
+            )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
         return note
 
     def stage_conform(self) -> str:
         from ibqos.conformance import diff_programmed, expected_from_plan
+
         expected = expected_from_plan(self.s.plan)
         groups = None
         if self.s.faults and expected.dragonfly:
             # a degraded dragonfly is no clique cover: its groups are those it had before
             from ibqos.fabric.dumps import load_dumps
             from ibqos.fabric.groups import dragonfly_groups
+
             groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
-        self.s.conform = diff_programmed(self.s.fabric, expected, groups,
-                                         degraded=bool(self.s.faults))
+        self.s.conform = diff_programmed(self.s.fabric, expected, groups, degraded=bool(self.s.faults))
         return "every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences"
 
     def stage_verify(self) -> str:
         from ibqos.verify import verify_fabric
+
         # dla routes every SL alike; each class's SLs share its VL pair, so one SL per class
         # covers every channel dependency the plan can create.
         reports = {c.name: verify_fabric(self.s.fabric, sl=c.sls[0]) for c in self.s.plan.classes}
         self.s.verify_by_class = reports
-        worst = next((r for r in reports.values() if not r.cdg_acyclic or r.delivered != r.pairs),
-                     next(iter(reports.values())))
+        worst = next(
+            (r for r in reports.values() if not r.cdg_acyclic or r.delivered != r.pairs), next(iter(reports.values()))
+        )
         self.s.verify = worst
         self.s.vls_used = sorted({vl for r in reports.values() for vl in r.vls_used})
-        return (f"{worst.delivered}/{worst.pairs} pairs per SL, VLs {self.s.vls_used}, "
-                f"CDG {'acyclic' if all(r.cdg_acyclic for r in reports.values()) else 'CYCLIC'}")
+        return (
+            f"{worst.delivered}/{worst.pairs} pairs per SL, VLs {self.s.vls_used}, "
+            f"CDG {'acyclic' if all(r.cdg_acyclic for r in reports.values()) else 'CYCLIC'}"
+        )
 
     def stage_simulate(self) -> str:
         """Two runs on the read-back tables. Shares: every class saturating, so each link's
@@ -256,26 +280,39 @@ class DryRun:
         planned share (a latency class that saturates measures only its own backlog), the
         low-priority classes still saturate."""
         from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
+
         plan = self.s.plan
-        params = SimParams(rate=plan.fabric.rate_gbps, mtu=plan.fabric.mtu, accounting=plan.accounting,
-                           voq=self.cfg.voq, seed=self.cfg.seed, time_us=self.cfg.sim_time_us,
-                           warmup_us=self.cfg.sim_warmup_us)
-        saturating = classes_from_plan(plan, msg_bytes=plan.fabric.mtu, rate="saturate",
-                                       pattern=self.cfg.traffic)
-        paced = [c.model_copy(update={"rate": round(0.8 * plan.class_by_name(c.name).bandwidth.planned / 100, 4)})
-                 if plan.class_by_name(c.name).priority == "high" else c for c in saturating]
+        params = SimParams(
+            rate=plan.fabric.rate_gbps,
+            mtu=plan.fabric.mtu,
+            accounting=plan.accounting,
+            voq=self.cfg.voq,
+            seed=self.cfg.seed,
+            time_us=self.cfg.sim_time_us,
+            warmup_us=self.cfg.sim_warmup_us,
+        )
+        saturating = classes_from_plan(plan, msg_bytes=plan.fabric.mtu, rate="saturate", pattern=self.cfg.traffic)
+        paced = [
+            c.model_copy(update={"rate": round(0.8 * plan.class_by_name(c.name).bandwidth.planned / 100, 4)})
+            if plan.class_by_name(c.name).priority == "high"
+            else c
+            for c in saturating
+        ]
         runs = {}
         for i, (name, classes) in enumerate((("shares", saturating), ("latency", paced))):
             traffic = TrafficSpec(pattern=self.cfg.traffic, msg_bytes=plan.fabric.mtu, classes=classes)
-            runs[name] = simulate(self.s.fabric, traffic, params, load=1.0,
-                                  progress=lambda f, i=i: self.progress("simulate", (i + f) / 2))
+            runs[name] = simulate(
+                self.s.fabric, traffic, params, load=1.0, progress=lambda f, i=i: self.progress("simulate", (i + f) / 2)
+            )
         self.s.sim, self.s.sim_latency = runs["shares"], runs["latency"]
-        (self.cfg.out / "simulation.json").write_text(json.dumps(
-            {k: r.to_json() for k, r in runs.items()}, indent=1) + "\n")
+        (self.cfg.out / "simulation.json").write_text(
+            json.dumps({k: r.to_json() for k, r in runs.items()}, indent=1) + "\n"
+        )
         return f"{self.cfg.traffic} traffic, 2 runs × {self.cfg.sim_time_us:g} µs simulated"
 
     def stage_judge(self) -> str:
         from .judge import judge_classes
+
         self.s.verdicts = judge_classes(self.s.plan, self.s.sim, self.s.sim_latency)
         return f"{sum(v.ok for v in self.s.verdicts)}/{len(self.s.verdicts)} SLAs met"
 
@@ -287,28 +324,43 @@ class DryRun:
         engines = self.s.sm_run.configured_engines()
         faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in self.s.faults]
         return faults + [
-            {"check": "routing engine", "ok": not self.s.refusal,
-             "result": ", ".join(engines) + (f" (dla refused: {self.s.refusal})" if self.s.refusal else "")},
-            {"check": "tables equal the plan", "ok": not self.s.conform,
-             "result": "every port" if not self.s.conform else "; ".join(self.s.conform[:3])},
-            {"check": "reachability", "ok": v.delivered == v.pairs,
-             "result": f"{v.delivered}/{v.pairs} CA pairs"},
-            {"check": "switch hops", "ok": True,
-             "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
+            {
+                "check": "routing engine",
+                "ok": not self.s.refusal,
+                "result": ", ".join(engines) + (f" (dla refused: {self.s.refusal})" if self.s.refusal else ""),
+            },
+            {
+                "check": "tables equal the plan",
+                "ok": not self.s.conform,
+                "result": "every port" if not self.s.conform else "; ".join(self.s.conform[:3]),
+            },
+            {"check": "reachability", "ok": v.delivered == v.pairs, "result": f"{v.delivered}/{v.pairs} CA pairs"},
+            {"check": "switch hops", "ok": True, "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
             {"check": "VLs used (all classes)", "ok": True, "result": ",".join(map(str, self.s.vls_used))},
-            {"check": "channel dependency graph", "ok": acyclic,
-             "result": "acyclic for every class (deadlock-free)" if acyclic else "cycle: " + " → ".join(v.cycle)},
-            {"check": "simulation", "ok": sim.status == "done" and not sim.deadlock,
-             "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
-                       + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else "")},
+            {
+                "check": "channel dependency graph",
+                "ok": acyclic,
+                "result": "acyclic for every class (deadlock-free)" if acyclic else "cycle: " + " → ".join(v.cycle),
+            },
+            {
+                "check": "simulation",
+                "ok": sim.status == "done" and not sim.deadlock,
+                "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
+                + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else ""),
+            },
             # Informational (ok None): with saturating low classes, in-network latency of a
             # paced high class depends on the traffic mix, not only on the arbiter.
-            {"check": "mean network latency (paced run)", "ok": None,
-             "result": ", ".join(f"{x.name} ({x.priority}) {x.sim_mean_us:.2f} µs" for x in self.s.verdicts
-                                 if x.sim_mean_us is not None)},
+            {
+                "check": "mean network latency (paced run)",
+                "ok": None,
+                "result": ", ".join(
+                    f"{x.name} ({x.priority}) {x.sim_mean_us:.2f} µs"
+                    for x in self.s.verdicts
+                    if x.sim_mean_us is not None
+                ),
+            },
         ]
 
     @property
     def ok(self) -> bool:
-        return (all(c["ok"] is not False for c in self.fabric_checks())
-                and all(v.ok for v in self.s.verdicts))
+        return all(c["ok"] is not False for c in self.fabric_checks()) and all(v.ok for v in self.s.verdicts)

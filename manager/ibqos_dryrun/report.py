@@ -23,6 +23,7 @@ def _png(fig) -> str:
 
 def plots(verdicts) -> list[dict]:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -45,8 +46,15 @@ def plots(verdicts) -> list[dict]:
     a1.bar(list(x), [v.worst_wait_us for v in verdicts], 0.5, label="worst wait for a turn (analysis)")
     bounds = [(i, v.latency_bound_us) for i, v in zip(x, verdicts) if v.latency_bound_us is not None]
     if bounds:
-        a1.scatter([i for i, _ in bounds], [b for _, b in bounds], marker="_", s=900, color="red",
-                   label="the class's bound", zorder=3)
+        a1.scatter(
+            [i for i, _ in bounds],
+            [b for _, b in bounds],
+            marker="_",
+            s=900,
+            color="red",
+            label="the class's bound",
+            zorder=3,
+        )
     a1.set_title("per-port arbitration wait")
     a2.bar([i - w / 2 for i in x], [v.sim_mean_us or 0 for v in verdicts], w, label="mean")
     a2.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w, label="p99")
@@ -71,30 +79,49 @@ def report_dict(dr) -> dict:
     if dr.ok:
         summary = f"all {len(s.verdicts)} SLAs met on a verified deadlock-free fabric"
     else:
-        summary = "; ".join(filter(None, [
-            f"SLA missed: {', '.join(failed)}" if failed else "",
-            f"fabric check failed: {', '.join(bad_checks)}" if bad_checks else ""]))
+        summary = "; ".join(
+            filter(
+                None,
+                [
+                    f"SLA missed: {', '.join(failed)}" if failed else "",
+                    f"fabric check failed: {', '.join(bad_checks)}" if bad_checks else "",
+                ],
+            )
+        )
     if s.faults:
         met = [v.name for v in s.verdicts if v.ok]
-        summary = (f"with {', '.join(f.spec.text for f in s.faults)}: "
-                   f"{len(met)}/{len(s.verdicts)} SLAs still met"
-                   + (f" ({', '.join(met)})" if met else "") + "; " + summary)
+        summary = (
+            f"with {', '.join(f.spec.text for f in s.faults)}: "
+            f"{len(met)}/{len(s.verdicts)} SLAs still met" + (f" ({', '.join(met)})" if met else "") + "; " + summary
+        )
     return {
-        "schema": "ibqos.dryrun/1", "ok": dr.ok, "summary": summary,
-        "policy": str(cfg.policy), "policy_sha256": s.plan.policy_sha256,
-        "topology": s.topology_name, "traffic": cfg.traffic, "run_dir": str(cfg.out),
+        "schema": "ibqos.dryrun/1",
+        "ok": dr.ok,
+        "summary": summary,
+        "policy": str(cfg.policy),
+        "policy_sha256": s.plan.policy_sha256,
+        "topology": s.topology_name,
+        "traffic": cfg.traffic,
+        "run_dir": str(cfg.out),
         "faults": [f.to_json() for f in s.faults],
         "refusal": s.refusal,
         "classes": [v.to_json() for v in s.verdicts],
-        "rules": {"share_tolerance_pp": s.plan.share_tolerance_pp,
-                  "bandwidth": bandwidth_rule(s.plan.share_tolerance_pp), "latency": LATENCY_RULE},
+        "rules": {
+            "share_tolerance_pp": s.plan.share_tolerance_pp,
+            "bandwidth": bandwidth_rule(s.plan.share_tolerance_pp),
+            "latency": LATENCY_RULE,
+        },
         "fabric_checks": checks,
         "conformance": s.conform,
-        "verify": {"pairs": s.verify.pairs, "delivered": s.verify.delivered, "hops": s.verify.hops,
-                   "vls_used": s.verify.vls_used, "cdg_acyclic": s.verify.cdg_acyclic,
-                   "cycle": s.verify.cycle},
-        "simulation": {"status": s.sim.status, "accepted_pct": s.sim.accepted_pct,
-                       "params": s.sim.params},
+        "verify": {
+            "pairs": s.verify.pairs,
+            "delivered": s.verify.delivered,
+            "hops": s.verify.hops,
+            "vls_used": s.verify.vls_used,
+            "cdg_acyclic": s.verify.cdg_acyclic,
+            "cycle": s.verify.cycle,
+        },
+        "simulation": {"status": s.sim.status, "accepted_pct": s.sim.accepted_pct, "params": s.sim.params},
         "stages": [{"name": t.name, "seconds": round(t.seconds, 3), "note": t.note} for t in s.stages],
         "notes": s.notes,
     }
@@ -105,11 +132,19 @@ def tables(plan) -> dict:
     roles = []
     for role in ROLE_NAMES:
         t = plan.vlarb.role(role)
-        roles.append({"role": role, "high": ArbTable.format_entries(t.high) or "–",
-                      "low": ArbTable.format_entries(t.low) or "–", "limit": t.high_limit})
+        roles.append(
+            {
+                "role": role,
+                "high": ArbTable.format_entries(t.high) or "–",
+                "low": ArbTable.format_entries(t.low) or "–",
+                "limit": t.high_limit,
+            }
+        )
     by_index = {c.index: c for c in plan.classes}
-    sls = [{"sl": sl, "class": by_index[k].name, "vls": ",".join(map(str, by_index[k].vls))}
-           for sl, k in enumerate(plan.sl2class)]
+    sls = [
+        {"sl": sl, "class": by_index[k].name, "vls": ",".join(map(str, by_index[k].vls))}
+        for sl, k in enumerate(plan.sl2class)
+    ]
     return {"vlarb": roles, "sl2vl": sls}
 
 
@@ -117,6 +152,12 @@ def write_reports(dr) -> None:
     rep = report_dict(dr)
     (dr.cfg.out / "report.json").write_text(json.dumps(rep, indent=1) + "\n")
     config = {name: Path(p).read_text() for name, p in sorted(dr.s.rendered.items())}
-    html = render("report.html.j2", report=rep, plots=plots(dr.s.verdicts),
-                  version=__version__, tables=tables(dr.s.plan), config=config)
+    html = render(
+        "report.html.j2",
+        report=rep,
+        plots=plots(dr.s.verdicts),
+        version=__version__,
+        tables=tables(dr.s.plan),
+        config=config,
+    )
     (dr.cfg.out / "report.html").write_text(html)

@@ -25,7 +25,8 @@ IBQOS = str(Path(sys.executable).parent / "ibqos")
 def policy_file(tmp: Path, name: str, share: int, cap: int = 8) -> Path:
     text = (REPO_ROOT / "examples" / "two-class.yaml").read_text()
     text = text.replace("bandwidth: 40", f"bandwidth: {share}").replace(
-        "vlarb_cap: {high: 8, low: 8}", f"vlarb_cap: {{high: {cap}, low: {cap}}}")
+        "vlarb_cap: {high: 8, low: 8}", f"vlarb_cap: {{high: {cap}, low: {cap}}}"
+    )
     p = tmp / f"{name}.yaml"
     p.write_text(text)
     return p
@@ -51,32 +52,52 @@ def live_sm(tmp_path):
 
 
 def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
-    return [IBQOS, "apply", str(plan_path), "--opensm-conf", str(sm.conf), "--pid", str(sm.pid),
-            "--sim-socket", h.sock, *extra]
+    return [
+        IBQOS,
+        "apply",
+        str(plan_path),
+        "--opensm-conf",
+        str(sm.conf),
+        "--pid",
+        str(sm.pid),
+        "--sim-socket",
+        h.sock,
+        *extra,
+    ]
 
 
 def child_env(fault: str | None = None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")     # lines reach a pipe as they are printed
+    env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach a pipe as they are printed
     if fault:
         env["IBQOS_APPLY_FAULT"] = fault
     return env
 
 
 def run_apply(h, sm, plan_path, *extra, fault=None):
-    return subprocess.run(apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True,
-                          timeout=300, env=child_env(fault))
+    return subprocess.run(
+        apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True, timeout=300, env=child_env(fault)
+    )
 
 
 def run_status(h, sm, *extra):
-    return subprocess.run([IBQOS, "status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock,
-                           *extra], capture_output=True, text=True, timeout=300, env=child_env())
+    return subprocess.run(
+        [IBQOS, "status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=child_env(),
+    )
 
 
 def managed_texts(sm) -> tuple[str, ...]:
     from ibqos.osmconf import parse
+
     opts = parse(sm.conf.read_text())
-    return (sm.conf.read_text(), Path(opts["qos_policy_file"]).read_text(),
-            Path(opts["event_plugin_options"]).read_text())
+    return (
+        sm.conf.read_text(),
+        Path(opts["qos_policy_file"]).read_text(),
+        Path(opts["event_plugin_options"]).read_text(),
+    )
 
 
 def programmed_equals(h, plan) -> bool:

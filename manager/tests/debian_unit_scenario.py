@@ -55,18 +55,24 @@ def main() -> None:
     for d, target in ((scratch / "etc-opensm", "/etc/opensm"), (scratch / "var-log", "/var/log")):
         d.mkdir(parents=True, exist_ok=True)
         subprocess.run(["mount", "--bind", str(d), target], check=True)
-    env = dict(os.environ, IBSIM_SOCKNAME=sock, LD_PRELOAD=umad2sim, LD_LIBRARY_PATH=plugin_dir,
-               OSM_CACHE_DIR=str(scratch / "cache"))
+    env = dict(
+        os.environ,
+        IBSIM_SOCKNAME=sock,
+        LD_PRELOAD=umad2sim,
+        LD_LIBRARY_PATH=plugin_dir,
+        OSM_CACHE_DIR=str(scratch / "cache"),
+    )
     argv = unit_argv(guid)
     log = Path(f"/var/log/opensm.{guid}.log")
     out: dict = {"argv": argv, "steps": {}}
-    work = scratch / "cwd"                 # umad2sim writes sys-<pid>/ into the cwd
+    work = scratch / "cwd"  # umad2sim writes sys-<pid>/ into the cwd
     work.mkdir(exist_ok=True)
     procs: list[subprocess.Popen] = []
 
     def start_sm() -> subprocess.Popen:
-        p = subprocess.Popen(argv, env=env, cwd=work, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+        p = subprocess.Popen(
+            argv, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         procs.append(p)
         return p
 
@@ -80,14 +86,19 @@ def main() -> None:
                 p.wait()
 
     def step(name: str, *args: str) -> None:
-        r = subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=600,
-                           env=dict(os.environ, OSM_CACHE_DIR=str(scratch / "cache")))
+        r = subprocess.run(
+            [IBQOS, *args],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env=dict(os.environ, OSM_CACHE_DIR=str(scratch / "cache")),
+        )
         out["steps"][name] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
 
     try:
         sm = start_sm()
         wait_master(env, work)
-        time.sleep(1.0)                    # its first sweep configures every port
+        time.sleep(1.0)  # its first sweep configures every port
         out["pid_1"] = sm.pid
         step("apply_without_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
         step("init_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--init-conf")
@@ -99,12 +110,12 @@ def main() -> None:
         sm = start_sm()
         wait_up(log, ups + 1)
         out["pid_2"] = sm.pid
-        out["log_after_restart"] = "\n".join(ln for ln in log.read_text(errors="replace").splitlines()
-                                             if "dla" in ln or "ERR" in ln)[-4000:]
+        out["log_after_restart"] = "\n".join(
+            ln for ln in log.read_text(errors="replace").splitlines() if "dla" in ln or "ERR" in ln
+        )[-4000:]
         step("apply", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
         step("apply_bad", "apply", plan_bad, "--service", f"opensm@{guid}", "--sim-socket", sock)
-        step("status", "status", "--live", "--service", f"opensm@{guid}", "--plan", plan_a,
-             "--sim-socket", sock)
+        step("status", "status", "--live", "--service", f"opensm@{guid}", "--plan", plan_a, "--sim-socket", sock)
         out["conf_is_symlink"] = conf.is_symlink()
         out["default_log_exists"] = Path("/var/log/opensm.log").exists()
     finally:

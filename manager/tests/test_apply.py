@@ -19,14 +19,14 @@ def test_plan_a_to_plan_b_is_applied_and_read_back_equal(live_sm, tmp_path):
     plan_b, path_b = _plan(tmp_path, "b", 25)
     dry = _apply(h, sm, path_b, "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "+vlarb" in dry.stdout and "-vlarb" in dry.stdout      # the table lines change
-    assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []   # touched nothing
+    assert "+vlarb" in dry.stdout and "-vlarb" in dry.stdout  # the table lines change
+    assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []  # touched nothing
     r = _apply(h, sm, path_b)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "the fabric equals the plan" in r.stdout
     assert diff_programmed(read_live(h.env), expected_from_plan(plan_b)) == []
     assert sm.alive()
-    assert sm.conf.is_symlink()          # the managed files now live in a versioned set
+    assert sm.conf.is_symlink()  # the managed files now live in a versioned set
 
 
 def test_rejected_tables_are_rolled_back(live_sm, tmp_path):
@@ -46,6 +46,7 @@ def test_rejected_tables_are_rolled_back(live_sm, tmp_path):
 
 def test_a_second_apply_waits_for_the_lock(live_sm, tmp_path):
     import fcntl
+
     h, sm, _, _ = live_sm
     _, path_b = _plan(tmp_path, "b", 25)
     state = sm.conf.parent / "ibqos.d"
@@ -71,4 +72,4 @@ def test_killed_at_any_step_leaves_old_or_new_files_whole(live_sm, tmp_path, ste
         assert new_run.returncode == 0, new_run.stderr
         assert _managed_texts(sm) == now, f"killed at {step}: files were a mix of old and new"
     else:
-        assert step in STEPS[:STEPS.index("flip") + 1], f"killed at {step} after the flip, files still old"
+        assert step in STEPS[: STEPS.index("flip") + 1], f"killed at {step} after the flip, files still old"

@@ -30,7 +30,7 @@ UNIT = Path("/lib/systemd/system/opensm@.service")
 def _plan(tmp: Path, name: str, pkey: str | None = None) -> Path:
     doc = yaml.safe_load((REPO_ROOT / "examples" / "two-class.yaml").read_text())
     if pkey:
-        doc["classes"][0]["match"] = {"pkey": [pkey]}     # no partition defines it: ERR AC14
+        doc["classes"][0]["match"] = {"pkey": [pkey]}  # no partition defines it: ERR AC14
     (tmp / f"{name}.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     make_plan(load_policy(tmp / f"{name}.yaml")).save(tmp / f"{name}.plan.json")
     return tmp / f"{name}.plan.json"
@@ -49,10 +49,26 @@ def scenario(tmp_path_factory):
     with Harness(net, run_dir=tmp / "ibsim") as h:
         # the unit's instance is the local port's GUID, as Debian's opensm.service lists them
         guid = h.diag(["ibstat", "-p"]).stdout.split()[0]
-        cp = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable,
-                             str(HERE / "debian_unit_scenario.py"), str(tmp / "scratch"), guid, h.sock,
-                             str(paths.umad2sim_lib()), str(paths.plugin_dir()), str(plan_a),
-                             str(plan_bad)], capture_output=True, text=True, timeout=1200)
+        cp = subprocess.run(
+            [
+                "unshare",
+                "-m",
+                "--propagation",
+                "private",
+                sys.executable,
+                str(HERE / "debian_unit_scenario.py"),
+                str(tmp / "scratch"),
+                guid,
+                h.sock,
+                str(paths.umad2sim_lib()),
+                str(paths.plugin_dir()),
+                str(plan_a),
+                str(plan_bad),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
     assert cp.returncode == 0, cp.stderr[-3000:]
     doc = json.loads(cp.stdout.strip().splitlines()[-1])
     doc["guid"] = guid
@@ -75,7 +91,7 @@ def test_init_conf_writes_a_whole_conf_never_a_fragment(scenario):
     assert s["rc"] == 0, s["stderr"]
     conf = scenario["conf_after_init"]
     keys = {ln.split()[0] for ln in conf.splitlines() if ln.strip() and not ln.startswith("#")}
-    assert len(keys) > 100                             # OpenSM's own full set of options
+    assert len(keys) > 100  # OpenSM's own full set of options
     assert "routing_engine dla,dfsssp,lash" in conf and "event_plugin_name ibqos" in conf
     assert "event_plugin_options /etc/opensm/ibqos-tables.conf" in conf
     assert "qos_policy_file /etc/opensm/qos-policy.conf" in conf
@@ -88,8 +104,8 @@ def test_after_the_restart_apply_succeeds_end_to_end(scenario):
     s = scenario["steps"]["apply"]
     assert s["rc"] == 0, s["stdout"][-1500:] + s["stderr"][-1500:]
     assert "read back: every port equals the plan" in s["stdout"]
-    assert scenario["conf_is_symlink"]                   # adopted into ibqos.d/ beside it
-    assert not scenario["default_log_exists"]            # it watched the unit's log, not this one
+    assert scenario["conf_is_symlink"]  # adopted into ibqos.d/ beside it
+    assert not scenario["default_log_exists"]  # it watched the unit's log, not this one
 
 
 def test_an_opensm_error_in_the_sweep_rolls_back(scenario):
@@ -97,4 +113,4 @@ def test_an_opensm_error_in_the_sweep_rolls_back(scenario):
     assert s["rc"] == 1 and "ERR AC14" in s["stderr"] and "rolled back" in s["stderr"], s["stderr"]
     st = scenario["steps"]["status"]
     assert st["rc"] == 0, st["stdout"][-1500:] + st["stderr"][-1500:]
-    assert "equals" in st["stdout"]                      # back on plan A, proven live
+    assert "equals" in st["stdout"]  # back on plan A, proven live

@@ -11,8 +11,16 @@ import subprocess
 import time
 
 import pytest
-from apply_helpers import (apply_cmd, child_env, live_sm, make_plan_file,  # noqa: F401 (fixture)
-                           managed_texts, programmed_equals, run_apply, run_status)
+from apply_helpers import (
+    apply_cmd,
+    child_env,
+    live_sm,  # noqa: F401 (fixture)
+    make_plan_file,
+    managed_texts,
+    programmed_equals,
+    run_apply,
+    run_status,
+)
 
 pytestmark = pytest.mark.fabric
 # One apply takes ~0.75 s in-process here (two fabric read-backs and a heavy sweep), 1.3 s as
@@ -55,18 +63,16 @@ def test_sigstop_after_the_flip_serializes_the_second_apply(live_sm, tmp_path):
     plan_c, path_c = make_plan_file(tmp_path, "c", 30)
     out_a, out_b = tmp_path / "a.out", tmp_path / "b.out"
     with open(out_a, "w") as fa, open(out_b, "w") as fb:
-        a = subprocess.Popen(apply_cmd(h, sm, path_b), stdout=fa, stderr=subprocess.STDOUT,
-                             env=child_env())
+        a = subprocess.Popen(apply_cmd(h, sm, path_b), stdout=fa, stderr=subprocess.STDOUT, env=child_env())
         b = None
         try:
             assert _wait_for_line(a, out_a, "configuration v0000 → v0001"), out_a.read_text()
             os.kill(a.pid, signal.SIGSTOP)
-            b = subprocess.Popen(apply_cmd(h, sm, path_c), stdout=fb, stderr=subprocess.STDOUT,
-                                 env=child_env())
+            b = subprocess.Popen(apply_cmd(h, sm, path_c), stdout=fb, stderr=subprocess.STDOUT, env=child_env())
             waiting = _wait_for_line(b, out_b, f"waiting for ibqos apply pid {a.pid}", timeout=30)
             assert waiting, "B did not wait for A: " + out_b.read_text()
             time.sleep(1)
-            assert b.poll() is None and _journal(sm)["version"] == "v0001"   # B changed nothing
+            assert b.poll() is None and _journal(sm)["version"] == "v0001"  # B changed nothing
             os.kill(a.pid, signal.SIGCONT)
             assert a.wait(timeout=120) == 0, out_a.read_text()
             assert b.wait(timeout=120) == 0, out_b.read_text()
@@ -83,12 +89,13 @@ def test_many_applies_keep_a_flat_bounded_store(live_sm, tmp_path):
     """Issue 13 defect 2 / issue 15 defect 2: each apply nested the store one level deeper
     until 'File name too long'. Now the store stays flat and keeps --keep versions."""
     from ibqos.apply.run import Apply, ApplyRequest
+
     h, sm, _, _ = live_sm
     plans = [make_plan_file(tmp_path, n, s) for n, s in (("b", 25), ("c", 30))]
     state = _state(sm)
-    r = run_apply(h, sm, plans[0][1], "--keep", "3")         # the first one as the admin runs it
+    r = run_apply(h, sm, plans[0][1], "--keep", "3")  # the first one as the admin runs it
     assert r.returncode == 0 and "v0000 → v0001" in r.stdout, r.stdout + r.stderr
-    for i in range(1, MANY):                                  # the rest in-process: no start-up
+    for i in range(1, MANY):  # the rest in-process: no start-up
         plan, path = plans[i % 2]
         lines: list[str] = []
         Apply(ApplyRequest(path, sm.conf, pid=sm.pid, env=h.env, keep=3), echo=lines.append).run()
@@ -122,15 +129,16 @@ def test_kill_at_a_journal_state_is_finished_by_status(live_sm, tmp_path, point)
     assert r.returncode == -9, (r.stdout, r.stderr)
     assert _journal(sm)["state"] == point
     if point in ("intent", "swapped"):
-        assert programmed_equals(h, plan_a)          # the new set is not live yet
+        assert programmed_equals(h, plan_a)  # the new set is not live yet
     s = run_status(h, sm)
     line, ends_on, files = KILL_POINTS[point]
     assert s.returncode == 0, s.stdout + s.stderr
     assert s.stdout.splitlines() == [
-        f"recovered: found apply of v0001 (pid {_journal(sm)['apply_pid']}) stopped at '{point}': {line}"]
+        f"recovered: found apply of v0001 (pid {_journal(sm)['apply_pid']}) stopped at '{point}': {line}"
+    ]
     assert programmed_equals(h, {"a": plan_a, "b": plan_b}[ends_on])
     assert (managed_texts(sm) == old) == (files == "old")
-    again = run_status(h, sm)                        # nothing left to do the second time
+    again = run_status(h, sm)  # nothing left to do the second time
     assert again.returncode == 0 and "recovered" not in again.stdout, again.stdout
     assert sm.alive()
 
@@ -142,8 +150,7 @@ def test_kill_after_verified_needs_nothing(live_sm, tmp_path):
     assert r.returncode == -9, (r.stdout, r.stderr)
     s = run_status(h, sm)
     assert s.returncode == 0, s.stderr
-    assert s.stdout.splitlines() == [f"{sm.conf}: configuration v0001, 2 version(s) kept; "
-                                     "last apply v0001: verified"]
+    assert s.stdout.splitlines() == [f"{sm.conf}: configuration v0001, 2 version(s) kept; last apply v0001: verified"]
     assert programmed_equals(h, plan_b)
 
 

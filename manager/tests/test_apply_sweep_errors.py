@@ -40,19 +40,36 @@ def _plan(tmp: Path, name: str, pkey: str | None = None, partitions: str | None 
 def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(tmp_path):
     plan_a, _ = _plan(tmp_path, "a")
     files = render_plan(plan_a, tmp_path / "cfg-a")
-    part = tmp_path / "partitions.conf"           # OpenSM reads this path only at start
+    part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
     part.write_text("Default=0x7fff : ALL=full ;\n")
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]],
-                        conf={"partition_config_file": str(part)})
+        sm = h.start_sm(
+            engine="dla,minhop",
+            plugin=True,
+            conf_files=[files["opensm.conf"]],
+            conf={"partition_config_file": str(part)},
+        )
 
         def apply(path):
-            return subprocess.run([IBQOS, "apply", str(path), "--opensm-conf", str(sm.conf),
-                                   "--pid", str(sm.pid), "--sim-socket", h.sock],
-                                  capture_output=True, text=True, timeout=300)
+            return subprocess.run(
+                [
+                    IBQOS,
+                    "apply",
+                    str(path),
+                    "--opensm-conf",
+                    str(sm.conf),
+                    "--pid",
+                    str(sm.pid),
+                    "--sim-socket",
+                    h.sock,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
 
-        _, path_b = _plan(tmp_path, "b", pkey="0x0a01")       # no partition for it
+        _, path_b = _plan(tmp_path, "b", pkey="0x0a01")  # no partition for it
         policy_before = Path(parse(sm.conf.read_text())["qos_policy_file"]).read_text()
         r = apply(path_b)
         assert r.returncode == 1, r.stdout + r.stderr
@@ -60,8 +77,9 @@ def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(tmp_path):
         assert Path(parse(sm.conf.read_text())["qos_policy_file"]).read_text() == policy_before
         assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
 
-        plan_c, path_c = _plan(tmp_path, "c", pkey="0x0a01",
-                               partitions="Default=0x7fff : ALL=full ;\nt=0x0a01 : ALL=full ;\n")
+        plan_c, path_c = _plan(
+            tmp_path, "c", pkey="0x0a01", partitions="Default=0x7fff : ALL=full ;\nt=0x0a01 : ALL=full ;\n"
+        )
         r = apply(path_c)
         assert r.returncode == 0, r.stdout + r.stderr
         assert Path(parse(sm.conf.read_text())["partition_config_file"]) == part

@@ -42,8 +42,7 @@ def test_packet_mode_whole_packet_per_entry(table):
     assert shares(analyze_exact(table, 4096, "packet")) == pytest.approx([25, 12.5, 12.5, 50], abs=1e-9)
 
 
-@pytest.mark.parametrize("table,totals,low", [(CONFIG_A, A_TOTALS, 6), (CONFIG_B, B_TOTALS, 2)],
-                         ids=["A", "B"])
+@pytest.mark.parametrize("table,totals,low", [(CONFIG_A, A_TOTALS, 6), (CONFIG_B, B_TOTALS, 2)], ids=["A", "B"])
 def test_64_byte_packets_both_modes_coincide(table, totals, low):
     want = byte_shares(totals, low)
     for mode in ("byte", "packet"):
@@ -96,13 +95,18 @@ entries = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 255)), max_size=8
 
 
 @settings(max_examples=80, deadline=None)
-@given(high=entries, low=entries, limit=st.sampled_from([0, 1, 2, 3, 7, 254, 255]),
-       size=st.sampled_from([64, 256, 1024, 2048, 4096]), mode=st.sampled_from(["byte", "packet"]))
+@given(
+    high=entries,
+    low=entries,
+    limit=st.sampled_from([0, 1, 2, 3, 7, 254, 255]),
+    size=st.sampled_from([64, 256, 1024, 2048, 4096]),
+    mode=st.sampled_from(["byte", "packet"]),
+)
 def test_exact_equals_closed_form(high, low, limit, size, mode):
     t = ArbTable(high, low, limit)
     try:
         a = analyze_exact(t, size, mode, max_runs=100_000)
-    except NoPeriodError:      # legal but too long a period for a unit test
+    except NoPeriodError:  # legal but too long a period for a unit test
         assume(False)
     closed = long_run_shares(t, size, mode)
     assert set(a.per_vl) == set(closed)

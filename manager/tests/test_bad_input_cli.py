@@ -18,12 +18,11 @@ from ibqos_sim.topology import dragonfly, fat_tree
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 EXAMPLES = REPO_ROOT / "examples"
 RESULTS = REPO_ROOT / "testbed" / "tests" / "fixtures" / "results_configA"
-NOT_UTF8 = b"fabric:\n  rate: EDR\xff\xfe\n"       # byte 19 is the 0xff
+NOT_UTF8 = b"fabric:\n  rate: EDR\xff\xfe\n"  # byte 19 is the 0xff
 
 
 def ibqos(*args, cwd=None):
-    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def one_error_line(r, code=2) -> str:
@@ -67,12 +66,13 @@ def test_non_utf8_input_is_one_line_naming_the_file_and_byte(cmd, bad, rundir, t
     line = one_error_line(ibqos(*COMMANDS[cmd](bad, rundir, tmp_path)))
     assert f"{bad}: not UTF-8 (byte 19)" in line, line
     for out in ("p.json", "out", "tb", "res", "dr"):
-        assert not (tmp_path / out).exists(), out       # nothing half-written
+        assert not (tmp_path / out).exists(), out  # nothing half-written
 
 
 def _dumps(tmp_path) -> Path:
     """A real OpenSM dump directory: the one the dry run of a tiny fabric leaves."""
     from ibqos_sim.harness import Harness
+
     net = fat_tree(leaves=2, spines=1, hosts=2).write_net(tmp_path / "f.net")
     with Harness(net, run_dir=tmp_path / "h") as h:
         run = h.run_sm(engine="minhop", conf={"qos": "TRUE"})
@@ -124,11 +124,14 @@ def test_analyze_refuses_tables_that_send_nothing(args):
     assert "no entry with a weight above 0" in line
 
 
-@pytest.mark.parametrize("spec, says", [
-    ("dragonfly:a=4,p=2", "give h="),
-    ("dragonfly:a=4,p=2,h=2,q=1", "unknown parameter 'q'"),
-    ("fattree:leaves=0", "leaves >= 1"),
-])
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("dragonfly:a=4,p=2", "give h="),
+        ("dragonfly:a=4,p=2,h=2,q=1", "unknown parameter 'q'"),
+        ("fattree:leaves=0", "leaves >= 1"),
+    ],
+)
 def test_dryrun_bad_topology_writes_nothing_and_leaks_nothing(tmp_path, spec, says):
     out = tmp_path / "dr"
     line = one_error_line(ibqos("dryrun", EXAMPLES / "two-class.yaml", "--topology", spec, "--out", out))

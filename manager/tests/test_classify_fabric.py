@@ -25,14 +25,29 @@ pytestmark = pytest.mark.fabric
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "policies" / "classify"
 POLICIES = sorted((ROOT / "examples").glob("*.yaml")) + sorted(HERE.glob("*.yaml"))
-TOPOLOGY = "dragonfly:a=2,p=2,h=1"          # 3 groups, 6 switches, 12 CAs
-KEYS = [None, 0x500, 0x50f, 0x510, 0x3005, 0x1138c, 0x1138d, 0x1138e, 0x10000, 0x1060cbc,
-        0x10648ca, 0x1061388, 0x2000, 0xab0001]
-PKEYS = [0x7fff, 0x0a01, 0x0a02]
+TOPOLOGY = "dragonfly:a=2,p=2,h=1"  # 3 groups, 6 switches, 12 CAs
+KEYS = [
+    None,
+    0x500,
+    0x50F,
+    0x510,
+    0x3005,
+    0x1138C,
+    0x1138D,
+    0x1138E,
+    0x10000,
+    0x1060CBC,
+    0x10648CA,
+    0x1061388,
+    0x2000,
+    0xAB0001,
+]
+PKEYS = [0x7FFF, 0x0A01, 0x0A02]
 PAIRS = 36
 
 
 # ---- the independent classification --------------------------------------------------
+
 
 def _num(v) -> int:
     return v if isinstance(v, int) else int(str(v), 0)
@@ -53,16 +68,19 @@ def _member(g: dict, port: dict) -> bool:
     if not named:
         return port["type"] in g.get("node_type", [])
     # A switch has one port GUID: naming any of its ports names the switch (port 0).
-    hit = (any(n.rsplit("/", 1)[0] == port["node"] if port["type"] == "SWITCH" else n == port["name"]
-               for n in g.get("port_name", []))
-           or _in(port["guid"], g.get("port_guid", [])))
+    hit = any(
+        n.rsplit("/", 1)[0] == port["node"] if port["type"] == "SWITCH" else n == port["name"]
+        for n in g.get("port_name", [])
+    ) or _in(port["guid"], g.get("port_guid", []))
     return hit and (not g.get("node_type") or port["type"] in g["node_type"])
 
 
 def _ulp(u, src, dst, sid, pkey) -> bool:
     u = {"ulp": u} if isinstance(u, str) else u
-    ports = lambda base: [f"{base + _num(a):#x}-{base + _num(b or a):#x}"      # noqa: E731
-                          for a, _, b in [str(u["port_num"]).partition("-")]]
+
+    def ports(base):
+        return [f"{base + _num(a):#x}-{base + _num(b or a):#x}" for a, _, b in [str(u["port_num"]).partition("-")]]
+
     kind = u["ulp"]
     if kind == "sdp":
         return _in(sid, ports(0x10000) if "port_num" in u else ["0x10000-0x1ffff"])
@@ -90,8 +108,11 @@ def expected_class(doc: dict, src: dict, dst: dict, sid: int | None, pkey: int |
         if groups or crit:
             s = any(_member(g, src) for g in groups)
             d = any(_member(g, dst) for g in groups)
-            ends = {"either": s or d, "both": s and d, "source": s,
-                    "destination": d}[m.get("direction", "either")] if groups else True
+            ends = (
+                {"either": s or d, "both": s and d, "source": s, "destination": d}[m.get("direction", "either")]
+                if groups
+                else True
+            )
             keys = {"service_id": sid, "pkey": pkey, "qos_class": None}
             if ends and all(_in(keys[k], m[k]) for k in crit):
                 return c["name"]
@@ -102,14 +123,20 @@ def expected_class(doc: dict, src: dict, dst: dict, sid: int | None, pkey: int |
 
 # ---- the fabric run -----------------------------------------------------------------------
 
+
 def _ports(fabric) -> dict[str, dict]:
     out = {}
     for n in fabric.nodes.values():
         for p in n.ports.values():
             if p.lid and p.guid:
                 name = f"{n.desc}/P{p.num}"
-                out[name] = {"name": name, "node": n.desc, "guid": p.guid, "lid": p.lid,
-                             "type": "CA" if n.kind == "ca" else "SWITCH"}
+                out[name] = {
+                    "name": name,
+                    "node": n.desc,
+                    "guid": p.guid,
+                    "lid": p.lid,
+                    "type": "CA" if n.kind == "ca" else "SWITCH",
+                }
     return out
 
 
@@ -118,6 +145,7 @@ def guids(tmp_path_factory) -> dict[str, int]:
     """Port GUIDs ibsim gives the test topology (the same for every ibsim on this net file)."""
     from ibqos_sim.harness import Harness
     from ibqos_sim.topology import from_spec
+
     d = tmp_path_factory.mktemp("guids")
     net = from_spec(TOPOLOGY).write_net(d / "fabric.net")
     with Harness(net, run_dir=d / "run", console=False) as h:
@@ -127,8 +155,11 @@ def guids(tmp_path_factory) -> dict[str, int]:
 
 def _policy_text(path: Path, guids: dict[str, int]) -> str:
     text = path.read_text()
-    text = re.sub(r"\{guid:([\w-]+)\}-\{guid:([\w-]+)\}", lambda m: "-".join(
-        f"{g:#x}" for g in sorted((guids[m[1]], guids[m[2]]))), text)
+    text = re.sub(
+        r"\{guid:([\w-]+)\}-\{guid:([\w-]+)\}",
+        lambda m: "-".join(f"{g:#x}" for g in sorted((guids[m[1]], guids[m[2]]))),
+        text,
+    )
     return re.sub(r"\{guid:([\w-]+)\}", lambda m: f"{guids[m[1]]:#x}", text)
 
 
@@ -136,8 +167,15 @@ def _sample(doc: dict, ports: dict[str, dict], rng: random.Random):
     """Pairs: every named port against a few others, switch ports where a policy names one,
     and random CA pairs (most of them outside every group)."""
     cas = sorted(n for n, p in ports.items() if p["type"] == "CA")
-    named = sorted({n for c in doc["classes"] for g in (c.get("match") or {}).get("groups") or []
-                    for n in g.get("port_name", []) if n in ports})
+    named = sorted(
+        {
+            n
+            for c in doc["classes"]
+            for g in (c.get("match") or {}).get("groups") or []
+            for n in g.get("port_name", [])
+            if n in ports
+        }
+    )
     pairs = set()
     for n in named:
         for o in rng.sample(cas, 3):
@@ -173,15 +211,16 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     plan = dry.s.plan
     dla = plan.fabric.routing == "dla"
     with Harness(dry.s.netfile, run_dir=tmp_path / "run", console=False) as h:
-        sm = h.start_sm(engine=DLA_CHAIN if dla else plan.fabric.routing, plugin=dla,
-                        conf_files=[dry.s.rendered["opensm.conf"]])
+        sm = h.start_sm(
+            engine=DLA_CHAIN if dla else plan.fabric.routing, plugin=dla, conf_files=[dry.s.rendered["opensm.conf"]]
+        )
         errs = [e for e in osmlog.errors(sm.lines()) if "ERR D1A" not in e]
         assert errs == [], errs[:3]
         ports = _ports(h.read_back(save=False))
         rng = random.Random(policy.stem)
         keys = [(sid, None) for sid in KEYS]
         if doc.get("partitions"):
-            keys += [(sid, pk) for pk in PKEYS for sid in (None, 0x1138c)]
+            keys += [(sid, pk) for pk in PKEYS for sid in (None, 0x1138C)]
         queries, want = [], []
         for a, b in _sample(doc, ports, rng):
             for sid, pk in rng.sample(keys, 6) if len(keys) > 6 else keys:
@@ -189,8 +228,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
                 queries.append((src["guid"], dst["guid"], sid, None if pk is None else pk | 0x8000))
                 want.append((a, b, sid, pk, expected_class(doc, src, dst, sid, pk)))
         # Where a policy names a switch port, ask for paths between it and every CA too.
-        for sw in sorted(n for n, p in ports.items()
-                         if p["type"] == "SWITCH" and f'"{p["node"]}/P' in text):
+        for sw in sorted(n for n, p in ports.items() if p["type"] == "SWITCH" and f'"{p["node"]}/P' in text):
             for ca in sorted(n for n, p in ports.items() if p["type"] == "CA"):
                 for a, b in ((sw, ca), (ca, sw)):
                     queries.append((ports[a]["guid"], ports[b]["guid"], None, None))
@@ -199,9 +237,11 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
         sm.stop()
 
     sl_of = {c.name: c.sls[0] for c in plan.classes}
-    wrong = [f"{a} -> {b} sid={sid and hex(sid)} pkey={pk and hex(pk)}: SL {sl}, want "
-             f"{sl_of[cls]} ({cls})" for (a, b, sid, pk, cls), sl in zip(want, got)
-             if sl != sl_of[cls]]
+    wrong = [
+        f"{a} -> {b} sid={sid and hex(sid)} pkey={pk and hex(pk)}: SL {sl}, want {sl_of[cls]} ({cls})"
+        for (a, b, sid, pk, cls), sl in zip(want, got)
+        if sl != sl_of[cls]
+    ]
     assert not wrong, f"{len(wrong)} of {len(want)} paths:\n" + "\n".join(wrong[:12])
-    if policy.parent == HERE:        # the sample reaches more than the default class
+    if policy.parent == HERE:  # the sample reaches more than the default class
         assert len({c for *_, c in want}) >= 2

@@ -19,8 +19,7 @@ TABLES = {
 def _fig8(sl2class, in_role, out_role, stride=2):
     """Seed 003 Fig. 8, written out here rather than taken from ibqos.conformance: a packet
     moves to its class's second VL on the local hop that follows a global one, and only there."""
-    return tuple(stride * c + (1 if (in_role, out_role) == ("global", "local") else 0)
-                 for c in sl2class)
+    return tuple(stride * c + (1 if (in_role, out_role) == ("global", "local") else 0) for c in sl2class)
 
 
 def _programmed_as_planned():
@@ -32,8 +31,7 @@ def _programmed_as_planned():
             t = TABLES.get(roles.get((n.guid, p)))
             if t:
                 pad = [(0, 0)] * (8 - len(t.high))
-                port.vlarb = VLArb(list(t.high) + pad, list(t.low) + [(0, 0)] * (8 - len(t.low)),
-                                   t.high_limit, 8, 8)
+                port.vlarb = VLArb(list(t.high) + pad, list(t.low) + [(0, 0)] * (8 - len(t.low)), t.high_limit, 8, 8)
             if n.kind == "ca":
                 n.sl2vl[(0, p)] = _fig8(SL2CLASS, None, None)
         if n.kind == "switch":
@@ -91,8 +89,7 @@ def test_links_stride_and_the_detour_vl_are_accepted():
             for i in n.ports:
                 for o in n.ports:
                     if i and o and i != o:
-                        n.sl2vl[(i, o)] = _fig8(SL2CLASS, roles[(n.guid, i)], roles[(n.guid, o)],
-                                                stride=3)
+                        n.sl2vl[(i, o)] = _fig8(SL2CLASS, roles[(n.guid, i)], roles[(n.guid, o)], stride=3)
     assert diff_programmed(fabric, expected) == []
     sw = next(n for n in fabric.nodes.values() if n.desc == "sw-g1-s0")
     loc = [p for p in sw.ports if roles.get((sw.guid, p)) == "local"]

@@ -18,14 +18,18 @@ EXAMPLES = REPO_ROOT / "examples"
 
 
 def dryrun(policy, out, *extra):
-    return subprocess.run([IBQOS, "dryrun", str(policy), "--out", str(out), *extra],
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [IBQOS, "dryrun", str(policy), "--out", str(out), *extra], capture_output=True, text=True, timeout=600
+    )
 
 
 # Seed 002's configuration A is a two-node method with OpenSM's own routing (minhop): it runs
 # on one switch. The dla policies run on the 72-CA dragonfly.
-CASES = [("four-class.yaml", "df72", 72 + 36), ("two-class.yaml", "df72", 72 + 36),
-         ("seed002-config-a.yaml", "fattree:leaves=1,spines=0,hosts=4", 4 + 1)]
+CASES = [
+    ("four-class.yaml", "df72", 72 + 36),
+    ("two-class.yaml", "df72", 72 + 36),
+    ("seed002-config-a.yaml", "fattree:leaves=1,spines=0,hosts=4", 4 + 1),
+]
 
 
 @pytest.mark.parametrize("policy, topology, nodes", CASES)
@@ -35,7 +39,16 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
     assert rep["ok"] and [s["name"] for s in rep["stages"]] == [
-        "plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge"]
+        "plan",
+        "render",
+        "launch",
+        "configure",
+        "readback",
+        "conform",
+        "verify",
+        "simulate",
+        "judge",
+    ]
     # the verdict is about the plan's classes, with the simulator's own numbers
     assert [c["name"] for c in rep["classes"]] == [c["name"] for c in plan["classes"]]
     for c, pc in zip(rep["classes"], plan["classes"]):
@@ -77,7 +90,7 @@ def test_infeasible_policy_fails_at_the_plan_stage(tmp_path):
     assert "greedy.yaml" in r.stderr and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("ibqos: error: ")
     assert not (tmp_path / "run" / "report.json").exists()
-    assert not (tmp_path / "run" / "fabric").exists()      # never got to launch a fabric
+    assert not (tmp_path / "run" / "fabric").exists()  # never got to launch a fabric
 
 
 def test_report_html_renders_in_headless_chromium(tmp_path):
@@ -90,11 +103,26 @@ def test_report_html_renders_in_headless_chromium(tmp_path):
     assert "data:image/png;base64," in text and "<table>" in text
     shot = tmp_path / "report.png"
     dom = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1800",
-         f"--screenshot={shot}", "--dump-dom", html.as_uri()],
-        capture_output=True, text=True, timeout=120)
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1200,1800",
+            f"--screenshot={shot}",
+            "--dump-dom",
+            html.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists() and shot.stat().st_size > 20_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the browser parsed the page: the verdict and every class are in its DOM
@@ -105,16 +133,22 @@ def test_report_html_renders_in_headless_chromium(tmp_path):
 def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
     run = tmp_path / "run"
     assert dryrun(EXAMPLES / "two-class.yaml", run).returncode == 0
-    same = subprocess.run([IBQOS, "status", str(run), "--plan", str(run / "plan.json")],
-                          capture_output=True, text=True, timeout=120)
+    same = subprocess.run(
+        [IBQOS, "status", str(run), "--plan", str(run / "plan.json")], capture_output=True, text=True, timeout=120
+    )
     assert same.returncode == 0, same.stderr
     assert "terminal" in same.stdout and "global→local" in same.stdout
     assert "equals" in same.stdout
     other = tmp_path / "other.json"
-    subprocess.run([IBQOS, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],
-                   check=True, capture_output=True, timeout=120)
-    diff = subprocess.run([IBQOS, "status", str(run), "--plan", str(other)],
-                          capture_output=True, text=True, timeout=120)
+    subprocess.run(
+        [IBQOS, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    diff = subprocess.run(
+        [IBQOS, "status", str(run), "--plan", str(other)], capture_output=True, text=True, timeout=120
+    )
     assert diff.returncode == 1 and "differs from" in diff.stderr
     assert "SL2VL" in diff.stdout and "planned" in diff.stdout
 
@@ -122,8 +156,7 @@ def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
 def test_dla_refusal_is_reported_from_the_plugin_record(tmp_path):
     """A fat tree is no dragonfly: dla refuses, OpenSM falls back, and the dry run names the
     plugin's error and reason as its record gives them (ibqos-dla.json, not the log)."""
-    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology",
-               "fattree:leaves=2,spines=1,hosts=2")
+    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "fattree:leaves=2,spines=1,hosts=2")
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
     dumps = next((tmp_path / "run").rglob("ibqos-dla.json")).parent
     record = json.loads((dumps / "ibqos-dla.json").read_text())
@@ -144,5 +177,5 @@ def test_vlhighlimit_overlay_comes_from_the_record(tmp_path):
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
     limits = {r_["high_limit"] for r_ in record["ports"]}
     assert limits <= {plan["vlarb"][role]["high_limit"] for role in plan["vlarb"] if role != "ports"}
-    assert fabric   # the model carries them: conformance (in the report) compares them with the plan
+    assert fabric  # the model carries them: conformance (in the report) compares them with the plan
     assert rep["conformance"] == []

@@ -19,9 +19,13 @@ POLICY = REPO_ROOT / "examples" / "two-class.yaml"
 
 def dryrun(out, *extra, policy: Path = POLICY):
     # a wide terminal: the verdict's title line names the fault and must not wrap
-    return subprocess.run([IBQOS, "dryrun", str(policy), "--out", str(out), "--topology", "df42",
-                           "--sim-time", "50", *extra], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "COLUMNS": "200"})
+    return subprocess.run(
+        [IBQOS, "dryrun", str(policy), "--out", str(out), "--topology", "df42", "--sim-time", "50", *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "COLUMNS": "200"},
+    )
 
 
 def with_fault_tolerance(tmp_path) -> Path:
@@ -44,8 +48,7 @@ def one_error_line(r) -> str:
 
 def test_bad_fault_spelling_stops_before_anything_starts(tmp_path):
     r = dryrun(tmp_path / "run", "--fault", "link:sw-g0-s0")
-    assert one_error_line(r) == ("ibqos: error: --fault: 'link:sw-g0-s0': a link needs its port, "
-                                 "e.g. link:sw-g0-s0[1]")
+    assert one_error_line(r) == ("ibqos: error: --fault: 'link:sw-g0-s0': a link needs its port, e.g. link:sw-g0-s0[1]")
     assert not (tmp_path / "run").exists()
 
 

@@ -73,7 +73,7 @@ def test_attributes_a_source_does_not_record_are_not_compared():
     b = copy.deepcopy(a)
     for n in b.nodes.values():
         for p in n.ports.values():
-            p.op_vls, p.vl_cap, p.mtu = 0, 0, 0        # as loaded from OpenSM's dumps
+            p.op_vls, p.vl_cap, p.mtu = 0, 0, 0  # as loaded from OpenSM's dumps
     assert diff(a, b) == []
     next(iter(next(b.switches()).ports.values())).op_vls = 4
     assert len(diff(a, b)) == 1

@@ -14,7 +14,7 @@ from ibqos_sim.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 
-TOPO = dragonfly(4, 2, 2)        # 72 CAs, 36 switches
+TOPO = dragonfly(4, 2, 2)  # 72 CAs, 36 switches
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_every_switch_routes_every_lid_towards_its_owner(dumps):
             out = sw.route(lid)
             if guid == sw.guid:
                 assert out == 0
-            else:                       # one hop along the route leads to a real peer
+            else:  # one hop along the route leads to a real peer
                 assert out in sw.ports and sw.ports[out].remote is not None
 
 
@@ -89,15 +89,18 @@ def test_not_a_directory(tmp_path):
         load_dumps(tmp_path / "nothing")
 
 
-@pytest.mark.parametrize("name,lineno,mangle", [
-    (SUBNET_LST, 7, lambda s: s.replace("PortGUID:", "PortGUID;")),
-    (SUBNET_LST, 3, lambda s: s.replace(" PN:01 ", " PN:7F ", 1)),
-    (LFTS_DUMP, 2, lambda s: "0x00zz 001 # garbage"),
-    (LFTS_DUMP, 1, lambda s: s.replace("guid 0x0000", "guid 0x0bad")),
-    (LFTS_DUMP, 5, lambda s: s[:7] + "254" + s[10:]),
-    (SL2VL_DUMP, 4, lambda s: s.rsplit(" ", 3)[0]),
-    (SL2VL_DUMP, 5, lambda s: s.replace(" 7 ", " 16 ", 1)),
-])
+@pytest.mark.parametrize(
+    "name,lineno,mangle",
+    [
+        (SUBNET_LST, 7, lambda s: s.replace("PortGUID:", "PortGUID;")),
+        (SUBNET_LST, 3, lambda s: s.replace(" PN:01 ", " PN:7F ", 1)),
+        (LFTS_DUMP, 2, lambda s: "0x00zz 001 # garbage"),
+        (LFTS_DUMP, 1, lambda s: s.replace("guid 0x0000", "guid 0x0bad")),
+        (LFTS_DUMP, 5, lambda s: s[:7] + "254" + s[10:]),
+        (SL2VL_DUMP, 4, lambda s: s.rsplit(" ", 3)[0]),
+        (SL2VL_DUMP, 5, lambda s: s.replace(" 7 ", " 16 ", 1)),
+    ],
+)
 def test_garbled_line_names_file_and_line(dumps, tmp_path, name, lineno, mangle):
     shutil.copytree(dumps, tmp_path / "d")
     path = tmp_path / "d" / name

@@ -33,11 +33,16 @@ def _arb(entries) -> str:
 
 
 QOS = {
-    "qos": "TRUE", "qos_max_vls": "8",
-    "qos_swe_sl2vl": ",".join(map(str, SWE_SL2VL)), "qos_ca_sl2vl": ",".join(map(str, CA_SL2VL)),
-    "qos_swe_vlarb_low": _arb(SWE_LOW), "qos_swe_vlarb_high": _arb(SWE_HIGH),
-    "qos_ca_vlarb_low": _arb(CA_LOW), "qos_ca_vlarb_high": _arb(CA_HIGH),
-    "qos_swe_high_limit": "3", "qos_ca_high_limit": "10",
+    "qos": "TRUE",
+    "qos_max_vls": "8",
+    "qos_swe_sl2vl": ",".join(map(str, SWE_SL2VL)),
+    "qos_ca_sl2vl": ",".join(map(str, CA_SL2VL)),
+    "qos_swe_vlarb_low": _arb(SWE_LOW),
+    "qos_swe_vlarb_high": _arb(SWE_HIGH),
+    "qos_ca_vlarb_low": _arb(CA_LOW),
+    "qos_ca_vlarb_high": _arb(CA_HIGH),
+    "qos_swe_high_limit": "3",
+    "qos_ca_high_limit": "10",
 }
 
 
@@ -70,8 +75,8 @@ def test_live_tables_are_what_opensm_was_told(df72):
             # ibsim 0.12 drops VLHighLimit from a PortInfo Set (sim_mad.c do_portinfo), so the
             # qos_*_high_limit values never reach its ports; the smpquery test covers the field.
             assert (a.low_cap, a.high_cap, a.high_limit) == (8, 8, 0)
-            assert a.low[:len(low)] == low and all(w == 0 for _, w in a.low[len(low):])
-            assert a.high[:len(high)] == high and all(w == 0 for _, w in a.high[len(high):])
+            assert a.low[: len(low)] == low and all(w == 0 for _, w in a.low[len(low) :])
+            assert a.high[: len(high)] == high and all(w == 0 for _, w in a.high[len(high) :])
         want = SWE_SL2VL if n.kind == "switch" else CA_SL2VL
         assert set(n.sl2vl.values()) == {want}
 
@@ -91,7 +96,7 @@ def _ibnetdiscover(h):
         if m := _SW.match(line):
             guid = int(m[2], 16)
             nodes[guid] = ("switch", m[3], int(m[1]))
-            ports[(guid, 0)] = (guid, int(m[4]), int(m[5]))    # switch port GUID = node GUID here
+            ports[(guid, 0)] = (guid, int(m[4]), int(m[5]))  # switch port GUID = node GUID here
         elif m := _CA.match(line):
             guid = int(m[2], 16)
             nodes[guid] = ("ca", m[3], int(m[1]))
@@ -107,10 +112,10 @@ def test_topology_and_lids_agree_with_ibnetdiscover(df72):
     h, live, _ = df72
     nodes, links, ports = _ibnetdiscover(h)
     assert {g: (n.kind, n.desc, n.nports) for g, n in live.nodes.items()} == nodes
-    assert {(g, p.num, *p.remote) for g, n in live.nodes.items() for p in n.ports.values()
-            if p.remote} == links
-    assert {(g, p.num): (p.guid, p.lid, p.lmc) for g, n in live.nodes.items()
-            for p in n.ports.values() if p.lid} == ports
+    assert {(g, p.num, *p.remote) for g, n in live.nodes.items() for p in n.ports.values() if p.remote} == links
+    assert {
+        (g, p.num): (p.guid, p.lid, p.lmc) for g, n in live.nodes.items() for p in n.ports.values() if p.lid
+    } == ports
 
 
 def _spots(live):
@@ -134,7 +139,7 @@ def test_sl2vl_vlarb_and_portinfo_agree_with_smpquery(df72):
     sws, cas = _spots(live)
     checked = 0
     for n in sws + cas:
-        nums = [1, n.nports] if n.kind == "switch" else [1]   # a host port, a global port
+        nums = [1, n.nports] if n.kind == "switch" else [1]  # a host port, a global port
         for num in nums:
             p = n.ports[num]
             rows = smpquery_sl2vl(h, n.lid, num)
@@ -152,6 +157,7 @@ def test_sl2vl_vlarb_and_portinfo_agree_with_smpquery(df72):
 
 
 # ---- failure and LMC --------------------------------------------------------------------
+
 
 def test_dead_fabric_gives_one_clear_error(tmp_path):
     net = dragonfly(2, 1, 1).write_net(tmp_path / "fabric.net")

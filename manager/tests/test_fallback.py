@@ -39,14 +39,13 @@ def test_refused_fabric_falls_back_deadlock_free(tmp_path, case):
     files = render_plan(make_plan(load_policy(POLICY), cap=(8, 8)), tmp_path / "cfg")
     net = make().write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf=conf,
-                        conf_files=[files["opensm.conf"]])
+        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf=conf, conf_files=[files["opensm.conf"]])
         lines = sm.lines()
         assert any(refusal in ln.text for ln in lines)
         assert osmlog.configured_engines(lines)[-1:] == ["dfsssp"], osmlog.configured_engines(lines)
         fabric = h.read_back()
         psl = query_path_sls(fabric, h.env)
-        assert len(set(psl.by_lids.values())) > 1          # dfsssp's layers, not one QoS SL
+        assert len(set(psl.by_lids.values())) > 1  # dfsssp's layers, not one QoS SL
         report = verify_fabric(fabric, path_sls=psl)
         assert report.delivered == report.pairs > 0
         assert report.cdg_acyclic, " → ".join(report.cycle)

@@ -11,20 +11,23 @@ from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
 @pytest.fixture(scope="module")
 def df42():
-    return dragonfly(*DRAGONFLY_SIZES[42]).to_fabric()     # GUIDs 1.. in node order
+    return dragonfly(*DRAGONFLY_SIZES[42]).to_fabric()  # GUIDs 1.. in node order
 
 
 def guid_of(fabric, name):
     return next(n.guid for n in fabric.nodes.values() if n.desc == name)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("sw-g0-s0[7]", "want link:NODE[PORT] or switch:NODE"),
-    ("link:sw-g0-s0", "a link needs its port, e.g. link:sw-g0-s0[1]"),
-    ("switch:sw-g0-s0[3]", "a switch fault takes no port (for one of its links: link:sw-g0-s0[3])"),
-    ("link:sw-g0-s0[0]", "port 0 out of range 1..254"),
-    ("cable:sw-g0-s0[1]", "want link:NODE[PORT] or switch:NODE"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("sw-g0-s0[7]", "want link:NODE[PORT] or switch:NODE"),
+        ("link:sw-g0-s0", "a link needs its port, e.g. link:sw-g0-s0[1]"),
+        ("switch:sw-g0-s0[3]", "a switch fault takes no port (for one of its links: link:sw-g0-s0[3])"),
+        ("link:sw-g0-s0[0]", "port 0 out of range 1..254"),
+        ("cable:sw-g0-s0[1]", "want link:NODE[PORT] or switch:NODE"),
+    ],
+)
 def test_bad_spelling_is_one_clear_line(text, message):
     with pytest.raises(InputError) as e:
         parse_fault(text)
@@ -37,8 +40,7 @@ def test_links_resolve_by_name_from_either_end_with_their_kind(df42):
     local = resolve(parse_fault("link:sw-g2-s0[3]"), df42)
     assert (local.kind, local.peer, local.lost_cas) == ("local link", ("sw-g2-s1", 3), ())
     glob = resolve(parse_fault("link:sw-g0-s1[7]"), df42)
-    assert glob.kind == "global link" and glob.peer[0].startswith("sw-g") \
-        and not glob.peer[0].startswith("sw-g0-")
+    assert glob.kind == "global link" and glob.peer[0].startswith("sw-g") and not glob.peer[0].startswith("sw-g0-")
     back = resolve(parse_fault(f"link:{glob.peer[0]}[{glob.peer[1]}]"), df42)
     assert back.peer == ("sw-g0-s1", 7)
     host = resolve(parse_fault("link:ca-g3-s1-h0[1]"), df42)
@@ -53,15 +55,18 @@ def test_switch_by_guid_takes_its_hosts(df42):
     assert "switch sw-g1-s1 down (2 hosts cut off)" == sw.describe()
 
 
-@pytest.mark.parametrize("text, message", [
-    ("switch:sw-g9-s0", "no node named 'sw-g9-s0' on this fabric"),
-    ("switch:0xdead0000", "no node or port GUID 0xdead0000 on this fabric"),
-    ("switch:ca-g0-s1-h0", "ca-g0-s1-h0 is a CA, not a switch (for its link: link:ca-g0-s1-h0[1])"),
-    ("link:sw-g0-s0[9]", "sw-g0-s0 has no port 9 (ports 1..7)"),
-    ("link:sw-g5-s2[7]", "port 7 of sw-g5-s2 has no link"),    # the 42-CA fabric's spare port
-    ("switch:sw-g0-s0", "OpenSM runs on ca-g0-s0-h0, which this fault cuts off the fabric"),
-    ("link:ca-g0-s0-h0[1]", "OpenSM runs on ca-g0-s0-h0, which this fault cuts off the fabric"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("switch:sw-g9-s0", "no node named 'sw-g9-s0' on this fabric"),
+        ("switch:0xdead0000", "no node or port GUID 0xdead0000 on this fabric"),
+        ("switch:ca-g0-s1-h0", "ca-g0-s1-h0 is a CA, not a switch (for its link: link:ca-g0-s1-h0[1])"),
+        ("link:sw-g0-s0[9]", "sw-g0-s0 has no port 9 (ports 1..7)"),
+        ("link:sw-g5-s2[7]", "port 7 of sw-g5-s2 has no link"),  # the 42-CA fabric's spare port
+        ("switch:sw-g0-s0", "OpenSM runs on ca-g0-s0-h0, which this fault cuts off the fabric"),
+        ("link:ca-g0-s0-h0[1]", "OpenSM runs on ca-g0-s0-h0, which this fault cuts off the fabric"),
+    ],
+)
 def test_what_the_fabric_does_not_have_is_refused(df42, text, message):
     with pytest.raises(InputError) as e:
         resolve(parse_fault(text), df42, sm_node="ca-g0-s0-h0")

@@ -5,8 +5,13 @@ from __future__ import annotations
 import pytest
 
 from ibqos.fabric.groups import NotADragonfly, dragonfly_groups, port_roles
-from ibqos_sim.topology import (DRAGONFLY_SIZES, dragonfly, dragonfly_missing_local_link,
-                                dragonfly_unconnected_pair, fat_tree)
+from ibqos_sim.topology import (
+    DRAGONFLY_SIZES,
+    dragonfly,
+    dragonfly_missing_local_link,
+    dragonfly_unconnected_pair,
+    fat_tree,
+)
 
 
 def _partition(mapping):
@@ -30,19 +35,24 @@ def test_roles_follow_the_documented_port_numbering():
     fabric = dragonfly(a, p, h).to_fabric()
     roles = port_roles(fabric)
     sw = next(n for n in fabric.nodes.values() if n.desc == "sw-g3-s2")
-    expect = {**{i: "terminal" for i in range(1, p + 1)},
-              **{i: "local" for i in range(p + 1, p + a)},
-              **{i: "global" for i in range(p + a, p + a + h)}}
+    expect = {
+        **{i: "terminal" for i in range(1, p + 1)},
+        **{i: "local" for i in range(p + 1, p + a)},
+        **{i: "global" for i in range(p + a, p + a + h)},
+    }
     assert {port: roles[(sw.guid, port)] for port in sw.ports} == expect
     ca = next(n for n in fabric.nodes.values() if n.kind == "ca")
     assert roles[(ca.guid, 1)] == "ca"
 
 
-@pytest.mark.parametrize("topo, why", [
-    (dragonfly_missing_local_link(4, 2, 2), "no clique"),
-    (dragonfly_unconnected_pair(4, 2, 2), "not joined by a global link"),
-    (fat_tree(), "no clique|not joined"),
-])
+@pytest.mark.parametrize(
+    "topo, why",
+    [
+        (dragonfly_missing_local_link(4, 2, 2), "no clique"),
+        (dragonfly_unconnected_pair(4, 2, 2), "not joined by a global link"),
+        (fat_tree(), "no clique|not joined"),
+    ],
+)
 def test_non_dragonflies_are_refused_with_the_broken_rule(topo, why):
     with pytest.raises(NotADragonfly, match=why):
         dragonfly_groups(topo.to_fabric())
@@ -53,11 +63,16 @@ def _truth(topo, fabric):
     return {by_name[s.name]: s.group for s in topo.switches}
 
 
-WIRED = [dict(a=3, p=2, h=3, g=7, wiring="pair-order"), dict(a=2, p=2, h=2, g=4, wiring="pair-order"),
-         dict(a=3, p=2, h=3, g=5, wiring="pair-order"), dict(a=4, p=2, h=2, g=9, wiring="circulant"),
-         dict(a=3, p=2, h=3, g=10, wiring="absolute"), dict(a=6, p=3, h=3, g=19, wiring="relative"),
-         *(dict(a=3, p=2, h=3, g=7, wiring="random", seed=s, shuffle=True) for s in range(1, 6)),
-         *(dict(a=4, p=2, h=2, g=9, wiring="random", seed=s) for s in range(1, 4))]
+WIRED = [
+    dict(a=3, p=2, h=3, g=7, wiring="pair-order"),
+    dict(a=2, p=2, h=2, g=4, wiring="pair-order"),
+    dict(a=3, p=2, h=3, g=5, wiring="pair-order"),
+    dict(a=4, p=2, h=2, g=9, wiring="circulant"),
+    dict(a=3, p=2, h=3, g=10, wiring="absolute"),
+    dict(a=6, p=3, h=3, g=19, wiring="relative"),
+    *(dict(a=3, p=2, h=3, g=7, wiring="random", seed=s, shuffle=True) for s in range(1, 6)),
+    *(dict(a=4, p=2, h=2, g=9, wiring="random", seed=s) for s in range(1, 4)),
+]
 
 
 @pytest.mark.parametrize("kw", WIRED, ids=lambda kw: "-".join(map(str, kw.values())))
@@ -67,6 +82,7 @@ def test_any_wiring_gives_an_exact_partition(kw):
     valid ones (small groups can have several)."""
     from ibqos.fabric.groups import find_groups
     from ibqos_sim.wiring import wired_dragonfly
+
     topo = wired_dragonfly(**kw)
     fabric = topo.to_fabric()
     part = find_groups(fabric)
@@ -80,9 +96,9 @@ def test_every_single_fault_of_the_72_ca_dragonfly_keeps_its_groups():
     """A dead local link, global link or switch: strict discovery refuses it or finds it
     exact, degraded discovery returns the generator's groups (a = 4)."""
     from ibqos.fabric.groups import find_groups
+
     base = dragonfly(*DRAGONFLY_SIZES[72])
-    faults = [("link", a, pa) for a, pa, b, _ in base.links()
-              if base.nodes[a].kind == base.nodes[b].kind == "Switch"]
+    faults = [("link", a, pa) for a, pa, b, _ in base.links() if base.nodes[a].kind == base.nodes[b].kind == "Switch"]
     faults += [("switch", s.name, None) for s in base.switches]
     for kind, node, port in faults:
         topo = dragonfly(*DRAGONFLY_SIZES[72])

@@ -13,8 +13,12 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = {"ibqos": ROOT / "manager" / "ibqos", "ibqos_dryrun": ROOT / "manager" / "ibqos_dryrun",
-            "ibqos_sim": ROOT / "ci-sim" / "ibqos_sim", "ibqos_testbed": ROOT / "testbed" / "ibqos_testbed"}
+PACKAGES = {
+    "ibqos": ROOT / "manager" / "ibqos",
+    "ibqos_dryrun": ROOT / "manager" / "ibqos_dryrun",
+    "ibqos_sim": ROOT / "ci-sim" / "ibqos_sim",
+    "ibqos_testbed": ROOT / "testbed" / "ibqos_testbed",
+}
 LEVEL = {"ibqos": 0, "ibqos_sim": 1, "ibqos_testbed": 1, "ibqos_dryrun": 2}
 # Inside ibqos: the core never imports a stage or the command line.
 CORE = ("errors", "paths", "proc", "inputfile", "docfile", "policy", "plan", "fabric", "arbiter")
@@ -40,7 +44,7 @@ def _imports(module: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = module.split(".")
-                base = base[:len(base) - node.level + (1 if is_pkg else 0)]
+                base = base[: len(base) - node.level + (1 if is_pkg else 0)]
                 name = ".".join(base + ([node.module] if node.module else []))
             else:
                 name = node.module or ""
@@ -81,6 +85,7 @@ def test_no_cycle_between_top_level_packages():
             visit(q)
         stack.discard(p)
         seen.add(p)
+
     for p in edges:
         visit(p)
 

@@ -49,7 +49,7 @@ def check_plan_meets_policy(plan: Plan, policy) -> None:
                     mine = [k for k, (vl, _) in enumerate(table) if vl in vls]
                     assert len(mine) % vpc == 0
                     for j in range(0, len(mine), vpc):
-                        slot = mine[j:j + vpc]
+                        slot = mine[j : j + vpc]
                         assert slot == list(range(slot[0], slot[0] + vpc))
                         assert [table[k][0] for k in slot] == vls
                         assert len({table[k][1] for k in slot}) == 1
@@ -85,6 +85,7 @@ def test_four_class_sl_map_and_capacity_override():
 
 def test_usable_entries_follow_opensm_block_sizes():
     from ibqos.planner import opensm_usable_entries
+
     assert [opensm_usable_entries(c) for c in (1, 8, 32, 33, 40, 63, 64)] == [1, 8, 32, 33, 40, 63, 32]
 
 
@@ -109,7 +110,7 @@ def feasible_policies(draw):
         shares = [100 / n] * n
         shares = [round(s, 1) for s in shares]
     low = sum(s for s, p in zip(shares, prios) if p == "low")
-    if 0 < 100 - low < 25:             # keep the low table within what one turn can carry
+    if 0 < 100 - low < 25:  # keep the low table within what one turn can carry
         prios = ["high"] * n
     if 0 < low < 20:
         # a small low share is served in VLHighLimit turns (4 KB units): five high classes
@@ -122,9 +123,17 @@ def feasible_policies(draw):
             c["bandwidth"], c["default"] = "rest", True
         classes.append(c)
     mtu = draw(st.sampled_from([1024, 2048, 4096]))
-    return {"fabric": {"rate": "EDR", "mtu": mtu, "data_vls": 8, "routing": routing,
-                       "fault_tolerance": ft, "vlarb_cap": {"high": cap, "low": cap}},
-            "classes": classes}
+    return {
+        "fabric": {
+            "rate": "EDR",
+            "mtu": mtu,
+            "data_vls": 8,
+            "routing": routing,
+            "fault_tolerance": ft,
+            "vlarb_cap": {"high": cap, "low": cap},
+        },
+        "classes": classes,
+    }
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -152,7 +161,7 @@ def test_random_infeasible_policies_say_why(doc, kind, tmp_path):
     else:
         for c in doc["classes"]:
             c["priority"] = "high"
-        cls["max_distance"] = 1      # another class's entries always sit in between
+        cls["max_distance"] = 1  # another class's entries always sit in between
         expect = "max_distance"
     policy = load_policy(write_policy(tmp_path, doc))
     with pytest.raises(InputError) as e:
@@ -164,16 +173,18 @@ def test_random_infeasible_policies_say_why(doc, kind, tmp_path):
 
 # ---- fault_tolerance: links (dla's third VL per class) ------------------------------------
 
+
 def _classes(n: int) -> list[dict]:
-    out = [{"name": f"c{i}", "bandwidth": round(100 / n, 1) if i < n - 1 else "rest"}
-           for i in range(n)]
+    out = [{"name": f"c{i}", "bandwidth": round(100 / n, 1) if i < n - 1 else "rest"} for i in range(n)]
     out[-1]["default"] = True
     return out
 
 
 def test_links_stride_three_vls_per_class(tmp_path):
-    doc = {"fabric": {"data_vls": 15, "routing": "dla", "fault_tolerance": "links",
-                      "vlarb_cap": {"high": 64, "low": 64}}, "classes": _classes(5)}
+    doc = {
+        "fabric": {"data_vls": 15, "routing": "dla", "fault_tolerance": "links", "vlarb_cap": {"high": 64, "low": 64}},
+        "classes": _classes(5),
+    }
     policy = load_policy(write_policy(tmp_path, doc))
     plan = make_plan(policy)
     assert [c.vls for c in plan.classes] == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14]]
@@ -203,13 +214,15 @@ def test_links_keeps_the_shares_of_the_same_policy_without_it(tmp_path):
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data_vls=st.sampled_from([1, 2, 4, 8, 15]), n=st.integers(1, 8),
-       ft=st.sampled_from(["none", "links"]))
+@given(data_vls=st.sampled_from([1, 2, 4, 8, 15]), n=st.integers(1, 8), ft=st.sampled_from(["none", "links"]))
 def test_class_budget_refusals_offer_fixes_that_work(data_vls, n, ft, tmp_path):
     """Too many classes for the VLs: one line, and every fix it offers plans."""
     import re
-    doc = {"fabric": {"data_vls": data_vls, "routing": "dla", "fault_tolerance": ft,
-                      "vlarb_cap": {"high": 64, "low": 64}}, "classes": _classes(n)}
+
+    doc = {
+        "fabric": {"data_vls": data_vls, "routing": "dla", "fault_tolerance": ft, "vlarb_cap": {"high": 64, "low": 64}},
+        "classes": _classes(n),
+    }
     vpc = 3 if ft == "links" else 2
     path = write_policy(tmp_path, doc)
     if n * vpc <= data_vls:

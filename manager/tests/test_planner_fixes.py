@@ -23,10 +23,14 @@ ROOT = Path(__file__).resolve().parents[2]
 NATURAL = {
     "fabric": {"rate": "EDR", "mtu": 4096},
     "classes": [
-        {"name": "mpi", "priority": "high", "bandwidth": 20, "max_latency_us": 3,
-         "match": {"service_id": ["0x1000-0x1fff"]}},
-        {"name": "storage", "priority": "low", "bandwidth": 50,
-         "match": {"ulps": [{"ulp": "iser"}]}},
+        {
+            "name": "mpi",
+            "priority": "high",
+            "bandwidth": 20,
+            "max_latency_us": 3,
+            "match": {"service_id": ["0x1000-0x1fff"]},
+        },
+        {"name": "storage", "priority": "low", "bandwidth": 50, "match": {"ulps": [{"ulp": "iser"}]}},
         {"name": "default", "priority": "low", "bandwidth": "rest", "default": True},
     ],
 }
@@ -40,7 +44,7 @@ def _write(tmp_path: Path, doc: dict) -> Path:
 
 def readme_policy() -> dict:
     text = (ROOT / "README.md").read_text()
-    tour = text[text.index("### 2. Write a policy"):]
+    tour = text[text.index("### 2. Write a policy") :]
     return yaml.safe_load(re.search(r"```yaml\n(.*?)```", tour, re.S).group(1))
 
 
@@ -84,7 +88,7 @@ def test_natural_policy_plans_within_the_share_tolerance(tmp_path):
 
 def test_tight_readme_bound_offers_working_fixes(tmp_path):
     doc = readme_policy()
-    doc["classes"][0]["max_latency_us"] = 2      # below the 2.94 µs floor at 4 KB and 10% per VL
+    doc["classes"][0]["max_latency_us"] = 2  # below the 2.94 µs floor at 4 KB and 10% per VL
     with pytest.raises(InputError) as e:
         make_plan(load_policy(_write(tmp_path, doc)))
     msg = str(e.value)
@@ -96,8 +100,9 @@ def test_tight_readme_bound_offers_working_fixes(tmp_path):
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(doc=feasible_policies(), kind=st.sampled_from(["latency", "low-share", "distance"]),
-       tighten=st.floats(0.3, 0.95))
+@given(
+    doc=feasible_policies(), kind=st.sampled_from(["latency", "low-share", "distance"]), tighten=st.floats(0.3, 0.95)
+)
 def test_every_offered_fix_plans(doc, kind, tighten, tmp_path):
     """Make a feasible policy infeasible in one of three ways; whatever is offered must plan."""
     try:
@@ -118,7 +123,7 @@ def test_every_offered_fix_plans(doc, kind, tighten, tmp_path):
             c["bandwidth"] = round(70 / max(1, len(doc["classes"]) - 2), 1)
     try:
         make_plan(load_policy(_write(tmp_path, doc)))
-        return                                      # still feasible: nothing to offer
+        return  # still feasible: nothing to offer
     except InputError as e:
         msg = str(e)
     assert "\n" not in msg

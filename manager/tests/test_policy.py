@@ -38,10 +38,14 @@ EXPECT = {
     "17-shares-under-100": (3, "give the remaining 40%"),
     "18-bad-mtu": (1, "got 3000"),
     "19-srp-without-target": (15, "ulp srp needs target_port_guid"),
-    "20-links-too-many-classes": (5, "3 classes but only 2 fit on 8 data VLs (dla with "
-                                     "fault_tolerance: links uses 3 VLs per class)"),
-    "21-links-without-dla": (3, "fabric.fault_tolerance: fault_tolerance: links reserves dla's "
-                                "third VL per class, but routing is minhop"),
+    "20-links-too-many-classes": (
+        5,
+        "3 classes but only 2 fit on 8 data VLs (dla with fault_tolerance: links uses 3 VLs per class)",
+    ),
+    "21-links-without-dla": (
+        3,
+        "fabric.fault_tolerance: fault_tolerance: links reserves dla's third VL per class, but routing is minhop",
+    ),
 }
 
 
@@ -52,8 +56,7 @@ def test_every_bad_policy_has_an_expectation():
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
 def test_bad_policy_one_clear_line_through_the_cli(path, tmp_path):
     out = tmp_path / "plan.json"
-    cp = subprocess.run([str(IBQOS), "plan", str(path), "-o", str(out)],
-                        capture_output=True, text=True, timeout=120)
+    cp = subprocess.run([str(IBQOS), "plan", str(path), "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert cp.returncode == 2, cp.stderr
     lines = cp.stderr.splitlines()
     assert len(lines) == 1, cp.stderr
@@ -74,8 +77,10 @@ def test_examples_load(path):
 
 def test_lines_point_at_the_field(tmp_path):
     f = tmp_path / "p.yaml"
-    f.write_text("fabric:\n  rate: EDR\nclasses:\n  - name: a\n    bandwidth: rest\n"
-                 "    default: true\n  - name: b\n    bandwidth: 10\n    priority: medium\n")
+    f.write_text(
+        "fabric:\n  rate: EDR\nclasses:\n  - name: a\n    bandwidth: rest\n"
+        "    default: true\n  - name: b\n    bandwidth: 10\n    priority: medium\n"
+    )
     with pytest.raises(InputError) as e:
         load_policy(f)
     assert e.value.line == 9 and e.value.field == "classes[1].priority"
@@ -84,10 +89,12 @@ def test_lines_point_at_the_field(tmp_path):
 
 def test_shorthands(tmp_path):
     f = tmp_path / "p.yaml"
-    f.write_text("fabric: {rate: 200}\nclasses:\n"
-                 "  - {name: a, bandwidth: '25%', match: {ulps: [ipoib, {ulp: sdp, port_num: 3000}],"
-                 " groups: [{name: g, port_guid: [0x1, '0x10-0x1f']}]}}\n"
-                 "  - {name: b, bandwidth: rest, default: true}\n")
+    f.write_text(
+        "fabric: {rate: 200}\nclasses:\n"
+        "  - {name: a, bandwidth: '25%', match: {ulps: [ipoib, {ulp: sdp, port_num: 3000}],"
+        " groups: [{name: g, port_guid: [0x1, '0x10-0x1f']}]}}\n"
+        "  - {name: b, bandwidth: rest, default: true}\n"
+    )
     p = load_policy(f)
     assert p.fabric.rate_gbps == 200 and p.classes[0].bandwidth == 25
     assert p.classes[0].match.groups[0].port_guid == ["0x1", "0x10-0x1f"]

@@ -20,8 +20,12 @@ def _plan(tmp: Path, match: dict, partitions: str | None):
         (tmp / "p.conf").write_text(partitions)
         doc["partitions"] = "p.conf"
     (tmp / "pol.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    return subprocess.run([IBQOS, "plan", str(tmp / "pol.yaml"), "-o", str(tmp / "plan.json")],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [IBQOS, "plan", str(tmp / "pol.yaml"), "-o", str(tmp / "plan.json")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_pkey_without_its_partition_is_refused(tmp_path):
@@ -42,11 +46,14 @@ def test_the_plan_carries_the_partitions_and_port_0_is_refused(tmp_path):
     text = "Default=0x7fff, ipoib : ALL=full ;\nt=0x0a01 :\n  ALL=full ;\n"
     r = _plan(tmp_path, {"pkey": ["0x0a01"]}, text)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([IBQOS, "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [IBQOS, "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "r" / "partitions.conf").read_text() == text
-    assert f"partition_config_file {tmp_path / 'r' / 'partitions.conf'}" in \
-        (tmp_path / "r" / "opensm.conf").read_text()
+    assert f"partition_config_file {tmp_path / 'r' / 'partitions.conf'}" in (tmp_path / "r" / "opensm.conf").read_text()
     r = _plan(tmp_path, {"groups": [{"name": "g", "port_name": ["sw1/P0"]}]}, None)
     assert r.returncode == 2 and "port from 1" in r.stderr and len(r.stderr.splitlines()) == 1

@@ -41,36 +41,73 @@ def _bomb(depth: int = 9) -> str:
 
 # name: (file text, line, field, message fragment)
 CASES = {
-    "merge-key": (GOOD.replace("  mtu: 2048\n", "  <<: {mtu: 2048}\n"), 3, "fabric",
-                  "YAML merge keys (<<) are not supported"),
-    "merge-key-alias": ("base: &b {mtu: 2048}\n" + GOOD.replace("  mtu: 2048\n", "  <<: *b\n"), 4,
-                        "fabric", "merge keys"),
-    "self-reference": (GOOD.replace("fabric:\n", "fabric: &f\n").replace("  mtu: 2048\n", "  mtu: *f\n"),
-                       3, "fabric.mtu", "recursive anchor"),
+    "merge-key": (
+        GOOD.replace("  mtu: 2048\n", "  <<: {mtu: 2048}\n"),
+        3,
+        "fabric",
+        "YAML merge keys (<<) are not supported",
+    ),
+    "merge-key-alias": (
+        "base: &b {mtu: 2048}\n" + GOOD.replace("  mtu: 2048\n", "  <<: *b\n"),
+        4,
+        "fabric",
+        "merge keys",
+    ),
+    "self-reference": (
+        GOOD.replace("fabric:\n", "fabric: &f\n").replace("  mtu: 2048\n", "  mtu: *f\n"),
+        3,
+        "fabric.mtu",
+        "recursive anchor",
+    ),
     # root and fabric mappings, then sequences: the 31st sequence would be the 33rd level
-    "nested-1000": (GOOD.replace("mtu: 2048", "mtu: " + "[" * 1000 + "]" * 1000), 3,
-                    "fabric.mtu" + "[0]" * 30, "nested more than 32 levels deep"),
-    "int-5000-digits": (GOOD.replace("mtu: 2048", "mtu: " + "9" * 5000), 3, "fabric.mtu",
-                        "a value of 5000 characters"),
-    "int-4000-digits": (GOOD.replace("mtu: 2048", "mtu: " + "9" * 4000), 3, "fabric.mtu",
-                        "a number of 4000 characters (at most 40)"),
-    "float-overflow": (GOOD.replace("bandwidth: 40", "bandwidth: 1.0e+400"), 8,
-                       "classes[0].bandwidth", "'1.0e+400' is not a finite number"),
-    "nan": (GOOD.replace("bandwidth: 40", "bandwidth: .nan"), 8, "classes[0].bandwidth",
-            "not a finite number"),
-    "python-tag": (GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"), 2,
-                   "fabric.rate", "YAML tag !!python/object/apply:os.system is not supported"),
-    "alias-key": ("k: &k mtu\n" + GOOD.replace("  mtu: 2048\n", "  *k : 2048\n"), 4, "fabric",
-                  "mapping keys must be plain names"),
-    "undefined-alias": (GOOD.replace("mtu: 2048", "mtu: *nowhere"), 3, "fabric.mtu",
-                        "alias *nowhere has no anchor &nowhere before it"),
+    "nested-1000": (
+        GOOD.replace("mtu: 2048", "mtu: " + "[" * 1000 + "]" * 1000),
+        3,
+        "fabric.mtu" + "[0]" * 30,
+        "nested more than 32 levels deep",
+    ),
+    "int-5000-digits": (GOOD.replace("mtu: 2048", "mtu: " + "9" * 5000), 3, "fabric.mtu", "a value of 5000 characters"),
+    "int-4000-digits": (
+        GOOD.replace("mtu: 2048", "mtu: " + "9" * 4000),
+        3,
+        "fabric.mtu",
+        "a number of 4000 characters (at most 40)",
+    ),
+    "float-overflow": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 1.0e+400"),
+        8,
+        "classes[0].bandwidth",
+        "'1.0e+400' is not a finite number",
+    ),
+    "nan": (GOOD.replace("bandwidth: 40", "bandwidth: .nan"), 8, "classes[0].bandwidth", "not a finite number"),
+    "python-tag": (
+        GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"),
+        2,
+        "fabric.rate",
+        "YAML tag !!python/object/apply:os.system is not supported",
+    ),
+    "alias-key": (
+        "k: &k mtu\n" + GOOD.replace("  mtu: 2048\n", "  *k : 2048\n"),
+        4,
+        "fabric",
+        "mapping keys must be plain names",
+    ),
+    "undefined-alias": (
+        GOOD.replace("mtu: 2048", "mtu: *nowhere"),
+        3,
+        "fabric.mtu",
+        "alias *nowhere has no anchor &nowhere before it",
+    ),
     "two-documents": (GOOD + "---\nfabric: {}\n", 13, None, "one YAML document per file"),
     # found by the 10^5-policy fuzz run: PyYAML hands a bad \U escape to chr() unmarked
-    "escape-out-of-range": ("classes:\n  \"\\U7000F3087\": true\n", 1, "classes",
-                            "bad escape in a quoted scalar"),
+    "escape-out-of-range": ('classes:\n  "\\U7000F3087": true\n', 1, "classes", "bad escape in a quoted scalar"),
     # found by the same run: a 5e-324 % guarantee divided by zero in the synthesis
-    "tiny-bandwidth": (GOOD.replace("bandwidth: 40", "bandwidth: 5.0e-324"), 8,
-                       "classes[0].bandwidth", "greater than or equal to 0.01"),
+    "tiny-bandwidth": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 5.0e-324"),
+        8,
+        "classes[0].bandwidth",
+        "greater than or equal to 0.01",
+    ),
 }
 
 
@@ -109,25 +146,31 @@ def _limited_memory():
 
 def test_alias_bomb_is_refused_at_once_in_little_memory(tmp_path):
     f = _write(tmp_path, _bomb(9))
-    cp = subprocess.run([str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
-                        capture_output=True, text=True, timeout=30, preexec_fn=_limited_memory)
+    cp = subprocess.run(
+        [str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=_limited_memory,
+    )
     assert cp.returncode == 2, cp.stderr[-500:]
-    assert cp.stderr.splitlines() == [
-        f"ibqos: error: {f}:16: l3[1]: aliases expand to more than 2000 values"]
+    assert cp.stderr.splitlines() == [f"ibqos: error: {f}:16: l3[1]: aliases expand to more than 2000 values"]
 
 
 def test_aliases_within_the_budget_load_with_their_lines(tmp_path):
-    f = _write(tmp_path, GOOD.replace("vlarb_cap: {high: 8, low: 8}", "vlarb_cap: &cap {high: 8, low: 8}")
-               .replace("  - name: rest\n", "  - name: rest\n    bandwidth_note: *cap\n"))
-    with pytest.raises(InputError) as e:            # the alias is copied where it is used
+    f = _write(
+        tmp_path,
+        GOOD.replace("vlarb_cap: {high: 8, low: 8}", "vlarb_cap: &cap {high: 8, low: 8}").replace(
+            "  - name: rest\n", "  - name: rest\n    bandwidth_note: *cap\n"
+        ),
+    )
+    with pytest.raises(InputError) as e:  # the alias is copied where it is used
         load_policy(f)
-    assert (e.value.line, e.value.field, e.value.detail) == (10, "classes[1].bandwidth_note",
-                                                             "unknown field")
-    f = _write(tmp_path, "x: &p 2048\n" + GOOD.replace("fabric:", "fabric: &fab").replace(
-        "mtu: 2048", "mtu: *p"))
+    assert (e.value.line, e.value.field, e.value.detail) == (10, "classes[1].bandwidth_note", "unknown field")
+    f = _write(tmp_path, "x: &p 2048\n" + GOOD.replace("fabric:", "fabric: &fab").replace("mtu: 2048", "mtu: *p"))
     with pytest.raises(InputError) as e:
         load_policy(f)
-    assert (e.value.line, e.value.field) == (1, "x")          # aliases resolved, then the schema
+    assert (e.value.line, e.value.field) == (1, "x")  # aliases resolved, then the schema
 
 
 def test_non_utf8_names_the_byte(tmp_path):
@@ -154,11 +197,16 @@ def test_a_directory_is_refused(tmp_path):
 def test_not_a_regular_file_is_refused_without_blocking(tmp_path, kind):
     f = tmp_path / "p.yaml"
     if kind == "fifo":
-        os.mkfifo(f)               # nobody writes: reading it would block forever
+        os.mkfifo(f)  # nobody writes: reading it would block forever
     else:
         f.symlink_to("/dev/zero")  # endless: reading it would exhaust memory
-    cp = subprocess.run([str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
-                        capture_output=True, text=True, timeout=30, preexec_fn=_limited_memory)
+    cp = subprocess.run(
+        [str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        preexec_fn=_limited_memory,
+    )
     assert cp.returncode == 2, cp.stderr[-300:]
     assert cp.stderr.splitlines() == [f"ibqos: error: {f}: not a regular file"]
 

@@ -27,10 +27,10 @@ def _one_line(text: str) -> re.Match:
     assert len(found) == 1, text[-3000:]
     m = LINE.search(text)
     chans = m.group(2).split(" → ")
-    if cut := re.fullmatch(r"… \((\d+) channels\)", chans[-1]):   # a long cycle, cut short
+    if cut := re.fullmatch(r"… \((\d+) channels\)", chans[-1]):  # a long cycle, cut short
         assert int(cut.group(1)) > len(chans) - 1
     else:
-        assert chans[0] == chans[-1]       # the cycle closes on the line
+        assert chans[0] == chans[-1]  # the cycle closes on the line
     chans = chans[:-1]
     assert len(chans) >= 2 and all(re.fullmatch(CHANNEL, c) for c in chans), m.group(2)
     return m
@@ -40,9 +40,9 @@ def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path):
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="minhop", conf={"qos": "TRUE"})
-        h.read_back()                                    # run/fabric.json for `status RUNDIR`
+        h.read_back()  # run/fabric.json for `status RUNDIR`
         live = _cli(h, "verify", "--live", "--osm-log", sm.log)
-        saved = _cli(h, "verify", h.run_dir)             # dumps and osm.log found in sm0/
+        saved = _cli(h, "verify", h.run_dir)  # dumps and osm.log found in sm0/
         status = _cli(h, "status", "--live", "--osm-log", sm.log)
         status_dir = _cli(h, "status", h.run_dir)
         as_json = _cli(h, "verify", "--live", "--json", "--osm-log", sm.log)

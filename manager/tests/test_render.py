@@ -29,8 +29,7 @@ def _plan(path=FOUR, cap=None) -> Plan:
 def test_plugin_table_file_follows_the_contract(tmp_path):
     plan = _plan()
     files = render_plan(plan, tmp_path / "out")
-    lines = [ln for ln in files["plugin-tables.conf"].read_text().splitlines()
-             if ln.strip() and not ln.startswith("#")]
+    lines = [ln for ln in files["plugin-tables.conf"].read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     assert lines[0] == "version 1"
     assert lines[1] == "sl2class " + ",".join(map(str, plan.sl2class))
     pat = re.compile(r"^vlarb (\w+) +high (\S+) low (\S+) limit (\d+)$")
@@ -51,8 +50,11 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     plan = _plan()
     out = tmp_path / "out"
     files = render_plan(plan, out)
-    conf = dict(ln.split(None, 1) for ln in files["opensm.conf"].read_text().splitlines()
-                if ln.strip() and not ln.startswith("#"))
+    conf = dict(
+        ln.split(None, 1)
+        for ln in files["opensm.conf"].read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    )
     t, ca = plan.vlarb.terminal, plan.vlarb.ca
     assert conf["routing_engine"] == "dla,dfsssp,lash" and conf["event_plugin_name"] == "ibqos"
     assert conf["max_op_vls"] == "8"
@@ -100,23 +102,30 @@ def _write(tmp_path: Path, doc: dict) -> Path:
 
 
 def _conf(path: Path) -> dict[str, str]:
-    return dict(ln.split(None, 1) for ln in path.read_text().splitlines()
-                if ln.strip() and not ln.startswith("#"))
+    return dict(ln.split(None, 1) for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#"))
 
 
 def test_render_cli_and_no_half_written_output(tmp_path):
     plan = _plan()
     plan.save(tmp_path / "plan.json")
-    cp = subprocess.run([str(IBQOS), "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
-                        capture_output=True, text=True, timeout=120)
+    cp = subprocess.run(
+        [str(IBQOS), "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cp.returncode == 0, cp.stderr
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
-        "opensm.conf", "plugin-tables.conf", "qos-policy.conf"]
+        "opensm.conf",
+        "plugin-tables.conf",
+        "qos-policy.conf",
+    ]
     # A broken plan: one error line, and nothing is created.
     bad = tmp_path / "bad.json"
     bad.write_text((tmp_path / "plan.json").read_text().replace('"high_limit": ', '"high_limit": 999'))
-    cp = subprocess.run([str(IBQOS), "render", str(bad), "-o", str(tmp_path / "r2")],
-                        capture_output=True, text=True, timeout=120)
+    cp = subprocess.run(
+        [str(IBQOS), "render", str(bad), "-o", str(tmp_path / "r2")], capture_output=True, text=True, timeout=120
+    )
     assert cp.returncode == 2 and len(cp.stderr.splitlines()) == 1 and "Traceback" not in cp.stderr
     assert not (tmp_path / "r2").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
@@ -124,14 +133,15 @@ def test_render_cli_and_no_half_written_output(tmp_path):
 
 # ---- real OpenSM on ibsim -------------------------------------------------------------
 
-GROUP_CAS = ("ca-g0-s0-h0", "ca-g3-s1-h1")     # two CAs in different dragonfly groups
+GROUP_CAS = ("ca-g0-s0-h0", "ca-g3-s1-h1")  # two CAs in different dragonfly groups
 
 
 def _fabric_policy(tmp_path: Path) -> Path:
     doc = yaml.safe_load(FOUR.read_text())
     doc["classes"][2]["match"] = {
         "groups": [{"name": "storage", "port_name": [f"{n}/P1" for n in GROUP_CAS]}],
-        "direction": "both"}
+        "direction": "both",
+    }
     p = tmp_path / "policy.yaml"
     p.write_text(yaml.safe_dump(doc, sort_keys=False))
     return p
@@ -141,8 +151,8 @@ def _check_no_plugin(fabric, plan: Plan) -> list[str]:
     """Without the plugin OpenSM programs qos_ca_* on CAs and qos_swe_* (the terminal role)
     on every switch port, with the same SL2VL everywhere (for a dla plan, the fallback's)."""
     from ibqos.render.fallback import fallback_sl2vl
-    want_sl2vl = tuple(fallback_sl2vl(plan.fabric.data_vls) if plan.fabric.routing == "dla"
-                       else plan.sl2vl)
+
+    want_sl2vl = tuple(fallback_sl2vl(plan.fabric.data_vls) if plan.fabric.routing == "dla" else plan.sl2vl)
     bad = []
     for n in fabric.nodes.values():
         for p in n.ports.values():
@@ -155,8 +165,11 @@ def _check_no_plugin(fabric, plan: Plan) -> list[str]:
                 bad.append(f"{n.desc}:{p.num}: no VLArb")
                 continue
             pad = lambda e, cap: [tuple(x) for x in e] + [(0, 0)] * (cap - len(e))  # noqa: E731
-            if ([tuple(x) for x in a.high] != pad(t.high, a.high_cap) or
-                    [tuple(x) for x in a.low] != pad(t.low, a.low_cap) or a.high_limit != t.high_limit):
+            if (
+                [tuple(x) for x in a.high] != pad(t.high, a.high_cap)
+                or [tuple(x) for x in a.low] != pad(t.low, a.low_cap)
+                or a.high_limit != t.high_limit
+            ):
                 bad.append(f"{n.desc}:{p.num} ({role}) VLArb {a} planned {t}")
         for key, vls in n.sl2vl.items():
             if tuple(vls) != want_sl2vl:
@@ -172,18 +185,22 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path):
     from ibqos.conformance import diff_programmed, expected_from_plan
 
     plan = _plan(_fabric_policy(tmp_path))
-    assert plan.fabric.high_cap == 8               # ibsim's VLArbitrationHighCap/LowCap
+    assert plan.fabric.high_cap == 8  # ibsim's VLArbitrationHighCap/LowCap
     files = render_plan(plan, tmp_path / "rendered")
     plugin = (paths.plugin_dir() / "libibqos.so").exists()
     conf = files["opensm.conf"]
-    if not plugin:     # the OpenSM parts alone: drop the engine and the plugin
+    if not plugin:  # the OpenSM parts alone: drop the engine and the plugin
         conf = tmp_path / "opensm-noplugin.conf"
-        conf.write_text("\n".join(ln for ln in files["opensm.conf"].read_text().splitlines()
-                                  if not ln.startswith(("routing_engine", "event_plugin"))))
+        conf.write_text(
+            "\n".join(
+                ln
+                for ln in files["opensm.conf"].read_text().splitlines()
+                if not ln.startswith(("routing_engine", "event_plugin"))
+            )
+        )
     net = dragonfly(*DRAGONFLY_SIZES[72][:3]).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run", console=False) as h:
-        run = h.run_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf],
-                       plugin=plugin, timeout=300)
+        run = h.run_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf], plugin=plugin, timeout=300)
         log = run.log.read_text(errors="replace")
         assert "qos-policy" not in log.lower() or "error" not in log.lower().split("qos-policy")[1][:200]
         fabric = h.read_back()
@@ -196,8 +213,7 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path):
 
         # The SA answers path queries between the two matched CAs with the class's SL
         # (the SA needs a running SM: start one as a daemon on the same files).
-        sm = h.start_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf],
-                        plugin=plugin, timeout=300)
+        sm = h.start_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf], plugin=plugin, timeout=300)
         lids = {}
         for n in fabric.cas():
             if n.desc in GROUP_CAS:
@@ -226,8 +242,7 @@ def _table_file(path: Path) -> tuple[list[str], dict[str, tuple[list[tuple[int, 
             head.append(ln)
             continue
         assert f[2::2][:3] == ["high", "low", "limit"], ln
-        entries = [[tuple(map(int, e.split(":"))) for e in x.split(",")] if x != "-" else []
-                   for x in (f[3], f[5])]
+        entries = [[tuple(map(int, e.split(":"))) for e in x.split(",")] if x != "-" else [] for x in (f[3], f[5])]
         roles[f[1]] = (entries[0], entries[1], int(f[7]))
     return head, roles
 
@@ -247,7 +262,7 @@ def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
             # slots of 3 adjacent entries: VLs 3c, 3c+1, 3c+2 with one weight
             assert len(table) % 3 == 0
             for k in range(0, len(table), 3):
-                vls, weights = zip(*table[k:k + 3])
+                vls, weights = zip(*table[k : k + 3])
                 assert vls[0] % 3 == 0 and list(vls) == [vls[0], vls[0] + 1, vls[0] + 2]
                 assert len(set(weights)) == 1
     conf = _conf(files["opensm.conf"])
@@ -262,7 +277,7 @@ def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
 def _links_plan(tmp_path: Path) -> Plan:
     doc = yaml.safe_load(_fabric_policy(tmp_path).read_text())
     doc["fabric"]["fault_tolerance"] = "links"
-    doc["classes"] = [doc["classes"][0], doc["classes"][3]]     # 2 classes x 3 VLs in 8
+    doc["classes"] = [doc["classes"][0], doc["classes"][3]]  # 2 classes x 3 VLs in 8
     doc["classes"][0]["bandwidth"] = 40
     return _plan(_write(tmp_path, doc), cap=(8, 8))
 
@@ -277,15 +292,26 @@ def test_links_plan_read_back_from_opensm_own_qos(tmp_path):
     plan = _links_plan(tmp_path)
     files = render_plan(plan, tmp_path / "rendered")
     conf = tmp_path / "opensm-noplugin.conf"
-    conf.write_text("\n".join(ln for ln in files["opensm.conf"].read_text().splitlines()
-                              if not ln.startswith(("routing_engine", "event_plugin"))))
+    conf.write_text(
+        "\n".join(
+            ln
+            for ln in files["opensm.conf"].read_text().splitlines()
+            if not ln.startswith(("routing_engine", "event_plugin"))
+        )
+    )
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
         h.run_sm(engine="dfsssp", conf_files=[conf], timeout=300)
         fabric = h.read_back()
     assert _check_no_plugin(fabric, plan) == []
-    served = {vl for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb
-              for vl, w in p.vlarb.high + p.vlarb.low if w}
+    served = {
+        vl
+        for n in fabric.nodes.values()
+        for p in n.ports.values()
+        if p.vlarb
+        for vl, w in p.vlarb.high + p.vlarb.low
+        if w
+    }
     assert served == {0, 1, 2, 3, 4, 5}
 
 
@@ -304,15 +330,18 @@ def test_links_plan_read_back_through_dla(tmp_path):
     files = render_plan(plan, tmp_path / "rendered")
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
-        run = h.run_sm(engine="dla,dfsssp,lash", plugin=True, conf_files=[files["opensm.conf"]],
-                       timeout=300, check=False)
+        run = h.run_sm(
+            engine="dla,dfsssp,lash", plugin=True, conf_files=[files["opensm.conf"]], timeout=300, check=False
+        )
         log = run.log.read_text(errors="replace")
         if re.search(r"ERR D1A3: .*vls_per_class", log):
-            pytest.skip("this plugin build does not read vls_per_class yet (tables helper's "
-                        "parser and the dla stride not merged)")
+            pytest.skip(
+                "this plugin build does not read vls_per_class yet (tables helper's "
+                "parser and the dla stride not merged)"
+            )
         assert run.configured_engines()[-1:] == ["dla"], log[-2000:]
         fabric = h.read_back()
     diffs = diff_programmed(fabric, expected_from_plan(plan))
     assert diffs == [], "\n".join(diffs[:10])
     used = {vl for n in fabric.switches() for t in n.sl2vl.values() for vl in t}
-    assert used == {0, 1, 3, 4}               # pristine: offsets 0 and 1 of each class
+    assert used == {0, 1, 3, 4}  # pristine: offsets 0 and 1 of each class

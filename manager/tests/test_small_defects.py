@@ -21,8 +21,7 @@ sys.path.insert(0, str(REPO_ROOT / "ci-sim" / "tests"))
 
 
 def ibqos(*args, cwd=None, env=None, timeout=300):
-    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=timeout)
+    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +32,7 @@ def dla_run(tmp_path_factory):
     from ibqos.render import render_plan
     from ibqos_sim.harness import Harness
     from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+
     d = tmp_path_factory.mktemp("dla")
     plan = make_plan(load_policy(EXAMPLES / "two-class.yaml"))
     plan.save(d / "plan.json")
@@ -77,17 +77,19 @@ def test_fabric_up_twice_refuses_instead_of_orphaning_ibsim(tmp_path):
         assert Path(f"/proc/{first}").exists()
     finally:
         ibqos("fabric", "down", "--run-dir", run_dir)
-    assert not Path(f"/proc/{first}").exists() or \
-        b"ibsim" not in Path(f"/proc/{first}/cmdline").read_bytes()
+    assert not Path(f"/proc/{first}").exists() or b"ibsim" not in Path(f"/proc/{first}/cmdline").read_bytes()
 
 
 @pytest.mark.fabric
 def test_piped_dryrun_reports_each_stage_as_it_ends(tmp_path):
     """Piped, the dry run says each stage when it ends, not everything at exit (rich draws
     its progress bars only at the end when stderr is not a terminal)."""
-    p = subprocess.Popen([IBQOS, "dryrun", EXAMPLES / "two-class.yaml", "--topology", "df72",
-                          "--out", tmp_path / "dr"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+    p = subprocess.Popen(
+        [IBQOS, "dryrun", EXAMPLES / "two-class.yaml", "--topology", "df72", "--out", tmp_path / "dr"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first = p.stderr.readline()
         still_running = p.poll() is None
@@ -111,12 +113,16 @@ def test_rich_markup_in_file_names_is_printed_as_written(tmp_path):
 
 def test_fabric_check_results_are_wrapped_not_cut(capsys):
     from ibqos_dryrun.cli import _print_verdict
-    words = " ".join(f"w{i}" for i in range(90))          # about 350 characters
+
+    words = " ".join(f"w{i}" for i in range(90))  # about 350 characters
     dr = SimpleNamespace(
         cfg=SimpleNamespace(policy=Path("p.yaml"), out=Path("out")),
-        s=SimpleNamespace(faults=[], topology_name="df42", verdicts=[], notes=[],
-                          plan=SimpleNamespace(share_tolerance_pp=2.0)),
-        ok=False, fabric_checks=lambda: [{"check": "routing engine", "ok": False, "result": words}])
+        s=SimpleNamespace(
+            faults=[], topology_name="df42", verdicts=[], notes=[], plan=SimpleNamespace(share_tolerance_pp=2.0)
+        ),
+        ok=False,
+        fabric_checks=lambda: [{"check": "routing engine", "ok": False, "result": words}],
+    )
     _print_verdict(dr)
     out = capsys.readouterr().out
     assert "w89" in out and "w0 " in out
@@ -137,6 +143,7 @@ def test_outputs_are_readable_as_the_umask_says(tmp_path):
 
 def test_adopted_config_keeps_its_mode(tmp_path):
     from ibqos.apply.confset import ConfigSet
+
     conf = tmp_path / "opensm.conf"
     conf.write_text("qos TRUE\n")
     conf.chmod(0o644)
@@ -148,7 +155,7 @@ def test_adopted_config_keeps_its_mode(tmp_path):
     assert conf.is_symlink() and stat.S_IMODE(conf.stat().st_mode) == 0o644
     assert stat.S_IMODE(policy.stat().st_mode) == 0o640
     cs.flip(cs.stage({"opensm.conf": "qos TRUE\nqos_max_vls 8\n", "qos-policy.conf": ""}, {}))
-    assert stat.S_IMODE(conf.stat().st_mode) == 0o644           # and the next version too
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o644  # and the next version too
 
 
 def _sim_run(tmp_path) -> Path:
@@ -156,6 +163,7 @@ def _sim_run(tmp_path) -> Path:
     from ibqos.planner import make_plan
     from ibqos.policy import load_policy
     from simfabrics import config_a, star
+
     d = tmp_path / "run"
     d.mkdir()
     star(4, config_a()).save(d / "fabric.json")
@@ -165,8 +173,9 @@ def _sim_run(tmp_path) -> Path:
 
 def test_mix_sweep_offers_each_class_its_share_times_the_load(tmp_path):
     d = _sim_run(tmp_path)
-    r = ibqos("simulate", d, "--traffic", "mix", "--sweep", "0.2:1.0:0.8", "--time-us", "100",
-              "--warmup-us", "20", "--json")
+    r = ibqos(
+        "simulate", d, "--traffic", "mix", "--sweep", "0.2:1.0:0.8", "--time-us", "100", "--warmup-us", "20", "--json"
+    )
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)["results"]
     assert [x["load"] for x in res] == pytest.approx([0.2, 1.0])

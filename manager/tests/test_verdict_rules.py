@@ -37,10 +37,10 @@ def _sim(shares: dict[str, float], p99: float = 50.0):
 
 
 def test_more_than_the_guarantee_passes(tmp_path):
-    plan = _plan(tmp_path)                        # qos 40 % high, best-effort rest
+    plan = _plan(tmp_path)  # qos 40 % high, best-effort rest
     v = {x.name: x for x in judge_classes(plan, _sim({"qos": 47.0, "best-effort": 59.0}))}
-    assert v["qos"].bandwidth_ok                  # 7 pp more than planned: the arbiter's idle turns
-    assert v["best-effort"].bandwidth_ok          # 1 pp below 60: within 2 pp
+    assert v["qos"].bandwidth_ok  # 7 pp more than planned: the arbiter's idle turns
+    assert v["best-effort"].bandwidth_ok  # 1 pp below 60: within 2 pp
 
 
 def test_less_than_the_plan_by_more_than_the_tolerance_fails_saying_why(tmp_path):
@@ -65,6 +65,6 @@ def test_max_bandwidth_caps_what_passes(tmp_path):
 
 
 def test_latency_verdict_is_the_analysed_wait_not_the_simulated_p99(tmp_path):
-    plan = _plan(tmp_path)                        # qos: max_latency_us 1, analysed wait 0.41 µs
+    plan = _plan(tmp_path)  # qos: max_latency_us 1, analysed wait 0.41 µs
     v = {x.name: x for x in judge_classes(plan, _sim({"qos": 40, "best-effort": 60}, p99=15.0))}
     assert v["qos"].latency_ok and v["qos"].sim_p99_us == 15.0

@@ -46,7 +46,7 @@ def _witness_is_real(fabric, cycle: list[str]) -> None:
 def test_minhop_dragonfly72_has_a_credit_loop_and_ibdmchk_agrees(tmp_path):
     dumps = _run(tmp_path, dragonfly(*DRAGONFLY_SIZES[72]), "minhop")
 
-    cp = ibqos("verify", tmp_path / "run")            # the harness run dir: finds sm0/dumps
+    cp = ibqos("verify", tmp_path / "run")  # the harness run dir: finds sm0/dumps
     assert cp.returncode == 1, cp.stderr
     assert "verdict: DEFECT: credit loop" in cp.stdout
     assert "delivered: 5112/5112" in cp.stdout
@@ -89,7 +89,7 @@ def test_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path, engine):
         psl = query_path_sls(fabric, h.env)
         sm.stop()
     assert len(psl.by_lids) == 72 * 71
-    assert len(set(psl.by_lids.values())) > 1           # the engine spreads paths over SLs
+    assert len(set(psl.by_lids.values())) > 1  # the engine spreads paths over SLs
 
     with_sls = verify_fabric(fabric, path_sls=psl)
     assert with_sls.ok and len(with_sls.sls_used) > 1
@@ -137,10 +137,8 @@ def test_live_verify_asks_the_sa_for_path_sls(tmp_path):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
         h.start_sm(engine="lash", conf={"qos": "TRUE"})
-        live = run_command(IBQOS + ["verify", "--live", "--json"], env=h.env, check=False,
-                           timeout=300)
-        sl0 = run_command(IBQOS + ["verify", "--live", "--sl", "0"], env=h.env, check=False,
-                          timeout=300)
+        live = run_command(IBQOS + ["verify", "--live", "--json"], env=h.env, check=False, timeout=300)
+        sl0 = run_command(IBQOS + ["verify", "--live", "--sl", "0"], env=h.env, check=False, timeout=300)
     assert live.returncode == 0, live.stdout + live.stderr
     doc = json.loads(live.stdout)
     assert doc["sl_source"].startswith("SA path records (5112 pairs")

@@ -29,6 +29,7 @@ def fabrics(draw):
     def link(a, b):
         if free[a] and free[b] and a != b:
             s.link(f"sw{a}", free[a].pop(0), f"sw{b}", free[b].pop(0))
+
     for k in range(1, nsw):
         link(k, draw(st.integers(0, k - 1)))
     for _ in range(draw(st.integers(0, nsw))):
@@ -71,7 +72,7 @@ def _reference(fabric, psl):
     vls = {w.inject_vl for w in ok} | {vl for w in ok for *_, vl in w.hops}
     edges = set()
     for w in ok:
-        inner = [(g, o, vl) for g, _, o, vl in w.hops][:-1]   # switch-to-switch channels
+        inner = [(g, o, vl) for g, _, o, vl in w.hops][:-1]  # switch-to-switch channels
         edges.update(zip(inner, inner[1:]))
     return lost, hops, stretch, vls, edges
 
@@ -80,8 +81,7 @@ def _bfs(fabric, start) -> dict:
     dist, todo = {start: 0}, [start]
     for g in todo:
         for p in fabric.nodes[g].ports.values():
-            if p.num and p.remote and fabric.nodes[p.remote[0]].kind == "switch" \
-                    and p.remote[0] not in dist:
+            if p.num and p.remote and fabric.nodes[p.remote[0]].kind == "switch" and p.remote[0] not in dist:
                 dist[p.remote[0]] = dist[g] + 1
                 todo.append(p.remote[0])
     return dist
@@ -100,6 +100,7 @@ def _has_cycle(edges) -> bool:
                 return True
         color[u] = 2
         return False
+
     return any(u not in color and dfs(u) for u in list(succ))
 
 
@@ -118,6 +119,7 @@ def test_array_verifier_matches_reference_walks(case, block):
         link, vl = divmod(int(c), 16)
         sw, o = divmod(link, ix.P)
         return (ix.sw_guid[sw], o, vl)
+
     assert {(chan(x), chan(y)) for x, y in zip(a, b)} == edges
     assert +stats.lost == +lost
     assert +stats.hops == hops

@@ -70,7 +70,7 @@ def test_missing_lft_entry_is_an_unreachable_pair():
 
 def test_routing_loop_is_reported_with_its_switches():
     s = line(3).sl2vl(identity)
-    s.set_route("sw1", "h2", 3)          # sw1 sends h2's traffic back to sw0, which sends it on
+    s.set_route("sw1", "h2", 3)  # sw1 sends h2's traffic back to sw0, which sends it on
     r = verify_fabric(s.f)
     assert r.lost == {"loop": 2}
     assert r.loops == 2 and r.unreachable == 0
@@ -80,24 +80,24 @@ def test_routing_loop_is_reported_with_its_switches():
 def test_route_into_the_wrong_ca():
     s = line(3).sl2vl(identity)
     s.set_route("sw2", "h2", 3)
-    s.set_route("sw1", "h2", 1)          # sw1 delivers h2's packets to h1
+    s.set_route("sw1", "h2", 1)  # sw1 delivers h2's packets to h1
     r = verify_fabric(s.f)
-    assert r.lost == {"wrong_ca": 2}     # h0 -> h2 and h1 -> h2 end at h1
+    assert r.lost == {"wrong_ca": 2}  # h0 -> h2 and h1 -> h2 end at h1
     assert "delivered to h1" in r.lost_examples[0].detail
 
 
 def test_vl15_and_non_operational_vl_drop_packets():
     s = line(3).sl2vl(identity)
     sw1 = s.node("sw1")
-    sw1.sl2vl[(3, 2)] = (15,) * 16       # from sw0 towards sw2: dropped
+    sw1.sl2vl[(3, 2)] = (15,) * 16  # from sw0 towards sw2: dropped
     r = verify_fabric(s.f)
     assert r.lost == {"dropped": 1} and r.delivered == 5
     assert "VL 15" in r.lost_examples[0].detail
 
     s = line(3).sl2vl(identity)
     s.node("sw0").ports[2].op_vls = 2
-    r = verify_fabric(s.f, sl=3)         # SL3 -> VL3, but sw0:2 runs 2 VLs
-    assert r.lost == {"dropped": 2}      # h0 -> h1, h0 -> h2
+    r = verify_fabric(s.f, sl=3)  # SL3 -> VL3, but sw0:2 runs 2 VLs
+    assert r.lost == {"dropped": 2}  # h0 -> h1, h0 -> h2
     assert verify_fabric(s.f, sl=1).ok
 
 

@@ -26,15 +26,14 @@ def require_plugin() -> Path:
 
 def run_dla(h, *, conf: dict | None = None, tables: Path | None = None, check: bool = True, **kw):
     require_plugin()
-    return h.run_sm(engine=ENGINE, plugin=True, plugin_options=tables,
-                    conf={"qos": "TRUE", **(conf or {})}, check=check, **kw)
+    return h.run_sm(
+        engine=ENGINE, plugin=True, plugin_options=tables, conf={"qos": "TRUE", **(conf or {})}, check=check, **kw
+    )
 
 
-def start_dla(h, *, conf: dict | None = None, tables: Path | None = None, engine: str = ENGINE,
-              **kw):
+def start_dla(h, *, conf: dict | None = None, tables: Path | None = None, engine: str = ENGINE, **kw):
     require_plugin()
-    return h.start_sm(engine=engine, plugin=True, plugin_options=tables,
-                      conf={"qos": "TRUE", **(conf or {})}, **kw)
+    return h.start_sm(engine=engine, plugin=True, plugin_options=tables, conf={"qos": "TRUE", **(conf or {})}, **kw)
 
 
 def refusals(lines) -> list[str]:

@@ -41,12 +41,15 @@ def _sanitized_harness(tmp_path, net, **kw) -> tuple[_PreloadHarness, object]:
     reports = tmp_path / "san"
     reports.mkdir()
     supp = tmp_path / "asan.supp"
-    supp.write_text("interceptor_via_lib:libumad2sim.so\ninterceptor_via_lib:libibumad.so\n"
-                    "interceptor_via_lib:libosmvendor.so\n")
+    supp.write_text(
+        "interceptor_via_lib:libumad2sim.so\ninterceptor_via_lib:libibumad.so\ninterceptor_via_lib:libosmvendor.so\n"
+    )
     h = _PreloadHarness(net, run_dir=tmp_path / "run", **kw)
     h.preload = _libasan()
-    h.extra_env = {"ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
-                   "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan"}
+    h.extra_env = {
+        "ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
+        "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan",
+    }
     return h, reports
 
 
@@ -77,15 +80,12 @@ def test_sanitized_plugin_dla_run(tmp_path):
     bad = tmp_path / "bad.tables"
     bad.write_bytes(TABLES.encode() + b"group 0x0002c903000a1b2c g2\n")
     with h:
-        run = h.run_sm(engine=ENGINE, plugin=True, plugin_options=good, conf={"qos": "TRUE"},
-                       check=False)
+        run = h.run_sm(engine=ENGINE, plugin=True, plugin_options=good, conf={"qos": "TRUE"}, check=False)
         assert run.configured_engines() == ["dla"]
         assert not [ln.text for ln in run.lines() if TABLES_REJECTED.search(ln.text)]
-        rejected = h.run_sm(engine=ENGINE, plugin=True, plugin_options=bad,
-                            conf={"qos": "TRUE"}, check=False)
+        rejected = h.run_sm(engine=ENGINE, plugin=True, plugin_options=bad, conf={"qos": "TRUE"}, check=False)
         found = [m.group(1) for ln in rejected.lines() if (m := TABLES_REJECTED.search(ln.text))]
-        assert found == [f"{bad}:9: group: switch 0x0002c903000a1b2c pinned twice (first on "
-                         "line 7)"]
+        assert found == [f"{bad}:9: group: switch 0x0002c903000a1b2c pinned twice (first on line 7)"]
         assert rejected.configured_engines() == ["dla"]
     assert not list(reports.iterdir()), [p.read_text()[:2000] for p in reports.iterdir()]
     for r in (run, rejected):

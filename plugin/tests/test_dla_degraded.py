@@ -12,8 +12,13 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import (DRAGONFLY_SIZES, Topology, dragonfly,
-                                dragonfly_missing_local_link, dragonfly_unconnected_pair)
+from ibqos_sim.topology import (
+    DRAGONFLY_SIZES,
+    Topology,
+    dragonfly,
+    dragonfly_missing_local_link,
+    dragonfly_unconnected_pair,
+)
 
 from dla_testlib import refusals, run_dla
 
@@ -25,8 +30,7 @@ VLS_LINE = re.compile(r"dla: (\d+) VL\(s\) per class in use")
 
 def without_switch(topo: Topology, name: str) -> Topology:
     """The fabric with switch `name` and its CAs gone, as OpenSM sees a dead switch."""
-    gone = {name} | {peer for peer, _ in topo.nodes[name].links.values()
-                     if topo.nodes[peer].kind == "Hca"}
+    gone = {name} | {peer for peer, _ in topo.nodes[name].links.values() if topo.nodes[peer].kind == "Hca"}
     for node in gone:
         for port in list(topo.nodes[node].links):
             topo.disconnect(node, port)
@@ -85,6 +89,7 @@ def test_stored_map_keeps_groups_through_a_fault(tmp_path):
     lines = run.lines()
     sources = [m.group(2) for ln in lines if (m := GROUPS_LINE.search(ln.text))]
     assert sources[-1] == "stored map, fabric degraded", sources
-    assert any("the fabric is degraded (stored group map: group 0 (4 switches) is not a "
-               "clique" in ln.text for ln in lines)
+    assert any(
+        "the fabric is degraded (stored group map: group 0 (4 switches) is not a clique" in ln.text for ln in lines
+    )
     judge(tmp_path, run, 72)

@@ -36,8 +36,7 @@ def test_dla_routes_dragonfly_deadlock_free(tmp_path, size):
                 if port_kind(fabric, groups, sw.guid, out) == "none":
                     continue
                 for inp, vls in smpquery_sl2vl(h, sw.lid, out).items():
-                    want = fig8_vl(0, port_kind(fabric, groups, sw.guid, inp),
-                                   port_kind(fabric, groups, sw.guid, out))
+                    want = fig8_vl(0, port_kind(fabric, groups, sw.guid, inp), port_kind(fabric, groups, sw.guid, out))
                     if vls != (want,) * 16:
                         mismatches.append((sw.desc, inp, out, vls))
         assert not mismatches, mismatches[:5]
@@ -92,6 +91,5 @@ def test_dla_keeps_requested_sl_in_path_records(tmp_path):
         sm = start_dla(h)
         assert any("dla tables configured" in ln.text for ln in sm.lines())
         for sl in (0, 3):
-            cp = h.diag(["saquery", "--sl", str(sl), "PR", "--slid", "1", "--dlid", "5"],
-                        check=False)
+            cp = h.diag(["saquery", "--sl", str(sl), "PR", "--slid", "1", "--dlid", "5"], check=False)
             assert re.search(rf"\bsl\.+0x{sl:x}\b", cp.stdout), cp.stdout + cp.stderr

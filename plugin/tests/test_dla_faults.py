@@ -44,8 +44,9 @@ def campaign(request, tmp_path_factory):
         # sweep_interval 1: a light sweep finds what a lost trap did not report
         sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
         c = Campaign(h, sm, topo, d)
-        assert c.pristine_report.ok and c.pristine_report.vls_used == [0, 1], \
+        assert c.pristine_report.ok and c.pristine_report.vls_used == [0, 1], (
             "the pristine fabric is not clean: nothing to compare faults with"
+        )
         yield size, c, d
 
 
@@ -64,9 +65,12 @@ def test_every_single_fault_keeps_dla_deadlock_free(campaign):
     t0 = time.monotonic()
     outcomes = [c.run([f]) for f in faults]
     wall = time.monotonic() - t0
-    (d / f"outcomes-{size}.json").write_text(json.dumps(
-        {"wall_s": round(wall, 1), "summary": summary(outcomes),
-         "outcomes": [o.to_json() for o in outcomes]}, indent=1))
+    (d / f"outcomes-{size}.json").write_text(
+        json.dumps(
+            {"wall_s": round(wall, 1), "summary": summary(outcomes), "outcomes": [o.to_json() for o in outcomes]},
+            indent=1,
+        )
+    )
     kinds = summary(outcomes)
     assert set(kinds) == {"terminal", "local", "global", "switch"}
     assert sum(k["tried"] for k in kinds.values()) == len(faults)
@@ -79,8 +83,7 @@ def test_random_double_faults_never_leave_a_credit_loop(campaign):
     size, c, d = campaign
     pairs = double_faults(c.topo, DOUBLE_FAULTS, seed=SEED + size)
     outcomes = [c.run(list(p)) for p in pairs]
-    (d / f"double-outcomes-{size}.json").write_text(json.dumps(
-        [o.to_json() for o in outcomes], indent=1))
+    (d / f"double-outcomes-{size}.json").write_text(json.dumps([o.to_json() for o in outcomes], indent=1))
     bad = [o for o in outcomes if not o.survived]
     if bad:
         pytest.fail(_fail_message(bad, outcomes, "double faults"), pytrace=False)

@@ -50,18 +50,16 @@ def test_guid_pins_win_over_the_pattern(tmp_path):
     with Harness(net, run_dir=tmp_path / "probe") as h:
         fabric = load_dumps(run_dla(h).dumps)
     name_group = re.compile(r"sw-g(\d+)-")
-    pins = "".join(f"group 0x{n.guid:016x} g{name_group.match(n.desc).group(1)}\n"
-                   for n in fabric.switches())
-    lines, (ngroups, source) = run_with(
-        tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n" + pins)
+    pins = "".join(f"group 0x{n.guid:016x} g{name_group.match(n.desc).group(1)}\n" for n in fabric.switches())
+    lines, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n" + pins)
     assert (ngroups, source) == (9, "pinned by the table file")
 
 
 def test_pins_that_do_not_fit_are_ignored_with_one_error(tmp_path):
     # groups by switch index: 4 groups of 9 switches that are far from cliques
-    lines, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n",
-                                        check=False)
+    lines, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n", check=False)
     errs = [ln.text for ln in lines if "ERR D1A7" in ln.text]
-    assert errs and all("dla: group pins ignored: group " in e and "more than two local hops "
-                        "apart" in e for e in errs), errs
+    assert errs and all(
+        "dla: group pins ignored: group " in e and "more than two local hops apart" in e for e in errs
+    ), errs
     assert (ngroups, source) == (9, "discovered")

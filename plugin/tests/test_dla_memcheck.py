@@ -45,8 +45,9 @@ class _PreloadHarness(Harness):
 
 def test_asan_ubsan_build_runs_clean(tmp_path, monkeypatch):
     build = tmp_path / "build-asan"
-    run_command(["cmake", "-S", str(REPO), "-B", str(build), "-DIBQOS_SANITIZE=ON",
-                 "-DCMAKE_BUILD_TYPE=Debug"], timeout=300)
+    run_command(
+        ["cmake", "-S", str(REPO), "-B", str(build), "-DIBQOS_SANITIZE=ON", "-DCMAKE_BUILD_TYPE=Debug"], timeout=300
+    )
     run_command(["cmake", "--build", str(build), "--target", "ibqos", "-j", "2"], timeout=600)
     monkeypatch.setenv("IBQOS_BUILD_DIR", str(build))
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
@@ -59,13 +60,17 @@ def test_asan_ubsan_build_runs_clean(tmp_path, monkeypatch):
     # over-reads in read(); libosmvendor frees a MAD that umad_send still writes). Errors
     # raised inside those libraries are suppressed; our code is instrumented, not intercepted.
     supp = tmp_path / "asan.supp"
-    supp.write_text("interceptor_via_lib:libumad2sim.so\ninterceptor_via_lib:libibumad.so\n"
-                    "interceptor_via_lib:libosmvendor.so\n")
-    h.extra_env = {"ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
-                   "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan"}
+    supp.write_text(
+        "interceptor_via_lib:libumad2sim.so\ninterceptor_via_lib:libibumad.so\ninterceptor_via_lib:libosmvendor.so\n"
+    )
+    h.extra_env = {
+        "ASAN_OPTIONS": f"detect_leaks=0:suppressions={supp}:log_path={reports}/asan",
+        "UBSAN_OPTIONS": f"print_stacktrace=1:halt_on_error=1:log_path={reports}/ubsan",
+    }
     tables = tmp_path / "plan.tables"
-    tables.write_text("version 1\nsl2class 0,1,2,3,0,0,0,0,0,0,0,0,0,0,0,0\n"
-                      "vlarb global high 0:40,1:40 low 2:8,3:8 limit 2\n")
+    tables.write_text(
+        "version 1\nsl2class 0,1,2,3,0,0,0,0,0,0,0,0,0,0,0,0\nvlarb global high 0:40,1:40 low 2:8,3:8 limit 2\n"
+    )
     with h:
         run = h.run_sm(engine=ENGINE, plugin=True, plugin_options=tables, conf={"qos": "TRUE"})
     assert run.configured_engines() == ["dla"]
@@ -76,30 +81,41 @@ def test_asan_ubsan_build_runs_clean(tmp_path, monkeypatch):
 def _plugin_records(valgrind_log: str) -> list[str]:
     """Loss records and errors whose stack passes through libibqos."""
     records = re.split(r"\n==\d+== \n", valgrind_log)
-    return [r for r in records if "libibqos" in r and
-            ("definitely lost" in r or "indirectly lost" in r or "possibly lost" in r or
-             "Invalid" in r or "uninitialised" in r)]
+    return [
+        r
+        for r in records
+        if "libibqos" in r
+        and (
+            "definitely lost" in r
+            or "indirectly lost" in r
+            or "possibly lost" in r
+            or "Invalid" in r
+            or "uninitialised" in r
+        )
+    ]
 
 
 def test_valgrind_heavy_sweep_and_resweep_no_plugin_leaks(tmp_path):
     require_plugin()
     valgrind = shutil.which("valgrind") or pytest.fail("valgrind is not installed")
     topo = dragonfly(*DRAGONFLY_SIZES[72])
-    victim = next((a, pa) for a, pa, b, pb in topo.links()
-                  if topo.nodes[a].kind == topo.nodes[b].kind == "Switch"
-                  and topo.nodes[a].group == topo.nodes[b].group)
+    victim = next(
+        (a, pa)
+        for a, pa, b, pb in topo.links()
+        if topo.nodes[a].kind == topo.nodes[b].kind == "Switch" and topo.nodes[a].group == topo.nodes[b].group
+    )
     net = topo.write_net(tmp_path / "fabric.net")
     vlog = tmp_path / "valgrind.log"
     with Harness(net, run_dir=tmp_path / "run", console=True) as h:
-        d, log, dumps, cmd, env = h._prepare_sm(None, ENGINE, {"qos": "TRUE"}, None, True,
-                                                None, 0x47, daemon=True)
+        d, log, dumps, cmd, env = h._prepare_sm(None, ENGINE, {"qos": "TRUE"}, None, True, None, 0x47, daemon=True)
         # keep-debuginfo: OpenSM dlcloses the plugin before exit; without it our frames are ???
-        cmd = [valgrind, "--leak-check=full", "--keep-debuginfo=yes", "--num-callers=30",
-               f"--log-file={vlog}"] + cmd
+        cmd = [valgrind, "--leak-check=full", "--keep-debuginfo=yes", "--num-callers=30", f"--log-file={vlog}"] + cmd
         from ibqos.proc import start_daemon
         from ibqos_sim.harness import SmDaemon
-        sm = SmDaemon(start_daemon("opensm", cmd, log_path=d / "opensm.out", env=env, cwd=d),
-                      log, dumps, d / "opensm.conf")
+
+        sm = SmDaemon(
+            start_daemon("opensm", cmd, log_path=d / "opensm.out", env=env, cwd=d), log, dumps, d / "opensm.conf"
+        )
         h._sms.append(sm)
         sm.wait_for_sweeps(1, timeout=300)
         # re-sweep on a changed topology: a local link down, dla routes on its stored group

@@ -38,8 +38,7 @@ def write_tables(path, override_guid=None, extra=""):
         lines.append(f"vlarb {role} high {_list(high)} low {_list(low)} limit {limit}")
     if override_guid is not None:
         high, low, limit = OVERRIDE
-        lines.append(f"vlarb port 0x{override_guid:016x} 7 high {_list(high)} low {_list(low)} "
-                     f"limit {limit}")
+        lines.append(f"vlarb port 0x{override_guid:016x} 7 high {_list(high)} low {_list(low)} limit {limit}")
     path.write_text("\n".join(lines) + "\n" + extra)
     return path
 
@@ -64,8 +63,9 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
         by_group: dict[int, list[int]] = {}
         for guid, g in groups.items():
             by_group.setdefault(g, []).append(guid)
-        assert sorted(sorted(int(g, 16) for g in m) for m in record["groups"]["members"]) == \
-            sorted(sorted(m) for m in by_group.values())
+        assert sorted(sorted(int(g, 16) for g in m) for m in record["groups"]["members"]) == sorted(
+            sorted(m) for m in by_group.values()
+        )
         recorded = {(int(r["guid"], 16), r["port"]): r for r in record["ports"]}
         # VLArb on every switch port with a link and every CA port, as smpquery reads it, and
         # as the plugin's record says it sent them (VLHighLimit too: ibsim does not store it)
@@ -74,7 +74,7 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
             for port in sorted(node.ports):
                 if node.kind == "switch":
                     if port == 0:
-                        continue    # ibsim switches have a base port 0: no VLArb (BSP0)
+                        continue  # ibsim switches have a base port 0: no VLArb (BSP0)
                     role = port_kind(live, groups, node.guid, port)
                     if role == "none":
                         continue
@@ -89,12 +89,14 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
                 if got != want:
                     wrong.append((node.desc, port, role, got, want))
                 r = recorded.pop((node.guid, port), None)
-                sent = r and {"high": padded([tuple(e) for e in r["high"]], len(got["high"])),
-                              "low": padded([tuple(e) for e in r["low"]], len(got["low"]))}
+                sent = r and {
+                    "high": padded([tuple(e) for e in r["high"]], len(got["high"])),
+                    "low": padded([tuple(e) for e in r["low"]], len(got["low"])),
+                }
                 if sent != got or r["high_limit"] != (OVERRIDE if role == "override" else ROLES[role])[2]:
                     wrong.append((node.desc, port, role, "record", r))
         assert not wrong, wrong[:3]
-        assert not recorded, list(recorded)[:3]     # nothing recorded that was not sent
+        assert not recorded, list(recorded)[:3]  # nothing recorded that was not sent
 
     # SL2VL: class c on (2c, 2c+1), Fig. 8 per class on every switch (in, out) pair
     for sw in live.switches():
@@ -113,13 +115,19 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
         assert max(report.hops) <= 3
 
 
-@pytest.mark.parametrize("extra,where,message", [
-    ("vlarb port 0x1 3 high 0:1 low 15:1 limit 1\n", 9, "low: entry 1: VL 15 out of range 0..14"),
-    ("vlarb port 0x1 3 high 0:256 low - limit 1\n", 9, "weight 256 out of range 0..255"),
-    ("bogus\n", 9, "unknown keyword 'bogus'"),
-    ("vlarb port 0x1 3 high 0:1,1:1,2:1,3:1,4:1,5:1,6:1,7:1,0:1 low - limit 1\n", 0,
-     "high table has 9 entries but port"),
-])
+@pytest.mark.parametrize(
+    "extra,where,message",
+    [
+        ("vlarb port 0x1 3 high 0:1 low 15:1 limit 1\n", 9, "low: entry 1: VL 15 out of range 0..14"),
+        ("vlarb port 0x1 3 high 0:256 low - limit 1\n", 9, "weight 256 out of range 0..255"),
+        ("bogus\n", 9, "unknown keyword 'bogus'"),
+        (
+            "vlarb port 0x1 3 high 0:1,1:1,2:1,3:1,4:1,5:1,6:1,7:1,0:1 low - limit 1\n",
+            0,
+            "high table has 9 entries but port",
+        ),
+    ],
+)
 def test_bad_table_file_rejected_whole(tmp_path, extra, where, message):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:

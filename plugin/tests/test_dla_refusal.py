@@ -16,8 +16,7 @@ from dla_testlib import refusals, start_dla
 pytestmark = pytest.mark.fabric
 
 CASES = {
-    "fat_tree": (lambda: fat_tree(), {},
-                 ["do not split into groups that are cliques of 2", "[rule: "]),
+    "fat_tree": (lambda: fat_tree(), {}, ["do not split into groups that are cliques of 2", "[rule: "]),
     "lmc": (lambda: dragonfly(4, 2, 2), {"lmc": 1}, ["LMC 1 is set", "[rule: lmc 0]"]),
 }
 
@@ -51,6 +50,8 @@ def test_too_few_vls_refused(tmp_path):
         sm = start_dla(h, conf={"max_op_vls": 1})
         lines = sm.lines()
         assert sm.alive()
-        assert any("ERR D1A2: dla: fabric refused: switch" in ln.text and
-                   "(local) runs 1 data VL(s) but needs 2" in ln.text for ln in lines)
+        assert any(
+            "ERR D1A2: dla: fabric refused: switch" in ln.text and "(local) runs 1 data VL(s) but needs 2" in ln.text
+            for ln in lines
+        )
         assert any("minhop tables configured on all switches" in ln.text for ln in lines)

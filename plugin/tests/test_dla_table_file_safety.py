@@ -31,8 +31,7 @@ BAD = {
 
 def tablecheck(path) -> tuple[int, bytes]:
     exe = paths.plugin_dir() / "ibqos-tablecheck"
-    cp = subprocess.run([str(exe), str(path)], capture_output=True, timeout=10,
-                        stdin=subprocess.DEVNULL)
+    cp = subprocess.run([str(exe), str(path)], capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     return cp.returncode, cp.stderr
 
 
@@ -63,7 +62,7 @@ def test_bad_file_rejected_whole_with_the_checkers_message(fabric, case):
     assert run.configured_engines() == ["dla"], refusals(run.lines())
     assert not refusals(run.lines())
     raw = d1a3_lines(run)
-    assert len(raw) == 1 and all(0x20 <= b < 0x7f for b in raw[0]), raw
+    assert len(raw) == 1 and all(0x20 <= b < 0x7F for b in raw[0]), raw
     # one validation path: the plugin logs exactly what the checker prints
     assert rejections(run) == [err.decode().rstrip("\n")]
 
@@ -83,8 +82,10 @@ def test_fifo_and_device_do_not_block_or_grow_opensm(fabric):
 def test_new_directives_are_accepted(fabric):
     h, d = fabric
     path = d / "groups.tables"
-    path.write_text("version 1\nvls_per_class 2\nsl2class 0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
-                    "group 0x0002c903000a1b2c g1\ngroup_pattern ^sw-g(?<group>\\d+)-s\\d+$\n")
+    path.write_text(
+        "version 1\nvls_per_class 2\nsl2class 0,1,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
+        "group 0x0002c903000a1b2c g1\ngroup_pattern ^sw-g(?<group>\\d+)-s\\d+$\n"
+    )
     assert tablecheck(path) == (0, b"")
     run = run_dla(h, tables=path, check=False, timeout=60)
     assert rejections(run) == []

@@ -31,7 +31,7 @@ def count(lines, text):
 
 
 def test_global_link_down_with_spare_link_reroutes(tmp_path):
-    topo = dragonfly(*DRAGONFLY_SIZES[42])          # some group pairs have two global links
+    topo = dragonfly(*DRAGONFLY_SIZES[42])  # some group pairs have two global links
     links = global_links(topo)
     pairs = [lk[4] for lk in links]
     victim = next(lk for lk in links if pairs.count(lk[4]) > 1)
@@ -58,7 +58,7 @@ def test_global_link_down_with_spare_link_reroutes(tmp_path):
 
 
 def test_only_global_link_of_a_pair_down_reroutes_through_a_third_group(tmp_path):
-    topo = dragonfly(*DRAGONFLY_SIZES[72])          # one global link per group pair
+    topo = dragonfly(*DRAGONFLY_SIZES[72])  # one global link per group pair
     victim = global_links(topo)[0]
     net = topo.write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run", console=True) as h:
@@ -80,8 +80,7 @@ def test_only_global_link_of_a_pair_down_reroutes_through_a_third_group(tmp_path
     assert report.ok, report.defects()
     assert report.delivered == report.pairs == 72 * 71
     assert report.cdg_acyclic and set(report.vls_used) <= {0, 1, 2}
-    assert max(report.hops) > 3                      # some routes cross a third group
+    assert max(report.hops) > 3  # some routes cross a third group
     again = verify_fabric(restored)
     assert again.ok and again.vls_used == [0, 1] and max(again.hops) <= 3
-    assert {n.guid: n.lft for n in restored.switches()} == \
-        {n.guid: n.lft for n in pristine.switches()}
+    assert {n.guid: n.lft for n in restored.switches()} == {n.guid: n.lft for n in pristine.switches()}

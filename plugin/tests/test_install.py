@@ -20,16 +20,19 @@ from dla_testlib import ENGINE, require_plugin
 pytestmark = pytest.mark.fabric
 
 ROOT = Path(__file__).resolve().parents[2]
-MULTIARCH = subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"], capture_output=True,
-                           text=True).stdout.strip() or "x86_64-linux-gnu"
+MULTIARCH = (
+    subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"], capture_output=True, text=True).stdout.strip()
+    or "x86_64-linux-gnu"
+)
 
 
 @pytest.fixture(scope="module")
 def staged(tmp_path_factory) -> Path:
     require_plugin()
     dest = tmp_path_factory.mktemp("destdir")
-    cp = subprocess.run(["make", "-s", "install", f"DESTDIR={dest}"], cwd=ROOT,
-                        capture_output=True, text=True, timeout=300)
+    cp = subprocess.run(
+        ["make", "-s", "install", f"DESTDIR={dest}"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert cp.returncode == 0, cp.stdout + cp.stderr
     return dest
 
@@ -46,8 +49,12 @@ def test_files_land_in_the_debian_layout(staged):
     assert (lib / "ibqos/libibqos_sim.so").is_file()
     assert (staged / "usr/share/ibqos/templates/opensm.conf.j2").is_file()
     layout = json.loads((staged / "usr/lib/python3/dist-packages/ibqos/_layout.json").read_text())
-    assert layout == {"libdir": f"/usr/lib/{MULTIARCH}", "pkglibdir": f"/usr/lib/{MULTIARCH}/ibqos",
-                      "bindir": "/usr/bin", "templates": "/usr/share/ibqos/templates"}
+    assert layout == {
+        "libdir": f"/usr/lib/{MULTIARCH}",
+        "pkglibdir": f"/usr/lib/{MULTIARCH}/ibqos",
+        "bindir": "/usr/bin",
+        "templates": "/usr/share/ibqos/templates",
+    }
 
 
 def test_opensm_routes_with_the_installed_plugin(staged, tmp_path, monkeypatch):
@@ -67,16 +74,33 @@ def test_installed_cli_runs_under_the_system_python(staged, tmp_path):
     (pydantic 2, …) come from the venv here, as from pip/pipx on a host (README)."""
     site = staged / "usr/lib/python3/dist-packages"
     deps = next(p for p in sys.path if p.endswith("site-packages"))
-    env = dict(os.environ, PYTHONPATH=f"{site}{os.pathsep}{deps}",
-               IBQOS_TEMPLATES=str(staged / "usr/share/ibqos/templates"))
-    run = lambda *a: subprocess.run(["/usr/bin/python3", str(staged / "usr/bin/ibqos"), *a],  # noqa: E731
-                                    capture_output=True, text=True, env=env, cwd=tmp_path)
+    env = dict(
+        os.environ, PYTHONPATH=f"{site}{os.pathsep}{deps}", IBQOS_TEMPLATES=str(staged / "usr/share/ibqos/templates")
+    )
+
+    def run(*a):
+        return subprocess.run(
+            ["/usr/bin/python3", str(staged / "usr/bin/ibqos"), *a],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+
     cp = run("plan", str(ROOT / "examples/two-class.yaml"), "-o", "plan.json")
     assert cp.returncode == 0, cp.stderr
     cp = run("render", "plan.json", "-o", "out")
     assert cp.returncode == 0, cp.stderr
     assert "routing_engine dla" in (tmp_path / "out/opensm.conf").read_text()
-    where = subprocess.run(["/usr/bin/python3", "-c", "import ibqos.paths as p; "
-                            "print(p.product('manager/readback/ibqos-readback'), p.plugin_dir())"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path)
+    where = subprocess.run(
+        [
+            "/usr/bin/python3",
+            "-c",
+            "import ibqos.paths as p; print(p.product('manager/readback/ibqos-readback'), p.plugin_dir())",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert where.stdout.split() == ["/usr/bin/ibqos-readback", f"/usr/lib/{MULTIARCH}"], where.stderr

@@ -20,13 +20,13 @@ def tablecheck(path, timeout=10):
         pytest.fail(f"{exe} is missing: run 'make build'")
     # bytes, not text: a raw byte in the output must fail an assertion, not the decoder
     import subprocess
-    cp = subprocess.run([str(exe), str(path)], capture_output=True, timeout=timeout,
-                        stdin=subprocess.DEVNULL)
+
+    cp = subprocess.run([str(exe), str(path)], capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
     return cp.returncode, cp.stderr
 
 
 def printable(data: bytes) -> bool:
-    return all(0x20 <= b < 0x7f or b == 0x0a for b in data)
+    return all(0x20 <= b < 0x7F or b == 0x0A for b in data)
 
 
 def write(tmp_path, name, data: bytes):
@@ -38,7 +38,7 @@ def write(tmp_path, name, data: bytes):
 def test_fifo_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "tables.fifo"
     os.mkfifo(fifo)
-    rc, err = tablecheck(fifo)       # main: blocks in fopen until the timeout
+    rc, err = tablecheck(fifo)  # main: blocks in fopen until the timeout
     assert rc == 2
     assert err == f"{fifo}:0: is a FIFO, not a regular file\n".encode()
 
@@ -77,26 +77,31 @@ def test_control_bytes_are_refused_and_tokens_escaped(tmp_path):
 def test_class_past_vl14_is_refused_like_the_plugin_does(tmp_path):
     # class 7 needs VLs 14 and 15; VL15 carries no data, on any fabric (main: accepted)
     p = write(tmp_path, "c7.tables", (HEADER + SL2CLASS_CLASS7).encode())
-    assert tablecheck(p) == (2, f"{p}:2: sl2class: SL 7: class 7 needs VLs 14..15, past VL14, "
-                                "the last data VL (vls_per_class 2 allows classes 0..6)\n".encode())
-    p = write(tmp_path, "c5.tables", (HEADER + "vls_per_class 3\n"
-                                      "sl2class 0,1,2,3,4,5,0,0,0,0,0,0,0,0,0,0\n").encode())
+    assert tablecheck(p) == (
+        2,
+        f"{p}:2: sl2class: SL 7: class 7 needs VLs 14..15, past VL14, "
+        "the last data VL (vls_per_class 2 allows classes 0..6)\n".encode(),
+    )
+    p = write(tmp_path, "c5.tables", (HEADER + "vls_per_class 3\nsl2class 0,1,2,3,4,5,0,0,0,0,0,0,0,0,0,0\n").encode())
     rc, err = tablecheck(p)
     assert rc == 2 and f"{p}:3: sl2class: SL 5: class 5 needs VLs 15..17".encode() in err
-    ok = write(tmp_path, "c4.tables", (HEADER + "vls_per_class 3\n"
-                                       "sl2class 0,1,2,3,4,0,0,0,0,0,0,0,0,0,0,0\n").encode())
+    ok = write(tmp_path, "c4.tables", (HEADER + "vls_per_class 3\nsl2class 0,1,2,3,4,0,0,0,0,0,0,0,0,0,0,0\n").encode())
     assert tablecheck(ok) == (0, b"")
 
 
 def test_all_zero_weights_warn_but_pass(tmp_path):
     p = write(tmp_path, "zero.tables", b"version 1\nvlarb global high 0:0,1:0 low 2:4 limit 1\n")
-    assert tablecheck(p) == (0, f"warning: {p}:2: vlarb global: every high-table weight is 0, so "
-                                "that table never sends (write '-' for an empty table)\n".encode())
+    assert tablecheck(p) == (
+        0,
+        f"warning: {p}:2: vlarb global: every high-table weight is 0, so "
+        "that table never sends (write '-' for an empty table)\n".encode(),
+    )
 
 
 def test_group_directives(tmp_path):
-    p = write(tmp_path, "groups.tables", b"version 1\ngroup 0x0002c903000a1b2c g1\n"
-              b"group_pattern ^sw-g(?<group>\\d+)-s\\d+$\n")
+    p = write(
+        tmp_path, "groups.tables", b"version 1\ngroup 0x0002c903000a1b2c g1\ngroup_pattern ^sw-g(?<group>\\d+)-s\\d+$\n"
+    )
     assert tablecheck(p) == (0, b"")
     p = write(tmp_path, "badpat.tables", b"version 1\ngroup_pattern sw-g([0-9]+\n")
     rc, err = tablecheck(p)

@@ -23,6 +23,7 @@ def write_png(rep: Report, path: Path) -> None:
 
 def figure(rep: Report):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -41,11 +42,15 @@ def figure(rep: Report):
     for xi, c in zip(x, rep.classes):
         if c.diff_predicted is not None:
             top = max(v for v in (c.measured, c.predicted, c.simulated) if v is not None)
-            ax_bw.annotate(f"{c.diff_predicted:+.2f} pp", (xi, top + 1),
-                           ha="center", fontsize=8,
-                           color="black" if c.passed is not False else "red")
+            ax_bw.annotate(
+                f"{c.diff_predicted:+.2f} pp",
+                (xi, top + 1),
+                ha="center",
+                fontsize=8,
+                color="black" if c.passed is not False else "red",
+            )
     top = max([v for _, vs, _ in series for v in vs if v is not None] or [1])
-    ax_bw.set_ylim(0, top * 1.25)             # room for the legend and the pp labels
+    ax_bw.set_ylim(0, top * 1.25)  # room for the legend and the pp labels
     ax_bw.set_xticks(x, labels)
     ax_bw.set_xlabel("service level (class)")
     ax_bw.set_ylabel("share of measured link bandwidth (%)")
@@ -61,15 +66,25 @@ def figure(rep: Report):
             avgs.append(worst.t_avg if worst else 0)
             ups.append(worst.p99 - worst.t_avg if worst else 0)
         xs = [xi - 0.2 + 0.4 * i for xi in x]
-        ax_lat.bar(xs, avgs, 0.4, yerr=[[0] * len(ups), ups], capsize=3, color=color,
-                   label=f"{name}: average (bar to 99th percentile)")
+        ax_lat.bar(
+            xs,
+            avgs,
+            0.4,
+            yerr=[[0] * len(ups), ups],
+            capsize=3,
+            color=color,
+            label=f"{name}: average (bar to 99th percentile)",
+        )
     ax_lat.set_xticks(x, labels)
     ax_lat.set_xlabel("service level (class)")
     ax_lat.set_ylabel("message latency, ib_send_lat (µs)")
     ax_lat.set_title("Latency per SL")
     ax_lat.legend()
 
-    fig.suptitle(rep.verdict if len(rep.verdict) < 110 else rep.verdict[:107] + "...",
-                 color="red" if not rep.passed else "black", fontsize=10)
+    fig.suptitle(
+        rep.verdict if len(rep.verdict) < 110 else rep.verdict[:107] + "...",
+        color="red" if not rep.passed else "black",
+        fontsize=10,
+    )
     fig.tight_layout()
     return fig

@@ -25,7 +25,7 @@ class SLMeasure:
     sl: int
     class_name: str
     bw_gbps: float | None = None
-    share: float | None = None               # percent of the total measured
+    share: float | None = None  # percent of the total measured
     lat_idle: Latency | None = None
     lat_loaded: Latency | None = None
     problems: list[str] = field(default_factory=list)
@@ -39,9 +39,9 @@ class ClassRow:
     predicted: float | None
     simulated: float | None
     measured: float | None
-    diff_predicted: float | None = None      # measured - predicted, pp
+    diff_predicted: float | None = None  # measured - predicted, pp
     diff_simulated: float | None = None
-    passed: bool | None = None               # None: nothing to compare with
+    passed: bool | None = None  # None: nothing to compare with
 
     @property
     def label(self) -> str:
@@ -76,12 +76,18 @@ class Report:
             return "FAIL: " + "; ".join(self.failures)
         if not self.compared:
             return "measured only: no prediction to compare with"
-        return (f"PASS: every class within {self.tolerance:g} pp of its prediction"
-                + (" and simulation" if self.simulated_source else ""))
+        return f"PASS: every class within {self.tolerance:g} pp of its prediction" + (
+            " and simulation" if self.simulated_source else ""
+        )
 
 
-def build_report(results_dir: str | Path, *, prediction: str | Path | None = None,
-                 simulated: str | Path | None = None, tolerance: float | None = None) -> Report:
+def build_report(
+    results_dir: str | Path,
+    *,
+    prediction: str | Path | None = None,
+    simulated: str | Path | None = None,
+    tolerance: float | None = None,
+) -> Report:
     """tolerance None: the plan's (the --prediction plan's, else the run plan's copy), as the
     dry run judges with it."""
     results_dir = Path(results_dir)
@@ -98,15 +104,14 @@ def build_report(results_dir: str | Path, *, prediction: str | Path | None = Non
 
     predicted = _predictions(run, prediction)
     sim = _simulated(simulated, run) if simulated else {}
-    failures = [f"SL {m.sl} ({m.class_name}): no bandwidth measurement: {m.problems[0]}"
-                for m in per_sl if m.bw_gbps is None]
+    failures = [
+        f"SL {m.sl} ({m.class_name}): no bandwidth measurement: {m.problems[0]}" for m in per_sl if m.bw_gbps is None
+    ]
     rows = []
     for c in run.classes:
         ms = [m for m in per_sl if m.sl in c.sls]
-        measured = (sum(m.share for m in ms) if ms and all(m.share is not None for m in ms)
-                    else None)
-        row = ClassRow(c.name, list(c.sls), c.priority, predicted.get(c.name), sim.get(c.name),
-                       measured)
+        measured = sum(m.share for m in ms) if ms and all(m.share is not None for m in ms) else None
+        row = ClassRow(c.name, list(c.sls), c.priority, predicted.get(c.name), sim.get(c.name), measured)
         checks = []
         if measured is not None and row.predicted is not None:
             row.diff_predicted = measured - row.predicted
@@ -117,16 +122,27 @@ def build_report(results_dir: str | Path, *, prediction: str | Path | None = Non
         if checks:
             bad = [(what, ref, d) for what, ref, d in checks if abs(d) > tolerance]
             row.passed = not bad
-            failures += [f"{row.label}: measured {measured:.2f} % vs {what} {ref:.2f} % "
-                         f"({d:+.2f} pp, tolerance {tolerance:g} pp)" for what, ref, d in bad]
+            failures += [
+                f"{row.label}: measured {measured:.2f} % vs {what} {ref:.2f} % "
+                f"({d:+.2f} pp, tolerance {tolerance:g} pp)"
+                for what, ref, d in bad
+            ]
         rows.append(row)
-    return Report(results_dir=str(results_dir), tolerance=tolerance,
-                  prediction_source=str(prediction) if prediction else
-                  (run.plan_path if any(v is not None for v in predicted.values()) else None),
-                  simulated_source=str(simulated) if simulated else None,
-                  rate=run.rate, rate_gbps=run.rate_gbps, bw_unit=run.bw_unit,
-                  total_gbps=total if total > 0 else None, per_sl=per_sl, classes=rows,
-                  failures=failures)
+    return Report(
+        results_dir=str(results_dir),
+        tolerance=tolerance,
+        prediction_source=str(prediction)
+        if prediction
+        else (run.plan_path if any(v is not None for v in predicted.values()) else None),
+        simulated_source=str(simulated) if simulated else None,
+        rate=run.rate,
+        rate_gbps=run.rate_gbps,
+        bw_unit=run.bw_unit,
+        total_gbps=total if total > 0 else None,
+        per_sl=per_sl,
+        classes=rows,
+        failures=failures,
+    )
 
 
 def _measure(res: Results, base: Path) -> list[SLMeasure]:
@@ -140,8 +156,7 @@ def _measure(res: Results, base: Path) -> list[SLMeasure]:
             if isinstance(bw, Bandwidth):
                 m.bw_gbps = bw.gbps
             m.lat_idle = _latency(by_key.get((f"lat-idle-sl{sl}", f"lat-idle-sl{sl}")), base, m)
-            m.lat_loaded = _latency(by_key.get((f"lat-loaded-sl{sl}", f"lat-loaded-sl{sl}")),
-                                    base, m)
+            m.lat_loaded = _latency(by_key.get((f"lat-loaded-sl{sl}", f"lat-loaded-sl{sl}")), base, m)
             out.append(m)
     return out
 
@@ -153,8 +168,7 @@ def _latency(flow: FlowResult | None, base: Path, m: SLMeasure) -> Latency | Non
     return r if isinstance(r, Latency) else None
 
 
-def _result(flow: FlowResult | None, base: Path, unit: str, roles: tuple[str, ...],
-            m: SLMeasure):
+def _result(flow: FlowResult | None, base: Path, unit: str, roles: tuple[str, ...], m: SLMeasure):
     """The first side whose output parses; records why when none does."""
     if flow is None:
         m.problems.append("flow missing from the results")
@@ -177,11 +191,13 @@ def _predictions(run, prediction: str | Path | None) -> dict[str, float | None]:
     known = {c.name: c for c in plan.classes}
     for c in run.classes:
         if c.name not in known:
-            raise InputError(f"class {c.name!r} of the run is not in this plan", file=prediction,
-                             field="classes")
+            raise InputError(f"class {c.name!r} of the run is not in this plan", file=prediction, field="classes")
         if tuple(c.sls) != known[c.name].sls:
-            raise InputError(f"class {c.name!r} has SLs {list(known[c.name].sls)} here but "
-                             f"{c.sls} in the run", file=prediction, field="classes")
+            raise InputError(
+                f"class {c.name!r} has SLs {list(known[c.name].sls)} here but {c.sls} in the run",
+                file=prediction,
+                field="classes",
+            )
     return {c.name: known[c.name].predicted_share for c in run.classes}
 
 

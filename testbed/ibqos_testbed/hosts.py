@@ -21,7 +21,7 @@ LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
 _TCP_LISTEN = "0A"
 _REMOTE_PID = re.compile(r"^ibqos-remote-pid (\d+)$", re.MULTILINE)
 SSH_OPTIONS = ["-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "LogLevel=ERROR"]
-REMOTE_KILL_AFTER = 5      # seconds the node waits beyond the runner's deadline
+REMOTE_KILL_AFTER = 5  # seconds the node waits beyond the runner's deadline
 
 
 class StartFailed(Exception):
@@ -64,8 +64,7 @@ class Host:
                 except OSError:
                     pass
         else:
-            text = proc.run_command(self._ssh("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true"),
-                                    timeout=20).stdout
+            text = proc.run_command(self._ssh("cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; true"), timeout=20).stdout
         return parse_listening(text)
 
     def unreachable_reason(self) -> str | None:
@@ -83,9 +82,11 @@ class Host:
         if not self.is_local and h.poll() is None:
             pid = remote_pid(h.stderr_path)
             if pid:
-                proc.run_command(self._ssh(f"kill -TERM {pid} 2>/dev/null; sleep 1; "
-                                           f"kill -KILL {pid} 2>/dev/null; true"),
-                                 timeout=20, check=False)
+                proc.run_command(
+                    self._ssh(f"kill -TERM {pid} 2>/dev/null; sleep 1; kill -KILL {pid} 2>/dev/null; true"),
+                    timeout=20,
+                    check=False,
+                )
         h.daemon.stop(grace=2.0)
 
     def _ssh(self, script: str) -> list[str]:
@@ -94,8 +95,7 @@ class Host:
     @staticmethod
     def _remote_script(argv: list[str], timeout: float) -> str:
         limit = f"{timeout + REMOTE_KILL_AFTER:g}"
-        inner = (f"echo ibqos-remote-pid $$ >&2; exec timeout -k {REMOTE_KILL_AFTER} {limit} "
-                 + shlex.join(argv))
+        inner = f"echo ibqos-remote-pid $$ >&2; exec timeout -k {REMOTE_KILL_AFTER} {limit} " + shlex.join(argv)
         return "sh -c " + shlex.quote(inner)
 
 

@@ -27,8 +27,10 @@ from ibqos.errors import InputError
 _BYTES_PER_UNIT = {"MB/sec": 2**20, "MiB/sec": 2**20}
 BW_UNITS = ("MB/sec", "MiB/sec", "Gb/sec")
 
-_COLUMN = re.compile(r"#\w+|(?:\d+(?:\.\d+)?% )?[A-Za-z_][\w.]*(?: [A-Za-z_][\w.]*)*\[[^\]]+\]"
-                     r"|tps average")
+_COLUMN = re.compile(
+    r"#\w+|(?:\d+(?:\.\d+)?% )?[A-Za-z_][\w.]*(?: [A-Za-z_][\w.]*)*\[[^\]]+\]"
+    r"|tps average"
+)
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _END = re.compile(r"^-{20,}\s*$")
 _NOISE = (
@@ -37,12 +39,23 @@ _NOISE = (
     re.compile(r"^\s*WARNING\b", re.IGNORECASE),
 )
 _LAT_COLUMNS = {
-    "t_min[usec]": "t_min", "t_max[usec]": "t_max", "t_typical[usec]": "t_typical",
-    "t_avg[usec]": "t_avg", "t_stdev[usec]": "t_stdev",
-    "99% percentile[usec]": "p99", "99.9% percentile[usec]": "p99_9",
+    "t_min[usec]": "t_min",
+    "t_max[usec]": "t_max",
+    "t_typical[usec]": "t_typical",
+    "t_avg[usec]": "t_avg",
+    "t_stdev[usec]": "t_stdev",
+    "99% percentile[usec]": "p99",
+    "99.9% percentile[usec]": "p99_9",
 }
-_LAT_JSON = {"t_min": "t_min", "t_max": "t_max", "t_typical": "t_typical", "t_avg": "t_avg",
-             "t_stdev": "t_stdev", "percentile_99": "p99", "percentile_99.9": "p99_9"}
+_LAT_JSON = {
+    "t_min": "t_min",
+    "t_max": "t_max",
+    "t_typical": "t_typical",
+    "t_avg": "t_avg",
+    "t_stdev": "t_stdev",
+    "percentile_99": "p99",
+    "percentile_99.9": "p99_9",
+}
 
 
 @dataclass(frozen=True)
@@ -51,7 +64,7 @@ class Bandwidth:
     iterations: int
     bw_peak: float
     bw_average: float
-    unit: str               # one of BW_UNITS
+    unit: str  # one of BW_UNITS
     msg_rate_mpps: float
 
     @property
@@ -110,41 +123,53 @@ def parse_text(text: str, *, source: str | Path = "<stdout>") -> Result:
             continue
         words = ln.split()
         if not all(_NUMBER.fullmatch(w) for w in words) or len(words) != len(columns):
-            raise InputError(f"garbled result row: expected {len(columns)} numbers under "
-                             f"'{header.strip()}', got {ln.strip()!r}",
-                             file=source, line=i + 1)
+            raise InputError(
+                f"garbled result row: expected {len(columns)} numbers under '{header.strip()}', got {ln.strip()!r}",
+                file=source,
+                line=i + 1,
+            )
         rows.append((i + 1, [float(w) for w in words]))
     else:
         what = "after the last result row" if rows else "and no result row"
-        raise InputError(f"truncated output: result table at line {start + 1} never ends "
-                         f"({what})", file=source, line=len(lines))
+        raise InputError(
+            f"truncated output: result table at line {start + 1} never ends ({what})", file=source, line=len(lines)
+        )
     if not rows:
-        raise InputError("truncated output: result table has a header but no result row",
-                         file=source, line=start + 1)
+        raise InputError("truncated output: result table has a header but no result row", file=source, line=start + 1)
     _, values = rows[-1]
     row = dict(zip(columns, values))
     if kind == "lat":
-        return Latency(msg_size=int(row["#bytes"]), iterations=int(row["#iterations"]),
-                       **{field: row[col] for col, field in _LAT_COLUMNS.items()})
+        return Latency(
+            msg_size=int(row["#bytes"]),
+            iterations=int(row["#iterations"]),
+            **{field: row[col] for col, field in _LAT_COLUMNS.items()},
+        )
     unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
-    return Bandwidth(msg_size=int(row["#bytes"]), iterations=int(row["#iterations"]),
-                     bw_peak=row[f"BW peak[{unit}]"], bw_average=row[f"BW average[{unit}]"],
-                     unit=unit, msg_rate_mpps=row["MsgRate[Mpps]"])
+    return Bandwidth(
+        msg_size=int(row["#bytes"]),
+        iterations=int(row["#iterations"]),
+        bw_peak=row[f"BW peak[{unit}]"],
+        bw_average=row[f"BW average[{unit}]"],
+        unit=unit,
+        msg_rate_mpps=row["MsgRate[Mpps]"],
+    )
 
 
 def _table_kind(columns: list[str], source, line: int) -> str:
     if any(c in columns for c in (f"BW average[{u}]" for u in BW_UNITS)):
         if "#sl" in columns:
-            raise InputError("per-SL raw Ethernet QoS table is not an ib_send_bw result",
-                             file=source, line=line)
+            raise InputError("per-SL raw Ethernet QoS table is not an ib_send_bw result", file=source, line=line)
         return "bw"
     if all(c in columns for c in _LAT_COLUMNS):
         return "lat"
     if "tps average" in columns:
-        raise InputError("latency table of a duration run (-D) has only t_avg; run ib_send_lat "
-                         "with -n ITERATIONS for the full table", file=source, line=line)
-    raise InputError(f"unknown perftest result table header: {' '.join(columns) or '(empty)'}",
-                     file=source, line=line)
+        raise InputError(
+            "latency table of a duration run (-D) has only t_avg; run ib_send_lat "
+            "with -n ITERATIONS for the full table",
+            file=source,
+            line=line,
+        )
+    raise InputError(f"unknown perftest result table header: {' '.join(columns) or '(empty)'}", file=source, line=line)
 
 
 def parse_json(text: str, *, source: str | Path = "<json>", unit: str = "MB/sec") -> Result:
@@ -158,10 +183,11 @@ def parse_json(text: str, *, source: str | Path = "<json>", unit: str = "MB/sec"
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
-            raise InputError(f"garbled --out_json file: {e.msg} (column {e.colno})",
-                             file=source, line=e.lineno) from None
+            raise InputError(
+                f"garbled --out_json file: {e.msg} (column {e.colno})", file=source, line=e.lineno
+            ) from None
         if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
-            raise InputError("--out_json file has no \"results\" object", file=source)
+            raise InputError('--out_json file has no "results" object', file=source)
         results, info = doc["results"], doc.get("test_info") or {}
     else:
         info, results = _sections_of_v45_json(text, source)
@@ -195,8 +221,7 @@ def _sections_of_v45_json(text: str, source) -> tuple[dict, dict]:
     if "results" not in sections:
         raise InputError("--out_json file has no results section", file=source, line=len(lines))
     if depth != 0:
-        raise InputError("truncated --out_json file: unbalanced braces", file=source,
-                         line=len(lines))
+        raise InputError("truncated --out_json file: unbalanced braces", file=source, line=len(lines))
     return sections.get("test_info", {}), sections["results"]
 
 
@@ -210,8 +235,16 @@ def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
             raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from None
 
     if kind == "lat" or "t_avg" in results:
-        return Latency(msg_size=int(num("MsgSize")), iterations=int(num("n_iterations")),
-                       **{field: num(key) for key, field in _LAT_JSON.items()})
-    return Bandwidth(msg_size=int(num("MsgSize")), iterations=int(num("n_iterations")),
-                     bw_peak=num("BW_peak"), bw_average=num("BW_average"), unit=unit,
-                     msg_rate_mpps=num("MsgRate"))
+        return Latency(
+            msg_size=int(num("MsgSize")),
+            iterations=int(num("n_iterations")),
+            **{field: num(key) for key, field in _LAT_JSON.items()},
+        )
+    return Bandwidth(
+        msg_size=int(num("MsgSize")),
+        iterations=int(num("n_iterations")),
+        bw_peak=num("BW_peak"),
+        bw_average=num("BW_average"),
+        unit=unit,
+        msg_rate_mpps=num("MsgRate"),
+    )

@@ -28,8 +28,8 @@ MTUS = (256, 512, 1024, 2048, 4096)
 class TrafficClass:
     name: str
     sls: tuple[int, ...]
-    priority: str                     # "high" | "low"
-    predicted_share: float | None     # percent of the link, None when the plan has no analysis
+    priority: str  # "high" | "low"
+    predicted_share: float | None  # percent of the link, None when the plan has no analysis
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class PlanSummary:
     rate_gbps: float | None
     mtu: int
     classes: tuple[TrafficClass, ...]
-    share_tolerance_pp: float = 2.0     # the policy's verdict tolerance, carried by the plan
+    share_tolerance_pp: float = 2.0  # the policy's verdict tolerance, carried by the plan
 
     @property
     def sls(self) -> list[int]:
@@ -91,23 +91,29 @@ def load_plan(path: str | Path) -> PlanSummary:
         view = _PlanView.model_validate(doc)
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], file=path,
-                         field=".".join(str(p) for p in err["loc"]) or None) from None
+        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from None
     seen: dict[int, str] = {}
     for i, c in enumerate(view.classes):
         for sl in c.sls:
             if sl in seen:
-                raise InputError(f"SL {sl} is in both class {seen[sl]!r} and {c.name!r}",
-                                 file=path, field=f"classes.{i}.sls")
+                raise InputError(
+                    f"SL {sl} is in both class {seen[sl]!r} and {c.name!r}", file=path, field=f"classes.{i}.sls"
+                )
             seen[sl] = c.name
-    per_class = ((view.analysis.get("terminal") or {}).get("per_class") or {})
-    classes = tuple(TrafficClass(c.name, tuple(c.sls), c.priority,
-                                 _share(per_class.get(c.name), path, c.name))
-                    for c in view.classes)
-    return PlanSummary(path=str(path), sha256=hashlib.sha256(raw).hexdigest(),
-                       rate=str(view.fabric.rate), rate_gbps=view.fabric.rate_gbps,
-                       mtu=view.fabric.mtu, classes=classes,
-                       share_tolerance_pp=float(doc.get("share_tolerance_pp", 2.0)))
+    per_class = (view.analysis.get("terminal") or {}).get("per_class") or {}
+    classes = tuple(
+        TrafficClass(c.name, tuple(c.sls), c.priority, _share(per_class.get(c.name), path, c.name))
+        for c in view.classes
+    )
+    return PlanSummary(
+        path=str(path),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        rate=str(view.fabric.rate),
+        rate_gbps=view.fabric.rate_gbps,
+        mtu=view.fabric.mtu,
+        classes=classes,
+        share_tolerance_pp=float(doc.get("share_tolerance_pp", 2.0)),
+    )
 
 
 def _share(entry, path: Path, name: str) -> float | None:
@@ -115,6 +121,7 @@ def _share(entry, path: Path, name: str) -> float | None:
         return None
     share = entry.get("share") if isinstance(entry, dict) else None
     if not isinstance(share, (int, float)) or not 0 <= share <= 100:
-        raise InputError(f"share must be a percentage, got {share!r}", file=path,
-                         field=f"analysis.terminal.per_class.{name}.share")
+        raise InputError(
+            f"share must be a percentage, got {share!r}", file=path, field=f"analysis.terminal.per_class.{name}.share"
+        )
     return float(share)

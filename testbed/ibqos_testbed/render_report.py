@@ -41,8 +41,7 @@ def print_table(rep: Report, console: Console | None = None) -> None:
 
 def _share_table(rep: Report) -> Table:
     sim = rep.simulated_source is not None
-    t = Table(title=f"Bandwidth share per SL (tolerance {rep.tolerance:g} pp)",
-              caption=_caption(rep))
+    t = Table(title=f"Bandwidth share per SL (tolerance {rep.tolerance:g} pp)", caption=_caption(rep))
     t.add_column("SL", justify="right")
     t.add_column("class", overflow="fold")
     t.add_column("prio")
@@ -78,8 +77,7 @@ def _latency_table(rep: Report) -> Table:
         t.add_column(head, justify="right")
     for c in rep.classes:
         ms = [m for m in rep.per_sl if m.sl in c.sls]
-        t.add_row(",".join(map(str, c.sls)), c.name, *_lat(ms, "lat_idle"),
-                  *_lat(ms, "lat_loaded"))
+        t.add_row(",".join(map(str, c.sls)), c.name, *_lat(ms, "lat_idle"), *_lat(ms, "lat_loaded"))
     return t
 
 
@@ -112,9 +110,18 @@ def to_dict(rep: Report) -> dict:
         "verdict": rep.verdict,
         "failures": rep.failures,
         "per_class": [dataclasses.asdict(c) for c in rep.classes],
-        "per_sl": [{"sl": m.sl, "class": m.class_name, "bw_gbps": m.bw_gbps, "share": m.share,
-                    "lat_idle_us": lat(m.lat_idle), "lat_loaded_us": lat(m.lat_loaded),
-                    "problems": m.problems} for m in rep.per_sl],
+        "per_sl": [
+            {
+                "sl": m.sl,
+                "class": m.class_name,
+                "bw_gbps": m.bw_gbps,
+                "share": m.share,
+                "lat_idle_us": lat(m.lat_idle),
+                "lat_loaded_us": lat(m.lat_loaded),
+                "problems": m.problems,
+            }
+            for m in rep.per_sl
+        ],
     }
 
 

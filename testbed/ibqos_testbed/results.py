@@ -26,9 +26,9 @@ class ProcessResult(BaseModel):
     role: Literal["server", "client"]
     host: str
     argv: list[str]
-    stdout: str                 # path relative to the results directory
+    stdout: str  # path relative to the results directory
     stderr: str
-    started: float | None = None        # wall clock (time.time()), None if never started
+    started: float | None = None  # wall clock (time.time()), None if never started
     ended: float | None = None
     returncode: int | None = None
     timed_out: bool = False
@@ -44,7 +44,7 @@ class FlowResult(BaseModel):
     class_name: str
     server: ProcessResult
     client: ProcessResult
-    error: str | None = None    # one line; None when both processes succeeded
+    error: str | None = None  # one line; None when both processes succeeded
 
     @property
     def ok(self) -> bool:

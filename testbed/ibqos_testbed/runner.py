@@ -32,12 +32,13 @@ STRAGGLER_GRACE = 5.0
 @dataclass
 class _Proc:
     """One perftest process of a flow while the phase runs."""
+
     spec: Process
     result: ProcessResult
     host: Host
     handle: Handle | None = None
-    deadline: float = 0.0             # its own timeout (monotonic clock)
-    straggle_deadline: float = 0.0    # set once its peer has ended
+    deadline: float = 0.0  # its own timeout (monotonic clock)
+    straggle_deadline: float = 0.0  # set once its peer has ended
     straggler: bool = False
 
     @property
@@ -63,8 +64,14 @@ class _Flow:
 
 
 class Runner:
-    def __init__(self, run: RunPlan, results_dir: Path, *,
-                 report: Callable[[str], None] = lambda line: None, listen_timeout: float = 30.0):
+    def __init__(
+        self,
+        run: RunPlan,
+        results_dir: Path,
+        *,
+        report: Callable[[str], None] = lambda line: None,
+        listen_timeout: float = 30.0,
+    ):
         self.run, self.dir, self.report = run, results_dir, report
         self.listen_timeout = listen_timeout
         self.hosts: dict[str, Host] = {}
@@ -73,8 +80,7 @@ class Runner:
     def execute(self) -> Results:
         if (self.dir / RESULTS_FILE).exists():
             # Output files are appended to; mixing two runs would report the older one.
-            raise InputError("already holds the results of a run: remove it or choose another "
-                             "directory", file=self.dir)
+            raise InputError("already holds the results of a run: remove it or choose another directory", file=self.dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         started, flows, interrupted = time.time(), [], False
         try:
@@ -83,8 +89,7 @@ class Runner:
                 flows += self._run_phase(phase)
         except KeyboardInterrupt:
             interrupted = True
-        results = Results(runplan=self.run, started=started, ended=time.time(),
-                          interrupted=interrupted, flows=flows)
+        results = Results(runplan=self.run, started=started, ended=time.time(), interrupted=interrupted, flows=flows)
         results.save(self.dir)
         if interrupted:
             raise KeyboardInterrupt
@@ -101,23 +106,35 @@ class Runner:
             self._start_clients(flows, ready_at)
             self._wait(flows)
         finally:
-            self._reap(flows)              # also on Ctrl-C: nothing outlives the run
+            self._reap(flows)  # also on Ctrl-C: nothing outlives the run
         out = []
         for f in flows:
             self._explain(f)
             if f.error:
                 self.report(f"flow {f.flow.id} ({phase.name}): {f.error}")
-            out.append(FlowResult(phase=phase.name, id=f.flow.id, kind=f.flow.kind, sl=f.flow.sl,
-                                  class_name=f.flow.class_name, server=f.server.result,
-                                  client=f.client.result, error=f.error))
+            out.append(
+                FlowResult(
+                    phase=phase.name,
+                    id=f.flow.id,
+                    kind=f.flow.kind,
+                    sl=f.flow.sl,
+                    class_name=f.flow.class_name,
+                    server=f.server.result,
+                    client=f.client.result,
+                    error=f.error,
+                )
+            )
         return out
 
     def _prepare(self, phase: Phase, flow: Flow) -> _Flow:
         def proc(role: str, spec: Process) -> _Proc:
             rel = f"{phase.name}/{flow.id}.{role}"
-            return _Proc(spec, ProcessResult(role=role, host=spec.host, argv=spec.argv,
-                                             stdout=rel + ".out", stderr=rel + ".err"),
-                         self._host(spec.host))
+            return _Proc(
+                spec,
+                ProcessResult(role=role, host=spec.host, argv=spec.argv, stdout=rel + ".out", stderr=rel + ".err"),
+                self._host(spec.host),
+            )
+
         (self.dir / phase.name).mkdir(parents=True, exist_ok=True)
         return _Flow(flow, proc("server", flow.server), proc("client", flow.client))
 
@@ -148,13 +165,21 @@ class Runner:
 
     def _launch(self, f: _Flow, p: _Proc) -> None:
         for rel in (p.result.stdout, p.result.stderr):
-            (self.dir / rel).write_bytes(b"")      # an interrupted earlier run's leftovers
+            (self.dir / rel).write_bytes(b"")  # an interrupted earlier run's leftovers
         try:
-            p.handle = p.host.start(f"{f.flow.id}.{p.result.role}", p.spec.argv, p.spec.timeout,
-                                    self.dir / p.result.stdout, self.dir / p.result.stderr)
+            p.handle = p.host.start(
+                f"{f.flow.id}.{p.result.role}",
+                p.spec.argv,
+                p.spec.timeout,
+                self.dir / p.result.stdout,
+                self.dir / p.result.stderr,
+            )
         except StartFailed as e:
-            p.result.error = (f"{p.spec.argv[0]} not found on {p.host.name}: install perftest there"
-                              if "No such file" in str(e) else str(e))
+            p.result.error = (
+                f"{p.spec.argv[0]} not found on {p.host.name}: install perftest there"
+                if "No such file" in str(e)
+                else str(e)
+            )
             f.fail(p.result.error)
             return
         p.result.started = time.time()
@@ -172,8 +197,10 @@ class Runner:
             pending = [f for f in pending if f.server.running and not f.listening]
             if pending and time.monotonic() > give_up:
                 for f in pending:
-                    f.fail(f"{f.flow.server.argv[0]} server on {f.server.host.name} did not "
-                           f"listen on TCP port {f.flow.tcp_port} within {self.listen_timeout:g} s")
+                    f.fail(
+                        f"{f.flow.server.argv[0]} server on {f.server.host.name} did not "
+                        f"listen on TCP port {f.flow.tcp_port} within {self.listen_timeout:g} s"
+                    )
                 break
             if pending:
                 time.sleep(POLL)
@@ -192,7 +219,7 @@ class Runner:
             if f.error or not f.listening:
                 continue
             delay = ready_at + f.flow.start_delay - time.monotonic()
-            while delay > 0:               # keep reaping early failures while we wait
+            while delay > 0:  # keep reaping early failures while we wait
                 self._poll(flows)
                 time.sleep(min(POLL, delay))
                 delay = ready_at + f.flow.start_delay - time.monotonic()
@@ -213,8 +240,7 @@ class Runner:
                     elif p.straggle_deadline and now > p.straggle_deadline:
                         p.straggler = True
                         self._stop(p)
-                    elif not p.straggle_deadline and (peer.result.ended is not None
-                                                      or peer.handle is None):
+                    elif not p.straggle_deadline and (peer.result.ended is not None or peer.handle is None):
                         # Its peer is gone, so it can only wait for nobody.
                         p.straggle_deadline = now + STRAGGLER_GRACE
             time.sleep(POLL)
@@ -245,19 +271,26 @@ class Runner:
             if r.started is None or r.error:
                 continue
             if p.straggler:
-                r.error = (f"{p.spec.argv[0]} {r.role} on {p.host.name} still ran "
-                           f"{STRAGGLER_GRACE:g} s after its peer ended and was killed")
+                r.error = (
+                    f"{p.spec.argv[0]} {r.role} on {p.host.name} still ran "
+                    f"{STRAGGLER_GRACE:g} s after its peer ended and was killed"
+                )
             elif r.timed_out or r.returncode != 0:
                 r.error = diagnose.explain(
-                    tool=p.spec.argv[0], host=p.host.name, returncode=r.returncode,
-                    stderr=_read(self.dir / r.stderr), stdout=_read(self.dir / r.stdout),
-                    timed_out=r.timed_out, timeout=p.spec.timeout, remote=not p.host.is_local)
+                    tool=p.spec.argv[0],
+                    host=p.host.name,
+                    returncode=r.returncode,
+                    stderr=_read(self.dir / r.stderr),
+                    stdout=_read(self.dir / r.stdout),
+                    timed_out=r.timed_out,
+                    timeout=p.spec.timeout,
+                    remote=not p.host.is_local,
+                )
         for p in sorted(f.procs, key=lambda p: p.straggler):
             if p.result.error:
                 f.fail(p.result.error)
         if not f.error and f.client.result.started is None:
-            f.fail(f"{f.flow.client.argv[0]} server on {f.server.host.name} ended before its "
-                   "client could start")
+            f.fail(f"{f.flow.client.argv[0]} server on {f.server.host.name} ended before its client could start")
 
 
 def _read(path: Path) -> str:

@@ -85,7 +85,7 @@ class RunPlan(_Model):
     mtu: int
     settings: Settings
     classes: list[ClassInfo]
-    share_tolerance_pp: float = 2.0      # from the plan: the verdict's tolerance
+    share_tolerance_pp: float = 2.0  # from the plan: the verdict's tolerance
     phases: list[Phase]
 
     @property
@@ -115,44 +115,76 @@ def build(plan: PlanSummary, s: Settings) -> RunPlan:
         args += ["-s", str(s.size), "-D", str(s.duration)]
         args += ["--report_gbits"] if s.report_gbits else []
         t = s.duration + s.slack
-        return Flow(id=f"bw-sl{sl}", kind="bw", sl=sl, class_name=cls_name,
-                    tcp_port=s.base_port + sl, server=Process(host=s.server, argv=args, timeout=t),
-                    client=Process(host=s.client, argv=args + [s.server_addr], timeout=t))
+        return Flow(
+            id=f"bw-sl{sl}",
+            kind="bw",
+            sl=sl,
+            class_name=cls_name,
+            tcp_port=s.base_port + sl,
+            server=Process(host=s.server, argv=args, timeout=t),
+            client=Process(host=s.client, argv=args + [s.server_addr], timeout=t),
+        )
 
     def lat_flow(cls_name: str, sl: int, load: str, delay: float) -> Flow:
         args = _common("ib_send_lat", s, plan.mtu, sl, s.base_port + 16 + sl)
         args += ["-s", str(s.lat_size), "-n", str(s.lat_iters)]
-        return Flow(id=f"lat-{load}-sl{sl}", kind="lat", sl=sl, class_name=cls_name,
-                    tcp_port=s.base_port + 16 + sl, start_delay=delay,
-                    server=Process(host=s.server, argv=args, timeout=s.slack + delay),
-                    client=Process(host=s.client, argv=args + [s.server_addr],
-                                   timeout=s.slack))
+        return Flow(
+            id=f"lat-{load}-sl{sl}",
+            kind="lat",
+            sl=sl,
+            class_name=cls_name,
+            tcp_port=s.base_port + 16 + sl,
+            start_delay=delay,
+            server=Process(host=s.server, argv=args, timeout=s.slack + delay),
+            client=Process(host=s.client, argv=args + [s.server_addr], timeout=s.slack),
+        )
 
-    phases = [Phase(name="bw", description=f"bandwidth: all {len(sls)} SLs at once for "
-                    f"{s.duration} s", flows=[bw_flow(c, sl) for c, sl in sls])]
-    phases += [Phase(name=f"lat-idle-sl{sl}", description=f"latency of SL {sl} on an idle fabric",
-                     flows=[lat_flow(c, sl, "idle", 0.0)]) for c, sl in sls]
+    phases = [
+        Phase(
+            name="bw",
+            description=f"bandwidth: all {len(sls)} SLs at once for {s.duration} s",
+            flows=[bw_flow(c, sl) for c, sl in sls],
+        )
+    ]
+    phases += [
+        Phase(
+            name=f"lat-idle-sl{sl}",
+            description=f"latency of SL {sl} on an idle fabric",
+            flows=[lat_flow(c, sl, "idle", 0.0)],
+        )
+        for c, sl in sls
+    ]
     if len(sls) > 1:
-        phases += [Phase(name=f"lat-loaded-sl{sl}",
-                         description=f"latency of SL {sl} under the bandwidth load of the other "
-                         f"SLs (starts {settle:g} s into their {s.duration} s run)",
-                         flows=[bw_flow(oc, osl) for oc, osl in sls if osl != sl]
-                         + [lat_flow(c, sl, "loaded", settle)])
-                   for c, sl in sls]
-    return RunPlan(plan_path=plan.path, plan_sha256=plan.sha256, rate=plan.rate,
-                   rate_gbps=plan.rate_gbps, mtu=plan.mtu, settings=s,
-                   share_tolerance_pp=plan.share_tolerance_pp,
-                   classes=[ClassInfo(name=c.name, sls=list(c.sls), priority=c.priority,
-                                      predicted_share=c.predicted_share) for c in plan.classes],
-                   phases=phases)
+        phases += [
+            Phase(
+                name=f"lat-loaded-sl{sl}",
+                description=f"latency of SL {sl} under the bandwidth load of the other "
+                f"SLs (starts {settle:g} s into their {s.duration} s run)",
+                flows=[bw_flow(oc, osl) for oc, osl in sls if osl != sl] + [lat_flow(c, sl, "loaded", settle)],
+            )
+            for c, sl in sls
+        ]
+    return RunPlan(
+        plan_path=plan.path,
+        plan_sha256=plan.sha256,
+        rate=plan.rate,
+        rate_gbps=plan.rate_gbps,
+        mtu=plan.mtu,
+        settings=s,
+        share_tolerance_pp=plan.share_tolerance_pp,
+        classes=[
+            ClassInfo(name=c.name, sls=list(c.sls), priority=c.priority, predicted_share=c.predicted_share)
+            for c in plan.classes
+        ],
+        phases=phases,
+    )
 
 
 def _common(tool: str, s: Settings, mtu: int, sl: int, tcp_port: int) -> list[str]:
     # -F: perftest refuses to report when it cannot read the CPU clock rate (frequency
     # scaling, some VMs) unless told not to check; the measurement does not depend on it.
     # -m: the plan's MTU, so packets are as large as the arbitration tables assume.
-    return [tool, "-d", s.device, "-i", str(s.ib_port), "-S", str(sl), "-p", str(tcp_port),
-            "-m", str(mtu), "-F"]
+    return [tool, "-d", s.device, "-i", str(s.ib_port), "-S", str(sl), "-p", str(tcp_port), "-m", str(mtu), "-F"]
 
 
 def listing(run: RunPlan) -> str:
@@ -162,7 +194,7 @@ def listing(run: RunPlan) -> str:
 
 def write(run: RunPlan, out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    text = listing(run)                       # render first: nothing is written if it fails
+    text = listing(run)  # render first: nothing is written if it fails
     json_path, txt_path = out_dir / "runplan.json", out_dir / "runplan.txt"
     run.save(json_path)
     write_atomic(txt_path, text)

@@ -30,7 +30,7 @@ def test_bandwidth_header_variants(name):
     r = parse_text(fixture_text(name))
     assert isinstance(r, Bandwidth)
     assert (r.unit, r.bw_average, r.msg_size) == (unit, avg, 65536)
-    assert r.iterations > 800_000 and r.bw_peak == 0.0      # -D runs report no peak
+    assert r.iterations > 800_000 and r.bw_peak == 0.0  # -D runs report no peak
 
 
 def test_units_agree_in_gbps():
@@ -51,12 +51,15 @@ def test_latency_table(name):
     assert r.t_min <= r.t_typical <= r.t_max
 
 
-@pytest.mark.parametrize("json_name,text_name", [
-    ("send_bw_4.5_out.json", "send_bw_4.5_server_MB.txt"),
-    ("send_bw_25.10_out.json", "send_bw_25.10_server_MiB.txt"),
-    ("send_lat_4.5_out.json", "send_lat_4.5_client.txt"),
-    ("send_lat_25.10_out.json", "send_lat_4.5_client.txt"),
-])
+@pytest.mark.parametrize(
+    "json_name,text_name",
+    [
+        ("send_bw_4.5_out.json", "send_bw_4.5_server_MB.txt"),
+        ("send_bw_25.10_out.json", "send_bw_25.10_server_MiB.txt"),
+        ("send_lat_4.5_out.json", "send_lat_4.5_client.txt"),
+        ("send_lat_25.10_out.json", "send_lat_4.5_client.txt"),
+    ],
+)
 def test_out_json_matches_the_table(json_name, text_name):
     """4.5 writes `key: value,` (not JSON); 24.07+ writes JSON. Both say what the table says."""
     from_json = parse_json(fixture_text(json_name))
@@ -78,8 +81,10 @@ def test_parse_file_recognises_json_and_text(tmp_path):
 def test_noise_inside_the_table_is_skipped():
     text = fixture_text("send_bw_4.5_server_MB.txt")
     header = next(ln for ln in text.splitlines() if "#bytes" in ln)
-    noisy = text.replace(header, header + "\nConflicting CPU frequency values detected: "
-                         "1000.000000 != 3000.000000. CPU Frequency is not max.")
+    noisy = text.replace(
+        header,
+        header + "\nConflicting CPU frequency values detected: 1000.000000 != 3000.000000. CPU Frequency is not max.",
+    )
     assert parse_text(noisy) == parse_text(text)
 
 
@@ -87,11 +92,14 @@ def _lines(name):
     return fixture_text(name).splitlines(True)
 
 
-@pytest.mark.parametrize("text,message", [
-    ("", "empty output"),
-    ("   \n\n", "empty output"),
-    (" Did not detect devices \n If device exists, check if driver is up\n", "no perftest result table"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("", "empty output"),
+        ("   \n\n", "empty output"),
+        (" Did not detect devices \n If device exists, check if driver is up\n", "no perftest result table"),
+    ],
+)
 def test_empty_or_tableless_output(text, message):
     with pytest.raises(InputError, match=message):
         parse_text(text, source="out.txt")
@@ -106,7 +114,7 @@ def test_truncated_after_header():
 
 def test_truncated_inside_row():
     text = fixture_text("send_lat_4.5_client.txt")
-    cut = text.index("1.09")          # the row stops after t_typical
+    cut = text.index("1.09")  # the row stops after t_typical
     with pytest.raises(InputError, match="garbled result row: expected 9 numbers"):
         parse_text(text[:cut], source="out.txt")
 
@@ -126,8 +134,10 @@ def test_garbled_row_names_line():
 
 
 def test_unknown_and_duration_latency_headers():
-    dur = (" #bytes        #iterations       t_avg[usec]    tps average\n"
-           " 2       1234567            1.09        458012.34\n" + "-" * 87 + "\n")
+    dur = (
+        " #bytes        #iterations       t_avg[usec]    tps average\n"
+        " 2       1234567            1.09        458012.34\n" + "-" * 87 + "\n"
+    )
     with pytest.raises(InputError, match=r"duration run \(-D\).*-n ITERATIONS"):
         parse_text(dur)
     with pytest.raises(InputError, match="unknown perftest result table header"):

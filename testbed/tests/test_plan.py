@@ -9,8 +9,7 @@ from testbed_helpers import run_ibqos
 
 
 def _plan(plan_file, out, *extra):
-    return run_ibqos("testbed", "plan", plan_file, "--server", "node1", "--client", "node2",
-                     "-o", out, *extra)
+    return run_ibqos("testbed", "plan", plan_file, "--server", "node1", "--client", "node2", "-o", out, *extra)
 
 
 def _opt(argv, flag):
@@ -35,7 +34,7 @@ def test_run_plan_follows_the_seed_method(plan_file, tmp_path):
         assert _opt(srv, "-S") == _opt(cli, "-S") == str(f["sl"])
         assert _opt(srv, "-p") == _opt(cli, "-p") == str(f["tcp_port"])
         assert _opt(cli, "-D") == "7" and _opt(cli, "-s") == "8192" and "-F" in cli
-        assert _opt(cli, "-m") == "4096"            # the plan's MTU
+        assert _opt(cli, "-m") == "4096"  # the plan's MTU
         assert (f["server"]["host"], f["client"]["host"], cli[-1]) == ("node1", "node2", "node1")
         assert f["start_delay"] == 0
 
@@ -59,12 +58,12 @@ def test_listing_shows_exactly_the_commands_that_run(plan_file, tmp_path):
     listing = (tmp_path / "rp" / "runplan.txt").read_text()
     assert r.stdout.startswith(listing)
     run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
-    commands = [ln.split("$ ", 1)[1].split(" &", 1)[0] for ln in listing.splitlines()
-                if ln.startswith(("node1$ ", "node2$ "))]
-    expected = [shlex.join(f[role]["argv"]) for p in run["phases"] for role in ("server", "client")
-                for f in p["flows"]]
+    commands = [
+        ln.split("$ ", 1)[1].split(" &", 1)[0] for ln in listing.splitlines() if ln.startswith(("node1$ ", "node2$ "))
+    ]
+    expected = [shlex.join(f[role]["argv"]) for p in run["phases"] for role in ("server", "client") for f in p["flows"]]
     assert sorted(commands) == sorted(expected)
-    for line in ("45.71 %", "27.36 %", "18.35 %", "8.57 %"):    # the analyzer's predictions
+    for line in ("45.71 %", "27.36 %", "18.35 %", "8.57 %"):  # the analyzer's predictions
         assert line in listing
 
 
@@ -85,9 +84,7 @@ def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
     def no_name(d):
         del d["classes"][0]["name"]
 
-    cases = [(dup_sl, "classes.1.sls: SL 0 is in both class"),
-             (bad_mtu, "fabric.mtu"),
-             (no_name, "classes.0.name")]
+    cases = [(dup_sl, "classes.1.sls: SL 0 is in both class"), (bad_mtu, "fabric.mtu"), (no_name, "classes.0.name")]
     for edit, message in cases:
         plan = make_plan(edit)
         r = _plan(plan, tmp_path / "rp")
@@ -114,5 +111,10 @@ def test_class_with_two_sls_gets_a_flow_per_sl(make_plan, tmp_path):
     run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
     bw = run["phases"][0]["flows"]
     assert [(f["sl"], f["class_name"]) for f in bw] == [
-        (0, "latency"), (1, "storage"), (2, "bulk"), (3, "scavenger"), (7, "scavenger")]
+        (0, "latency"),
+        (1, "storage"),
+        (2, "bulk"),
+        (3, "scavenger"),
+        (7, "scavenger"),
+    ]
     assert [p["name"] for p in run["phases"]].count("lat-loaded-sl7") == 1

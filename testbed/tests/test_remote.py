@@ -49,22 +49,30 @@ def fake_ssh(tmp_path, replay):
 
 
 def _bw_phase(plan_file, *, server="node1", client="node2", slack=4.0):
-    s = runplan.Settings(server=server, client=client, server_addr="localhost",
-                         device="mlx5_0", ib_port=1, duration=1, size=65536, lat_size=2,
-                         lat_iters=1000, base_port=free_base_port(), slack=slack)
+    s = runplan.Settings(
+        server=server,
+        client=client,
+        server_addr="localhost",
+        device="mlx5_0",
+        ib_port=1,
+        duration=1,
+        size=65536,
+        lat_size=2,
+        lat_iters=1000,
+        base_port=free_base_port(),
+        slack=slack,
+    )
     run = runplan.build(load_plan(plan_file), s)
     return run.model_copy(update={"phases": run.phases[:1]})
 
 
 @pytest.mark.timeout(60)
-def test_remote_run_reports_pids_and_kills_stragglers_on_the_node(plan_file, tmp_path,
-                                                                    fake_ssh, monkeypatch):
+def test_remote_run_reports_pids_and_kills_stragglers_on_the_node(plan_file, tmp_path, fake_ssh, monkeypatch):
     rp, log = fake_ssh
     monkeypatch.setenv("IBQOS_REPLAY_HANG", "ib_send_bw:1:client")
     res = Runner(_bw_phase(plan_file), tmp_path / "res").execute()
     errors = {f.sl: f.error for f in res.flows}
-    assert errors == {0: None, 1: "ib_send_bw on node2 timed out after 5 s and was killed",
-                      2: None, 3: None}
+    assert errors == {0: None, 1: "ib_send_bw on node2 timed out after 5 s and was killed", 2: None, 3: None}
     calls = [json.loads(ln) for ln in log.read_text().splitlines()]
     assert {c["host"] for c in calls} == {"node1", "node2"}
     starts = [c["script"] for c in calls if "ib_send_bw" in c["script"]]
@@ -85,17 +93,18 @@ def test_unreachable_node_fails_each_flow_in_one_line(plan_file, tmp_path, fake_
     r = run_ibqos("testbed", "run", path, env=rp.env)
     assert r.returncode == 3 and "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("ibqos: flow ")]
-    assert lines == [f"ibqos: flow bw-sl{sl} (bw): host node9.invalid unreachable: ssh: Could "
-                     "not resolve hostname node9.invalid: Name or service not known"
-                     for sl in range(4)]
+    assert lines == [
+        f"ibqos: flow bw-sl{sl} (bw): host node9.invalid unreachable: ssh: Could "
+        "not resolve hostname node9.invalid: Name or service not known"
+        for sl in range(4)
+    ]
 
 
 def test_results_directory_is_never_mixed(plan_file, tmp_path, replay):
     replay()
     (tmp_path / "res").mkdir()
     (tmp_path / "res" / "results.json").write_text("{}")
-    path, _ = runplan.write(_bw_phase(plan_file, server="localhost", client="localhost"),
-                            tmp_path / "rp")
+    path, _ = runplan.write(_bw_phase(plan_file, server="localhost", client="localhost"), tmp_path / "rp")
     r = run_ibqos("testbed", "run", path, "-o", tmp_path / "res")
     assert r.returncode == 2 and "already holds the results of a run" in r.stderr
 
@@ -119,23 +128,36 @@ def test_parse_listening_reads_listen_state_only():
     assert parse_listening(text) == {0x4853, 0x4855}
 
 
-@pytest.mark.parametrize("kw,expected", [
-    ({"returncode": 255, "stderr": "ssh: connect to host n1 port 22: Connection refused\n",
-      "remote": True}, "host n1 unreachable: ssh: connect to host n1 port 22: Connection refused"),
-    ({"returncode": 127, "stderr": "timeout: failed to run command 'ib_send_bw': No such file",
-      "remote": True}, "ib_send_bw not found on n1: install perftest there"),
-    ({"returncode": 124, "stderr": "", "remote": True, "timeout": 40},
-     "ib_send_bw on n1 timed out after 40 s and was killed"),
-    ({"returncode": 1, "stderr": "No IB devices found\n"},
-     "no RDMA device on n1 (ib_send_bw: No IB devices found)"),
-    ({"returncode": 1, "stderr": "IB device mlx5_3 not found\n"},
-     "RDMA device mlx5_3 not found on n1"),
-    ({"returncode": 1, "stderr": "Couldn't listen to port 18515\n"},
-     "TCP port 18515 already in use on n1"),
-    ({"returncode": 1, "stderr": "Couldn't connect to n0:18515\n"},
-     "ib_send_bw on n1 could not reach its server at n0:18515"),
-    ({"returncode": 1, "stderr": "ibqos-remote-pid 12\n Failed to modify QP to RTR\n"},
-     "ib_send_bw on n1 exited with 1: Failed to modify QP to RTR"),
-])
+@pytest.mark.parametrize(
+    "kw,expected",
+    [
+        (
+            {"returncode": 255, "stderr": "ssh: connect to host n1 port 22: Connection refused\n", "remote": True},
+            "host n1 unreachable: ssh: connect to host n1 port 22: Connection refused",
+        ),
+        (
+            {"returncode": 127, "stderr": "timeout: failed to run command 'ib_send_bw': No such file", "remote": True},
+            "ib_send_bw not found on n1: install perftest there",
+        ),
+        (
+            {"returncode": 124, "stderr": "", "remote": True, "timeout": 40},
+            "ib_send_bw on n1 timed out after 40 s and was killed",
+        ),
+        (
+            {"returncode": 1, "stderr": "No IB devices found\n"},
+            "no RDMA device on n1 (ib_send_bw: No IB devices found)",
+        ),
+        ({"returncode": 1, "stderr": "IB device mlx5_3 not found\n"}, "RDMA device mlx5_3 not found on n1"),
+        ({"returncode": 1, "stderr": "Couldn't listen to port 18515\n"}, "TCP port 18515 already in use on n1"),
+        (
+            {"returncode": 1, "stderr": "Couldn't connect to n0:18515\n"},
+            "ib_send_bw on n1 could not reach its server at n0:18515",
+        ),
+        (
+            {"returncode": 1, "stderr": "ibqos-remote-pid 12\n Failed to modify QP to RTR\n"},
+            "ib_send_bw on n1 exited with 1: Failed to modify QP to RTR",
+        ),
+    ],
+)
 def test_diagnosis_lines(kw, expected):
     assert diagnose.explain(tool="ib_send_bw", host="n1", **kw) == expected

@@ -23,12 +23,17 @@ def test_configuration_a_passes():
     doc = json.loads(r.stdout)
     assert doc["passed"] and doc["failures"] == []
     measured = {c["name"]: c["measured"] for c in doc["per_class"]}
-    assert measured == pytest.approx({"latency": 45.7, "storage": 27.4, "bulk": 18.4,
-                                      "scavenger": 8.6}, abs=0.2)
+    assert measured == pytest.approx({"latency": 45.7, "storage": 27.4, "bulk": 18.4, "scavenger": 8.6}, abs=0.2)
     # Independently of the parser: the receivers' "BW average" column of the recorded
     # perftest output, as shares of their sum (class i is SL i in configuration A).
-    bw = [float(re.search(r"^\s*65536\s+\d+\s+\S+\s+(\S+)", (GOOD / "bw" / f"bw-sl{sl}.server.out")
-                          .read_text(), re.M).group(1)) for sl in range(4)]
+    bw = [
+        float(
+            re.search(
+                r"^\s*65536\s+\d+\s+\S+\s+(\S+)", (GOOD / "bw" / f"bw-sl{sl}.server.out").read_text(), re.M
+            ).group(1)
+        )
+        for sl in range(4)
+    ]
     expect = dict(zip(["latency", "storage", "bulk", "scavenger"], (100 * b / sum(bw) for b in bw)))
     assert measured == pytest.approx(expect, abs=0.01)
     assert all(abs(c["diff_predicted"]) < 0.2 and c["passed"] for c in doc["per_class"])
@@ -43,8 +48,9 @@ def test_one_sl_off_by_3pp_fails_naming_it():
     assert r.returncode == 1
     err = r.stderr.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in r.stderr
-    assert err[0].startswith("ibqos: error: FAIL: SL 2 (bulk): measured 21.30 % vs predicted "
-                             "18.35 % (+2.94 pp, tolerance 2 pp)")
+    assert err[0].startswith(
+        "ibqos: error: FAIL: SL 2 (bulk): measured 21.30 % vs predicted 18.35 % (+2.94 pp, tolerance 2 pp)"
+    )
     assert "SL 0" not in err[0] and "SL 1" not in err[0] and "SL 3" not in err[0]
     assert "FAIL" in r.stdout and r.stdout.count("pass") == 3
 
@@ -71,8 +77,7 @@ def test_tolerance_is_an_option():
 def test_prediction_defaults_to_the_run_plans_copy():
     rep = build_report(GOOD)
     assert rep.passed and rep.prediction_source == "plan_configA.json"
-    assert [c.predicted for c in rep.classes] == \
-        [c.predicted for c in build_report(GOOD, prediction=PLAN).classes]
+    assert [c.predicted for c in rep.classes] == [c.predicted for c in build_report(GOOD, prediction=PLAN).classes]
 
 
 def test_simulated_shares_are_compared_too(tmp_path):
@@ -83,10 +88,12 @@ def test_simulated_shares_are_compared_too(tmp_path):
     rep = build_report(GOOD, simulated=sim)
     assert [f.split(":")[0] for f in rep.failures] == ["SL 2 (bulk)", "SL 3 (scavenger)"]
     assert "vs simulated 16.00 %" in rep.failures[0]
-    rows = [{"name": f"SL{sl}", "sl": sl, "share_pct": v, "accepted_gbps": 1.0}
-            for sl, v in enumerate((45.9, 27.2, 18.5, 8.4))]
+    rows = [
+        {"name": f"SL{sl}", "sl": sl, "share_pct": v, "accepted_gbps": 1.0}
+        for sl, v in enumerate((45.9, 27.2, 18.5, 8.4))
+    ]
     sim.write_text(json.dumps({"status": "done", "per_sl": rows, "per_class": []}))
-    assert build_report(GOOD, simulated=sim).passed          # ibqos_sim's SimResult JSON
+    assert build_report(GOOD, simulated=sim).passed  # ibqos_sim's SimResult JSON
     sim.write_text(json.dumps({"per_class": {"latency": 45.6}}))
     r = run_ibqos("testbed", "report", GOOD, "--simulated", sim)
     assert r.returncode == 2 and "per_class: no share for class 'storage'" in r.stderr
@@ -96,15 +103,15 @@ def test_prediction_from_another_plan_must_match_the_classes(make_plan):
     plan = make_plan(lambda d: d["classes"][2].update(name="bulky"))
     r = run_ibqos("testbed", "report", GOOD, "--prediction", plan)
     assert r.returncode == 2
-    assert r.stderr.strip() == f"ibqos: error: {plan}: classes: class 'bulk' of the run is not " \
-                               "in this plan"
+    assert r.stderr.strip() == f"ibqos: error: {plan}: classes: class 'bulk' of the run is not in this plan"
 
 
 def test_a_failed_flow_is_reported_not_hidden(tmp_path):
     res = tmp_path / "res"
     shutil.copytree(GOOD, res)
-    (res / "bw" / "bw-sl3.server.out").write_text(" #bytes     #iterations    BW peak[MB/sec]"
-                                                  "    BW average[MB/sec]   MsgRate[Mpps]\n")
+    (res / "bw" / "bw-sl3.server.out").write_text(
+        " #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n"
+    )
     (res / "bw" / "bw-sl3.client.out").write_text("")
     rep = build_report(res)
     assert not rep.passed
@@ -126,13 +133,13 @@ def test_png_has_labelled_axes_and_legends(tmp_path):
     (bw, lat) = fig.axes
     assert bw.get_ylabel().startswith("share") and bw.get_xlabel()
     assert lat.get_ylabel().startswith("message latency") and lat.get_xlabel()
-    assert [t.get_text() for t in bw.get_legend().get_texts()] == ["predicted share",
-                                                                   "measured share"]
+    assert [t.get_text() for t in bw.get_legend().get_texts()] == ["predicted share", "measured share"]
     assert len(lat.get_legend().get_texts()) == 2
     import matplotlib.pyplot as plt
+
     plt.close(fig)
     out = tmp_path / "r.png"
     r = run_ibqos("testbed", "report", GOOD, "--png", out)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
-    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]     # no temporary left behind
+    assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temporary left behind

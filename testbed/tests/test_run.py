@@ -17,11 +17,20 @@ from ibqos_testbed.runner import Runner
 from testbed_helpers import free_base_port, run_ibqos
 
 
-def _runplan(plan_file, tmp_path, *, duration=1, slack=10.0, client="localhost",
-             server="localhost"):
-    s = runplan.Settings(server=server, client=client, server_addr="localhost", device="mlx5_0",
-                         ib_port=1, duration=duration, size=65536, lat_size=2, lat_iters=1000,
-                         base_port=free_base_port(), slack=slack)
+def _runplan(plan_file, tmp_path, *, duration=1, slack=10.0, client="localhost", server="localhost"):
+    s = runplan.Settings(
+        server=server,
+        client=client,
+        server_addr="localhost",
+        device="mlx5_0",
+        ib_port=1,
+        duration=duration,
+        size=65536,
+        lat_size=2,
+        lat_iters=1000,
+        base_port=free_base_port(),
+        slack=slack,
+    )
     run = runplan.build(load_plan(plan_file), s)
     path, _ = runplan.write(run, tmp_path / "rp")
     return run, path
@@ -107,15 +116,17 @@ def test_port_in_use_fails_that_flow_only(plan_file, tmp_path, replay):
 
 @pytest.mark.timeout(60)
 def test_missing_binary_fails_its_flows_only(plan_file, tmp_path, replay):
-    replay(tools=("ib_send_lat",))               # PATH has no ib_send_bw at all
+    replay(tools=("ib_send_lat",))  # PATH has no ib_send_bw at all
     run, _ = _runplan(plan_file, tmp_path)
     res = Runner(run.model_copy(update={"phases": run.phases[:2]}), tmp_path / "res").execute()
     errors = {f.phase + "/" + f.id: f.error for f in res.flows}
-    assert errors == {"bw/bw-sl0": "ib_send_bw not found on localhost: install perftest there",
-                      "bw/bw-sl1": "ib_send_bw not found on localhost: install perftest there",
-                      "bw/bw-sl2": "ib_send_bw not found on localhost: install perftest there",
-                      "bw/bw-sl3": "ib_send_bw not found on localhost: install perftest there",
-                      "lat-idle-sl0/lat-idle-sl0": None}
+    assert errors == {
+        "bw/bw-sl0": "ib_send_bw not found on localhost: install perftest there",
+        "bw/bw-sl1": "ib_send_bw not found on localhost: install perftest there",
+        "bw/bw-sl2": "ib_send_bw not found on localhost: install perftest there",
+        "bw/bw-sl3": "ib_send_bw not found on localhost: install perftest there",
+        "lat-idle-sl0/lat-idle-sl0": None,
+    }
 
 
 @pytest.mark.timeout(90)
@@ -143,5 +154,6 @@ def test_real_perftest_without_rdma_device(plan_file, tmp_path):
     for f in res.flows:
         assert f.error.startswith("no RDMA device on localhost"), f.error
         assert f"flow {f.id} ({f.phase}): {f.error}" in r.stderr
-    assert r.stderr.strip().splitlines()[-1] == \
-        f"ibqos: error: 24 of 24 flows failed; what ran is in {tmp_path / 'res'}"
+    assert (
+        r.stderr.strip().splitlines()[-1] == f"ibqos: error: 24 of 24 flows failed; what ran is in {tmp_path / 'res'}"
+    )

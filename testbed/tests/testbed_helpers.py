@@ -21,8 +21,7 @@ def fixture_text(name: str) -> str:
 
 def run_ibqos(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """The real console entry point in a child, to see exit codes and stderr as users do."""
-    return subprocess.run([*IBQOS, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+    return subprocess.run([*IBQOS, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def free_base_port() -> int:

@@ -24,9 +24,13 @@ from ibqos.errors import ExternalError
 
 # Seed 003 Table 1 (min, median, max).
 PAPER_TABLE1 = {
-    "dla": (1.356, 1.428, 1.448), "d3r": (1.628, 2.373, 2.596), "lash": (1.179, 1.288, 1.420),
-    "updn": (1.347, 1.412, 1.471), "dfsssp": (1.059, 1.126, 1.165),
-    "sssp-df": (1.283, 1.298, 1.324), "minhop-df": (1.242, 1.251, 1.275),
+    "dla": (1.356, 1.428, 1.448),
+    "d3r": (1.628, 2.373, 2.596),
+    "lash": (1.179, 1.288, 1.420),
+    "updn": (1.347, 1.412, 1.471),
+    "dfsssp": (1.059, 1.126, 1.165),
+    "sssp-df": (1.283, 1.298, 1.324),
+    "minhop-df": (1.242, 1.251, 1.275),
 }
 BUFFERS = (1, 2, 4, 8, 16, 32)
 LOADS = tuple(round(0.1 * k, 1) for k in range(1, 11))
@@ -34,8 +38,14 @@ FACTOR_LOADS = (0.5, 1.0)
 PER_PATH_SL = ("lash", "dfsssp")
 # Every data VL its own equal share, as a VL-agnostic simulator arbitrates (the paper's
 # simulator has no QoS tables); the high table unused.
-QOS_CONF = {"qos": "TRUE", "max_op_vls": 8, "qos_max_vls": 8, "qos_high_limit": 0,
-            "qos_vlarb_high": "0:0", "qos_vlarb_low": ",".join(f"{v}:64" for v in range(8))}
+QOS_CONF = {
+    "qos": "TRUE",
+    "max_op_vls": 8,
+    "qos_max_vls": 8,
+    "qos_high_limit": 0,
+    "qos_vlarb_high": "0:0",
+    "qos_vlarb_low": ",".join(f"{v}:64" for v in range(8)),
+}
 
 
 @dataclass
@@ -52,8 +62,8 @@ class Setup:
 @dataclass
 class EngineRun:
     engine: str
-    routed_by: str | None = None          # the engine OpenSM configured the tables with
-    skipped: str | None = None            # why it was not simulated
+    routed_by: str | None = None  # the engine OpenSM configured the tables with
+    skipped: str | None = None  # why it was not simulated
     # (input_reads, voq, buffer) -> [accepted % per load]
     curves: dict = field(default_factory=dict)
     statuses: dict = field(default_factory=dict)
@@ -73,6 +83,7 @@ def route(harness, engine: str):
     """(fabric, engine OpenSM used) for one engine on the running ibsim fabric, with the SA's
     per-pair SLs where the engine sets them."""
     from ..compare_engines import route_and_read
+
     return route_and_read(harness, engine)
 
 
@@ -82,13 +93,21 @@ def has_path_sls(fabric) -> bool:
 
 def simulate_engine(fabric, engine: str, setup: Setup, tick: Callable[[], None]) -> EngineRun:
     from ..sim import SimParams, TrafficSpec, compile_network, simulate
+
     out = EngineRun(engine)
     for reads in setup.input_reads:
         for voq in (False, True):
             for b in setup.buffers:
-                params = SimParams(rate="QDR", mtu=4096, buffer_packets=b, voq=voq,
-                                   input_reads=reads, warmup_us=setup.warmup_us,
-                                   time_us=setup.time_us, seed=setup.seed)
+                params = SimParams(
+                    rate="QDR",
+                    mtu=4096,
+                    buffer_packets=b,
+                    voq=voq,
+                    input_reads=reads,
+                    warmup_us=setup.warmup_us,
+                    time_us=setup.time_us,
+                    seed=setup.seed,
+                )
                 net = compile_network(fabric, rate_gbps=params.rate_gbps, source=engine)
                 acc, st = [], []
                 for load in setup.loads:
@@ -101,15 +120,19 @@ def simulate_engine(fabric, engine: str, setup: Setup, tick: Callable[[], None])
     return out
 
 
-def run_experiment(setup: Setup, tick: Callable[[], None] = lambda: None,
-                   note: Callable[[str], None] = print) -> list[EngineRun]:
+def run_experiment(
+    setup: Setup, tick: Callable[[], None] = lambda: None, note: Callable[[str], None] = print
+) -> list[EngineRun]:
     import tempfile
 
     from ..harness import Harness
     from ..topology import dragonfly
+
     runs = []
-    with tempfile.TemporaryDirectory(prefix="ibqos-paper-") as tmp, \
-            Harness(dragonfly(4, 2, 2).write_net(Path(tmp) / "df72.net"), run_dir=Path(tmp) / "fabric") as h:
+    with (
+        tempfile.TemporaryDirectory(prefix="ibqos-paper-") as tmp,
+        Harness(dragonfly(4, 2, 2).write_net(Path(tmp) / "df72.net"), run_dir=Path(tmp) / "fabric") as h,
+    ):
         for engine in setup.engines:
             fabric, used = route(h, engine)
             if used != engine:
@@ -129,18 +152,17 @@ def run_experiment(setup: Setup, tick: Callable[[], None] = lambda: None,
 def table1(runs: list[EngineRun], setup: Setup) -> list[dict]:
     rows = []
     for r in runs:
-        row = {"engine": r.engine, "paper": PAPER_TABLE1.get(r.engine), "skipped": r.skipped,
-               "ours": {}}
+        row = {"engine": r.engine, "paper": PAPER_TABLE1.get(r.engine), "skipped": r.skipped, "ours": {}}
         if not r.skipped:
             for reads in setup.input_reads:
                 per = [r.factor(reads, b, setup.loads) for b in setup.buffers]
                 f = [x for x in per if x is not None]
                 row["ours"][str(reads)] = {
-                    "per_buffer": {str(b): None if x is None else round(x, 3)
-                                   for b, x in zip(setup.buffers, per)},
+                    "per_buffer": {str(b): None if x is None else round(x, 3) for b, x in zip(setup.buffers, per)},
                     "min": round(min(f), 3) if f else None,
                     "median": round(statistics.median(f), 3) if f else None,
-                    "max": round(max(f), 3) if f else None}
+                    "max": round(max(f), 3) if f else None,
+                }
         rows.append(row)
     return rows
 
@@ -160,35 +182,47 @@ def table1_markdown(rows: list[dict], setup: Setup) -> str:
         else:
             for reads in setup.input_reads:
                 o = r["ours"][str(reads)]
-                cells.append(f"{o['min']:.3f} / {o['median']:.3f} / {o['max']:.3f}"
-                             if o["min"] is not None else "deadlocks")
+                cells.append(
+                    f"{o['min']:.3f} / {o['median']:.3f} / {o['max']:.3f}" if o["min"] is not None else "deadlocks"
+                )
             for reads in setup.input_reads:
-                cells.append(" ".join("deadlock" if x is None else f"{x:.2f}"
-                                      for x in r["ours"][str(reads)]["per_buffer"].values()))
+                cells.append(
+                    " ".join(
+                        "deadlock" if x is None else f"{x:.2f}" for x in r["ours"][str(reads)]["per_buffer"].values()
+                    )
+                )
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     done = [r for r in runs if not r.skipped]
     written = []
     for reads in setup.input_reads:
         for voq, fig_no in ((False, 10), (True, 11)):
-            fig, axes = plt.subplots(1, max(1, len(done)), figsize=(4.2 * max(1, len(done)), 3.6),
-                                     squeeze=False)
+            fig, axes = plt.subplots(1, max(1, len(done)), figsize=(4.2 * max(1, len(done)), 3.6), squeeze=False)
             for ax, r in zip(axes[0], done):
                 for b in setup.buffers:
                     ys, sts = r.curves[(reads, voq, b)], r.statuses[(reads, voq, b)]
-                    line, = ax.plot(setup.loads, ys, marker="o", ms=3, label=f"{b} pkt")
+                    (line,) = ax.plot(setup.loads, ys, marker="o", ms=3, label=f"{b} pkt")
                     dead = [(x, y) for x, y, st in zip(setup.loads, ys, sts) if st == "deadlock"]
-                    if dead:   # a deadlock is not low throughput: marked where it happened
+                    if dead:  # a deadlock is not low throughput: marked where it happened
                         ax.scatter(*zip(*dead), marker="x", s=60, color=line.get_color(), zorder=3)
                 if any(st == "deadlock" for k, v in r.statuses.items() if k[:2] == (reads, voq) for st in v):
-                    ax.text(0.02, 0.95, "x: deadlock (credit loop)", transform=ax.transAxes,
-                            fontsize=8, va="top", color="darkred")
+                    ax.text(
+                        0.02,
+                        0.95,
+                        "x: deadlock (credit loop)",
+                        transform=ax.transAxes,
+                        fontsize=8,
+                        va="top",
+                        color="darkred",
+                    )
                 ax.set_title(f"{r.engine} ({'VOQ' if voq else 'no VOQ'})")
                 ax.set_xlabel("offered load")
                 ax.set_ylabel("accepted traffic (%)")
@@ -205,12 +239,17 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
         for r in done:
             for ax, voq in ((axes[0], False), (axes[1], True)):
                 if any(st != "done" for b in setup.buffers for st in r.statuses[(reads, voq, b)]):
-                    continue            # a deadlocked engine has no throughput to compare
+                    continue  # a deadlocked engine has no throughput to compare
                 base = max(r.curves[(reads, voq, setup.buffers[0])])
-                ax.plot(setup.buffers, [max(r.curves[(reads, voq, b)]) / base if base else None
-                                        for b in setup.buffers], marker="o", label=r.engine)
-            axes[2].plot(setup.buffers, [r.factor(reads, b, setup.loads) for b in setup.buffers],
-                         marker="o", label=r.engine)
+                ax.plot(
+                    setup.buffers,
+                    [max(r.curves[(reads, voq, b)]) / base if base else None for b in setup.buffers],
+                    marker="o",
+                    label=r.engine,
+                )
+            axes[2].plot(
+                setup.buffers, [r.factor(reads, b, setup.loads) for b in setup.buffers], marker="o", label=r.engine
+            )
         for ax, title in zip(axes, ("(a) buffer, no VOQ", "(b) buffer, VOQ", "(c) VOQ over no VOQ")):
             ax.set_xscale("log", base=2)
             ax.set_xlabel("buffer (packets per VL)")
@@ -231,18 +270,31 @@ def write_outputs(runs: list[EngineRun], setup: Setup, out: Path) -> dict[str, P
     out.mkdir(parents=True, exist_ok=True)
     rows = table1(runs, setup)
     md = out / "table1.md"
-    md.write_text("# Seed 003 Table 1: VOQ improvement factor, paper and ibqos\n\n"
-                  f"72-CA dragonfly (a=4, p=2, h=2), QDR, 4 KB MTU, uniform traffic, "
-                  f"{setup.warmup_us:g} µs warm-up + {setup.time_us:g} µs measured, seed "
-                  f"{setup.seed}; factor = best accepted traffic at loads 0.5-1.0 with VOQ over "
-                  "without, per buffer size. Input reads: packets a switch input feeds at once "
-                  "(docs/simulator.md, \"Switch model\").\n\n" + table1_markdown(rows, setup))
-    doc = {"schema": "ibqos.paper.seed003-5.1/1", "setup": setup.__dict__ | {"input_reads": list(setup.input_reads)},
-           "table1": rows,
-           "runs": [{"engine": r.engine, "routed_by": r.routed_by, "skipped": r.skipped,
-                     "curves": [{"input_reads": str(k[0]), "voq": k[1], "buffer": k[2],
-                                 "accepted_pct": v, "status": r.statuses[k]}
-                                for k, v in r.curves.items()]} for r in runs]}
+    md.write_text(
+        "# Seed 003 Table 1: VOQ improvement factor, paper and ibqos\n\n"
+        f"72-CA dragonfly (a=4, p=2, h=2), QDR, 4 KB MTU, uniform traffic, "
+        f"{setup.warmup_us:g} µs warm-up + {setup.time_us:g} µs measured, seed "
+        f"{setup.seed}; factor = best accepted traffic at loads 0.5-1.0 with VOQ over "
+        "without, per buffer size. Input reads: packets a switch input feeds at once "
+        '(docs/simulator.md, "Switch model").\n\n' + table1_markdown(rows, setup)
+    )
+    doc = {
+        "schema": "ibqos.paper.seed003-5.1/1",
+        "setup": setup.__dict__ | {"input_reads": list(setup.input_reads)},
+        "table1": rows,
+        "runs": [
+            {
+                "engine": r.engine,
+                "routed_by": r.routed_by,
+                "skipped": r.skipped,
+                "curves": [
+                    {"input_reads": str(k[0]), "voq": k[1], "buffer": k[2], "accepted_pct": v, "status": r.statuses[k]}
+                    for k, v in r.curves.items()
+                ],
+            }
+            for r in runs
+        ],
+    }
     js = out / "results.json"
     js.write_text(json.dumps(doc, indent=1))
     files = {"table": md, "json": js}
@@ -257,8 +309,7 @@ def check_deadlocks(runs: list[EngineRun]) -> list[str]:
     for r in runs:
         for k, sts in r.statuses.items():
             if any(s == "deadlock" for s in sts):
-                out.append(f"{r.engine} (input reads {k[0]}, {'VOQ' if k[1] else 'no VOQ'}, "
-                           f"{k[2]} pkt): deadlock")
+                out.append(f"{r.engine} (input reads {k[0]}, {'VOQ' if k[1] else 'no VOQ'}, {k[2]} pkt): deadlock")
     return out
 
 

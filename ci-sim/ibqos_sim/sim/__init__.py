@@ -1,8 +1,8 @@
 """Packet-level simulation of a read-back fabric (the C core in ci-sim/core, driven via ctypes).
 
-    from ibqos_sim.sim import simulate, sweep, SimParams, TrafficSpec, TrafficClass
-    res = simulate(fabric, TrafficSpec(pattern="uniform"), SimParams(rate="QDR"), load=0.8)
-    res.accepted_pct, res.per_class, res.deadlock
+from ibqos_sim.sim import simulate, sweep, SimParams, TrafficSpec, TrafficClass
+res = simulate(fabric, TrafficSpec(pattern="uniform"), SimParams(rate="QDR"), load=0.8)
+res.accepted_pct, res.per_class, res.deadlock
 """
 
 from .network import Network, compile_network, fill_vlarb_from_plan, fill_vlarb_round_robin
@@ -11,6 +11,19 @@ from .result import SimResult
 from .run import Simulation, parse_sweep, simulate, sweep
 from .traffic import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
 
-__all__ = ["Network", "compile_network", "fill_vlarb_from_plan", "fill_vlarb_round_robin", "SimParams", "SimResult",
-           "Simulation", "parse_sweep", "simulate", "sweep", "PATTERNS", "TrafficClass",
-           "TrafficSpec", "classes_from_plan"]
+__all__ = [
+    "Network",
+    "compile_network",
+    "fill_vlarb_from_plan",
+    "fill_vlarb_round_robin",
+    "SimParams",
+    "SimResult",
+    "Simulation",
+    "parse_sweep",
+    "simulate",
+    "sweep",
+    "PATTERNS",
+    "TrafficClass",
+    "TrafficSpec",
+    "classes_from_plan",
+]

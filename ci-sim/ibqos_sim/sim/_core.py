@@ -28,63 +28,129 @@ class VlarbEntry(C.Structure):
 
 
 class Flow(C.Structure):
-    _fields_ = [("src", C.c_uint32), ("sl", C.c_uint8), ("process", C.c_uint8),
-                ("klass", C.c_uint16), ("pkt_bytes", C.c_uint32), ("msg_bytes", C.c_uint32),
-                ("rate_gbps", C.c_double), ("dest_mode", C.c_uint32), ("dest_off", C.c_uint32),
-                ("dest_len", C.c_uint32)]
+    _fields_ = [
+        ("src", C.c_uint32),
+        ("sl", C.c_uint8),
+        ("process", C.c_uint8),
+        ("klass", C.c_uint16),
+        ("pkt_bytes", C.c_uint32),
+        ("msg_bytes", C.c_uint32),
+        ("rate_gbps", C.c_double),
+        ("dest_mode", C.c_uint32),
+        ("dest_off", C.c_uint32),
+        ("dest_len", C.c_uint32),
+    ]
 
 
-_u8, _u16, _u32, _i32, _f64 = (C.POINTER(C.c_uint8), C.POINTER(C.c_uint16), C.POINTER(C.c_uint32),
-                               C.POINTER(C.c_int32), C.POINTER(C.c_double))
+_u8, _u16, _u32, _i32, _f64 = (
+    C.POINTER(C.c_uint8),
+    C.POINTER(C.c_uint16),
+    C.POINTER(C.c_uint32),
+    C.POINTER(C.c_int32),
+    C.POINTER(C.c_double),
+)
 
 
 class Config(C.Structure):
     _fields_ = [
-        ("n_nodes", C.c_uint32), ("node_is_switch", _u8), ("node_nports", _u32),
-        ("node_port_base", _u32), ("node_route_off", _u32), ("node_sl2vl_off", _u32),
-        ("n_ports", C.c_uint32), ("port_peer", _i32), ("port_op_vls", _u8), ("port_rate_gbps", _f64),
-        ("port_arb_high_off", _u32), ("port_arb_high_len", _u32),
-        ("port_arb_low_off", _u32), ("port_arb_low_len", _u32), ("port_arb_limit", _u8),
+        ("n_nodes", C.c_uint32),
+        ("node_is_switch", _u8),
+        ("node_nports", _u32),
+        ("node_port_base", _u32),
+        ("node_route_off", _u32),
+        ("node_sl2vl_off", _u32),
+        ("n_ports", C.c_uint32),
+        ("port_peer", _i32),
+        ("port_op_vls", _u8),
+        ("port_rate_gbps", _f64),
+        ("port_arb_high_off", _u32),
+        ("port_arb_high_len", _u32),
+        ("port_arb_low_off", _u32),
+        ("port_arb_low_len", _u32),
+        ("port_arb_limit", _u8),
         ("arb_entries", C.POINTER(VlarbEntry)),
-        ("routes", _u8), ("sl2vl_idx", _u16), ("sl2vl_rows", _u8), ("n_sl2vl_rows", C.c_uint32),
-        ("n_endpoints", C.c_uint32), ("ep_port", _u32),
-        ("n_flows", C.c_uint32), ("flows", C.POINTER(Flow)),
-        ("n_dests", C.c_uint32), ("dests", _u32), ("n_classes", C.c_uint32),
-        ("buf_credits", C.c_uint32), ("mtu", C.c_uint32), ("prop_ps", C.c_uint64),
-        ("sw_latency_ps", C.c_uint64), ("voq", C.c_uint8), ("accounting", C.c_uint8),
-        ("seed", C.c_uint64), ("warmup_ps", C.c_uint64), ("end_ps", C.c_uint64),
-        ("deadlock_ps", C.c_uint64), ("evq", C.c_char_p), ("audit", C.c_uint8),
-        ("input_reads", C.c_uint8), ("pair_sl", _u8),
+        ("routes", _u8),
+        ("sl2vl_idx", _u16),
+        ("sl2vl_rows", _u8),
+        ("n_sl2vl_rows", C.c_uint32),
+        ("n_endpoints", C.c_uint32),
+        ("ep_port", _u32),
+        ("n_flows", C.c_uint32),
+        ("flows", C.POINTER(Flow)),
+        ("n_dests", C.c_uint32),
+        ("dests", _u32),
+        ("n_classes", C.c_uint32),
+        ("buf_credits", C.c_uint32),
+        ("mtu", C.c_uint32),
+        ("prop_ps", C.c_uint64),
+        ("sw_latency_ps", C.c_uint64),
+        ("voq", C.c_uint8),
+        ("accounting", C.c_uint8),
+        ("seed", C.c_uint64),
+        ("warmup_ps", C.c_uint64),
+        ("end_ps", C.c_uint64),
+        ("deadlock_ps", C.c_uint64),
+        ("evq", C.c_char_p),
+        ("audit", C.c_uint8),
+        ("input_reads", C.c_uint8),
+        ("pair_sl", _u8),
     ]
 
 
 class Latency(C.Structure):
-    _fields_ = [("count", C.c_uint64), ("mean_ps", C.c_double), ("p50_ps", C.c_uint64),
-                ("p99_ps", C.c_uint64), ("max_ps", C.c_uint64)]
+    _fields_ = [
+        ("count", C.c_uint64),
+        ("mean_ps", C.c_double),
+        ("p50_ps", C.c_uint64),
+        ("p99_ps", C.c_uint64),
+        ("max_ps", C.c_uint64),
+    ]
 
 
 class Group(C.Structure):
-    _fields_ = [("rx_pkts", C.c_uint64), ("rx_bytes", C.c_uint64), ("tx_pkts", C.c_uint64),
-                ("tx_bytes", C.c_uint64), ("latency", Latency), ("net_latency", Latency)]
+    _fields_ = [
+        ("rx_pkts", C.c_uint64),
+        ("rx_bytes", C.c_uint64),
+        ("tx_pkts", C.c_uint64),
+        ("tx_bytes", C.c_uint64),
+        ("latency", Latency),
+        ("net_latency", Latency),
+    ]
 
 
 class Results(C.Structure):
     _fields_ = [
-        ("status", C.c_uint32), ("now_ps", C.c_uint64), ("window_ps", C.c_uint64),
-        ("injected", C.c_uint64), ("delivered", C.c_uint64), ("in_flight", C.c_uint64),
-        ("dropped_route", C.c_uint64), ("dropped_vl", C.c_uint64),
-        ("hops", C.c_uint64), ("events", C.c_uint64), ("max_pending", C.c_uint64),
+        ("status", C.c_uint32),
+        ("now_ps", C.c_uint64),
+        ("window_ps", C.c_uint64),
+        ("injected", C.c_uint64),
+        ("delivered", C.c_uint64),
+        ("in_flight", C.c_uint64),
+        ("dropped_route", C.c_uint64),
+        ("dropped_vl", C.c_uint64),
+        ("hops", C.c_uint64),
+        ("events", C.c_uint64),
+        ("max_pending", C.c_uint64),
         ("last_move_ps", C.c_uint64),
-        ("sl", Group * 16), ("n_classes", C.c_uint32), ("klass", C.POINTER(Group)),
-        ("port_vl_bytes", C.POINTER(C.c_uint64)), ("ep_rx_bytes", C.POINTER(C.c_uint64)),
+        ("sl", Group * 16),
+        ("n_classes", C.c_uint32),
+        ("klass", C.POINTER(Group)),
+        ("port_vl_bytes", C.POINTER(C.c_uint64)),
+        ("ep_rx_bytes", C.POINTER(C.c_uint64)),
         ("ep_tx_bytes", C.POINTER(C.c_uint64)),
-        ("witness_len", C.c_uint32), ("witness", _u32),
+        ("witness_len", C.c_uint32),
+        ("witness", _u32),
     ]
 
 
 class Audit(C.Structure):
-    _fields_ = [("queued", C.c_uint64), ("on_link", C.c_uint64), ("credit_errors", C.c_uint64),
-                ("queue_errors", C.c_uint64), ("read_errors", C.c_uint64)]
+    _fields_ = [
+        ("queued", C.c_uint64),
+        ("on_link", C.c_uint64),
+        ("credit_errors", C.c_uint64),
+        ("queue_errors", C.c_uint64),
+        ("read_errors", C.c_uint64),
+    ]
 
 
 def library_path() -> Path:
@@ -114,6 +180,7 @@ def load(path: str | None = None) -> C.CDLL:
     have = lib.ibs_version().decode()
     accept = {ABI} | set(filter(None, os.environ.get("IBQOS_SIM_ACCEPT_ABI", "").split(",")))
     if have not in accept:
-        raise ExternalError(f"{p} is '{have}', this ibqos needs '{ABI}' (the structs it shares "
-                            "with the core differ): run 'make build'")
+        raise ExternalError(
+            f"{p} is '{have}', this ibqos needs '{ABI}' (the structs it shares with the core differ): run 'make build'"
+        )
     return lib

@@ -26,23 +26,41 @@ from .run import Simulation
 from .traffic import TrafficSpec
 
 
-def measure(fabric: Fabric, *, load: float = 1.0, time_us: float = 1000.0, warmup_us: float = 0.0,
-            pattern: str = "uniform", voq: bool = True, rate: str | float = "QDR", seed: int = 1) -> dict:
+def measure(
+    fabric: Fabric,
+    *,
+    load: float = 1.0,
+    time_us: float = 1000.0,
+    warmup_us: float = 0.0,
+    pattern: str = "uniform",
+    voq: bool = True,
+    rate: str | float = "QDR",
+    seed: int = 1,
+) -> dict:
     """One uniform-traffic run (seed 003 §5: QDR, 4 KB MTU, 16 packets per VL)."""
-    if any(p.vlarb is None and p.remote and (p.op_vls or 1) > 1
-           for n in fabric.nodes.values() for p in n.ports.values()):
-        fill_vlarb_round_robin(fabric)   # OpenSM dumps carry no VLArb
+    if any(
+        p.vlarb is None and p.remote and (p.op_vls or 1) > 1 for n in fabric.nodes.values() for p in n.ports.values()
+    ):
+        fill_vlarb_round_robin(fabric)  # OpenSM dumps carry no VLArb
     params = SimParams(rate=rate, voq=voq, warmup_us=warmup_us, time_us=time_us, seed=seed)
     net = compile_network(fabric, rate_gbps=params.rate_gbps, source=fabric.source or "fabric")
     with Simulation(net, TrafficSpec(pattern=pattern), params, load) as sim:
         sim.run()
         res = sim.result()
     c = res.counters
-    return {"endpoints": net.n_endpoints, "load": load, "simulated_us": c["simulated_us"],
-            "status": res.status, "accepted_pct": res.accepted_pct,
-            "packet_hops": c["packet_hops"], "events": c["events"], "wall_s": c["wall_s"],
-            "cpu_s": c["cpu_s"], "hops_per_cpu_s": c["hops_per_cpu_s"],
-            "hops_per_wall_s": round(c["packet_hops"] / c["wall_s"]) if c["wall_s"] else None}
+    return {
+        "endpoints": net.n_endpoints,
+        "load": load,
+        "simulated_us": c["simulated_us"],
+        "status": res.status,
+        "accepted_pct": res.accepted_pct,
+        "packet_hops": c["packet_hops"],
+        "events": c["events"],
+        "wall_s": c["wall_s"],
+        "cpu_s": c["cpu_s"],
+        "hops_per_cpu_s": c["hops_per_cpu_s"],
+        "hops_per_wall_s": round(c["packet_hops"] / c["wall_s"]) if c["wall_s"] else None,
+    }
 
 
 def measure_subprocess(fabric_json: str | Path, *, timeout: float = 1800, **kw) -> dict:
@@ -50,8 +68,7 @@ def measure_subprocess(fabric_json: str | Path, *, timeout: float = 1800, **kw) 
     args = [sys.executable, "-m", "ibqos_sim.sim.bench", str(fabric_json)]
     for k, v in kw.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
-    cp = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=True,
-                        stdin=subprocess.DEVNULL)
+    cp = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=True, stdin=subprocess.DEVNULL)
     return json.loads(cp.stdout.strip().splitlines()[-1])
 
 
@@ -75,9 +92,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rate", default="QDR")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args(argv)
-    out = measure(Fabric.load(a.fabric_json), load=a.load, time_us=a.time_us, warmup_us=a.warmup_us,
-                  pattern=a.pattern, voq=a.voq.lower() in ("1", "true", "yes"), rate=a.rate,
-                  seed=a.seed)
+    out = measure(
+        Fabric.load(a.fabric_json),
+        load=a.load,
+        time_us=a.time_us,
+        warmup_us=a.warmup_us,
+        pattern=a.pattern,
+        voq=a.voq.lower() in ("1", "true", "yes"),
+        rate=a.rate,
+        seed=a.seed,
+    )
     out["peak_rss_mb"] = _peak_rss_mb()
     print(json.dumps(out))
 

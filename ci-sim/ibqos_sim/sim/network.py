@@ -18,12 +18,12 @@ from ibqos.fabric.model import NO_ROUTE, Fabric, Port
 @dataclass
 class Network:
     fabric: Fabric
-    source: str                                  # file named in error messages
-    nodes: list[int]                             # node index -> GUID
-    port_base: np.ndarray                        # node index -> first global port
-    nslots: np.ndarray                           # node index -> ports 0..nslots-1
-    ports: list[tuple[int, int]]                 # global port -> (GUID, port number)
-    endpoints: list[tuple[int, int]]             # endpoint -> (CA GUID, port number)
+    source: str  # file named in error messages
+    nodes: list[int]  # node index -> GUID
+    port_base: np.ndarray  # node index -> first global port
+    nslots: np.ndarray  # node index -> ports 0..nslots-1
+    ports: list[tuple[int, int]]  # global port -> (GUID, port number)
+    endpoints: list[tuple[int, int]]  # endpoint -> (CA GUID, port number)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -56,14 +56,14 @@ def _op_vls(port: Port, peer: Port, default: int) -> int:
 
 def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric") -> Network:
     """Raises InputError (one line, naming the node, port and table) for what cannot be simulated."""
+
     def err(where: str, fld: str, msg: str) -> InputError:
         return InputError(f"{where}: {msg}", file=source, field=fld)
 
     nodes = sorted(g for g, n in fabric.nodes.items() if n.kind in ("switch", "ca"))
     if not any(fabric.nodes[g].kind == "switch" for g in nodes):
         raise err("fabric", "nodes", "no switch")
-    nslots = np.array([max([fabric.nodes[g].nports] + list(fabric.nodes[g].ports)) + 1 for g in nodes],
-                      dtype=np.uint32)
+    nslots = np.array([max([fabric.nodes[g].nports] + list(fabric.nodes[g].ports)) + 1 for g in nodes], dtype=np.uint32)
     port_base = np.zeros(len(nodes), dtype=np.uint32)
     if len(nodes) > 1:
         port_base[1:] = np.cumsum(nslots)[:-1]
@@ -74,8 +74,13 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
     def gport(guid: int, num: int) -> int:
         return int(port_base[index[guid]]) + num
 
-    endpoints = sorted((n.guid, p.num) for g in nodes if (n := fabric.nodes[g]).kind == "ca"
-                       for p in n.ports.values() if p.num > 0 and p.lid and p.remote)
+    endpoints = sorted(
+        (n.guid, p.num)
+        for g in nodes
+        if (n := fabric.nodes[g]).kind == "ca"
+        for p in n.ports.values()
+        if p.num > 0 and p.lid and p.remote
+    )
     if len(endpoints) < 1:
         raise err("fabric", "nodes", "no CA port with a LID and a link")
 
@@ -101,8 +106,11 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
             if not p.remote or p.num == 0:
                 continue
             if p.remote[0] not in index:
-                raise err(f"{fabric.nodes[g].desc or hex(g)} port {p.num}", "remote",
-                          f"links to unknown node 0x{p.remote[0]:016x}")
+                raise err(
+                    f"{fabric.nodes[g].desc or hex(g)} port {p.num}",
+                    "remote",
+                    f"links to unknown node 0x{p.remote[0]:016x}",
+                )
             rp = fabric.nodes[p.remote[0]].ports.get(p.remote[1])
             if rp is None or rp.remote != (g, p.num):
                 raise err(f"{n.desc or hex(g)} port {p.num}", "remote", "the link is not symmetric")
@@ -127,9 +135,12 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
                 llen[i] = 1
                 synthesized += 1
             else:
-                raise err(f"{n.desc or hex(g)} port {p.num}", "vlarb",
-                          f"missing for a port with {vls} operational VLs "
-                          "(dumps carry no VLArb: use a read-back fabric.json or fill it from the plan)")
+                raise err(
+                    f"{n.desc or hex(g)} port {p.num}",
+                    "vlarb",
+                    f"missing for a port with {vls} operational VLs "
+                    "(dumps carry no VLArb: use a read-back fabric.json or fill it from the plan)",
+                )
     if synthesized:
         notes.append(f"{synthesized} single-VL ports without VLArb always send VL0")
 
@@ -143,8 +154,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         ns = int(nslots[ni])
         mat = np.zeros(ns * ns, dtype=np.uint16)
         linked = [p.num for p in n.ports.values() if p.remote and p.num > 0]
-        pairs = ([(i, o) for i in linked for o in linked] if n.kind == "switch"
-                 else [(0, o) for o in linked])
+        pairs = [(i, o) for i in linked for o in linked] if n.kind == "switch" else [(0, o) for o in linked]
         for i, o in pairs:
             vls = n.sl2vl.get((i, o))
             if vls is None and n.kind == "ca":
@@ -177,16 +187,24 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         seg = np.full(len(endpoints), NO_ROUTE, dtype=np.int64)
         seg[ok] = lft[lids[ok]]
         seg[(seg < 0) | (seg > 255)] = NO_ROUTE
-        routes[si * len(endpoints):(si + 1) * len(endpoints)] = seg.astype(np.uint8)
+        routes[si * len(endpoints) : (si + 1) * len(endpoints)] = seg.astype(np.uint8)
         route_off[index[g]] = si * len(endpoints)
 
     is_switch = np.array([fabric.nodes[g].kind == "switch" for g in nodes], dtype=np.uint8)
     arr = dict(
-        node_is_switch=is_switch, node_nports=nslots, node_port_base=port_base,
-        node_route_off=route_off, node_sl2vl_off=sl2vl_off,
-        port_peer=peer, port_op_vls=op_vls, port_rate_gbps=rate,
-        port_arb_high_off=hoff, port_arb_high_len=hlen, port_arb_low_off=loff,
-        port_arb_low_len=llen, port_arb_limit=limit,
+        node_is_switch=is_switch,
+        node_nports=nslots,
+        node_port_base=port_base,
+        node_route_off=route_off,
+        node_sl2vl_off=sl2vl_off,
+        port_peer=peer,
+        port_op_vls=op_vls,
+        port_rate_gbps=rate,
+        port_arb_high_off=hoff,
+        port_arb_high_len=hlen,
+        port_arb_low_off=loff,
+        port_arb_low_len=llen,
+        port_arb_limit=limit,
         arb_entries=np.array(entries or [(0, 0)], dtype=np.uint8).reshape(-1, 2),
         routes=routes if len(routes) else np.zeros(1, dtype=np.uint8),
         sl2vl_idx=np.concatenate(idx_parts).astype(np.uint16),
@@ -229,8 +247,13 @@ def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
             if p.vlarb is not None or not p.remote or (n.guid, p.num) not in roles:
                 continue
             t = overrides.get((n.guid, p.num)) or plan.vlarb.role(roles[(n.guid, p.num)])
-            p.vlarb = VLArb([tuple(e) for e in t.high], [tuple(e) for e in t.low], t.high_limit,
-                            plan.fabric.high_cap, plan.fabric.low_cap)
+            p.vlarb = VLArb(
+                [tuple(e) for e in t.high],
+                [tuple(e) for e in t.low],
+                t.high_limit,
+                plan.fabric.high_cap,
+                plan.fabric.low_cap,
+            )
             if not p.op_vls:
                 p.op_vls = plan.fabric.data_vls
             filled += 1

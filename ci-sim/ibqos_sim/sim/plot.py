@@ -9,8 +9,10 @@ from .result import SimResult
 
 def _plt():
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     return plt
 
 
@@ -56,17 +58,20 @@ def latency_per_sl(results: list[SimResult], path: str | Path, title: str = "") 
         sls = [s for s in r.per_sl if s.packets]
         xs = range(len(sls))
         w = 0.27
-        for k, (lab, get) in enumerate((("mean", lambda s: s.net_latency.mean_us),
-                                        ("p50", lambda s: s.net_latency.p50_us),
-                                        ("p99", lambda s: s.net_latency.p99_us))):
+        for k, (lab, get) in enumerate(
+            (
+                ("mean", lambda s: s.net_latency.mean_us),
+                ("p50", lambda s: s.net_latency.p50_us),
+                ("p99", lambda s: s.net_latency.p99_us),
+            )
+        ):
             ax.bar([x + (k - 1) * w for x in xs], [get(s) for s in sls], w, label=lab)
         ax.set_xticks(list(xs), [s.name for s in sls])
         ax.set_xlabel("service level")
     else:
         names = sorted({s.name for r in results for s in r.per_sl})
         for n in names:
-            pts = [(r.load, s.net_latency.p99_us) for r in results for s in r.per_sl
-                   if s.name == n and s.packets]
+            pts = [(r.load, s.net_latency.p99_us) for r in results for s in r.per_sl if s.name == n and s.packets]
             if pts:
                 ax.plot(*zip(*pts), "o-", label=f"{n} p99")
         ax.set_xlabel("offered load (fraction of link rate)")

@@ -21,25 +21,35 @@ def _fmt(v, digits=2) -> str:
 
 def throughput_table(title: str, rows: list[Throughput]) -> Table:
     t = Table(title=title, title_justify="left")
-    for col in ("class", "SL", "offered %", "accepted %", "Gb/s", "share %",
-                "lat mean µs", "p50", "p99", "max"):
+    for col in ("class", "SL", "offered %", "accepted %", "Gb/s", "share %", "lat mean µs", "p50", "p99", "max"):
         t.add_column(col, justify="left" if col == "class" else "right")
     for r in rows:
-        t.add_row(r.name, str(r.sl), _fmt(r.offered_pct), _fmt(r.accepted_pct), _fmt(r.accepted_gbps),
-                  _fmt(r.share_pct), _fmt(r.net_latency.mean_us, 3), _fmt(r.net_latency.p50_us, 3),
-                  _fmt(r.net_latency.p99_us, 3), _fmt(r.net_latency.max_us, 3))
+        t.add_row(
+            r.name,
+            str(r.sl),
+            _fmt(r.offered_pct),
+            _fmt(r.accepted_pct),
+            _fmt(r.accepted_gbps),
+            _fmt(r.share_pct),
+            _fmt(r.net_latency.mean_us, 3),
+            _fmt(r.net_latency.p50_us, 3),
+            _fmt(r.net_latency.p99_us, 3),
+            _fmt(r.net_latency.max_us, 3),
+        )
     return t
 
 
 def print_result(res: SimResult, console: Console | None = None) -> None:
     console = console or Console()
     c = res.counters
-    head = (f"[bold]{res.pattern}[/] load {res.load:.2f}: {res.status}, accepted "
-            f"{res.accepted_pct:.2f}% of the link (offered {_fmt(res.offered_pct)}%), "
-            f"{c['packet_hops']:,} packet-hops in {c['cpu_s']:.2f} s CPU")
+    head = (
+        f"[bold]{res.pattern}[/] load {res.load:.2f}: {res.status}, accepted "
+        f"{res.accepted_pct:.2f}% of the link (offered {_fmt(res.offered_pct)}%), "
+        f"{c['packet_hops']:,} packet-hops in {c['cpu_s']:.2f} s CPU"
+    )
     console.print(head)
     console.print(throughput_table("per class (latency: injection to delivery)", res.per_class))
-    if sorted(s.sl for s in res.per_sl) != sorted(k.sl for k in res.per_class):   # classes share SLs
+    if sorted(s.sl for s in res.per_sl) != sorted(k.sl for k in res.per_class):  # classes share SLs
         console.print(throughput_table("per SL", res.per_sl))
     t = Table(title="per VL utilisation, all links", title_justify="left")
     t.add_column("VL", justify="right")
@@ -50,9 +60,12 @@ def print_result(res: SimResult, console: Console | None = None) -> None:
     console.print(t)
     if res.deadlock:
         d = res.deadlock
-        console.print(f"[bold red]{res.status}[/] at {d['at_us']:.1f} µs (last move {d['last_move_us']:.1f} µs): "
-                      + ("cycle of " if res.status == "deadlock" else "blocked buffers ")
-                      + f"{len(d['cycle'])}: " + " -> ".join(d["cycle"] + d["cycle"][:1]))
+        console.print(
+            f"[bold red]{res.status}[/] at {d['at_us']:.1f} µs (last move {d['last_move_us']:.1f} µs): "
+            + ("cycle of " if res.status == "deadlock" else "blocked buffers ")
+            + f"{len(d['cycle'])}: "
+            + " -> ".join(d["cycle"] + d["cycle"][:1])
+        )
     for n in res.notes:
         console.print(f"note: {n}", markup=False, highlight=False)
 

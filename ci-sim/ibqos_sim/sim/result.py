@@ -26,13 +26,13 @@ class Throughput:
     name: str
     sl: int | None
     packets: int
-    offered_gbps: float | None          # None: saturating sources
-    offered_pct: float | None           # of the measured endpoints' link capacity
+    offered_gbps: float | None  # None: saturating sources
+    offered_pct: float | None  # of the measured endpoints' link capacity
     accepted_gbps: float
     accepted_pct: float
-    share_pct: float                    # of all bytes delivered to the measured endpoints
-    latency: Latency                    # generation -> delivery (includes source queueing)
-    net_latency: Latency                # injection -> delivery
+    share_pct: float  # of all bytes delivered to the measured endpoints
+    latency: Latency  # generation -> delivery (includes source queueing)
+    net_latency: Latency  # injection -> delivery
     priority: int | None = None
 
 
@@ -40,14 +40,14 @@ class Throughput:
 class SimResult:
     load: float
     pattern: str
-    status: str                         # done | deadlock | stalled
+    status: str  # done | deadlock | stalled
     params: dict
-    accepted_pct: float                 # normalised accepted traffic, measured endpoints
+    accepted_pct: float  # normalised accepted traffic, measured endpoints
     offered_pct: float | None
     per_sl: list[Throughput]
     per_class: list[Throughput]
-    per_vl: dict[int, dict]             # vl -> {"mean_util_pct", "max_util_pct"}
-    links: list[dict]                   # per port with a link: util per direction
+    per_vl: dict[int, dict]  # vl -> {"mean_util_pct", "max_util_pct"}
+    links: list[dict]  # per port with a link: util per direction
     deadlock: dict | None
     counters: dict
     notes: list[str] = field(default_factory=list)
@@ -91,11 +91,18 @@ def build_result(sim) -> SimResult:
     def row(name, sl, g, offered, priority=None) -> Throughput:
         acc = gbps(g.rx_bytes)
         return Throughput(
-            name=name, sl=sl, packets=g.rx_pkts, offered_gbps=None if offered is None else round(offered, 4),
+            name=name,
+            sl=sl,
+            packets=g.rx_pkts,
+            offered_gbps=None if offered is None else round(offered, 4),
             offered_pct=None if offered is None else round(100 * offered / cap_gbps, 3),
-            accepted_gbps=round(acc, 4), accepted_pct=round(100 * acc / cap_gbps, 3),
+            accepted_gbps=round(acc, 4),
+            accepted_pct=round(100 * acc / cap_gbps, 3),
             share_pct=round(100 * g.rx_bytes / total_rx, 3) if total_rx else 0.0,
-            latency=Latency.of(g.latency), net_latency=Latency.of(g.net_latency), priority=priority)
+            latency=Latency.of(g.latency),
+            net_latency=Latency.of(g.net_latency),
+            priority=priority,
+        )
 
     class_sl = {}
     per_class = []
@@ -121,15 +128,22 @@ def build_result(sim) -> SimResult:
     per_vl = {}
     for vl in range(16):
         if util[:, vl].any():
-            per_vl[vl] = {"mean_util_pct": round(float(util[:, vl].mean()), 3),
-                          "max_util_pct": round(float(util[:, vl].max()), 3)}
+            per_vl[vl] = {
+                "mean_util_pct": round(float(util[:, vl].mean()), 3),
+                "max_util_pct": round(float(util[:, vl].max()), 3),
+            }
     links = []
     for k, gp in enumerate(linked):
         guid, num = net.ports[gp]
         pg, pn = net.ports[peer[gp]]
-        links.append({"port": f"{net.node_desc(guid)}:{num}", "to": f"{net.node_desc(pg)}:{pn}",
-                      "util_pct": round(float(util[k].sum()), 3),
-                      "per_vl": {int(v): round(float(util[k, v]), 3) for v in np.nonzero(util[k])[0]}})
+        links.append(
+            {
+                "port": f"{net.node_desc(guid)}:{num}",
+                "to": f"{net.node_desc(pg)}:{pn}",
+                "util_pct": round(float(util[k].sum()), 3),
+                "per_vl": {int(v): round(float(util[k, v]), 3) for v in np.nonzero(util[k])[0]},
+            }
+        )
 
     status = _core.STATUS[raw.status]
     deadlock = _witness(net, raw) if status in ("deadlock", "stalled") else None
@@ -138,11 +152,18 @@ def build_result(sim) -> SimResult:
         deadlock["last_move_us"] = raw.last_move_ps / 1e6
     offered_all = [fs.offered_gbps.get(i) for i in range(len(fs.classes))]
     counters = {
-        "injected": raw.injected, "delivered": raw.delivered, "in_flight": raw.in_flight,
-        "dropped_unrouted": raw.dropped_route, "dropped_vl": raw.dropped_vl,
-        "packet_hops": raw.hops, "events": raw.events, "max_pending_events": raw.max_pending,
+        "injected": raw.injected,
+        "delivered": raw.delivered,
+        "in_flight": raw.in_flight,
+        "dropped_unrouted": raw.dropped_route,
+        "dropped_vl": raw.dropped_vl,
+        "packet_hops": raw.hops,
+        "events": raw.events,
+        "max_pending_events": raw.max_pending,
         "simulated_us": raw.now_ps / 1e6,
-        "window_us": raw.window_ps / 1e6, "wall_s": round(sim.wall_s, 4), "cpu_s": round(sim.cpu_s, 4),
+        "window_us": raw.window_ps / 1e6,
+        "wall_s": round(sim.wall_s, 4),
+        "cpu_s": round(sim.cpu_s, 4),
         "hops_per_cpu_s": round(raw.hops / sim.cpu_s) if sim.cpu_s else None,
     }
     notes = list(net.notes)
@@ -153,9 +174,18 @@ def build_result(sim) -> SimResult:
     p = params.model_dump()
     p["rate_gbps"] = rate
     return SimResult(
-        load=sim.load, pattern=",".join(sorted({c.pattern for c in fs.classes})), status=status,
-        params=p, accepted_pct=round(100 * gbps(measured_bytes) / cap_gbps, 3),
-        offered_pct=None if any(o is None for o in offered_all)
-        else round(100 * sum(offered_all) / (N * rate), 3),
-        per_sl=per_sl, per_class=per_class, per_vl=per_vl, links=links, deadlock=deadlock,
-        counters=counters, notes=notes, info=fs.info)
+        load=sim.load,
+        pattern=",".join(sorted({c.pattern for c in fs.classes})),
+        status=status,
+        params=p,
+        accepted_pct=round(100 * gbps(measured_bytes) / cap_gbps, 3),
+        offered_pct=None if any(o is None for o in offered_all) else round(100 * sum(offered_all) / (N * rate), 3),
+        per_sl=per_sl,
+        per_class=per_class,
+        per_vl=per_vl,
+        links=links,
+        deadlock=deadlock,
+        counters=counters,
+        notes=notes,
+        info=fs.info,
+    )

@@ -31,8 +31,7 @@ def network_for(fabric: Fabric | Network, params: SimParams, source: str = "fabr
 class Simulation:
     """One core instance. Use as a context manager; run() may be called in steps."""
 
-    def __init__(self, net: Network, traffic: TrafficSpec, params: SimParams, load: float, *,
-                 audit: bool = False):
+    def __init__(self, net: Network, traffic: TrafficSpec, params: SimParams, load: float, *, audit: bool = False):
         self.net, self.traffic, self.params, self.load = net, traffic, params, load
         self.flowset = build_flows(net, traffic, load, params.rate_gbps, params.mtu)
         a = net.arrays
@@ -40,12 +39,14 @@ class Simulation:
         ps = 1000
         self.end_ps = int((params.warmup_us + params.time_us) * 1e6)
         cfg = _core.Config(
-            n_nodes=len(net.nodes), node_is_switch=_ptr(a["node_is_switch"], C.c_uint8),
+            n_nodes=len(net.nodes),
+            node_is_switch=_ptr(a["node_is_switch"], C.c_uint8),
             node_nports=_ptr(a["node_nports"], C.c_uint32),
             node_port_base=_ptr(a["node_port_base"], C.c_uint32),
             node_route_off=_ptr(a["node_route_off"], C.c_uint32),
             node_sl2vl_off=_ptr(a["node_sl2vl_off"], C.c_uint32),
-            n_ports=len(net.ports), port_peer=_ptr(a["port_peer"], C.c_int32),
+            n_ports=len(net.ports),
+            port_peer=_ptr(a["port_peer"], C.c_int32),
             port_op_vls=_ptr(a["port_op_vls"], C.c_uint8),
             port_rate_gbps=_ptr(a["port_rate_gbps"], C.c_double),
             port_arb_high_off=_ptr(a["port_arb_high_off"], C.c_uint32),
@@ -54,17 +55,29 @@ class Simulation:
             port_arb_low_len=_ptr(a["port_arb_low_len"], C.c_uint32),
             port_arb_limit=_ptr(a["port_arb_limit"], C.c_uint8),
             arb_entries=a["arb_entries"].ctypes.data_as(C.POINTER(_core.VlarbEntry)),
-            routes=_ptr(a["routes"], C.c_uint8), sl2vl_idx=_ptr(a["sl2vl_idx"], C.c_uint16),
-            sl2vl_rows=_ptr(a["sl2vl_rows"], C.c_uint8), n_sl2vl_rows=len(a["sl2vl_rows"]) // 16,
-            n_endpoints=net.n_endpoints, ep_port=_ptr(a["ep_port"], C.c_uint32),
-            n_flows=self.flowset.n_flows, flows=self.flowset.flows,
-            n_dests=len(self.flowset.dests), dests=_ptr(self.flowset.dests, C.c_uint32),
+            routes=_ptr(a["routes"], C.c_uint8),
+            sl2vl_idx=_ptr(a["sl2vl_idx"], C.c_uint16),
+            sl2vl_rows=_ptr(a["sl2vl_rows"], C.c_uint8),
+            n_sl2vl_rows=len(a["sl2vl_rows"]) // 16,
+            n_endpoints=net.n_endpoints,
+            ep_port=_ptr(a["ep_port"], C.c_uint32),
+            n_flows=self.flowset.n_flows,
+            flows=self.flowset.flows,
+            n_dests=len(self.flowset.dests),
+            dests=_ptr(self.flowset.dests, C.c_uint32),
             n_classes=max(1, len(self.flowset.classes)),
-            buf_credits=params.buffer_credits, mtu=params.mtu,
-            prop_ps=int(params.prop_ns * ps), sw_latency_ps=int(params.switch_ns * ps),
-            voq=int(params.voq), accounting=_core.ACCOUNTING[params.accounting],
-            seed=params.seed, warmup_ps=int(params.warmup_us * 1e6), end_ps=self.end_ps,
-            deadlock_ps=int(params.deadlock_us * 1e6), evq=params.evq.encode(), audit=int(audit),
+            buf_credits=params.buffer_credits,
+            mtu=params.mtu,
+            prop_ps=int(params.prop_ns * ps),
+            sw_latency_ps=int(params.switch_ns * ps),
+            voq=int(params.voq),
+            accounting=_core.ACCOUNTING[params.accounting],
+            seed=params.seed,
+            warmup_ps=int(params.warmup_us * 1e6),
+            end_ps=self.end_ps,
+            deadlock_ps=int(params.deadlock_us * 1e6),
+            evq=params.evq.encode(),
+            audit=int(audit),
             input_reads=1 if params.input_reads == 1 else 0,
             pair_sl=_ptr(a["pair_sl"], C.c_uint8) if "pair_sl" in a else None,
         )
@@ -73,10 +86,9 @@ class Simulation:
         err = C.create_string_buffer(512)
         rc = self._lib.ibs_create(C.byref(cfg), C.byref(self._sim), err, len(err))
         if rc:
-            raise InputError(f"simulator rejects the model: {err.value.decode() or f'error {rc}'}",
-                             file=net.source)
+            raise InputError(f"simulator rejects the model: {err.value.decode() or f'error {rc}'}", file=net.source)
         self.wall_s = 0.0
-        self.cpu_s = 0.0             # this process's CPU time in the core: the machine is shared
+        self.cpu_s = 0.0  # this process's CPU time in the core: the machine is shared
 
     def run(self, until_ps: int | None = None) -> None:
         t0, c0 = time.perf_counter(), time.process_time()
@@ -115,9 +127,14 @@ class Simulation:
         self.close()
 
 
-def simulate(fabric: Fabric | Network, traffic: TrafficSpec | None = None,
-             params: SimParams | None = None, load: float = 1.0, *,
-             progress: Callable[[float], None] | None = None) -> SimResult:
+def simulate(
+    fabric: Fabric | Network,
+    traffic: TrafficSpec | None = None,
+    params: SimParams | None = None,
+    load: float = 1.0,
+    *,
+    progress: Callable[[float], None] | None = None,
+) -> SimResult:
     """Simulate one load point. The library call the dry run uses."""
     params = params or SimParams()
     traffic = traffic or TrafficSpec()
@@ -133,13 +150,17 @@ def simulate(fabric: Fabric | Network, traffic: TrafficSpec | None = None,
         return sim.result()
 
 
-def sweep(fabric: Fabric | Network, traffic: TrafficSpec | None = None,
-          params: SimParams | None = None, loads: Iterable[float] = (), *,
-          progress: Callable[[float], None] | None = None) -> list[SimResult]:
+def sweep(
+    fabric: Fabric | Network,
+    traffic: TrafficSpec | None = None,
+    params: SimParams | None = None,
+    loads: Iterable[float] = (),
+    *,
+    progress: Callable[[float], None] | None = None,
+) -> list[SimResult]:
     params = params or SimParams()
     net = network_for(fabric, params)
-    return [simulate(net, traffic, params, load) for load in loads
-            if progress is None or progress(load) is None]
+    return [simulate(net, traffic, params, load) for load in loads if progress is None or progress(load) is None]
 
 
 def parse_sweep(text: str) -> list[float]:
@@ -149,7 +170,6 @@ def parse_sweep(text: str) -> list[float]:
     except ValueError:
         raise InputError(f"{text!r}: want START:STOP:STEP", field="--sweep") from None
     if not (0 < a <= b <= 1 and s > 0):
-        raise InputError(f"{text!r}: loads must satisfy 0 < START <= STOP <= 1, STEP > 0",
-                         field="--sweep")
+        raise InputError(f"{text!r}: loads must satisfy 0 < START <= STOP <= 1, STEP > 0", field="--sweep")
     n = int(round((b - a) / s)) + 1
     return [round(a + i * s, 6) for i in range(n) if a + i * s <= b + 1e-9]

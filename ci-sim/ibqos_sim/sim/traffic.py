@@ -23,13 +23,14 @@ Pattern = Literal["uniform", "hotspot", "stencil", "adversarial", "twonode"]
 
 class TrafficClass(BaseModel):
     """One QoS class of a mix: every endpoint runs one flow of it."""
+
     model_config = ConfigDict(extra="forbid")
     name: str
     sl: int = Field(ge=0, le=15)
     msg_bytes: int = Field(4096, ge=1, le=1 << 30)
-    rate: Union[float, Literal["saturate"]] = "saturate"   # fraction of the link, scaled by load
+    rate: Union[float, Literal["saturate"]] = "saturate"  # fraction of the link, scaled by load
     pattern: Pattern = "uniform"
-    priority: int = 0                                      # for reports: lower = more urgent
+    priority: int = 0  # for reports: lower = more urgent
 
     @field_validator("rate")
     @classmethod
@@ -45,20 +46,18 @@ class TrafficSpec(BaseModel):
     process: Literal["cbr", "poisson"] = "poisson"
     sl: int = Field(0, ge=0, le=15)
     msg_bytes: int = Field(4096, ge=1, le=1 << 30)
-    classes: list[TrafficClass] = []          # a QoS mix; empty: one class from pattern/sl
-    hot_seed: int = 1                         # hot-spot and two-node endpoint choice
-    src: str | None = None                    # two-node: source CA(s), comma-separated (default: the first)
+    classes: list[TrafficClass] = []  # a QoS mix; empty: one class from pattern/sl
+    hot_seed: int = 1  # hot-spot and two-node endpoint choice
+    src: str | None = None  # two-node: source CA(s), comma-separated (default: the first)
     dst: str | None = None
-    sls: list[int] = [0, 1, 2, 3]             # two-node: one saturating flow per SL
+    sls: list[int] = [0, 1, 2, 3]  # two-node: one saturating flow per SL
 
     def effective_classes(self) -> list[TrafficClass]:
         if self.classes:
             return list(self.classes)
         if self.pattern == "twonode":
-            return [TrafficClass(name=f"sl{s}", sl=s, msg_bytes=self.msg_bytes, pattern="twonode")
-                    for s in self.sls]
-        return [TrafficClass(name=f"sl{self.sl}", sl=self.sl, msg_bytes=self.msg_bytes, rate=1.0,
-                             pattern=self.pattern)]
+            return [TrafficClass(name=f"sl{s}", sl=s, msg_bytes=self.msg_bytes, pattern="twonode") for s in self.sls]
+        return [TrafficClass(name=f"sl{self.sl}", sl=self.sl, msg_bytes=self.msg_bytes, rate=1.0, pattern=self.pattern)]
 
 
 @dataclass
@@ -67,8 +66,8 @@ class FlowSet:
     n_flows: int
     dests: np.ndarray
     classes: list[TrafficClass]
-    offered_gbps: dict[int, float | None]        # class index -> total offered (None: saturating)
-    measured: np.ndarray | None = None           # endpoints whose delivery counts (hot-spot)
+    offered_gbps: dict[int, float | None]  # class index -> total offered (None: saturating)
+    measured: np.ndarray | None = None  # endpoints whose delivery counts (hot-spot)
     info: dict = field(default_factory=dict)
 
 
@@ -101,17 +100,16 @@ def _stencil_neighbours(n: int) -> list[list[int]]:
 
 def _groups(net: Network) -> list[int]:
     from ibqos.fabric.groups import NotADragonfly, dragonfly_groups
+
     try:
         sw_group = dragonfly_groups(net.fabric)
     except NotADragonfly as e:
-        raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source,
-                         field="traffic") from None
+        raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source, field="traffic") from None
     out = []
     for e in range(net.n_endpoints):
         sw = net.ep_switch(e)
         if sw is None:
-            raise InputError(f"endpoint {net.ep_desc(e)} is not cabled to a switch",
-                             file=net.source, field="traffic")
+            raise InputError(f"endpoint {net.ep_desc(e)} is not cabled to a switch", file=net.source, field="traffic")
         out.append(sw_group[sw])
     return out
 
@@ -123,8 +121,7 @@ def _endpoint(net: Network, name: str, what: str) -> int:
     raise InputError(f"no CA port named {name!r}", field=what)
 
 
-def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float,
-                mtu: int) -> FlowSet:
+def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float, mtu: int) -> FlowSet:
     if not 0 < load <= 1:
         raise InputError(f"load {load}: must be in (0, 1] of the link rate", field="load")
     N = net.n_endpoints
@@ -158,8 +155,9 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float,
 
         def add(src: int, mode: int, off: int = 0, ln: int = 0, f: float = frac, sat: bool = saturate):
             nonlocal total
-            flows.append((src, c.sl, _core.SATURATE if sat else process, ci, pkt, c.msg_bytes,
-                          rate_gbps * f, mode, off, ln))
+            flows.append(
+                (src, c.sl, _core.SATURATE if sat else process, ci, pkt, c.msg_bytes, rate_gbps * f, mode, off, ln)
+            )
             total += rate_gbps * f
 
         if c.pattern == "uniform":
@@ -171,19 +169,20 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float,
             if hot is None:
                 hs = math.floor(0.06 * N)
                 if hs < 2:
-                    raise InputError(f"hot-spot needs floor(0.06*N) >= 2 sources; N = {N}",
-                                     field="traffic")
+                    raise InputError(f"hot-spot needs floor(0.06*N) >= 2 sources; N = {N}", field="traffic")
                 hd = max(1, math.floor(math.log2(hs)))
                 sources = sorted(rng.sample(range(N), hs))
                 targets = sorted(rng.sample([e for e in range(N) if e not in sources], hd))
                 hot = (sources, targets)
                 measured = np.array([e for e in range(N) if e not in targets], dtype=np.int64)
-                info["hotspot"] = {"sources": [net.ep_desc(e) for e in sources],
-                                   "destinations": [net.ep_desc(e) for e in targets]}
+                info["hotspot"] = {
+                    "sources": [net.ep_desc(e) for e in sources],
+                    "destinations": [net.ep_desc(e) for e in targets],
+                }
             sources, targets = hot
             off, ln = dest_set(targets)
             for e in range(N):
-                if e in sources:   # hot sources send at 100% of the link
+                if e in sources:  # hot sources send at 100% of the link
                     add(e, _core.DEST_SET, off, ln, f=1.0, sat=False)
                 else:
                     add(e, _core.DEST_UNIFORM)
@@ -215,21 +214,28 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float,
             for src in srcs:
                 add(src, _core.DEST_SET, *dest_set([dst]))
         else:
-            raise InputError(f"unknown traffic pattern {c.pattern!r} (one of {', '.join(PATTERNS)})",
-                             field="traffic")
+            raise InputError(f"unknown traffic pattern {c.pattern!r} (one of {', '.join(PATTERNS)})", field="traffic")
         offered[ci] = None if saturate else total
     arr = (_core.Flow * max(1, len(flows)))()
     for i, f in enumerate(flows):
         arr[i] = _core.Flow(*f)
-    return FlowSet(arr, len(flows), np.array(dests or [0], dtype=np.uint32), classes, offered,
-                   measured, info)
+    return FlowSet(arr, len(flows), np.array(dests or [0], dtype=np.uint32), classes, offered, measured, info)
 
 
-def classes_from_plan(plan, msg_bytes: int = 4096, rate: float | str = "saturate",
-                      pattern: Pattern = "uniform") -> list[TrafficClass]:
+def classes_from_plan(
+    plan, msg_bytes: int = 4096, rate: float | str = "saturate", pattern: Pattern = "uniform"
+) -> list[TrafficClass]:
     """One class per plan class on its first SL; high-priority classes rank first."""
     out = []
     for c in sorted(plan.classes, key=lambda c: c.index):
-        out.append(TrafficClass(name=c.name, sl=c.sls[0], msg_bytes=msg_bytes, rate=rate,
-                                pattern=pattern, priority=0 if c.priority == "high" else 1))
+        out.append(
+            TrafficClass(
+                name=c.name,
+                sl=c.sls[0],
+                msg_bytes=msg_bytes,
+                rate=rate,
+                pattern=pattern,
+                priority=0 if c.priority == "high" else 1,
+            )
+        )
     return out

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..docfile import write_atomic
 from ..errors import ExternalError
 
-_VERSION = re.compile(r"^v(\d{4,})$")     # v0000 … v9999, then v10000 …
+_VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
 
 
 def fsync_dir(d: Path) -> None:
@@ -85,16 +85,17 @@ class ConfigSet:
     def versions(self) -> list[str]:
         if not self.state.is_dir():
             return []
-        return sorted((p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir()),
-                      key=lambda v: int(v[1:]))
+        return sorted(
+            (p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir()), key=lambda v: int(v[1:])
+        )
 
     def current_version(self) -> str | None:
         return os.readlink(self.current) if self.current.is_symlink() else None
 
     def adopted(self) -> bool:
         return self.current_version() is not None and all(
-            p.is_symlink() and os.readlink(p) == str(self.current / name)
-            for name, p in self.paths.items())
+            p.is_symlink() and os.readlink(p) == str(self.current / name) for name, p in self.paths.items()
+        )
 
     def adopt(self, hook=lambda step: None) -> None:
         """First use: copy the admin's files into v0000 and point the paths at `current`.
@@ -110,10 +111,10 @@ class ConfigSet:
             for name, p in self.paths.items():
                 data = p.read_text() if p.exists() else ""
                 # the admin's file keeps its mode: 0644 stays readable by tools that read it
-                write_atomic(v0 / name, data, durable=True,
-                             mode=p.stat().st_mode & 0o7777 if p.exists() else None)
-            (v0 / "meta.json").write_text(json.dumps({"adopted_from": {
-                n: str(p) for n, p in self.paths.items()}}) + "\n")
+                write_atomic(v0 / name, data, durable=True, mode=p.stat().st_mode & 0o7777 if p.exists() else None)
+            (v0 / "meta.json").write_text(
+                json.dumps({"adopted_from": {n: str(p) for n, p in self.paths.items()}}) + "\n"
+            )
             fsync_dir(v0)
             _symlink_over("v0000", self.current)
         new = {name: p for name, p in self.paths.items() if not (self.current / name).exists()}
@@ -126,18 +127,22 @@ class ConfigSet:
             self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}}))
         stray = {}
         for name, p in self.paths.items():
-            if p.is_symlink() and os.readlink(p) != str(self.current / name) and p.exists() and \
-                    p.read_bytes() != (self.current / name).read_bytes():
+            if (
+                p.is_symlink()
+                and os.readlink(p) != str(self.current / name)
+                and p.exists()
+                and p.read_bytes() != (self.current / name).read_bytes()
+            ):
                 stray[name] = p
         if stray:
             live = {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()}
             self.flip(self.stage(live, {"adopted_from": {n: os.readlink(p) for n, p in stray.items()}}))
         for name, p in self.paths.items():
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
-                if p.exists() and not p.is_symlink() and \
-                        p.read_bytes() != (self.current / name).read_bytes():
-                    raise ExternalError(f"{p} changed since ibqos adopted it; "
-                                        f"merge it into {self.current / name} first")
+                if p.exists() and not p.is_symlink() and p.read_bytes() != (self.current / name).read_bytes():
+                    raise ExternalError(
+                        f"{p} changed since ibqos adopted it; merge it into {self.current / name} first"
+                    )
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
 
@@ -153,8 +158,9 @@ class ConfigSet:
         tmp.mkdir()
         for role in self.paths:
             cur = self.current / role
-            write_atomic(tmp / role, files[role], durable=True,
-                         mode=cur.stat().st_mode & 0o7777 if cur.exists() else None)
+            write_atomic(
+                tmp / role, files[role], durable=True, mode=cur.stat().st_mode & 0o7777 if cur.exists() else None
+            )
         for fname, text in (extra or {}).items():
             write_durable(tmp / fname, text)
         write_durable(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")
@@ -176,7 +182,7 @@ class ConfigSet:
         """Delete all but the newest `keep` version directories (never one in `protect`, e.g.
         current and the rollback target); returns the names removed."""
         versions = self.versions()
-        drop = [v for v in versions[:max(0, len(versions) - keep)] if v not in protect]
+        drop = [v for v in versions[: max(0, len(versions) - keep)] if v not in protect]
         for v in drop:
             # rename first so a crash mid-delete leaves a hidden leftover, never a half version
             doomed = self.state / f".{v}.del"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .confset import write_durable
 
-STATES = ("intent", "swapped", "swept", "verified")        # the forward path, in order
+STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
 TERMINAL = ("verified", "rolled-back", "discarded")
 
 
@@ -56,8 +56,10 @@ class Journal:
         except (ValueError, TypeError) as e:
             # written with write-fsync-rename, so this is damage from outside ibqos
             from ..errors import ExternalError
-            raise ExternalError(f"{self.path}: unreadable apply journal ({e}); "
-                                "inspect it and the ibqos.d/current link, then remove it") from None
+
+            raise ExternalError(
+                f"{self.path}: unreadable apply journal ({e}); inspect it and the ibqos.d/current link, then remove it"
+            ) from None
 
     def write(self, entry: Entry, state: str) -> Entry:
         entry.state = state
@@ -70,6 +72,7 @@ class Journal:
 
     def load_before(self):
         from ..fabric.model import Fabric
+
         try:
             return Fabric.from_json(json.loads(self.before_path.read_text()))
         except (OSError, ValueError):

@@ -36,8 +36,10 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo=lambda line: None):
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise ExternalError(f"another ibqos apply (pid {_holder(fd)}) holds {path}"
-                                        + (f" (waited {timeout:g} s)" if timeout else "")) from None
+                    raise ExternalError(
+                        f"another ibqos apply (pid {_holder(fd)}) holds {path}"
+                        + (f" (waited {timeout:g} s)" if timeout else "")
+                    ) from None
                 if not told:
                     echo(f"waiting for ibqos apply pid {_holder(fd)} to finish ({path})")
                     told = True
@@ -46,4 +48,4 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo=lambda line: None):
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
-        os.close(fd)      # closing drops the flock, also when the process is killed
+        os.close(fd)  # closing drops the flock, also when the process is killed

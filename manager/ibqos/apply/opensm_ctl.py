@@ -23,8 +23,13 @@ from ..errors import ExternalError, InputError
 from ..osmlog import count_subnet_up
 from ..proc import wait_until
 
-RESTART_ONLY = ("routing_engine", "event_plugin_name", "event_plugin_options", "qos_policy_file",
-                "partition_config_file")
+RESTART_ONLY = (
+    "routing_engine",
+    "event_plugin_name",
+    "event_plugin_options",
+    "qos_policy_file",
+    "partition_config_file",
+)
 
 
 def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
@@ -57,5 +62,6 @@ def heavy_sweep(pid: int, log: Path, timeout: float = 120) -> float:
         if not Path(f"/proc/{pid}").exists():
             raise ExternalError(f"OpenSM (pid {pid}) died during the heavy sweep; see {log}")
         return count_subnet_up(log) > before
+
     wait_until(up, timeout=timeout, interval=0.1, what=f"SUBNET UP in {log} after SIGHUP")
     return time.monotonic() - t0

@@ -30,6 +30,7 @@ from .opensm_ctl import heavy_sweep, resolve_pid
 @dataclass
 class FabricAccess:
     """How to reach OpenSM and the fabric: its pid, the read-back environment, the timeout."""
+
     pid: int | None
     env: dict[str, str] | None
     sweep_timeout: float = 120
@@ -40,6 +41,7 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     from ..conformance import diff_programmed, expected_from_plan
     from ..fabric.live import read_live
     from ..plan import Plan
+
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
@@ -51,6 +53,7 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log
     (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
     from ..fabric.compare import diff
     from ..fabric.live import read_live
+
     journal.write(entry, "rollback")
     _fault("journal:rollback")
     cs.flip(entry.previous)
@@ -85,16 +88,18 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         proved = restore(cs, journal, entry, io, log)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
     if current != entry.version:
-        raise ExternalError(f"{found}, but {cs.current} points at {current}: "
-                            "changed by hand; fix the link, then remove the journal")
+        raise ExternalError(
+            f"{found}, but {cs.current} points at {current}: changed by hand; fix the link, then remove the journal"
+        )
     try:
         if entry.state in ("intent", "swapped"):
             heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
             journal.write(entry, "swept")
         diffs = verify_plan_of(cs, entry.version, io.env)
         if diffs:
-            raise VerificationFailed(f"programmed tables differ from the plan on {len(diffs)} "
-                                     f"port(s), first: {diffs[0]}")
+            raise VerificationFailed(
+                f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
+            )
     except IbqosError as e:
         proved = restore(cs, journal, entry, io, log)
         return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"
@@ -104,6 +109,7 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
 
 def _fault(point: str) -> None:
     from .run import fault_hook
+
     fault_hook(point)
 
 
@@ -113,6 +119,7 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     from ..errors import ExternalError as _Busy
     from .confset import state_dir_for
     from .lock import apply_lock
+
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
@@ -127,5 +134,4 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
         return f"recovered: {line}"
     entry = Journal(cs.state).read()
     last = f"; last apply {entry.version}: {entry.state}" if entry else ""
-    return (f"{opensm_conf}: configuration {cs.current_version()}, "
-            f"{len(cs.versions())} version(s) kept{last}")
+    return f"{opensm_conf}: configuration {cs.current_version()}, {len(cs.versions())} version(s) kept{last}"

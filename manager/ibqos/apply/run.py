@@ -29,8 +29,7 @@ from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid
 from .recover import FabricAccess, recover, restore
 from .validate import validate_opensm_conf, validate_plugin_tables
 
-STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback",
-         "verify", "prune")
+STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
 DEFAULT_KEEP = 10
 DEFAULT_LOG = Path("/var/log/opensm.log")
 ROLE_FILES = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")
@@ -49,12 +48,12 @@ class ApplyRequest:
     pid: int | None = None
     pidfile: Path | None = None
     dry_run: bool = False
-    env: dict[str, str] | None = None       # for the read-back (ibsim: LD_PRELOAD etc.)
+    env: dict[str, str] | None = None  # for the read-back (ibsim: LD_PRELOAD etc.)
     sweep_timeout: float = 120
-    keep: int = DEFAULT_KEEP                # version directories kept in ibqos.d/
-    lock_timeout: float = 600               # seconds to wait for another apply to finish
-    service: str | None = None              # opensm@GUID: conf, log and PID from the unit
-    init_conf: bool = False                 # create the unit's missing opensm.conf, then stop
+    keep: int = DEFAULT_KEEP  # version directories kept in ibqos.d/
+    lock_timeout: float = 600  # seconds to wait for another apply to finish
+    service: str | None = None  # opensm@GUID: conf, log and PID from the unit
+    init_conf: bool = False  # create the unit's missing opensm.conf, then stop
 
 
 @dataclass
@@ -65,16 +64,16 @@ class ApplyState:
     confset: ConfigSet | None = None
     previous: str | None = None
     version: str | None = None
-    before: object = None                   # fabric read back before the flip
-    after: object = None                    # fabric read back after the sweep
+    before: object = None  # fabric read back before the flip
+    after: object = None  # fabric read back after the sweep
     log: Path = DEFAULT_LOG
     pid: int = 0
     journal: Journal | None = None
     entry: Entry | None = None
-    recovered: str | None = None            # what recovery found and did, if anything
+    recovered: str | None = None  # what recovery found and did, if anything
     pruned: list[str] = field(default_factory=list)
-    service: object = None                  # apply.service.ServiceTarget, with --service
-    log_override: Path | None = None        # the unit's --log_file
+    service: object = None  # apply.service.ServiceTarget, with --service
+    log_override: Path | None = None  # the unit's --log_file
 
 
 class Apply:
@@ -86,7 +85,7 @@ class Apply:
     def run(self) -> ApplyState:
         if self.req.service:
             if self._target_service():
-                return self.s                # --init-conf: the whole file written, restart next
+                return self.s  # --init-conf: the whole file written, restart next
         if self.req.dry_run:
             self._step("render", self.render)
             self._step("validate", self.validate)
@@ -94,8 +93,7 @@ class Apply:
             return self.s
         if not self.req.service:
             self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
-        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout,
-                        echo=self.echo):
+        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
             self._step("recover", self.recover)
             self._step("render", self.render)
             self._step("validate", self.validate)
@@ -125,6 +123,7 @@ class Apply:
         """Point the request at what the unit runs. True when --init-conf wrote the missing
         opensm.conf (OpenSM reads it only at start: the caller stops there)."""
         from .service import is_whole_conf, resolve
+
         t = resolve(self.req.service)
         self.s.service = t
         self.req.opensm_conf = t.conf
@@ -133,18 +132,21 @@ class Apply:
             if self.req.init_conf:
                 self._init_conf(t)
                 return True
-            raise ExternalError(f"{t.conf} does not exist, so {t.unit} runs on OpenSM's defaults: "
-                                f"'ibqos apply PLAN --service {self.req.service} --init-conf' writes "
-                                f"it whole (OpenSM's defaults with the plan), then "
-                                f"'{t.restart_hint()}'")
+            raise ExternalError(
+                f"{t.conf} does not exist, so {t.unit} runs on OpenSM's defaults: "
+                f"'ibqos apply PLAN --service {self.req.service} --init-conf' writes "
+                f"it whole (OpenSM's defaults with the plan), then "
+                f"'{t.restart_hint()}'"
+            )
         if self.req.init_conf:
-            raise InputError("exists: --init-conf only creates a missing configuration",
-                             file=t.conf)
+            raise InputError("exists: --init-conf only creates a missing configuration", file=t.conf)
         text = t.conf.read_text()
         if not is_whole_conf(text):
-            raise InputError("holds only some of OpenSM's options (an ibqos fragment?), not a "
-                             "whole opensm.conf: merge it into 'opensm -c' output first",
-                             file=t.conf)
+            raise InputError(
+                "holds only some of OpenSM's options (an ibqos fragment?), not a "
+                "whole opensm.conf: merge it into 'opensm -c' output first",
+                file=t.conf,
+            )
         if t.pid is None:
             raise ExternalError(f"{t.unit} is not running (no process runs {' '.join(t.argv)})")
         self.s.pid = t.pid
@@ -157,18 +159,20 @@ class Apply:
         from ..plan import Plan
         from ..render import render_plan
         from .service import opensm_defaults
+
         plan = Plan.load(self.req.plan_path)
         conf_dir = t.conf.parent
         with tempfile.TemporaryDirectory(prefix="ibqos-init-") as tmp:
             rendered = render_plan(plan, Path(tmp))
             fragment = osmconf.parse(Path(rendered["opensm.conf"]).read_text())
-            side = {"qos-policy.conf": conf_dir / "qos-policy.conf",
-                    "plugin-tables.conf": conf_dir / "ibqos-tables.conf"}
+            side = {
+                "qos-policy.conf": conf_dir / "qos-policy.conf",
+                "plugin-tables.conf": conf_dir / "ibqos-tables.conf",
+            }
             if "partitions.conf" in rendered:
                 side["partitions.conf"] = conf_dir / "partitions.conf"
             texts = {name: Path(rendered[name]).read_text() for name in side}
-        updates = dict(fragment, qos_policy_file=str(side["qos-policy.conf"]),
-                       force_log_flush="TRUE")
+        updates = dict(fragment, qos_policy_file=str(side["qos-policy.conf"]), force_log_flush="TRUE")
         if fragment.get("event_plugin_name") == "ibqos":
             updates["event_plugin_options"] = str(side["plugin-tables.conf"])
         if "partitions.conf" in side:
@@ -181,10 +185,11 @@ class Apply:
         for name, path in side.items():
             write_atomic(path, texts[name], durable=True)
         write_atomic(t.conf, merged, durable=True)
-        self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and "
-                  + ", ".join(str(p) for p in side.values()))
-        self.echo(f"OpenSM reads them at start: '{t.restart_hint()}', then "
-                  f"'ibqos apply {self.req.plan_path} --service {self.req.service}' to verify")
+        self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
+        self.echo(
+            f"OpenSM reads them at start: '{t.restart_hint()}', then "
+            f"'ibqos apply {self.req.plan_path} --service {self.req.service}' to verify"
+        )
 
     # ---- steps -------------------------------------------------------------
     def recover(self) -> None:
@@ -197,6 +202,7 @@ class Apply:
     def render(self) -> None:
         from ..plan import Plan
         from ..render import render_plan
+
         self.s.plan = Plan.load(self.req.plan_path)
         conf_path = self.req.opensm_conf
         try:
@@ -209,18 +215,20 @@ class Apply:
             fragment = osmconf.parse(Path(rendered["opensm.conf"]).read_text())
             policy = Path(rendered["qos-policy.conf"]).read_text()
             tables = Path(rendered["plugin-tables.conf"]).read_text()
-            partitions = (Path(rendered["partitions.conf"]).read_text()
-                          if "partitions.conf" in rendered else None)
+            partitions = Path(rendered["partitions.conf"]).read_text() if "partitions.conf" in rendered else None
         if opts.get("event_plugin_name") != "ibqos" and fragment.get("event_plugin_name") == "ibqos":
-            raise ExternalError(f"the running OpenSM does not load the ibqos plugin ({conf_path} has no "
-                                "'event_plugin_name ibqos'): add it and restart OpenSM once, then apply")
+            raise ExternalError(
+                f"the running OpenSM does not load the ibqos plugin ({conf_path} has no "
+                "'event_plugin_name ibqos'): add it and restart OpenSM once, then apply"
+            )
         for key in ("routing_engine",):
             if key in fragment and opts.get(key, "") != fragment[key]:
-                raise ExternalError(f"{conf_path}: {key} is {opts.get(key, '(unset)')!r}, the plan needs "
-                                    f"{fragment[key]!r}; OpenSM reads it only at start: change it and restart")
+                raise ExternalError(
+                    f"{conf_path}: {key} is {opts.get(key, '(unset)')!r}, the plan needs "
+                    f"{fragment[key]!r}; OpenSM reads it only at start: change it and restart"
+                )
         # Paths OpenSM never re-reads stay as they are; their contents are what changes.
-        qos_path = self.req.qos_policy or Path(opts.get("qos_policy_file") or
-                                               conf_path.parent / "qos-policy.conf")
+        qos_path = self.req.qos_policy or Path(opts.get("qos_policy_file") or conf_path.parent / "qos-policy.conf")
         tables_path = Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf")
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
         updates["qos_policy_file"] = str(qos_path)
@@ -229,8 +237,10 @@ class Apply:
             # it not updatable) but the file's contents at every heavy sweep: apply writes the
             # plan's partitions at the path the running SM already reads.
             if not opts.get("partition_config_file"):
-                raise ExternalError(f"{conf_path} sets no partition_config_file and the plan has "
-                                    "partitions: set it and restart OpenSM once, then apply")
+                raise ExternalError(
+                    f"{conf_path} sets no partition_config_file and the plan has "
+                    "partitions: set it and restart OpenSM once, then apply"
+                )
             part_path = Path(opts["partition_config_file"])
         # apply sees the heavy sweep end by its SUBNET UP line (level 0x02), so that line must
         # be logged and flushed; both options are re-read at the sweep SIGHUP starts.
@@ -243,14 +253,14 @@ class Apply:
             "qos-policy.conf": policy,
             "plugin-tables.conf": tables,
         }
-        self.s.paths = {"opensm.conf": conf_path, "qos-policy.conf": qos_path,
-                        "plugin-tables.conf": tables_path}
+        self.s.paths = {"opensm.conf": conf_path, "qos-policy.conf": qos_path, "plugin-tables.conf": tables_path}
         if partitions is not None:
             self.s.files["partitions.conf"] = partitions
             self.s.paths["partitions.conf"] = part_path
         # the unit's --log_file beats the file's log_file, as on OpenSM's command line
-        self.s.log = self.s.log_override or Path(osmconf.parse(self.s.files["opensm.conf"]).get("log_file")
-                                                 or DEFAULT_LOG)
+        self.s.log = self.s.log_override or Path(
+            osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG
+        )
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
 
     def validate(self) -> None:
@@ -266,12 +276,19 @@ class Apply:
         for role in self.s.paths:
             path = self.s.paths[role]
             old = path.read_text() if path.exists() else ""
-            diff = list(difflib.unified_diff(old.splitlines(True), self.s.files[role].splitlines(True),
-                                             fromfile=str(path), tofile=f"{path} (plan)"))
+            diff = list(
+                difflib.unified_diff(
+                    old.splitlines(True),
+                    self.s.files[role].splitlines(True),
+                    fromfile=str(path),
+                    tofile=f"{path} (plan)",
+                )
+            )
             self.echo("".join(diff) if diff else f"{path}: unchanged")
 
     def snapshot(self) -> None:
         from ..fabric.live import read_live
+
         self.s.before = read_live(self.req.env)
         self.s.journal = Journal(self.s.confset.state)
 
@@ -279,9 +296,11 @@ class Apply:
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
-        self.s.version = cs.stage(self.s.files, {"plan": str(self.req.plan_path.resolve()),
-                                                 "policy_sha256": self.s.plan.policy_sha256},
-                                  extra={"plan.json": self.req.plan_path.read_text()})
+        self.s.version = cs.stage(
+            self.s.files,
+            {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256},
+            extra={"plan.json": self.req.plan_path.read_text()},
+        )
         self.s.journal.save_before(self.s.before)
         self.s.entry = Entry("intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log))
         self._journal("intent")
@@ -298,20 +317,24 @@ class Apply:
         errs = sweep_failures(self.s.log, offset)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
-            raise VerificationFailed(f"OpenSM logged {len(errs)} error(s) in the sweep ({self.s.log}), "
-                                f"first: {errs[0]}")
+            raise VerificationFailed(
+                f"OpenSM logged {len(errs)} error(s) in the sweep ({self.s.log}), first: {errs[0]}"
+            )
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
 
     def readback(self) -> None:
         from ..fabric.live import read_live
+
         self.s.after = read_live(self.req.env)
 
     def verify(self) -> None:
         from ..conformance import diff_programmed, expected_from_plan
+
         diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
         if diffs:
-            raise VerificationFailed(f"programmed tables differ from the plan on {len(diffs)} "
-                                     f"port(s), first: {diffs[0]}")
+            raise VerificationFailed(
+                f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
+            )
         self._journal("verified")
         self.echo("read back: every port equals the plan")
 

@@ -21,21 +21,20 @@ from pathlib import Path
 from ..errors import ExternalError, InputError
 from .. import osmconf
 
-UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system",
-             "/usr/lib/systemd/system")
-OSM_DEFAULT_CONF = Path("/etc/opensm/opensm.conf")     # OpenSM 3.3.23's default (-F)
+UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
+OSM_DEFAULT_CONF = Path("/etc/opensm/opensm.conf")  # OpenSM 3.3.23's default (-F)
 OSM_DEFAULT_LOG = Path("/var/log/opensm.log")
 _UNIT = re.compile(r"^(?P<prefix>[\w.-]+)@(?P<instance>[^./\s]+)(?:\.service)?$")
 
 
 @dataclass(frozen=True)
 class ServiceTarget:
-    unit: str                   # opensm@0x0002c903000a1234.service
-    argv: tuple[str, ...]       # ExecStart, expanded
-    conf: Path                  # the opensm.conf this OpenSM reads (it may not exist yet)
-    conf_given: bool            # -F on the command line (else OpenSM's default, if present)
+    unit: str  # opensm@0x0002c903000a1234.service
+    argv: tuple[str, ...]  # ExecStart, expanded
+    conf: Path  # the opensm.conf this OpenSM reads (it may not exist yet)
+    conf_given: bool  # -F on the command line (else OpenSM's default, if present)
     log: Path
-    pid: int | None             # main PID, None when not running
+    pid: int | None  # main PID, None when not running
 
     def restart_hint(self) -> str:
         return f"systemctl restart {self.unit}"
@@ -48,25 +47,24 @@ def systemd_running() -> bool:
 def resolve(unit: str) -> ServiceTarget:
     m = _UNIT.match(unit)
     if not m:
-        raise InputError(f"{unit!r} is not a unit instance like opensm@0x0002c903000a1234",
-                         field="--service")
+        raise InputError(f"{unit!r} is not a unit instance like opensm@0x0002c903000a1234", field="--service")
     name = f"{m['prefix']}@{m['instance']}.service"
-    argv = _exec_start_systemd(name) if systemd_running() else _exec_start_files(name, m["prefix"],
-                                                                                 m["instance"])
+    argv = _exec_start_systemd(name) if systemd_running() else _exec_start_files(name, m["prefix"], m["instance"])
     if not argv or Path(argv[0]).name != "opensm":
-        raise InputError(f"{name} does not start opensm (ExecStart: {' '.join(argv) or 'none'})",
-                         field="--service")
+        raise InputError(f"{name} does not start opensm (ExecStart: {' '.join(argv) or 'none'})", field="--service")
     opts = _opensm_options(argv[1:])
     conf = Path(opts["config"]) if "config" in opts else OSM_DEFAULT_CONF
     log = opts.get("log_file")
     if log is None:
         file_opts = osmconf.parse(conf.read_text()) if conf.is_file() else {}
         log = file_opts.get("log_file") or str(OSM_DEFAULT_LOG)
-    return ServiceTarget(unit=name, argv=tuple(argv), conf=conf, conf_given="config" in opts,
-                         log=Path(log), pid=_main_pid(name, argv))
+    return ServiceTarget(
+        unit=name, argv=tuple(argv), conf=conf, conf_given="config" in opts, log=Path(log), pid=_main_pid(name, argv)
+    )
 
 
 # ---- ExecStart ---------------------------------------------------------------------------
+
 
 def _exec_start_systemd(name: str) -> list[str]:
     out = _systemctl("show", "-p", "ExecStart", "--value", name)
@@ -87,7 +85,7 @@ def _exec_start_files(name: str, prefix: str, instance: str) -> list[str]:
     if not files:
         raise InputError(f"no unit file for {name} in {', '.join(UNIT_DIRS)}", field="--service")
     dropins: dict[str, Path] = {}
-    for d in reversed(UNIT_DIRS):                  # /etc overrides /lib for one file name
+    for d in reversed(UNIT_DIRS):  # /etc overrides /lib for one file name
         for base in (f"{prefix}@.service.d", f"{name}.d"):
             for f in sorted((Path(d) / base).glob("*.conf")) if (Path(d) / base).is_dir() else ():
                 dropins[f.name] = f
@@ -103,7 +101,7 @@ def _exec_start_files(name: str, prefix: str, instance: str) -> list[str]:
                 line = s.split("=", 1)[1].strip()
     if not line:
         return []
-    line = line.lstrip("@-:+!")                    # systemd's exec prefixes
+    line = line.lstrip("@-:+!")  # systemd's exec prefixes
     return [_expand(a, instance) for a in shlex.split(line)]
 
 
@@ -114,8 +112,14 @@ def _expand(arg: str, instance: str) -> str:
 
 def _opensm_options(args: list[str]) -> dict[str, str]:
     """The options of an opensm command line that decide where it reads and logs."""
-    names = {"-F": "config", "--config": "config", "-f": "log_file", "--log_file": "log_file",
-             "-g": "guid", "--guid": "guid"}
+    names = {
+        "-F": "config",
+        "--config": "config",
+        "-f": "log_file",
+        "--log_file": "log_file",
+        "-g": "guid",
+        "--guid": "guid",
+    }
     out, it = {}, iter(args)
     for a in it:
         key, _, val = a.partition("=")
@@ -125,6 +129,7 @@ def _opensm_options(args: list[str]) -> dict[str, str]:
 
 
 # ---- main PID -------------------------------------------------------------------------------
+
 
 def _main_pid(name: str, argv: list[str]) -> int | None:
     if systemd_running():
@@ -142,38 +147,44 @@ def _main_pid(name: str, argv: list[str]) -> int | None:
         if cmd == want:
             found.append(int(p.name))
     if len(found) > 1:
-        raise ExternalError(f"{len(found)} processes run {' '.join(argv)} (pids "
-                            f"{', '.join(map(str, found))}): cannot tell which is {name}")
+        raise ExternalError(
+            f"{len(found)} processes run {' '.join(argv)} (pids "
+            f"{', '.join(map(str, found))}): cannot tell which is {name}"
+        )
     return found[0] if found else None
 
 
 def _systemctl(*args: str) -> str:
     try:
-        return subprocess.run(["systemctl", *args], capture_output=True, text=True, check=True,
-                              timeout=60).stdout
+        return subprocess.run(["systemctl", *args], capture_output=True, text=True, check=True, timeout=60).stdout
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
         raise ExternalError(f"systemctl {' '.join(args)} failed: {getattr(e, 'stderr', '') or e}") from None
 
 
 def restart(target: ServiceTarget) -> None:
     if not systemd_running():
-        raise ExternalError(f"systemd is not running here: restart {target.unit} as it is started "
-                            f"({' '.join(target.argv)}), then apply again")
+        raise ExternalError(
+            f"systemd is not running here: restart {target.unit} as it is started "
+            f"({' '.join(target.argv)}), then apply again"
+        )
     _systemctl("restart", target.unit)
 
 
 # ---- a whole opensm.conf -------------------------------------------------------------------
 
+
 def opensm_defaults(env: dict[str, str] | None = None) -> str:
     """OpenSM's own full configuration (`opensm -c FILE`), the base a missing
     /etc/opensm/opensm.conf is created from: never an ibqos fragment on its own."""
     import tempfile
+
     exe = shutil.which("opensm") or "/usr/sbin/opensm"
     with tempfile.TemporaryDirectory(prefix="ibqos-osmconf-") as tmp:
         out = Path(tmp) / "opensm.conf"
         try:
-            subprocess.run([exe, "-c", str(out)], capture_output=True, text=True, timeout=60,
-                           check=True, env=env, cwd=tmp)
+            subprocess.run(
+                [exe, "-c", str(out)], capture_output=True, text=True, timeout=60, check=True, env=env, cwd=tmp
+            )
             return out.read_text()
         except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
             raise ExternalError(f"opensm -c could not write OpenSM's default configuration: {e}") from None
@@ -185,5 +196,3 @@ def is_whole_conf(text: str) -> bool:
     for a fragment, not for what OpenSM reads."""
     opts = osmconf.parse(text)
     return all(k in opts for k in ("guid", "sweep_interval", "log_file", "lmc", "max_wire_smps"))
-
-

@@ -16,17 +16,19 @@ def _check_qos_values(conf: Path) -> None:
     """OpenSM parses qos_*_vlarb_* and qos_*_sl2vl strings only when it sets QoS up in a sweep,
     and then silently skips what it cannot read: check their syntax here."""
     from ..osmconf import parse
+
     for key, value in parse(conf.read_text()).items():
         if value == "(null)":
-            continue                      # OpenSM's own way to write an unset option (opensm -c)
+            continue  # OpenSM's own way to write an unset option (opensm -c)
         if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
             entries = [e for e in value.split(",") if e]
             ok = len(entries) <= 64 and all(
-                (m := re.fullmatch(r"(\d+):(\d+)", e)) and int(m[1]) <= 14 and int(m[2]) <= 255
-                for e in entries)
+                (m := re.fullmatch(r"(\d+):(\d+)", e)) and int(m[1]) <= 14 and int(m[2]) <= 255 for e in entries
+            )
             if not ok:
-                raise ExternalError(f"{conf}: {key}: not a list of VL:weight (VL 0-14, weight 0-255, "
-                                    f"at most 64): {value!r}")
+                raise ExternalError(
+                    f"{conf}: {key}: not a list of VL:weight (VL 0-14, weight 0-255, at most 64): {value!r}"
+                )
         elif re.fullmatch(r"qos(_\w+?)?_sl2vl", key):
             vls = value.split(",")
             if len(vls) != 16 or not all(v.isdigit() and int(v) <= 15 for v in vls):
@@ -41,8 +43,7 @@ def validate_opensm_conf(conf: Path) -> None:
     _check_qos_values(conf)
     opensm = paths.require_tool("opensm", "opensm")
     with tempfile.TemporaryDirectory(prefix="ibqos-osmcheck-") as tmp:
-        cp = run_command([opensm, "-F", str(conf), "-c", str(Path(tmp) / "out.conf")],
-                         timeout=30, check=False)
+        cp = run_command([opensm, "-F", str(conf), "-c", str(Path(tmp) / "out.conf")], timeout=30, check=False)
         out = cp.stdout + cp.stderr
         bad = [ln.strip() for ln in out.splitlines() if "Unrecognized token" in ln or "ERR" in ln]
         if cp.returncode != 0 or bad:
@@ -54,5 +55,8 @@ def validate_plugin_tables(tables: Path) -> None:
     checker = paths.built("plugin/ibqos-tablecheck")
     cp = run_command([str(checker), str(tables)], timeout=30, check=False)
     if cp.returncode != 0:
-        raise ExternalError((cp.stderr or cp.stdout).strip().splitlines()[0]
-                            if (cp.stderr or cp.stdout).strip() else f"{tables}: rejected")
+        raise ExternalError(
+            (cp.stderr or cp.stdout).strip().splitlines()[0]
+            if (cp.stderr or cp.stdout).strip()
+            else f"{tables}: rejected"
+        )

@@ -1,8 +1,8 @@
 """VL arbitration analysis (docs/arbiter.md): the table type and two saturation analyzers.
 
-    from ibqos.arbiter import ArbTable
-    from ibqos.arbiter.exact import analyze_exact            # one exact period
-    from ibqos.arbiter.algorithm1 import analyze_algorithm1  # seed 002, Algorithm 1
+from ibqos.arbiter import ArbTable
+from ibqos.arbiter.exact import analyze_exact            # one exact period
+from ibqos.arbiter.algorithm1 import analyze_algorithm1  # seed 002, Algorithm 1
 """
 
 from .accounting import MODES

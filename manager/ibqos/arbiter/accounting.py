@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 MODES = ("byte", "packet")
-UNIT = 64              # bytes per weight unit
-LIMIT_UNIT = 4096      # bytes per VLHighLimit unit
+UNIT = 64  # bytes per weight unit
+LIMIT_UNIT = 4096  # bytes per VLHighLimit unit
 
 
 class Accounting:

@@ -16,33 +16,49 @@ from .table import NO_LIMIT, ArbTable
 from .trace import Trace
 
 MAX_WRAPS = 200_000
-MAX_RUNS = 2_000_000     # runs recorded before giving up (memory: a few tens of MB)
+MAX_RUNS = 2_000_000  # runs recorded before giving up (memory: a few tens of MB)
 
 
 class NoPeriodError(ValueError):
     pass
 
 
-def analyze_exact(table: ArbTable, packet_bytes: int = 4096, mode: str = "byte",
-                  rate_gbps: float = 100.0, *, max_runs: int = MAX_RUNS) -> ArbAnalysis:
+def analyze_exact(
+    table: ArbTable, packet_bytes: int = 4096, mode: str = "byte", rate_gbps: float = 100.0, *, max_runs: int = MAX_RUNS
+) -> ArbAnalysis:
     """Raises NoPeriodError when the period is longer than `max_runs` runs of packets."""
     acct = Accounting(mode, packet_bytes, table.limit)
     hi = [(vl, w) for vl, w in table.high if w > 0]
     lo = [(vl, w) for vl, w in table.low if w > 0]
     vls = table.vls
     if not hi and not lo:
-        return ArbAnalysis("exact", mode, packet_bytes, rate_gbps,
-                           Trace().stats(vls, 0, 0, cyclic=True, rate_gbps=rate_gbps), 0, 0,
-                           ["both tables are empty: nothing is sent"])
+        return ArbAnalysis(
+            "exact",
+            mode,
+            packet_bytes,
+            rate_gbps,
+            Trace().stats(vls, 0, 0, cyclic=True, rate_gbps=rate_gbps),
+            0,
+            0,
+            ["both tables are empty: nothing is sent"],
+        )
     trace, start, end = _run_to_period(hi, lo, table.limit, acct, max_runs)
     window = sum(trace.nbytes[start:end])
     notes = []
     if hi and lo and table.limit == NO_LIMIT:
-        notes.append("VLHighLimit 255: the low table is served only when the high table is idle "
-                     "(never, under saturation)")
-    return ArbAnalysis("exact", mode, packet_bytes, rate_gbps,
-                       trace.stats(vls, start, end, cyclic=True, rate_gbps=rate_gbps),
-                       window, window // packet_bytes, notes)
+        notes.append(
+            "VLHighLimit 255: the low table is served only when the high table is idle (never, under saturation)"
+        )
+    return ArbAnalysis(
+        "exact",
+        mode,
+        packet_bytes,
+        rate_gbps,
+        trace.stats(vls, start, end, cyclic=True, rate_gbps=rate_gbps),
+        window,
+        window // packet_bytes,
+        notes,
+    )
 
 
 def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trace, int, int]:
@@ -64,7 +80,7 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
     low_can_interrupt = bool(lo) and limit != NO_LIMIT
     seen: dict[tuple, int] = {}
 
-    def turn(credit, d):            # packets of one turn, deficit after (accounting.py)
+    def turn(credit, d):  # packets of one turn, deficit after (accounting.py)
         if not byte_mode:
             return max(1, -(-credit // size)), 0
         d += credit
@@ -73,7 +89,7 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
         n = -(-d // size)
         return n, d - n * size
 
-    if not hi:                        # only the low table: rule 3 forever
+    if not hi:  # only the low table: rule 3 forever
         for _ in range(MAX_WRAPS * max(nlo, 1)):
             if lo_pos == 0:
                 if len(t_vl) > max_runs:
@@ -99,7 +115,7 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
         if key in seen:
             return trace, seen[key], len(t_vl)
         seen[key] = len(t_vl)
-        for i in range(nhi):                      # one high-table cycle
+        for i in range(nhi):  # one high-table cycle
             left, hi_def[i] = turn(hi_credit[i], hi_def[i])
             if not left:
                 continue
@@ -111,7 +127,7 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
                 continue
             visit = True
             while left:
-                if hi_count >= limit_bytes:           # rule 1: one low turn
+                if hi_count >= limit_bytes:  # rule 1: one low turn
                     n, lo_def[lo_pos] = turn(lo_credit[lo_pos], lo_def[lo_pos])
                     if n:
                         t_vl.append(lo_vl[lo_pos])
@@ -122,7 +138,7 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
                         lo_pos = 0
                     hi_count = 0 if reset_to_zero else max(0, hi_count - limit_bytes)
                     continue
-                k = -(-(limit_bytes - hi_count) // size)    # rule 2, up to the limit
+                k = -(-(limit_bytes - hi_count) // size)  # rule 2, up to the limit
                 if k > left:
                     k = left
                 t_vl.append(vl)

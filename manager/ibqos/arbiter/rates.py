@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 # Data rates: what a byte count is divided by to get a time on the wire.
-RATES_GBPS = {"SDR": 8.0, "DDR": 16.0, "QDR": 32.0, "FDR10": 40.0, "FDR": 54.54,
-              "EDR": 100.0, "HDR": 200.0, "NDR": 400.0, "XDR": 800.0}
+RATES_GBPS = {
+    "SDR": 8.0,
+    "DDR": 16.0,
+    "QDR": 32.0,
+    "FDR10": 40.0,
+    "FDR": 54.54,
+    "EDR": 100.0,
+    "HDR": 200.0,
+    "NDR": 400.0,
+    "XDR": 800.0,
+}
 
 
 def rate_gbps(rate: str | float | int) -> float:
@@ -19,8 +28,9 @@ def rate_gbps(rate: str | float | int) -> float:
         try:
             value = float(num)
         except ValueError:
-            raise ValueError(f"unknown link rate {text!r} (use one of {', '.join(RATES_GBPS)} "
-                             "or a number of Gb/s)") from None
+            raise ValueError(
+                f"unknown link rate {text!r} (use one of {', '.join(RATES_GBPS)} or a number of Gb/s)"
+            ) from None
     if not value > 0:
         raise ValueError(f"link rate must be positive, got {value}")
     return value

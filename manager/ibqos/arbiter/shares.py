@@ -20,10 +20,10 @@ def entry_bytes(weight: int, size: int, mode: str) -> int:
 
 def high_bytes_per_low_turn(limit: int, size: int, mode: str) -> int:
     if limit == 0:
-        return size                              # one packet, then the low table
+        return size  # one packet, then the low table
     if mode == "packet":
         return size * -(-LIMIT_UNIT * limit // size)
-    return LIMIT_UNIT * limit                    # the counter's overshoot carries
+    return LIMIT_UNIT * limit  # the counter's overshoot carries
 
 
 def long_run_shares(table: ArbTable, size: int = 4096, mode: str = "byte") -> dict[int, float]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAX_WEIGHT = 255
-MAX_VL = 14          # VL15 is never arbitrated
+MAX_VL = 14  # VL15 is never arbitrated
 NO_LIMIT = 255
 
 
@@ -46,8 +46,7 @@ class ArbTable:
         return sorted({vl for vl, w in self.high + self.low if w > 0})
 
     def to_dict(self) -> dict:
-        return {"high": [list(e) for e in self.high], "low": [list(e) for e in self.low],
-                "high_limit": self.limit}
+        return {"high": [list(e) for e in self.high], "low": [list(e) for e in self.low], "high_limit": self.limit}
 
     @classmethod
     def from_dict(cls, d: dict) -> ArbTable:

@@ -16,12 +16,12 @@ from .rates import bytes_to_us
 
 @dataclass(frozen=True)
 class VlStats:
-    share: float                     # % of the bytes sent
-    max_distance: int | None         # None: the VL is never served
+    share: float  # % of the bytes sent
+    max_distance: int | None  # None: the VL is never served
     mean_distance: float | None
     worst_wait_bytes: int | None
     worst_wait_us: float | None
-    bytes: int = 0                   # bytes the VL sent over the analysed window
+    bytes: int = 0  # bytes the VL sent over the analysed window
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,7 +76,7 @@ class Trace:
 
     def _worst_waits(self, start: int, end: int, cyclic: bool) -> dict[int, int]:
         vl_of, nb = self.vl, self.nbytes
-        last_end: dict[int, int] = {}      # cumulative bytes at the end of the VL's last run
+        last_end: dict[int, int] = {}  # cumulative bytes at the end of the VL's last run
         worst: dict[int, int] = {}
         cum = 0
         laps = 2 if cyclic else 1

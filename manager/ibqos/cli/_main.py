@@ -46,8 +46,9 @@ class LazyGroup(click.Group):
 @click.version_option(package_name="ibqos")
 def cli(verbose: int) -> None:
     """ibqos: turn InfiniBand QoS policies into verified, deadlock-free fabric configuration."""
-    logging.basicConfig(level=[logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)],
-                        format="ibqos: %(message)s")
+    logging.basicConfig(
+        level=[logging.WARNING, logging.INFO, logging.DEBUG][min(verbose, 2)], format="ibqos: %(message)s"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -85,7 +86,9 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # noqa: BLE001 - the one place a bug meets the admin
         if logging.getLogger().isEnabledFor(logging.INFO):
             raise
-        click.echo(f"ibqos: internal error: {type(e).__name__}: {e} (this is a bug in ibqos; "
-                   "'ibqos -v ...' shows where)", err=True)
+        click.echo(
+            f"ibqos: internal error: {type(e).__name__}: {e} (this is a bug in ibqos; 'ibqos -v ...' shows where)",
+            err=True,
+        )
         sys.exit(70)
     sys.exit(rc if isinstance(rc, int) else 0)

@@ -13,40 +13,59 @@ from ..errors import InputError
 # 100000 took 84 s and 2.2 GB for the campaign in issue 13; 10000 of a 4-entry table take
 # 1 s here, and far more cycles than any share needs to settle.
 MAX_RUNS = 10000
-PROGRESS_FROM = 1000          # runs; shorter analyses finish before a bar would help
+PROGRESS_FROM = 1000  # runs; shorter analyses finish before a bar would help
 
 
 @click.command()
-@click.argument("plan_path", metavar="[PLAN]", required=False,
-                type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("plan_path", metavar="[PLAN]", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--high", help="High table, VL:weight in table order, e.g. 0:9,1:10,0:8,2:7.")
 @click.option("--low", help="Low table, VL:weight in table order.")
-@click.option("--limit", type=click.IntRange(0, 255), default=1, show_default=True,
-              help="VLHighLimit in 4096-byte units (255: none, 0: one packet).")
-@click.option("--mode", type=click.Choice(["byte", "packet"]), help="Accounting mode "
-              "(docs/arbiter.md); default byte, or the plan's.")
-@click.option("--packet", "packet_bytes", type=click.IntRange(1, 1 << 20),
-              help="Packet size in bytes (default 4096, or the plan's MTU).")
+@click.option(
+    "--limit",
+    type=click.IntRange(0, 255),
+    default=1,
+    show_default=True,
+    help="VLHighLimit in 4096-byte units (255: none, 0: one packet).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["byte", "packet"]),
+    help="Accounting mode (docs/arbiter.md); default byte, or the plan's.",
+)
+@click.option(
+    "--packet",
+    "packet_bytes",
+    type=click.IntRange(1, 1 << 20),
+    help="Packet size in bytes (default 4096, or the plan's MTU).",
+)
 @click.option("--rate", help="Link rate: EDR, HDR, ... or Gb/s (default EDR, or the plan's).")
-@click.option("--engine", type=click.Choice(["exact", "algorithm1"]), default="exact",
-              show_default=True)
-@click.option("--runs", type=int, default=30, show_default=True,
-              help=f"High-table cycles for --engine algorithm1 (1 to {MAX_RUNS}).")
+@click.option("--engine", type=click.Choice(["exact", "algorithm1"]), default="exact", show_default=True)
+@click.option(
+    "--runs",
+    type=int,
+    default=30,
+    show_default=True,
+    help=f"High-table cycles for --engine algorithm1 (1 to {MAX_RUNS}).",
+)
 @click.option("--role", help="Only this port role of the plan (ca, sw0, terminal, local, global).")
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
 def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, as_json):
     """Analyze the tables of PLAN, or the table set given with --high/--low/--limit."""
     from ..arbiter import ArbTable
     from ..arbiter.rates import rate_gbps
+
     if not 1 <= runs <= MAX_RUNS:
-        raise InputError(f"{runs} is outside 1..{MAX_RUNS}: Algorithm 1 keeps every delivery, so "
-                         "its time and memory grow with the runs",
-                         field="--runs")
-    jobs = []              # (label, table, classes or None)
+        raise InputError(
+            f"{runs} is outside 1..{MAX_RUNS}: Algorithm 1 keeps every delivery, so "
+            "its time and memory grow with the runs",
+            field="--runs",
+        )
+    jobs = []  # (label, table, classes or None)
     if plan_path is not None:
         if high is not None or low is not None:
             raise InputError("give either a PLAN or --high/--low, not both", field="--high")
         from ..plan import ROLE_NAMES, Plan
+
         plan = Plan.load(plan_path)
         mode = mode or plan.accounting
         packet_bytes = packet_bytes or plan.fabric.mtu
@@ -60,16 +79,19 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         if high is None and low is None:
             raise InputError("give a PLAN or at least one of --high/--low", field="--high")
         try:
-            table = ArbTable(ArbTable.parse_entries(high or "", "--high"),
-                             ArbTable.parse_entries(low or "", "--low"), limit)
+            table = ArbTable(
+                ArbTable.parse_entries(high or "", "--high"), ArbTable.parse_entries(low or "", "--low"), limit
+            )
         except ValueError as e:
             raise InputError(str(e)) from None
         if not any(w for _, w in table.high + table.low):
             # an empty table set sends nothing: there is nothing to analyse, and saying
             # "0 %" with exit 0 would read as an answer
-            raise InputError("the tables have no entry with a weight above 0: give VL:weight "
-                             "entries, e.g. --high 0:9,1:10 --low 2:4",
-                             field="--high" if high is not None else "--low")
+            raise InputError(
+                "the tables have no entry with a weight above 0: give VL:weight "
+                "entries, e.g. --high 0:9,1:10 --low 2:4",
+                field="--high" if high is not None else "--low",
+            )
         jobs.append(("tables", table, None))
     mode = mode or "byte"
     packet_bytes = packet_bytes or 4096
@@ -82,11 +104,11 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     for label, table, classes in jobs:
         if engine == "exact":
             from ..arbiter.exact import NoPeriodError, analyze_exact
+
             try:
                 a = analyze_exact(table, packet_bytes, mode, gbps)
             except NoPeriodError as e:
-                raise InputError(f"{label}: {e}; use --engine algorithm1 --runs N for this "
-                                 "table") from None
+                raise InputError(f"{label}: {e}; use --engine algorithm1 --runs N for this table") from None
         else:
             a = _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs)
         doc = a.to_dict()
@@ -102,17 +124,30 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
 def _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs):
     """Algorithm 1, with a progress bar on stderr for long runs (stdout stays clean for --json)."""
     from ..arbiter.algorithm1 import analyze_algorithm1
+
     if runs < PROGRESS_FROM:
         return analyze_algorithm1(table, packet_bytes, mode, gbps, runs)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
         task = bar.add_task(f"{label}: Algorithm 1 cycles", total=runs)
-        step = max(1, runs // 200)                  # redraw at most ~200 times
-        return analyze_algorithm1(table, packet_bytes, mode, gbps, runs,
-                                  progress=lambda done, _: (done % step == 0 or done == runs)
-                                  and bar.update(task, completed=done))
+        step = max(1, runs // 200)  # redraw at most ~200 times
+        return analyze_algorithm1(
+            table,
+            packet_bytes,
+            mode,
+            gbps,
+            runs,
+            progress=lambda done, _: (done % step == 0 or done == runs) and bar.update(task, completed=done),
+        )
 
 
 def _per_class(a, classes) -> dict:
@@ -134,17 +169,26 @@ def _per_class(a, classes) -> dict:
 def _print(out: dict, jobs) -> None:
     from rich.console import Console
     from rich.table import Table
+
     con = Console()
     for label, table, _ in jobs:
         doc = out[label]
-        t = Table(title=f"{label}: {doc['engine']}, {doc['mode']} accounting, "
-                        f"{doc['packet_bytes']}-byte packets, {doc['rate_gbps']:g} Gb/s, "
-                        f"VLHighLimit {table.limit}")
+        t = Table(
+            title=f"{label}: {doc['engine']}, {doc['mode']} accounting, "
+            f"{doc['packet_bytes']}-byte packets, {doc['rate_gbps']:g} Gb/s, "
+            f"VLHighLimit {table.limit}"
+        )
         for col in ("VL", "share %", "max dist", "mean dist", "worst wait B", "worst wait µs"):
             t.add_column(col, justify="right")
         for vl, s in doc["per_vl"].items():
-            t.add_row(vl, f"{s['share']:.3f}", _f(s["max_distance"]), _f(s["mean_distance"], 2),
-                      _f(s["worst_wait_bytes"]), _f(s["worst_wait_us"], 3))
+            t.add_row(
+                vl,
+                f"{s['share']:.3f}",
+                _f(s["max_distance"]),
+                _f(s["mean_distance"], 2),
+                _f(s["worst_wait_bytes"]),
+                _f(s["worst_wait_us"], 3),
+            )
         con.print(t)
         if "per_class" in doc:
             t = Table(title=f"{label}: per class")

@@ -27,14 +27,24 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
 
 @click.command()
 @click.argument("policy", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Plan file to write (JSON).")
-@click.option("--cap", metavar="HIGH/LOW", help="Plan for this VLArb capacity instead of the "
-              "policy's fabric.vlarb_cap (ibsim ports report 8/8).")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Plan file to write (JSON).",
+)
+@click.option(
+    "--cap",
+    metavar="HIGH/LOW",
+    help="Plan for this VLArb capacity instead of the policy's fabric.vlarb_cap (ibsim ports report 8/8).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the per-class analysis as JSON.")
 def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     """Synthesize VLArb tables, VLHighLimit and the SL->class->VL plan from POLICY."""
     from ..planner import plan_and_analyze
+
     if not out.parent.is_dir():
         raise InputError("the output directory does not exist", file=out.parent)
     result = plan_and_analyze(policy, parse_cap(cap))
@@ -48,24 +58,31 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 def _summary(p, out: Path) -> None:
     from rich.console import Console
     from rich.table import Table
-    t = Table(title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
-                    f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}")
-    for col in ("class", "prio", "SLs", "VLs", "requested %", "planned %", "max dist",
-                "worst wait µs", "meets"):
+
+    t = Table(
+        title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
+        f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}"
+    )
+    for col in ("class", "prio", "SLs", "VLs", "requested %", "planned %", "max dist", "worst wait µs", "meets"):
         t.add_column(col, justify="right" if col not in ("class", "prio") else "left")
     an = p.analysis["terminal"]["per_class"]
     for c in p.classes:
         a = an[c.name]
         req = c.bandwidth.requested
-        t.add_row(c.name + (" (default)" if c.default else ""), c.priority,
-                  ",".join(map(str, c.sls)), ",".join(map(str, c.vls)),
-                  req if req == "rest" else f"{req:g}", f"{a['share']:.2f}",
-                  str(a["max_distance"]), f"{a['worst_wait_us']:.2f}" if a["worst_wait_us"] is not None else "-",
-                  "yes" if a["meets_bandwidth"] and a["meets_latency"] else "NO")
+        t.add_row(
+            c.name + (" (default)" if c.default else ""),
+            c.priority,
+            ",".join(map(str, c.sls)),
+            ",".join(map(str, c.vls)),
+            req if req == "rest" else f"{req:g}",
+            f"{a['share']:.2f}",
+            str(a["max_distance"]),
+            f"{a['worst_wait_us']:.2f}" if a["worst_wait_us"] is not None else "-",
+            "yes" if a["meets_bandwidth"] and a["meets_latency"] else "NO",
+        )
     Console(width=None if sys.stdout.isatty() else 120).print(t)
     term = p.vlarb.terminal
-    click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, "
-               f"VLHighLimit {term.high_limit}")
+    click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.high_limit}")
     budget = vl_budget(p)
     if budget:
         click.echo(budget)
@@ -78,8 +95,13 @@ def vl_budget(p) -> str:
     fit = p.fabric.classes_fit
     if "links" not in fit:
         return ""
-    mode = "reserved (fault_tolerance: links)" if p.fabric.fault_tolerance == "links" else \
-        "not reserved (fault_tolerance: none)"
-    return (f"VL budget: {p.fabric.data_vls} data VLs hold {fit['none']} classes at 2 VLs each, "
-            f"{fit['links']} at 3 VLs each with the fault VL; fault VL {mode}, "
-            f"{len(p.classes)} classes planned")
+    mode = (
+        "reserved (fault_tolerance: links)"
+        if p.fabric.fault_tolerance == "links"
+        else "not reserved (fault_tolerance: none)"
+    )
+    return (
+        f"VL budget: {p.fabric.data_vls} data VLs hold {fit['none']} classes at 2 VLs each, "
+        f"{fit['links']} at 3 VLs each with the fault VL; fault VL {mode}, "
+        f"{len(p.classes)} classes planned"
+    )

@@ -11,12 +11,19 @@ from ..errors import InputError
 
 @click.command()
 @click.argument("plan_path", metavar="PLAN", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("-o", "--output", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for the three files (created; existing files are replaced).")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory for the three files (created; existing files are replaced).",
+)
 def render(plan_path: Path, out: Path) -> None:
     """Render PLAN to OpenSM options, an OpenSM QoS policy and the dla plugin's tables."""
     from ..plan import Plan
     from ..render import render_plan
+
     plan = Plan.load(plan_path)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", file=out)

@@ -15,32 +15,57 @@ from ..errors import InputError, VerificationFailed
 @click.command()
 @click.argument("rundir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--live", is_flag=True, help="Read the fabric now (needs umad access to the fabric).")
-@click.option("--plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also show where the fabric differs from this plan (exit 1 if it does).")
-@click.option("--osm-log", "osm_log", type=click.Path(dir_okay=False, path_type=Path),
-              help="OpenSM's log, to name the routing engine in force (default: the newest "
-                   "osm.log in RUNDIR; with --live /var/log/opensm.log if readable).")
-@click.option("--opensm-conf", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also check the configuration ibqos apply manages there; finish or roll back "
-                   "an apply that was killed half-way (one line says what was found and done).")
-@click.option("--pid", type=int, help="PID of the running OpenSM (for a recovery sweep; default: "
-              "the one the journal recorded).")
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also show where the fabric differs from this plan (exit 1 if it does).",
+)
+@click.option(
+    "--osm-log",
+    "osm_log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="OpenSM's log, to name the routing engine in force (default: the newest "
+    "osm.log in RUNDIR; with --live /var/log/opensm.log if readable).",
+)
+@click.option(
+    "--opensm-conf",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also check the configuration ibqos apply manages there; finish or roll back "
+    "an apply that was killed half-way (one line says what was found and done).",
+)
+@click.option(
+    "--pid", type=int, help="PID of the running OpenSM (for a recovery sweep; default: the one the journal recorded)."
+)
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
-@click.option("--service", metavar="opensm@GUID",
-              help="Debian's per-port unit: its config, log and PID (instead of --opensm-conf, "
-                   "--pid and --osm-log).")
-def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Path | None,
-           opensm_conf: Path | None, pid: int | None, pidfile: Path | None, timeout: float,
-           sim_socket: str | None, service: str | None) -> None:
+@click.option(
+    "--service",
+    metavar="opensm@GUID",
+    help="Debian's per-port unit: its config, log and PID (instead of --opensm-conf, --pid and --osm-log).",
+)
+def status(
+    rundir: Path | None,
+    live: bool,
+    plan_path: Path | None,
+    osm_log: Path | None,
+    opensm_conf: Path | None,
+    pid: int | None,
+    pidfile: Path | None,
+    timeout: float,
+    sim_socket: str | None,
+    service: str | None,
+) -> None:
     """Show what the fabric is programmed with now, per port role and per SL."""
     from ..fabric.model import Fabric
     from ..plan import Plan
     from ..status import sl2vl_by_hop, vlarb_by_role
-    plan = Plan.load(plan_path) if plan_path else None      # bad input first, before any output
+
+    plan = Plan.load(plan_path) if plan_path else None  # bad input first, before any output
     if service:
         from ..apply.service import resolve
+
         t = resolve(service)
         if t.conf.is_file():
             opensm_conf = opensm_conf or t.conf
@@ -51,10 +76,12 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
         import os
 
         from .. import paths
+
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     if opensm_conf is not None:
         from ..apply.opensm_ctl import resolve_pid
         from ..apply.recover import FabricAccess, check_and_recover
+
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         click.echo(check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout)))
         if not live and rundir is None:
@@ -63,6 +90,7 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
         raise InputError("give exactly one of RUNDIR or --live", field="status")
     if live:
         from ..fabric.live import read_live
+
         fabric = read_live(env)
     else:
         fabric = Fabric.load(rundir / "fabric.json")
@@ -87,6 +115,7 @@ def status(rundir: Path | None, live: bool, plan_path: Path | None, osm_log: Pat
         failures.append("the routing in force has a credit loop")
     if plan_path:
         from ..conformance import diff_programmed, expected_from_plan
+
         diffs = diff_programmed(fabric, expected_from_plan(plan))
         if diffs:
             for d in diffs:
@@ -107,10 +136,12 @@ def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Pat
     from ..redline import engine_in_force, find_osm_log, needs_path_sls, red_line
     from ..verify import verify_fabric
     from ..verify.pathsl import PATH_SL_FILE, read_path_sls
+
     engine = engine_in_force(osm_log or find_osm_log(None if live else rundir))
     psl = None
     if live:
         from ..verify.sa_paths import query_path_sls
+
         try:
             psl = query_path_sls(fabric, dict(os.environ))
         except ExternalError as e:
@@ -118,12 +149,15 @@ def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Pat
     elif (rundir / PATH_SL_FILE).exists():
         psl = read_path_sls(rundir / PATH_SL_FILE, fabric)
     if psl is None and needs_path_sls(engine):
-        con.print(f"note: credit loops not checked: {engine} gives each path its own SL, and "
-                  "no path SLs are known here (use --live with the SM running)")
+        con.print(
+            f"note: credit loops not checked: {engine} gives each path its own SL, and "
+            "no path SLs are known here (use --live with the SM running)"
+        )
         return None
     report = verify_fabric(fabric, path_sls=psl)
     if report.cdg_acyclic:
-        con.print(f"routing in force ({engine or 'engine unknown'}): no credit loops "
-                  f"({report.sl_source})", highlight=False)
+        con.print(
+            f"routing in force ({engine or 'engine unknown'}): no credit loops ({report.sl_source})", highlight=False
+        )
         return None
     return red_line(report.cycle, engine)

@@ -26,58 +26,88 @@ def find_dumps(rundir: Path) -> Path:
         raise InputError("not a directory of OpenSM dumps", file=rundir)
     if (rundir / DUMP_MARKER).exists():
         return rundir
-    found = [p.parent for pat in (f"dumps/{DUMP_MARKER}", f"*/dumps/{DUMP_MARKER}",
-                                  f"*/*/dumps/{DUMP_MARKER}") for p in rundir.glob(pat)]
+    found = [
+        p.parent
+        for pat in (f"dumps/{DUMP_MARKER}", f"*/dumps/{DUMP_MARKER}", f"*/*/dumps/{DUMP_MARKER}")
+        for p in rundir.glob(pat)
+    ]
     if not found:
-        raise InputError(f"no {DUMP_MARKER} here or in */dumps (OpenSM writes it with -D 0x43 "
-                         "and dump_files_dir)", file=rundir)
+        raise InputError(
+            f"no {DUMP_MARKER} here or in */dumps (OpenSM writes it with -D 0x43 and dump_files_dir)", file=rundir
+        )
     return max(found, key=lambda p: (p / DUMP_MARKER).stat().st_mtime)
 
 
 def _load(source: Path | None, live: bool):
     if live:
         from ..fabric.live import read_live
+
         return read_live(dict(os.environ)), None
     if source.is_file() and source.suffix == ".json":
         from ..fabric.model import Fabric
+
         return Fabric.load(source), None
     from ..fabric.dumps import load_dumps
+
     dumps = find_dumps(source)
     return load_dumps(dumps), dumps
 
 
 @click.command()
 @click.argument("rundir", required=False, type=click.Path(path_type=Path))
-@click.option("--live", is_flag=True, help="Read the running fabric instead of dumps "
-              "(environment as for infiniband-diags; on ibsim LD_PRELOAD + IBSIM_SOCKNAME).")
+@click.option(
+    "--live",
+    is_flag=True,
+    help="Read the running fabric instead of dumps "
+    "(environment as for infiniband-diags; on ibsim LD_PRELOAD + IBSIM_SOCKNAME).",
+)
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON on stdout.")
-@click.option("--sl", type=click.IntRange(0, 15), default=None,
-              help="SL of every pair, or of pairs without a path record (default 0).")
-@click.option("--path-sl", "path_sl", type=click.Path(dir_okay=False, path_type=Path),
-              help="Per-pair SLs: `saquery PR` output or an ibdmchk -c file "
-                   "(default: RUNDIR/path-sl if present).")
-@click.option("--sa-paths/--no-sa-paths", default=None,
-              help="Ask the running SA for every pair's path record (default with --live "
-                   "unless --sl is given).")
-@click.option("--ibdmchk", "with_ibdmchk", is_flag=True,
-              help="Cross-check the credit-loop verdict with ibdmchk (dumps only).")
-@click.option("--osm-log", "osm_log", type=click.Path(dir_okay=False, path_type=Path),
-              help="OpenSM's log, to name the routing engine in force (default: osm.log beside "
-                   "the dumps; with --live /var/log/opensm.log if readable).")
-@click.option("--plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Check one SL of every class of this plan (default: a plan.json in RUNDIR "
-                   "or above the dumps; without one, --sl or SL 0).")
+@click.option(
+    "--sl",
+    type=click.IntRange(0, 15),
+    default=None,
+    help="SL of every pair, or of pairs without a path record (default 0).",
+)
+@click.option(
+    "--path-sl",
+    "path_sl",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Per-pair SLs: `saquery PR` output or an ibdmchk -c file (default: RUNDIR/path-sl if present).",
+)
+@click.option(
+    "--sa-paths/--no-sa-paths",
+    default=None,
+    help="Ask the running SA for every pair's path record (default with --live unless --sl is given).",
+)
+@click.option(
+    "--ibdmchk", "with_ibdmchk", is_flag=True, help="Cross-check the credit-loop verdict with ibdmchk (dumps only)."
+)
+@click.option(
+    "--osm-log",
+    "osm_log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="OpenSM's log, to name the routing engine in force (default: osm.log beside "
+    "the dumps; with --live /var/log/opensm.log if readable).",
+)
+@click.option(
+    "--plan",
+    "plan_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Check one SL of every class of this plan (default: a plan.json in RUNDIR "
+    "or above the dumps; without one, --sl or SL 0).",
+)
 def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, plan_path):
     """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
     from ..verify import verify_fabric
     from ..verify.pathsl import PATH_SL_FILE, read_path_sls
+
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
-    plan_path = plan_path or (None if live or sl is not None or path_sl is not None
-                              else _plan_beside(rundir))
+    plan_path = plan_path or (None if live or sl is not None or path_sl is not None else _plan_beside(rundir))
     plan = None
     if plan_path is not None:
         from ..plan import Plan
+
         plan = Plan.load(plan_path)
     fabric, dumps = _load(rundir, live)
     psl = None
@@ -87,6 +117,7 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         psl = read_path_sls(dumps / PATH_SL_FILE, fabric)
     if sa_paths or (sa_paths is None and live and sl is None and psl is None):
         from ..verify.sa_paths import query_path_sls
+
         psl = query_path_sls(fabric, dict(os.environ))
     if plan is not None and psl is None and not sa_paths:
         # one SL per class: the classes' SLs share its VLs, so together they raise every
@@ -94,43 +125,50 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         sls = [(c.sls[0], c.name) for c in plan.classes]
         reports = [(s_, name, verify_fabric(fabric, sl=s_)) for s_, name in sls]
         report = next((r for _, _, r in reports if not r.ok), reports[0][2])
-        click.echo(f"SLs from {plan_path}: " + ", ".join(
-            f"{s_} ({name}: {'ok' if r.ok else 'DEFECT'})" for s_, name, r in reports), err=as_json)
+        click.echo(
+            f"SLs from {plan_path}: "
+            + ", ".join(f"{s_} ({name}: {'ok' if r.ok else 'DEFECT'})" for s_, name, r in reports),
+            err=as_json,
+        )
     else:
         report = verify_fabric(fabric, sl=sl or 0, path_sls=psl)
 
     cross = None
     if with_ibdmchk:
         if dumps is None:
-            raise InputError("--ibdmchk needs OpenSM dumps (RUNDIR), not --live or a .json",
-                             field="--ibdmchk")
+            raise InputError("--ibdmchk needs OpenSM dumps (RUNDIR), not --live or a .json", field="--ibdmchk")
         import tempfile
         from ..verify.ibdmchk import run_ibdmchk
+
         with tempfile.TemporaryDirectory(prefix="ibqos-ibdmchk-") as work:
             cross = run_ibdmchk(dumps, fabric, work, path_sls=psl)
     agree = cross is None or cross.credit_loops == (not report.cdg_acyclic)
 
     from ..redline import engine_in_force, find_osm_log
+
     log = osm_log or find_osm_log(None if live else (dumps or rundir))
     engine = engine_in_force(log)
     loop_line = _loop_line(report, engine, psl)
 
     if as_json:
         doc = report.to_json()
-        doc["routing_in_force"] = {"engine": engine, "log": str(log) if log else None,
-                                   "credit_loop": not report.cdg_acyclic}
+        doc["routing_in_force"] = {
+            "engine": engine,
+            "log": str(log) if log else None,
+            "credit_loop": not report.cdg_acyclic,
+        }
         if cross is not None:
-            doc["ibdmchk"] = {"credit_loops": cross.credit_loops, "agrees": agree,
-                              "sls": cross.sls, "vls": cross.vls}
+            doc["ibdmchk"] = {"credit_loops": cross.credit_loops, "agrees": agree, "sls": cross.sls, "vls": cross.vls}
         click.echo(json.dumps(doc, indent=1))
         if loop_line:
             click.secho(loop_line, fg="red", bold=True, err=True)
     else:
         click.echo(report.text())
         if cross is not None:
-            click.echo(f"ibdmchk: {'credit loops' if cross.credit_loops else 'no credit loops'} "
-                       f"({cross.sls} SLs, {cross.vls} VLs): "
-                       + ("agrees" if agree else "DISAGREES with ibqos"))
+            click.echo(
+                f"ibdmchk: {'credit loops' if cross.credit_loops else 'no credit loops'} "
+                f"({cross.sls} SLs, {cross.vls} VLs): " + ("agrees" if agree else "DISAGREES with ibqos")
+            )
         if loop_line:
             click.secho(loop_line, fg="red", bold=True)
     return 0 if report.ok and agree else 1
@@ -148,10 +186,14 @@ def _plan_beside(rundir: Path) -> Path | None:
 def _loop_line(report, engine: str | None, psl) -> str | None:
     """The red line, or a plain warning when one SL for every pair cannot judge a layered engine."""
     from ..redline import needs_path_sls, red_line
+
     if report.cdg_acyclic:
         return None
     if psl is None and needs_path_sls(engine):
-        click.echo(f"warning: {engine} avoids credit loops with per-path SLs, so the cycle found "
-                   f"with {report.sl_source} does not prove one: give --path-sl or --live", err=True)
+        click.echo(
+            f"warning: {engine} avoids credit loops with per-path SLs, so the cycle found "
+            f"with {report.sl_source} does not prove one: give --path-sl or --live",
+            err=True,
+        )
         return None
     return red_line(report.cycle, engine)

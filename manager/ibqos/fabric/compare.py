@@ -10,7 +10,7 @@ from __future__ import annotations
 from .model import NO_ROUTE, Fabric, Node, Port
 
 _PORT_ATTRS = ("guid", "lid", "lmc", "width", "speed", "vl_cap", "op_vls", "mtu")
-MAX_LFT_LINES = 3       # per switch; the rest is counted
+MAX_LFT_LINES = 3  # per switch; the rest is counted
 
 
 def diff(a: Fabric, b: Fabric, *, vlarb: bool = True) -> list[str]:

@@ -26,7 +26,7 @@ def _guid(v) -> int:
 
 class Engine(_Model):
     status: Literal["routed", "refused"]
-    error: str | None = None          # D1A0 …
+    error: str | None = None  # D1A0 …
     reason: str | None = None
 
 
@@ -55,7 +55,7 @@ class Routes(_Model):
 
 
 class PortRecord(_Model):
-    guid: int                         # node GUID
+    guid: int  # node GUID
     port: int
     role: str
     high_limit: int = Field(ge=0, le=255)
@@ -104,5 +104,6 @@ def read_record(dumps: Path) -> DlaRecord | None:
         return DlaRecord.model_validate_json(text)
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(f"not a dla record: {err['msg']}", file=path,
-                         field=".".join(map(str, err["loc"])) or None) from None
+        raise InputError(
+            f"not a dla record: {err['msg']}", file=path, field=".".join(map(str, err["loc"])) or None
+        ) from None

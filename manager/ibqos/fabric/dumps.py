@@ -26,12 +26,18 @@ LFTS_DUMP = "opensm-lfts.dump"
 SL2VL_DUMP = "opensm-sl2vl.dump"
 
 _KINDS = {"SW": "switch", "CA": "ca", "Rt": "router"}
-_END = (r"\{ (?P<t{n}>SW|CA|Rt|\*\*)(?:-SM)? Ports:(?P<np{n}>[0-9A-Fa-f]+) SystemGUID:[0-9A-Fa-f]+"
-        r" NodeGUID:(?P<ng{n}>[0-9A-Fa-f]+) PortGUID:(?P<pg{n}>[0-9A-Fa-f]+) VenID:[0-9A-Fa-f]+"
-        r" DevID:[0-9A-Fa-f]+ Rev:[0-9A-Fa-f]+ \{(?P<d{n}>.*?)\} LID:(?P<lid{n}>[0-9A-Fa-f]+)"
-        r" PN:(?P<pn{n}>[0-9A-Fa-f]+) \}")
-_LINK = re.compile(_END.replace("{n}", "a") + " " + _END.replace("{n}", "b") +
-                   r" PHY=(?P<phy>\S+) LOG=(?P<log>\S+) SPD=(?P<spd>\S+)\s*$")
+_END = (
+    r"\{ (?P<t{n}>SW|CA|Rt|\*\*)(?:-SM)? Ports:(?P<np{n}>[0-9A-Fa-f]+) SystemGUID:[0-9A-Fa-f]+"
+    r" NodeGUID:(?P<ng{n}>[0-9A-Fa-f]+) PortGUID:(?P<pg{n}>[0-9A-Fa-f]+) VenID:[0-9A-Fa-f]+"
+    r" DevID:[0-9A-Fa-f]+ Rev:[0-9A-Fa-f]+ \{(?P<d{n}>.*?)\} LID:(?P<lid{n}>[0-9A-Fa-f]+)"
+    r" PN:(?P<pn{n}>[0-9A-Fa-f]+) \}"
+)
+_LINK = re.compile(
+    _END.replace("{n}", "a")
+    + " "
+    + _END.replace("{n}", "b")
+    + r" PHY=(?P<phy>\S+) LOG=(?P<log>\S+) SPD=(?P<spd>\S+)\s*$"
+)
 _LFT_HEAD = re.compile(r"Unicast lids \[0-(\d+)\] of switch Lid \d+ guid 0x([0-9a-fA-F]+) \(.*\):\s*$")
 _LFT_ROW = re.compile(r"0x([0-9a-fA-F]+) (\d+) # (?:.* portguid 0x([0-9a-fA-F]+):.*|unknown node and type)\s*$")
 _LFT_FOOT = re.compile(r"(\d+) lids dumped\s*$")
@@ -60,13 +66,15 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
     if not path.exists():
-        raise InputError("missing: OpenSM writes it with -D 0x43 and dump_files_dir"
-                         + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""), file=path)
+        raise InputError(
+            "missing: OpenSM writes it with -D 0x43 and dump_files_dir"
+            + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""),
+            file=path,
+        )
     # Node descriptions are bytes a switch reports, not always UTF-8: kept, replaced
     text = read_bytes(path).decode("utf-8", errors="replace")
-    if text and not text.endswith("\n"):       # OpenSM ends every dump line with one
-        raise InputError("ends in the middle of a line: the dump is cut short", file=path,
-                         line=text.count("\n") + 1)
+    if text and not text.endswith("\n"):  # OpenSM ends every dump line with one
+        raise InputError("ends in the middle of a line: the dump is cut short", file=path, line=text.count("\n") + 1)
     for no, line in enumerate(text.splitlines(), 1):
         if line and not line.isspace():
             yield no, line
@@ -102,8 +110,7 @@ def _endpoint(fabric: Fabric, m: re.Match, n: str, path: Path, no: int) -> tuple
         if kind == "switch":
             node.ports[0] = Port(num=0, guid=pguid, lid=lid)
     elif node.kind != kind or node.nports != nports:
-        raise InputError(f"node 0x{guid:016x} listed with different type or port count",
-                         file=path, line=no)
+        raise InputError(f"node 0x{guid:016x} listed with different type or port count", file=path, line=no)
     if not 0 < pn <= nports:
         raise InputError(f"port {pn} out of range 1..{nports}", file=path, line=no, field="PN")
     if pn not in node.ports:
@@ -115,7 +122,7 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
     """A dump cut short is bad input, not a fabric with unrouted LIDs: every switch block
     must end with its `N lids dumped` line (N: the block's top LID; unassigned LIDs have no
     row), and every switch of the topology must have a block."""
-    owner: dict[int, int] = {}              # LID -> port GUID, from the row comments
+    owner: dict[int, int] = {}  # LID -> port GUID, from the row comments
     node: Node | None = None
     rows = last = top = 0
     seen: set[int] = set()
@@ -135,11 +142,14 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             node.lft[lid] = port
             rows += 1
             if lid not in owner and (k := line.find("portguid 0x", 13)) >= 0:
-                owner[lid] = int(line[k + 11:k + 27], 16)
+                owner[lid] = int(line[k + 11 : k + 27], 16)
         elif m := _LFT_HEAD.match(line):
             if node is not None:
-                raise InputError(f"the block of switch 0x{node.guid:016x} has no 'lids dumped' "
-                                 "line: the dump is cut or garbled", file=path, line=no)
+                raise InputError(
+                    f"the block of switch 0x{node.guid:016x} has no 'lids dumped' line: the dump is cut or garbled",
+                    file=path,
+                    line=no,
+                )
             guid = int(m[2], 16)
             node = fabric.nodes.get(guid)
             if node is None or node.kind != "switch":
@@ -153,21 +163,30 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
         elif m := _LFT_FOOT.match(line):
             if node is None:
                 raise InputError("'lids dumped' line without a switch block", file=path, line=no)
-            if int(m[1]) != top or rows > top:     # OpenSM counts LIDs up to the top one
-                raise InputError(f"{m[1]} lids dumped, but the block of switch 0x{node.guid:016x} "
-                                 f"covers LIDs up to {top} in {rows} rows: the dump is garbled",
-                                 file=path, line=no)
+            if int(m[1]) != top or rows > top:  # OpenSM counts LIDs up to the top one
+                raise InputError(
+                    f"{m[1]} lids dumped, but the block of switch 0x{node.guid:016x} "
+                    f"covers LIDs up to {top} in {rows} rows: the dump is garbled",
+                    file=path,
+                    line=no,
+                )
             node = None
         else:
             raise InputError("not an OpenSM LFT dump line", file=path, line=no)
     if node is not None:
-        raise InputError(f"ends inside the block of switch 0x{node.guid:016x} (no 'lids dumped' "
-                         "line): the dump is cut short", file=path, line=last)
+        raise InputError(
+            f"ends inside the block of switch 0x{node.guid:016x} (no 'lids dumped' line): the dump is cut short",
+            file=path,
+            line=last,
+        )
     missing = [n for n in fabric.switches() if n.guid not in seen]
     if missing:
-        raise InputError(f"no LFT block for {len(missing)} switch(es) of {SUBNET_LST}, e.g. "
-                         f"0x{missing[0].guid:016x} {missing[0].desc!r}: the dump is cut short",
-                         file=path, line=last)
+        raise InputError(
+            f"no LFT block for {len(missing)} switch(es) of {SUBNET_LST}, e.g. "
+            f"0x{missing[0].guid:016x} {missing[0].desc!r}: the dump is cut short",
+            file=path,
+            line=last,
+        )
     _set_lmc(fabric, owner)
 
 
@@ -183,8 +202,7 @@ def _set_lmc(fabric: Fabric, owner: dict[int, int]) -> None:
 
 
 def _read_sl2vl(fabric: Fabric, path: Path) -> None:
-    by_port_guid = {p.guid: (n, p.num) for n in fabric.nodes.values()
-                    for p in n.ports.values() if p.guid}
+    by_port_guid = {p.guid: (n, p.num) for n in fabric.nodes.values() for p in n.ports.values() if p.guid}
     target: tuple[Node, int] | None = None
     for no, line in _lines(path):
         if line.startswith("#"):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .model import Fabric
 
 ROLES = ("ca", "sw0", "terminal", "local", "global")
-_BUDGET = 20000          # cover branches per group size tried
+_BUDGET = 20000  # cover branches per group size tried
 
 
 class NotADragonfly(ValueError):
@@ -34,8 +34,8 @@ class NotADragonfly(ValueError):
 
 @dataclass(frozen=True)
 class Partition:
-    groups: dict[int, int]      # switch GUID -> group, numbered by lowest GUID
-    exact: bool                 # cliques of one size, every group pair linked
+    groups: dict[int, int]  # switch GUID -> group, numbered by lowest GUID
+    exact: bool  # cliques of one size, every group pair linked
 
 
 def _switch_graph(fabric: Fabric) -> dict[int, set[int]]:
@@ -58,7 +58,8 @@ def _cliques(adj: dict[int, set[int]], v: int, size: int) -> list[frozenset[int]
         for i, c in enumerate(cands):
             if len(clique) + len(cands) - i < size:
                 return
-            grow(clique + [c], [d for d in cands[i + 1:] if d in adj[c]])
+            grow(clique + [c], [d for d in cands[i + 1 :] if d in adj[c]])
+
     grow([v], sorted(adj[v]))
     return out
 
@@ -72,7 +73,8 @@ def _max_clique(adj: dict[int, set[int]], v: int) -> int:
         for i, c in enumerate(cands):
             if size + len(cands) - i <= best[0]:
                 return
-            grow(size + 1, [d for d in cands[i + 1:] if d in adj[c]])
+            grow(size + 1, [d for d in cands[i + 1 :] if d in adj[c]])
+
     grow(1, sorted(adj[v]))
     return best[0]
 
@@ -112,8 +114,7 @@ def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) 
     return True
 
 
-def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int,
-           within_two: bool) -> dict[int, int] | None:
+def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, within_two: bool) -> dict[int, int] | None:
     group_of: dict[int, int] = {}
     groups: list[frozenset[int]] = []
     budget = [_BUDGET]
@@ -146,6 +147,7 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int,
             for x in q:
                 del group_of[x]
         return False
+
     return group_of if rec(small) else None
 
 
@@ -174,9 +176,12 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
             if 2 * small > g or (a > top and a < 4):
                 continue
             near = _near_cliques(adj, a) if a >= 4 else []
-            cands = {v: _cliques(adj, v, a) + [q for q in near if v in q]
-                     + [q for q in _cliques(adj, v, a - 1) if small and _maximal(adj, q)]
-                     for v in adj}
+            cands = {
+                v: _cliques(adj, v, a)
+                + [q for q in near if v in q]
+                + [q for q in _cliques(adj, v, a - 1) if small and _maximal(adj, q)]
+                for v in adj
+            }
             found = _cover(adj, cands, a, small, within_two=True)
             if found:
                 break
@@ -191,11 +196,10 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
 def _why(adj, top: int, degraded: bool) -> str:
     lone = [s for s in sorted(adj) if not _cliques(adj, s, max(top, 2))]
     if lone:
-        return (f"switch {hex(lone[0])} is in no clique of size {max(top, 2)} (every group must "
-                "be fully connected)")
-    return ("some groups are not joined by a global link: no partition into cliques of one size "
-            + ("links every pair of groups, directly or through a third"
-               if degraded else "links every pair of groups"))
+        return f"switch {hex(lone[0])} is in no clique of size {max(top, 2)} (every group must be fully connected)"
+    return "some groups are not joined by a global link: no partition into cliques of one size " + (
+        "links every pair of groups, directly or through a third" if degraded else "links every pair of groups"
+    )
 
 
 def dragonfly_groups(fabric: Fabric, *, degraded: bool = False) -> dict[int, int]:
@@ -221,8 +225,7 @@ def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tup
                 if peer.kind != "switch":
                     roles[(n.guid, p.num)] = "terminal"
                 else:
-                    roles[(n.guid, p.num)] = ("local" if groups.get(peer.guid) == groups.get(n.guid)
-                                              else "global")
+                    roles[(n.guid, p.num)] = "local" if groups.get(peer.guid) == groups.get(n.guid) else "global"
     return roles
 
 

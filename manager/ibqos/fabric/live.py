@@ -30,13 +30,19 @@ def reader_path() -> Path:
     return paths.built(READER)
 
 
-def read_live(env: dict[str, str] | None = None, *, timeout: float = 120,
-              ca: str | None = None, port: int | None = None, window: int | None = None,
-              mad_timeout_ms: int | None = None, retries: int | None = None) -> Fabric:
+def read_live(
+    env: dict[str, str] | None = None,
+    *,
+    timeout: float = 120,
+    ca: str | None = None,
+    port: int | None = None,
+    window: int | None = None,
+    mad_timeout_ms: int | None = None,
+    retries: int | None = None,
+) -> Fabric:
     """Read the fabric behind the local port (first umad port unless `ca`/`port`)."""
     cmd: list[str] = [str(reader_path())]
-    for flag, value in (("-C", ca), ("-P", port), ("-w", window), ("-t", mad_timeout_ms),
-                        ("-r", retries)):
+    for flag, value in (("-C", ca), ("-P", port), ("-w", window), ("-t", mad_timeout_ms), ("-r", retries)):
         if value is not None:
             cmd += [flag, str(value)]
     _check_ibsim(env)
@@ -70,8 +76,9 @@ def _check_ibsim(env: dict[str, str] | None) -> None:
         return
     # abstract names show as @name; ibsim's carry a trailing NUL, shown as a second @
     if not any(t.rstrip("@") == f"@{sock}:ctl" for t in table.split()):
-        raise ExternalError(f"live read-back failed: no ibsim listens on IBSIM_SOCKNAME={sock} "
-                            "(fabric not up, or ibsim died)")
+        raise ExternalError(
+            f"live read-back failed: no ibsim listens on IBSIM_SOCKNAME={sock} (fabric not up, or ibsim died)"
+        )
 
 
 def _reader_error(stderr: str, rc: int) -> str:

@@ -44,11 +44,11 @@ class VLArb:
 class Port:
     num: int
     guid: int = 0
-    lid: int = 0                 # CA ports and switch port 0; 0 on switch external ports
+    lid: int = 0  # CA ports and switch port 0; 0 on switch external ports
     lmc: int = 0
     remote: tuple[int, int] | None = None
-    width: str = ""              # "4X"
-    speed: str = ""              # "2.5" Gb/s per lane, as PortInfo reports it
+    width: str = ""  # "4X"
+    speed: str = ""  # "2.5" Gb/s per lane, as PortInfo reports it
     vl_cap: int = 0
     op_vls: int = 0
     mtu: int = 0
@@ -80,7 +80,7 @@ class Node:
 @dataclass
 class Fabric:
     nodes: dict[int, Node] = field(default_factory=dict)
-    source: str = ""             # "dumps:<dir>" or "live:<how>"
+    source: str = ""  # "dumps:<dir>" or "live:<how>"
     # The SA's SL for every CA pair, (source LID, destination LID) -> SL, for engines that give
     # each path its own SL (lash, dfsssp); None when not read (every path uses its class's SL).
     path_sls: dict[tuple[int, int], int] | None = None
@@ -123,7 +123,7 @@ class Fabric:
             routed = [i for i, p in enumerate(n.lft) if p != NO_ROUTE]
             top = max(top, routed[-1] if routed else 0)
         for n in self.switches():
-            n.lft = (n.lft + [NO_ROUTE] * (top + 1 - len(n.lft)))[:top + 1]
+            n.lft = (n.lft + [NO_ROUTE] * (top + 1 - len(n.lft)))[: top + 1]
 
     # ---- JSON ----------------------------------------------------------
     def to_json(self) -> dict:
@@ -145,8 +145,11 @@ class Fabric:
             n = _node_from_json(nd)
             nodes[n.guid] = n
         psl = doc.get("path_sls")
-        return cls(nodes=nodes, source=doc.get("source", ""),
-                   path_sls=None if psl is None else {(int(s), int(d)): int(sl) for s, d, sl in psl})
+        return cls(
+            nodes=nodes,
+            source=doc.get("source", ""),
+            path_sls=None if psl is None else {(int(s), int(d)): int(sl) for s, d, sl in psl},
+        )
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -154,6 +157,7 @@ class Fabric:
     @classmethod
     def load(cls, path: str | Path) -> Fabric:
         from ..errors import InputError
+
         try:
             return cls.from_json(json.loads(Path(path).read_text()))
         except FileNotFoundError:
@@ -174,7 +178,10 @@ def _sl2vl_str(vls: tuple[int, ...]) -> str:
 
 def _node_to_json(n: Node) -> dict:
     return {
-        "guid": _hex(n.guid), "kind": n.kind, "desc": n.desc, "nports": n.nports,
+        "guid": _hex(n.guid),
+        "kind": n.kind,
+        "desc": n.desc,
+        "nports": n.nports,
         "ports": [_port_to_json(p) for _, p in sorted(n.ports.items())],
         "lft": n.lft,
         "sl2vl": [[i, o, _sl2vl_str(v)] for (i, o), v in sorted(n.sl2vl.items())],
@@ -182,14 +189,28 @@ def _node_to_json(n: Node) -> dict:
 
 
 def _port_to_json(p: Port) -> dict:
-    d = {"num": p.num, "guid": _hex(p.guid), "lid": p.lid, "lmc": p.lmc,
-         "remote": [_hex(p.remote[0]), p.remote[1]] if p.remote else None,
-         "width": p.width, "speed": p.speed, "vl_cap": p.vl_cap, "op_vls": p.op_vls, "mtu": p.mtu,
-         "vlarb": None}
+    d = {
+        "num": p.num,
+        "guid": _hex(p.guid),
+        "lid": p.lid,
+        "lmc": p.lmc,
+        "remote": [_hex(p.remote[0]), p.remote[1]] if p.remote else None,
+        "width": p.width,
+        "speed": p.speed,
+        "vl_cap": p.vl_cap,
+        "op_vls": p.op_vls,
+        "mtu": p.mtu,
+        "vlarb": None,
+    }
     if p.vlarb:
         a = p.vlarb
-        d["vlarb"] = {"high": [list(e) for e in a.high], "low": [list(e) for e in a.low],
-                      "high_limit": a.high_limit, "high_cap": a.high_cap, "low_cap": a.low_cap}
+        d["vlarb"] = {
+            "high": [list(e) for e in a.high],
+            "low": [list(e) for e in a.low],
+            "high_limit": a.high_limit,
+            "high_cap": a.high_cap,
+            "low_cap": a.low_cap,
+        }
     return d
 
 
@@ -198,12 +219,32 @@ def _node_from_json(d: dict) -> Node:
     for pd in d["ports"]:
         va = pd.get("vlarb")
         ports[pd["num"]] = Port(
-            num=pd["num"], guid=int(pd["guid"], 16), lid=pd["lid"], lmc=pd.get("lmc", 0),
+            num=pd["num"],
+            guid=int(pd["guid"], 16),
+            lid=pd["lid"],
+            lmc=pd.get("lmc", 0),
             remote=(int(pd["remote"][0], 16), pd["remote"][1]) if pd.get("remote") else None,
-            width=pd.get("width", ""), speed=pd.get("speed", ""), vl_cap=pd.get("vl_cap", 0),
-            op_vls=pd.get("op_vls", 0), mtu=pd.get("mtu", 0),
-            vlarb=VLArb([tuple(e) for e in va["high"]], [tuple(e) for e in va["low"]],
-                        va["high_limit"], va["high_cap"], va["low_cap"]) if va else None)
-    return Node(guid=int(d["guid"], 16), kind=d["kind"], desc=d["desc"], nports=d["nports"],
-                ports=ports, lft=list(d.get("lft", [])),
-                sl2vl={(i, o): tuple(int(c, 16) for c in s) for i, o, s in d.get("sl2vl", [])})
+            width=pd.get("width", ""),
+            speed=pd.get("speed", ""),
+            vl_cap=pd.get("vl_cap", 0),
+            op_vls=pd.get("op_vls", 0),
+            mtu=pd.get("mtu", 0),
+            vlarb=VLArb(
+                [tuple(e) for e in va["high"]],
+                [tuple(e) for e in va["low"]],
+                va["high_limit"],
+                va["high_cap"],
+                va["low_cap"],
+            )
+            if va
+            else None,
+        )
+    return Node(
+        guid=int(d["guid"], 16),
+        kind=d["kind"],
+        desc=d["desc"],
+        nports=d["nports"],
+        ports=ports,
+        lft=list(d.get("lft", [])),
+        sl2vl={(i, o): tuple(int(c, 16) for c in s) for i, o, s in d.get("sl2vl", [])},
+    )

@@ -31,16 +31,16 @@ class PlanFabric(_M):
     routing: str
     # fault_tolerance links: dla owns 3 VLs per class (the third for detours around faults).
     fault_tolerance: Literal["none", "links"] = "none"
-    vls_per_class: int | None = None    # None in plans written before the field: see classes
+    vls_per_class: int | None = None  # None in plans written before the field: see classes
     # How many classes fit in data_vls, per fault_tolerance setting ({"none": 4, "links": 2}).
     classes_fit: dict[str, int] = {}
 
 
 class Bandwidth(_M):
     requested: Union[float, Literal["rest"]]
-    target: float                       # "rest" resolved, on the terminal role
-    planned: float                      # exact share on the terminal role
-    max: float | None = None            # the policy's max_bandwidth: checked, not planned
+    target: float  # "rest" resolved, on the terminal role
+    planned: float  # exact share on the terminal role
+    max: float | None = None  # the policy's max_bandwidth: checked, not planned
 
 
 class Latency(_M):
@@ -93,6 +93,7 @@ class VlArbPlan(_M):
 
 class PlanPartitions(_M):
     """The policy's partitions.conf, carried whole so a plan renders without the policy."""
+
     file: str
     text: str
 

@@ -15,8 +15,7 @@ from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
-from ..plan.model import (SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan,
-                          VlArbTables)
+from ..plan.model import SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan, VlArbTables
 from .fixes import checked_fixes
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
@@ -38,8 +37,10 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
     notes = []
     usable = (opensm_usable_entries(high_cap), opensm_usable_entries(low_cap))
     if usable != (high_cap, low_cap):
-        notes.append(f"VLArb capacity {high_cap}/{low_cap}, planned with {usable[0]}/{usable[1]} "
-                     "entries: OpenSM 3.3.23 cannot program entries 32-63 of a 64-entry table")
+        notes.append(
+            f"VLArb capacity {high_cap}/{low_cap}, planned with {usable[0]}/{usable[1]} "
+            "entries: OpenSM 3.3.23 cannot program entries 32-63 of a 64-entry table"
+        )
         high_cap, low_cap = usable
     results = synthesize_roles(policy, (high_cap, low_cap))
     sls, sl2class = assign_sls(policy)
@@ -47,39 +48,65 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
     terminal = role_spec(policy, "terminal", (high_cap, low_cap))
     classes = []
     for i, c in enumerate(policy.classes):
-        classes.append(PlanClass(
-            name=c.name, index=i, priority=c.priority, sls=sls[i],
-            vls=[i * vpc + k for k in range(vpc)], default=c.default,
-            bandwidth=Bandwidth(requested=c.bandwidth, target=round(terminal.classes[i].share, 6),
-                                max=c.max_bandwidth,
-                                planned=round(results["terminal"].per_class[c.name].share, 6)),
-            latency=Latency(max_latency_us=c.max_latency_us, max_distance=c.max_distance),
-            match=c.match.model_dump(mode="json"),
-        ))
+        classes.append(
+            PlanClass(
+                name=c.name,
+                index=i,
+                priority=c.priority,
+                sls=sls[i],
+                vls=[i * vpc + k for k in range(vpc)],
+                default=c.default,
+                bandwidth=Bandwidth(
+                    requested=c.bandwidth,
+                    target=round(terminal.classes[i].share, 6),
+                    max=c.max_bandwidth,
+                    planned=round(results["terminal"].per_class[c.name].share, 6),
+                ),
+                latency=Latency(max_latency_us=c.max_latency_us, max_distance=c.max_distance),
+                match=c.match.model_dump(mode="json"),
+            )
+        )
     analysis = {}
     for role, r in results.items():
         analysis[role] = {
-            "engine": "exact", "mode": r.analysis.mode, "packet_bytes": r.analysis.packet_bytes,
+            "engine": "exact",
+            "mode": r.analysis.mode,
+            "packet_bytes": r.analysis.packet_bytes,
             "per_class": {n: cr.to_dict() for n, cr in r.per_class.items()},
             "per_vl": {str(v): s.to_dict() for v, s in sorted(r.analysis.per_vl.items())},
         }
     return Plan(
-        schema=SCHEMA, policy_sha256=policy.sha256, policy_file=policy.source,
-        fabric=PlanFabric(rate=f.rate, rate_gbps=f.rate_gbps, mtu=f.mtu, data_vls=f.data_vls,
-                          high_cap=high_cap, low_cap=low_cap, routing=f.routing,
-                          fault_tolerance=f.fault_tolerance, vls_per_class=vpc,
-                          classes_fit=_classes_fit(f)),
-        accounting=f.accounting, classes=classes, sl2class=sl2class,
+        schema=SCHEMA,
+        policy_sha256=policy.sha256,
+        policy_file=policy.source,
+        fabric=PlanFabric(
+            rate=f.rate,
+            rate_gbps=f.rate_gbps,
+            mtu=f.mtu,
+            data_vls=f.data_vls,
+            high_cap=high_cap,
+            low_cap=low_cap,
+            routing=f.routing,
+            fault_tolerance=f.fault_tolerance,
+            vls_per_class=vpc,
+            classes_fit=_classes_fit(f),
+        ),
+        accounting=f.accounting,
+        classes=classes,
+        sl2class=sl2class,
         share_tolerance_pp=policy.verdict.share_tolerance_pp,
         vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
-        analysis=analysis, notes=notes,
-        partitions=(PlanPartitions(file=policy.partitions_file.file, text=policy.partitions_file.text)
-                    if policy.partitions_file else None),
+        analysis=analysis,
+        notes=notes,
+        partitions=(
+            PlanPartitions(file=policy.partitions_file.file, text=policy.partitions_file.text)
+            if policy.partitions_file
+            else None
+        ),
     )
 
 
-def synthesize_roles(policy: Policy, cap: tuple[int, int], suggest: bool = True
-                     ) -> dict[str, RoleResult]:
+def synthesize_roles(policy: Policy, cap: tuple[int, int], suggest: bool = True) -> dict[str, RoleResult]:
     """Tables for every port role; an infeasible role is one InputError line, with the fixes
     that were planned and work (`suggest=False` while checking those fixes)."""
     results: dict[str, RoleResult] = {}
@@ -102,8 +129,7 @@ def _classes_fit(f) -> dict[str, int]:
     return {"none": f.classes_fit("none"), "links": f.classes_fit("links")}
 
 
-def _policy_error(policy: Policy, role: str, e: Infeasible,
-                  cap: tuple[int, int] | None) -> InputError:
+def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int] | None) -> InputError:
     v = e.violation
     differs = any(c.roles for c in policy.classes)
     where = f" on {role} ports" if differs else ""
@@ -120,8 +146,11 @@ def _policy_error(policy: Policy, role: str, e: Infeasible,
         msg = f"class {c.name!r}{where}: {v.message}"
     if cap is not None:
         fixes = checked_fixes(policy, v, loc, lambda p: synthesize_roles(p, cap, suggest=False))
-        msg += ("; feasible with " + " | ".join(f.text(policy) for f in fixes) if fixes else
-                "; no single change to the MTU, a priority or this bound makes it feasible")
+        msg += (
+            "; feasible with " + " | ".join(f.text(policy) for f in fixes)
+            if fixes
+            else "; no single change to the MTU, a priority or this bound makes it feasible"
+        )
     file, line = policy.where(*loc)
     return InputError(msg, file=file, line=line, field=_dotted(loc))
 

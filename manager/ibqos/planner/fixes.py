@@ -23,14 +23,14 @@ from ..policy.check import check_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
 
-MAX_CHECKS = 12         # candidates planned at most, per error
-MAX_SECONDS = 10.0      # and wall time spent planning them
+MAX_CHECKS = 12  # candidates planned at most, per error
+MAX_SECONDS = 10.0  # and wall time spent planning them
 MAX_OFFERED = 3
 
 
 @dataclass(frozen=True)
 class Fix:
-    loc: tuple              # as Policy.where takes it: ("fabric", "mtu"), ("classes", 1, "priority")
+    loc: tuple  # as Policy.where takes it: ("fabric", "mtu"), ("classes", 1, "priority")
     value: object
 
     def text(self, policy: Policy) -> str:
@@ -59,13 +59,13 @@ def checked_fixes(policy: Policy, violation, loc: tuple, plans) -> list[Fix]:
         if n >= MAX_CHECKS or time.monotonic() - t0 > MAX_SECONDS or len(offered) >= MAX_OFFERED:
             break
         if fix.loc == ("fabric", "mtu") and any(f.loc == fix.loc for f in offered):
-            continue            # the largest MTU that works is the one worth offering
+            continue  # the largest MTU that works is the one worth offering
         changed = _with(policy, fix)
         if changed is None:
             continue
         try:
             plans(changed)
-        except Exception:       # noqa: BLE001 - any refusal means the fix does not work
+        except Exception:  # noqa: BLE001 - any refusal means the fix does not work
             continue
         offered.append(fix)
     return offered

@@ -22,13 +22,13 @@ def slot_counts(shares: list[float], minimum: list[int], total: int) -> list[int
     s = sum(shares)
     ideal = [total * x / s for x in shares]
     counts = [max(minimum[i], max(1, math.floor(ideal[i]))) for i in range(n)]
-    while sum(counts) > total:                 # over-full: take from the most over-served
+    while sum(counts) > total:  # over-full: take from the most over-served
         cand = [i for i in range(n) if counts[i] > max(1, minimum[i])]
         if not cand:
             return None
         i = max(cand, key=lambda i: counts[i] / ideal[i])
         counts[i] -= 1
-    while sum(counts) < total:                 # give the rest to the most under-served
+    while sum(counts) < total:  # give the rest to the most under-served
         i = min(range(n), key=lambda i: counts[i] / ideal[i])
         counts[i] += 1
     return counts

@@ -32,12 +32,12 @@ from ..arbiter.trace import VlStats
 from .layout import packed_weights, slot_counts, spread, spread_weights
 from .targets import ClassTarget, RoleSpec
 
-SHARE_TOL = 0.5          # percentage points, the acceptance bound
+SHARE_TOL = 0.5  # percentage points, the acceptance bound
 MAX_WEIGHT = 255
 PERIOD_BUDGET = 30_000  # runs per exact analysis; longer periods are skipped, not analysed
-MAX_EXACT = 10          # exact analyses per role, at most
-MAX_ATTEMPTS = 40       # including those given up for a too long period
-ENOUGH_FEASIBLE = 4     # stop once this many candidates meet every bound
+MAX_EXACT = 10  # exact analyses per role, at most
+MAX_ATTEMPTS = 40  # including those given up for a too long period
+ENOUGH_FEASIBLE = 4  # stop once this many candidates meet every bound
 LIMITS = (1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 254)
 
 
@@ -58,9 +58,9 @@ class ClassResult:
 @dataclass(frozen=True)
 class Violation:
     target: ClassTarget | None
-    field: str                  # policy field to point at: bandwidth, max_distance, ...
-    message: str                # what breaks, never how to fix it: fixes are checked first
-    badness: float              # relative size of the violation, for ranking
+    field: str  # policy field to point at: bandwidth, max_distance, ...
+    message: str  # what breaks, never how to fix it: fixes are checked first
+    badness: float  # relative size of the violation, for ranking
     # Changes that may make the policy feasible, as (location, value); a location of None
     # means the violated field itself. fixes.py plans with each before offering it.
     fixes: tuple = ()
@@ -90,8 +90,7 @@ def synthesize(spec: RoleSpec) -> RoleResult:
         # The closed form gives exact shares for free; only candidates whose shares land
         # get the (costly) exact analysis of distances and waits.
         shares = long_run_shares(table, spec.mtu, spec.mode)
-        err = max(abs(sum(shares.get(v, 0.0) for v in spec.vls(c)) - c.share)
-                  for c in spec.classes)
+        err = max(abs(sum(shares.get(v, 0.0) for v in spec.vls(c)) - c.share) for c in spec.classes)
         if err > SHARE_TOL:
             if fallback is None or err < fallback[0]:
                 fallback = (err, table)
@@ -101,7 +100,7 @@ def synthesize(spec: RoleSpec) -> RoleResult:
         attempts += 1
         try:
             an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps, max_runs=PERIOD_BUDGET)
-        except NoPeriodError:          # a correct table whose period is too long to check
+        except NoPeriodError:  # a correct table whose period is too long to check
             continue
         tried += 1
         per_class, violations = _judge(spec, an)
@@ -114,20 +113,29 @@ def synthesize(spec: RoleSpec) -> RoleResult:
         try:
             an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
         except NoPeriodError:
-            raise Infeasible(Violation(None, "bandwidth", "no candidate table could be "
-                             "analysed exactly within the budget", 1.0)) from None
+            raise Infeasible(
+                Violation(None, "bandwidth", "no candidate table could be analysed exactly within the budget", 1.0)
+            ) from None
         per_class, best_violations = _judge(spec, an)
         best = (table, an, per_class)
     if best is None:
-        raise Infeasible(Violation(None, "bandwidth", "no table with weights 1..255 within "
-                         f"the capacity ({spec.cap_high}/{spec.cap_low} entries) carries these "
-                         "shares", 1.0))
+        raise Infeasible(
+            Violation(
+                None,
+                "bandwidth",
+                "no table with weights 1..255 within "
+                f"the capacity ({spec.cap_high}/{spec.cap_low} entries) carries these "
+                "shares",
+                1.0,
+            )
+        )
     if best_violations:
         raise Infeasible(max(best_violations, key=lambda v: v.badness))
     return RoleResult(best[0], best[1], best[2], tried)
 
 
 # ---- candidates -------------------------------------------------------------------------
+
 
 def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
     if not lo:
@@ -143,8 +151,7 @@ def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
     ratio = phi_l / phi_h
     # Full low tables resolve shares finely; compact ones (fewest slots) serve a class with
     # small weights smoothly instead of in bursts of entries that all come due together.
-    low_layouts = [_layout(spec, lo, spec.cap_low, "low"),
-                   _layout(spec, lo, spec.cap_low, "low", compact=True)]
+    low_layouts = [_layout(spec, lo, spec.cap_low, "low"), _layout(spec, lo, spec.cap_low, "low", compact=True)]
     high_tables = list(_single_tables(spec, hi, spec.cap_high, "high"))
     limits = _limits(spec, ratio)
     for limit in limits:
@@ -171,14 +178,26 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
             # is a candidate, and the share check decides per class.
             return [0]
         if low_share > share_max:
-            raise Infeasible(Violation(None, "priority",
-                f"low-priority classes are guaranteed {low_share:.1f}% but one low turn "
-                f"(weight <= 255) per {_high_bytes_per_low_turn(spec, 1)} bytes of high "
-                f"traffic gives them at most {share_max:.1f}%", 1.0,
-                _shift_fixes(spec, math.ceil((low_share - share_max) * 10) / 10)))
-        raise Infeasible(Violation(None, "priority",
-            f"high-priority classes are guaranteed {100 - low_share:.2f}%: more than "
-            "VLHighLimit 254 can leave to the low table", 1.0))
+            raise Infeasible(
+                Violation(
+                    None,
+                    "priority",
+                    f"low-priority classes are guaranteed {low_share:.1f}% but one low turn "
+                    f"(weight <= 255) per {_high_bytes_per_low_turn(spec, 1)} bytes of high "
+                    f"traffic gives them at most {share_max:.1f}%",
+                    1.0,
+                    _shift_fixes(spec, math.ceil((low_share - share_max) * 10) / 10),
+                )
+            )
+        raise Infeasible(
+            Violation(
+                None,
+                "priority",
+                f"high-priority classes are guaranteed {100 - low_share:.2f}%: more than "
+                "VLHighLimit 254 can leave to the low table",
+                1.0,
+            )
+        )
     return out[:4]
 
 
@@ -205,15 +224,19 @@ def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
     return 4096 * limit
 
 
-def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
-            compact: bool = False):
+def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False):
     vpc = spec.vls_per_class
     nslots = cap // vpc
     if len(classes) > nslots:
-        raise Infeasible(Violation(classes[nslots], "priority",
-            f"{len(classes)} {side}-priority classes need {len(classes) * vpc} entries "
-            f"({vpc} per class) but the {side} table holds {cap} (fabric.vlarb_cap.{side})",
-            1.0))
+        raise Infeasible(
+            Violation(
+                classes[nslots],
+                "priority",
+                f"{len(classes)} {side}-priority classes need {len(classes) * vpc} entries "
+                f"({vpc} per class) but the {side} table holds {cap} (fabric.vlarb_cap.{side})",
+                1.0,
+            )
+        )
     minimum = []
     for c in classes:
         need = 1
@@ -223,11 +246,18 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
             need = math.ceil(nslots * vpc / max(c.max_distance - (vpc - 1), 1))
             if need > nslots:
                 floor = vpc + 1
-                raise Infeasible(Violation(c, "max_distance",
-                    f"max_distance {c.max_distance} needs the class in {need * vpc} of "
-                    f"{nslots * vpc} {side} table entries, more than the table holds "
-                    f"(fabric.vlarb_cap.{side} = {cap}); the smallest reachable distance is "
-                    f"about {floor}", 1.0, ((None, floor),)))
+                raise Infeasible(
+                    Violation(
+                        c,
+                        "max_distance",
+                        f"max_distance {c.max_distance} needs the class in {need * vpc} of "
+                        f"{nslots * vpc} {side} table entries, more than the table holds "
+                        f"(fabric.vlarb_cap.{side} = {cap}); the smallest reachable distance is "
+                        f"about {floor}",
+                        1.0,
+                        ((None, floor),),
+                    )
+                )
         minimum.append(need)
     if compact:
         counts = minimum if sum(minimum) <= nslots else None
@@ -235,9 +265,15 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str,
         counts = slot_counts([c.share for c in classes], minimum, nslots)
     if counts is None:
         worst = max(range(len(classes)), key=lambda i: minimum[i])
-        raise Infeasible(Violation(classes[worst], "max_distance",
-            f"the latency bounds of the {side}-priority classes need {sum(minimum) * vpc} "
-            f"entries but the {side} table holds {nslots * vpc}", 1.0))
+        raise Infeasible(
+            Violation(
+                classes[worst],
+                "max_distance",
+                f"the latency bounds of the {side}-priority classes need {sum(minimum) * vpc} "
+                f"entries but the {side} table holds {nslots * vpc}",
+                1.0,
+            )
+        )
     order = spread(counts)
     return counts, order
 
@@ -247,13 +283,19 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
     nslots = len(order)
     total_share = sum(c.share for c in classes)
     frac = [c.share / total_share for c in classes]
-    q = max(1, spec.mtu // 64)                       # weight of one MTU
+    q = max(1, spec.mtu // 64)  # weight of one MTU
     t_min = max(math.ceil(counts[i] / frac[i]) for i in range(len(classes)))
     t_max = min(math.floor(MAX_WEIGHT * counts[i] / frac[i]) for i in range(len(classes)))
     if t_min > t_max:
-        raise Infeasible(Violation(classes[0], "bandwidth",
-            f"the {side} table cannot give these shares with weights 1..255 on "
-            f"{nslots * spec.vls_per_class} entries", 1.0))
+        raise Infeasible(
+            Violation(
+                classes[0],
+                "bandwidth",
+                f"the {side} table cannot give these shares with weights 1..255 on "
+                f"{nslots * spec.vls_per_class} entries",
+                1.0,
+            )
+        )
     seen = set()
     for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
         t = min(max(t, t_min), t_max)
@@ -282,7 +324,7 @@ def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[l
     for f, n in zip(frac, counts):
         # Clamped to what the entries can hold; the share check judges the result.
         w_total = min(max(n * q, round(total * f / q) * q), (MAX_WEIGHT // q) * q * n)
-        if q > 1:   # whole quanta per entry (packet accounting: whole packets)
+        if q > 1:  # whole quanta per entry (packet accounting: whole packets)
             ws = [p * q for p in spread_weights(w_total // q, n)]
         else:
             ws = (packed_weights(w_total, n) if packed else None) or spread_weights(w_total, n)
@@ -311,8 +353,7 @@ def _low_table(spec, lo, layout, ratio, limit):
     phi_l = sum(c.share for c in lo)
     out = []
     for quantum, packed in _weight_styles(max(1, spec.mtu // 64)):
-        weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed,
-                                 quantum)
+        weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed, quantum)
         if weights is not None:
             entries = _entries(spec, lo, order, weights)
             if entries not in out:
@@ -321,6 +362,7 @@ def _low_table(spec, lo, layout, ratio, limit):
 
 
 # ---- judging ----------------------------------------------------------------------------
+
 
 def class_results(spec: RoleSpec, an: ArbAnalysis) -> dict[str, ClassResult]:
     return _judge(spec, an)[0]
@@ -342,24 +384,39 @@ def _judge(spec: RoleSpec, an: ArbAnalysis):
         ok_bw = abs(share - c.share) <= SHARE_TOL
         ok_lat = True
         if not ok_bw:
-            violations.append(Violation(c, "bandwidth",
-                f"gets {share:.2f}% but needs {c.share:.2f}% ±{SHARE_TOL}: the table "
-                f"capacity cannot resolve it", abs(share - c.share) / SHARE_TOL))
+            violations.append(
+                Violation(
+                    c,
+                    "bandwidth",
+                    f"gets {share:.2f}% but needs {c.share:.2f}% ±{SHARE_TOL}: the table capacity cannot resolve it",
+                    abs(share - c.share) / SHARE_TOL,
+                )
+            )
         if c.max_distance is not None and (max_d is None or max_d > c.max_distance):
             ok_lat = False
-            violations.append(Violation(c, "max_distance",
-                f"max distance {max_d if max_d is not None else 'unbounded'} exceeds the bound "
-                f"{c.max_distance}", (max_d or 1e9) / c.max_distance,
-                ((None, max_d),) if max_d is not None else ()))
+            violations.append(
+                Violation(
+                    c,
+                    "max_distance",
+                    f"max distance {max_d if max_d is not None else 'unbounded'} exceeds the bound {c.max_distance}",
+                    (max_d or 1e9) / c.max_distance,
+                    ((None, max_d),) if max_d is not None else (),
+                )
+            )
         if c.max_wait_bytes is not None and (wait is None or wait > c.max_wait_bytes):
             ok_lat = False
             floor_us = _wait_floor_us(spec, share)
-            violations.append(Violation(c, "max_latency_us",
-                f"worst wait {_fmt_us(wait_us)} exceeds the bound {c.max_latency_us:g} µs "
-                f"(with {share / spec.vls_per_class:.1f}% of the link per VL and "
-                f"{spec.mtu}-byte packets a VL waits at least {floor_us:.2f} µs)",
-                (wait or 1e12) / c.max_wait_bytes,
-                ((None, math.ceil(wait_us * 100) / 100),) if wait_us is not None else ()))
+            violations.append(
+                Violation(
+                    c,
+                    "max_latency_us",
+                    f"worst wait {_fmt_us(wait_us)} exceeds the bound {c.max_latency_us:g} µs "
+                    f"(with {share / spec.vls_per_class:.1f}% of the link per VL and "
+                    f"{spec.mtu}-byte packets a VL waits at least {floor_us:.2f} µs)",
+                    (wait or 1e12) / c.max_wait_bytes,
+                    ((None, math.ceil(wait_us * 100) / 100),) if wait_us is not None else (),
+                )
+            )
         per_class[c.name] = ClassResult(share, max_d, mean_d, wait, wait_us, ok_bw, ok_lat)
     return per_class, violations
 

@@ -10,11 +10,11 @@ from ..policy.model import Policy
 
 @dataclass(frozen=True)
 class ClassTarget:
-    index: int                 # class number c: owns VLs c*vpc .. c*vpc+vpc-1
+    index: int  # class number c: owns VLs c*vpc .. c*vpc+vpc-1
     name: str
-    priority: str              # "high" | "low"
-    requested: float | str     # % or "rest"
-    share: float               # % this role must deliver ("rest" resolved)
+    priority: str  # "high" | "low"
+    requested: float | str  # % or "rest"
+    share: float  # % this role must deliver ("rest" resolved)
     max_distance: int | None
     max_latency_us: float | None
     max_wait_bytes: float | None
@@ -42,10 +42,17 @@ def role_spec(policy: Policy, role: str, cap: tuple[int, int] | None = None) -> 
     out = []
     for i, c in enumerate(policy.classes):
         bw, lat_us, dist = c.bounds(role)
-        out.append(ClassTarget(
-            index=i, name=c.name, priority=c.priority, requested=bw,
-            share=rest_share if bw == "rest" else float(bw),
-            max_distance=dist, max_latency_us=lat_us,
-            max_wait_bytes=us_to_bytes(lat_us, f.rate_gbps) if lat_us is not None else None))
+        out.append(
+            ClassTarget(
+                index=i,
+                name=c.name,
+                priority=c.priority,
+                requested=bw,
+                share=rest_share if bw == "rest" else float(bw),
+                max_distance=dist,
+                max_latency_us=lat_us,
+                max_wait_bytes=us_to_bytes(lat_us, f.rate_gbps) if lat_us is not None else None,
+            )
+        )
     ch, cl = cap if cap else (f.vlarb_cap.high, f.vlarb_cap.low)
     return RoleSpec(tuple(out), f.vls_per_class, ch, cl, f.mtu, f.accounting, f.rate_gbps)

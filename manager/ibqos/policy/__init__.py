@@ -1,7 +1,7 @@
 """The policy file: schema, loading with line numbers, semantic checks.
 
-    from ibqos.policy import load_policy
-    policy = load_policy("examples/four-class.yaml")
+from ibqos.policy import load_policy
+policy = load_policy("examples/four-class.yaml")
 """
 
 from .load import load_policy

@@ -9,6 +9,7 @@ from .model import ROLES, Policy
 def _fail(policy: Policy, loc: tuple, message: str):
     file, line = policy.where(*loc)
     from .yamlsrc import _dotted
+
     raise InputError(message, file=file, line=line, field=_dotted(loc) or None)
 
 
@@ -17,27 +18,36 @@ def check_policy(p: Policy) -> None:
     names: dict[str, int] = {}
     for i, c in enumerate(classes):
         if c.name in names:
-            _fail(p, ("classes", i, "name"), f"class {c.name!r} is defined twice "
-                  f"(first as classes[{names[c.name]}])")
+            _fail(p, ("classes", i, "name"), f"class {c.name!r} is defined twice (first as classes[{names[c.name]}])")
         names[c.name] = i
 
     defaults = [i for i, c in enumerate(classes) if c.default]
     if not defaults:
-        _fail(p, ("classes",), "no class has `default: true`; exactly one class must take "
-              "the traffic no rule matches")
+        _fail(p, ("classes",), "no class has `default: true`; exactly one class must take the traffic no rule matches")
     if len(defaults) > 1:
-        _fail(p, ("classes", defaults[1], "default"), f"classes {classes[defaults[0]].name!r} "
-              f"and {classes[defaults[1]].name!r} are both the default; exactly one may be")
+        _fail(
+            p,
+            ("classes", defaults[1], "default"),
+            f"classes {classes[defaults[0]].name!r} "
+            f"and {classes[defaults[1]].name!r} are both the default; exactly one may be",
+        )
 
     for i, c in enumerate(classes):
         if c.max_bandwidth is not None and c.bandwidth != "rest" and c.max_bandwidth < c.bandwidth:
-            _fail(p, ("classes", i, "max_bandwidth"), f"max_bandwidth {c.max_bandwidth:g}% is below "
-                  f"the guaranteed {c.bandwidth:g}%")
+            _fail(
+                p,
+                ("classes", i, "max_bandwidth"),
+                f"max_bandwidth {c.max_bandwidth:g}% is below the guaranteed {c.bandwidth:g}%",
+            )
 
     if p.fabric.fault_tolerance == "links" and p.fabric.routing != "dla":
-        _fail(p, ("fabric", "fault_tolerance"), f"fault_tolerance: links reserves dla's third VL "
-              f"per class, but routing is {p.fabric.routing}; set routing: dla or "
-              "fault_tolerance: none")
+        _fail(
+            p,
+            ("fabric", "fault_tolerance"),
+            f"fault_tolerance: links reserves dla's third VL "
+            f"per class, but routing is {p.fabric.routing}; set routing: dla or "
+            "fault_tolerance: none",
+        )
     _check_class_count(p)
 
     owner: dict[int, str] = {}
@@ -45,8 +55,7 @@ def check_policy(p: Policy) -> None:
     for i, c in enumerate(classes):
         for j, sl in enumerate(c.sls or []):
             if sl in owner:
-                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice "
-                      f"(by {owner[sl]!r} and {c.name!r})")
+                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice (by {owner[sl]!r} and {c.name!r})")
             owner[sl] = c.name
         nsl += len(c.sls or []) or 1
     if nsl > 16:
@@ -56,9 +65,11 @@ def check_policy(p: Policy) -> None:
     for i, c in enumerate(classes):
         for j, g in enumerate(c.match.groups):
             if g.name in groups:
-                _fail(p, ("classes", i, "match", "groups", j, "name"),
-                      f"port group {g.name!r} is defined twice (in {groups[g.name]!r} and "
-                      f"{c.name!r})")
+                _fail(
+                    p,
+                    ("classes", i, "match", "groups", j, "name"),
+                    f"port group {g.name!r} is defined twice (in {groups[g.name]!r} and {c.name!r})",
+                )
             groups[g.name] = c.name
         if c.match.direction != "either" and not c.match.groups:
             _fail(p, ("classes", i, "match", "direction"), "direction needs port groups")
@@ -83,11 +94,14 @@ def _check_class_count(p: Policy) -> None:
     if wider:
         fixes.append(f"raise fabric.data_vls to {wider} (if your ports run that many)")
     if f.fault_tolerance == "links" and f.classes_fit("none") >= n:
-        fixes.append(f"set fabric.fault_tolerance: none ({f.classes_fit('none')} fit, "
-                     "but dla then has no spare VL to route around a fault)")
+        fixes.append(
+            f"set fabric.fault_tolerance: none ({f.classes_fit('none')} fit, "
+            "but dla then has no spare VL to route around a fault)"
+        )
     fixes = [x for x in fixes if x]
-    _fail(p, ("classes", fit), f"{n} classes but only {fit} fit on {f.data_vls} data VLs ({why}); "
-          + "; or ".join(fixes))
+    _fail(
+        p, ("classes", fit), f"{n} classes but only {fit} fit on {f.data_vls} data VLs ({why}); " + "; or ".join(fixes)
+    )
 
 
 def _check_shares(p: Policy, role: str) -> None:
@@ -101,11 +115,22 @@ def _check_shares(p: Policy, role: str) -> None:
     where = f" on {role} ports" if any(c.roles for c in p.classes) else ""
     last = ("classes", len(p.classes) - 1, "bandwidth")
     if fixed > 100 + 1e-9:
-        _fail(p, last, f"guaranteed shares add up to {fixed:g}%{where}, more than 100%; "
-              f"lower them by {fixed - 100:g} points")
+        _fail(
+            p,
+            last,
+            f"guaranteed shares add up to {fixed:g}%{where}, more than 100%; lower them by {fixed - 100:g} points",
+        )
     if rest and fixed > 100 - 1.0 + 1e-9:
-        _fail(p, ("classes", rest[0], "bandwidth"), f"'rest' would get {100 - fixed:g}%{where}: "
-              "the guaranteed shares leave less than 1% for the 'rest' classes")
+        _fail(
+            p,
+            ("classes", rest[0], "bandwidth"),
+            f"'rest' would get {100 - fixed:g}%{where}: "
+            "the guaranteed shares leave less than 1% for the 'rest' classes",
+        )
     if not rest and fixed < 100 - 0.01:
-        _fail(p, last, f"guaranteed shares add up to {fixed:g}%{where} and no class takes "
-              f"'rest': give the remaining {100 - fixed:g}% to a class (bandwidth: rest)")
+        _fail(
+            p,
+            last,
+            f"guaranteed shares add up to {fixed:g}%{where} and no class takes "
+            f"'rest': give the remaining {100 - fixed:g}% to a class (bandwidth: rest)",
+        )

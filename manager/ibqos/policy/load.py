@@ -22,8 +22,7 @@ def load_policy(path: str | Path) -> Policy:
     except pydantic.ValidationError as e:
         err = e.errors()[0]
         loc = _error_loc(err)
-        raise InputError(_message(err), file=path, line=src.line(loc),
-                         field=_dotted(loc) or None) from None
+        raise InputError(_message(err), file=path, line=src.line(loc), field=_dotted(loc) or None) from None
     policy._source = str(path)
     policy._lines = dict(src.lines)
     policy._sha256 = src.sha256
@@ -43,19 +42,28 @@ def _check_pkeys(policy) -> None:
             missing = missing_pkeys(parts, text)
             if missing:
                 file, line = policy.where("classes", i, "match", *loc)
-                raise InputError(f"P_Key {missing[0]:#06x} has no partition in {parts.file}"
-                                 + (f" ({len(missing)} of {text} are missing)" if len(missing) > 1
-                                    else "") + ": define it there or drop it from the match",
-                                 file=file, line=line,
-                                 field=_dotted(("classes", i, "match", *loc)))
+                raise InputError(
+                    f"P_Key {missing[0]:#06x} has no partition in {parts.file}"
+                    + (f" ({len(missing)} of {text} are missing)" if len(missing) > 1 else "")
+                    + ": define it there or drop it from the match",
+                    file=file,
+                    line=line,
+                    field=_dotted(("classes", i, "match", *loc)),
+                )
 
 
 def _error_loc(err) -> tuple:
     # pydantic adds union-member and validator names to the location; drop them.
-    return tuple(p for p in err["loc"]
-                 if isinstance(p, int) or not (p.startswith(("function-", "literal[", "union["))
-                                               or p in ("float", "str", "int", "bool")
-                                               or p.startswith("constrained-")))
+    return tuple(
+        p
+        for p in err["loc"]
+        if isinstance(p, int)
+        or not (
+            p.startswith(("function-", "literal[", "union["))
+            or p in ("float", "str", "int", "bool")
+            or p.startswith("constrained-")
+        )
+    )
 
 
 def _message(err) -> str:

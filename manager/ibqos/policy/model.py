@@ -62,7 +62,7 @@ class FabricSpec(_Strict):
     @field_validator("rate")
     @classmethod
     def _rate(cls, v):
-        rate_gbps(v)               # raises ValueError with the list of names
+        rate_gbps(v)  # raises ValueError with the list of names
         return v
 
     @property
@@ -115,28 +115,30 @@ class PortGroup(_Strict):
         for x in v:
             m = re.fullmatch(r".+/[pP](0[xX][0-9a-fA-F]+|\d+)", x)
             if not m or int(m.group(1), 0) == 0:
-                raise ValueError(f"port_name: {x!r} must be '<node description>/P<port>' with a "
-                                 "port from 1, as OpenSM reads port names")
+                raise ValueError(
+                    f"port_name: {x!r} must be '<node description>/P<port>' with a "
+                    "port from 1, as OpenSM reads port names"
+                )
         return v
 
     @model_validator(mode="after")
     def _not_empty(self):
         if not (self.port_guid or self.port_name or self.node_type or self.pkey or self.partition):
-            raise ValueError(f"port group {self.name!r} selects nothing: give port_guid, "
-                             "port_name, node_type, pkey or partition")
+            raise ValueError(
+                f"port group {self.name!r} selects nothing: give port_guid, port_name, node_type, pkey or partition"
+            )
         return self
 
 
 class UlpRule(_Strict):
     ulp: Literal["ipoib", "sdp", "rds", "srp", "iser", "any"]
     pkey: Union[int, str, None] = None
-    port_num: Union[int, str, None] = None          # sdp / iser / rds target TCP port(s)
-    service_id: Union[int, str, None] = None        # any
+    port_num: Union[int, str, None] = None  # sdp / iser / rds target TCP port(s)
+    service_id: Union[int, str, None] = None  # any
     target_port_guid: Union[int, str, None] = None  # srp / any
     source_port_guid: Union[int, str, None] = None  # any
 
-    @field_validator("pkey", "service_id", "target_port_guid", "source_port_guid",
-                     mode="before")
+    @field_validator("pkey", "service_id", "target_port_guid", "source_port_guid", mode="before")
     @classmethod
     def _nums(cls, v, info):
         return None if v is None else _hex_or_range(v, info.field_name)
@@ -153,16 +155,23 @@ class UlpRule(_Strict):
 
     @model_validator(mode="after")
     def _one_criterion(self):
-        given = [k for k in ("pkey", "port_num", "service_id", "target_port_guid",
-                             "source_port_guid") if getattr(self, k) is not None]
-        allowed = {"ipoib": {"pkey"}, "sdp": {"port_num"}, "rds": {"port_num"},
-                   "iser": {"port_num"}, "srp": {"target_port_guid"},
-                   "any": {"pkey", "service_id", "target_port_guid", "source_port_guid"}}[self.ulp]
+        given = [
+            k
+            for k in ("pkey", "port_num", "service_id", "target_port_guid", "source_port_guid")
+            if getattr(self, k) is not None
+        ]
+        allowed = {
+            "ipoib": {"pkey"},
+            "sdp": {"port_num"},
+            "rds": {"port_num"},
+            "iser": {"port_num"},
+            "srp": {"target_port_guid"},
+            "any": {"pkey", "service_id", "target_port_guid", "source_port_guid"},
+        }[self.ulp]
         if len(given) > 1:
             raise ValueError(f"ulp {self.ulp}: give at most one of {', '.join(given)}")
         if given and given[0] not in allowed:
-            raise ValueError(f"ulp {self.ulp} cannot be matched by {given[0]} "
-                             f"(allowed: {', '.join(sorted(allowed))})")
+            raise ValueError(f"ulp {self.ulp} cannot be matched by {given[0]} (allowed: {', '.join(sorted(allowed))})")
         if self.ulp == "srp" and not given:
             # OpenSM's qos-ulps grammar has no bare `srp`: SRP is matched by its target port.
             raise ValueError("ulp srp needs target_port_guid (OpenSM matches SRP by its target port)")
@@ -170,9 +179,13 @@ class UlpRule(_Strict):
 
     @property
     def criterion(self) -> str:
-        for k, word in (("pkey", "pkey"), ("port_num", "port-num"), ("service_id", "service-id"),
-                        ("target_port_guid", "target-port-guid"),
-                        ("source_port_guid", "source-port-guid")):
+        for k, word in (
+            ("pkey", "pkey"),
+            ("port_num", "port-num"),
+            ("service_id", "service-id"),
+            ("target_port_guid", "target-port-guid"),
+            ("source_port_guid", "source-port-guid"),
+        ):
             v = getattr(self, k)
             if v is not None:
                 return f"{word} {v}"
@@ -247,9 +260,11 @@ class ClassSpec(_Strict):
         o = self.roles.get(role)
         if o is None:
             return self.bandwidth, self.max_latency_us, self.max_distance
-        return (o.bandwidth if o.bandwidth is not None else self.bandwidth,
-                o.max_latency_us if o.max_latency_us is not None else self.max_latency_us,
-                o.max_distance if o.max_distance is not None else self.max_distance)
+        return (
+            o.bandwidth if o.bandwidth is not None else self.bandwidth,
+            o.max_latency_us if o.max_latency_us is not None else self.max_latency_us,
+            o.max_distance if o.max_distance is not None else self.max_distance,
+        )
 
 
 class VerdictSpec(_Strict):
@@ -261,13 +276,13 @@ class VerdictSpec(_Strict):
 class Policy(_Strict):
     fabric: FabricSpec = FabricSpec()
     verdict: VerdictSpec = VerdictSpec()
-    partitions: str | None = None        # OpenSM partitions.conf, relative to the policy file
+    partitions: str | None = None  # OpenSM partitions.conf, relative to the policy file
     classes: list[ClassSpec] = Field(min_length=1)
 
     _source: str = PrivateAttr("")
     _sha256: str = PrivateAttr("")
     _lines: dict = PrivateAttr(default_factory=dict)
-    _partitions: object = PrivateAttr(None)         # policy.partitions.Partitions, once read
+    _partitions: object = PrivateAttr(None)  # policy.partitions.Partitions, once read
 
     @property
     def partitions_file(self):

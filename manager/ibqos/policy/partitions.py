@@ -17,18 +17,23 @@ from pathlib import Path
 from ..errors import InputError
 from ..inputfile import MiB, read_text
 
-DEFAULT_PKEY = 0x7FFF            # OpenSM always creates the Default partition
-_MEMBER = re.compile(r"(0x[0-9a-fA-F]{1,16}|\d+|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF)"
-                     r"(\s*=\s*(full|limited|both))?$")
-_DEF_FLAG = re.compile(r"(indx0|ipoib|defmember\s*=\s*(full|limited|both)|"
-                       r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$", re.I)
+DEFAULT_PKEY = 0x7FFF  # OpenSM always creates the Default partition
+_MEMBER = re.compile(
+    r"(0x[0-9a-fA-F]{1,16}|\d+|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF)"
+    r"(\s*=\s*(full|limited|both))?$"
+)
+_DEF_FLAG = re.compile(
+    r"(indx0|ipoib|defmember\s*=\s*(full|limited|both)|"
+    r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$",
+    re.I,
+)
 
 
 @dataclass
 class Partitions:
     file: str
     text: str
-    pkeys: dict[int, str] = field(default_factory=dict)      # P_Key (15 bits) -> name
+    pkeys: dict[int, str] = field(default_factory=dict)  # P_Key (15 bits) -> name
 
     def has(self, pkey: int) -> bool:
         return (pkey & 0x7FFF) in self.pkeys or (pkey & 0x7FFF) == DEFAULT_PKEY
@@ -54,14 +59,16 @@ def _parse(text: str, path: Path) -> dict[int, str]:
             _statement(stmt.strip(), path, start, pkeys)
             stmt = ""
     if stmt.strip():
-        raise InputError(f"statement {stmt.strip()[:40]!r} does not end with ';'", file=path,
-                         line=start, field="partitions")
+        raise InputError(
+            f"statement {stmt.strip()[:40]!r} does not end with ';'", file=path, line=start, field="partitions"
+        )
     return pkeys
 
 
 def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
     def fail(msg: str):
         raise InputError(msg, file=path, line=line, field="partitions")
+
     if not stmt:
         return
     if ":" not in stmt:
@@ -84,8 +91,10 @@ def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
         pkeys[pkey & 0x7FFF] = name
     for m in (x.strip() for x in members.split(",")):
         if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
-            fail(f"member {m!r}: want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or "
-                 "SELF, optionally =full|limited|both")
+            fail(
+                f"member {m!r}: want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or "
+                "SELF, optionally =full|limited|both"
+            )
 
 
 def match_pkeys(match) -> list[tuple[tuple, str]]:

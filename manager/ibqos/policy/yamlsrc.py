@@ -73,23 +73,30 @@ def load_yaml(path: str | Path, what: str = "a policy") -> Located:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
             builder.feed(event)
     except yaml.reader.ReaderError as e:
-        line = text[:e.position].count("\n") + 1
+        line = text[: e.position].count("\n") + 1
         what = f"U+{e.character:04X}" if isinstance(e.character, int) else repr(e.character)
-        raise InputError(f"YAML: character {what} is not allowed", file=path, line=line,
-                         field=_dotted(builder.where())) from None
+        raise InputError(
+            f"YAML: character {what} is not allowed", file=path, line=line, field=_dotted(builder.where())
+        ) from None
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
-        raise InputError(f"YAML syntax: {e.problem or e.context}", file=path,
-                         line=mark.line + 1 if mark else None,
-                         field=_dotted(builder.where()) or None) from None
+        raise InputError(
+            f"YAML syntax: {e.problem or e.context}",
+            file=path,
+            line=mark.line + 1 if mark else None,
+            field=_dotted(builder.where()) or None,
+        ) from None
     except yaml.YAMLError as e:
         raise InputError(f"YAML: {str(e).splitlines()[0]}", file=path) from None
     except (ValueError, OverflowError) as e:
         # PyYAML's scanner lets a few escapes through to Python (e.g. "\U7000F3087": chr()
         # out of range) without a mark; the last line the builder reached is where it stopped
-        raise InputError(f"YAML: bad escape in a quoted scalar ({e})", file=path,
-                         line=max(builder.lines.values(), default=1),
-                         field=_dotted(builder.where()) or None) from None
+        raise InputError(
+            f"YAML: bad escape in a quoted scalar ({e})",
+            file=path,
+            line=max(builder.lines.values(), default=1),
+            field=_dotted(builder.where()) or None,
+        ) from None
     if not builder.done:
         raise InputError("the file is empty", file=path)
     return Located(builder.root, dict(builder.lines), str(path), sha256)
@@ -100,8 +107,8 @@ class _Frame:
     value: dict | list
     loc: Path_
     anchor: str | None
-    first_line: int             # index into _Builder.order where this subtree's lines start
-    key: object = None          # mapping: the key waiting for its value
+    first_line: int  # index into _Builder.order where this subtree's lines start
+    key: object = None  # mapping: the key waiting for its value
     has_key: bool = False
 
 
@@ -121,7 +128,7 @@ class _Builder:
         self.anchors: dict[str, _Anchored] = {}
         self.open_anchors: set[str] = set()
         self.lines: dict[Path_, int] = {}
-        self.order: list[tuple[Path_, int]] = []    # the same, in the order values were made
+        self.order: list[tuple[Path_, int]] = []  # the same, in the order values were made
         self.alias_nodes = 0
         self.root = None
         self.done = False
@@ -130,8 +137,7 @@ class _Builder:
 
     def fail(self, message: str, event, loc: Path_ | None = None):
         loc = self.where() if loc is None else loc
-        raise InputError(message, file=self.path, line=event.start_mark.line + 1,
-                         field=_dotted(loc) or None)
+        raise InputError(message, file=self.path, line=event.start_mark.line + 1, field=_dotted(loc) or None)
 
     def where(self) -> Path_:
         """The location the next value will take."""
@@ -179,15 +185,14 @@ class _Builder:
         frame = self.stack.pop()
         if frame.anchor:
             self.open_anchors.discard(frame.anchor)
-            self.anchors[frame.anchor] = _Anchored(frame.value, frame.loc, self.order[frame.first_line:])
+            self.anchors[frame.anchor] = _Anchored(frame.value, frame.loc, self.order[frame.first_line :])
         self._place(frame.value)
 
     # ---- scalars and aliases -----------------------------------------------
     def _scalar(self, ev) -> None:
         if len(ev.value) > MAX_SCALAR:
             self.fail(f"a value of {len(ev.value)} characters (at most {MAX_SCALAR})", ev)
-        tag = ev.tag if ev.tag not in (None, "!") else \
-            self.ctor.resolve(yaml.ScalarNode, ev.value, ev.implicit)
+        tag = ev.tag if ev.tag not in (None, "!") else self.ctor.resolve(yaml.ScalarNode, ev.value, ev.implicit)
         if ev.tag == "!":
             tag = _TAG + "str"
         if tag == _TAG + "merge" and self._key_position():
@@ -197,8 +202,7 @@ class _Builder:
         if tag in (_TAG + "int", _TAG + "float") and len(ev.value) > MAX_NUMBER:
             self.fail(f"a number of {len(ev.value)} characters (at most {MAX_NUMBER})", ev)
         try:
-            value = self.ctor.construct_object(
-                yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
+            value = self.ctor.construct_object(yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
         except (yaml.YAMLError, ValueError, OverflowError) as e:
             self.fail(f"bad value {ev.value!r}: {str(e).splitlines()[0]}", ev)
         if isinstance(value, float) and not math.isfinite(value):
@@ -267,7 +271,6 @@ def _dotted(loc) -> str:
         if isinstance(part, int) and not isinstance(part, bool):
             out += f"[{part}]"
             continue
-        name = part if isinstance(part, str) and part.isprintable() and part.strip() == part \
-            and part else repr(part)
+        name = part if isinstance(part, str) and part.isprintable() and part.strip() == part and part else repr(part)
         out += f".{name}" if out else name
     return out

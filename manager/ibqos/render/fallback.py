@@ -32,5 +32,4 @@ def fallback_options(data_vls: int) -> dict[str, str]:
     """The opensm.conf options a fallback engine needs besides `routing_engine DLA_CHAIN` (what
     `ibqos render` writes under dla), for a harness that starts OpenSM without a rendered file."""
     sl2vl = ",".join(map(str, fallback_sl2vl(data_vls)))
-    return {"max_op_vls": str(data_vls),
-            **{f"qos_{t}sl2vl": sl2vl for t in ("", "ca_", "swe_", "sw0_", "rtr_")}}
+    return {"max_op_vls": str(data_vls), **{f"qos_{t}sl2vl": sl2vl for t in ("", "ca_", "swe_", "sw0_", "rtr_")}}

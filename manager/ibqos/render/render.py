@@ -14,12 +14,14 @@ from ..templating import render
 from .fallback import DLA_CHAIN, fallback_sl2vl
 from .rules import policy_rules
 
-FILES = {"opensm.conf": "opensm.conf.j2", "qos-policy.conf": "qos-policy.conf.j2",
-         "plugin-tables.conf": "plugin-tables.j2"}
+FILES = {
+    "opensm.conf": "opensm.conf.j2",
+    "qos-policy.conf": "qos-policy.conf.j2",
+    "plugin-tables.conf": "plugin-tables.j2",
+}
 
 
-def render_plan(plan: Plan, out_dir: str | Path,
-                port_types: dict[str, str] | None = None) -> dict[str, Path]:
+def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | None = None) -> dict[str, Path]:
     """Write the files into `out_dir`. `port_types` (port name or GUID -> CA/SWITCH/ROUTER,
     when the fabric is known) resolves `node_type` filters on named ports (rules.py)."""
     out_dir = Path(out_dir).absolute()
@@ -32,7 +34,7 @@ def render_plan(plan: Plan, out_dir: str | Path,
             (tmp / name).write_text(text)
         if not out_dir.exists():
             os.rename(tmp, out_dir)
-        else:                                   # each file replaced atomically
+        else:  # each file replaced atomically
             for name in texts:
                 os.replace(tmp / name, out_dir / name)
             tmp.rmdir()
@@ -42,12 +44,12 @@ def render_plan(plan: Plan, out_dir: str | Path,
     return {name: out_dir / name for name in texts}
 
 
-def render_texts(plan: Plan, out_dir: Path,
-                 port_types: dict[str, str] | None = None) -> dict[str, str]:
+def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = None) -> dict[str, str]:
     """The files' contents (three, and partitions.conf when the plan carries one), with paths
     pointing into `out_dir`."""
-    roles = {r: _role_ctx(plan.vlarb.role(r).high, plan.vlarb.role(r).low,
-                          plan.vlarb.role(r).high_limit) for r in ROLE_NAMES}
+    roles = {
+        r: _role_ctx(plan.vlarb.role(r).high, plan.vlarb.role(r).low, plan.vlarb.role(r).high_limit) for r in ROLE_NAMES
+    }
     ports = []
     for p in plan.vlarb.ports:
         ctx = _role_ctx(p.high, p.low, p.high_limit)
@@ -57,15 +59,18 @@ def render_texts(plan: Plan, out_dir: Path,
     common = dict(plan=plan, roles=roles, role_names=ROLE_NAMES, ports=ports)
     texts = {
         "opensm.conf": render(
-            FILES["opensm.conf"], **common,
+            FILES["opensm.conf"],
+            **common,
             routing_engine=DLA_CHAIN if dla else plan.fabric.routing,
-            plugin=dla, tables_path=str(out_dir / "plugin-tables.conf"),
-            policy_path=str(out_dir / "qos-policy.conf"), max_vls=plan.fabric.data_vls,
+            plugin=dla,
+            tables_path=str(out_dir / "plugin-tables.conf"),
+            policy_path=str(out_dir / "qos-policy.conf"),
+            max_vls=plan.fabric.data_vls,
             # Under dla the plugin programs every SL2VL; these lines serve the fallback only.
             sl2vl=fallback_sl2vl(plan.fabric.data_vls) if dla else plan.sl2vl,
-            partitions_path=str(out_dir / "partitions.conf") if plan.partitions else None),
-        "qos-policy.conf": render(FILES["qos-policy.conf"], **common,
-                                  **_policy_ctx(plan, port_types)),
+            partitions_path=str(out_dir / "partitions.conf") if plan.partitions else None,
+        ),
+        "qos-policy.conf": render(FILES["qos-policy.conf"], **common, **_policy_ctx(plan, port_types)),
         "plugin-tables.conf": render(FILES["plugin-tables.conf"], **common),
     }
     if plan.partitions:
@@ -74,10 +79,12 @@ def render_texts(plan: Plan, out_dir: Path,
 
 
 def _role_ctx(high, low, limit) -> dict:
-    ArbTable(high, low, limit)                  # the plan's tables are valid IB tables
+    ArbTable(high, low, limit)  # the plan's tables are valid IB tables
     return {
-        "high_osm": _osm(high), "low_osm": _osm(low),
-        "high_list": ArbTable.format_entries(high), "low_list": ArbTable.format_entries(low),
+        "high_osm": _osm(high),
+        "low_osm": _osm(low),
+        "high_list": ArbTable.format_entries(high),
+        "low_list": ArbTable.format_entries(low),
         "high_limit": limit,
     }
 

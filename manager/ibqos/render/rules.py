@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # OpenSM 3.3.23 include/opensm/osm_qos_policy.h: the ULPs' service-ID spaces.
-SDP_BASE = 0x10000                     # sdp: 0x10000-0x1ffff, or base + TCP port
-RDS_ISER_BASE = 0x1060000              # rds and iser: base + TCP port
-RDS_PORT, ISER_PORT = 0x48CA, 0x0CBC   # their default ports
+SDP_BASE = 0x10000  # sdp: 0x10000-0x1ffff, or base + TCP port
+RDS_ISER_BASE = 0x1060000  # rds and iser: base + TCP port
+RDS_PORT, ISER_PORT = 0x48CA, 0x0CBC  # their default ports
 IPOIB_DEFAULT_PKEY = "0x7fff"
 
 
@@ -54,23 +54,21 @@ def _offset(text: str, base: int) -> str:
 
 def ulp_rule(cls: str, i: int, u: dict, groups: list[Group]) -> Rule:
     """One qos-ulps entry as the match rule OpenSM's parser would make of it."""
-    rule = Rule(cls, f"ibqos class {cls}: ulp {u['ulp']}" + (
-        f" {k.replace('_', '-')} {u[k]}" if (k := _ulp_key(u)) else ""))
+    rule = Rule(
+        cls, f"ibqos class {cls}: ulp {u['ulp']}" + (f" {k.replace('_', '-')} {u[k]}" if (k := _ulp_key(u)) else "")
+    )
     ulp, key = u["ulp"], _ulp_key(u)
     if ulp == "sdp":
-        rule.service_id = [_offset(u["port_num"], SDP_BASE) if key
-                           else f"{hex(SDP_BASE)}-{hex(SDP_BASE + 0xFFFF)}"]
+        rule.service_id = [_offset(u["port_num"], SDP_BASE) if key else f"{hex(SDP_BASE)}-{hex(SDP_BASE + 0xFFFF)}"]
     elif ulp in ("rds", "iser"):
         default = RDS_PORT if ulp == "rds" else ISER_PORT
-        rule.service_id = [_offset(u["port_num"], RDS_ISER_BASE) if key
-                           else hex(RDS_ISER_BASE + default)]
+        rule.service_id = [_offset(u["port_num"], RDS_ISER_BASE) if key else hex(RDS_ISER_BASE + default)]
     elif ulp == "ipoib":
         rule.pkey = [u["pkey"] if key else IPOIB_DEFAULT_PKEY]
-    elif key in ("service_id", "pkey"):                                   # any
+    elif key in ("service_id", "pkey"):  # any
         setattr(rule, key, [u[key]])
-    elif key in ("target_port_guid", "source_port_guid"):                 # srp, any
-        g = Group(f"{cls}.ulp{i}", f"ibqos class {cls}: {rule.use.split(': ', 1)[1]}",
-                  port_guid=[u[key]])
+    elif key in ("target_port_guid", "source_port_guid"):  # srp, any
+        g = Group(f"{cls}.ulp{i}", f"ibqos class {cls}: {rule.use.split(': ', 1)[1]}", port_guid=[u[key]])
         groups.append(g)
         (rule.destination if key == "target_port_guid" else rule.source).append(g.name)
     # `any` with no criterion matches every path of the class's remaining traffic.
@@ -78,12 +76,13 @@ def ulp_rule(cls: str, i: int, u: dict, groups: list[Group]) -> Rule:
 
 
 def _ulp_key(u: dict) -> str | None:
-    return next((k for k in ("pkey", "port_num", "service_id", "target_port_guid",
-                             "source_port_guid") if u.get(k) is not None), None)
+    return next(
+        (k for k in ("pkey", "port_num", "service_id", "target_port_guid", "source_port_guid") if u.get(k) is not None),
+        None,
+    )
 
 
-def policy_rules(classes, port_types: dict[str, str] | None = None
-                 ) -> tuple[list[Group], list[Rule], list[str]]:
+def policy_rules(classes, port_types: dict[str, str] | None = None) -> tuple[list[Group], list[Rule], list[str]]:
     """(port groups, match rules in precedence order, notes) for the plan's classes.
 
     `port_types` maps port names ("<node description>/P<n>") and port GUIDs ("0x…") to node
@@ -104,17 +103,23 @@ def policy_rules(classes, port_types: dict[str, str] | None = None
         use = f"ibqos class {c.name}"
         if m.get("groups"):
             if not names:
-                notes.append(f"class {c.name}: its port groups hold no port, so its group rule "
-                             "is left out (it would otherwise match every path)")
+                notes.append(
+                    f"class {c.name}: its port groups hold no port, so its group rule "
+                    "is left out (it would otherwise match every path)"
+                )
             elif direction == "either":
                 rules.append(Rule(c.name, use + ": source in its groups", source=names, **crit))
-                rules.append(Rule(c.name, use + ": destination in its groups",
-                                  destination=names, **crit))
+                rules.append(Rule(c.name, use + ": destination in its groups", destination=names, **crit))
             else:
-                rules.append(Rule(c.name, use + f": {direction} in its groups",
-                                  source=names if direction in ("source", "both") else [],
-                                  destination=names if direction in ("destination", "both") else [],
-                                  **crit))
+                rules.append(
+                    Rule(
+                        c.name,
+                        use + f": {direction} in its groups",
+                        source=names if direction in ("source", "both") else [],
+                        destination=names if direction in ("destination", "both") else [],
+                        **crit,
+                    )
+                )
         elif any(crit.values()):
             rules.append(Rule(c.name, use, **crit))
         for i, u in enumerate(m.get("ulps") or []):
@@ -126,22 +131,19 @@ _SELECTORS = ("port_guid", "port_name", "pkey", "partition")
 
 
 def _group(cls: str, g: dict, port_types, notes: list[str]) -> Group | None:
-    grp = Group(g["name"], f"ibqos class {cls}",
-                **{k: list(g.get(k) or []) for k in _SELECTORS})
+    grp = Group(g["name"], f"ibqos class {cls}", **{k: list(g.get(k) or []) for k in _SELECTORS})
     types = list(g.get("node_type") or [])
     if not any(getattr(grp, k) for k in _SELECTORS):
-        grp.node_type = types                   # a group of node types only
+        grp.node_type = types  # a group of node types only
         return grp
     if types and port_types is not None:
         want = set(types) | ({"CA", "SWITCH", "ROUTER"} if "ALL" in types else set())
         for k in ("port_name", "port_guid"):
             # A port the fabric does not list, or a GUID range, is kept: the filter drops
             # only ports it knows to be of another type.
-            dropped = [p for p in getattr(grp, k)
-                       if _type_of(p, k, port_types) not in (None, *want)]
+            dropped = [p for p in getattr(grp, k) if _type_of(p, k, port_types) not in (None, *want)]
             if dropped:
-                notes.append(f"port group {grp.name}: node_type {', '.join(types)} leaves out "
-                             f"{', '.join(dropped)}")
+                notes.append(f"port group {grp.name}: node_type {', '.join(types)} leaves out {', '.join(dropped)}")
             setattr(grp, k, [p for p in getattr(grp, k) if p not in dropped])
         if not any(getattr(grp, k) for k in _SELECTORS):
             return None

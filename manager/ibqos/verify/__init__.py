@@ -26,8 +26,18 @@ from .report import LostRoute, VerifyReport
 from .walk import Route, Walk, iter_routes, iter_walks, walk_route
 from .witness import cycle_routes
 
-__all__ = ["verify_fabric", "iter_routes", "iter_walks", "walk_route", "Route", "Walk",
-           "VerifyReport", "PathSLs", "build_index", "sl_matrix"]
+__all__ = [
+    "verify_fabric",
+    "iter_routes",
+    "iter_walks",
+    "walk_route",
+    "Route",
+    "Walk",
+    "VerifyReport",
+    "PathSLs",
+    "build_index",
+    "sl_matrix",
+]
 
 
 def sl_matrix(ix: FabricIndex, sl: int, path_sls: PathSLs | None) -> tuple[np.ndarray, int]:
@@ -45,8 +55,7 @@ def sl_matrix(ix: FabricIndex, sl: int, path_sls: PathSLs | None) -> tuple[np.nd
     return m, int((~found).sum())
 
 
-def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = None,
-                  block: int = 256) -> VerifyReport:
+def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = None, block: int = 256) -> VerifyReport:
     t0 = time.perf_counter()
     if not 0 <= sl <= 15:
         raise InputError(f"SL {sl} out of range 0..15", field="sl")
@@ -66,13 +75,23 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
             w = walk_route(fabric, ix.ep[e], ix.ep[d], int(slm[e, d]))
             examples.append(LostRoute(ix.ep_desc(e), ix.ep_desc(d), status, w.detail))
     return VerifyReport(
-        source=fabric.source, switches=ix.S, ca_ports=ix.E, pairs=st.pairs, delivered=st.delivered,
+        source=fabric.source,
+        switches=ix.S,
+        ca_ports=ix.E,
+        pairs=st.pairs,
+        delivered=st.delivered,
         sl_source=path_sls.source if path_sls else f"SL {sl} for every pair",
-        lost=dict(st.lost), lost_examples=examples,
+        lost=dict(st.lost),
+        lost_examples=examples,
         hops={k: v for k, v in sorted(st.hops.items()) if v},
         stretch={k: v for k, v in sorted(st.stretch.items()) if v},
-        sls_used=sorted(st.sls), vls_used=sorted(st.vls),
-        channels=len(np.unique(np.concatenate([a, b]))), dependencies=len(st.edges),
-        cdg_acyclic=cycle is None, cycle=[ix.channel_str(c) for c in cycle or []],
+        sls_used=sorted(st.sls),
+        vls_used=sorted(st.vls),
+        channels=len(np.unique(np.concatenate([a, b]))),
+        dependencies=len(st.edges),
+        cdg_acyclic=cycle is None,
+        cycle=[ix.channel_str(c) for c in cycle or []],
         cycle_routes=cycle_routes(ix, slm, cycle) if cycle else [],
-        warnings=warnings, seconds=round(time.perf_counter() - t0, 3))
+        warnings=warnings,
+        seconds=round(time.perf_counter() - t0, 3),
+    )

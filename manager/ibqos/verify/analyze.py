@@ -27,21 +27,21 @@ MAX_EXAMPLES = 10
 class RouteStats:
     pairs: int = 0
     delivered: int = 0
-    hops: Counter = field(default_factory=Counter)          # switch-to-switch links -> pairs
-    stretch: Counter = field(default_factory=Counter)       # links beyond the shortest -> pairs
-    lost: Counter = field(default_factory=Counter)          # status -> pairs
-    examples: dict[str, list[tuple[int, int]]] = field(default_factory=dict)   # (src ep, dst ep)
+    hops: Counter = field(default_factory=Counter)  # switch-to-switch links -> pairs
+    stretch: Counter = field(default_factory=Counter)  # links beyond the shortest -> pairs
+    lost: Counter = field(default_factory=Counter)  # status -> pairs
+    examples: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # (src ep, dst ep)
     vls: set[int] = field(default_factory=set)
     sls: set[int] = field(default_factory=set)
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    n_channels: int = 0                                     # channel id space (for decoding edges)
+    n_channels: int = 0  # channel id space (for decoding edges)
 
     def note(self, status: str, pairs: np.ndarray) -> None:
         """pairs: (k, 2) array of (src ep, dst ep) lost for `status`."""
         if len(pairs):
             self.lost[status] += len(pairs)
             ex = self.examples.setdefault(status, [])
-            for e, d in pairs[:MAX_EXAMPLES - len(ex)]:
+            for e, d in pairs[: MAX_EXAMPLES - len(ex)]:
                 ex.append((int(e), int(d)))
 
 
@@ -77,17 +77,16 @@ def switch_distances(ix: FabricIndex) -> np.ndarray:
     return dist
 
 
-def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats,
-           shortest: np.ndarray) -> np.ndarray:
+def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats, shortest: np.ndarray) -> np.ndarray:
     S, E = ix.S, ix.E
     rows = np.arange(S)[:, None]
 
-    out = ix.lft[:, ix.ep_lid[dst]].astype(np.int64)               # (S, B)
+    out = ix.lft[:, ix.ep_lid[dst]].astype(np.int64)  # (S, B)
     routed = out != NO_ROUTE
     o = np.where(routed, out, 0)
-    nsw = np.where(routed, ix.peer_sw[rows, o], NONE)              # next switch or -1
+    nsw = np.where(routed, ix.peer_sw[rows, o], NONE)  # next switch or -1
     nep = np.where(routed, ix.peer_ep[rows, o], NONE)
-    inport = ix.peer_port[rows, o].astype(np.int64)                # in port at the next switch
+    inport = ix.peer_port[rows, o].astype(np.int64)  # in port at the next switch
     dist = np.where(nep == dst[None, :], 0, -1)
     for _ in range(S):
         ahead = np.take_along_axis(dist, np.maximum(nsw, 0), axis=0)
@@ -98,11 +97,11 @@ def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats,
 
     # Pairs: every source endpoint against every destination of the block.
     src_sw = ix.ep_sw
-    pair = np.arange(E)[:, None] != dst[None, :]                   # (E, B)
+    pair = np.arange(E)[:, None] != dst[None, :]  # (E, B)
     st.pairs += int(pair.sum())
     cabled = (src_sw >= 0)[:, None] & pair
     st.note("dead_port", _pairs(pair & ~cabled, dst))
-    d_src = np.where(cabled, dist[np.maximum(src_sw, 0)], -1)      # (E, B) hops from the source
+    d_src = np.where(cabled, dist[np.maximum(src_sw, 0)], -1)  # (E, B) hops from the source
     broken = cabled & (d_src < 0)
     if broken.any():
         _classify_broken(ix, out, nsw, nep, dst, broken, st)
@@ -112,8 +111,7 @@ def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats,
     sls = slm[:, dst]
     for sl in np.unique(sls[ok]).tolist():
         st.sls.add(sl)
-        edges.append(_channels(ix, sl, dst, out, nsw, inport, dist, d_src, ok & (sls == sl), st,
-                               shortest))
+        edges.append(_channels(ix, sl, dst, out, nsw, inport, dist, d_src, ok & (sls == sl), st, shortest))
     return np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64)
 
 
@@ -123,17 +121,28 @@ def _pairs(mask: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.stack([e, dst[b]], axis=1)
 
 
-def _channels(ix: FabricIndex, sl: int, dst: np.ndarray, out, nsw, inport, dist, d_src,
-              src_ok, st: RouteStats, shortest: np.ndarray) -> np.ndarray:
+def _channels(
+    ix: FabricIndex,
+    sl: int,
+    dst: np.ndarray,
+    out,
+    nsw,
+    inport,
+    dist,
+    d_src,
+    src_ok,
+    st: RouteStats,
+    shortest: np.ndarray,
+) -> np.ndarray:
     """Mark the (switch, in port) states the sources with this SL use; return CDG edges."""
     S, P, B = ix.S, ix.P, len(dst)
     used = np.zeros((S, P, B), dtype=bool)
-    sw_used = np.zeros((S, B), dtype=bool)                         # used.any(axis=1), kept up
+    sw_used = np.zeros((S, B), dtype=bool)  # used.any(axis=1), kept up
     es, bs = np.nonzero(src_ok)
     used[ix.ep_sw[es], ix.ep_swport[es], bs] = True
     sw_used[ix.ep_sw[es], bs] = True
     maxd = int(d_src[src_ok].max())
-    for k in range(maxd, 0, -1):                                   # downstream, level by level
+    for k in range(maxd, 0, -1):  # downstream, level by level
         s, b = np.nonzero((dist == k) & sw_used)
         used[nsw[s, b], inport[s, b], b] = True
         sw_used[nsw[s, b], b] = True
@@ -174,9 +183,9 @@ def _dropped(ix, dist, nsw, inport, s, i, b, lost_here, es, bs, lost_inj) -> np.
     """Which sources lose their packet: at injection, or at any state on the way."""
     bad = np.zeros((ix.S, ix.P, dist.shape[1]), dtype=bool)
     bad[s[lost_here], i[lost_here], b[lost_here]] = True
-    for k in range(1, int(dist.max()) + 1):                        # upstream, level by level
+    for k in range(1, int(dist.max()) + 1):  # upstream, level by level
         ss, bb = np.nonzero(dist == k)
-        ahead = bad[nsw[ss, bb], inport[ss, bb], bb]                # same next state for every in port
+        ahead = bad[nsw[ss, bb], inport[ss, bb], bb]  # same next state for every in port
         bad[ss[ahead], :, bb[ahead]] = True
     return lost_inj | bad[ix.ep_sw[es], ix.ep_swport[es], bs]
 
@@ -201,7 +210,7 @@ def _classify_broken(ix, out, nsw, nep, dst, broken, st) -> None:
             if outl[s][b] == NO_ROUTE:
                 memo[(s, b)] = "no_route"
             elif nepl[s][b] >= 0:
-                memo[(s, b)] = "wrong_ca"        # dist < 0, so it is not the destination
+                memo[(s, b)] = "wrong_ca"  # dist < 0, so it is not the destination
             elif nswl[s][b] < 0:
                 memo[(s, b)] = "dead_port"
             else:

@@ -22,7 +22,7 @@ def find_cycle(edges: np.ndarray, n: int) -> list[int] | None:
         return [int(a[self_loop][0])]
     while True:
         nodes, inv = np.unique(np.concatenate([a, b]), return_inverse=True)
-        ai, bi = inv[:len(a)], inv[len(a):]
+        ai, bi = inv[: len(a)], inv[len(a) :]
         indeg = np.bincount(bi, minlength=len(nodes))
         outdeg = np.bincount(ai, minlength=len(nodes))
         keep = (indeg > 0) & (outdeg > 0)
@@ -32,11 +32,11 @@ def find_cycle(edges: np.ndarray, n: int) -> list[int] | None:
         a, b = a[live], b[live]
         if not len(a):
             return None
-    succ = dict(zip(a.tolist(), b.tolist()))        # any surviving successor will do
+    succ = dict(zip(a.tolist(), b.tolist()))  # any surviving successor will do
     order: dict[int, int] = {}
     c = int(a[0])
     while c not in order:
         order[c] = len(order)
         c = succ[c]
     walk = list(order)
-    return walk[order[c]:]
+    return walk[order[c] :]

@@ -34,8 +34,8 @@ class IbdmchkResult:
     credit_loops: bool
     sls: int | None = None
     vls: int | None = None
-    loop: list[tuple[int, int, int]] = field(default_factory=list)   # (switch GUID, port, VL)
-    hop_histogram: dict[int, int] = field(default_factory=dict)     # CA-to-CA links -> pairs
+    loop: list[tuple[int, int, int]] = field(default_factory=list)  # (switch GUID, port, VL)
+    hop_histogram: dict[int, int] = field(default_factory=dict)  # CA-to-CA links -> pairs
     output: str = ""
 
 
@@ -71,8 +71,9 @@ def parse_output(text: str) -> IbdmchkResult:
     return res
 
 
-def run_ibdmchk(dumps: str | Path, fabric: Fabric, workdir: str | Path, *,
-                path_sls: PathSLs | None = None, timeout: float = 1800) -> IbdmchkResult:
+def run_ibdmchk(
+    dumps: str | Path, fabric: Fabric, workdir: str | Path, *, path_sls: PathSLs | None = None, timeout: float = 1800
+) -> IbdmchkResult:
     """Run ibdmchk on OpenSM's dumps in `dumps` with SL2VL (and path SLs) from the model."""
     exe = require_tool("ibdmchk", "ibutils")
     # ibdmchk runs in `work`: relative paths would be read from there, not from here
@@ -82,7 +83,7 @@ def run_ibdmchk(dumps: str | Path, fabric: Fabric, workdir: str | Path, *,
     for f in (subnet, fdbs):
         if not f.is_file():
             raise ExternalError(f"{f} is missing: ibdmchk needs OpenSM's -D 0x43 dumps")
-    if not mcfdbs.is_file():                 # no multicast groups: an empty file is accurate
+    if not mcfdbs.is_file():  # no multicast groups: an empty file is accurate
         mcfdbs = work / "opensm.mcfdbs"
         mcfdbs.write_text("")
     slvl = work / "ibdmchk-slvl"

@@ -14,27 +14,27 @@ import numpy as np
 
 from ..fabric.model import NO_ROUTE, Fabric
 
-NO_VL = 255          # sl2vl entry absent from the model
+NO_VL = 255  # sl2vl entry absent from the model
 NONE = -1
 
 
 @dataclass
 class FabricIndex:
     fabric: Fabric
-    sw_guid: list[int]                     # switch index -> node GUID
-    ep: list[tuple[int, int]]              # endpoint index -> (CA GUID, port)
-    ep_lid: np.ndarray                     # (E,) base LID
-    ep_sw: np.ndarray                      # (E,) switch the CA port is cabled to, -1 if none
-    ep_swport: np.ndarray                  # (E,) that switch's port
-    P: int                                 # ports per switch row (max port number + 1)
-    lft: np.ndarray                        # (S, L) out port per DLID; NO_ROUTE past the table
-    peer_sw: np.ndarray                    # (S, P) switch at the far end, -1 if none / a CA
-    peer_port: np.ndarray                  # (S, P) port number at the far end, 0 if none
-    peer_ep: np.ndarray                    # (S, P) endpoint at the far end, -1 if none / a switch
-    sl2vl: np.ndarray                      # (S, P, P, 16) uint8; absent tables read as VL 0
-    ep_sl2vl: np.ndarray                   # (E, 16) uint8 injection VL per SL
-    op_vls: np.ndarray                     # (S, P) operational data VLs of the out port, 0 unknown
-    ep_op_vls: np.ndarray                  # (E,)
+    sw_guid: list[int]  # switch index -> node GUID
+    ep: list[tuple[int, int]]  # endpoint index -> (CA GUID, port)
+    ep_lid: np.ndarray  # (E,) base LID
+    ep_sw: np.ndarray  # (E,) switch the CA port is cabled to, -1 if none
+    ep_swport: np.ndarray  # (E,) that switch's port
+    P: int  # ports per switch row (max port number + 1)
+    lft: np.ndarray  # (S, L) out port per DLID; NO_ROUTE past the table
+    peer_sw: np.ndarray  # (S, P) switch at the far end, -1 if none / a CA
+    peer_port: np.ndarray  # (S, P) port number at the far end, 0 if none
+    peer_ep: np.ndarray  # (S, P) endpoint at the far end, -1 if none / a switch
+    sl2vl: np.ndarray  # (S, P, P, 16) uint8; absent tables read as VL 0
+    ep_sl2vl: np.ndarray  # (E, 16) uint8 injection VL per SL
+    op_vls: np.ndarray  # (S, P) operational data VLs of the out port, 0 unknown
+    ep_op_vls: np.ndarray  # (E,)
     lid_to_ep: dict[int, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -66,14 +66,11 @@ class FabricIndex:
 def build_index(fabric: Fabric) -> FabricIndex:
     switches = sorted(n.guid for n in fabric.switches())
     sw_of = {g: i for i, g in enumerate(switches)}
-    eps = sorted((n.guid, p.num) for n in fabric.cas() for p in n.ports.values()
-                 if p.lid and p.num > 0)
+    eps = sorted((n.guid, p.num) for n in fabric.cas() for p in n.ports.values() if p.lid and p.num > 0)
     ep_of = {k: i for i, k in enumerate(eps)}
     S, E = len(switches), len(eps)
-    P = 1 + max([n.nports for n in fabric.switches()] + [max(n.ports, default=0)
-                                                         for n in fabric.switches()] + [1])
-    L = 1 + max([len(n.lft) - 1 for n in fabric.switches()] +
-                [fabric.nodes[g].ports[p].lid for g, p in eps] + [0])
+    P = 1 + max([n.nports for n in fabric.switches()] + [max(n.ports, default=0) for n in fabric.switches()] + [1])
+    L = 1 + max([len(n.lft) - 1 for n in fabric.switches()] + [fabric.nodes[g].ports[p].lid for g, p in eps] + [0])
     warnings: list[str] = []
 
     lft = np.full((S, L), NO_ROUTE, dtype=np.int16)
@@ -86,7 +83,7 @@ def build_index(fabric: Fabric) -> FabricIndex:
     for s, g in enumerate(switches):
         n = fabric.nodes[g]
         if n.lft:
-            lft[s, :len(n.lft)] = np.asarray(n.lft[:L], dtype=np.int16)
+            lft[s, : len(n.lft)] = np.asarray(n.lft[:L], dtype=np.int16)
         for num, p in n.ports.items():
             op_vls[s, num] = p.op_vls
             if p.remote is None or num == 0:
@@ -136,7 +133,22 @@ def build_index(fabric: Fabric) -> FabricIndex:
         warnings.append(f"{missing_ep} CA ports have no SL2VL table: assumed VL 0")
     # A port without a table maps every SL to VL 0 (one data VL needs no table).
     ep_sl2vl[ep_sl2vl == NO_VL] = 0
-    return FabricIndex(fabric=fabric, sw_guid=switches, ep=eps, ep_lid=ep_lid, ep_sw=ep_sw,
-                       ep_swport=ep_swport, P=P, lft=lft, peer_sw=peer_sw, peer_port=peer_port,
-                       peer_ep=peer_ep, sl2vl=sl2vl, ep_sl2vl=ep_sl2vl, op_vls=op_vls,
-                       ep_op_vls=ep_op_vls, lid_to_ep=lid_to_ep, warnings=warnings)
+    return FabricIndex(
+        fabric=fabric,
+        sw_guid=switches,
+        ep=eps,
+        ep_lid=ep_lid,
+        ep_sw=ep_sw,
+        ep_swport=ep_swport,
+        P=P,
+        lft=lft,
+        peer_sw=peer_sw,
+        peer_port=peer_port,
+        peer_ep=peer_ep,
+        sl2vl=sl2vl,
+        ep_sl2vl=ep_sl2vl,
+        op_vls=op_vls,
+        ep_op_vls=ep_op_vls,
+        lid_to_ep=lid_to_ep,
+        warnings=warnings,
+    )

@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..inputfile import read_bytes
 from ..fabric.model import Fabric
 
-PATH_SL_FILE = "path-sl"          # in a run directory: ibdmchk -c format
+PATH_SL_FILE = "path-sl"  # in a run directory: ibdmchk -c format
 
 _PR_FIELD = re.compile(r"^\s*(slid|dlid|sl)\.+\s*(0x[0-9a-fA-F]+|\d+)\s*$")
 _PSL_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(0x[0-9a-fA-F]+|\d+)\s+(\d+)\s*$")
@@ -28,15 +28,18 @@ _PSL_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(0x[0-9a-fA-F]+|\d+)\s+(\d+)
 @dataclass
 class PathSLs:
     """SL per (source LID, destination LID)."""
+
     by_lids: dict[tuple[int, int], int] = field(default_factory=dict)
     source: str = ""
 
     def sl_of(self, fabric: Fabric, default: int = 0):
         """A `(src, dst) -> SL` callable over (GUID, port) refs, for iter_routes."""
+
         def f(src, dst):
             slid = fabric.nodes[src[0]].ports[src[1]].lid
             dlid = fabric.nodes[dst[0]].ports[dst[1]].lid
             return self.by_lids.get((slid, dlid), default)
+
         return f
 
 
@@ -54,8 +57,9 @@ def parse_saquery(text: str, path: str | Path) -> PathSLs:
             return
         missing = {"slid", "dlid", "sl"} - cur.keys()
         if missing:
-            raise InputError(f"PathRecord without {', '.join(sorted(missing))}", file=path,
-                             line=start, field="PathRecord")
+            raise InputError(
+                f"PathRecord without {', '.join(sorted(missing))}", file=path, line=start, field="PathRecord"
+            )
         if not 0 <= cur["sl"] <= 15:
             raise InputError(f"SL {cur['sl']} out of range 0..15", file=path, line=no, field="sl")
         out.by_lids[(cur["slid"], cur["dlid"])] = cur["sl"]
@@ -85,8 +89,7 @@ def parse_ibdmchk_psl(text: str, path: str | Path, fabric: Fabric) -> PathSLs:
             raise InputError("expected '<src node GUID> <dlid> <sl>'", file=path, line=no)
         guid, dlid, sl = _int(m[1]), _int(m[2]), int(m[3])
         if guid not in lids:
-            raise InputError(f"node 0x{guid:016x} is not in the fabric", file=path, line=no,
-                             field="src node GUID")
+            raise InputError(f"node 0x{guid:016x} is not in the fabric", file=path, line=no, field="src node GUID")
         if sl > 15:
             raise InputError(f"SL {sl} out of range 0..15", file=path, line=no, field="sl")
         for slid in lids[guid]:

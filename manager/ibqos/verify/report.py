@@ -9,9 +9,9 @@ SCHEMA = "ibqos.verify/1"
 
 @dataclass
 class LostRoute:
-    src: str            # CA node description (":port" on multi-port CAs)
+    src: str  # CA node description (":port" on multi-port CAs)
     dst: str
-    status: str         # no_route, dead_port, wrong_ca, loop, dropped
+    status: str  # no_route, dead_port, wrong_ca, loop, dropped
     detail: str
 
 
@@ -22,14 +22,14 @@ class VerifyReport:
     ca_ports: int
     pairs: int
     delivered: int
-    sl_source: str                                  # "SL 0 for every pair" / "path records: FILE"
+    sl_source: str  # "SL 0 for every pair" / "path records: FILE"
     lost: dict[str, int] = field(default_factory=dict)
     lost_examples: list[LostRoute] = field(default_factory=list)
-    hops: dict[int, int] = field(default_factory=dict)   # switch-to-switch links -> pairs
+    hops: dict[int, int] = field(default_factory=dict)  # switch-to-switch links -> pairs
     stretch: dict[int, int] = field(default_factory=dict)  # links beyond the shortest -> pairs
     sls_used: list[int] = field(default_factory=list)
     vls_used: list[int] = field(default_factory=list)
-    channels: int = 0                               # switch-to-switch channels (link, VL) in use
+    channels: int = 0  # switch-to-switch channels (link, VL) in use
     dependencies: int = 0
     cdg_acyclic: bool = True
     cycle: list[str] = field(default_factory=list)  # "switch:port/vl", each depends on the next
@@ -62,8 +62,14 @@ class VerifyReport:
         d = asdict(self)
         d["hops"] = {str(k): v for k, v in sorted(self.hops.items())}
         d["stretch"] = {str(k): v for k, v in sorted(self.stretch.items())}
-        return {"schema": SCHEMA, "ok": self.ok, "unreachable": self.unreachable,
-                "loops": self.loops, "nonminimal": self.nonminimal, **d}
+        return {
+            "schema": SCHEMA,
+            "ok": self.ok,
+            "unreachable": self.unreachable,
+            "loops": self.loops,
+            "nonminimal": self.nonminimal,
+            **d,
+        }
 
     def defects(self) -> list[str]:
         out = []
@@ -76,11 +82,11 @@ class VerifyReport:
         return out
 
     def text(self) -> str:
-        lines = [f"fabric: {self.source}: {self.switches} switches, {self.ca_ports} CA ports, "
-                 f"{self.pairs} CA→CA pairs",
-                 f"service levels: {self.sl_source}; SLs used {_ints(self.sls_used)}, "
-                 f"VLs used {_ints(self.vls_used)}",
-                 f"delivered: {self.delivered}/{self.pairs}"]
+        lines = [
+            f"fabric: {self.source}: {self.switches} switches, {self.ca_ports} CA ports, {self.pairs} CA→CA pairs",
+            f"service levels: {self.sl_source}; SLs used {_ints(self.sls_used)}, VLs used {_ints(self.vls_used)}",
+            f"delivered: {self.delivered}/{self.pairs}",
+        ]
         for status, n in sorted(self.lost.items()):
             lines.append(f"  {status}: {n} pairs")
         for r in self.lost_examples:
@@ -92,14 +98,24 @@ class VerifyReport:
                 lines.append(f"  {h:3d} {n:10d} {100.0 * n / total:6.2f}%")
         if self.delivered:
             longest = max(self.stretch, default=0)
-            lines.append(f"minimal routes: {self.delivered - self.nonminimal}/{self.delivered}"
-                         + (f" ({self.nonminimal} longer than the cabling requires, by up to "
-                            f"{longest} links)" if self.nonminimal else ""))
-        lines.append(f"channel dependency graph: {self.channels} channels, "
-                     f"{self.dependencies} dependencies, "
-                     + ("acyclic" if self.cdg_acyclic else
-                        f"CYCLE of {len(self.cycle)} channels (switch:port/VL, each waiting for "
-                        "the next; a route that makes it wait):"))
+            lines.append(
+                f"minimal routes: {self.delivered - self.nonminimal}/{self.delivered}"
+                + (
+                    f" ({self.nonminimal} longer than the cabling requires, by up to {longest} links)"
+                    if self.nonminimal
+                    else ""
+                )
+            )
+        lines.append(
+            f"channel dependency graph: {self.channels} channels, "
+            f"{self.dependencies} dependencies, "
+            + (
+                "acyclic"
+                if self.cdg_acyclic
+                else f"CYCLE of {len(self.cycle)} channels (switch:port/VL, each waiting for "
+                "the next; a route that makes it wait):"
+            )
+        )
         width = max(map(len, self.cycle), default=0)
         for k, c in enumerate(self.cycle):
             nxt = self.cycle[(k + 1) % len(self.cycle)]

@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 from ..fabric.model import NO_ROUTE, Fabric
 
-PortRef = tuple[int, int]                 # (node GUID, port number)
-Hop = tuple[int, int, int, int]           # (switch GUID, in port, out port, VL)
+PortRef = tuple[int, int]  # (node GUID, port number)
+Hop = tuple[int, int, int, int]  # (switch GUID, in port, out port, VL)
 SlOf = Callable[[PortRef, PortRef], int]
 
 
@@ -31,6 +31,7 @@ class Route(NamedTuple):
 @dataclass
 class Walk:
     """Where one packet went. status: ok, no_route, dead_port, wrong_ca, loop, dropped."""
+
     src: PortRef
     dst: PortRef
     sl: int
@@ -42,8 +43,7 @@ class Walk:
 
 def endpoints(fabric: Fabric) -> list[PortRef]:
     """Every CA port with a LID, in a stable order."""
-    return sorted((n.guid, p.num) for n in fabric.cas() for p in n.ports.values()
-                  if p.lid and p.num > 0)
+    return sorted((n.guid, p.num) for n in fabric.cas() for p in n.ports.values() if p.lid and p.num > 0)
 
 
 def _vl(table: tuple[int, ...] | None, sl: int) -> int:
@@ -73,7 +73,7 @@ def walk_route(fabric: Fabric, src: PortRef, dst: PortRef, sl: int) -> Walk:
             return w
         if guid in seen:
             names = [nodes[g].desc or hex(g) for g, *_ in w.hops]
-            loop = names[[g for g, *_ in w.hops].index(guid):]
+            loop = names[[g for g, *_ in w.hops].index(guid) :]
             w.status, w.detail = "loop", " -> ".join(loop + loop[:1])
             return w
         seen.add(guid)
@@ -82,7 +82,8 @@ def walk_route(fabric: Fabric, src: PortRef, dst: PortRef, sl: int) -> Walk:
         if out == NO_ROUTE or out == 0 or port is None or port.remote is None:
             w.status = "no_route" if out == NO_ROUTE else "dead_port"
             w.detail = f"{node.desc or hex(guid)} " + (
-                f"has no LFT entry for LID {dlid}" if out == NO_ROUTE else f"port {out} leads nowhere")
+                f"has no LFT entry for LID {dlid}" if out == NO_ROUTE else f"port {out} leads nowhere"
+            )
             return w
         vl = _vl(node.sl2vl.get((in_port, out)), sl)
         w.hops.append((guid, in_port, out, vl))

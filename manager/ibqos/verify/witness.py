@@ -11,7 +11,7 @@ import numpy as np
 from .index import FabricIndex
 from .walk import walk_route
 
-MAX_WALKS = 200_000          # bound the search on huge fabrics; routes are a courtesy
+MAX_WALKS = 200_000  # bound the search on huge fabrics; routes are a courtesy
 
 
 def _decode(ix: FabricIndex, ch: int) -> tuple[int, int, int]:

@@ -76,8 +76,10 @@ def main(tool: str, argv: list[str]) -> int:
 
 def fixture(tool: str, sl: int, role: str, loaded: bool) -> str:
     d = Path(os.environ["IBQOS_REPLAY_DIR"])
-    names = ([f"{tool}_sl{sl}_{role}_loaded.txt"] if loaded else []) + \
-        [f"{tool}_sl{sl}_{role}.txt", f"{tool}_{role}.txt"]
+    names = ([f"{tool}_sl{sl}_{role}_loaded.txt"] if loaded else []) + [
+        f"{tool}_sl{sl}_{role}.txt",
+        f"{tool}_{role}.txt",
+    ]
     path = next(d / n for n in names if (d / n).exists())
     return "".join(ln for ln in path.read_text().splitlines(True) if not ln.startswith("#: "))
 
@@ -103,8 +105,7 @@ class Events:
         for ln in Path(self.path).read_text().splitlines():
             e = json.loads(ln)
             if e["tool"] == "ib_send_bw" and e["role"] == "client":
-                (started if e["event"] == "start" else ended if e["event"] == "end"
-                 else set()).add(e["pid"])
+                (started if e["event"] == "start" else ended if e["event"] == "end" else set()).add(e["pid"])
         return bool(started - ended)
 
 
