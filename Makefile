@@ -31,6 +31,7 @@ build: deps
 
 format: deps
 	$(VENV)/bin/ruff format .
+	git ls-files '*.c' '*.h' | xargs clang-format -i
 
 # The plugin where Debian's OpenSM dlopen()s it (libdir/libibqos.so), the C tools, the
 # simulator core, the templates and the Python packages with an `ibqos` launcher. The
@@ -39,12 +40,14 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
 
-# Lint and format check (ruff, configured in pyproject.toml; `make format` fixes the format),
+# Lint and format checks (ruff, configured in pyproject.toml; clang-format, .clang-format;
+# `make format` fixes the format),
 # the C unit tests (ctest: dla's routing library,
 # the simulator core), then every pytest.
 test: build
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
 	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q
 

@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags perftest ibutils
   libibumad-dev libibmad-dev
-  cmake gcc clang make pkg-config python3 python3-venv python3-dev valgrind
+  cmake gcc clang clang-format make pkg-config python3 python3-venv python3-dev valgrind
   chromium
 )
 

@@ -7,14 +7,14 @@
 
 #include "dla_vl.h"
 
-#define DLA_MAX_ALTERNATIVES 8	/* degraded partitions tried when one needs too many VLs */
+#define DLA_MAX_ALTERNATIVES 8 /* degraded partitions tried when one needs too many VLs */
 
 struct dla_result {
 	struct dla_groups groups;
 	struct dla_routes routes;
 	struct dla_vl vl;
 	enum dla_groups_source source;
-	unsigned alternative;	/* which degraded partition was routed (0: the first found) */
+	unsigned alternative; /* which degraded partition was routed (0: the first found) */
 };
 
 /*

@@ -14,7 +14,7 @@
  * every group pair is at most one intermediate group apart. A fabric that gives neither is
  * refused with the rule the closest partition breaks.
  */
-#define _POSIX_C_SOURCE 200809L	/* clock_gettime */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "dla_groups.h"
 
 #include <errno.h>
@@ -31,20 +31,20 @@ static double seconds_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-#define SEARCH_BUDGET	4000000L	/* clique search steps for the whole fabric */
-#define COVER_BUDGET	20000L		/* exact-cover branches per group size tried */
-#define MAX_CANDIDATES	64		/* cliques kept per switch and size */
-#define SEARCH_SECONDS	2.0		/* wall time for one discovery: OpenSM's sweep waits */
+#define SEARCH_BUDGET 4000000L /* clique search steps for the whole fabric */
+#define COVER_BUDGET 20000L    /* exact-cover branches per group size tried */
+#define MAX_CANDIDATES 64      /* cliques kept per switch and size */
+#define SEARCH_SECONDS 2.0     /* wall time for one discovery: OpenSM's sweep waits */
 
 struct search {
 	const struct dla_graph *g;
 	uint32_t maxdeg;
-	uint32_t *levels;	/* [(maxdeg + 2) * (maxdeg + 1)] candidate buffers, one per depth */
-	uint32_t *stack;	/* [maxdeg + 2] current clique */
+	uint32_t *levels; /* [(maxdeg + 2) * (maxdeg + 1)] candidate buffers, one per depth */
+	uint32_t *stack;  /* [maxdeg + 2] current clique */
 	uint32_t best;
-	uint32_t target;	/* enumeration: clique size wanted */
+	uint32_t target; /* enumeration: clique size wanted */
 	long budget;
-	uint32_t *found;	/* enumeration output: nfound cliques of target ids each */
+	uint32_t *found; /* enumeration output: nfound cliques of target ids each */
 	uint32_t nfound, capfound;
 	int overflow;
 };
@@ -142,9 +142,9 @@ static int sets_push(struct sets *l, uint32_t a, const uint32_t *ids, uint32_t s
  * padded), large ones first; near: the near-cliques of the whole fabric. */
 struct cands {
 	uint32_t a;
-	uint32_t *coff;		/* [n + 1] */
+	uint32_t *coff; /* [n + 1] */
 	struct sets cl;
-	struct sets near;	/* near-cliques of a (one link missing) */
+	struct sets near; /* near-cliques of a (one link missing) */
 };
 
 /* No switch outside q is adjacent to all of q (q has size members). */
@@ -162,7 +162,7 @@ static int clique_maximal(const struct dla_graph *g, const uint32_t *q, uint32_t
 	return 1;
 }
 
-#define MAX_NEAR 8192	/* near-cliques kept for the whole fabric */
+#define MAX_NEAR 8192 /* near-cliques kept for the whole fabric */
 
 /*
  * Groups that lost one local link: a switches all linked but for one pair u, v. For every
@@ -271,13 +271,13 @@ struct cover {
 	const struct dla_graph *g;
 	const struct cands *c;
 	uint32_t n, a;
-	uint32_t small_left;	/* groups of a-1 still allowed (degraded search) */
-	int diameter2;		/* accept a quotient of diameter 2 */
-	unsigned *skip;		/* valid covers still to pass over (alternatives) */
-	uint32_t *group_of;	/* DLA_NO_GROUP: unassigned */
+	uint32_t small_left; /* groups of a-1 still allowed (degraded search) */
+	int diameter2;	     /* accept a quotient of diameter 2 */
+	unsigned *skip;	     /* valid covers still to pass over (alternatives) */
+	uint32_t *group_of;  /* DLA_NO_GROUP: unassigned */
 	uint32_t ngroups;
 	long budget;
-	double deadline;	/* seconds_now() past which the search gives up */
+	double deadline; /* seconds_now() past which the search gives up */
 	int nomem;
 };
 
@@ -300,7 +300,7 @@ static int cand_free(const struct cover *c, const uint32_t *q)
 
 static int quotient_of(struct cover *c)
 {
-	struct dla_groups g = { 0 };
+	struct dla_groups g = {0};
 	int ok;
 
 	if (dla_groups_from_labels(&g, c->group_of, c->n)) {
@@ -444,10 +444,10 @@ struct discovery {
 	struct dla_graph g;
 	struct search s;
 	struct cands c;
-	uint32_t *omega;	/* [n] largest clique in each closed neighbourhood */
+	uint32_t *omega; /* [n] largest clique in each closed neighbourhood */
 	uint32_t maxomega, mode;
-	uint32_t *raw;		/* [n] labels of the cover being built */
-	uint32_t *common, *seen;	/* [n] scratch for near-cliques */
+	uint32_t *raw;		 /* [n] labels of the cover being built */
+	uint32_t *common, *seen; /* [n] scratch for near-cliques */
 	double deadline;
 };
 
@@ -551,9 +551,16 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, 
 		return ret;
 	for (uint32_t v = 0; v < n; v++)
 		d->raw[v] = DLA_NO_GROUP;
-	c = (struct cover){ .g = &d->g, .c = &d->c, .n = n, .a = a, .small_left = small,
-			    .diameter2 = diameter2, .skip = skip, .group_of = d->raw,
-			    .budget = COVER_BUDGET, .deadline = d->deadline };
+	c = (struct cover){.g = &d->g,
+			   .c = &d->c,
+			   .n = n,
+			   .a = a,
+			   .small_left = small,
+			   .diameter2 = diameter2,
+			   .skip = skip,
+			   .group_of = d->raw,
+			   .budget = COVER_BUDGET,
+			   .deadline = d->deadline};
 	r = cover_rec(&c, 0);
 	if (c.nomem)
 		return -ENOMEM;
@@ -570,7 +577,7 @@ static int accept(struct discovery *d, struct dla_groups *out)
 static int diagnose(struct discovery *d, char *err, size_t len)
 {
 	uint32_t n = d->f->nsw, a = d->mode;
-	struct dla_groups g = { 0 };
+	struct dla_groups g = {0};
 	struct cover c;
 	char why[768];
 	int ret = build_cands(&d->s, &d->g, d->omega, a, 0, 0, &d->c), bad;
@@ -579,7 +586,7 @@ static int diagnose(struct discovery *d, char *err, size_t len)
 		return ret;
 	for (uint32_t v = 0; v < n; v++)
 		d->raw[v] = DLA_NO_GROUP;
-	c = (struct cover){ .g = &d->g, .c = &d->c, .n = n, .a = a, .group_of = d->raw };
+	c = (struct cover){.g = &d->g, .c = &d->c, .n = n, .a = a, .group_of = d->raw};
 	partial_cover(&c);
 	ret = group_leftovers(&d->g, &c);
 	if (!ret)
@@ -593,12 +600,16 @@ static int diagnose(struct discovery *d, char *err, size_t len)
 	if (bad == -ENOMEM)
 		return bad;
 	if (bad)
-		snprintf(err, len, "the %u switches do not split into groups that are cliques of "
-			 "%u: %s", n, a, why);
+		snprintf(err, len,
+			 "the %u switches do not split into groups that are cliques of "
+			 "%u: %s",
+			 n, a, why);
 	else
-		snprintf(err, len, "no partition of the %u switches into cliques of %u found "
+		snprintf(err, len,
+			 "no partition of the %u switches into cliques of %u found "
 			 "within the search budget [rule: groups of a dragonfly partition the "
-			 "switches]", n, a);
+			 "switches]",
+			 n, a);
 	return -EINVAL;
 }
 
@@ -617,7 +628,8 @@ int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct
 	}
 	ret = discovery_init(&d, f);
 	if (ret == -EINVAL)
-		snprintf(err, len, "switch neighbourhoods too dense to search for groups "
+		snprintf(err, len,
+			 "switch neighbourhoods too dense to search for groups "
 			 "[rule: groups are cliques of a fully-connected dragonfly]");
 	if (ret)
 		goto out;
@@ -646,9 +658,9 @@ int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct
 		uint32_t groups = (n + a - 1) / a, small = groups * a - n;
 
 		if (2 * small > groups)
-			continue;	/* mostly small groups: that is size a-1 */
+			continue; /* mostly small groups: that is size a-1 */
 		if (a > d.maxomega && a < 4)
-			continue;	/* a group of a needs near-cliques to exist */
+			continue; /* a group of a needs near-cliques to exist */
 		r = try_cover(&d, a, small, a >= 4, 1, &alternative);
 		if (r < 0) {
 			ret = r;

@@ -12,16 +12,16 @@
 #define DLA_NO_SWITCH UINT32_MAX
 
 enum dla_peer_kind {
-	DLA_PEER_NONE = 0,	/* port 0, down, unhealthy or unconnected */
-	DLA_PEER_ENDPORT,	/* a CA (or router) port: a LID to deliver to */
+	DLA_PEER_NONE = 0, /* port 0, down, unhealthy or unconnected */
+	DLA_PEER_ENDPORT,  /* a CA (or router) port: a LID to deliver to */
 	DLA_PEER_SWITCH,
 };
 
 struct dla_port {
 	uint8_t peer_kind;
-	uint8_t peer_port;	/* DLA_PEER_SWITCH: port number on the peer */
-	uint16_t endport_lid;	/* DLA_PEER_ENDPORT: base LID of the peer port (0: none) */
-	uint32_t peer_sw;	/* DLA_PEER_SWITCH: index of the peer switch */
+	uint8_t peer_port;    /* DLA_PEER_SWITCH: port number on the peer */
+	uint16_t endport_lid; /* DLA_PEER_ENDPORT: base LID of the peer port (0: none) */
+	uint32_t peer_sw;     /* DLA_PEER_SWITCH: index of the peer switch */
 };
 
 struct dla_switch {
@@ -29,13 +29,13 @@ struct dla_switch {
 	const char *name;	/* node description; borrowed, may be NULL */
 	uint16_t lid;		/* base LID of port 0 */
 	uint8_t num_ports;	/* including port 0 */
-	struct dla_port *ports;	/* [num_ports] */
+	struct dla_port *ports; /* [num_ports] */
 };
 
 struct dla_fabric {
 	uint32_t nsw;
-	uint16_t max_lid;	/* highest LID the LFTs must cover */
-	struct dla_switch *sw;	/* [nsw] */
+	uint16_t max_lid;      /* highest LID the LFTs must cover */
+	struct dla_switch *sw; /* [nsw] */
 };
 
 int dla_fabric_init(struct dla_fabric *f, uint32_t nsw, uint16_t max_lid);

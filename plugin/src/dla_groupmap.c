@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_BYTES	(4u << 20)	/* far above 65535 switches' lines */
-#define MAX_LINE	128
+#define MAX_BYTES (4u << 20) /* far above 65535 switches' lines */
+#define MAX_LINE 128
 
 struct by_guid {
 	uint64_t guid;
@@ -68,7 +68,7 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 		return ret;
 	}
 	for (uint32_t s = 0; s < f->nsw; s++) {
-		idx[s] = (struct by_guid){ .guid = f->sw[s].guid, .idx = s };
+		idx[s] = (struct by_guid){.guid = f->sw[s].guid, .idx = s};
 		labels[s] = DLA_NO_GROUP;
 	}
 	qsort(idx, f->nsw, sizeof(*idx), cmp_guid);
@@ -80,7 +80,8 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(fp)) {
-			snprintf(err, len, "%s:%u: line longer than %u bytes", path, lineno, MAX_LINE);
+			snprintf(err, len, "%s:%u: line longer than %u bytes", path, lineno,
+				 MAX_LINE);
 			ret = -EINVAL;
 			break;
 		}
@@ -88,7 +89,8 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 			continue;
 		if (sscanf(line, "0x%llx %u %c", &guid, &group, &extra) != 2 ||
 		    group >= DLA_NO_GROUP / 2) {
-			snprintf(err, len, "%s:%u: expected \"0x<node GUID> <group>\"", path, lineno);
+			snprintf(err, len, "%s:%u: expected \"0x<node GUID> <group>\"", path,
+				 lineno);
 			ret = -EINVAL;
 			break;
 		}
@@ -123,7 +125,8 @@ int dla_groupmap_save(const char *path, const struct dla_fabric *f, const struct
 		free(tmp);
 		return ret;
 	}
-	fprintf(fp, "# ibqos dla group map: node GUID, group. Written by the dla routing engine\n"
+	fprintf(fp,
+		"# ibqos dla group map: node GUID, group. Written by the dla routing engine\n"
 		"# after each sweep whose groups it discovered; delete it to rediscover.\n");
 	for (uint32_t k = 0; k < g->ngroups; k++)
 		for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++)

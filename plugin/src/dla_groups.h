@@ -17,16 +17,16 @@
 
 struct dla_groups {
 	uint32_t ngroups;
-	uint32_t *group_of;	/* [nsw] */
-	uint32_t *first;	/* [ngroups + 1]: members of group k are members[first[k] .. first[k+1]) */
-	uint32_t *members;	/* [nsw] */
+	uint32_t *group_of; /* [nsw] */
+	uint32_t *first; /* [ngroups + 1]: members of group k are members[first[k] .. first[k+1]) */
+	uint32_t *members; /* [nsw] */
 };
 
 /* Simple switch graph: sorted, de-duplicated neighbour lists (parallel links collapse). */
 struct dla_graph {
 	uint32_t n;
-	uint32_t *off;		/* [n + 1] */
-	uint32_t *nb;		/* [off[n]] */
+	uint32_t *off; /* [n + 1] */
+	uint32_t *nb;  /* [off[n]] */
 };
 
 int dla_graph_build(const struct dla_fabric *f, struct dla_graph *g);
@@ -35,11 +35,11 @@ void dla_graph_free(struct dla_graph *g);
 
 /* Where the partition in force came from (for the log). */
 enum dla_groups_source {
-	DLA_GROUPS_PINNED,		/* the admin's `group` / `group_pattern` lines */
-	DLA_GROUPS_STORED,		/* the stored map, still exact on this fabric */
-	DLA_GROUPS_FOUND,		/* discovered: exact */
-	DLA_GROUPS_STORED_DEGRADED,	/* the stored map, usable on a degraded fabric */
-	DLA_GROUPS_FOUND_DEGRADED,	/* discovered on a degraded fabric (fresh start) */
+	DLA_GROUPS_PINNED,	    /* the admin's `group` / `group_pattern` lines */
+	DLA_GROUPS_STORED,	    /* the stored map, still exact on this fabric */
+	DLA_GROUPS_FOUND,	    /* discovered: exact */
+	DLA_GROUPS_STORED_DEGRADED, /* the stored map, usable on a degraded fabric */
+	DLA_GROUPS_FOUND_DEGRADED,  /* discovered on a degraded fabric (fresh start) */
 };
 
 const char *dla_groups_source_name(enum dla_groups_source src);

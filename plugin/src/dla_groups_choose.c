@@ -36,8 +36,8 @@ static int take(const struct dla_fabric *f, const struct dla_graph *gr, const ui
 
 	if (ret)
 		return ret;
-	ret = exact ? dla_groups_validate(f, gr, out, why, sizeof(why)) :
-		dla_groups_usable(f, gr, out, why, sizeof(why));
+	ret = exact ? dla_groups_validate(f, gr, out, why, sizeof(why))
+		    : dla_groups_usable(f, gr, out, why, sizeof(why));
 	if (!ret)
 		return 0;
 	dla_groups_free(out);
@@ -94,8 +94,10 @@ int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const 
 		if (!ret) {
 			*src = DLA_GROUPS_STORED_DEGRADED;
 			if (!*note)
-				snprintf(note, note_len, "the fabric is degraded (%s); routing on "
-					 "the stored group map", why_stored);
+				snprintf(note, note_len,
+					 "the fabric is degraded (%s); routing on "
+					 "the stored group map",
+					 why_stored);
 			goto fresh_done;
 		}
 	}
@@ -103,8 +105,10 @@ int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const 
 		*out = fresh;
 		*src = DLA_GROUPS_FOUND_DEGRADED;
 		if (!*note)
-			snprintf(note, note_len, "no stored group map fits (%s); groups "
-				 "discovered on a degraded fabric", why_stored);
+			snprintf(note, note_len,
+				 "no stored group map fits (%s); groups "
+				 "discovered on a degraded fabric",
+				 why_stored);
 		ret = 0;
 		goto done;
 	}

@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNSET 0xFF	/* depth of a switch not yet in the destination's tree */
+#define UNSET 0xFF /* depth of a switch not yet in the destination's tree */
 
 struct dest {
 	uint16_t lid;
-	uint8_t port;		/* at the destination switch: 0 for its own LID, else the end port */
+	uint8_t port; /* at the destination switch: 0 for its own LID, else the end port */
 	uint8_t endport;
 	uint32_t sw;
-	uint32_t idx;		/* index among the destinations of its group */
+	uint32_t idx; /* index among the destinations of its group */
 };
 
 struct exitlink {
@@ -23,21 +23,21 @@ struct exitlink {
 struct work {
 	struct dest *dest;
 	uint32_t ndest;
-	uint32_t *pos;		/* [nsw] position of a switch in its group */
+	uint32_t *pos; /* [nsw] position of a switch in its group */
 	uint32_t maxgsz;
-	uint8_t *lport;		/* [nsw * maxgsz] port from s to the member at position k */
-	uint32_t *poff;		/* [ng * ng + 1] global links of group pair (x, y) */
+	uint8_t *lport; /* [nsw * maxgsz] port from s to the member at position k */
+	uint32_t *poff; /* [ng * ng + 1] global links of group pair (x, y) */
 	struct exitlink *plink;
-	uint32_t *gdist;	/* [ng * ng] groups between y and x: gdist[y * ng + x] */
-	uint32_t *gorder;	/* [ng * ng] groups by distance from y: gorder[y * ng + i] */
+	uint32_t *gdist;  /* [ng * ng] groups between y and x: gdist[y * ng + x] */
+	uint32_t *gorder; /* [ng * ng] groups by distance from y: gorder[y * ng + i] */
 	/* per destination */
-	uint8_t *next;		/* [nsw] out port */
-	uint8_t *depth;		/* [nsw] links to the destination switch, UNSET */
-	uint32_t *order;	/* [nsw] switches in the order they joined the tree */
+	uint8_t *next;	 /* [nsw] out port */
+	uint8_t *depth;	 /* [nsw] links to the destination switch, UNSET */
+	uint32_t *order; /* [nsw] switches in the order they joined the tree */
 	uint32_t norder;
-	struct exitlink *cand, *good;	/* [max links per group] */
-	uint32_t *subtree;	/* [nsw] routes through each switch (per-link counts) */
-	uint32_t *via;		/* [nsw] scratch: the switch or port a member will join through */
+	struct exitlink *cand, *good; /* [max links per group] */
+	uint32_t *subtree;	      /* [nsw] routes through each switch (per-link counts) */
+	uint32_t *via; /* [nsw] scratch: the switch or port a member will join through */
 };
 
 const char *dla_role_name(enum dla_role role)
@@ -109,8 +109,8 @@ static int assign_roles(const struct dla_fabric *f, const struct dla_groups *g,
 			if (pt->peer_kind == DLA_PEER_ENDPORT)
 				role = DLA_ROLE_TERMINAL;
 			else if (pt->peer_kind == DLA_PEER_SWITCH && pt->peer_sw != s)
-				role = g->group_of[pt->peer_sw] == g->group_of[s] ?
-					DLA_ROLE_LOCAL : DLA_ROLE_GLOBAL;
+				role = g->group_of[pt->peer_sw] == g->group_of[s] ? DLA_ROLE_LOCAL
+										  : DLA_ROLE_GLOBAL;
 			r->role[r->port_off[s] + p] = role;
 		}
 	return 0;
@@ -120,13 +120,13 @@ static int add_dest(const struct dla_fabric *f, struct work *w, uint16_t lid, ui
 		    uint8_t port, uint32_t idx, char *err, size_t len)
 {
 	if (lid == 0)
-		return 0;	/* not yet assigned: nothing to route */
+		return 0; /* not yet assigned: nothing to route */
 	if (lid > f->max_lid) {
 		snprintf(err, len, "LID %u is above the LFT top %u", lid, f->max_lid);
 		return -EINVAL;
 	}
-	w->dest[w->ndest++] = (struct dest){ .lid = lid, .port = port, .endport = port != 0,
-					     .sw = sw, .idx = idx };
+	w->dest[w->ndest++] =
+		(struct dest){.lid = lid, .port = port, .endport = port != 0, .sw = sw, .idx = idx};
 	return 0;
 }
 
@@ -159,7 +159,7 @@ static int group_distances(const struct dla_groups *g, struct work *w)
 		}
 		for (uint32_t x = 0; x < ng; x++)
 			if (dist[x] == UINT32_MAX)
-				q[tail++] = x;	/* unreachable groups last */
+				q[tail++] = x; /* unreachable groups last */
 	}
 	return 0;
 }
@@ -225,7 +225,8 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 				if (*lp == DLA_NO_PATH)
 					*lp = (uint8_t)p;
 			} else if (role == DLA_ROLE_GLOBAL) {
-				w->poff[(size_t)g->group_of[s] * ng + g->group_of[pt->peer_sw] + 1]++;
+				w->poff[(size_t)g->group_of[s] * ng + g->group_of[pt->peer_sw] +
+					1]++;
 				total++;
 			}
 		}
@@ -253,7 +254,7 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 				pair = (size_t)g->group_of[s] * ng +
 					g->group_of[f->sw[s].ports[p].peer_sw];
 				w->plink[w->poff[pair] + fill[pair]++] =
-					(struct exitlink){ .sw = s, .port = (uint8_t)p };
+					(struct exitlink){.sw = s, .port = (uint8_t)p};
 			}
 		}
 		free(fill);
@@ -283,8 +284,8 @@ static uint8_t local_port(const struct work *w, uint32_t s, uint32_t t)
  * packets of one phase only, so arrivals (one level up) do not lift the source traffic that
  * goes on to a global link, and a lost local link needs no third VL when a >= 4.
  */
-static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *r,
-			   struct work *w, uint32_t k, uint32_t via, uint32_t idx, int arrival)
+static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *r, struct work *w,
+			   uint32_t k, uint32_t via, uint32_t idx, int arrival)
 {
 	uint32_t two = 0;
 
@@ -316,10 +317,12 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 				uint32_t t = g->members[q], kind;
 
 				/* only members that were in the tree before this step */
-				if (t == s || w->depth[t] == UNSET || local_port(w, s, t) == DLA_NO_PATH)
+				if (t == s || w->depth[t] == UNSET ||
+				    local_port(w, s, t) == DLA_NO_PATH)
 					continue;
-				kind = w->depth[t] == 0 ? 0 :
-					dla_port_role(r, t, w->next[t]) == DLA_ROLE_GLOBAL ? 1 : 2;
+				kind = w->depth[t] == 0					     ? 0
+					: dla_port_role(r, t, w->next[t]) == DLA_ROLE_GLOBAL ? 1
+											     : 2;
 				if (pass == 0) {
 					if (kind < best)
 						best = kind, n = 0;
@@ -365,8 +368,8 @@ static void exit_candidates(const struct dla_fabric *f, const struct dla_groups 
 				continue;
 			/* towards y: land on the destination or next to it; further: land on a
 			 * switch that leaves its group at once */
-			good = want == 0 ? w->depth[land] <= 1 :
-				dla_port_role(r, land, w->next[land]) == DLA_ROLE_GLOBAL;
+			good = want == 0 ? w->depth[land] <= 1
+					 : dla_port_role(r, land, w->next[land]) == DLA_ROLE_GLOBAL;
 			w->cand[(*ncand)++] = *e;
 			if (good)
 				w->good[(*ngood)++] = *e;
@@ -403,8 +406,7 @@ static void join_remote_group(const struct dla_fabric *f, const struct dla_group
 				e = &list[k];
 				break;
 			}
-		join(w, s, e->port,
-		     (uint8_t)(w->depth[f->sw[s].ports[e->port].peer_sw] + 1));
+		join(w, s, e->port, (uint8_t)(w->depth[f->sw[s].ports[e->port].peer_sw] + 1));
 	}
 	r->local_detours += join_group(g, r, w, x, c->sw, d->idx, 0);
 }
@@ -447,8 +449,8 @@ static void join_leftovers(const struct dla_fabric *f, struct dla_routes *r, str
 	}
 }
 
-static void route_dest(const struct dla_fabric *f, const struct dla_groups *g,
-		       struct dla_routes *r, struct work *w, const struct dest *d)
+static void route_dest(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
+		       struct work *w, const struct dest *d)
 {
 	uint32_t ng = g->ngroups, y = g->group_of[d->sw];
 	const uint32_t *order = w->gorder + (size_t)y * ng, *dist = w->gdist + (size_t)y * ng;
@@ -488,8 +490,8 @@ static void route_dest(const struct dla_fabric *f, const struct dla_groups *g,
 	r->unreachable += f->nsw - w->norder;
 }
 
-int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
-		     struct dla_routes *r, char *err, size_t len)
+int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
+		     char *err, size_t len)
 {
 	struct work w;
 	size_t cells = (size_t)f->nsw * ((size_t)f->max_lid + 1);

@@ -10,25 +10,25 @@
 
 /* What a switch port connects to, in dragonfly terms. */
 enum dla_role {
-	DLA_ROLE_NONE = 0,	/* port 0, unconnected or down */
-	DLA_ROLE_TERMINAL,	/* to a CA or router */
-	DLA_ROLE_LOCAL,		/* to a switch of the same group */
-	DLA_ROLE_GLOBAL,	/* to a switch of another group */
+	DLA_ROLE_NONE = 0, /* port 0, unconnected or down */
+	DLA_ROLE_TERMINAL, /* to a CA or router */
+	DLA_ROLE_LOCAL,	   /* to a switch of the same group */
+	DLA_ROLE_GLOBAL,   /* to a switch of another group */
 };
 
 struct dla_routes {
 	uint32_t nsw;
 	uint16_t max_lid;
-	uint32_t *port_off;	/* [nsw + 1]: port p of switch s is index port_off[s] + p */
-	uint8_t *role;		/* [port_off[nsw]] enum dla_role */
-	uint32_t *routes;	/* [port_off[nsw]] (source switch, LID) routes leaving on a global port */
-	uint32_t *lids;		/* [port_off[nsw]] LFT entries that forward to the port */
-	uint8_t *lft;		/* [nsw * (max_lid + 1)] out port per LID, DLA_NO_PATH if none */
-	uint8_t *hops;		/* same shape: links from the switch to the LID's port */
-	uint32_t via_intermediate;	/* (switch, LID) routes through a third group */
-	uint32_t local_detours;	/* (switch, LID) routes with two local hops in one group */
-	uint32_t fallback;	/* (switch, LID) routes found only by the nearest-neighbour rule */
-	uint32_t unreachable;	/* (switch, LID) pairs without any route */
+	uint32_t *port_off; /* [nsw + 1]: port p of switch s is index port_off[s] + p */
+	uint8_t *role;	    /* [port_off[nsw]] enum dla_role */
+	uint32_t *routes; /* [port_off[nsw]] (source switch, LID) routes leaving on a global port */
+	uint32_t *lids;	  /* [port_off[nsw]] LFT entries that forward to the port */
+	uint8_t *lft;	  /* [nsw * (max_lid + 1)] out port per LID, DLA_NO_PATH if none */
+	uint8_t *hops;	  /* same shape: links from the switch to the LID's port */
+	uint32_t via_intermediate; /* (switch, LID) routes through a third group */
+	uint32_t local_detours;	   /* (switch, LID) routes with two local hops in one group */
+	uint32_t fallback;    /* (switch, LID) routes found only by the nearest-neighbour rule */
+	uint32_t unreachable; /* (switch, LID) pairs without any route */
 };
 
 static inline uint8_t *dla_lft_row(const struct dla_routes *r, uint32_t s)
@@ -61,8 +61,8 @@ static inline enum dla_role dla_port_role(const struct dla_routes *r, uint32_t s
  *    neighbour that has one.
  * 0 or -ENOMEM / -EINVAL (message in err).
  */
-int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
-		     struct dla_routes *r, char *err, size_t len);
+int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
+		     char *err, size_t len);
 void dla_routes_free(struct dla_routes *r);
 
 const char *dla_role_name(enum dla_role role);

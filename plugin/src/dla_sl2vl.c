@@ -12,7 +12,7 @@ unsigned dla_vls_needed(const uint8_t sl2class[DLA_NUM_SL], unsigned stride, uns
 
 unsigned dla_vls_from_code(uint8_t code)
 {
-	static const unsigned vls[] = { 0, 1, 2, 4, 8, 15 };
+	static const unsigned vls[] = {0, 1, 2, 4, 8, 15};
 
 	return code < sizeof(vls) / sizeof(vls[0]) ? vls[code] : 0;
 }

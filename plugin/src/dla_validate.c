@@ -64,9 +64,11 @@ int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 		for (uint32_t i = 0; i < gsize(g, k); i++)
 			for (uint32_t j = i + 1; j < gsize(g, k); j++)
 				if (!dla_graph_adjacent(gr, m[i], m[j])) {
-					snprintf(err, len, "group %u (%u switches) is not a clique: "
+					snprintf(err, len,
+						 "group %u (%u switches) is not a clique: "
 						 "switches %s and %s are not linked [rule: every "
-						 "group is fully connected]", k, gsize(g, k),
+						 "group is fully connected]",
+						 k, gsize(g, k),
 						 dla_switch_label(f, m[i], l1, sizeof(l1)),
 						 dla_switch_label(f, m[j], l2, sizeof(l2)));
 					return -EINVAL;
@@ -74,7 +76,8 @@ int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 	}
 	for (uint32_t k = 1; k < ng; k++)
 		if (gsize(g, k) != gsize(g, 0)) {
-			snprintf(err, len, "group %u (incl. switch %s) has %u switches but group 0 "
+			snprintf(err, len,
+				 "group %u (incl. switch %s) has %u switches but group 0 "
 				 "(incl. switch %s) has %u [rule: all groups have the same size]",
 				 k, dla_switch_label(f, g->members[g->first[k]], l1, sizeof(l1)),
 				 gsize(g, k),
@@ -91,12 +94,16 @@ int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 	for (uint32_t x = 0; x < ng; x++)
 		for (uint32_t y = x + 1; y < ng; y++)
 			if (!joined[(size_t)x * ng + y]) {
-				snprintf(err, len, "groups %u (incl. switch %s) and %u (incl. switch "
+				snprintf(err, len,
+					 "groups %u (incl. switch %s) and %u (incl. switch "
 					 "%s) are not joined by any global link [rule: every pair "
-					 "of groups is linked]", x,
-					 dla_switch_label(f, g->members[g->first[x]], l1, sizeof(l1)),
+					 "of groups is linked]",
+					 x,
+					 dla_switch_label(f, g->members[g->first[x]], l1,
+							  sizeof(l1)),
 					 y,
-					 dla_switch_label(f, g->members[g->first[y]], l2, sizeof(l2)));
+					 dla_switch_label(f, g->members[g->first[y]], l2,
+							  sizeof(l2)));
 				free(joined);
 				return -EINVAL;
 			}
@@ -178,8 +185,8 @@ int dla_groups_quotient_ok(const struct dla_graph *gr, const struct dla_groups *
 		return -ENOMEM;
 	for (uint32_t x = 0; x < g->ngroups && ok; x++)
 		for (uint32_t y = x + 1; y < g->ngroups && ok; y++)
-			ok = diameter2 ? linked_within_two(bits, words, x, y) :
-				(int)(bits[(size_t)x * words + y / 64] >> (y % 64) & 1);
+			ok = diameter2 ? linked_within_two(bits, words, x, y)
+				       : (int)(bits[(size_t)x * words + y / 64] >> (y % 64) & 1);
 	free(bits);
 	return ok;
 }
@@ -207,10 +214,14 @@ int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
 						break;
 				if (w < size)
 					continue;
-				snprintf(err, len, "group %u (%u switches): switches %s and %s are "
-					 "more than two local hops apart [rule: a group is a clique, "
-					 "or a clique with links missing that one switch of the group "
-					 "bridges]", k, size, dla_switch_label(f, m[i], l1, sizeof(l1)),
+				snprintf(err, len,
+					 "group %u (%u switches): switches %s and %s are "
+					 "more than two local hops apart [rule: a group is a "
+					 "clique, "
+					 "or a clique with links missing that one switch of the "
+					 "group "
+					 "bridges]",
+					 k, size, dla_switch_label(f, m[i], l1, sizeof(l1)),
 					 dla_switch_label(f, m[j], l2, sizeof(l2)));
 				return -EINVAL;
 			}
@@ -221,13 +232,18 @@ int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
 	for (uint32_t x = 0; x < g->ngroups; x++)
 		for (uint32_t y = x + 1; y < g->ngroups; y++)
 			if (!linked_within_two(bits, words, x, y)) {
-				snprintf(err, len, "groups %u (incl. switch %s) and %u (incl. switch "
+				snprintf(err, len,
+					 "groups %u (incl. switch %s) and %u (incl. switch "
 					 "%s) are joined neither by a global link nor through a "
-					 "third group [rule: every pair of groups is linked, directly "
-					 "or through one intermediate group]", x,
-					 dla_switch_label(f, g->members[g->first[x]], l1, sizeof(l1)),
+					 "third group [rule: every pair of groups is linked, "
+					 "directly "
+					 "or through one intermediate group]",
+					 x,
+					 dla_switch_label(f, g->members[g->first[x]], l1,
+							  sizeof(l1)),
 					 y,
-					 dla_switch_label(f, g->members[g->first[y]], l2, sizeof(l2)));
+					 dla_switch_label(f, g->members[g->first[y]], l2,
+							  sizeof(l2)));
 				free(bits);
 				return -EINVAL;
 			}

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PASSES 8	/* levels only grow and are capped, so the fixpoint comes fast */
+#define MAX_PASSES 8 /* levels only grow and are capped, so the fixpoint comes fast */
 
 void dla_vl_free(struct dla_vl *v)
 {
@@ -49,9 +49,9 @@ static void mark_used(const struct dla_fabric *f, const struct dla_routes *r,
 			pt = &f->sw[s].ports[p];
 			q = dla_lft_row(r, pt->peer_sw)[lid];
 			if (q == DLA_NO_PATH || q == 0 || !is_switch_port(r, pt->peer_sw, q))
-				continue;	/* delivered there: a sink, no turn to order */
-			used[v->turn_off[pt->peer_sw] + pt->peer_port * v->nports[pt->peer_sw] + q] =
-				1;
+				continue; /* delivered there: a sink, no turn to order */
+			used[v->turn_off[pt->peer_sw] + pt->peer_port * v->nports[pt->peer_sw] +
+			     q] = 1;
 		}
 	}
 }
@@ -85,7 +85,7 @@ static int order_links(const struct dla_fabric *f, const struct dla_routes *r,
 {
 	uint32_t nl = r->port_off[f->nsw], *indeg = NULL, *off = NULL, *adj = NULL, *queue = NULL;
 	uint8_t *done = NULL;
-	struct arcs a = { 0 };
+	struct arcs a = {0};
 	uint32_t next = 0;
 	int ret = -ENOMEM;
 
@@ -150,7 +150,7 @@ static int order_links(const struct dla_fabric *f, const struct dla_routes *r,
 				uint32_t id = link_id(r, s, p);
 
 				if (dla_port_role(r, s, p) == want && !done[id])
-					rank[id] = next++;	/* on a cycle of this tier */
+					rank[id] = next++; /* on a cycle of this tier */
 			}
 	}
 	ret = 0;
@@ -172,9 +172,9 @@ static unsigned turn_weight(const uint32_t *rank, uint32_t in_link, uint32_t out
 }
 
 struct pass {
-	uint32_t *bucket;	/* [nsw] switches of one LID's tree by depth */
-	uint32_t *bstart;	/* [DEPTHS + 1] */
-	uint8_t *mo;		/* [nsw] level of the link to the next hop, over all in-turns */
+	uint32_t *bucket; /* [nsw] switches of one LID's tree by depth */
+	uint32_t *bstart; /* [DEPTHS + 1] */
+	uint8_t *mo;	  /* [nsw] level of the link to the next hop, over all in-turns */
 };
 
 #define DEPTHS 256
@@ -270,7 +270,8 @@ static void describe_turn(const struct dla_fabric *f, const struct dla_routes *r
 		s++;
 	in = (t - v->turn_off[s]) / v->nports[s];
 	out = (t - v->turn_off[s]) % v->nports[s];
-	snprintf(err, len, "switch %s: routes entering on port %u (%s) and leaving on port %u "
+	snprintf(err, len,
+		 "switch %s: routes entering on port %u (%s) and leaving on port %u "
 		 "(%s) need %u VLs per class, but %u are available [rule: along every route the "
 		 "VL never falls and stays within its class]",
 		 dla_switch_label(f, s, lb, sizeof(lb)), in, dla_role_name(dla_port_role(r, s, in)),
@@ -304,7 +305,7 @@ static int assign(const struct dla_fabric *f, const struct dla_routes *r, unsign
 {
 	uint32_t nl = r->port_off[f->nsw], *rank = NULL, worst = UINT32_MAX;
 	uint8_t *used = NULL;
-	struct pass ps = { 0 };
+	struct pass ps = {0};
 	unsigned cap = budget < DLA_MAX_LEVELS ? DLA_MAX_LEVELS : budget;
 	int ret, pass, grew = 1;
 
@@ -349,7 +350,7 @@ static int assign(const struct dla_fabric *f, const struct dla_routes *r, unsign
 				v->shifted += lvl > 0;
 				if (!used[t] && dla_port_role(r, s, in) == DLA_ROLE_GLOBAL &&
 				    dla_port_role(r, s, out) == DLA_ROLE_LOCAL && budget >= 2)
-					v->level[t] = lvl = 1;	/* unused: Fig. 8's choice */
+					v->level[t] = lvl = 1; /* unused: Fig. 8's choice */
 				if (lvl + 1u > *pl)
 					*pl = (uint8_t)(lvl + 1);
 			}
@@ -382,8 +383,8 @@ int dla_vl_assign(const struct dla_fabric *f, const struct dla_routes *r, unsign
 	return assign(f, r, budget, 1, v, err, len);
 }
 
-int dla_vl_assign_fixpoint(const struct dla_fabric *f, const struct dla_routes *r,
-			   unsigned budget, struct dla_vl *v, char *err, size_t len)
+int dla_vl_assign_fixpoint(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
+			   struct dla_vl *v, char *err, size_t len)
 {
 	return assign(f, r, budget, 0, v, err, len);
 }

@@ -19,20 +19,19 @@
 
 #include "dla_route.h"
 
-#define DLA_MAX_LEVELS 3	/* VLs per class dla may use */
+#define DLA_MAX_LEVELS 3 /* VLs per class dla may use */
 
 struct dla_vl {
 	uint32_t nsw;
-	uint32_t *turn_off;	/* [nsw + 1]: switch s's (in, out) table starts at turn_off[s] */
-	uint8_t *nports;	/* [nsw] */
-	uint8_t *level;		/* [turn_off[nsw]] level of turn (in, out) = in * nports + out */
-	uint8_t *port_levels;	/* [port_off[nsw]] levels leaving each port (max level + 1) */
-	unsigned levels;	/* levels the routes need: max over used turns + 1 */
-	unsigned shifted;	/* used turns above level 0 */
+	uint32_t *turn_off;   /* [nsw + 1]: switch s's (in, out) table starts at turn_off[s] */
+	uint8_t *nports;      /* [nsw] */
+	uint8_t *level;	      /* [turn_off[nsw]] level of turn (in, out) = in * nports + out */
+	uint8_t *port_levels; /* [port_off[nsw]] levels leaving each port (max level + 1) */
+	unsigned levels;      /* levels the routes need: max over used turns + 1 */
+	unsigned shifted;     /* used turns above level 0 */
 };
 
-static inline uint8_t dla_turn_level(const struct dla_vl *v, uint32_t s, unsigned in,
-				     unsigned out)
+static inline uint8_t dla_turn_level(const struct dla_vl *v, uint32_t s, unsigned in, unsigned out)
 {
 	if (s >= v->nsw || in >= v->nports[s] || out >= v->nports[s])
 		return 0;
@@ -50,8 +49,8 @@ static inline uint8_t dla_turn_level(const struct dla_vl *v, uint32_t s, unsigne
 int dla_vl_assign(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
 		  struct dla_vl *v, char *err, size_t len);
 /* The same without the closed form: always the fixpoint (tests check the two agree). */
-int dla_vl_assign_fixpoint(const struct dla_fabric *f, const struct dla_routes *r,
-			   unsigned budget, struct dla_vl *v, char *err, size_t len);
+int dla_vl_assign_fixpoint(const struct dla_fabric *f, const struct dla_routes *r, unsigned budget,
+			   struct dla_vl *v, char *err, size_t len);
 void dla_vl_free(struct dla_vl *v);
 
 #endif

@@ -17,15 +17,19 @@
 
 static void refuse(struct ibqos_ctx *ctx, const char *id, const char *why)
 {
-	ibqos_log(ctx, OSM_LOG_ERROR, "ERR %s: dla: fabric refused: %s; falling back to the next "
-		  "routing engine", id, why);
+	ibqos_log(ctx, OSM_LOG_ERROR,
+		  "ERR %s: dla: fabric refused: %s; falling back to the next "
+		  "routing engine",
+		  id, why);
 	ibqos_record_refusal(ctx, id, why);
 }
 
 static void reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *next, const char *why)
 {
-	ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
-		  "class 0 for every SL and OpenSM keeps its own VLArb", why);
+	ibqos_log(ctx, OSM_LOG_ERROR,
+		  "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
+		  "class 0 for every SL and OpenSM keeps its own VLArb",
+		  why);
 	ibqos_record_tables_rejected(ctx, why);
 	ibqos_tables_free(&next->tables);
 	memset(next->sl2class, 0, sizeof(next->sl2class));
@@ -51,8 +55,10 @@ int ibqos_build_lid_matrices(void *context)
 	ibqos_sweep_free(&ctx->sweep);
 	ibqos_record_begin(ctx);
 	if (ctx->osm->subn.opt.lmc) {
-		snprintf(err, sizeof(err), "LMC %u is set but dla routes one LID per port "
-			 "[rule: lmc 0]", ctx->osm->subn.opt.lmc);
+		snprintf(err, sizeof(err),
+			 "LMC %u is set but dla routes one LID per port "
+			 "[rule: lmc 0]",
+			 ctx->osm->subn.opt.lmc);
 		refuse(ctx, "D1A1", err);
 		return -1;
 	}
@@ -61,7 +67,8 @@ int ibqos_build_lid_matrices(void *context)
 	if (!ret)
 		ret = ibqos_compute(ctx, &next, err, sizeof(err));
 	if (ret == -ENOMEM) {
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A4: dla: out of memory; falling back to the "
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A4: dla: out of memory; falling back to the "
 			  "next routing engine");
 		ibqos_record_refusal(ctx, "D1A4", "out of memory");
 		goto fail;
@@ -118,16 +125,18 @@ int ibqos_build_fwd_tables(void *context)
 		return -1;
 	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
-		const uint8_t *lft = dla_lft_row(&sw->dla.routes, s), *hops = dla_hops_row(&sw->dla.routes, s);
-		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho :
-			sw->dla.routes.max_lid;
+		const uint8_t *lft = dla_lft_row(&sw->dla.routes, s),
+			      *hops = dla_hops_row(&sw->dla.routes, s);
+		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho
+									 : sw->dla.routes.max_lid;
 
 		for (unsigned lid = 1; lid <= top; lid++) {
 			p_sw->new_lft[lid] = lft[lid];
 			if (lft[lid] != DLA_NO_PATH &&
 			    osm_switch_set_hops(p_sw, (uint16_t)lid, lft[lid], hops[lid])) {
 				unwrite(sw);
-				ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A5: dla: cannot store hop "
+				ibqos_log(ctx, OSM_LOG_ERROR,
+					  "ERR D1A5: dla: cannot store hop "
 					  "counts (out of memory); tables cleared, falling back to "
 					  "the next routing engine");
 				ibqos_sweep_free(sw);

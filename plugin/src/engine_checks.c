@@ -56,17 +56,22 @@ int ibqos_check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *e
 			have = link_vls(ctx, physp, remote);
 			if (have < need) {
 				if (role == DLA_ROLE_TERMINAL && remote)
-					snprintf(err, len, "switch %s port %u (terminal, CA port "
-						 "0x%016" PRIx64 ") runs %u data VL(s) but needs %u "
+					snprintf(err, len,
+						 "switch %s port %u (terminal, CA port "
+						 "0x%016" PRIx64
+						 ") runs %u data VL(s) but needs %u "
 						 "[rule: SL class c starts at VL %uc]",
 						 label(sw, s, lb, sizeof(lb)), p,
-						 cl_ntoh64(osm_physp_get_port_guid(remote)), have, need,
-						 sw->stride);
+						 cl_ntoh64(osm_physp_get_port_guid(remote)), have,
+						 need, sw->stride);
 				else
-					snprintf(err, len, "switch %s port %u (%s) runs %u data VL(s) "
-						 "but needs %u [rule: SL class c uses VLs %uc to %uc+%u]",
-						 label(sw, s, lb, sizeof(lb)), p, dla_role_name(role), have,
-						 need, sw->stride, sw->stride, levels ? levels - 1 : 0);
+					snprintf(err, len,
+						 "switch %s port %u (%s) runs %u data VL(s) "
+						 "but needs %u [rule: SL class c uses VLs %uc to "
+						 "%uc+%u]",
+						 label(sw, s, lb, sizeof(lb)), p,
+						 dla_role_name(role), have, need, sw->stride,
+						 sw->stride, levels ? levels - 1 : 0);
 				return -EINVAL;
 			}
 			not_yet += dla_vls_from_code(ib_port_info_get_op_vls(&physp->port_info)) <
@@ -77,8 +82,10 @@ int ibqos_check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *e
 		/* OpenSM masks SL2VL entries with the current OperVLs: sweep again once the link
 		 * manager has raised them, so the tables are programmed unmasked. */
 		ctx->osm->subn.force_heavy_sweep = TRUE;
-		ibqos_log(ctx, OSM_LOG_INFO, "dla: %u port(s) still run fewer OperVLs than DLA "
-			  "needs; requesting another heavy sweep", not_yet);
+		ibqos_log(ctx, OSM_LOG_INFO,
+			  "dla: %u port(s) still run fewer OperVLs than DLA "
+			  "needs; requesting another heavy sweep",
+			  not_yet);
 	}
 	return 0;
 }
@@ -91,14 +98,14 @@ static int check_one_cap(const struct ibqos_sweep *sw, osm_physp_t *physp, const
 	const ib_port_info_t *pi = &physp->port_info;
 
 	if (!spec || ib_port_info_get_vl_cap(pi) == 1)
-		return 0;	/* OpenSM sends no VLArb to single-VL ports */
+		return 0; /* OpenSM sends no VLArb to single-VL ports */
 	return ibqos_vlarb_check_caps(&sw->tables, spec, role, where, pi->vl_arb_high_cap,
 				      pi->vl_arb_low_cap, err, len);
 }
 
 /* Every port that will get a table must hold it: decided before anything is applied. */
 int ibqos_check_vlarb_caps(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err,
-			    size_t len)
+			   size_t len)
 {
 	cl_qmap_t *ports = &ctx->osm->subn.port_guid_tbl;
 	char lb[240];

@@ -29,18 +29,23 @@ void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, 
 			lo = n < lo ? n : lo;
 			hi = n > hi ? n : hi;
 			if (per_link)
-				ibqos_log(ctx, OSM_LOG_ROUTING, "dla: global link %s port %u -> %s port %u "
-				  "(group %u -> %u): %u routes, %u LIDs", label(sw, s, l1, sizeof(l1)),
-				  p, label(sw, pt->peer_sw, l2, sizeof(l2)), pt->peer_port,
-				  sw->dla.groups.group_of[s], sw->dla.groups.group_of[pt->peer_sw], n,
-				  r->lids[r->port_off[s] + p]);
+				ibqos_log(ctx, OSM_LOG_ROUTING,
+					  "dla: global link %s port %u -> %s port %u "
+					  "(group %u -> %u): %u routes, %u LIDs",
+					  label(sw, s, l1, sizeof(l1)), p,
+					  label(sw, pt->peer_sw, l2, sizeof(l2)), pt->peer_port,
+					  sw->dla.groups.group_of[s],
+					  sw->dla.groups.group_of[pt->peer_sw], n,
+					  r->lids[r->port_off[s] + p]);
 		}
 	if (per_link)
 		return;
-	ibqos_log(ctx, OSM_LOG_INFO, "dla: %u groups of %u switches, %u global link ends, "
-		  "routes per global link min %u max %u", sw->dla.groups.ngroups,
-		  sw->dla.groups.ngroups ? sw->dla.groups.first[1] - sw->dla.groups.first[0] : 0, nlinks,
-		  nlinks ? lo : 0, hi);
+	ibqos_log(ctx, OSM_LOG_INFO,
+		  "dla: %u groups of %u switches, %u global link ends, "
+		  "routes per global link min %u max %u",
+		  sw->dla.groups.ngroups,
+		  sw->dla.groups.ngroups ? sw->dla.groups.first[1] - sw->dla.groups.first[0] : 0,
+		  nlinks, nlinks ? lo : 0, hi);
 }
 
 /* What a degraded fabric cost: detours, routes through a third group, VL levels. */
@@ -48,8 +53,10 @@ void ibqos_log_route_shapes(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
 {
 	const struct dla_routes *r = &sw->dla.routes;
 
-	ibqos_log(ctx, OSM_LOG_INFO, "dla: %u VL(s) per class in use (of %u), %u turn(s) shifted; "
+	ibqos_log(ctx, OSM_LOG_INFO,
+		  "dla: %u VL(s) per class in use (of %u), %u turn(s) shifted; "
 		  "LFT entries: %u through a third group, %u with two local hops, %u by nearest "
-		  "neighbour, %u unreachable", sw->dla.vl.levels, sw->stride, sw->dla.vl.shifted,
-		  r->via_intermediate, r->local_detours, r->fallback, r->unreachable);
+		  "neighbour, %u unreachable",
+		  sw->dla.vl.levels, sw->stride, sw->dla.vl.shifted, r->via_intermediate,
+		  r->local_detours, r->fallback, r->unreachable);
 }

@@ -18,8 +18,10 @@ void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 	if (!path || !*path || !strcmp(path, "(null)"))
 		return;
 	if (ibqos_tables_load(path, &sw->tables, err, sizeof(err))) {
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
-			  "class 0 for every SL and OpenSM keeps its own VLArb", err);
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
+			  "class 0 for every SL and OpenSM keeps its own VLArb",
+			  err);
 		ibqos_record_tables_rejected(ctx, err);
 		return;
 	}
@@ -27,9 +29,12 @@ void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 		ibqos_log(ctx, OSM_LOG_INFO, "dla: table file warning: %s", sw->tables.warnings[i]);
 	memcpy(sw->sl2class, sw->tables.sl2class, sizeof(sw->sl2class));
 	sw->stride = sw->tables.vls_per_class ? sw->tables.vls_per_class : 2;
-	ibqos_log(ctx, OSM_LOG_INFO, "dla: table file %s: sl2class %s, %u role(s), %zu port "
-		  "override(s)", path, sw->tables.has_sl2class ? "given" : "default",
+	ibqos_log(ctx, OSM_LOG_INFO,
+		  "dla: table file %s: sl2class %s, %u role(s), %zu port "
+		  "override(s)",
+		  path, sw->tables.has_sl2class ? "given" : "default",
 		  (unsigned)(sw->tables.role[0].present + sw->tables.role[1].present +
 			     sw->tables.role[2].present + sw->tables.role[3].present +
-			     sw->tables.role[4].present), sw->tables.nports);
+			     sw->tables.role[4].present),
+		  sw->tables.nports);
 }

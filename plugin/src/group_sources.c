@@ -36,7 +36,7 @@ static char *map_path(void)
 static uint32_t *pinned_labels(const struct ibqos_sweep *sw, int *nomem)
 {
 	const struct dla_fabric *f = &sw->fabric;
-	char (*names)[IBQOS_GROUP_LABEL_MAX];
+	char(*names)[IBQOS_GROUP_LABEL_MAX];
 	uint32_t *labels, nnames = 0;
 
 	*nomem = 0;
@@ -107,8 +107,7 @@ int ibqos_compute(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size
 			  err, len);
 	if (pinned && sw->dla.source != DLA_GROUPS_PINNED)
 		/* the admin asked for these groups: say loudly that they are not in force */
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A7: dla: %s; groups found without them",
-			  note);
+		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A7: dla: %s; groups found without them", note);
 	else if (*note)
 		ibqos_log(ctx, OSM_LOG_INFO, "dla: %s", note);
 	if (ret)

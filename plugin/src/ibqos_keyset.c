@@ -45,14 +45,14 @@ int ibqos_keyset_add(struct ibqos_keyset *s, uint64_t guid, unsigned port, unsig
 {
 	struct ibqos_keyset_slot *hit;
 
-	if ((s->n + 1) * 2 > s->cap && grow(s))	/* load factor <= 1/2 keeps probes short */
+	if ((s->n + 1) * 2 > s->cap && grow(s)) /* load factor <= 1/2 keeps probes short */
 		return -ENOMEM;
 	hit = find(s->slot, s->cap, guid, port);
 	if (hit->line) {
 		*first = hit->line;
 		return 1;
 	}
-	*hit = (struct ibqos_keyset_slot){ .guid = guid, .port = port, .line = line };
+	*hit = (struct ibqos_keyset_slot){.guid = guid, .port = port, .line = line};
 	s->n++;
 	return 0;
 }

@@ -11,12 +11,12 @@
 struct ibqos_keyset_slot {
 	uint64_t guid;
 	unsigned port;
-	unsigned line;		/* 0: slot empty (file lines count from 1) */
+	unsigned line; /* 0: slot empty (file lines count from 1) */
 };
 
 struct ibqos_keyset {
 	struct ibqos_keyset_slot *slot;
-	size_t cap;		/* power of two, or 0 */
+	size_t cap; /* power of two, or 0 */
 	size_t n;
 };
 

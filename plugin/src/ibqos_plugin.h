@@ -25,14 +25,14 @@ struct ibqos_guid_idx {
 
 /* Everything one routing pass computed; rebuilt by every build_lid_matrices. */
 struct ibqos_sweep {
-	int valid;		/* routes computed and checked: the hooks may use them */
+	int valid; /* routes computed and checked: the hooks may use them */
 	struct dla_fabric fabric;
-	struct dla_result dla;	/* groups, routes, VL level of every turn */
-	osm_switch_t **osw;	/* [nsw] the OpenSM switch behind each index */
-	struct ibqos_guid_idx *by_guid;	/* [nsw] sorted */
+	struct dla_result dla;		/* groups, routes, VL level of every turn */
+	osm_switch_t **osw;		/* [nsw] the OpenSM switch behind each index */
+	struct ibqos_guid_idx *by_guid; /* [nsw] sorted */
 	struct ibqos_tables tables;	/* applied table file; empty when none or rejected */
 	uint8_t sl2class[IBQOS_NUM_SL];
-	unsigned stride;	/* VLs per class: class c owns VLs stride*c .. stride*c+stride-1 */
+	unsigned stride; /* VLs per class: class c owns VLs stride*c .. stride*c+stride-1 */
 	int counts_logged;
 };
 
@@ -42,7 +42,7 @@ struct ibqos_sweep {
 struct ibqos_port_record {
 	uint64_t guid;
 	uint8_t port, limit, nlow, nhigh;
-	const char *role;	/* a static keyword */
+	const char *role; /* a static keyword */
 	uint8_t low_vl[IBQOS_RECORD_ENTRIES], low_w[IBQOS_RECORD_ENTRIES];
 	uint8_t high_vl[IBQOS_RECORD_ENTRIES], high_w[IBQOS_RECORD_ENTRIES];
 };
@@ -50,9 +50,9 @@ struct ibqos_port_record {
 /* The last heavy sweep, as record.c writes it to dump_files_dir/ibqos-dla.json. Kept apart
  * from the sweep because a refusal frees the sweep but must still be recorded. */
 struct ibqos_record {
-	unsigned sweep;		/* heavy sweeps routed by this plugin since OpenSM started */
+	unsigned sweep; /* heavy sweeps routed by this plugin since OpenSM started */
 	int refused, tables_rejected, incomplete, dirty;
-	char error[8];		/* "D1A0" .. */
+	char error[8]; /* "D1A0" .. */
 	char reason[1024], tables_reason[1024];
 	struct ibqos_port_record *ports;
 	size_t nports, cap;
@@ -106,8 +106,8 @@ void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, 
 void ibqos_log_route_shapes(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw);
 
 /* sl2vl_hook.c, vlarb_hook.c */
-void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
-			uint8_t out_port_num, ib_slvl_table_t *t);
+void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num, uint8_t out_port_num,
+			ib_slvl_table_t *t);
 void ibqos_update_vlarb(void *context, osm_physp_t *port, uint8_t port_num,
 			ib_vl_arb_table_t *block, unsigned block_length, unsigned block_num);
 /* The table-file spec and role name for an OpenSM port (NULL spec: keep OpenSM's own). */

@@ -149,27 +149,31 @@ static int parse_sl2class(struct parser *ps, char *arg)
 	char *save = NULL, *tok;
 
 	if (t->has_sl2class)
-		return tables_fail(ps, "sl2class given twice (first on line %u)", ps->sl2class_line);
+		return tables_fail(ps, "sl2class given twice (first on line %u)",
+				   ps->sl2class_line);
 	if (has_empty_item(arg))
 		return tables_fail(ps, "sl2class: empty value in '%.80s'", arg);
 	for (tok = strtok_r(arg, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == IBQOS_NUM_SL)
-			return tables_fail(ps, "sl2class: more than %d values (one class per SL "
-					   "0..15)", IBQOS_NUM_SL);
+			return tables_fail(ps,
+					   "sl2class: more than %d values (one class per SL "
+					   "0..15)",
+					   IBQOS_NUM_SL);
 		/* the VLs a class needs depend on vls_per_class, which may come later: the
 		 * range is checked in tables_finish */
 		switch (parse_uint(tok, 255, &v)) {
 		case -1:
 			return tables_fail(ps, "sl2class: SL %u: '%.40s' is not a number", n, tok);
 		case -2:
-			return tables_fail(ps, "sl2class: SL %u: class %.40s out of range", n,
-					   tok);
+			return tables_fail(ps, "sl2class: SL %u: class %.40s out of range", n, tok);
 		}
 		t->sl2class[n++] = (uint8_t)v;
 	}
 	if (n != IBQOS_NUM_SL)
-		return tables_fail(ps, "sl2class: %u values, need exactly %d (one class per SL "
-				   "0..15)", n, IBQOS_NUM_SL);
+		return tables_fail(ps,
+				   "sl2class: %u values, need exactly %d (one class per SL "
+				   "0..15)",
+				   n, IBQOS_NUM_SL);
 	t->has_sl2class = 1;
 	ps->sl2class_line = ps->line;
 	return 0;
@@ -220,8 +224,8 @@ static int parse_list(struct parser *ps, const char *which, char *arg,
 		}
 		switch (parse_uint(colon + 1, 255, &w)) {
 		case -1:
-			return tables_fail(ps, "%s: entry %u: weight '%.40s' is not a number", which,
-					   tab->n + 1, colon + 1);
+			return tables_fail(ps, "%s: entry %u: weight '%.40s' is not a number",
+					   which, tab->n + 1, colon + 1);
 		case -2:
 			return tables_fail(ps, "%s: entry %u: weight %.40s out of range 0..255",
 					   which, tab->n + 1, colon + 1);
@@ -242,7 +246,8 @@ static int parse_spec(struct parser *ps, char **tok, int ntok, struct ibqos_vlar
 		return tables_fail(ps, "vlarb: expected 'high LIST low LIST limit N'");
 	if (ntok > 6)
 		return tables_fail(ps, "vlarb: unexpected '%.40s' after the limit", tok[6]);
-	if (parse_list(ps, "high", tok[1], &spec->high) || parse_list(ps, "low", tok[3], &spec->low))
+	if (parse_list(ps, "high", tok[1], &spec->high) ||
+	    parse_list(ps, "low", tok[3], &spec->low))
 		return -EINVAL;
 	switch (parse_uint(tok[5], 255, &limit)) {
 	case -1:
@@ -270,8 +275,10 @@ int tables_parse_guid(const char *s, uint64_t *out)
 	for (; *s; s++) {
 		if (!isxdigit((unsigned char)*s))
 			return -1;
-		v = v << 4 | (uint64_t)(isdigit((unsigned char)*s) ? *s - '0' :
-					tolower((unsigned char)*s) - 'a' + 10);
+		v = v << 4 |
+			(uint64_t)(isdigit((unsigned char)*s)
+					   ? *s - '0'
+					   : tolower((unsigned char)*s) - 'a' + 10);
 	}
 	*out = v;
 	return 0;
@@ -280,15 +287,17 @@ int tables_parse_guid(const char *s, uint64_t *out)
 static int parse_vlarb_port(struct parser *ps, char **tok, int ntok)
 {
 	struct ibqos_tables *t = ps->t;
-	struct ibqos_port_spec spec = { 0 };
+	struct ibqos_port_spec spec = {0};
 	unsigned port, first;
 	int dup;
 
 	if (ntok < 4)
 		return tables_fail(ps, "vlarb port: expected 'port GUID PORTNUM'");
 	if (tables_parse_guid(tok[2], &spec.guid))
-		return tables_fail(ps, "vlarb port: '%.40s' is not a GUID (0x followed by up to 16 "
-				   "hex digits)", tok[2]);
+		return tables_fail(ps,
+				   "vlarb port: '%.40s' is not a GUID (0x followed by up to 16 "
+				   "hex digits)",
+				   tok[2]);
 	if (parse_uint(tok[3], 254, &port))
 		return tables_fail(ps, "vlarb port: port number '%.40s' is not in 0..254", tok[3]);
 	spec.port = (uint8_t)port;
@@ -296,8 +305,10 @@ static int parse_vlarb_port(struct parser *ps, char **tok, int ntok)
 	if (dup < 0)
 		return dup;
 	if (dup)
-		return tables_fail(ps, "vlarb port 0x%016" PRIx64 " %u given twice (first on line "
-				   "%u)", spec.guid, port, first);
+		return tables_fail(ps,
+				   "vlarb port 0x%016" PRIx64 " %u given twice (first on line "
+				   "%u)",
+				   spec.guid, port, first);
 	if (parse_spec(ps, tok + 4, ntok - 4, &spec.spec))
 		return -EINVAL;
 	if (t->nports == ps->capports) {
@@ -318,7 +329,8 @@ static int parse_vlarb(struct parser *ps, char **tok, int ntok)
 	struct ibqos_tables *t = ps->t;
 
 	if (ntok < 2)
-		return tables_fail(ps, "vlarb: missing role (ca, sw0, terminal, local, global or "
+		return tables_fail(ps,
+				   "vlarb: missing role (ca, sw0, terminal, local, global or "
 				   "port)");
 	if (!strcmp(tok[1], "port"))
 		return parse_vlarb_port(ps, tok, ntok);
@@ -326,12 +338,14 @@ static int parse_vlarb(struct parser *ps, char **tok, int ntok)
 		if (strcmp(tok[1], role_kw[r]))
 			continue;
 		if (t->role[r].present)
-			return tables_fail(ps, "vlarb %s given twice (first on line %u)", role_kw[r],
-					   t->role[r].line);
+			return tables_fail(ps, "vlarb %s given twice (first on line %u)",
+					   role_kw[r], t->role[r].line);
 		return parse_spec(ps, tok + 2, ntok - 2, &t->role[r]);
 	}
-	return tables_fail(ps, "vlarb: unknown role '%.40s' (ca, sw0, terminal, local, global or "
-			   "port)", tok[1]);
+	return tables_fail(ps,
+			   "vlarb: unknown role '%.40s' (ca, sw0, terminal, local, global or "
+			   "port)",
+			   tok[1]);
 }
 
 static int parse_version(struct parser *ps, char **tok, int ntok)
@@ -381,7 +395,8 @@ int tables_parse_line(struct parser *ps, char *line)
 		return tables_fail(ps, "version given twice");
 	if (!strcmp(tok[0], "sl2class")) {
 		if (ntok != 2)
-			return tables_fail(ps, "sl2class: expected 16 comma-separated classes "
+			return tables_fail(ps,
+					   "sl2class: expected 16 comma-separated classes "
 					   "without blanks");
 		return parse_sl2class(ps, tok[1]);
 	}
@@ -393,8 +408,10 @@ int tables_parse_line(struct parser *ps, char *line)
 		return tables_parse_group(ps, tok, ntok);
 	if (!strcmp(tok[0], "group_pattern"))
 		return tables_fail(ps, "group_pattern: missing the pattern");
-	return tables_fail(ps, "unknown keyword '%.40s' (version, sl2class, vls_per_class, vlarb, "
-			   "group, group_pattern)", tok[0]);
+	return tables_fail(ps,
+			   "unknown keyword '%.40s' (version, sl2class, vls_per_class, vlarb, "
+			   "group, group_pattern)",
+			   tok[0]);
 }
 
 /* Class c owns VLs n*c .. n*c+n-1, and VL15 carries no data: the same rule the plugin
@@ -410,9 +427,10 @@ static int check_class_vls(struct parser *ps)
 		if (c <= last)
 			continue;
 		ps->line = ps->sl2class_line;
-		return tables_fail(ps, "sl2class: SL %u: class %u needs VLs %u..%u, past VL%u, the "
-				   "last data VL (vls_per_class %u allows classes 0..%u)", sl, c,
-				   n * c, n * c + n - 1, IBQOS_DATA_VLS - 1, n, last);
+		return tables_fail(ps,
+				   "sl2class: SL %u: class %u needs VLs %u..%u, past VL%u, the "
+				   "last data VL (vls_per_class %u allows classes 0..%u)",
+				   sl, c, n * c, n * c + n - 1, IBQOS_DATA_VLS - 1, n, last);
 	}
 	return 0;
 }
@@ -420,8 +438,8 @@ static int check_class_vls(struct parser *ps)
 static int warn_zero_tables(struct parser *ps, const char *what,
 			    const struct ibqos_vlarb_spec *spec)
 {
-	const struct ibqos_vlarb_table *tab[2] = { &spec->high, &spec->low };
-	static const char *const which[2] = { "high", "low" };
+	const struct ibqos_vlarb_table *tab[2] = {&spec->high, &spec->low};
+	static const char *const which[2] = {"high", "low"};
 
 	for (int k = 0; k < 2; k++) {
 		unsigned sum = 0;
@@ -429,9 +447,11 @@ static int warn_zero_tables(struct parser *ps, const char *what,
 		for (unsigned i = 0; i < tab[k]->n; i++)
 			sum += tab[k]->weight[i];
 		if (tab[k]->n && !sum) {
-			int r = tables_warn(ps, spec->line, "vlarb %s: every %s-table weight is 0, "
+			int r = tables_warn(ps, spec->line,
+					    "vlarb %s: every %s-table weight is 0, "
 					    "so that table never sends (write '-' for an empty "
-					    "table)", what, which[k]);
+					    "table)",
+					    what, which[k]);
 			if (r)
 				return r;
 		}
@@ -495,7 +515,7 @@ const struct ibqos_vlarb_spec *ibqos_tables_lookup(const struct ibqos_tables *t,
 						   enum ibqos_vlarb_role role, uint64_t guid,
 						   uint8_t port)
 {
-	struct ibqos_port_spec key = { .guid = guid, .port = port };
+	struct ibqos_port_spec key = {.guid = guid, .port = port};
 	const struct ibqos_port_spec *hit;
 
 	if (t->nports && role != IBQOS_ROLE_CA) {

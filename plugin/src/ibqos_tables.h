@@ -11,19 +11,19 @@
 #include <stdio.h>
 
 #define IBQOS_NUM_SL 16
-#define IBQOS_VLARB_MAX 64	/* entries per table (IBA limit; ports report their own cap) */
-#define IBQOS_DATA_VLS 15	/* VL0..VL14; VL15 is management only */
+#define IBQOS_VLARB_MAX 64 /* entries per table (IBA limit; ports report their own cap) */
+#define IBQOS_DATA_VLS 15  /* VL0..VL14; VL15 is management only */
 #define IBQOS_VLS_PER_CLASS_DEFAULT 2
-#define IBQOS_GROUP_LABEL_MAX 32	/* a group label's size with its NUL: [A-Za-z0-9_.:-]{1,31} */
-#define IBQOS_TABLES_MAX_BYTES (1u << 20)	/* larger table files are refused */
-#define IBQOS_TABLES_MAX_LINE 4096	/* longer lines are refused (NUL included) */
+#define IBQOS_GROUP_LABEL_MAX 32 /* a group label's size with its NUL: [A-Za-z0-9_.:-]{1,31} */
+#define IBQOS_TABLES_MAX_BYTES (1u << 20) /* larger table files are refused */
+#define IBQOS_TABLES_MAX_LINE 4096	  /* longer lines are refused (NUL included) */
 
 enum ibqos_vlarb_role {
-	IBQOS_ROLE_CA = 0,	/* CA port */
-	IBQOS_ROLE_SW0,		/* enhanced switch port 0 */
-	IBQOS_ROLE_TERMINAL,	/* switch port whose peer is a CA */
-	IBQOS_ROLE_LOCAL,	/* switch port to the same dragonfly group */
-	IBQOS_ROLE_GLOBAL,	/* switch port to another group */
+	IBQOS_ROLE_CA = 0,   /* CA port */
+	IBQOS_ROLE_SW0,	     /* enhanced switch port 0 */
+	IBQOS_ROLE_TERMINAL, /* switch port whose peer is a CA */
+	IBQOS_ROLE_LOCAL,    /* switch port to the same dragonfly group */
+	IBQOS_ROLE_GLOBAL,   /* switch port to another group */
 	IBQOS_ROLE_COUNT,
 };
 
@@ -35,20 +35,20 @@ struct ibqos_vlarb_table {
 
 struct ibqos_vlarb_spec {
 	int present;
-	unsigned line;		/* where it was given, for capacity errors */
+	unsigned line; /* where it was given, for capacity errors */
 	struct ibqos_vlarb_table high, low;
-	uint8_t limit;		/* VLHighLimit */
+	uint8_t limit; /* VLHighLimit */
 };
 
 struct ibqos_port_spec {
-	uint64_t guid;		/* switch node GUID */
+	uint64_t guid; /* switch node GUID */
 	uint8_t port;
 	struct ibqos_vlarb_spec spec;
 };
 
 /* `group GUID LABEL`: an admin pins a switch to a dragonfly group. */
 struct ibqos_group_pin {
-	uint64_t guid;		/* switch node GUID */
+	uint64_t guid; /* switch node GUID */
 	unsigned line;
 	char label[IBQOS_GROUP_LABEL_MAX];
 };
@@ -56,20 +56,20 @@ struct ibqos_group_pin {
 struct ibqos_tables {
 	char *path;
 	int has_sl2class;
-	uint8_t sl2class[IBQOS_NUM_SL];	/* all 0 unless given */
+	uint8_t sl2class[IBQOS_NUM_SL]; /* all 0 unless given */
 	unsigned vls_per_class;		/* 2 or 3 after a successful load: class c owns VLs
 					 * vls_per_class*c .. vls_per_class*c + vls_per_class-1 */
 	struct ibqos_vlarb_spec role[IBQOS_ROLE_COUNT];
-	struct ibqos_port_spec *ports;	/* sorted by (guid, port) */
+	struct ibqos_port_spec *ports; /* sorted by (guid, port) */
 	size_t nports;
-	struct ibqos_group_pin *pins;	/* sorted by guid, each guid once */
+	struct ibqos_group_pin *pins; /* sorted by guid, each guid once */
 	size_t npins;
-	regex_t *pattern;		/* group_pattern compiled (POSIX ERE, subexpression 1 is
+	regex_t *pattern;   /* group_pattern compiled (POSIX ERE, subexpression 1 is
 					 * the label), or NULL; a pointer so the struct may be
 					 * copied by value */
-	char *pattern_text;		/* as written in the file */
+	char *pattern_text; /* as written in the file */
 	unsigned pattern_line;
-	char **warnings;		/* "file:line: message" lines that do not reject the file,
+	char **warnings; /* "file:line: message" lines that do not reject the file,
 					 * for the caller to log (escaped, printable ASCII) */
 	size_t nwarnings;
 };

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define NAMED_GROUP "(?<group>"
-#define PATTERN_MAX_NODES 4096	/* a real node-description pattern needs tens */
+#define PATTERN_MAX_NODES 4096 /* a real node-description pattern needs tens */
 #define PATTERN_MAX_DEPTH 8
 #define PATTERN_MAX_REPS 32
 #define SIZE_CAP (1u << 30)
@@ -44,15 +44,17 @@ static int cmp_pin(const void *a, const void *b)
 int tables_parse_group(struct parser *ps, char **tok, int ntok)
 {
 	struct ibqos_tables *t = ps->t;
-	struct ibqos_group_pin pin = { .line = ps->line };
+	struct ibqos_group_pin pin = {.line = ps->line};
 	unsigned first;
 	int dup;
 
 	if (ntok != 3)
 		return tables_fail(ps, "group: expected 'group GUID LABEL'");
 	if (tables_parse_guid(tok[1], &pin.guid))
-		return tables_fail(ps, "group: '%.40s' is not a GUID (0x followed by up to 16 hex "
-				   "digits)", tok[1]);
+		return tables_fail(ps,
+				   "group: '%.40s' is not a GUID (0x followed by up to 16 hex "
+				   "digits)",
+				   tok[1]);
 	if (!valid_label(tok[2], strlen(tok[2])))
 		return tables_fail(ps, "group: label '%.40s' is not 1 to %d of A-Z a-z 0-9 _ . : -",
 				   tok[2], IBQOS_GROUP_LABEL_MAX - 1);
@@ -60,8 +62,10 @@ int tables_parse_group(struct parser *ps, char **tok, int ntok)
 	if (dup < 0)
 		return dup;
 	if (dup)
-		return tables_fail(ps, "group: switch 0x%016" PRIx64 " pinned twice (first on line "
-				   "%u)", pin.guid, first);
+		return tables_fail(ps,
+				   "group: switch 0x%016" PRIx64 " pinned twice (first on line "
+				   "%u)",
+				   pin.guid, first);
 	memcpy(pin.label, tok[2], strlen(tok[2]) + 1);
 	if (t->npins == ps->cappins) {
 		size_t cap = ps->cappins ? ps->cappins * 2 : 16;
@@ -89,7 +93,7 @@ static char *put(char *o, const char *s)
 static size_t bracket_term(const char *s)
 {
 	const char *end;
-	char close[3] = { s[1], ']', '\0' };
+	char close[3] = {s[1], ']', '\0'};
 
 	if (s[0] != '[' || (s[1] != ':' && s[1] != '.' && s[1] != '='))
 		return 0;
@@ -125,14 +129,17 @@ static int translate(struct parser *ps, const char *src, char *out)
 		if (!strncmp(s, NAMED_GROUP, strlen(NAMED_GROUP))) {
 			*o++ = '(', s += strlen(NAMED_GROUP);
 		} else if (s[0] == '(' && s[1] == '?') {
-			return tables_fail(ps, "group_pattern: '(?' is only understood as '"
-					   NAMED_GROUP "'; write '(' for the label's group");
+			return tables_fail(ps,
+					   "group_pattern: '(?' is only understood as '" NAMED_GROUP
+					   "'; write '(' for the label's group");
 		} else if (s[0] == '\\' && s[1] == 'd') {
 			o = put(o, "[0-9]"), s += 2;
 		} else if (s[0] == '\\' && s[1] >= '1' && s[1] <= '9') {
 			/* glibc matches back-references by backtracking: exponential time */
-			return tables_fail(ps, "group_pattern: back-references such as '\\%c' are not "
-					   "supported", s[1]);
+			return tables_fail(ps,
+					   "group_pattern: back-references such as '\\%c' are not "
+					   "supported",
+					   s[1]);
 		} else if (s[0] == '\\' && s[1]) {
 			*o++ = *s++;
 			*o++ = *s++;
@@ -140,7 +147,7 @@ static int translate(struct parser *ps, const char *src, char *out)
 			*o++ = *s++;
 			if (*s == '^')
 				*o++ = *s++;
-			if (*s == ']')	/* a leading ']' is a literal member */
+			if (*s == ']') /* a leading ']' is a literal member */
 				*o++ = *s++;
 			in_bracket = 1;
 		} else {
@@ -209,7 +216,8 @@ static const char *too_complex(const char *s, char *why, size_t len)
 		after_rep = rep;
 		if (*s == '(') {
 			if (d == PATTERN_MAX_DEPTH) {
-				snprintf(why, len, "groups nested deeper than %d", PATTERN_MAX_DEPTH);
+				snprintf(why, len, "groups nested deeper than %d",
+					 PATTERN_MAX_DEPTH);
 				return why;
 			}
 			total[++d] = 0, last[d] = 0, s++;
@@ -237,7 +245,7 @@ static const char *too_complex(const char *s, char *why, size_t len)
 			last[d] = 1;
 			if (*s == '\\' && s[1]) {
 				s += 2;
-			} else if (*s == '[') {	/* one node, however long */
+			} else if (*s == '[') { /* one node, however long */
 				s++;
 				if (*s == '^')
 					s++;
@@ -259,7 +267,8 @@ static const char *too_complex(const char *s, char *why, size_t len)
 		last[d] = 0;
 	}
 	if (sat_add(total[0], last[0]) > PATTERN_MAX_NODES) {
-		snprintf(why, len, "its repetitions expand to more than %d nodes", PATTERN_MAX_NODES);
+		snprintf(why, len, "its repetitions expand to more than %d nodes",
+			 PATTERN_MAX_NODES);
 		return why;
 	}
 	return NULL;
@@ -286,7 +295,7 @@ int tables_parse_group_pattern(struct parser *ps, char *rest)
 	t->pattern = calloc(1, sizeof(*t->pattern));
 	if (!ere || !t->pattern_text || !t->pattern) {
 		free(ere);
-		free(t->pattern);	/* not compiled: nothing for regfree */
+		free(t->pattern); /* not compiled: nothing for regfree */
 		t->pattern = NULL;
 		return -ENOMEM;
 	}
@@ -312,8 +321,10 @@ int tables_parse_group_pattern(struct parser *ps, char *rest)
 	}
 	t->pattern_line = ps->line;
 	if (t->pattern->re_nsub == 0)
-		return tables_fail(ps, "group_pattern: '%.80s' has no parenthesised subexpression "
-				   "to take the group label from", rest);
+		return tables_fail(ps,
+				   "group_pattern: '%.80s' has no parenthesised subexpression "
+				   "to take the group label from",
+				   rest);
 	return 0;
 }
 
@@ -340,7 +351,7 @@ void tables_sort_pins(struct ibqos_tables *t)
 int ibqos_tables_group_label(const struct ibqos_tables *t, uint64_t guid, const char *desc,
 			     char *label, size_t len)
 {
-	struct ibqos_group_pin key = { .guid = guid };
+	struct ibqos_group_pin key = {.guid = guid};
 	const struct ibqos_group_pin *hit = NULL;
 	regmatch_t m[2];
 	size_t n;

@@ -8,7 +8,7 @@
 #include "ibqos_keyset.h"
 #include "ibqos_tables.h"
 
-#define IBQOS_TABLES_MAX_WARNINGS 16	/* more are counted in one last line */
+#define IBQOS_TABLES_MAX_WARNINGS 16 /* more are counted in one last line */
 
 struct parser {
 	struct ibqos_tables *t;
@@ -19,7 +19,7 @@ struct parser {
 	int seen_version;
 	unsigned sl2class_line, vls_line;
 	size_t capports, cappins, capwarn;
-	size_t more_warnings;		/* not stored past IBQOS_TABLES_MAX_WARNINGS */
+	size_t more_warnings; /* not stored past IBQOS_TABLES_MAX_WARNINGS */
 	struct ibqos_keyset ports_seen, pins_seen;
 };
 

@@ -29,8 +29,10 @@ static int read_line(struct parser *ps, FILE *in, char *buf, size_t *total, size
 		if (c == '\0')
 			return tables_fail(ps, "NUL byte in column %zu", n + 1);
 		if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
-			return tables_fail(ps, "control byte 0x%02x in column %zu (only tab is "
-					   "allowed)", (unsigned)c, n + 1);
+			return tables_fail(ps,
+					   "control byte 0x%02x in column %zu (only tab is "
+					   "allowed)",
+					   (unsigned)c, n + 1);
 		if (n == IBQOS_TABLES_MAX_LINE)
 			return tables_fail(ps, "line is longer than %u bytes",
 					   (unsigned)IBQOS_TABLES_MAX_LINE);
@@ -52,10 +54,10 @@ static int read_line(struct parser *ps, FILE *in, char *buf, size_t *total, size
 	return 1;
 }
 
-static int parse_stream(FILE *in, const char *name, struct ibqos_tables *t, char *err,
-			size_t len, size_t max_total)
+static int parse_stream(FILE *in, const char *name, struct ibqos_tables *t, char *err, size_t len,
+			size_t max_total)
 {
-	struct parser ps = { .t = t, .name = name, .err = err, .len = len };
+	struct parser ps = {.t = t, .name = name, .err = err, .len = len};
 	char *buf = malloc(IBQOS_TABLES_MAX_LINE + 1);
 	size_t total = 0;
 	int ret = 0, got;
@@ -112,9 +114,12 @@ static int load_error(const char *path, char *err, size_t len, const char *why)
 
 static const char *file_kind(mode_t m)
 {
-	return S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
-		S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" :
-		S_ISDIR(m) ? "a directory" : "not a regular file";
+	return S_ISFIFO(m)    ? "a FIFO"
+		: S_ISCHR(m)  ? "a character device"
+		: S_ISBLK(m)  ? "a block device"
+		: S_ISSOCK(m) ? "a socket"
+		: S_ISDIR(m)  ? "a directory"
+			      : "not a regular file";
 }
 
 int ibqos_tables_load(const char *path, struct ibqos_tables *t, char *err, size_t len)

@@ -10,8 +10,8 @@
 #define IBQOS_VLARB_BLOCK 32
 
 /* Entries [0, block_len) of block block_num; entries past the table are (VL 0, weight 0). */
-void ibqos_vlarb_block(const struct ibqos_vlarb_spec *spec, unsigned block_num,
-		       unsigned block_len, uint8_t vl[], uint8_t weight[]);
+void ibqos_vlarb_block(const struct ibqos_vlarb_spec *spec, unsigned block_num, unsigned block_len,
+		       uint8_t vl[], uint8_t weight[]);
 
 /* 0 if both tables fit the port's VLArbitrationHighCap / LowCap, else -EINVAL with
  * "file:line: ..." naming port_label in err. */

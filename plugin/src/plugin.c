@@ -76,8 +76,10 @@ static void *plugin_create(osm_opensm_t *osm)
 	ctx->osm = osm;
 	module.context = ctx;
 	if (osm_register_external_routing_engine(osm, &module, ctx) != CL_SUCCESS) {
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A6: dla: cannot register the routing "
-			  "engine '%s'", IBQOS_ENGINE_NAME);
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A6: dla: cannot register the routing "
+			  "engine '%s'",
+			  IBQOS_ENGINE_NAME);
 		plugin_destroy(ctx);
 		return NULL;
 	}

@@ -170,7 +170,8 @@ static void put_record(FILE *f, const struct ibqos_ctx *ctx)
 		put_groups(f, sw);
 		fprintf(f, ",\n \"vls_per_class\": %u, \"levels\": %u, \"turns_shifted\": %u,\n",
 			sw->stride, sw->dla.vl.levels, sw->dla.vl.shifted);
-		fprintf(f, " \"routes\": {\"through_third_group\": %u, \"local_detours\": %u, "
+		fprintf(f,
+			" \"routes\": {\"through_third_group\": %u, \"local_detours\": %u, "
 			"\"nearest_neighbour\": %u, \"unreachable\": %u},\n",
 			sw->dla.routes.via_intermediate, sw->dla.routes.local_detours,
 			sw->dla.routes.fallback, sw->dla.routes.unreachable);

@@ -7,8 +7,8 @@
 #include "ibqos_plugin.h"
 #include "dla_sl2vl.h"
 
-void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num,
-			uint8_t out_port_num, ib_slvl_table_t *t)
+void ibqos_update_sl2vl(void *context, osm_physp_t *port, uint8_t in_port_num, uint8_t out_port_num,
+			ib_slvl_table_t *t)
 {
 	struct ibqos_ctx *ctx = context;
 	const struct ibqos_sweep *sw = &ctx->sweep;

@@ -17,7 +17,7 @@ static int cmp_guid(const void *a, const void *b)
 
 int32_t ibqos_switch_index(const struct ibqos_sweep *sw, uint64_t guid)
 {
-	struct ibqos_guid_idx key = { .guid = guid };
+	struct ibqos_guid_idx key = {.guid = guid};
 	const struct ibqos_guid_idx *hit;
 
 	if (!sw->by_guid)
@@ -80,7 +80,7 @@ int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, siz
 		if (ret)
 			return ret;
 		sw->osw[i] = p_sw;
-		sw->by_guid[i] = (struct ibqos_guid_idx){ .guid = guid, .idx = i };
+		sw->by_guid[i] = (struct ibqos_guid_idx){.guid = guid, .idx = i};
 	}
 	qsort(sw->by_guid, n, sizeof(*sw->by_guid), cmp_guid);
 	for (i = 0; i < n; i++) {
@@ -94,11 +94,12 @@ int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, siz
 				continue;
 			rnode = osm_physp_get_node_ptr(remote);
 			if (osm_node_get_type(rnode) == IB_NODE_TYPE_SWITCH) {
-				int32_t j = ibqos_switch_index(sw,
-					cl_ntoh64(osm_node_get_node_guid(rnode)));
+				int32_t j = ibqos_switch_index(
+					sw, cl_ntoh64(osm_node_get_node_guid(rnode)));
 
 				if (j < 0) {
-					snprintf(err, len, "switch 0x%016" PRIx64 " port %u leads "
+					snprintf(err, len,
+						 "switch 0x%016" PRIx64 " port %u leads "
 						 "to a switch OpenSM does not list",
 						 sw->fabric.sw[i].guid, p);
 					return -EINVAL;
@@ -106,7 +107,8 @@ int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, siz
 				ret = dla_fabric_link(&sw->fabric, i, (uint8_t)p, (uint32_t)j,
 						      osm_physp_get_port_num(remote));
 			} else {
-				ret = dla_fabric_attach_endport(&sw->fabric, i, (uint8_t)p,
+				ret = dla_fabric_attach_endport(
+					&sw->fabric, i, (uint8_t)p,
 					cl_ntoh16(osm_physp_get_base_lid(remote)));
 			}
 			if (ret)

@@ -42,8 +42,8 @@ const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm
 		s = ibqos_switch_index(sw, guid);
 		if (s < 0 || num >= sw->fabric.sw[s].num_ports)
 			return NULL;
-		role = num == 0 ? IBQOS_ROLE_SW0 :
-			vlarb_role(dla_port_role(&sw->dla.routes, (uint32_t)s, num));
+		role = num == 0 ? IBQOS_ROLE_SW0
+				: vlarb_role(dla_port_role(&sw->dla.routes, (uint32_t)s, num));
 		break;
 	default:
 		return NULL;

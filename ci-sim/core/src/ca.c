@@ -63,8 +63,10 @@ static int check_pair_sls(struct ibs_sim *s, char *err, size_t errlen)
 			uint8_t sl = c->pair_sl[(uint64_t)e * s->n_ep + d];
 
 			if (sl < 16 && c->sl2vl_rows[row * 16 + sl] >= p->nvl) {
-				snprintf(err, errlen, "pair %u -> %u: SL %u maps to VL %u, not operational on "
-					 "its CA port", e, d, sl, c->sl2vl_rows[row * 16 + sl]);
+				snprintf(err, errlen,
+					 "pair %u -> %u: SL %u maps to VL %u, not operational on "
+					 "its CA port",
+					 e, d, sl, c->sl2vl_rows[row * 16 + sl]);
 				return -EINVAL;
 			}
 		}
@@ -94,27 +96,29 @@ int ca_setup(struct ibs_sim *s, char *err, size_t errlen)
 		struct ep *e = &s->eps[sp->src];
 		struct flow *f = &s->flows[e->flow_base + e->nflows++];
 		const struct port *p = &s->ports[e->gport];
-		uint32_t row = c->sl2vl_idx[c->node_sl2vl_off[e->node] + p->num];  /* (0, port) */
+		uint32_t row = c->sl2vl_idx[c->node_sl2vl_off[e->node] + p->num]; /* (0, port) */
 
 		f->spec = *sp;
 		f->sl2vl_row = row;
 		f->sl = sp->sl;
 		f->vl = c->sl2vl_rows[row * 16 + sp->sl];
 		if (f->vl >= p->nvl) {
-			snprintf(err, errlen, "flow %u: SL %u maps to VL %u, not operational on its CA port",
-				 i, sp->sl, f->vl);
+			snprintf(err, errlen,
+				 "flow %u: SL %u maps to VL %u, not operational on its CA port", i,
+				 sp->sl, f->vl);
 			return -EINVAL;
 		}
 		rng_seed(&f->rng, c->seed, i);
 		f->msg_pkts = (sp->msg_bytes + sp->pkt_bytes - 1) / sp->pkt_bytes;
 		f->last_bytes = sp->msg_bytes - (f->msg_pkts - 1) * sp->pkt_bytes;
 		if (sp->process != IBS_SATURATE) {
-			f->interval_ps = (uint64_t)((double)sp->msg_bytes * 8000.0 / sp->rate_gbps + 0.5);
+			f->interval_ps =
+				(uint64_t)((double)sp->msg_bytes * 8000.0 / sp->rate_gbps + 0.5);
 			if (!f->interval_ps)
 				f->interval_ps = 1;
 			/* a random phase, so CBR sources do not start in lockstep */
 			f->cur_gen = sp->process == IBS_CBR ? rng_next(&f->rng) % f->interval_ps
-							  : draw_gap(f);
+							    : draw_gap(f);
 		}
 		f->cur_left = f->msg_pkts;
 		f->cur_dst = draw_dst(s, f);
@@ -245,7 +249,7 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
 
 	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
 	if ((int32_t)k->dst != s->port_ep[gport]) {
-		s->res.dropped_route++;     /* misrouted: the LFTs sent it to another CA */
+		s->res.dropped_route++; /* misrouted: the LFTs sent it to another CA */
 		pkt_free(s, pid);
 		return;
 	}
@@ -253,7 +257,7 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
 	if (in_window(s)) {
 		const struct pkt_meta *m = &s->meta[pid];
 		uint64_t lat = s->now - m->gen_ps, net = s->now - m->inj_ps;
-		struct group_acc *g[2] = { &s->sl[k->sl], &s->klass[m->klass] };
+		struct group_acc *g[2] = {&s->sl[k->sl], &s->klass[m->klass]};
 
 		for (int i = 0; i < 2; i++) {
 			g[i]->rx_pkts++;

@@ -7,7 +7,9 @@
 
 #include "sim.h"
 
-struct edge { uint32_t from, to; };
+struct edge {
+	uint32_t from, to;
+};
 
 static int cmp_edge(const void *a, const void *b)
 {
@@ -22,7 +24,8 @@ static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
 }
 
 /* Edges of the wait-for graph between switch input buffers (gport * nvl + vl). */
-static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint32_t **blocked, size_t *n_blocked)
+static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint32_t **blocked,
+		      size_t *n_blocked)
 {
 	size_t n = 0, cap = 256, nb = 0, capb = 64;
 	struct edge *e = malloc(cap * sizeof(*e));
@@ -38,20 +41,24 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 
 			for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
 				uint32_t v = (uint32_t)__builtin_ctz(m);
-				const uint64_t *map = w->req + ((uint64_t)o * s->nvl + v) * w->words;
+				const uint64_t *map =
+					w->req + ((uint64_t)o * s->nvl + v) * w->words;
 
 				if (!stale(s, p, v))
 					continue;
 				for (uint32_t wi = 0; wi < w->words; wi++)
 					for (uint64_t bits = map[wi]; bits; bits &= bits - 1) {
-						uint32_t key = wi * 64 + (uint32_t)__builtin_ctzll(bits);
+						uint32_t key =
+							wi * 64 + (uint32_t)__builtin_ctzll(bits);
 						uint32_t in = key / s->nvl, ivl = key % s->nvl;
 						uint32_t buf = (w->port_base + in) * s->nvl + ivl;
-						const struct queue *q = &s->queues[sw_queue_of(s, w, in, ivl, o)];
+						const struct queue *q =
+							&s->queues[sw_queue_of(s, w, in, ivl, o)];
 						uint32_t need = credits_of(s->pkts[q->head].bytes);
 
 						if (nb == capb) {
-							uint32_t *nbp = realloc(b, 2 * capb * sizeof(*b));
+							uint32_t *nbp =
+								realloc(b, 2 * capb * sizeof(*b));
 							if (!nbp)
 								goto nomem;
 							b = nbp;
@@ -62,17 +69,19 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 						 * 10s of ns from arriving, while the VL has been idle for
 						 * deadlock_ps, so on a real wait-for cycle there are none. */
 						if (p->vl[v].credits >= need)
-							continue;      /* waits for the arbiter, not for space */
+							continue; /* waits for the arbiter, not for space */
 						if (!p->peer_sw)
 							continue;
 						if (n == cap) {
-							struct edge *ne = realloc(e, 2 * cap * sizeof(*e));
+							struct edge *ne =
+								realloc(e, 2 * cap * sizeof(*e));
 							if (!ne)
 								goto nomem;
 							e = ne;
 							cap *= 2;
 						}
-						e[n++] = (struct edge){ buf, (uint32_t)p->peer * s->nvl + v };
+						e[n++] = (struct edge){
+							buf, (uint32_t)p->peer * s->nvl + v};
 					}
 			}
 		}
@@ -122,7 +131,8 @@ static int set_witness(struct ibs_sim *s, const uint32_t *bufs, size_t n)
 }
 
 /* Iterative DFS; on a back edge the gray path from its target is the cycle. */
-static int find_cycle(struct ibs_sim *s, const struct edge *e, size_t n, uint32_t **cyc, size_t *ncyc)
+static int find_cycle(struct ibs_sim *s, const struct edge *e, size_t n, uint32_t **cyc,
+		      size_t *ncyc)
 {
 	size_t nodes = (size_t)s->n_ports * s->nvl;
 	uint8_t *color = calloc(nodes, 1);

@@ -4,7 +4,8 @@
 
 const struct ibs_evq_ops *ibs_evq_find(const char *name)
 {
-	static const struct ibs_evq_ops *const all[] = { &ibs_evq_calendar, &ibs_evq_heap, &ibs_evq_list };
+	static const struct ibs_evq_ops *const all[] = {&ibs_evq_calendar, &ibs_evq_heap,
+							&ibs_evq_list};
 
 	if (!name || !*name)
 		return &ibs_evq_calendar;

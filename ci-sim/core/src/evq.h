@@ -14,10 +14,10 @@
 struct ibs_event {
 	uint64_t ts;
 	uint64_t uid;
-	uint32_t obj;     /* port or flow index */
-	uint32_t arg;     /* packet index or credit count */
-	uint8_t  kind;
-	uint8_t  vl;
+	uint32_t obj; /* port or flow index */
+	uint32_t arg; /* packet index or credit count */
+	uint8_t kind;
+	uint8_t vl;
 };
 
 static inline bool ibs_event_before(const struct ibs_event *a, const struct ibs_event *b)
@@ -27,20 +27,20 @@ static inline bool ibs_event_before(const struct ibs_event *a, const struct ibs_
 
 struct ibs_evq_ops {
 	const char *name;
-	int  (*create)(void **q);
+	int (*create)(void **q);
 	void (*destroy)(void *q);
-	int  (*insert)(void *q, const struct ibs_event *ev);          /* 0 or -ENOMEM */
+	int (*insert)(void *q, const struct ibs_event *ev); /* 0 or -ENOMEM */
 	bool (*is_empty)(const void *q);
-	const struct ibs_event *(*peek_next)(const void *q);          /* NULL when empty */
-	int  (*remove_next)(void *q, struct ibs_event *out);          /* 0 or -ENOENT */
-	int  (*remove)(void *q, uint64_t ts, uint64_t uid);           /* 0 or -ENOENT */
+	const struct ibs_event *(*peek_next)(const void *q); /* NULL when empty */
+	int (*remove_next)(void *q, struct ibs_event *out);  /* 0 or -ENOENT */
+	int (*remove)(void *q, uint64_t ts, uint64_t uid);   /* 0 or -ENOENT */
 	/* The event n places after the next one (n = 0: peek_next), or NULL when the queue
 	 * cannot tell cheaply. Only a hint: later inserts may still come before it. */
 	const struct ibs_event *(*peek_ahead)(const void *q, uint32_t n);
 };
 
-extern const struct ibs_evq_ops ibs_evq_heap;   /* binary heap, O(log n) */
-extern const struct ibs_evq_ops ibs_evq_list;   /* sorted list, O(n) insert: the reference */
+extern const struct ibs_evq_ops ibs_evq_heap;	  /* binary heap, O(log n) */
+extern const struct ibs_evq_ops ibs_evq_list;	  /* sorted list, O(n) insert: the reference */
 extern const struct ibs_evq_ops ibs_evq_calendar; /* time buckets + overflow heap, ~O(1) */
 
 /* NULL for an unknown name. NULL or "" selects the default (calendar). */

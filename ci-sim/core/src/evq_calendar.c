@@ -13,8 +13,8 @@
 
 #include "evq.h"
 
-#define SHIFT 10                 /* bucket width: 1024 ps */
-#define NB    8192u              /* buckets: an 8.4 us horizon */
+#define SHIFT 10 /* bucket width: 1024 ps */
+#define NB 8192u /* buckets: an 8.4 us horizon */
 
 struct bucket {
 	struct ibs_event *a;
@@ -24,10 +24,10 @@ struct bucket {
 
 struct cal {
 	struct bucket *b;
-	uint64_t busy[NB / 64];      /* bit per slot: holds events */
-	uint64_t cur;                /* absolute bucket number of the ring's first bucket */
-	size_t ring;                 /* events in the ring */
-	void *over;                  /* events beyond the horizon: ibs_evq_heap */
+	uint64_t busy[NB / 64]; /* bit per slot: holds events */
+	uint64_t cur;		/* absolute bucket number of the ring's first bucket */
+	size_t ring;		/* events in the ring */
+	void *over;		/* events beyond the horizon: ibs_evq_heap */
 };
 
 static inline uint64_t abs_bucket(uint64_t ts)
@@ -149,7 +149,7 @@ static uint64_t gap_to_busy(const struct cal *c)
 		w = (w + 1) % (NB / 64);
 		bits = c->busy[w];
 	}
-	return 0;    /* not reached while the ring holds events */
+	return 0; /* not reached while the ring holds events */
 }
 
 /* Move `cur` to the earliest non-empty bucket and sort it. */
@@ -237,7 +237,7 @@ static const struct ibs_event *cal_peek_next(const void *q)
 
 	if (c->ring)
 		return &k->a[k->head];
-	return ibs_evq_heap.peek_next(c->over);   /* settle() keeps the ring filled first */
+	return ibs_evq_heap.peek_next(c->over); /* settle() keeps the ring filled first */
 }
 
 /* Within the current bucket, which settle() keeps sorted. */
@@ -284,7 +284,13 @@ static int cal_remove(void *q, uint64_t ts, uint64_t uid)
 }
 
 const struct ibs_evq_ops ibs_evq_calendar = {
-	.name = "calendar", .create = cal_create, .destroy = cal_destroy, .insert = cal_insert,
-	.is_empty = cal_is_empty, .peek_next = cal_peek_next, .remove_next = cal_remove_next,
-	.remove = cal_remove, .peek_ahead = cal_peek_ahead,
+	.name = "calendar",
+	.create = cal_create,
+	.destroy = cal_destroy,
+	.insert = cal_insert,
+	.is_empty = cal_is_empty,
+	.peek_next = cal_peek_next,
+	.remove_next = cal_remove_next,
+	.remove = cal_remove,
+	.peek_ahead = cal_peek_ahead,
 };

@@ -140,7 +140,13 @@ static int heap_remove(void *q, uint64_t ts, uint64_t uid)
 }
 
 const struct ibs_evq_ops ibs_evq_heap = {
-	.name = "heap", .create = heap_create, .destroy = heap_destroy, .insert = heap_insert,
-	.is_empty = heap_is_empty, .peek_next = heap_peek_next, .remove_next = heap_remove_next,
-	.remove = heap_remove, .peek_ahead = heap_peek_ahead,
+	.name = "heap",
+	.create = heap_create,
+	.destroy = heap_destroy,
+	.insert = heap_insert,
+	.is_empty = heap_is_empty,
+	.peek_next = heap_peek_next,
+	.remove_next = heap_remove_next,
+	.remove = heap_remove,
+	.peek_ahead = heap_peek_ahead,
 };

@@ -10,7 +10,7 @@ struct node {
 };
 
 struct list {
-	struct node head;     /* sentinel: head.next is the earliest event */
+	struct node head; /* sentinel: head.next is the earliest event */
 };
 
 static int list_create(void **q)
@@ -110,7 +110,13 @@ static int list_remove(void *q, uint64_t ts, uint64_t uid)
 }
 
 const struct ibs_evq_ops ibs_evq_list = {
-	.name = "list", .create = list_create, .destroy = list_destroy, .insert = list_insert,
-	.is_empty = list_is_empty, .peek_next = list_peek_next, .remove_next = list_remove_next,
-	.remove = list_remove, .peek_ahead = list_peek_ahead,
+	.name = "list",
+	.create = list_create,
+	.destroy = list_destroy,
+	.insert = list_insert,
+	.is_empty = list_is_empty,
+	.peek_next = list_peek_next,
+	.remove_next = list_remove_next,
+	.remove = list_remove,
+	.peek_ahead = list_peek_ahead,
 };

@@ -26,7 +26,8 @@ static uint32_t bucket_of(uint64_t v)
 	int e = 63 - __builtin_clzll(v);
 	if (e > 50)
 		return HIST_BUCKETS - 1;
-	return (uint32_t)(e - HIST_SUB_BITS + 1) * sub + (uint32_t)((v >> (e - HIST_SUB_BITS)) & (sub - 1));
+	return (uint32_t)(e - HIST_SUB_BITS + 1) * sub +
+		(uint32_t)((v >> (e - HIST_SUB_BITS)) & (sub - 1));
 }
 
 /* midpoint of the values that fall in bucket b */

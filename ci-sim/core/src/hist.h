@@ -7,15 +7,15 @@
 #include "ibqos_sim.h"
 
 #define HIST_SUB_BITS 6
-#define HIST_BUCKETS  ((50 - HIST_SUB_BITS + 1) * (1 << HIST_SUB_BITS))
+#define HIST_BUCKETS ((50 - HIST_SUB_BITS + 1) * (1 << HIST_SUB_BITS))
 
 struct hist {
 	uint64_t count, max;
 	double sum;
-	uint32_t *bucket;   /* HIST_BUCKETS counters */
+	uint32_t *bucket; /* HIST_BUCKETS counters */
 };
 
-int  hist_init(struct hist *h);
+int hist_init(struct hist *h);
 void hist_free(struct hist *h);
 void hist_add(struct hist *h, uint64_t v);
 void hist_summary(const struct hist *h, struct ibs_latency *out);

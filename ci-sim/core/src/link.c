@@ -8,7 +8,8 @@ static uint64_t ser_ps(const struct port *p, uint32_t bytes)
 
 /* Send packet pid on VL vl out of gport. The transmission cannot end before
  * earliest_end (the tail must have reached this switch: cut-through). */
-void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end)
+void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
+		   uint64_t earliest_end)
 {
 	struct port *p = &s->ports[gport];
 	struct pkt *k = &s->pkts[pid];
@@ -36,7 +37,8 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, 
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
 		k->tail_ps = end + s->cfg.prop_ps;
-		sim_schedule(s, s->now + s->cfg.prop_ps + s->cfg.sw_latency_ps, EV_ARRIVE, peer, pid, 0);
+		sim_schedule(s, s->now + s->cfg.prop_ps + s->cfg.sw_latency_ps, EV_ARRIVE, peer,
+			     pid, 0);
 	} else {
 		k->tail_ps = end + s->cfg.prop_ps;
 		sim_schedule(s, k->tail_ps, EV_ARRIVE, peer, pid, 0);
@@ -48,7 +50,7 @@ void link_tx_done(struct ibs_sim *s, uint32_t gport)
 	struct port *p = &s->ports[gport];
 
 	p->busy = 0;
-	if (p->tx_credits) {   /* the packet has left a switch input buffer */
+	if (p->tx_credits) { /* the packet has left a switch input buffer */
 		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits);
 		p->tx_credits = 0;
 		sw_input_free(s, p->tx_from);

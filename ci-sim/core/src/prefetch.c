@@ -56,8 +56,8 @@ static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
  * 1.26x faster. The bound sits between the last two. */
 bool sim_prefetch_pays(const struct ibs_sim *s)
 {
-	uint64_t bytes = (uint64_t)s->n_ports * sizeof(struct port) + s->n_queues * sizeof(struct queue) +
-			 (uint64_t)s->n_sw * s->n_ep;     /* LFT rows */
+	uint64_t bytes = (uint64_t)s->n_ports * sizeof(struct port) +
+		s->n_queues * sizeof(struct queue) + (uint64_t)s->n_sw * s->n_ep; /* LFT rows */
 
 	return bytes > (8u << 20);
 }
@@ -71,7 +71,8 @@ void sim_prefetch(const struct ibs_sim *s)
 	if (far)
 		__builtin_prefetch(far);
 	for (int st = 0; st < DEPTH; st++) {
-		const struct ibs_event *e = s->evq_ops->peek_ahead(s->evq, (uint32_t)(DEPTH - 1 - st));
+		const struct ibs_event *e =
+			s->evq_ops->peek_ahead(s->evq, (uint32_t)(DEPTH - 1 - st));
 
 		if (e)
 			stage(s, e, st);

@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdint.h>
 
-struct rng { uint64_t s[4]; };
+struct rng {
+	uint64_t s[4];
+};
 
 static inline uint64_t splitmix64(uint64_t *x)
 {

@@ -17,10 +17,11 @@ const char *ibs_version(void)
 
 /* ---- events, packets, kicks ------------------------------------------------ */
 
-void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl)
+void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg,
+		  uint8_t vl)
 {
-	struct ibs_event ev = { .ts = ts, .uid = s->next_uid++, .obj = obj, .arg = arg,
-				.kind = kind, .vl = vl };
+	struct ibs_event ev = {
+		.ts = ts, .uid = s->next_uid++, .obj = obj, .arg = arg, .kind = kind, .vl = vl};
 	int rc = s->evq_ops->insert(s->evq, &ev);
 
 	if (++s->pending > s->res.max_pending)
@@ -34,7 +35,7 @@ void sim_kick(struct ibs_sim *s, uint32_t gport)
 	if (s->kick_mark[gport])
 		return;
 	s->kick_mark[gport] = 1;
-	s->kick[s->n_kick++] = gport;   /* at most one entry per port: never overflows */
+	s->kick[s->n_kick++] = gport; /* at most one entry per port: never overflows */
 }
 
 static void run_kicks(struct ibs_sim *s)
@@ -77,10 +78,10 @@ static void *dup_array(const void *src, size_t n, size_t size)
 	return d;
 }
 
-#define DUP(field, n) \
-	do { \
-		if (!(c->field = dup_array(cfg->field, (n), sizeof(*cfg->field)))) \
-			return -ENOMEM; \
+#define DUP(field, n)                                                                              \
+	do {                                                                                       \
+		if (!(c->field = dup_array(cfg->field, (n), sizeof(*cfg->field))))                 \
+			return -ENOMEM;                                                            \
 	} while (0)
 
 static int copy_config(struct ibs_sim *s, const struct ibs_config *cfg, char *err, size_t errlen)
@@ -96,12 +97,14 @@ static int copy_config(struct ibs_sim *s, const struct ibs_config *cfg, char *er
 		uint64_t np = cfg->node_nports[n];
 
 		if (!np || cfg->node_port_base[n] + np > cfg->n_ports)
-			return fail(err, errlen, -EINVAL, "node %u: ports outside the port table", n);
+			return fail(err, errlen, -EINVAL, "node %u: ports outside the port table",
+				    n);
 		if (np > 255)
 			return fail(err, errlen, -EINVAL, "node %u: more than 254 ports", n);
 		if (cfg->node_sl2vl_off[n] + np * np > n_idx)
 			n_idx = cfg->node_sl2vl_off[n] + np * np;
-		if (cfg->node_is_switch[n] && cfg->node_route_off[n] + (size_t)cfg->n_endpoints > n_route)
+		if (cfg->node_is_switch[n] &&
+		    cfg->node_route_off[n] + (size_t)cfg->n_endpoints > n_route)
 			n_route = cfg->node_route_off[n] + (size_t)cfg->n_endpoints;
 	}
 	for (uint32_t p = 0; p < cfg->n_ports; p++) {
@@ -167,7 +170,8 @@ static int check_params(const struct ibs_config *c, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL, "mtu %u: outside 1..65535", c->mtu);
 	if ((uint64_t)c->buf_credits * IBS_CREDIT < c->mtu || c->buf_credits > 1u << 20)
 		return fail(err, errlen, -EINVAL,
-			    "buffer of %u credits cannot hold one %u-byte packet", c->buf_credits, c->mtu);
+			    "buffer of %u credits cannot hold one %u-byte packet", c->buf_credits,
+			    c->mtu);
 	if (c->accounting > IBS_ACCT_PACKET)
 		return fail(err, errlen, -EINVAL, "accounting %u: unknown", c->accounting);
 	if (c->end_ps <= c->warmup_ps)
@@ -176,31 +180,38 @@ static int check_params(const struct ibs_config *c, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL, "n_classes %u: outside 1..4096", c->n_classes);
 	for (uint32_t r = 0; r < (uint64_t)c->n_sl2vl_rows * 16; r++)
 		if (c->sl2vl_rows[r] > 15)
-			return fail(err, errlen, -EINVAL, "sl2vl row %u: VL %u above 15", r / 16, c->sl2vl_rows[r]);
+			return fail(err, errlen, -EINVAL, "sl2vl row %u: VL %u above 15", r / 16,
+				    c->sl2vl_rows[r]);
 	for (uint32_t i = 0; i < c->n_flows; i++) {
 		const struct ibs_flow *f = &c->flows[i];
 
 		if (f->src >= c->n_endpoints)
-			return fail(err, errlen, -EINVAL, "flow %u: source %u is not an endpoint", i, f->src);
+			return fail(err, errlen, -EINVAL, "flow %u: source %u is not an endpoint",
+				    i, f->src);
 		if (f->sl >= IBS_NUM_SLS || f->klass >= c->n_classes)
-			return fail(err, errlen, -EINVAL, "flow %u: SL %u or class %u out of range", i, f->sl, f->klass);
+			return fail(err, errlen, -EINVAL, "flow %u: SL %u or class %u out of range",
+				    i, f->sl, f->klass);
 		if (f->process > IBS_SATURATE)
 			return fail(err, errlen, -EINVAL, "flow %u: unknown injection process", i);
 		if (!f->pkt_bytes || f->pkt_bytes > c->mtu || !f->msg_bytes)
-			return fail(err, errlen, -EINVAL, "flow %u: packet of %u bytes with MTU %u", i, f->pkt_bytes, c->mtu);
+			return fail(err, errlen, -EINVAL, "flow %u: packet of %u bytes with MTU %u",
+				    i, f->pkt_bytes, c->mtu);
 		if (f->process != IBS_SATURATE && !(f->rate_gbps > 0))
 			return fail(err, errlen, -EINVAL, "flow %u: rate must be positive", i);
 		if (f->dest_mode == IBS_DEST_UNIFORM) {
 			if (c->n_endpoints < 2)
-				return fail(err, errlen, -EINVAL, "flow %u: uniform traffic needs two endpoints", i);
+				return fail(err, errlen, -EINVAL,
+					    "flow %u: uniform traffic needs two endpoints", i);
 		} else if (f->dest_mode != IBS_DEST_SET || !f->dest_len ||
 			   (uint64_t)f->dest_off + f->dest_len > c->n_dests) {
-			return fail(err, errlen, -EINVAL, "flow %u: destination set out of range", i);
+			return fail(err, errlen, -EINVAL, "flow %u: destination set out of range",
+				    i);
 		}
 	}
 	for (uint32_t i = 0; i < c->n_dests; i++)
 		if (c->dests[i] >= c->n_endpoints)
-			return fail(err, errlen, -EINVAL, "destination %u is not an endpoint", c->dests[i]);
+			return fail(err, errlen, -EINVAL, "destination %u is not an endpoint",
+				    c->dests[i]);
 	return 0;
 }
 
@@ -213,7 +224,8 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 			struct port *p = &s->ports[c->node_port_base[n] + i];
 
 			if (p->node != NIL)
-				return fail(err, errlen, -EINVAL, "port %u: claimed by two nodes", c->node_port_base[n] + i);
+				return fail(err, errlen, -EINVAL, "port %u: claimed by two nodes",
+					    c->node_port_base[n] + i);
 			p->node = n;
 			p->num = (uint16_t)i;
 		}
@@ -227,10 +239,12 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		if (q < 0)
 			continue;
 		if ((uint32_t)q >= c->n_ports || c->port_peer[q] != (int32_t)g)
-			return fail(err, errlen, -EINVAL, "port %u: peer %d does not link back", g, q);
+			return fail(err, errlen, -EINVAL, "port %u: peer %d does not link back", g,
+				    q);
 		if (p->num == 0)
 			return fail(err, errlen, -EINVAL, "port %u: port 0 cannot be linked", g);
-		uint8_t nvl = c->port_op_vls[g] < c->port_op_vls[q] ? c->port_op_vls[g] : c->port_op_vls[q];
+		uint8_t nvl = c->port_op_vls[g] < c->port_op_vls[q] ? c->port_op_vls[g]
+								    : c->port_op_vls[q];
 		if (nvl < 1 || nvl > IBS_MAX_VLS)
 			return fail(err, errlen, -EINVAL, "port %u: %u operational VLs", g, nvl);
 		if (!(c->port_rate_gbps[g] > 0))
@@ -250,10 +264,11 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		p->peer_sw = c->node_is_switch[s->ports[p->peer].node] != 0;
 		if (c->port_arb_high_len[g] + c->port_arb_low_len[g] == 0)
 			return fail(err, errlen, -EINVAL, "port %u: no VLArb table", g);
-		if (vlarb_init(&p->arb, c->arb_entries + c->port_arb_high_off[g], c->port_arb_high_len[g],
-			       c->arb_entries + c->port_arb_low_off[g], c->port_arb_low_len[g],
-			       c->port_arb_limit[g], c->accounting))
-			return fail(err, errlen, -EINVAL, "port %u: VLArb table over 64 entries or VL above 14", g);
+		if (vlarb_init(&p->arb, c->arb_entries + c->port_arb_high_off[g],
+			       c->port_arb_high_len[g], c->arb_entries + c->port_arb_low_off[g],
+			       c->port_arb_low_len[g], c->port_arb_limit[g], c->accounting))
+			return fail(err, errlen, -EINVAL,
+				    "port %u: VLArb table over 64 entries or VL above 14", g);
 	}
 	return 0;
 }
@@ -283,16 +298,19 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 		w->sl2vl = c->sl2vl_idx + c->node_sl2vl_off[n];
 		for (uint32_t i = 0; i < w->nports * w->nports; i++)
 			if (w->sl2vl[i] >= c->n_sl2vl_rows)
-				return fail(err, errlen, -EINVAL, "node %u: SL2VL row out of range", n);
+				return fail(err, errlen, -EINVAL, "node %u: SL2VL row out of range",
+					    n);
 	}
 	for (uint32_t e = 0; e < s->n_ep; e++) {
 		uint32_t g = c->ep_port[e];
 
 		if (g >= c->n_ports)
-			return fail(err, errlen, -EINVAL, "endpoint %u: port %u out of range", e, g);
+			return fail(err, errlen, -EINVAL, "endpoint %u: port %u out of range", e,
+				    g);
 		struct port *p = &s->ports[g];
 		if (is_switch(s, p->node) || p->peer < 0 || s->port_ep[g] >= 0)
-			return fail(err, errlen, -EINVAL, "endpoint %u: port %u is not a linked CA port", e, g);
+			return fail(err, errlen, -EINVAL,
+				    "endpoint %u: port %u is not a linked CA port", e, g);
 		if (c->sl2vl_idx[c->node_sl2vl_off[p->node] + p->num] >= c->n_sl2vl_rows)
 			return fail(err, errlen, -EINVAL, "endpoint %u: SL2VL row out of range", e);
 		s->port_ep[g] = (int32_t)e;
@@ -340,7 +358,8 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->free_pkt = NIL;
 	s->evq_ops = ibs_evq_find(cfg->evq);
 	if (!s->evq_ops) {
-		rc = fail(err, errlen, -EINVAL, "event queue '%s': unknown (calendar, heap, list)", cfg->evq);
+		rc = fail(err, errlen, -EINVAL, "event queue '%s': unknown (calendar, heap, list)",
+			  cfg->evq);
 		goto bad;
 	}
 	if ((rc = copy_config(s, cfg, err, errlen)) || (rc = check_params(&s->cfg, err, errlen)))
@@ -349,7 +368,7 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->n_ports = cfg->n_ports;
 	s->n_ep = cfg->n_endpoints;
 	s->ports = aligned_alloc(64, (size_t)s->n_ports * sizeof(*s->ports));
-	if (s->ports)     /* zeroed at once: ibs_destroy() reads every port's arbiter */
+	if (s->ports) /* zeroed at once: ibs_destroy() reads every port's arbiter */
 		memset(s->ports, 0, (size_t)s->n_ports * sizeof(*s->ports));
 	s->node_sw = malloc((size_t)s->n_nodes * sizeof(int32_t));
 	s->node_ep = malloc((size_t)s->n_nodes * sizeof(int32_t));
@@ -474,12 +493,12 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 		return s->error;
 	if (until > s->cfg.end_ps)
 		until = s->cfg.end_ps;
-	run_kicks(s);                      /* the CAs kicked by ibs_create() start at time 0 */
+	run_kicks(s); /* the CAs kicked by ibs_create() start at time 0 */
 	while (s->res.status == IBS_RUNNING) {
 		const struct ibs_event *next = s->evq_ops->peek_next(s->evq);
 
 		if (!next || next->ts >= until) {
-			if (!next && s->in_flight) {   /* nothing can happen any more */
+			if (!next && s->in_flight) { /* nothing can happen any more */
 				int rc = deadlock_check(s, true);
 				if (rc)
 					return rc;
@@ -515,8 +534,10 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 	r->window_ps = end > s->cfg.warmup_ps ? end - s->cfg.warmup_ps : 0;
 	r->in_flight = s->in_flight;
 	for (uint32_t i = 0; i < IBS_NUM_SLS + s->cfg.n_classes; i++) {
-		const struct group_acc *a = i < IBS_NUM_SLS ? &s->sl[i] : &s->klass[i - IBS_NUM_SLS];
-		struct ibs_group *g = i < IBS_NUM_SLS ? &s->sl_out[i] : &s->klass_out[i - IBS_NUM_SLS];
+		const struct group_acc *a =
+			i < IBS_NUM_SLS ? &s->sl[i] : &s->klass[i - IBS_NUM_SLS];
+		struct ibs_group *g =
+			i < IBS_NUM_SLS ? &s->sl_out[i] : &s->klass_out[i - IBS_NUM_SLS];
 
 		g->rx_pkts = a->rx_pkts;
 		g->rx_bytes = a->rx_bytes;
@@ -546,7 +567,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 	uint64_t *occ, queued_state = 0, alloc = 0;
 
 	if (!s->credits_back)
-		return -ENOTSUP;      /* created without cfg.audit */
+		return -ENOTSUP; /* created without cfg.audit */
 	occ = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
 	if (!occ)
 		return -ENOMEM;
@@ -565,14 +586,15 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 
 		if (p->busy && p->tx_credits) {
 			occ[(size_t)p->tx_from * 16 + p->tx_vl] += p->tx_credits;
-			occ[(size_t)p->tx_from * 16 + 15]++;   /* VL15 carries no data: a free slot */
+			occ[(size_t)p->tx_from * 16 + 15]++; /* VL15 carries no data: a free slot */
 		}
 	}
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		uint64_t feeding = occ[(size_t)g * 16 + 15];
 
-		if (s->ports[g].sw >= 0 && (s->ports[g].reading != feeding ||
-					    (s->cfg.input_reads && feeding > s->cfg.input_reads)))
+		if (s->ports[g].sw >= 0 &&
+		    (s->ports[g].reading != feeding ||
+		     (s->cfg.input_reads && feeding > s->cfg.input_reads)))
 			a->read_errors++;
 		occ[(size_t)g * 16 + 15] = 0;
 	}
@@ -582,18 +604,21 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 		for (uint32_t in = 0; in < w->nports; in++)
 			for (uint32_t v = 0; v < s->nvl; v++)
 				for (uint32_t o = 0; o < (s->cfg.voq ? w->nports : 1); o++) {
-					const struct queue *q = &s->queues[sw_queue_of(s, w, in, v, o)];
+					const struct queue *q =
+						&s->queues[sw_queue_of(s, w, in, v, o)];
 
-					for (uint32_t id = q->head; id != NIL; id = s->pkts[id].next) {
+					for (uint32_t id = q->head; id != NIL;
+					     id = s->pkts[id].next) {
 						const struct pkt *k = &s->pkts[id];
 
 						a->queued++;
 						if (k->state != PKT_QUEUED || k->vl != v ||
-						    (uint32_t)s->ports[k->up].peer != w->port_base + in ||
+						    (uint32_t)s->ports[k->up].peer !=
+							    w->port_base + in ||
 						    (s->cfg.voq && k->out != o))
 							a->queue_errors++;
 						if (a->queued > alloc)
-							goto done;      /* a cycle in a queue */
+							goto done; /* a cycle in a queue */
 					}
 				}
 	}
@@ -609,7 +634,8 @@ done:
 		if (p->peer < 0)
 			continue;
 		for (uint32_t v = 0; v < p->nvl; v++)
-			if (p->vl[v].credits + s->credits_back[(size_t)g * 16 + v] + occ[(size_t)p->peer * 16 + v] !=
+			if (p->vl[v].credits + s->credits_back[(size_t)g * 16 + v] +
+				    occ[(size_t)p->peer * 16 + v] !=
 			    s->cfg.buf_credits)
 				a->credit_errors++;
 	}

@@ -21,15 +21,16 @@ enum pkt_state { PKT_FREE, PKT_LINK, PKT_QUEUED };
  * boundary, so one hop touches one cache line of it (the old 56-byte record straddled
  * two most of the time). Where the packet is follows from `up`: the peer of that port. */
 struct pkt {
-	uint64_t tail_ps;         /* tail arrival at the buffer the packet is in or heading to */
-	uint32_t next;            /* queue or free-list link */
-	uint32_t dst;             /* destination endpoint */
-	uint32_t up;              /* the port that sent it to its buffer: credits go back to it */
+	uint64_t tail_ps; /* tail arrival at the buffer the packet is in or heading to */
+	uint32_t next;	  /* queue or free-list link */
+	uint32_t dst;	  /* destination endpoint */
+	uint32_t up;	  /* the port that sent it to its buffer: credits go back to it */
 	uint16_t bytes;
-	uint16_t nx_bytes;        /* queued: size, output and output VL of the packet behind it, */
-	uint8_t nx_out, nx_out_vl;/* copied when that one is linked, so a dequeue reads no other record */
-	uint8_t sl, vl;           /* vl of the buffer the packet is in or heading to */
-	uint8_t out, out_vl;      /* at a switch: chosen output port and its VL */
+	uint16_t nx_bytes; /* queued: size, output and output VL of the packet behind it, */
+	uint8_t nx_out,
+		nx_out_vl; /* copied when that one is linked, so a dequeue reads no other record */
+	uint8_t sl, vl;	   /* vl of the buffer the packet is in or heading to */
+	uint8_t out, out_vl; /* at a switch: chosen output port and its VL */
 	uint8_t state;
 };
 
@@ -39,13 +40,16 @@ struct pkt_meta {
 	uint16_t klass;
 };
 
-struct queue { uint32_t head, tail; uint32_t head_bytes; };
+struct queue {
+	uint32_t head, tail;
+	uint32_t head_bytes;
+};
 
 /* Per (port, VL) state that a transmission updates. */
 struct port_vl {
-	uint32_t credits;                 /* free space in the peer's input buffer */
-	uint32_t last_tx;                 /* in 1024-ps units: for the deadlock detector */
-	uint64_t bytes;                   /* sent inside the measured window */
+	uint32_t credits; /* free space in the peer's input buffer */
+	uint32_t last_tx; /* in 1024-ps units: for the deadlock detector */
+	uint64_t bytes;	  /* sent inside the measured window */
 };
 
 /* Everything a hop reads or writes about a port lives in this one block, in the order of
@@ -54,43 +58,43 @@ struct port_vl {
 struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
-	uint16_t req_mask;                /* switch output: VLs some input queue asks for */
+	uint16_t req_mask; /* switch output: VLs some input queue asks for */
 	int32_t peer;
 	uint32_t node;
-	int32_t sw;                       /* switch index of the node, -1 for a CA */
+	int32_t sw; /* switch index of the node, -1 for a CA */
 	uint16_t num;
-	uint16_t tx_credits;              /* packet in transmission: space it frees ... */
-	uint32_t tx_from;                 /* ... in this input buffer (switch) ... */
-	uint32_t tx_up;                   /* ... which this port fills */
+	uint16_t tx_credits; /* packet in transmission: space it frees ... */
+	uint32_t tx_from;    /* ... in this input buffer (switch) ... */
+	uint32_t tx_up;	     /* ... which this port fills */
 	uint8_t tx_vl;
-	uint8_t reading;                  /* switch input: transmissions reading its buffer now */
-	bool peer_sw;                     /* the peer is a switch port (cut-through at its end) */
+	uint8_t reading; /* switch input: transmissions reading its buffer now */
+	bool peer_sw;	 /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
-	uint64_t busy_until;              /* end of the transmission in progress */
-	struct vlarb arb;                 /* linked ports only */
+	uint64_t busy_until; /* end of the transmission in progress */
+	struct vlarb arb;    /* linked ports only */
 	struct port_vl vl[IBS_MAX_VLS];
 };
 
 struct sw {
 	uint32_t node, nports, port_base;
-	uint32_t words;                   /* u64 words of one request bitmap */
-	uint32_t q_base;                  /* first queue of this switch */
-	uint64_t *req;                    /* [nports][nvl][words]: keys requesting (out, vl) */
-	uint16_t *rr;                     /* [nports][nvl]: key served last */
-	const uint8_t *route;             /* [n_endpoints] */
-	const uint16_t *sl2vl;            /* [nports][nports] row index */
+	uint32_t words;	       /* u64 words of one request bitmap */
+	uint32_t q_base;       /* first queue of this switch */
+	uint64_t *req;	       /* [nports][nvl][words]: keys requesting (out, vl) */
+	uint16_t *rr;	       /* [nports][nvl]: key served last */
+	const uint8_t *route;  /* [n_endpoints] */
+	const uint16_t *sl2vl; /* [nports][nports] row index */
 };
 
 /* What an injection reads (the state and the head of spec) fits the first cache line;
  * the random stream, used once per message, comes after. */
 struct flow {
-	_Alignas(64) uint64_t cur_gen;    /* generation time of the current message */
-	uint64_t interval_ps;             /* mean time between messages */
-	uint32_t cur_left;                /* packets of the current message not yet injected */
+	_Alignas(64) uint64_t cur_gen; /* generation time of the current message */
+	uint64_t interval_ps;	       /* mean time between messages */
+	uint32_t cur_left;	       /* packets of the current message not yet injected */
 	uint32_t cur_dst;
 	uint32_t msg_pkts, last_bytes;
-	uint32_t sl2vl_row;               /* the CA port's SL2VL, for per-pair SLs */
-	uint8_t vl, sl;                   /* of the current message */
+	uint32_t sl2vl_row; /* the CA port's SL2VL, for per-pair SLs */
+	uint8_t vl, sl;	    /* of the current message */
 	bool wake_pending;
 	struct ibs_flow spec;
 	struct rng rng;
@@ -108,22 +112,22 @@ struct group_acc {
 };
 
 struct ibs_sim {
-	struct ibs_config cfg;            /* array pointers are owned copies */
+	struct ibs_config cfg; /* array pointers are owned copies */
 	const struct ibs_evq_ops *evq_ops;
 	void *evq;
 	uint64_t now, next_uid;
-	uint64_t pending;                 /* events in the queue */
-	uint32_t nvl;                     /* VLs per input buffer key: max op_vls */
-	bool prefetch;                    /* run the prefetch pipeline (prefetch.c) */
+	uint64_t pending; /* events in the queue */
+	uint32_t nvl;	  /* VLs per input buffer key: max op_vls */
+	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
-	int32_t *node_sw;                 /* node -> switch index, -1 for CAs */
-	int32_t *node_ep;                 /* node -> first endpoint, -1 if none */
-	int32_t *port_ep;                 /* global port -> endpoint, -1 */
+	int32_t *node_sw; /* node -> switch index, -1 for CAs */
+	int32_t *node_ep; /* node -> first endpoint, -1 if none */
+	int32_t *port_ep; /* global port -> endpoint, -1 */
 	struct sw *sws;
 	struct queue *queues;
-	uint32_t *credits_back;           /* [port][16] credits travelling back; only with cfg.audit */
+	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
 	uint64_t n_queues;
 	uint64_t *req_words;
 	uint16_t *rr_all;
@@ -131,12 +135,12 @@ struct ibs_sim {
 	struct ep *eps;
 	struct flow *flows;
 
-	struct pkt *pkts;                 /* hot records, 64-byte aligned */
-	struct pkt_meta *meta;            /* cold records, same index */
+	struct pkt *pkts;      /* hot records, 64-byte aligned */
+	struct pkt_meta *meta; /* cold records, same index */
 	uint32_t cap_pkts, free_pkt;
 	uint64_t in_flight;
 
-	uint32_t *kick;                   /* ports waiting for an arbitration pass */
+	uint32_t *kick; /* ports waiting for an arbitration pass */
 	uint32_t n_kick, cap_kick;
 	uint8_t *kick_mark;
 
@@ -145,12 +149,12 @@ struct ibs_sim {
 	struct group_acc *klass;
 	struct ibs_group sl_out[IBS_NUM_SLS];
 	struct ibs_group *klass_out;
-	uint64_t *port_vl_bytes;          /* [port][16]: filled from the ports by ibs_results() */
+	uint64_t *port_vl_bytes; /* [port][16]: filled from the ports by ibs_results() */
 	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;
 	uint32_t witness_len;
-	int error;                        /* first internal error (-ENOMEM) */
+	int error; /* first internal error (-ENOMEM) */
 };
 
 static inline bool in_window(const struct ibs_sim *s)
@@ -189,7 +193,8 @@ static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
 }
 
 /* sim.c */
-void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl);
+void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg,
+		  uint8_t vl);
 void sim_kick(struct ibs_sim *s, uint32_t gport);
 
 /* pkt.c: the packet pool */
@@ -198,17 +203,19 @@ void pkt_free(struct ibs_sim *s, uint32_t id);
 void pkt_pool_free(struct ibs_sim *s);
 
 /* link.c: transmission and credits, shared by switches and CAs */
-void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end);
+void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
+		   uint64_t earliest_end);
 void link_tx_done(struct ibs_sim *s, uint32_t gport);
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n);
 void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n);
 
 /* switch.c */
-int  sw_setup(struct ibs_sim *s);
+int sw_setup(struct ibs_sim *s);
 void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid);
 void sw_try_send(struct ibs_sim *s, uint32_t gport);
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport);
-uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl, uint32_t out);
+uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl,
+		     uint32_t out);
 void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage);
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
@@ -217,7 +224,7 @@ bool sim_prefetch_pays(const struct ibs_sim *s);
 void sim_prefetch(const struct ibs_sim *s);
 
 /* ca.c */
-int  ca_setup(struct ibs_sim *s, char *err, size_t errlen);
+int ca_setup(struct ibs_sim *s, char *err, size_t errlen);
 void ca_try_send(struct ibs_sim *s, uint32_t gport);
 void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid);
 void ca_wake(struct ibs_sim *s, uint32_t flow);
@@ -225,6 +232,6 @@ void ca_prefetch_arrive(const struct ibs_sim *s, uint32_t pid);
 void ca_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* deadlock.c */
-int  deadlock_check(struct ibs_sim *s, bool nothing_moves);
+int deadlock_check(struct ibs_sim *s, bool nothing_moves);
 
 #endif

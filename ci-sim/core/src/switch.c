@@ -29,7 +29,7 @@ int sw_setup(struct ibs_sim *s)
 	if (!s->queues || !s->req_words || !s->rr_all)
 		return -ENOMEM;
 	for (uint64_t q = 0; q < queues; q++)
-		s->queues[q] = (struct queue){ NIL, NIL, 0 };
+		s->queues[q] = (struct queue){NIL, NIL, 0};
 	words = rrs = 0;
 	for (uint32_t i = 0; i < s->n_sw; i++) {
 		struct sw *w = &s->sws[i];
@@ -38,14 +38,15 @@ int sw_setup(struct ibs_sim *s)
 		w->req = s->req_words + words;
 		w->rr = s->rr_all + rrs;
 		for (uint32_t k = 0; k < keys; k++)
-			w->rr[k] = (uint16_t)(keys - 1);   /* the first pass starts at key 0 */
+			w->rr[k] = (uint16_t)(keys - 1); /* the first pass starts at key 0 */
 		words += (uint64_t)w->nports * s->nvl * w->words;
 		rrs += keys;
 	}
 	return 0;
 }
 
-uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl, uint32_t out)
+uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl,
+		     uint32_t out)
 {
 	uint32_t key = in * s->nvl + vl;
 
@@ -71,7 +72,7 @@ static void req_clear(struct ibs_sim *s, struct sw *w, uint32_t out, uint32_t vl
 	for (uint32_t i = 0; i < w->words; i++)
 		if (m[i])
 			return;
-	s->ports[w->port_base + out].req_mask &= (uint16_t)~(1u << vl);
+	s->ports[w->port_base + out].req_mask &= (uint16_t) ~(1u << vl);
 }
 
 /* First requesting key after `after`, cyclically. The map is known to be non-empty. */
@@ -132,7 +133,8 @@ void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage)
 		uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]);
 		if (key == NIL)
 			continue;
-		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+		const struct queue *q =
+			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		if (stage == 1)
 			__builtin_prefetch(q);
 		else if (q->head != NIL)
@@ -156,12 +158,13 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 	struct pkt *k = &s->pkts[pid];
 	uint32_t in = ip->num, out = w->route[k->dst];
 
-	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports || s->ports[w->port_base + out].peer < 0) {
+	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports ||
+	    s->ports[w->port_base + out].peer < 0) {
 		drop(s, pid, &s->res.dropped_route);
 		return;
 	}
 	uint8_t ovl = s->cfg.sl2vl_rows[(uint32_t)w->sl2vl[in * w->nports + out] * 16 + k->sl];
-	if (ovl >= s->ports[w->port_base + out].nvl) {    /* includes VL15: the spec drops */
+	if (ovl >= s->ports[w->port_base + out].nvl) { /* includes VL15: the spec drops */
 		drop(s, pid, &s->res.dropped_vl);
 		return;
 	}
@@ -232,8 +235,9 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		uint32_t key = offered_key(s, w, o, v, nkeys);
 
 		if (key == NIL)
-			continue;   /* backlogged but blocked, like a VL without credits */
-		const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+			continue; /* backlogged but blocked, like a VL without credits */
+		const struct queue *q =
+			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		uint32_t bytes = q->head_bytes;
 
 		if (p->vl[v].credits >= credits_of(bytes)) {
@@ -257,7 +261,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	w->rr[o * s->nvl + (uint32_t)vl] = (uint16_t)key;
 	if (q->head == NIL) {
 		req_clear(s, w, o, (uint32_t)vl, key);
-	} else {   /* the new head, as recorded in k when it was linked behind it */
+	} else { /* the new head, as recorded in k when it was linked behind it */
 		q->head_bytes = k->nx_bytes;
 		if (k->nx_out != o || k->nx_out_vl != vl) {
 			req_clear(s, w, o, (uint32_t)vl, key);

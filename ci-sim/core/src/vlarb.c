@@ -13,9 +13,9 @@ static int table_init(struct vlarb_table *t, struct vlarb_slot *slots,
 	for (uint32_t i = 0; i < n; i++) {
 		if (e[i].vl >= IBS_MAX_VLS)
 			return -EINVAL;
-		if (!e[i].weight)      /* weight 0: the entry is skipped */
+		if (!e[i].weight) /* weight 0: the entry is skipped */
 			continue;
-		t->e[t->n] = (struct vlarb_slot){ e[i].vl, e[i].weight, 0 };
+		t->e[t->n] = (struct vlarb_slot){e[i].vl, e[i].weight, 0};
 		t->mask |= (uint16_t)(1u << e[i].vl);
 		t->n++;
 	}
@@ -79,7 +79,9 @@ static void skip_debt_rounds(struct vlarb_table *t, uint16_t active)
 	for (uint32_t i = 0; i < t->n && k; i++) {
 		if (!(active & (1u << t->e[i].vl)))
 			continue;
-		int64_t rounds = t->e[i].left < 0 ? -(int64_t)t->e[i].left / (IBS_CREDIT * t->e[i].weight) : 0;
+		int64_t rounds = t->e[i].left < 0
+			? -(int64_t)t->e[i].left / (IBS_CREDIT * t->e[i].weight)
+			: 0;
 		if (rounds < k)
 			k = rounds;
 	}
@@ -138,7 +140,7 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 	/* Each pass ends a turn or starts one (adding weight, or lowering hi_count),
 	 * so the loop ends; the bound only guards against a logic error. */
 	for (int guard = 0; guard < 1 << 20; guard++) {
-		if (lo->in_turn) {    /* a low turn is never interrupted */
+		if (lo->in_turn) { /* a low turn is never interrupted */
 			if ((active & (1u << lo->e[lo->idx].vl)) && lo->e[lo->idx].left > 0) {
 				a->pending = 2;
 				return lo->e[lo->idx].vl;
@@ -153,10 +155,10 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 		uint16_t hi_active = active & hi->mask, lo_active = active & lo->mask;
 
 		if (a->limit != 255 && lo_active && a->hi_count >= limit_bytes(a)) {
-			start_low_turn(a, active, head_bytes, false);       /* rule 1 */
+			start_low_turn(a, active, head_bytes, false); /* rule 1 */
 			continue;
 		}
-		if (hi_active) {                                             /* rule 2 */
+		if (hi_active) { /* rule 2 */
 			if (!hi->in_turn) {
 				start_turn(a, hi, active, head_bytes, true);
 				continue;
@@ -168,12 +170,12 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 			end_turn(a, hi, nonempty);
 			continue;
 		}
-		if (lo_active) {                                             /* rule 3 */
+		if (lo_active) { /* rule 3 */
 			a->hi_count = 0;
 			start_low_turn(a, active, head_bytes, true);
 			continue;
 		}
-		return -1;                                                   /* rule 4 */
+		return -1; /* rule 4 */
 	}
 	return -1;
 }
@@ -191,7 +193,7 @@ void vlarb_commit(struct vlarb *a, uint32_t bytes)
 		return;
 	}
 	t->e[t->idx].left -= a->mode == IBS_ACCT_BYTE ? (int32_t)bytes : 1;
-	if (t->e[t->idx].left <= 0) {       /* the turn is used up; byte debt is carried */
+	if (t->e[t->idx].left <= 0) { /* the turn is used up; byte debt is carried */
 		if (a->mode == IBS_ACCT_PACKET)
 			t->e[t->idx].left = 0;
 		t->in_turn = false;

@@ -13,28 +13,28 @@
 #include "ibqos_sim.h"
 
 #define VLARB_MAX_ENTRIES 64
-#define VLARB_INLINE 4                    /* entries kept inside struct vlarb (no extra cache line) */
+#define VLARB_INLINE 4 /* entries kept inside struct vlarb (no extra cache line) */
 
 struct vlarb_slot {
 	uint8_t vl, weight;
-	int32_t left;                     /* byte mode: deficit; packet mode: packets left */
+	int32_t left; /* byte mode: deficit; packet mode: packets left */
 };
 
 struct vlarb_table {
-	uint8_t n;                        /* entries with weight > 0, in table order */
-	uint8_t idx;                      /* current (or next) entry */
+	uint8_t n;   /* entries with weight > 0, in table order */
+	uint8_t idx; /* current (or next) entry */
 	bool in_turn;
-	uint16_t mask;                    /* VLs named by some entry */
-	struct vlarb_slot *e;             /* sized to the table: one or two cache lines */
+	uint16_t mask;	      /* VLs named by some entry */
+	struct vlarb_slot *e; /* sized to the table: one or two cache lines */
 };
 
 struct vlarb {
 	struct vlarb_table high, low;
-	uint8_t limit;                    /* VLHighLimit */
-	uint8_t mode;                     /* enum ibs_accounting */
-	uint8_t pending;                  /* 0 none, 1 high, 2 low: set by decide, used by commit */
-	uint64_t hi_count;                /* high-table bytes since the last low turn */
-	struct vlarb_slot *slots;         /* both tables' entries: `small`, or one allocation */
+	uint8_t limit;		  /* VLHighLimit */
+	uint8_t mode;		  /* enum ibs_accounting */
+	uint8_t pending;	  /* 0 none, 1 high, 2 low: set by decide, used by commit */
+	uint64_t hi_count;	  /* high-table bytes since the last low turn */
+	struct vlarb_slot *slots; /* both tables' entries: `small`, or one allocation */
 	struct vlarb_slot small[VLARB_INLINE];
 };
 

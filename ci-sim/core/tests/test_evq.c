@@ -36,7 +36,7 @@ static void semantics(const struct ibs_evq_ops *ops)
 
 	/* many ties on ts: order must follow uid (insertion order) */
 	for (uint64_t uid = 0; uid < N; uid++) {
-		ev = (struct ibs_event){ .ts = lcg(&x) % 50, .uid = uid, .obj = (uint32_t)uid };
+		ev = (struct ibs_event){.ts = lcg(&x) % 50, .uid = uid, .obj = (uint32_t)uid};
 		EXPECT(ops->insert(q, &ev) == 0);
 		ref[n++] = ev;
 	}
@@ -59,7 +59,7 @@ static void semantics(const struct ibs_evq_ops *ops)
 		EXPECT(ev.ts == ref[i].ts && ev.uid == ref[i].uid && ev.obj == ref[i].obj);
 		/* interleave inserts of later events, as the simulator does */
 		if (i % 5 == 0) {
-			struct ibs_event late = { .ts = 1000 + i, .uid = N + i };
+			struct ibs_event late = {.ts = 1000 + i, .uid = N + i};
 			EXPECT(ops->insert(q, &late) == 0);
 			EXPECT(ops->remove(q, late.ts, late.uid) == 0);
 		}
@@ -84,8 +84,10 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 		uint64_t r = lcg(&x);
 		if (n < N && (r % 3 || n == 0)) {
 			/* mostly in the future; now and then at `now` or even in the past */
-			uint64_t ts = r % 17 == 0 ? now : r % 29 == 0 && now > 5000 ? now - 5000 : now + lcg(&x) % spread;
-			ev = (struct ibs_event){ .ts = ts, .uid = uid++ };
+			uint64_t ts = r % 17 == 0	    ? now
+				: r % 29 == 0 && now > 5000 ? now - 5000
+							    : now + lcg(&x) % spread;
+			ev = (struct ibs_event){.ts = ts, .uid = uid++};
 			EXPECT(ops->insert(q, &ev) == 0);
 			size_t i = n++;
 			while (i > 0 && ibs_event_before(&ev, &ref[i - 1])) {
@@ -98,7 +100,7 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 			EXPECT(ev.ts == ref[0].ts && ev.uid == ref[0].uid);
 			memmove(ref, ref + 1, (--n) * sizeof(ref[0]));
 			now = ev.ts;
-			if (r % 11 == 0 && n > 2) {          /* cancel one at random */
+			if (r % 11 == 0 && n > 2) { /* cancel one at random */
 				size_t k = lcg(&x) % n;
 				EXPECT(ops->remove(q, ref[k].ts, ref[k].uid) == 0);
 				memmove(ref + k, ref + k + 1, (--n - k) * sizeof(ref[0]));
@@ -107,7 +109,7 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 		const struct ibs_event *p = ops->peek_next(q);
 		EXPECT(n ? p && p->ts == ref[0].ts && p->uid == ref[0].uid : p == NULL);
 		EXPECT(ops->peek_ahead(q, 0) == p);
-		for (uint32_t a = 1; a < 4; a++) {    /* a hint, but a right one when given */
+		for (uint32_t a = 1; a < 4; a++) { /* a hint, but a right one when given */
 			const struct ibs_event *h = ops->peek_ahead(q, a);
 			EXPECT(!h || (a < n && h->ts == ref[a].ts && h->uid == ref[a].uid));
 		}
@@ -124,7 +126,7 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 
 int main(void)
 {
-	const char *names[] = { "calendar", "heap", "list" };
+	const char *names[] = {"calendar", "heap", "list"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct ibs_evq_ops *ops = ibs_evq_find(names[i]);
@@ -132,9 +134,9 @@ int main(void)
 		EXPECT(ops != NULL);
 		if (ops) {
 			semantics(ops);
-			holds_order(ops, 3000);                /* within one bucket or two */
-			holds_order(ops, 5000000);             /* a few us: the common case */
-			holds_order(ops, 1ull << 40);          /* far beyond the horizon */
+			holds_order(ops, 3000);	      /* within one bucket or two */
+			holds_order(ops, 5000000);    /* a few us: the common case */
+			holds_order(ops, 1ull << 40); /* far beyond the horizon */
 		}
 	}
 	EXPECT(ibs_evq_find(NULL) == &ibs_evq_calendar);

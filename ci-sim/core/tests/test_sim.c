@@ -62,13 +62,13 @@ static void vlarb_config_a(struct fab *f)
 	for (int i = 0; i < 64; i++) {
 		struct ibs_vlarb_entry *e = &f->arb[i];
 		if (i % 2 == 0)
-			*e = (struct ibs_vlarb_entry){ 0, (uint8_t)(n0++ < 8 ? 9 : 8) };
+			*e = (struct ibs_vlarb_entry){0, (uint8_t)(n0++ < 8 ? 9 : 8)};
 		else if (i % 4 == 1)
-			*e = (struct ibs_vlarb_entry){ 1, (uint8_t)(n1++ < 14 ? 10 : 9) };
+			*e = (struct ibs_vlarb_entry){1, (uint8_t)(n1++ < 14 ? 10 : 9)};
 		else
-			*e = (struct ibs_vlarb_entry){ 2, (uint8_t)(n2++ < 10 ? 7 : 6) };
+			*e = (struct ibs_vlarb_entry){2, (uint8_t)(n2++ < 10 ? 7 : 6)};
 	}
-	f->arb[64] = (struct ibs_vlarb_entry){ 3, 6 };
+	f->arb[64] = (struct ibs_vlarb_entry){3, 6};
 	for (uint32_t p = 0; p < f->n_ports; p++) {
 		f->hoff[p] = 0;
 		f->hlen[p] = 64;
@@ -88,7 +88,7 @@ static void finish(struct fab *f, uint32_t buf_credits, uint64_t end_ps)
 	for (uint32_t i = 0; i < MAXN; i++)
 		identity[i] = i;
 	memset(c, 0, sizeof(*c));
-	c->dests = identity;      /* endpoint i at index i: DEST_SET with dest_len 1 is "to i" */
+	c->dests = identity; /* endpoint i at index i: DEST_SET with dest_len 1 is "to i" */
 	c->n_dests = f->n_ep;
 	c->n_nodes = f->n_nodes;
 	c->node_is_switch = f->is_sw;
@@ -143,9 +143,15 @@ static void saturating(struct fab *f, uint32_t src, uint32_t dst_ep, uint8_t sl)
 {
 	struct ibs_flow *fl = &f->flows[f->n_flows++];
 
-	*fl = (struct ibs_flow){ .src = src, .sl = sl, .process = IBS_SATURATE, .klass = sl,
-				 .pkt_bytes = 4096, .msg_bytes = 4096, .dest_mode = IBS_DEST_SET,
-				 .dest_off = dst_ep, .dest_len = 1 };
+	*fl = (struct ibs_flow){.src = src,
+				.sl = sl,
+				.process = IBS_SATURATE,
+				.klass = sl,
+				.pkt_bytes = 4096,
+				.msg_bytes = 4096,
+				.dest_mode = IBS_DEST_SET,
+				.dest_off = dst_ep,
+				.dest_len = 1};
 }
 
 static void check_conservation(struct ibs_sim *s)
@@ -170,7 +176,7 @@ static void two_node(uint8_t accounting)
 	for (uint8_t sl = 0; sl < 4; sl++)
 		saturating(&f, 0, 1, sl);
 	uint32_t nf = f.n_flows;
-	finish(&f, 16 * 64, 20000000000ull);   /* 20 ms */
+	finish(&f, 16 * 64, 20000000000ull); /* 20 ms */
 	f.cfg.n_flows = nf;
 	f.cfg.accounting = accounting;
 	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
@@ -215,9 +221,14 @@ static void determinism(void)
 	star(&f, 6);
 	for (uint32_t i = 0; i < 6; i++) {
 		struct ibs_flow *fl = &f.flows[f.n_flows++];
-		*fl = (struct ibs_flow){ .src = i, .sl = (uint8_t)(i % 4), .process = IBS_POISSON,
-					 .klass = (uint16_t)(i % 4), .pkt_bytes = 2048, .msg_bytes = 8192,
-					 .rate_gbps = 70.0, .dest_mode = IBS_DEST_UNIFORM };
+		*fl = (struct ibs_flow){.src = i,
+					.sl = (uint8_t)(i % 4),
+					.process = IBS_POISSON,
+					.klass = (uint16_t)(i % 4),
+					.pkt_bytes = 2048,
+					.msg_bytes = 8192,
+					.rate_gbps = 70.0,
+					.dest_mode = IBS_DEST_UNIFORM};
 	}
 	finish(&f, 16 * 64, 2000000000ull);
 	EXPECT(ibs_create(&f.cfg, &a, err, sizeof(err)) == 0);
@@ -249,7 +260,7 @@ static void ring(int clockwise)
 
 	memset(&f, 0, sizeof(f));
 	for (int i = 0; i < 3; i++)
-		sw[i] = add_node(&f, 1, 4);        /* 1: CA, 2: next, 3: previous */
+		sw[i] = add_node(&f, 1, 4); /* 1: CA, 2: next, 3: previous */
 	for (int i = 0; i < 3; i++) {
 		ca[i] = add_node(&f, 0, 2);
 		link_ports(&f, sw[i], 1, ca[i], 1);
@@ -258,16 +269,23 @@ static void ring(int clockwise)
 	for (int i = 0; i < 3; i++)
 		for (int d = 0; d < 3; d++)
 			f.routes[f.route_off[sw[i]] + d] =
-				(uint8_t)(d == i ? 1 : clockwise || d == (i + 1) % 3 ? 2 : 3);
+				(uint8_t)(d == i				  ? 1
+						  : clockwise || d == (i + 1) % 3 ? 2
+										  : 3);
 	vlarb_config_a(&f);
 	for (uint32_t p = 0; p < f.n_ports; p++)
 		f.op_vls[p] = 1;
 	for (uint32_t i = 0; i < 3; i++) {
 		struct ibs_flow *fl = &f.flows[f.n_flows++];
 		/* to the CA two hops clockwise */
-		*fl = (struct ibs_flow){ .src = i, .sl = 0, .process = IBS_SATURATE, .pkt_bytes = 4096,
-					 .msg_bytes = 4096, .dest_mode = IBS_DEST_SET, .dest_off = (i + 2) % 3,
-					 .dest_len = 1 };
+		*fl = (struct ibs_flow){.src = i,
+					.sl = 0,
+					.process = IBS_SATURATE,
+					.pkt_bytes = 4096,
+					.msg_bytes = 4096,
+					.dest_mode = IBS_DEST_SET,
+					.dest_off = (i + 2) % 3,
+					.dest_len = 1};
 	}
 	finish(&f, 64, 200000000ull);
 	f.cfg.deadlock_ps = 10000000;
@@ -285,8 +303,8 @@ static void ring(int clockwise)
 		EXPECT(r->status == IBS_DEADLOCK);
 		EXPECT(r->witness_len == 3);
 		for (uint32_t i = 0; i < r->witness_len; i++) {
-			EXPECT(r->witness[3 * i] < 3);          /* a switch */
-			EXPECT(r->witness[3 * i + 1] == 3);     /* its input from the previous switch */
+			EXPECT(r->witness[3 * i] < 3);	    /* a switch */
+			EXPECT(r->witness[3 * i + 1] == 3); /* its input from the previous switch */
 			EXPECT(r->witness[3 * i + 2] == 0);
 		}
 	} else {
@@ -304,11 +322,11 @@ static void bad_input(void)
 
 	star(&f, 2);
 	saturating(&f, 0, 1, 0);
-	finish(&f, 16, 1000000);               /* 16 credits cannot hold 4096 bytes */
+	finish(&f, 16, 1000000); /* 16 credits cannot hold 4096 bytes */
 	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && s == NULL);
 	EXPECT(strstr(err, "cannot hold") != NULL);
 	finish(&f, 64, 1000000);
-	f.peer[1] = 5;                         /* one-sided link */
+	f.peer[1] = 5; /* one-sided link */
 	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) < 0 && strstr(err, "link back"));
 	star(&f, 2);
 	saturating(&f, 0, 1, 0);

@@ -12,16 +12,17 @@ static int table1(struct ibs_vlarb_entry *high, struct ibs_vlarb_entry *low, int
 	for (int i = 0; i < 64; i++) {
 		if (i % 2 == 0) {
 			high[i].vl = 0;
-			high[i].weight = config_b ? 22 : (n0++ < 8 ? 9 : 8);      /* 8x9 + 24x8 = 264 */
+			high[i].weight = config_b ? 22 : (n0++ < 8 ? 9 : 8); /* 8x9 + 24x8 = 264 */
 		} else if (i % 4 == 1) {
 			high[i].vl = 1;
-			high[i].weight = config_b ? 27 : (n1++ < 14 ? 10 : 9);    /* 14x10 + 2x9 = 158 */
+			high[i].weight =
+				config_b ? 27 : (n1++ < 14 ? 10 : 9); /* 14x10 + 2x9 = 158 */
 		} else {
 			high[i].vl = 2;
-			high[i].weight = config_b ? 18 : (n2++ < 10 ? 7 : 6);     /* 10x7 + 6x6 = 106 */
+			high[i].weight = config_b ? 18 : (n2++ < 10 ? 7 : 6); /* 10x7 + 6x6 = 106 */
 		}
 	}
-	low[0] = (struct ibs_vlarb_entry){ 3, config_b ? 2 : 6 };
+	low[0] = (struct ibs_vlarb_entry){3, config_b ? 2 : 6};
 	return 64;
 }
 
@@ -36,7 +37,7 @@ static int reinit(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t 
 static void saturate(struct vlarb *a, uint32_t size, long packets, double share[4])
 {
 	uint32_t head[IBS_MAX_VLS];
-	double bytes[IBS_MAX_VLS] = { 0 }, total = 0;
+	double bytes[IBS_MAX_VLS] = {0}, total = 0;
 
 	for (int v = 0; v < IBS_MAX_VLS; v++)
 		head[v] = size;
@@ -55,12 +56,12 @@ static void saturate(struct vlarb *a, uint32_t size, long packets, double share[
 static void config_shares(void)
 {
 	struct ibs_vlarb_entry high[64], low[1];
-	struct vlarb a = { 0 };
+	struct vlarb a = {0};
 	double sh[4];
 
 	for (int b = 0; b <= 1; b++) {
 		int n = table1(high, low, b);
-		double wl = b ? 2 : 6, wh[3] = { b ? 704 : 264, b ? 432 : 158, b ? 288 : 106 };
+		double wl = b ? 2 : 6, wh[3] = {b ? 704 : 264, b ? 432 : 158, b ? 288 : 106};
 		double hsum = wh[0] + wh[1] + wh[2];
 
 		/* byte mode: a limit of 1 lets 4096 high bytes through per low entry's 64*w bytes */
@@ -95,10 +96,10 @@ static void config_shares(void)
 /* Seed 002 Fig. 2: limit 1, counter at 3968, VL0 (high, weight 3) has 3 packets, VL2 (low) 2. */
 static void figure2(void)
 {
-	struct ibs_vlarb_entry high[] = { { 0, 3 } }, low[] = { { 2, 2 } };
-	uint32_t head[IBS_MAX_VLS] = { [0] = 64, [2] = 64 };
-	int left[3] = { 3, 0, 2 }, order[5], want[5] = { 0, 0, 2, 2, 0 };
-	struct vlarb a = { 0 };
+	struct ibs_vlarb_entry high[] = {{0, 3}}, low[] = {{2, 2}};
+	uint32_t head[IBS_MAX_VLS] = {[0] = 64, [2] = 64};
+	int left[3] = {3, 0, 2}, order[5], want[5] = {0, 0, 2, 2, 0};
+	struct vlarb a = {0};
 
 	EXPECT(reinit(&a, high, 1, low, 1, 1, IBS_ACCT_BYTE) == 0);
 	a.hi_count = 3968;
@@ -117,10 +118,10 @@ static void figure2(void)
 
 static void special_limits(void)
 {
-	struct ibs_vlarb_entry high[] = { { 0, 64 }, { 1, 0 } }, low[] = { { 2, 255 } };
-	uint32_t head[IBS_MAX_VLS] = { 4096, 4096, 4096 };
-	struct vlarb a = { 0 };
-	int sent[3] = { 0 };
+	struct ibs_vlarb_entry high[] = {{0, 64}, {1, 0}}, low[] = {{2, 255}};
+	uint32_t head[IBS_MAX_VLS] = {4096, 4096, 4096};
+	struct vlarb a = {0};
+	int sent[3] = {0};
 
 	/* 255: the low table is served only when no high VL is active */
 	reinit(&a, high, 2, low, 1, 255, IBS_ACCT_BYTE);
@@ -129,45 +130,46 @@ static void special_limits(void)
 		vlarb_commit(&a, 4096);
 		sent[vl]++;
 	}
-	EXPECT(sent[0] == 100 && sent[1] == 0 && sent[2] == 0);   /* weight 0: VL1 never */
-	EXPECT(vlarb_decide(&a, 0x6, 0x6, head) == 2);            /* VL1 only in a weight-0 entry */
+	EXPECT(sent[0] == 100 && sent[1] == 0 && sent[2] == 0); /* weight 0: VL1 never */
+	EXPECT(vlarb_decide(&a, 0x6, 0x6, head) == 2);		/* VL1 only in a weight-0 entry */
 	vlarb_commit(&a, 4096);
 	EXPECT(vlarb_decide(&a, 0x2, 0x2, head) == -1);
 
 	/* 0: one high packet, then a low turn */
-	struct ibs_vlarb_entry low1[] = { { 2, 1 } };
+	struct ibs_vlarb_entry low1[] = {{2, 1}};
 	reinit(&a, high, 2, low1, 1, 0, IBS_ACCT_PACKET);
 	int seq[6];
 	for (int i = 0; i < 6; i++) {
 		seq[i] = vlarb_decide(&a, 0x5, 0x5, head);
 		vlarb_commit(&a, 4096);
 	}
-	EXPECT(seq[0] == 0 && seq[1] == 2 && seq[2] == 0 && seq[3] == 2 && seq[4] == 0 && seq[5] == 2);
+	EXPECT(seq[0] == 0 && seq[1] == 2 && seq[2] == 0 && seq[3] == 2 && seq[4] == 0 &&
+	       seq[5] == 2);
 
 	/* byte mode: an emptied VL loses its unused deficit, a credit-starved one keeps it */
-	struct ibs_vlarb_entry h2[] = { { 0, 128 }, { 1, 128 } };
-	uint32_t small[IBS_MAX_VLS] = { 64, 64 };
+	struct ibs_vlarb_entry h2[] = {{0, 128}, {1, 128}};
+	uint32_t small[IBS_MAX_VLS] = {64, 64};
 	reinit(&a, h2, 2, NULL, 0, 255, IBS_ACCT_BYTE);
 	EXPECT(vlarb_decide(&a, 0x3, 0x3, small) == 0);
-	vlarb_commit(&a, 64);                                     /* VL0 deficit 8192-64 */
-	EXPECT(vlarb_decide(&a, 0x2, 0x3, small) == 1);           /* VL0 starved: keeps it */
+	vlarb_commit(&a, 64);				/* VL0 deficit 8192-64 */
+	EXPECT(vlarb_decide(&a, 0x2, 0x3, small) == 1); /* VL0 starved: keeps it */
 	EXPECT(a.high.e[0].left == 8192 - 64);
 	vlarb_commit(&a, 64);
-	EXPECT(vlarb_decide(&a, 0x1, 0x1, small) == 0);           /* VL1 empty: its turn ends */
+	EXPECT(vlarb_decide(&a, 0x1, 0x1, small) == 0); /* VL1 empty: its turn ends */
 	EXPECT(a.high.e[1].left == 0);
 	vlarb_commit(&a, 64);
-	EXPECT(a.high.e[0].left == (8192 - 64) + 8192 - 64);      /* carried, plus a new turn */
+	EXPECT(a.high.e[0].left == (8192 - 64) + 8192 - 64); /* carried, plus a new turn */
 	vlarb_free(&a);
 }
 
 int main(void)
 {
 	struct ibs_vlarb_entry too_many[65];
-	struct vlarb a = { 0 };
+	struct vlarb a = {0};
 
 	memset(too_many, 0, sizeof(too_many));
 	EXPECT(reinit(&a, too_many, 65, NULL, 0, 1, 0) != 0);
-	too_many[0] = (struct ibs_vlarb_entry){ 15, 1 };
+	too_many[0] = (struct ibs_vlarb_entry){15, 1};
 	EXPECT(reinit(&a, too_many, 1, NULL, 0, 1, 0) != 0);
 	vlarb_free(&a);
 	config_shares();

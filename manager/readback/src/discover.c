@@ -12,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PORT_STATE_INIT 2   /* PortState: 1 Down, 2 Init, 3 Armed, 4 Active */
+#define PORT_STATE_INIT 2 /* PortState: 1 Down, 2 Init, 3 Armed, 4 Active */
 
 enum kind { K_NODEINFO, K_NODEDESC, K_PORTINFO, K_SWINFO, K_LFT, K_SL2VL, K_VLARB };
 
 static const char *const kind_name[] = {
-	"NodeInfo", "NodeDescription", "PortInfo", "SwitchInfo",
-	"LinearForwardingTable", "SLtoVLMappingTable", "VLArbitrationTable",
+	"NodeInfo",	      "NodeDescription",       "PortInfo",
+	"SwitchInfo",	      "LinearForwardingTable", "SLtoVLMappingTable",
+	"VLArbitrationTable",
 };
 
 struct disc {
@@ -48,14 +49,19 @@ static int ask(struct disc *d, const ib_dr_path_t *path, enum kind kind, uint32_
 	       uint32_t node, int port, uint32_t aux)
 {
 	static const uint16_t attr[] = {
-		[K_NODEINFO] = IB_ATTR_NODE_INFO, [K_NODEDESC] = IB_ATTR_NODE_DESC,
-		[K_PORTINFO] = IB_ATTR_PORT_INFO, [K_SWINFO] = IB_ATTR_SWITCH_INFO,
-		[K_LFT] = IB_ATTR_LINEARFORWTBL, [K_SL2VL] = IB_ATTR_SLVL_TABLE,
+		[K_NODEINFO] = IB_ATTR_NODE_INFO,   [K_NODEDESC] = IB_ATTR_NODE_DESC,
+		[K_PORTINFO] = IB_ATTR_PORT_INFO,   [K_SWINFO] = IB_ATTR_SWITCH_INFO,
+		[K_LFT] = IB_ATTR_LINEARFORWTBL,    [K_SL2VL] = IB_ATTR_SLVL_TABLE,
 		[K_VLARB] = IB_ATTR_VL_ARBITRATION,
 	};
 	struct mp_req req = {
-		.path = *path, .mod = mod, .node = node, .aux = aux,
-		.attr = attr[kind], .kind = (uint8_t)kind, .port = (uint8_t)port,
+		.path = *path,
+		.mod = mod,
+		.node = node,
+		.aux = aux,
+		.attr = attr[kind],
+		.kind = (uint8_t)kind,
+		.port = (uint8_t)port,
 	};
 	int rc = mp_submit(d->mp, &req);
 
@@ -93,7 +99,8 @@ static int on_nodeinfo(struct disc *d, const struct mp_req *req, const uint8_t *
 	} else {
 		n = d->f->nodes[idx];
 		if (n->type != type || n->nports != nports)
-			return fail(d, req, "node 0x%016llx answers with another type or port count",
+			return fail(d, req,
+				    "node 0x%016llx answers with another type or port count",
 				    (unsigned long long)guid);
 	}
 	/* A CA answers PortInfo only for the port the SMP arrived on, so each of its ports
@@ -120,8 +127,8 @@ static int ask_port_tables(struct disc *d, const struct mp_req *req, struct rb_n
 
 	if (n->type == IB_NODE_SWITCH)
 		for (int in = 0; in <= n->nports && !rc; in++)
-			rc = ask(d, &req->path, K_SL2VL, (uint32_t)(in << 8 | req->port),
-				 req->node, req->port, (uint32_t)in);
+			rc = ask(d, &req->path, K_SL2VL, (uint32_t)(in << 8 | req->port), req->node,
+				 req->port, (uint32_t)in);
 	else
 		rc = ask(d, &req->path, K_SL2VL, 0, req->node, req->port, 0);
 
@@ -132,11 +139,11 @@ static int ask_port_tables(struct disc *d, const struct mp_req *req, struct rb_n
 	if (!p->vlarb)
 		return fail(d, req, "out of memory");
 	for (int b = 0; b * 32 < p->low_cap && !rc; b++)
-		rc = ask(d, &req->path, K_VLARB, (uint32_t)(b + 1) << 16 | req->port,
-			 req->node, req->port, (uint32_t)b + 1);
+		rc = ask(d, &req->path, K_VLARB, (uint32_t)(b + 1) << 16 | req->port, req->node,
+			 req->port, (uint32_t)b + 1);
 	for (int b = 0; b * 32 < p->high_cap && !rc; b++)
-		rc = ask(d, &req->path, K_VLARB, (uint32_t)(b + 3) << 16 | req->port,
-			 req->node, req->port, (uint32_t)b + 3);
+		rc = ask(d, &req->path, K_VLARB, (uint32_t)(b + 3) << 16 | req->port, req->node,
+			 req->port, (uint32_t)b + 3);
 	return rc;
 }
 
@@ -164,7 +171,8 @@ static int on_portinfo(struct disc *d, const struct mp_req *req, const uint8_t *
 	p->low_cap = (uint8_t)mad_get_field(pi, 0, IB_PORT_VL_ARBITRATION_LOW_CAP_F);
 	p->high_limit = (uint8_t)mad_get_field(pi, 0, IB_PORT_VL_HIGH_LIMIT_F);
 	if (p->high_cap > 64 || p->low_cap > 64)
-		return fail(d, req, "VLArb capacity high %u / low %u beyond 64", p->high_cap, p->low_cap);
+		return fail(d, req, "VLArb capacity high %u / low %u beyond 64", p->high_cap,
+			    p->low_cap);
 	p->up = req->port > 0 && p->state >= PORT_STATE_INIT;
 	if (!p->up)
 		return 0;
@@ -258,8 +266,8 @@ static int on_answer(void *ctx, const struct mp_req *req, int status, const uint
 
 int rb_discover(struct mad_pipe *mp, struct rb_fabric *f, char *msg, size_t msglen)
 {
-	struct disc d = { .mp = mp, .f = f, .msg = msg, .msglen = msglen };
-	ib_dr_path_t local = { .cnt = 0 };
+	struct disc d = {.mp = mp, .f = f, .msg = msg, .msglen = msglen};
+	ib_dr_path_t local = {.cnt = 0};
 	int rc;
 
 	msg[0] = '\0';

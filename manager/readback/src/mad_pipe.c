@@ -100,7 +100,7 @@ void mp_close(struct mad_pipe *mp)
 int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
 {
 	if (mp->qhead == mp->qlen)
-		mp->qhead = mp->qlen = 0;      /* drained: reuse the buffer from the start */
+		mp->qhead = mp->qlen = 0; /* drained: reuse the buffer from the start */
 	if (mp->qlen == mp->qcap) {
 		size_t cap = mp->qcap ? 2 * mp->qcap : 4096;
 		struct mp_req *q = realloc(mp->queue, cap * sizeof(*q));
@@ -120,11 +120,11 @@ static int send_slot(struct mad_pipe *mp, int s)
 	ib_rpc_t rpc = {
 		.mgtclass = IB_SMI_DIRECT_CLASS,
 		.method = IB_MAD_METHOD_GET,
-		.attr = { .id = slot->req.attr, .mod = slot->req.mod },
+		.attr = {.id = slot->req.attr, .mod = slot->req.mod},
 		.dataoffs = IB_SMP_DATA_OFFS,
 		.datasz = IB_SMP_DATA_SIZE,
 	};
-	ib_portid_t dport = { .lid = 0, .drpath = slot->req.path };
+	ib_portid_t dport = {.lid = 0, .drpath = slot->req.path};
 
 	/* The kernel owns the upper 32 TID bits; the slot index in the low bits finds the
 	 * request, the sequence number above it rejects late answers to a resent MAD. */
@@ -157,8 +157,8 @@ static int fill_window(struct mad_pipe *mp)
 	return 0;
 }
 
-static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data,
-		    mp_done_fn done, void *ctx)
+static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data, mp_done_fn done,
+		    void *ctx)
 {
 	struct mp_req req = mp->slots[s].req;
 

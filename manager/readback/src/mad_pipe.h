@@ -14,10 +14,10 @@
 
 struct mp_req {
 	ib_dr_path_t path;
-	uint32_t mod;          /* attribute modifier */
-	uint32_t node;         /* caller's cookies */
+	uint32_t mod;  /* attribute modifier */
+	uint32_t node; /* caller's cookies */
 	uint32_t aux;
-	uint16_t attr;         /* attribute ID */
+	uint16_t attr; /* attribute ID */
 	uint8_t kind;
 	uint8_t port;
 };

@@ -30,7 +30,8 @@ struct options {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ibqos-readback [-C ca] [-P port] [-w window] [-t timeout_ms] "
+	fprintf(stderr,
+		"usage: ibqos-readback [-C ca] [-P port] [-w window] [-t timeout_ms] "
 		"[-r retries] [-o model.json] [-s]\n");
 	exit(2);
 }
@@ -47,19 +48,34 @@ static int int_arg(const char *s, int lo, int hi)
 
 static struct options parse(int argc, char **argv)
 {
-	struct options o = { .window = 16, .timeout_ms = 500, .retries = 3 };
+	struct options o = {.window = 16, .timeout_ms = 500, .retries = 3};
 	int c;
 
 	while ((c = getopt(argc, argv, "C:P:w:t:r:o:sh")) != -1) {
 		switch (c) {
-		case 'C': o.ca = optarg; break;
-		case 'P': o.port = int_arg(optarg, 0, 254); break;
-		case 'w': o.window = int_arg(optarg, 1, 4096); break;
-		case 't': o.timeout_ms = int_arg(optarg, 1, 60000); break;
-		case 'r': o.retries = int_arg(optarg, 0, 100); break;
-		case 'o': o.out = optarg; break;
-		case 's': o.stats = 1; break;
-		default: usage();
+		case 'C':
+			o.ca = optarg;
+			break;
+		case 'P':
+			o.port = int_arg(optarg, 0, 254);
+			break;
+		case 'w':
+			o.window = int_arg(optarg, 1, 4096);
+			break;
+		case 't':
+			o.timeout_ms = int_arg(optarg, 1, 60000);
+			break;
+		case 'r':
+			o.retries = int_arg(optarg, 0, 100);
+			break;
+		case 'o':
+			o.out = optarg;
+			break;
+		case 's':
+			o.stats = 1;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (optind != argc)
@@ -109,8 +125,10 @@ int main(int argc, char **argv)
 	rc = rb_discover(&mp, &f, msg, sizeof(msg));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (o.stats)
-		fprintf(stderr, "ibqos-readback: %zu nodes, %lu MADs sent, %lu answered, "
-			"%lu resent, %.3f s\n", f.n, mp.sent, mp.received, mp.resent,
+		fprintf(stderr,
+			"ibqos-readback: %zu nodes, %lu MADs sent, %lu answered, "
+			"%lu resent, %.3f s\n",
+			f.n, mp.sent, mp.received, mp.resent,
 			(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	mp_close(&mp);
 	if (rc < 0) {

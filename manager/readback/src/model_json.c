@@ -10,7 +10,7 @@
 
 static int vl_count(unsigned enc)
 {
-	static const int n[] = { 0, 1, 2, 4, 8, 15 };
+	static const int n[] = {0, 1, 2, 4, 8, 15};
 
 	return enc < sizeof(n) / sizeof(n[0]) ? n[enc] : 0;
 }
@@ -23,12 +23,18 @@ static int mtu_bytes(unsigned enc)
 static const char *width_str(unsigned w)
 {
 	switch (w) {
-	case 1: return "1X";
-	case 2: return "4X";
-	case 4: return "8X";
-	case 8: return "12X";
-	case 16: return "2X";
-	default: return "??";
+	case 1:
+		return "1X";
+	case 2:
+		return "4X";
+	case 4:
+		return "8X";
+	case 8:
+		return "12X";
+	case 16:
+		return "2X";
+	default:
+		return "??";
 	}
 }
 
@@ -38,18 +44,27 @@ static const char *speed_str(const struct rb_port *p, const struct rb_port *ref)
 {
 	if (ref->capmask & CAP_HAS_EXT_SPEEDS) {
 		switch (p->espeed) {
-		case 0: break;
-		case 1: return "14";
-		case 2: return "25";
-		case 4: return "50";
-		default: return "??";
+		case 0:
+			break;
+		case 1:
+			return "14";
+		case 2:
+			return "25";
+		case 4:
+			return "50";
+		default:
+			return "??";
 		}
 	}
 	switch (p->speed) {
-	case 1: return "2.5";
-	case 2: return "5";
-	case 4: return "10";
-	default: return "??";
+	case 1:
+		return "2.5";
+	case 2:
+		return "5";
+	case 4:
+		return "10";
+	default:
+		return "??";
 	}
 }
 
@@ -79,8 +94,8 @@ static void vlarb_json(FILE *out, const struct rb_port *p)
 	fputs("],\"high\":[", out);
 	for (int i = 0; i < p->high_cap; i++, e += 2)
 		fprintf(out, "%s[%u,%u]", i ? "," : "", e[0] & 0xf, e[1]);
-	fprintf(out, "],\"high_limit\":%u,\"high_cap\":%u,\"low_cap\":%u}",
-		p->high_limit, p->high_cap, p->low_cap);
+	fprintf(out, "],\"high_limit\":%u,\"high_cap\":%u,\"low_cap\":%u}", p->high_limit,
+		p->high_cap, p->low_cap);
 }
 
 static void port_json(FILE *out, const struct rb_node *n, int num)
@@ -90,20 +105,25 @@ static void port_json(FILE *out, const struct rb_node *n, int num)
 	const struct rb_port *ref = sw ? &n->ports[0] : p;
 
 	if (sw && num == 0) {
-		fprintf(out, "{\"num\":0,\"guid\":\"0x%016" PRIx64 "\",\"lid\":%u,\"lmc\":%u,"
+		fprintf(out,
+			"{\"num\":0,\"guid\":\"0x%016" PRIx64 "\",\"lid\":%u,\"lmc\":%u,"
 			"\"remote\":null,\"width\":\"\",\"speed\":\"\",\"vl_cap\":0,\"op_vls\":0,"
-			"\"mtu\":0,\"vlarb\":null}", n->port_guid, p->lid, p->lmc);
+			"\"mtu\":0,\"vlarb\":null}",
+			n->port_guid, p->lid, p->lmc);
 		return;
 	}
-	fprintf(out, "{\"num\":%d,\"guid\":\"0x%016" PRIx64 "\",\"lid\":%u,\"lmc\":%u,\"remote\":",
-		num, sw ? 0 : p->guid, sw ? 0 : p->lid, sw ? 0 : p->lmc);
+	fprintf(out,
+		"{\"num\":%d,\"guid\":\"0x%016" PRIx64 "\",\"lid\":%u,\"lmc\":%u,\"remote\":", num,
+		sw ? 0 : p->guid, sw ? 0 : p->lid, sw ? 0 : p->lmc);
 	if (p->rguid)
 		fprintf(out, "[\"0x%016" PRIx64 "\",%u]", p->rguid, p->rport);
 	else
 		fputs("null", out);
-	fprintf(out, ",\"width\":\"%s\",\"speed\":\"%s\",\"vl_cap\":%d,\"op_vls\":%d,\"mtu\":%d,"
-		"\"vlarb\":", width_str(p->width), speed_str(p, ref), vl_count(p->vl_cap),
-		vl_count(p->op_vls), mtu_bytes(p->mtu));
+	fprintf(out,
+		",\"width\":\"%s\",\"speed\":\"%s\",\"vl_cap\":%d,\"op_vls\":%d,\"mtu\":%d,"
+		"\"vlarb\":",
+		width_str(p->width), speed_str(p, ref), vl_count(p->vl_cap), vl_count(p->op_vls),
+		mtu_bytes(p->mtu));
 	if (p->vlarb)
 		vlarb_json(out, p);
 	else
@@ -122,8 +142,8 @@ static void sl2vl_row(FILE *out, int *first, int in, int out_port, const uint8_t
 
 static void node_json(FILE *out, const struct rb_node *n)
 {
-	static const char *const kind[] = { [IB_NODE_CA] = "ca", [IB_NODE_SWITCH] = "switch",
-					    [IB_NODE_ROUTER] = "router" };
+	static const char *const kind[] = {
+		[IB_NODE_CA] = "ca", [IB_NODE_SWITCH] = "switch", [IB_NODE_ROUTER] = "router"};
 	int sw = n->type == IB_NODE_SWITCH, first = 1, np1 = n->nports + 1;
 
 	fprintf(out, "{\"guid\":\"0x%016" PRIx64 "\",\"kind\":\"%s\",\"desc\":", n->guid,

@@ -40,20 +40,22 @@ static void check_loaded(const struct ibqos_tables *t, const uint8_t *data, size
 	require(ibqos_tables_top_vl(t) <= 14, "every class fits VL0..VL14");
 	for (size_t i = 1; i < t->nports; i++)
 		require(t->ports[i - 1].guid < t->ports[i].guid ||
-			(t->ports[i - 1].guid == t->ports[i].guid &&
-			 t->ports[i - 1].port < t->ports[i].port), "ports sorted, no duplicate");
+				(t->ports[i - 1].guid == t->ports[i].guid &&
+				 t->ports[i - 1].port < t->ports[i].port),
+			"ports sorted, no duplicate");
 	for (size_t i = 1; i < t->npins; i++)
 		require(t->pins[i - 1].guid < t->pins[i].guid, "pins sorted, no duplicate");
 	for (size_t i = 0; i < t->npins; i++) {
-		require(ibqos_tables_group_label(t, t->pins[i].guid, NULL, label, sizeof(label)) == 1,
+		require(ibqos_tables_group_label(t, t->pins[i].guid, NULL, label, sizeof(label)) ==
+				1,
 			"a pinned GUID has a label");
 		require(!strcmp(label, t->pins[i].label), "the pin's own label");
 	}
 	for (size_t i = 0; i < t->nwarnings; i++)
 		require(printable(t->warnings[i]), "warnings printable");
 	for (int r = 0; r < IBQOS_ROLE_COUNT; r++) {
-		const struct ibqos_vlarb_spec *s = ibqos_tables_lookup(t, (enum ibqos_vlarb_role)r,
-								      0, 0);
+		const struct ibqos_vlarb_spec *s =
+			ibqos_tables_lookup(t, (enum ibqos_vlarb_role)r, 0, 0);
 
 		require(!s || (s->high.n <= IBQOS_VLARB_MAX && s->low.n <= IBQOS_VLARB_MAX),
 			"tables hold at most 64 entries");
@@ -63,7 +65,8 @@ static void check_loaded(const struct ibqos_tables *t, const uint8_t *data, size
 	desc[n] = '\0';
 	if (ibqos_tables_group_label(t, UINT64_MAX - 1, desc, label, sizeof(label)) == 1)
 		require(strlen(label) >= 1 && strlen(label) < IBQOS_GROUP_LABEL_MAX &&
-			printable(label), "a pattern label is 1..31 printable bytes");
+				printable(label),
+			"a pattern label is 1..31 printable bytes");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	if (size == 0 || size > IBQOS_TABLES_MAX_BYTES)
-		return 0;	/* load() refuses larger files before parsing */
+		return 0; /* load() refuses larger files before parsing */
 	in = fmemopen((void *)data, size, "r");
 	if (!in)
 		return 0;
@@ -88,7 +91,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	require(r == -22 || r == -12, "-EINVAL or -ENOMEM");
 	require(t.path == NULL && t.ports == NULL && t.pins == NULL && t.pattern == NULL &&
-		t.warnings == NULL, "nothing left on error");
+			t.warnings == NULL,
+		"nothing left on error");
 	require(!strncmp(err, NAME ":", strlen(NAME) + 1), "error starts with file:");
 	require(printable(err), "error printable");
 	return 0;

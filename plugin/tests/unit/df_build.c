@@ -19,11 +19,12 @@ int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g)
 			unsigned s = df_sw(d, G, i);
 
 			snprintf(names[s % 4096], sizeof(names[0]), "sw-g%u-s%u", G, i);
-			dla_fabric_set_switch(&d->f, s, 0x1000 + s, names[s % 4096], (uint16_t)lid++,
-					      (uint8_t)nports);
+			dla_fabric_set_switch(&d->f, s, 0x1000 + s, names[s % 4096],
+					      (uint16_t)lid++, (uint8_t)nports);
 			d->group[s] = G;
 			for (unsigned j = 0; j < p; j++)
-				dla_fabric_attach_endport(&d->f, s, (uint8_t)(1 + j), (uint16_t)lid++);
+				dla_fabric_attach_endport(&d->f, s, (uint8_t)(1 + j),
+							  (uint16_t)lid++);
 		}
 	for (unsigned G = 0; G < g; G++)
 		for (unsigned i = 0; i < a; i++)
@@ -42,7 +43,8 @@ int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g)
 					unsigned nG = used[G]++, nH = used[H]++;
 
 					dla_fabric_link(&d->f, df_sw(d, G, nG % a),
-							(uint8_t)(p + a + nG / a), df_sw(d, H, nH % a),
+							(uint8_t)(p + a + nG / a),
+							df_sw(d, H, nH % a),
 							(uint8_t)(p + a + nH / a));
 					progress = 1;
 				}
@@ -75,7 +77,8 @@ int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsig
 	if (dla_fabric_init(f, leaves + spines, 0xbfff))
 		return -1;
 	for (unsigned s = 0; s < spines; s++)
-		dla_fabric_set_switch(f, s, 0x2000 + s, "spine", (uint16_t)lid++, (uint8_t)(1 + leaves));
+		dla_fabric_set_switch(f, s, 0x2000 + s, "spine", (uint16_t)lid++,
+				      (uint8_t)(1 + leaves));
 	for (unsigned l = 0; l < leaves; l++) {
 		unsigned s = spines + l;
 
@@ -115,8 +118,8 @@ int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dl
 				dla_fabric_attach_endport(dst, i, (uint8_t)p, pt->endport_lid);
 			else if (pt->peer_kind == DLA_PEER_SWITCH && pt->peer_sw != dead &&
 				 pt->peer_sw > s)
-				dla_fabric_link(dst, i, (uint8_t)p, pt->peer_sw - (pt->peer_sw > dead),
-						pt->peer_port);
+				dla_fabric_link(dst, i, (uint8_t)p,
+						pt->peer_sw - (pt->peer_sw > dead), pt->peer_port);
 		}
 	}
 	return 0;

@@ -16,7 +16,7 @@ static unsigned rnd(unsigned *state)
 }
 
 struct glink {
-	unsigned G, n, H, m;	/* group G's global slot n to group H's slot m */
+	unsigned G, n, H, m; /* group G's global slot n to group H's slot m */
 };
 
 /* Global links by arrangement; returns how many. Slot n of a group is switch n % a. */
@@ -32,31 +32,32 @@ static unsigned deal(unsigned a, unsigned h, unsigned g, enum df_wiring w, unsig
 			for (unsigned G = 0; G < g; G++)
 				for (unsigned H = G + 1; H < g; H++)
 					if (used[G] < slots && used[H] < slots) {
-						out[k++] = (struct glink){ G, used[G]++, H, used[H]++ };
+						out[k++] =
+							(struct glink){G, used[G]++, H, used[H]++};
 						progress = 1;
 					}
 		}
 		break;
-	case DF_ABSOLUTE:	/* g = slots + 1: slot j of group i goes to group j (skipping i) */
+	case DF_ABSOLUTE: /* g = slots + 1: slot j of group i goes to group j (skipping i) */
 		for (unsigned G = 0; G < g; G++)
 			for (unsigned H = G + 1; H < g; H++)
-				out[k++] = (struct glink){ G, H - 1, H, G };
+				out[k++] = (struct glink){G, H - 1, H, G};
 		break;
-	case DF_RELATIVE:	/* slot j of group i goes to group i + j + 1 */
+	case DF_RELATIVE: /* slot j of group i goes to group i + j + 1 */
 		for (unsigned G = 0; G < g; G++)
 			for (unsigned j = 0; j < slots; j++) {
 				unsigned H = (G + j + 1) % g;
 
 				if (G < H)
-					out[k++] = (struct glink){ G, j, H, g - 2 - j };
+					out[k++] = (struct glink){G, j, H, g - 2 - j};
 			}
 		break;
-	case DF_CIRCULANT:	/* slot 2m to group i + m + 1, slot 2m + 1 to group i - m - 1 */
+	case DF_CIRCULANT: /* slot 2m to group i + m + 1, slot 2m + 1 to group i - m - 1 */
 		for (unsigned G = 0; G < g; G++)
 			for (unsigned m = 0; 2 * m + 1 < slots; m++) {
 				unsigned H = (G + m + 1) % g;
 
-				out[k++] = (struct glink){ G, 2 * m, H, 2 * m + 1 };
+				out[k++] = (struct glink){G, 2 * m, H, 2 * m + 1};
 			}
 		break;
 	case DF_RANDOM: {
@@ -77,13 +78,14 @@ static unsigned deal(unsigned a, unsigned h, unsigned g, enum df_wiring w, unsig
 			while (x >= g - 1 - G)
 				x -= g - 1 - G, G++;
 			if (used[G] < slots && used[G + 1 + x] < slots)
-				out[k++] = (struct glink){ G, used[G]++, G + 1 + x, used[G + 1 + x]++ };
+				out[k++] =
+					(struct glink){G, used[G]++, G + 1 + x, used[G + 1 + x]++};
 		}
 		for (unsigned tries = 0; tries < 10000; tries++) {
 			unsigned G = rnd(seed) % g, H = rnd(seed) % g;
 
 			if (G != H && used[G] < slots && used[H] < slots)
-				out[k++] = (struct glink){ G, used[G]++, H, used[H]++ };
+				out[k++] = (struct glink){G, used[G]++, H, used[H]++};
 		}
 		free(order);
 		break;
@@ -93,8 +95,8 @@ static unsigned deal(unsigned a, unsigned h, unsigned g, enum df_wiring w, unsig
 	return k;
 }
 
-int df_build_wired(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g,
-		   enum df_wiring w, unsigned seed, int shuffle)
+int df_build_wired(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g, enum df_wiring w,
+		   unsigned seed, int shuffle)
 {
 	unsigned nports = 1 + p + (a - 1) + h, lid = 1, n = a * g, k;
 	unsigned *perm = malloc((size_t)n * nports * sizeof(*perm));
@@ -117,17 +119,18 @@ int df_build_wired(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g,
 			ps[j] = t;
 		}
 	}
-#define PORT(s, q) ((uint8_t)perm[(size_t)(s) * nports + (q)])
+#define PORT(s, q) ((uint8_t)perm[(size_t)(s)*nports + (q)])
 	for (unsigned G = 0; G < g; G++)
 		for (unsigned i = 0; i < a; i++) {
 			unsigned s = df_sw(d, G, i);
 
 			snprintf(names[s % 4096], sizeof(names[0]), "sw-g%u-s%u", G, i);
-			dla_fabric_set_switch(&d->f, s, 0x1000 + s, names[s % 4096], (uint16_t)lid++,
-					      (uint8_t)nports);
+			dla_fabric_set_switch(&d->f, s, 0x1000 + s, names[s % 4096],
+					      (uint16_t)lid++, (uint8_t)nports);
 			d->group[s] = G;
 			for (unsigned j = 0; j < p; j++)
-				dla_fabric_attach_endport(&d->f, s, PORT(s, 1 + j), (uint16_t)lid++);
+				dla_fabric_attach_endport(&d->f, s, PORT(s, 1 + j),
+							  (uint16_t)lid++);
 		}
 	for (unsigned G = 0; G < g; G++)
 		for (unsigned i = 0; i < a; i++)

@@ -57,7 +57,7 @@ void judge(const struct dla_fabric *f, const struct dla_groups *g, const struct 
 	   const struct dla_vl *v, unsigned stride, struct verdict *out)
 {
 	uint32_t nodes = r->port_off[f->nsw] * NVL;
-	struct arcs a = { 0 };
+	struct arcs a = {0};
 
 	memset(out, 0, sizeof(*out));
 	(void)stride;

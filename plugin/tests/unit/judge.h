@@ -12,7 +12,7 @@
 struct verdict {
 	unsigned routes, delivered, looped;
 	unsigned max_hops, max_globals, max_locals_after_global;
-	unsigned vls_mask;	/* VLs used by class 0 */
+	unsigned vls_mask; /* VLs used by class 0 */
 	int cyclic;
 	unsigned hop_hist[16];
 };

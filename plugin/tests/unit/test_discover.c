@@ -48,12 +48,12 @@ void test_discover(void)
 	struct df d;
 	struct dla_fabric ft;
 
-	dragonfly_ok(4, 2, 2, 9);	/* 72 CAs */
-	dragonfly_ok(3, 2, 3, 7);	/* 42 CAs: several links per pair, global triangles */
-	dragonfly_ok(6, 3, 3, 19);	/* 342 */
-	dragonfly_ok(8, 4, 4, 33);	/* 1056 */
-	dragonfly_ok(10, 5, 5, 51);	/* 2550 */
-	dragonfly_ok(4, 2, 2, 5);	/* several links per pair */
+	dragonfly_ok(4, 2, 2, 9);   /* 72 CAs */
+	dragonfly_ok(3, 2, 3, 7);   /* 42 CAs: several links per pair, global triangles */
+	dragonfly_ok(6, 3, 3, 19);  /* 342 */
+	dragonfly_ok(8, 4, 4, 33);  /* 1056 */
+	dragonfly_ok(10, 5, 5, 51); /* 2550 */
+	dragonfly_ok(4, 2, 2, 5);   /* several links per pair */
 	dragonfly_ok(2, 1, 1, 3);
 
 	/* an unconnected group pair (its only global link is down): the groups are still
@@ -81,7 +81,7 @@ void test_discover(void)
 	fat_tree_build(&ft, 4, 2, 4);
 	refused(&ft, "the 6 switches do not split into groups that are cliques of 2", "[rule: ");
 	dla_fabric_free(&ft);
-	fat_tree_build(&ft, 4, 4, 2);	/* K4,4: pairs of (leaf, spine) are cliques of 2 */
+	fat_tree_build(&ft, 4, 4, 2); /* K4,4: pairs of (leaf, spine) are cliques of 2 */
 	{
 		struct dla_groups grp;
 		char err[512] = "";

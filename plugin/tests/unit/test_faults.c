@@ -44,14 +44,13 @@ static int survived(const struct outcome *o, unsigned stride)
 static void report(const char *what, unsigned a, unsigned g, const char *fault,
 		   const struct outcome *o)
 {
-	fprintf(stderr, "  a=%u g=%u %s %s: ret %d levels %u delivered %u/%u cyclic %d: %s\n", a,
-		g, what, fault, o->ret, o->levels, o->v.delivered, o->v.routes, o->v.cyclic,
-		o->err);
+	fprintf(stderr, "  a=%u g=%u %s %s: ret %d levels %u delivered %u/%u cyclic %d: %s\n", a, g,
+		what, fault, o->ret, o->levels, o->v.delivered, o->v.routes, o->v.cyclic, o->err);
 }
 
 /* Run one case with 3 VLs per class and count it: survived, or reported. */
-static void tally(const struct dla_fabric *f, const uint32_t *stored, const char *what,
-		  unsigned a, unsigned g, const char *fault, unsigned *tried, unsigned *ok)
+static void tally(const struct dla_fabric *f, const uint32_t *stored, const char *what, unsigned a,
+		  unsigned g, const char *fault, unsigned *tried, unsigned *ok)
 {
 	struct outcome o;
 
@@ -98,8 +97,8 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 			global = d.group[pt->peer_sw] != d.group[s];
 			df_build(&x, a, p, h, g);
 			df_unlink(&x, s, port);
-			snprintf(fault, sizeof(fault), "%s link %s[%u]", global ? "global" : "local",
-				 d.f.sw[s].name, port);
+			snprintf(fault, sizeof(fault), "%s link %s[%u]",
+				 global ? "global" : "local", d.f.sw[s].name, port);
 			tally(&x.f, stored, "stored", a, g, fault, &tried, &ok);
 			/* with only the two VLs of an unreserved plan: routed clean, or refused */
 			run(&x.f, stored, 2, &o);
@@ -122,9 +121,10 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 		free(stored);
 		dla_fabric_free(&x);
 	}
-	fprintf(stderr, "  single faults a=%u p=%u h=%u g=%u: %u/%u survived (stored map), "
-		"%u/%u (fresh start); links with 2 VLs per class: %u routed, %u refused\n", a, p, h,
-		g, ok, tried, fresh_ok, fresh_tried, two_ok, two_refused);
+	fprintf(stderr,
+		"  single faults a=%u p=%u h=%u g=%u: %u/%u survived (stored map), "
+		"%u/%u (fresh start); links with 2 VLs per class: %u routed, %u refused\n",
+		a, p, h, g, ok, tried, fresh_ok, fresh_tried, two_ok, two_refused);
 	EXPECT_EQ(ok, tried);
 	EXPECT_EQ(fresh_ok, fresh_tried);
 	df_free(&d);
@@ -132,10 +132,10 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 
 void test_faults(void)
 {
-	single_faults(4, 2, 2, 9, 1, 1);	/* 72 CAs */
+	single_faults(4, 2, 2, 9, 1, 1); /* 72 CAs */
 	/* groups of 3 missing a link are paths, as many global ones are: fresh discovery cannot
 	 * tell them apart (the stored map can) */
-	single_faults(3, 2, 3, 7, 0, 1);	/* 42 CAs */
+	single_faults(3, 2, 3, 7, 0, 1); /* 42 CAs */
 	single_faults(4, 2, 2, 5, 1, 1);
 	/* 342 CAs: every 7th fault (all 910 run on real OpenSM in make bench) */
 	single_faults(6, 3, 3, 19, 1, 7);

@@ -31,7 +31,7 @@ static void check_routes(struct df *d, int expect_vls)
 			for (unsigned out = 1; out < d->f.sw[s].num_ports; out++)
 				EXPECT_EQ(dla_turn_level(&v, s, in, out),
 					  dla_port_role(&r, s, in) == DLA_ROLE_GLOBAL &&
-					  dla_port_role(&r, s, out) == DLA_ROLE_LOCAL);
+						  dla_port_role(&r, s, out) == DLA_ROLE_LOCAL);
 	/* the closed form is the fixpoint's result on a pristine fabric, turn by turn */
 	{
 		struct dla_vl fx;
@@ -55,7 +55,7 @@ static void check_routes(struct df *d, int expect_vls)
 void test_route(void)
 {
 	static const uint8_t one_class[16];
-	static const uint8_t four[16] = { 0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0 };
+	static const uint8_t four[16] = {0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0};
 	struct df d;
 
 	df_build(&d, 4, 2, 2, 9);
@@ -92,7 +92,8 @@ void test_route(void)
 						uint32_t n;
 
 						if (dla_port_role(&r, s, p) != DLA_ROLE_GLOBAL ||
-						    g.group_of[s] != x || g.group_of[pt->peer_sw] != y)
+						    g.group_of[s] != x ||
+						    g.group_of[pt->peer_sw] != y)
 							continue;
 						n = r.routes[r.port_off[s] + p];
 						lo = n < lo ? n : lo;

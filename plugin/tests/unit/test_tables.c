@@ -29,7 +29,7 @@ static int parse_n(const char *text, size_t n, struct ibqos_tables *t, char *err
 	int r;
 
 	if (!n)
-		fgetc(in);	/* fmemopen refuses size 0: read the one byte so the stream is empty */
+		fgetc(in); /* fmemopen refuses size 0: read the one byte so the stream is empty */
 	r = ibqos_tables_parse(in, "plan.tables", t, err, len);
 	fclose(in);
 	return r;
@@ -76,7 +76,8 @@ static void test_bytes_and_lines(void)
 	    "plan.tables:3: control byte 0x01 in column 18 (only tab is allowed)");
 	bad("version 1\nvlarb ca high 0:1 low - limit 1\x7f\n", "plan.tables:2: control byte 0x7f");
 	bad("version 1\n# \x1b[31m red\n", "plan.tables:2: control byte 0x1b in column 3");
-	bad("version 1\nvlarb ca\rhigh 0:1 low - limit 1\n", "plan.tables:2: control byte 0x0d in "
+	bad("version 1\nvlarb ca\rhigh 0:1 low - limit 1\n",
+	    "plan.tables:2: control byte 0x0d in "
 	    "column 9");
 	/* bytes >= 0x80 are allowed (UTF-8 comments) but shown escaped */
 	EXPECT_EQ(parse("version 1\n# caf\xc3\xa9\n", &t, err, sizeof(err)), 0);
@@ -95,7 +96,7 @@ static void test_bytes_and_lines(void)
 	memcpy(longline, "version 1\n#", 11);
 	longline[IBQOS_TABLES_MAX_LINE + 63] = '\0';
 	bad(longline, "plan.tables:2: line is longer than 4096 bytes");
-	longline[IBQOS_TABLES_MAX_LINE + 10] = '\n';	/* exactly the cap: fine */
+	longline[IBQOS_TABLES_MAX_LINE + 10] = '\n'; /* exactly the cap: fine */
 	EXPECT_EQ(parse(longline, &t, err, sizeof(err)), 0);
 	ibqos_tables_free(&t);
 	free(longline);
@@ -129,7 +130,7 @@ static void test_files(void)
 	}
 	snprintf(fifo, sizeof(fifo), "%s/fifo", tmpdir);
 	EXPECT_EQ(mkfifo(fifo, 0600), 0);
-	alarm(10);	/* on failure this test hangs in open(): die instead */
+	alarm(10); /* on failure this test hangs in open(): die instead */
 	EXPECT_EQ(ibqos_tables_load(fifo, &t, err, sizeof(err)), -22);
 	alarm(0);
 	EXPECT_STR_HAS(err, ":0: is a FIFO, not a regular file");
@@ -169,15 +170,17 @@ static void test_duplicates_linear(void)
 
 	o += (size_t)snprintf(text, cap, "version 1\n");
 	for (unsigned i = 0; i < N; i++)
-		o += (size_t)snprintf(text + o, cap - o, "vlarb port 0x%x %u high - low - limit 0\n",
-				      0x1000 + i / 200, i % 200);
+		o += (size_t)snprintf(text + o, cap - o,
+				      "vlarb port 0x%x %u high - low - limit 0\n", 0x1000 + i / 200,
+				      i % 200);
 	unique = o;
 	o += (size_t)snprintf(text + o, cap - o, "vlarb port 0x%x %u high - low - limit 0\n",
 			      0x1000 + 777 / 200, 777 % 200);
 	alarm(10);
 	EXPECT_EQ(parse_n(text, o, &t, err, sizeof(err)), -22);
 	alarm(0);
-	EXPECT_STR_HAS(err, "plan.tables:200002: vlarb port 0x0000000000001003 177 given twice "
+	EXPECT_STR_HAS(err,
+		       "plan.tables:200002: vlarb port 0x0000000000001003 177 given twice "
 		       "(first on line 779)");
 	/* without the duplicate: all kept, sorted */
 	EXPECT_EQ(parse_n(text, unique, &t, err, sizeof(err)), 0);
@@ -200,14 +203,16 @@ static void test_vls_per_class(void)
 	EXPECT_EQ(ibqos_tables_top_vl(&t), 1);
 	ibqos_tables_free(&t);
 	EXPECT_EQ(parse("version 1\nsl2class 0,1,2,3,4,5,6,0,0,0,0,0,0,0,0,0\n", &t, err,
-			sizeof(err)), 0);
+			sizeof(err)),
+		  0);
 	EXPECT_EQ(ibqos_tables_top_vl(&t), 13);
 	ibqos_tables_free(&t);
 	bad("version 1\nsl2class 0,1,2,3,4,5,6,7,0,0,0,0,0,0,0,0\n",
 	    "plan.tables:2: sl2class: SL 7: class 7 needs VLs 14..15, past VL14, the last data VL "
 	    "(vls_per_class 2 allows classes 0..6)");
 	EXPECT_EQ(parse("version 1\nsl2class 4,3,0,0,0,0,0,0,0,0,0,0,0,0,0,0\nvls_per_class 3\n",
-			&t, err, sizeof(err)), 0);
+			&t, err, sizeof(err)),
+		  0);
 	EXPECT_EQ(t.vls_per_class, 3);
 	EXPECT_EQ(ibqos_tables_top_vl(&t), 14);
 	ibqos_tables_free(&t);
@@ -238,10 +243,12 @@ static void test_group_pins(void)
 	char err[512] = "", label[IBQOS_GROUP_LABEL_MAX] = "";
 
 	EXPECT_EQ(parse("version 1\ngroup 0x0002c903000a1b2c g1\ngroup 0x1 Row-7.rack:3_a\n"
-			"group 0X00000000000000ff 0\n", &t, err, sizeof(err)), 0);
+			"group 0X00000000000000ff 0\n",
+			&t, err, sizeof(err)),
+		  0);
 	EXPECT(ibqos_tables_has_group_pins(&t));
 	EXPECT_EQ(t.npins, 3);
-	EXPECT_EQ(t.pins[0].guid, 1);	/* sorted */
+	EXPECT_EQ(t.pins[0].guid, 1); /* sorted */
 	EXPECT_EQ(t.pins[0].line, 3);
 	EXPECT_EQ(label_of(&t, 0x0002c903000a1b2cULL, NULL, label), 1);
 	EXPECT_STR_HAS(label, "g1");
@@ -249,8 +256,8 @@ static void test_group_pins(void)
 	EXPECT(!strcmp(label, "Row-7.rack:3_a"));
 	EXPECT_EQ(label_of(&t, 0xff, NULL, label), 1);
 	EXPECT(!strcmp(label, "0"));
-	EXPECT_EQ(label_of(&t, 2, "sw-g1-s1", label), 0);	/* no pattern */
-	EXPECT_EQ(ibqos_tables_group_label(&t, 1, NULL, label, 5), 0);	/* does not fit */
+	EXPECT_EQ(label_of(&t, 2, "sw-g1-s1", label), 0);	       /* no pattern */
+	EXPECT_EQ(ibqos_tables_group_label(&t, 1, NULL, label, 5), 0); /* does not fit */
 	ibqos_tables_free(&t);
 	EXPECT_EQ(parse("version 1\n", &t, err, sizeof(err)), 0);
 	EXPECT(!ibqos_tables_has_group_pins(&t));
@@ -273,27 +280,29 @@ static void test_group_pattern(void)
 
 	EXPECT_EQ(parse("version 1\ngroup 0x5 pinned\n"
 			"group_pattern   ^sw-g(?<group>\\d+)-s\\d+$   # the generator's names\n",
-			&t, err, sizeof(err)), 0);
+			&t, err, sizeof(err)),
+		  0);
 	EXPECT(t.pattern && t.pattern_line == 3);
 	EXPECT(!strcmp(t.pattern_text, "^sw-g(?<group>\\d+)-s\\d+$"));
 	EXPECT_EQ(label_of(&t, 9, "sw-g12-s3", label), 1);
 	EXPECT(!strcmp(label, "12"));
-	EXPECT_EQ(label_of(&t, 5, "sw-g12-s3", label), 1);	/* GUID pin wins */
+	EXPECT_EQ(label_of(&t, 5, "sw-g12-s3", label), 1); /* GUID pin wins */
 	EXPECT(!strcmp(label, "pinned"));
 	EXPECT_EQ(label_of(&t, 9, "sw-gx-s3", label), 0);
-	EXPECT_EQ(label_of(&t, 9, "sw-g1-s3 extra", label), 0);	/* anchored */
+	EXPECT_EQ(label_of(&t, 9, "sw-g1-s3 extra", label), 0); /* anchored */
 	EXPECT_EQ(label_of(&t, 9, NULL, label), 0);
 	ibqos_tables_free(&t);
 
 	/* blanks inside the pattern, \d in a bracket, POSIX classes, an optional capture */
 	EXPECT_EQ(parse("version 1\ngroup_pattern MF0;(r[\\d]+[[:alpha:]]) (x)?\n", &t, err,
-			sizeof(err)), 0);
+			sizeof(err)),
+		  0);
 	EXPECT_EQ(label_of(&t, 1, "MF0;r12b (spine)", label), 1);
 	EXPECT(!strcmp(label, "r12b"));
 	EXPECT_EQ(label_of(&t, 1, "MF0;r1 z", label), 0);
 	ibqos_tables_free(&t);
 	EXPECT_EQ(parse("version 1\ngroup_pattern (y)?z\n", &t, err, sizeof(err)), 0);
-	EXPECT_EQ(label_of(&t, 1, "z", label), 0);	/* group 1 did not take part */
+	EXPECT_EQ(label_of(&t, 1, "z", label), 0); /* group 1 did not take part */
 	EXPECT_EQ(label_of(&t, 1, "yz", label), 1);
 	ibqos_tables_free(&t);
 	/* a capture that is no valid label pins nothing */
@@ -309,11 +318,13 @@ static void test_group_pattern(void)
 	    "plan.tables:2: group_pattern: 'sw-g[0-9]+' has no parenthesised subexpression");
 	bad("version 1\ngroup_pattern sw-g([0-9]+\n",
 	    "plan.tables:2: group_pattern: 'sw-g([0-9]+' does not compile: ");
-	bad("version 1\ngroup_pattern (?:a)(b)\n", "plan.tables:2: group_pattern: '(?' is only "
+	bad("version 1\ngroup_pattern (?:a)(b)\n",
+	    "plan.tables:2: group_pattern: '(?' is only "
 	    "understood as '(?<group>'");
 	bad("version 1\ngroup_pattern (a)\ngroup_pattern (b)\n",
 	    "plan.tables:3: group_pattern given twice (first on line 2)");
-	bad("version 1\ngroup_pattern   # nothing\n", "plan.tables:2: group_pattern: missing the "
+	bad("version 1\ngroup_pattern   # nothing\n",
+	    "plan.tables:2: group_pattern: missing the "
 	    "pattern");
 	bad("version 1\ngroup_pattern\n", "plan.tables:2: group_pattern: missing the pattern");
 	bad("group_pattern (a)\n", "plan.tables:1: expected 'version 1' as the first directive");
@@ -324,7 +335,9 @@ static void test_group_pattern(void)
 	    "plan.tables:2: group_pattern: '(x)a++++++++++++++++++++++' is too complex: repetition "
 	    "of a repetition at '++++++++'");
 	bad("version 1\ngroup_pattern ^sd]+ [ha:]?????????+++++igh\n",
-	    "is too complex: repetition of a repetition at '?" "?" "?");
+	    "is too complex: repetition of a repetition at '?"
+	    "?"
+	    "?");
 	bad("version 1\ngroup_pattern (((a{32}){32}){32})\n",
 	    "is too complex: its repetitions expand to more than 4096 nodes");
 	bad("version 1\ngroup_pattern (((((((((x+)+)+)+)+)+)+)+)+)\n",
@@ -336,7 +349,8 @@ static void test_group_pattern(void)
 	bad("version 1\ngroup_pattern (a*)\\1\n",
 	    "plan.tables:2: group_pattern: back-references such as '\\1' are not supported");
 	EXPECT_EQ(parse("version 1\ngroup_pattern ^r([0-9]{2})-(x+)+[[:alnum:]]{0,8}$\n", &t, err,
-			sizeof(err)), 0);
+			sizeof(err)),
+		  0);
 	EXPECT_EQ(label_of(&t, 1, "r42-xxab", label), 1);
 	EXPECT(!strcmp(label, "42"));
 	ibqos_tables_free(&t);
@@ -351,10 +365,12 @@ static void test_warnings(void)
 
 	EXPECT_EQ(parse("version 1\nvlarb ca high 0:0,1:0 low 2:1 limit 1\n"
 			"vlarb local high - low 2:0 limit 1\nvlarb global high 0:1 low - limit 0\n",
-			&t, err, sizeof(err)), 0);
+			&t, err, sizeof(err)),
+		  0);
 	EXPECT_EQ(t.nwarnings, 2);
 	if (t.nwarnings == 2) {
-		EXPECT_STR_HAS(t.warnings[0], "plan.tables:2: vlarb ca: every high-table weight is "
+		EXPECT_STR_HAS(t.warnings[0],
+			       "plan.tables:2: vlarb ca: every high-table weight is "
 			       "0, so that table never sends");
 		EXPECT_STR_HAS(t.warnings[1], "plan.tables:3: vlarb local: every low-table weight");
 	}
@@ -366,7 +382,8 @@ static void test_warnings(void)
 	EXPECT_EQ(parse(text, &t, err, sizeof(err)), 0);
 	EXPECT_EQ(t.nwarnings, 17);
 	if (t.nwarnings == 17) {
-		EXPECT_STR_HAS(t.warnings[0], "plan.tables:2: vlarb port 0x0000000000000001 1: every "
+		EXPECT_STR_HAS(t.warnings[0],
+			       "plan.tables:2: vlarb port 0x0000000000000001 1: every "
 			       "high-table weight is 0");
 		EXPECT_STR_HAS(t.warnings[16], "plan.tables: 24 more warning(s) not shown");
 	}
@@ -402,15 +419,19 @@ void test_tables(void)
 	EXPECT_EQ(vl[1], 3);
 	EXPECT_EQ(w[1], 8);
 	EXPECT_EQ(ibqos_vlarb_check_caps(&t, &t.role[IBQOS_ROLE_CA], "ca", "CA x", 8, 8, err,
-					 sizeof(err)), 0);
+					 sizeof(err)),
+		  0);
 	EXPECT_EQ(ibqos_vlarb_check_caps(&t, &t.role[IBQOS_ROLE_CA], "ca", "CA x", 1, 8, err,
-					 sizeof(err)), -22);
-	EXPECT_STR_HAS(err, "plan.tables:5: vlarb ca: high table has 2 entries but port CA x "
+					 sizeof(err)),
+		  -22);
+	EXPECT_STR_HAS(err,
+		       "plan.tables:5: vlarb ca: high table has 2 entries but port CA x "
 		       "holds 1 (VLArbitrationHighCap)");
 	ibqos_tables_free(&t);
 
 	/* roles not given keep OpenSM's configuration: no spec */
-	EXPECT_EQ(parse("version 1\nvlarb global high 0:1 low - limit 3\n", &t, err, sizeof(err)), 0);
+	EXPECT_EQ(parse("version 1\nvlarb global high 0:1 low - limit 3\n", &t, err, sizeof(err)),
+		  0);
 	EXPECT(ibqos_tables_lookup(&t, IBQOS_ROLE_LOCAL, 1, 1) == NULL);
 	EXPECT(!t.has_sl2class);
 	ibqos_tables_free(&t);
@@ -426,14 +447,17 @@ void test_tables(void)
 	    "plan.tables:4: high: entry 2: VL 15 out of range 0..14");
 	bad("version 1\nvlarb ca high 0:256 low - limit 1\n",
 	    "plan.tables:2: high: entry 1: weight 256 out of range 0..255");
-	bad("version 1\nvlarb ca high 0:1 low - limit 256\n", "plan.tables:2: limit: 256 out of range");
-	bad("version 1\nvlarb ca low 0:1 high - limit 1\n", "expected 'high LIST low LIST limit N'");
+	bad("version 1\nvlarb ca high 0:1 low - limit 256\n",
+	    "plan.tables:2: limit: 256 out of range");
+	bad("version 1\nvlarb ca low 0:1 high - limit 1\n",
+	    "expected 'high LIST low LIST limit N'");
 	bad("version 1\nvlarb ca high 0:1 low - limit 1 extra\n", "unexpected 'extra'");
 	bad("version 1\nvlarb ca high 0:1 low - limit 1\nvlarb ca high 0:1 low - limit 1\n",
 	    "plan.tables:3: vlarb ca given twice (first on line 2)");
 	bad("version 1\nvlarb router high 0:1 low - limit 1\n", "unknown role 'router'");
 	bad("version 1\nvlarb port 12 3 high 0:1 low - limit 1\n", "'12' is not a GUID");
-	bad("version 1\nvlarb port 0x1 3 high 0:1 low - limit 1\nvlarb port 0x01 3 high - low - limit 1\n",
+	bad("version 1\nvlarb port 0x1 3 high 0:1 low - limit 1\nvlarb port 0x01 3 high - low - "
+	    "limit 1\n",
 	    "plan.tables:3: vlarb port 0x0000000000000001 3 given twice");
 	bad("version 1\nvlarb ca high 0:1,,1:2 low - limit 1\n", "empty entry");
 	bad("version 1\nvlarb ca high 0-1 low - limit 1\n", "entry '0-1' is not vl:weight");

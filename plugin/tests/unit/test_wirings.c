@@ -8,7 +8,7 @@
 #include "judge.h"
 #include "dla_compute.h"
 
-static const char *wname[] = { "pair-order", "absolute", "relative", "circulant", "random" };
+static const char *wname[] = {"pair-order", "absolute", "relative", "circulant", "random"};
 
 static void wired_ok(unsigned a, unsigned p, unsigned h, unsigned g, enum df_wiring w,
 		     unsigned seed, int shuffle)
@@ -36,21 +36,25 @@ static void wired_ok(unsigned a, unsigned p, unsigned h, unsigned g, enum df_wir
 	EXPECT(v.max_hops <= 3 && v.max_globals <= 1 && v.max_locals_after_global <= 1);
 	EXPECT_EQ(res.vl.levels, 2);
 	if (v.delivered != v.routes || v.cyclic || v.max_hops > 3 || res.vl.levels != 2)
-		fprintf(stderr, "  %s a=%u h=%u g=%u seed %u shuffle %d: delivered %u/%u hops %u "
-			"levels %u\n", wname[w], a, h, g, seed, shuffle, v.delivered, v.routes,
-			v.max_hops, res.vl.levels);
+		fprintf(stderr,
+			"  %s a=%u h=%u g=%u seed %u shuffle %d: delivered %u/%u hops %u "
+			"levels %u\n",
+			wname[w], a, h, g, seed, shuffle, v.delivered, v.routes, v.max_hops,
+			res.vl.levels);
 	dla_result_free(&res);
 	df_free(&d);
 }
 
 void test_wirings(void)
 {
-	static const unsigned dealt[][4] = {	/* a, p, h, g: several links per pair allowed */
-		{ 3, 2, 3, 7 }, { 3, 2, 3, 5 }, { 2, 2, 2, 4 }, { 4, 2, 2, 9 }, { 4, 2, 2, 5 },
-		{ 6, 3, 3, 19 }, { 2, 1, 1, 3 }, { 3, 1, 2, 4 },
+	static const unsigned dealt[][4] = {
+		/* a, p, h, g: several links per pair allowed */
+		{3, 2, 3, 7}, {3, 2, 3, 5},  {2, 2, 2, 4}, {4, 2, 2, 9},
+		{4, 2, 2, 5}, {6, 3, 3, 19}, {2, 1, 1, 3}, {3, 1, 2, 4},
 	};
-	static const unsigned full[][3] = {	/* a, p, h with g = a*h + 1 */
-		{ 3, 2, 3 }, { 4, 2, 2 }, { 6, 3, 3 }, { 3, 2, 2 }, { 2, 2, 2 },
+	static const unsigned full[][3] = {
+		/* a, p, h with g = a*h + 1 */
+		{3, 2, 3}, {4, 2, 2}, {6, 3, 3}, {3, 2, 2}, {2, 2, 2},
 	};
 
 	for (int shuffle = 0; shuffle < 2; shuffle++) {

@@ -9,25 +9,29 @@
 
 extern int unit_failures;
 
-#define EXPECT(cond) do { \
-		if (!(cond)) { \
-			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-			unit_failures++; \
-		} \
+#define EXPECT(cond)                                                                               \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);        \
+			unit_failures++;                                                           \
+		}                                                                                  \
 	} while (0)
-#define EXPECT_EQ(a, b) do { \
-		long long _a = (long long)(a), _b = (long long)(b); \
-		if (_a != _b) { \
-			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, \
-				__LINE__, #a, _a, #b, _b); \
-			unit_failures++; \
-		} \
+#define EXPECT_EQ(a, b)                                                                            \
+	do {                                                                                       \
+		long long _a = (long long)(a), _b = (long long)(b);                                \
+		if (_a != _b) {                                                                    \
+			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__,      \
+				__LINE__, #a, _a, #b, _b);                                         \
+			unit_failures++;                                                           \
+		}                                                                                  \
 	} while (0)
-#define EXPECT_STR_HAS(s, sub) do { \
-		if (!strstr((s), (sub))) { \
-			fprintf(stderr, "%s:%d: '%s' lacks '%s'\n", __FILE__, __LINE__, (s), (sub)); \
-			unit_failures++; \
-		} \
+#define EXPECT_STR_HAS(s, sub)                                                                     \
+	do {                                                                                       \
+		if (!strstr((s), (sub))) {                                                         \
+			fprintf(stderr, "%s:%d: '%s' lacks '%s'\n", __FILE__, __LINE__, (s),       \
+				(sub));                                                            \
+			unit_failures++;                                                           \
+		}                                                                                  \
 	} while (0)
 
 /* A dragonfly built like ci-sim's generator (hosts, local ports by peer index, globals dealt
@@ -41,11 +45,14 @@ int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g);
 /* Other global wirings (df_wired.c); absolute, relative and circulant need g = a*h + 1
  * (circulant also a*h even); shuffle permutes every switch's port numbers. */
 enum df_wiring { DF_PAIR_ORDER, DF_ABSOLUTE, DF_RELATIVE, DF_CIRCULANT, DF_RANDOM };
-int df_build_wired(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g,
-		   enum df_wiring w, unsigned seed, int shuffle);
+int df_build_wired(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g, enum df_wiring w,
+		   unsigned seed, int shuffle);
 void df_unlink(struct df *d, unsigned s, unsigned port);
 /* index of switch i of group G */
-static inline unsigned df_sw(const struct df *d, unsigned G, unsigned i) { return G * d->a + i; }
+static inline unsigned df_sw(const struct df *d, unsigned G, unsigned i)
+{
+	return G * d->a + i;
+}
 void df_free(struct df *d);
 int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsigned hosts);
 /* A copy of src without switch `dead` (its end ports go with it); indices above it shift. */
