@@ -37,13 +37,14 @@ class ClassVerdict:
 
 def bandwidth_rule(tol: float) -> str:
     return (
-        f"Bandwidth: simulated share at least the planned and the requested share less "
+        f"Bandwidth: the simulated share of a saturated link (every class backlogged) at least "
+        f"the planned and the requested share less "
         f"{tol:g} pp (policy verdict.share_tolerance_pp); more is not a failure, except "
         f"above a class's max_bandwidth plus {tol:g} pp"
     )
 
 
-def judge_classes(plan, sim, sim_latency=None) -> list[ClassVerdict]:
+def judge_classes(plan, shares: dict[str, float] | None, sim_latency=None) -> list[ClassVerdict]:
     """Bandwidth (every class saturating): a class fails when its simulated share falls more
     than the tolerance below what the plan promises or what it asked for, or rises more than
     the tolerance above its max_bandwidth; getting more than a guarantee is what a
@@ -51,13 +52,12 @@ def judge_classes(plan, sim, sim_latency=None) -> list[ClassVerdict]:
     arbitration wait against the bound (the guarantee); simulated latencies are reported."""
     tol = plan.share_tolerance_pp
     analysis = plan.analysis["terminal"]["per_class"]
-    by_name = sim.class_by_name if sim else {}
-    lat_by_name = (sim_latency or sim).class_by_name if sim else {}
+    shares = shares or {}
+    lat_by_name = sim_latency.class_by_name if sim_latency else {}
     out = []
     for c in plan.classes:
         a = analysis[c.name]
-        s = by_name.get(c.name)
-        sim_share = s.share_pct if s else None
+        sim_share = shares.get(c.name)
         why = []
         bw_ok = True
         if sim_share is None:

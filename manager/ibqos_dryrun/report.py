@@ -122,6 +122,7 @@ def report_dict(dr) -> dict:
             "cycle": s.verify.cycle,
         },
         "simulation": {"status": s.sim.status, "accepted_pct": s.sim.accepted_pct, "params": s.sim.params},
+        "link_shares": s.link_shares.to_json(),
         "stages": [{"name": t.name, "seconds": round(t.seconds, 3), "note": t.note} for t in s.stages],
         "notes": s.notes,
     }

@@ -31,34 +31,35 @@ def _plan(tmp_path, **changes):
 
 
 def _sim(shares: dict[str, float], p99: float = 50.0):
+    """(the link shares, the paced run) as the dry run hands them to the judge"""
     lat = SimpleNamespace(p99_us=p99, mean_us=p99 / 2)
     by = {n: SimpleNamespace(share_pct=s, net_latency=lat) for n, s in shares.items()}
-    return SimpleNamespace(class_by_name=by)
+    return shares, SimpleNamespace(class_by_name=by)
 
 
 def test_more_than_the_guarantee_passes(tmp_path):
     plan = _plan(tmp_path)  # qos 40 % high, best-effort rest
-    v = {x.name: x for x in judge_classes(plan, _sim({"qos": 47.0, "best-effort": 59.0}))}
+    v = {x.name: x for x in judge_classes(plan, *_sim({"qos": 47.0, "best-effort": 59.0}))}
     assert v["qos"].bandwidth_ok  # 7 pp more than planned: the arbiter's idle turns
     assert v["best-effort"].bandwidth_ok  # 1 pp below 60: within 2 pp
 
 
 def test_less_than_the_plan_by_more_than_the_tolerance_fails_saying_why(tmp_path):
     plan = _plan(tmp_path)
-    v = {x.name: x for x in judge_classes(plan, _sim({"qos": 37.5, "best-effort": 62.5}))}
+    v = {x.name: x for x in judge_classes(plan, *_sim({"qos": 37.5, "best-effort": 62.5}))}
     assert not v["qos"].bandwidth_ok and "more than 2 pp below the planned 40.00%" in v["qos"].why
 
 
 def test_tolerance_comes_from_the_policy(tmp_path):
     plan = _plan(tmp_path, verdict={"share_tolerance_pp": 3})
     assert plan.share_tolerance_pp == 3
-    v = {x.name: x for x in judge_classes(plan, _sim({"qos": 37.5, "best-effort": 62.5}))}
+    v = {x.name: x for x in judge_classes(plan, *_sim({"qos": 37.5, "best-effort": 62.5}))}
     assert v["qos"].bandwidth_ok
 
 
 def test_max_bandwidth_caps_what_passes(tmp_path):
     plan = _plan(tmp_path, max_bandwidth=44)
-    v = {x.name: x for x in judge_classes(plan, _sim({"qos": 47.0, "best-effort": 53.0}))}
+    v = {x.name: x for x in judge_classes(plan, *_sim({"qos": 47.0, "best-effort": 53.0}))}
     assert not v["qos"].bandwidth_ok and "above max_bandwidth 44%" in v["qos"].why
     with pytest.raises(InputError, match="max_bandwidth 30% is below the guaranteed 40%"):
         _plan(tmp_path, max_bandwidth=30)
@@ -66,5 +67,5 @@ def test_max_bandwidth_caps_what_passes(tmp_path):
 
 def test_latency_verdict_is_the_analysed_wait_not_the_simulated_p99(tmp_path):
     plan = _plan(tmp_path)  # qos: max_latency_us 1, analysed wait 0.41 µs
-    v = {x.name: x for x in judge_classes(plan, _sim({"qos": 40, "best-effort": 60}, p99=15.0))}
+    v = {x.name: x for x in judge_classes(plan, *_sim({"qos": 40, "best-effort": 60}, p99=15.0))}
     assert v["qos"].latency_ok and v["qos"].sim_p99_us == 15.0
