@@ -161,15 +161,6 @@ def _systemctl(*args: str) -> str:
         raise ExternalError(f"systemctl {' '.join(args)} failed: {getattr(e, 'stderr', '') or e}") from None
 
 
-def restart(target: ServiceTarget) -> None:
-    if not systemd_running():
-        raise ExternalError(
-            f"systemd is not running here: restart {target.unit} as it is started "
-            f"({' '.join(target.argv)}), then apply again"
-        )
-    _systemctl("restart", target.unit)
-
-
 # ---- a whole opensm.conf -------------------------------------------------------------------
 
 
