@@ -40,13 +40,15 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
 
-# Lint and format checks (ruff, configured in pyproject.toml; clang-format, .clang-format;
+# Lint, format and type checks (ruff and mypy --strict on the core, configured in pyproject.toml;
+# clang-format, .clang-format;
 # `make format` fixes the format),
 # the C unit tests (ctest: dla's routing library,
 # the simulator core), then every pytest.
 test: build
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 	git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
 	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q

@@ -7,7 +7,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 import pydantic
 
@@ -28,10 +29,10 @@ def read_json(path: str | Path, *, hint: str = "") -> Any:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
 
 
-def _no_constant(path):
+def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
     """JSON has no Infinity or NaN; Python's json accepts them unless told not to."""
 
-    def refuse(name: str):
+    def refuse(name: str) -> NoReturn:
         raise InputError(f"not JSON: {name} is not a number JSON allows", file=path)
 
     return refuse

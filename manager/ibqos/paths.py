@@ -27,7 +27,8 @@ INSTALLED = {
 @functools.cache
 def installed_layout() -> dict[str, str] | None:
     try:
-        return json.loads(LAYOUT_FILE.read_text())
+        layout: dict[str, str] = json.loads(LAYOUT_FILE.read_text())
+        return layout
     except FileNotFoundError:
         return None
 

@@ -16,6 +16,8 @@ analyzer (arbiter/exact.py) gives them at packet granularity.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .accounting import UNIT, Accounting
 from .result import ArbAnalysis
 from .table import NO_LIMIT, ArbTable
@@ -28,7 +30,7 @@ def analyze_algorithm1(
     mode: str = "byte",
     rate_gbps: float = 100.0,
     runs: int = 30,
-    progress=None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ArbAnalysis:
     """`progress(done, runs)`, if given, is called after every high-table cycle."""
     if runs < 1:
@@ -45,7 +47,7 @@ def analyze_algorithm1(
     def deliveries(weight: int) -> int:
         return weight if fluid else acct.turn(weight, 0)[0]
 
-    def deliver_all_lp_packets():
+    def deliver_all_lp_packets() -> None:
         nonlocal lp_pos
         vl, w = lp[lp_pos]
         trace.add(vl, deliveries(w) * unit, True)  # update_stats(lp_entry)

@@ -10,6 +10,8 @@ samples repeat forever, and shares over them are the exact long-run shares.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .accounting import Accounting
 from .result import ArbAnalysis
 from .table import NO_LIMIT, ArbTable
@@ -61,7 +63,9 @@ def analyze_exact(
     )
 
 
-def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trace, int, int]:
+def _run_to_period(
+    hi: Sequence[tuple[int, int]], lo: Sequence[tuple[int, int]], limit: int, acct: Accounting, max_runs: int
+) -> tuple[Trace, int, int]:
     # The hot loop of the planner: kept flat (no per-packet calls) on purpose.
     size = acct.size
     byte_mode = acct.mode == "byte"
@@ -78,9 +82,9 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
     lo_pos = 0
     hi_count = 0
     low_can_interrupt = bool(lo) and limit != NO_LIMIT
-    seen: dict[tuple, int] = {}
+    seen: dict[tuple[object, ...], int] = {}
 
-    def turn(credit, d):  # packets of one turn, deficit after (accounting.py)
+    def turn(credit: int, d: int) -> tuple[int, int]:  # packets of one turn, deficit after (accounting.py)
         if not byte_mode:
             return max(1, -(-credit // size)), 0
         d += credit
@@ -109,12 +113,12 @@ def _run_to_period(hi, lo, limit, acct: Accounting, max_runs: int) -> tuple[Trac
     nhi = len(hi)
     reset_to_zero = (not byte_mode) or limit == 0
     for _ in range(MAX_WRAPS):
-        key = (tuple(hi_def), lo_pos, tuple(lo_def), hi_count)
+        state = (tuple(hi_def), lo_pos, tuple(lo_def), hi_count)
         if len(t_vl) > max_runs:
             raise NoPeriodError(f"no period within {max_runs} runs of packets")
-        if key in seen:
-            return trace, seen[key], len(t_vl)
-        seen[key] = len(t_vl)
+        if state in seen:
+            return trace, seen[state], len(t_vl)
+        seen[state] = len(t_vl)
         for i in range(nhi):  # one high-table cycle
             left, hi_def[i] = turn(hi_credit[i], hi_def[i])
             if not left:

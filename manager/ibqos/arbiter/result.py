@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dataclasses import dataclass, field
 
 from .trace import VlStats
@@ -18,7 +20,7 @@ class ArbAnalysis:
     window_packets: int
     notes: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "engine": self.engine,
             "mode": self.mode,

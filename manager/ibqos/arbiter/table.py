@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 MAX_WEIGHT = 255
 MAX_VL = 14  # VL15 is never arbitrated
 NO_LIMIT = 255
 
 
-def _entries(raw, side: str) -> tuple[tuple[int, int], ...]:
+def _entries(raw: Iterable[Iterable[int]], side: str) -> tuple[tuple[int, int], ...]:
     out = []
     for i, e in enumerate(raw):
         try:
@@ -33,7 +35,7 @@ class ArbTable:
     low: tuple[tuple[int, int], ...] = ()
     limit: int = 1
 
-    def __init__(self, high=(), low=(), limit: int = 1):
+    def __init__(self, high: Iterable[Iterable[int]] = (), low: Iterable[Iterable[int]] = (), limit: int = 1):
         object.__setattr__(self, "high", _entries(high, "high"))
         object.__setattr__(self, "low", _entries(low, "low"))
         if not 0 <= int(limit) <= NO_LIMIT:
@@ -45,11 +47,11 @@ class ArbTable:
         """VLs that own at least one entry of non-zero weight."""
         return sorted({vl for vl, w in self.high + self.low if w > 0})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"high": [list(e) for e in self.high], "low": [list(e) for e in self.low], "high_limit": self.limit}
 
     @classmethod
-    def from_dict(cls, d: dict) -> ArbTable:
+    def from_dict(cls, d: dict[str, Any]) -> ArbTable:
         return cls(d.get("high", ()), d.get("low", ()), d.get("high_limit", d.get("limit", 1)))
 
     @staticmethod
@@ -67,10 +69,10 @@ class ArbTable:
         return out
 
     @staticmethod
-    def format_entries(entries) -> str:
+    def format_entries(entries: Iterable[tuple[int, int]]) -> str:
         return ",".join(f"{vl}:{w}" for vl, w in entries) or "-"
 
     @staticmethod
-    def format_served(entries) -> str:
+    def format_served(entries: Iterable[tuple[int, int]]) -> str:
         """Only the entries the arbiter visits (weight 0 is skipped), e.g. of a read-back table."""
         return ArbTable.format_entries([e for e in entries if e[1]])

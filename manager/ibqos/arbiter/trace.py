@@ -9,7 +9,9 @@ Definitions (docs/arbiter.md, *Distances*):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .rates import bytes_to_us
 
@@ -23,14 +25,14 @@ class VlStats:
     worst_wait_us: float | None
     bytes: int = 0  # bytes the VL sent over the analysed window
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 class Trace:
     __slots__ = ("vl", "nbytes", "visit")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.vl: list[int] = []
         self.nbytes: list[int] = []
         self.visit: list[bool] = []
@@ -43,7 +45,7 @@ class Trace:
     def __len__(self) -> int:
         return len(self.vl)
 
-    def stats(self, vls, start: int, end: int, *, cyclic: bool, rate_gbps: float) -> dict[int, VlStats]:
+    def stats(self, vls: Iterable[int], start: int, end: int, *, cyclic: bool, rate_gbps: float) -> dict[int, VlStats]:
         """Per-VL statistics over runs [start, end). `cyclic`: the window is one period."""
         vl_of, nb, visit = self.vl, self.nbytes, self.visit
         sent = {v: 0 for v in vls}

@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 SCHEMA = "ibqos.fabric/1"
 NO_ROUTE = 255
@@ -126,8 +126,8 @@ class Fabric:
             n.lft = (n.lft + [NO_ROUTE] * (top + 1 - len(n.lft)))[: top + 1]
 
     # ---- JSON ----------------------------------------------------------
-    def to_json(self) -> dict:
-        doc = {
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {
             "schema": SCHEMA,
             "source": self.source,
             "nodes": [_node_to_json(n) for n in sorted(self.nodes.values(), key=lambda n: n.guid)],
@@ -137,7 +137,7 @@ class Fabric:
         return doc
 
     @classmethod
-    def from_json(cls, doc: dict) -> Fabric:
+    def from_json(cls, doc: dict[str, Any]) -> Fabric:
         if doc.get("schema") != SCHEMA:
             raise ValueError(f"not an ibqos fabric model (schema {doc.get('schema')!r}, want {SCHEMA!r})")
         nodes = {}
@@ -176,7 +176,7 @@ def _sl2vl_str(vls: tuple[int, ...]) -> str:
     return "".join(f"{v:x}" for v in vls)
 
 
-def _node_to_json(n: Node) -> dict:
+def _node_to_json(n: Node) -> dict[str, Any]:
     return {
         "guid": _hex(n.guid),
         "kind": n.kind,
@@ -188,7 +188,7 @@ def _node_to_json(n: Node) -> dict:
     }
 
 
-def _port_to_json(p: Port) -> dict:
+def _port_to_json(p: Port) -> dict[str, Any]:
     d = {
         "num": p.num,
         "guid": _hex(p.guid),
@@ -214,7 +214,7 @@ def _port_to_json(p: Port) -> dict:
     return d
 
 
-def _node_from_json(d: dict) -> Node:
+def _node_from_json(d: dict[str, Any]) -> Node:
     ports = {}
     for pd in d["ports"]:
         va = pd.get("vlarb")

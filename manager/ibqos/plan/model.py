@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,7 +57,7 @@ class PlanClass(_M):
     default: bool
     bandwidth: Bandwidth
     latency: Latency
-    match: dict
+    match: dict[str, Any]
 
 
 class VlArbTables(_M):
@@ -99,7 +99,7 @@ class PlanPartitions(_M):
 
 
 class Plan(_M):
-    schema_: Literal["ibqos.plan/1"] = Field(SCHEMA, alias="schema")
+    schema_: Literal["ibqos.plan/1"] = Field("ibqos.plan/1", alias="schema")
     policy_sha256: str
     policy_file: str = ""
     partitions: PlanPartitions | None = None
@@ -108,7 +108,7 @@ class Plan(_M):
     classes: list[PlanClass]
     sl2class: list[int] = Field(min_length=16, max_length=16)
     vlarb: VlArbPlan
-    analysis: dict[str, dict]
+    analysis: dict[str, dict[str, Any]]
     notes: list[str] = []
     # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
     share_tolerance_pp: float = 2.0
@@ -129,7 +129,7 @@ class Plan(_M):
         raise KeyError(name)
 
     # ---- files --------------------------------------------------------------------------
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
     def save(self, path: str | Path) -> None:

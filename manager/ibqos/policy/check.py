@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from ..errors import InputError
 from .model import ROLES, Policy
 
 
-def _fail(policy: Policy, loc: tuple, message: str):
+def _fail(policy: Policy, loc: tuple[str | int, ...], message: str) -> NoReturn:
     file, line = policy.where(*loc)
     from .yamlsrc import _dotted
 
@@ -89,7 +91,7 @@ def _check_class_count(p: Policy) -> None:
         why = f"{f.routing} uses {vpc} VLs per class"
     else:
         why = "one VL per class"
-    fixes = [f"merge classes down to {fit}" if fit else None]
+    fixes: list[str] = [f"merge classes down to {fit}"] if fit else []
     wider = next((d for d in (1, 2, 4, 8, 15) if d > f.data_vls and d // vpc >= n), None)
     if wider:
         fixes.append(f"raise fabric.data_vls to {wider} (if your ports run that many)")
@@ -98,7 +100,6 @@ def _check_class_count(p: Policy) -> None:
             f"set fabric.fault_tolerance: none ({f.classes_fit('none')} fit, "
             "but dla then has no spare VL to route around a fault)"
         )
-    fixes = [x for x in fixes if x]
     _fail(
         p, ("classes", fit), f"{n} classes but only {fit} fit on {f.data_vls} data VLs ({why}); " + "; or ".join(fixes)
     )

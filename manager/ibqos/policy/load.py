@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pydantic
+from pydantic_core import ErrorDetails
 
 from ..errors import InputError
 from .check import check_policy
@@ -33,10 +34,12 @@ def load_policy(path: str | Path) -> Policy:
     return policy
 
 
-def _check_pkeys(policy) -> None:
+def _check_pkeys(policy: Policy) -> None:
     """Every P_Key a match rule names has its partition: OpenSM would log ERR AC14 and the
     rule would never match."""
     parts = policy.partitions_file
+    if parts is None:
+        return
     for i, c in enumerate(policy.classes):
         for loc, text in match_pkeys(c.match):
             missing = missing_pkeys(parts, text)
@@ -52,7 +55,7 @@ def _check_pkeys(policy) -> None:
                 )
 
 
-def _error_loc(err) -> tuple:
+def _error_loc(err: ErrorDetails) -> tuple[str | int, ...]:
     # pydantic adds union-member and validator names to the location; drop them.
     return tuple(
         p
@@ -66,8 +69,8 @@ def _error_loc(err) -> tuple:
     )
 
 
-def _message(err) -> str:
-    msg = err["msg"]
+def _message(err: ErrorDetails) -> str:
+    msg: str = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         msg = msg.removeprefix(prefix)
     if err["type"] == "extra_forbidden":

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, Union
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+if TYPE_CHECKING:
+    from .partitions import Partitions
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ..arbiter.rates import rate_gbps
 
@@ -20,7 +23,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-def _hex_or_range(v, what: str) -> str:
+def _hex_or_range(v: Any, what: str) -> str:
     """0x1234, 4660, or a range '0x10-0x1f' -> canonical '0x...' text."""
     if isinstance(v, bool):
         raise ValueError(f"{what}: expected a number or a range, got {v!r}")
@@ -61,7 +64,7 @@ class FabricSpec(_Strict):
 
     @field_validator("rate")
     @classmethod
-    def _rate(cls, v):
+    def _rate(cls, v: Any) -> Any:
         rate_gbps(v)  # raises ValueError with the list of names
         return v
 
@@ -96,12 +99,12 @@ class PortGroup(_Strict):
 
     @field_validator("port_guid", "pkey", mode="before")
     @classmethod
-    def _nums(cls, v, info):
-        return [_hex_or_range(x, info.field_name) for x in (v if isinstance(v, list) else [v])]
+    def _nums(cls, v: Any, info: ValidationInfo) -> Any:
+        return [_hex_or_range(x, info.field_name or "") for x in (v if isinstance(v, list) else [v])]
 
     @field_validator("port_name", "partition")
     @classmethod
-    def _no_commas(cls, v, info):
+    def _no_commas(cls, v: Any, info: ValidationInfo) -> Any:
         for x in v:
             if "," in x or "\n" in x:
                 raise ValueError(f"{info.field_name}: {x!r} must not contain commas or newlines")
@@ -109,7 +112,7 @@ class PortGroup(_Strict):
 
     @field_validator("port_name")
     @classmethod
-    def _port_name(cls, v):
+    def _port_name(cls, v: Any) -> Any:
         # OpenSM's grammar: the last "/P<n>" splits node description and port, n >= 1; on a
         # switch any port names the switch's one port GUID (port 0 cannot be named).
         for x in v:
@@ -122,7 +125,7 @@ class PortGroup(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _not_empty(self):
+    def _not_empty(self) -> Self:
         if not (self.port_guid or self.port_name or self.node_type or self.pkey or self.partition):
             raise ValueError(
                 f"port group {self.name!r} selects nothing: give port_guid, port_name, node_type, pkey or partition"
@@ -140,12 +143,12 @@ class UlpRule(_Strict):
 
     @field_validator("pkey", "service_id", "target_port_guid", "source_port_guid", mode="before")
     @classmethod
-    def _nums(cls, v, info):
-        return None if v is None else _hex_or_range(v, info.field_name)
+    def _nums(cls, v: Any, info: ValidationInfo) -> Any:
+        return None if v is None else _hex_or_range(v, info.field_name or "")
 
     @field_validator("port_num", mode="before")
     @classmethod
-    def _port(cls, v):
+    def _port(cls, v: Any) -> Any:
         if v is None:
             return None
         text = str(v).strip()
@@ -154,7 +157,7 @@ class UlpRule(_Strict):
         return text
 
     @model_validator(mode="after")
-    def _one_criterion(self):
+    def _one_criterion(self) -> Self:
         given = [
             k
             for k in ("pkey", "port_num", "service_id", "target_port_guid", "source_port_guid")
@@ -192,7 +195,7 @@ class UlpRule(_Strict):
         return ""
 
 
-def _ulp_shorthand(v):
+def _ulp_shorthand(v: Any) -> Any:
     return {"ulp": v} if isinstance(v, str) else v
 
 
@@ -211,12 +214,12 @@ class Match(_Strict):
 
     @field_validator("service_id", "pkey", "qos_class", mode="before")
     @classmethod
-    def _nums(cls, v, info):
-        return [_hex_or_range(x, info.field_name) for x in (v if isinstance(v, list) else [v])]
+    def _nums(cls, v: Any, info: ValidationInfo) -> Any:
+        return [_hex_or_range(x, info.field_name or "") for x in (v if isinstance(v, list) else [v])]
 
     @field_validator("ulps", mode="before")
     @classmethod
-    def _ulps(cls, v):
+    def _ulps(cls, v: Any) -> Any:
         return [_ulp_shorthand(x) for x in (v if isinstance(v, list) else [v])]
 
     @property
@@ -251,13 +254,13 @@ class ClassSpec(_Strict):
 
     @field_validator("bandwidth", mode="before")
     @classmethod
-    def _pct(cls, v):
+    def _pct(cls, v: Any) -> Any:
         if isinstance(v, str) and v.strip().endswith("%"):
             return v.strip()[:-1]
         return v
 
     def bounds(self, role: str) -> tuple[Bandwidth, float | None, int | None]:
-        o = self.roles.get(role)
+        o = self.roles.get(role)  # type: ignore[call-overload]  # role: any role name
         if o is None:
             return self.bandwidth, self.max_latency_us, self.max_distance
         return (
@@ -281,11 +284,11 @@ class Policy(_Strict):
 
     _source: str = PrivateAttr("")
     _sha256: str = PrivateAttr("")
-    _lines: dict = PrivateAttr(default_factory=dict)
-    _partitions: object = PrivateAttr(None)  # policy.partitions.Partitions, once read
+    _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
+    _partitions: Partitions | None = PrivateAttr(None)  # once read
 
     @property
-    def partitions_file(self):
+    def partitions_file(self) -> Partitions | None:
         """The partitions file, read and checked by load_policy (None without `partitions`)."""
         return self._partitions
 
@@ -297,7 +300,7 @@ class Policy(_Strict):
     def sha256(self) -> str:
         return self._sha256
 
-    def where(self, *loc) -> tuple[str | None, int | None]:
+    def where(self, *loc: Any) -> tuple[str | None, int | None]:
         """(file, line) of a location such as ("classes", 2, "max_distance")."""
         loc = tuple(loc)
         while loc:

@@ -10,6 +10,11 @@ multicast groups. The sweep itself is the second check: the dry run and `apply` 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from .model import Match
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +71,7 @@ def _parse(text: str, path: Path) -> dict[int, str]:
 
 
 def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
-    def fail(msg: str):
+    def fail(msg: str) -> NoReturn:
         raise InputError(msg, file=path, line=line, field="partitions")
 
     if not stmt:
@@ -97,12 +102,12 @@ def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
             )
 
 
-def match_pkeys(match) -> list[tuple[tuple, str]]:
+def match_pkeys(match: Match) -> list[tuple[tuple[str | int, ...], str]]:
     """(location under the class's `match`, P_Key text) of every P_Key a match rule names."""
-    out = [(("pkey", i), p) for i, p in enumerate(match.pkey)]
+    out: list[tuple[tuple[str | int, ...], str]] = [(("pkey", i), str(p)) for i, p in enumerate(match.pkey)]
     for i, u in enumerate(match.ulps):
         if u.pkey is not None:
-            out.append((("ulps", i, "pkey"), u.pkey))
+            out.append((("ulps", i, "pkey"), str(u.pkey)))
     return out
 
 

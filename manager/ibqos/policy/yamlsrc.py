@@ -21,15 +21,17 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NoReturn
 
 import yaml
 
 from ..errors import InputError
 from ..inputfile import read_text_hashed
 
-Path_ = tuple  # a location inside the document: ("classes", 0, "bandwidth")
+Path_ = tuple[Any, ...]  # a location inside the document: ("classes", 0, "bandwidth")
 
 MAX_BYTES = 256 * 1024
 MAX_DEPTH = 32
@@ -44,10 +46,10 @@ _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null")}
 class Located:
     """Plain data plus a map from locations to 1-based line numbers."""
 
-    def __init__(self, data, lines: dict[Path_, int], file: str, sha256: str = ""):
+    def __init__(self, data: Any, lines: dict[Path_, int], file: str, sha256: str = ""):
         self.data, self.lines, self.file, self.sha256 = data, lines, file, sha256
 
-    def line(self, loc) -> int | None:
+    def line(self, loc: Iterable[Any]) -> int | None:
         """Line of the value at `loc`, or of its nearest enclosing value."""
         loc = tuple(loc)
         while loc:
@@ -104,7 +106,7 @@ def load_yaml(path: str | Path, what: str = "a policy") -> Located:
 
 @dataclass
 class _Frame:
-    value: dict | list
+    value: dict[Any, Any] | list[Any]
     loc: Path_
     anchor: str | None
     first_line: int  # index into _Builder.order where this subtree's lines start
@@ -135,7 +137,7 @@ class _Builder:
         self.docs = 0
         self.ctor = yaml.SafeLoader("")
 
-    def fail(self, message: str, event, loc: Path_ | None = None):
+    def fail(self, message: str, event: yaml.Event, loc: Path_ | None = None) -> NoReturn:
         loc = self.where() if loc is None else loc
         raise InputError(message, file=self.path, line=event.start_mark.line + 1, field=_dotted(loc) or None)
 
@@ -151,7 +153,7 @@ class _Builder:
     def _key_position(self) -> bool:
         return bool(self.stack) and isinstance(self.stack[-1].value, dict) and not self.stack[-1].has_key
 
-    def feed(self, ev) -> None:
+    def feed(self, ev: yaml.Event) -> None:
         if isinstance(ev, yaml.DocumentStartEvent):
             self.docs += 1
             if self.docs > 1:
@@ -166,7 +168,7 @@ class _Builder:
             self._alias(ev)
 
     # ---- collections -------------------------------------------------------
-    def _open(self, ev) -> None:
+    def _open(self, ev: yaml.Event) -> None:
         if self._key_position():
             self.fail("mapping keys must be plain names", ev)
         mapping = isinstance(ev, yaml.MappingStartEvent)
@@ -189,7 +191,7 @@ class _Builder:
         self._place(frame.value)
 
     # ---- scalars and aliases -----------------------------------------------
-    def _scalar(self, ev) -> None:
+    def _scalar(self, ev: yaml.ScalarEvent) -> None:
         if len(ev.value) > MAX_SCALAR:
             self.fail(f"a value of {len(ev.value)} characters (at most {MAX_SCALAR})", ev)
         tag = ev.tag if ev.tag not in (None, "!") else self.ctor.resolve(yaml.ScalarNode, ev.value, ev.implicit)
@@ -216,7 +218,7 @@ class _Builder:
             self.anchors[ev.anchor] = _Anchored(value, loc, [(loc, ev.start_mark.line + 1)])
         self._place(value)
 
-    def _alias(self, ev) -> None:
+    def _alias(self, ev: yaml.AliasEvent) -> None:
         if self._key_position():
             self.fail("mapping keys must be plain names, not aliases", ev)
         if ev.anchor in self.open_anchors:
@@ -234,7 +236,7 @@ class _Builder:
         self._place(copy.deepcopy(target.value))
 
     # ---- placing values ----------------------------------------------------
-    def _key(self, key, ev) -> None:
+    def _key(self, key: Any, ev: yaml.Event) -> None:
         top = self.stack[-1]
         try:
             dup = key in top.value
@@ -244,7 +246,7 @@ class _Builder:
             self.fail("duplicate key", ev, top.loc + (key,))
         top.key, top.has_key = key, True
 
-    def _place(self, value) -> None:
+    def _place(self, value: Any) -> None:
         if not self.stack:
             self.root, self.done = value, True
             return
@@ -255,7 +257,7 @@ class _Builder:
             top.value[top.key] = value
             top.key, top.has_key = None, False
 
-    def _note(self, loc: Path_, ev) -> None:
+    def _note(self, loc: Path_, ev: yaml.Event) -> None:
         self._record(loc, ev.start_mark.line + 1)
 
     def _record(self, loc: Path_, line: int) -> None:
@@ -263,7 +265,7 @@ class _Builder:
         self.order.append((loc, line))
 
 
-def _dotted(loc) -> str:
+def _dotted(loc: Iterable[Any]) -> str:
     """("classes", 0, "bandwidth") -> "classes[0].bandwidth"; a key that is not a printable
     name is quoted, so the error stays one line and shows no raw control characters."""
     out = ""
