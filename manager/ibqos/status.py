@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .roles import ROLES
+
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -43,7 +45,7 @@ def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
             )
             seen[role][key] += 1
     out = []
-    for role in ("ca", "sw0", "terminal", "local", "global", "switch"):
+    for role in (*ROLES, "switch"):
         for (high, low, lim), count in seen.get(role, Counter()).most_common():
             out.append(RoleTables(role, count, high, low, lim))
     return out

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from .model import Fabric
 
-ROLES = ("ca", "sw0", "terminal", "local", "global")
+
 _BUDGET = 20000  # cover branches per group size tried
 
 

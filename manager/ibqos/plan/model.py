@@ -10,11 +10,12 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..arbiter import ArbTable
+from ..roles import ROLES
 from ..docfile import read_json, validate, write_atomic
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
-ROLE_NAMES = ("ca", "sw0", "terminal", "local", "global")
+ROLE_NAMES = ROLES  # the one definition: ibqos/roles.py
 
 
 class _M(BaseModel):

@@ -4,7 +4,8 @@ from ibqos.policy import load_policy
 policy = load_policy("examples/four-class.yaml")
 """
 
+from ..roles import ROLES
 from .load import load_policy
-from .model import ROLES, ClassSpec, FabricSpec, Policy
+from .model import ClassSpec, FabricSpec, Policy
 
 __all__ = ["load_policy", "Policy", "ClassSpec", "FabricSpec", "ROLES"]

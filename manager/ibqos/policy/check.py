@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import NoReturn
 
 from ..errors import InputError
-from .model import ROLES, Policy
+from ..roles import ROLES
+from .model import Policy
 
 
 def _fail(policy: Policy, loc: tuple[str | int, ...], message: str) -> NoReturn:

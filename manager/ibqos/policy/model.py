@@ -11,9 +11,8 @@ if TYPE_CHECKING:
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ..arbiter.rates import rate_gbps
+from ..roles import Role
 
-ROLES = ("ca", "sw0", "terminal", "local", "global")
-Role = Literal["ca", "sw0", "terminal", "local", "global"]
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 

@@ -1,0 +1,9 @@
+"""The port roles, defined once: what a port is to the arbitration plan (docs/policy.md,
+"Port roles"). The plugin has the same five in C (ibqos_tables.h, `enum ibqos_vlarb_role`)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Role = Literal["ca", "sw0", "terminal", "local", "global"]
+ROLES: tuple[Role, ...] = ("ca", "sw0", "terminal", "local", "global")
