@@ -14,8 +14,8 @@ from ibqos.errors import InputError
 def _floats(text: str, what: str) -> list[float]:
     try:
         vals = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"{text!r} is not a comma-separated list of numbers", field=what) from None
+    except ValueError as exc:
+        raise InputError(f"{text!r} is not a comma-separated list of numbers", field=what) from exc
     if not vals or any(not 0 < v <= 1 for v in vals):
         raise InputError("loads are fractions of the link in (0, 1]", field=what)
     return vals

@@ -14,8 +14,8 @@ EXPERIMENTS = ("seed003-5.1",)
 def _csv(text: str, what: str, parse=str) -> tuple:
     try:
         return tuple(parse(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise InputError(f"{text!r} is not a comma-separated list", field=what) from None
+    except ValueError as exc:
+        raise InputError(f"{text!r} is not a comma-separated list", field=what) from exc
 
 
 @click.command()

@@ -61,7 +61,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
                     raise InputError(
                         err["msg"], file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
-                    ) from None
+                    ) from e
         elif plan is not None:
             # each class offers its planned share of the link, scaled by --load: a sweep then
             # shows the classes from idle to full (all saturating, every load is the same)
@@ -87,9 +87,9 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
         )
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
+        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from e
     except ValueError as e:
-        raise InputError(str(e), field="--sls") from None
+        raise InputError(str(e), field="--sls") from e
 
 
 def _link_defaults(rate, mtu, plan, console) -> tuple:
@@ -242,7 +242,7 @@ def simulate(
         )
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from None
+        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from e
     traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     if sweep and traffic.classes and all(c.rate == "saturate" for c in traffic.classes):
         raise InputError(

@@ -282,10 +282,10 @@ class Harness:
         state_file = run_dir / "harness.json"
         try:
             state = json.loads(state_file.read_text())
-        except FileNotFoundError:
-            raise InputError("no fabric here (run 'ibqos fabric up' first)", file=state_file) from None
+        except FileNotFoundError as exc:
+            raise InputError("no fabric here (run 'ibqos fabric up' first)", file=state_file) from exc
         except json.JSONDecodeError as e:
-            raise InputError(f"corrupt harness state: {e.msg}", file=state_file, line=e.lineno) from None
+            raise InputError(f"corrupt harness state: {e.msg}", file=state_file, line=e.lineno) from e
         h = cls(state["netfile"], run_dir)
         h.sock = state["sock"]
         h.ibsim = AttachedProcess(state["ibsim_pid"], h.sock, run_dir / "ibsim.log")
@@ -439,7 +439,7 @@ class Harness:
             try:
                 fragments.append((str(f), Path(f).read_text()))
             except OSError as e:
-                raise InputError(e.strerror or "cannot read", file=f) from None
+                raise InputError(e.strerror or "cannot read", file=f) from e
         conf_path.write_text(
             render(
                 "opensm.harness.conf.j2",

@@ -240,4 +240,4 @@ def from_spec(spec: str) -> Topology:
     try:
         return fat_tree(**kv) if kind == "fattree" else dragonfly(**kv)
     except ValueError as e:
-        raise InputError(f"{spec!r}: {e}", field="--topology") from None
+        raise InputError(f"{spec!r}: {e}", field="--topology") from e

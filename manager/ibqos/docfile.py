@@ -22,11 +22,11 @@ def read_json(path: str | Path, *, hint: str = "") -> Any:
     try:
         text = read_text(path)
     except InputError as e:
-        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path) from None
+        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path) from e
     try:
         return json.loads(text, parse_constant=_no_constant(path))
     except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
 
 
 def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
@@ -44,7 +44,7 @@ def validate(cls: type[M], doc: Any, path: str | Path) -> M:
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from None
+        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from e
 
 
 def default_mode(directory: bool = False) -> int:

@@ -19,12 +19,12 @@ def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") 
     path = Path(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise InputError("no such file", file=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory" + (f", not {what}" if what else ""), file=path) from None
+    except FileNotFoundError as exc:
+        raise InputError("no such file", file=path) from exc
+    except IsADirectoryError as exc:
+        raise InputError("is a directory" + (f", not {what}" if what else ""), file=path) from exc
     except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+        raise InputError(f"cannot read: {e.strerror}", file=path) from e
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):
@@ -39,7 +39,7 @@ def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") 
             chunks.append(b)
             size += len(b)
     except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", file=path) from None
+        raise InputError(f"cannot read: {e.strerror}", file=path) from e
     finally:
         os.close(fd)
     if size > limit:
@@ -52,7 +52,7 @@ def decode(raw: bytes, path: str | Path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from None
+        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from e
 
 
 def read_text(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> str:

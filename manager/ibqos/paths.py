@@ -75,8 +75,8 @@ def umad2sim_lib() -> Path:
     """libumad2sim.so, located through dpkg as its path differs between architectures."""
     try:
         out = subprocess.run(["dpkg", "-L", "libumad2sim0"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        raise ExternalError("Debian package libumad2sim0 is not installed (run 'make deps')") from None
+    except (OSError, subprocess.CalledProcessError) as exc:
+        raise ExternalError("Debian package libumad2sim0 is not installed (run 'make deps')") from exc
     for line in out.splitlines():
         if line.endswith("/libumad2sim.so"):
             return Path(line)

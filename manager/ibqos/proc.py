@@ -46,13 +46,13 @@ def run_command(
             start_new_session=True,
         )
     except OSError as e:
-        raise ProcessError(f"cannot run {cmd[0]}: {e.strerror}", cmd=cmd) from None
+        raise ProcessError(f"cannot run {cmd[0]}: {e.strerror}", cmd=cmd) from e
     try:
         out, err = p.communicate(input=input, timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as exc:
         _killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
-        raise ProcessError(f"{cmd[0]} timed out after {timeout:g} s", cmd=cmd, output=_tail(out + err)) from None
+        raise ProcessError(f"{cmd[0]} timed out after {timeout:g} s", cmd=cmd, output=_tail(out + err)) from exc
     except BaseException:
         _killpg(p.pid, signal.SIGKILL)
         p.wait()
@@ -139,7 +139,7 @@ def start_daemon(
             text=console or None,
         )
     except OSError as e:
-        raise ProcessError(f"cannot start {name} ({cmd[0]}): {e.strerror}", cmd=cmd) from None
+        raise ProcessError(f"cannot start {name} ({cmd[0]}): {e.strerror}", cmd=cmd) from e
     finally:
         fh.close()
         if eh is not None:

@@ -209,9 +209,9 @@ def _simulated(path: str | Path, run) -> dict[str, float]:
     try:
         doc = json.loads(path.read_text())
     except OSError as e:
-        raise InputError(e.strerror or str(e), file=path) from None
+        raise InputError(e.strerror or str(e), file=path) from e
     except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
     key = next((k for k in ("per_sl", "per_class") if isinstance(doc, dict) and k in doc), None)
     if key is None:
         raise InputError('expected "per_sl" or "per_class" shares', file=path)
@@ -238,5 +238,5 @@ def _share_map(raw, id_key: str, path: Path, field: str) -> dict[str, float]:
         if isinstance(raw, list):
             return {str(r[id_key]): float(r["share_pct"]) for r in raw}
     except (KeyError, TypeError, ValueError) as e:
-        raise InputError(f"unreadable share row ({e})", file=path, field=field) from None
+        raise InputError(f"unreadable share row ({e})", file=path, field=field) from e
     raise InputError("shares must be a mapping or a list of rows", file=path, field=field)

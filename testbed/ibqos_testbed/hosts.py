@@ -51,7 +51,7 @@ class Host:
         try:
             d = proc.start_daemon(name, cmd, log_path=out, stderr_path=err)
         except ProcessError as e:
-            raise StartFailed(str(e)) from None
+            raise StartFailed(str(e)) from e
         return Handle(name, d, err)
 
     def listening_ports(self) -> set[int]:

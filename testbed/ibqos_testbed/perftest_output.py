@@ -97,7 +97,7 @@ def parse_file(path: str | Path, *, json_unit: str = "MB/sec") -> Result:
     try:
         text = path.read_text(errors="replace")
     except OSError as e:
-        raise InputError(e.strerror or str(e), file=path) from None
+        raise InputError(e.strerror or str(e), file=path) from e
     if text.lstrip().startswith("{"):
         return parse_json(text, source=path, unit=json_unit)
     return parse_text(text, source=path)
@@ -183,9 +183,7 @@ def parse_json(text: str, *, source: str | Path = "<json>", unit: str = "MB/sec"
         try:
             doc = json.loads(text)
         except json.JSONDecodeError as e:
-            raise InputError(
-                f"garbled --out_json file: {e.msg} (column {e.colno})", file=source, line=e.lineno
-            ) from None
+            raise InputError(f"garbled --out_json file: {e.msg} (column {e.colno})", file=source, line=e.lineno) from e
         if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
             raise InputError('--out_json file has no "results" object', file=source)
         results, info = doc["results"], doc.get("test_info") or {}
@@ -231,8 +229,8 @@ def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
             raise InputError(f"--out_json results lack {key!r}", file=source, field=key)
         try:
             return float(results[key])
-        except (TypeError, ValueError):
-            raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from exc
 
     if kind == "lat" or "t_avg" in results:
         return Latency(

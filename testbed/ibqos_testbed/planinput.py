@@ -91,7 +91,7 @@ def load_plan(path: str | Path) -> PlanSummary:
         view = _PlanView.model_validate(doc)
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from None
+        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from e
     seen: dict[int, str] = {}
     for i, c in enumerate(view.classes):
         for sl in c.sls:

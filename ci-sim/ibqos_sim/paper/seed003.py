@@ -316,5 +316,5 @@ def check_deadlocks(runs: list[EngineRun]) -> list[str]:
 def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
-    except ImportError:
-        raise ExternalError("matplotlib is missing: run 'make deps'") from None
+    except ImportError as exc:
+        raise ExternalError("matplotlib is missing: run 'make deps'") from exc

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ctypes as C
+import errno
+import os
 import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from ibqos.errors import InputError
+from ibqos.errors import ExternalError, InputError
 from ibqos.fabric.model import Fabric
 
 from . import _core
@@ -85,8 +87,10 @@ class Simulation:
         self._sim = C.c_void_p()
         err = C.create_string_buffer(512)
         rc = self._lib.ibs_create(C.byref(cfg), C.byref(self._sim), err, len(err))
+        if rc == -errno.EINVAL:  # the model's fault, named by the core
+            raise InputError(f"simulator rejects the model: {err.value.decode() or 'EINVAL'}", file=net.source)
         if rc:
-            raise InputError(f"simulator rejects the model: {err.value.decode() or f'error {rc}'}", file=net.source)
+            raise core_error(rc, "ibs_create")
         self.wall_s = 0.0
         self.cpu_s = 0.0  # this process's CPU time in the core: the machine is shared
 
@@ -96,7 +100,7 @@ class Simulation:
         self.wall_s += time.perf_counter() - t0
         self.cpu_s += time.process_time() - c0
         if rc:
-            raise MemoryError(f"simulator core failed with error {rc}")
+            raise core_error(rc, "ibs_run")
 
     @property
     def raw(self) -> _core.Results:
@@ -163,12 +167,20 @@ def sweep(
     return [simulate(net, traffic, params, load) for load in loads if progress is None or progress(load) is None]
 
 
+def core_error(rc: int, call: str) -> Exception:
+    """The C core's -errno as the error it is: out of memory, or a bug in the core."""
+    if rc == -errno.ENOMEM:
+        return MemoryError(f"{call}: the simulator core ran out of memory")
+    name = errno.errorcode.get(-rc, str(rc))
+    return ExternalError(f"{call} failed with {name} ({os.strerror(-rc) if rc < 0 else rc})")
+
+
 def parse_sweep(text: str) -> list[float]:
     """`0.1:1.0:0.1` -> [0.1, 0.2, ..., 1.0]."""
     try:
         a, b, s = (float(x) for x in text.split(":"))
-    except ValueError:
-        raise InputError(f"{text!r}: want START:STOP:STEP", field="--sweep") from None
+    except ValueError as exc:
+        raise InputError(f"{text!r}: want START:STOP:STEP", field="--sweep") from exc
     if not (0 < a <= b <= 1 and s > 0):
         raise InputError(f"{text!r}: loads must satisfy 0 < START <= STOP <= 1, STEP > 0", field="--sweep")
     n = int(round((b - a) / s)) + 1

@@ -104,7 +104,7 @@ def _groups(net: Network) -> list[int]:
     try:
         sw_group = dragonfly_groups(net.fabric)
     except NotADragonfly as e:
-        raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source, field="traffic") from None
+        raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source, field="traffic") from e
     out = []
     for e in range(net.n_endpoints):
         sw = net.ep_switch(e)

@@ -59,7 +59,7 @@ class Journal:
 
             raise ExternalError(
                 f"{self.path}: unreadable apply journal ({e}); inspect it and the ibqos.d/current link, then remove it"
-            ) from None
+            ) from e
 
     def write(self, entry: Entry, state: str) -> Entry:
         entry.state = state

@@ -38,12 +38,12 @@ def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
     if pid is None:
         try:
             pid = int(pidfile.read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            raise InputError("no PID in it", file=pidfile) from None
+        except (OSError, ValueError, IndexError) as exc:
+            raise InputError("no PID in it", file=pidfile) from exc
     try:
         comm = Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        raise ExternalError(f"no process {pid}: is OpenSM running?") from None
+    except OSError as exc:
+        raise ExternalError(f"no process {pid}: is OpenSM running?") from exc
     if comm != "opensm":
         raise ExternalError(f"process {pid} is {comm!r}, not opensm")
     return pid
@@ -55,8 +55,8 @@ def heavy_sweep(pid: int, log: Path, timeout: float = 120) -> float:
     t0 = time.monotonic()
     try:
         os.kill(pid, signal.SIGHUP)
-    except ProcessLookupError:
-        raise ExternalError(f"OpenSM (pid {pid}) is gone") from None
+    except ProcessLookupError as exc:
+        raise ExternalError(f"OpenSM (pid {pid}) is gone") from exc
 
     def up() -> bool:
         if not Path(f"/proc/{pid}").exists():

@@ -208,7 +208,7 @@ class Apply:
         try:
             current = conf_path.read_text()
         except OSError as e:
-            raise InputError(e.strerror or "cannot read", file=conf_path) from None
+            raise InputError(e.strerror or "cannot read", file=conf_path) from e
         opts = osmconf.parse(current)
         with tempfile.TemporaryDirectory(prefix="ibqos-apply-") as tmp:
             rendered = render_plan(self.s.plan, Path(tmp))
@@ -348,5 +348,5 @@ class Apply:
         try:
             proved = restore(self.s.confset, self.s.journal, self.s.entry, access, self.s.log)
         except ExternalError as e:
-            raise ExternalError(f"{cause}; {e}") from None
-        raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from None
+            raise ExternalError(f"{cause}; {e}") from e
+        raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause

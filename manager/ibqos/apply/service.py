@@ -158,7 +158,7 @@ def _systemctl(*args: str) -> str:
     try:
         return subprocess.run(["systemctl", *args], capture_output=True, text=True, check=True, timeout=60).stdout
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
-        raise ExternalError(f"systemctl {' '.join(args)} failed: {getattr(e, 'stderr', '') or e}") from None
+        raise ExternalError(f"systemctl {' '.join(args)} failed: {getattr(e, 'stderr', '') or e}") from e
 
 
 # ---- a whole opensm.conf -------------------------------------------------------------------
@@ -178,7 +178,7 @@ def opensm_defaults(env: dict[str, str] | None = None) -> str:
             )
             return out.read_text()
         except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
-            raise ExternalError(f"opensm -c could not write OpenSM's default configuration: {e}") from None
+            raise ExternalError(f"opensm -c could not write OpenSM's default configuration: {e}") from e
 
 
 def is_whole_conf(text: str) -> bool:

@@ -27,10 +27,10 @@ def rate_gbps(rate: str | float | int) -> float:
         num = text.lower().removesuffix("gb/s").removesuffix("gbps").removesuffix("g").strip()
         try:
             value = float(num)
-        except ValueError:
+        except ValueError as exc:
             raise ValueError(
                 f"unknown link rate {text!r} (use one of {', '.join(RATES_GBPS)} or a number of Gb/s)"
-            ) from None
+            ) from exc
     if not value > 0:
         raise ValueError(f"link rate must be positive, got {value}")
     return value

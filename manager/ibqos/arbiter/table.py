@@ -16,8 +16,8 @@ def _entries(raw: Iterable[Iterable[int]], side: str) -> tuple[tuple[int, int], 
     for i, e in enumerate(raw):
         try:
             vl, weight = (int(x) for x in e)
-        except (TypeError, ValueError):
-            raise ValueError(f"{side}[{i}]: an entry is (vl, weight), got {e!r}") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{side}[{i}]: an entry is (vl, weight), got {e!r}") from exc
         if not 0 <= vl <= MAX_VL:
             raise ValueError(f"{side}[{i}]: VL {vl} is outside 0..{MAX_VL}")
         if not 0 <= weight <= MAX_WEIGHT:

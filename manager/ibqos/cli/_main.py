@@ -7,6 +7,7 @@ import functools
 import importlib.metadata
 import logging
 import sys
+import traceback
 
 import click
 
@@ -60,6 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rc = cli.main(args=argv, prog_name="ibqos", standalone_mode=False)
     except IbqosError as e:
+        if logging.getLogger().isEnabledFor(logging.INFO):
+            # -v: where it came from, with the exception that caused it
+            traceback.print_exception(e, file=sys.stderr)
         click.echo(f"ibqos: error: {e}", err=True)
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

@@ -83,7 +83,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
                 ArbTable.parse_entries(high or "", "--high"), ArbTable.parse_entries(low or "", "--low"), limit
             )
         except ValueError as e:
-            raise InputError(str(e)) from None
+            raise InputError(str(e)) from e
         if not any(w for _, w in table.high + table.low):
             # an empty table set sends nothing: there is nothing to analyse, and saying
             # "0 %" with exit 0 would read as an answer
@@ -98,7 +98,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     try:
         gbps = rate_gbps(rate if rate is not None else "EDR")
     except ValueError as e:
-        raise InputError(str(e), field="--rate") from None
+        raise InputError(str(e), field="--rate") from e
 
     out = {}
     for label, table, classes in jobs:
@@ -108,7 +108,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
             try:
                 a = analyze_exact(table, packet_bytes, mode, gbps)
             except NoPeriodError as e:
-                raise InputError(f"{label}: {e}; use --engine algorithm1 --runs N for this table") from None
+                raise InputError(f"{label}: {e}; use --engine algorithm1 --runs N for this table") from e
         else:
             a = _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs)
         doc = a.to_dict()

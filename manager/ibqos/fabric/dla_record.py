@@ -99,11 +99,11 @@ def read_record(dumps: Path) -> DlaRecord | None:
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise InputError(e.strerror or "cannot read", file=path) from None
+        raise InputError(e.strerror or "cannot read", file=path) from e
     try:
         return DlaRecord.model_validate_json(text)
     except ValidationError as e:
         err = e.errors()[0]
         raise InputError(
             f"not a dla record: {err['msg']}", file=path, field=".".join(map(str, err["loc"])) or None
-        ) from None
+        ) from e

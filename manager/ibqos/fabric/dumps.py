@@ -133,8 +133,8 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
         if line[:2] == "0x" and line[6:7] == " " and line[10:13] == " # " and node is not None:
             try:
                 lid, port = int(line[2:6], 16), int(line[7:10])
-            except ValueError:
-                raise InputError("not an OpenSM LFT dump line", file=path, line=no) from None
+            except ValueError as exc:
+                raise InputError("not an OpenSM LFT dump line", file=path, line=no) from exc
             if port > node.nports:
                 raise InputError(f"port {port} out of range 0..{node.nports}", file=path, line=no)
             if lid >= len(node.lft):

@@ -51,13 +51,13 @@ def read_live(
         with tempfile.TemporaryDirectory(prefix="ibqos-readback-") as cwd:
             cp = run_command(cmd, env=env, timeout=timeout, check=False, cwd=cwd)
     except ProcessError as e:
-        raise ExternalError(f"live read-back failed: {e} (is the fabric answering?)") from None
+        raise ExternalError(f"live read-back failed: {e} (is the fabric answering?)") from e
     if cp.returncode != 0:
         raise ExternalError(f"live read-back failed: {_reader_error(cp.stderr, cp.returncode)}")
     try:
         fabric = Fabric.from_json(json.loads(cp.stdout))
     except (ValueError, KeyError, TypeError) as e:
-        raise ExternalError(f"live read-back: ibqos-readback wrote an unusable model: {e}") from None
+        raise ExternalError(f"live read-back: ibqos-readback wrote an unusable model: {e}") from e
     where = (env or os.environ).get("IBSIM_SOCKNAME")
     fabric.source = f"live:ibsim:{where}" if where else f"live:{ca or 'umad'}:{port or ''}"
     fabric.pad_lfts()

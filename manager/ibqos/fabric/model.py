@@ -160,12 +160,12 @@ class Fabric:
 
         try:
             return cls.from_json(json.loads(Path(path).read_text()))
-        except FileNotFoundError:
-            raise InputError("no such file", file=path) from None
+        except FileNotFoundError as exc:
+            raise InputError("no such file", file=path) from exc
         except json.JSONDecodeError as e:
-            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from None
+            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
         except (ValueError, KeyError, TypeError) as e:
-            raise InputError(str(e), file=path) from None
+            raise InputError(str(e), file=path) from e
 
 
 def _hex(g: int) -> str:

@@ -117,7 +117,7 @@ def synthesize_roles(policy: Policy, cap: tuple[int, int], suggest: bool = True)
             try:
                 cache[spec] = synthesize(spec)
             except Infeasible as e:
-                raise _policy_error(policy, role, e, cap if suggest else None) from None
+                raise _policy_error(policy, role, e, cap if suggest else None) from e
         results[role] = cache[spec]
     return results
 

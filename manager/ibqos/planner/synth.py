@@ -112,10 +112,10 @@ def synthesize(spec: RoleSpec) -> RoleResult:
         table = fallback[1]
         try:
             an = analyze_exact(table, spec.mtu, spec.mode, spec.rate_gbps)
-        except NoPeriodError:
+        except NoPeriodError as exc:
             raise Infeasible(
                 Violation(None, "bandwidth", "no candidate table could be analysed exactly within the budget", 1.0)
-            ) from None
+            ) from exc
         per_class, best_violations = _judge(spec, an)
         best = (table, an, per_class)
     if best is None:

@@ -38,8 +38,8 @@ def _hex_or_range(v: Any, what: str) -> str:
     for p in parts:
         try:
             nums.append(int(p, 0))
-        except ValueError:
-            raise ValueError(f"{what}: {p!r} is not a number (use 0x... for hex)") from None
+        except ValueError as exc:
+            raise ValueError(f"{what}: {p!r} is not a number (use 0x... for hex)") from exc
     if len(nums) == 2 and nums[0] > nums[1]:
         raise ValueError(f"{what}: range {text!r} is empty")
     return "-".join(hex(n) for n in nums)

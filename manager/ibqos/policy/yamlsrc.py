@@ -79,7 +79,7 @@ def load_yaml(path: str | Path, what: str = "a policy") -> Located:
         what = f"U+{e.character:04X}" if isinstance(e.character, int) else repr(e.character)
         raise InputError(
             f"YAML: character {what} is not allowed", file=path, line=line, field=_dotted(builder.where())
-        ) from None
+        ) from e
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         raise InputError(
@@ -87,9 +87,9 @@ def load_yaml(path: str | Path, what: str = "a policy") -> Located:
             file=path,
             line=mark.line + 1 if mark else None,
             field=_dotted(builder.where()) or None,
-        ) from None
+        ) from e
     except yaml.YAMLError as e:
-        raise InputError(f"YAML: {str(e).splitlines()[0]}", file=path) from None
+        raise InputError(f"YAML: {str(e).splitlines()[0]}", file=path) from e
     except (ValueError, OverflowError) as e:
         # PyYAML's scanner lets a few escapes through to Python (e.g. "\U7000F3087": chr()
         # out of range) without a mark; the last line the builder reached is where it stopped
@@ -98,7 +98,7 @@ def load_yaml(path: str | Path, what: str = "a policy") -> Located:
             file=path,
             line=max(builder.lines.values(), default=1),
             field=_dotted(builder.where()) or None,
-        ) from None
+        ) from e
     if not builder.done:
         raise InputError("the file is empty", file=path)
     return Located(builder.root, dict(builder.lines), str(path), sha256)

@@ -184,7 +184,7 @@ def query_path_sl_keys(queries, env: dict[str, str] | None, *, timeout: float = 
                 [sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=text, timeout=timeout, cwd=cwd
             )
     except ProcessError as e:
-        raise ExternalError(f"SA path record query failed: {e}") from None
+        raise ExternalError(f"SA path record query failed: {e}") from e
     sls: list[int | None] = [None] * len(queries)
     for line in cp.stdout.splitlines():
         f = line.split()
@@ -204,7 +204,7 @@ def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float
                 [sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=pairs, timeout=timeout, cwd=cwd
             )
     except ProcessError as e:
-        raise ExternalError(f"SA path record query failed: {e}") from None
+        raise ExternalError(f"SA path record query failed: {e}") from e
     psl = PathSLs(source="SA path records")
     missing = 0
     for line in cp.stdout.splitlines():
