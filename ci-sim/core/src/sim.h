@@ -192,6 +192,13 @@ static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
 	return s->node_sw[node] >= 0;
 }
 
+/* sim_config.c */
+int sim_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int sim_copy_config(struct ibs_sim *s, const struct ibs_config *cfg, char *err, size_t errlen);
+void sim_free_config(struct ibs_config *c);
+int sim_check_params(const struct ibs_config *c, char *err, size_t errlen);
+
 /* sim.c */
 void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg,
 		  uint8_t vl);
