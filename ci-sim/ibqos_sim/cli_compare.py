@@ -10,15 +10,7 @@ import click
 
 from ibqos.errors import InputError
 
-
-def _floats(text: str, what: str) -> list[float]:
-    try:
-        vals = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError as exc:
-        raise InputError(f"{text!r} is not a comma-separated list of numbers", field=what) from exc
-    if not vals or any(not 0 < v <= 1 for v in vals):
-        raise InputError("loads are fractions of the link in (0, 1]", field=what)
-    return vals
+from . import cli_args
 
 
 @click.command("compare-engines")
@@ -55,7 +47,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     bad = [p for p in pattern_list if p not in ce.PATTERNS]
     if bad or not pattern_list:
         raise InputError(f"patterns are {', '.join(ce.PATTERNS)}", field="--patterns")
-    load_list = _floats(loads, "--loads")
+    load_list = list(cli_args.loads(loads))
     params = SimParams(rate="QDR", mtu=4096, buffer_packets=buffer_packets, warmup_us=warmup_us, time_us=time_us)
     net_path = Path(fabric)
     if net_path.exists():

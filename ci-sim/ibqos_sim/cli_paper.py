@@ -8,14 +8,9 @@ import click
 
 from ibqos.errors import InputError
 
+from .cli_args import csv_list
+
 EXPERIMENTS = ("seed003-5.1",)
-
-
-def _csv(text: str, what: str, parse=str) -> tuple:
-    try:
-        return tuple(parse(x) for x in text.split(",") if x.strip())
-    except ValueError as exc:
-        raise InputError(f"{text!r} is not a comma-separated list", field=what) from exc
 
 
 @click.command()
@@ -48,12 +43,12 @@ def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quic
     from .paper import seed003
 
     seed003.require_matplotlib()
-    reads_t = tuple(1 if r == "1" else "N" for r in _csv(reads, "--input-reads"))
+    reads_t = tuple(1 if r == "1" else "N" for r in csv_list(reads, "--input-reads", str))
     if not reads_t or any(r not in ("N", 1) for r in reads_t):
         raise InputError("give N, 1 or N,1", field="--input-reads")
     setup = seed003.Setup(
-        engines=_csv(engines, "--engines"),
-        buffers=_csv(buffers, "--buffers", int),
+        engines=csv_list(engines, "--engines", str),
+        buffers=csv_list(buffers, "--buffers", int),
         input_reads=reads_t,
         warmup_us=warmup_us,
         time_us=time_us,
