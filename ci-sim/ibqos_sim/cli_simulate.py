@@ -12,23 +12,14 @@ from ibqos.errors import InputError, VerificationFailed
 def load_run_fabric(rundir: Path, plan_path: Path | None):
     """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR (VLArb from the
     plan). A fabric.json path is accepted in place of RUNDIR."""
-    from ibqos.fabric.model import Fabric
+    from ibqos.fabric.source import load_fabric
     from ibqos.plan import Plan
 
     plan = Plan.load(plan_path) if plan_path else None
     if plan is None and rundir.is_dir() and (rundir / "plan.json").exists():
         plan = Plan.load(rundir / "plan.json")
-    if rundir.is_file():
-        fabric, source = Fabric.load(rundir), rundir
-    elif (rundir / "fabric.json").exists():
-        fabric, source = Fabric.load(rundir / "fabric.json"), rundir / "fabric.json"
-    elif rundir.is_dir() and any(rundir.glob("**/opensm-lfts.dump")):
-        from ibqos.fabric.dumps import load_dumps
-
-        dumps = next(rundir.glob("**/opensm-lfts.dump")).parent
-        fabric, source = load_dumps(dumps, require_sl2vl=False), dumps
-    else:
-        raise InputError("no fabric.json (nor OpenSM dumps) in the run directory", file=rundir)
+    loaded = load_fabric(rundir, require_sl2vl=False)
+    fabric, source = loaded.fabric, loaded.path
     if plan is not None:
         from .sim import fill_vlarb_from_plan
 

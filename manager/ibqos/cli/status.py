@@ -58,7 +58,6 @@ def status(
     service: str | None,
 ) -> None:
     """Show what the fabric is programmed with now, per port role and per SL."""
-    from ..fabric.model import Fabric
     from ..plan import Plan
     from ..status import sl2vl_by_hop, vlarb_by_role
 
@@ -88,12 +87,9 @@ def status(
             return
     if live == (rundir is not None):
         raise InputError("give exactly one of RUNDIR or --live", field="status")
-    if live:
-        from ..fabric.live import read_live
+    from ..fabric.source import load_fabric
 
-        fabric = read_live(env)
-    else:
-        fabric = Fabric.load(rundir / "fabric.json")
+    fabric = load_fabric(rundir, live=live, env=env).fabric
     con = Console()
     t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):

@@ -14,43 +14,13 @@ import click
 
 from ..errors import InputError
 
-DUMP_MARKER = "opensm-subnet.lst"
-
-
-def find_dumps(rundir: Path) -> Path:
-    """RUNDIR itself when it holds OpenSM's dumps, else the newest `*/dumps` or `*/*/dumps`
-    below it that does (a harness run directory: sm0/dumps, sm1/dumps, ...)."""
-    if not rundir.exists():
-        raise InputError("no such directory", file=rundir)
-    if not rundir.is_dir():
-        raise InputError("not a directory of OpenSM dumps", file=rundir)
-    if (rundir / DUMP_MARKER).exists():
-        return rundir
-    found = [
-        p.parent
-        for pat in (f"dumps/{DUMP_MARKER}", f"*/dumps/{DUMP_MARKER}", f"*/*/dumps/{DUMP_MARKER}")
-        for p in rundir.glob(pat)
-    ]
-    if not found:
-        raise InputError(
-            f"no {DUMP_MARKER} here or in */dumps (OpenSM writes it with -D 0x43 and dump_files_dir)", file=rundir
-        )
-    return max(found, key=lambda p: (p / DUMP_MARKER).stat().st_mtime)
-
 
 def _load(source: Path | None, live: bool):
-    if live:
-        from ..fabric.live import read_live
+    """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
+    from ..fabric.source import load_fabric
 
-        return read_live(dict(os.environ)), None
-    if source.is_file() and source.suffix == ".json":
-        from ..fabric.model import Fabric
-
-        return Fabric.load(source), None
-    from ..fabric.dumps import load_dumps
-
-    dumps = find_dumps(source)
-    return load_dumps(dumps), dumps
+    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps")
+    return lf.fabric, lf.dumps
 
 
 @click.command()

@@ -1,0 +1,78 @@
+"""Where a fabric model comes from, decided in one place for verify, status and simulate:
+the live fabric, a `fabric.json`, a directory of OpenSM dumps, or a run directory holding
+either (a dry run, a harness run, `ibqos fabric up`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..errors import InputError
+from .model import Fabric
+
+DUMP_MARKER = "opensm-subnet.lst"
+
+
+@dataclass
+class LoadedFabric:
+    fabric: Fabric
+    path: Path | None  # the file or directory it was read from; None when live
+    dumps: Path | None  # the dump directory, when the model came from dumps
+
+
+def find_dumps(rundir: Path) -> Path:
+    """RUNDIR itself when it holds OpenSM's dumps, else the newest `dumps/`, `*/dumps` or
+    `*/*/dumps` below it (a harness run directory: sm0/dumps, sm1/dumps, ...)."""
+    if not rundir.exists():
+        raise InputError("no such directory", file=rundir)
+    if not rundir.is_dir():
+        raise InputError("not a directory of OpenSM dumps", file=rundir)
+    if (rundir / DUMP_MARKER).exists():
+        return rundir
+    found = [
+        p.parent
+        for pat in (f"dumps/{DUMP_MARKER}", f"*/dumps/{DUMP_MARKER}", f"*/*/dumps/{DUMP_MARKER}")
+        for p in rundir.glob(pat)
+    ]
+    if not found:
+        raise InputError(
+            f"no {DUMP_MARKER} here or in */dumps (OpenSM writes it with -D 0x43 and dump_files_dir)", file=rundir
+        )
+    return max(found, key=lambda p: (p / DUMP_MARKER).stat().st_mtime)
+
+
+def load_fabric(
+    source: Path | None,
+    *,
+    live: bool = False,
+    env: dict[str, str] | None = None,
+    prefer: Literal["model", "dumps"] = "model",
+    require_sl2vl: bool = True,
+) -> LoadedFabric:
+    """The one rule. `live`: read the running fabric. A `.json` file: that model. A directory:
+    its `fabric.json` (the read-back model, VLArb and PortInfo included) unless `prefer` is
+    "dumps" or there is none, then the newest OpenSM dumps in or below it."""
+    if live:
+        from .live import read_live
+
+        return LoadedFabric(read_live(env), None, None)
+    if source is None:
+        raise InputError("give a run directory, a fabric.json or dumps, or --live", field="source")
+    if not source.exists():
+        raise InputError("no fabric.json or OpenSM dumps here: no such file or directory", file=source)
+    if source.is_file():
+        if source.suffix != ".json":
+            raise InputError("not a fabric.json (nor a directory of OpenSM dumps)", file=source)
+        return LoadedFabric(Fabric.load(source), source, None)
+    if prefer == "model" and (source / "fabric.json").is_file():
+        return LoadedFabric(Fabric.load(source / "fabric.json"), source / "fabric.json", None)
+    from .dumps import load_dumps
+
+    try:
+        dumps = find_dumps(source)
+    except InputError as e:
+        if prefer == "model":
+            raise InputError(f"no fabric.json, and {e.detail}", file=source) from e
+        raise
+    return LoadedFabric(load_dumps(dumps, require_sl2vl=require_sl2vl), dumps, dumps)
