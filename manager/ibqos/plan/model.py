@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,13 +19,14 @@ ROLE_NAMES = ROLES  # the one definition: ibqos/roles.py
 
 
 class _M(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    # strict: a plan is ibqos's own document, so an unknown field is a mistake, not an extension
+    model_config = ConfigDict(extra="forbid")
 
 
 class PlanFabric(_M):
     rate: Union[str, float]
     rate_gbps: float
-    mtu: int
+    mtu: Literal[256, 512, 1024, 2048, 4096]
     data_vls: int
     high_cap: int
     low_cap: int
@@ -53,7 +54,7 @@ class PlanClass(_M):
     name: str
     index: int
     priority: Literal["high", "low"]
-    sls: list[int]
+    sls: list[Annotated[int, Field(ge=0, le=15)]] = Field(min_length=1)
     vls: list[int]
     default: bool
     bandwidth: Bandwidth
@@ -86,7 +87,7 @@ class VlArbPlan(_M):
     local: VlArbTables
     global_: VlArbTables = Field(alias="global")
     ports: list[PortOverride] = []
-    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
     def role(self, name: str) -> VlArbTables:
         return self.global_ if name == "global" else getattr(self, name)
@@ -106,7 +107,7 @@ class Plan(_M):
     partitions: PlanPartitions | None = None
     fabric: PlanFabric
     accounting: Literal["byte", "packet"]
-    classes: list[PlanClass]
+    classes: list[PlanClass] = Field(min_length=1)
     sl2class: list[int] = Field(min_length=16, max_length=16)
     vlarb: VlArbPlan
     analysis: dict[str, dict[str, Any]]
@@ -114,7 +115,7 @@ class Plan(_M):
     # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
     share_tolerance_pp: float = 2.0
     # Dumps use the document's names ("schema", "global") whoever calls model_dump.
-    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
     @property
     def sl2vl(self) -> list[int]:
