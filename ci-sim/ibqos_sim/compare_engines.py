@@ -127,7 +127,7 @@ def compare(
     from pathlib import Path
 
     from ibqos.verify import verify_fabric
-    from ibqos.verify.pathsl import PathSLs
+    from ibqos.verify.pathsl import from_fabric
 
     from .harness import Harness
     from .sim import TrafficSpec, compile_network, simulate
@@ -144,8 +144,7 @@ def compare(
             if save_dir is not None:
                 (Path(save_dir) / engine).mkdir(parents=True, exist_ok=True)
                 fabric.save(Path(save_dir) / engine / "fabric.json")
-            psl = PathSLs(fabric.path_sls, "SA path records") if fabric.path_sls is not None else None
-            rep = verify_fabric(fabric, path_sls=psl)
+            rep = verify_fabric(fabric, path_sls=from_fabric(fabric, "SA path records"))
             r.sls_used, r.vls_used, r.credit_loop = list(rep.sls_used), list(rep.vls_used), not rep.cdg_acyclic
             net = compile_network(fabric, rate_gbps=params.rate_gbps, source=engine)
             for pattern in patterns:

@@ -89,7 +89,8 @@ def test_every_engine_is_compared_as_it_really_routed(compared):
 
 @pytest.mark.fabric
 def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(compared):
-    """OUT/lash/fabric.json keeps the SA's SL per CA pair; simulating it, every packet rides
+    """OUT/lash/fabric.json keeps the SA's SL per CA pair (so `ibqos verify` of it finds no
+    credit loop, where SL 0 for every pair would); simulating it, every packet rides
     its pair's SL (delivered share per SL = share of pairs on it, at a load nothing
     saturates) while conservation and every buffer's credits hold at each step."""
     out = compared[0]
@@ -100,6 +101,10 @@ def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(compared):
     pairs = Counter(fabric.path_sls.values())
     assert len(pairs) > 1
     assert Fabric.load(out / "dla" / "fabric.json").path_sls is None  # dla: one SL, no table
+    # the verifier judges the saved model by the same pair SLs: lash has no credit loop
+    v = _ibqos("verify", str(out / "lash" / "fabric.json"), timeout=120)
+    assert v.returncode == 0, v.stdout[-1500:]
+    assert "SA path records saved in" in v.stdout and "acyclic" in v.stdout
 
     net = compile_network(fabric, rate_gbps=32)
     params = SimParams(buffer_packets=2, warmup_us=20, time_us=300)
