@@ -124,6 +124,10 @@ def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(compared):
     # ~6000 packets: one standard deviation of a share is under 0.007
     for sl, n in pairs.items():
         assert got.get(sl, 0) / total == pytest.approx(n / len(fabric.path_sls), abs=0.035), (sl, got, pairs)
+    # what each SL was offered: every source spreads load 0.3 uniformly over its 71 pairs
+    offered = {x.sl: x.offered_pct for x in res.per_sl}
+    for sl, n in pairs.items():
+        assert offered[sl] == pytest.approx(30 * n / len(fabric.path_sls), abs=0.002), (sl, offered)
 
 
 @pytest.mark.parametrize(
