@@ -12,10 +12,10 @@ from typing import Callable
 
 from ibqos import osmlog
 from ibqos.errors import InputError
+from ibqos.redline import needs_path_sls
 
 from .paper.seed003 import QOS_CONF
 
-PER_PATH_SL = ("lash", "dfsssp")
 PATTERNS = ("uniform", "stencil", "hotspot")
 PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
 # `file` routes from LFT dumps this command does not take; without them OpenSM builds
@@ -88,7 +88,7 @@ def route_read_explain(h, engine: str):
         lines = sm.lines()
         used = osmlog.configured_engines(lines)
         fabric = h.read_back(save=False)
-        if used and used[-1] in PER_PATH_SL:
+        if used and needs_path_sls(used[-1]):
             fabric.path_sls = dict(query_path_sls(fabric, h.env).by_lids)
     finally:
         sm.stop()
