@@ -27,7 +27,7 @@ def _fabric(spec: str):
     try:
         return None, from_spec(spec)
     except InputError as e:
-        raise InputError(f"{e.detail}; or an ibsim net file", field="FABRIC") from None
+        raise InputError(f"{e.detail}; or an ibsim net file", field="FABRIC") from e
 
 
 @click.command("compare-engines")

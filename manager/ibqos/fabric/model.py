@@ -164,9 +164,12 @@ class Fabric:
             raise InputError(str(e), file=path) from e
 
 
-def _path_sls(rows) -> dict[tuple[int, int], int]:
+def _path_sls(rows: object) -> dict[tuple[int, int], int]:
     """`[[slid, dlid, sl], …]` -> {(slid, dlid): sl}; a malformed row is a ValueError naming it."""
-    out = {}
+    if not isinstance(rows, list):
+        raise ValueError(f"path_sls: want a list of [source LID, destination LID, SL], got {type(rows).__name__}")
+    out: dict[tuple[int, int], int] = {}
+    row: object
     for k, row in enumerate(rows):
         if not (isinstance(row, list) and len(row) == 3 and all(type(x) is int for x in row)):
             raise ValueError(f"path_sls[{k}]: want [source LID, destination LID, SL], got {row!r}")
