@@ -126,6 +126,6 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
         for load in load_list:
             t.add_column(f"{load:g}", justify="right")
         for row in ce.throughput_rows(results, pattern):
-            t.add_row(*[f"[red]{c}[/red]" if c == "DEADLOCK" else escape(c) for c in row])
+            t.add_row(*[f"[red]{c}[/red]" if c in ("DEADLOCK", "STALLED") else escape(c) for c in row])
         out.print(t)
     click.echo(f"wrote {out_dir / 'compare.json'}, {out_dir / 'compare.png'} and each engine's fabric.json")

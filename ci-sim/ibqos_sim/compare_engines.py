@@ -168,7 +168,8 @@ def compare(
 
 
 def deadlocked(r: EngineResult) -> list[tuple[str, float]]:
-    """(pattern, load) of every simulated run that ended in a deadlock."""
+    """(pattern, load) of every simulated run that stopped: a deadlock, or stalled (nothing
+    moved for deadlock_us and no cycle, docs/simulator.md)."""
     return [(p, pt["load"]) for p, pts in r.curves.items() for pt in pts if pt["status"] != "done"]
 
 
@@ -205,16 +206,16 @@ def resource_rows(results: list[EngineResult]) -> list[list[str]]:
 
 
 def throughput_rows(results: list[EngineResult], pattern: str) -> list[list[str]]:
-    """One row per routed engine: accepted traffic (%) at each load, DEADLOCK where the run
-    deadlocked (its accepted traffic is no throughput figure)."""
+    """One row per routed engine: accepted traffic (%) at each load, DEADLOCK (or STALLED:
+    nothing moved, no cycle) where the run stopped (its accepted traffic is no throughput)."""
     rows = []
     for r in results:
         if r.skipped:
             continue
-        rows.append(
-            [r.engine]
-            + ["DEADLOCK" if pt["status"] != "done" else f"{pt['accepted_pct']:.1f}" for pt in r.curves[pattern]]
-        )
+        cells = [
+            f"{pt['accepted_pct']:.1f}" if pt["status"] == "done" else pt["status"].upper() for pt in r.curves[pattern]
+        ]
+        rows.append([r.engine, *cells])
     return rows
 
 
