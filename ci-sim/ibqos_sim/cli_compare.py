@@ -13,14 +13,35 @@ from ibqos.errors import InputError
 from . import cli_args
 
 
+def _fabric(spec: str):
+    """(net file, None) for an existing ibsim net file, else (None, topology) for dfN & co."""
+    from .netfile import check_net
+    from .topology import from_spec
+
+    path = Path(spec)
+    if path.exists():
+        check_net(path)
+        return path, None
+    if "/" in spec or spec.endswith(".net"):
+        raise InputError("no such ibsim net file", file=spec)
+    try:
+        return None, from_spec(spec)
+    except InputError as e:
+        raise InputError(f"{e.detail}; or an ibsim net file", field="FABRIC") from e
+
+
 @click.command("compare-engines")
 @click.argument("fabric")
 @click.option("--engines", default="dla,lash,dfsssp,updn,minhop", show_default=True)
-@click.option("--patterns", default="uniform,stencil,hotspot", show_default=True)
+@click.option(
+    "--patterns", default="uniform,stencil,hotspot", show_default=True, help="uniform, stencil (3D, 6-point), hotspot"
+)
 @click.option("--loads", default="0.2,0.4,0.6,0.8,1.0", show_default=True)
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=300.0, show_default=True)
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=50.0, show_default=True)
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True)
+@click.option("--voq/--no-voq", default=True, show_default=True, help="virtual output queues (seed 003 §5.2 uses them)")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
 @click.option(
     "--out",
     "out_dir",
@@ -28,33 +49,35 @@ from . import cli_args
     default=Path("runs/compare-engines"),
     show_default=True,
 )
-def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, out_dir):
+def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, seed, out_dir):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
-    throughput against load per engine, with the SLs and VLs each one used (Table 2)."""
+    throughput against load per engine, with the SLs and VLs each one used (Table 2).
+
+    Writes OUT/compare.json, OUT/compare.png and each routed engine's read-back model as
+    OUT/ENGINE/fabric.json. An engine OpenSM replaces by another is reported as not run, a
+    run that deadlocks as DEADLOCK."""
     from rich.console import Console
     from rich.markup import escape
     from rich.progress import Progress
     from rich.table import Table
 
     from . import compare_engines as ce
-    from .netfile import check_net
     from .sim import SimParams
-    from .topology import from_spec
 
-    engine_list = [e.strip() for e in engines.split(",") if e.strip()]
-    pattern_list = [p.strip() for p in patterns.split(",") if p.strip()]
-    bad = [p for p in pattern_list if p not in ce.PATTERNS]
-    if bad or not pattern_list:
-        raise InputError(f"patterns are {', '.join(ce.PATTERNS)}", field="--patterns")
+    engine_list = ce.parse_engines(engines)
+    pattern_list = ce.parse_patterns(patterns)
     load_list = list(cli_args.loads(loads))
-    params = SimParams(rate="QDR", mtu=4096, buffer_packets=buffer_packets, warmup_us=warmup_us, time_us=time_us)
-    net_path = Path(fabric)
-    if net_path.exists():
-        check_net(net_path)
-        topo = None
-    else:
-        topo = from_spec(fabric)
+    params = SimParams(
+        rate="QDR",
+        mtu=4096,
+        buffer_packets=buffer_packets,
+        voq=voq,
+        seed=seed,
+        warmup_us=warmup_us,
+        time_us=time_us,
+    )
+    net_path, topo = _fabric(fabric)
     out_dir.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
     with tempfile.TemporaryDirectory(prefix="ibqos-compare-") as tmp:
@@ -70,31 +93,39 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
                 params,
                 tick=lambda: prog.advance(task),
                 run_dir=Path(tmp) / "run",
+                save_dir=out_dir,
             )
     (out_dir / "compare.json").write_text(
         json.dumps(
             {
-                "schema": "ibqos.compare-engines/1",
+                "schema": "ibqos.compare-engines/2",
                 "fabric": fabric,
                 "loads": load_list,
+                "patterns": pattern_list,
                 "params": params.model_dump(),
                 "engines": [r.to_json() for r in results],
             },
             indent=1,
         )
+        + "\n"
     )
     ce.plot(results, pattern_list, out_dir / "compare.png")
-    t = Table(title=escape(f"{fabric}: accepted traffic (%) at loads {', '.join(map(str, load_list))}"))
-    for col in ["engine", "routed by", "SLs", "VLs", "credit loop", *pattern_list]:
+    out = Console()
+    t = Table(
+        title=escape(f"{fabric}, {buffer_packets}-packet buffers per VL: what each engine used (seed 003 Table 2)")
+    )
+    for col in ["engine", "routed by", "SLs", "VLs", "deadlock", "where / why"]:
         t.add_column(col, overflow="fold")
-    for row in ce.table_rows(results, pattern_list):
-        t.add_row(*map(escape, row))
-    Console().print(t)
-    for r in results:
-        if r.credit_loop:
-            click.secho(
-                f"{r.engine}: CREDIT LOOP in the channel dependency graph (ibqos verify); "
-                "a deadlock waits for the load and buffers that close it",
-                fg="red",
-            )
-    click.echo(f"wrote {out_dir / 'compare.json'} and {out_dir / 'compare.png'}")
+    for row in ce.resource_rows(results):
+        style = "red" if row[4].startswith(("DEADLOCK", "CREDIT")) else ("yellow" if row[4] == "not run" else None)
+        t.add_row(*map(escape, row), style=style)
+    out.print(t)
+    for pattern in pattern_list:
+        t = Table(title=escape(f"{pattern}: accepted traffic (% of the link) by offered load"))
+        t.add_column("engine")
+        for load in load_list:
+            t.add_column(f"{load:g}", justify="right")
+        for row in ce.throughput_rows(results, pattern):
+            t.add_row(*[f"[red]{c}[/red]" if c in ("DEADLOCK", "STALLED") else escape(c) for c in row])
+        out.print(t)
+    click.echo(f"wrote {out_dir / 'compare.json'}, {out_dir / 'compare.png'} and each engine's fabric.json")

@@ -6,15 +6,53 @@ stencil and hot-spot traffic on exactly that state. An engine OpenSM replaces by
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ibqos import osmlog
+from ibqos.errors import InputError
+from ibqos.redline import needs_path_sls
 
 from .paper.seed003 import QOS_CONF
 
-PER_PATH_SL = ("lash", "dfsssp")
 PATTERNS = ("uniform", "stencil", "hotspot")
+PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
+# `file` routes from LFT dumps this command does not take; without them OpenSM builds
+# minhop's tables and still names them "file", so it would be minhop under another name.
+NOT_COMPARABLE = {"file": "needs LFT dump files (OpenSM would build minhop's tables and call them 'file')"}
+
+
+def parse_engines(text: str) -> list[str]:
+    """The --engines list, checked before any process starts."""
+    from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES
+
+    names = [e.strip() for e in text.split(",") if e.strip()]
+    if not names:
+        raise InputError("no routing engine named", field="--engines")
+    for name in names:
+        if name in NOT_COMPARABLE:
+            raise InputError(f"{name}: {NOT_COMPARABLE[name]}", field="--engines")
+        if name not in BUILTIN_ENGINES + PLUGIN_ENGINES:
+            known = [e for e in PLUGIN_ENGINES + BUILTIN_ENGINES if e not in NOT_COMPARABLE]
+            raise InputError(f"unknown routing engine {name!r} (known: {', '.join(known)})", field="--engines")
+    dup = sorted({e for e in names if names.count(e) > 1})
+    if dup:
+        raise InputError(f"{', '.join(dup)} named twice", field="--engines")
+    return names
+
+
+def parse_patterns(text: str) -> list[str]:
+    names = [PATTERN_ALIASES.get(p.strip(), p.strip()) for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in PATTERNS]
+    if bad or not names:
+        raise InputError(
+            f"{', '.join(map(repr, bad)) or 'none'}: patterns are {', '.join(PATTERNS)} (stencil3d = stencil)",
+            field="--patterns",
+        )
+    if len(set(names)) != len(names):
+        raise InputError("a pattern named twice", field="--patterns")
+    return names
 
 
 @dataclass
@@ -34,26 +72,62 @@ class EngineResult:
 
 def route_and_read(h, engine: str):
     """(fabric with path SLs where the engine sets them, engine OpenSM used)."""
+    fabric, used, _ = route_read_explain(h, engine)
+    return fabric, used
+
+
+def route_read_explain(h, engine: str):
+    """(fabric, engine OpenSM used, OpenSM's words when that is not `engine`). The per-pair
+    SLs are the SA's answers, read in one process by the verifier's own reader."""
     from ibqos.verify.sa_paths import query_path_sls
 
     sm = h.start_sm(
         engine="dla,minhop" if engine == "dla" else engine, plugin=engine == "dla", conf=QOS_CONF, log_flags=0x03
     )
     try:
-        used = osmlog.configured_engines(sm.lines())
+        lines = sm.lines()
+        used = osmlog.configured_engines(lines)
         fabric = h.read_back(save=False)
-        if used and used[-1] in PER_PATH_SL:
+        if used and needs_path_sls(used[-1]):
             fabric.path_sls = dict(query_path_sls(fabric, h.env).by_lids)
     finally:
         sm.stop()
-    return fabric, (used[-1] if used else None)
+    used_last = used[-1] if used else None
+    return fabric, used_last, (fallback_reason(lines, engine) if used_last != engine else "")
+
+
+def fallback_reason(lines, engine: str) -> str:
+    """Why OpenSM did not route with `engine`, in its own log's words (its ERR lines and the
+    engine's own complaints, e.g. updn's 'no root nodes were found')."""
+    keys = ("ERR ", f"{engine}:", "disabling", "cannot build")
+    said = []
+    for ln in lines:
+        text = ln.text.strip()
+        if "tables configured" in text or not any(k in text for k in keys):
+            continue
+        text = text.split(": ", 1)[1] if re.match(r"^\w+: ", text) else text  # drop the function name
+        if text not in said:
+            said.append(text)
+    return "; ".join(said[:3])
 
 
 def compare(
-    netfile, engines, patterns, loads, params, tick: Callable[[], None] = lambda: None, run_dir=None
+    netfile,
+    engines,
+    patterns,
+    loads,
+    params,
+    tick: Callable[[], None] = lambda: None,
+    run_dir=None,
+    save_dir=None,
 ) -> list[EngineResult]:
+    """Route, read back and simulate every engine in turn on one ibsim fabric. With
+    `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
+    save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
+    from pathlib import Path
+
     from ibqos.verify import verify_fabric
-    from ibqos.verify.pathsl import PathSLs
+    from ibqos.verify.pathsl import from_fabric
 
     from .harness import Harness
     from .sim import TrafficSpec, compile_network, simulate
@@ -61,80 +135,120 @@ def compare(
     out = []
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:
-            fabric, used = route_and_read(h, engine)
+            fabric, used, why = route_read_explain(h, engine)
             r = EngineResult(engine, used)
             if used != engine:
-                r.skipped = f"OpenSM routed with {used or 'nothing'} instead"
+                r.skipped = f"OpenSM routed with {used or 'nothing'} instead" + (f" ({why})" if why else "")
                 out.append(r)
                 continue
-            psl = PathSLs(fabric.path_sls) if fabric.path_sls is not None else None
-            rep = verify_fabric(fabric, path_sls=psl)
+            if save_dir is not None:
+                (Path(save_dir) / engine).mkdir(parents=True, exist_ok=True)
+                fabric.save(Path(save_dir) / engine / "fabric.json")
+            rep = verify_fabric(fabric, path_sls=from_fabric(fabric, "SA path records"))
             r.sls_used, r.vls_used, r.credit_loop = list(rep.sls_used), list(rep.vls_used), not rep.cdg_acyclic
             net = compile_network(fabric, rate_gbps=params.rate_gbps, source=engine)
             for pattern in patterns:
                 pts = []
                 for load in loads:
                     res = simulate(net, TrafficSpec(pattern=pattern), params, load)
-                    pts.append(
-                        {
-                            "load": load,
-                            "accepted_pct": res.accepted_pct,
-                            "status": res.status,
-                            "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
-                        }
-                    )
+                    pt = {
+                        "load": load,
+                        "accepted_pct": res.accepted_pct,
+                        "status": res.status,
+                        # the simulator's own count of packets delivered per SL
+                        "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
+                    }
+                    if res.deadlock is not None:
+                        pt["deadlock"] = res.deadlock
+                    pts.append(pt)
                     tick()
                 r.curves[pattern] = pts
             out.append(r)
     return out
 
 
-def table_rows(results: list[EngineResult], patterns) -> list[list[str]]:
+def deadlocked(r: EngineResult) -> list[tuple[str, float]]:
+    """(pattern, load) of every simulated run that stopped: a deadlock, or stalled (nothing
+    moved for deadlock_us and no cycle, docs/simulator.md)."""
+    return [(p, pt["load"]) for p, pts in r.curves.items() for pt in pts if pt["status"] != "done"]
+
+
+def resource_rows(results: list[EngineResult]) -> list[list[str]]:
+    """Seed 003 Table 2 style: what each engine used, and whether it can deadlock."""
     rows = []
     for r in results:
         if r.skipped:
-            rows.append([r.engine, r.routed_by or "–", "–", "–", "–"] + [f"not run: {r.skipped}"] * len(patterns))
+            rows.append([r.engine, r.routed_by or "–", "–", "–", "not run", r.skipped])
+            continue
+        dead = deadlocked(r)
+        if dead:
+            verdict = "DEADLOCK"
+            at: dict[str, list[str]] = {}
+            for p, ld in dead:
+                at.setdefault(p, []).append(f"{ld:g}")
+            note = "simulated at load " + "; ".join(f"{p} {', '.join(lds)}" for p, lds in at.items())
+        elif r.credit_loop:
+            verdict = "CREDIT LOOP"
+            note = "in the channel dependency graph; no simulated run closed it"
+        else:
+            verdict, note = "none", "acyclic channel dependency graph"
+        rows.append(
+            [
+                r.engine,
+                r.routed_by,
+                f"{len(r.sls_used)} ({','.join(map(str, r.sls_used))})",
+                f"{len(r.vls_used)} ({','.join(map(str, r.vls_used))})",
+                verdict,
+                note,
+            ]
+        )
+    return rows
+
+
+def throughput_rows(results: list[EngineResult], pattern: str) -> list[list[str]]:
+    """One row per routed engine: accepted traffic (%) at each load, DEADLOCK (or STALLED:
+    nothing moved, no cycle) where the run stopped (its accepted traffic is no throughput)."""
+    rows = []
+    for r in results:
+        if r.skipped:
             continue
         cells = [
-            r.engine,
-            r.routed_by,
-            ",".join(map(str, r.sls_used)),
-            ",".join(map(str, r.vls_used)),
-            "CREDIT LOOP" if r.credit_loop else "none",
+            f"{pt['accepted_pct']:.1f}" if pt["status"] == "done" else pt["status"].upper() for pt in r.curves[pattern]
         ]
-        for p in patterns:
-            cells.append(
-                " ".join(
-                    "deadlock" if pt["status"] == "deadlock" else f"{pt['accepted_pct']:.1f}" for pt in r.curves[p]
-                )
-            )
-        rows.append(cells)
+        rows.append([r.engine, *cells])
     return rows
 
 
 def plot(results: list[EngineResult], patterns, path) -> None:
+    """Accepted traffic against load, one panel per pattern. A deadlocked run is no point on
+    its engine's curve (the curve breaks there) but a cross on the axis: a deadlock, not low
+    throughput. Engines OpenSM did not route with are named under the panels."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 4.2), squeeze=False)
     for ax, p in zip(axes[0], patterns):
         for r in results:
             if r.skipped:
                 continue
             xs = [pt["load"] for pt in r.curves[p]]
-            ys = [pt["accepted_pct"] for pt in r.curves[p]]
-            (line,) = ax.plot(xs, ys, marker="o", ms=3, label=r.engine)
-            dead = [(x, y) for x, y, pt in zip(xs, ys, r.curves[p]) if pt["status"] == "deadlock"]
+            ys = [pt["accepted_pct"] if pt["status"] == "done" else float("nan") for pt in r.curves[p]]
+            label = f"{r.engine} ({len(r.sls_used)} SL, {len(r.vls_used)} VL)"
+            (line,) = ax.plot(xs, ys, marker="o", ms=3, label=label)
+            dead = [x for x, pt in zip(xs, r.curves[p]) if pt["status"] != "done"]
             if dead:
-                ax.scatter(*zip(*dead), marker="x", s=70, color=line.get_color(), zorder=3)
-        ax.set_title(f"{p} (x: deadlock)")
+                ax.scatter(dead, [0] * len(dead), marker="x", s=80, color=line.get_color(), zorder=3, clip_on=False)
+        ax.set_title(f"{p} (x on the axis: deadlock)")
         ax.set_xlabel("offered load")
         ax.set_ylabel("accepted traffic (%)")
         ax.set_ylim(0, 105)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
+    skipped = [f"{r.engine}: {r.skipped}" for r in results if r.skipped]
+    if skipped:
+        fig.text(0.01, 0.01, "not run: " + " | ".join(skipped)[:300], fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.05 if skipped else 0, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

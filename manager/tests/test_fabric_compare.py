@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
+
+import pytest
 
 from hypothesis import given, settings, strategies as st
 
+from ibqos.errors import InputError
 from ibqos.fabric import NO_ROUTE, Fabric, VLArb
 from ibqos.fabric.compare import diff
 from ibqos_sim.topology import dragonfly
@@ -38,6 +42,27 @@ def test_json_round_trip_keeps_the_model(tmp_path):
     f = _routed()
     f.save(tmp_path / "m.json")
     assert diff(f, Fabric.load(tmp_path / "m.json")) == []
+
+
+def test_json_keeps_the_per_pair_sls_and_refuses_bad_ones(tmp_path):
+    f = _routed()
+    assert "path_sls" not in f.to_json()  # not read: absent, not empty
+    lids = sorted(p.lid for n in f.cas() for p in n.ports.values())
+    f.path_sls = {(s, d): (s * 7 + d) % 16 for s in lids for d in lids if s != d}
+    f.save(tmp_path / "m.json")
+    assert Fabric.load(tmp_path / "m.json").path_sls == f.path_sls
+    for bad, message in (
+        (None, "path_sls: want a list of [source LID, destination LID, SL], got int"),
+        ([1, 2], "path_sls[0]: want [source LID, destination LID, SL], got [1, 2]"),
+        ([1, 2, 16], "path_sls[0]: SL 16 out of range 0..15"),
+        ([0, 2, 1], "path_sls[0]: LIDs 0, 2 are not unicast LIDs"),
+        ([1, "2", 1], "path_sls[0]: want [source LID, destination LID, SL], got [1, '2', 1]"),
+    ):
+        doc = f.to_json() | {"path_sls": 5 if bad is None else [bad]}
+        (tmp_path / "bad.json").write_text(json.dumps(doc))
+        with pytest.raises(InputError) as e:
+            Fabric.load(tmp_path / "bad.json")
+        assert str(e.value) == f"{tmp_path / 'bad.json'}: {message}"
 
 
 def test_each_kind_of_difference_is_named():

@@ -223,13 +223,17 @@ def _pair_sls(fabric: Fabric, endpoints: list[tuple[int, int]]) -> np.ndarray:
     """[source endpoint][destination endpoint] -> SL, 255 where the SA gave none."""
     lids = [fabric.nodes[g].ports[p].lid for g, p in endpoints]
     n = len(endpoints)
-    out = np.full(n * n, 255, dtype=np.uint8)
-    for i, s in enumerate(lids):
-        for j, d in enumerate(lids):
-            sl = fabric.path_sls.get((s, d))
-            if sl is not None and i != j:
-                out[i * n + j] = sl
-    return out
+    out = np.full((n, n), 255, dtype=np.uint8)
+    if not fabric.path_sls:
+        return out.reshape(-1)
+    # LID -> endpoint index (-1: no endpoint), then every (slid, dlid, sl) at once
+    index = np.full(max(max(lids), max(max(k) for k in fabric.path_sls)) + 1, -1, dtype=np.int64)
+    index[lids] = np.arange(n)
+    psl = np.array([(s, d, sl) for (s, d), sl in fabric.path_sls.items()], dtype=np.int64)
+    i, j = index[psl[:, 0]], index[psl[:, 1]]
+    keep = (i >= 0) & (j >= 0) & (i != j)
+    out[i[keep], j[keep]] = psl[keep, 2]
+    return out.reshape(-1)
 
 
 def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:

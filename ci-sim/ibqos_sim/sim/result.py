@@ -73,6 +73,32 @@ def _witness(net, raw) -> dict:
     return {"buffers": buffers, "cycle": channels}
 
 
+def _offered_by_pair_sl(net, fs) -> dict[int, float | None]:
+    """Offered Gb/s per SL when each (source, destination) pair has its own SL: a flow draws
+    each message's destination uniformly from its set, so its rate splits over the SLs of its
+    pairs in proportion to how many of them each SL carries (pairs without one: the flow's
+    SL). None for an SL a saturating flow feeds."""
+    n = net.n_endpoints
+    pair_sl = net.arrays["pair_sl"].reshape(n, n)
+    out: dict[int, float | None] = {}
+    for k in range(fs.n_flows):
+        f = fs.flows[k]
+        if f.dest_mode == _core.DEST_UNIFORM:
+            dests = np.delete(np.arange(n), f.src)
+        else:
+            dests = fs.dests[f.dest_off : f.dest_off + f.dest_len].astype(np.int64)
+        sls = pair_sl[f.src, dests].astype(np.int64)
+        sls[sls > 15] = f.sl
+        counts = np.bincount(sls, minlength=16)
+        for sl in np.nonzero(counts)[0]:
+            sl = int(sl)
+            if f.process == _core.SATURATE or (sl in out and out[sl] is None):
+                out[sl] = None
+            else:
+                out[sl] = out.get(sl, 0.0) + f.rate_gbps * counts[sl] / len(dests)
+    return out
+
+
 def build_result(sim) -> SimResult:
     net, params, fs = sim.net, sim.params, sim.flowset
     raw = sim.raw
@@ -110,12 +136,16 @@ def build_result(sim) -> SimResult:
         per_class.append(row(c.name, c.sl, raw.klass[i], fs.offered_gbps.get(i), c.priority))
         class_sl.setdefault(c.sl, []).append(i)
     per_sl = []
+    pair_offered = _offered_by_pair_sl(net, fs) if "pair_sl" in net.arrays else None
     for sl in range(16):
         g = raw.sl[sl]
         if not g.rx_pkts and not g.tx_pkts and sl not in class_sl:
             continue
-        offs = [fs.offered_gbps.get(i) for i in class_sl.get(sl, [])]
-        off = None if not offs or any(o is None for o in offs) else sum(offs)
+        if pair_offered is not None:
+            off = pair_offered.get(sl)
+        else:
+            offs = [fs.offered_gbps.get(i) for i in class_sl.get(sl, [])]
+            off = None if not offs or any(o is None for o in offs) else sum(offs)
         per_sl.append(row(f"SL{sl}", sl, g, off))
 
     # utilisation per port and VL

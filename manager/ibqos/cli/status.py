@@ -131,7 +131,7 @@ def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Pat
     from ..errors import ExternalError
     from ..redline import engine_in_force, find_osm_log, needs_path_sls, red_line
     from ..verify import verify_fabric
-    from ..verify.pathsl import PATH_SL_FILE, read_path_sls
+    from ..verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 
     engine = engine_in_force(osm_log or find_osm_log(None if live else rundir))
     psl = None
@@ -144,6 +144,8 @@ def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Pat
             con.print(escape(f"note: no path SLs from the SA ({e}); SL 0 assumed for every pair"))
     elif (rundir / PATH_SL_FILE).exists():
         psl = read_path_sls(rundir / PATH_SL_FILE, fabric)
+    elif fabric.path_sls is not None:
+        psl = from_fabric(fabric, f"SA path records saved in {rundir / 'fabric.json'}")
     if psl is None and needs_path_sls(engine):
         con.print(
             f"note: credit loops not checked: {engine} gives each path its own SL, and "

@@ -69,7 +69,7 @@ def _load(source: Path | None, live: bool):
 def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, plan_path):
     """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
     from ..verify import verify_fabric
-    from ..verify.pathsl import PATH_SL_FILE, read_path_sls
+    from ..verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
@@ -85,6 +85,9 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         psl = read_path_sls(path_sl, fabric)
     elif dumps is not None and (dumps / PATH_SL_FILE).exists() and not sa_paths:
         psl = read_path_sls(dumps / PATH_SL_FILE, fabric)
+    elif fabric.path_sls is not None and not sa_paths:
+        # a saved model (fabric.json) that was read back with the SA's per-pair SLs
+        psl = from_fabric(fabric, f"SA path records saved in {rundir}")
     if sa_paths or (sa_paths is None and live and sl is None and psl is None):
         from ..verify.sa_paths import query_path_sls
 

@@ -145,11 +145,7 @@ class Fabric:
             n = _node_from_json(nd)
             nodes[n.guid] = n
         psl = doc.get("path_sls")
-        return cls(
-            nodes=nodes,
-            source=doc.get("source", ""),
-            path_sls=None if psl is None else {(int(s), int(d)): int(sl) for s, d, sl in psl},
-        )
+        return cls(nodes=nodes, source=doc.get("source", ""), path_sls=None if psl is None else _path_sls(psl))
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
@@ -166,6 +162,24 @@ class Fabric:
             raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
         except (ValueError, KeyError, TypeError) as e:
             raise InputError(str(e), file=path) from e
+
+
+def _path_sls(rows: object) -> dict[tuple[int, int], int]:
+    """`[[slid, dlid, sl], …]` -> {(slid, dlid): sl}; a malformed row is a ValueError naming it."""
+    if not isinstance(rows, list):
+        raise ValueError(f"path_sls: want a list of [source LID, destination LID, SL], got {type(rows).__name__}")
+    out: dict[tuple[int, int], int] = {}
+    row: object
+    for k, row in enumerate(rows):
+        if not (isinstance(row, list) and len(row) == 3 and all(type(x) is int for x in row)):
+            raise ValueError(f"path_sls[{k}]: want [source LID, destination LID, SL], got {row!r}")
+        s, d, sl = row
+        if not (0 < s < 0xC000 and 0 < d < 0xC000):
+            raise ValueError(f"path_sls[{k}]: LIDs {s}, {d} are not unicast LIDs")
+        if not 0 <= sl <= 15:
+            raise ValueError(f"path_sls[{k}]: SL {sl} out of range 0..15")
+        out[(s, d)] = sl
+    return out
 
 
 def _hex(g: int) -> str:

@@ -126,3 +126,9 @@ def write_path_sls(path: str | Path, path_sls: PathSLs, fabric: Fabric) -> Path:
 
 def from_pairs(pairs: Iterable[tuple[int, int, int]], source: str) -> PathSLs:
     return PathSLs({(s, d): sl for s, d, sl in pairs}, source)
+
+
+def from_fabric(fabric: Fabric, source: str) -> PathSLs | None:
+    """The per-pair SLs a read-back model carries (`Fabric.path_sls`, asked of the SA by
+    `sa_paths` when it was read), or None when it carries none."""
+    return None if fabric.path_sls is None else PathSLs(dict(fabric.path_sls), source)
