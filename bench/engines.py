@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from ibqos import paths
+from ibqos.redline import needs_path_sls
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -34,7 +35,6 @@ def engine_vls(run) -> int | None:
     return None
 
 
-PER_PATH_SL = ("lash", "dfsssp")
 SA_LIMIT = 342  # per-pair SA queries cost ~0.07 ms each: 1.1 M pairs at 1056 CAs is minutes
 
 
@@ -47,7 +47,7 @@ def verdict(engine: str, run, harness) -> dict:
 
     fabric = load_dumps(run.dumps, require_sl2vl=False)
     path_sls = None
-    if engine in PER_PATH_SL:
+    if needs_path_sls(engine):
         if len(list(fabric.cas())) > SA_LIMIT:
             return {"verdict": "not checked (per-path SLs from the SA: too slow here)"}
         sm = harness.start_sm(engine=engine, conf={"qos": "TRUE"}, log_flags=0x03)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from ibqos.errors import ExternalError
+from ibqos.redline import needs_path_sls
 
 # Seed 003 Table 1 (min, median, max).
 PAPER_TABLE1 = {
@@ -35,7 +36,6 @@ PAPER_TABLE1 = {
 BUFFERS = (1, 2, 4, 8, 16, 32)
 LOADS = tuple(round(0.1 * k, 1) for k in range(1, 11))
 FACTOR_LOADS = (0.5, 1.0)
-PER_PATH_SL = ("lash", "dfsssp")
 # Every data VL its own equal share, as a VL-agnostic simulator arbitrates (the paper's
 # simulator has no QoS tables); the high table unused.
 QOS_CONF = {
@@ -139,7 +139,7 @@ def run_experiment(
                 runs.append(EngineRun(engine, used, f"OpenSM routed with {used or 'nothing'} instead"))
                 note(f"{engine}: OpenSM used {used or 'no engine'}; not simulated as {engine}")
                 continue
-            if engine in PER_PATH_SL and not has_path_sls(fabric):
+            if needs_path_sls(engine) and not has_path_sls(fabric):
                 runs.append(EngineRun(engine, used, "needs per-pair SLs in the fabric model"))
                 note(f"{engine}: paths use several SLs and the model carries none per pair; skipped")
                 continue
