@@ -143,6 +143,11 @@ def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
     assert same.returncode == 0, same.stderr
     assert "terminal" in same.stdout and "global→local" in same.stdout
     assert "equals" in same.stdout
+    # without --plan the run's own plan.json is the default, and status says it took it
+    beside = subprocess.run([IBQOS, "status", str(run)], capture_output=True, text=True, timeout=120)
+    assert beside.returncode == 0, beside.stderr
+    assert f"plan: {run / 'plan.json'} (the run's; --plan overrides)" in beside.stdout
+    assert "equals" in beside.stdout
     other = tmp_path / "other.json"
     subprocess.run(
         [IBQOS, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
+from ._rundir import plan_beside
 
 
 def _load(source: Path | None, live: bool):
@@ -73,7 +74,13 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
 
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
-    plan_path = plan_path or (None if live or sl is not None or path_sl is not None else _plan_beside(rundir))
+    beside = None if live or plan_path else plan_beside(rundir)
+    if beside is not None and (sl is not None or path_sl is not None):
+        # one set of defaults: the run's plan gives the SLs; a flag overrides, and says so
+        flag = f"--sl {sl}" if sl is not None else f"--path-sl {path_sl}"
+        click.echo(f"note: {flag} overrides the SLs of the plan beside the dumps ({beside})", err=True)
+        beside = None
+    plan_path = plan_path or beside
     plan = None
     if plan_path is not None:
         from ..plan import Plan
@@ -145,15 +152,6 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         if loop_line:
             click.secho(loop_line, fg="red", bold=True)
     return 0 if report.ok and agree else 1
-
-
-def _plan_beside(rundir: Path) -> Path | None:
-    """plan.json in RUNDIR (a dry-run directory), or in a directory above RUNDIR's dumps."""
-    d = rundir if rundir.is_dir() else rundir.parent
-    for cand in [d, *list(d.parents)[:3]]:
-        if (cand / "plan.json").is_file():
-            return cand / "plan.json"
-    return None
 
 
 def _loop_line(report, engine: str | None, psl) -> str | None:
