@@ -116,3 +116,53 @@ def test_vlhighlimit_set_by_opensm_reads_back_only_on_the_patched_ibsim(tmp_path
         h.run_sm(engine="minhop", conf=QOS)
         assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == str(limit)
         assert _smpquery_field(h, "vlarb", "0", 1, "HighCap") == str(cap)
+
+
+@needs_patched
+def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(tmp_path):
+    """What OpenSM 3.3.23 + dla program on a 64-entry port (docs/ibsim.md): dla's hook gets
+    block length 32 for entries 0-31 and `64 % 32` = 0 for entries 32-63, yet OpenSM sends
+    that second block, all zero. Entries the test wrote there before the SM ran are gone, and
+    the read-back equals the plan the planner made for OpenSM's 32 usable entries."""
+    from ibqos.conformance import diff_programmed, expected_from_plan
+    from ibqos.fabric.dla_record import read_record
+    from ibqos.planner import make_plan
+    from ibqos.policy import load_policy
+    from ibqos.render import render_plan
+    from ibqos_sim.topology import dragonfly
+
+    text = (paths.REPO_ROOT / "examples" / "two-class.yaml").read_text()
+    policy = tmp_path / "p64.yaml"
+    policy.write_text(
+        text.replace("bandwidth: 40", "bandwidth: 98").replace(
+            "vlarb_cap: {high: 8, low: 8}", "vlarb_cap: {high: 64, low: 64}"
+        )
+    )
+    plan = make_plan(load_policy(policy))
+    assert (plan.fabric.high_cap, plan.fabric.low_cap) == (32, 32) and "entries 32-63" in plan.notes[0]
+    files = render_plan(plan, tmp_path / "cfg")
+    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run", ibsim="patched") as h:
+        hi = ",".join(f"{vl}:{w}" for vl, w in UPPER_HIGH)
+        assert _smp_rw(h, "0", 1, "vlarb", 4, hi).returncode == 0  # before any SM
+        run = h.run_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
+        assert run.configured_engines()[-1:] == ["dla"]
+        fabric = read_live(h.env)
+    assert diff_programmed(fabric, expected_from_plan(plan)) == []
+    from ibqos.policy import ROLES
+
+    assert {plan.vlarb.role(r).high_limit for r in ROLES} == {1}  # so the read-back of 1 is the SM's
+    checked = 0
+    for n in fabric.nodes.values():
+        for p, port in n.ports.items():
+            if port.vlarb is None:
+                continue
+            v = port.vlarb
+            assert (v.high_cap, v.low_cap) == (64, 64)
+            assert v.high[32:] == v.low[32:] == [(0, 0)] * 32, (n.desc, p)
+            assert any(w for _, w in v.high[:32]) and any(w for _, w in v.low[:32])
+            assert v.high_limit == 1, (n.desc, p)  # the plan's limit on every role, read back
+            checked += 1
+    assert checked >= 12 + 6 * 4  # every CA port and every linked switch port
+    record = read_record(run.dumps)
+    assert record and {(len(r.high), len(r.low)) for r in record.ports} == {(32, 32)}
