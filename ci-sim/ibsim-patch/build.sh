@@ -39,7 +39,7 @@ from_apt() {
 	done
 	local opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o "Dir::Etc::SourceParts=$apt/sources.list.d"
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt/cache" -o Debug::NoLocking=1
-		-o APT::Sandbox::User=root -qq)
+		-o APT::Sandbox::User=root -o Acquire::http::Timeout=30 -o Acquire::Retries=1 -qq)
 	apt-get "${opts[@]}" update >"$work/apt.log" 2>&1 ||
 		unavailable "apt-get update of the deb-src lists failed ($(tail -1 "$work/apt.log"))"
 	(cd "$work" && apt-get "${opts[@]}" source --download-only "ibsim=$version") >>"$work/apt.log" 2>&1 ||
