@@ -8,6 +8,7 @@ set -euo pipefail
 PKGS=(
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags perftest ibutils
   libibumad-dev libibmad-dev
+  dpkg-dev patch   # the patched ibsim: dpkg-source unpacks Debian's source, patch applies ours
   cmake gcc clang libclang-rt-14-dev clang-format make pkg-config python3 python3-venv python3-dev valgrind
   chromium
 )

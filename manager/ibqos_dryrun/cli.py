@@ -47,6 +47,13 @@ from ibqos.errors import InputError
     "again: link:NODE[PORT] or switch:NODE, NODE a name (sw-g0-s0) or a node GUID. "
     "Repeat for several.",
 )
+@click.option(
+    "--ibsim",
+    type=click.Choice(["auto", "patched", "debian"]),
+    default=None,
+    help="Which ibsim: the patched one from `make build` (64/64 VLArb, VLHighLimit), Debian's "
+    "(8/8, no VLHighLimit), or auto: patched when built [default: IBQOS_IBSIM, else auto].",
+)
 def dryrun(
     policy: Path,
     topology: str | None,
@@ -56,6 +63,7 @@ def dryrun(
     sim_time_us: float,
     seed: int,
     faults: tuple[str, ...],
+    ibsim: str | None,
 ) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
@@ -73,6 +81,7 @@ def dryrun(
         sim_time_us=sim_time_us,
         seed=seed,
         faults=faults,
+        ibsim=ibsim,
     )
     con = Console(stderr=True)
     if not con.is_terminal:

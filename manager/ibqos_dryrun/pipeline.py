@@ -27,6 +27,7 @@ class DryRunConfig:
     seed: int = 1
     voq: bool = True
     faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
+    ibsim: str | None = None  # "auto" (patched when built), "patched", "debian"; None: IBQOS_IBSIM or auto
 
 
 @dataclass
@@ -39,6 +40,7 @@ class StageTime:
 @dataclass
 class DryRunState:
     plan: object = None
+    ibsim: object = None  # ibqos_sim.ibsim_binary.IbsimBinary: the simulator that runs the fabric
     topology: object = None  # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
     netfile: Path | None = None
@@ -95,7 +97,7 @@ class DryRun:
         from ibqos.faultspec import parse_fault
         from ibqos.planner import make_plan
         from ibqos.policy import load_policy
-        from ibqos_sim.harness import IBSIM_VLARB_CAP
+        from ibqos_sim.ibsim_binary import default_choice, resolve
         from ibqos_sim.netfile import check_net
         from ibqos_sim.topology import from_spec
 
@@ -106,14 +108,18 @@ class DryRun:
             check_net(self.cfg.net)
         else:
             self.s.topology = from_spec(self.cfg.topology)
-        cap = policy.fabric.vlarb_cap
-        fit = (min(cap.high, IBSIM_VLARB_CAP[0]), min(cap.low, IBSIM_VLARB_CAP[1]))
+        self.s.ibsim = resolve(self.cfg.ibsim or default_choice("auto"))
+        self.s.notes.append(f"fabric simulated by {self.s.ibsim.describe()}")
+        cap, sim_cap = policy.fabric.vlarb_cap, self.s.ibsim.vlarb_cap
+        fit = (min(cap.high, sim_cap[0]), min(cap.low, sim_cap[1]))
         if fit != (cap.high, cap.low):
             self.s.notes.append(
                 f"planned for ibsim's {fit[0]}/{fit[1]}-entry VLArb tables, not the policy's "
                 f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables"
+                + ("" if self.s.ibsim.kind == "patched" else " (the patched ibsim holds 64/64: docs/ibsim.md)")
             )
         self.s.plan = make_plan(policy, cap=fit)
+        self.s.notes.extend(self.s.plan.notes)  # e.g. what OpenSM can program of a 64-entry table
 
     # ---- stages ------------------------------------------------------------
     def stage_plan(self) -> str:
@@ -149,7 +155,7 @@ class DryRun:
 
         self._write_net()
         self.s.harness = Harness(
-            self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults)
+            self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.s.ibsim.kind
         )  # faults go down on the console
         self.s.harness.start()
         return self.s.topology_name
@@ -231,7 +237,7 @@ class DryRun:
 
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
-        if fabric.source.startswith("live:ibsim:"):
+        if fabric.source.startswith("live:ibsim:") and not self.s.ibsim.stores_high_limit:
             from ibqos.fabric.dla_record import read_record
 
             recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps), self.s.sm_run.conf)
@@ -239,6 +245,12 @@ class DryRun:
                 f"ibsim does not store VLHighLimit, so the model carries what the SM "
                 f"sent: {recorded} ports from the dla plugin's record, {conf} from "
                 "OpenSM's qos_*_high_limit (docs/ibsim.md)"
+            )
+        elif self.s.ibsim.stores_high_limit:
+            caps = {(v.high_cap, v.low_cap) for n in fabric.nodes.values() for p in n.ports.values() if (v := p.vlarb)}
+            self.s.notes.append(
+                "VLHighLimit and VLArb as read back from the patched ibsim, capacity "
+                + ", ".join(f"{h}/{lo}" for h, lo in sorted(caps))
             )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric

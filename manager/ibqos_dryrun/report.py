@@ -101,6 +101,7 @@ def report_dict(dr) -> dict:
         "policy": str(cfg.policy),
         "policy_sha256": s.plan.policy_sha256,
         "topology": s.topology_name,
+        "ibsim": s.ibsim.to_json() if s.ibsim else None,
         "traffic": cfg.traffic,
         "run_dir": str(cfg.out),
         "faults": [f.to_json() for f in s.faults],
