@@ -6,8 +6,8 @@
 # script exits 0: plain Debian ibsim stays the fabric, and the tests that need the patched one
 # skip with that reason. Either result is kept until this script or the patch changes.
 #
-# The source: $IBSIM_SOURCE when set (a .dsc, an upstream ibsim-0.10 tarball, or an unpacked
-# source tree), else `apt-get source ibsim=0.10-2` through a private apt configuration under
+# The source: $IBSIM_SOURCE when set (Debian's ibsim_0.10-2.dsc with its tarballs beside it, as
+# `apt-get source --download-only` leaves them on a machine whose mirror serves them), else `apt-get source ibsim=0.10-2` through a private apt configuration under
 # OUTDIR (its own deb-src list, package lists and cache: the system's apt config is not
 # touched; its deb-src entries are the system's deb entries). dpkg-source (dpkg-dev) unpacks it.
 set -euo pipefail
@@ -52,19 +52,12 @@ from_apt() {
 from_given() {
 	local src="$IBSIM_SOURCE"
 	case "$src" in
-	*.dsc)
-		dpkg-source -x "$src" "$work/src" >"$work/unpack.log" 2>&1 ||
-			unavailable "dpkg-source -x $src failed"
-		;;
-	*.tar.gz | *.tgz | *.tar.xz)
-		mkdir -p "$work/src" && tar -xf "$src" -C "$work/src" --strip-components=1 ||
-			unavailable "cannot unpack IBSIM_SOURCE=$src"
-		;;
-	*)
-		[ -f "$src/ibsim/sim_mad.c" ] || unavailable "IBSIM_SOURCE=$src holds no ibsim/sim_mad.c"
-		cp -r "$src" "$work/src"
-		;;
+	*.dsc) ;;
+	*) unavailable "IBSIM_SOURCE=$src is not a Debian source package (.dsc)" ;;
 	esac
+	[ -f "$src" ] || unavailable "IBSIM_SOURCE=$src does not exist"
+	dpkg-source -x "$src" "$work/src" >"$work/unpack.log" 2>&1 ||
+		unavailable "dpkg-source -x $src failed: $(tail -1 "$work/unpack.log")"
 	origin="IBSIM_SOURCE=$src"
 }
 
