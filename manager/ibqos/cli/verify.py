@@ -19,7 +19,9 @@ def _load(source: Path | None, live: bool):
     """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
     from ..fabric.source import load_fabric
 
-    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps")
+    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps", default_sl2vl=True)
+    for note in lf.notes:
+        click.echo(f"note: {note}", err=True)
     return lf.fabric, lf.dumps
 
 
