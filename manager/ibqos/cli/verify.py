@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, VerificationFailed
 
 
 def _load(source: Path | None, live: bool):
@@ -146,7 +146,9 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
             )
         if loop_line:
             click.secho(loop_line, fg="red", bold=True)
-    return 0 if report.ok and agree else 1
+    if not (report.ok and agree):
+        found = report.defects() + ([] if agree else ["ibdmchk disagrees with ibqos"])
+        raise VerificationFailed("verify: " + "; ".join(found))
 
 
 def _plan_beside(rundir: Path) -> Path | None:
