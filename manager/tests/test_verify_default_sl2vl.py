@@ -47,3 +47,8 @@ def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path):
     assert doc["cdg_acyclic"] is False and doc["unreachable"] == 0 and doc["vls_used"] == [0]
     assert doc["ibdmchk"]["credit_loops"] is True and doc["ibdmchk"]["agrees"] is True
     assert "CREDIT LOOP: routing in force (minhop)" in cp.stderr
+    # the defect leaves as one exception, mapped to exit 1 and one line in ibqos.cli
+    assert (
+        cp.stderr.strip().splitlines()[-1]
+        == "ibqos: error: verify: credit loop: the channel dependency graph has a cycle"
+    )
