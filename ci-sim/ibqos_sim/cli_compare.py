@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ibqos.errors import InputError
+from ibqos.extras import require_plot
 
 from . import cli_args
 
@@ -65,6 +66,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     from . import compare_engines as ce
     from .sim import SimParams
 
+    require_plot("compare-engines (compare.png)")
     engine_list = ce.parse_engines(engines)
     pattern_list = ce.parse_patterns(patterns)
     load_list = list(cli_args.loads(loads))

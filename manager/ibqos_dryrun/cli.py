@@ -12,6 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ibqos.errors import InputError
+from ibqos.extras import require_plot
 
 
 @click.command()
@@ -64,6 +65,7 @@ def dryrun(
 
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
+    require_plot("the dry run's report.html")
     cfg = DryRunConfig(
         policy=policy,
         out=out.absolute(),
