@@ -13,6 +13,7 @@ from rich.table import Table
 
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
+from ibqos.term import console, print_table
 
 
 @click.command()
@@ -119,7 +120,7 @@ def _stage_line(dr, stage: str, frac: float) -> None:
 def _print_verdict(dr) -> None:
     from .judge import LATENCY_RULE, bandwidth_rule
 
-    con = Console(width=None if sys.stdout.isatty() else 140)
+    con = console(pipe_width=140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
     t = Table(
@@ -154,14 +155,14 @@ def _print_verdict(dr) -> None:
             "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
             "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
         )
-    con.print(t)
+    print_table(con, t)
     f = Table(title="Fabric")
     f.add_column("check")
     f.add_column("result", overflow="fold")  # wrapped whole, never cut
     for c in dr.fabric_checks():
         style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
         f.add_row(c["check"], style + escape(c["result"]) + "[/]")
-    con.print(f)
+    print_table(con, f)
     for n in dr.s.notes:
         con.print(f"note: {escape(n)}")
     verdict = "[bold green]PASS[/]" if dr.ok else "[bold red]FAIL[/]"
