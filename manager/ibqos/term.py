@@ -31,8 +31,12 @@ def console(*, stderr: bool = False, pipe_width: int | None = PIPE_WIDTH) -> Con
 
 
 def print_table(con: Console, table: Table, keys: int = 1) -> None:
-    for part in fit(con, table, keys):
+    parts = fit(con, table, keys)
+    for part in parts:
         con.print(part)
+    if len(parts) > 1 and table.caption:
+        # below the parts at the full width, not squeezed under the narrowest
+        con.print(table.caption, style="dim", justify="center")
 
 
 def fit(con: Console, table: Table, keys: int = 1) -> list[Table]:
@@ -51,10 +55,9 @@ def fit(con: Console, table: Table, keys: int = 1) -> list[Table]:
             groups[-1].append(col)
     parts = [_part(table, key_cols + g) for g in groups]
     for i, p in enumerate(parts):
+        p.caption = None  # print_table prints it once, below
         if i:
-            p.title = f"{table.title} (continued)" if table.title else None
-        if i < len(parts) - 1:
-            p.caption = None
+            p.title = "(continued)" if table.title else None
     return parts
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +19,13 @@ EXAMPLES = REPO_ROOT / "examples"
 
 
 def dryrun(policy, out, *extra):
+    # at 80 columns: the verdict and fabric tables must cut no number (test_example_policies_pass)
     return subprocess.run(
-        [IBQOS, "dryrun", str(policy), "--out", str(out), *extra], capture_output=True, text=True, timeout=600
+        [IBQOS, "dryrun", str(policy), "--out", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="80"),
     )
 
 
@@ -66,6 +72,10 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     fabric = json.loads((tmp_path / "run" / "fabric.json").read_text())
     assert fabric["schema"] == "ibqos.fabric/1" and len(fabric["nodes"]) == nodes
     assert "PASS" in r.stdout
+    # the verdict table at 80 columns: nothing cut, every class's numbers whole
+    assert "…" not in r.stdout
+    for c in rep["classes"]:
+        assert f"{c['planned_share']:.2f}" in r.stdout and f"{c['simulated_share']:.2f}" in r.stdout, r.stdout
     # the rules the verdict applied are shown, with the configuration it judged
     assert rep["rules"]["share_tolerance_pp"] == plan.get("share_tolerance_pp", 2.0) == 2.0
     html = (tmp_path / "run" / "report.html").read_text()
