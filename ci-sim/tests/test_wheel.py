@@ -72,7 +72,9 @@ def host(venv, tmp_path):
     def run(*args):
         return _run([venv / "bin/ibqos", *args], cwd=tmp_path, env=env)
 
-    run.python = lambda code: _run([venv / "bin/python", "-c", code], cwd=tmp_path, env=env)
+    run.python = lambda code, path=env["PATH"]: _run(
+        [venv / "bin/python", "-c", code], cwd=tmp_path, env=dict(env, PATH=path)
+    )
     run.dir = tmp_path
     return run
 
@@ -95,6 +97,23 @@ def test_the_installed_package_is_the_wheels_not_the_checkouts(host, venv):
     site = next((venv / "lib").glob("python3*/site-packages"))
     assert Path(pkg).is_relative_to(site) and Path(core) == site / CORE and Path(templates) == site / "ibqos/templates"
     assert mpl == "None"  # the plot extra is not installed
+    cp = host("--help")  # loads every command's module
+    assert cp.returncode == 0 and "simulate" in cp.stdout, cp.stderr
+
+
+def test_the_c_tools_come_from_path_on_an_sm_host(host):
+    """A wheel carries no ibqos-readback: `make install` puts it on PATH, where it is found
+    (here the checkout's build, put on PATH as an installed one would be)."""
+    tools = ROOT / "build/manager/readback"
+    if not (tools / "ibqos-readback").exists():
+        pytest.fail(f"{tools}/ibqos-readback is missing: run 'make build'")
+    code = "import ibqos.paths as p; print(p.built('manager/readback/ibqos-readback'))"
+    cp = host.python(code, path=f"{tools}{os.pathsep}/usr/bin:/bin")
+    assert cp.returncode == 0 and cp.stdout.strip() == str(tools / "ibqos-readback"), cp.stderr
+    cp = host.python(code)
+    assert cp.returncode == 1 and cp.stderr.strip().splitlines()[-1].endswith(
+        "ibqos-readback is not installed: 'make install' it from an ibqos checkout (README)"
+    ), cp.stderr
 
 
 def test_plan_analyze_render_and_simulate_from_the_wheel(host):
