@@ -168,3 +168,26 @@ def test_the_sm_host_commands_need_no_simulator_core(host, venv):
         assert str(core) in lines[0]
     finally:
         aside.rename(core)
+
+
+def test_plan_analyze_and_render_need_no_numpy(host, venv):
+    """numpy stays a dependency (verify's channel dependency graph, and so apply and status,
+    use it), but the commands that only turn a policy into files import neither it nor
+    matplotlib: they run on a host where numpy is absent."""
+    pip = [venv / "bin/python", "-m", "pip", "-q"]
+    cp = _run([*pip, "uninstall", "-y", "numpy"], cwd=host.dir)
+    assert cp.returncode == 0, cp.stderr
+    try:
+        assert host.python("import numpy").returncode == 1
+        shutil.copy(ROOT / "examples/four-class.yaml", host.dir / "policy.yaml")
+        for args in (
+            ("plan", "policy.yaml", "-o", "plan.json"),
+            ("analyze", "plan.json"),
+            ("render", "plan.json", "-o", "cfg"),
+        ):
+            cp = host(*args)
+            assert cp.returncode == 0, (args, cp.stdout, cp.stderr)
+        assert (host.dir / "cfg/opensm.conf").is_file()
+    finally:
+        cp = _run([*pip, "install", "--no-index", "--find-links", WHEELHOUSE, "numpy"], cwd=host.dir)
+        assert cp.returncode == 0, cp.stderr
