@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 import click
 from rich.markup import escape
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
@@ -85,11 +86,12 @@ def dryrun(
         dr.run()
         _print_verdict(dr)
         sys.exit(0 if dr.ok else 1)
+    # at 80 columns the note wraps and the elapsed time stays whole (rich cut it to `0:0…`)
     with Progress(
         TextColumn("[bold]{task.description:<10}"),
-        BarColumn(),
-        TextColumn("{task.fields[note]}"),
-        TimeElapsedColumn(),
+        BarColumn(bar_width=20),
+        TextColumn("{task.fields[note]}", table_column=Column(overflow="fold", ratio=1)),
+        TimeElapsedColumn(table_column=Column(min_width=7, no_wrap=True)),
         console=con,
         transient=False,
     ) as bar:
@@ -106,7 +108,7 @@ def dryrun(
             dr.run()
         finally:
             for st in dr.s.stages:
-                bar.update(tasks[st.name], note=st.note[:60])
+                bar.update(tasks[st.name], note=textwrap.shorten(st.note, 60, placeholder=" [...]"))
     _print_verdict(dr)
     sys.exit(0 if dr.ok else 1)
 
