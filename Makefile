@@ -22,7 +22,11 @@ $(VENV)/.installed: pyproject.toml scripts/install-deps.sh
 	@scripts/install-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test]'
+	$(VENV)/bin/pip install -q -e '.[test,plot]'
+	@# the runtime dependencies as wheels, without the extras: test_wheel.py installs the
+	@# built ibqos wheel from them into a fresh venv, offline
+	rm -rf $(VENV)/wheelhouse
+	$(VENV)/bin/pip download -q --no-build-isolation -d $(VENV)/wheelhouse .
 	@touch $@
 
 build: deps

@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from ibqos.errors import InputError
+from ibqos.extras import require_plot
+from ibqos.term import console, print_table
 
 from . import cli_args
 
@@ -65,6 +67,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     from . import compare_engines as ce
     from .sim import SimParams
 
+    require_plot("compare-engines (compare.png)")
     engine_list = ce.parse_engines(engines)
     pattern_list = ce.parse_patterns(patterns)
     load_list = list(cli_args.loads(loads))
@@ -110,7 +113,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
         + "\n"
     )
     ce.plot(results, pattern_list, out_dir / "compare.png")
-    out = Console()
+    out = console(pipe_width=None)
     t = Table(
         title=escape(f"{fabric}, {buffer_packets}-packet buffers per VL: what each engine used (seed 003 Table 2)")
     )
@@ -119,7 +122,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     for row in ce.resource_rows(results):
         style = "red" if row[4].startswith(("DEADLOCK", "CREDIT")) else ("yellow" if row[4] == "not run" else None)
         t.add_row(*map(escape, row), style=style)
-    out.print(t)
+    print_table(out, t)
     for pattern in pattern_list:
         t = Table(title=escape(f"{pattern}: accepted traffic (% of the link) by offered load"))
         t.add_column("engine")
@@ -127,5 +130,5 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
             t.add_column(f"{load:g}", justify="right")
         for row in ce.throughput_rows(results, pattern):
             t.add_row(*[f"[red]{c}[/red]" if c in ("DEADLOCK", "STALLED") else escape(c) for c in row])
-        out.print(t)
+        print_table(out, t)
     click.echo(f"wrote {out_dir / 'compare.json'}, {out_dir / 'compare.png'} and each engine's fabric.json")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ibqos.errors import InputError, VerificationFailed
+from ibqos.extras import require_plot
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
@@ -209,6 +210,8 @@ def simulate(
     from .sim import report
     from .sim.run import network_for, simulate as run_one
 
+    if plot:
+        require_plot("--plot")
     if load is not None and sweep:
         raise InputError("give --load or --sweep, not both", field="--sweep")
     if load is not None and not 0 < load <= 1:

@@ -11,6 +11,7 @@ from typing import Callable
 
 from ibqos import osmlog
 from ibqos.errors import InputError
+from ibqos.extras import pyplot
 from ibqos.redline import needs_path_sls
 
 from .paper.seed003 import QOS_CONF
@@ -220,10 +221,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
     """Accepted traffic against load, one panel per pattern. A deadlocked run is no point on
     its engine's curve (the curve breaks there) but a cross on the axis: a deadlock, not low
     throughput. Engines OpenSM did not route with are named under the panels."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("compare-engines")
 
     fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 4.2), squeeze=False)
     for ax, p in zip(axes[0], patterns):

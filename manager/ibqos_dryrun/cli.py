@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import sys
+import textwrap
 from pathlib import Path
 
 import click
 from rich.markup import escape
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from ibqos.errors import InputError, VerificationFailed
+from ibqos.extras import require_plot
+from ibqos.term import console, print_table
 
 
 @click.command()
@@ -73,6 +75,7 @@ def dryrun(
 
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
+    require_plot("the dry run's report.html")
     cfg = DryRunConfig(
         policy=policy,
         out=out.absolute(),
@@ -93,11 +96,12 @@ def dryrun(
         _print_verdict(dr)
         _raise_on_defect(dr)
         return
+    # at 80 columns the note wraps and the elapsed time stays whole (rich cut it to `0:0…`)
     with Progress(
         TextColumn("[bold]{task.description:<10}"),
-        BarColumn(),
-        TextColumn("{task.fields[note]}"),
-        TimeElapsedColumn(),
+        BarColumn(bar_width=20),
+        TextColumn("{task.fields[note]}", table_column=Column(overflow="fold", ratio=1)),
+        TimeElapsedColumn(table_column=Column(min_width=7, no_wrap=True)),
         console=con,
         transient=False,
     ) as bar:
@@ -117,7 +121,7 @@ def dryrun(
             dr.run()
         finally:
             for st in dr.s.stages:
-                bar.update(tasks[st.name], note=st.note[:60])
+                bar.update(tasks[st.name], note=textwrap.shorten(st.note, 60, placeholder=" [...]"))
     _print_verdict(dr)
     _raise_on_defect(dr)
 
@@ -138,7 +142,7 @@ def _stage_line(dr, stage: str, frac: float) -> None:
 def _print_verdict(dr) -> None:
     from .judge import LATENCY_RULE, bandwidth_rule
 
-    con = Console(width=None if sys.stdout.isatty() else 140)
+    con = console(pipe_width=140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
     t = Table(
@@ -173,14 +177,14 @@ def _print_verdict(dr) -> None:
             "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
             "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
         )
-    con.print(t)
+    print_table(con, t)
     f = Table(title="Fabric")
     f.add_column("check")
     f.add_column("result", overflow="fold")  # wrapped whole, never cut
     for c in dr.fabric_checks():
         style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
         f.add_row(c["check"], style + escape(c["result"]) + "[/]")
-    con.print(f)
+    print_table(con, f)
     for n in dr.s.notes:
         con.print(f"note: {escape(n)}")
     verdict = "[bold green]PASS[/]" if dr.ok else "[bold red]FAIL[/]"

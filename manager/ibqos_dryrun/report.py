@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ibqos import __version__
 from ibqos.arbiter import ArbTable
+from ibqos.extras import pyplot
 from ibqos.plan import ROLE_NAMES
 from ibqos.templating import render
 from .judge import LATENCY_RULE, bandwidth_rule
@@ -22,10 +23,7 @@ def _png(fig) -> str:
 
 
 def plots(verdicts) -> list[dict]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("the dry run's report.html")
 
     names = [v.name for v in verdicts]
     x = range(len(names))

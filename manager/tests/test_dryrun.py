@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,8 +20,13 @@ EXAMPLES = REPO_ROOT / "examples"
 
 
 def dryrun(policy, out, *extra):
+    # at 80 columns: the verdict and fabric tables must cut no number (test_example_policies_pass)
     return subprocess.run(
-        [IBQOS, "dryrun", str(policy), "--out", str(out), *extra], capture_output=True, text=True, timeout=600
+        [IBQOS, "dryrun", str(policy), "--out", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="80"),
     )
 
 
@@ -66,6 +73,10 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     fabric = json.loads((tmp_path / "run" / "fabric.json").read_text())
     assert fabric["schema"] == "ibqos.fabric/1" and len(fabric["nodes"]) == nodes
     assert "PASS" in r.stdout
+    # the verdict table at 80 columns: nothing cut, every class's numbers whole
+    assert "…" not in r.stdout
+    for c in rep["classes"]:
+        assert f"{c['planned_share']:.2f}" in r.stdout and f"{c['simulated_share']:.2f}" in r.stdout, r.stdout
     # the rules the verdict applied are shown, with the configuration it judged
     assert rep["rules"]["share_tolerance_pp"] == plan.get("share_tolerance_pp", 2.0) == 2.0
     html = (tmp_path / "run" / "report.html").read_text()
@@ -73,6 +84,25 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     for name in ("opensm.conf", "qos-policy.conf", "plugin-tables.conf"):
         assert f"rendered <code>{name}</code>" in html
     assert "VLHighLimit" in html and "<th>SL</th>" in html
+
+
+def test_stage_progress_in_an_80_column_terminal_cuts_nothing(tmp_path):
+    """The stage bars (drawn when stderr is a terminal: TTY_COMPATIBLE makes rich draw them
+    into the pipe) wrap their notes and keep the elapsed time whole."""
+    r = subprocess.run(
+        [IBQOS, "dryrun", str(EXAMPLES / "seed002-config-a.yaml"), "--out", str(tmp_path / "run")]
+        + ["--topology", "fattree:leaves=1,spines=0,hosts=4"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, COLUMNS="80", TTY_COMPATIBLE="1"),
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    drawn = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", r.stderr).replace("\r", "\n")
+    assert "━━" in drawn and "…" not in drawn, drawn
+    final = drawn.splitlines()[-24:]
+    assert re.search(r"^judge +━+ 4/4 SLAs met +\d+:\d\d:\d\d *$", "\n".join(final), re.M), final
+    assert all(len(ln) <= 80 for ln in final), final
 
 
 def test_minhop_on_a_dragonfly_fails_with_the_credit_loop(tmp_path):

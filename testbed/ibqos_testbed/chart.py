@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ibqos.extras import pyplot
+
 from .compare import Report
 
 
 def write_png(rep: Report, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
+    plt = pyplot("testbed report --png")
     fig = figure(rep)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
     try:
@@ -22,10 +23,7 @@ def write_png(rep: Report, path: Path) -> None:
 
 
 def figure(rep: Report):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("testbed report --png")
 
     labels = [f"SL {','.join(map(str, c.sls))}\n{c.name}" for c in rep.classes]
     x = list(range(len(labels)))

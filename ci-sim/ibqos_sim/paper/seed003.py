@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ibqos.errors import ExternalError
+from ibqos.extras import pyplot, require_plot
 from ibqos.redline import needs_path_sls
 
 # Seed 003 Table 1 (min, median, max).
@@ -196,10 +196,7 @@ def table1_markdown(rows: list[dict], setup: Setup) -> str:
 
 
 def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("paper")
 
     done = [r for r in runs if not r.skipped]
     written = []
@@ -314,7 +311,4 @@ def check_deadlocks(runs: list[EngineRun]) -> list[str]:
 
 
 def require_matplotlib() -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError as exc:
-        raise ExternalError("matplotlib is missing: run 'make deps'") from exc
+    require_plot("paper")

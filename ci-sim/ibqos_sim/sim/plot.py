@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibqos.extras import pyplot
+
 from .result import SimResult
 
 
 def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return pyplot("simulate --plot")
 
 
 def _save(fig, path: Path) -> Path:

@@ -167,10 +167,11 @@ def _per_class(a, classes) -> dict:
 
 
 def _print(out: dict, jobs) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    from ..term import console, print_table
+
+    con = console()
     for label, table, _ in jobs:
         doc = out[label]
         t = Table(
@@ -189,14 +190,14 @@ def _print(out: dict, jobs) -> None:
                 _f(s["worst_wait_bytes"]),
                 _f(s["worst_wait_us"], 3),
             )
-        con.print(t)
+        print_table(con, t)
         if "per_class" in doc:
             t = Table(title=f"{label}: per class")
             for col in ("class", "share %", "max dist", "worst wait µs"):
                 t.add_column(col, justify="right")
             for name, s in doc["per_class"].items():
                 t.add_row(name, f"{s['share']:.3f}", _f(s["max_distance"]), _f(s["worst_wait_us"], 3))
-            con.print(t)
+            print_table(con, t)
         for note in doc["notes"]:
             con.print(f"note: {note}")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -56,8 +55,9 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 
 
 def _summary(p, out: Path) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ..term import console, print_table
 
     t = Table(
         title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
@@ -80,7 +80,7 @@ def _summary(p, out: Path) -> None:
             f"{a['worst_wait_us']:.2f}" if a["worst_wait_us"] is not None else "-",
             "yes" if a["meets_bandwidth"] and a["meets_latency"] else "NO",
         )
-    Console(width=None if sys.stdout.isatty() else 120).print(t)
+    print_table(console(), t)
     term = p.vlarb.terminal
     click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.high_limit}")
     budget = vl_budget(p)
