@@ -138,7 +138,7 @@ def tables(plan) -> dict:
                 "role": role,
                 "high": ArbTable.format_entries(t.high) or "–",
                 "low": ArbTable.format_entries(t.low) or "–",
-                "limit": t.high_limit,
+                "limit": t.limit,
             }
         )
     by_index = {c.index: c for c in plan.classes}

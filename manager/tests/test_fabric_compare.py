@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ibqos.errors import InputError
-from ibqos.fabric import NO_ROUTE, Fabric, VLArb
+import dataclasses
+
+from ibqos.arbiter import ArbTable
+from ibqos.fabric import NO_ROUTE, Fabric
 from ibqos.fabric.compare import diff
 from ibqos_sim.topology import dragonfly
 
@@ -108,12 +111,13 @@ def test_vlarb_is_compared_only_when_asked():
     a = _routed()
     b = copy.deepcopy(a)
     port = next(b.switches()).ports[1]
-    port.vlarb = VLArb(high=[(0, 4)] * 8, low=[(1, 1)] * 8, high_limit=3, high_cap=8, low_cap=8)
+    port.vlarb = ArbTable(high=[(0, 4)] * 8, low=[(1, 1)] * 8, limit=3, high_cap=8, low_cap=8)
     assert diff(a, b, vlarb=False) == []
     assert len(diff(a, b, vlarb=True)) == 1
     c = copy.deepcopy(b)
-    c.nodes[next(c.switches()).guid].ports[1].vlarb.high_limit = 4
-    assert len(diff(b, c)) == 1 and "high_limit=3" in diff(b, c)[0]
+    cport = c.nodes[next(c.switches()).guid].ports[1]
+    cport.vlarb = dataclasses.replace(cport.vlarb, limit=4)
+    assert len(diff(b, c)) == 1 and "limit=3" in diff(b, c)[0]
 
 
 def test_many_lft_differences_are_summarised():

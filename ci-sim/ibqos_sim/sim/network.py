@@ -7,10 +7,12 @@ forwards a packet for endpoint e to `lft[lid(e)]`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ibqos.arbiter import ArbTable
 from ibqos.errors import InputError
 from ibqos.fabric.model import NO_ROUTE, Fabric, Port
 
@@ -125,8 +127,8 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
                 loff[i] = len(entries)
                 entries.extend(p.vlarb.low)
                 llen[i] = len(p.vlarb.low)
-                limit[i] = p.vlarb.high_limit
-                if not any(w for _, w in list(p.vlarb.high) + list(p.vlarb.low)):
+                limit[i] = p.vlarb.limit
+                if not any(w for _, w in p.vlarb.high + p.vlarb.low):
                     raise err(f"{n.desc or hex(g)} port {p.num}", "vlarb", "every entry has weight 0")
             elif vls == 1:
                 # one data VL: the port has no VLArb (OpenSM sends none) and always sends VL0
@@ -241,23 +243,16 @@ def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
     global), or its per-port override. For fabrics loaded from OpenSM dumps, which carry no
     VLArb. Returns the number of ports filled."""
     from ibqos.fabric.groups import port_roles
-    from ibqos.fabric.model import VLArb
 
     roles = port_roles(fabric)
-    overrides = {(int(o.guid, 16), o.port): o for o in plan.vlarb.ports}
+    overrides = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
     filled = 0
     for n in fabric.nodes.values():
         for p in n.ports.values():
             if p.vlarb is not None or not p.remote or (n.guid, p.num) not in roles:
                 continue
             t = overrides.get((n.guid, p.num)) or plan.vlarb.role(roles[(n.guid, p.num)])
-            p.vlarb = VLArb(
-                [tuple(e) for e in t.high],
-                [tuple(e) for e in t.low],
-                t.high_limit,
-                plan.fabric.high_cap,
-                plan.fabric.low_cap,
-            )
+            p.vlarb = dataclasses.replace(t, high_cap=plan.fabric.high_cap, low_cap=plan.fabric.low_cap)
             if not p.op_vls:
                 p.op_vls = plan.fabric.data_vls
             filled += 1
@@ -267,8 +262,6 @@ def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
 def fill_vlarb_round_robin(fabric: Fabric) -> int:
     """Give every linked port without VLArb one high-table entry of weight 1 per data VL
     (equal shares), as a stand-in where nothing was read (OpenSM dumps). Returns the count."""
-    from ibqos.fabric.model import VLArb
-
     used = [v for n in fabric.nodes.values() for row in n.sl2vl.values() for v in row if v < 15]
     default_vls = max(used, default=0) + 1
     filled = 0
@@ -276,6 +269,6 @@ def fill_vlarb_round_robin(fabric: Fabric) -> int:
         for p in n.ports.values():
             if p.vlarb is None and p.remote and p.num > 0:
                 vls = p.op_vls or default_vls
-                p.vlarb = VLArb([(v, 1) for v in range(vls)], [], 255, 8, 8)
+                p.vlarb = ArbTable([(v, 1) for v in range(vls)], [], 255, 8, 8)
                 filled += 1
     return filled

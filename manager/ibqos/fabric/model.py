@@ -25,19 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..arbiter.table import ArbTable
+
 SCHEMA = "ibqos.fabric/1"
 NO_ROUTE = 255
 
 NodeKind = Literal["switch", "ca", "router"]
-
-
-@dataclass
-class VLArb:
-    high: list[tuple[int, int]]
-    low: list[tuple[int, int]]
-    high_limit: int
-    high_cap: int
-    low_cap: int
 
 
 @dataclass
@@ -52,7 +45,7 @@ class Port:
     vl_cap: int = 0
     op_vls: int = 0
     mtu: int = 0
-    vlarb: VLArb | None = None
+    vlarb: ArbTable | None = None
 
 
 @dataclass
@@ -217,14 +210,7 @@ def _port_to_json(p: Port) -> dict[str, Any]:
         "vlarb": None,
     }
     if p.vlarb:
-        a = p.vlarb
-        d["vlarb"] = {
-            "high": [list(e) for e in a.high],
-            "low": [list(e) for e in a.low],
-            "high_limit": a.high_limit,
-            "high_cap": a.high_cap,
-            "low_cap": a.low_cap,
-        }
+        d["vlarb"] = p.vlarb.to_dict()
     return d
 
 
@@ -243,15 +229,7 @@ def _node_from_json(d: dict[str, Any]) -> Node:
             vl_cap=pd.get("vl_cap", 0),
             op_vls=pd.get("op_vls", 0),
             mtu=pd.get("mtu", 0),
-            vlarb=VLArb(
-                [tuple(e) for e in va["high"]],
-                [tuple(e) for e in va["low"]],
-                va["high_limit"],
-                va["high_cap"],
-                va["low_cap"],
-            )
-            if va
-            else None,
+            vlarb=ArbTable.from_dict(va) if va else None,
         )
     return Node(
         guid=int(d["guid"], 16),
