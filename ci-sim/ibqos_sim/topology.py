@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ibqos.errors import InputError
 from ibqos.templating import render
+from ibqos.docfile import write_atomic
 
 # CAs -> (a, p, h, g), the seed-003 sizes plus the 42-CA fabric with multiple global links.
 DRAGONFLY_SIZES: dict[int, tuple[int, int, int, int]] = {
@@ -93,9 +94,7 @@ class Topology:
         path = Path(path)
         cas = self.cas
         order = cas[:1] + self.switches + cas[1:]
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(render("ibsim.net.j2", topo=self, nodes=order))
-        tmp.replace(path)
+        write_atomic(path, render("ibsim.net.j2", topo=self, nodes=order))
         return path
 
 

@@ -3,7 +3,6 @@ them, times them and reports progress (ReFrame-style named stages)."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from pathlib import Path
 
 from ibqos.errors import VerificationFailed
 from ibqos.render.fallback import DLA_CHAIN
+from ibqos.docfile import write_json
 
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -316,7 +316,7 @@ class DryRun:
         self.s.link_shares = measure_link_shares(net, saturating, params.model_copy(update={"warmup_us": 100.0}))
         self.progress("simulate", 1.0)
         doc = {k: r.to_json() for k, r in runs.items()} | {"link_shares": self.s.link_shares.to_json()}
-        (self.cfg.out / "simulation.json").write_text(json.dumps(doc, indent=1) + "\n")
+        write_json(self.cfg.out / "simulation.json", doc)
         ls = self.s.link_shares
         return (
             f"{self.cfg.traffic} traffic, 2 runs × {self.cfg.sim_time_us:g} µs; link shares into "

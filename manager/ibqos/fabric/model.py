@@ -141,7 +141,9 @@ class Fabric:
         return cls(nodes=nodes, source=doc.get("source", ""), path_sls=None if psl is None else _path_sls(psl))
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_json(), separators=(",", ":")) + "\n")
+        from ..docfile import write_json
+
+        write_json(path, self.to_json(), indent=None)
 
     @classmethod
     def load(cls, path: str | Path) -> Fabric:

@@ -3,7 +3,6 @@ render, testbed, simulate and dryrun."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -11,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from ..arbiter import ArbTable
 from ..roles import ROLES
-from ..docfile import read_json, validate, write_atomic
+from ..docfile import read_json, validate, write_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
@@ -138,7 +137,7 @@ class Plan(_M):
     def save(self, path: str | Path) -> None:
         """Atomic: a temp file in the same directory, renamed over `path`."""
         # allow_nan=False: JSON has no Infinity or NaN, and a plan with one is a bug, not a file
-        write_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        write_json(path, self.to_json(), allow_nan=False)
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from ..arbiter import ArbTable
-from ..docfile import default_mode
+from ..docfile import default_mode, write_atomic
 from ..plan.model import ROLE_NAMES, Plan
 from ..templating import render
 from .fallback import DLA_CHAIN, fallback_sl2vl
@@ -31,7 +31,7 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
     os.chmod(tmp, default_mode(directory=True))
     try:
         for name, text in texts.items():
-            (tmp / name).write_text(text)
+            write_atomic(tmp / name, text)
         if not out_dir.exists():
             os.rename(tmp, out_dir)
         else:  # each file replaced atomically
