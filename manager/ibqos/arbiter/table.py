@@ -103,24 +103,28 @@ class ArbTable:
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> cs.CoreSchema:
         """Validated from (and dumped to) the JSON form above; an ArbTable passes as itself."""
-        entry = cs.tuple_schema([cs.int_schema(ge=0, le=MAX_VL), cs.int_schema(ge=0, le=MAX_WEIGHT)])  # [vl, weight]
-        doc = cs.typed_dict_schema(
-            {
-                "high": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
-                "low": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
-                "high_limit": cs.typed_dict_field(cs.int_schema(ge=0, le=NO_LIMIT)),
-                "high_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
-                "low_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
-            },
-            extra_behavior="forbid",
-        )
-        from_doc = cs.no_info_after_validator_function(cls.from_dict, doc)
+
+        def doc(entry: cs.CoreSchema) -> cs.CoreSchema:
+            return cs.typed_dict_schema(
+                {
+                    "high": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
+                    "low": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
+                    "high_limit": cs.typed_dict_field(cs.int_schema(ge=0, le=NO_LIMIT)),
+                    "high_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+                    "low_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+                },
+                extra_behavior="forbid",
+            )
+
+        vl, weight = cs.int_schema(ge=0, le=MAX_VL), cs.int_schema(ge=0, le=MAX_WEIGHT)
+        written = doc(cs.list_schema(cs.int_schema(), min_length=2, max_length=2))  # what to_dict gives
+        from_doc = cs.no_info_after_validator_function(cls.from_dict, doc(cs.tuple_schema([vl, weight])))
         return cs.json_or_python_schema(
             json_schema=from_doc,
             python_schema=cs.no_info_wrap_validator_function(
                 lambda v, validate: v if isinstance(v, cls) else validate(v), from_doc
             ),
-            serialization=cs.plain_serializer_function_ser_schema(lambda t: t.to_dict(), return_schema=doc),
+            serialization=cs.plain_serializer_function_ser_schema(lambda t: t.to_dict(), return_schema=written),
         )
 
     # ---- documents that write a table beside its address ---------------------------------
