@@ -7,12 +7,10 @@ forwards a packet for endpoint e to `lft[lid(e)]`.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ibqos.arbiter import ArbTable
 from ibqos.errors import InputError
 from ibqos.fabric.index import NO_SL2VL_NOTE, build_index, ca_sl2vl
 from ibqos.fabric.model import Fabric, Port
@@ -225,39 +223,3 @@ def _pair_sls(fabric: Fabric, endpoints: list[tuple[int, int]]) -> np.ndarray:
     keep = (i >= 0) & (j >= 0) & (i != j)
     out[i[keep], j[keep]] = psl[keep, 2]
     return out.reshape(-1)
-
-
-def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
-    """Give every port without VLArb the plan's table for its role (ca, terminal, local,
-    global), or its per-port override. For fabrics loaded from OpenSM dumps, which carry no
-    VLArb. Returns the number of ports filled."""
-    from ibqos.fabric.groups import port_roles
-
-    roles = port_roles(fabric)
-    overrides = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
-    filled = 0
-    for n in fabric.nodes.values():
-        for p in n.ports.values():
-            if p.vlarb is not None or not p.remote or (n.guid, p.num) not in roles:
-                continue
-            t = overrides.get((n.guid, p.num)) or plan.vlarb.role(roles[(n.guid, p.num)])
-            p.vlarb = dataclasses.replace(t, high_cap=plan.fabric.high_cap, low_cap=plan.fabric.low_cap)
-            if not p.op_vls:
-                p.op_vls = plan.fabric.data_vls
-            filled += 1
-    return filled
-
-
-def fill_vlarb_round_robin(fabric: Fabric) -> int:
-    """Give every linked port without VLArb one high-table entry of weight 1 per data VL
-    (equal shares), as a stand-in where nothing was read (OpenSM dumps). Returns the count."""
-    used = [v for n in fabric.nodes.values() for row in n.sl2vl.values() for v in row if v < 15]
-    default_vls = max(used, default=0) + 1
-    filled = 0
-    for n in fabric.nodes.values():
-        for p in n.ports.values():
-            if p.vlarb is None and p.remote and p.num > 0:
-                vls = p.op_vls or default_vls
-                p.vlarb = ArbTable([(v, 1) for v in range(vls)], [], 255, 8, 8)
-                filled += 1
-    return filled
