@@ -84,9 +84,9 @@ class Topology:
         ids = {name: i + 1 for i, name in enumerate(self.nodes)}
         fabric = Fabric(source=f"generated:{self.name}")
         for n in self.nodes.values():
-            node = Node(ids[n.name], "switch" if n.kind == "Switch" else "ca", n.name, n.nports)
+            node = Node(guid=ids[n.name], kind="switch" if n.kind == "Switch" else "ca", desc=n.name, nports=n.nports)
             for port, (peer, pport) in n.links.items():
-                node.ports[port] = Port(port, remote=(ids[peer], pport))
+                node.ports[port] = Port(num=port, remote=(ids[peer], pport))
             fabric.nodes[node.guid] = node
         return fabric
 

@@ -42,13 +42,15 @@ def star(
     ncas: int = 2, vlarb: ArbTable | None = None, vls: int = 4, sl2vl=IDENTITY4, ca_vlarb: ArbTable | None = None
 ) -> Fabric:
     f = Fabric(source="test:star")
-    sw = Node(0x100, "switch", "sw0", ncas)
-    sw.ports[0] = Port(0, guid=0x100, lid=1)
+    sw = Node(guid=0x100, kind="switch", desc="sw0", nports=ncas)
+    sw.ports[0] = Port(num=0, guid=0x100, lid=1)
     f.nodes[sw.guid] = sw
     for i in range(ncas):
-        ca = Node(0x200 + i, "ca", f"ca{i}", 1)
-        ca.ports[1] = Port(1, guid=0x200 + i, lid=2 + i, remote=(sw.guid, i + 1), op_vls=vls, vlarb=ca_vlarb or vlarb)
-        sw.ports[i + 1] = Port(i + 1, remote=(ca.guid, 1), op_vls=vls, vlarb=vlarb)
+        ca = Node(guid=0x200 + i, kind="ca", desc=f"ca{i}", nports=1)
+        ca.ports[1] = Port(
+            num=1, guid=0x200 + i, lid=2 + i, remote=(sw.guid, i + 1), op_vls=vls, vlarb=ca_vlarb or vlarb
+        )
+        sw.ports[i + 1] = Port(num=i + 1, remote=(ca.guid, 1), op_vls=vls, vlarb=vlarb)
         ca.sl2vl[(0, 1)] = tuple(sl2vl)
         f.nodes[ca.guid] = ca
     sw.lft = [NO_ROUTE, 0] + [i + 1 for i in range(ncas)]
@@ -69,7 +71,7 @@ def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:
     lid = 1
     for n in sorted(f.nodes.values(), key=lambda n: n.guid):
         if n.kind == "switch":
-            n.ports[0] = Port(0, guid=n.guid, lid=lid)
+            n.ports[0] = Port(num=0, guid=n.guid, lid=lid)
             lid += 1
     for n in sorted(f.nodes.values(), key=lambda n: n.guid):
         if n.kind == "ca":

@@ -55,11 +55,11 @@ def test_json_keeps_the_per_pair_sls_and_refuses_bad_ones(tmp_path):
     f.save(tmp_path / "m.json")
     assert Fabric.load(tmp_path / "m.json").path_sls == f.path_sls
     for bad, message in (
-        (None, "path_sls: want a list of [source LID, destination LID, SL], got int"),
-        ([1, 2], "path_sls[0]: want [source LID, destination LID, SL], got [1, 2]"),
-        ([1, 2, 16], "path_sls[0]: SL 16 out of range 0..15"),
-        ([0, 2, 1], "path_sls[0]: LIDs 0, 2 are not unicast LIDs"),
-        ([1, "2", 1], "path_sls[0]: want [source LID, destination LID, SL], got [1, '2', 1]"),
+        (None, "path_sls: Input should be a valid array"),
+        ([1, 2], "path_sls.0.2: Field required"),
+        ([1, 2, 16], "path_sls.0.2: Input should be less than or equal to 15"),
+        ([0, 2, 1], "path_sls.0.0: Input should be greater than or equal to 1"),
+        ([1, "2", 1], "path_sls.0.1: Input should be a valid integer"),
     ):
         doc = f.to_json() | {"path_sls": 5 if bad is None else [bad]}
         (tmp_path / "bad.json").write_text(json.dumps(doc))

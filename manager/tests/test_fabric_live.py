@@ -185,3 +185,31 @@ def test_lmc_agrees_between_reader_and_dumps(tmp_path):
     assert diff(live, dumps, vlarb=False) == []
     assert {p.lmc for n in live.cas() for p in n.ports.values()} == {1}
     assert len(live.lid_map()) == 2 * sum(1 for _ in live.cas()) + sum(1 for _ in live.switches())
+
+
+def test_the_c_writers_output_validates_against_the_fabric_schema(df72, tmp_path):
+    """manager/readback/src/model_json.c and the pydantic Fabric agree on one document:
+    the reader's raw output is valid under docs/fabric.schema.json, and loads."""
+    import json
+    import subprocess
+
+    import jsonschema
+
+    from ibqos.fabric.live import reader_path
+    from ibqos.fabric.model import Fabric
+    from ibqos.paths import REPO_ROOT
+
+    h, live, _ = df72
+    cp = subprocess.run(
+        [str(reader_path())], env=h.env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True
+    )
+    doc = json.loads(cp.stdout)
+    schema = json.loads((REPO_ROOT / "docs" / "fabric.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert any(p["vlarb"] for n in doc["nodes"] for p in n["ports"])  # the VLArb branch was checked
+    loaded = Fabric.from_json(cp.stdout)
+    loaded.pad_lfts()
+    assert diff(loaded, live) == []
+    doc["nodes"][0]["ports"][0]["lid"] = -1  # the schema is not vacuous on this document
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(doc)

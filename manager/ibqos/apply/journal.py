@@ -74,6 +74,6 @@ class Journal:
         from ..fabric.model import Fabric
 
         try:
-            return Fabric.from_json(json.loads(self.before_path.read_text()))
+            return Fabric.from_json(self.before_path.read_text())
         except (OSError, ValueError):
             return None
