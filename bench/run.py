@@ -164,6 +164,22 @@ def main() -> None:
                 ],
             ),
             "",
+            "fabric.json of the read-back model: `Fabric.save` / `Fabric.load` (pydantic, validated "
+            "from the JSON text), against a bare `json.loads` of the same file:",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "model_mb",
+                    "model_save_s",
+                    "model_load_s",
+                    "json_loads_s",
+                    "model_load/json_loads",
+                    "model_roundtrip",
+                ],
+            ),
+            "",
             "Simulator (uniform traffic, QDR, 4 KB MTU, 16 packets per VL, VOQ; seed 003 §5.2):",
             "",
             markdown(
