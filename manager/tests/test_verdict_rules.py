@@ -69,3 +69,24 @@ def test_latency_verdict_is_the_analysed_wait_not_the_simulated_p99(tmp_path):
     plan = _plan(tmp_path)  # qos: max_latency_us 1, analysed wait 0.41 µs
     v = {x.name: x for x in judge_classes(plan, *_sim({"qos": 40, "best-effort": 60}, p99=15.0))}
     assert v["qos"].latency_ok and v["qos"].sim_p99_us == 15.0
+
+
+def test_the_printed_verdict_states_its_rules(tmp_path, capsys):
+    """The terminal table names the tolerance it applied and labels the simulated p99 as
+    information beside the analysed wait the latency verdict is (issue 15, point 6)."""
+    from ibqos_dryrun.cli import _print_verdict
+
+    plan = _plan(tmp_path)
+    verdicts = judge_classes(plan, *_sim({"qos": 47.0, "best-effort": 58.0}, p99=15.0))
+    dr = SimpleNamespace(
+        cfg=SimpleNamespace(policy=tmp_path / "p.yaml", out=tmp_path / "out"),
+        s=SimpleNamespace(faults=[], topology_name="df42", verdicts=verdicts, notes=[], plan=plan),
+        ok=all(v.ok for v in verdicts),
+        fabric_checks=lambda: [],
+    )
+    _print_verdict(dr)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "less 2 pp (policy verdict.share_tolerance_pp); more is not a failure" in out, out
+    assert "wait µs (analysis)" in out and "p99 µs (info)" in out
+    assert "simulated p99 adds queueing and is shown for information" in out
+    assert "FAIL" not in out  # 47 % against a 40 % guarantee, 15 µs p99 against a 1 µs bound
