@@ -10,12 +10,13 @@ make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single faul
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from pathlib import Path
 
 from rich.console import Console
+
+from ibqos.docfile import write_atomic, write_json
 
 from . import engines, fabric, faults, planner
 
@@ -79,7 +80,7 @@ def main() -> None:
 
     if "planner" in only:
         rows = planner.bench_planner(log=console.log)
-        (RESULTS / "planner.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "planner.json", {"meta": meta, "rows": rows})
         sections["planner"] = [
             "## Planner: policy → plan → exact analysis of every port role",
             "",
@@ -106,7 +107,7 @@ def main() -> None:
         rows = engines.bench_engines(sizes, args.engines.split(","), log=console.log, skip=skip)
         ratios_vs(rows, "minhop")
         ratios_vs(rows, "minhop", key="resweep_s")
-        (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "engines.json", {"meta": meta, "rows": rows})
         cols = [
             "cas",
             "engine",
@@ -138,7 +139,7 @@ def main() -> None:
 
     if "fabric" in only:
         rows = fabric.bench_fabric(sorted(set(sizes) | {72}), log=console.log)
-        (RESULTS / "fabric.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "fabric.json", {"meta": meta, "rows": rows})
         sections["fabric"] = [
             "## Read-back, verification and simulation of the dla-routed fabric",
             "",
@@ -160,6 +161,22 @@ def main() -> None:
                     "verify_s",
                     "verify/sm_once",
                     "verdict",
+                ],
+            ),
+            "",
+            "fabric.json of the read-back model: `Fabric.save` / `Fabric.load` (pydantic, validated "
+            "from the JSON text), against a bare `json.loads` of the same file:",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "model_mb",
+                    "model_save_s",
+                    "model_load_s",
+                    "json_loads_s",
+                    "model_load/json_loads",
+                    "model_roundtrip",
                 ],
             ),
             "",
@@ -186,7 +203,7 @@ def main() -> None:
         from . import simspeed
 
         rows = simspeed.bench_simspeed(console.log)
-        (RESULTS / "simspeed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "simspeed.json", {"meta": meta, "rows": rows})
         sections["simspeed"] = [
             "## Simulator speed against the core of a reference commit, same run",
             "",
@@ -214,7 +231,7 @@ def main() -> None:
             for c, n in (part.split(":") for part in args.fault_sizes.split(","))
         ]
         rows, details = faults.bench_faults(plan, args.fault_minhop, log=console.log)
-        (RESULTS / "faults.json").write_text(json.dumps({"meta": meta, "rows": rows, "details": details}, indent=1))
+        write_json(RESULTS / "faults.json", {"meta": meta, "rows": rows, "details": details})
         sections["faults"] = [
             "## Single faults under a running OpenSM with dla",
             "",
@@ -255,10 +272,10 @@ def main() -> None:
 
     # Each section keeps its own file, so `--only X` refreshes X and keeps the others.
     for name, lines in sections.items():
-        (RESULTS / f"{name}.md").write_text(f"_measured {meta['when']}_\n\n" + "\n".join(lines) + "\n")
+        write_atomic(RESULTS / f"{name}.md", f"_measured {meta['when']}_\n\n" + "\n".join(lines) + "\n")
     parts = [(RESULTS / f"{n}.md").read_text() for n in SECTIONS if (RESULTS / f"{n}.md").exists()]
     text = "# ibqos bench\n\n" + "\n".join(parts)
-    (RESULTS / "README.md").write_text(text)
+    write_atomic(RESULTS / "README.md", text)
     print(text)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from ibqos.extras import require_plot
 from ibqos.term import console, print_table
 
 from . import cli_args
+from ibqos.docfile import write_json
 
 
 def _fabric(spec: str):
@@ -98,19 +98,16 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
                 run_dir=Path(tmp) / "run",
                 save_dir=out_dir,
             )
-    (out_dir / "compare.json").write_text(
-        json.dumps(
-            {
-                "schema": "ibqos.compare-engines/2",
-                "fabric": fabric,
-                "loads": load_list,
-                "patterns": pattern_list,
-                "params": params.model_dump(),
-                "engines": [r.to_json() for r in results],
-            },
-            indent=1,
-        )
-        + "\n"
+    write_json(
+        out_dir / "compare.json",
+        {
+            "schema": "ibqos.compare-engines/2",
+            "fabric": fabric,
+            "loads": load_list,
+            "patterns": pattern_list,
+            "params": params.model_dump(),
+            "engines": [r.to_json() for r in results],
+        },
     )
     ce.plot(results, pattern_list, out_dir / "compare.png")
     out = console(pipe_width=None)

@@ -11,21 +11,21 @@ from ibqos.extras import require_plot
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
-    """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR (VLArb from the
-    plan). A fabric.json path is accepted in place of RUNDIR."""
+    """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR. A fabric.json
+    path is accepted in place of RUNDIR. Ports the model has no VLArb for get the plan's, as a
+    labelled overlay (returned: the result says which ports)."""
     from ibqos.fabric.source import load_fabric
     from ibqos.plan import Plan
 
+    from .sim import overlay_plan_vlarb
+
+    if plan_path is None and rundir.is_dir() and (rundir / "plan.json").exists():
+        plan_path = rundir / "plan.json"
     plan = Plan.load(plan_path) if plan_path else None
-    if plan is None and rundir.is_dir() and (rundir / "plan.json").exists():
-        plan = Plan.load(rundir / "plan.json")
     loaded = load_fabric(rundir, require_sl2vl=False)
     fabric, source = loaded.fabric, loaded.path
-    if plan is not None:
-        from .sim import fill_vlarb_from_plan
-
-        fill_vlarb_from_plan(fabric, plan)
-    return fabric, source, plan
+    overlay = overlay_plan_vlarb(fabric, plan, str(plan_path)) if plan is not None else None
+    return fabric, source, plan, overlay
 
 
 def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls):
@@ -217,7 +217,7 @@ def simulate(
     if load is not None and not 0 < load <= 1:
         raise InputError(f"{load}: the offered load must be in (0, 1] of the link rate", field="--load")
     loads = parse_sweep(sweep) if sweep else [load if load is not None else 0.8]
-    fabric, source, plan = load_run_fabric(rundir, plan_path)
+    fabric, source, plan, overlay = load_run_fabric(rundir, plan_path)
     console = Console(stderr=as_json)
     rate, mtu, accounting = _link_defaults(rate, mtu, accounting, plan, console)
     try:
@@ -257,6 +257,8 @@ def simulate(
     out_dir = out_dir or (rundir / "sim" if rundir.is_dir() else rundir.parent / "sim")
     name = pattern + ("-sweep" if sweep else f"-{loads[0]:.2f}")
     meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
+    if overlay is not None and overlay.ports:
+        meta["vlarb_overlay"] = overlay.to_json(fabric)
     path = report.write_json(out_dir / f"{name}.json", results, meta)
     if as_json:
         click.echo(json.dumps({"schema": report.SCHEMA, **meta, "results": [r.to_json() for r in results]}, indent=1))
@@ -265,6 +267,8 @@ def simulate(
             report.print_result(r, console)
         if len(results) > 1:
             report.print_sweep(results, console)
+        if overlay is not None and overlay.ports:
+            console.print(f"note: {overlay.note()} (ports: {path})", markup=False, highlight=False)
         console.print(f"results: {path}", markup=False, highlight=False)
     if plot:
         from .sim import plot as plots

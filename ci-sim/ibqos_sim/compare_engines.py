@@ -15,6 +15,7 @@ from ibqos.extras import pyplot
 from ibqos.redline import needs_path_sls
 
 from .paper.seed003 import QOS_CONF
+from ibqos.docfile import write_figure
 
 PATTERNS = ("uniform", "stencil", "hotspot")
 PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
@@ -245,5 +246,5 @@ def plot(results: list[EngineResult], patterns, path) -> None:
     if skipped:
         fig.text(0.01, 0.01, "not run: " + " | ".join(skipped)[:300], fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.05 if skipped else 0, 1, 1))
-    fig.savefig(path, dpi=110)
+    write_figure(fig, path, dpi=110)
     plt.close(fig)

@@ -30,6 +30,7 @@ from .netfile import read_net
 from ibqos.templating import render
 
 from .resweep import Resweep, sweep_mark, wait_resweep
+from ibqos.docfile import write_atomic, write_json
 
 
 _counter = itertools.count()
@@ -293,16 +294,15 @@ class Harness:
             return ibsim_listening(self.sock) is not False
 
         wait_until(ready, timeout=self.ready_timeout, interval=0.05, what="ibsim to be ready")
-        (self.run_dir / "harness.json").write_text(
-            json.dumps(
-                {
-                    "netfile": str(self.netfile),
-                    "sock": self.sock,
-                    "ibsim_pid": self.ibsim.pid,
-                    "ibsim": self.binary.to_json(),
-                }
-            )
-            + "\n"
+        write_json(
+            self.run_dir / "harness.json",
+            {
+                "netfile": str(self.netfile),
+                "sock": self.sock,
+                "ibsim_pid": self.ibsim.pid,
+                "ibsim": self.binary.to_json(),
+            },
+            indent=None,
         )
 
     @classmethod
@@ -327,7 +327,7 @@ class Harness:
         state_file = self.run_dir / "harness.json"
         state = json.loads(state_file.read_text())
         state.setdefault("sm_pids", []).append(sm.pid)
-        state_file.write_text(json.dumps(state) + "\n")
+        write_json(state_file, state, indent=None)
 
     def run_dir_state(self) -> dict:
         return json.loads((self.run_dir / "harness.json").read_text())
@@ -470,7 +470,8 @@ class Harness:
                 fragments.append((str(f), Path(f).read_text()))
             except OSError as e:
                 raise InputError(e.strerror or "cannot read", file=f) from e
-        conf_path.write_text(
+        write_atomic(
+            conf_path,
             render(
                 "opensm.harness.conf.j2",
                 run_dir=str(self.run_dir),
@@ -480,7 +481,7 @@ class Harness:
                 log_flags=f"0x{log_flags:02x}",
                 options=options,
                 fragments=fragments,
-            )
+            ),
         )
         env = self.env
         if plugin:
@@ -512,7 +513,7 @@ class Harness:
         )
         t0 = time.monotonic()
         cp = run_command(cmd + ["--once"], env=env, timeout=timeout, cwd=d, check=False)
-        (d / "opensm.out").write_text(cp.stdout + cp.stderr)
+        write_atomic(d / "opensm.out", cp.stdout + cp.stderr)
         run = SmRun(log=log, dumps=dumps, conf=d / "opensm.conf", rc=cp.returncode, wall_s=time.monotonic() - t0)
         if check:
             check_sm_run(run.lines(), run.rc, log)

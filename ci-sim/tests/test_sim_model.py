@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ibqos.errors import InputError
-from ibqos.fabric.model import VLArb
+from ibqos.arbiter import ArbTable
 from ibqos_sim.sim import SimParams, Simulation, TrafficClass, TrafficSpec, compile_network, simulate
 from ibqos_sim.sim.traffic import _stencil_neighbours, build_flows
 from simfabrics import config_a, dragonfly_dla, star
@@ -169,7 +169,7 @@ def test_bad_input_is_one_input_error():
     with pytest.raises(InputError, match="sl2vl: .*missing"):
         compile_network(f, rate_gbps=32)
     f = star(2, config_a())
-    f.nodes[0x100].ports[2].vlarb = VLArb([(0, 0)], [(1, 0)], 1, 8, 8)
+    f.nodes[0x100].ports[2].vlarb = ArbTable([(0, 0)], [(1, 0)], 1, 8, 8)
     with pytest.raises(InputError, match="weight 0"):
         compile_network(f, rate_gbps=32)
     with pytest.raises(InputError, match="hot-spot"):

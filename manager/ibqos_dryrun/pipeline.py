@@ -5,7 +5,6 @@ is ibqos_dryrun.verdict's."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 from ibqos.errors import VerificationFailed
 from ibqos.pipeline import Hooks, Pipeline, StageTime
 from ibqos.render.fallback import DLA_CHAIN
+from ibqos.docfile import write_json
 
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -327,7 +327,7 @@ class DryRun:
         self.s.link_shares = measure_link_shares(net, saturating, params.model_copy(update={"warmup_us": 100.0}))
         self.progress("simulate", 1.0)
         doc = {k: r.to_json() for k, r in runs.items()} | {"link_shares": self.s.link_shares.to_json()}
-        (self.cfg.out / "simulation.json").write_text(json.dumps(doc, indent=1) + "\n")
+        write_json(self.cfg.out / "simulation.json", doc)
         ls = self.s.link_shares
         return (
             f"{self.cfg.traffic} traffic, 2 runs × {self.cfg.sim_time_us:g} µs; link shares into "

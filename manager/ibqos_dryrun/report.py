@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from ibqos.extras import pyplot
 from ibqos.plan import ROLE_NAMES
 from ibqos.templating import render
 from .judge import LATENCY_RULE, bandwidth_rule
+from ibqos.docfile import write_atomic, write_json
 
 
 def _png(fig) -> str:
@@ -119,7 +119,7 @@ def tables(plan) -> dict:
                 "role": role,
                 "high": ArbTable.format_entries(t.high) or "–",
                 "low": ArbTable.format_entries(t.low) or "–",
-                "limit": t.high_limit,
+                "limit": t.limit,
             }
         )
     by_index = {c.index: c for c in plan.classes}
@@ -132,7 +132,7 @@ def tables(plan) -> dict:
 
 def write_reports(dr) -> None:
     rep = report_dict(dr)
-    (dr.cfg.out / "report.json").write_text(json.dumps(rep, indent=1) + "\n")
+    write_json(dr.cfg.out / "report.json", rep)
     config = {name: Path(p).read_text() for name, p in sorted(dr.s.rendered.items())}
     html = render(
         "report.html.j2",
@@ -142,4 +142,4 @@ def write_reports(dr) -> None:
         tables=tables(dr.s.plan),
         config=config,
     )
-    (dr.cfg.out / "report.html").write_text(html)
+    write_atomic(dr.cfg.out / "report.html", html)

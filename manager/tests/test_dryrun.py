@@ -252,12 +252,12 @@ def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
     assert {t["high_limit"] for t in roles.values()} == {1}
     assert all(len(t["high"]) == len(t["low"]) == 32 for t in roles.values())
     assert rep["conformance"] == []
-    fabric = Fabric.from_json(json.loads((tmp_path / "run" / "fabric.json").read_text()))
+    fabric = Fabric.load(tmp_path / "run" / "fabric.json")
     vlarbs = [p.vlarb for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb]
     assert len(vlarbs) >= 42 + 21 * 5  # every CA port and every linked switch port
     for v in vlarbs:
-        assert (v.high_cap, v.low_cap, v.high_limit) == (64, 64, 1)
-        assert v.high[32:] == v.low[32:] == [(0, 0)] * 32
+        assert (v.high_cap, v.low_cap, v.limit) == (64, 64, 1)
+        assert v.high[32:] == v.low[32:] == ((0, 0),) * 32
         assert (tuple(map(tuple, v.high[:32])), tuple(map(tuple, v.low[:32]))) in {
             (tuple(map(tuple, t["high"])), tuple(map(tuple, t["low"]))) for t in roles.values()
         }

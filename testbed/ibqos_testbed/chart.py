@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ibqos.extras import pyplot
 
 from .compare import Report
+from ibqos.docfile import write_figure
 
 
 def write_png(rep: Report, path: Path) -> None:
     plt = pyplot("testbed report --png")
     fig = figure(rep)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
     try:
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
+        write_figure(fig, path, dpi=100)
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
 
 
 def figure(rep: Report):

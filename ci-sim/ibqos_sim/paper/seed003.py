@@ -14,7 +14,6 @@ dragonfly) is reported as such, never silently.
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Callable
 
 from ibqos.extras import pyplot, require_plot
 from ibqos.redline import needs_path_sls
+from ibqos.docfile import write_atomic, write_figure, write_json
 
 # Seed 003 Table 1 (min, median, max).
 PAPER_TABLE1 = {
@@ -229,7 +229,7 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
             fig.suptitle(f"Fig. {fig_no}: 72-CA dragonfly, uniform, input reads {reads}")
             fig.tight_layout()
             path = out / f"fig{fig_no}-reads{reads}.png"
-            fig.savefig(path, dpi=110)
+            write_figure(fig, path, dpi=110)
             plt.close(fig)
             written.append(path)
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
@@ -257,7 +257,7 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
         fig.suptitle(f"Fig. 12, input reads {reads}")
         fig.tight_layout()
         path = out / f"fig12-reads{reads}.png"
-        fig.savefig(path, dpi=110)
+        write_figure(fig, path, dpi=110)
         plt.close(fig)
         written.append(path)
     return written
@@ -267,13 +267,14 @@ def write_outputs(runs: list[EngineRun], setup: Setup, out: Path) -> dict[str, P
     out.mkdir(parents=True, exist_ok=True)
     rows = table1(runs, setup)
     md = out / "table1.md"
-    md.write_text(
+    write_atomic(
+        md,
         "# Seed 003 Table 1: VOQ improvement factor, paper and ibqos\n\n"
         f"72-CA dragonfly (a=4, p=2, h=2), QDR, 4 KB MTU, uniform traffic, "
         f"{setup.warmup_us:g} µs warm-up + {setup.time_us:g} µs measured, seed "
         f"{setup.seed}; factor = best accepted traffic at loads 0.5-1.0 with VOQ over "
         "without, per buffer size. Input reads: packets a switch input feeds at once "
-        '(docs/simulator.md, "Switch model").\n\n' + table1_markdown(rows, setup)
+        '(docs/simulator.md, "Switch model").\n\n' + table1_markdown(rows, setup),
     )
     doc = {
         "schema": "ibqos.paper.seed003-5.1/1",
@@ -293,7 +294,7 @@ def write_outputs(runs: list[EngineRun], setup: Setup, out: Path) -> dict[str, P
         ],
     }
     js = out / "results.json"
-    js.write_text(json.dumps(doc, indent=1))
+    write_json(js, doc)
     files = {"table": md, "json": js}
     for p in plot(runs, setup, out):
         files[p.stem] = p

@@ -175,8 +175,8 @@ class Apply:
             if path.exists():
                 raise InputError(f"exists beside a missing {t.conf.name}: move it away first", file=path)
         for name, path in side.items():
-            write_atomic(path, texts[name], durable=True)
-        write_atomic(t.conf, merged, durable=True)
+            write_atomic(path, texts[name])
+        write_atomic(t.conf, merged)
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
         self.echo(
             f"OpenSM reads them at start: '{t.restart_hint()}', then "

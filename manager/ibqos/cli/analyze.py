@@ -74,7 +74,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         for r in roles:
             if r not in ROLE_NAMES:
                 raise InputError(f"unknown role {r!r} (one of {', '.join(ROLE_NAMES)})", field="--role")
-            jobs.append((r, plan.vlarb.role(r).arb_table(), plan.classes))
+            jobs.append((r, plan.vlarb.role(r), plan.classes))
     else:
         if high is None and low is None:
             raise InputError("give a PLAN or at least one of --high/--low", field="--high")

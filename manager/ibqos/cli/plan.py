@@ -82,7 +82,7 @@ def _summary(p, out: Path) -> None:
         )
     print_table(console(), t)
     term = p.vlarb.terminal
-    click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.high_limit}")
+    click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.limit}")
     budget = vl_budget(p)
     if budget:
         click.echo(budget)

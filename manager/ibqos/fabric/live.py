@@ -12,7 +12,6 @@ On ibsim, `env` carries LD_PRELOAD=libumad2sim.so and the fabric's IBSIM_SOCKNAM
 
 from __future__ import annotations
 
-import json
 import tempfile
 import os
 from pathlib import Path
@@ -55,7 +54,7 @@ def read_live(
     if cp.returncode != 0:
         raise ExternalError(f"live read-back failed: {_reader_error(cp.stderr, cp.returncode)}")
     try:
-        fabric = Fabric.from_json(json.loads(cp.stdout))
+        fabric = Fabric.from_json(cp.stdout)
     except (ValueError, KeyError, TypeError) as e:
         raise ExternalError(f"live read-back: ibqos-readback wrote an unusable model: {e}") from e
     where = (env or os.environ).get("IBSIM_SOCKNAME")

@@ -3,15 +3,14 @@ render, testbed, simulate and dryrun."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..arbiter import ArbTable
 from ..roles import ROLES
-from ..docfile import read_json, validate, write_atomic
+from ..docfile import read_json, validate, write_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
@@ -62,34 +61,35 @@ class PlanClass(_M):
     match: dict[str, Any]
 
 
-class VlArbTables(_M):
-    high: list[tuple[int, int]]
-    low: list[tuple[int, int]]
-    high_limit: int = Field(ge=0, le=255)
+class PortOverride(_M):
+    """One switch port's own tables, winning over its role's. In the document the table's
+    fields sit beside `guid` and `port` (`{"guid": …, "port": 1, "high": …, "low": …,
+    "high_limit": …}`)."""
 
-    def arb_table(self) -> ArbTable:
-        return ArbTable(self.high, self.low, self.high_limit)
-
-    @classmethod
-    def of(cls, t: ArbTable) -> VlArbTables:
-        return cls(high=list(t.high), low=list(t.low), high_limit=t.limit)
-
-
-class PortOverride(VlArbTables):
     guid: str
     port: int
+    table: ArbTable
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, d: Any) -> Any:
+        return ArbTable.nest(d, ("guid", "port"))
+
+    @model_serializer(mode="wrap")
+    def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return ArbTable.flatten(handler(self))
 
 
 class VlArbPlan(_M):
-    ca: VlArbTables
-    sw0: VlArbTables
-    terminal: VlArbTables
-    local: VlArbTables
-    global_: VlArbTables = Field(alias="global")
+    ca: ArbTable
+    sw0: ArbTable
+    terminal: ArbTable
+    local: ArbTable
+    global_: ArbTable = Field(alias="global")
     ports: list[PortOverride] = []
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
-    def role(self, name: str) -> VlArbTables:
+    def role(self, name: str) -> ArbTable:
         return self.global_ if name == "global" else getattr(self, name)
 
 
@@ -137,7 +137,7 @@ class Plan(_M):
     def save(self, path: str | Path) -> None:
         """Atomic: a temp file in the same directory, renamed over `path`."""
         # allow_nan=False: JSON has no Infinity or NaN, and a plan with one is a bug, not a file
-        write_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        write_json(path, self.to_json(), allow_nan=False)
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
-from ..plan.model import SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan, VlArbTables
+from ..plan.model import SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan
 from .fixes import checked_fixes
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
@@ -95,7 +95,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
         classes=classes,
         sl2class=sl2class,
         share_tolerance_pp=policy.verdict.share_tolerance_pp,
-        vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
+        vlarb=VlArbPlan(**{role: results[role].table for role in ROLES}),
         analysis=analysis,
         notes=notes,
         partitions=(
