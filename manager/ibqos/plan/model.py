@@ -138,6 +138,17 @@ class Plan(_M):
         by_index = {c.index: c for c in self.classes}
         return [by_index[k].vls[0] for k in self.sl2class]
 
+    @property
+    def route_switch_hops(self) -> int | None:
+        """Switch-to-switch hops of the route the plan's end-to-end bound is for."""
+        from .e2e import DLA_SWITCH_HOPS
+
+        if self.end_to_end is not None:
+            return self.end_to_end.switch_hops
+        if self.fabric.max_switch_hops is not None:
+            return self.fabric.max_switch_hops
+        return DLA_SWITCH_HOPS if self.fabric.routing == "dla" else None
+
     def e2e_bound(self, wait_us, switch_hops: int):
         """The end-to-end bound of one class with `switch_hops` switch-to-switch links, from
         `wait_us(role)`, its worst wait per role (this plan's routing, MTU, rate, wire)."""
