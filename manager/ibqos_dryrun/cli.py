@@ -143,6 +143,7 @@ def _print_verdict(dr) -> None:
         "wait µs (analysis)",
         "bound µs",
         "e2e bound µs",
+        "p99 µs 5 %",
         "p99 µs (info)",
         "result",
     ):
@@ -158,6 +159,7 @@ def _print_verdict(dr) -> None:
             f"{v.worst_wait_us:.3f}",
             "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
             _e2e_cell(v),
+            "–" if v.sim_probe_p99_us is None else f"{v.sim_probe_p99_us:.2f}",
             "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
             "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
         )

@@ -9,7 +9,8 @@ LATENCY_RULE = (
     "against the class's max_latency_us, and the end-to-end bound on the fabric's longest "
     "route (those waits, serialization, wire and switches; no queueing behind the class's "
     "own packets, no credit stalls) against its max_e2e_latency_us; the simulated p99 of "
-    "the paced run is shown beside it for information"
+    "a high-priority class at 5 % of its share (the bound's case) and at 80 % (with "
+    "queueing behind its own packets) are shown beside it for information"
 )
 
 
@@ -32,6 +33,7 @@ class ClassVerdict:
     e2e_bound_us: float | None = None
     e2e_max_us: float | None = None  # the policy's max_e2e_latency_us
     e2e_switch_hops: int | None = None
+    sim_probe_p99_us: float | None = None  # high-priority classes at 5 % of their share
 
     @property
     def ok(self) -> bool:
@@ -51,7 +53,11 @@ def bandwidth_rule(tol: float) -> str:
 
 
 def judge_classes(
-    plan, shares: dict[str, float] | None, sim_latency=None, switch_hops: dict[str, int] | None = None
+    plan,
+    shares: dict[str, float] | None,
+    sim_latency=None,
+    switch_hops: dict[str, int] | None = None,
+    sim_probe=None,
 ) -> list[ClassVerdict]:
     """Bandwidth (every class saturating): a class fails when its simulated share falls more
     than the tolerance below what the plan promises or what it asked for, or rises more than
@@ -64,6 +70,7 @@ def judge_classes(
     analysis = plan.analysis["terminal"]["per_class"]
     shares = shares or {}
     lat_by_name = sim_latency.class_by_name if sim_latency else {}
+    probe_by_name = sim_probe.class_by_name if sim_probe else {}
     out = []
     for c in plan.classes:
         a = analysis[c.name]
@@ -122,6 +129,11 @@ def judge_classes(
                 e2e_bound_us=None if e2e is None else e2e.bound_us,
                 e2e_max_us=want,
                 e2e_switch_hops=hops,
+                sim_probe_p99_us=(
+                    probe_by_name[c.name].net_latency.p99_us
+                    if c.name in probe_by_name and c.priority == "high"
+                    else None
+                ),
             )
         )
     return out

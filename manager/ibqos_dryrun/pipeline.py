@@ -12,6 +12,10 @@ from pathlib import Path
 from ibqos.errors import VerificationFailed
 from ibqos.render.fallback import DLA_CHAIN
 
+# The probe run's high-priority load, as a fraction of each class's share: light enough that
+# its packets seldom meet each other, as the end-to-end bound assumes (docs/policy.md).
+PROBE_FRACTION = 0.05
+
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
 
@@ -55,6 +59,7 @@ class DryRunState:
     vls_used: list[int] = field(default_factory=list)
     sim: object = None
     sim_latency: object = None
+    sim_probe: object = None  # high-priority classes at PROBE_FRACTION of their share
     link_shares: object = None  # ibqos_sim.sim.shares.LinkShares: the verdict's shares
     verdicts: list = field(default_factory=list)
     stages: list[StageTime] = field(default_factory=list)
@@ -276,10 +281,12 @@ class DryRun:
         )
 
     def stage_simulate(self) -> str:
-        """Two runs on the read-back tables. Shares: every class saturating, so each link's
+        """Three runs on the read-back tables. Shares: every class saturating, so each link's
         arbiter divides it as planned. Latency: high-priority classes offer 80% of their
         planned share (a latency class that saturates measures only its own backlog), the
-        low-priority classes still saturate."""
+        low-priority classes still saturate. Probe: the high-priority classes at 5% of their
+        share, so their packets rarely queue behind each other, as the end-to-end bound
+        assumes; the others still saturate."""
         from ibqos.plan.e2e import NS_PER_M
         from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
 
@@ -297,19 +304,24 @@ class DryRun:
             switch_ns=plan.fabric.switch_latency_ns,
         )
         saturating = classes_from_plan(plan, msg_bytes=plan.fabric.mtu, rate="saturate", pattern=self.cfg.traffic)
-        paced = [
-            c.model_copy(update={"rate": round(0.8 * plan.class_by_name(c.name).bandwidth.planned / 100, 4)})
-            if plan.class_by_name(c.name).priority == "high"
-            else c
-            for c in saturating
-        ]
+        def paced(fraction: float) -> list:
+            return [
+                c.model_copy(
+                    update={"rate": round(fraction * plan.class_by_name(c.name).bandwidth.planned / 100, 5)}
+                )
+                if plan.class_by_name(c.name).priority == "high"
+                else c
+                for c in saturating
+            ]
+
         runs = {}
-        for i, (name, classes) in enumerate((("shares", saturating), ("latency", paced))):
+        mixes = (("shares", saturating), ("latency", paced(0.8)), ("probe", paced(PROBE_FRACTION)))
+        for i, (name, classes) in enumerate(mixes):
             traffic = TrafficSpec(pattern=self.cfg.traffic, msg_bytes=plan.fabric.mtu, classes=classes)
             runs[name] = simulate(
-                self.s.fabric, traffic, params, load=1.0, progress=lambda f, i=i: self.progress("simulate", (i + f) / 3)
+                self.s.fabric, traffic, params, load=1.0, progress=lambda f, i=i: self.progress("simulate", (i + f) / 4)
             )
-        self.s.sim, self.s.sim_latency = runs["shares"], runs["latency"]
+        self.s.sim, self.s.sim_latency, self.s.sim_probe = runs["shares"], runs["latency"], runs["probe"]
         # The classes' shares of one link where every class stays backlogged (an incast onto
         # one CA), batch by batch until the 95 % interval is known to 0.02 pp: what the plan
         # promises per link, without the all-to-all run's back-pressure drift.
@@ -323,7 +335,7 @@ class DryRun:
         (self.cfg.out / "simulation.json").write_text(json.dumps(doc, indent=1) + "\n")
         ls = self.s.link_shares
         return (
-            f"{self.cfg.traffic} traffic, 2 runs × {self.cfg.sim_time_us:g} µs; link shares into "
+            f"{self.cfg.traffic} traffic, 3 runs × {self.cfg.sim_time_us:g} µs; link shares into "
             f"{ls.destination}: {ls.simulated_us:g} µs, ±{max(ls.half_width_pp.values()):.3f} pp (95 %)"
         )
 
@@ -332,13 +344,16 @@ class DryRun:
 
         # the end-to-end bound on each class's longest route as routed (the verifier's hops)
         hops = {n: max(r.hops) for n, r in self.s.verify_by_class.items() if r.hops}
-        self.s.verdicts = judge_classes(self.s.plan, self.s.link_shares.shares, self.s.sim_latency, hops)
+        self.s.verdicts = judge_classes(
+            self.s.plan, self.s.link_shares.shares, self.s.sim_latency, hops, sim_probe=self.s.sim_probe
+        )
         for v in self.s.verdicts:
-            paced = v.priority == "high" and v.sim_p99_us is not None
-            if paced and v.e2e_bound_us is not None and v.sim_p99_us > v.e2e_bound_us:
+            if v.e2e_bound_us is None or v.sim_p99_us is None or v.priority != "high":
+                continue
+            if v.sim_p99_us > v.e2e_bound_us:
                 self.s.notes.append(
-                    f"{v.name}: simulated p99 {v.sim_p99_us:.2f} µs is above the end-to-end bound "
-                    f"{v.e2e_bound_us:.2f} µs: its own packets, from several sources to one "
+                    f"{v.name}: simulated p99 at 80 % of its share {v.sim_p99_us:.2f} µs is above the "
+                    f"end-to-end bound {v.e2e_bound_us:.2f} µs: its packets, from many sources to one "
                     "destination, queue behind each other, which the bound does not cover (docs/policy.md)"
                 )
         return f"{sum(v.ok for v in self.s.verdicts)}/{len(self.s.verdicts)} SLAs met"
@@ -374,6 +389,19 @@ class DryRun:
                 "ok": sim.status == "done" and not sim.deadlock,
                 "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
                 + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else ""),
+            },
+            # Informational (ok None): the bound against the light-load simulation, where the
+            # bound's assumption (no queueing behind the class's own packets) nearly holds.
+            {
+                "check": f"end-to-end bound vs p99 at {PROBE_FRACTION:.0%} load",
+                "ok": None,
+                "result": ", ".join(
+                    f"{x.name} {x.sim_probe_p99_us:.2f} {'≤' if x.sim_probe_p99_us <= x.e2e_bound_us else '>'} "
+                    f"{x.e2e_bound_us:.2f} µs"
+                    for x in self.s.verdicts
+                    if x.sim_probe_p99_us is not None and x.e2e_bound_us is not None
+                )
+                or "no high-priority class",
             },
             # Informational (ok None): with saturating low classes, in-network latency of a
             # paced high class depends on the traffic mix, not only on the arbiter.
