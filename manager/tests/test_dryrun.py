@@ -73,6 +73,26 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     for name in ("opensm.conf", "qos-policy.conf", "plugin-tables.conf"):
         assert f"rendered <code>{name}</code>" in html
     assert "VLHighLimit" in html and "<th>SL</th>" in html
+    check_e2e_in_report(rep, plan, html, r.stdout)
+
+
+def check_e2e_in_report(rep: dict, plan: dict, html: str, stdout: str) -> None:
+    """The end-to-end bound is reported for every class, on the longest route as routed, and
+    each high-priority class's simulated p99 at 5 % of its share (the bound's case: its
+    packets seldom queue behind each other) is within it. At 80 % of the share the p99 may
+    exceed it (its own packets queue), and then a note says so."""
+    hops = max(int(h) for h in rep["verify"]["hops"])
+    assert "end-to-end bound (analysis)" in html and "e2e bound µs" in stdout
+    for c in rep["classes"]:
+        assert c["e2e_switch_hops"] == hops
+        if hops == plan["end_to_end"]["switch_hops"]:  # the plan's route: the same bound
+            assert c["e2e_bound_us"] == pytest.approx(plan["end_to_end"]["per_class"][c["name"]]["bound_us"])
+        if c["priority"] != "high":
+            assert c["sim_probe_p99_us"] is None
+            continue
+        assert 0 < c["sim_probe_p99_us"] <= c["e2e_bound_us"], c
+        above = c["sim_p99_us"] > c["e2e_bound_us"]
+        assert above == any(n.startswith(f"{c['name']}: simulated p99 at 80 %") for n in rep["notes"]), c
 
 
 def test_minhop_on_a_dragonfly_fails_with_the_credit_loop(tmp_path):
