@@ -304,11 +304,10 @@ class DryRun:
             switch_ns=plan.fabric.switch_latency_ns,
         )
         saturating = classes_from_plan(plan, msg_bytes=plan.fabric.mtu, rate="saturate", pattern=self.cfg.traffic)
+
         def paced(fraction: float) -> list:
             return [
-                c.model_copy(
-                    update={"rate": round(fraction * plan.class_by_name(c.name).bandwidth.planned / 100, 5)}
-                )
+                c.model_copy(update={"rate": round(fraction * plan.class_by_name(c.name).bandwidth.planned / 100, 5)})
                 if plan.class_by_name(c.name).priority == "high"
                 else c
                 for c in saturating

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 NS_PER_M = 5.0  # signal propagation in copper and fibre, about 2/3 of c
 DLA_SWITCH_HOPS = 3  # seed 003 Fig. 4: local, global, local at most on a pristine dragonfly
@@ -49,7 +50,7 @@ class EndToEnd:
     wire_us: float
     switch_us: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "bound_us": _r(self.bound_us),
             "ports": list(self.ports),

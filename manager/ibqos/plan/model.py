@@ -4,12 +4,14 @@ render, testbed, simulate and dryrun."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..arbiter import ArbTable
+from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end
 from ..roles import ROLES
 from ..docfile import read_json, validate, write_atomic
 from ..errors import InputError
@@ -141,19 +143,15 @@ class Plan(_M):
     @property
     def route_switch_hops(self) -> int | None:
         """Switch-to-switch hops of the route the plan's end-to-end bound is for."""
-        from .e2e import DLA_SWITCH_HOPS
-
         if self.end_to_end is not None:
             return self.end_to_end.switch_hops
         if self.fabric.max_switch_hops is not None:
             return self.fabric.max_switch_hops
         return DLA_SWITCH_HOPS if self.fabric.routing == "dla" else None
 
-    def e2e_bound(self, wait_us, switch_hops: int):
+    def e2e_bound(self, wait_us: Callable[[str], float | None], switch_hops: int) -> EndToEnd:
         """The end-to-end bound of one class with `switch_hops` switch-to-switch links, from
         `wait_us(role)`, its worst wait per role (this plan's routing, MTU, rate, wire)."""
-        from .e2e import end_to_end
-
         f = self.fabric
         return end_to_end(
             wait_us,

@@ -15,7 +15,18 @@ from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
-from ..plan.model import SCHEMA, Bandwidth, EndToEndPlan, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan, VlArbTables
+from ..plan.model import (
+    SCHEMA,
+    Bandwidth,
+    EndToEndPlan,
+    Latency,
+    Plan,
+    PlanClass,
+    PlanFabric,
+    PlanPartitions,
+    VlArbPlan,
+    VlArbTables,
+)
 from .e2e_check import check_e2e
 from .fixes import checked_fixes
 from .sls import assign_sls
@@ -174,7 +185,7 @@ def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int]
             loc = ("classes", v.target.index, "roles", role, field)
         msg = f"class {c.name!r}{where}: {v.message}"
     if cap is not None:
-        fixes = checked_fixes(policy, v, loc, lambda p: synthesize_roles(p, cap, suggest=False))
+        fixes = checked_fixes(policy, v, loc, lambda p: _replan(p, cap))  # e2e bounds too
         msg += (
             "; feasible with " + " | ".join(f.text(policy) for f in fixes)
             if fixes
