@@ -102,11 +102,10 @@ def e2e_lines(p) -> list[str]:
         ]
     first = next(iter(e2e.per_class.values()))
     out = [
-        f"end-to-end bound per packet, worst route {' → '.join(first['ports'])} ({e2e.switch_hops} switch hops):",
-        f"  arbitration waits + {first['serialization_us']:.2f} µs serialization + {first['wire_us']:.2f} µs wire "
-        f"({p.fabric.max_cable_m:g} m cables) + {first['switch_us']:.2f} µs switches "
-        f"({p.fabric.switch_latency_ns:g} ns each);",
-        "  it assumes no queueing behind the class's own packets and no credit stalls (docs/policy.md)",
+        f"end to end, route {' → '.join(first['ports'])} ({e2e.switch_hops} switch hops):",
+        f"  waits + {first['serialization_us']:.2f} µs sending + {first['wire_us']:.2f} µs cable "
+        f"({p.fabric.max_cable_m:g} m) + {first['switch_us']:.2f} µs switches ({p.fabric.switch_latency_ns:g} ns);",
+        "  not covered: queueing behind the class's own packets, credit stalls",
     ]
     for c in p.classes:
         d = e2e.per_class[c.name]
