@@ -74,6 +74,7 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
         assert f"rendered <code>{name}</code>" in html
     assert "VLHighLimit" in html and "<th>SL</th>" in html
     check_e2e_in_report(rep, plan, html, r.stdout)
+    check_isolated_packets_within_the_bound(tmp_path / "run", rep)
 
 
 def check_e2e_in_report(rep: dict, plan: dict, html: str, stdout: str) -> None:
@@ -203,3 +204,44 @@ def test_vlhighlimit_overlay_comes_from_the_record(tmp_path):
     assert limits <= {plan["vlarb"][role]["high_limit"] for role in plan["vlarb"] if role != "ports"}
     assert fabric  # the model carries them: conformance (in the report) compares them with the plan
     assert rep["conformance"] == []
+
+
+def check_isolated_packets_within_the_bound(run: Path, rep: dict) -> None:
+    """The bound's own case, for every class, on the fabric OpenSM programmed: one CA sends
+    the class, one packet at a time (CBR, a packet every two bounds, so none waits behind
+    another), to the CA at the end of the longest route, while every other class saturates
+    the whole fabric. Every packet arrives within the bound, counted from its generation (so
+    with its wait at the CA's port): its wait at each port is at most the analysed worst
+    wait, however the others' traffic falls."""
+    from ibqos.fabric.model import Fabric
+    from ibqos.plan import Plan
+    from ibqos.verify.walk import iter_routes
+    from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
+
+    plan = Plan.load(run / "plan.json")
+    fabric = Fabric.load(run / "fabric.json")
+    far = max(iter_routes(fabric, sl=plan.classes[0].sls[0]), key=lambda r: len(r.hops))
+    src, dst = fabric.nodes[far.src[0]].desc, fabric.nodes[far.dst[0]].desc
+    packet_us = plan.fabric.mtu * 8 / (plan.fabric.rate_gbps * 1000)
+    bounds = {c["name"]: c["e2e_bound_us"] for c in rep["classes"]}
+    for probe in plan.classes:
+        gap_us = 2 * bounds[probe.name]
+        params = SimParams(
+            rate=plan.fabric.rate_gbps,
+            mtu=plan.fabric.mtu,
+            accounting=plan.accounting,
+            prop_ns=plan.fabric.max_cable_m * 5,
+            switch_ns=plan.fabric.switch_latency_ns,
+            warmup_us=50,
+            time_us=40 * gap_us,
+        )
+        mix = [
+            c.model_copy(update={"rate": packet_us / gap_us, "pattern": "twonode"}) if c.name == probe.name else c
+            for c in classes_from_plan(plan, msg_bytes=plan.fabric.mtu, rate="saturate", pattern="uniform")
+        ]
+        traffic = TrafficSpec(
+            pattern="uniform", process="cbr", msg_bytes=plan.fabric.mtu, classes=mix, src=src, dst=dst
+        )
+        # from the message's generation: the wait for the CA port's turn counts too
+        lat = simulate(fabric, traffic, params).class_by_name[probe.name].latency
+        assert lat.max_us is not None and 0 < lat.max_us <= bounds[probe.name], (probe.name, lat, bounds)
