@@ -11,7 +11,7 @@ DESTDIR ?=
 SAN_BUILD := build-sanitize
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
+.PHONY: all deps build ibsim-patched install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
 
 all: build
 
@@ -29,6 +29,15 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 	cmake --build $(BUILD) -j 2
 
+# ibsim 0.10 from Debian's source package with ci-sim/ibsim-patch/0001-vlarb-64-and-vlhighlimit.patch
+# (64-entry VLArb tables, VLHighLimit stored; docs/ibsim.md), in build/ibsim-patched/. `make build`
+# builds it once (CMake target ibsim-patched); this target builds it again, e.g. with
+# IBSIM_SOURCE=<.dsc | ibsim-0.10 tarball | source tree> where the archive has no source.
+ibsim-patched: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	rm -f $(BUILD)/ibsim-patched/stamp
+	cmake --build $(BUILD) --target ibsim-patched ibsim-smp-rw
+
 format: deps
 	$(VENV)/bin/ruff format .
 	git ls-files '*.c' '*.h' | xargs clang-format -i
@@ -40,6 +49,7 @@ install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
 	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
 
+# (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
 # Lint, format and type checks (ruff and mypy --strict on the core, configured in pyproject.toml;
 # clang-format, .clang-format;
 # `make format` fixes the format),

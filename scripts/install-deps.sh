@@ -3,10 +3,13 @@
 # so `make deps` is idempotent and fast on a machine that already has them.
 set -euo pipefail
 
+# clang alone (installed without recommends) has no compiler-rt: libFuzzer and clang's ASan
+# runtime for the table fuzzer in make test are in libclang-rt-14-dev.
 PKGS=(
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags perftest ibutils
   libibumad-dev libibmad-dev
-  cmake gcc clang clang-format make pkg-config python3 python3-venv python3-dev valgrind
+  dpkg-dev patch   # the patched ibsim: dpkg-source unpacks Debian's source, patch applies ours
+  cmake gcc clang libclang-rt-14-dev clang-format make pkg-config python3 python3-venv python3-dev valgrind
   chromium
 )
 

@@ -83,14 +83,15 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
         raise InputError(str(e), field="--sls") from e
 
 
-def _link_defaults(rate, mtu, plan, console) -> tuple:
-    """Rate and MTU from the plan the run was made with (one set of defaults for every
-    command); a flag overrides, and says so."""
-    defaults = (plan.fabric.rate, plan.fabric.mtu) if plan else ("QDR", 4096)
-    for name, given, planned in (("rate", rate, defaults[0]), ("mtu", mtu, defaults[1])):
-        if plan and given is not None and str(given) != str(planned):
-            console.print(f"note: --{name} {given} overrides the plan's {planned}", highlight=False, markup=False)
-    return (rate if rate is not None else defaults[0], mtu if mtu is not None else defaults[1])
+def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
+    """Rate, MTU and VLArb accounting from the plan the run was made with (one set of
+    defaults for every command); a flag overrides, and says so."""
+    defaults = (plan.fabric.rate, plan.fabric.mtu, plan.accounting) if plan else ("QDR", 4096, "byte")
+    given = (rate, mtu, accounting)
+    for name, flag, planned in zip(("rate", "mtu", "accounting"), given, defaults):
+        if plan and flag is not None and str(flag) != str(planned):
+            console.print(f"note: --{name} {flag} overrides the plan's {planned}", highlight=False, markup=False)
+    return tuple(d if g is None else g for g, d in zip(given, defaults))
 
 
 @click.command()
@@ -215,7 +216,7 @@ def simulate(
     loads = parse_sweep(sweep) if sweep else [load if load is not None else 0.8]
     fabric, source, plan = load_run_fabric(rundir, plan_path)
     console = Console(stderr=as_json)
-    rate, mtu = _link_defaults(rate, mtu, plan, console)
+    rate, mtu, accounting = _link_defaults(rate, mtu, accounting, plan, console)
     try:
         params = SimParams(
             rate=rate,
@@ -223,7 +224,7 @@ def simulate(
             buffer_packets=buffer_packets,
             voq=voq,
             input_reads=1 if input_reads == "1" else "N",
-            accounting=accounting or (plan.accounting if plan else "byte"),
+            accounting=accounting,
             prop_ns=prop_ns,
             switch_ns=switch_ns,
             warmup_us=warmup_us,

@@ -6,7 +6,6 @@ stencil and hot-spot traffic on exactly that state. An engine OpenSM replaces by
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -93,22 +92,20 @@ def route_read_explain(h, engine: str):
     finally:
         sm.stop()
     used_last = used[-1] if used else None
-    return fabric, used_last, (fallback_reason(lines, engine) if used_last != engine else "")
+    if used_last == engine:
+        return fabric, used_last, ""
+    from ibqos.fabric.dla_record import read_record
+
+    return fabric, used_last, fallback_reason(lines, engine, read_record(sm.dumps))
 
 
-def fallback_reason(lines, engine: str) -> str:
-    """Why OpenSM did not route with `engine`, in its own log's words (its ERR lines and the
-    engine's own complaints, e.g. updn's 'no root nodes were found')."""
-    keys = ("ERR ", f"{engine}:", "disabling", "cannot build")
-    said = []
-    for ln in lines:
-        text = ln.text.strip()
-        if "tables configured" in text or not any(k in text for k in keys):
-            continue
-        text = text.split(": ", 1)[1] if re.match(r"^\w+: ", text) else text  # drop the function name
-        if text not in said:
-            said.append(text)
-    return "; ".join(said[:3])
+def fallback_reason(lines, engine: str, record=None) -> str:
+    """Why OpenSM did not route with `engine`: dla's reason from its record; OpenSM's own
+    engines say it only in the log (their ERR lines and complaints, e.g. updn's 'no root
+    nodes were found')."""
+    if engine == "dla" and record is not None and record.refused:
+        return f"dla refused the fabric ({record.engine.error}): {record.engine.reason}"
+    return "; ".join(osmlog.engine_complaints(lines, engine))
 
 
 def compare(

@@ -25,6 +25,7 @@ from ibqos import osmlog, paths
 from ibqos.errors import ExternalError, InputError
 from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
 
+from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
 from .netfile import read_net
 from ibqos.templating import render
 
@@ -33,7 +34,6 @@ from .resweep import Resweep, sweep_mark, wait_resweep
 
 _counter = itertools.count()
 SOCK_PREFIX = "ibqos-"
-READY = "Network simulator ready."
 
 # OpenSM 3.3.23's engines, plus the plugin's. OpenSM itself silently ignores an unknown name
 # and routes with minhop, which would hide a typo: refuse it here instead.
@@ -52,8 +52,9 @@ def check_engines(engine: str, plugin: bool) -> None:
             )
 
 
-# PortInfo VLArbitrationHighCap/LowCap of every ibsim port (ibsim's sim_net.c defaults).
-IBSIM_VLARB_CAP = (8, 8)
+# PortInfo VLArbitrationHighCap/LowCap of every port of Debian's ibsim (sim_net.c); the
+# patched one's: IbsimBinary.vlarb_cap.
+IBSIM_VLARB_CAP = DEBIAN_VLARB_CAP
 
 
 def sock_prefix_for(pid: int) -> str:
@@ -162,11 +163,11 @@ class SmDaemon:
         wait_until(done, timeout=timeout, interval=0.1, what=f"{n} OpenSM sweep(s) in {self.log}")
 
     def wait_for_log(self, pattern: str, timeout: float = 60) -> str:
-        rx = re.compile(pattern)
+        """For the plugin's tests of its own log lines."""
         found: list[str] = []
 
         def done() -> bool:
-            found[:] = [ln.text for ln in self.lines() if rx.search(ln.text)]
+            found[:] = osmlog.matching(self.lines(), pattern)
             return bool(found)
 
         wait_until(done, timeout=timeout, interval=0.1, what=f"/{pattern}/ in {self.log}")
@@ -208,8 +209,16 @@ class Harness:
         *,
         console: bool = False,
         ready_timeout: float = 120,
+        ibsim: str | None = None,
+        ibsim_args: tuple[str, ...] = (),
     ):
+        """`ibsim`: "debian", "patched" or "auto" (ibqos_sim.ibsim_binary); default
+        IBQOS_IBSIM, else Debian's. `ibsim_args`: more options for it (e.g. the patched
+        one's `-a 8`)."""
+        self.ibsim_args = tuple(ibsim_args)
         self.netfile = Path(netfile).resolve()
+        self.ibsim_choice = ibsim or default_choice("debian")
+        self._binary: IbsimBinary | None = None
         self.size = net_size(self.netfile)
         if run_dir is None:
             run_dir = Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
@@ -220,6 +229,13 @@ class Harness:
         self.ibsim: Daemon | None = None
         self._sms: list[SmDaemon] = []
         self._sm_runs = itertools.count()
+
+    @property
+    def binary(self) -> IbsimBinary:
+        """The ibsim this harness runs (resolved once: a build in between changes nothing)."""
+        if self._binary is None:
+            self._binary = resolve(self.ibsim_choice)
+        return self._binary
 
     # ---- lifecycle -------------------------------------------------------
     def __enter__(self) -> Harness:
@@ -235,7 +251,7 @@ class Harness:
 
     def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        ibsim = paths.require_tool("ibsim", "ibsim-utils")
+        ibsim = self.binary.path
         paths.umad2sim_lib()
         s = self.size
         cmd = [
@@ -248,6 +264,7 @@ class Harness:
             "-P",
             str(max(13312, s.ports + 64)),
         ]
+        cmd += self.ibsim_args
         if not self.console_enabled:
             cmd.append("-n")
         cmd.append(str(self.netfile))
@@ -256,8 +273,11 @@ class Harness:
             "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled
         )
 
+        from ibqos.fabric.live import ibsim_listening
+
         def ready() -> bool:
             if not self.ibsim.alive():
+                # ibsim says why it exited only on its output, as a failed command does
                 log = self.ibsim.log_path.read_text(errors="replace")
                 if m := _NET_ERROR.search(log):
                     # ibsim's own parser refused the net file: bad input, said as such
@@ -268,11 +288,21 @@ class Harness:
                         file=self.netfile,
                     )
                 raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: {_tail(self.ibsim.log_path)}")
-            return READY in self.ibsim.log_path.read_text(errors="replace")
+            # ready when its control socket is bound: ibsim binds it after building the fabric
+            # (and after printing "Network simulator ready.", so that line is no signal)
+            return ibsim_listening(self.sock) is not False
 
         wait_until(ready, timeout=self.ready_timeout, interval=0.05, what="ibsim to be ready")
         (self.run_dir / "harness.json").write_text(
-            json.dumps({"netfile": str(self.netfile), "sock": self.sock, "ibsim_pid": self.ibsim.pid}) + "\n"
+            json.dumps(
+                {
+                    "netfile": str(self.netfile),
+                    "sock": self.sock,
+                    "ibsim_pid": self.ibsim.pid,
+                    "ibsim": self.binary.to_json(),
+                }
+            )
+            + "\n"
         )
 
     @classmethod
@@ -286,7 +316,7 @@ class Harness:
             raise InputError("no fabric here (run 'ibqos fabric up' first)", file=state_file) from exc
         except json.JSONDecodeError as e:
             raise InputError(f"corrupt harness state: {e.msg}", file=state_file, line=e.lineno) from e
-        h = cls(state["netfile"], run_dir)
+        h = cls(state["netfile"], run_dir, ibsim=state.get("ibsim", {}).get("kind", "debian"))
         h.sock = state["sock"]
         h.ibsim = AttachedProcess(state["ibsim_pid"], h.sock, run_dir / "ibsim.log")
         h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out") for p in state.get("sm_pids", [])]
@@ -523,8 +553,9 @@ class Harness:
         return fabric
 
 
-def check_sm_run(lines: list[osmlog.LogLine], rc: int, log: Path) -> None:
-    errs = osmlog.errors(lines)
+def check_sm_run(lines: list[osmlog.LogLine], rc: int, log: Path, allow: tuple[str, ...] = ()) -> None:
+    """`allow`: ERR codes that are findings, not failures (dla's refusal, in its record)."""
+    errs = osmlog.errors(lines, allow)
     up = osmlog.subnet_up_count(lines)
     problems = []
     if rc != 0:

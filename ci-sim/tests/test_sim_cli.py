@@ -126,5 +126,19 @@ def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
     assert (res["params"]["rate"], res["params"]["mtu"]) == ("HDR", 2048)
     got = {s["sl"]: s["share_pct"] for s in res["per_sl"]}
     assert all(abs(got[sl] - share) <= 0.5 for sl, share in dry.items()), (got, dry)
-    r = ibqos("simulate", run, "--traffic", "mix", "--load", "1.0", "--mtu", "4096", "--time-us", "50")
+    r = ibqos(
+        "simulate",
+        run,
+        "--traffic",
+        "mix",
+        "--load",
+        "1.0",
+        "--mtu",
+        "4096",
+        "--accounting",
+        "packet",
+        "--time-us",
+        "50",
+    )
     assert "note: --mtu 4096 overrides the plan's 2048" in r.stdout
+    assert "note: --accounting packet overrides the plan's byte" in r.stdout

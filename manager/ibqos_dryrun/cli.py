@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ibqos.errors import InputError
+from ibqos.errors import InputError, VerificationFailed
 
 
 @click.command()
@@ -47,6 +47,13 @@ from ibqos.errors import InputError
     "again: link:NODE[PORT] or switch:NODE, NODE a name (sw-g0-s0) or a node GUID. "
     "Repeat for several.",
 )
+@click.option(
+    "--ibsim",
+    type=click.Choice(["auto", "patched", "debian"]),
+    default=None,
+    help="Which ibsim: the patched one from `make build` (64/64 VLArb, VLHighLimit), Debian's "
+    "(8/8, no VLHighLimit), or auto: patched when built [default: IBQOS_IBSIM, else auto].",
+)
 def dryrun(
     policy: Path,
     topology: str | None,
@@ -56,10 +63,12 @@ def dryrun(
     sim_time_us: float,
     seed: int,
     faults: tuple[str, ...],
+    ibsim: str | None,
 ) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
-    Exit 0 only when every SLA passes and the fabric is verified deadlock-free."""
+    Exit 0 only when every SLA passes and the fabric is verified deadlock-free; a defect is
+    VerificationFailed (exit 1, mapped in ibqos.cli)."""
     from . import STAGES, DryRun, DryRunConfig
 
     if topology and net:
@@ -73,6 +82,7 @@ def dryrun(
         sim_time_us=sim_time_us,
         seed=seed,
         faults=faults,
+        ibsim=ibsim,
     )
     con = Console(stderr=True)
     if not con.is_terminal:
@@ -81,7 +91,8 @@ def dryrun(
         dr = DryRun(cfg, lambda stage, frac: _stage_line(dr, stage, frac))
         dr.run()
         _print_verdict(dr)
-        sys.exit(0 if dr.ok else 1)
+        _raise_on_defect(dr)
+        return
     with Progress(
         TextColumn("[bold]{task.description:<10}"),
         BarColumn(),
@@ -98,14 +109,24 @@ def dryrun(
                 bar.start_task(t)
             bar.update(t, completed=frac)
 
-        dr = DryRun(cfg, progress)
+        def failed(stage: str, error: BaseException) -> None:
+            bar.update(tasks[stage], note="[red]failed[/red]")
+
+        dr = DryRun(cfg, progress, failed)
         try:
             dr.run()
         finally:
             for st in dr.s.stages:
                 bar.update(tasks[st.name], note=st.note[:60])
     _print_verdict(dr)
-    sys.exit(0 if dr.ok else 1)
+    _raise_on_defect(dr)
+
+
+def _raise_on_defect(dr) -> None:
+    from .verdict import passed, summary
+
+    if not passed(dr.s):
+        raise VerificationFailed(f"dry run failed: {summary(dr.s)}")
 
 
 def _stage_line(dr, stage: str, frac: float) -> None:

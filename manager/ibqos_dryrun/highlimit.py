@@ -1,8 +1,8 @@
-"""VLHighLimit on ibsim: the simulator does not store it (docs/ibsim.md), so the dry run puts
-on the model the value the SM sent: the dla plugin's record (`ibqos-dla.json`) for the ports
-it programmed, otherwise OpenSM's qos_{ca,swe,sw0}_high_limit (falling back to qos_high_limit)
-for the port's type. An explicit, labelled overlay step: the note says how many ports came
-from where."""
+"""VLHighLimit on Debian's ibsim: it does not store it (docs/ibsim.md; the patched ibsim
+does), so the dry run puts on the model the value the SM sent: the dla plugin's record
+(`ibqos-dla.json`) for the ports it programmed, otherwise OpenSM's
+qos_{ca,swe,sw0}_high_limit (falling back to qos_high_limit) for the port's type. An
+explicit, labelled overlay step: the note says how many ports came from where."""
 
 from __future__ import annotations
 

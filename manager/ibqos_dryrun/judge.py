@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+# The probe run's high-priority load, as a fraction of each class's share: light enough that
+# its packets seldom meet each other, as the end-to-end bound assumes (docs/policy.md).
+PROBE_FRACTION = 0.05
+
 LATENCY_RULE = (
     "latency: the analysed worst wait for an arbitration turn (the guarantee) "
     "against the class's max_latency_us, and the end-to-end bound on the fabric's longest "

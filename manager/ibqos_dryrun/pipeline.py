@@ -1,20 +1,18 @@
-"""The dry run's stages, in order. Each is a small method of DryRun; `run()` only sequences
-them, times them and reports progress (ReFrame-style named stages)."""
+"""The dry run's stages, in order. Each is a small method `stage_<name>` of DryRun; the one
+driver (ibqos.pipeline) sequences, times and reports them (ReFrame-style named stages). A
+defect found on the way is an exception (VerificationFailed); the verdict on a finished run
+is ibqos_dryrun.verdict's."""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ibqos.errors import VerificationFailed
+from ibqos.pipeline import Hooks, Pipeline, StageTime
 from ibqos.render.fallback import DLA_CHAIN
-
-# The probe run's high-priority load, as a fraction of each class's share: light enough that
-# its packets seldom meet each other, as the end-to-end bound assumes (docs/policy.md).
-PROBE_FRACTION = 0.05
 
 STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -31,24 +29,20 @@ class DryRunConfig:
     seed: int = 1
     voq: bool = True
     faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
-
-
-@dataclass
-class StageTime:
-    name: str
-    seconds: float
-    note: str = ""
+    ibsim: str | None = None  # "auto" (patched when built), "patched", "debian"; None: IBQOS_IBSIM or auto
 
 
 @dataclass
 class DryRunState:
     plan: object = None
+    ibsim: object = None  # ibqos_sim.ibsim_binary.IbsimBinary: the simulator that runs the fabric
     topology: object = None  # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
     netfile: Path | None = None
     topology_name: str = ""
     harness: object = None
     sm_run: object = None
+    engines: list[str] = field(default_factory=list)  # that configured the tables (the last is in force)
     pristine_run: object = None  # with faults: the run before them
     faults: list = field(default_factory=list)  # ResolvedFault, in the order applied
     refusal: str = ""  # dla's reason when it refused the degraded fabric
@@ -67,18 +61,26 @@ class DryRunState:
 
 
 class DryRun:
-    def __init__(self, cfg: DryRunConfig, progress: Callable[[str, float], None] | None = None):
+    def __init__(
+        self,
+        cfg: DryRunConfig,
+        progress: Callable[[str, float], None] | None = None,
+        failed: Callable[[str, BaseException], None] | None = None,
+    ):
         self.cfg = cfg
         self.s = DryRunState()
         self.progress = progress or (lambda stage, frac: None)
+        hooks = Hooks(progress=self.progress)
+        if failed is not None:
+            hooks.failed = failed
+        self.pipeline = Pipeline(STAGES, hooks, self.s.stages)
 
     # ---- driver ------------------------------------------------------------
     def run(self) -> DryRunState:
         self.validate_inputs()  # all of them, before anything is written
         self.cfg.out.mkdir(parents=True, exist_ok=True)
         try:
-            for name in STAGES:
-                self._timed(name, getattr(self, f"stage_{name}"))
+            self.pipeline.run(self)
             from .report import write_reports
 
             write_reports(self)
@@ -87,20 +89,13 @@ class DryRun:
                 self.s.harness.stop()
         return self.s
 
-    def _timed(self, name: str, fn) -> None:
-        self.progress(name, 0.0)
-        t0 = time.monotonic()
-        note = fn()
-        self.s.stages.append(StageTime(name, time.monotonic() - t0, note or ""))
-        self.progress(name, 1.0)
-
     def validate_inputs(self) -> None:
         """Policy (planned), fault specs and the fabric (topology spec or net file): a bad one
         is one InputError line and nothing in --out."""
         from ibqos.faultspec import parse_fault
         from ibqos.planner import make_plan
         from ibqos.policy import load_policy
-        from ibqos_sim.harness import IBSIM_VLARB_CAP
+        from ibqos_sim.ibsim_binary import default_choice, resolve
         from ibqos_sim.netfile import check_net
         from ibqos_sim.topology import from_spec
 
@@ -111,14 +106,18 @@ class DryRun:
             check_net(self.cfg.net)
         else:
             self.s.topology = from_spec(self.cfg.topology)
-        cap = policy.fabric.vlarb_cap
-        fit = (min(cap.high, IBSIM_VLARB_CAP[0]), min(cap.low, IBSIM_VLARB_CAP[1]))
+        self.s.ibsim = resolve(self.cfg.ibsim or default_choice("auto"))
+        self.s.notes.append(f"fabric simulated by {self.s.ibsim.describe()}")
+        cap, sim_cap = policy.fabric.vlarb_cap, self.s.ibsim.vlarb_cap
+        fit = (min(cap.high, sim_cap[0]), min(cap.low, sim_cap[1]))
         if fit != (cap.high, cap.low):
             self.s.notes.append(
                 f"planned for ibsim's {fit[0]}/{fit[1]}-entry VLArb tables, not the policy's "
                 f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables"
+                + ("" if self.s.ibsim.kind == "patched" else " (the patched ibsim holds 64/64: docs/ibsim.md)")
             )
         self.s.plan = make_plan(policy, cap=fit)
+        self.s.notes.extend(self.s.plan.notes)  # e.g. what OpenSM can program of a 64-entry table
 
     # ---- stages ------------------------------------------------------------
     def stage_plan(self) -> str:
@@ -154,30 +153,29 @@ class DryRun:
 
         self._write_net()
         self.s.harness = Harness(
-            self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults)
+            self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.s.ibsim.kind
         )  # faults go down on the console
         self.s.harness.start()
         return self.s.topology_name
 
     def stage_configure(self) -> str:
-        run = self._run_sm(check=False)
-        self._check_sm(run)
-        used = run.configured_engines()
+        run = self._run_sm()
+        used = self._engines(run)
         if self._dla and used[-1:] != ["dla"]:
-            refusal = self._refusal(run)
             raise VerificationFailed(
                 f"OpenSM fell back to {used[-1] if used else 'nothing'}: "
-                f"{refusal or 'dla did not configure the tables'}"
+                f"{self._refusal(run) or 'dla did not configure the tables'}"
             )
         if self.cfg.faults:
             # As on a cluster: the SM routed the healthy fabric (and keeps its cache), then a
             # fault happens and it routes again. A refusal is a finding, reported, not a crash.
             self.s.pristine_run = run
             self._apply_faults()
-            run = self._run_sm(check=False)
-            self._check_degraded(run)
-        self.s.sm_run = run
-        used = run.configured_engines()
+            run = self._run_sm()
+            used = self._engines(run)
+            if self._dla and used[-1:] != ["dla"]:
+                self.s.refusal = self._refusal(run) or "dla did not configure the tables"
+        self.s.sm_run, self.s.engines = run, used
         t = run.engine_seconds()
         return (
             (f"{len(self.s.faults)} fault(s), " if self.s.faults else "")
@@ -189,20 +187,38 @@ class DryRun:
     def _dla(self) -> bool:
         return self.s.plan.fabric.routing == "dla"
 
-    def _run_sm(self, check: bool):
-        return self.s.harness.run_sm(
+    def _run_sm(self):
+        """One `opensm --once` with the rendered configuration. Any OpenSM error is an
+        external failure, except dla's refusal: its record names it, and the caller reports
+        it as what it is, a fabric dla does not route."""
+        from ibqos_sim.harness import check_sm_run
+
+        run = self.s.harness.run_sm(
             engine=DLA_CHAIN if self._dla else self.s.plan.fabric.routing,
             plugin=self._dla,
             conf_files=[self.s.rendered["opensm.conf"]],
-            check=check,
+            check=False,
         )
+        record = self._record(run)
+        check_sm_run(run.lines(), run.rc, run.log, allow=(record.engine.error,) if record and record.refused else ())
+        return run
 
-    @staticmethod
-    def _refusal(run) -> str:
-        """dla's reason from its record, "" if it did not refuse (or left no record)."""
+    def _record(self, run):
         from ibqos.fabric.dla_record import read_record
 
-        record = read_record(run.dumps)
+        return read_record(run.dumps) if self._dla else None
+
+    def _engines(self, run) -> list[str]:
+        """Engines that configured the tables: dla's record says when dla did; after its
+        refusal, or without dla, only OpenSM's log names the engine in force (ibqos.osmlog)."""
+        record = self._record(run)
+        if record is not None and not record.refused:
+            return ["dla"]
+        return run.configured_engines()
+
+    def _refusal(self, run) -> str:
+        """dla's reason from its record, "" if it did not refuse (or left no record)."""
+        record = self._record(run)
         return f"{record.engine.error}: {record.engine.reason}" if record and record.refused else ""
 
     def _apply_faults(self) -> None:
@@ -216,27 +232,12 @@ class DryRun:
         for f in self.s.faults:
             self.s.harness.unlink(f.node, f.port)
 
-    def _check_sm(self, run) -> None:
-        """Any OpenSM error is an external failure, except dla's refusal: the record names it
-        and the caller reports it as what it is, a fabric dla does not route."""
-        from ibqos.fabric.dla_record import read_record
-        from ibqos_sim.harness import check_sm_run
-
-        record = read_record(run.dumps) if self._dla else None
-        refusal = f"ERR {record.engine.error}: " if record and record.refused else None
-        check_sm_run([ln for ln in run.lines() if not (refusal and refusal in ln.text)], run.rc, run.log)
-
-    def _check_degraded(self, run) -> None:
-        self._check_sm(run)
-        if self._dla and run.configured_engines()[-1:] != ["dla"]:
-            self.s.refusal = self._refusal(run) or "dla did not configure the tables"
-
     def stage_readback(self) -> str:
         from .highlimit import overlay_high_limits
 
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
-        if fabric.source.startswith("live:ibsim:"):
+        if fabric.source.startswith("live:ibsim:") and not self.s.ibsim.stores_high_limit:
             from ibqos.fabric.dla_record import read_record
 
             recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps), self.s.sm_run.conf)
@@ -244,6 +245,12 @@ class DryRun:
                 f"ibsim does not store VLHighLimit, so the model carries what the SM "
                 f"sent: {recorded} ports from the dla plugin's record, {conf} from "
                 "OpenSM's qos_*_high_limit (docs/ibsim.md)"
+            )
+        elif self.s.ibsim.stores_high_limit:
+            caps = {(v.high_cap, v.low_cap) for n in fabric.nodes.values() for p in n.ports.values() if (v := p.vlarb)}
+            self.s.notes.append(
+                "VLHighLimit and VLArb as read back from the patched ibsim, capacity "
+                + ", ".join(f"{h}/{lo}" for h, lo in sorted(caps))
             )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
@@ -288,6 +295,8 @@ class DryRun:
         share, so their packets rarely queue behind each other, as the end-to-end bound
         assumes; the others still saturate."""
         from ibqos.plan.e2e import NS_PER_M
+
+        from .judge import PROBE_FRACTION
         from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
 
         plan = self.s.plan
@@ -357,64 +366,14 @@ class DryRun:
                 )
         return f"{sum(v.ok for v in self.s.verdicts)}/{len(self.s.verdicts)} SLAs met"
 
-    # ---- verdict -------------------------------------------------------------
+    # ---- verdict (ibqos_dryrun.verdict) -----------------------------------------
     def fabric_checks(self) -> list[dict]:
-        v = self.s.verify
-        sim = self.s.sim
-        acyclic = all(r.cdg_acyclic for r in self.s.verify_by_class.values())
-        engines = self.s.sm_run.configured_engines()
-        faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in self.s.faults]
-        return faults + [
-            {
-                "check": "routing engine",
-                "ok": not self.s.refusal,
-                "result": ", ".join(engines) + (f" (dla refused: {self.s.refusal})" if self.s.refusal else ""),
-            },
-            {
-                "check": "tables equal the plan",
-                "ok": not self.s.conform,
-                "result": "every port" if not self.s.conform else "; ".join(self.s.conform[:3]),
-            },
-            {"check": "reachability", "ok": v.delivered == v.pairs, "result": f"{v.delivered}/{v.pairs} CA pairs"},
-            {"check": "switch hops", "ok": True, "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
-            {"check": "VLs used (all classes)", "ok": True, "result": ",".join(map(str, self.s.vls_used))},
-            {
-                "check": "channel dependency graph",
-                "ok": acyclic,
-                "result": "acyclic for every class (deadlock-free)" if acyclic else "cycle: " + " → ".join(v.cycle),
-            },
-            {
-                "check": "simulation",
-                "ok": sim.status == "done" and not sim.deadlock,
-                "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
-                + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else ""),
-            },
-            # Informational (ok None): the bound against the light-load simulation, where the
-            # bound's assumption (no queueing behind the class's own packets) nearly holds.
-            {
-                "check": f"end-to-end bound vs p99 at {PROBE_FRACTION:.0%} load",
-                "ok": None,
-                "result": ", ".join(
-                    f"{x.name} {x.sim_probe_p99_us:.2f} {'≤' if x.sim_probe_p99_us <= x.e2e_bound_us else '>'} "
-                    f"{x.e2e_bound_us:.2f} µs"
-                    for x in self.s.verdicts
-                    if x.sim_probe_p99_us is not None and x.e2e_bound_us is not None
-                )
-                or "no high-priority class",
-            },
-            # Informational (ok None): with saturating low classes, in-network latency of a
-            # paced high class depends on the traffic mix, not only on the arbiter.
-            {
-                "check": "mean network latency (paced run)",
-                "ok": None,
-                "result": ", ".join(
-                    f"{x.name} ({x.priority}) {x.sim_mean_us:.2f} µs"
-                    for x in self.s.verdicts
-                    if x.sim_mean_us is not None
-                ),
-            },
-        ]
+        from .verdict import fabric_checks
+
+        return fabric_checks(self.s)
 
     @property
     def ok(self) -> bool:
-        return all(c["ok"] is not False for c in self.fabric_checks()) and all(v.ok for v in self.s.verdicts)
+        from .verdict import passed
+
+        return passed(self.s)

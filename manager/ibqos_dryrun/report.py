@@ -84,34 +84,17 @@ def plots(verdicts) -> list[dict]:
 
 def report_dict(dr) -> dict:
     s, cfg = dr.s, dr.cfg
-    failed = [v.name for v in s.verdicts if not v.ok]
+    from .verdict import summary
+
     checks = dr.fabric_checks()
-    bad_checks = [c["check"] for c in checks if c["ok"] is False]
-    if dr.ok:
-        summary = f"all {len(s.verdicts)} SLAs met on a verified deadlock-free fabric"
-    else:
-        summary = "; ".join(
-            filter(
-                None,
-                [
-                    f"SLA missed: {', '.join(failed)}" if failed else "",
-                    f"fabric check failed: {', '.join(bad_checks)}" if bad_checks else "",
-                ],
-            )
-        )
-    if s.faults:
-        met = [v.name for v in s.verdicts if v.ok]
-        summary = (
-            f"with {', '.join(f.spec.text for f in s.faults)}: "
-            f"{len(met)}/{len(s.verdicts)} SLAs still met" + (f" ({', '.join(met)})" if met else "") + "; " + summary
-        )
     return {
         "schema": "ibqos.dryrun/1",
         "ok": dr.ok,
-        "summary": summary,
+        "summary": summary(s),
         "policy": str(cfg.policy),
         "policy_sha256": s.plan.policy_sha256,
         "topology": s.topology_name,
+        "ibsim": s.ibsim.to_json() if s.ibsim else None,
         "traffic": cfg.traffic,
         "run_dir": str(cfg.out),
         "faults": [f.to_json() for f in s.faults],

@@ -163,18 +163,18 @@ def _policy_text(path: Path, guids: dict[str, int]) -> str:
     return re.sub(r"\{guid:([\w-]+)\}", lambda m: f"{guids[m[1]]:#x}", text)
 
 
-def _sample(doc: dict, ports: dict[str, dict], rng: random.Random):
-    """Pairs: every named port against a few others, switch ports where a policy names one,
-    and random CA pairs (most of them outside every group)."""
+def _groups(doc: dict) -> list[dict]:
+    return [g for c in doc["classes"] for g in (c.get("match") or {}).get("groups") or []]
+
+
+def _sample(doc: dict, text: str, ports: dict[str, dict], rng: random.Random):
+    """Pairs: every port the policy names (by name or GUID, in a group or a ULP rule) against
+    a few others, switch ports where a policy names one, and random CA pairs (most of them
+    outside every group)."""
     cas = sorted(n for n, p in ports.items() if p["type"] == "CA")
     named = sorted(
-        {
-            n
-            for c in doc["classes"]
-            for g in (c.get("match") or {}).get("groups") or []
-            for n in g.get("port_name", [])
-            if n in ports
-        }
+        {n for g in _groups(doc) for n in g.get("port_name", []) if n in ports}
+        | {n for n in cas if f"{ports[n]['guid']:#x}" in text.lower()}
     )
     pairs = set()
     for n in named:
@@ -222,7 +222,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
         if doc.get("partitions"):
             keys += [(sid, pk) for pk in PKEYS for sid in (None, 0x1138C)]
         queries, want = [], []
-        for a, b in _sample(doc, ports, rng):
+        for a, b in _sample(doc, text, ports, rng):
             for sid, pk in rng.sample(keys, 6) if len(keys) > 6 else keys:
                 src, dst = ports[a], ports[b]
                 queries.append((src["guid"], dst["guid"], sid, None if pk is None else pk | 0x8000))
@@ -245,3 +245,10 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     assert not wrong, f"{len(wrong)} of {len(want)} paths:\n" + "\n".join(wrong[:12])
     if policy.parent == HERE:  # the sample reaches more than the default class
         assert len({c for *_, c in want}) >= 2
+
+    def grouped(port: dict) -> bool:
+        return any(_member(g, port) for g in _groups(doc))
+
+    if _groups(doc) and sum(not grouped(p) for p in ports.values() if p["type"] == "CA") >= 2:
+        # and pairs outside every group (classified by keys and ULPs alone), where there are any
+        assert any(not grouped(ports[a]) and not grouped(ports[b]) for a, b, *_ in want), "no pair outside the groups"

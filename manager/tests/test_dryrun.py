@@ -164,6 +164,11 @@ def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
     assert same.returncode == 0, same.stderr
     assert "terminal" in same.stdout and "global→local" in same.stdout
     assert "equals" in same.stdout
+    # without --plan the run's own plan.json is the default, and status says it took it
+    beside = subprocess.run([IBQOS, "status", str(run)], capture_output=True, text=True, timeout=120)
+    assert beside.returncode == 0, beside.stderr
+    assert f"plan: {run / 'plan.json'} (the run's; --plan overrides)" in beside.stdout
+    assert "equals" in beside.stdout
     other = tmp_path / "other.json"
     subprocess.run(
         [IBQOS, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],
@@ -191,10 +196,14 @@ def test_dla_refusal_is_reported_from_the_plugin_record(tmp_path):
 
 
 def test_vlhighlimit_overlay_comes_from_the_record(tmp_path):
-    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "df42", "--sim-time", "50")
+    """On Debian's ibsim, which does not store VLHighLimit (docs/ibsim.md)."""
+    r = dryrun(
+        EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "df42", "--sim-time", "50", "--ibsim", "debian"
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
-    note = next(n for n in rep["notes"] if "VLHighLimit" in n)
+    assert rep["ibsim"]["kind"] == "debian"
+    note = next(n for n in rep["notes"] if "does not store VLHighLimit" in n)
     dumps = next((tmp_path / "run").rglob("ibqos-dla.json")).parent
     record = json.loads((dumps / "ibqos-dla.json").read_text())
     assert f"{len(record['ports'])} ports from the dla plugin's record" in note
@@ -245,3 +254,42 @@ def check_isolated_packets_within_the_bound(run: Path, rep: dict) -> None:
         # from the message's generation: the wait for the CA port's turn counts too
         lat = simulate(fabric, traffic, params).class_by_name[probe.name].latency
         assert lat.max_us is not None and 0 < lat.max_us <= bounds[probe.name], (probe.name, lat, bounds)
+
+
+def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
+    """Issue 11 item 3: on the patched ibsim the dry run plans the policy's own 64/64 capacity
+    (what OpenSM 3.3.23 can program of it: entries 0-31), programs it through OpenSM + dla
+    and reads back VLArb and VLHighLimit, equal to the plan on every port, with no overlay."""
+    from ibqos.fabric.model import Fabric
+    from ibqos_sim.ibsim_binary import patched_unavailable
+
+    if missing := patched_unavailable():
+        pytest.skip(f"patched ibsim not built: {missing}")
+    policy = tmp_path / "p64.yaml"
+    policy.write_text(
+        (EXAMPLES / "two-class.yaml")
+        .read_text()
+        .replace("bandwidth: 40", "bandwidth: 98")
+        .replace("vlarb_cap: {high: 8, low: 8}", "vlarb_cap: {high: 64, low: 64}")
+    )
+    r = dryrun(policy, tmp_path / "run", "--topology", "df42", "--sim-time", "50", "--ibsim", "patched")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    rep = json.loads((tmp_path / "run" / "report.json").read_text())
+    plan = json.loads((tmp_path / "run" / "plan.json").read_text())
+    assert rep["ibsim"]["kind"] == "patched" and rep["ibsim"]["vlarb_cap"] == [64, 64]
+    assert not any("planned for ibsim's" in n or "does not store VLHighLimit" in n for n in rep["notes"])
+    assert any("read back from the patched ibsim, capacity 64/64" in n for n in rep["notes"])
+    assert (plan["fabric"]["high_cap"], plan["fabric"]["low_cap"]) == (32, 32)
+    roles = {k: v for k, v in plan["vlarb"].items() if k != "ports"}
+    assert {t["high_limit"] for t in roles.values()} == {1}
+    assert all(len(t["high"]) == len(t["low"]) == 32 for t in roles.values())
+    assert rep["conformance"] == []
+    fabric = Fabric.from_json(json.loads((tmp_path / "run" / "fabric.json").read_text()))
+    vlarbs = [p.vlarb for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb]
+    assert len(vlarbs) >= 42 + 21 * 5  # every CA port and every linked switch port
+    for v in vlarbs:
+        assert (v.high_cap, v.low_cap, v.high_limit) == (64, 64, 1)
+        assert v.high[32:] == v.low[32:] == [(0, 0)] * 32
+        assert (tuple(map(tuple, v.high[:32])), tuple(map(tuple, v.low[:32]))) in {
+            (tuple(map(tuple, t["high"])), tuple(map(tuple, t["low"]))) for t in roles.values()
+        }

@@ -59,9 +59,10 @@ def test_verify_checks_every_class_of_the_plan_beside_the_dumps(dla_run):
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("SLs from"))
     for c in plan.classes:
         assert f"{c.sls[0]} ({c.name}: ok)" in line, line
-    # --sl still means one SL, as asked
+    # --sl still means one SL, as asked, and says that it overrides the plan's
     r = ibqos("verify", d, "--sl", "0")
     assert r.returncode == 0 and "SLs from" not in r.stdout
+    assert f"note: --sl 0 overrides the SLs of the plan beside the dumps ({d / 'plan.json'})" in r.stderr
 
 
 @pytest.mark.fabric

@@ -84,3 +84,25 @@ def test_e2e_verdict_uses_the_routed_longest_route(tmp_path):
     assert not v["qos"].latency_ok and v["qos"].e2e_switch_hops == 5
     assert f"end-to-end bound {v['qos'].e2e_bound_us:.3f} µs > max_e2e_latency_us 3 µs" in v["qos"].why
     assert v["best-effort"].latency_ok  # no bound asked
+
+
+def test_the_printed_verdict_states_its_rules(tmp_path, capsys):
+    """The terminal table names the tolerance it applied and labels the simulated p99 as
+    information beside the analysed wait the latency verdict is (issue 15, point 6)."""
+    from ibqos_dryrun.cli import _print_verdict
+
+    plan = _plan(tmp_path)
+    verdicts = judge_classes(plan, *_sim({"qos": 47.0, "best-effort": 58.0}, p99=15.0))
+    dr = SimpleNamespace(
+        cfg=SimpleNamespace(policy=tmp_path / "p.yaml", out=tmp_path / "out"),
+        s=SimpleNamespace(faults=[], topology_name="df42", verdicts=verdicts, notes=[], plan=plan),
+        ok=all(v.ok for v in verdicts),
+        fabric_checks=lambda: [],
+    )
+    _print_verdict(dr)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "less 2 pp (policy verdict.share_tolerance_pp); more is not a failure" in out, out
+    assert "wait µs (analysis)" in out and "p99 µs (info)" in out
+    assert "(with queueing behind its own packets) are shown beside it for information" in out
+    assert "e2e bound µs" in out
+    assert "FAIL" not in out  # 47 % against a 40 % guarantee, 15 µs p99 against a 1 µs bound

@@ -156,6 +156,8 @@ def report(
     from . import compare, render_report
 
     rep = compare.build_report(results_dir, prediction=prediction, simulated=simulated, tolerance=tolerance)
+    for note in rep.notes:
+        click.echo(note, err=True)
     if png:
         from .chart import write_png
 

@@ -61,6 +61,7 @@ class Report:
     per_sl: list[SLMeasure]
     classes: list[ClassRow]
     failures: list[str]
+    notes: list[str] = field(default_factory=list)  # where a flag overrides the plan
 
     @property
     def passed(self) -> bool:
@@ -94,8 +95,12 @@ def build_report(
     res = Results.load(results_dir)
     base = results_dir if results_dir.is_dir() else results_dir.parent
     run = res.runplan
+    planned = load_plan(prediction).share_tolerance_pp if prediction else run.share_tolerance_pp
+    notes = []
     if tolerance is None:
-        tolerance = load_plan(prediction).share_tolerance_pp if prediction else run.share_tolerance_pp
+        tolerance = planned
+    elif tolerance != planned:  # one set of defaults: the plan's, unless a flag overrides and says so
+        notes.append(f"note: --tolerance {tolerance:g} overrides the plan's {planned:g} pp")
     per_sl = _measure(res, base)
     total = sum(m.bw_gbps for m in per_sl if m.bw_gbps is not None)
     for m in per_sl:
@@ -142,6 +147,7 @@ def build_report(
         per_sl=per_sl,
         classes=rows,
         failures=failures,
+        notes=notes,
     )
 
 

@@ -65,6 +65,7 @@ def test_tolerance_is_the_plans_unless_given(tmp_path):
     assert run_ibqos("testbed", "report", SL2_OFF, "--prediction", wide).returncode == 0
     r = run_ibqos("testbed", "report", SL2_OFF, "--prediction", wide, "--tolerance", "1")
     assert r.returncode == 1 and "tolerance 1 pp" in r.stderr
+    assert "note: --tolerance 1 overrides the plan's 3 pp" in r.stderr
 
 
 def test_tolerance_is_an_option():

@@ -38,7 +38,7 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
 @click.option(
     "--cap",
     metavar="HIGH/LOW",
-    help="Plan for this VLArb capacity instead of the policy's fabric.vlarb_cap (ibsim ports report 8/8).",
+    help="Plan for this VLArb capacity instead of the policy's fabric.vlarb_cap (Debian ibsim ports report 8/8).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the per-class analysis as JSON.")
 def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import InputError, VerificationFailed
+from ._rundir import plan_beside
 
 
 @click.command()
@@ -19,7 +20,8 @@ from ..errors import InputError, VerificationFailed
     "--plan",
     "plan_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also show where the fabric differs from this plan (exit 1 if it does).",
+    help="Also show where the fabric differs from this plan (exit 1 if it does; default: "
+    "the plan.json of RUNDIR, as verify and simulate take it).",
 )
 @click.option(
     "--osm-log",
@@ -61,6 +63,11 @@ def status(
     from ..plan import Plan
     from ..status import sl2vl_by_hop, vlarb_by_role
 
+    if plan_path is None and rundir is not None and not live:
+        # one set of defaults: a run directory is judged by the plan it was made with
+        plan_path = plan_beside(rundir)
+        if plan_path is not None:
+            click.echo(f"plan: {plan_path} (the run's; --plan overrides)")
     plan = Plan.load(plan_path) if plan_path else None  # bad input first, before any output
     if service:
         from ..apply.service import resolve

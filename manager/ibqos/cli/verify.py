@@ -12,14 +12,17 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, VerificationFailed
+from ._rundir import plan_beside
 
 
 def _load(source: Path | None, live: bool):
     """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
     from ..fabric.source import load_fabric
 
-    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps")
+    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps", default_sl2vl=True)
+    for note in lf.notes:
+        click.echo(f"note: {note}", err=True)
     return lf.fabric, lf.dumps
 
 
@@ -73,7 +76,13 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
 
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
-    plan_path = plan_path or (None if live or sl is not None or path_sl is not None else _plan_beside(rundir))
+    beside = None if live or plan_path else plan_beside(rundir)
+    if beside is not None and (sl is not None or path_sl is not None):
+        # one set of defaults: the run's plan gives the SLs; a flag overrides, and says so
+        flag = f"--sl {sl}" if sl is not None else f"--path-sl {path_sl}"
+        click.echo(f"note: {flag} overrides the SLs of the plan beside the dumps ({beside})", err=True)
+        beside = None
+    plan_path = plan_path or beside
     plan = None
     if plan_path is not None:
         from ..plan import Plan
@@ -144,16 +153,9 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
             )
         if loop_line:
             click.secho(loop_line, fg="red", bold=True)
-    return 0 if report.ok and agree else 1
-
-
-def _plan_beside(rundir: Path) -> Path | None:
-    """plan.json in RUNDIR (a dry-run directory), or in a directory above RUNDIR's dumps."""
-    d = rundir if rundir.is_dir() else rundir.parent
-    for cand in [d, *list(d.parents)[:3]]:
-        if (cand / "plan.json").is_file():
-            return cand / "plan.json"
-    return None
+    if not (report.ok and agree):
+        found = report.defects() + ([] if agree else ["ibdmchk disagrees with ibqos"])
+        raise VerificationFailed("verify: " + "; ".join(found))
 
 
 def _loop_line(report, engine: str | None, psl) -> str | None:

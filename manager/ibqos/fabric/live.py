@@ -64,18 +64,24 @@ def read_live(
     return fabric
 
 
+def ibsim_listening(sock: str) -> bool | None:
+    """Whether an ibsim listens on IBSIM_SOCKNAME `sock` (its control socket is bound, which
+    it does after building the fabric); None when the kernel's socket table is unreadable."""
+    try:
+        table = Path("/proc/net/unix").read_text(errors="replace")
+    except OSError:
+        return None
+    # abstract names show as @name; ibsim's carry a trailing NUL, shown as a second @
+    return any(t.rstrip("@") == f"@{sock}:ctl" for t in table.split())
+
+
 def _check_ibsim(env: dict[str, str] | None) -> None:
     """Under umad2sim a client of a missing ibsim blocks forever: check the socket first."""
     env = os.environ if env is None else env
     sock = env.get("IBSIM_SOCKNAME")
     if not sock or "umad2sim" not in env.get("LD_PRELOAD", ""):
         return
-    try:
-        table = Path("/proc/net/unix").read_text(errors="replace")
-    except OSError:
-        return
-    # abstract names show as @name; ibsim's carry a trailing NUL, shown as a second @
-    if not any(t.rstrip("@") == f"@{sock}:ctl" for t in table.split()):
+    if ibsim_listening(sock) is False:
         raise ExternalError(
             f"live read-back failed: no ibsim listens on IBSIM_SOCKNAME={sock} (fabric not up, or ibsim died)"
         )

@@ -4,7 +4,7 @@
     plan = make_plan(load_policy("examples/four-class.yaml"))
 
 `make_plan(policy, cap=(high, low))` plans for another VLArb capacity than the policy's
-(for example 8/8 on ibsim). `plan_and_analyze(path)` is the call `make bench` times.
+(for example 8/8 on Debian's ibsim). `plan_and_analyze(path)` is the call `make bench` times.
 """
 
 from __future__ import annotations

@@ -1,0 +1,84 @@
+"""Which ibsim runs a fabric: Debian's (ibsim-utils 0.10, VLArb tables of 8 entries, no
+VLHighLimit) or the patched one `make build` leaves in build/ibsim-patched/ (ci-sim/ibsim-patch:
+64-entry tables, VLHighLimit stored; docs/ibsim.md).
+
+A choice is "debian", "patched" or "auto" (patched when built, else Debian's). IBQOS_IBSIM
+sets the default where the caller gives none.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ibqos import paths
+from ibqos.errors import ExternalError, InputError
+
+CHOICES = ("auto", "patched", "debian")
+PATCHED_DIR = "ibsim-patched"
+
+# PortInfo VLArbitrationHighCap/LowCap of every port: Debian's from ibsim's sim_net.c port
+# templates, the patched one's from the patch's VLARBCAP.
+DEBIAN_VLARB_CAP = (8, 8)
+PATCHED_VLARB_CAP = (64, 64)
+
+
+@dataclass(frozen=True)
+class IbsimBinary:
+    kind: str  # "debian" or "patched"
+    path: str
+    vlarb_cap: tuple[int, int]
+    stores_high_limit: bool
+    built_from: str = ""  # the patched build's source and patch
+
+    def describe(self) -> str:
+        if self.kind == "debian":
+            return f"Debian ibsim ({self.path}): VLArb {self.vlarb_cap[0]}/{self.vlarb_cap[1]}, no VLHighLimit"
+        return (
+            f"patched ibsim ({self.path}, {self.built_from}): VLArb "
+            f"{self.vlarb_cap[0]}/{self.vlarb_cap[1]}, VLHighLimit stored"
+        )
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "path": self.path, "vlarb_cap": list(self.vlarb_cap), "built_from": self.built_from}
+
+
+def default_choice(fallback: str) -> str:
+    choice = os.environ.get("IBQOS_IBSIM", fallback)
+    if choice not in CHOICES:
+        raise InputError(f"IBQOS_IBSIM={choice!r}: expected one of {', '.join(CHOICES)}", field="IBQOS_IBSIM")
+    return choice
+
+
+def patched_dir() -> Path:
+    return paths.build_dir() / PATCHED_DIR
+
+
+def patched_unavailable() -> str | None:
+    """None when the patched ibsim is built, else why not (build.sh's reason)."""
+    d = patched_dir()
+    if (d / "ibsim").is_file():
+        return None
+    reason = d / "unavailable.txt"
+    if reason.is_file():
+        return reason.read_text().strip()
+    return f"{d}/ibsim is not built (make build)"
+
+
+def resolve(choice: str) -> IbsimBinary:
+    if choice not in CHOICES:
+        raise InputError(f"ibsim {choice!r}: expected one of {', '.join(CHOICES)}", field="ibsim")
+    missing = patched_unavailable()
+    if choice == "patched" and missing:
+        raise ExternalError(f"the patched ibsim is not available: {missing}")
+    if choice == "debian" or missing:
+        return IbsimBinary("debian", paths.require_tool("ibsim", "ibsim-utils"), DEBIAN_VLARB_CAP, False)
+    d = patched_dir()
+    try:
+        info = json.loads((d / "ibsim-patched.json").read_text())
+        built_from = f"{info['source']} + {info['patch']}"
+    except (OSError, ValueError, KeyError):
+        built_from = "build record missing"
+    return IbsimBinary("patched", str(d / "ibsim"), PATCHED_VLARB_CAP, True, built_from)

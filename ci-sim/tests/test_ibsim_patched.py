@@ -1,0 +1,168 @@
+"""The ibsim patch's own test (ci-sim/ibsim-patch): 64-entry VLArb tables, both 32-entry blocks
+stored and read back, and PortInfo VLHighLimit kept, on the patched simulator with real OpenSM,
+smpquery and ibqos-readback. Debian's ibsim is run beside it where the difference is the point.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from ibqos import paths
+from ibqos.fabric.live import read_live
+from ibqos_sim.harness import Harness
+from ibqos_sim.ibsim_binary import patched_unavailable
+from ibqos_sim.topology import from_spec
+
+pytestmark = pytest.mark.fabric
+
+MISSING = patched_unavailable()
+needs_patched = pytest.mark.skipif(MISSING is not None, reason=f"patched ibsim not built: {MISSING}")
+
+# OpenSM's own VLArb and VLHighLimit (no plugin): 4 data VLs, entries 0..31 of each table
+# programmed (OpenSM 3.3.23 sends the second block of a 64-entry table empty).
+QOS = {
+    "qos": "TRUE",
+    "qos_max_vls": 4,
+    "qos_high_limit": 7,
+    "qos_vlarb_high": ",".join(f"{i % 2}:{i + 1}" for i in range(32)),
+    "qos_vlarb_low": ",".join(f"{2 + i % 2}:{100 + i}" for i in range(32)),
+    "qos_sl2vl": "0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,3",
+}
+# What the test writes into entries 32..63 itself: no subnet manager writes them.
+UPPER_HIGH = [(i % 4, 200 + i % 50) for i in range(32)]
+UPPER_LOW = [((i + 1) % 4, 50 + i) for i in range(32)]
+
+
+def _net(tmp_path):
+    # one switch, the SM's CA on its port 1 and one more CA
+    return from_spec("fattree:leaves=1,spines=0,hosts=2").write_net(tmp_path / "fabric.net")
+
+
+def _smp_rw(h: Harness, *args: str):
+    tool = paths.build_dir() / "ci-sim/ibsim-patch/ibsim-smp-rw"
+    return h.diag([str(tool), *map(str, args)], check=False)
+
+
+def _entries(words: str) -> list[tuple[int, int]]:
+    return [tuple(map(int, w.split(":"))) for w in words.split()]  # type: ignore[misc]
+
+
+def _smpquery_field(h: Harness, attr: str, dr: str, port: int, field: str) -> str:
+    out = h.diag(["smpquery", attr, "-D", dr, str(port)]).stdout
+    m = re.search(rf"{field}:\.*(\S+)", out) or re.search(rf"{field} (\d+)", out)
+    assert m, out
+    return m.group(1)
+
+
+@needs_patched
+def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_path):
+    with Harness(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched") as h:
+        assert h.binary.kind == "patched" and h.binary.vlarb_cap == (64, 64)
+        h.run_sm(engine="minhop", conf=QOS)
+        before = read_live(h.env)
+        ports = [(n, p, port) for n in before.nodes.values() for p, port in n.ports.items() if port.vlarb]
+        assert len(ports) >= 4  # both CAs, the switch's linked ports
+        for n, p, port in ports:
+            v = port.vlarb
+            assert (v.high_cap, v.low_cap) == (64, 64), (n.desc, p)
+            assert len(v.high) == len(v.low) == 64
+            assert v.high_limit == 7, (n.desc, p)  # OpenSM's qos_high_limit, kept by the port
+            assert v.high[:32] == [(i % 2, i + 1) for i in range(32)] and v.high[32:] == [(0, 0)] * 32
+            assert v.low[:32] == [(2 + i % 2, 100 + i) for i in range(32)] and v.low[32:] == [(0, 0)] * 32
+        assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == "7"
+        assert _smpquery_field(h, "vlarb", "0", 1, "HighCap") == "64"
+
+        # entries 32..63 (blocks 2 and 4) on the SM's CA (DR 0) and on a switch port (DR 0,1)
+        for dr, port in (("0", 1), ("0,1", 2)):
+            hi = ",".join(f"{vl}:{w}" for vl, w in UPPER_HIGH)
+            lo = ",".join(f"{vl}:{w}" for vl, w in UPPER_LOW)
+            r4, r2 = _smp_rw(h, dr, port, "vlarb", 4, hi), _smp_rw(h, dr, port, "vlarb", 2, lo)
+            assert r4.returncode == r2.returncode == 0, r4.stderr + r2.stderr
+            assert _entries(r4.stdout) == UPPER_HIGH and _entries(r2.stdout) == UPPER_LOW
+            r = _smp_rw(h, dr, port, "limit", 200)
+            assert r.returncode == 0 and r.stdout.strip() == "200", r.stderr
+        after = read_live(h.env)
+        sw = next(n for n in after.nodes.values() if n.kind == "switch")
+        sm_ca = next(n for n in after.nodes.values() if n.kind == "ca" and n.ports[1].remote[1] == 1)
+        for node, port in ((sm_ca, 1), (sw, 2)):
+            v = node.ports[port].vlarb
+            assert v.high[32:] == UPPER_HIGH and v.low[32:] == UPPER_LOW, node.desc
+            assert v.high[:32] == [(i % 2, i + 1) for i in range(32)]  # block 3 untouched
+            assert v.high_limit == 200
+        assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == "200"
+        # a block past the capacity is refused, not stored: the high table holds 64 entries
+        assert _smp_rw(h, "0", 1, "vlarb", 5).returncode == 1
+
+
+@needs_patched
+def test_patched_ibsim_with_a_8_reports_the_old_capacity(tmp_path):
+    with Harness(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched", ibsim_args=("-a", "8")) as h:
+        h.run_sm(engine="minhop", conf=QOS)
+        fabric = read_live(h.env)
+        caps = {(p.vlarb.high_cap, p.vlarb.low_cap) for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb}
+        assert caps == {(8, 8)}
+        assert _smp_rw(h, "0", 1, "vlarb", 3).returncode == 0
+        # entries 32..63 do not exist on an 8-entry port: the block is refused
+        r = _smp_rw(h, "0", 1, "vlarb", 4, "1:1")
+        assert r.returncode == 1 and "Set(VLArbitrationTable) failed" in r.stderr
+
+
+@pytest.mark.parametrize("ibsim, limit, cap", [pytest.param("patched", 7, 64, marks=needs_patched), ("debian", 0, 8)])
+def test_vlhighlimit_set_by_opensm_reads_back_only_on_the_patched_ibsim(tmp_path, ibsim, limit, cap):
+    with Harness(_net(tmp_path), run_dir=tmp_path / "run", ibsim=ibsim) as h:
+        assert h.binary.kind == ibsim and h.run_dir_state()["ibsim"]["kind"] == ibsim
+        h.run_sm(engine="minhop", conf=QOS)
+        assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == str(limit)
+        assert _smpquery_field(h, "vlarb", "0", 1, "HighCap") == str(cap)
+
+
+@needs_patched
+def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(tmp_path):
+    """What OpenSM 3.3.23 + dla program on a 64-entry port (docs/ibsim.md): dla's hook gets
+    block length 32 for entries 0-31 and `64 % 32` = 0 for entries 32-63, yet OpenSM sends
+    that second block, all zero. Entries the test wrote there before the SM ran are gone, and
+    the read-back equals the plan the planner made for OpenSM's 32 usable entries."""
+    from ibqos.conformance import diff_programmed, expected_from_plan
+    from ibqos.fabric.dla_record import read_record
+    from ibqos.planner import make_plan
+    from ibqos.policy import load_policy
+    from ibqos.render import render_plan
+    from ibqos_sim.topology import dragonfly
+
+    text = (paths.REPO_ROOT / "examples" / "two-class.yaml").read_text()
+    policy = tmp_path / "p64.yaml"
+    policy.write_text(
+        text.replace("bandwidth: 40", "bandwidth: 98").replace(
+            "vlarb_cap: {high: 8, low: 8}", "vlarb_cap: {high: 64, low: 64}"
+        )
+    )
+    plan = make_plan(load_policy(policy))
+    assert (plan.fabric.high_cap, plan.fabric.low_cap) == (32, 32) and "entries 32-63" in plan.notes[0]
+    files = render_plan(plan, tmp_path / "cfg")
+    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run", ibsim="patched") as h:
+        hi = ",".join(f"{vl}:{w}" for vl, w in UPPER_HIGH)
+        assert _smp_rw(h, "0", 1, "vlarb", 4, hi).returncode == 0  # before any SM
+        run = h.run_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
+        assert run.configured_engines()[-1:] == ["dla"]
+        fabric = read_live(h.env)
+    assert diff_programmed(fabric, expected_from_plan(plan)) == []
+    from ibqos.policy import ROLES
+
+    assert {plan.vlarb.role(r).high_limit for r in ROLES} == {1}  # so the read-back of 1 is the SM's
+    checked = 0
+    for n in fabric.nodes.values():
+        for p, port in n.ports.items():
+            if port.vlarb is None:
+                continue
+            v = port.vlarb
+            assert (v.high_cap, v.low_cap) == (64, 64)
+            assert v.high[32:] == v.low[32:] == [(0, 0)] * 32, (n.desc, p)
+            assert any(w for _, w in v.high[:32]) and any(w for _, w in v.low[:32])
+            assert v.high_limit == 1, (n.desc, p)  # the plan's limit on every role, read back
+            checked += 1
+    assert checked >= 12 + 6 * 4  # every CA port and every linked switch port
+    record = read_record(run.dumps)
+    assert record and {(len(r.high), len(r.low)) for r in record.ports} == {(32, 32)}
