@@ -139,6 +139,13 @@ def _stage_line(dr, stage: str, frac: float) -> None:
         click.echo(f"{stage}: {st.note} ({st.seconds:.1f} s)", err=True)
 
 
+def _e2e_cell(v) -> str:
+    """'12.34' or '12.34 ≤ 20' with the policy's max_e2e_latency_us."""
+    if v.e2e_bound_us is None:
+        return "–"
+    return f"{v.e2e_bound_us:.2f}" + ("" if v.e2e_max_us is None else f" ≤ {v.e2e_max_us:g}")
+
+
 def _print_verdict(dr) -> None:
     from .judge import LATENCY_RULE, bandwidth_rule
 
@@ -160,6 +167,8 @@ def _print_verdict(dr) -> None:
         "sim %",
         "wait µs (analysis)",
         "bound µs",
+        "e2e bound µs",
+        "p99 µs 5 %",
         "p99 µs (info)",
         "result",
     ):
@@ -174,6 +183,8 @@ def _print_verdict(dr) -> None:
             "–" if v.simulated_share is None else f"{v.simulated_share:.2f}",
             f"{v.worst_wait_us:.3f}",
             "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
+            _e2e_cell(v),
+            "–" if v.sim_probe_p99_us is None else f"{v.sim_probe_p99_us:.2f}",
             "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
             "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
         )

@@ -56,7 +56,18 @@ def plots(verdicts) -> list[dict]:
     a1.set_title("per-port arbitration wait")
     a2.bar([i - w / 2 for i in x], [v.sim_mean_us or 0 for v in verdicts], w, label="mean")
     a2.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w, label="p99")
-    a2.set_title("simulated network latency (paced run)")
+    e2e = [(i, v.e2e_bound_us) for i, v in zip(x, verdicts) if v.e2e_bound_us is not None and v.sim_p99_us is not None]
+    if e2e:  # the bound beside the simulated classes only: a saturating class's p99 is its backlog
+        a2.scatter(
+            [i for i, _ in e2e],
+            [b for _, b in e2e],
+            marker="_",
+            s=900,
+            color="red",
+            label="end-to-end bound (analysis)",
+            zorder=3,
+        )
+    a2.set_title("end to end: simulated network latency (paced run) and the bound")
     for ax in (a1, a2):
         ax.set_xticks(list(x), names)
         ax.set_xlabel("QoS class")

@@ -4,6 +4,8 @@ judge.py's; the stages only gather what is judged here."""
 
 from __future__ import annotations
 
+from .judge import PROBE_FRACTION
+
 
 def fabric_checks(s) -> list[dict]:
     """One row per check: `ok` True, False, or None for information."""
@@ -35,6 +37,19 @@ def fabric_checks(s) -> list[dict]:
             "ok": sim.status == "done" and not sim.deadlock,
             "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
             + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else ""),
+        },
+        # Informational (ok None): the bound against the light-load simulation, where the
+        # bound's assumption (no queueing behind the class's own packets) nearly holds.
+        {
+            "check": f"end-to-end bound vs p99 at {PROBE_FRACTION:.0%} load",
+            "ok": None,
+            "result": ", ".join(
+                f"{x.name} {x.sim_probe_p99_us:.2f} {'≤' if x.sim_probe_p99_us <= x.e2e_bound_us else '>'} "
+                f"{x.e2e_bound_us:.2f} µs"
+                for x in s.verdicts
+                if x.sim_probe_p99_us is not None and x.e2e_bound_us is not None
+            )
+            or "no high-priority class",
         },
         # Informational (ok None): with saturating low classes, in-network latency of a
         # paced high class depends on the traffic mix, not only on the arbiter.

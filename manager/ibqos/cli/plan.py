@@ -83,11 +83,38 @@ def _summary(p, out: Path) -> None:
     print_table(console(), t)
     term = p.vlarb.terminal
     click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.limit}")
+    for line in e2e_lines(p):
+        click.echo(line)
     budget = vl_budget(p)
     if budget:
         click.echo(budget)
     for note in p.notes:
         click.echo(f"note: {note}")
+
+
+def e2e_lines(p) -> list[str]:
+    """The end-to-end bound per class, one line each, after a line that says what it sums."""
+    e2e = p.end_to_end
+    if e2e is None:
+        return [
+            f"end-to-end bound: not computed (routing {p.fabric.routing}: set fabric.max_switch_hops "
+            "to the switch-to-switch links of the longest route)"
+        ]
+    first = next(iter(e2e.per_class.values()))
+    out = [
+        f"end to end, route {' → '.join(first['ports'])} ({e2e.switch_hops} switch hops):",
+        f"  waits + {first['serialization_us']:.2f} µs sending + {first['wire_us']:.2f} µs cable "
+        f"({p.fabric.max_cable_m:g} m) + {first['switch_us']:.2f} µs switches ({p.fabric.switch_latency_ns:g} ns);",
+        "  not covered: queueing behind the class's own packets, credit stalls",
+    ]
+    for c in p.classes:
+        d = e2e.per_class[c.name]
+        bound = "unbounded" if d["bound_us"] is None else f"{d['bound_us']:.2f} µs"
+        want = c.latency.max_e2e_latency_us
+        waits = "" if d["wait_us"] is None else f" (waits {d['wait_us']:.2f} µs)"
+        meets = f", max_e2e_latency_us {want:g}: {'yes' if d['meets'] else 'NO'}" if want is not None else ""
+        out.append(f"  {c.name}: {bound}{waits}{meets}")
+    return out
 
 
 def vl_budget(p) -> str:

@@ -3,12 +3,14 @@ render, testbed, simulate and dryrun."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..arbiter import ArbTable
+from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end
 from ..roles import ROLES
 from ..docfile import read_json, validate, write_json
 from ..errors import InputError
@@ -35,6 +37,10 @@ class PlanFabric(_M):
     vls_per_class: int | None = None  # None in plans written before the field: see classes
     # How many classes fit in data_vls, per fault_tolerance setting ({"none": 4, "links": 2}).
     classes_fit: dict[str, int] = {}
+    # The end-to-end bound's figures (policy fabric.*; these defaults in older plans).
+    switch_latency_ns: float = 100.0
+    max_cable_m: float = 2.0
+    max_switch_hops: int | None = None  # the policy's; None: dla's 3, or no bound
 
 
 class Bandwidth(_M):
@@ -47,6 +53,15 @@ class Bandwidth(_M):
 class Latency(_M):
     max_latency_us: float | None = None
     max_distance: int | None = None
+    max_e2e_latency_us: float | None = None
+
+
+class EndToEndPlan(_M):
+    """The end-to-end bound per class on the worst route (ibqos/plan/e2e.py)."""
+
+    switch_hops: int  # switch-to-switch links of the route the bound is for
+    # class name -> EndToEnd.to_dict() (bound_us, ports, wait/serialization/wire/switch µs)
+    per_class: dict[str, dict[str, Any]]
 
 
 class PlanClass(_M):
@@ -111,6 +126,7 @@ class Plan(_M):
     sl2class: list[int] = Field(min_length=16, max_length=16)
     vlarb: VlArbPlan
     analysis: dict[str, dict[str, Any]]
+    end_to_end: EndToEndPlan | None = None  # None: no route length known (docs/policy.md)
     notes: list[str] = []
     # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
     share_tolerance_pp: float = 2.0
@@ -123,6 +139,29 @@ class Plan(_M):
         class's next VLs after a global hop or around a fault)."""
         by_index = {c.index: c for c in self.classes}
         return [by_index[k].vls[0] for k in self.sl2class]
+
+    @property
+    def route_switch_hops(self) -> int | None:
+        """Switch-to-switch hops of the route the plan's end-to-end bound is for."""
+        if self.end_to_end is not None:
+            return self.end_to_end.switch_hops
+        if self.fabric.max_switch_hops is not None:
+            return self.fabric.max_switch_hops
+        return DLA_SWITCH_HOPS if self.fabric.routing == "dla" else None
+
+    def e2e_bound(self, wait_us: Callable[[str], float | None], switch_hops: int) -> EndToEnd:
+        """The end-to-end bound of one class with `switch_hops` switch-to-switch links, from
+        `wait_us(role)`, its worst wait per role (this plan's routing, MTU, rate, wire)."""
+        f = self.fabric
+        return end_to_end(
+            wait_us,
+            routing=f.routing,
+            switch_hops=switch_hops,
+            mtu=f.mtu,
+            rate_gbps=f.rate_gbps,
+            switch_latency_ns=f.switch_latency_ns,
+            cable_m=f.max_cable_m,
+        )
 
     def class_by_name(self, name: str) -> PlanClass:
         for c in self.classes:
