@@ -92,15 +92,16 @@ def test_plan_and_analyze(work):
     doc = json.loads(run_at(200, "analyze", "plan.json", "--json", cwd=work).stdout)
     texts = both("analyze", "plan.json", cwd=work)
     assert_uncut(texts)
+    e2e = doc.pop("end_to_end")["per_class"].values()
     per_vl = [s for role in doc.values() for s in role["per_vl"].values()]
     assert_shown(
-        [s[k] for s in per_vl for k in ("share", "max_distance", "mean_distance", "worst_wait_bytes", "worst_wait_us")],
+        [s[k] for s in per_vl for k in ("share", "max_distance", "mean_distance", "worst_wait_bytes", "worst_wait_us")]
+        + [c["bound_us"] for c in e2e],
         texts,
     )
 
 
 def test_status(work):
-    run_at(200, "plan", "policy.yaml", "-o", "plan.json", cwd=work)
     texts = both("status", ".", cwd=work)
     assert_uncut(texts)
     # every weight of the 64-entry high table read back is there, whole, at 80 columns too
