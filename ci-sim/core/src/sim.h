@@ -119,6 +119,7 @@ struct ibs_sim {
 	uint64_t pending; /* events in the queue */
 	uint32_t nvl;	  /* VLs per input buffer key: max op_vls */
 	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
+	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
@@ -128,12 +129,6 @@ struct ibs_sim {
 	struct sw *sws;
 	struct queue *queues;
 	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
-	/* Per-output VOQ buffers (cfg.voq && cfg.voq_buffers): a port whose peer is a switch
-	 * keeps its credits per (VL, the peer's output for the packet), not in port.vl[]. */
-	bool oq;
-	uint32_t oq_stride;   /* outputs per (port, VL): the largest switch's port count */
-	uint32_t *oq_credits; /* [port][nvl][oq_stride] */
-	uint32_t *oq_back;    /* the same shape, credits travelling back; only with cfg.audit */
 	uint64_t n_queues;
 	uint64_t *req_words;
 	uint16_t *rr_all;
@@ -161,6 +156,13 @@ struct ibs_sim {
 	uint32_t *witness;
 	uint32_t witness_len;
 	int error; /* first internal error (-ENOMEM) */
+
+	/* Per-output VOQ buffers: a port whose peer is a switch keeps its credits per (VL, the
+	 * peer's output for the packet), not in port.vl[]. Last, so the hot fields above keep
+	 * the layout they had before. */
+	uint32_t oq_stride;   /* outputs per (port, VL): the largest switch's port count */
+	uint32_t *oq_credits; /* [port][nvl][oq_stride] */
+	uint32_t *oq_back;    /* the same shape, credits travelling back; only with cfg.audit */
 };
 
 static inline bool in_window(const struct ibs_sim *s)
