@@ -81,6 +81,14 @@ class EngineRun:
         fifo = max(self.curves[(*model, False, buffer)][i] for i in pick)
         return voq / fifo if fifo > 0 else None
 
+    def stuck(self, model, buffer: int, loads) -> str:
+        """Which side of a missing factor did not finish (deadlock or stall): "no VOQ", "VOQ" or
+        "both"; "" when both did at every load the factor reads."""
+        lo, hi = FACTOR_LOADS
+        pick = [i for i, ld in enumerate(loads) if lo - 1e-9 <= ld <= hi + 1e-9]
+        bad = [any(self.statuses[(*model, voq, buffer)][i] != "done" for i in pick) for voq in (False, True)]
+        return {(True, False): "no VOQ", (False, True): "VOQ", (True, True): "both"}.get((bad[0], bad[1]), "")
+
 
 def models(setup: Setup) -> list[tuple]:
     """The switch models run: (input_reads, voq_buffers)."""
@@ -187,6 +195,8 @@ def table1(runs: list[EngineRun], setup: Setup) -> list[dict]:
                 row["ours"][model_tag(m)] = {
                     "input_reads": str(m[0]),
                     "voq_buffers": m[1],
+                    # per buffer: which runs deadlocked where the factor is missing
+                    "stuck": {str(b): r.stuck(m, b, setup.loads) for b in setup.buffers},
                     "per_buffer": {str(b): None if x is None else round(x, 3) for b, x in zip(setup.buffers, per)},
                     "min": round(min(f), 3) if f else None,
                     "median": round(statistics.median(f), 3) if f else None,
@@ -226,8 +236,14 @@ def table1_markdown(rows: list[dict], setup: Setup) -> str:
             continue
         for m in models(setup):
             o = r["ours"][model_tag(m)]
-            ours = f"{o['min']:.3f} / {o['median']:.3f} / {o['max']:.3f}" if o["min"] is not None else "deadlocks"
-            per = " ".join("deadlock" if x is None else f"{x:.2f}" for x in o["per_buffer"].values())
+            ours = (
+                f"{o['min']:.3f} / {o['median']:.3f} / {o['max']:.3f}"
+                if o["min"] is not None
+                else "none: runs deadlock"
+            )
+            per = " ".join(
+                f"deadlock ({o['stuck'][b]})" if x is None else f"{x:.2f}" for b, x in o["per_buffer"].items()
+            )
             ok = within_10pct(p, o)
             verdict = "—" if ok is None else "yes" if ok else "no"
             lines.append(f"| {r['engine']} | {m[0]}, {m[1]} | {paper} | {ours} | {per} | {verdict} |")
@@ -276,7 +292,8 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
         written.append(path)
     for m in models(setup):
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-        for r in done:
+        for i, r in enumerate(done):
+            color = f"C{i}"  # one colour per engine in every panel, skipped curves or not
             for ax, voq in ((axes[0], False), (axes[1], True)):
                 if any(st != "done" for b in setup.buffers for st in r.statuses[(*m, voq, b)]):
                     continue  # a deadlocked engine has no throughput to compare
@@ -285,14 +302,19 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
                     setup.buffers,
                     [max(r.curves[(*m, voq, b)]) / base if base else None for b in setup.buffers],
                     marker="o",
+                    color=color,
                     label=r.engine,
                 )
-            (line,) = axes[2].plot(
-                setup.buffers, [r.factor(m, b, setup.loads) for b in setup.buffers], marker="o", label=r.engine
+            axes[2].plot(
+                setup.buffers,
+                [r.factor(m, b, setup.loads) for b in setup.buffers],
+                marker="o",
+                color=color,
+                label=r.engine,
             )
             paper = PAPER_TABLE1.get(r.engine)
             if paper:  # the paper's Table 1 range for this engine
-                axes[2].axhspan(paper[0], paper[2], color=line.get_color(), alpha=0.12)
+                axes[2].axhspan(paper[0], paper[2], color=color, alpha=0.12)
         for ax, title in zip(axes, ("(a) buffer, no VOQ", "(b) buffer, VOQ", "(c) VOQ over no VOQ")):
             ax.set_xscale("log", base=2)
             ax.set_xlabel("buffer (packets per VL)")
@@ -300,6 +322,9 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
             ax.set_title(title)
             ax.grid(alpha=0.3)
         axes[2].legend(fontsize=7, title="band: paper min-max")
+        axes[2].text(
+            0.02, 0.02, "no point: a run it needs deadlocked", transform=axes[2].transAxes, fontsize=7, color="gray"
+        )
         fig.suptitle(f"Fig. 12, {model_name(m)}")
         fig.tight_layout()
         path = out / f"fig12-{model_tag(m)}.png"
