@@ -94,7 +94,9 @@ demo: build
 	$(IBQOS) demo
 
 # Seed 003 §5.1 (buffers, VOQ, engines) on real OpenSM + the simulator: figures and Table 1
-# with the paper's values beside ours, in bench/results/paper-seed003/ (a few minutes).
+# with the paper's values beside ours, in bench/results/paper-seed003/, for four switch models
+# (about 10 CPU minutes). The paper's model alone (docs/simulator.md, "Switch model"):
+# make paper PAPER_ARGS="--input-reads 1 --voq-buffers per-output".
 paper: build
 	$(IBQOS) paper seed003-5.1 --out bench/results/paper-seed003 $(PAPER_ARGS)
 

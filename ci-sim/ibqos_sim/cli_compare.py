@@ -43,6 +43,20 @@ def _fabric(spec: str):
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=50.0, show_default=True)
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True)
 @click.option("--voq/--no-voq", default=True, show_default=True, help="virtual output queues (seed 003 §5.2 uses them)")
+@click.option(
+    "--voq-buffers",
+    type=click.Choice(["shared", "per-output"]),
+    default="shared",
+    show_default=True,
+    help="with VOQ: shared input-VL buffers and credits (IB), or per-output buffers (docs/simulator.md)",
+)
+@click.option(
+    "--input-reads",
+    type=click.Choice(["N", "1"]),
+    default="N",
+    show_default=True,
+    help="packets a switch input feeds at once (docs/simulator.md)",
+)
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
 @click.option(
     "--out",
@@ -51,7 +65,9 @@ def _fabric(spec: str):
     default=Path("runs/compare-engines"),
     show_default=True,
 )
-def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, seed, out_dir):
+def compare_engines(
+    fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, voq_buffers, input_reads, seed, out_dir
+):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
     throughput against load per engine, with the SLs and VLs each one used (Table 2).
@@ -76,6 +92,8 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
         mtu=4096,
         buffer_packets=buffer_packets,
         voq=voq,
+        voq_buffers=voq_buffers,
+        input_reads=1 if input_reads == "1" else "N",
         seed=seed,
         warmup_us=warmup_us,
         time_us=time_us,

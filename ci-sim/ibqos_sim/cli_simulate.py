@@ -144,6 +144,14 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
     help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).",
 )
 @click.option(
+    "--voq-buffers",
+    type=click.Choice(["shared", "per-output"]),
+    default="shared",
+    show_default=True,
+    help="With VOQ: the queues of an input VL share its buffer and credits (IB), or each has "
+    "--buffer-packets of its own with route-aware credits (docs/simulator.md).",
+)
+@click.option(
     "--accounting",
     type=click.Choice(["byte", "packet"]),
     default=None,
@@ -187,6 +195,7 @@ def simulate(
     buffer_packets,
     voq,
     input_reads,
+    voq_buffers,
     accounting,
     prop_ns,
     switch_ns,
@@ -227,6 +236,7 @@ def simulate(
             buffer_packets=buffer_packets,
             voq=voq,
             input_reads=1 if input_reads == "1" else "N",
+            voq_buffers=voq_buffers,
             accounting=accounting,
             prop_ns=prop_ns,
             switch_ns=switch_ns,

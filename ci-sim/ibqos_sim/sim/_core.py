@@ -14,7 +14,7 @@ from ibqos.paths import product
 LIB_NAME = "libibqos_sim.so"
 # ibs_version() of the core whose structs this file mirrors. IBQOS_SIM_ACCEPT_ABI names older
 # cores whose structs are a prefix of these (the speed bench runs one as its baseline).
-ABI = "ibqos-sim 3"
+ABI = "ibqos-sim 4"
 
 CBR, POISSON, SATURATE = 0, 1, 2
 DEST_SET, DEST_UNIFORM = 0, 1
@@ -94,6 +94,7 @@ class Config(C.Structure):
         ("audit", C.c_uint8),
         ("input_reads", C.c_uint8),
         ("pair_sl", _u8),
+        ("voq_buffers", C.c_uint8),
     ]
 
 
