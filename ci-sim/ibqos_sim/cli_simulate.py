@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ibqos.errors import InputError, VerificationFailed
+from ibqos.errors import InputError
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
@@ -94,7 +94,7 @@ def _link_defaults(rate, mtu, plan, console) -> tuple:
 
 
 @click.command()
-@click.argument("rundir", type=click.Path(path_type=Path))
+@click.argument("rundir", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--traffic",
     "pattern",
@@ -167,6 +167,23 @@ def _link_defaults(rate, mtu, plan, console) -> tuple:
 )
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
+@click.option(
+    "--jobs",
+    type=click.IntRange(1),
+    default=None,
+    help="Points simulated at once on this host [default: every core].",
+)
+@click.option("--slurm", is_flag=True, help="Run the points as one Slurm job array (sbatch --array).")
+@click.option("--slurm-partition", help="sbatch --partition.")
+@click.option("--slurm-time", help="sbatch --time, per point (e.g. 30, 1:00:00).")
+@click.option("--slurm-account", help="sbatch --account.")
+@click.option("--slurm-opt", multiple=True, help="More sbatch options, as you would type them (repeatable).")
+@click.option("--wait/--no-wait", default=True, show_default=True, help="--slurm: wait for the array and merge.")
+@click.option(
+    "--collect",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Merge a --slurm --no-wait sweep: the directory it printed.",
+)
 def simulate(
     rundir,
     pattern,
@@ -195,19 +212,40 @@ def simulate(
     out_dir,
     plot,
     as_json,
+    jobs,
+    slurm,
+    slurm_partition,
+    slurm_time,
+    slurm_account,
+    slurm_opt,
+    wait,
+    collect,
 ):
     """Simulate RUNDIR's read-back fabric (fabric.json) packet by packet.
 
-    Routes, SL2VL and VLArb are exactly the programmed ones. Exits 1 on a deadlock."""
-    import json
-
+    Routes, SL2VL and VLArb are exactly the programmed ones. A sweep's points run on every
+    core (--jobs), or as a Slurm job array (--slurm). Exits 1 on a deadlock."""
     from pydantic import ValidationError
     from rich.console import Console
 
+    from . import sweeprun
     from .sim import SimParams, parse_sweep
-    from .sim import report
-    from .sim.run import network_for, simulate as run_one
+    from .sim.points import Point
+    from .sim.run import network_for
+    from .slurm.sbatch import SlurmOptions
 
+    if collect is not None:
+        if rundir is not None or slurm:
+            raise InputError("--collect merges a sweep already run: give it alone", field="--collect")
+        results, merge = sweeprun.collect(collect)
+        return sweeprun.finish(results, merge, Console(stderr=as_json), as_json)
+    if rundir is None:
+        raise InputError("give RUNDIR (or --collect DIR)", field="RUNDIR")
+    if slurm and jobs is not None:
+        raise InputError("--jobs is for local runs; Slurm places an array's tasks itself", field="--jobs")
+    slurm_opts = SlurmOptions.parse(slurm_partition, slurm_time, slurm_account, slurm_opt)
+    if not slurm and (slurm_opts.args() or not wait):
+        raise InputError("the Slurm options need --slurm", field="--slurm")
     if load is not None and sweep:
         raise InputError("give --load or --sweep, not both", field="--sweep")
     if load is not None and not 0 < load <= 1:
@@ -240,45 +278,22 @@ def simulate(
             "every class saturates, so the load changes nothing: give the classes a rate, or drop --sweep",
             field="--sweep",
         )
-    net = network_for(fabric, params, source=str(source))
-    results = []
-    from rich.progress import Progress
-
-    with Progress(console=console, transient=True) as prog:
-        task = prog.add_task("simulating", total=len(loads))
-        for ld in loads:
-            prog.update(task, description=f"load {ld:.2f}")
-            results.append(run_one(net, traffic, params, ld))
-            prog.advance(task)
+    net = network_for(fabric, params, source=str(source))  # the model's errors, before any point runs
     out_dir = out_dir or (rundir / "sim" if rundir.is_dir() else rundir.parent / "sim")
     name = pattern + ("-sweep" if sweep else f"-{loads[0]:.2f}")
-    meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
-    path = report.write_json(out_dir / f"{name}.json", results, meta)
-    if as_json:
-        click.echo(json.dumps({"schema": report.SCHEMA, **meta, "results": [r.to_json() for r in results]}, indent=1))
+    merge = {
+        "out_dir": str(out_dir),
+        "name": name,
+        "meta": {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads},
+        "plot": plot,
+        "title": f"{pattern}, {net.n_endpoints} CAs",
+    }
+    fabrics = {str(source): fabric}
+    points = [Point(str(source), traffic, params, ld) for ld in loads]
+    if slurm:
+        results = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
+        if results is None:
+            return None
     else:
-        for r in results if len(results) == 1 else []:
-            report.print_result(r, console)
-        if len(results) > 1:
-            report.print_sweep(results, console)
-        console.print(f"results: {path}", markup=False, highlight=False)
-    if plot:
-        from .sim import plot as plots
-
-        pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]
-        if len(results) > 1:
-            pngs.insert(
-                0,
-                plots.load_throughput(
-                    results, out_dir / f"{name}-throughput.png", title=f"{pattern}, {net.n_endpoints} CAs"
-                ),
-            )
-        if not as_json:
-            console.print("plots: " + ", ".join(str(p) for p in pngs))
-    bad = [r for r in results if r.deadlock]
-    if bad:
-        d = bad[0].deadlock
-        raise VerificationFailed(
-            f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
-            + " -> ".join(d["cycle"] + d["cycle"][:1])
-        )
+        results = sweeprun.run_local(fabrics, points, jobs, console)
+    return sweeprun.finish(results, merge, console, as_json)
