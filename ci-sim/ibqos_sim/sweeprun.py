@@ -50,9 +50,16 @@ def run_slurm(
     root = out_dir / f"{merge['name']}.slurm"
     jobdir.write(root, fabrics, points, {**merge, "out_dir": str(out_dir)})
     job = sbatch.submit(root, len(points), opts)
-    console.print(f"submitted job array {job}: {len(points)} points, in {root}", markup=False, highlight=False)
+    console.print(
+        f"submitted job array {job}: {len(points)} points, in {root}", markup=False, highlight=False, soft_wrap=True
+    )
     if not wait:
-        console.print(f"merge them when it is done: ibqos simulate --collect {root}", markup=False, highlight=False)
+        console.print(
+            f"merge them when it is done: ibqos simulate --collect {root}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
         return None
     with progress(console) as prog:
         task = prog.add_task(f"Slurm job {job}", total=len(points))
