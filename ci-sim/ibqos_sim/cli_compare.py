@@ -49,7 +49,8 @@ def _fabric(spec: str):
     default=Path("runs/compare-engines"),
     show_default=True,
 )
-def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, seed, out_dir):
+@click.option("--jobs", type=click.IntRange(1), default=None, help="Points simulated at once [default: every core].")
+def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, seed, out_dir, jobs):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
     throughput against load per engine, with the SLs and VLs each one used (Table 2).
@@ -94,6 +95,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
                 tick=lambda: prog.advance(task),
                 run_dir=Path(tmp) / "run",
                 save_dir=out_dir,
+                jobs=jobs,
             )
     (out_dir / "compare.json").write_text(
         json.dumps(

@@ -34,7 +34,8 @@ EXPERIMENTS = ("seed003-5.1",)
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=5000.0, show_default=True)
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=1000.0, show_default=True)
 @click.option("--quick", is_flag=True, help="Loads 0.5 and 1.0 only, 200 µs: a smoke run.")
-def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quick):
+@click.option("--jobs", type=click.IntRange(1), default=None, help="Points simulated at once [default: every core].")
+def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quick, jobs):
     """Reproduce a seed paper's experiment: figures (PNG), Table 1 (markdown, the paper's
     values beside ours) and results.json in --out."""
     from rich.console import Console
@@ -63,7 +64,10 @@ def paper(experiment, out_dir, engines, buffers, reads, time_us, warmup_us, quic
     with Progress(console=err, transient=True) as prog:
         task = prog.add_task("simulating", total=total)
         runs = seed003.run_experiment(
-            setup, tick=lambda: prog.advance(task), note=lambda s: err.print(s, markup=False, highlight=False)
+            setup,
+            tick=lambda: prog.advance(task),
+            note=lambda s: err.print(s, markup=False, highlight=False),
+            jobs=jobs,
         )
     files = seed003.write_outputs(runs, setup, out_dir)
     for line in seed003.check_deadlocks(runs):

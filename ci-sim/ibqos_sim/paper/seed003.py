@@ -91,44 +91,47 @@ def has_path_sls(fabric) -> bool:
     return bool(fabric.path_sls)
 
 
-def simulate_engine(fabric, engine: str, setup: Setup, tick: Callable[[], None]) -> EngineRun:
-    from ..sim import SimParams, TrafficSpec, compile_network, simulate
+def curve_keys(setup: Setup) -> list[tuple]:
+    """(input_reads, voq, buffer) of every curve an engine gets, in the order they are drawn."""
+    return [(reads, voq, b) for reads in setup.input_reads for voq in (False, True) for b in setup.buffers]
 
-    out = EngineRun(engine)
-    for reads in setup.input_reads:
-        for voq in (False, True):
-            for b in setup.buffers:
-                params = SimParams(
-                    rate="QDR",
-                    mtu=4096,
-                    buffer_packets=b,
-                    voq=voq,
-                    input_reads=reads,
-                    warmup_us=setup.warmup_us,
-                    time_us=setup.time_us,
-                    seed=setup.seed,
-                )
-                net = compile_network(fabric, rate_gbps=params.rate_gbps, source=engine)
-                acc, st = [], []
-                for load in setup.loads:
-                    res = simulate(net, TrafficSpec(pattern="uniform"), params, load)
-                    acc.append(res.accepted_pct)
-                    st.append(res.status)
-                    tick()
-                out.curves[(reads, voq, b)] = acc
-                out.statuses[(reads, voq, b)] = st
+
+def points(engine: str, setup: Setup) -> list:
+    """One simulation per (curve, load): uniform traffic, QDR, 4 KB MTU, the curve's switch."""
+    from ..sim import SimParams, TrafficSpec
+    from ..sim.points import Point
+
+    out = []
+    for reads, voq, b in curve_keys(setup):
+        params = SimParams(
+            rate="QDR",
+            mtu=4096,
+            buffer_packets=b,
+            voq=voq,
+            input_reads=reads,
+            warmup_us=setup.warmup_us,
+            time_us=setup.time_us,
+            seed=setup.seed,
+        )
+        out += [Point(engine, TrafficSpec(pattern="uniform"), params, load) for load in setup.loads]
     return out
 
 
 def run_experiment(
-    setup: Setup, tick: Callable[[], None] = lambda: None, note: Callable[[str], None] = print
+    setup: Setup,
+    tick: Callable[[], None] = lambda: None,
+    note: Callable[[str], None] = print,
+    jobs: int | None = None,
 ) -> list[EngineRun]:
+    """Route every engine on real OpenSM (one at a time), then simulate all their points on
+    `jobs` cores (default: all)."""
     import tempfile
 
     from ..harness import Harness
+    from ..sim.points import run_points
     from ..topology import dragonfly
 
-    runs = []
+    runs, fabrics = [], {}
     with (
         tempfile.TemporaryDirectory(prefix="ibqos-paper-") as tmp,
         Harness(dragonfly(4, 2, 2).write_net(Path(tmp) / "df72.net"), run_dir=Path(tmp) / "fabric") as h,
@@ -143,9 +146,15 @@ def run_experiment(
                 runs.append(EngineRun(engine, used, "needs per-pair SLs in the fabric model"))
                 note(f"{engine}: paths use several SLs and the model carries none per pair; skipped")
                 continue
-            run = simulate_engine(fabric, engine, setup, tick)
-            run.routed_by = used
-            runs.append(run)
+            runs.append(EngineRun(engine, used))
+            fabrics[engine] = fabric
+    todo = [p for r in runs if not r.skipped for p in points(r.engine, setup)]
+    results = iter(run_points(fabrics, todo, jobs, done=lambda i, res: tick()))
+    for r in runs:
+        for key in curve_keys(setup) if not r.skipped else ():
+            got = [next(results) for _ in setup.loads]
+            r.curves[key] = [x.accepted_pct for x in got]
+            r.statuses[key] = [x.status for x in got]
     return runs
 
 
