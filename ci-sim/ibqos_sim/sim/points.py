@@ -3,10 +3,11 @@ instance, seeded by its own SimParams.seed), so the results do not depend on whi
 runs a point or in which order; `jobs=1` runs them one after another in this process.
 
 Processes, not threads: the C core is called through ctypes and nothing promises that it
-releases the GIL for long. Workers are spawned (never a fork of a process that may be running
-a progress thread; and, unlike a fork server, they are our own children and end with the
-pool) and get the fabrics once, at start; each compiles a fabric's network once per link
-rate and keeps it for the points that follow.
+releases the GIL for long. The workers are forked: they are this process's children and end
+with the pool (a spawned pool also starts multiprocessing's resource tracker, which outlives
+it), and they get the fabrics without a copy. A worker only simulates and returns its result
+through the pool's pipe; it never writes to the console a progress thread of the parent may
+hold. Each compiles a fabric's network once per link rate and keeps it for later points.
 """
 
 from __future__ import annotations
@@ -86,9 +87,12 @@ def run_points(
             out[i] = nets.run(p)
             done(i, out[i])
         return [r for r in out if r is not None]
-    ctx = multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init, initargs=(fabrics,)) as pool:
-        pending = {pool.submit(_run, i, p) for i, p in enumerate(points)}
+        # Highest loads first: they simulate the most packets, so the last point to start is a
+        # short one and the cores finish together (results are still in the order of `points`).
+        order = sorted(range(len(points)), key=lambda i: -points[i].load)
+        pending = {pool.submit(_run, i, points[i]) for i in order}
         try:
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
