@@ -49,8 +49,25 @@ def _fabric(spec: str):
     default=Path("runs/compare-engines"),
     show_default=True,
 )
-@click.option("--jobs", type=click.IntRange(1), default=None, help="Points simulated at once [default: every core].")
-def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, seed, out_dir, jobs):
+@cli_args.sweep_options
+def compare_engines(
+    fabric,
+    engines,
+    patterns,
+    loads,
+    time_us,
+    warmup_us,
+    buffer_packets,
+    voq,
+    seed,
+    out_dir,
+    jobs,
+    slurm,
+    slurm_partition,
+    slurm_time,
+    slurm_account,
+    slurm_opt,
+):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
     throughput against load per engine, with the SLs and VLs each one used (Table 2).
@@ -64,11 +81,13 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     from rich.table import Table
 
     from . import compare_engines as ce
+    from . import sweeprun
     from .sim import SimParams
 
     engine_list = ce.parse_engines(engines)
     pattern_list = ce.parse_patterns(patterns)
     load_list = list(cli_args.loads(loads))
+    slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt)
     params = SimParams(
         rate="QDR",
         mtu=4096,
@@ -95,7 +114,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
                 tick=lambda: prog.advance(task),
                 run_dir=Path(tmp) / "run",
                 save_dir=out_dir,
-                jobs=jobs,
+                run=sweeprun.runner(jobs, slurm_opts, out_dir / "compare.slurm", err),
             )
     (out_dir / "compare.json").write_text(
         json.dumps(

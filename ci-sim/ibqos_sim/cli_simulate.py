@@ -8,6 +8,8 @@ import click
 
 from ibqos.errors import InputError
 
+from . import cli_args
+
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
     """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR (VLArb from the
@@ -167,17 +169,7 @@ def _link_defaults(rate, mtu, plan, console) -> tuple:
 )
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
-@click.option(
-    "--jobs",
-    type=click.IntRange(1),
-    default=None,
-    help="Points simulated at once on this host [default: every core].",
-)
-@click.option("--slurm", is_flag=True, help="Run the points as one Slurm job array (sbatch --array).")
-@click.option("--slurm-partition", help="sbatch --partition.")
-@click.option("--slurm-time", help="sbatch --time, per point (e.g. 30, 1:00:00).")
-@click.option("--slurm-account", help="sbatch --account.")
-@click.option("--slurm-opt", multiple=True, help="More sbatch options, as you would type them (repeatable).")
+@cli_args.sweep_options
 @click.option("--wait/--no-wait", default=True, show_default=True, help="--slurm: wait for the array and merge.")
 @click.option(
     "--collect",
@@ -232,7 +224,6 @@ def simulate(
     from .sim import SimParams, parse_sweep
     from .sim.points import Point
     from .sim.run import network_for
-    from .slurm.sbatch import SlurmOptions
 
     if collect is not None:
         if rundir is not None or slurm:
@@ -241,11 +232,7 @@ def simulate(
         return sweeprun.finish(results, merge, Console(stderr=as_json), as_json)
     if rundir is None:
         raise InputError("give RUNDIR (or --collect DIR)", field="RUNDIR")
-    if slurm and jobs is not None:
-        raise InputError("--jobs is for local runs; Slurm places an array's tasks itself", field="--jobs")
-    slurm_opts = SlurmOptions.parse(slurm_partition, slurm_time, slurm_account, slurm_opt)
-    if not slurm and (slurm_opts.args() or not wait):
-        raise InputError("the Slurm options need --slurm", field="--slurm")
+    slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt, wait)
     if load is not None and sweep:
         raise InputError("give --load or --sweep, not both", field="--sweep")
     if load is not None and not 0 < load <= 1:
@@ -290,7 +277,7 @@ def simulate(
     }
     fabrics = {str(source): fabric}
     points = [Point(str(source), traffic, params, ld) for ld in loads]
-    if slurm:
+    if slurm_opts is not None:
         results = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
         if results is None:
             return None

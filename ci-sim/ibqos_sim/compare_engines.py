@@ -120,13 +120,13 @@ def compare(
     tick: Callable[[], None] = lambda: None,
     run_dir=None,
     save_dir=None,
-    jobs: int | None = None,
+    run=None,
 ) -> list[EngineResult]:
     """Route and read back every engine in turn on one ibsim fabric (OpenSM is one at a time),
-    then simulate every (engine, pattern, load) point on `jobs` cores (default: all; tick()
-    after each). With `save_dir`, each routed engine's read-back model (with its per-pair
-    SLs) is kept as save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify`
-    afterwards."""
+    then simulate every (engine, pattern, load) point with `run(fabrics, points, tick)`
+    (sweeprun.runner: local cores or a Slurm array; default every local core). With
+    `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
+    save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
     from pathlib import Path
 
     from ibqos.verify import verify_fabric
@@ -158,7 +158,9 @@ def compare(
         for pattern in patterns
         for load in loads
     ]
-    results = iter(run_points(fabrics, points, jobs, done=lambda i, res: tick()))
+    if run is None:
+        run = lambda fabrics, points, tick: run_points(fabrics, points, None, done=lambda i, r: tick())  # noqa: E731
+    results = iter(run(fabrics, points, tick))
     for r in out:
         for pattern in patterns if not r.skipped else ():
             pts = []

@@ -4,6 +4,7 @@ way their results become sim.json, tables and plots, whichever ran them."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -37,6 +38,22 @@ def run_local(fabrics: dict[str, Fabric], points: list[Point], jobs: int | None,
         return run_points(fabrics, points, jobs, done=lambda i, r: prog.advance(task))
 
 
+def submit(
+    fabrics: dict[str, Fabric],
+    points: list[Point],
+    root: Path,
+    merge: dict,
+    opts: sbatch.SlurmOptions,
+    console: Console,
+) -> str:
+    jobdir.write(root, fabrics, points, merge)
+    job = sbatch.submit(root, len(points), opts)
+    console.print(
+        f"submitted job array {job}: {len(points)} points, in {root}", markup=False, highlight=False, soft_wrap=True
+    )
+    return job
+
+
 def run_slurm(
     fabrics: dict[str, Fabric],
     points: list[Point],
@@ -48,11 +65,7 @@ def run_slurm(
     """Submit the points as one array; with `wait`, their results once every task has ended."""
     out_dir = Path(merge["out_dir"]).resolve()  # --collect may run from another directory
     root = out_dir / f"{merge['name']}.slurm"
-    jobdir.write(root, fabrics, points, {**merge, "out_dir": str(out_dir)})
-    job = sbatch.submit(root, len(points), opts)
-    console.print(
-        f"submitted job array {job}: {len(points)} points, in {root}", markup=False, highlight=False, soft_wrap=True
-    )
+    job = submit(fabrics, points, root, {**merge, "out_dir": str(out_dir)}, opts, console)
     if not wait:
         console.print(
             f"merge them when it is done: ibqos simulate --collect {root}",
@@ -65,6 +78,32 @@ def run_slurm(
         task = prog.add_task(f"Slurm job {job}", total=len(points))
         sbatch.wait(root, job, len(points), tick=lambda k: prog.update(task, completed=k))
     return merged(root, len(points))
+
+
+PointsRunner = Callable[[dict[str, Fabric], list[Point], Callable[[], None]], list[SimResult]]
+
+
+def runner(jobs: int | None, slurm: sbatch.SlurmOptions | None, root: Path, console: Console) -> PointsRunner:
+    """How compare-engines and paper run their points, tick() once per finished point: on
+    `jobs` local cores, or (with `slurm`) as one job array from root, waited for and merged."""
+    if slurm is None:
+        return lambda fabrics, points, tick: run_points(fabrics, points, jobs, done=lambda i, r: tick())
+
+    def on_slurm(fabrics: dict[str, Fabric], points: list[Point], tick: Callable[[], None]) -> list[SimResult]:
+        if not points:
+            return []
+        job = submit(fabrics, points, root.resolve(), {}, slurm, console)
+        seen = [0]
+
+        def advance(k: int) -> None:
+            for _ in range(k - seen[0]):
+                tick()
+            seen[0] = max(seen[0], k)
+
+        sbatch.wait(root.resolve(), job, len(points), advance)
+        return merged(root.resolve(), len(points))
+
+    return on_slurm
 
 
 def merged(root: Path, n: int) -> list[SimResult]:
@@ -84,6 +123,8 @@ def collect(root: Path) -> tuple[list[SimResult], dict]:
     if not root.is_dir():
         raise InputError("no such directory", file=root)
     _, points, merge = jobdir.read(root)
+    if "name" not in merge:  # compare-engines and paper merge as they wait
+        raise InputError("not an `ibqos simulate` sweep: its command merged it when it ended", file=root)
     return merged(root, len(points)), merge
 
 

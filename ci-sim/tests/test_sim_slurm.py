@@ -113,3 +113,24 @@ def test_a_failed_task_is_named_with_its_log(slurm_cluster, local_run, tmp_path)
     assert line.startswith(f"ibqos: error: job {job}: 4 of 4 points have no result: point 0 ("), line
     assert f"{jobdir}/logs/{job}_0.out" in line and "not an ibqos fabric model" in line, line
     assert not (tmp_path / "uniform-sweep.json").exists()
+
+
+@pytest.mark.fabric
+def test_compare_engines_points_as_an_array(slurm_cluster, tmp_path):
+    """compare-engines routes on OpenSM here and sends its simulations out as one array: its
+    compare.json equals the one of the same comparison run on local cores."""
+    args = ["compare-engines", "df42", "--engines", "dla,minhop", "--patterns", "uniform,hotspot"]
+    args += ["--loads", "0.5,1.0", "--warmup-us", "20", "--time-us", "100", "--buffer-packets", "2"]
+    local = ibqos(*args, "--jobs", "2", "--out", tmp_path / "local", timeout=300)
+    assert local.returncode == 0, local.stderr
+    cp = ibqos(*args, "--slurm", "--slurm-partition", PARTITION, "--out", tmp_path / "slurm", env=slurm_cluster.env)
+    assert cp.returncode == 0, cp.stderr + logs(slurm_cluster)
+    assert "submitted job array" in cp.stderr
+    jobdir = tmp_path / "slurm" / "compare.slurm"
+    assert len(list((jobdir / "results").glob("*.json"))) == 8  # 2 engines x 2 patterns x 2 loads
+    doc = json.loads((tmp_path / "slurm" / "compare.json").read_text())
+    assert doc == json.loads((tmp_path / "local" / "compare.json").read_text())
+    assert [e["engine"] for e in doc["engines"]] == ["dla", "minhop"]
+    for e in doc["engines"]:
+        assert [[pt["load"] for pt in e["curves"][p]] for p in ("uniform", "hotspot")] == [[0.5, 1.0]] * 2
+        assert all(pt["accepted_pct"] > 0 for p in ("uniform", "hotspot") for pt in e["curves"][p])

@@ -121,10 +121,11 @@ def run_experiment(
     setup: Setup,
     tick: Callable[[], None] = lambda: None,
     note: Callable[[str], None] = print,
-    jobs: int | None = None,
+    run=None,
 ) -> list[EngineRun]:
-    """Route every engine on real OpenSM (one at a time), then simulate all their points on
-    `jobs` cores (default: all)."""
+    """Route every engine on real OpenSM (one at a time), then simulate all their points with
+    `run(fabrics, points, tick)` (sweeprun.runner: local cores or a Slurm array; default every
+    local core)."""
     import tempfile
 
     from ..harness import Harness
@@ -149,7 +150,9 @@ def run_experiment(
             runs.append(EngineRun(engine, used))
             fabrics[engine] = fabric
     todo = [p for r in runs if not r.skipped for p in points(r.engine, setup)]
-    results = iter(run_points(fabrics, todo, jobs, done=lambda i, res: tick()))
+    if run is None:
+        run = lambda fabrics, points, tick: run_points(fabrics, points, None, done=lambda i, r: tick())  # noqa: E731
+    results = iter(run(fabrics, todo, tick))
     for r in runs:
         for key in curve_keys(setup) if not r.skipped else ():
             got = [next(results) for _ in setup.loads]
