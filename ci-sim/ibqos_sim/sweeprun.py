@@ -74,9 +74,18 @@ def run_slurm(
             soft_wrap=True,
         )
         return None
-    with progress(console) as prog:
-        task = prog.add_task(f"Slurm job {job}", total=len(points))
-        sbatch.wait(root, job, len(points), tick=lambda k: prog.update(task, completed=k))
+    try:
+        with progress(console) as prog:
+            task = prog.add_task(f"Slurm job {job}", total=len(points))
+            sbatch.wait(root, job, len(points), tick=lambda k: prog.update(task, completed=k))
+    except KeyboardInterrupt:
+        console.print(
+            f"job {job} keeps running (scancel {job} stops it); merge it later: ibqos simulate --collect {root}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise
     return merged(root, len(points))
 
 

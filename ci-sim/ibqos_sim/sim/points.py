@@ -16,8 +16,10 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
+from ibqos.errors import ExternalError
 from ibqos.fabric.model import Fabric
 
 from .network import Network, compile_network
@@ -100,6 +102,8 @@ def run_points(
                     i, res = f.result()  # raises the point's error
                     out[i] = res
                     done(i, res)
+        except BrokenProcessPool as exc:  # a worker was killed (the OOM killer, a signal)
+            raise ExternalError(f"a simulation worker died: {exc}; try fewer --jobs") from exc
         except BaseException:
             for f in pending:
                 f.cancel()
