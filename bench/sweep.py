@@ -6,7 +6,10 @@ number in sim.json but the host's timings of each point (counters wall_s, cpu_s,
 hops_per_cpu_s) is compared. The machine is shared by other work: the load average before
 each run is kept beside its time, and the ratio is given of the medians and of the best run
 of each (the one the other work disturbed least, as timeit reports); the verdict is on the
-best runs."""
+best runs. The kernel here shares CPU time between sessions (sched_autogroup), not between
+processes: while other sessions keep both cores busy, the two workers of --jobs 2 share
+one session's part and are no faster than one, so only a run on a machine the other work
+leaves room on says what the cores give."""
 
 from __future__ import annotations
 
