@@ -3,6 +3,7 @@
 make bench                                   # 42..2550 CAs; at 2550 no LASH/updn
 make bench BENCH_ARGS="--lash-2550"          # opt in to LASH at 2550 (about 2 minutes)
 make bench BENCH_ARGS="--only engines --sizes 42,72"
+make bench BENCH_ARGS="--only sweep"                         # --jobs 2 against --jobs 1 (~1 min)
 make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
 make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
 """
@@ -23,7 +24,7 @@ from . import engines, fabric, faults, planner
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "fabric", "simspeed", "faults")
+SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults")
 
 
 def _fmt(v) -> str:
@@ -220,6 +221,40 @@ def main() -> None:
                     "now_Mhops_per_cpu_s",
                     "now/baseline",
                     "within_10pct",
+                ],
+            ),
+            "",
+        ]
+
+    if "sweep" in only:
+        from . import sweep
+
+        rows = sweep.bench_sweep(console.log)
+        write_json(RESULTS / "sweep.json", {"meta": meta, "rows": rows})
+        sections["sweep"] = [
+            "## A sweep on every core: --jobs 2 against --jobs 1, same run",
+            "",
+            f"`ibqos simulate --sweep {sweep.SWEEP}` ({sweep.WARMUP_US} µs warm-up + {sweep.TIME_US} µs "
+            f"per point) on the dla-routed {sweep.SIZE}-CA dragonfly, wall time of the whole command, "
+            f"alternating, {sweep.REPEATS} runs each; ratios of the medians and of the best runs "
+            "(at_most_0.6 is judged on the best: the machine is shared, and the 1-minute load "
+            "average before each run is beside it). identical_results: every sim.json of both "
+            "equal but for the host's timings of each point (wall_s, cpu_s, hops_per_cpu_s).",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "points",
+                    "cores",
+                    "jobs1_s",
+                    "jobs2_s",
+                    "loadavg_before_jobs1",
+                    "loadavg_before_jobs2",
+                    "jobs2/jobs1_median",
+                    "jobs2/jobs1_best",
+                    "at_most_0.6",
+                    "identical_results",
                 ],
             ),
             "",

@@ -65,8 +65,26 @@ def _fabric(spec: str):
     default=Path("runs/compare-engines"),
     show_default=True,
 )
+@cli_args.sweep_options
 def compare_engines(
-    fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, voq_buffers, input_reads, seed, out_dir
+    fabric,
+    engines,
+    patterns,
+    loads,
+    time_us,
+    warmup_us,
+    buffer_packets,
+    voq,
+    voq_buffers,
+    input_reads,
+    seed,
+    out_dir,
+    jobs,
+    slurm,
+    slurm_partition,
+    slurm_time,
+    slurm_account,
+    slurm_opt,
 ):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
@@ -81,12 +99,14 @@ def compare_engines(
     from rich.table import Table
 
     from . import compare_engines as ce
+    from . import sweeprun
     from .sim import SimParams
 
     require_plot("compare-engines (compare.png)")
     engine_list = ce.parse_engines(engines)
     pattern_list = ce.parse_patterns(patterns)
     load_list = list(cli_args.loads(loads))
+    slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt)
     params = SimParams(
         rate="QDR",
         mtu=4096,
@@ -115,6 +135,7 @@ def compare_engines(
                 tick=lambda: prog.advance(task),
                 run_dir=Path(tmp) / "run",
                 save_dir=out_dir,
+                run=sweeprun.runner(jobs, slurm_opts, out_dir / "compare.slurm", err),
             )
     write_json(
         out_dir / "compare.json",

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
-from ibqos.errors import InputError, VerificationFailed
+from ibqos.errors import InputError
 from ibqos.extras import require_plot
+
+from . import cli_args
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
@@ -96,7 +98,7 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
 
 
 @click.command()
-@click.argument("rundir", type=click.Path(path_type=Path))
+@click.argument("rundir", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--traffic",
     "pattern",
@@ -177,6 +179,13 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
 )
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
+@cli_args.sweep_options
+@click.option("--wait/--no-wait", default=True, show_default=True, help="--slurm: wait for the array and merge.")
+@click.option(
+    "--collect",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Merge a --slurm --no-wait sweep: the directory it printed.",
+)
 def simulate(
     rundir,
     pattern,
@@ -206,21 +215,37 @@ def simulate(
     out_dir,
     plot,
     as_json,
+    jobs,
+    slurm,
+    slurm_partition,
+    slurm_time,
+    slurm_account,
+    slurm_opt,
+    wait,
+    collect,
 ):
     """Simulate RUNDIR's read-back fabric (fabric.json) packet by packet.
 
-    Routes, SL2VL and VLArb are exactly the programmed ones. Exits 1 on a deadlock."""
-    import json
-
+    Routes, SL2VL and VLArb are exactly the programmed ones. A sweep's points run on every
+    core (--jobs), or as a Slurm job array (--slurm). Exits 1 on a deadlock."""
     from pydantic import ValidationError
     from rich.console import Console
 
+    from . import sweeprun
     from .sim import SimParams, parse_sweep
-    from .sim import report
-    from .sim.run import network_for, simulate as run_one
+    from .sim.points import Point
+    from .sim.run import network_for
 
     if plot:
         require_plot("--plot")
+    if collect is not None:
+        if rundir is not None or slurm:
+            raise InputError("--collect merges a sweep already run: give it alone", field="--collect")
+        results, merge = sweeprun.collect(collect)
+        return sweeprun.finish(results, merge, Console(stderr=as_json), as_json)
+    if rundir is None:
+        raise InputError("give RUNDIR (or --collect DIR)", field="RUNDIR")
+    slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt, wait)
     if load is not None and sweep:
         raise InputError("give --load or --sweep, not both", field="--sweep")
     if load is not None and not 0 < load <= 1:
@@ -254,49 +279,27 @@ def simulate(
             "every class saturates, so the load changes nothing: give the classes a rate, or drop --sweep",
             field="--sweep",
         )
-    net = network_for(fabric, params, source=str(source))
-    results = []
-    from rich.progress import Progress
-
-    with Progress(console=console, transient=True) as prog:
-        task = prog.add_task("simulating", total=len(loads))
-        for ld in loads:
-            prog.update(task, description=f"load {ld:.2f}")
-            results.append(run_one(net, traffic, params, ld))
-            prog.advance(task)
+    net = network_for(fabric, params, source=str(source))  # the model's errors, before any point runs
     out_dir = out_dir or (rundir / "sim" if rundir.is_dir() else rundir.parent / "sim")
     name = pattern + ("-sweep" if sweep else f"-{loads[0]:.2f}")
     meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
     if overlay is not None and overlay.ports:
         meta["vlarb_overlay"] = overlay.to_json(fabric)
-    path = report.write_json(out_dir / f"{name}.json", results, meta)
-    if as_json:
-        click.echo(json.dumps({"schema": report.SCHEMA, **meta, "results": [r.to_json() for r in results]}, indent=1))
-    else:
-        for r in results if len(results) == 1 else []:
-            report.print_result(r, console)
-        if len(results) > 1:
-            report.print_sweep(results, console)
-        if overlay is not None and overlay.ports:
-            console.print(f"note: {overlay.note()} (ports: {path})", markup=False, highlight=False)
-        console.print(f"results: {path}", markup=False, highlight=False)
-    if plot:
-        from .sim import plot as plots
-
-        pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]
-        if len(results) > 1:
-            pngs.insert(
-                0,
-                plots.load_throughput(
-                    results, out_dir / f"{name}-throughput.png", title=f"{pattern}, {net.n_endpoints} CAs"
-                ),
-            )
         if not as_json:
-            console.print("plots: " + ", ".join(str(p) for p in pngs))
-    bad = [r for r in results if r.deadlock]
-    if bad:
-        d = bad[0].deadlock
-        raise VerificationFailed(
-            f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
-            + " -> ".join(d["cycle"] + d["cycle"][:1])
-        )
+            console.print(f"note: {overlay.note()} (ports in the results)", markup=False, highlight=False)
+    merge = {
+        "out_dir": str(out_dir),
+        "name": name,
+        "meta": meta,
+        "plot": plot,
+        "title": f"{pattern}, {net.n_endpoints} CAs",
+    }
+    fabrics = {str(source): fabric}
+    points = [Point(str(source), traffic, params, ld) for ld in loads]
+    if slurm_opts is not None:
+        results = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
+        if results is None:
+            return None
+    else:
+        results = sweeprun.run_local(fabrics, points, jobs, console)
+    return sweeprun.finish(results, merge, console, as_json)

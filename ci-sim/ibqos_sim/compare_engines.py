@@ -119,8 +119,11 @@ def compare(
     tick: Callable[[], None] = lambda: None,
     run_dir=None,
     save_dir=None,
+    run=None,
 ) -> list[EngineResult]:
-    """Route, read back and simulate every engine in turn on one ibsim fabric. With
+    """Route and read back every engine in turn on one ibsim fabric (OpenSM is one at a time),
+    then simulate every (engine, pattern, load) point with `run(fabrics, points, tick)`
+    (sweeprun.runner: local cores or a Slurm array; default every local core). With
     `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
     save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
     from pathlib import Path
@@ -129,40 +132,50 @@ def compare(
     from ibqos.verify.pathsl import from_fabric
 
     from .harness import Harness
-    from .sim import TrafficSpec, compile_network, simulate
+    from .sim import TrafficSpec
+    from .sim.points import Point, run_points
 
-    out = []
+    out, fabrics = [], {}
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:
             fabric, used, why = route_read_explain(h, engine)
             r = EngineResult(engine, used)
+            out.append(r)
             if used != engine:
                 r.skipped = f"OpenSM routed with {used or 'nothing'} instead" + (f" ({why})" if why else "")
-                out.append(r)
                 continue
             if save_dir is not None:
                 (Path(save_dir) / engine).mkdir(parents=True, exist_ok=True)
                 fabric.save(Path(save_dir) / engine / "fabric.json")
             rep = verify_fabric(fabric, path_sls=from_fabric(fabric, "SA path records"))
             r.sls_used, r.vls_used, r.credit_loop = list(rep.sls_used), list(rep.vls_used), not rep.cdg_acyclic
-            net = compile_network(fabric, rate_gbps=params.rate_gbps, source=engine)
-            for pattern in patterns:
-                pts = []
-                for load in loads:
-                    res = simulate(net, TrafficSpec(pattern=pattern), params, load)
-                    pt = {
-                        "load": load,
-                        "accepted_pct": res.accepted_pct,
-                        "status": res.status,
-                        # the simulator's own count of packets delivered per SL
-                        "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
-                    }
-                    if res.deadlock is not None:
-                        pt["deadlock"] = res.deadlock
-                    pts.append(pt)
-                    tick()
-                r.curves[pattern] = pts
-            out.append(r)
+            fabrics[engine] = fabric
+    points = [
+        Point(r.engine, TrafficSpec(pattern=pattern), params, load)
+        for r in out
+        if not r.skipped
+        for pattern in patterns
+        for load in loads
+    ]
+    if run is None:
+        run = lambda fabrics, points, tick: run_points(fabrics, points, None, done=lambda i, r: tick())  # noqa: E731
+    results = iter(run(fabrics, points, tick))
+    for r in out:
+        for pattern in patterns if not r.skipped else ():
+            pts = []
+            for load in loads:
+                res = next(results)
+                pt = {
+                    "load": load,
+                    "accepted_pct": res.accepted_pct,
+                    "status": res.status,
+                    # the simulator's own count of packets delivered per SL
+                    "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
+                }
+                if res.deadlock is not None:
+                    pt["deadlock"] = res.deadlock
+                pts.append(pt)
+            r.curves[pattern] = pts
     return out
 
 

@@ -115,55 +115,57 @@ def has_path_sls(fabric) -> bool:
     return bool(fabric.path_sls)
 
 
-def simulate_engine(fabric, engine: str, setup: Setup, tick: Callable[[], None]) -> EngineRun:
-    from ..sim import SimParams, TrafficSpec, compile_network, simulate
+def curve_keys(setup: Setup) -> list[tuple]:
+    """(input_reads, voq_buffers, voq, buffer) of every curve simulated for an engine: without
+    VOQ once per input-reads setting (the VOQ buffer model does not apply to a FIFO switch),
+    with VOQ once per switch model."""
+    fifo = [(reads, setup.voq_buffers[0], False, b) for reads in setup.input_reads for b in setup.buffers]
+    return fifo + [(reads, vb, True, b) for reads, vb in models(setup) for b in setup.buffers]
 
-    out = EngineRun(engine)
-    net = compile_network(fabric, rate_gbps=32.0, source=engine)
-    for reads, vb in models(setup):
-        for voq in (False, True):
-            for b in setup.buffers:
-                if not voq and vb != setup.voq_buffers[0]:  # the same FIFO switch: run once
-                    first = (reads, setup.voq_buffers[0], False, b)
-                    out.curves[(reads, vb, voq, b)] = out.curves[first]
-                    out.statuses[(reads, vb, voq, b)] = out.statuses[first]
-                    continue
-                params = SimParams(
-                    rate="QDR",
-                    mtu=4096,
-                    buffer_packets=b,
-                    voq=voq,
-                    voq_buffers=vb,
-                    input_reads=reads,
-                    warmup_us=setup.warmup_us,
-                    time_us=setup.time_us,
-                    seed=setup.seed,
-                )
-                acc, st = [], []
-                for load in setup.loads:
-                    res = simulate(net, TrafficSpec(pattern="uniform"), params, load)
-                    acc.append(res.accepted_pct)
-                    st.append(res.status)
-                    tick()
-                out.curves[(reads, vb, voq, b)] = acc
-                out.statuses[(reads, vb, voq, b)] = st
+
+def points(engine: str, setup: Setup) -> list:
+    """One simulation per (curve, load): uniform traffic, QDR, 4 KB MTU, the curve's switch."""
+    from ..sim import SimParams, TrafficSpec
+    from ..sim.points import Point
+
+    out = []
+    for reads, vb, voq, b in curve_keys(setup):
+        params = SimParams(
+            rate="QDR",
+            mtu=4096,
+            buffer_packets=b,
+            voq=voq,
+            voq_buffers=vb,
+            input_reads=reads,
+            warmup_us=setup.warmup_us,
+            time_us=setup.time_us,
+            seed=setup.seed,
+        )
+        out += [Point(engine, TrafficSpec(pattern="uniform"), params, load) for load in setup.loads]
     return out
 
 
 def runs_per_engine(setup: Setup) -> int:
     """Simulations per engine: FIFO once per input-reads setting, VOQ once per model."""
-    return (len(setup.input_reads) + len(models(setup))) * len(setup.buffers) * len(setup.loads)
+    return len(curve_keys(setup)) * len(setup.loads)
 
 
 def run_experiment(
-    setup: Setup, tick: Callable[[], None] = lambda: None, note: Callable[[str], None] = print
+    setup: Setup,
+    tick: Callable[[], None] = lambda: None,
+    note: Callable[[str], None] = print,
+    run=None,
 ) -> list[EngineRun]:
+    """Route every engine on real OpenSM (one at a time), then simulate all their points with
+    `run(fabrics, points, tick)` (sweeprun.runner: local cores or a Slurm array; default every
+    local core)."""
     import tempfile
 
     from ..harness import Harness
+    from ..sim.points import run_points
     from ..topology import dragonfly
 
-    runs = []
+    runs, fabrics = [], {}
     with (
         tempfile.TemporaryDirectory(prefix="ibqos-paper-") as tmp,
         Harness(dragonfly(4, 2, 2).write_net(Path(tmp) / "df72.net"), run_dir=Path(tmp) / "fabric") as h,
@@ -178,9 +180,24 @@ def run_experiment(
                 runs.append(EngineRun(engine, used, "needs per-pair SLs in the fabric model"))
                 note(f"{engine}: paths use several SLs and the model carries none per pair; skipped")
                 continue
-            run = simulate_engine(fabric, engine, setup, tick)
-            run.routed_by = used
-            runs.append(run)
+            runs.append(EngineRun(engine, used))
+            fabrics[engine] = fabric
+    todo = [p for r in runs if not r.skipped for p in points(r.engine, setup)]
+    if run is None:
+        run = lambda fabrics, points, tick: run_points(fabrics, points, None, done=lambda i, r: tick())  # noqa: E731
+    results = iter(run(fabrics, todo, tick))
+    for r in runs:
+        if r.skipped:
+            continue
+        for key in curve_keys(setup):
+            got = [next(results) for _ in setup.loads]
+            r.curves[key] = [x.accepted_pct for x in got]
+            r.statuses[key] = [x.status for x in got]
+        for reads, vb in models(setup):  # the FIFO curves serve every model of their input reads
+            for b in setup.buffers:
+                first = (reads, setup.voq_buffers[0], False, b)
+                r.curves[(reads, vb, False, b)] = r.curves[first]
+                r.statuses[(reads, vb, False, b)] = r.statuses[first]
     return runs
 
 
