@@ -50,10 +50,11 @@ def write(jobdir: Path, fabrics: dict[str, Fabric], points: list[Point], merge: 
     }
     write_atomic(jobdir / "sweep.json", json.dumps(doc, indent=1) + "\n")
     script = jobdir / "job.sh"
-    script.write_text(
+    write_atomic(
+        script,
         "#!/bin/sh\n# one point of an ibqos sweep per array task (ibqos_sim/slurm/jobdir.py)\n"
         f"exec {shlex.quote(sys.executable)} -m ibqos_sim.slurm.task {shlex.quote(str(jobdir))}"
-        ' "$SLURM_ARRAY_TASK_ID"\n'
+        ' "$SLURM_ARRAY_TASK_ID"\n',
     )
     script.chmod(0o755)
 
