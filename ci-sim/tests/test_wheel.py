@@ -153,11 +153,13 @@ def test_the_sm_host_commands_need_no_simulator_core(host, venv):
     try:
         shutil.copy(ROOT / "examples/two-class.yaml", host.dir / "policy.yaml")
         star(2, config_a()).save(host.dir / "fabric.json")
+        (host.dir / "p").mkdir()
         for args in (
-            ("plan", "policy.yaml", "-o", "plan.json"),
-            ("analyze", "plan.json"),
-            ("render", "plan.json", "-o", "cfg"),
-            ("verify", "fabric.json", "--plan", "plan.json"),
+            # the plan kept apart: `status .` would judge the saved fabric by a plan.json beside it
+            ("plan", "policy.yaml", "-o", "p/plan.json"),
+            ("analyze", "p/plan.json"),
+            ("render", "p/plan.json", "-o", "cfg"),
+            ("verify", "fabric.json", "--plan", "p/plan.json"),
             ("status", "."),
         ):
             cp = host(*args)
