@@ -1,4 +1,5 @@
-"""Option values the sweep commands share (paper, compare-engines): comma-separated lists."""
+"""Options the simulating commands share (simulate, compare-engines, paper): comma-separated
+lists, the switch model, where a sweep's points run."""
 
 from __future__ import annotations
 
@@ -22,6 +23,33 @@ def loads(text: str, what: str = "--loads") -> tuple[float, ...]:
     if not vals or any(not 0 < v <= 1 for v in vals):
         raise InputError("loads are fractions of the link in (0, 1]", field=what)
     return vals
+
+
+def switch_model_options(f):
+    """The switch model's choices that change results (docs/simulator.md, "Switch model")."""
+    import click
+
+    opts = [
+        click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues."),
+        click.option(
+            "--input-reads",
+            type=click.Choice(["N", "1"]),
+            default="N",
+            show_default=True,
+            help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).",
+        ),
+        click.option(
+            "--voq-buffers",
+            type=click.Choice(["shared", "per-output"]),
+            default="shared",
+            show_default=True,
+            help="With VOQ: the queues of an input VL share its buffer and credits (IB), or each has "
+            "--buffer-packets of its own with route-aware credits.",
+        ),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
 
 
 def sweep_options(f):

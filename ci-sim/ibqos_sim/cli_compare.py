@@ -42,21 +42,7 @@ def _fabric(spec: str):
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=300.0, show_default=True)
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=50.0, show_default=True)
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True)
-@click.option("--voq/--no-voq", default=True, show_default=True, help="virtual output queues (seed 003 §5.2 uses them)")
-@click.option(
-    "--voq-buffers",
-    type=click.Choice(["shared", "per-output"]),
-    default="shared",
-    show_default=True,
-    help="with VOQ: shared input-VL buffers and credits (IB), or per-output buffers (docs/simulator.md)",
-)
-@click.option(
-    "--input-reads",
-    type=click.Choice(["N", "1"]),
-    default="N",
-    show_default=True,
-    help="packets a switch input feeds at once (docs/simulator.md)",
-)
+@cli_args.switch_model_options
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
 @click.option(
     "--out",

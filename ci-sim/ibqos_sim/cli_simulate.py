@@ -137,22 +137,7 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
     show_default=True,
     help="Input buffer per port and VL, in MTU packets.",
 )
-@click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues.")
-@click.option(
-    "--input-reads",
-    type=click.Choice(["N", "1"]),
-    default="N",
-    show_default=True,
-    help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).",
-)
-@click.option(
-    "--voq-buffers",
-    type=click.Choice(["shared", "per-output"]),
-    default="shared",
-    show_default=True,
-    help="With VOQ: the queues of an input VL share its buffer and credits (IB), or each has "
-    "--buffer-packets of its own with route-aware credits (docs/simulator.md).",
-)
+@cli_args.switch_model_options
 @click.option(
     "--accounting",
     type=click.Choice(["byte", "packet"]),
