@@ -117,3 +117,61 @@ def odd_cables():
     net.cable(ca, groups[1][2])
     net.cable(ca, groups[3][0])
     return net, first_ca_on(net, groups[1][1])
+
+
+def half_rack():
+    """Rack 5 holds two switches of four (half-populated), each cabled to two racks."""
+    net = HandNet(6)
+    groups = racks(net, [[2, 1, 2, 1], [1, 2, 0, 2], [2, 2, 1, 1], [1, 1, 2, 2], [3, 2]])
+    globals_(
+        net,
+        groups,
+        [(0, 0, 1, 1), (0, 1, 2, 2), (0, 2, 3, 3), (1, 0, 2, 3), (1, 2, 3, 0), (2, 0, 3, 2),
+         (4, 0, 0, 3), (4, 0, 1, 3), (4, 1, 2, 1), (4, 1, 3, 1)],
+    )  # fmt: skip
+    return net, first_ca_on(net, groups[4][0])
+
+
+def hub_switches():
+    """Every rack's global cables all on its first switch (two of them to one rack), plus a
+    second cable between two switches of different racks."""
+    net = HandNet(7)
+    groups = racks(net, [[0, 3, 2, 3], [0, 2, 3, 2], [0, 3, 3, 1], [0, 2, 2, 2]])
+    globals_(
+        net, groups, [(0, 0, 1, 0), (0, 0, 1, 0), (0, 0, 2, 0), (0, 0, 3, 0), (1, 0, 2, 0), (1, 0, 3, 0), (2, 0, 3, 0)]
+    )
+    ca = net.hca("node099 HCA-1", ports=2)  # the SM's HCA: two ports on one hub switch and a leaf
+    net.cable(ca, groups[0][0])
+    net.cable(ca, groups[0][2])
+    return net, ca
+
+
+def pairs_of_two():
+    """Racks of two switches (a = 2: every cable is a 2-clique), six racks, pairs of racks
+    cabled once or twice."""
+    net = HandNet(8)
+    groups = racks(net, [[2, 1], [1, 2], [2, 2], [0, 3], [1, 1], [2, 0]], units=(10, 12))
+    cables = [(x, (x + y) % 2, y, (x * y) % 2) for x in range(6) for y in range(x + 1, 6)]
+    globals_(net, groups, cables + [(0, 1, 3, 1), (2, 0, 5, 1)])
+    return net, first_ca_on(net, groups[0][0])
+
+
+def spur():
+    """Rack 5 is cabled to rack 1 only (twice): every route from it crosses rack 1."""
+    net = HandNet(9)
+    groups = racks(net, [[1, 2, 1], [2, 1, 1], [1, 1, 2], [1, 2, 1], [2, 2, 0]], units=(10, 12, 14))
+    globals_(
+        net,
+        groups,
+        [
+            (0, 0, 1, 0),
+            (0, 1, 2, 1),
+            (0, 2, 3, 2),
+            (1, 1, 2, 2),
+            (1, 2, 3, 0),
+            (2, 0, 3, 1),
+            (4, 0, 0, 1),
+            (4, 1, 0, 2),
+        ],
+    )
+    return net, first_ca_on(net, groups[4][0])

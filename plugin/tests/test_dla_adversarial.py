@@ -89,6 +89,10 @@ CASES = {
     "odd-cables": (fabrics.odd_cables, "routed", [0, 1]),
     "missing-switch": (fabrics.missing_switch, "routed", [0, 1]),
     "no-direct-pair": (fabrics.no_direct_pair, "routed", [0, 1, 2]),
+    "half-rack": (fabrics.half_rack, "routed", [0, 1]),
+    "hub-switches": (fabrics.hub_switches, "routed", [0, 1]),
+    "pairs-of-two": (fabrics.pairs_of_two, "routed", [0, 1]),
+    "spur": (fabrics.spur, "routed", [0, 1, 2]),
     "chain": (fabrics.chain, "refused", None),
 }
 
@@ -113,8 +117,9 @@ def test_hand_cabled_fabric(tmp_path, case):
         assert said == [] and engine == "dla", said
         assert set(report.vls_used) <= set(vls), report.vls_used
         assert nonminimal(fabric) == []
-        if case == "missing-switch":  # the summary says the racks differ in size
-            assert any("dla: 5 groups of 3 to 4 switches" in ln.text for ln in lines)
+        sizes = {"missing-switch": "3 to 4", "half-rack": "2 to 4"}.get(case)
+        if sizes:  # the summary says the racks differ in size
+            assert any(f"dla: 5 groups of {sizes} switches" in ln.text for ln in lines)
     else:
         # exactly one line, with its reason and rule, and a deadlock-free fallback
         assert len(said) == 1, said
@@ -123,30 +128,61 @@ def test_hand_cabled_fabric(tmp_path, case):
         assert engine == "dfsssp"
 
 
-# Faults on the installer fabric, by (rack, unit index) ends of hand-picked cables; a switch
-# by (rack, unit index). Each is taken down, judged, brought back, judged again.
-def _cable(net, ra, ia, rb, ib):
-    a, b = fabrics.sw_name(ra + 1, fabrics.UNITS[ia]), fabrics.sw_name(rb + 1, fabrics.UNITS[ib])
-    return ("link", a, net.port_to(a, b))
+# Faults by hand-picked cables: (rack, unit index) at both ends; a switch by (rack, unit
+# index); ("ca", name, port) for one port of a CA. Each is taken down, judged, brought back,
+# judged again: dla again, with its pristine LFTs.
+def _switch(fab: str, r: int, i: int) -> str:
+    units = fabrics.UNITS if fab == "installer" else (10, 12, 14)
+    return fabrics.sw_name(r + 1, units[i])
 
 
 FAULTS = {
-    "only global of racks 1-4": [(0, 2, 3, 3)],
-    "local link in rack 2": [(1, 0, 1, 3)],
-    "switch with no hosts": [(0, 2)],
-    "switch with hosts": [(2, 0)],
-    "both globals of racks 1-2": [(0, 0, 1, 2), (0, 3, 1, 0)],
-    "both globals of the SM's switch": [(0, 1, 2, 1), (0, 1, 2, 3)],
-    "local and global of one switch": [(3, 2, 3, 0), (3, 2, 4, 3)],
-    "global-heavy switch and a local": [(4, 3), (1, 1, 1, 2)],
+    "installer": {
+        "only global of racks 1-4": [(0, 2, 3, 3)],
+        "local link in rack 2": [(1, 0, 1, 3)],
+        "switch with no hosts": [(0, 2)],
+        "switch with hosts": [(2, 0)],
+        "both globals of racks 1-2": [(0, 0, 1, 2), (0, 3, 1, 0)],
+        "both globals of the SM's switch": [(0, 1, 2, 1), (0, 1, 2, 3)],
+        "local and global of one switch": [(3, 2, 3, 0), (3, 2, 4, 3)],
+        "global-heavy switch and a local": [(4, 3), (1, 1, 1, 2)],
+    },
+    "odd-cables": {
+        "one port of the two-port HCA": [("ca", "node050 HCA-1", 1)],
+        "the loopback cable": [("loop", 2, 0)],
+        "one of two parallel local cables": [(1, 0, 1, 1)],
+        "a global of the cross-rack triangle": [(0, 0, 1, 1)],
+        "global of a triangle and the two-port HCA's other port": [(2, 1, 3, 0), ("ca", "node050 HCA-1", 2)],
+        "switch of the two-port HCA and a local": [(3, 0), (0, 0, 0, 2)],
+    },
 }
 
 
-def _faults(net, spec):
+def _faults(fab: str, net, spec) -> list[tuple[str, str, int | None]]:
     out = []
     for f in spec:
-        out.append(_cable(net, *f) if len(f) == 4 else ("switch", fabrics.sw_name(f[0] + 1, fabrics.UNITS[f[1]]), None))
+        if f[0] == "ca":
+            out.append(("link", f[1], f[2]))
+        elif f[0] == "loop":
+            sw = _switch(fab, f[1], f[2])
+            out.append(("link", sw, net.port_to(sw, sw)))
+        elif len(f) == 2:
+            out.append(("switch", _switch(fab, *f), None))
+        else:
+            a, b = _switch(fab, f[0], f[1]), _switch(fab, f[2], f[3])
+            out.append(("link", a, net.port_to(a, b)))
     return out
+
+
+def _ca_ports_left(net, faults) -> int:
+    gone = {node for kind, node, _ in faults if kind == "switch"}
+    cut = {(node, port) for kind, node, port in faults if kind == "link"}
+    left = 0
+    for ca, ports in net.links.items():
+        if net.kind[ca] != "Hca":
+            continue
+        left += sum(1 for p, (sw, sp) in ports.items() if sw not in gone and not {(ca, p), (sw, sp)} & cut)
+    return left
 
 
 def _reflected(fabric: Fabric, faults, down: bool) -> bool:
@@ -161,7 +197,7 @@ def _reflected(fabric: Fabric, faults, down: bool) -> bool:
 
 def _change(h, sm, faults, down: bool):
     sweep = None
-    for kind, node, port in faults if down else reversed(faults):
+    for _kind, node, port in faults if down else reversed(faults):
         sweep = (h.unlink if down else h.relink)(node, port, sm=sm)
     for _ in range(4):  # a sweep that began before the change does not show it
         if _reflected(load_dumps(sm.dumps), faults, down):
@@ -170,25 +206,27 @@ def _change(h, sm, faults, down: bool):
     raise AssertionError(f"dumps never showed {faults} {'down' if down else 'back'}")
 
 
-def test_faults_on_hand_cabled_fabric(tmp_path):
-    net, first = fabrics.installer()
+@pytest.mark.parametrize("fab", list(FAULTS))
+def test_faults_on_hand_cabled_fabric(tmp_path, fab):
+    """A single fault must be routed by dla; a double one may be refused with exactly one
+    D1A line, the fallback then judged with its path SLs. Never a credit loop."""
+    net, first = CASES[fab][0]()
     path = net.write(tmp_path / "fabric.net", first)
-    hosts = {n: ports for n, ports in net.links.items() if net.kind[n] == "Hca"}
-    problems = []
+    problems, seen = [], []
     with Harness(path, run_dir=tmp_path / "run", console=True) as h:
         sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
         pristine = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
-        for name, spec in FAULTS.items():
-            faults = _faults(net, spec)
-            gone = {node for kind, node, _ in faults if kind == "switch"}
-            cas = sum(1 for ca, ports in hosts.items() if not {p[0] for p in ports.values()} <= gone)
+        for name, spec in FAULTS[fab].items():
+            faults = _faults(fab, net, spec)
+            cas = _ca_ports_left(net, faults)
             sweep = _change(h, sm, faults, down=True)
             fabric, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
             said = [m.group(1) for ln in sweep.lines if (m := D1A.search(ln.text))]
+            seen.append((name, sweep.engine, report.vls_used, said))
             if sweep.engine != "dla" and (len(faults) == 1 or len(said) != 1):
                 problems.append(f"{name}: routed by {sweep.engine}, dla said {said}")
             if report.delivered != report.pairs or report.pairs != cas * (cas - 1):
-                problems.append(f"{name}: {report.delivered}/{report.pairs} pairs, {cas} CAs")
+                problems.append(f"{name}: {report.delivered}/{report.pairs} pairs, {cas} CA ports")
             if not report.cdg_acyclic or chk.credit_loops:
                 problems.append(f"{name}: credit loop under {sweep.engine}: {report.cycle[:6]}")
             if sweep.engine == "dla" and not set(report.vls_used) <= {0, 1, 2}:
@@ -198,4 +236,5 @@ def test_faults_on_hand_cabled_fabric(tmp_path):
             if sweep.engine != "dla" or back != pristine:
                 problems.append(f"{name}: after restore {sweep.engine}, LFTs pristine: {back == pristine}")
             assert sm.alive(), name
+    (tmp_path / "outcomes.txt").write_text("\n".join(map(str, seen)))
     assert not problems, "\n".join(problems)
