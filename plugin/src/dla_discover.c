@@ -11,8 +11,10 @@
  * On a degraded fabric no exact cover exists. A dead switch leaves a group of a-1; a dead
  * global link leaves a group pair unlinked. The degraded search therefore also takes maximal
  * cliques of a-1 switches, as few as the switch count allows, and accepts a quotient in which
- * every group pair is at most one intermediate group apart. A fabric that gives neither is
- * refused with the rule the closest partition breaks.
+ * every group pair is at most one intermediate group apart. Before that, a rack only partly
+ * populated (n % a switches left over, a maximal clique) is read as a group when everything
+ * else is exact. A fabric that gives none of these is refused with the rule the closest
+ * partition breaks.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "dla_groups.h"
@@ -687,6 +689,8 @@ int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct
 	 * whose small groups would otherwise find a wrong partition first.
 	 */
 	r = try_partial_rack(&d, 0, &alternative);
+	if (r > 0)
+		*exact = 1; /* as good as exact: stored, and kept through faults */
 	if (r)
 		goto found;
 	/*

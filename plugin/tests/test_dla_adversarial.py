@@ -132,7 +132,7 @@ def test_hand_cabled_fabric(tmp_path, case):
 # index); ("ca", name, port) for one port of a CA. Each is taken down, judged, brought back,
 # judged again: dla again, with its pristine LFTs.
 def _switch(fab: str, r: int, i: int) -> str:
-    units = fabrics.UNITS if fab == "installer" else (10, 12, 14)
+    units = (10, 12, 14) if fab == "odd-cables" else fabrics.UNITS
     return fabrics.sw_name(r + 1, units[i])
 
 
@@ -146,6 +146,13 @@ FAULTS = {
         "both globals of the SM's switch": [(0, 1, 2, 1), (0, 1, 2, 3)],
         "local and global of one switch": [(3, 2, 3, 0), (3, 2, 4, 3)],
         "global-heavy switch and a local": [(4, 3), (1, 1, 1, 2)],
+    },
+    "half-rack": {
+        "global of the half rack": [(4, 0, 0, 3)],
+        "local link of a full rack": [(1, 0, 1, 2)],
+        "switch of a full rack": [(2, 1)],
+        "switch of the half rack": [(4, 1)],
+        "global of the half rack and one between full racks": [(4, 1, 2, 1), (0, 0, 1, 1)],
     },
     "odd-cables": {
         "one port of the two-port HCA": [("ca", "node050 HCA-1", 1)],
