@@ -154,6 +154,12 @@ FAULTS = {
         "switch of the half rack": [(4, 1)],
         "global of the half rack and one between full racks": [(4, 1, 2, 1), (0, 0, 1, 1)],
     },
+    "missing-switch": {
+        "local link of the 3-switch rack": [(4, 0, 4, 2)],
+        "switch of the 3-switch rack": [(4, 2)],
+        "global of the 3-switch rack": [(1, 0, 4, 0)],
+        "local of the 3-switch rack and a global elsewhere": [(4, 0, 4, 1), (0, 2, 3, 3)],
+    },
     "odd-cables": {
         "one port of the two-port HCA": [("ca", "node050 HCA-1", 1)],
         "the loopback cable": [("loop", 2, 0)],
