@@ -29,7 +29,7 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		out->alternative = alt;
 		if (ret != -EINVAL ||
 		    (out->source != DLA_GROUPS_FOUND_DEGRADED &&
-		     out->source != DLA_GROUPS_FOUND_UNEVEN))
+		     out->source != DLA_GROUPS_FOUND_KEPT))
 			break;
 		dla_result_free(out);
 	}

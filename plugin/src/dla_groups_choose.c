@@ -48,18 +48,20 @@ static int take(const struct dla_fabric *f, const struct dla_graph *gr, const ui
 }
 
 /*
- * Groups of unequal size that are otherwise exact: every group a clique, every pair linked
- * (a rack with a switch never installed, or a dead one at a fresh start). Stored when no map
- * is, so a later fault keeps them (the search would not find them on a fabric damaged twice).
+ * Groups that are all cliques, linked directly or through one group (a rack with a switch
+ * never installed, a rack cabled to a few others only, or a dead switch or global link at a
+ * fresh start). Stored when no map is, so a later fault keeps them: the search would not
+ * find them on a fabric damaged twice. Once healed, a fresh exact partition wins unless
+ * this one is exact too.
  */
-static int uneven_exact(const struct dla_graph *gr, const struct dla_groups *g)
+static int cliques_linked(const struct dla_graph *gr, const struct dla_groups *g)
 {
 	for (uint32_t k = 0; k < g->ngroups; k++)
 		for (uint32_t i = g->first[k]; i < g->first[k + 1]; i++)
 			for (uint32_t j = i + 1; j < g->first[k + 1]; j++)
 				if (!dla_graph_adjacent(gr, g->members[i], g->members[j]))
 					return 0;
-	return dla_groups_quotient_ok(gr, g, 0) == 1;
+	return dla_groups_quotient_ok(gr, g, 1) == 1;
 }
 
 int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
@@ -118,8 +120,8 @@ int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const 
 	}
 	if (!found) {
 		*out = fresh;
-		*src = !stored && uneven_exact(&gr, out) ? DLA_GROUPS_FOUND_UNEVEN
-							 : DLA_GROUPS_FOUND_DEGRADED;
+		*src = !stored && cliques_linked(&gr, out) ? DLA_GROUPS_FOUND_KEPT
+							   : DLA_GROUPS_FOUND_DEGRADED;
 		if (!*note)
 			snprintf(note, note_len,
 				 "no stored group map fits (%s); groups "

@@ -132,7 +132,7 @@ def test_hand_cabled_fabric(tmp_path, case):
 # index); ("ca", name, port) for one port of a CA. Each is taken down, judged, brought back,
 # judged again: dla again, with its pristine LFTs.
 def _switch(fab: str, r: int, i: int) -> str:
-    units = (10, 12, 14) if fab == "odd-cables" else fabrics.UNITS
+    units = (10, 12, 14) if fab in ("odd-cables", "spur") else fabrics.UNITS
     return fabrics.sw_name(r + 1, units[i])
 
 
@@ -159,6 +159,11 @@ FAULTS = {
         "switch of the 3-switch rack": [(4, 2)],
         "global of the 3-switch rack": [(1, 0, 4, 0)],
         "local of the 3-switch rack and a global elsewhere": [(4, 0, 4, 1), (0, 2, 3, 3)],
+    },
+    "spur": {
+        "local link of the spur rack": [(4, 0, 4, 1)],
+        "one of the spur rack's two globals": [(4, 0, 0, 1)],
+        "switch of a rack the spur reaches through rack 1": [(2, 2)],
     },
     "odd-cables": {
         "one port of the two-port HCA": [("ca", "node050 HCA-1", 1)],
