@@ -52,10 +52,18 @@ static int take(const struct dla_fabric *f, const struct dla_graph *gr, const ui
  * never installed, a rack cabled to a few others only, or a dead switch or global link at a
  * fresh start). Stored when no map is, so a later fault keeps them: the search would not
  * find them on a fabric damaged twice. Once healed, a fresh exact partition wins unless
- * this one is exact too.
+ * this one is exact too. Not for groups of two or fewer: any linked pair is such a clique,
+ * too weak a reading to keep.
  */
 static int cliques_linked(const struct dla_graph *gr, const struct dla_groups *g)
 {
+	uint32_t biggest = 0;
+
+	for (uint32_t k = 0; k < g->ngroups; k++)
+		if (g->first[k + 1] - g->first[k] > biggest)
+			biggest = g->first[k + 1] - g->first[k];
+	if (biggest < 3)
+		return 0;
 	for (uint32_t k = 0; k < g->ngroups; k++)
 		for (uint32_t i = g->first[k]; i < g->first[k + 1]; i++)
 			for (uint32_t j = i + 1; j < g->first[k + 1]; j++)
