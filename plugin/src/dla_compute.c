@@ -27,7 +27,9 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		if (!ret)
 			ret = dla_vl_assign(f, &out->routes, budget, &out->vl, err, len);
 		out->alternative = alt;
-		if (ret != -EINVAL || out->source != DLA_GROUPS_FOUND_DEGRADED)
+		if (ret != -EINVAL ||
+		    (out->source != DLA_GROUPS_FOUND_DEGRADED &&
+		     out->source != DLA_GROUPS_FOUND_KEPT))
 			break;
 		dla_result_free(out);
 	}

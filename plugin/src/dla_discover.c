@@ -11,8 +11,10 @@
  * On a degraded fabric no exact cover exists. A dead switch leaves a group of a-1; a dead
  * global link leaves a group pair unlinked. The degraded search therefore also takes maximal
  * cliques of a-1 switches, as few as the switch count allows, and accepts a quotient in which
- * every group pair is at most one intermediate group apart. A fabric that gives neither is
- * refused with the rule the closest partition breaks.
+ * every group pair is at most one intermediate group apart. Before that, a rack only partly
+ * populated (n % a switches left over, a maximal clique) is read as a group when everything
+ * else is exact. A fabric that gives none of these is refused with the rule the closest
+ * partition breaks.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "dla_groups.h"
@@ -223,19 +225,21 @@ static int near_has(const uint32_t *q, uint32_t a, uint32_t v)
 }
 
 /* Per switch: the cliques of size a around it; with near, then the near-cliques it is in;
- * with small, then the maximal cliques of size a-1 around it. */
+ * with small (a size below a, 0 for none), then the maximal cliques of that size around it. */
 static int build_cands(struct search *s, const struct dla_graph *g, const uint32_t *omega,
-		       uint32_t a, int small, int near, struct cands *c)
+		       uint32_t a, uint32_t small, int near, struct cands *c)
 {
 	uint32_t n = g->n;
-	uint32_t smallest = small && a > 1 ? a - 1 : a;
+	uint32_t smallest = small && small < a ? small : a;
 
 	c->a = a;
 	c->cl.n = 0;
 	s->budget = SEARCH_BUDGET;
 	for (uint32_t v = 0; v < n; v++) {
 		c->coff[v] = (uint32_t)c->cl.n;
-		for (uint32_t size = a; size >= smallest; size--) {
+		for (uint32_t i = 0, size = a; i < 2 && size >= smallest; i++, size = smallest) {
+			if (i == 1 && smallest == a)
+				break;
 			if (omega[v] >= size) {
 				s->target = size;
 				s->nfound = 0;
@@ -271,10 +275,10 @@ struct cover {
 	const struct dla_graph *g;
 	const struct cands *c;
 	uint32_t n, a;
-	uint32_t small_left; /* groups of a-1 still allowed (degraded search) */
-	int diameter2;	     /* accept a quotient of diameter 2 */
-	unsigned *skip;	     /* valid covers still to pass over (alternatives) */
-	uint32_t *group_of;  /* DLA_NO_GROUP: unassigned */
+	uint32_t small_left; /* groups smaller than a still allowed (degraded search) */
+	int diameter2;	/* 0: complete quotient; 1: diameter 2 accepted; 2: diameter exactly 2 */
+	unsigned *skip; /* valid covers still to pass over (alternatives) */
+	uint32_t *group_of; /* DLA_NO_GROUP: unassigned */
 	uint32_t ngroups;
 	long budget;
 	double deadline; /* seconds_now() past which the search gives up */
@@ -283,7 +287,11 @@ struct cover {
 
 static uint32_t cand_size(const struct cover *c, const uint32_t *q)
 {
-	return q[c->a - 1] == DLA_NO_GROUP ? c->a - 1 : c->a;
+	uint32_t size = c->a;
+
+	while (size > 0 && q[size - 1] == DLA_NO_GROUP)
+		size--; /* smaller sets are padded at the end */
+	return size;
 }
 
 static int cand_free(const struct cover *c, const uint32_t *q)
@@ -307,7 +315,9 @@ static int quotient_of(struct cover *c)
 		c->nomem = 1;
 		return 0;
 	}
-	ok = dla_groups_quotient_ok(c->g, &g, c->diameter2);
+	ok = dla_groups_quotient_ok(c->g, &g, c->diameter2 > 0);
+	if (ok == 1 && c->diameter2 == 2)
+		ok = dla_groups_quotient_ok(c->g, &g, 0) == 1 ? 0 : 1; /* tried before */
 	if (ok < 0)
 		c->nomem = 1;
 	dla_groups_free(&g);
@@ -518,25 +528,29 @@ static int discovery_init(struct discovery *d, const struct dla_fabric *f)
  * between groups must at least reach every pair directly, or, for diameter 2, connect the
  * groups at all: a cheap bound that rules out most wrong sizes before any search.
  */
-static int enough_links(const struct discovery *d, uint32_t a, int diameter2)
+static int enough_links(const struct discovery *d, uint32_t a, uint32_t small, uint32_t small_size,
+			int diameter2)
 {
-	uint64_t n = d->f->nsw, edges = d->g.off[n] / 2, groups = (n + a - 1) / a;
-	uint64_t inside = groups * a * (a - 1) / 2;
+	uint64_t n = d->f->nsw, edges = d->g.off[n] / 2,
+		 full = (n - (uint64_t)small * small_size) / a;
+	uint64_t groups = full + small;
+	uint64_t inside =
+		full * a * (a - 1) / 2 + (uint64_t)small * small_size * (small_size - 1) / 2;
 	uint64_t between = edges > inside ? edges - inside : 0;
 
 	return diameter2 ? between + 1 >= groups : between >= groups * (groups - 1) / 2;
 }
 
-/* 1: d->raw holds a cover with groups of a (and small groups of a-1, and near-cliques);
- * 0: none; <0 error. */
-static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, int diameter2,
-		     unsigned *skip)
+/* 1: d->raw holds a cover with groups of a (and `small` groups of small_size < a, and
+ * near-cliques); 0: none; <0 error. */
+static int try_cover(struct discovery *d, uint32_t a, uint32_t small, uint32_t small_size, int near,
+		     int diameter2, unsigned *skip)
 {
 	uint32_t n = d->f->nsw;
 	struct cover c;
 	int ret, r;
 
-	if (!enough_links(d, a, diameter2) || seconds_now() > d->deadline)
+	if (!enough_links(d, a, small, small_size, diameter2) || seconds_now() > d->deadline)
 		return 0;
 	d->c.a = a;
 	d->c.near.n = 0;
@@ -546,7 +560,7 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, 
 		if (ret)
 			return ret;
 	}
-	ret = build_cands(&d->s, &d->g, d->omega, a, small > 0, near, &d->c);
+	ret = build_cands(&d->s, &d->g, d->omega, a, small ? small_size : 0, near, &d->c);
 	if (ret)
 		return ret;
 	for (uint32_t v = 0; v < n; v++)
@@ -565,6 +579,25 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, int near, 
 	if (c.nomem)
 		return -ENOMEM;
 	return r == 1;
+}
+
+/* Groups of a and one group of the n % a switches left (2 .. a-2 of them: a-1 is the
+ * degraded search's), for every a from the largest clique down to 4. */
+static int try_partial_rack(struct discovery *d, int diameter, unsigned *skip)
+{
+	uint32_t n = d->f->nsw;
+
+	for (uint32_t a = d->maxomega; a >= 4; a--) {
+		uint32_t rest = n % a;
+		int r;
+
+		if (rest < 2 || rest > a - 2)
+			continue;
+		r = try_cover(d, a, 1, rest, 0, diameter, skip);
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 static int accept(struct discovery *d, struct dla_groups *out)
@@ -638,7 +671,7 @@ int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct
 	for (uint32_t a = d.maxomega; a >= 1; a--) {
 		if (n % a)
 			continue;
-		r = try_cover(&d, a, 0, 0, 0, NULL);
+		r = try_cover(&d, a, 0, 0, 0, 0, NULL);
 		if (r < 0) {
 			ret = r;
 			goto out;
@@ -649,6 +682,17 @@ int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct
 			goto out;
 		}
 	}
+	/*
+	 * a rack only partly populated (switches never installed): groups of a and one smaller
+	 * group of what is left, a maximal clique of 2 .. a-2 switches, every group pair linked.
+	 * So strict a reading (all other groups exact) that it goes before the degraded one,
+	 * whose small groups would otherwise find a wrong partition first.
+	 */
+	r = try_partial_rack(&d, 0, &alternative);
+	if (r > 0)
+		*exact = 1; /* as good as exact: stored, and kept through faults */
+	if (r)
+		goto found;
 	/*
 	 * degraded: groups of a (cliques, or for a >= 4 cliques that lost one link; smaller
 	 * groups have too many such sets to tell them apart) and as few of a-1 as the count
@@ -661,17 +705,18 @@ int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct
 			continue; /* mostly small groups: that is size a-1 */
 		if (a > d.maxomega && a < 4)
 			continue; /* a group of a needs near-cliques to exist */
-		r = try_cover(&d, a, small, a >= 4, 1, &alternative);
-		if (r < 0) {
-			ret = r;
-			goto out;
-		}
-		if (r) {
-			ret = accept(&d, out);
-			goto out;
-		}
+		r = try_cover(&d, a, small, a - 1, a >= 4, 1, &alternative);
+		if (r)
+			goto found;
 	}
+	/* the partly populated rack on a degraded fabric (readings not tried above) */
+	r = try_partial_rack(&d, 2, &alternative);
+	if (r)
+		goto found;
 	ret = diagnose(&d, err, len);
+	goto out;
+found:
+	ret = r < 0 ? r : accept(&d, out);
 out:
 	if (ret)
 		dla_groups_free(out);

@@ -40,6 +40,7 @@ enum dla_groups_source {
 	DLA_GROUPS_FOUND,	    /* discovered: exact */
 	DLA_GROUPS_STORED_DEGRADED, /* the stored map, usable on a degraded fabric */
 	DLA_GROUPS_FOUND_DEGRADED,  /* discovered on a degraded fabric (fresh start) */
+	DLA_GROUPS_FOUND_KEPT,	    /* as above, but all cliques, linked: stored */
 };
 
 const char *dla_groups_source_name(enum dla_groups_source src);

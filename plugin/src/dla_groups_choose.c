@@ -47,6 +47,31 @@ static int take(const struct dla_fabric *f, const struct dla_graph *gr, const ui
 	return 1;
 }
 
+/*
+ * Groups that are all cliques, linked directly or through one group (a rack with a switch
+ * never installed, a rack cabled to a few others only, or a dead switch or global link at a
+ * fresh start). Stored when no map is, so a later fault keeps them: the search would not
+ * find them on a fabric damaged twice. Once healed, a fresh exact partition wins unless
+ * this one is exact too. Not for groups of two or fewer: any linked pair is such a clique,
+ * too weak a reading to keep.
+ */
+static int cliques_linked(const struct dla_graph *gr, const struct dla_groups *g)
+{
+	uint32_t biggest = 0;
+
+	for (uint32_t k = 0; k < g->ngroups; k++)
+		if (g->first[k + 1] - g->first[k] > biggest)
+			biggest = g->first[k + 1] - g->first[k];
+	if (biggest < 3)
+		return 0;
+	for (uint32_t k = 0; k < g->ngroups; k++)
+		for (uint32_t i = g->first[k]; i < g->first[k + 1]; i++)
+			for (uint32_t j = i + 1; j < g->first[k + 1]; j++)
+				if (!dla_graph_adjacent(gr, g->members[i], g->members[j]))
+					return 0;
+	return dla_groups_quotient_ok(gr, g, 1) == 1;
+}
+
 int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
 		      unsigned alternative, struct dla_groups *out, enum dla_groups_source *src,
 		      char *note, size_t note_len, char *err, size_t len)
@@ -103,7 +128,8 @@ int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const 
 	}
 	if (!found) {
 		*out = fresh;
-		*src = DLA_GROUPS_FOUND_DEGRADED;
+		*src = !stored && cliques_linked(&gr, out) ? DLA_GROUPS_FOUND_KEPT
+							   : DLA_GROUPS_FOUND_DEGRADED;
 		if (!*note)
 			snprintf(note, note_len,
 				 "no stored group map fits (%s); groups "

@@ -377,36 +377,68 @@ static void exit_candidates(const struct dla_fabric *f, const struct dla_groups 
 	}
 }
 
-/* Group x joins the tree of destination d through its links one step closer. */
+/* Depth in the tree at which exit link e lands. */
+static uint8_t landing_depth(const struct dla_fabric *f, const struct work *w,
+			     const struct exitlink *e)
+{
+	return w->depth[f->sw[e->sw].ports[e->port].peer_sw];
+}
+
+/*
+ * Group x joins the tree of destination d through its links one step closer. Minimal: the
+ * members without a link of their own go to a link landing closest to the destination (on
+ * it, when one does: one global hop instead of a global and a local one), shared out by idx
+ * among those; an owner uses its own link landing closest, shared out the same way.
+ */
 static void join_remote_group(const struct dla_fabric *f, const struct dla_groups *g,
 			      struct dla_routes *r, struct work *w, uint32_t x,
 			      const struct dest *d)
 {
-	uint32_t ncand, ngood, nl;
-	const struct exitlink *list, *c;
+	uint32_t ncand, ngood, nl, nbest = 0, pick;
+	const struct exitlink *list, *c = NULL;
+	uint8_t best = UNSET;
 
 	exit_candidates(f, g, r, w, x, g->group_of[d->sw], &ncand, &ngood);
 	if (!ncand)
 		return;
 	list = ngood ? w->good : w->cand;
 	nl = ngood ? ngood : ncand;
-	c = &list[d->idx % nl];
+	for (uint32_t k = 0; k < nl; k++) {
+		uint8_t dk = landing_depth(f, w, &list[k]);
+
+		if (dk < best)
+			best = dk, nbest = 0;
+		nbest += dk == best;
+	}
+	pick = d->idx % nbest;
+	for (uint32_t k = 0; k < nl && !c; k++)
+		if (landing_depth(f, w, &list[k]) == best && pick-- == 0)
+			c = &list[k];
 	/* owners use a link of their own (the chosen one if theirs); the others go to c */
 	for (uint32_t m = g->first[x]; m < g->first[x + 1]; m++) {
 		uint32_t s = g->members[m], own = 0, want;
+		uint8_t mine = UNSET;
 		const struct exitlink *e = c;
 
-		for (uint32_t k = 0; k < nl; k++)
-			own += list[k].sw == s;
+		for (uint32_t k = 0; k < nl; k++) {
+			uint8_t dk = landing_depth(f, w, &list[k]);
+
+			if (list[k].sw != s || dk > mine)
+				continue;
+			if (dk < mine)
+				mine = dk, own = 0;
+			own++;
+		}
 		if (!own)
 			continue;
 		want = d->idx % own;
 		for (uint32_t k = 0; k < nl && c->sw != s; k++)
-			if (list[k].sw == s && want-- == 0) {
+			if (list[k].sw == s && landing_depth(f, w, &list[k]) == mine &&
+			    want-- == 0) {
 				e = &list[k];
 				break;
 			}
-		join(w, s, e->port, (uint8_t)(w->depth[f->sw[s].ports[e->port].peer_sw] + 1));
+		join(w, s, e->port, (uint8_t)(landing_depth(f, w, e) + 1));
 	}
 	r->local_detours += join_group(g, r, w, x, c->sw, d->idx, 0);
 }

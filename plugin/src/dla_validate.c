@@ -264,6 +264,8 @@ const char *dla_groups_source_name(enum dla_groups_source src)
 		return "stored map, fabric degraded";
 	case DLA_GROUPS_FOUND_DEGRADED:
 		return "discovered, fabric degraded";
+	case DLA_GROUPS_FOUND_KEPT:
+		return "discovered, fabric degraded, stored";
 	}
 	return "?";
 }

@@ -40,12 +40,27 @@ void ibqos_log_link_counts(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, 
 		}
 	if (per_link)
 		return;
-	ibqos_log(ctx, OSM_LOG_INFO,
-		  "dla: %u groups of %u switches, %u global link ends, "
-		  "routes per global link min %u max %u",
-		  sw->dla.groups.ngroups,
-		  sw->dla.groups.ngroups ? sw->dla.groups.first[1] - sw->dla.groups.first[0] : 0,
-		  nlinks, nlinks ? lo : 0, hi);
+	{
+		/* groups of unequal size (a switch never installed, or down): say so */
+		const struct dla_groups *g = &sw->dla.groups;
+		uint32_t small = UINT32_MAX, big = 0;
+		char sizes[32];
+
+		for (uint32_t k = 0; k < g->ngroups; k++) {
+			uint32_t n = g->first[k + 1] - g->first[k];
+
+			small = n < small ? n : small;
+			big = n > big ? n : big;
+		}
+		if (small < big)
+			snprintf(sizes, sizeof(sizes), "%u to %u", small, big);
+		else
+			snprintf(sizes, sizeof(sizes), "%u", big);
+		ibqos_log(ctx, OSM_LOG_INFO,
+			  "dla: %u groups of %s switches, %u global link ends, "
+			  "routes per global link min %u max %u",
+			  g->ngroups, sizes, nlinks, nlinks ? lo : 0, hi);
+	}
 }
 
 /* What a degraded fabric cost: detours, routes through a third group, VL levels. */

@@ -128,7 +128,7 @@ void ibqos_store_groups(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
 	uint32_t *stored;
 
 	/* only groups discovered whole: a degraded or pinned partition is not the fabric's */
-	if (sw->dla.source != DLA_GROUPS_FOUND)
+	if (sw->dla.source != DLA_GROUPS_FOUND && sw->dla.source != DLA_GROUPS_FOUND_KEPT)
 		return;
 	stored = stored_labels(ctx, &sw->fabric, &nomem);
 	if (stored && dla_groupmap_same(stored, &sw->dla.groups, sw->fabric.nsw)) {

@@ -43,8 +43,70 @@ static void refused(struct dla_fabric *f, const char *want1, const char *want2)
 	EXPECT(grp.group_of == NULL);
 }
 
+/*
+ * Racks cabled by hand: rack r has sizes[r] switches, all linked; then the global cables
+ * (rack, index, rack, index). Ports are taken in order; one end port per switch.
+ */
+static void hand_racks(struct dla_fabric *f, const unsigned *sizes, unsigned nracks,
+		       const unsigned (*cables)[4], unsigned ncables, uint32_t *rack_of)
+{
+	unsigned first[16], n = 0, next[64];
+
+	for (unsigned r = 0; r < nracks; r++)
+		first[r] = n, n += sizes[r];
+	EXPECT_EQ(dla_fabric_init(f, n, (uint16_t)(2 * n)), 0);
+	for (uint32_t s = 0; s < n; s++) {
+		EXPECT_EQ(dla_fabric_set_switch(f, s, 0x200 + s, "rack", (uint16_t)(s + 1), 16), 0);
+		EXPECT_EQ(dla_fabric_attach_endport(f, s, 1, (uint16_t)(n + s + 1)), 0);
+		next[s] = 2;
+	}
+	for (unsigned r = 0; r < nracks; r++)
+		for (unsigned i = 0; i < sizes[r]; i++) {
+			rack_of[first[r] + i] = r;
+			for (unsigned j = i + 1; j < sizes[r]; j++) {
+				uint32_t a = first[r] + i, b = first[r] + j;
+
+				EXPECT_EQ(dla_fabric_link(f, a, (uint8_t)next[a]++, b,
+							  (uint8_t)next[b]++),
+					  0);
+			}
+		}
+	for (unsigned k = 0; k < ncables; k++) {
+		uint32_t a = first[cables[k][0]] + cables[k][1],
+			 b = first[cables[k][2]] + cables[k][3];
+
+		EXPECT_EQ(dla_fabric_link(f, a, (uint8_t)next[a]++, b, (uint8_t)next[b]++), 0);
+	}
+}
+
+/* A rack only half populated (two of four switches, cabled to every other rack): read as
+ * exact, groups of 4 and one of 2. */
+static void partial_rack(void)
+{
+	static const unsigned sizes[5] = {4, 4, 4, 4, 2};
+	static const unsigned cables[][4] = {{0, 0, 1, 1}, {0, 1, 2, 2}, {0, 2, 3, 3}, {1, 0, 2, 3},
+					     {1, 2, 3, 0}, {2, 0, 3, 2}, {4, 0, 0, 3}, {4, 0, 1, 3},
+					     {4, 1, 2, 1}, {4, 1, 3, 1}};
+	struct dla_fabric f;
+	struct dla_groups grp;
+	uint32_t rack_of[18];
+	char err[512] = "";
+	int exact = 0;
+
+	hand_racks(&f, sizes, 5, cables, 10, rack_of);
+	EXPECT_EQ(dla_groups_discover(&f, 0, &grp, &exact, err, sizeof(err)), 0);
+	EXPECT_EQ(exact, 1);
+	EXPECT_EQ(grp.ngroups, 5);
+	for (uint32_t s = 0; s < 18 && grp.group_of; s++)
+		for (uint32_t t = 0; t < 18; t++)
+			EXPECT_EQ(grp.group_of[s] == grp.group_of[t], rack_of[s] == rack_of[t]);
+	dla_groups_free(&grp);
+	dla_fabric_free(&f);
+}
+
 void test_discover(void)
 {
+	partial_rack();
 	struct df d;
 	struct dla_fabric ft;
 

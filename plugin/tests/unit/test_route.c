@@ -52,8 +52,96 @@ static void check_routes(struct df *d, int expect_vls)
 	dla_groups_free(&g);
 }
 
+/* Switch links from s to t on a clique group: 0, or 1 if linked. */
+static unsigned local_dist(const struct dla_fabric *f, uint32_t s, uint32_t t)
+{
+	if (s == t)
+		return 0;
+	for (unsigned p = 1; p < f->sw[s].num_ports; p++)
+		if (f->sw[s].ports[p].peer_kind == DLA_PEER_SWITCH &&
+		    f->sw[s].ports[p].peer_sw == t)
+			return 1;
+	return 99;
+}
+
+/*
+ * Minimal with several global links per group pair: from every switch to every other
+ * group's switch LIDs, the route takes no more links than the best local-global-local path
+ * (a link landing on the destination switch saves the local hop after it). Returns the
+ * number of longer routes.
+ */
+static unsigned longer_than_lgl(const struct dla_fabric *f, const struct dla_groups *g,
+				const struct dla_routes *r)
+{
+	unsigned longer = 0;
+
+	for (uint32_t s = 0; s < f->nsw; s++)
+		for (uint32_t t = 0; t < f->nsw; t++) {
+			unsigned best = 99, hops = 0;
+			uint32_t at = s;
+
+			if (g->group_of[s] == g->group_of[t])
+				continue;
+			for (uint32_t u = 0; u < f->nsw; u++)
+				for (unsigned p = 1; p < f->sw[u].num_ports; p++) {
+					const struct dla_port *pt = &f->sw[u].ports[p];
+					unsigned d;
+
+					if (pt->peer_kind != DLA_PEER_SWITCH ||
+					    g->group_of[u] != g->group_of[s] ||
+					    g->group_of[pt->peer_sw] != g->group_of[t])
+						continue;
+					d = local_dist(f, s, u) + 1 + local_dist(f, pt->peer_sw, t);
+					best = d < best ? d : best;
+				}
+			while (at != t && hops < 8) {
+				uint8_t p = dla_lft_row(r, at)[f->sw[t].lid];
+
+				at = f->sw[at].ports[p].peer_sw;
+				hops++;
+			}
+			longer += hops > best;
+		}
+	return longer;
+}
+
+/*
+ * Two groups of three; x0 has two links to Y (to y1 and y0), x1 one (to y0), x2 none. Towards
+ * y0, x2 must go through x0 or x1 straight onto y0 and x0 must take its own link to y0: the
+ * shared-out choice used to send some destinations over x0 -> y1, a local hop too many.
+ */
+static void minimal_exits(void)
+{
+	static const uint32_t labels[6] = {0, 0, 0, 1, 1, 1};
+	struct dla_fabric f;
+	struct dla_groups g;
+	struct dla_routes r;
+	char err[256];
+
+	EXPECT_EQ(dla_fabric_init(&f, 6, 12), 0);
+	for (uint32_t s = 0; s < 6; s++) {
+		EXPECT_EQ(dla_fabric_set_switch(&f, s, 0x100 + s, "sw", (uint16_t)(s + 1), 8), 0);
+		EXPECT_EQ(dla_fabric_attach_endport(&f, s, 3, (uint16_t)(s + 7)), 0);
+	}
+	for (uint32_t base = 0; base < 6; base += 3) { /* local cliques on ports 1, 2 */
+		EXPECT_EQ(dla_fabric_link(&f, base, 1, base + 1, 1), 0);
+		EXPECT_EQ(dla_fabric_link(&f, base, 2, base + 2, 1), 0);
+		EXPECT_EQ(dla_fabric_link(&f, base + 1, 2, base + 2, 2), 0);
+	}
+	EXPECT_EQ(dla_fabric_link(&f, 0, 4, 4, 4), 0); /* x0 - y1 */
+	EXPECT_EQ(dla_fabric_link(&f, 0, 5, 3, 4), 0); /* x0 - y0 */
+	EXPECT_EQ(dla_fabric_link(&f, 1, 4, 3, 5), 0); /* x1 - y0 */
+	EXPECT_EQ(dla_groups_from_labels(&g, labels, 6), 0);
+	EXPECT_EQ(dla_routes_build(&f, &g, &r, err, sizeof(err)), 0);
+	EXPECT_EQ(longer_than_lgl(&f, &g, &r), 0);
+	dla_routes_free(&r);
+	dla_groups_free(&g);
+	dla_fabric_free(&f);
+}
+
 void test_route(void)
 {
+	minimal_exits();
 	static const uint8_t one_class[16];
 	static const uint8_t four[16] = {0, 0, 1, 1, 2, 2, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0};
 	struct df d;
@@ -102,6 +190,7 @@ void test_route(void)
 				/* 4 switches x 12 LIDs per group: at most one switch's share apart */
 				EXPECT(hi - lo <= 2 * 12);
 			}
+		EXPECT_EQ(longer_than_lgl(&d.f, &g, &r), 0);
 		dla_routes_free(&r);
 		dla_groups_free(&g);
 		df_free(&d);
