@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 NS_PER_M = 5.0  # signal propagation in copper and fibre, about 2/3 of c
 DLA_SWITCH_HOPS = 3  # seed 003 Fig. 4: local, global, local at most on a pristine dragonfly
@@ -60,6 +60,34 @@ class EndToEnd:
             "wire_us": _r(self.wire_us),
             "switch_us": _r(self.switch_us),
         }
+
+
+class LinkParams(Protocol):
+    """What the bound needs of a fabric: the policy's `fabric:` and the plan's carry it alike."""
+
+    @property
+    def routing(self) -> str: ...
+    @property
+    def mtu(self) -> int: ...
+    @property
+    def switch_latency_ns(self) -> float: ...
+    @property
+    def max_cable_m(self) -> float: ...
+    @property
+    def rate_gbps(self) -> float: ...
+
+
+def end_to_end_on(fabric: LinkParams, wait_us: Callable[[str], float | None], switch_hops: int) -> EndToEnd:
+    """`end_to_end` with the routing, MTU, rate, switch and cable latency of `fabric`."""
+    return end_to_end(
+        wait_us,
+        routing=fabric.routing,
+        switch_hops=switch_hops,
+        mtu=fabric.mtu,
+        rate_gbps=fabric.rate_gbps,
+        switch_latency_ns=fabric.switch_latency_ns,
+        cable_m=fabric.max_cable_m,
+    )
 
 
 def _r(x: float | None) -> float | None:

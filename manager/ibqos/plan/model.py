@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..arbiter import ArbTable
-from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end
+from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..roles import ROLES
 from ..docfile import read_json, validate, write_json
 from ..errors import InputError
@@ -152,16 +152,7 @@ class Plan(_M):
     def e2e_bound(self, wait_us: Callable[[str], float | None], switch_hops: int) -> EndToEnd:
         """The end-to-end bound of one class with `switch_hops` switch-to-switch links, from
         `wait_us(role)`, its worst wait per role (this plan's routing, MTU, rate, wire)."""
-        f = self.fabric
-        return end_to_end(
-            wait_us,
-            routing=f.routing,
-            switch_hops=switch_hops,
-            mtu=f.mtu,
-            rate_gbps=f.rate_gbps,
-            switch_latency_ns=f.switch_latency_ns,
-            cable_m=f.max_cable_m,
-        )
+        return end_to_end_on(self.fabric, wait_us, switch_hops)
 
     def class_by_name(self, name: str) -> PlanClass:
         for c in self.classes:

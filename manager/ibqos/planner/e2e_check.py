@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..errors import InputError
-from ..plan.e2e import EndToEnd, describe_route, end_to_end
+from ..plan.e2e import EndToEnd, describe_route, end_to_end_on
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
 from .fixes import checked_fixes
@@ -23,15 +23,7 @@ def e2e_bounds(policy: Policy, results: dict[str, RoleResult]) -> dict[str, EndT
         return None
     out = {}
     for c in policy.classes:
-        out[c.name] = end_to_end(
-            lambda role, name=c.name: results[role].per_class[name].worst_wait_us,
-            routing=f.routing,
-            switch_hops=hops,
-            mtu=f.mtu,
-            rate_gbps=f.rate_gbps,
-            switch_latency_ns=f.switch_latency_ns,
-            cable_m=f.max_cable_m,
-        )
+        out[c.name] = end_to_end_on(f, lambda role, name=c.name: results[role].per_class[name].worst_wait_us, hops)
     return out
 
 
