@@ -152,15 +152,20 @@ class Fabric:
 
     @classmethod
     def load(cls, path: str | Path) -> Fabric:
+        from ..docfile import read_json_text
         from ..errors import InputError
+        from .check import check_fabric_doc
 
+        # read as every input is (a FIFO or a device refused, UTF-8, no NaN), then checked
+        # field by field so that from_json only builds
+        doc, text = read_json_text(path)
+        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+            got = doc.get("schema") if isinstance(doc, dict) else None
+            raise InputError(f"not an ibqos fabric model (schema {got!r}, want {SCHEMA!r})", file=path, field="schema")
+        check_fabric_doc(doc, path, text)
         try:
-            return cls.from_json(json.loads(Path(path).read_text()))
-        except FileNotFoundError as exc:
-            raise InputError("no such file", file=path) from exc
-        except json.JSONDecodeError as e:
-            raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
-        except (ValueError, KeyError, TypeError) as e:
+            return cls.from_json(doc)
+        except ValueError as e:  # path_sls
             raise InputError(str(e), file=path) from e
 
 
