@@ -165,3 +165,38 @@ def write_atomic(path: str | Path, text: str, *, durable: bool = False, mode: in
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+
+def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:
+    """Write `files` (name -> text) into `out_dir` as one set: a new directory appears whole
+    (a temp directory renamed), an existing one has its files replaced under an exclusive
+    lock on it, so two writers at once leave one's set or the other's, never a mix."""
+    import fcntl
+    import shutil
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("exists and is not a directory", file=out_dir)
+    if not out_dir.parent.is_dir():
+        raise InputError("the parent directory does not exist", file=out_dir.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        os.chmod(tmp, default_mode(directory=True))
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+            os.chmod(tmp / name, default_mode())
+        try:
+            os.rename(tmp, out_dir)  # fails when out_dir exists, even if another writer just made it
+            return
+        except OSError:
+            if not out_dir.is_dir():
+                raise
+        fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            for name in files:
+                os.replace(tmp / name, out_dir / name)
+        finally:
+            os.close(fd)  # releases the lock
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

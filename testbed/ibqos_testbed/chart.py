@@ -5,12 +5,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ibqos.errors import InputError
+
 from .compare import Report
 
 
 def write_png(rep: Report, path: Path) -> None:
     import matplotlib.pyplot as plt
 
+    if not path.name or path.is_dir():
+        raise InputError("is a directory, not a PNG file to write", file=path, field="--png")
+    if not path.parent.is_dir():
+        raise InputError("its directory does not exist", file=path, field="--png")
     fig = figure(rep)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
     try:
