@@ -4,21 +4,15 @@ verifier verdict. OpenSM's own engines are the baseline the `dla` plugin is comp
 from __future__ import annotations
 
 import os
-import re
 import signal
 import tempfile
 import time
 from pathlib import Path
 
-from ibqos import paths
+from ibqos import osmlog, paths
 from ibqos.redline import needs_path_sls
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
-
-# lash and dfsssp assign each path an SL and program SL2VL as the identity, so their lane
-# count is in no table: only OpenSM's own report of it ("Lanes needed: N") or the SA's answer
-# for every pair (the verdict below, up to SA_LIMIT CAs) says it.
-_OSM_LANES = re.compile(r"(?:Virtual )?Lanes needed: (\d+)")
 
 
 def engine_vls(run) -> int | None:
@@ -29,10 +23,10 @@ def engine_vls(run) -> int | None:
     record = read_record(run.dumps)
     if record is not None and not record.refused and run.configured_engines()[-1:] == ["dla"]:
         return record.levels
-    for ln in run.lines():
-        if m := _OSM_LANES.search(ln.text):
-            return int(m.group(1))
-    return None
+    # lash and dfsssp assign each path an SL and program SL2VL as the identity, so their lane
+    # count is in no table: only their report in OpenSM's log, or the SA's answer for every
+    # pair (the verdict below, up to SA_LIMIT CAs), says it
+    return osmlog.lanes_needed(run.lines())
 
 
 SA_LIMIT = 342  # per-pair SA queries cost ~0.07 ms each: 1.1 M pairs at 1056 CAs is minutes
@@ -72,8 +66,6 @@ RESWEEP_ENGINES = ("minhop", "dla")
 def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
     """Engine time of a heavy re-sweep (SIGHUP) of a running OpenSM: the steady state, where
     OpenSM reuses the hop tables it allocated in the first sweep. Median of n."""
-    from ibqos import osmlog
-
     spec, plugin = ("dla,minhop", True) if engine == "dla" else (engine, False)
     sm = h.start_sm(engine=spec, plugin=plugin, conf={"qos": "TRUE", "sweep_interval": 0}, log_flags=0x07, timeout=1800)
     try:

@@ -6,11 +6,13 @@ approach needs, and the whole `opensm --once` for the verifier."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 import time
 from pathlib import Path
 
 from ibqos.fabric.live import read_live
+from ibqos.fabric.model import Fabric
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
 from ibqos_sim.sim.bench import measure_subprocess
@@ -45,6 +47,12 @@ def bench_fabric(sizes: list[int], log, simulate: bool = True) -> list[dict]:
                 sum(len(n.ports) - 1 for n in fabric.switches())  # sl2vl per out port
                 + sum(len(n.ports) for n in fabric.nodes.values())
             )  # vlarb per port
+            # fabric.json: the pydantic model's save and load, against a bare json.loads of the
+            # same file (what any loader pays at least)
+            model = Path(tmp) / "fabric.json"
+            t_save, _ = _timed(lambda: fabric.save(model))
+            t_json, _ = _timed(lambda: json.loads(model.read_text()))
+            t_load, loaded = _timed(lambda: Fabric.load(model))
             found = (len(list(fabric.cas())), len(list(fabric.switches())))
             row = {
                 "cas": size,
@@ -59,11 +67,15 @@ def bench_fabric(sizes: list[int], log, simulate: bool = True) -> list[dict]:
                 "verify/sm_once": round(t_verify / run.wall_s, 2),
                 "verdict": "clean" if rep.ok else "defect",
                 "pairs": rep.pairs,
+                "model_mb": round(model.stat().st_size / 1e6, 1),
+                "model_save_s": round(t_save, 2),
+                "model_load_s": round(t_load, 2),
+                "json_loads_s": round(t_json, 2),
+                "model_load/json_loads": round(t_load / t_json, 2) if t_json else None,
+                "model_roundtrip": loaded == fabric,
             }
             if simulate and size in SIM_RUNS:
                 load, warm, meas = SIM_RUNS[size]
-                model = Path(tmp) / "fabric.json"
-                fabric.save(model)
                 log(f"df{size}: simulate {meas} µs at load {load}")
                 m = measure_subprocess(model, load=load, time_us=meas, warmup_us=warm)
                 row.update(

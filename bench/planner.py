@@ -34,7 +34,7 @@ def bench_planner(log) -> list[dict]:
     for policy in POLICIES:
         log(f"plan {policy.name}")
         best, med, plan = _best_of(lambda: plan_and_analyze(policy))
-        t = plan.vlarb.role("terminal").arb_table()
+        t = plan.vlarb.role("terminal")
         a1_best, _, _ = _best_of(
             lambda: analyze_algorithm1(t, packet_bytes=plan.fabric.mtu, mode=plan.accounting, runs=30)
         )

@@ -3,6 +3,7 @@
 make bench                                   # 42..2550 CAs; at 2550 no LASH/updn
 make bench BENCH_ARGS="--lash-2550"          # opt in to LASH at 2550 (about 2 minutes)
 make bench BENCH_ARGS="--only engines --sizes 42,72"
+make bench BENCH_ARGS="--only sweep"                         # --jobs 2 against --jobs 1 (~1 min)
 make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
 make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
 """
@@ -10,19 +11,20 @@ make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single faul
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from pathlib import Path
 
 from rich.console import Console
 
+from ibqos.docfile import write_atomic, write_json
+
 from . import engines, fabric, faults, planner
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "fabric", "simspeed", "faults")
+SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults")
 
 
 def _fmt(v) -> str:
@@ -79,7 +81,7 @@ def main() -> None:
 
     if "planner" in only:
         rows = planner.bench_planner(log=console.log)
-        (RESULTS / "planner.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "planner.json", {"meta": meta, "rows": rows})
         sections["planner"] = [
             "## Planner: policy → plan → exact analysis of every port role",
             "",
@@ -106,7 +108,7 @@ def main() -> None:
         rows = engines.bench_engines(sizes, args.engines.split(","), log=console.log, skip=skip)
         ratios_vs(rows, "minhop")
         ratios_vs(rows, "minhop", key="resweep_s")
-        (RESULTS / "engines.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "engines.json", {"meta": meta, "rows": rows})
         cols = [
             "cas",
             "engine",
@@ -138,7 +140,7 @@ def main() -> None:
 
     if "fabric" in only:
         rows = fabric.bench_fabric(sorted(set(sizes) | {72}), log=console.log)
-        (RESULTS / "fabric.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "fabric.json", {"meta": meta, "rows": rows})
         sections["fabric"] = [
             "## Read-back, verification and simulation of the dla-routed fabric",
             "",
@@ -160,6 +162,22 @@ def main() -> None:
                     "verify_s",
                     "verify/sm_once",
                     "verdict",
+                ],
+            ),
+            "",
+            "fabric.json of the read-back model: `Fabric.save` / `Fabric.load` (pydantic, validated "
+            "from the JSON text), against a bare `json.loads` of the same file:",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "model_mb",
+                    "model_save_s",
+                    "model_load_s",
+                    "json_loads_s",
+                    "model_load/json_loads",
+                    "model_roundtrip",
                 ],
             ),
             "",
@@ -186,7 +204,7 @@ def main() -> None:
         from . import simspeed
 
         rows = simspeed.bench_simspeed(console.log)
-        (RESULTS / "simspeed.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+        write_json(RESULTS / "simspeed.json", {"meta": meta, "rows": rows})
         sections["simspeed"] = [
             "## Simulator speed against the core of a reference commit, same run",
             "",
@@ -208,13 +226,47 @@ def main() -> None:
             "",
         ]
 
+    if "sweep" in only:
+        from . import sweep
+
+        rows = sweep.bench_sweep(console.log)
+        write_json(RESULTS / "sweep.json", {"meta": meta, "rows": rows})
+        sections["sweep"] = [
+            "## A sweep on every core: --jobs 2 against --jobs 1, same run",
+            "",
+            f"`ibqos simulate --sweep {sweep.SWEEP}` ({sweep.WARMUP_US} µs warm-up + {sweep.TIME_US} µs "
+            f"per point) on the dla-routed {sweep.SIZE}-CA dragonfly, wall time of the whole command, "
+            f"alternating, {sweep.REPEATS} runs each; ratios of the medians and of the best runs "
+            "(at_most_0.6 is judged on the best: the machine is shared, and the 1-minute load "
+            "average before each run is beside it). identical_results: every sim.json of both "
+            "equal but for the host's timings of each point (wall_s, cpu_s, hops_per_cpu_s).",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "points",
+                    "cores",
+                    "jobs1_s",
+                    "jobs2_s",
+                    "loadavg_before_jobs1",
+                    "loadavg_before_jobs2",
+                    "jobs2/jobs1_median",
+                    "jobs2/jobs1_best",
+                    "at_most_0.6",
+                    "identical_results",
+                ],
+            ),
+            "",
+        ]
+
     if "faults" in only:
         plan = [
             (int(c), None if n == "all" else int(n))
             for c, n in (part.split(":") for part in args.fault_sizes.split(","))
         ]
         rows, details = faults.bench_faults(plan, args.fault_minhop, log=console.log)
-        (RESULTS / "faults.json").write_text(json.dumps({"meta": meta, "rows": rows, "details": details}, indent=1))
+        write_json(RESULTS / "faults.json", {"meta": meta, "rows": rows, "details": details})
         sections["faults"] = [
             "## Single faults under a running OpenSM with dla",
             "",
@@ -255,10 +307,10 @@ def main() -> None:
 
     # Each section keeps its own file, so `--only X` refreshes X and keeps the others.
     for name, lines in sections.items():
-        (RESULTS / f"{name}.md").write_text(f"_measured {meta['when']}_\n\n" + "\n".join(lines) + "\n")
+        write_atomic(RESULTS / f"{name}.md", f"_measured {meta['when']}_\n\n" + "\n".join(lines) + "\n")
     parts = [(RESULTS / f"{n}.md").read_text() for n in SECTIONS if (RESULTS / f"{n}.md").exists()]
     text = "# ibqos bench\n\n" + "\n".join(parts)
-    (RESULTS / "README.md").write_text(text)
+    write_atomic(RESULTS / "README.md", text)
     print(text)
 
 

@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ibqos.docfile import write_atomic
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
@@ -39,7 +40,7 @@ def build_baseline(scratch: Path, ref: str = BASELINE_REF) -> Path:
             ["cmake", "--build", str(build), "--target", "ibqos_sim", "-j", "2"], check=True, capture_output=True
         )
         lib = scratch / "libibqos_sim.baseline.so"
-        lib.write_bytes((build / "ci-sim" / "core" / "libibqos_sim.so").read_bytes())
+        write_atomic(lib, (build / "ci-sim" / "core" / "libibqos_sim.so").read_bytes())
         return lib
     finally:
         subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True)

@@ -11,6 +11,7 @@ PKGS=(
   dpkg-dev patch   # the patched ibsim: dpkg-source unpacks Debian's source, patch applies ours
   cmake gcc clang libclang-rt-14-dev clang-format make pkg-config python3 python3-venv python3-dev valgrind
   chromium
+  slurm-wlm munge
 )
 
 missing=()
@@ -27,6 +28,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 echo "ibqos: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# slurm-wlm and munge are here for the tests' own single-host Slurm (ci-sim/tests/slurmcluster.py),
+# which runs its daemons with its own config, sockets and ports: keep the packages' postinst
+# from starting the system's munge/slurmctld/slurmd services while apt installs them.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\n# ibqos install-deps.sh: no service starts during this install\nexit 101\n' >/usr/sbin/policy-rc.d
+  chmod 755 /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 apt-get update -qq
 if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/ibqos-apt.log 2>&1; then
   echo "ibqos: error: apt-get could not install: ${missing[*]} (log: /tmp/ibqos-apt.log)" >&2

@@ -8,13 +8,14 @@ pip=$1 destdir=$2 prefix=$3 layout=$4
 bindir=$(sed -n 's/.*"bindir": "\([^"]*\)".*/\1/p' "$layout")
 site="$destdir$prefix/lib/python3/dist-packages"
 
-# Build from a copy: setuptools writes build/ in the source tree, which is CMake's here.
+# Build from a copy of the Python sources. Python only (wheel.cmake=false): CMake has installed
+# the simulator core and the templates where _layout.json says; the backend is the venv's.
 src=$(mktemp -d)
 trap 'rm -rf "$src"' EXIT
 cp -r pyproject.toml README.md manager ci-sim testbed "$src"/
 find "$src" -name __pycache__ -prune -exec rm -rf {} +
 mkdir -p "$site" "$destdir$bindir"
-"$pip" install -q --no-deps --no-compile --upgrade --target "$site" "$src"
+"$pip" install -q --no-deps --no-compile --upgrade --no-build-isolation -C wheel.cmake=false --target "$site" "$src"
 rm -rf "$site/bin"
 
 cp "$layout" "$site/ibqos/_layout.json"

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 from pathlib import Path
 
 import click
 
 from ibqos.errors import InputError
+from ibqos.extras import require_plot
+from ibqos.term import console, print_table
 
 from . import cli_args
+from ibqos.docfile import write_json
 
 
 def _fabric(spec: str):
@@ -40,7 +42,7 @@ def _fabric(spec: str):
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=300.0, show_default=True)
 @click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=50.0, show_default=True)
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True)
-@click.option("--voq/--no-voq", default=True, show_default=True, help="virtual output queues (seed 003 §5.2 uses them)")
+@cli_args.switch_model_options
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
 @click.option(
     "--out",
@@ -49,7 +51,27 @@ def _fabric(spec: str):
     default=Path("runs/compare-engines"),
     show_default=True,
 )
-def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer_packets, voq, seed, out_dir):
+@cli_args.sweep_options
+def compare_engines(
+    fabric,
+    engines,
+    patterns,
+    loads,
+    time_us,
+    warmup_us,
+    buffer_packets,
+    voq,
+    voq_buffers,
+    input_reads,
+    seed,
+    out_dir,
+    jobs,
+    slurm,
+    slurm_partition,
+    slurm_time,
+    slurm_account,
+    slurm_opt,
+):
     """Route FABRIC (an ibsim net file, or dfN) with each engine on real OpenSM, read it back
     (with the SA's per-pair SLs for lash and dfsssp) and simulate seed 003's traffic patterns:
     throughput against load per engine, with the SLs and VLs each one used (Table 2).
@@ -63,16 +85,21 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     from rich.table import Table
 
     from . import compare_engines as ce
+    from . import sweeprun
     from .sim import SimParams
 
+    require_plot("compare-engines (compare.png)")
     engine_list = ce.parse_engines(engines)
     pattern_list = ce.parse_patterns(patterns)
     load_list = list(cli_args.loads(loads))
+    slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt)
     params = SimParams(
         rate="QDR",
         mtu=4096,
         buffer_packets=buffer_packets,
         voq=voq,
+        voq_buffers=voq_buffers,
+        input_reads=1 if input_reads == "1" else "N",
         seed=seed,
         warmup_us=warmup_us,
         time_us=time_us,
@@ -94,23 +121,21 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
                 tick=lambda: prog.advance(task),
                 run_dir=Path(tmp) / "run",
                 save_dir=out_dir,
+                run=sweeprun.runner(jobs, slurm_opts, out_dir / "compare.slurm", err),
             )
-    (out_dir / "compare.json").write_text(
-        json.dumps(
-            {
-                "schema": "ibqos.compare-engines/2",
-                "fabric": fabric,
-                "loads": load_list,
-                "patterns": pattern_list,
-                "params": params.model_dump(),
-                "engines": [r.to_json() for r in results],
-            },
-            indent=1,
-        )
-        + "\n"
+    write_json(
+        out_dir / "compare.json",
+        {
+            "schema": "ibqos.compare-engines/2",
+            "fabric": fabric,
+            "loads": load_list,
+            "patterns": pattern_list,
+            "params": params.model_dump(),
+            "engines": [r.to_json() for r in results],
+        },
     )
     ce.plot(results, pattern_list, out_dir / "compare.png")
-    out = Console()
+    out = console(pipe_width=None)
     t = Table(
         title=escape(f"{fabric}, {buffer_packets}-packet buffers per VL: what each engine used (seed 003 Table 2)")
     )
@@ -119,7 +144,7 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
     for row in ce.resource_rows(results):
         style = "red" if row[4].startswith(("DEADLOCK", "CREDIT")) else ("yellow" if row[4] == "not run" else None)
         t.add_row(*map(escape, row), style=style)
-    out.print(t)
+    print_table(out, t)
     for pattern in pattern_list:
         t = Table(title=escape(f"{pattern}: accepted traffic (% of the link) by offered load"))
         t.add_column("engine")
@@ -127,5 +152,5 @@ def compare_engines(fabric, engines, patterns, loads, time_us, warmup_us, buffer
             t.add_column(f"{load:g}", justify="right")
         for row in ce.throughput_rows(results, pattern):
             t.add_row(*[f"[red]{c}[/red]" if c in ("DEADLOCK", "STALLED") else escape(c) for c in row])
-        out.print(t)
+        print_table(out, t)
     click.echo(f"wrote {out_dir / 'compare.json'}, {out_dir / 'compare.png'} and each engine's fabric.json")

@@ -6,25 +6,28 @@ from pathlib import Path
 
 import click
 
-from ibqos.errors import InputError, VerificationFailed
+from ibqos.errors import InputError
+from ibqos.extras import require_plot
+
+from . import cli_args
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
-    """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR (VLArb from the
-    plan). A fabric.json path is accepted in place of RUNDIR."""
+    """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR. A fabric.json
+    path is accepted in place of RUNDIR. Ports the model has no VLArb for get the plan's, as a
+    labelled overlay (returned: the result says which ports)."""
     from ibqos.fabric.source import load_fabric
     from ibqos.plan import Plan
 
+    from .sim import overlay_plan_vlarb
+
+    if plan_path is None and rundir.is_dir() and (rundir / "plan.json").exists():
+        plan_path = rundir / "plan.json"
     plan = Plan.load(plan_path) if plan_path else None
-    if plan is None and rundir.is_dir() and (rundir / "plan.json").exists():
-        plan = Plan.load(rundir / "plan.json")
     loaded = load_fabric(rundir, require_sl2vl=False)
     fabric, source = loaded.fabric, loaded.path
-    if plan is not None:
-        from .sim import fill_vlarb_from_plan
-
-        fill_vlarb_from_plan(fabric, plan)
-    return fabric, source, plan
+    overlay = overlay_plan_vlarb(fabric, plan, str(plan_path)) if plan is not None else None
+    return fabric, source, plan, overlay
 
 
 def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls):
@@ -95,7 +98,7 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
 
 
 @click.command()
-@click.argument("rundir", type=click.Path(path_type=Path))
+@click.argument("rundir", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--traffic",
     "pattern",
@@ -134,14 +137,7 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
     show_default=True,
     help="Input buffer per port and VL, in MTU packets.",
 )
-@click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues.")
-@click.option(
-    "--input-reads",
-    type=click.Choice(["N", "1"]),
-    default="N",
-    show_default=True,
-    help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).",
-)
+@cli_args.switch_model_options
 @click.option(
     "--accounting",
     type=click.Choice(["byte", "packet"]),
@@ -168,6 +164,13 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
 )
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
+@cli_args.sweep_options
+@click.option("--wait/--no-wait", default=True, show_default=True, help="--slurm: wait for the array and merge.")
+@click.option(
+    "--collect",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Merge a --slurm --no-wait sweep: the directory it printed.",
+)
 def simulate(
     rundir,
     pattern,
@@ -186,6 +189,7 @@ def simulate(
     buffer_packets,
     voq,
     input_reads,
+    voq_buffers,
     accounting,
     prop_ns,
     switch_ns,
@@ -196,25 +200,43 @@ def simulate(
     out_dir,
     plot,
     as_json,
+    jobs,
+    slurm,
+    slurm_partition,
+    slurm_time,
+    slurm_account,
+    slurm_opt,
+    wait,
+    collect,
 ):
     """Simulate RUNDIR's read-back fabric (fabric.json) packet by packet.
 
-    Routes, SL2VL and VLArb are exactly the programmed ones. Exits 1 on a deadlock."""
-    import json
-
+    Routes, SL2VL and VLArb are exactly the programmed ones. A sweep's points run on every
+    core (--jobs), or as a Slurm job array (--slurm). Exits 1 on a deadlock."""
     from pydantic import ValidationError
     from rich.console import Console
 
+    from . import sweeprun
     from .sim import SimParams, parse_sweep
-    from .sim import report
-    from .sim.run import network_for, simulate as run_one
+    from .sim.points import Point
+    from .sim.run import network_for
 
+    if plot:
+        require_plot("--plot")
+    if collect is not None:
+        if rundir is not None or slurm:
+            raise InputError("--collect merges a sweep already run: give it alone", field="--collect")
+        results, merge = sweeprun.collect(collect)
+        return sweeprun.finish(results, merge, Console(stderr=as_json), as_json)
+    if rundir is None:
+        raise InputError("give RUNDIR (or --collect DIR)", field="RUNDIR")
+    slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt, wait)
     if load is not None and sweep:
         raise InputError("give --load or --sweep, not both", field="--sweep")
     if load is not None and not 0 < load <= 1:
         raise InputError(f"{load}: the offered load must be in (0, 1] of the link rate", field="--load")
     loads = parse_sweep(sweep) if sweep else [load if load is not None else 0.8]
-    fabric, source, plan = load_run_fabric(rundir, plan_path)
+    fabric, source, plan, overlay = load_run_fabric(rundir, plan_path)
     console = Console(stderr=as_json)
     rate, mtu, accounting = _link_defaults(rate, mtu, accounting, plan, console)
     try:
@@ -224,6 +246,7 @@ def simulate(
             buffer_packets=buffer_packets,
             voq=voq,
             input_reads=1 if input_reads == "1" else "N",
+            voq_buffers=voq_buffers,
             accounting=accounting,
             prop_ns=prop_ns,
             switch_ns=switch_ns,
@@ -241,45 +264,27 @@ def simulate(
             "every class saturates, so the load changes nothing: give the classes a rate, or drop --sweep",
             field="--sweep",
         )
-    net = network_for(fabric, params, source=str(source))
-    results = []
-    from rich.progress import Progress
-
-    with Progress(console=console, transient=True) as prog:
-        task = prog.add_task("simulating", total=len(loads))
-        for ld in loads:
-            prog.update(task, description=f"load {ld:.2f}")
-            results.append(run_one(net, traffic, params, ld))
-            prog.advance(task)
+    net = network_for(fabric, params, source=str(source))  # the model's errors, before any point runs
     out_dir = out_dir or (rundir / "sim" if rundir.is_dir() else rundir.parent / "sim")
     name = pattern + ("-sweep" if sweep else f"-{loads[0]:.2f}")
     meta = {"fabric": str(source), "traffic": traffic.model_dump(), "loads": loads}
-    path = report.write_json(out_dir / f"{name}.json", results, meta)
-    if as_json:
-        click.echo(json.dumps({"schema": report.SCHEMA, **meta, "results": [r.to_json() for r in results]}, indent=1))
-    else:
-        for r in results if len(results) == 1 else []:
-            report.print_result(r, console)
-        if len(results) > 1:
-            report.print_sweep(results, console)
-        console.print(f"results: {path}", markup=False, highlight=False)
-    if plot:
-        from .sim import plot as plots
-
-        pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]
-        if len(results) > 1:
-            pngs.insert(
-                0,
-                plots.load_throughput(
-                    results, out_dir / f"{name}-throughput.png", title=f"{pattern}, {net.n_endpoints} CAs"
-                ),
-            )
+    if overlay is not None and overlay.ports:
+        meta["vlarb_overlay"] = overlay.to_json(fabric)
         if not as_json:
-            console.print("plots: " + ", ".join(str(p) for p in pngs))
-    bad = [r for r in results if r.deadlock]
-    if bad:
-        d = bad[0].deadlock
-        raise VerificationFailed(
-            f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
-            + " -> ".join(d["cycle"] + d["cycle"][:1])
-        )
+            console.print(f"note: {overlay.note()} (ports in the results)", markup=False, highlight=False)
+    merge = {
+        "out_dir": str(out_dir),
+        "name": name,
+        "meta": meta,
+        "plot": plot,
+        "title": f"{pattern}, {net.n_endpoints} CAs",
+    }
+    fabrics = {str(source): fabric}
+    points = [Point(str(source), traffic, params, ld) for ld in loads]
+    if slurm_opts is not None:
+        results = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
+        if results is None:
+            return None
+    else:
+        results = sweeprun.run_local(fabrics, points, jobs, console)
+    return sweeprun.finish(results, merge, console, as_json)

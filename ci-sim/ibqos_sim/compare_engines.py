@@ -6,15 +6,16 @@ stencil and hot-spot traffic on exactly that state. An engine OpenSM replaces by
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
 from ibqos import osmlog
 from ibqos.errors import InputError
+from ibqos.extras import pyplot
 from ibqos.redline import needs_path_sls
 
 from .paper.seed003 import QOS_CONF
+from ibqos.docfile import write_figure
 
 PATTERNS = ("uniform", "stencil", "hotspot")
 PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
@@ -93,22 +94,20 @@ def route_read_explain(h, engine: str):
     finally:
         sm.stop()
     used_last = used[-1] if used else None
-    return fabric, used_last, (fallback_reason(lines, engine) if used_last != engine else "")
+    if used_last == engine:
+        return fabric, used_last, ""
+    from ibqos.fabric.dla_record import read_record
+
+    return fabric, used_last, fallback_reason(lines, engine, read_record(sm.dumps))
 
 
-def fallback_reason(lines, engine: str) -> str:
-    """Why OpenSM did not route with `engine`, in its own log's words (its ERR lines and the
-    engine's own complaints, e.g. updn's 'no root nodes were found')."""
-    keys = ("ERR ", f"{engine}:", "disabling", "cannot build")
-    said = []
-    for ln in lines:
-        text = ln.text.strip()
-        if "tables configured" in text or not any(k in text for k in keys):
-            continue
-        text = text.split(": ", 1)[1] if re.match(r"^\w+: ", text) else text  # drop the function name
-        if text not in said:
-            said.append(text)
-    return "; ".join(said[:3])
+def fallback_reason(lines, engine: str, record=None) -> str:
+    """Why OpenSM did not route with `engine`: dla's reason from its record; OpenSM's own
+    engines say it only in the log (their ERR lines and complaints, e.g. updn's 'no root
+    nodes were found')."""
+    if engine == "dla" and record is not None and record.refused:
+        return f"dla refused the fabric ({record.engine.error}): {record.engine.reason}"
+    return "; ".join(osmlog.engine_complaints(lines, engine))
 
 
 def compare(
@@ -120,8 +119,11 @@ def compare(
     tick: Callable[[], None] = lambda: None,
     run_dir=None,
     save_dir=None,
+    run=None,
 ) -> list[EngineResult]:
-    """Route, read back and simulate every engine in turn on one ibsim fabric. With
+    """Route and read back every engine in turn on one ibsim fabric (OpenSM is one at a time),
+    then simulate every (engine, pattern, load) point with `run(fabrics, points, tick)`
+    (sweeprun.runner: local cores or a Slurm array; default every local core). With
     `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
     save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
     from pathlib import Path
@@ -130,40 +132,50 @@ def compare(
     from ibqos.verify.pathsl import from_fabric
 
     from .harness import Harness
-    from .sim import TrafficSpec, compile_network, simulate
+    from .sim import TrafficSpec
+    from .sim.points import Point, run_points
 
-    out = []
+    out, fabrics = [], {}
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:
             fabric, used, why = route_read_explain(h, engine)
             r = EngineResult(engine, used)
+            out.append(r)
             if used != engine:
                 r.skipped = f"OpenSM routed with {used or 'nothing'} instead" + (f" ({why})" if why else "")
-                out.append(r)
                 continue
             if save_dir is not None:
                 (Path(save_dir) / engine).mkdir(parents=True, exist_ok=True)
                 fabric.save(Path(save_dir) / engine / "fabric.json")
             rep = verify_fabric(fabric, path_sls=from_fabric(fabric, "SA path records"))
             r.sls_used, r.vls_used, r.credit_loop = list(rep.sls_used), list(rep.vls_used), not rep.cdg_acyclic
-            net = compile_network(fabric, rate_gbps=params.rate_gbps, source=engine)
-            for pattern in patterns:
-                pts = []
-                for load in loads:
-                    res = simulate(net, TrafficSpec(pattern=pattern), params, load)
-                    pt = {
-                        "load": load,
-                        "accepted_pct": res.accepted_pct,
-                        "status": res.status,
-                        # the simulator's own count of packets delivered per SL
-                        "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
-                    }
-                    if res.deadlock is not None:
-                        pt["deadlock"] = res.deadlock
-                    pts.append(pt)
-                    tick()
-                r.curves[pattern] = pts
-            out.append(r)
+            fabrics[engine] = fabric
+    points = [
+        Point(r.engine, TrafficSpec(pattern=pattern), params, load)
+        for r in out
+        if not r.skipped
+        for pattern in patterns
+        for load in loads
+    ]
+    if run is None:
+        run = lambda fabrics, points, tick: run_points(fabrics, points, None, done=lambda i, r: tick())  # noqa: E731
+    results = iter(run(fabrics, points, tick))
+    for r in out:
+        for pattern in patterns if not r.skipped else ():
+            pts = []
+            for load in loads:
+                res = next(results)
+                pt = {
+                    "load": load,
+                    "accepted_pct": res.accepted_pct,
+                    "status": res.status,
+                    # the simulator's own count of packets delivered per SL
+                    "per_sl_packets": {str(x.sl): x.packets for x in res.per_sl if x.packets},
+                }
+                if res.deadlock is not None:
+                    pt["deadlock"] = res.deadlock
+                pts.append(pt)
+            r.curves[pattern] = pts
     return out
 
 
@@ -223,10 +235,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
     """Accepted traffic against load, one panel per pattern. A deadlocked run is no point on
     its engine's curve (the curve breaks there) but a cross on the axis: a deadlock, not low
     throughput. Engines OpenSM did not route with are named under the panels."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("compare-engines")
 
     fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 4.2), squeeze=False)
     for ax, p in zip(axes[0], patterns):
@@ -250,5 +259,5 @@ def plot(results: list[EngineResult], patterns, path) -> None:
     if skipped:
         fig.text(0.01, 0.01, "not run: " + " | ".join(skipped)[:300], fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.05 if skipped else 0, 1, 1))
-    fig.savefig(path, dpi=110)
+    write_figure(fig, path, dpi=110)
     plt.close(fig)

@@ -1,10 +1,9 @@
-"""Waiting for a running OpenSM to re-sweep after the fabric changed, from its log alone.
+"""Waiting for a running OpenSM to re-sweep after the fabric changed.
 
-A re-sweep is complete when, after the mark, the log holds a routing pass that *started*
-after the mark ('building routing with …' → '… tables configured on all switches') and then
-SUBNET UP. Requiring the start after the mark keeps a heavy sweep that was already past
-routing when the fabric changed from passing as the re-sweep. The log is read from the
-mark's byte offset on, so polling stays cheap on a large verbose log.
+Only OpenSM's log marks the end of a sweep (ibqos.osmlog says why): a re-sweep is complete
+when the log after the mark holds a routing pass that started after it, then SUBNET UP
+(osmlog.resweep_length). The log is read from the mark's byte offset on, so polling stays
+cheap on a large verbose log. What dla did in that sweep comes from its record.
 
     mark = sweep_mark(sm.log)
     ...change the fabric...
@@ -13,7 +12,6 @@ mark's byte offset on, so polling stays cheap on a large verbose log.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,10 +19,6 @@ from ibqos import osmlog
 from ibqos.errors import ExternalError
 from ibqos.fabric.dla_record import DlaRecord, read_record
 from ibqos.proc import wait_until
-
-_BUILD = re.compile(rb"building routing with '")
-_CONFIGURED = re.compile(rb"tables configured on all switches")
-_UP = re.compile(rb"SUBNET UP\s*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -34,8 +28,7 @@ class SweepMark:
 
 
 def sweep_mark(log: str | Path) -> SweepMark:
-    log = Path(log)
-    return SweepMark(log, log.stat().st_size if log.exists() else 0)
+    return SweepMark(Path(log), osmlog.log_size(log))
 
 
 @dataclass
@@ -58,9 +51,7 @@ class Resweep:
     @property
     def engine_seconds(self) -> float | None:
         """Routing time of the last pass: every engine tried (refusals included) to the tables."""
-        start = next((ln.t for ln in self.lines if "building routing with" in ln.text), None)
-        end = next((ln.t for ln in reversed(self.lines) if "tables configured on all switches" in ln.text), None)
-        return None if start is None or end is None else round(end - start, 6)
+        return osmlog.routing_seconds(self.lines)
 
     @property
     def refusals(self) -> list[str]:
@@ -71,27 +62,13 @@ class Resweep:
         return osmlog.errors(self.lines)
 
 
-def _complete(chunk: bytes) -> int | None:
-    """Byte length of the first complete re-sweep in chunk, or None."""
-    b = _BUILD.search(chunk)
-    if not b:
-        return None
-    c = _CONFIGURED.search(chunk, b.end())
-    if not c:
-        return None
-    u = _UP.search(chunk, c.end())
-    return u.end() if u else None
-
-
 def wait_resweep(sm, mark: SweepMark, timeout: float = 120) -> Resweep:
     """Block until `sm` (a running SmDaemon) completed a re-sweep after `mark`."""
     found: list[tuple[bytes, int]] = []
 
     def done() -> bool:
-        with open(mark.log, "rb") as f:
-            f.seek(mark.offset)
-            chunk = f.read()
-        n = _complete(chunk)
+        chunk = osmlog.read_from(mark.log, mark.offset)
+        n = osmlog.resweep_length(chunk)
         if n is not None:
             found.append((chunk[:n], mark.offset + n))
             return True

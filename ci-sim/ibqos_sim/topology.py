@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ibqos.errors import InputError
 from ibqos.templating import render
+from ibqos.docfile import write_atomic
 
 # CAs -> (a, p, h, g), the seed-003 sizes plus the 42-CA fabric with multiple global links.
 DRAGONFLY_SIZES: dict[int, tuple[int, int, int, int]] = {
@@ -83,9 +84,9 @@ class Topology:
         ids = {name: i + 1 for i, name in enumerate(self.nodes)}
         fabric = Fabric(source=f"generated:{self.name}")
         for n in self.nodes.values():
-            node = Node(ids[n.name], "switch" if n.kind == "Switch" else "ca", n.name, n.nports)
+            node = Node(guid=ids[n.name], kind="switch" if n.kind == "Switch" else "ca", desc=n.name, nports=n.nports)
             for port, (peer, pport) in n.links.items():
-                node.ports[port] = Port(port, remote=(ids[peer], pport))
+                node.ports[port] = Port(num=port, remote=(ids[peer], pport))
             fabric.nodes[node.guid] = node
         return fabric
 
@@ -93,9 +94,7 @@ class Topology:
         path = Path(path)
         cas = self.cas
         order = cas[:1] + self.switches + cas[1:]
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_text(render("ibsim.net.j2", topo=self, nodes=order))
-        tmp.replace(path)
+        write_atomic(path, render("ibsim.net.j2", topo=self, nodes=order))
         return path
 
 

@@ -1,6 +1,6 @@
 """Routed fabric models for simulator tests, built in Python (no OpenSM).
 
-- star(): one switch and n CAs, every port with the same VLArb (seed 002 two-node method).
+- star(): one switch and n CAs, every port with the same VLArb tables (seed 002 two-node method).
 - dragonfly_dla(): the generator's dragonfly with seed 003 Fig. 4 routes; with vls=2 the
   Fig. 8 SL2VL (VL1 after a global hop), with vls=1 every SL on VL0 (a credit loop).
 The routes here are test fixtures
@@ -9,12 +9,13 @@ the simulator itself only reads LFTs.
 
 from __future__ import annotations
 
-from ibqos.fabric.model import NO_ROUTE, VLArb, Fabric, Node, Port
+from ibqos.arbiter import ArbTable
+from ibqos.fabric.model import NO_ROUTE, Fabric, Node, Port
 from ibqos_sim.topology import dragonfly
 
 
 # Seed 002 Table 1: VL0 on even entries, VL1/VL2 alternating on odd ones; SL3 alone in low.
-def config_a() -> VLArb:
+def config_a() -> ArbTable:
     hi, n = [], [0, 0, 0]
     for i in range(64):
         if i % 2 == 0:
@@ -26,28 +27,30 @@ def config_a() -> VLArb:
         else:
             hi.append((2, 7 if n[2] < 10 else 6))
             n[2] += 1
-    return VLArb(hi, [(3, 6)], 1, 64, 64)
+    return ArbTable(hi, [(3, 6)], 1, 64, 64)
 
 
-def config_b() -> VLArb:
+def config_b() -> ArbTable:
     hi = [(0, 22) if i % 2 == 0 else (1, 27) if i % 4 == 1 else (2, 18) for i in range(64)]
-    return VLArb(hi, [(3, 2)], 1, 64, 64)
+    return ArbTable(hi, [(3, 2)], 1, 64, 64)
 
 
 IDENTITY4 = tuple(list(range(4)) + [0] * 12)
 
 
 def star(
-    ncas: int = 2, vlarb: VLArb | None = None, vls: int = 4, sl2vl=IDENTITY4, ca_vlarb: VLArb | None = None
+    ncas: int = 2, vlarb: ArbTable | None = None, vls: int = 4, sl2vl=IDENTITY4, ca_vlarb: ArbTable | None = None
 ) -> Fabric:
     f = Fabric(source="test:star")
-    sw = Node(0x100, "switch", "sw0", ncas)
-    sw.ports[0] = Port(0, guid=0x100, lid=1)
+    sw = Node(guid=0x100, kind="switch", desc="sw0", nports=ncas)
+    sw.ports[0] = Port(num=0, guid=0x100, lid=1)
     f.nodes[sw.guid] = sw
     for i in range(ncas):
-        ca = Node(0x200 + i, "ca", f"ca{i}", 1)
-        ca.ports[1] = Port(1, guid=0x200 + i, lid=2 + i, remote=(sw.guid, i + 1), op_vls=vls, vlarb=ca_vlarb or vlarb)
-        sw.ports[i + 1] = Port(i + 1, remote=(ca.guid, 1), op_vls=vls, vlarb=vlarb)
+        ca = Node(guid=0x200 + i, kind="ca", desc=f"ca{i}", nports=1)
+        ca.ports[1] = Port(
+            num=1, guid=0x200 + i, lid=2 + i, remote=(sw.guid, i + 1), op_vls=vls, vlarb=ca_vlarb or vlarb
+        )
+        sw.ports[i + 1] = Port(num=i + 1, remote=(ca.guid, 1), op_vls=vls, vlarb=vlarb)
         ca.sl2vl[(0, 1)] = tuple(sl2vl)
         f.nodes[ca.guid] = ca
     sw.lft = [NO_ROUTE, 0] + [i + 1 for i in range(ncas)]
@@ -68,7 +71,7 @@ def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:
     lid = 1
     for n in sorted(f.nodes.values(), key=lambda n: n.guid):
         if n.kind == "switch":
-            n.ports[0] = Port(0, guid=n.guid, lid=lid)
+            n.ports[0] = Port(num=0, guid=n.guid, lid=lid)
             lid += 1
     for n in sorted(f.nodes.values(), key=lambda n: n.guid):
         if n.kind == "ca":
@@ -104,7 +107,7 @@ def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:
                 gsw, gport = gateway[(group[s.guid], group[dsw])]
                 s.lft[L] = gport if gsw == s.guid else local[(s.guid, gsw)]
     # SL2VL (Fig. 8) and VLArb: one round-robin table over the VLs
-    arb = VLArb([(v, 1) for v in range(vls)], [], 255, 8, 8) if vls > 1 else None
+    arb = ArbTable([(v, 1) for v in range(vls)], [], 255, 8, 8) if vls > 1 else None
     for s in switches:
         for i, pi in s.ports.items():
             for o, po in s.ports.items():

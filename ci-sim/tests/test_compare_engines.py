@@ -6,6 +6,7 @@ buffers and is shown as a deadlock, dla never deadlocks."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -21,8 +22,9 @@ ENGINES = ("dla", "lash", "dfsssp", "updn", "minhop")
 LOADS = (0.6, 1.0)
 
 
-def _ibqos(*args, timeout=900):
-    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=timeout)
+def _ibqos(*args, timeout=900, columns=None):
+    env = dict(os.environ, COLUMNS=str(columns)) if columns else None
+    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,7 @@ def compared(tmp_path_factory):
         "30",
         "--out",
         str(out),
+        columns=80,
     )
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads((out / "compare.json").read_text())
@@ -85,6 +88,12 @@ def test_every_engine_is_compared_as_it_really_routed(compared):
     rows = {ln.split("│")[1].strip(): ln for ln in stdout.splitlines() if ln.count("│") > 4}
     assert "DEADLOCK" in rows["minhop"] and "not run" in rows["updn"]
     assert "DEADLOCK" not in rows["dla"]
+    # printed at 80 columns: no number cut, every engine's accepted traffic at every load whole
+    assert "…" not in stdout
+    words = set(stdout.replace("│", " ").split())
+    for e in eng.values():
+        for pts in e["curves"].values():
+            assert all(f"{pt['accepted_pct']:.1f}" in words for pt in pts if pt["status"] == "done"), stdout
 
 
 @pytest.mark.fabric

@@ -69,7 +69,7 @@ def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_pa
             assert (v.high_cap, v.low_cap) == (64, 64), (n.desc, p)
             assert len(v.high) == len(v.low) == 64
             assert v.high_limit == 7, (n.desc, p)  # OpenSM's qos_high_limit, kept by the port
-            assert v.high[:32] == [(i % 2, i + 1) for i in range(32)] and v.high[32:] == [(0, 0)] * 32
+            assert list(v.high[:32]) == [(i % 2, i + 1) for i in range(32)] and v.high[32:] == [(0, 0)] * 32
             assert v.low[:32] == [(2 + i % 2, 100 + i) for i in range(32)] and v.low[32:] == [(0, 0)] * 32
         assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == "7"
         assert _smpquery_field(h, "vlarb", "0", 1, "HighCap") == "64"
@@ -88,9 +88,9 @@ def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_pa
         sm_ca = next(n for n in after.nodes.values() if n.kind == "ca" and n.ports[1].remote[1] == 1)
         for node, port in ((sm_ca, 1), (sw, 2)):
             v = node.ports[port].vlarb
-            assert v.high[32:] == UPPER_HIGH and v.low[32:] == UPPER_LOW, node.desc
-            assert v.high[:32] == [(i % 2, i + 1) for i in range(32)]  # block 3 untouched
-            assert v.high_limit == 200
+            assert list(v.high[32:]) == UPPER_HIGH and list(v.low[32:]) == UPPER_LOW, node.desc
+            assert list(v.high[:32]) == [(i % 2, i + 1) for i in range(32)]  # block 3 untouched
+            assert v.limit == 200
         assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == "200"
         # a block past the capacity is refused, not stored: the high table holds 64 entries
         assert _smp_rw(h, "0", 1, "vlarb", 5).returncode == 1

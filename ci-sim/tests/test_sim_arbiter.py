@@ -13,7 +13,7 @@ import pytest
 
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.exact import analyze_exact
-from ibqos.fabric.model import VLArb
+from ibqos.arbiter import ArbTable
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.sim import SimParams, TrafficSpec, simulate
 from simfabrics import star
@@ -31,7 +31,7 @@ def _vls(v) -> list[int]:
 def run_vector(v, sources: int):
     vls = _vls(v)
     nvl = next(n for n in (1, 2, 4, 8, 15) if n > max(vls))
-    arb = VLArb([tuple(e) for e in v["high"]], [tuple(e) for e in v["low"]], v["limit"], 64, 64)
+    arb = ArbTable([tuple(e) for e in v["high"]], [tuple(e) for e in v["low"]], v["limit"], 64, 64)
     identity = tuple(list(range(nvl)) + [0] * (16 - nvl))
     fabric = star(sources + 1, arb, vls=nvl, sl2vl=identity)
     period_us = v["period_bytes"] * PS_PER_BYTE / 1e6

@@ -142,3 +142,37 @@ def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
     )
     assert "note: --mtu 4096 overrides the plan's 2048" in r.stdout
     assert "note: --accounting packet overrides the plan's byte" in r.stdout
+
+
+def test_voq_buffers_is_a_switch_model_option(dragonfly_runs, tmp_path):
+    """--voq-buffers reaches the core and the saved parameters: with 1-packet buffers the
+    per-output model accepts more than the shared one (docs/simulator.md, "Switch model")."""
+    acc = {}
+    for vb in ("shared", "per-output"):
+        out = tmp_path / vb
+        cp = ibqos(
+            "simulate",
+            dragonfly_runs[2],
+            "--load",
+            "1.0",
+            "--buffer-packets",
+            "1",
+            "--voq-buffers",
+            vb,
+            "--input-reads",
+            "1",
+            "--time-us",
+            "200",
+            "--warmup-us",
+            "20",
+            "--out",
+            out,
+            "--json",
+        )
+        assert cp.returncode == 0, cp.stderr
+        doc = json.loads((out / "uniform-1.00.json").read_text())
+        assert doc["results"][0]["params"]["voq_buffers"] == vb
+        acc[vb] = doc["results"][0]["accepted_pct"]
+    assert acc["per-output"] > acc["shared"] + 10
+    bad = ibqos("simulate", dragonfly_runs[2], "--voq-buffers", "per-queue")
+    assert bad.returncode == 2 and "per-queue" in bad.stderr

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ibqos.errors import InputError
-from ibqos.fabric.model import VLArb
+from ibqos.arbiter import ArbTable
 from ibqos_sim.sim import SimParams, Simulation, TrafficClass, TrafficSpec, compile_network, simulate
 from ibqos_sim.sim.traffic import _stencil_neighbours, build_flows
 from simfabrics import config_a, dragonfly_dla, star
@@ -32,12 +32,23 @@ def _stable(res) -> str:
     return json.dumps(d, sort_keys=True)
 
 
-@pytest.mark.parametrize("voq, input_reads", [(True, "N"), (False, "N"), (True, 1), (False, 1)])
-def test_conservation_and_credits_hold_at_every_step(df2, voq, input_reads):
+@pytest.mark.parametrize(
+    "voq, input_reads, voq_buffers, buffer",
+    [
+        (True, "N", "shared", 2),
+        (False, "N", "shared", 2),
+        (True, 1, "shared", 2),
+        (False, 1, "shared", 2),
+        (True, "N", "per-output", 2),
+        (True, 1, "per-output", 1),
+    ],
+)
+def test_conservation_and_credits_hold_at_every_step(df2, voq, input_reads, voq_buffers, buffer):
     """Injected = delivered + in flight + dropped, and every (port, VL) buffer's credits add up
-    (sender credits + credits on the way back + occupancy = buffer size), checked mid-run; a
-    switch input never feeds more outputs at once than input_reads allows."""
-    params = SimParams(**QUICK, buffer_packets=2, voq=voq, input_reads=input_reads)
+    (sender credits + credits on the way back + occupancy = buffer size; with per-output VOQ
+    buffers every (port, VL, next output) queue's), checked mid-run; a switch input never
+    feeds more outputs at once than input_reads allows."""
+    params = SimParams(**QUICK, buffer_packets=buffer, voq=voq, input_reads=input_reads, voq_buffers=voq_buffers)
     with Simulation(df2, TrafficSpec(pattern="uniform", msg_bytes=10000), params, 0.9, audit=True) as sim:
         for k in range(1, 9):
             sim.run(sim.end_ps * k // 8)
@@ -114,6 +125,49 @@ def test_one_read_per_input_costs_fifo_switches_more_than_voq_ones(df2):
     assert acc[True, 1] / acc[False, 1] > acc[True, "N"] / acc[False, "N"] + 0.05
 
 
+# Measured with the core before voq_buffers existed (main at 809ce35), seed 3, load 0.9:
+# (packet-hops, events, delivered packets) per (voq, input reads, buffer packets).
+BEFORE_VOQ_BUFFERS = {
+    (True, "N", 1): (23480, 68144, 5343),
+    (True, 1, 4): (40388, 97955, 8972),
+    (False, 1, 4): (32012, 81268, 7147),
+}
+
+
+@pytest.mark.parametrize("voq, reads, buffer", list(BEFORE_VOQ_BUFFERS))
+def test_shared_voq_buffers_run_exactly_as_before(df2, voq, reads, buffer):
+    """Shared VOQ buffers (the default) are the switch of the core before the parameter,
+    event for event; without VOQ, per-output buffers change nothing either."""
+    p = SimParams(warmup_us=20, time_us=150, buffer_packets=buffer, voq=voq, input_reads=reads, seed=3)
+    for vb in ("shared",) if voq else ("shared", "per-output"):
+        c = simulate(df2, TrafficSpec(), p.model_copy(update={"voq_buffers": vb}), 0.9).counters
+        assert (c["packet_hops"], c["events"], c["delivered"]) == BEFORE_VOQ_BUFFERS[voq, reads, buffer], vb
+
+
+def test_per_output_voq_buffers_gain_even_with_one_packet_buffers(df2):
+    """Seed 003's finding at 1 packet per VL: VOQs that share the VL's buffer have nothing to
+    reorder (factor 1.00), VOQs with a buffer each let packets to free outputs pass (1.40
+    measured with input reads 1, 500 µs warm-up and 2 ms; docs/simulator.md)."""
+    acc = {}
+    for voq, vb in ((False, "shared"), (True, "shared"), (True, "per-output")):
+        p = SimParams(warmup_us=50, time_us=400, buffer_packets=1, voq=voq, voq_buffers=vb, input_reads=1)
+        res = simulate(df2, TrafficSpec(), p, 1.0)
+        assert res.status == "done"
+        acc[voq, vb] = res.accepted_pct
+    assert acc[True, "shared"] == acc[False, "shared"]
+    assert acc[True, "per-output"] / acc[False, "shared"] > 1.25
+
+
+def test_per_output_voq_buffers_hide_the_credit_loop_of_one_vl(df1):
+    """Why per-output buffers are not the default: with every route's next queue its own
+    (switch, input, output) resource, minimal dragonfly routes on one VL no longer wait in a
+    cycle, so the credit loop an IB fabric deadlocks on (shared buffers, per-VL credits)
+    does not show (docs/simulator.md, "Switch model")."""
+    p = SimParams(buffer_packets=1, **QUICK)
+    assert simulate(df1, TrafficSpec(), p, 1.0).status == "deadlock"
+    assert simulate(df1, TrafficSpec(), p.model_copy(update={"voq_buffers": "per-output"}), 1.0).status == "done"
+
+
 def test_low_load_is_accepted_in_full(df2):
     res = simulate(df2, TrafficSpec(process="cbr"), SimParams(**QUICK), 0.3)
     assert res.accepted_pct == pytest.approx(30, abs=1.5)
@@ -169,7 +223,7 @@ def test_bad_input_is_one_input_error():
     with pytest.raises(InputError, match="sl2vl: .*missing"):
         compile_network(f, rate_gbps=32)
     f = star(2, config_a())
-    f.nodes[0x100].ports[2].vlarb = VLArb([(0, 0)], [(1, 0)], 1, 8, 8)
+    f.nodes[0x100].ports[2].vlarb = ArbTable([(0, 0)], [(1, 0)], 1, 8, 8)
     with pytest.raises(InputError, match="weight 0"):
         compile_network(f, rate_gbps=32)
     with pytest.raises(InputError, match="hot-spot"):
@@ -188,6 +242,23 @@ def test_unrouted_destinations_are_counted_not_lost():
     # injected packets has no route (±0.08 is about 5 standard deviations at ~800 packets).
     assert c["injected"] > 500
     assert c["dropped_unrouted"] / c["injected"] == pytest.approx(1 / 3, abs=0.08)
+
+
+def test_per_output_buffers_return_the_credits_of_dropped_packets():
+    """A packet the next switch drops (no route) was sent on the credits of queue 0 of its
+    VL (no output: the sender reads the receiver's LFT); the drop returns them there, so
+    every queue's credits still add up."""
+    f = star(3, config_a())
+    f.nodes[0x100].lft[4] = 255  # ca2 unreachable
+    params = SimParams(rate="EDR", buffer_packets=1, voq_buffers="per-output", **QUICK)
+    net = compile_network(f, rate_gbps=params.rate_gbps)
+    with Simulation(net, TrafficSpec(), params, 0.9, audit=True) as sim:
+        for k in range(1, 5):
+            sim.run(sim.end_ps * k // 4)
+            r, a = sim.raw, sim.audit()
+            assert a.credit_errors == 0 and a.queue_errors == 0
+            assert r.injected == r.delivered + r.in_flight + r.dropped_route
+        assert r.dropped_route > 100 and r.delivered > 100
 
 
 def test_each_pair_travels_on_the_sl_the_sa_gave_it():

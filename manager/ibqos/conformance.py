@@ -24,26 +24,17 @@ from dataclasses import dataclass
 from .arbiter import ArbTable
 from .fabric.groups import find_groups, port_roles, port_types
 from .fabric.model import Fabric, Node
+from .plan import Plan
+from .roles import ROLES
 
 MAX_LINES_PER_KIND = 20
-
-
-@dataclass(frozen=True)
-class TableSet:
-    high: tuple[tuple[int, int], ...]
-    low: tuple[tuple[int, int], ...]
-    high_limit: int
-
-    @classmethod
-    def of(cls, high, low, high_limit) -> TableSet:
-        return cls(tuple(map(tuple, high)), tuple(map(tuple, low)), int(high_limit))
 
 
 @dataclass
 class Expected:
     sl2class: list[int]
-    roles: dict[str, TableSet]  # role → tables (a role may be absent)
-    ports: dict[tuple[int, int], TableSet]  # (switch GUID, port) → override
+    roles: dict[str, ArbTable]  # role → tables (a role may be absent)
+    ports: dict[tuple[int, int], ArbTable]  # (switch GUID, port) → override
     class_vls: list[tuple[int, ...]] | None = None  # class index → its VLs; None: (2c, 2c+1)
     dragonfly: bool = True  # dla's roles; else OpenSM's port types
 
@@ -51,17 +42,12 @@ class Expected:
         return self.class_vls[c] if self.class_vls else (2 * c, 2 * c + 1)
 
 
-def expected_from_plan(plan) -> Expected:
-    """The plan document (ibqos.plan.Plan or its JSON dict) as expected programmed state."""
-    doc = plan if isinstance(plan, dict) else plan.model_dump(mode="json")
-    vlarb = doc["vlarb"]
-    roles = {r: TableSet.of(t["high"], t["low"], t["high_limit"]) for r, t in vlarb.items() if r != "ports" and t}
-    ports = {
-        (int(str(o["guid"]), 16), int(o["port"])): TableSet.of(o["high"], o["low"], o["high_limit"])
-        for o in vlarb.get("ports") or []
-    }
-    class_vls = [tuple(c["vls"]) for c in sorted(doc["classes"], key=lambda c: c["index"])]
-    return Expected(list(doc["sl2class"]), roles, ports, class_vls, dragonfly=doc["fabric"]["routing"] == "dla")
+def expected_from_plan(plan: Plan) -> Expected:
+    """The plan as expected programmed state."""
+    roles = {r: plan.vlarb.role(r) for r in ROLES}
+    ports = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
+    class_vls = [tuple(c.vls) for c in sorted(plan.classes, key=lambda c: c.index)]
+    return Expected(list(plan.sl2class), roles, ports, class_vls, dragonfly=plan.fabric.routing == "dla")
 
 
 def expected_sl2vl(
@@ -94,12 +80,10 @@ def _name(n: Node, port: int) -> str:
     return f"{n.desc or hex(n.guid)}:{port}"
 
 
-def _table_matches(programmed: list[tuple[int, int]], planned: tuple[tuple[int, int], ...]) -> bool:
+def _table_matches(programmed: tuple[tuple[int, int], ...], planned: tuple[tuple[int, int], ...]) -> bool:
     """Equal entries in order; the port's remaining capacity must hold only skipped entries."""
     k = len(planned)
-    return (
-        len(programmed) >= k and tuple(map(tuple, programmed[:k])) == planned and all(w == 0 for _, w in programmed[k:])
-    )
+    return len(programmed) >= k and programmed[:k] == planned and all(w == 0 for _, w in programmed[k:])
 
 
 def diff_programmed(
@@ -157,8 +141,8 @@ def diff_programmed(
                 bad.append(f"high {ArbTable.format_served(a.high)} planned {ArbTable.format_served(want_t.high)}")
             if not _table_matches(a.low, want_t.low):
                 bad.append(f"low {ArbTable.format_served(a.low)} planned {ArbTable.format_served(want_t.low)}")
-            if a.high_limit != want_t.high_limit:
-                bad.append(f"VLHighLimit {a.high_limit} planned {want_t.high_limit}")
+            if a.limit != want_t.limit:
+                bad.append(f"VLHighLimit {a.limit} planned {want_t.limit}")
             if bad:
                 out["vlarb"].append(f"{_name(n, p)} ({role}) " + "; ".join(bad))
     lines = []

@@ -3,6 +3,7 @@ turn a bad file into one InputError line, and one way to write a file whole or n
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -137,10 +138,11 @@ def default_mode(directory: bool = False) -> int:
     return (0o777 if directory else 0o666) & ~mask
 
 
-def write_atomic(path: str | Path, text: str, *, durable: bool = False, mode: int | None = None) -> None:
-    """A temp file in the same directory renamed over `path`; with durable, fsynced first and
-    the directory entry after, so a crash leaves the old or the new bytes. The file gets
-    `mode`, else the mode of the file it replaces, else the umask's default."""
+def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """The one way ibqos writes a file (plans, fabric models, reports, results, configuration):
+    a temp file in the same directory, fsynced, renamed over `path`, then the directory
+    fsynced, so a reader or a crash sees the old bytes or the new, never part of a file. The
+    file gets `mode`, else the mode of the file it replaces, else the umask's default."""
     path = Path(path)
     if mode is None:
         try:
@@ -150,21 +152,40 @@ def write_atomic(path: str | Path, text: str, *, durable: bool = False, mode: in
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, mode)
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    if durable:
-        dfd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+    fsync_dir(path.parent)
+
+
+def write_json(path: str | Path, doc: Any, *, indent: int | None = 1, allow_nan: bool = True) -> None:
+    """`doc` as JSON, written atomically; compact when `indent` is None. allow_nan=False
+    refuses NaN and Infinity (JSON has neither) instead of writing them."""
+    seps = (",", ":") if indent is None else None
+    write_atomic(path, json.dumps(doc, indent=indent, separators=seps, allow_nan=allow_nan) + "\n")
+
+
+def write_figure(fig: Any, path: str | Path, **savefig: Any) -> Path:
+    """A matplotlib figure as an image file (format from the suffix), written atomically."""
+    path = Path(path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix.lstrip(".") or "png", **savefig)
+    write_atomic(path, buf.getvalue())
+    return path
+
+
+def fsync_dir(path: str | Path) -> None:
+    """Make a directory's entries (a rename into it) durable."""
+    dfd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
 def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:

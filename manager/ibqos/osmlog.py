@@ -1,4 +1,26 @@
-"""What ibqos reads from an OpenSM log: failures, sweeps, fallbacks and routing-engine time."""
+"""The one reader of OpenSM's log: nothing else in ibqos, ibqos_sim or the bench parses it.
+
+ibqos learns what happened from structured sources wherever one exists: the dla plugin's
+record (`ibqos-dla.json`: routed or refused and why, the table file's fate, groups, VLArb and
+VLHighLimit per port), OpenSM's dumps (LFTs, SL2VL, the subnet), the live read-back (SMPs)
+and the SA's path records. What is left here is what OpenSM 3.3.23 says *only* in its log:
+
+- which engine configured the tables (`<engine> tables configured on all switches`), so the
+  engine in force after a fallback. `osm_opensm_t.routing_engine_used` is in no dump and no
+  MAD; only the console's `status` shows it, and the console is off on production SMs.
+- that a sweep ended (`SUBNET UP`). No MAD and no file marks the end of a heavy sweep (the
+  SM's SMInfo state stays MASTER throughout); the plugin sees the event, but OpenSM runs
+  without it too (minhop baselines, a fallback chain, a production SM before the first apply).
+- the errors of a sweep (`ERR xxxx:`, the partition parser's `PARSE ERROR`): OpenSM rejects
+  a policy, partition or option only by logging it (an apply's sweep, the harness's runs).
+- routing-engine time (`building routing with` → `tables configured`): OpenSM times nothing
+  else, and the bench compares dla with OpenSM's own engines.
+- an engine's own reason for not routing (updn's "no root nodes were found", lash's "cannot
+  build"), and the lanes lash and dfsssp needed ("Lanes needed: N"): OpenSM's engines report
+  them nowhere else (dla's reason and levels are in its record).
+
+Each of those is one small function below; callers never look at a line's text.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +31,15 @@ from pathlib import Path
 
 # "Nov 21 20:54:29 597144 [1AE606C0] 0x02 -> osm_ucast_mgr_process: minhop tables configured ..."
 _LINE = re.compile(r"^(\w{3}\s+\d+ \d\d:\d\d:\d\d) (\d{6}) \[[0-9A-Fa-f]+\] (0x[0-9a-f]{2}) -> (.*)$")
-_ERR = re.compile(r"\bERR [0-9A-F]{4}:")
+_ERR = re.compile(r"\bERR ([0-9A-F]{4}):")
 _BUILD = re.compile(r"building routing with '([^']+)'")
 _CONFIGURED = re.compile(r"(\S+) tables configured on all switches")
+_LANES = re.compile(r"(?:Virtual )?Lanes needed: (\d+)")
+_FUNC = re.compile(r"^\w+: ")  # the logging function's name before the message
+# the same marks, on raw bytes: polling a growing verbose log must not decode and parse it
+_BUILD_B = re.compile(rb"building routing with '")
+_CONFIGURED_B = re.compile(rb"tables configured on all switches")
+_UP_B = re.compile(rb"SUBNET UP\s*$", re.M)
 
 
 @dataclass
@@ -41,8 +69,16 @@ def parse_text(text: str) -> list[LogLine]:
     return out
 
 
-def errors(lines: list[LogLine]) -> list[str]:
-    return [ln.text for ln in lines if _ERR.search(ln.text)]
+def errors(lines: list[LogLine], allow: tuple[str, ...] = ()) -> list[str]:
+    """`ERR xxxx:` lines, except those whose code is in `allow` (e.g. the dla refusal its
+    record already reports)."""
+    return [ln.text for ln in lines if (m := _ERR.search(ln.text)) and m.group(1) not in allow]
+
+
+def matching(lines: list[LogLine], pattern: str) -> list[str]:
+    """Lines whose text matches `pattern` (tests waiting for a line the plugin logs)."""
+    rx = re.compile(pattern)
+    return [ln.text for ln in lines if rx.search(ln.text)]
 
 
 # Which logged errors fail a configuration change (apply): every `ERR xxxx:` line, and the
@@ -61,14 +97,19 @@ def log_size(log: str | Path) -> int:
         return 0
 
 
-def sweep_failures(log: str | Path, offset: int) -> list[str]:
-    """Lines logged after byte `offset` that fail a configuration change (see _SWEEP_FAIL)."""
+def read_from(log: str | Path, offset: int) -> bytes:
+    """What the log holds after byte `offset` (b"" when there is no log yet)."""
     try:
         with open(log, "rb") as f:
             f.seek(offset)
-            text = f.read().decode(errors="replace")
+            return f.read()
     except FileNotFoundError:
-        return []
+        return b""
+
+
+def sweep_failures(log: str | Path, offset: int) -> list[str]:
+    """Lines logged after byte `offset` that fail a configuration change (see _SWEEP_FAIL)."""
+    text = read_from(log, offset).decode(errors="replace")
     return [ln.strip() for ln in text.splitlines() if _SWEEP_FAIL.search(ln)]
 
 
@@ -86,9 +127,30 @@ def count_subnet_up(log: str | Path) -> int:
         return 0
 
 
+def resweep_length(chunk: bytes) -> int | None:
+    """Bytes of `chunk` (the log after a mark) up to the end of its first complete re-sweep: a
+    routing pass that starts in the chunk ('building routing with' → 'tables configured on
+    all switches'), then SUBNET UP. None while there is none. Requiring the start after the
+    mark keeps a sweep that was already past routing from passing as the re-sweep."""
+    b = _BUILD_B.search(chunk)
+    if not b:
+        return None
+    c = _CONFIGURED_B.search(chunk, b.end())
+    if not c:
+        return None
+    u = _UP_B.search(chunk, c.end())
+    return u.end() if u else None
+
+
 def configured_engines(lines: list[LogLine]) -> list[str]:
     """Engines that configured the tables, one per routing pass (e.g. ['minhop'] after a fallback)."""
     return [m.group(1) for ln in lines if (m := _CONFIGURED.search(ln.text))]
+
+
+def engine_in_force(log: str | Path | None) -> str | None:
+    """The engine of OpenSM's last routing pass in `log`, or None when the log does not say."""
+    used = configured_engines(parse(log)) if log is not None else []
+    return used[-1] if used else None
 
 
 def engine_passes(lines: list[LogLine]) -> list[float]:
@@ -109,3 +171,31 @@ def engine_seconds(lines: list[LogLine]) -> float | None:
     """Routing-engine time of the last routing pass."""
     passes = engine_passes(lines)
     return passes[-1] if passes else None
+
+
+def routing_seconds(lines: list[LogLine]) -> float | None:
+    """From the first engine tried to the tables configured: every engine of the chain
+    (refusals included), as one sweep spends it."""
+    start = next((ln.t for ln in lines if _BUILD.search(ln.text)), None)
+    end = next((ln.t for ln in reversed(lines) if _CONFIGURED.search(ln.text)), None)
+    return None if start is None or end is None else round(end - start, 6)
+
+
+def lanes_needed(lines: list[LogLine]) -> int | None:
+    """The lanes lash or dfsssp reported needing ("Lanes needed: N"), or None."""
+    return next((int(m.group(1)) for ln in lines if (m := _LANES.search(ln.text))), None)
+
+
+def engine_complaints(lines: list[LogLine], engine: str, limit: int = 3) -> list[str]:
+    """Why OpenSM did not route with `engine`, in its own words: its ERR lines and the
+    engine's own complaints (updn's 'no root nodes were found'), without the function name."""
+    keys = ("ERR ", f"{engine}:", "disabling", "cannot build")
+    said: list[str] = []
+    for ln in lines:
+        text = ln.text.strip()
+        if "tables configured" in text or not any(k in text for k in keys):
+            continue
+        text = text.split(": ", 1)[1] if _FUNC.match(text) else text
+        if text not in said:
+            said.append(text)
+    return said[:limit]

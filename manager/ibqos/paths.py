@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -33,11 +34,22 @@ def installed_layout() -> dict[str, str] | None:
         return None
 
 
+# Where a wheel (pip install) puts the templates: inside this package (CMakeLists.txt, SKBUILD).
+PACKAGED_TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
 def templates_dir() -> Path:
     if "IBQOS_TEMPLATES" in os.environ:
         return Path(os.environ["IBQOS_TEMPLATES"])
     layout = installed_layout()
-    return Path(layout["templates"]) if layout else REPO_ROOT / "templates"
+    if layout:
+        return Path(layout["templates"])
+    return PACKAGED_TEMPLATES if PACKAGED_TEMPLATES.is_dir() else REPO_ROOT / "templates"
+
+
+def in_checkout() -> bool:
+    """Whether this package runs from a source checkout (the editable install of `make deps`)."""
+    return (REPO_ROOT / "CMakeLists.txt").is_file() and (REPO_ROOT / "manager" / "ibqos").is_dir()
 
 
 def build_dir() -> Path:
@@ -51,6 +63,12 @@ def product(relpath: str) -> Path:
     if layout and "IBQOS_BUILD_DIR" not in os.environ and relpath in INSTALLED:
         key, name = INSTALLED[relpath]
         return Path(layout[key]) / name
+    if not layout and "IBQOS_BUILD_DIR" not in os.environ and not in_checkout() and relpath in INSTALLED:
+        # A wheel (pip install): the C tools come from the SM host's `make install`, on PATH.
+        key, name = INSTALLED[relpath]
+        found = shutil.which(name) if key == "bindir" else None
+        if found:
+            return Path(found)
     return build_dir() / relpath
 
 
@@ -66,7 +84,9 @@ def built(relpath: str) -> Path:
     """A build product, or a clear error naming the make target that produces it."""
     p = product(relpath)
     if not p.exists():
-        raise ExternalError(f"{p} is missing: run 'make build' first")
+        if in_checkout() or installed_layout():
+            raise ExternalError(f"{p} is missing: run 'make build' first")
+        raise ExternalError(f"{p.name} is not installed: 'make install' it from an ibqos checkout (README)")
     return p
 
 

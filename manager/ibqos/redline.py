@@ -21,11 +21,9 @@ LAYERED = ("lash", "dfsssp", "sssp", "nue", "torus-2QoS")
 
 
 def engine_in_force(log: Path | None) -> str | None:
-    """The engine of OpenSM's last routing pass in `log`, or None when the log does not say."""
-    if log is None:
-        return None
-    used = osmlog.configured_engines(osmlog.parse(log))
-    return used[-1] if used else None
+    """The engine of OpenSM's last routing pass in `log`, or None when the log does not say.
+    Only OpenSM's log names it (ibqos.osmlog says why)."""
+    return osmlog.engine_in_force(log)
 
 
 def find_osm_log(path: Path | None) -> Path | None:

@@ -39,7 +39,7 @@ def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
                 continue
             a = port.vlarb
             key = (
-                (ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.high_limit)
+                (ArbTable.format_served(a.high), ArbTable.format_served(a.low), a.limit)
                 if a
                 else ("(not read)", "", None)
             )

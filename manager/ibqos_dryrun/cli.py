@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import sys
+import textwrap
 from pathlib import Path
 
 import click
 from rich.markup import escape
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+from rich.table import Column, Table
 
-from ibqos.errors import InputError
+from ibqos.errors import InputError, VerificationFailed
+from ibqos.extras import require_plot
+from ibqos.term import console, print_table
 
 
 @click.command()
@@ -67,11 +69,13 @@ def dryrun(
 ) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
-    Exit 0 only when every SLA passes and the fabric is verified deadlock-free."""
+    Exit 0 only when every SLA passes and the fabric is verified deadlock-free; a defect is
+    VerificationFailed (exit 1, mapped in ibqos.cli)."""
     from . import STAGES, DryRun, DryRunConfig
 
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
+    require_plot("the dry run's report.html")
     cfg = DryRunConfig(
         policy=policy,
         out=out.absolute(),
@@ -90,12 +94,14 @@ def dryrun(
         dr = DryRun(cfg, lambda stage, frac: _stage_line(dr, stage, frac))
         dr.run()
         _print_verdict(dr)
-        sys.exit(0 if dr.ok else 1)
+        _raise_on_defect(dr)
+        return
+    # at 80 columns the note wraps and the elapsed time stays whole (rich cut it to `0:0…`)
     with Progress(
         TextColumn("[bold]{task.description:<10}"),
-        BarColumn(),
-        TextColumn("{task.fields[note]}"),
-        TimeElapsedColumn(),
+        BarColumn(bar_width=20),
+        TextColumn("{task.fields[note]}", table_column=Column(overflow="fold", ratio=1)),
+        TimeElapsedColumn(table_column=Column(min_width=7, no_wrap=True)),
         console=con,
         transient=False,
     ) as bar:
@@ -107,14 +113,24 @@ def dryrun(
                 bar.start_task(t)
             bar.update(t, completed=frac)
 
-        dr = DryRun(cfg, progress)
+        def failed(stage: str, error: BaseException) -> None:
+            bar.update(tasks[stage], note="[red]failed[/red]")
+
+        dr = DryRun(cfg, progress, failed)
         try:
             dr.run()
         finally:
             for st in dr.s.stages:
-                bar.update(tasks[st.name], note=st.note[:60])
+                bar.update(tasks[st.name], note=textwrap.shorten(st.note, 60, placeholder=" [...]"))
     _print_verdict(dr)
-    sys.exit(0 if dr.ok else 1)
+    _raise_on_defect(dr)
+
+
+def _raise_on_defect(dr) -> None:
+    from .verdict import passed, summary
+
+    if not passed(dr.s):
+        raise VerificationFailed(f"dry run failed: {summary(dr.s)}")
 
 
 def _stage_line(dr, stage: str, frac: float) -> None:
@@ -123,10 +139,17 @@ def _stage_line(dr, stage: str, frac: float) -> None:
         click.echo(f"{stage}: {st.note} ({st.seconds:.1f} s)", err=True)
 
 
+def _e2e_cell(v) -> str:
+    """'12.34' or '12.34 ≤ 20' with the policy's max_e2e_latency_us."""
+    if v.e2e_bound_us is None:
+        return "–"
+    return f"{v.e2e_bound_us:.2f}" + ("" if v.e2e_max_us is None else f" ≤ {v.e2e_max_us:g}")
+
+
 def _print_verdict(dr) -> None:
     from .judge import LATENCY_RULE, bandwidth_rule
 
-    con = Console(width=None if sys.stdout.isatty() else 140)
+    con = console(pipe_width=140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
     t = Table(
@@ -144,6 +167,8 @@ def _print_verdict(dr) -> None:
         "sim %",
         "wait µs (analysis)",
         "bound µs",
+        "e2e bound µs",
+        "p99 µs 5 %",
         "p99 µs (info)",
         "result",
     ):
@@ -158,17 +183,19 @@ def _print_verdict(dr) -> None:
             "–" if v.simulated_share is None else f"{v.simulated_share:.2f}",
             f"{v.worst_wait_us:.3f}",
             "–" if v.latency_bound_us is None else f"{v.latency_bound_us:g}",
+            _e2e_cell(v),
+            "–" if v.sim_probe_p99_us is None else f"{v.sim_probe_p99_us:.2f}",
             "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
             "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
         )
-    con.print(t)
+    print_table(con, t)
     f = Table(title="Fabric")
     f.add_column("check")
     f.add_column("result", overflow="fold")  # wrapped whole, never cut
     for c in dr.fabric_checks():
         style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
         f.add_row(c["check"], style + escape(c["result"]) + "[/]")
-    con.print(f)
+    print_table(con, f)
     for n in dr.s.notes:
         con.print(f"note: {escape(n)}")
     verdict = "[bold green]PASS[/]" if dr.ok else "[bold red]FAIL[/]"

@@ -6,6 +6,7 @@ explicit, labelled overlay step: the note says how many ports came from where.""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ibqos.fabric.dla_record import DlaRecord
@@ -38,5 +39,5 @@ def overlay_high_limits(fabric: Fabric, record: DlaRecord | None, conf: Path) ->
                 if lim is None:
                     continue
                 from_conf += 1
-            port.vlarb.high_limit = lim
+            port.vlarb = dataclasses.replace(port.vlarb, limit=lim)
     return from_record, from_conf

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+# The probe run's high-priority load, as a fraction of each class's share: light enough that
+# its packets seldom meet each other, as the end-to-end bound assumes (docs/policy.md).
+PROBE_FRACTION = 0.05
+
 LATENCY_RULE = (
     "latency: the analysed worst wait for an arbitration turn (the guarantee) "
-    "against the class's bound; the simulated p99 adds queueing and is shown for "
-    "information"
+    "against the class's max_latency_us, and the end-to-end bound on the fabric's longest "
+    "route (those waits, serialization, wire and switches; no queueing behind the class's "
+    "own packets, no credit stalls) against its max_e2e_latency_us; the simulated p99 of "
+    "a high-priority class at 5 % of its share (the bound's case) and at 80 % (with "
+    "queueing behind its own packets) are shown beside it for information"
 )
 
 
@@ -26,6 +33,11 @@ class ClassVerdict:
     bandwidth_ok: bool
     latency_ok: bool
     why: str = ""
+    # end to end on the fabric's longest route of the class (ibqos/plan/e2e.py)
+    e2e_bound_us: float | None = None
+    e2e_max_us: float | None = None  # the policy's max_e2e_latency_us
+    e2e_switch_hops: int | None = None
+    sim_probe_p99_us: float | None = None  # high-priority classes at 5 % of their share
 
     @property
     def ok(self) -> bool:
@@ -44,16 +56,25 @@ def bandwidth_rule(tol: float) -> str:
     )
 
 
-def judge_classes(plan, shares: dict[str, float] | None, sim_latency=None) -> list[ClassVerdict]:
+def judge_classes(
+    plan,
+    shares: dict[str, float] | None,
+    sim_latency=None,
+    switch_hops: dict[str, int] | None = None,
+    sim_probe=None,
+) -> list[ClassVerdict]:
     """Bandwidth (every class saturating): a class fails when its simulated share falls more
     than the tolerance below what the plan promises or what it asked for, or rises more than
     the tolerance above its max_bandwidth; getting more than a guarantee is what a
     work-conserving arbiter does with idle turns. Latency: the analysed worst-case
-    arbitration wait against the bound (the guarantee); simulated latencies are reported."""
+    arbitration wait against the bound (the guarantee), and the end-to-end bound on the
+    class's longest route (`switch_hops[name]`, from the read-back routes; default the
+    plan's) against max_e2e_latency_us; simulated latencies are reported."""
     tol = plan.share_tolerance_pp
     analysis = plan.analysis["terminal"]["per_class"]
     shares = shares or {}
     lat_by_name = sim_latency.class_by_name if sim_latency else {}
+    probe_by_name = sim_probe.class_by_name if sim_probe else {}
     out = []
     for c in plan.classes:
         a = analysis[c.name]
@@ -85,6 +106,15 @@ def judge_classes(plan, shares: dict[str, float] | None, sim_latency=None) -> li
         if c.latency.max_distance is not None and a["max_distance"] > c.latency.max_distance:
             lat_ok = False
             why.append(f"entry distance {a['max_distance']} > {c.latency.max_distance}")
+        hops = (switch_hops or {}).get(c.name, plan.route_switch_hops)
+        e2e = None
+        if hops is not None:
+            e2e = plan.e2e_bound(lambda r, n=c.name: plan.analysis[r]["per_class"][n]["worst_wait_us"], hops)
+        want = c.latency.max_e2e_latency_us
+        if want is not None and (e2e is None or e2e.bound_us is None or e2e.bound_us > want + 1e-9):
+            lat_ok = False
+            got = "unknown" if e2e is None or e2e.bound_us is None else f"{e2e.bound_us:.3f} µs"
+            why.append(f"end-to-end bound {got} > max_e2e_latency_us {want:g} µs")
         out.append(
             ClassVerdict(
                 name=c.name,
@@ -100,6 +130,14 @@ def judge_classes(plan, shares: dict[str, float] | None, sim_latency=None) -> li
                 bandwidth_ok=bw_ok,
                 latency_ok=lat_ok,
                 why="; ".join(why),
+                e2e_bound_us=None if e2e is None else e2e.bound_us,
+                e2e_max_us=want,
+                e2e_switch_hops=hops,
+                sim_probe_p99_us=(
+                    probe_by_name[c.name].net_latency.p99_us
+                    if c.name in probe_by_name and c.priority == "high"
+                    else None
+                ),
             )
         )
     return out

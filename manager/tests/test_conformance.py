@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from ibqos.conformance import Expected, TableSet, diff_programmed
+import dataclasses
+
+from ibqos.arbiter import ArbTable
+from ibqos.conformance import Expected, diff_programmed
 from ibqos.fabric.groups import port_roles
-from ibqos.fabric.model import VLArb
 from ibqos_sim.topology import dragonfly
 
 SL2CLASS = [0, 1, 2, 3] * 4
 TABLES = {
-    "ca": TableSet.of([[0, 32], [1, 32]], [[2, 8]], 1),
-    "terminal": TableSet.of([[0, 16], [1, 16]], [[4, 4], [5, 4]], 2),
-    "local": TableSet.of([[0, 16], [1, 16]], [[6, 4]], 2),
-    "global": TableSet.of([[0, 40], [1, 40]], [[2, 8], [3, 8]], 3),
+    "ca": ArbTable([[0, 32], [1, 32]], [[2, 8]], 1),
+    "terminal": ArbTable([[0, 16], [1, 16]], [[4, 4], [5, 4]], 2),
+    "local": ArbTable([[0, 16], [1, 16]], [[6, 4]], 2),
+    "global": ArbTable([[0, 40], [1, 40]], [[2, 8], [3, 8]], 3),
 }
 
 
@@ -31,7 +33,7 @@ def _programmed_as_planned():
             t = TABLES.get(roles.get((n.guid, p)))
             if t:
                 pad = [(0, 0)] * (8 - len(t.high))
-                port.vlarb = VLArb(list(t.high) + pad, list(t.low) + [(0, 0)] * (8 - len(t.low)), t.high_limit, 8, 8)
+                port.vlarb = ArbTable(list(t.high) + pad, list(t.low) + [(0, 0)] * (8 - len(t.low)), t.limit, 8, 8)
             if n.kind == "ca":
                 n.sl2vl[(0, p)] = _fig8(SL2CLASS, None, None)
         if n.kind == "switch":
@@ -54,8 +56,9 @@ def test_every_kind_of_difference_names_its_port():
     loc = next(p for p in sw.ports if roles.get((sw.guid, p)) == "local")
     # the Fig. 8 shift missing on one global→local pair
     sw.sl2vl[(glob, loc)] = _fig8(SL2CLASS, None, None)
-    sw.ports[glob].vlarb.high_limit = 7
-    sw.ports[loc].vlarb.low[0] = (6, 5)
+    sw.ports[glob].vlarb = dataclasses.replace(sw.ports[glob].vlarb, limit=7)
+    lo = sw.ports[loc].vlarb
+    sw.ports[loc].vlarb = dataclasses.replace(lo, low=((6, 5),) + lo.low[1:])
     diffs = diff_programmed(fabric, Expected(SL2CLASS, TABLES, {}))
     assert len(diffs) == 3, diffs
     assert any(f"sw-g2-s1:{loc} in {glob} (global→local) SL2VL" in d for d in diffs)
@@ -66,10 +69,10 @@ def test_every_kind_of_difference_names_its_port():
 def test_port_override_wins_over_role():
     fabric, roles = _programmed_as_planned()
     sw = next(n for n in fabric.nodes.values() if n.desc == "sw-g0-s0")
-    override = TableSet.of([[0, 1]], [[2, 1]], 0)
+    override = ArbTable([[0, 1]], [[2, 1]], 0)
     exp = Expected(SL2CLASS, TABLES, {(sw.guid, 1): override})
     assert any("sw-g0-s0:1 (terminal)" in d for d in diff_programmed(fabric, exp))
-    sw.ports[1].vlarb = VLArb([(0, 1)] + [(0, 0)] * 7, [(2, 1)] + [(0, 0)] * 7, 0, 8, 8)
+    sw.ports[1].vlarb = ArbTable([(0, 1)] + [(0, 0)] * 7, [(2, 1)] + [(0, 0)] * 7, 0, 8, 8)
     assert diff_programmed(fabric, exp) == []
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from ibqos.paths import REPO_ROOT
 
+from test_dryrun import check_e2e_in_report
+
 pytestmark = pytest.mark.fabric
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 POLICY = REPO_ROOT / "examples" / "two-class.yaml"
@@ -95,3 +97,7 @@ def test_switch_down_is_routed_by_dla_and_the_report_names_it(tmp_path):
     assert rep["verify"]["pairs"] == 40 * 39
     assert not rep["refusal"], rep["refusal"]
     assert r.returncode == 0 and rep["ok"], rep["summary"]
+    # detours make longer routes: the end-to-end bound is for the routes as programmed
+    assert max(int(h) for h in rep["verify"]["hops"]) == 4
+    plan = json.loads((tmp_path / "run" / "plan.json").read_text())
+    check_e2e_in_report(rep, plan, (tmp_path / "run" / "report.html").read_text(), r.stdout)

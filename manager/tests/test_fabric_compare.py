@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from ibqos.errors import InputError
-from ibqos.fabric import NO_ROUTE, Fabric, VLArb
+import dataclasses
+
+from ibqos.arbiter import ArbTable
+from ibqos.fabric import NO_ROUTE, Fabric
 from ibqos.fabric.compare import diff
 from ibqos_sim.topology import dragonfly
 
@@ -52,11 +55,11 @@ def test_json_keeps_the_per_pair_sls_and_refuses_bad_ones(tmp_path):
     f.save(tmp_path / "m.json")
     assert Fabric.load(tmp_path / "m.json").path_sls == f.path_sls
     for bad, message in (
-        (None, "path_sls: want a list of [source LID, destination LID, SL], got int"),
-        ([1, 2], "path_sls[0]: want [source LID, destination LID, SL], got [1, 2]"),
-        ([1, 2, 16], "path_sls[0]: SL 16 out of range 0..15"),
-        ([0, 2, 1], "path_sls[0]: LIDs 0, 2 are not unicast LIDs"),
-        ([1, "2", 1], "path_sls[0]: want [source LID, destination LID, SL], got [1, '2', 1]"),
+        (None, "path_sls: Input should be a valid array"),
+        ([1, 2], "path_sls.0.2: Field required"),
+        ([1, 2, 16], "path_sls.0.2: Input should be less than or equal to 15"),
+        ([0, 2, 1], "path_sls.0.0: Input should be greater than or equal to 1"),
+        ([1, "2", 1], "path_sls.0.1: Input should be a valid integer"),
     ):
         doc = f.to_json() | {"path_sls": 5 if bad is None else [bad]}
         (tmp_path / "bad.json").write_text(json.dumps(doc))
@@ -108,12 +111,13 @@ def test_vlarb_is_compared_only_when_asked():
     a = _routed()
     b = copy.deepcopy(a)
     port = next(b.switches()).ports[1]
-    port.vlarb = VLArb(high=[(0, 4)] * 8, low=[(1, 1)] * 8, high_limit=3, high_cap=8, low_cap=8)
+    port.vlarb = ArbTable(high=[(0, 4)] * 8, low=[(1, 1)] * 8, limit=3, high_cap=8, low_cap=8)
     assert diff(a, b, vlarb=False) == []
     assert len(diff(a, b, vlarb=True)) == 1
     c = copy.deepcopy(b)
-    c.nodes[next(c.switches()).guid].ports[1].vlarb.high_limit = 4
-    assert len(diff(b, c)) == 1 and "high_limit=3" in diff(b, c)[0]
+    cport = c.nodes[next(c.switches()).guid].ports[1]
+    cport.vlarb = dataclasses.replace(cport.vlarb, limit=4)
+    assert len(diff(b, c)) == 1 and "limit=3" in diff(b, c)[0]
 
 
 def test_many_lft_differences_are_summarised():

@@ -74,9 +74,9 @@ def test_live_tables_are_what_opensm_was_told(df72):
             low, high = (SWE_LOW, SWE_HIGH) if n.kind == "switch" else (CA_LOW, CA_HIGH)
             # ibsim 0.12 drops VLHighLimit from a PortInfo Set (sim_mad.c do_portinfo), so the
             # qos_*_high_limit values never reach its ports; the smpquery test covers the field.
-            assert (a.low_cap, a.high_cap, a.high_limit) == (8, 8, 0)
-            assert a.low[: len(low)] == low and all(w == 0 for _, w in a.low[len(low) :])
-            assert a.high[: len(high)] == high and all(w == 0 for _, w in a.high[len(high) :])
+            assert (a.low_cap, a.high_cap, a.limit) == (8, 8, 0)
+            assert list(a.low[: len(low)]) == low and all(w == 0 for _, w in a.low[len(low) :])
+            assert list(a.high[: len(high)]) == high and all(w == 0 for _, w in a.high[len(high) :])
         want = SWE_SL2VL if n.kind == "switch" else CA_SL2VL
         assert set(n.sl2vl.values()) == {want}
 
@@ -148,9 +148,9 @@ def test_sl2vl_vlarb_and_portinfo_agree_with_smpquery(df72):
             else:
                 assert rows == {0: n.sl2vl[(0, num)]}
             arb = smpquery_vlarb(h, n.lid, num)
-            assert (arb["low"], arb["high"]) == (p.vlarb.low, p.vlarb.high)
+            assert (list(arb["low"]), list(arb["high"])) == (list(p.vlarb.low), list(p.vlarb.high))
             field = smpquery_portinfo(h, n.lid, num)
-            assert int(field["VLHighLimit"]) == p.vlarb.high_limit
+            assert int(field["VLHighLimit"]) == p.vlarb.limit
             assert field["OperVLs"] == f"VL0-{p.op_vls - 1}" and field["LinkWidthActive"] == p.width
             checked += 1
     assert checked == 3 * 2 + 2
@@ -185,3 +185,31 @@ def test_lmc_agrees_between_reader_and_dumps(tmp_path):
     assert diff(live, dumps, vlarb=False) == []
     assert {p.lmc for n in live.cas() for p in n.ports.values()} == {1}
     assert len(live.lid_map()) == 2 * sum(1 for _ in live.cas()) + sum(1 for _ in live.switches())
+
+
+def test_the_c_writers_output_validates_against_the_fabric_schema(df72, tmp_path):
+    """manager/readback/src/model_json.c and the pydantic Fabric agree on one document:
+    the reader's raw output is valid under docs/fabric.schema.json, and loads."""
+    import json
+    import subprocess
+
+    import jsonschema
+
+    from ibqos.fabric.live import reader_path
+    from ibqos.fabric.model import Fabric
+    from ibqos.paths import REPO_ROOT
+
+    h, live, _ = df72
+    cp = subprocess.run(
+        [str(reader_path())], env=h.env, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True
+    )
+    doc = json.loads(cp.stdout)
+    schema = json.loads((REPO_ROOT / "docs" / "fabric.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    assert any(p["vlarb"] for n in doc["nodes"] for p in n["ports"])  # the VLArb branch was checked
+    loaded = Fabric.from_json(cp.stdout)
+    loaded.pad_lfts()
+    assert diff(loaded, live) == []
+    doc["nodes"][0]["ports"][0]["lid"] = -1  # the schema is not vacuous on this document
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema).validate(doc)

@@ -21,7 +21,21 @@ PACKAGES = {
 }
 LEVEL = {"ibqos": 0, "ibqos_sim": 1, "ibqos_testbed": 1, "ibqos_dryrun": 2}
 # Inside ibqos: the core never imports a stage or the command line.
-CORE = ("errors", "paths", "proc", "inputfile", "docfile", "roles", "policy", "plan", "fabric", "arbiter")
+CORE = (
+    "errors",
+    "paths",
+    "proc",
+    "inputfile",
+    "docfile",
+    "roles",
+    "pipeline",
+    "policy",
+    "plan",
+    "fabric",
+    "arbiter",
+    "extras",
+    "term",
+)
 ABOVE_CORE = ("planner", "render", "apply", "verify", "status", "conformance", "redline", "cli")
 
 

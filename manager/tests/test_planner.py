@@ -10,7 +10,6 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ibqos.arbiter import ArbTable
 from ibqos.arbiter.exact import analyze_exact
 from ibqos.errors import InputError
 from ibqos.plan import ROLE_NAMES, Plan
@@ -31,7 +30,7 @@ def check_plan_meets_policy(plan: Plan, policy) -> None:
         t = plan.vlarb.role(role)
         assert len(t.high) <= plan.fabric.high_cap and len(t.low) <= plan.fabric.low_cap
         assert all(1 <= w <= 255 for _, w in t.high + t.low)
-        a = analyze_exact(ArbTable(t.high, t.low, t.high_limit), f.mtu, f.accounting, f.rate_gbps)
+        a = analyze_exact(t, f.mtu, f.accounting, f.rate_gbps)
         for i, c in enumerate(policy.classes):
             vls = [i * vpc + k for k in range(vpc)]
             want = (100 - fixed) / nrest if c.bandwidth == "rest" else c.bandwidth

@@ -83,7 +83,7 @@ def test_natural_policy_plans_within_the_share_tolerance(tmp_path):
     policy = load_policy(_write(tmp_path, NATURAL))
     plan = make_plan(policy)
     check_plan_meets_policy(plan, policy)
-    assert plan.vlarb.role("terminal").high_limit == 0
+    assert plan.vlarb.role("terminal").limit == 0
 
 
 def test_tight_readme_bound_offers_working_fixes(tmp_path):

@@ -43,7 +43,7 @@ def test_plugin_table_file_follows_the_contract(tmp_path):
         t = plan.vlarb.role(role)
         assert high == (",".join(f"{v}:{w}" for v, w in t.high) or "-")
         assert low == (",".join(f"{v}:{w}" for v, w in t.low) or "-")
-        assert int(limit) == t.high_limit
+        assert int(limit) == t.limit
 
 
 def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
@@ -62,7 +62,7 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     assert conf["qos_policy_file"] == str(out / "qos-policy.conf")
     assert conf["qos_swe_vlarb_high"] == ",".join(f"{v}:{w}" for v, w in t.high)
     assert conf["qos_ca_vlarb_low"] == ",".join(f"{v}:{w}" for v, w in ca.low)
-    assert conf["qos_ca_high_limit"] == str(ca.high_limit)
+    assert conf["qos_ca_high_limit"] == str(ca.limit)
     # dla programs SL2VL itself; OpenSM's lines serve the fallback engines' layer SLs, one VL each.
     for key in ("qos_sl2vl", "qos_ca_sl2vl", "qos_swe_sl2vl", "qos_sw0_sl2vl"):
         assert [int(x) for x in conf[key].split(",")] == [0, 1, 2, 3, 4, 5, 6, 7] + [7] * 8
@@ -168,7 +168,7 @@ def _check_no_plugin(fabric, plan: Plan) -> list[str]:
             if (
                 [tuple(x) for x in a.high] != pad(t.high, a.high_cap)
                 or [tuple(x) for x in a.low] != pad(t.low, a.low_cap)
-                or a.high_limit != t.high_limit
+                or a.limit != t.limit
             ):
                 bad.append(f"{n.desc}:{p.num} ({role}) VLArb {a} planned {t}")
         for key, vls in n.sl2vl.items():
@@ -257,7 +257,7 @@ def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
     assert head[2] == "sl2class " + ",".join(map(str, plan.sl2class))
     for role, (high, low, limit) in roles.items():
         t = plan.vlarb.role(role)
-        assert (high, low, limit) == ([tuple(e) for e in t.high], [tuple(e) for e in t.low], t.high_limit)
+        assert (high, low, limit) == ([tuple(e) for e in t.high], [tuple(e) for e in t.low], t.limit)
         for table in (high, low):
             # slots of 3 adjacent entries: VLs 3c, 3c+1, 3c+2 with one weight
             assert len(table) % 3 == 0

@@ -71,6 +71,21 @@ def test_latency_verdict_is_the_analysed_wait_not_the_simulated_p99(tmp_path):
     assert v["qos"].latency_ok and v["qos"].sim_p99_us == 15.0
 
 
+def test_e2e_verdict_uses_the_routed_longest_route(tmp_path):
+    """qos plans with max_e2e_latency_us 3 on dla's 3-hop route (bound 2.91 µs); on a fabric
+    whose routes take 5 switch hops (detours around faults) the bound grows past it and the
+    class fails, saying why."""
+    plan = _plan(tmp_path, max_e2e_latency_us=3)
+    assert plan.end_to_end is not None and plan.end_to_end.per_class["qos"]["bound_us"] <= 3
+    mix = _sim({"qos": 40, "best-effort": 60})
+    v = {x.name: x for x in judge_classes(plan, *mix, switch_hops={"qos": 3, "best-effort": 3})}
+    assert v["qos"].latency_ok and v["qos"].e2e_bound_us == plan.end_to_end.per_class["qos"]["bound_us"]
+    v = {x.name: x for x in judge_classes(plan, *mix, switch_hops={"qos": 5, "best-effort": 5})}
+    assert not v["qos"].latency_ok and v["qos"].e2e_switch_hops == 5
+    assert f"end-to-end bound {v['qos'].e2e_bound_us:.3f} µs > max_e2e_latency_us 3 µs" in v["qos"].why
+    assert v["best-effort"].latency_ok  # no bound asked
+
+
 def test_the_printed_verdict_states_its_rules(tmp_path, capsys):
     """The terminal table names the tolerance it applied and labels the simulated p99 as
     information beside the analysed wait the latency verdict is (issue 15, point 6)."""
@@ -88,5 +103,6 @@ def test_the_printed_verdict_states_its_rules(tmp_path, capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "less 2 pp (policy verdict.share_tolerance_pp); more is not a failure" in out, out
     assert "wait µs (analysis)" in out and "p99 µs (info)" in out
-    assert "simulated p99 adds queueing and is shown for information" in out
+    assert "(with queueing behind its own packets) are shown beside it for information" in out
+    assert "e2e bound µs" in out
     assert "FAIL" not in out  # 47 % against a 40 % guarantee, 15 µs p99 against a 1 µs bound

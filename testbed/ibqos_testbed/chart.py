@@ -2,36 +2,30 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ibqos.errors import InputError
+from ibqos.extras import pyplot
 
 from .compare import Report
+from ibqos.docfile import write_figure
 
 
 def write_png(rep: Report, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
     if not path.name or path.is_dir():
         raise InputError("is a directory, not a PNG file to write", file=path, field="--png")
     if not path.parent.is_dir():
         raise InputError("its directory does not exist", file=path, field="--png")
+    plt = pyplot("testbed report --png")
     fig = figure(rep)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.png")
     try:
-        fig.savefig(tmp, dpi=100)
-        os.replace(tmp, path)
+        write_figure(fig, path, dpi=100)
     finally:
         plt.close(fig)
-        tmp.unlink(missing_ok=True)
 
 
 def figure(rep: Report):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot("testbed report --png")
 
     labels = [f"SL {','.join(map(str, c.sls))}\n{c.name}" for c in rep.classes]
     x = list(range(len(labels)))

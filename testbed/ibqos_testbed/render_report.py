@@ -8,6 +8,8 @@ import json
 from rich.console import Console
 from rich.table import Table
 
+from ibqos import term
+
 from .compare import Report
 
 SCHEMA = "ibqos.testbed-report/1"
@@ -32,9 +34,9 @@ def _lat(sls, attr: str) -> tuple[str, str]:
 
 def print_table(rep: Report, console: Console | None = None) -> None:
     """Shares and verdicts, then latency; a failure's verdict is the CLI's error line."""
-    console = console or Console()
-    console.print(_share_table(rep))
-    console.print(_latency_table(rep))
+    console = console or term.console(pipe_width=None)
+    term.print_table(console, _share_table(rep), keys=2)  # SL and class
+    term.print_table(console, _latency_table(rep), keys=2)
     if rep.passed:
         console.print(rep.verdict, style="green" if rep.compared else "yellow", markup=False)
 

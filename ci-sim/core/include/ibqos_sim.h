@@ -96,6 +96,11 @@ struct ibs_config {
 	/* SL of each (source, destination) endpoint pair, row-major [n_endpoints^2], for engines
 	 * that give each path its own SL (lash, dfsssp); 255 or NULL: the flow's own SL. */
 	const uint8_t *pair_sl;
+	/* With voq: 0 = the VOQs of an (input, VL) share its buffer and its per-VL credits (IB
+	 * flow control); 1 = every (input, VL, output) queue has a buffer of buf_credits of its
+	 * own, and the sender keeps credits per (VL, the next switch's output for the packet):
+	 * route-aware credits (docs/simulator.md, "Switch model"). Ignored without voq. */
+	uint8_t voq_buffers;
 };
 
 struct ibs_latency {

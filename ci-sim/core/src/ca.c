@@ -202,7 +202,9 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 			ready_seen |= (uint16_t)(1u << v);
 			nonempty |= (uint16_t)(1u << v);
 			uint32_t bytes = f->cur_left == 1 ? f->last_bytes : f->spec.pkt_bytes;
-			if (p->vl[v].credits >= credits_of(bytes)) {
+			uint32_t have =
+				s->oq ? *send_credits(s, gport, v, f->cur_dst) : p->vl[v].credits;
+			if (have >= credits_of(bytes)) {
 				active |= (uint16_t)(1u << v);
 				head_bytes[v] = bytes;
 				cand[v] = i;
@@ -247,7 +249,7 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)
 {
 	struct pkt *k = &s->pkts[pid];
 
-	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
+	link_return_credits(s, k->up, k->vl, credits_of(k->bytes), 0); /* a CA: credits per VL */
 	if ((int32_t)k->dst != s->port_ep[gport]) {
 		s->res.dropped_route++; /* misrouted: the LFTs sent it to another CA */
 		pkt_free(s, pid);

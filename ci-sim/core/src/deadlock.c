@@ -18,6 +18,20 @@ static int cmp_edge(const void *a, const void *b)
 	return x->from < y->from ? -1 : x->from > y->from ? 1 : (x->to > y->to) - (x->to < y->to);
 }
 
+/* Nodes of the wait-for graph: input buffers (gport, VL), or with per-output VOQ buffers
+ * the queues (gport, VL, output), each of which has its own space. */
+static uint32_t buf_id(const struct ibs_sim *s, uint32_t gport, uint32_t vl, uint32_t out)
+{
+	uint32_t b = gport * s->nvl + vl;
+
+	return s->oq ? b * s->oq_stride + out : b;
+}
+
+static uint32_t buf_width(const struct ibs_sim *s)
+{
+	return s->nvl * (s->oq ? s->oq_stride : 1);
+}
+
 static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
 	return !p->busy && (s->now >> 10) - p->vl[vl].last_tx >= s->cfg.deadlock_ps >> 10;
@@ -51,10 +65,11 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 						uint32_t key =
 							wi * 64 + (uint32_t)__builtin_ctzll(bits);
 						uint32_t in = key / s->nvl, ivl = key % s->nvl;
-						uint32_t buf = (w->port_base + in) * s->nvl + ivl;
+						uint32_t buf = buf_id(s, w->port_base + in, ivl, o);
 						const struct queue *q =
 							&s->queues[sw_queue_of(s, w, in, ivl, o)];
-						uint32_t need = credits_of(s->pkts[q->head].bytes);
+						const struct pkt *h = &s->pkts[q->head];
+						uint32_t need = credits_of(h->bytes);
 
 						if (nb == capb) {
 							uint32_t *nbp =
@@ -68,7 +83,8 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 						/* Credits still on their way back count as missing: they are
 						 * 10s of ns from arriving, while the VL has been idle for
 						 * deadlock_ps, so on a real wait-for cycle there are none. */
-						if (p->vl[v].credits >= need)
+						if (*send_credits(s, w->port_base + o, v, h->dst) >=
+						    need)
 							continue; /* waits for the arbiter, not for space */
 						if (!p->peer_sw)
 							continue;
@@ -81,7 +97,11 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 							cap *= 2;
 						}
 						e[n++] = (struct edge){
-							buf, (uint32_t)p->peer * s->nvl + v};
+							buf,
+							buf_id(s, (uint32_t)p->peer, v,
+							       s->oq ? oq_slot(s, w->port_base + o,
+									       h->dst)
+								     : 0)};
 					}
 			}
 		}
@@ -120,11 +140,11 @@ static int set_witness(struct ibs_sim *s, const uint32_t *bufs, size_t n)
 	if (!s->witness)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		uint32_t gport = bufs[i] / s->nvl;
+		uint32_t gport = bufs[i] / buf_width(s);
 
 		s->witness[3 * i] = s->ports[gport].node;
 		s->witness[3 * i + 1] = s->ports[gport].num;
-		s->witness[3 * i + 2] = bufs[i] % s->nvl;
+		s->witness[3 * i + 2] = bufs[i] % buf_width(s) / (s->oq ? s->oq_stride : 1);
 	}
 	s->witness_len = (uint32_t)n;
 	return 0;
@@ -134,7 +154,7 @@ static int set_witness(struct ibs_sim *s, const uint32_t *bufs, size_t n)
 static int find_cycle(struct ibs_sim *s, const struct edge *e, size_t n, uint32_t **cyc,
 		      size_t *ncyc)
 {
-	size_t nodes = (size_t)s->n_ports * s->nvl;
+	size_t nodes = (size_t)s->n_ports * buf_width(s);
 	uint8_t *color = calloc(nodes, 1);
 	uint32_t *stack = malloc((nodes + 1) * sizeof(*stack));
 	size_t *next = malloc((nodes + 1) * sizeof(*next));

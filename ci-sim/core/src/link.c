@@ -19,7 +19,10 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
 
 	if (end < earliest_end)
 		end = earliest_end;
-	p->vl[vl].credits -= c;
+	if (s->oq)
+		*send_credits(s, gport, vl, k->dst) -= c;
+	else
+		p->vl[vl].credits -= c;
 	p->busy = 1;
 	p->busy_until = end;
 	p->vl[vl].last_tx = (uint32_t)(s->now >> 10);
@@ -51,36 +54,55 @@ void link_tx_done(struct ibs_sim *s, uint32_t gport)
 
 	p->busy = 0;
 	if (p->tx_credits) { /* the packet has left a switch input buffer */
-		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits);
+		/* the packet left the VOQ of this output: with per-output buffers, that queue's
+		 * credits go back */
+		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits, s->oq ? p->num : 0);
 		p->tx_credits = 0;
 		sw_input_free(s, p->tx_from);
 	}
 	sim_kick(s, gport);
 }
 
-/* Space freed in an input buffer on VL vl: tell its sender `up` after the link delay. */
-void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n)
+/* Space freed in an input buffer on VL vl (with per-output VOQ buffers: in its queue for
+ * output `slot`): tell its sender `up` after the link delay. */
+void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n, uint32_t slot)
 {
 	struct port *u = &s->ports[up];
+	bool oq = s->oq && u->peer_sw;
 
 	/* The sender is busy until after the credits would arrive: it first looks at them
 	 * when its transmission ends, so they can be added now without an event. (Strictly
 	 * after: at a tie the transmission's end is processed first, without them.) */
 	if (u->busy && u->busy_until > s->now + s->cfg.prop_ps) {
-		u->vl[vl].credits += n;
+		if (oq)
+			*oq_cell(s->oq_credits, s, up, vl, slot) += n;
+		else
+			u->vl[vl].credits += n;
 		return;
 	}
-	if (s->credits_back)
-		s->credits_back[(size_t)up * 16 + vl] += n;
-	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, up, n, vl);
+	if (s->credits_back) {
+		if (oq)
+			*oq_cell(s->oq_back, s, up, vl, slot) += n;
+		else
+			s->credits_back[(size_t)up * 16 + vl] += n;
+	}
+	/* n is at most 1024 credits (a 64 KB packet): the slot rides in the upper half */
+	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, up, n | (oq ? slot << 16 : 0), vl);
 }
 
-void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n)
+void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)
 {
 	struct port *p = &s->ports[gport];
+	uint32_t n = arg & 0xffff, slot = arg >> 16;
 
-	if (s->credits_back)
-		s->credits_back[(size_t)gport * 16 + vl] -= n;
-	p->vl[vl].credits += n;
+	if (s->oq && p->peer_sw) {
+		if (s->credits_back)
+			*oq_cell(s->oq_back, s, gport, vl, slot) -= n;
+		*oq_cell(s->oq_credits, s, gport, vl, slot) += n;
+	} else {
+		if (s->credits_back)
+			s->credits_back[(size_t)gport * 16 + vl] -= n;
+		p->vl[vl].credits += n;
+	}
 	sim_kick(s, gport);
 }

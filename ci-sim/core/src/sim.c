@@ -11,8 +11,8 @@
 const char *ibs_version(void)
 {
 	/* the ABI of ibqos_sim.h: bump with any change to a struct it exposes (2: input_reads,
-	 * read_errors; 3: pair_sl) */
-	return "ibqos-sim 3";
+	 * read_errors; 3: pair_sl; 4: voq_buffers) */
+	return "ibqos-sim 4";
 }
 
 /* ---- events, packets, kicks ------------------------------------------------ */
@@ -279,6 +279,8 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->sws);
 	free(s->queues);
 	free(s->credits_back);
+	free(s->oq_credits);
+	free(s->oq_back);
 	free(s->req_words);
 	free(s->rr_all);
 	free(s->eps);

@@ -119,6 +119,7 @@ struct ibs_sim {
 	uint64_t pending; /* events in the queue */
 	uint32_t nvl;	  /* VLs per input buffer key: max op_vls */
 	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
+	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
@@ -155,6 +156,13 @@ struct ibs_sim {
 	uint32_t *witness;
 	uint32_t witness_len;
 	int error; /* first internal error (-ENOMEM) */
+
+	/* Per-output VOQ buffers: a port whose peer is a switch keeps its credits per (VL, the
+	 * peer's output for the packet), not in port.vl[]. Last, so the hot fields above keep
+	 * the layout they had before. */
+	uint32_t oq_stride;   /* outputs per (port, VL): the largest switch's port count */
+	uint32_t *oq_credits; /* [port][nvl][oq_stride] */
+	uint32_t *oq_back;    /* the same shape, credits travelling back; only with cfg.audit */
 };
 
 static inline bool in_window(const struct ibs_sim *s)
@@ -187,6 +195,35 @@ static inline void port_prefetch_credits(const struct port *p)
 	__builtin_prefetch(b + 128);
 }
 
+/* Per-output VOQ buffers: the queue that a packet port g sends to destination dst joins at
+ * the next switch, as that switch's LFT decides; 0 (no queue: port 0 never forwards) for a
+ * packet the switch will drop as unrouted. The sender reads the receiver's LFT: that is
+ * what route-aware credits assume. */
+static inline uint32_t oq_slot(const struct ibs_sim *s, uint32_t g, uint32_t dst)
+{
+	const struct sw *w = &s->sws[s->ports[s->ports[g].peer].sw];
+	uint32_t out = dst < s->n_ep ? w->route[dst] : 0;
+
+	return out < w->nports ? out : 0;
+}
+
+static inline uint32_t *oq_cell(uint32_t *base, const struct ibs_sim *s, uint32_t g, uint32_t vl,
+				uint32_t slot)
+{
+	return &base[((size_t)g * s->nvl + vl) * s->oq_stride + slot];
+}
+
+/* The credits port g spends to send a packet to dst on vl: the VL's, or with per-output VOQ
+ * buffers at a switch peer the (VL, next output)'s. */
+static inline uint32_t *send_credits(struct ibs_sim *s, uint32_t g, uint32_t vl, uint32_t dst)
+{
+	struct port *p = &s->ports[g];
+
+	if (s->oq && p->peer_sw)
+		return oq_cell(s->oq_credits, s, g, vl, oq_slot(s, g, dst));
+	return &p->vl[vl].credits;
+}
+
 static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
 {
 	return s->node_sw[node] >= 0;
@@ -213,8 +250,8 @@ void pkt_pool_free(struct ibs_sim *s);
 void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
 		   uint64_t earliest_end);
 void link_tx_done(struct ibs_sim *s, uint32_t gport);
-void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t n);
-void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n);
+void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg);
+void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n, uint32_t slot);
 
 /* switch.c */
 int sw_setup(struct ibs_sim *s);

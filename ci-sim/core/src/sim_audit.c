@@ -6,6 +6,48 @@
 
 #include "sim.h"
 
+/* Per-output VOQ buffers: every (port whose peer is a switch, VL, next output) has its own
+ * buffer; credits + credits travelling back + occupancy of that queue == the buffer. The
+ * occupancy of a packet is in the queue oq_slot() names (the one its sender spent credits
+ * of), and of a packet still leaving a switch input in the queue of the output sending it. */
+static uint64_t audit_oq(const struct ibs_sim *s)
+{
+	size_t cells = (size_t)s->n_ports * s->nvl * s->oq_stride;
+	uint64_t *occ = calloc(cells, sizeof(uint64_t)), errors = 0;
+
+	if (!occ)
+		return 1;
+	for (uint32_t i = 0; i < s->cap_pkts; i++) {
+		const struct pkt *k = &s->pkts[i];
+
+		if (k->state != PKT_FREE && s->ports[k->up].peer_sw)
+			occ[((size_t)k->up * s->nvl + k->vl) * s->oq_stride +
+			    oq_slot(s, k->up, k->dst)] += credits_of(k->bytes);
+	}
+	for (uint32_t g = 0; g < s->n_ports; g++) {
+		const struct port *p = &s->ports[g];
+
+		if (p->busy && p->tx_credits)
+			occ[((size_t)p->tx_up * s->nvl + p->tx_vl) * s->oq_stride + p->num] +=
+				p->tx_credits;
+	}
+	for (uint32_t g = 0; g < s->n_ports; g++) {
+		const struct port *p = &s->ports[g];
+
+		if (p->peer < 0 || !p->peer_sw)
+			continue;
+		for (uint32_t v = 0; v < p->nvl; v++)
+			for (uint32_t o = 0; o < s->oq_stride; o++) {
+				size_t c = ((size_t)g * s->nvl + v) * s->oq_stride + o;
+
+				if (s->oq_credits[c] + s->oq_back[c] + occ[c] != s->cfg.buf_credits)
+					errors++;
+			}
+	}
+	free(occ);
+	return errors;
+}
+
 int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 {
 	uint64_t *occ, queued_state = 0, alloc = 0;
@@ -75,14 +117,16 @@ done:
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		if (p->peer < 0)
-			continue;
+		if (p->peer < 0 || (s->oq && p->peer_sw))
+			continue; /* per-output VOQ buffers: audit_oq() */
 		for (uint32_t v = 0; v < p->nvl; v++)
 			if (p->vl[v].credits + s->credits_back[(size_t)g * 16 + v] +
 				    occ[(size_t)p->peer * 16 + v] !=
 			    s->cfg.buf_credits)
 				a->credit_errors++;
 	}
+	if (s->oq)
+		a->credit_errors += audit_oq(s);
 	free(occ);
 	return 0;
 }

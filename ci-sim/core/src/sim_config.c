@@ -123,6 +123,9 @@ int sim_check_params(const struct ibs_config *c, char *err, size_t errlen)
 		return sim_fail(err, errlen, -EINVAL,
 				"buffer of %u credits cannot hold one %u-byte packet",
 				c->buf_credits, c->mtu);
+	if (c->voq_buffers > 1)
+		return sim_fail(err, errlen, -EINVAL,
+				"voq_buffers %u: unknown (0 shared, 1 per output)", c->voq_buffers);
 	if (c->accounting > IBS_ACCT_PACKET)
 		return sim_fail(err, errlen, -EINVAL, "accounting %u: unknown", c->accounting);
 	if (c->end_ps <= c->warmup_ps)

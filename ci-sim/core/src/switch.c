@@ -6,6 +6,28 @@
 
 #include "sim.h"
 
+/* Per-output VOQ buffers: every (port, VL, next output) starts with a full buffer of credits.
+ * Rows are as wide as the largest switch; a CA peer's ports keep using port.vl[]. */
+static int oq_setup(struct ibs_sim *s)
+{
+	size_t cells;
+
+	s->oq = true;
+	s->oq_stride = 1;
+	for (uint32_t i = 0; i < s->n_sw; i++)
+		if (s->sws[i].nports > s->oq_stride)
+			s->oq_stride = s->sws[i].nports;
+	cells = (size_t)s->n_ports * s->nvl * s->oq_stride;
+	s->oq_credits = malloc(cells * sizeof(uint32_t));
+	if (!s->oq_credits)
+		return -ENOMEM;
+	for (size_t i = 0; i < cells; i++)
+		s->oq_credits[i] = s->cfg.buf_credits;
+	if (s->cfg.audit && !(s->oq_back = calloc(cells, sizeof(uint32_t))))
+		return -ENOMEM;
+	return 0;
+}
+
 int sw_setup(struct ibs_sim *s)
 {
 	uint64_t words = 0, rrs = 0, queues = 0;
@@ -28,6 +50,12 @@ int sw_setup(struct ibs_sim *s)
 	s->rr_all = calloc(rrs ? rrs : 1, sizeof(uint16_t));
 	if (!s->queues || !s->req_words || !s->rr_all)
 		return -ENOMEM;
+	if (s->cfg.voq && s->cfg.voq_buffers) {
+		int rc = oq_setup(s);
+
+		if (rc)
+			return rc;
+	}
 	for (uint64_t q = 0; q < queues; q++)
 		s->queues[q] = (struct queue){NIL, NIL, 0};
 	words = rrs = 0;
@@ -146,7 +174,8 @@ static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 {
 	struct pkt *k = &s->pkts[pid];
 
-	link_return_credits(s, k->up, k->vl, credits_of(k->bytes));
+	link_return_credits(s, k->up, k->vl, credits_of(k->bytes),
+			    s->oq ? oq_slot(s, k->up, k->dst) : 0);
 	pkt_free(s, pid);
 	(*counter)++;
 }
@@ -190,17 +219,30 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 	}
 }
 
+/* With per-output VOQ buffers: whether the head of key's queue for output o has credits in
+ * the queue it will join at the next switch. */
+static bool head_fits(struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_t v, uint32_t key)
+{
+	const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+
+	return *send_credits(s, w->port_base + o, v, s->pkts[q->head].dst) >=
+		credits_of(q->head_bytes);
+}
+
 /* The key the round robin of (output o, VL v) offers: the first requesting key after the one
  * served last, skipping inputs that are already feeding another output when inputs read one
- * packet at a time. NIL if every requesting input is busy. */
-static uint32_t offered_key(const struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_t v,
+ * packet at a time, and, with per-output VOQ buffers, heads whose next queue has no room
+ * (their credits differ per key; with shared buffers all keys of a VL share one count, so
+ * the caller checks it once). NIL if no requesting key can go. */
+static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_t v,
 			    uint32_t nkeys)
 {
 	const uint64_t *map = req_map(s, w, o, v);
 	uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]), first = key;
 
-	while (s->cfg.input_reads &&
-	       s->ports[w->port_base + key / s->nvl].reading >= s->cfg.input_reads) {
+	while ((s->cfg.input_reads &&
+		s->ports[w->port_base + key / s->nvl].reading >= s->cfg.input_reads) ||
+	       (s->oq && !head_fits(s, w, o, v, key))) {
 		key = next_key(map, w->words, nkeys, key);
 		if (key == first)
 			return NIL;
@@ -240,7 +282,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		uint32_t bytes = q->head_bytes;
 
-		if (p->vl[v].credits >= credits_of(bytes)) {
+		if (s->oq || p->vl[v].credits >= credits_of(bytes)) {
 			active |= (uint16_t)(1u << v);
 			head_bytes[v] = bytes;
 			cand[v] = key;

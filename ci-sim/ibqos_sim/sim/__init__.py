@@ -5,7 +5,8 @@ res = simulate(fabric, TrafficSpec(pattern="uniform"), SimParams(rate="QDR"), lo
 res.accepted_pct, res.per_class, res.deadlock
 """
 
-from .network import Network, compile_network, fill_vlarb_from_plan, fill_vlarb_round_robin
+from .network import Network, compile_network
+from .overlay import VlarbOverlay, overlay_plan_vlarb, overlay_round_robin_vlarb
 from .params import SimParams
 from .result import SimResult
 from .run import Simulation, parse_sweep, simulate, sweep
@@ -14,8 +15,9 @@ from .traffic import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
 __all__ = [
     "Network",
     "compile_network",
-    "fill_vlarb_from_plan",
-    "fill_vlarb_round_robin",
+    "VlarbOverlay",
+    "overlay_plan_vlarb",
+    "overlay_round_robin_vlarb",
     "SimParams",
     "SimResult",
     "Simulation",

@@ -14,7 +14,7 @@ from ibqos.paths import product
 LIB_NAME = "libibqos_sim.so"
 # ibs_version() of the core whose structs this file mirrors. IBQOS_SIM_ACCEPT_ABI names older
 # cores whose structs are a prefix of these (the speed bench runs one as its baseline).
-ABI = "ibqos-sim 3"
+ABI = "ibqos-sim 4"
 
 CBR, POISSON, SATURATE = 0, 1, 2
 DEST_SET, DEST_UNIFORM = 0, 1
@@ -94,6 +94,7 @@ class Config(C.Structure):
         ("audit", C.c_uint8),
         ("input_reads", C.c_uint8),
         ("pair_sl", _u8),
+        ("voq_buffers", C.c_uint8),
     ]
 
 
@@ -153,18 +154,35 @@ class Audit(C.Structure):
     ]
 
 
-def library_path() -> Path:
+# Where a wheel (pip install) puts the core: beside this binding (CMakeLists.txt, SKBUILD).
+PACKAGED = Path(__file__).resolve().parent / LIB_NAME
+
+
+def candidates() -> list[Path]:
+    """Where the core may be, in the order looked: IBQOS_SIM_LIB; the installed package (a
+    wheel), unless IBQOS_BUILD_DIR names a build to test; the build tree of a checkout (the
+    editable install of `make deps`) or `make install`'s library directory."""
     env = os.environ.get("IBQOS_SIM_LIB")
     if env:
-        return Path(env)
-    return product(f"ci-sim/core/{LIB_NAME}")
+        return [Path(env)]
+    build = product(f"ci-sim/core/{LIB_NAME}")
+    return [build] if "IBQOS_BUILD_DIR" in os.environ else [PACKAGED, build]
+
+
+def library_path() -> Path:
+    found = [p for p in candidates() if p.exists()]
+    return found[0] if found else candidates()[-1]
 
 
 @functools.cache
 def load(path: str | None = None) -> C.CDLL:
     p = Path(path) if path else library_path()
     if not p.exists():
-        raise ExternalError(f"{p} is missing: run 'make build' first")
+        looked = path or " or ".join(str(c) for c in candidates())
+        raise ExternalError(
+            f"the simulator core {LIB_NAME} is not installed (looked in {looked}): "
+            "run 'make build' in a checkout, or reinstall ibqos from a wheel (pip install ibqos)"
+        )
     lib = C.CDLL(str(p))
     lib.ibs_create.argtypes = [C.POINTER(Config), C.POINTER(C.c_void_p), C.c_char_p, C.c_size_t]
     lib.ibs_create.restype = C.c_int

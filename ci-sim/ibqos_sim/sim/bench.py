@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ibqos.fabric.model import Fabric
 
-from .network import compile_network, fill_vlarb_round_robin
+from .network import compile_network
+from .overlay import overlay_round_robin_vlarb
 from .params import SimParams
 from .run import Simulation
 from .traffic import TrafficSpec
@@ -41,7 +42,7 @@ def measure(
     if any(
         p.vlarb is None and p.remote and (p.op_vls or 1) > 1 for n in fabric.nodes.values() for p in n.ports.values()
     ):
-        fill_vlarb_round_robin(fabric)  # OpenSM dumps carry no VLArb
+        overlay_round_robin_vlarb(fabric)  # OpenSM dumps carry no VLArb
     params = SimParams(rate=rate, voq=voq, warmup_us=warmup_us, time_us=time_us, seed=seed)
     net = compile_network(fabric, rate_gbps=params.rate_gbps, source=fabric.source or "fabric")
     with Simulation(net, TrafficSpec(pattern=pattern), params, load) as sim:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ibqos.errors import InputError
-from ibqos.fabric.model import NO_ROUTE, Fabric, Port
+from ibqos.fabric.index import NO_SL2VL_NOTE, build_index, ca_sl2vl
+from ibqos.fabric.model import Fabric, Port
 
 
 @dataclass
@@ -74,20 +75,17 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
     def gport(guid: int, num: int) -> int:
         return int(port_base[index[guid]]) + num
 
-    endpoints = sorted(
-        (n.guid, p.num)
-        for g in nodes
-        if (n := fabric.nodes[g]).kind == "ca"
-        for p in n.ports.values()
-        if p.num > 0 and p.lid and p.remote
-    )
+    # endpoints, LFTs and SL2VL by the rules the verifier uses (ibqos.fabric.index)
+    ix = build_index(fabric, source)
+    endpoints = ix.ep
     if len(endpoints) < 1:
         raise err("fabric", "nodes", "no CA port with a LID and a link")
+    ep_of = {k: e for e, k in enumerate(endpoints)}
+    sw_of = {g: s for s, g in enumerate(ix.sw_guid)}
 
     # data VLs: from PortInfo, else the highest VL any SL2VL table uses (dumps carry no OperVLs)
     used = [v for n in fabric.nodes.values() for row in n.sl2vl.values() for v in row if v < 15]
     default_vls = max(used, default=0) + 1
-    have_sl2vl = any(n.sl2vl for n in fabric.nodes.values())
 
     peer = np.full(n_ports, -1, dtype=np.int32)
     op_vls = np.ones(n_ports, dtype=np.uint8)
@@ -125,8 +123,8 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
                 loff[i] = len(entries)
                 entries.extend(p.vlarb.low)
                 llen[i] = len(p.vlarb.low)
-                limit[i] = p.vlarb.high_limit
-                if not any(w for _, w in list(p.vlarb.high) + list(p.vlarb.low)):
+                limit[i] = p.vlarb.limit
+                if not any(w for _, w in p.vlarb.high + p.vlarb.low):
                     raise err(f"{n.desc or hex(g)} port {p.num}", "vlarb", "every entry has weight 0")
             elif vls == 1:
                 # one data VL: the port has no VLArb (OpenSM sends none) and always sends VL0
@@ -156,39 +154,30 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         linked = [p.num for p in n.ports.values() if p.remote and p.num > 0]
         pairs = [(i, o) for i in linked for o in linked] if n.kind == "switch" else [(0, o) for o in linked]
         for i, o in pairs:
-            vls = n.sl2vl.get((i, o))
-            if vls is None and n.kind == "ca":
-                vls = n.sl2vl.get((o, o)) or n.sl2vl.get((0, 0))
-            if vls is None:
-                if have_sl2vl and (n.kind == "ca" or i != o):
-                    raise err(f"{n.desc or hex(g)} in {i} out {o}", "sl2vl", "missing")
-                vls = (0,) * 16
+            if n.kind == "switch":
+                vls = tuple(int(v) for v in ix.sl2vl[sw_of[g], i, o])
+            elif (g, o) in ep_of:
+                vls = tuple(int(v) for v in ix.ep_sl2vl[ep_of[(g, o)]])
+            else:  # a linked CA port without a LID sends nothing
+                vls = ca_sl2vl(n, o) or (0,) * 16
             if len(vls) != 16:
                 raise err(f"{n.desc or hex(g)} in {i} out {o}", "sl2vl", "needs 16 VLs")
-            mat[i * ns + o] = rows.setdefault(tuple(vls), len(rows))
+            mat[i * ns + o] = rows.setdefault(vls, len(rows))
         sl2vl_off[ni] = off
         off += ns * ns
         idx_parts.append(mat)
-    if not have_sl2vl:
-        notes.append("no SL2VL tables in the model: every SL uses VL0")
+    if not ix.has_sl2vl:
+        notes.append(NO_SL2VL_NOTE)
     if len(rows) > 65535:
         raise err("fabric", "sl2vl", "more than 65535 distinct SL2VL rows")
 
-    # routes: the LFT entry of each endpoint's LID
-    lids = np.array([fabric.nodes[g].ports[p].lid for g, p in endpoints], dtype=np.int64)
-    switches = [g for g in nodes if fabric.nodes[g].kind == "switch"]
+    # routes: the LFT entry of each endpoint's LID, from the index (NO_ROUTE past a table)
     route_off = np.zeros(len(nodes), dtype=np.uint32)
-    routes = np.full(len(switches) * len(endpoints), NO_ROUTE, dtype=np.uint8)
-    for si, g in enumerate(switches):
-        lft = np.asarray(fabric.nodes[g].lft, dtype=np.int64)
-        if not len(lft):
+    for si, g in enumerate(ix.sw_guid):
+        if not fabric.nodes[g].lft:
             raise err(fabric.nodes[g].desc or hex(g), "lft", "missing (the switch has no LFT)")
-        ok = lids < len(lft)
-        seg = np.full(len(endpoints), NO_ROUTE, dtype=np.int64)
-        seg[ok] = lft[lids[ok]]
-        seg[(seg < 0) | (seg > 255)] = NO_ROUTE
-        routes[si * len(endpoints) : (si + 1) * len(endpoints)] = seg.astype(np.uint8)
         route_off[index[g]] = si * len(endpoints)
+    routes = ix.lft[:, ix.ep_lid].astype(np.uint8).reshape(-1)
 
     is_switch = np.array([fabric.nodes[g].kind == "switch" for g in nodes], dtype=np.uint8)
     arr = dict(
@@ -234,48 +223,3 @@ def _pair_sls(fabric: Fabric, endpoints: list[tuple[int, int]]) -> np.ndarray:
     keep = (i >= 0) & (j >= 0) & (i != j)
     out[i[keep], j[keep]] = psl[keep, 2]
     return out.reshape(-1)
-
-
-def fill_vlarb_from_plan(fabric: Fabric, plan) -> int:
-    """Give every port without VLArb the plan's table for its role (ca, terminal, local,
-    global), or its per-port override. For fabrics loaded from OpenSM dumps, which carry no
-    VLArb. Returns the number of ports filled."""
-    from ibqos.fabric.groups import port_roles
-    from ibqos.fabric.model import VLArb
-
-    roles = port_roles(fabric)
-    overrides = {(int(o.guid, 16), o.port): o for o in plan.vlarb.ports}
-    filled = 0
-    for n in fabric.nodes.values():
-        for p in n.ports.values():
-            if p.vlarb is not None or not p.remote or (n.guid, p.num) not in roles:
-                continue
-            t = overrides.get((n.guid, p.num)) or plan.vlarb.role(roles[(n.guid, p.num)])
-            p.vlarb = VLArb(
-                [tuple(e) for e in t.high],
-                [tuple(e) for e in t.low],
-                t.high_limit,
-                plan.fabric.high_cap,
-                plan.fabric.low_cap,
-            )
-            if not p.op_vls:
-                p.op_vls = plan.fabric.data_vls
-            filled += 1
-    return filled
-
-
-def fill_vlarb_round_robin(fabric: Fabric) -> int:
-    """Give every linked port without VLArb one high-table entry of weight 1 per data VL
-    (equal shares), as a stand-in where nothing was read (OpenSM dumps). Returns the count."""
-    from ibqos.fabric.model import VLArb
-
-    used = [v for n in fabric.nodes.values() for row in n.sl2vl.values() for v in row if v < 15]
-    default_vls = max(used, default=0) + 1
-    filled = 0
-    for n in fabric.nodes.values():
-        for p in n.ports.values():
-            if p.vlarb is None and p.remote and p.num > 0:
-                vls = p.op_vls or default_vls
-                p.vlarb = VLArb([(v, 1) for v in range(vls)], [], 255, 8, 8)
-                filled += 1
-    return filled

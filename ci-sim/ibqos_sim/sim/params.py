@@ -23,6 +23,10 @@ class SimParams(BaseModel):
     # packets a switch input feeds through the crossbar at once: "N" one per queue (VL, or
     # VOQ), 1 one at a time, its buffer read at link rate (docs/simulator.md, "Switch model")
     input_reads: Literal["N", 1] = "N"
+    # with VOQ: "shared" the queues of an (input, VL) share its buffer and the VL's credits (IB
+    # flow control); "per-output" every queue has buffer_packets of its own and the sender
+    # keeps credits per (VL, next switch's output): route-aware credits (docs/simulator.md)
+    voq_buffers: Literal["shared", "per-output"] = "shared"
     accounting: Literal["byte", "packet"] = "byte"  # docs/arbiter.md
     seed: int = Field(1, ge=0)
     # At most 1 s of simulated time each: a 72-CA dragonfly at full load simulates about 10 ms

@@ -4,23 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibqos.extras import pyplot
+
 from .result import SimResult
+from ibqos.docfile import write_figure
 
 
 def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return pyplot("simulate --plot")
 
 
 def _save(fig, path: Path) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
-    tmp.replace(path)
-    return path
+    return write_figure(fig, path, dpi=120, bbox_inches="tight")
 
 
 def load_throughput(results: list[SimResult], path: str | Path, title: str = "") -> Path:

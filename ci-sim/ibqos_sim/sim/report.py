@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ibqos.docfile import write_atomic
+from ibqos.term import print_table
 from rich.table import Table
 
 from .result import SimResult, Throughput
@@ -48,16 +49,16 @@ def print_result(res: SimResult, console: Console | None = None) -> None:
         f"{c['packet_hops']:,} packet-hops in {c['cpu_s']:.2f} s CPU"
     )
     console.print(head)
-    console.print(throughput_table("per class (latency: injection to delivery)", res.per_class))
+    print_table(console, throughput_table("per class (latency: injection to delivery)", res.per_class))
     if sorted(s.sl for s in res.per_sl) != sorted(k.sl for k in res.per_class):  # classes share SLs
-        console.print(throughput_table("per SL", res.per_sl))
+        print_table(console, throughput_table("per SL", res.per_sl))
     t = Table(title="per VL utilisation, all links", title_justify="left")
     t.add_column("VL", justify="right")
     t.add_column("mean %", justify="right")
     t.add_column("max %", justify="right")
     for vl, u in sorted(res.per_vl.items()):
         t.add_row(str(vl), f"{u['mean_util_pct']:.2f}", f"{u['max_util_pct']:.2f}")
-    console.print(t)
+    print_table(console, t)
     if res.deadlock:
         d = res.deadlock
         console.print(
@@ -85,7 +86,7 @@ def print_sweep(results: list[SimResult], console: Console | None = None) -> Non
         for n in names:
             row += [f"{by[n].accepted_pct:.2f}", f"{by[n].net_latency.p99_us:.3f}"]
         t.add_row(*row)
-    console.print(t)
+    print_table(console, t)
 
 
 def write_json(path: str | Path, results: list[SimResult], meta: dict) -> Path:

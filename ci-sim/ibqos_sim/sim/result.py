@@ -60,6 +60,33 @@ class SimResult:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, doc: dict) -> SimResult:
+        """The inverse of to_json after a trip through JSON (integer keys came back as text)."""
+
+        def tp(d: dict) -> Throughput:
+            return Throughput(**{**d, "latency": Latency(**d["latency"]), "net_latency": Latency(**d["net_latency"])})
+
+        return cls(
+            **{
+                **doc,
+                "per_sl": [tp(x) for x in doc["per_sl"]],
+                "per_class": [tp(x) for x in doc["per_class"]],
+                "per_vl": {int(vl): u for vl, u in doc["per_vl"].items()},
+                "links": [{**ln, "per_vl": {int(v): u for v, u in ln["per_vl"].items()}} for ln in doc["links"]],
+            }
+        )
+
+
+# What the host measured about the run, not what the simulation computed: these differ from
+# one run of the same point to the next (the machine is shared), the rest never does.
+TIMING_COUNTERS = ("wall_s", "cpu_s", "hops_per_cpu_s")
+
+
+def without_timing(doc: dict) -> dict:
+    """A result's JSON without the host's timings: equal for equal inputs and seed."""
+    return {**doc, "counters": {k: v for k, v in doc["counters"].items() if k not in TIMING_COUNTERS}}
+
 
 def _witness(net, raw) -> dict:
     n = raw.witness_len

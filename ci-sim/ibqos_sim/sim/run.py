@@ -82,6 +82,7 @@ class Simulation:
             audit=int(audit),
             input_reads=1 if params.input_reads == 1 else 0,
             pair_sl=_ptr(a["pair_sl"], C.c_uint8) if "pair_sl" in a else None,
+            voq_buffers=int(params.voq_buffers == "per-output"),
         )
         self._lib = _core.load()
         self._sim = C.c_void_p()

@@ -25,23 +25,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..docfile import write_atomic
+from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
-
-
-def fsync_dir(d: Path) -> None:
-    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_durable(path: Path, data: str) -> None:
-    """Write, fsync, rename: the path holds the old or the new bytes, never part of either."""
-    write_atomic(path, data, durable=True)
 
 
 def _symlink_over(target: str, path: Path) -> None:
@@ -111,9 +98,9 @@ class ConfigSet:
             for name, p in self.paths.items():
                 data = p.read_text() if p.exists() else ""
                 # the admin's file keeps its mode: 0644 stays readable by tools that read it
-                write_atomic(v0 / name, data, durable=True, mode=p.stat().st_mode & 0o7777 if p.exists() else None)
-            (v0 / "meta.json").write_text(
-                json.dumps({"adopted_from": {n: str(p) for n, p in self.paths.items()}}) + "\n"
+                write_atomic(v0 / name, data, mode=p.stat().st_mode & 0o7777 if p.exists() else None)
+            write_atomic(
+                v0 / "meta.json", json.dumps({"adopted_from": {n: str(p) for n, p in self.paths.items()}}) + "\n"
             )
             fsync_dir(v0)
             _symlink_over("v0000", self.current)
@@ -158,12 +145,10 @@ class ConfigSet:
         tmp.mkdir()
         for role in self.paths:
             cur = self.current / role
-            write_atomic(
-                tmp / role, files[role], durable=True, mode=cur.stat().st_mode & 0o7777 if cur.exists() else None
-            )
+            write_atomic(tmp / role, files[role], mode=cur.stat().st_mode & 0o7777 if cur.exists() else None)
         for fname, text in (extra or {}).items():
-            write_durable(tmp / fname, text)
-        write_durable(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")
+            write_atomic(tmp / fname, text)
+        write_atomic(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")
         os.replace(tmp, d)
         fsync_dir(self.state)
         return name

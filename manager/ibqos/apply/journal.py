@@ -21,7 +21,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .confset import write_durable
+from ..docfile import write_atomic
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
 TERMINAL = ("verified", "rolled-back", "discarded")
@@ -64,16 +64,16 @@ class Journal:
     def write(self, entry: Entry, state: str) -> Entry:
         entry.state = state
         entry.time = time.time()
-        write_durable(self.path, json.dumps(asdict(entry), indent=1) + "\n")
+        write_atomic(self.path, json.dumps(asdict(entry), indent=1) + "\n")
         return entry
 
     def save_before(self, fabric) -> None:
-        write_durable(self.before_path, json.dumps(fabric.to_json()) + "\n")
+        fabric.save(self.before_path)
 
     def load_before(self):
         from ..fabric.model import Fabric
 
         try:
-            return Fabric.from_json(json.loads(self.before_path.read_text()))
+            return Fabric.from_json(self.before_path.read_text())
         except (OSError, ValueError):
             return None

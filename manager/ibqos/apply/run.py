@@ -1,13 +1,15 @@
 """The apply pipeline: recover → render → validate → snapshot → adopt → stage → flip → sweep
 → read back → verify → prune.
 
-Each step is a small method; `run()` only calls them in order, holding the configuration's
-lock from recovery to pruning. The journal (`journal.py`) records each state before the step
-it names, so a crash anywhere is finished or undone by the next apply or status
-(`recover.py`). A failure after the flip restores the previous version, sweeps again and
-proves the fabric is back as it was. For the fault-injection tests,
-IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as that step starts, and
-IBQOS_APPLY_FAULT=journal:<state> right after the journal says <state>.
+Each step is a small method `stage_<step>`; the one driver (ibqos.pipeline) runs them in
+order and times them, and `run()` holds the configuration's lock from recovery to pruning.
+A defect is an exception (VerificationFailed: exit 1, mapped in ibqos.cli). The journal
+(`journal.py`) records each state before the step it names, so a crash anywhere is finished
+or undone by the next apply or status (`recover.py`). A failure after the flip restores the
+previous version, sweeps again and proves the fabric is back as it was. For the
+fault-injection tests, IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as that
+step starts (the driver's `before` hook), and IBQOS_APPLY_FAULT=journal:<state> right after
+the journal says <state>.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
 from .. import osmconf
+from ..pipeline import Hooks, Pipeline
 from ..osmlog import log_size, sweep_failures
 from .confset import ConfigSet, state_dir_for
 from .journal import Entry, Journal
@@ -80,6 +83,8 @@ class Apply:
     def __init__(self, req: ApplyRequest, echo=print, hook=fault_hook):
         self.req, self.echo, self.hook = req, echo, hook
         self.s = ApplyState()
+        # the fault hook runs as each step starts (IBQOS_APPLY_FAULT=<step> kills us there)
+        self.pipeline = Pipeline(STEPS, Hooks(before=hook))
 
     # ---- driver ----------------------------------------------------------
     def run(self) -> ApplyState:
@@ -87,32 +92,19 @@ class Apply:
             if self._target_service():
                 return self.s  # --init-conf: the whole file written, restart next
         if self.req.dry_run:
-            self._step("render", self.render)
-            self._step("validate", self.validate)
+            self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
             return self.s
         if not self.req.service:
             self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
         with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
-            self._step("recover", self.recover)
-            self._step("render", self.render)
-            self._step("validate", self.validate)
-            self._step("snapshot", self.snapshot)
-            self._step("adopt", self.s.confset.adopt)
-            self._step("stage", self.stage)
-            self._step("flip", self.flip)
+            self.pipeline.run(self, STEPS[: STEPS.index("flip") + 1])
             try:
-                self._step("sweep", self.sweep)
-                self._step("readback", self.readback)
-                self._step("verify", self.verify)
+                self.pipeline.run(self, ("sweep", "readback", "verify"))
             except IbqosError as e:
                 self.rollback(e)
-            self._step("prune", self.prune)
+            self.pipeline.run(self, ("prune",))
         return self.s
-
-    def _step(self, name: str, fn) -> None:
-        self.hook(name)
-        fn()
 
     def _journal(self, state: str) -> None:
         self.s.journal.write(self.s.entry, state)
@@ -183,8 +175,8 @@ class Apply:
             if path.exists():
                 raise InputError(f"exists beside a missing {t.conf.name}: move it away first", file=path)
         for name, path in side.items():
-            write_atomic(path, texts[name], durable=True)
-        write_atomic(t.conf, merged, durable=True)
+            write_atomic(path, texts[name])
+        write_atomic(t.conf, merged)
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
         self.echo(
             f"OpenSM reads them at start: '{t.restart_hint()}', then "
@@ -192,14 +184,14 @@ class Apply:
         )
 
     # ---- steps -------------------------------------------------------------
-    def recover(self) -> None:
+    def stage_recover(self) -> None:
         cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
         line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout))
         if line:
             self.s.recovered = line
             self.echo(f"recovered: {line}")
 
-    def render(self) -> None:
+    def stage_render(self) -> None:
         from ..plan import Plan
         from ..render import render_plan
 
@@ -263,7 +255,7 @@ class Apply:
         )
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
 
-    def validate(self) -> None:
+    def stage_validate(self) -> None:
         with tempfile.TemporaryDirectory(prefix="ibqos-validate-") as tmp:
             conf = Path(tmp) / "opensm.conf"
             conf.write_text(self.s.files["opensm.conf"])
@@ -286,13 +278,16 @@ class Apply:
             )
             self.echo("".join(diff) if diff else f"{path}: unchanged")
 
-    def snapshot(self) -> None:
+    def stage_snapshot(self) -> None:
         from ..fabric.live import read_live
 
         self.s.before = read_live(self.req.env)
         self.s.journal = Journal(self.s.confset.state)
 
-    def stage(self) -> None:
+    def stage_adopt(self) -> None:
+        self.s.confset.adopt()
+
+    def stage_stage(self) -> None:  # the step "stage": the new version's files, beside the current ones
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
@@ -305,12 +300,12 @@ class Apply:
         self.s.entry = Entry("intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log))
         self._journal("intent")
 
-    def flip(self) -> None:
+    def stage_flip(self) -> None:
         self.s.confset.flip(self.s.version)
         self._journal("swapped")
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
-    def sweep(self) -> None:
+    def stage_sweep(self) -> None:
         offset = log_size(self.s.log)
         t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
         self._journal("swept")
@@ -322,12 +317,12 @@ class Apply:
             )
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
 
-    def readback(self) -> None:
+    def stage_readback(self) -> None:
         from ..fabric.live import read_live
 
         self.s.after = read_live(self.req.env)
 
-    def verify(self) -> None:
+    def stage_verify(self) -> None:
         from ..conformance import diff_programmed, expected_from_plan
 
         diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
@@ -338,7 +333,7 @@ class Apply:
         self._journal("verified")
         self.echo("read back: every port equals the plan")
 
-    def prune(self) -> None:
+    def stage_prune(self) -> None:
         cs = self.s.confset
         self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
 

@@ -1,4 +1,11 @@
-"""One port's arbitration configuration: high table, low table, VLHighLimit (docs/arbiter.md)."""
+"""One port's arbitration configuration: high table, low table, VLHighLimit (docs/arbiter.md),
+and, for a table read back from a port, the capacities the port reports.
+
+The one VLArb value type: the planner, the plan document, the fabric model, the conformance
+check, status, the simulator and the testbed all hold an `ArbTable`. Its JSON form is
+`{"high": [[vl, weight], …], "low": […], "high_limit": N}` plus `high_cap`/`low_cap` where
+known; pydantic models validate and serialise it through `__get_pydantic_core_schema__`.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import GetCoreSchemaHandler
+from pydantic_core import core_schema as cs
+
 MAX_WEIGHT = 255
 MAX_VL = 14  # VL15 is never arbitrated
 NO_LIMIT = 255
+MAX_CAP = 64  # PortInfo VLArbitrationHighCap/LowCap: at most 64 entries per table
 
 
 def _entries(raw: Iterable[Iterable[int]], side: str) -> tuple[tuple[int, int], ...]:
@@ -26,34 +37,113 @@ def _entries(raw: Iterable[Iterable[int]], side: str) -> tuple[tuple[int, int], 
     return tuple(out)
 
 
+def _bounded(value: int, name: str, top: int) -> int:
+    if not 0 <= int(value) <= top:
+        raise ValueError(f"{name}: {value} is outside 0..{top}")
+    return int(value)
+
+
 @dataclass(frozen=True)
 class ArbTable:
     """`high`/`low` are (vl, weight) entries in table order; weights count 64-byte units.
-    `limit` is VLHighLimit in 4096-byte units (255 = no limit, 0 = one packet)."""
+    `limit` is VLHighLimit in 4096-byte units (255 = no limit, 0 = one packet).
+    `high_cap`/`low_cap` are the entries the port holds (read back: the tables are that long,
+    weight-0 entries included); 0 where no port was asked (a planned table)."""
 
     high: tuple[tuple[int, int], ...]
     low: tuple[tuple[int, int], ...] = ()
     limit: int = 1
+    high_cap: int = 0
+    low_cap: int = 0
 
-    def __init__(self, high: Iterable[Iterable[int]] = (), low: Iterable[Iterable[int]] = (), limit: int = 1):
+    def __init__(
+        self,
+        high: Iterable[Iterable[int]] = (),
+        low: Iterable[Iterable[int]] = (),
+        limit: int = 1,
+        high_cap: int = 0,
+        low_cap: int = 0,
+    ):
         object.__setattr__(self, "high", _entries(high, "high"))
         object.__setattr__(self, "low", _entries(low, "low"))
-        if not 0 <= int(limit) <= NO_LIMIT:
-            raise ValueError(f"limit: {limit} is outside 0..{NO_LIMIT}")
-        object.__setattr__(self, "limit", int(limit))
+        object.__setattr__(self, "limit", _bounded(limit, "limit", NO_LIMIT))
+        object.__setattr__(self, "high_cap", _bounded(high_cap, "high_cap", MAX_CAP))
+        object.__setattr__(self, "low_cap", _bounded(low_cap, "low_cap", MAX_CAP))
 
     @property
     def vls(self) -> list[int]:
         """VLs that own at least one entry of non-zero weight."""
         return sorted({vl for vl, w in self.high + self.low if w > 0})
 
+    def tables(self) -> ArbTable:
+        """The same tables without the port's capacities (what a plan compares)."""
+        return ArbTable(self.high, self.low, self.limit)
+
+    # ---- JSON --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"high": [list(e) for e in self.high], "low": [list(e) for e in self.low], "high_limit": self.limit}
+        d: dict[str, Any] = {
+            "high": [list(e) for e in self.high],
+            "low": [list(e) for e in self.low],
+            "high_limit": self.limit,
+        }
+        if self.high_cap or self.low_cap:
+            d["high_cap"], d["low_cap"] = self.high_cap, self.low_cap
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ArbTable:
-        return cls(d.get("high", ()), d.get("low", ()), d.get("high_limit", d.get("limit", 1)))
+        return cls(
+            d.get("high", ()),
+            d.get("low", ()),
+            d.get("high_limit", d.get("limit", 1)),
+            d.get("high_cap", 0),
+            d.get("low_cap", 0),
+        )
 
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> cs.CoreSchema:
+        """Validated from (and dumped to) the JSON form above; an ArbTable passes as itself."""
+
+        def doc(entry: cs.CoreSchema) -> cs.CoreSchema:
+            return cs.typed_dict_schema(
+                {
+                    "high": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
+                    "low": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
+                    "high_limit": cs.typed_dict_field(cs.int_schema(ge=0, le=NO_LIMIT)),
+                    "high_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+                    "low_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+                },
+                extra_behavior="forbid",
+            )
+
+        vl, weight = cs.int_schema(ge=0, le=MAX_VL), cs.int_schema(ge=0, le=MAX_WEIGHT)
+        written = doc(cs.list_schema(cs.int_schema(), min_length=2, max_length=2))  # what to_dict gives
+        from_doc = cs.no_info_after_validator_function(cls.from_dict, doc(cs.tuple_schema([vl, weight])))
+        return cs.json_or_python_schema(
+            json_schema=from_doc,
+            python_schema=cs.no_info_wrap_validator_function(
+                lambda v, validate: v if isinstance(v, cls) else validate(v), from_doc
+            ),
+            serialization=cs.plain_serializer_function_ser_schema(lambda t: t.to_dict(), return_schema=written),
+        )
+
+    # ---- documents that write a table beside its address ---------------------------------
+    @staticmethod
+    def nest(doc: Any, address: tuple[str, ...]) -> Any:
+        """`{"guid": …, "port": …, "high": …, …}` as `{"guid": …, "port": …, "table": {…}}`:
+        a document's flat per-port entry, for a model whose `table` field is an ArbTable."""
+        if isinstance(doc, dict) and "table" not in doc:
+            doc = dict(doc)
+            doc["table"] = {k: doc.pop(k) for k in list(doc) if k not in address}
+        return doc
+
+    @staticmethod
+    def flatten(dumped: dict[str, Any]) -> dict[str, Any]:
+        """The inverse of `nest`, on a model's dump."""
+        rest = {k: v for k, v in dumped.items() if k != "table"}
+        return {**rest, **dumped["table"]}
+
+    # ---- text ----------------------------------------------------------------------------
     @staticmethod
     def parse_entries(text: str, side: str = "table") -> list[tuple[int, int]]:
         """`0:9,1:10,2:7` (VL:weight in table order); `-` or empty is an empty table."""

@@ -48,8 +48,14 @@ PROGRESS_FROM = 1000  # runs; shorter analyses finish before a bar would help
     help=f"High-table cycles for --engine algorithm1 (1 to {MAX_RUNS}).",
 )
 @click.option("--role", help="Only this port role of the plan (ca, sw0, terminal, local, global).")
+@click.option(
+    "--switch-hops",
+    type=click.IntRange(0, 64),
+    help="End-to-end bound of a PLAN on a route with this many switch-to-switch links "
+    "(default: the plan's, 3 under dla).",
+)
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
-def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, as_json):
+def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, switch_hops, as_json):
     """Analyze the tables of PLAN, or the table set given with --high/--low/--limit."""
     from ..arbiter import ArbTable
     from ..arbiter.rates import rate_gbps
@@ -61,6 +67,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
             field="--runs",
         )
     jobs = []  # (label, table, classes or None)
+    plan = None
     if plan_path is not None:
         if high is not None or low is not None:
             raise InputError("give either a PLAN or --high/--low, not both", field="--high")
@@ -74,7 +81,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         for r in roles:
             if r not in ROLE_NAMES:
                 raise InputError(f"unknown role {r!r} (one of {', '.join(ROLE_NAMES)})", field="--role")
-            jobs.append((r, plan.vlarb.role(r).arb_table(), plan.classes))
+            jobs.append((r, plan.vlarb.role(r), plan.classes))
     else:
         if high is None and low is None:
             raise InputError("give a PLAN or at least one of --high/--low", field="--high")
@@ -93,6 +100,8 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
                 field="--high" if high is not None else "--low",
             )
         jobs.append(("tables", table, None))
+    if switch_hops is not None and (plan_path is None or role):
+        raise InputError("--switch-hops needs a PLAN and every role (no --role)", field="--switch-hops")
     mode = mode or "byte"
     packet_bytes = packet_bytes or 4096
     try:
@@ -115,10 +124,13 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         if classes:
             doc["per_class"] = _per_class(a, classes)
         out[label] = doc
+    e2e = _end_to_end(plan, out, switch_hops) if plan_path is not None and not role else None
     if as_json:
-        click.echo(json.dumps(out if plan_path else out["tables"], indent=1))
+        click.echo(json.dumps((out | ({"end_to_end": e2e} if e2e else {})) if plan_path else out["tables"], indent=1))
         return
     _print(out, jobs)
+    if e2e:
+        _print_e2e(e2e)
 
 
 def _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs):
@@ -166,11 +178,56 @@ def _per_class(a, classes) -> dict:
     return res
 
 
-def _print(out: dict, jobs) -> None:
+def _end_to_end(plan, out: dict, switch_hops: int | None) -> dict | None:
+    """Per class, the end-to-end bound from the waits just analysed (docs/policy.md)."""
+    if switch_hops is None:
+        switch_hops = plan.route_switch_hops
+    if switch_hops is None:
+        return None
+    per_class = {}
+    for c in plan.classes:
+        e = plan.e2e_bound(lambda r, n=c.name: out[r].get("per_class", {}).get(n, {}).get("worst_wait_us"), switch_hops)
+        per_class[c.name] = e.to_dict() | {"max_e2e_latency_us": c.latency.max_e2e_latency_us}
+    return {
+        "switch_hops": switch_hops,
+        "switch_latency_ns": plan.fabric.switch_latency_ns,
+        "max_cable_m": plan.fabric.max_cable_m,
+        "per_class": per_class,
+    }
+
+
+def _print_e2e(e2e: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    first = next(iter(e2e["per_class"].values()))
+    t = Table(
+        title=f"end to end per packet: route {' → '.join(first['ports'])} ({e2e['switch_hops']} switch hops), "
+        f"{e2e['switch_latency_ns']:g} ns per switch, {e2e['max_cable_m']:g} m cables",
+        caption="arbitration waits + serialization + wire + switches; assumes no queueing behind the "
+        "class's own packets and no credit stalls",
+    )
+    for col in ("class", "waits µs", "serial. µs", "wire µs", "switch µs", "bound µs", "max µs"):
+        t.add_column(col, justify="right")
+    for name, d in e2e["per_class"].items():
+        t.add_row(
+            name,
+            _f(d["wait_us"], 3),
+            _f(d["serialization_us"], 3),
+            _f(d["wire_us"], 3),
+            _f(d["switch_us"], 3),
+            _f(d["bound_us"], 3),
+            "–" if d["max_e2e_latency_us"] is None else f"{d['max_e2e_latency_us']:g}",
+        )
+    Console().print(t)
+
+
+def _print(out: dict, jobs) -> None:
+    from rich.table import Table
+
+    from ..term import console, print_table
+
+    con = console()
     for label, table, _ in jobs:
         doc = out[label]
         t = Table(
@@ -189,14 +246,14 @@ def _print(out: dict, jobs) -> None:
                 _f(s["worst_wait_bytes"]),
                 _f(s["worst_wait_us"], 3),
             )
-        con.print(t)
+        print_table(con, t)
         if "per_class" in doc:
             t = Table(title=f"{label}: per class")
             for col in ("class", "share %", "max dist", "worst wait µs"):
                 t.add_column(col, justify="right")
             for name, s in doc["per_class"].items():
                 t.add_row(name, f"{s['share']:.3f}", _f(s["max_distance"]), _f(s["worst_wait_us"], 3))
-            con.print(t)
+            print_table(con, t)
         for note in doc["notes"]:
             con.print(f"note: {note}")
 

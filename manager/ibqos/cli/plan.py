@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -59,8 +58,9 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 
 
 def _summary(p, out: Path) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from ..term import console, print_table
 
     t = Table(
         title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
@@ -83,14 +83,41 @@ def _summary(p, out: Path) -> None:
             f"{a['worst_wait_us']:.2f}" if a["worst_wait_us"] is not None else "-",
             "yes" if a["meets_bandwidth"] and a["meets_latency"] else "NO",
         )
-    Console(width=None if sys.stdout.isatty() else 120).print(t)
+    print_table(console(), t)
     term = p.vlarb.terminal
-    click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.high_limit}")
+    click.echo(f"terminal: high {len(term.high)} entries, low {len(term.low)} entries, VLHighLimit {term.limit}")
+    for line in e2e_lines(p):
+        click.echo(line)
     budget = vl_budget(p)
     if budget:
         click.echo(budget)
     for note in p.notes:
         click.echo(f"note: {note}")
+
+
+def e2e_lines(p) -> list[str]:
+    """The end-to-end bound per class, one line each, after a line that says what it sums."""
+    e2e = p.end_to_end
+    if e2e is None:
+        return [
+            f"end-to-end bound: not computed (routing {p.fabric.routing}: set fabric.max_switch_hops "
+            "to the switch-to-switch links of the longest route)"
+        ]
+    first = next(iter(e2e.per_class.values()))
+    out = [
+        f"end to end, route {' → '.join(first['ports'])} ({e2e.switch_hops} switch hops):",
+        f"  waits + {first['serialization_us']:.2f} µs sending + {first['wire_us']:.2f} µs cable "
+        f"({p.fabric.max_cable_m:g} m) + {first['switch_us']:.2f} µs switches ({p.fabric.switch_latency_ns:g} ns);",
+        "  not covered: queueing behind the class's own packets, credit stalls",
+    ]
+    for c in p.classes:
+        d = e2e.per_class[c.name]
+        bound = "unbounded" if d["bound_us"] is None else f"{d['bound_us']:.2f} µs"
+        want = c.latency.max_e2e_latency_us
+        waits = "" if d["wait_us"] is None else f" (waits {d['wait_us']:.2f} µs)"
+        meets = f", max_e2e_latency_us {want:g}: {'yes' if d['meets'] else 'NO'}" if want is not None else ""
+        out.append(f"  {c.name}: {bound}{waits}{meets}")
+    return out
 
 
 def vl_budget(p) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from rich.console import Console
+from ..term import console, print_table
 from rich.table import Table
 
 from ..errors import InputError, VerificationFailed
@@ -97,20 +97,27 @@ def status(
     from ..fabric.source import load_fabric
 
     fabric = load_fabric(rundir, live=live, env=env).fabric
-    con = Console()
+    con = console()
     t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):
         t.add_column(col)
     for r in vlarb_by_role(fabric):
-        t.add_row(r.role, str(r.ports), r.high, r.low, "–" if r.high_limit is None else str(r.high_limit))
-    con.print(t)
+        # a space after each entry: a long table wraps between entries, never inside a weight
+        t.add_row(
+            r.role,
+            str(r.ports),
+            r.high.replace(",", ", "),
+            r.low.replace(",", ", "),
+            "–" if r.high_limit is None else str(r.high_limit),
+        )
+    print_table(con, t)
     t = Table(title="SL → VL per hop (SL 0..15, hex)")
     for col in ("hop", "SL→VL", "port pairs"):
         t.add_column(col)
     for kind, maps in sorted(sl2vl_by_hop(fabric).items()):
         for m, count in maps.most_common():
             t.add_row(kind, m, str(count))
-    con.print(t)
+    print_table(con, t)
     failures = []
     loop = _routing_in_force(con, fabric, rundir, live, osm_log)
     if loop:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ..errors import InputError, VerificationFailed
 from ._rundir import plan_beside
 
 
@@ -20,7 +20,9 @@ def _load(source: Path | None, live: bool):
     """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
     from ..fabric.source import load_fabric
 
-    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps")
+    lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps", default_sl2vl=True)
+    for note in lf.notes:
+        click.echo(f"note: {note}", err=True)
     return lf.fabric, lf.dumps
 
 
@@ -151,7 +153,9 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
             )
         if loop_line:
             click.secho(loop_line, fg="red", bold=True)
-    return 0 if report.ok and agree else 1
+    if not (report.ok and agree):
+        found = report.defects() + ([] if agree else ["ibdmchk disagrees with ibqos"])
+        raise VerificationFailed("verify: " + "; ".join(found))
 
 
 def _loop_line(report, engine: str | None, psl) -> str | None:

@@ -71,6 +71,8 @@ def check_fabric_doc(doc: Any, path: str | Path, text: str | None = None) -> Non
             raise w.error(f"node GUID 0x{guid:016x} listed twice", "nodes", i, "guid")
         ports_of[guid] = ports
     _links(w, nodes, ports_of)
+    if any(nd.get("sl2vl") for nd in nodes):
+        _sl2vl_complete(w, nodes)
 
 
 def _node(w: _Where, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, dict[int, Any]]:
@@ -210,3 +212,23 @@ def _links(w: _Where, nodes: list[Any], ports_of: dict[int, dict[int, Any]]) -> 
                     "a link is listed on both ends",
                     *at,
                 )
+
+
+def _sl2vl_complete(w: _Where, nodes: list[Any]) -> None:
+    """A model with SL2VL tables has one for every (in, out) pair of a switch's linked ports
+    (the rule fabric/index.py applies; here it is named with the file and line)."""
+    for i, nd in enumerate(nodes):
+        if nd["kind"] != "switch":
+            continue
+        have = {(row[0], row[1]) for row in nd.get("sl2vl", [])}
+        linked = sorted(pd["num"] for pd in nd["ports"] if pd.get("remote") is not None and pd["num"] != 0)
+        for a in linked:
+            for b in linked:
+                if a != b and (a, b) not in have:
+                    raise w.error(
+                        f"switch {nd['desc'] or nd['guid']}: no SL2VL row for in port {a} out port {b} "
+                        "(the model has tables elsewhere)",
+                        "nodes",
+                        i,
+                        "sl2vl",
+                    )

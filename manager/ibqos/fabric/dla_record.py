@@ -8,7 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..arbiter import ArbTable
 
 from ..errors import InputError
 
@@ -55,12 +57,18 @@ class Routes(_Model):
 
 
 class PortRecord(_Model):
+    """One port the plugin programmed; in the file the table's fields (`high_limit`, `high`,
+    `low`) sit beside the address."""
+
     guid: int  # node GUID
     port: int
     role: str
-    high_limit: int = Field(ge=0, le=255)
-    high: list[tuple[int, int]]
-    low: list[tuple[int, int]]
+    table: ArbTable
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, d):
+        return ArbTable.nest(d, ("guid", "port", "role"))
 
     @field_validator("guid", mode="before")
     @classmethod
@@ -87,7 +95,7 @@ class DlaRecord(_Model):
 
     def high_limits(self) -> dict[tuple[int, int], int]:
         """(node GUID, port) -> the VLHighLimit the plugin sent."""
-        return {(p.guid, p.port): p.high_limit for p in self.ports}
+        return {(p.guid, p.port): p.table.limit for p in self.ports}
 
 
 def read_record(dumps: Path) -> DlaRecord | None:

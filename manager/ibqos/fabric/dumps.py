@@ -6,7 +6,8 @@ OpenSM writes them into `dump_files_dir` when run with `-D 0x43` (see opensm/osm
 - opensm-lfts.dump: per switch, `0x<lid> <port> # <owner>` for every routed LID;
 - opensm-sl2vl.dump: per switch, rows `<in> <out> : <16 VLs>` for every linked out port and
   every in port; per CA port one row `0 0 : ...`. OpenSM writes it only with `qos TRUE` or
-  with a routing engine that sets SL2VL.
+  with a routing engine that sets SL2VL. Without it (a production SM with `qos FALSE`)
+  `assume_default_sl2vl` gives every port OpenSM's default mapping, as ibdmchk assumes one.
 
 The dumps carry no VLArb, VLHighLimit, VLCap, OperVLs or MTU: those stay None / 0.
 """
@@ -24,6 +25,11 @@ from .model import Fabric, Node, Port
 SUBNET_LST = "opensm-subnet.lst"
 LFTS_DUMP = "opensm-lfts.dump"
 SL2VL_DUMP = "opensm-sl2vl.dump"
+
+# OpenSM's default SL2VL (OSM_DEFAULT_QOS_SL2VL, include/opensm/osm_base.h): SL n on VL n, SL 15
+# on VL 7. With qos FALSE OpenSM programs no SL2VL and writes no opensm-sl2vl.dump; the ports
+# then hold this mapping (ibsim's do: manager/tests/test_verify_default_sl2vl.py reads them).
+OSM_DEFAULT_SL2VL: tuple[int, ...] = (*range(15), 7)
 
 _KINDS = {"SW": "switch", "CA": "ca", "Rt": "router"}
 _END = (
@@ -62,6 +68,23 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
         _read_sl2vl(fabric, sl2vl)
     fabric.pad_lfts()
     return fabric
+
+
+def assume_default_sl2vl(fabric: Fabric) -> int:
+    """Give every port of a model without SL2VL OpenSM's default mapping, keyed as OpenSM's
+    SL2VL dump keys it (switch: every in port, 0 included, to every linked out port; CA: each
+    linked port). Returns the number of tables set."""
+    n = 0
+    for node in fabric.nodes.values():
+        linked = sorted(num for num, p in node.ports.items() if num and p.remote is not None)
+        if node.kind == "switch":
+            keys = [(i, o) for i in range(node.nports + 1) for o in linked]
+        else:
+            keys = [(0, num) for num in linked]
+        for key in keys:
+            node.sl2vl.setdefault(key, OSM_DEFAULT_SL2VL)
+            n += 1
+    return n
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:

@@ -12,7 +12,6 @@ On ibsim, `env` carries LD_PRELOAD=libumad2sim.so and the fabric's IBSIM_SOCKNAM
 
 from __future__ import annotations
 
-import json
 import tempfile
 import os
 from pathlib import Path
@@ -55,7 +54,7 @@ def read_live(
     if cp.returncode != 0:
         raise ExternalError(f"live read-back failed: {_reader_error(cp.stderr, cp.returncode)}")
     try:
-        fabric = Fabric.from_json(json.loads(cp.stdout))
+        fabric = Fabric.from_json(cp.stdout)
     except (ValueError, KeyError, TypeError) as e:
         raise ExternalError(f"live read-back: ibqos-readback wrote an unusable model: {e}") from e
     where = (env or os.environ).get("IBSIM_SOCKNAME")
@@ -64,18 +63,24 @@ def read_live(
     return fabric
 
 
+def ibsim_listening(sock: str) -> bool | None:
+    """Whether an ibsim listens on IBSIM_SOCKNAME `sock` (its control socket is bound, which
+    it does after building the fabric); None when the kernel's socket table is unreadable."""
+    try:
+        table = Path("/proc/net/unix").read_text(errors="replace")
+    except OSError:
+        return None
+    # abstract names show as @name; ibsim's carry a trailing NUL, shown as a second @
+    return any(t.rstrip("@") == f"@{sock}:ctl" for t in table.split())
+
+
 def _check_ibsim(env: dict[str, str] | None) -> None:
     """Under umad2sim a client of a missing ibsim blocks forever: check the socket first."""
     env = os.environ if env is None else env
     sock = env.get("IBSIM_SOCKNAME")
     if not sock or "umad2sim" not in env.get("LD_PRELOAD", ""):
         return
-    try:
-        table = Path("/proc/net/unix").read_text(errors="replace")
-    except OSError:
-        return
-    # abstract names show as @name; ibsim's carry a trailing NUL, shown as a second @
-    if not any(t.rstrip("@") == f"@{sock}:ctl" for t in table.split()):
+    if ibsim_listening(sock) is False:
         raise ExternalError(
             f"live read-back failed: no ibsim listens on IBSIM_SOCKNAME={sock} (fabric not up, or ibsim died)"
         )

@@ -4,7 +4,7 @@ either (a dry run, a harness run, `ibqos fabric up`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +19,7 @@ class LoadedFabric:
     fabric: Fabric
     path: Path | None  # the file or directory it was read from; None when live
     dumps: Path | None  # the dump directory, when the model came from dumps
+    notes: list[str] = field(default_factory=list)  # what was assumed, for the reader
 
 
 def find_dumps(rundir: Path) -> Path:
@@ -49,10 +50,13 @@ def load_fabric(
     env: dict[str, str] | None = None,
     prefer: Literal["model", "dumps"] = "model",
     require_sl2vl: bool = True,
+    default_sl2vl: bool = False,
 ) -> LoadedFabric:
     """The one rule. `live`: read the running fabric. A `.json` file: that model. A directory:
     its `fabric.json` (the read-back model, VLArb and PortInfo included) unless `prefer` is
-    "dumps" or there is none, then the newest OpenSM dumps in or below it."""
+    "dumps" or there is none, then the newest OpenSM dumps in or below it. `default_sl2vl`:
+    dumps without opensm-sl2vl.dump (OpenSM with qos FALSE) get OpenSM's default SL2VL on
+    every port, with a note saying so, instead of an error."""
     if live:
         from .live import read_live
 
@@ -67,7 +71,7 @@ def load_fabric(
         return LoadedFabric(Fabric.load(source), source, None)
     if prefer == "model" and (source / "fabric.json").is_file():
         return LoadedFabric(Fabric.load(source / "fabric.json"), source / "fabric.json", None)
-    from .dumps import load_dumps
+    from .dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
 
     try:
         dumps = find_dumps(source)
@@ -75,4 +79,13 @@ def load_fabric(
         if prefer == "model":
             raise InputError(f"no fabric.json, and {e.detail}", file=source) from e
         raise
+    if default_sl2vl and not (dumps / SL2VL_DUMP).exists():
+        fabric = load_dumps(dumps, require_sl2vl=False)
+        assume_default_sl2vl(fabric)
+        mapping = ",".join(map(str, OSM_DEFAULT_SL2VL))
+        note = (
+            f"{dumps} has no {SL2VL_DUMP} (OpenSM with qos FALSE programs no SL2VL): assumed "
+            f"OpenSM's default mapping SL→VL {mapping} on every port, as ibdmchk assumes one"
+        )
+        return LoadedFabric(fabric, dumps, dumps, [note])
     return LoadedFabric(load_dumps(dumps, require_sl2vl=require_sl2vl), dumps, dumps)

@@ -92,12 +92,14 @@ def _check_classes(plan: Plan, w: _Where) -> None:
 
 
 def _check_vlarb(plan: Plan, w: _Where) -> None:
+    """The table type checks each entry's VL (0..14) and weight (0..255); this checks them
+    against the plan's own fabric: VLs it has, and no more entries than its ports hold."""
     f = plan.fabric
     tables: list[tuple[tuple[str | int, ...], Any]] = [
         (("vlarb", r), plan.vlarb.role(r)) for r in ("ca", "sw0", "terminal", "local", "global")
     ]
     for k, o in enumerate(plan.vlarb.ports):
-        tables.append((("vlarb", "ports", k), o))
+        tables.append((("vlarb", "ports", k), o.table))
         try:
             int(o.guid, 16)
         except ValueError:

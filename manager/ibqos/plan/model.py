@@ -3,15 +3,16 @@ render, testbed, simulate and dryrun."""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..arbiter import ArbTable
+from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end
 from ..roles import ROLES
-from ..docfile import read_json_text, validate, write_atomic
+from ..docfile import read_json_text, validate, write_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
@@ -36,6 +37,10 @@ class PlanFabric(_M):
     vls_per_class: int | None = None  # None in plans written before the field: see classes
     # How many classes fit in data_vls, per fault_tolerance setting ({"none": 4, "links": 2}).
     classes_fit: dict[str, int] = {}
+    # The end-to-end bound's figures (policy fabric.*; these defaults in older plans).
+    switch_latency_ns: float = 100.0
+    max_cable_m: float = 2.0
+    max_switch_hops: int | None = None  # the policy's; None: dla's 3, or no bound
 
 
 class Bandwidth(_M):
@@ -48,6 +53,15 @@ class Bandwidth(_M):
 class Latency(_M):
     max_latency_us: float | None = None
     max_distance: int | None = None
+    max_e2e_latency_us: float | None = None
+
+
+class EndToEndPlan(_M):
+    """The end-to-end bound per class on the worst route (ibqos/plan/e2e.py)."""
+
+    switch_hops: int  # switch-to-switch links of the route the bound is for
+    # class name -> EndToEnd.to_dict() (bound_us, ports, wait/serialization/wire/switch µs)
+    per_class: dict[str, dict[str, Any]]
 
 
 class PlanClass(_M):
@@ -62,34 +76,35 @@ class PlanClass(_M):
     match: dict[str, Any]
 
 
-class VlArbTables(_M):
-    high: list[tuple[int, int]]
-    low: list[tuple[int, int]]
-    high_limit: int = Field(ge=0, le=255)
+class PortOverride(_M):
+    """One switch port's own tables, winning over its role's. In the document the table's
+    fields sit beside `guid` and `port` (`{"guid": …, "port": 1, "high": …, "low": …,
+    "high_limit": …}`)."""
 
-    def arb_table(self) -> ArbTable:
-        return ArbTable(self.high, self.low, self.high_limit)
-
-    @classmethod
-    def of(cls, t: ArbTable) -> VlArbTables:
-        return cls(high=list(t.high), low=list(t.low), high_limit=t.limit)
-
-
-class PortOverride(VlArbTables):
     guid: str
     port: int
+    table: ArbTable
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest(cls, d: Any) -> Any:
+        return ArbTable.nest(d, ("guid", "port"))
+
+    @model_serializer(mode="wrap")
+    def _flatten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return ArbTable.flatten(handler(self))
 
 
 class VlArbPlan(_M):
-    ca: VlArbTables
-    sw0: VlArbTables
-    terminal: VlArbTables
-    local: VlArbTables
-    global_: VlArbTables = Field(alias="global")
+    ca: ArbTable
+    sw0: ArbTable
+    terminal: ArbTable
+    local: ArbTable
+    global_: ArbTable = Field(alias="global")
     ports: list[PortOverride] = []
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 
-    def role(self, name: str) -> VlArbTables:
+    def role(self, name: str) -> ArbTable:
         return self.global_ if name == "global" else getattr(self, name)
 
 
@@ -111,6 +126,7 @@ class Plan(_M):
     sl2class: list[int] = Field(min_length=16, max_length=16)
     vlarb: VlArbPlan
     analysis: dict[str, dict[str, Any]]
+    end_to_end: EndToEndPlan | None = None  # None: no route length known (docs/policy.md)
     notes: list[str] = []
     # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
     share_tolerance_pp: float = 2.0
@@ -123,6 +139,29 @@ class Plan(_M):
         class's next VLs after a global hop or around a fault)."""
         by_index = {c.index: c for c in self.classes}
         return [by_index[k].vls[0] for k in self.sl2class]
+
+    @property
+    def route_switch_hops(self) -> int | None:
+        """Switch-to-switch hops of the route the plan's end-to-end bound is for."""
+        if self.end_to_end is not None:
+            return self.end_to_end.switch_hops
+        if self.fabric.max_switch_hops is not None:
+            return self.fabric.max_switch_hops
+        return DLA_SWITCH_HOPS if self.fabric.routing == "dla" else None
+
+    def e2e_bound(self, wait_us: Callable[[str], float | None], switch_hops: int) -> EndToEnd:
+        """The end-to-end bound of one class with `switch_hops` switch-to-switch links, from
+        `wait_us(role)`, its worst wait per role (this plan's routing, MTU, rate, wire)."""
+        f = self.fabric
+        return end_to_end(
+            wait_us,
+            routing=f.routing,
+            switch_hops=switch_hops,
+            mtu=f.mtu,
+            rate_gbps=f.rate_gbps,
+            switch_latency_ns=f.switch_latency_ns,
+            cable_m=f.max_cable_m,
+        )
 
     def class_by_name(self, name: str) -> PlanClass:
         for c in self.classes:
@@ -137,7 +176,7 @@ class Plan(_M):
     def save(self, path: str | Path) -> None:
         """Atomic: a temp file in the same directory, renamed over `path`."""
         # allow_nan=False: JSON has no Infinity or NaN, and a plan with one is a bug, not a file
-        write_atomic(path, json.dumps(self.to_json(), indent=1, allow_nan=False) + "\n")
+        write_json(path, self.to_json(), allow_nan=False)
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:

@@ -15,7 +15,18 @@ from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
-from ..plan.model import SCHEMA, Bandwidth, Latency, Plan, PlanClass, PlanFabric, PlanPartitions, VlArbPlan, VlArbTables
+from ..plan.model import (
+    SCHEMA,
+    Bandwidth,
+    EndToEndPlan,
+    Latency,
+    Plan,
+    PlanClass,
+    PlanFabric,
+    PlanPartitions,
+    VlArbPlan,
+)
+from .e2e_check import check_e2e
 from .fixes import checked_fixes
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
@@ -43,6 +54,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
         )
         high_cap, low_cap = usable
     results = synthesize_roles(policy, (high_cap, low_cap))
+    e2e = check_e2e(policy, results, lambda p: _replan(p, (high_cap, low_cap)))
     sls, sl2class = assign_sls(policy)
     vpc = f.vls_per_class
     terminal = role_spec(policy, "terminal", (high_cap, low_cap))
@@ -62,7 +74,11 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
                     max=c.max_bandwidth,
                     planned=round(results["terminal"].per_class[c.name].share, 6),
                 ),
-                latency=Latency(max_latency_us=c.max_latency_us, max_distance=c.max_distance),
+                latency=Latency(
+                    max_latency_us=c.max_latency_us,
+                    max_distance=c.max_distance,
+                    max_e2e_latency_us=c.max_e2e_latency_us,
+                ),
                 match=c.match.model_dump(mode="json"),
             )
         )
@@ -90,13 +106,24 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
             fault_tolerance=f.fault_tolerance,
             vls_per_class=vpc,
             classes_fit=_classes_fit(f),
+            switch_latency_ns=f.switch_latency_ns,
+            max_cable_m=f.max_cable_m,
+            max_switch_hops=f.max_switch_hops,
         ),
         accounting=f.accounting,
         classes=classes,
         sl2class=sl2class,
         share_tolerance_pp=policy.verdict.share_tolerance_pp,
-        vlarb=VlArbPlan(**{role: VlArbTables.of(results[role].table) for role in ROLES}),
+        vlarb=VlArbPlan(**{role: results[role].table for role in ROLES}),
         analysis=analysis,
+        end_to_end=(
+            EndToEndPlan(
+                switch_hops=f.route_switch_hops or 0,
+                per_class={n: e.to_dict() | {"meets": _meets(policy, n, e)} for n, e in e2e.items()},
+            )
+            if e2e is not None
+            else None
+        ),
         notes=notes,
         partitions=(
             PlanPartitions(file=policy.partitions_file.file, text=policy.partitions_file.text)
@@ -122,6 +149,18 @@ def synthesize_roles(policy: Policy, cap: tuple[int, int], suggest: bool = True)
     return results
 
 
+def _replan(policy: Policy, cap: tuple[int, int]) -> None:
+    """Plan without suggestions: raises when the policy is infeasible (checking a fix)."""
+    check_e2e(policy, synthesize_roles(policy, cap, suggest=False))
+
+
+def _meets(policy: Policy, name: str, e) -> bool | None:
+    want = next(c.max_e2e_latency_us for c in policy.classes if c.name == name)
+    if want is None:
+        return None
+    return e.bound_us is not None and e.bound_us <= want + 1e-9
+
+
 def _classes_fit(f) -> dict[str, int]:
     """Classes that fit in the data VLs without and with dla's fault reservation."""
     if f.routing != "dla":
@@ -145,7 +184,7 @@ def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int]
             loc = ("classes", v.target.index, "roles", role, field)
         msg = f"class {c.name!r}{where}: {v.message}"
     if cap is not None:
-        fixes = checked_fixes(policy, v, loc, lambda p: synthesize_roles(p, cap, suggest=False))
+        fixes = checked_fixes(policy, v, loc, lambda p: _replan(p, cap))  # e2e bounds too
         msg += (
             "; feasible with " + " | ".join(f.text(policy) for f in fixes)
             if fixes

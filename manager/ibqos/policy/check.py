@@ -51,6 +51,15 @@ def check_policy(p: Policy) -> None:
             f"per class, but routing is {p.fabric.routing}; set routing: dla or "
             "fault_tolerance: none",
         )
+    for i, c in enumerate(classes):
+        if c.max_e2e_latency_us is not None and p.fabric.route_switch_hops is None:
+            _fail(
+                p,
+                ("classes", i, "max_e2e_latency_us"),
+                f"an end-to-end bound needs the route length: with routing {p.fabric.routing}, "
+                "set fabric.max_switch_hops (switch-to-switch links on the longest route, "
+                "0 for one switch)",
+            )
     _check_class_count(p)
 
     owner: dict[int, str] = {}

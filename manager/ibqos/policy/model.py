@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ..arbiter.rates import rate_gbps
+from ..plan.e2e import DLA_SWITCH_HOPS
 from ..roles import Role
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
@@ -60,6 +61,13 @@ class FabricSpec(_Strict):
     # links: reserve dla's third VL per class, so dla can route around a failed link or
     # switch without leaving the class (docs/policy.md, "Fault tolerance").
     fault_tolerance: Literal["none", "links"] = "none"
+    # The end-to-end bound's wire and switch figures (docs/policy.md, "Two latency bounds"):
+    # forwarding latency per switch, the longest cable on a route (5 ns per metre), and the
+    # switch-to-switch hops of the longest route (dla: 3, seed 003 Fig. 4; other engines:
+    # give it to get the bound).
+    switch_latency_ns: float = Field(100.0, ge=0, le=1e6)
+    max_cable_m: float = Field(2.0, ge=0, le=1e5)
+    max_switch_hops: int | None = Field(None, ge=0, le=64)
 
     @field_validator("rate")
     @classmethod
@@ -76,6 +84,14 @@ class FabricSpec(_Strict):
         """DLA moves a packet from VL 2c to 2c+1 after its global hop, and with
         fault_tolerance links owns a third VL per class for detours; other engines use one VL."""
         return vls_per_class(self.routing, self.fault_tolerance)
+
+    @property
+    def route_switch_hops(self) -> int | None:
+        """Switch-to-switch hops of the longest route: the policy's, else dla's dragonfly 3,
+        else unknown (no end-to-end bound)."""
+        if self.max_switch_hops is not None:
+            return self.max_switch_hops
+        return DLA_SWITCH_HOPS if self.routing == "dla" else None
 
     def classes_fit(self, fault_tolerance: str | None = None) -> int:
         """How many classes fit in the data VLs (with this fault_tolerance, default the spec's)."""
@@ -246,6 +262,9 @@ class ClassSpec(_Strict):
     max_bandwidth: float | None = Field(None, ge=0.01, le=100)
     max_latency_us: float | None = Field(None, gt=0)
     max_distance: int | None = Field(None, ge=1)
+    # One packet from its source CA to its destination, arbitration waits, serialization, wire
+    # and switches summed over the worst route (ibqos/plan/e2e.py).
+    max_e2e_latency_us: float | None = Field(None, gt=0)
     sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
     default: bool = False
     match: Match = Match()

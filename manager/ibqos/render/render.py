@@ -35,12 +35,10 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
 def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = None) -> dict[str, str]:
     """The files' contents (three, and partitions.conf when the plan carries one), with paths
     pointing into `out_dir`."""
-    roles = {
-        r: _role_ctx(plan.vlarb.role(r).high, plan.vlarb.role(r).low, plan.vlarb.role(r).high_limit) for r in ROLE_NAMES
-    }
+    roles = {r: _role_ctx(plan.vlarb.role(r)) for r in ROLE_NAMES}
     ports = []
     for p in plan.vlarb.ports:
-        ctx = _role_ctx(p.high, p.low, p.high_limit)
+        ctx = _role_ctx(p.table)
         ctx.update(guid=f"0x{int(str(p.guid), 16):016x}", port=p.port)
         ports.append(ctx)
     dla = plan.fabric.routing == "dla"
@@ -66,14 +64,13 @@ def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = 
     return texts
 
 
-def _role_ctx(high, low, limit) -> dict:
-    ArbTable(high, low, limit)  # the plan's tables are valid IB tables
+def _role_ctx(t: ArbTable) -> dict:
     return {
-        "high_osm": _osm(high),
-        "low_osm": _osm(low),
-        "high_list": ArbTable.format_entries(high),
-        "low_list": ArbTable.format_entries(low),
-        "high_limit": limit,
+        "high_osm": _osm(t.high),
+        "low_osm": _osm(t.low),
+        "high_list": ArbTable.format_entries(t.high),
+        "low_list": ArbTable.format_entries(t.low),
+        "high_limit": t.limit,
     }
 
 

@@ -20,7 +20,7 @@ from ..errors import InputError
 from ..fabric.model import Fabric
 from .analyze import STATUSES, analyze
 from .cdg import find_cycle
-from .index import FabricIndex, build_index
+from ..fabric.index import FabricIndex, build_index
 from .pathsl import PathSLs
 from .report import LostRoute, VerifyReport
 from .walk import Route, Walk, iter_routes, iter_walks, walk_route
@@ -61,7 +61,7 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
         raise InputError(f"SL {sl} out of range 0..15", field="sl")
     ix = build_index(fabric)
     if ix.E < 2:
-        raise InputError(f"{ix.E} CA ports with a LID: nothing to route", file=fabric.source or None)
+        raise InputError(f"{ix.E} CA ports with a LID and a link: nothing to route", file=fabric.source or None)
     slm, missing = sl_matrix(ix, sl, path_sls)
     warnings = list(ix.warnings)
     if missing:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..fabric.model import NO_ROUTE
-from .index import NONE, FabricIndex
+from ..fabric.index import NONE, FabricIndex
 
 STATUSES = ("no_route", "dead_port", "wrong_ca", "loop", "dropped")
 MAX_EXAMPLES = 10

@@ -20,6 +20,7 @@ from ..fabric.model import Fabric
 from ..paths import require_tool
 from ..proc import run_command
 from .pathsl import PathSLs, write_path_sls
+from ..docfile import write_atomic
 
 NO_LOOPS = "-I- no credit loops found"
 LOOPS = "-E- credit loops in routing"
@@ -85,13 +86,13 @@ def run_ibdmchk(
             raise ExternalError(f"{f} is missing: ibdmchk needs OpenSM's -D 0x43 dumps")
     if not mcfdbs.is_file():  # no multicast groups: an empty file is accurate
         mcfdbs = work / "opensm.mcfdbs"
-        mcfdbs.write_text("")
+        write_atomic(mcfdbs, "")
     slvl = work / "ibdmchk-slvl"
-    slvl.write_text(format_slvl(fabric))
+    write_atomic(slvl, format_slvl(fabric))
     cmd = [exe, "-s", subnet, "-f", fdbs, "-m", mcfdbs, "-d", slvl]
     if path_sls is not None:
         cmd += ["-c", write_path_sls(work / "ibdmchk-path-sl", path_sls, fabric)]
     cp = run_command(cmd, cwd=work, timeout=timeout, check=False)
     text = cp.stdout + cp.stderr
-    (work / "ibdmchk.out").write_text(text)
+    write_atomic(work / "ibdmchk.out", text)
     return parse_output(text)

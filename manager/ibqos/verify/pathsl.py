@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..docfile import write_atomic
 from ..errors import InputError
 from ..inputfile import read_bytes
 from ..fabric.model import Fabric
@@ -118,9 +119,7 @@ def format_ibdmchk_psl(path_sls: PathSLs, fabric: Fabric) -> str:
 
 def write_path_sls(path: str | Path, path_sls: PathSLs, fabric: Fabric) -> Path:
     p = Path(path)
-    tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(format_ibdmchk_psl(path_sls, fabric))
-    tmp.replace(p)
+    write_atomic(p, format_ibdmchk_psl(path_sls, fabric))
     return p
 
 

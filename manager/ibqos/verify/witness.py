@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .index import FabricIndex
+from ..fabric.index import FabricIndex
 from .walk import walk_route
 
 MAX_WALKS = 200_000  # bound the search on huge fabrics; routes are a courtesy

@@ -1,7 +1,21 @@
-"""The fabric model as integer arrays: what route walking and the CDG need, nothing else.
+"""The fabric model compiled into integer arrays, once, for every stage that walks routes: the
+verifier (reachability, hops, the CDG) and the simulator's network builder read the same
+endpoints, LFTs and SL2VL through the same rules, so they cannot judge one fabric.json
+differently.
 
-Switches are numbered 0..S-1, CA ports ("endpoints") 0..E-1. A directed link is named by the
-port it leaves from: switch port (s, o) is link `s * P + o`; a CA port gets no link id
+The rules (docs/fabric-model.md, "The compiled index"):
+- An endpoint is a CA port with a LID and a link (a port nothing is cabled to can neither
+  send nor receive).
+- SL2VL: when the model holds no SL2VL table at all (OpenSM dumps without qos, ibsim before
+  any QoS), every SL uses VL 0, with a note. Otherwise every switch (in, out) pair of linked
+  external ports with in != out, and every endpoint, must have its table: a missing one is
+  an InputError naming the switch and ports. Pairs a packet never takes (in == out, port 0,
+  unlinked ports) read VL 0.
+- A CA port's table is `sl2vl[(0, port)]` (the model's key), else `(port, port)`, else
+  `(0, 0)` (a source that wrote the CA's one table without a port).
+
+Numbering: switches 0..S-1 by GUID, endpoints 0..E-1 by (GUID, port). A directed link is named
+by the port it leaves from: switch port (s, o) is link `s * P + o`; a CA port gets no link id
 because a channel out of or into a CA can never lie on a dependency cycle (a CA forwards
 nothing). A channel is `link * 16 + vl`.
 """
@@ -11,11 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
-from ..fabric.model import NO_ROUTE, Fabric
+from ..errors import InputError
+from .model import NO_ROUTE, Fabric, Node
 
 NO_VL = 255  # sl2vl entry absent from the model
 NONE = -1
+NO_SL2VL_NOTE = "no SL2VL tables in the model: every SL uses VL 0"
+
+Array = npt.NDArray[np.generic]
 
 
 @dataclass
@@ -23,18 +42,19 @@ class FabricIndex:
     fabric: Fabric
     sw_guid: list[int]  # switch index -> node GUID
     ep: list[tuple[int, int]]  # endpoint index -> (CA GUID, port)
-    ep_lid: np.ndarray  # (E,) base LID
-    ep_sw: np.ndarray  # (E,) switch the CA port is cabled to, -1 if none
-    ep_swport: np.ndarray  # (E,) that switch's port
+    ep_lid: Array  # (E,) base LID
+    ep_sw: Array  # (E,) switch the CA port is cabled to, -1 if none
+    ep_swport: Array  # (E,) that switch's port
     P: int  # ports per switch row (max port number + 1)
-    lft: np.ndarray  # (S, L) out port per DLID; NO_ROUTE past the table
-    peer_sw: np.ndarray  # (S, P) switch at the far end, -1 if none / a CA
-    peer_port: np.ndarray  # (S, P) port number at the far end, 0 if none
-    peer_ep: np.ndarray  # (S, P) endpoint at the far end, -1 if none / a switch
-    sl2vl: np.ndarray  # (S, P, P, 16) uint8; absent tables read as VL 0
-    ep_sl2vl: np.ndarray  # (E, 16) uint8 injection VL per SL
-    op_vls: np.ndarray  # (S, P) operational data VLs of the out port, 0 unknown
-    ep_op_vls: np.ndarray  # (E,)
+    lft: Array  # (S, L) out port per DLID; NO_ROUTE past the table
+    peer_sw: Array  # (S, P) switch at the far end, -1 if none / a CA
+    peer_port: Array  # (S, P) port number at the far end, 0 if none
+    peer_ep: Array  # (S, P) endpoint at the far end, -1 if none / a switch
+    sl2vl: Array  # (S, P, P, 16) uint8 VL per (in, out, SL)
+    ep_sl2vl: Array  # (E, 16) uint8 injection VL per SL
+    op_vls: Array  # (S, P) operational data VLs of the out port, 0 unknown
+    ep_op_vls: Array  # (E,)
+    has_sl2vl: bool = True  # False: the model holds no table, every SL uses VL 0
     lid_to_ep: dict[int, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -63,15 +83,35 @@ class FabricIndex:
         return f"{self.sw_desc(s)}:{o}/{vl}"
 
 
-def build_index(fabric: Fabric) -> FabricIndex:
+def endpoints(fabric: Fabric) -> list[tuple[int, int]]:
+    """Every CA port with a LID and a link, as (CA GUID, port), sorted."""
+    return sorted((n.guid, p.num) for n in fabric.cas() for p in n.ports.values() if p.num > 0 and p.lid and p.remote)
+
+
+def ca_sl2vl(node: Node, port: int) -> tuple[int, ...] | None:
+    """The table a CA port injects with, or None when the model has none for it."""
+    return node.sl2vl.get((0, port)) or node.sl2vl.get((port, port)) or node.sl2vl.get((0, 0))
+
+
+def _missing(where: str, source: str | None) -> InputError:
+    return InputError(
+        f"{where}: SL2VL table missing (the model has tables elsewhere)", file=source or None, field="sl2vl"
+    )
+
+
+def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
+    """Raises InputError for a missing SL2VL table (see the rules above), naming `source`
+    (default: the fabric's own)."""
+    source = source or fabric.source
     switches = sorted(n.guid for n in fabric.switches())
     sw_of = {g: i for i, g in enumerate(switches)}
-    eps = sorted((n.guid, p.num) for n in fabric.cas() for p in n.ports.values() if p.lid and p.num > 0)
+    eps = endpoints(fabric)
     ep_of = {k: i for i, k in enumerate(eps)}
     S, E = len(switches), len(eps)
     P = 1 + max([n.nports for n in fabric.switches()] + [max(n.ports, default=0) for n in fabric.switches()] + [1])
     L = 1 + max([len(n.lft) - 1 for n in fabric.switches()] + [fabric.nodes[g].ports[p].lid for g, p in eps] + [0])
-    warnings: list[str] = []
+    has_sl2vl = any(n.sl2vl for n in fabric.nodes.values())
+    warnings: list[str] = [] if has_sl2vl else [NO_SL2VL_NOTE]
 
     lft = np.full((S, L), NO_ROUTE, dtype=np.int16)
     peer_sw = np.full((S, P), NONE, dtype=np.int32)
@@ -79,15 +119,16 @@ def build_index(fabric: Fabric) -> FabricIndex:
     peer_ep = np.full((S, P), NONE, dtype=np.int32)
     sl2vl = np.full((S, P, P, 16), NO_VL, dtype=np.uint8)
     op_vls = np.zeros((S, P), dtype=np.int16)
-    no_table = 0
     for s, g in enumerate(switches):
         n = fabric.nodes[g]
         if n.lft:
             lft[s, : len(n.lft)] = np.asarray(n.lft[:L], dtype=np.int16)
+        linked = []
         for num, p in n.ports.items():
             op_vls[s, num] = p.op_vls
             if p.remote is None or num == 0:
                 continue
+            linked.append(num)
             rg, rp = p.remote
             peer_port[s, num] = rp
             if rg in sw_of:
@@ -97,11 +138,12 @@ def build_index(fabric: Fabric) -> FabricIndex:
         for (i, o), vls in n.sl2vl.items():
             if i < P and o < P:
                 sl2vl[s, i, o] = vls
-        if not n.sl2vl:
-            no_table += 1
-    if no_table:
-        warnings.append(f"{no_table} switches have no SL2VL tables: assumed VL 0")
-    # A switch without a table for an (in, out) pair sends on VL 0 (one data VL needs no table).
+        if has_sl2vl:
+            for i in linked:
+                for o in linked:
+                    if i != o and sl2vl[s, i, o, 0] == NO_VL:
+                        raise _missing(f"switch {n.desc or hex(g)} in {i} out {o}", source)
+    # Pairs no packet takes (in == out, port 0, unlinked), or no table anywhere: VL 0.
     sl2vl[sl2vl == NO_VL] = 0
     # Past the real port count an LFT entry names a port that does not exist.
     lft[(lft >= P) & (lft != NO_ROUTE)] = NO_ROUTE
@@ -109,7 +151,7 @@ def build_index(fabric: Fabric) -> FabricIndex:
     ep_lid = np.zeros(E, dtype=np.int64)
     ep_sw = np.full(E, NONE, dtype=np.int32)
     ep_swport = np.zeros(E, dtype=np.int16)
-    ep_sl2vl = np.full((E, 16), NO_VL, dtype=np.uint8)
+    ep_sl2vl = np.zeros((E, 16), dtype=np.uint8)
     ep_op_vls = np.zeros(E, dtype=np.int16)
     lid_to_ep: dict[int, int] = {}
     lmc = 0
@@ -123,16 +165,13 @@ def build_index(fabric: Fabric) -> FabricIndex:
         if p.remote and p.remote[0] in sw_of:
             ep_sw[e] = sw_of[p.remote[0]]
             ep_swport[e] = p.remote[1]
-        vls = n.sl2vl.get((0, num))
-        if vls is not None:
-            ep_sl2vl[e] = vls
+        table = ca_sl2vl(n, num)
+        if table is not None:
+            ep_sl2vl[e] = table
+        elif has_sl2vl:
+            raise _missing(f"CA {n.desc or hex(g)} port {num}", source)
     if lmc:
         warnings.append(f"LMC {lmc}: only routes to base LIDs are checked")
-    missing_ep = int(np.count_nonzero((ep_sl2vl == NO_VL).all(axis=1)))
-    if missing_ep and missing_ep < E:
-        warnings.append(f"{missing_ep} CA ports have no SL2VL table: assumed VL 0")
-    # A port without a table maps every SL to VL 0 (one data VL needs no table).
-    ep_sl2vl[ep_sl2vl == NO_VL] = 0
     return FabricIndex(
         fabric=fabric,
         sw_guid=switches,
@@ -149,6 +188,7 @@ def build_index(fabric: Fabric) -> FabricIndex:
         ep_sl2vl=ep_sl2vl,
         op_vls=op_vls,
         ep_op_vls=ep_op_vls,
+        has_sl2vl=has_sl2vl,
         lid_to_ep=lid_to_ep,
         warnings=warnings,
     )

@@ -1,0 +1,92 @@
+"""A sweep's points on several processes give the very numbers of the serial run, in the
+order of the points, whichever process finished first; a failing point's error reaches the
+caller; and `ibqos simulate` says which option combinations it refuses, in one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibqos.errors import InputError
+from ibqos_sim.sim import SimParams, TrafficSpec
+from ibqos_sim.sim.points import Point, run_points
+from ibqos_sim.sim.result import SimResult, without_timing
+from simfabrics import config_a, dragonfly_dla, star
+
+IBQOS = str(Path(sys.executable).parent / "ibqos")
+
+
+def _points() -> list[Point]:
+    uniform = TrafficSpec(pattern="uniform")
+    p = SimParams(warmup_us=20, time_us=200, seed=3)
+    # two fabrics, two buffer sizes, loads out of order: each point is its own simulation
+    return [
+        Point("df", uniform, p, 0.9),
+        Point("df", uniform, p.model_copy(update={"buffer_packets": 2}), 0.3),
+        Point("star", TrafficSpec(pattern="twonode", sls=[0, 1, 2, 3]), p, 0.8),
+        Point("df", uniform, p.model_copy(update={"seed": 4}), 0.6),
+        Point("df", TrafficSpec(pattern="hotspot"), p, 0.5),
+    ]
+
+
+def test_two_processes_give_the_serial_numbers_in_point_order():
+    fabrics = {"df": dragonfly_dla(vls=2), "star": star(2, config_a())}
+    finished = []
+    serial = run_points(fabrics, _points(), jobs=1)
+    parallel = run_points(fabrics, _points(), jobs=2, done=lambda i, r: finished.append(i))
+    assert sorted(finished) == list(range(5))
+    assert [r.load for r in parallel] == [0.9, 0.3, 0.8, 0.6, 0.5]
+    assert [without_timing(r.to_json()) for r in parallel] == [without_timing(r.to_json()) for r in serial]
+    # the points differ from each other (a seed, a buffer size, a pattern change the numbers)
+    assert len({json.dumps(without_timing(r.to_json()), sort_keys=True) for r in serial}) == 5
+    assert parallel[0].counters["delivered"] > 0 and parallel[2].pattern == "twonode"
+
+
+def test_a_result_survives_its_trip_through_json():
+    (res,) = run_points({"df": dragonfly_dla(vls=2)}, _points()[:1], jobs=1)
+    back = SimResult.from_json(json.loads(json.dumps(res.to_json())))
+    assert json.dumps(back.to_json()) == json.dumps(res.to_json())
+    assert back.per_class[0].net_latency.p99_us == res.per_class[0].net_latency.p99_us
+    assert set(back.per_vl) == set(res.per_vl) and all(isinstance(v, int) for v in back.per_vl)
+
+
+def test_a_failing_point_raises_its_error_from_the_worker():
+    pts = _points()
+    pts[3] = Point("star", TrafficSpec(pattern="twonode", src="nope", dst="nada"), pts[0].params, 0.5)
+    with pytest.raises(InputError, match="no CA port named 'nope'"):
+        run_points({"df": dragonfly_dla(vls=2), "star": star(2, config_a())}, pts, jobs=2)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--sweep", "0.5:1:0.5", "--slurm", "--jobs", "2"], "--jobs: --jobs is for local runs"),
+        (["--sweep", "0.5:1:0.5", "--slurm-partition", "p"], "--slurm: the Slurm options need --slurm"),
+        (["--sweep", "0.5:1:0.5", "--no-wait"], "--slurm: the Slurm options need --slurm"),
+        (["--slurm", "--slurm-opt", "--array=0-3"], "--slurm-opt: --array=0-3: ibqos sets this itself"),
+        (["--slurm", "--slurm-opt", "--time='5"], '--slurm-opt: "--time=\'5": No closing quotation'),
+        (["--jobs", "0"], "Invalid value for '--jobs'"),
+    ],
+)
+def test_bad_sweep_options_are_one_line(tmp_path, args, message):
+    dragonfly_dla(vls=2).save(tmp_path / "fabric.json")
+    cp = subprocess.run([IBQOS, "simulate", str(tmp_path), *args], capture_output=True, text=True, timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert message in cp.stderr and "Traceback" not in cp.stderr
+    assert not (tmp_path / "sim").exists()
+
+
+def test_collect_needs_a_sweep_directory(tmp_path):
+    env = {**os.environ, "COLUMNS": "200"}
+    cp = subprocess.run([IBQOS, "simulate", "--collect", str(tmp_path)], capture_output=True, text=True, env=env)
+    assert cp.returncode == 2
+    assert cp.stderr.strip() == (
+        f"ibqos: error: {tmp_path}/sweep.json: no sweep here (no sweep.json): give the directory a --slurm sweep wrote"
+    )
+    cp = subprocess.run([IBQOS, "simulate"], capture_output=True, text=True, env=env)
+    assert cp.returncode == 2 and "RUNDIR: give RUNDIR (or --collect DIR)" in cp.stderr

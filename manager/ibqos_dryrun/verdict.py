@@ -1,0 +1,94 @@
+"""The dry run's verdict on a finished run: the fabric checks (routing engine, tables equal
+the plan, reachability, CDG, simulation) and whether the run passes. The per-SLA rules are
+judge.py's; the stages only gather what is judged here."""
+
+from __future__ import annotations
+
+from .judge import PROBE_FRACTION
+
+
+def fabric_checks(s) -> list[dict]:
+    """One row per check: `ok` True, False, or None for information."""
+    v = s.verify
+    sim = s.sim
+    acyclic = all(r.cdg_acyclic for r in s.verify_by_class.values())
+    faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in s.faults]
+    return faults + [
+        {
+            "check": "routing engine",
+            "ok": not s.refusal,
+            "result": ", ".join(s.engines) + (f" (dla refused: {s.refusal})" if s.refusal else ""),
+        },
+        {
+            "check": "tables equal the plan",
+            "ok": not s.conform,
+            "result": "every port" if not s.conform else "; ".join(s.conform[:3]),
+        },
+        {"check": "reachability", "ok": v.delivered == v.pairs, "result": f"{v.delivered}/{v.pairs} CA pairs"},
+        {"check": "switch hops", "ok": True, "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
+        {"check": "VLs used (all classes)", "ok": True, "result": ",".join(map(str, s.vls_used))},
+        {
+            "check": "channel dependency graph",
+            "ok": acyclic,
+            "result": "acyclic for every class (deadlock-free)" if acyclic else "cycle: " + " → ".join(v.cycle),
+        },
+        {
+            "check": "simulation",
+            "ok": sim.status == "done" and not sim.deadlock,
+            "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
+            + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else ""),
+        },
+        # Informational (ok None): the bound against the light-load simulation, where the
+        # bound's assumption (no queueing behind the class's own packets) nearly holds.
+        {
+            "check": f"end-to-end bound vs p99 at {PROBE_FRACTION:.0%} load",
+            "ok": None,
+            "result": ", ".join(
+                f"{x.name} {x.sim_probe_p99_us:.2f} {'≤' if x.sim_probe_p99_us <= x.e2e_bound_us else '>'} "
+                f"{x.e2e_bound_us:.2f} µs"
+                for x in s.verdicts
+                if x.sim_probe_p99_us is not None and x.e2e_bound_us is not None
+            )
+            or "no high-priority class",
+        },
+        # Informational (ok None): with saturating low classes, in-network latency of a
+        # paced high class depends on the traffic mix, not only on the arbiter.
+        {
+            "check": "mean network latency (paced run)",
+            "ok": None,
+            "result": ", ".join(
+                f"{x.name} ({x.priority}) {x.sim_mean_us:.2f} µs" for x in s.verdicts if x.sim_mean_us is not None
+            ),
+        },
+    ]
+
+
+def passed(s) -> bool:
+    """Every fabric check that judges holds and every SLA is met."""
+    return all(c["ok"] is not False for c in fabric_checks(s)) and all(v.ok for v in s.verdicts)
+
+
+def summary(s) -> str:
+    """One line: what passed, or what failed (the SLAs missed, the fabric checks failed);
+    after faults, how many SLAs still hold."""
+    failed = [v.name for v in s.verdicts if not v.ok]
+    bad_checks = [c["check"] for c in fabric_checks(s) if c["ok"] is False]
+    if passed(s):
+        line = f"all {len(s.verdicts)} SLAs met on a verified deadlock-free fabric"
+    else:
+        line = "; ".join(
+            filter(
+                None,
+                [
+                    f"SLA missed: {', '.join(failed)}" if failed else "",
+                    f"fabric check failed: {', '.join(bad_checks)}" if bad_checks else "",
+                ],
+            )
+        )
+    if s.faults:
+        met = [v.name for v in s.verdicts if v.ok]
+        line = (
+            f"with {', '.join(f.spec.text for f in s.faults)}: "
+            f"{len(met)}/{len(s.verdicts)} SLAs still met" + (f" ({', '.join(met)})" if met else "") + "; " + line
+        )
+    return line

@@ -1,0 +1,68 @@
+"""Every artefact ibqos writes (plan.json, fabric.json, report.json, simulation.json, results,
+configuration) goes through `ibqos.docfile.write_atomic`: temp file, fsync, rename."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from ibqos.docfile import write_atomic, write_json
+from ibqos.fabric.model import Fabric, Node, Port
+
+ROOT = Path(__file__).resolve().parents[2]
+PRODUCT = [ROOT / "manager" / "ibqos", ROOT / "manager" / "ibqos_dryrun", ROOT / "ci-sim" / "ibqos_sim"]
+PRODUCT += [ROOT / "testbed" / "ibqos_testbed", ROOT / "bench"]
+# Not artefacts: scratch files for `opensm -c` / ibqos-tablecheck in a private temp dir, and
+# the empty capture files a perftest child then writes its own output into.
+SCRATCH = {
+    ("manager/ibqos/apply/run.py", 'conf.write_text(self.s.files["opensm.conf"])'),
+    ("manager/ibqos/apply/run.py", 'tables.write_text(self.s.files["plugin-tables.conf"])'),
+    ("testbed/ibqos_testbed/runner.py", '(self.dir / rel).write_bytes(b"")  # an interrupted earlier run\'s leftovers'),
+}
+# Opening for append is a daemon's log, not an artefact.
+WRITER = re.compile(r"\.write_text\(|\.write_bytes\(|\.savefig\((?!buf)|json\.dump\(|open\([^)]*['\"]wb?['\"]")
+
+
+def test_no_writer_bypasses_the_helper():
+    bad = []
+    for top in PRODUCT:
+        for f in top.rglob("*.py"):
+            rel = str(f.relative_to(ROOT))
+            if rel == "manager/ibqos/docfile.py":
+                continue
+            for n, line in enumerate(f.read_text().splitlines(), 1):
+                if WRITER.search(line) and (rel, line.strip()) not in SCRATCH:
+                    bad.append(f"{rel}:{n}: {line.strip()}")
+    assert not bad, bad
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp(tmp_path, monkeypatch):
+    path = tmp_path / "plan.json"
+    write_json(path, {"v": 1})
+    os.chmod(path, 0o640)
+
+    def fail(fd):
+        raise OSError(5, "I/O error")
+
+    monkeypatch.setattr(os, "fsync", fail)
+    with pytest.raises(OSError):
+        write_json(path, {"v": 2})
+    monkeypatch.undo()
+    assert path.read_text() == '{\n "v": 1\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.json"]
+    write_atomic(path, b"\x00new")
+    assert path.read_bytes() == b"\x00new" and path.stat().st_mode & 0o777 == 0o640  # mode kept
+
+
+def test_the_file_is_fsynced_before_the_rename(tmp_path, monkeypatch):
+    order = []
+    real_fsync, real_replace = os.fsync, os.replace
+    monkeypatch.setattr(os, "fsync", lambda fd: (order.append("fsync"), real_fsync(fd))[1])
+    monkeypatch.setattr(os, "replace", lambda a, b: (order.append("rename"), real_replace(a, b))[1])
+    f = Fabric(nodes={1: Node(guid=1, kind="ca", desc="h", nports=1, ports={1: Port(num=1, lid=1)})})
+    f.save(tmp_path / "fabric.json")
+    assert order == ["fsync", "rename", "fsync"]  # the file, the rename, the directory
+    assert Fabric.load(tmp_path / "fabric.json").nodes[1].ports[1].lid == 1
