@@ -324,3 +324,15 @@ def test_concurrent_writers_leave_one_whole_output(tmp_path):
         got = _files(out)
         assert got in (alone[0][1], alone[1][1]), "a mix of two renders"
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temp files left"
+
+
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(tmp_path, fabric_doc, cmd):
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    os.mkfifo(tmp_path / "osm.fifo")
+    target = tmp_path / "fabric.json" if cmd == "verify" else tmp_path
+    r = subprocess.run(
+        [IBQOS, cmd, target, "--osm-log", tmp_path / "osm.fifo"], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("ibqos: error: "), r.stderr
+    assert "osm.fifo: not a regular file" in r.stderr and "Traceback" not in r.stderr
