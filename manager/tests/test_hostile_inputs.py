@@ -336,3 +336,19 @@ def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(tmp_path, fabric_doc, c
     )
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("ibqos: error: "), r.stderr
     assert "osm.fifo: not a regular file" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("dragonfly:a=99999999999999999999,p=1,h=1", "at most 254 ports"),  # built for minutes before
+        ("dragonfly:a=200,p=20,h=30", "more than the 49151 unicast LIDs"),
+        ("dragonfly:a=4,p=0,h=2", "without CAs"),
+        ("dragonfly:a=4,a=5,p=2,h=2", "a given twice"),
+    ],
+)
+def test_topology_specs_that_cannot_be_a_fabric_are_refused_at_once(capsys, tmp_path, spec, says):
+    out = tmp_path / "dr"
+    rc, _, err = run(capsys, "dryrun", EXAMPLES / "two-class.yaml", "--topology", spec, "--out", out)
+    assert rc == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
