@@ -11,7 +11,7 @@ DESTDIR ?=
 SAN_BUILD := build-sanitize
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build ibsim-patched install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables demo bench clean
+.PHONY: all deps build ibsim-patched install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
 
 all: build
 
@@ -82,13 +82,20 @@ test-apply-many: build
 # The long fuzz runs: the table-file parser under libFuzzer for FUZZ_RUNS executions (make test
 # runs 30,000) and the policy fuzzer for FUZZ_POLICIES policies (make test runs 150).
 FUZZ_POLICIES ?= 100000
-fuzz: fuzz-tables fuzz-policy
+fuzz: fuzz-tables fuzz-policy fuzz-cli
 
 fuzz-tables: deps
 	plugin/tests/fuzz/run.sh $(FUZZ_RUNS) $(CURDIR)/$(BUILD)/fuzz
 
 fuzz-policy: build
 	cd manager/tests && ../../$(VENV)/bin/python policy_fuzz.py $(FUZZ_POLICIES)
+
+# Mutated plan.json and fabric.json documents through analyze, render and verify, FUZZ_CLI
+# per kind with a fresh seed (make test runs 60 with a fixed one): exit 0/1/2 only, one
+# error line naming the file, nothing written on error (manager/tests/test_hostile_inputs.py).
+FUZZ_CLI ?= 5000
+fuzz-cli: build
+	IBQOS_FUZZ_CLI=$(FUZZ_CLI) $(PYTEST) -q -p no:cacheprovider manager/tests/test_hostile_inputs.py -k mutated
 
 demo: build
 	$(IBQOS) demo

@@ -114,6 +114,10 @@ def dragonfly(a: int, p: int, h: int, g: int | None = None) -> Topology:
         g = a * h + 1
     if a < 1 or p < 0 or h < 1 or not 2 <= g <= a * h + 1:
         raise ValueError(f"invalid dragonfly a={a} p={p} h={h} g={g} (need 2 <= g <= a*h+1)")
+    if p + (a - 1) + h > 254:  # before building a*g switches of a size no switch has
+        raise ValueError(f"a switch has at most 254 ports, not p + a-1 + h = {p + a - 1 + h}")
+    if g * a * (1 + p) > 0xBFFF:  # every switch and CA needs a unicast LID
+        raise ValueError(f"{g * a * (1 + p)} switches and CAs, more than the {0xBFFF} unicast LIDs")
     t = Topology(name=f"dragonfly-a{a}-p{p}-h{h}-g{g}", params=dict(a=a, p=p, h=h, g=g))
     nports = p + (a - 1) + h
     for G in range(g):
@@ -229,7 +233,11 @@ def from_spec(spec: str) -> Topology:
             )
         if not v.strip().isdigit():
             raise InputError(f"{spec!r}: {k} must be a whole number, not {v!r}", field="--topology")
+        if k in kv:
+            raise InputError(f"{spec!r}: {k} given twice", field="--topology")
         kv[k] = int(v)
+    if kind == "dragonfly" and kv.get("p") == 0:
+        raise InputError(f"{spec!r}: p=0 gives a dragonfly without CAs: nothing to route", field="--topology")
     missing = [k for k in required if k not in kv]
     if missing:
         raise InputError(

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
+import re
 import tempfile
 from pathlib import Path
 from collections.abc import Callable
@@ -20,14 +22,22 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 
 def read_json(path: str | Path, *, hint: str = "") -> Any:
+    return read_json_text(path, hint=hint)[0]
+
+
+def read_json_text(path: str | Path, *, hint: str = "") -> tuple[Any, str]:
+    """The document and its text (to name the line of a field that fails validation)."""
     try:
         text = read_text(path)
     except InputError as e:
         raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path) from e
     try:
-        return json.loads(text, parse_constant=_no_constant(path))
+        return json.loads(text, parse_constant=_no_constant(path), parse_float=_finite(path, text)), text
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
+    except RecursionError as e:
+        # [[[[...]]]] 100,000 deep: no ibqos document nests more than a few levels
+        raise InputError("not JSON ibqos reads: nested too deeply", file=path) from e
 
 
 def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
@@ -39,13 +49,85 @@ def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
     return refuse
 
 
-def validate(cls: type[M], doc: Any, path: str | Path) -> M:
-    """The document as `cls`, or its first schema error as one line naming the field."""
+def _finite(path: str | Path, text: str) -> Callable[[str], float]:
+    """1e400 is valid JSON that Python reads as infinity; no share, rate or bound is infinite."""
+
+    def parse(s: str) -> float:
+        v = float(s)
+        if not math.isfinite(v):
+            k = text.find(s)
+            line = text.count("\n", 0, k) + 1 if k >= 0 else None
+            raise InputError(f"number {s} is too large (not a finite double)", file=path, line=line)
+        return v
+
+    return parse
+
+
+def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = None) -> M:
+    """The document as `cls`, or its first schema error as one line naming the field (and,
+    given the document's text, its line)."""
     try:
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from e
+        loc = tuple(err["loc"])
+        line = field_line(text, loc) if text is not None else None
+        raise InputError(err["msg"], file=path, line=line, field=".".join(str(p) for p in loc) or None) from e
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def field_line(text: str, loc: tuple[str | int, ...]) -> int | None:
+    """The line of the value at `loc` (keys and list indexes) in JSON `text`; for a key that
+    is not there, the line of the object that lacks it. None if the text does not say."""
+    pos = 0
+    try:
+        for key in loc:
+            pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+            if text[pos] == "{":
+                found = _find_key(text, pos + 1, str(key))
+                if found is None:
+                    break
+                pos = found
+            elif text[pos] == "[" and str(key).isdigit():
+                pos = _nth_item(text, pos + 1, int(key))
+            else:
+                break
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+    except (IndexError, ValueError):  # JSONDecodeError is a ValueError
+        return None
+    return text.count("\n", 0, pos) + 1
+
+
+def _find_key(text: str, pos: int, key: str) -> int | None:
+    """Position of the value of `key` in the object whose body starts at `pos`."""
+    while True:
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] != '"':
+            return None
+        k, pos = json.decoder.scanstring(text, pos + 1)  # type: ignore[attr-defined]
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        pos = _WS.match(text, pos + 1).end()  # type: ignore[union-attr]  # past ':'
+        if k == key:
+            return pos
+        _, pos = _DECODER.raw_decode(text, pos)
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] != ",":
+            return None
+        pos += 1
+
+
+def _nth_item(text: str, pos: int, n: int) -> int:
+    for _ in range(n):
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        _, pos = _DECODER.raw_decode(text, pos)
+        pos = _WS.match(text, pos).end()  # type: ignore[union-attr]
+        if text[pos] != ",":
+            raise ValueError("fewer items")
+        pos += 1
+    return pos
 
 
 def default_mode(directory: bool = False) -> int:
@@ -104,3 +186,38 @@ def fsync_dir(path: str | Path) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:
+    """Write `files` (name -> text) into `out_dir` as one set: a new directory appears whole
+    (a temp directory renamed), an existing one has its files replaced under an exclusive
+    lock on it, so two writers at once leave one's set or the other's, never a mix."""
+    import fcntl
+    import shutil
+
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("exists and is not a directory", file=out_dir)
+    if not out_dir.parent.is_dir():
+        raise InputError("the parent directory does not exist", file=out_dir.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        os.chmod(tmp, default_mode(directory=True))
+        for name, text in files.items():
+            (tmp / name).write_text(text)
+            os.chmod(tmp / name, default_mode())
+        try:
+            os.rename(tmp, out_dir)  # fails when out_dir exists, even if another writer just made it
+            return
+        except OSError:
+            if not out_dir.is_dir():
+                raise
+        fd = os.open(out_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            for name in files:
+                os.replace(tmp / name, out_dir / name)
+        finally:
+            os.close(fd)  # releases the lock
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

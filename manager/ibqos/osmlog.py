@@ -24,10 +24,14 @@ Each of those is one small function below; callers never look at a line's text.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from .errors import InputError
 
 # "Nov 21 20:54:29 597144 [1AE606C0] 0x02 -> osm_ucast_mgr_process: minhop tables configured ..."
 _LINE = re.compile(r"^(\w{3}\s+\d+ \d\d:\d\d:\d\d) (\d{6}) \[[0-9A-Fa-f]+\] (0x[0-9a-f]{2}) -> (.*)$")
@@ -51,6 +55,10 @@ class LogLine:
 
 def parse(path: str | Path) -> list[LogLine]:
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            # --osm-log naming a FIFO or a device: opening it would wait (or read) forever.
+            # A log can be GBs, so not inputfile's size cap: only its refusal of non-files.
+            raise InputError("not a regular file (OpenSM's log is one)", file=path)
         return parse_text(Path(path).read_text(errors="replace"))
     except FileNotFoundError:
         return []

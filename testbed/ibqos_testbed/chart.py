@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibqos.errors import InputError
 from ibqos.extras import pyplot
 
 from .compare import Report
@@ -11,6 +12,10 @@ from ibqos.docfile import write_figure
 
 
 def write_png(rep: Report, path: Path) -> None:
+    if not path.name or path.is_dir():
+        raise InputError("is a directory, not a PNG file to write", file=path, field="--png")
+    if not path.parent.is_dir():
+        raise InputError("its directory does not exist", file=path, field="--png")
     plt = pyplot("testbed report --png")
     fig = figure(rep)
     try:

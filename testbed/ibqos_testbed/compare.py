@@ -9,10 +9,10 @@ which for the seed's one-SL-per-class set-ups is per SL.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ibqos.docfile import read_json
 from ibqos.errors import InputError
 
 from .perftest_output import Bandwidth, Latency, parse_file
@@ -212,12 +212,7 @@ def _simulated(path: str | Path, run) -> dict[str, float]:
     the SimResult JSON of ibqos_sim (per_sl / per_class lists of rows with "share_pct"), or
     a plain {"per_sl": {"0": 45.7, ...}} or {"per_class": {"storage": 27.4, ...}}."""
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text())
-    except OSError as e:
-        raise InputError(e.strerror or str(e), file=path) from e
-    except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
+    doc = read_json(path)
     key = next((k for k in ("per_sl", "per_class") if isinstance(doc, dict) and k in doc), None)
     if key is None:
         raise InputError('expected "per_sl" or "per_class" shares', file=path)
@@ -240,9 +235,14 @@ def _share_map(raw, id_key: str, path: Path, field: str) -> dict[str, float]:
     """{id: share} from a mapping or from SimResult rows [{id_key: ..., "share_pct": ...}]."""
     try:
         if isinstance(raw, dict):
-            return {str(k): float(v) for k, v in raw.items()}
-        if isinstance(raw, list):
-            return {str(r[id_key]): float(r["share_pct"]) for r in raw}
+            out = {str(k): float(v) for k, v in raw.items()}
+        elif isinstance(raw, list):
+            out = {str(r[id_key]): float(r["share_pct"]) for r in raw}
+        else:
+            raise InputError("shares must be a mapping or a list of rows", file=path, field=field)
     except (KeyError, TypeError, ValueError) as e:
         raise InputError(f"unreadable share row ({e})", file=path, field=field) from e
-    raise InputError("shares must be a mapping or a list of rows", file=path, field=field)
+    bad = next((k for k, v in out.items() if not 0 <= v <= 100), None)  # NaN fails too
+    if bad is not None:
+        raise InputError(f"share {out[bad]} of {bad!r} is not a percentage", file=path, field=field)
+    return out

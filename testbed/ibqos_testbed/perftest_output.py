@@ -17,11 +17,13 @@ ends, so truncated and garbled output never yields a number.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ibqos.errors import InputError
+from ibqos.inputfile import MiB, read_bytes
 
 # MB/sec in perftest has always meant 2^20 bytes per second (renamed MiB/sec in 24.07).
 _BYTES_PER_UNIT = {"MB/sec": 2**20, "MiB/sec": 2**20}
@@ -94,10 +96,11 @@ Result = Bandwidth | Latency
 def parse_file(path: str | Path, *, json_unit: str = "MB/sec") -> Result:
     """Parse a saved stdout capture or --out_json file; the format is recognised from the content."""
     path = Path(path)
-    try:
-        text = path.read_text(errors="replace")
-    except OSError as e:
-        raise InputError(e.strerror or str(e), file=path) from e
+    # a FIFO or /dev/zero named in results.json is refused, not waited on or read forever;
+    # perftest prints a few KiB, so 16 MiB is garbage, not output
+    text = read_bytes(path, limit=16 * MiB, what="perftest output").decode("utf-8", errors="replace")
+    if "\0" in text:
+        raise InputError("binary data, not perftest output", file=path, line=text.count("\n", 0, text.index("\0")) + 1)
     if text.lstrip().startswith("{"):
         return parse_json(text, source=path, unit=json_unit)
     return parse_text(text, source=path)
@@ -128,7 +131,10 @@ def parse_text(text: str, *, source: str | Path = "<stdout>") -> Result:
                 file=source,
                 line=i + 1,
             )
-        rows.append((i + 1, [float(w) for w in words]))
+        values = [float(w) for w in words]
+        if not all(map(math.isfinite, values)):
+            raise InputError(f"number too large in result row {ln.strip()!r}", file=source, line=i + 1)
+        rows.append((i + 1, values))
     else:
         what = "after the last result row" if rows else "and no result row"
         raise InputError(
@@ -228,9 +234,12 @@ def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
         if key not in results:
             raise InputError(f"--out_json results lack {key!r}", file=source, field=key)
         try:
-            return float(results[key])
+            v = float(results[key])
         except (TypeError, ValueError) as exc:
             raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from exc
+        if not math.isfinite(v):  # "nan", "inf", 1e999: never a measurement
+            raise InputError(f"not a finite number: {results[key]!r}", file=source, field=key)
+        return v
 
     if kind == "lat" or "t_avg" in results:
         return Latency(

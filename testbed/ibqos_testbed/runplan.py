@@ -18,7 +18,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibqos.docfile import read_json, validate, write_atomic
+from ibqos.docfile import read_json, validate, write_atomic, write_dir_atomic
+from ibqos.errors import InputError
 from ibqos.templating import render
 
 from .planinput import PlanSummary
@@ -98,7 +99,10 @@ class RunPlan(_Model):
                 yield phase, flow
 
     def save(self, path: Path) -> None:
-        write_atomic(path, json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n")
+        write_atomic(path, self.json_text())
+
+    def json_text(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n"
 
     @classmethod
     def load(cls, path: str | Path) -> RunPlan:
@@ -193,9 +197,11 @@ def listing(run: RunPlan) -> str:
 
 
 def write(run: RunPlan, out_dir: Path) -> tuple[Path, Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
     text = listing(run)  # render first: nothing is written if it fails
-    json_path, txt_path = out_dir / "runplan.json", out_dir / "runplan.txt"
-    run.save(json_path)
-    write_atomic(txt_path, text)
-    return json_path, txt_path
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as e:
+        raise InputError("cannot create its directory: part of the path is a file", file=out_dir) from e
+    # the two files as one set: two runs at once leave one's pair, never a mix
+    write_dir_atomic(out_dir, {"runplan.json": run.json_text(), "runplan.txt": text})
+    return out_dir / "runplan.json", out_dir / "runplan.txt"

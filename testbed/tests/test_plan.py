@@ -84,7 +84,7 @@ def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
     def no_name(d):
         del d["classes"][0]["name"]
 
-    cases = [(dup_sl, "classes.1.sls: SL 0 is in both class"), (bad_mtu, "fabric.mtu"), (no_name, "classes.0.name")]
+    cases = [(dup_sl, "classes.1.sls.0: SL 0 is in both class"), (bad_mtu, "fabric.mtu"), (no_name, "classes.0.name")]
     for edit, message in cases:
         plan = make_plan(edit)
         r = _plan(plan, tmp_path / "rp")

@@ -71,6 +71,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("ibqos: interrupted", err=True)
         sys.exit(130)
+    except click.UsageError as e:
+        # a bad option or argument is bad input like any other: one line (click's own
+        # message names the option), not the usage block; --help shows that
+        sub = e.ctx.command_path.partition(" ")[2] if e.ctx else ""
+        ctx = f" (see 'ibqos {sub} --help')" if sub else ""
+        click.echo(f"ibqos: error: {e.format_message()}{ctx}", err=True)
+        sys.exit(2)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -44,8 +44,11 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     """Synthesize VLArb tables, VLHighLimit and the SL->class->VL plan from POLICY."""
     from ..planner import plan_and_analyze
 
+    if not out.name or out.is_dir():  # -o '' is the current directory
+        raise InputError("is a directory, not a plan file to write", file=out, field="--output")
     if not out.parent.is_dir():
-        raise InputError("the output directory does not exist", file=out.parent)
+        what = "is not a directory" if out.parent.exists() else "the output directory does not exist"
+        raise InputError(what, file=out.parent, field="--output")
     result = plan_and_analyze(policy, parse_cap(cap))
     result.save(out)
     if as_json:

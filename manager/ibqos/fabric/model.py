@@ -153,23 +153,26 @@ class Fabric(_M):
 
     @classmethod
     def load(cls, path: str | Path) -> Fabric:
+        from ..docfile import read_json_text
         from ..errors import InputError
-        from ..inputfile import read_text
+        from .check import check_fabric_doc
 
-        text = read_text(path)
+        # read as every input is (a FIFO or a device refused, UTF-8, no NaN or 1e400): a
+        # document that is not JSON is named with its line before the schema sees it
+        doc, text = read_json_text(path)
         try:
-            return _schema_given(cls.model_validate_json(text))
+            fabric = _schema_given(cls.model_validate_json(text))
         except ValueError as e:
             if not isinstance(e, ValidationError):
                 raise InputError(str(e), file=path) from e
             err = e.errors()[0]
-            if err["type"] == "json_invalid":
-                from ..docfile import read_json
-
-                read_json(path)  # the line and message of the JSON error
             if err["loc"][:1] == ("schema",):
                 raise InputError(_first_error(e), file=path) from e
             raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from e
+        # then what the schema cannot say: links that lead nowhere or one way, LFT ports a
+        # switch lacks, a LID owned twice, a missing SL2VL row (with the line and field)
+        check_fabric_doc(doc, path, text)
+        return fabric
 
 
 def _schema_given(f: Fabric) -> Fabric:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from ..arbiter import ArbTable
 from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..roles import ROLES
-from ..docfile import read_json, validate, write_json
+from ..docfile import read_json_text, validate, write_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
@@ -171,8 +171,20 @@ class Plan(_M):
 
     @classmethod
     def load(cls, path: str | Path) -> Plan:
-        doc = read_json(path)
+        from .check import check_plan
+
+        doc, text = read_json_text(path)
         if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
             got = doc.get("schema") if isinstance(doc, dict) else None
+            if isinstance(got, str) and got.startswith("ibqos.plan/"):
+                raise InputError(
+                    f"written by another version of ibqos (schema {got!r}; this one reads {SCHEMA!r}): "
+                    "plan the policy again with this version",
+                    file=path,
+                    line=1,
+                    field="schema",
+                )
             raise InputError(f"not an ibqos plan (schema {got!r}, want {SCHEMA!r})", file=path)
-        return validate(cls, doc, path)
+        plan = validate(cls, doc, path, text=text)
+        check_plan(plan, path, text)
+        return plan

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from ..arbiter import ArbTable
-from ..docfile import default_mode, write_atomic
+from ..docfile import write_dir_atomic
+from ..errors import InputError
 from ..plan.model import ROLE_NAMES, Plan
 from ..templating import render
 from .fallback import DLA_CHAIN, fallback_sl2vl
@@ -26,21 +24,11 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
     when the fabric is known) resolves `node_type` filters on named ports (rules.py)."""
     out_dir = Path(out_dir).absolute()
     texts = render_texts(plan, out_dir, port_types)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    os.chmod(tmp, default_mode(directory=True))
     try:
-        for name, text in texts.items():
-            write_atomic(tmp / name, text)
-        if not out_dir.exists():
-            os.rename(tmp, out_dir)
-        else:  # each file replaced atomically
-            for name in texts:
-                os.replace(tmp / name, out_dir / name)
-            tmp.rmdir()
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as e:
+        raise InputError("cannot create its directory: part of the path is a file", file=out_dir) from e
+    write_dir_atomic(out_dir, texts)
     return {name: out_dir / name for name in texts}
 
 

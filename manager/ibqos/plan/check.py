@@ -1,0 +1,134 @@
+"""What a plan's schema cannot say: that its parts agree with each other. A plan edited by
+hand or written by another version may parse and still name a VL past `data_vls`, a table
+longer than the ports hold, an SL in two classes or a class that does not exist; render,
+analyze and the testbed would then fail deep inside (or program nonsense). Each finding is
+one InputError naming the file, the line and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+from ..errors import InputError
+from ..policy.model import Match
+from .model import Plan
+
+DATA_VLS = (1, 2, 4, 8, 15)
+MAX_CAP = 64  # VLArb table entries (IBA: 64 per table)
+MAX_WEIGHT = 255
+
+
+class _Where:
+    def __init__(self, path: str | Path, text: str | None):
+        self.path, self.text = path, text
+
+    def error(self, message: str, *loc: str | int) -> InputError:
+        from ..docfile import field_line
+
+        line = field_line(self.text, loc) if self.text is not None else None
+        return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)))
+
+
+def check_plan(plan: Plan, path: str | Path, text: str | None = None) -> None:
+    """Raise the first inconsistency as an InputError; on a consistent plan, return with each
+    class's match in its canonical form."""
+    w = _Where(path, text)
+    f = plan.fabric
+    if f.data_vls not in DATA_VLS:
+        raise w.error(f"{f.data_vls} data VLs: a port has 1, 2, 4, 8 or 15", "fabric", "data_vls")
+    for cap in ("high_cap", "low_cap"):
+        if not 1 <= getattr(f, cap) <= MAX_CAP:
+            raise w.error(f"{getattr(f, cap)} entries: a VLArb table holds 1 to {MAX_CAP}", "fabric", cap)
+    if not f.rate_gbps > 0:
+        raise w.error(f"rate {f.rate_gbps} Gb/s: must be above 0", "fabric", "rate_gbps")
+    if f.vls_per_class is not None and not 1 <= f.vls_per_class <= 3:
+        raise w.error(f"{f.vls_per_class} VLs per class: ibqos plans 1 to 3", "fabric", "vls_per_class")
+    _check_classes(plan, w)
+    _check_vlarb(plan, w)
+    _check_analysis(plan.analysis, w)
+
+
+def _check_classes(plan: Plan, w: _Where) -> None:
+    names: dict[str, int] = {}
+    indexes: dict[int, int] = {}
+    sl_owner: dict[int, str] = {}
+    data_vls = plan.fabric.data_vls
+    for i, c in enumerate(plan.classes):
+        if c.name in names:
+            raise w.error(f"class name {c.name!r} is also classes[{names[c.name]}]'s", "classes", i, "name")
+        names[c.name] = i
+        if c.index in indexes:
+            raise w.error(f"index {c.index} is also classes[{indexes[c.index]}]'s", "classes", i, "index")
+        indexes[c.index] = i
+        for k, sl in enumerate(c.sls):
+            if sl in sl_owner:
+                raise w.error(f"SL {sl} is in both class {sl_owner[sl]!r} and {c.name!r}", "classes", i, "sls", k)
+            sl_owner[sl] = c.name
+        if not c.vls:
+            raise w.error("a class needs at least one VL", "classes", i, "vls")
+        for k, vl in enumerate(c.vls):
+            if not 0 <= vl < data_vls:
+                raise w.error(f"VL {vl} outside the data VLs 0..{data_vls - 1}", "classes", i, "vls", k)
+        try:
+            # as the planner wrote it: the policy's Match, dumped (so render reads lists of
+            # canonical strings, whatever shorthand a hand edit used)
+            c.match = Match.model_validate(c.match).model_dump(mode="json")
+        except pydantic.ValidationError as e:
+            err = e.errors()[0]
+            raise w.error(err["msg"], "classes", i, "match", *err["loc"]) from e
+    for sl, k in enumerate(plan.sl2class):
+        if k not in indexes:
+            raise w.error(f"SL {sl} maps to class index {k}, which no class has", "sl2class", sl)
+    for i, c in enumerate(plan.classes):
+        for sl in c.sls:
+            if plan.sl2class[sl] != c.index:
+                raise w.error(
+                    f"SL {sl} of class {c.name!r} maps to class index {plan.sl2class[sl]}, not {c.index}",
+                    "sl2class",
+                    sl,
+                )
+
+
+def _check_vlarb(plan: Plan, w: _Where) -> None:
+    """The table type checks each entry's VL (0..14) and weight (0..255); this checks them
+    against the plan's own fabric: VLs it has, and no more entries than its ports hold."""
+    f = plan.fabric
+    tables: list[tuple[tuple[str | int, ...], Any]] = [
+        (("vlarb", r), plan.vlarb.role(r)) for r in ("ca", "sw0", "terminal", "local", "global")
+    ]
+    for k, o in enumerate(plan.vlarb.ports):
+        tables.append((("vlarb", "ports", k), o.table))
+        try:
+            int(o.guid, 16)
+        except ValueError:
+            raise w.error(f"{o.guid!r} is not a hex GUID", "vlarb", "ports", k, "guid") from None
+        if not 0 <= o.port <= 254:
+            raise w.error(f"port {o.port} outside 0..254", "vlarb", "ports", k, "port")
+    for where, t in tables:
+        for which, cap in (("high", f.high_cap), ("low", f.low_cap)):
+            entries = getattr(t, which)
+            if len(entries) > cap:
+                raise w.error(f"{len(entries)} entries, more than the {cap} the ports hold", *where, which)
+            for n, (vl, weight) in enumerate(entries):
+                if not 0 <= vl < f.data_vls:
+                    raise w.error(f"VL {vl} outside the data VLs 0..{f.data_vls - 1}", *where, which, n, 0)
+                if not 0 <= weight <= MAX_WEIGHT:
+                    raise w.error(f"weight {weight} outside 0..{MAX_WEIGHT}", *where, which, n, 1)
+
+
+def _check_analysis(analysis: dict[str, dict[str, Any]], w: _Where) -> None:
+    """Only the part others read: per_class[name].share, a percentage (testbed's prediction)."""
+    for role, doc in analysis.items():
+        per_class = doc.get("per_class")
+        if per_class is None:
+            continue
+        if not isinstance(per_class, dict):
+            raise w.error("want an object of class name -> analysis", "analysis", role, "per_class")
+        for name, entry in per_class.items():
+            share = entry.get("share", 0) if isinstance(entry, dict) else None
+            if not (isinstance(share, (int, float)) and not isinstance(share, bool) and 0 <= share <= 100):
+                raise w.error(
+                    f"want an object with share, a percentage; got {entry!r:.60}", "analysis", role, "per_class", name
+                )

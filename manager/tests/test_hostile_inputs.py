@@ -1,0 +1,354 @@
+"""Hostile inputs to every file reader and option: the contract of docs (README, "Mistakes are
+one line") checked on mutated plans, fabric models and testbed results, and on the special
+files and paths an admin can hand over by mistake.
+
+The contract, for every run: the exit code is 0, 2 (bad input) or, only from the commands
+that judge a fabric, 1; on 2 stderr is exactly one line, `ibqos: error: FILE[:LINE]: ...`
+naming the file; never a traceback or an internal error (exit 70); nothing is written.
+
+Mutations are sampled with fixed seeds (make test); IBQOS_FUZZ_CLI=N runs N per document
+kind with fresh seeds (`make fuzz-cli`). Commands run in-process through ibqos.cli.main (the
+one place exceptions become exit codes), which keeps a few hundred runs under ~20 s."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from verify_fabrics import identity, line
+
+from ibqos.cli._main import main
+from ibqos.paths import REPO_ROOT
+
+EXAMPLES = REPO_ROOT / "examples"
+RESULTS = REPO_ROOT / "testbed" / "tests" / "fixtures" / "results_configA"
+IBQOS = str(Path(sys.executable).parent / "ibqos")
+FUZZ = int(os.environ.get("IBQOS_FUZZ_CLI", "0"))
+SAMPLES = FUZZ or 60
+SEED = random.randrange(1 << 30) if FUZZ else 15
+
+DEL = object()
+VALUES = [None, "x", "", -1, 0, 1, 99, 70000, 10**30, 1.5, -0.5, True, [], {}, [[1, 2, 3]], [99, 99], {"a": 1}, DEL]
+
+
+def run(capsys, *args) -> tuple[int, str, str]:
+    try:
+        main([str(a) for a in args])
+        rc = 0
+    except SystemExit as e:
+        rc = e.code if isinstance(e.code, int) else 0
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def assert_contract(rc: int, err: str, file: Path, *, defect_ok: bool = False, what: str = "") -> None:
+    allowed = {0, 2} | ({1} if defect_ok else set())
+    assert rc in allowed, (what, rc, err[-800:])
+    assert "Traceback" not in err and "internal error" not in err, (what, err[-800:])
+    if rc == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("ibqos: error: "), (what, err[-800:])
+        assert str(file) in lines[0], (what, lines[0])
+
+
+def _paths(doc, pre=()):
+    yield pre
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, (*pre, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc[:3]):
+            yield from _paths(v, (*pre, i))
+
+
+def mutations(doc, n: int, seed: int):
+    """n documents, each with one value replaced (or deleted) at a random path."""
+    rng = random.Random(seed)
+    paths = list(_paths(doc))[1:]
+    for _ in range(n):
+        p, v = rng.choice(paths), rng.choice(VALUES)
+        d = copy.deepcopy(doc)
+        parent = d
+        for k in p[:-1]:
+            parent = parent[k]
+        if v is DEL:
+            del parent[p[-1]]
+        else:
+            parent[p[-1]] = copy.deepcopy(v)
+        yield f"{'.'.join(map(str, p))}={'DEL' if v is DEL else repr(v)}", d
+
+
+@pytest.fixture(scope="module")
+def plan_doc(tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("plan") / "plan.json"
+    r = subprocess.run([IBQOS, "plan", EXAMPLES / "four-class.yaml", "-o", out], capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def fabric_doc() -> dict:
+    return line(3).sl2vl(identity).f.to_json()
+
+
+def test_mutated_plans_keep_the_contract(capsys, tmp_path, plan_doc):
+    f = tmp_path / "m.json"
+    for what, doc in mutations(plan_doc, SAMPLES, SEED):
+        f.write_text(json.dumps(doc, indent=1))
+        rc, _, err = run(capsys, "analyze", f)
+        assert_contract(rc, err, f, what=what)
+        out = tmp_path / "rendered"
+        rc, _, err = run(capsys, "render", f, "-o", out)
+        assert_contract(rc, err, f, what=what)
+        assert (rc == 0) == out.exists(), what  # nothing written on bad input
+        if out.exists():
+            for p in out.iterdir():
+                p.unlink()
+            out.rmdir()
+
+
+def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(fabric_doc))
+    rc, _, err = run(capsys, "verify", f)
+    assert rc == 0, err  # the unmutated model is clean: 1 below is a found defect, not noise
+    for what, doc in mutations(fabric_doc, SAMPLES * 2, SEED):
+        f.write_text(json.dumps(doc))
+        rc, _, err = run(capsys, "verify", f)
+        assert_contract(rc, err, f, defect_ok=True, what=what)
+
+
+# ---- findings: each was a traceback, a wrong exit code, a hang or a silent 0 before -------
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (lambda d: d["vlarb"]["terminal"]["high"].__setitem__(0, [9, 4]), "vlarb.terminal.high.0.0: VL 9 outside"),
+        (
+            lambda d: d["vlarb"]["ca"]["low"].__setitem__(0, [0, 300]),
+            "vlarb.ca.low.0.1: Input should be less than or equal to 255",
+        ),
+        (lambda d: d["vlarb"]["local"]["low"].extend([[0, 1]] * 3), "vlarb.local.low: 11 entries, more than the 8"),
+        (lambda d: d["classes"][1].__setitem__("name", "VO"), "classes.1.name: class name 'VO' is also"),
+        (lambda d: d["classes"][1]["vls"].append(8), "classes.1.vls.2: VL 8 outside the data VLs 0..7"),
+        (lambda d: d["classes"][1]["sls"].append(1), "classes.1.sls.1: SL 1 is in both class 'VO' and 'VI'"),
+        (lambda d: d["sl2class"].__setitem__(5, 9), "sl2class.5: SL 5 maps to class index 9"),
+        (lambda d: d["fabric"].__setitem__("data_vls", 3), "fabric.data_vls: 3 data VLs"),
+        (lambda d: d["classes"][1]["match"].__setitem__("groups", "x"), "classes.1.match.groups"),
+        (lambda d: d["analysis"]["terminal"].__setitem__("per_class", 5), "analysis.terminal.per_class: want"),
+        (lambda d: d.__setitem__("schema", "ibqos.plan/2"), "written by another version of ibqos"),
+    ],
+)
+def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):
+    doc = copy.deepcopy(plan_doc)
+    edit(doc)
+    f = tmp_path / "plan.json"
+    f.write_text(json.dumps(doc, indent=1))
+    for args in (["analyze", f], ["render", f, "-o", tmp_path / "out"], ["testbed", "plan", f, "--server", "a"]):
+        if args[0] == "testbed":
+            args += ["--client", "b", "-o", tmp_path / "tb"]
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and says in err and f"{f}:" in err, (args[0], err)
+        assert err.split(f"{f}:")[1].split(":")[0].isdigit(), err  # the line
+    assert not (tmp_path / "out").exists() and not (tmp_path / "tb").exists()
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ('{"schema": "ibqos.plan/1", "x": 1e400}', ":1: number 1e400 is too large"),
+        ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ],
+)
+def test_json_that_python_reads_as_infinity_or_recursion_is_refused(capsys, tmp_path, text, says):
+    f = tmp_path / "p.json"
+    f.write_text(text)
+    for args in (["analyze", f], ["status", "--plan", f, tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and says in err and str(f) in err, err
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (
+            lambda d: d["nodes"][0].__setitem__("nports", 70000),
+            "nodes.0.nports: Input should be less than or equal to 254",
+        ),
+        (lambda d: d["nodes"][0]["ports"][1].__setitem__("remote", ["0x00000000000000ff", 1]), "not in the file"),
+        (
+            lambda d: d["nodes"][0]["lft"].__setitem__(1, 9),
+            "nodes.0.lft.1: LID 1 routed to 9: the switch has ports 0..3",
+        ),
+        (lambda d: d["nodes"][0].__setitem__("lft", [255] * 50000), "50000 entries: unicast LIDs end at 0xbfff"),
+        (lambda d: d["nodes"][0]["sl2vl"][0].__setitem__(2, "0123"), "nodes.0.sl2vl.0.2: String should match pattern"),
+        (lambda d: d.__setitem__("path_sls", [[1, 2, 16]]), "path_sls.0.2: Input should be less than or equal to 15"),
+    ],
+)
+def test_bad_fabric_models_name_the_field(capsys, tmp_path, fabric_doc, edit, says):
+    doc = copy.deepcopy(fabric_doc)
+    edit(doc)
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(doc))
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and says in err and str(f) in err, (args, err)
+
+
+def test_one_sided_link_is_bad_input(capsys, tmp_path, fabric_doc):
+    doc = copy.deepcopy(fabric_doc)
+    sw = next(n for n in doc["nodes"] if n["kind"] == "switch")
+    p = next(p for p in sw["ports"] if p["remote"])
+    peer = next(n for n in doc["nodes"] if n["guid"] == p["remote"][0])
+    next(q for q in peer["ports"] if q["num"] == p["remote"][1])["remote"] = None
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(doc))
+    rc, _, err = run(capsys, "verify", f)
+    assert rc == 2 and "links to" in err and "a link is listed on both ends" in err, err
+
+
+def _results(tmp_path) -> Path:
+    r = tmp_path / "res"
+    subprocess.run(["cp", "-r", RESULTS, r], check=True)
+    return r
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "binary", "huge", "1e999"])
+def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_path, kind):
+    r = _results(tmp_path)
+    for role in ("client", "server"):
+        p = r / "bw" / f"bw-sl0.{role}.out"
+        text = p.read_text()
+        p.unlink()
+        if kind == "fifo":
+            os.mkfifo(p)  # reading it would wait for a writer forever
+        elif kind == "dev-zero":
+            p.symlink_to("/dev/zero")  # reading it would never end
+        elif kind == "binary":
+            p.write_bytes(bytes(range(256)) * 20)
+        elif kind == "huge":
+            p.write_bytes(b"x" * (17 << 20))
+        else:
+            p.write_text(text.replace(" 65536      ", " 1e999      ", 1))
+    done: list[tuple[int, str, str]] = []
+    t = threading.Thread(target=lambda: done.append(run(capsys, "testbed", "report", r)), daemon=True)
+    t.start()
+    t.join(60)
+    assert done, f"testbed report hung on a {kind} output"
+    rc, _, err = done[0]
+    # a flow without a measurement fails its SL and says why (testbed docs): exit 1 naming the file
+    assert rc == 1 and "bw-sl0" in err and "Traceback" not in err and "internal" not in err, err
+
+
+def test_simulated_shares_that_are_not_numbers_are_refused(capsys, tmp_path):
+    sim = tmp_path / "sim.json"
+    for text, says in [('{"per_sl": {"0": "nan"}}', "not a percentage"), ('{"per_sl": {"0": 1e999}}', "too large")]:
+        sim.write_text(text)
+        rc, _, err = run(capsys, "testbed", "report", RESULTS, "--simulated", sim)
+        assert rc == 2 and says in err and str(sim) in err, err
+
+
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["analyze", "--limit", "300"], "--limit"),
+        (["plan"], "Missing argument 'POLICY'"),
+        (["render", EXAMPLES / "two-class.yaml", "-o", "/dev/null"], "'/dev/null' is a file"),
+        (["simulate", "x", "--buffer-packets", "0"], "--buffer-packets"),
+        (["nosuchcommand"], "No such command"),
+    ],
+)
+def test_bad_options_are_one_error_line_without_the_usage_block(capsys, args, says):
+    rc, _, err = run(capsys, *args)
+    assert rc == 2 and err.startswith("ibqos: error: ") and says in err, err
+    assert len(err.strip().splitlines()) == 1 and "Usage:" not in err, err
+
+
+def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
+    plan = tmp_path / "plan.json"
+    (tmp_path / "afile").write_text("")
+    rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
+    assert rc == 0, err
+    cases = [
+        (["plan", EXAMPLES / "two-class.yaml", "-o", ""], "is a directory"),
+        (["plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "afile" / "p.json"], "is not a directory"),
+        (["render", plan, "-o", tmp_path / "afile" / "out"], "part of the path is a file"),
+        (["testbed", "report", RESULTS, "--png", ""], "is a directory"),
+        (["testbed", "report", RESULTS, "--png", tmp_path / "afile" / "x.png"], "its directory does not exist"),
+    ]
+    for args, says in cases:
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and says in err and ".tmp" not in err, (args, err)
+
+
+def _concurrently(argvs: list[list[str]]) -> None:
+    procs = [subprocess.Popen([IBQOS, *map(str, a)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for a in argvs]
+    try:
+        for p in procs:
+            assert p.wait(timeout=120) == 0, p.stderr.read() if p.stderr else ""
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def _files(d: Path) -> dict[str, str]:
+    """The rendered files, with the directory they name (opensm.conf points into it) as DIR."""
+    return {f.name: f.read_text().replace(str(d), "DIR") for f in d.iterdir()}
+
+
+def test_concurrent_writers_leave_one_whole_output(tmp_path):
+    """Two `plan -o same.json` and two `render -o same/` at once: one run's output, whole."""
+    policies = [EXAMPLES / "two-class.yaml", EXAMPLES / "four-class.yaml"]
+    alone = []
+    for i, pol in enumerate(policies):
+        p = tmp_path / f"alone{i}.json"
+        _concurrently([["plan", pol, "-o", p]])
+        _concurrently([["render", p, "-o", tmp_path / f"alone{i}"]])
+        alone.append((p.read_text(), _files(tmp_path / f"alone{i}")))
+    for round_ in range(3):
+        same = tmp_path / f"same{round_}.json"
+        _concurrently([["plan", pol, "-o", same] for pol in policies])
+        assert same.read_text() in (alone[0][0], alone[1][0])
+        out = tmp_path / f"out{round_}"
+        _concurrently([["render", tmp_path / f"alone{i}.json", "-o", out] for i in (0, 1)] * 2)
+        got = _files(out)
+        assert got in (alone[0][1], alone[1][1]), "a mix of two renders"
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temp files left"
+
+
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(tmp_path, fabric_doc, cmd):
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    os.mkfifo(tmp_path / "osm.fifo")
+    target = tmp_path / "fabric.json" if cmd == "verify" else tmp_path
+    r = subprocess.run(
+        [IBQOS, cmd, target, "--osm-log", tmp_path / "osm.fifo"], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("ibqos: error: "), r.stderr
+    assert "osm.fifo: not a regular file" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("dragonfly:a=99999999999999999999,p=1,h=1", "at most 254 ports"),  # built for minutes before
+        ("dragonfly:a=200,p=20,h=30", "more than the 49151 unicast LIDs"),
+        ("dragonfly:a=4,p=0,h=2", "without CAs"),
+        ("dragonfly:a=4,a=5,p=2,h=2", "a given twice"),
+    ],
+)
+def test_topology_specs_that_cannot_be_a_fabric_are_refused_at_once(capsys, tmp_path, spec, says):
+    out = tmp_path / "dr"
+    rc, _, err = run(capsys, "dryrun", EXAMPLES / "two-class.yaml", "--topology", spec, "--out", out)
+    assert rc == 2 and says in err and len(err.strip().splitlines()) == 1, err
+    assert not out.exists()
