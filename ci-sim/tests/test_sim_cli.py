@@ -176,3 +176,14 @@ def test_voq_buffers_is_a_switch_model_option(dragonfly_runs, tmp_path):
     assert acc["per-output"] > acc["shared"] + 10
     bad = ibqos("simulate", dragonfly_runs[2], "--voq-buffers", "per-queue")
     assert bad.returncode == 2 and "per-queue" in bad.stderr
+
+
+def test_a_sweep_of_too_many_points_is_refused_at_once(dragonfly_runs, tmp_path):
+    """A tiny STEP once meant 10^8 simulations and a hang; now one line before anything runs."""
+    out = tmp_path / "out"
+    cp = ibqos("simulate", dragonfly_runs[2], "--sweep", "0.1:0.2:1e-9", "--out", out, timeout=60)
+    assert cp.returncode == 2, cp.stderr
+    assert cp.stderr.strip().splitlines() == [
+        "ibqos: error: --sweep: '0.1:0.2:1e-9' gives 100000001 loads; at most 1000: take a larger STEP"
+    ]
+    assert not out.exists()

@@ -176,6 +176,9 @@ def core_error(rc: int, call: str) -> Exception:
     return ExternalError(f"{call} failed with {name} ({os.strerror(-rc) if rc < 0 else rc})")
 
 
+MAX_SWEEP_POINTS = 1000
+
+
 def parse_sweep(text: str) -> list[float]:
     """`0.1:1.0:0.1` -> [0.1, 0.2, ..., 1.0]."""
     try:
@@ -185,4 +188,7 @@ def parse_sweep(text: str) -> list[float]:
     if not (0 < a <= b <= 1 and s > 0):
         raise InputError(f"{text!r}: loads must satisfy 0 < START <= STOP <= 1, STEP > 0", field="--sweep")
     n = int(round((b - a) / s)) + 1
-    return [round(a + i * s, 6) for i in range(n) if a + i * s <= b + 1e-9]
+    if n > MAX_SWEEP_POINTS:  # each point is a whole simulation: 1e-9 steps would be 1e9 of them
+        raise InputError(f"{text!r} gives {n} loads; at most {MAX_SWEEP_POINTS}: take a larger STEP", field="--sweep")
+    loads = sorted({round(a + i * s, 6) for i in range(n) if a + i * s <= b + 1e-9})
+    return loads
