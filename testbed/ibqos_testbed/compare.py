@@ -102,9 +102,12 @@ def build_report(
     elif tolerance != planned:  # one set of defaults: the plan's, unless a flag overrides and says so
         notes.append(f"note: --tolerance {tolerance:g} overrides the plan's {planned:g} pp")
     per_sl = _measure(res, base)
+    # A share is of the total of every SL: with one measurement missing the others' shares
+    # would be of a partial total and judged wrongly, so none is judged.
+    complete = all(m.bw_gbps is not None for m in per_sl)
     total = sum(m.bw_gbps for m in per_sl if m.bw_gbps is not None)
     for m in per_sl:
-        if m.bw_gbps is not None and total > 0:
+        if complete and total > 0:
             m.share = 100.0 * m.bw_gbps / total
 
     predicted = _predictions(run, prediction)
