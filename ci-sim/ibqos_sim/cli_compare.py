@@ -9,6 +9,7 @@ import click
 
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
+from ibqos.outpath import OUT_DIR
 from ibqos.term import console, print_table
 
 from . import cli_args
@@ -47,7 +48,7 @@ def _fabric(spec: str):
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     default=Path("runs/compare-engines"),
     show_default=True,
 )

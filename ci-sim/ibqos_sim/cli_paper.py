@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ibqos.errors import InputError
+from ibqos.outpath import OUT_DIR
 
 from . import cli_args
 from .cli_args import csv_list
@@ -19,7 +20,7 @@ EXPERIMENTS = ("seed003-5.1",)
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     default=Path("runs/paper-seed003"),
     show_default=True,
 )

@@ -8,6 +8,7 @@ import click
 
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
+from ibqos.outpath import OUT_DIR
 
 from . import cli_args
 
@@ -159,7 +160,7 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
 @click.option(
     "--out",
     "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     help="Where sim.json and the plots go (default RUNDIR/sim).",
 )
 @click.option("--plot", is_flag=True, help="Write PNG plots (load-throughput, latency per SL).")

@@ -13,6 +13,7 @@ from rich.table import Column, Table
 
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.extras import require_plot
+from ibqos.outpath import OUT_DIR
 from ibqos.term import console, print_table
 
 
@@ -33,7 +34,7 @@ from ibqos.term import console, print_table
 )
 @click.option(
     "--out",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     default=Path("ibqos-dryrun"),
     show_default=True,
     help="Run directory: plan, config, fabric, reports.",

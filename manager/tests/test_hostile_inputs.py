@@ -278,7 +278,7 @@ def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
     rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
     assert rc == 0, err
     cases = [
-        (["plan", EXAMPLES / "two-class.yaml", "-o", ""], "is a directory"),
+        (["plan", EXAMPLES / "two-class.yaml", "-o", ""], "an empty path names no file or directory"),
         (["plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "afile" / "p.json"], "is not a directory"),
         (["render", plan, "-o", tmp_path / "afile" / "out"], "part of the path is a file"),
         (["testbed", "report", RESULTS, "--png", ""], "is a directory"),
@@ -287,6 +287,27 @@ def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
     for args, says in cases:
         rc, _, err = run(capsys, *args)
         assert rc == 2 and says in err and ".tmp" not in err, (args, err)
+
+
+def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(capsys, tmp_path, monkeypatch):
+    """`render -o ''` used to write its three files into the current directory (click reads
+    '' as '.'); every output option now refuses it, and nothing is written."""
+    plan = tmp_path / "plan.json"
+    rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
+    assert rc == 0, err
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for args in (
+        ["render", plan, "-o", ""],
+        ["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", ""],
+        ["simulate", tmp_path, "--out", " "],
+        ["dryrun", EXAMPLES / "two-class.yaml", "--out", ""],
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and "an empty path names no file or directory" in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+    assert list(here.iterdir()) == []
 
 
 def _concurrently(argvs: list[list[str]]) -> None:

@@ -35,6 +35,7 @@ CORE = (
     "arbiter",
     "extras",
     "term",
+    "outpath",
 )
 ABOVE_CORE = ("planner", "render", "apply", "verify", "status", "conformance", "redline", "cli")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from ibqos.errors import ExternalError, VerificationFailed
+from ibqos.outpath import OUT_DIR
 
-_DIR = click.Path(file_okay=False, path_type=Path)
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
@@ -22,7 +22,9 @@ def testbed() -> None:
 @click.option("--server", required=True, help="Node that receives (its switch port is measured).")
 @click.option("--client", required=True, help="Node that sends.")
 @click.option("--server-addr", help="Name/address the client uses for the server [--server].")
-@click.option("-o", "--output", "out_dir", required=True, type=_DIR, help="Directory for runplan.json and runplan.txt.")
+@click.option(
+    "-o", "--output", "out_dir", required=True, type=OUT_DIR, help="Directory for runplan.json and runplan.txt."
+)
 @click.option("--device", default="mlx5_0", show_default=True, help="HCA (perftest -d).")
 @click.option("--ib-port", default=1, show_default=True, type=click.IntRange(1, 254), help="HCA port (perftest -i).")
 @click.option(
@@ -105,7 +107,7 @@ def plan(
 
 @testbed.command()
 @click.argument("runplan_path", metavar="RUNPLAN", type=_FILE)
-@click.option("-o", "--results", "results_dir", type=_DIR, help="Results directory [RUNPLAN's directory/results].")
+@click.option("-o", "--results", "results_dir", type=OUT_DIR, help="Results directory [RUNPLAN's directory/results].")
 @click.option(
     "--listen-timeout",
     default=30.0,

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..outpath import OUT_FILE
 from ..errors import InputError
 
 
@@ -31,7 +32,7 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
     "--output",
     "out",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Plan file to write (JSON).",
 )
 @click.option(

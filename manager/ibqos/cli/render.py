@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..outpath import OUT_DIR
 from ..errors import InputError
 
 
@@ -16,7 +17,7 @@ from ..errors import InputError
     "--output",
     "out",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     help="Directory for the three files (created; existing files are replaced).",
 )
 def render(plan_path: Path, out: Path) -> None:
