@@ -324,10 +324,9 @@ class Harness:
 
     def record_sm(self, sm: SmDaemon) -> None:
         """Remember a daemon OpenSM in the state file so a later `fabric down` stops it."""
-        state_file = self.run_dir / "harness.json"
-        state = json.loads(state_file.read_text())
+        state = self.run_dir_state()
         state.setdefault("sm_pids", []).append(sm.pid)
-        write_json(state_file, state, indent=None)
+        write_json(self.run_dir / "harness.json", state, indent=None)
 
     def run_dir_state(self) -> dict:
         return json.loads((self.run_dir / "harness.json").read_text())

@@ -90,3 +90,20 @@ def test_collect_needs_a_sweep_directory(tmp_path):
     )
     cp = subprocess.run([IBQOS, "simulate"], capture_output=True, text=True, env=env)
     assert cp.returncode == 2 and "RUNDIR: give RUNDIR (or --collect DIR)" in cp.stderr
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        ('{"schema": "ibqos.sweep/1", "points": [{"fabric": "x"}]}', "not a sweep this ibqos wrote"),
+        ("[" * 100_000, "nested too deeply"),
+        ('{"schema": "ibqos.sweep/1", "points": [], "x": NaN}', "NaN"),
+    ],
+)
+def test_collect_of_a_damaged_sweep_is_one_line(tmp_path, text, says):
+    """sweep.json is read like every other input (inputfile, finite numbers) and a document
+    this ibqos did not write is one error line, not a KeyError traceback."""
+    (tmp_path / "sweep.json").write_text(text)
+    cp = subprocess.run([IBQOS, "simulate", "--collect", str(tmp_path)], capture_output=True, text=True)
+    assert cp.returncode == 2, cp.stderr
+    assert len(cp.stderr.strip().splitlines()) == 1 and says in cp.stderr, cp.stderr

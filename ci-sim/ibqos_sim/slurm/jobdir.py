@@ -16,7 +16,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from ibqos.docfile import write_atomic
+from pydantic import ValidationError
+
+from ibqos.docfile import read_json, write_atomic
 from ibqos.errors import InputError
 from ibqos.fabric.model import Fabric
 
@@ -62,18 +64,19 @@ def write(jobdir: Path, fabrics: dict[str, Fabric], points: list[Point], merge: 
 def read(jobdir: Path) -> tuple[dict[str, Path], list[Point], dict]:
     """(fabric files by key, points, merge) from jobdir/sweep.json."""
     path = jobdir / "sweep.json"
-    try:
-        doc = json.loads(path.read_text())
-    except FileNotFoundError as exc:
-        raise InputError("no sweep here (no sweep.json): give the directory a --slurm sweep wrote", file=path) from exc
-    except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
+    if not path.exists():
+        raise InputError("no sweep here (no sweep.json): give the directory a --slurm sweep wrote", file=path)
+    doc = read_json(path)
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         raise InputError(f"not an ibqos sweep (want schema {SCHEMA!r})", file=path, field="schema")
-    points = [
-        Point(d["fabric"], TrafficSpec(**d["traffic"]), SimParams(**d["params"]), d["load"]) for d in doc["points"]
-    ]
-    return {k: jobdir / f for k, f in doc["fabrics"].items()}, points, doc["merge"]
+    try:
+        points = [
+            Point(d["fabric"], TrafficSpec(**d["traffic"]), SimParams(**d["params"]), d["load"]) for d in doc["points"]
+        ]
+        return {k: jobdir / f for k, f in doc["fabrics"].items()}, points, doc["merge"]
+    except (KeyError, TypeError, AttributeError, ValidationError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"not a sweep this ibqos wrote ({why})", file=path) from e
 
 
 def result_path(jobdir: Path, i: int) -> Path:
@@ -90,7 +93,7 @@ def finished(jobdir: Path, n: int) -> list[int]:
 
 
 def results(jobdir: Path, n: int) -> list[SimResult]:
-    return [SimResult.from_json(json.loads(result_path(jobdir, i).read_text())) for i in range(n)]
+    return [SimResult.from_json(read_json(result_path(jobdir, i))) for i in range(n)]
 
 
 def save_job_id(jobdir: Path, job_id: str) -> None:
