@@ -37,6 +37,7 @@ def switch_model_options(f):
             default="N",
             show_default=True,
             help="Packets a switch input feeds at once: N (one per queue) or 1 (read at link rate).",
+            callback=lambda ctx, param, value: 1 if value == "1" else value,  # SimParams.input_reads: "N" | 1
         ),
         click.option(
             "--voq-buffers",

@@ -100,7 +100,7 @@ def compare_engines(
         buffer_packets=buffer_packets,
         voq=voq,
         voq_buffers=voq_buffers,
-        input_reads=1 if input_reads == "1" else "N",
+        input_reads=input_reads,
         seed=seed,
         warmup_us=warmup_us,
         time_us=time_us,

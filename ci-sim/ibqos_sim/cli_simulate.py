@@ -246,7 +246,7 @@ def simulate(
             mtu=mtu,
             buffer_packets=buffer_packets,
             voq=voq,
-            input_reads=1 if input_reads == "1" else "N",
+            input_reads=input_reads,
             voq_buffers=voq_buffers,
             accounting=accounting,
             prop_ns=prop_ns,
