@@ -14,7 +14,6 @@ from pathlib import Path
 from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
-from ..policy.yamlsrc import _dotted
 from ..plan.model import (
     SCHEMA,
     Bandwidth,
@@ -27,7 +26,7 @@ from ..plan.model import (
     VlArbPlan,
 )
 from .e2e_check import check_e2e
-from .fixes import checked_fixes
+from .fixes import checked_fixes, refusal
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
 from .targets import role_spec
@@ -183,15 +182,8 @@ def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int]
         if o is not None and getattr(o, field, None) is not None:
             loc = ("classes", v.target.index, "roles", role, field)
         msg = f"class {c.name!r}{where}: {v.message}"
-    if cap is not None:
-        fixes = checked_fixes(policy, v, loc, lambda p: _replan(p, cap))  # e2e bounds too
-        msg += (
-            "; feasible with " + " | ".join(f.text(policy) for f in fixes)
-            if fixes
-            else "; no single change to the MTU, a priority or this bound makes it feasible"
-        )
-    file, line = policy.where(*loc)
-    return InputError(msg, file=file, line=line, field=_dotted(loc))
+    fixes = None if cap is None else checked_fixes(policy, v, loc, lambda p: _replan(p, cap))  # e2e bounds too
+    return refusal(policy, msg, loc, fixes, "no single change to the MTU, a priority or this bound makes it feasible")
 
 
 def plan_and_analyze(policy_path: str | Path, cap: tuple[int, int] | None = None) -> Plan:

@@ -9,8 +9,7 @@ import math
 from ..errors import InputError
 from ..plan.e2e import EndToEnd, describe_route, end_to_end_on
 from ..policy.model import Policy
-from ..policy.yamlsrc import _dotted
-from .fixes import checked_fixes
+from .fixes import checked_fixes, refusal
 from .synth import RoleResult, Violation
 from .targets import role_spec
 
@@ -57,6 +56,7 @@ def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
     if fixed >= want:
         msg += f" (serialization, wire and switches alone take {fixed:.2f} µs)"
     loc = ("classes", i, "max_e2e_latency_us")
+    offered = None
     if replan is not None:
         fixes = []
         if e.bound_us is not None:
@@ -68,10 +68,10 @@ def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
         target = role_spec(policy, "terminal").classes[i]
         violation = Violation(target, "max_e2e_latency_us", msg, 1.0, tuple(fixes))
         offered = checked_fixes(policy, violation, loc, replan)
-        msg += (
-            "; feasible with " + " | ".join(f.text(policy) for f in offered)
-            if offered
-            else "; no single change to this bound, the per-port bound, the MTU or a priority makes it feasible"
-        )
-    file, line = policy.where(*loc)
-    return InputError(msg, file=file, line=line, field=_dotted(loc))
+    return refusal(
+        policy,
+        msg,
+        loc,
+        offered,
+        "no single change to this bound, the per-port bound, the MTU or a priority makes it feasible",
+    )

@@ -71,6 +71,15 @@ def checked_fixes(policy: Policy, violation, loc: tuple, plans) -> list[Fix]:
     return offered
 
 
+def refusal(policy: Policy, msg: str, loc: tuple, offered: list[Fix] | None, none_works: str) -> InputError:
+    """The one-line error at the policy's `loc`: `msg`, then the fixes that plan (None: none
+    were looked for), or `none_works` when none does."""
+    if offered is not None:
+        msg += "; feasible with " + " | ".join(f.text(policy) for f in offered) if offered else "; " + none_works
+    file, line = policy.where(*loc)
+    return InputError(msg, file=file, line=line, field=_dotted(loc))
+
+
 def _with(policy: Policy, fix: Fix) -> Policy | None:
     """A validated copy of `policy` with one field changed, or None if the change is invalid."""
     doc = policy.model_dump(mode="json", exclude_unset=True)
