@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import yaml
 
 from ibqos.paths import REPO_ROOT
 
-from test_planner_fixes import _apply
+from test_planner_fixes import _apply, offered_fixes
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 EXAMPLES = REPO_ROOT / "examples"
@@ -83,20 +82,6 @@ def test_dla_bound_sums_the_dragonfly_route(tmp_path):
     assert a["end_to_end"]["per_class"]["VO"]["ports"] == ["ca", "local", "global", "terminal"]
 
 
-def offered_fixes(message: str) -> list[tuple[list, object]]:
-    """'feasible with classes[0].max_e2e_latency_us (VO): 36.5 | fabric.mtu: 2048' ->
-    [(["classes", 0, "max_e2e_latency_us"], 36.5), (["fabric", "mtu"], 2048)]"""
-    m = re.search(r"; feasible with (.*)$", message)
-    assert m, message
-    out = []
-    for item in m.group(1).split(" | "):
-        where, value = item.rsplit(": ", 1)
-        where = re.sub(r" \(.*\)$", "", where)
-        path = [int(k) if k.isdigit() else k for k in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+", where)]
-        out.append((path, yaml.safe_load(value)))
-    return out
-
-
 def _four_class(tmp_path: Path, **vo) -> Path:
     doc = yaml.safe_load((EXAMPLES / "four-class.yaml").read_text())
     doc["classes"][0].update(vo)
@@ -119,6 +104,7 @@ def test_unreachable_e2e_bound_is_refused_with_fixes_that_plan(tmp_path):
     )
     assert lines[0].startswith(f"ibqos: error: {policy}:{want_line}: classes[0].max_e2e_latency_us: ")
     assert "end-to-end bound 36.49 µs exceeds max_e2e_latency_us 35 µs" in lines[0]
+    assert "; feasible with " in lines[0], lines[0]
     fixes = offered_fixes(lines[0])
     assert (["classes", 0, "max_latency_us"], 6.58) in fixes  # every port within its share of 35 µs
     doc = yaml.safe_load(policy.read_text())

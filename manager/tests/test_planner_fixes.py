@@ -57,7 +57,8 @@ def offered_fixes(message: str) -> list[tuple[list, object]]:
     for item in m.group(1).split(" | "):
         where, value = item.rsplit(": ", 1)
         where = re.sub(r" \(.*\)$", "", where)
-        path = [int(k) if k.isdigit() else k for k in re.findall(r"[A-Za-z_]+|\d+", where)]
+        # names may hold digits (max_e2e_latency_us); indexes are whole runs of digits
+        path = [int(k) if k.isdigit() else k for k in re.findall(r"[A-Za-z_][A-Za-z0-9_]*|\d+", where)]
         out.append((path, yaml.safe_load(value)))
     return out
 
