@@ -43,30 +43,13 @@ def plots(verdicts) -> list[dict]:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
     a1.bar(list(x), [v.worst_wait_us for v in verdicts], 0.5, label="worst wait for a turn (analysis)")
     bounds = [(i, v.latency_bound_us) for i, v in zip(x, verdicts) if v.latency_bound_us is not None]
-    if bounds:
-        a1.scatter(
-            [i for i, _ in bounds],
-            [b for _, b in bounds],
-            marker="_",
-            s=900,
-            color="red",
-            label="the class's bound",
-            zorder=3,
-        )
+    _bound_marks(a1, bounds, "the class's bound")
     a1.set_title("per-port arbitration wait")
     a2.bar([i - w / 2 for i in x], [v.sim_mean_us or 0 for v in verdicts], w, label="mean")
     a2.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w, label="p99")
     e2e = [(i, v.e2e_bound_us) for i, v in zip(x, verdicts) if v.e2e_bound_us is not None and v.sim_p99_us is not None]
-    if e2e:  # the bound beside the simulated classes only: a saturating class's p99 is its backlog
-        a2.scatter(
-            [i for i, _ in e2e],
-            [b for _, b in e2e],
-            marker="_",
-            s=900,
-            color="red",
-            label="end-to-end bound (analysis)",
-            zorder=3,
-        )
+    # the bound beside the simulated classes only: a saturating class's p99 is its backlog
+    _bound_marks(a2, e2e, "end-to-end bound (analysis)")
     a2.set_title("end to end: simulated network latency (paced run) and the bound")
     for ax in (a1, a2):
         ax.set_xticks(list(x), names)
@@ -78,6 +61,14 @@ def plots(verdicts) -> list[dict]:
     out.append({"title": "Latency per class", "png_b64": _png(fig)})
     plt.close(fig)
     return out
+
+
+def _bound_marks(ax, bounds: list[tuple[int, float]], label: str) -> None:
+    """A red bar per (class position, bound) over the class's bars."""
+    if bounds:
+        ax.scatter(
+            [i for i, _ in bounds], [b for _, b in bounds], marker="_", s=900, color="red", label=label, zorder=3
+        )
 
 
 def report_dict(dr) -> dict:
