@@ -6,8 +6,11 @@
 # script exits 0: plain Debian ibsim stays the fabric, and the tests that need the patched one
 # skip with that reason. Either result is kept until this script or the patch changes.
 #
-# The source: $IBSIM_SOURCE when set (Debian's ibsim_0.10-2.dsc with its tarballs beside it, as
-# `apt-get source --download-only` leaves them on a machine whose mirror serves them), else `apt-get source ibsim=0.10-2` through a private apt configuration under
+# The source: $IBSIM_SOURCE when set, either Debian's ibsim_0.10-2.dsc with its tarballs beside
+# it (as `apt-get source --download-only` leaves them on a machine whose mirror serves them) or
+# upstream's ibsim-0.10 release tarball, accepted only with the SHA-256 below (the same source
+# as Debian's orig tarball; CI passes shared/vendor/ibsim-0.10.tar.gz). Else `apt-get source
+# ibsim=0.10-2` through a private apt configuration under
 # OUTDIR (its own deb-src list, package lists and cache: the system's apt config is not
 # touched; its deb-src entries are the system's deb entries). dpkg-source (dpkg-dev) unpacks it.
 set -euo pipefail
@@ -15,6 +18,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 patch_file="$here/0001-vlarb-64-and-vlhighlimit.patch"
 version="0.10-2"
+# `git archive --prefix=ibsim-0.10/ ibsim-0.10 | gzip -n -9` of upstream's tag ibsim-0.10
+upstream_sha256="59f5ba98253ca7c2a7fa166deb3e75e3c2b92cb4698d9e595a6e137ba2167688"
 out="${1:?usage: build.sh OUTDIR}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
@@ -49,13 +54,30 @@ from_apt() {
 	origin="Debian source package ibsim $version (apt-get source)"
 }
 
+from_tarball() {
+	local src="$1" sha
+	sha="$(sha256sum "$src" | cut -d' ' -f1)"
+	[ "$sha" = "$upstream_sha256" ] ||
+		unavailable "IBSIM_SOURCE=$src has sha256 $sha, not upstream ibsim 0.10's $upstream_sha256"
+	mkdir -p "$work/src"
+	tar -xzf "$src" -C "$work/src" --strip-components=1 >"$work/unpack.log" 2>&1 ||
+		unavailable "tar -xzf $src failed: $(tail -1 "$work/unpack.log")"
+	origin="upstream ibsim 0.10 release tarball (sha256 $upstream_sha256)"
+}
+
 from_given() {
 	local src="$IBSIM_SOURCE"
 	case "$src" in
-	*.dsc) ;;
-	*) unavailable "IBSIM_SOURCE=$src is not a Debian source package (.dsc)" ;;
+	*.dsc | *.tar.gz) ;;
+	*) unavailable "IBSIM_SOURCE=$src is neither a Debian source package (.dsc) nor the ibsim-0.10 tarball (.tar.gz)" ;;
 	esac
 	[ -f "$src" ] || unavailable "IBSIM_SOURCE=$src does not exist"
+	case "$src" in
+	*.tar.gz)
+		from_tarball "$src"
+		return
+		;;
+	esac
 	dpkg-source -x "$src" "$work/src" >"$work/unpack.log" 2>&1 ||
 		unavailable "dpkg-source -x $src failed: $(tail -1 "$work/unpack.log")"
 	origin="IBSIM_SOURCE=$src"

@@ -53,7 +53,7 @@ def test_ibqos_ibsim_sets_the_default_and_a_bad_value_is_one_error(build_dir, mo
 @pytest.mark.parametrize(
     "source, reason",
     [
-        ("/nonexistent/ibsim", "IBSIM_SOURCE=/nonexistent/ibsim is not a Debian source package (.dsc)"),
+        ("/nonexistent/ibsim", "IBSIM_SOURCE=/nonexistent/ibsim is neither a Debian source package (.dsc) nor the ibsim-0.10 tarball"),
         ("{tmp}/ibsim_0.10-2.dsc", "IBSIM_SOURCE={tmp}/ibsim_0.10-2.dsc does not exist"),
     ],
 )

@@ -5,6 +5,7 @@ smpquery and ibqos-readback. Debian's ibsim is run beside it where the differenc
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -18,7 +19,12 @@ from ibqos_sim.topology import from_spec
 pytestmark = pytest.mark.fabric
 
 MISSING = patched_unavailable()
-needs_patched = pytest.mark.skipif(MISSING is not None, reason=f"patched ibsim not built: {MISSING}")
+# .ci/run builds the patched ibsim from the vendored tarball and sets this: there a missing
+# build fails these tests instead of skipping them.
+REQUIRED = os.environ.get("IBQOS_REQUIRE_PATCHED_IBSIM") == "1"
+needs_patched = pytest.mark.skipif(
+    MISSING is not None and not REQUIRED, reason=f"patched ibsim not built: {MISSING}"
+)
 
 # OpenSM's own VLArb and VLHighLimit (no plugin): 4 data VLs, entries 0..31 of each table
 # programmed (OpenSM 3.3.23 sends the second block of a 64-entry table empty).
