@@ -53,8 +53,10 @@ def test_ibqos_ibsim_sets_the_default_and_a_bad_value_is_one_error(build_dir, mo
 @pytest.mark.parametrize(
     "source, reason",
     [
-        ("/nonexistent/ibsim", "IBSIM_SOURCE=/nonexistent/ibsim is neither a Debian source package (.dsc) nor the ibsim-0.10 tarball"),
+        ("/nonexistent/ibsim", "IBSIM_SOURCE=/nonexistent/ibsim is neither a Debian source package (.dsc) nor"),
         ("{tmp}/ibsim_0.10-2.dsc", "IBSIM_SOURCE={tmp}/ibsim_0.10-2.dsc does not exist"),
+        ("{tmp}/ibsim-0.10.tar.gz", "IBSIM_SOURCE={tmp}/ibsim-0.10.tar.gz does not exist"),
+        ("{tmp}/not-ibsim.tar.gz", "IBSIM_SOURCE={tmp}/not-ibsim.tar.gz has sha256 "),
     ],
 )
 def test_build_sh_without_a_usable_source_records_why_and_succeeds(tmp_path, source, reason):
@@ -62,6 +64,7 @@ def test_build_sh_without_a_usable_source_records_why_and_succeeds(tmp_path, sou
     tree.mkdir(parents=True)
     (tree / "sim_mad.c").write_text("")
     (tree / "ibsim.c").write_text('#define IBSIM_VERSION "0.11"\n')
+    (tmp_path / "not-ibsim.tar.gz").write_bytes(b"\x1f\x8b not ibsim")
     out = tmp_path / "out"
     env = {"PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "IBSIM_SOURCE": source.format(tmp=tmp_path)}
     r = subprocess.run([str(BUILD_SH), str(out)], env=env, capture_output=True, text=True, timeout=60)

@@ -22,9 +22,7 @@ MISSING = patched_unavailable()
 # .ci/run builds the patched ibsim from the vendored tarball and sets this: there a missing
 # build fails these tests instead of skipping them.
 REQUIRED = os.environ.get("IBQOS_REQUIRE_PATCHED_IBSIM") == "1"
-needs_patched = pytest.mark.skipif(
-    MISSING is not None and not REQUIRED, reason=f"patched ibsim not built: {MISSING}"
-)
+needs_patched = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"patched ibsim not built: {MISSING}")
 
 # OpenSM's own VLArb and VLHighLimit (no plugin): 4 data VLs, entries 0..31 of each table
 # programmed (OpenSM 3.3.23 sends the second block of a 64-entry table empty).
