@@ -3,11 +3,13 @@ turn a bad file into one InputError line, and one way to write a file whole or n
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 from collections.abc import Callable
@@ -144,11 +146,17 @@ def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None
     fsynced, so a reader or a crash sees the old bytes or the new, never part of a file. The
     file gets `mode`, else the mode of the file it replaces, else the umask's default."""
     path = Path(path)
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # os.replace would put a regular file where a device, FIFO or directory was
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
     if mode is None:
-        try:
-            mode = path.stat().st_mode & 0o7777
-        except OSError:
-            mode = default_mode()
+        mode = st.st_mode & 0o7777 if st is not None else default_mode()
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         os.fchmod(fd, mode)

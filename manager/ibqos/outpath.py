@@ -1,7 +1,9 @@
-"""The click parameter type of every output path: an empty string names nothing."""
+"""The click parameter type of every output path: an empty string names nothing, and an
+existing path must be what the option writes (a directory, or a regular file)."""
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,16 @@ class OutPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path names no file or directory", param, ctx)
+        # click refuses only a regular file where a directory is wanted. A device, FIFO or
+        # socket must be refused too: the atomic writer renames over its path, and as root
+        # `-o /dev/null` replaced the device node with a regular file.
+        try:
+            mode = Path(value).stat().st_mode
+        except (OSError, TypeError, ValueError):
+            mode = None
+        if mode is not None and not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+            what = "is not a directory" if not self.file_okay else "is not a regular file"
+            self.fail(f"{click.format_filename(value)!r} {what}", param, ctx)
         return super().convert(value, param, ctx)
 
 

@@ -25,6 +25,7 @@ import pytest
 from verify_fabrics import identity, line
 
 from ibqos.cli._main import main
+from ibqos.docfile import write_atomic
 from ibqos.paths import REPO_ROOT
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -261,7 +262,8 @@ def test_simulated_shares_that_are_not_numbers_are_refused(capsys, tmp_path):
     [
         (["analyze", "--limit", "300"], "--limit"),
         (["plan"], "Missing argument 'POLICY'"),
-        (["render", EXAMPLES / "two-class.yaml", "-o", "/dev/null"], "'/dev/null' is a file"),
+        (["render", EXAMPLES / "two-class.yaml", "-o", "/dev/null"], "'/dev/null' is not a directory"),
+        (["plan", EXAMPLES / "two-class.yaml", "-o", "/dev/null"], "'/dev/null' is not a regular file"),
         (["simulate", "x", "--buffer-packets", "0"], "--buffer-packets"),
         (["nosuchcommand"], "No such command"),
     ],
@@ -270,6 +272,24 @@ def test_bad_options_are_one_error_line_without_the_usage_block(capsys, args, sa
     rc, _, err = run(capsys, *args)
     assert rc == 2 and err.startswith("ibqos: error: ") and says in err, err
     assert len(err.strip().splitlines()) == 1 and "Usage:" not in err, err
+    assert Path("/dev/null").is_char_device(), "an output option replaced /dev/null"
+
+
+def test_an_output_directory_that_is_a_regular_file_is_refused(capsys, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("kept\n")
+    rc, _, err = run(capsys, "render", EXAMPLES / "two-class.yaml", "-o", afile)
+    assert rc == 2 and err.startswith("ibqos: error: ") and f"'{afile}' is a file" in err, err
+    assert afile.read_text() == "kept\n"
+
+
+def test_the_atomic_writer_never_replaces_a_device_or_a_fifo(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/null"), tmp_path):
+        with pytest.raises(OSError):
+            write_atomic(path, "x")
+    assert fifo.is_fifo() and Path("/dev/null").is_char_device() and list(tmp_path.iterdir()) == [fifo]
 
 
 def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
