@@ -134,3 +134,29 @@ def test_sa_path_records_carry_the_plans_mtu(tmp_path):
         out = h.diag(["saquery", "--src-to-dst", f"{lids[0]}:{lids[1]}"]).stdout
         # selector "exactly" (0x80) with code 4 (2048)
         assert out.count("PathRecord dump") == 1 and re.search(r"\n\s*mtu\.+0x84\n", out), out
+
+
+def test_a_fabric_json_from_before_mtu_cap_loads_and_is_judged_by_its_mtu(tmp_path):
+    """fabric.json files read back before `mtu_cap` existed carry `mtu` (NeighborMTU) but no
+    `mtu_cap`: they load with mtu_cap 0, and the check judges their links by `mtu` alone."""
+    from ibqos.fabric.model import Fabric, Node, Port
+
+    ca = Node(guid=0x10, kind="ca", desc="ca0", nports=1, ports={1: Port(num=1, guid=0x11, lid=1, remote=(0x20, 1))})
+    sw = Node(guid=0x20, kind="switch", desc="sw0", nports=1, ports={0: Port(num=0, guid=0x20, lid=2)})
+    sw.ports[1] = Port(num=1, remote=(0x10, 1), mtu=2048)
+    ca.ports[1].mtu = 2048
+    ca.sl2vl[(0, 1)] = tuple([0] * 16)
+    sw.sl2vl = {(i, 1): tuple([0] * 16) for i in (0, 1)}
+    sw.lft = [255, 1, 0]
+    doc = Fabric(source="live:old", nodes={0x10: ca, 0x20: sw}).to_json()
+    for n in doc["nodes"]:
+        for p in n["ports"]:
+            del p["mtu_cap"]
+    (tmp_path / "fabric.json").write_text(json.dumps(doc))
+    old = Fabric.load(tmp_path / "fabric.json")
+    assert {p.mtu_cap for n in old.nodes.values() for p in n.ports.values()} == {0}
+    assert [str(f) for f in mtu_findings(old, 4096)] == [
+        "ca0 0x0000000000000010 port 1: link MTU 2048, below the plan's MTU 4096",
+        "sw0 0x0000000000000020 port 1: link MTU 2048, below the plan's MTU 4096",
+    ]
+    assert mtu_findings(old, 2048) == []
