@@ -1,6 +1,7 @@
 """Which ibsim runs a fabric: Debian's (ibsim-utils 0.10, VLArb tables of 8 entries, no
-VLHighLimit) or the patched one `make build` leaves in build/ibsim-patched/ (ci-sim/ibsim-patch:
-64-entry tables, VLHighLimit stored; docs/ibsim.md).
+VLHighLimit, links at MTU 2048) or the patched one `make build` leaves in build/ibsim-patched/
+(ci-sim/ibsim-patch: 64-entry tables, VLHighLimit stored, MTUCap 4096 and the NeighborMTU the
+SM sets; docs/ibsim.md).
 
 A choice is "debian", "patched" or "auto" (patched when built, else Debian's). IBQOS_IBSIM
 sets the default where the caller gives none.
@@ -35,10 +36,13 @@ class IbsimBinary:
 
     def describe(self) -> str:
         if self.kind == "debian":
-            return f"Debian ibsim ({self.path}): VLArb {self.vlarb_cap[0]}/{self.vlarb_cap[1]}, no VLHighLimit"
+            return (
+                f"Debian ibsim ({self.path}): VLArb {self.vlarb_cap[0]}/{self.vlarb_cap[1]}, "
+                "no VLHighLimit, links at MTU 2048"
+            )
         return (
             f"patched ibsim ({self.path}, {self.built_from}): VLArb "
-            f"{self.vlarb_cap[0]}/{self.vlarb_cap[1]}, VLHighLimit stored"
+            f"{self.vlarb_cap[0]}/{self.vlarb_cap[1]}, VLHighLimit stored, MTUCap 4096"
         )
 
     def to_json(self) -> dict:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds ibsim from Debian 12's source package with 0001-vlarb-64-and-vlhighlimit.patch:
+# Builds ibsim from Debian 12's source package with the patches beside this script, in order
+# (0001-vlarb-64-and-vlhighlimit.patch, 0002-mtucap-and-neighbor-mtu.patch):
 #   build.sh OUTDIR
 # On success OUTDIR/ibsim is the patched simulator and OUTDIR/ibsim-patched.json says what it
 # was built from. When no source can be had, OUTDIR/unavailable.txt says why (one line) and the
@@ -16,7 +17,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-patch_file="$here/0001-vlarb-64-and-vlhighlimit.patch"
+patch_files=("$here"/0*.patch)
 version="0.10-2"
 # `git archive --prefix=ibsim-0.10/ ibsim-0.10 | gzip -n -9` of upstream's tag ibsim-0.10
 upstream_sha256="59f5ba98253ca7c2a7fa166deb3e75e3c2b92cb4698d9e595a6e137ba2167688"
@@ -94,13 +95,16 @@ fi
 grep -q 'IBSIM_VERSION "0.10"' "$work/src/ibsim/ibsim.c" ||
 	unavailable "the ibsim source is not version 0.10: the patch is written against 0.10"
 
-(cd "$work/src" && patch -p1 --forward --quiet <"$patch_file") >"$work/patch.log" 2>&1 ||
-	unavailable "the patch does not apply: $(head -1 "$work/patch.log")"
+for patch_file in "${patch_files[@]}"; do
+	(cd "$work/src" && patch -p1 --forward --quiet <"$patch_file") >"$work/patch.log" 2>&1 ||
+		unavailable "$(basename "$patch_file") does not apply: $(head -1 "$work/patch.log")"
+done
 make -C "$work/src/ibsim" ibsim >"$work/make.log" 2>&1 ||
 	unavailable "make of the patched ibsim failed: $(grep -m1 -i error "$work/make.log" || tail -1 "$work/make.log")"
 cp "$work/src/ibsim/ibsim" "$out/ibsim"
-patch_sha="$(sha256sum "$patch_file" | cut -d' ' -f1)"
-printf '{"version": "%s", "source": "%s", "patch": "%s", "patch_sha256": "%s", "vlarb_cap": [64, 64]}\n' \
-	"0.10" "$origin" "$(basename "$patch_file")" "$patch_sha" >"$out/ibsim-patched.json"
+patch_sha="$(cat "${patch_files[@]}" | sha256sum | cut -d' ' -f1)"
+names="$(for f in "${patch_files[@]}"; do basename "$f"; done | paste -sd' ')"
+printf '{"version": "%s", "source": "%s", "patch": "%s", "patch_sha256": "%s", "vlarb_cap": [64, 64], "mtu_cap": 4096}\n' \
+	"0.10" "$origin" "$names" "$patch_sha" >"$out/ibsim-patched.json"
 rm -rf "$work"
 echo "ibsim-patched: built $out/ibsim from $origin"

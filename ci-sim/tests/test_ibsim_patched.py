@@ -170,3 +170,27 @@ def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(
     assert checked >= 12 + 6 * 4  # every CA port and every linked switch port
     record = read_record(run.dumps)
     assert record and {(len(r.high), len(r.low)) for r in record.ports} == {(32, 32)}
+
+
+@pytest.mark.parametrize("ibsim, linked, lowered", [("patched", 4096, 1024), ("debian", 2048, 2048)])
+def test_neighbor_mtu_set_by_opensm_is_the_smaller_mtucap_of_the_link(tmp_path, ibsim, linked, lowered):
+    """The patched ibsim's linked ports report MTUCap 4096 and keep the NeighborMTU OpenSM
+    sets (the smaller MTUCap of the two ends); `m=3` on leaf0's port 2 makes that link run
+    1024 on both ends. Debian's ibsim ignores both: 2048 everywhere, whatever OpenSM sets."""
+    if ibsim == "patched" and MISSING is not None and not REQUIRED:
+        pytest.skip(f"patched ibsim not built: {MISSING}")
+    net = _net(tmp_path)
+    net.write_text(net.read_text().replace('[2]\t"ca-l0-h1"[1]\n', '[2]\t"ca-l0-h1"[1] m=3\n'))
+    with Harness(net, run_dir=tmp_path / "run", ibsim=ibsim) as h:
+        h.run_sm(engine="minhop")
+        f = read_live(h.env)
+        got = {(n.desc, p.num): (p.mtu, p.mtu_cap) for n in f.nodes.values() for p in n.ports.values() if p.remote}
+        cap = 4096 if ibsim == "patched" else 2048
+        assert got == {
+            ("ca-l0-h0", 1): (linked, cap),
+            ("leaf0", 1): (linked, cap),
+            ("leaf0", 2): (lowered, 1024 if ibsim == "patched" else 2048),
+            ("ca-l0-h1", 1): (lowered, cap),
+        }
+        assert _smpquery_field(h, "portinfo", "0", 1, "NeighborMTU") == str(linked)
+        assert _smpquery_field(h, "portinfo", "0", 1, "MtuCap") == str(cap)

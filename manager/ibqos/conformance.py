@@ -1,4 +1,5 @@
-"""Is the fabric programmed as planned? Port by port: SL2VL, VLArb high/low, VLHighLimit.
+"""Is the fabric programmed as planned? Port by port: SL2VL, VLArb high/low, VLHighLimit, and
+the MTU every link runs (`mtu_findings`).
 
 Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
 - SL s belongs to class c = sl2class[s]; class c owns VLs vls[c] = (2c, 2c+1) under dla,
@@ -151,6 +152,43 @@ def diff_programmed(
         if len(items) > MAX_LINES_PER_KIND:
             lines.append(f"... and {len(items) - MAX_LINES_PER_KIND} more {kind} differences")
     return lines
+
+
+@dataclass(frozen=True)
+class MtuFinding:
+    """A port whose link runs below the plan's MTU: plan-sized packets cannot cross it, and
+    the plan's shares and waits (computed for plan-sized packets) do not hold there."""
+
+    node: str  # node description
+    guid: int  # node GUID
+    port: int
+    active: int  # PortInfo NeighborMTU, bytes
+    cap: int  # PortInfo MTUCap, bytes (0: not read)
+    planned: int
+
+    def __str__(self) -> str:
+        cap = f", MTUCap {self.cap}" if self.cap else ""
+        return (
+            f"{self.node or '?'} 0x{self.guid:016x} port {self.port}: link MTU {self.active}{cap}, "
+            f"below the plan's MTU {self.planned}"
+        )
+
+
+def mtu_findings(fabric: Fabric, planned: int) -> list[MtuFinding]:
+    """One finding per linked port whose active MTU is below `planned` (bytes); empty when
+    every link runs at least the plan's MTU. Ports whose MTU was not read (0: OpenSM's dumps
+    carry none) are not judged: `mtu_unread` counts them."""
+    return [
+        MtuFinding(n.desc, n.guid, p.num, p.mtu, p.mtu_cap, planned)
+        for n in sorted(fabric.nodes.values(), key=lambda n: n.guid)
+        for p in sorted(n.ports.values(), key=lambda p: p.num)
+        if p.num and p.remote is not None and 0 < p.mtu < planned
+    ]
+
+
+def mtu_unread(fabric: Fabric) -> int:
+    """Linked ports whose active MTU the source did not carry."""
+    return sum(1 for n in fabric.nodes.values() for p in n.ports.values() if p.num and p.remote and not p.mtu)
 
 
 def _vl(v: tuple[int, ...]) -> str:

@@ -48,6 +48,7 @@ class DryRunState:
     refusal: str = ""  # dla's reason when it refused the degraded fabric
     fabric: object = None
     conform: list[str] = field(default_factory=list)
+    mtu: list = field(default_factory=list)  # ibqos.conformance.MtuFinding: links below the plan's MTU
     verify: object = None
     verify_by_class: dict = field(default_factory=dict)
     vls_used: list[int] = field(default_factory=list)
@@ -257,7 +258,7 @@ class DryRun:
         return note
 
     def stage_conform(self) -> str:
-        from ibqos.conformance import diff_programmed, expected_from_plan
+        from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 
         expected = expected_from_plan(self.s.plan)
         groups = None
@@ -268,7 +269,10 @@ class DryRun:
 
             groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
         self.s.conform = diff_programmed(self.s.fabric, expected, groups, degraded=bool(self.s.faults))
-        return "every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences"
+        self.s.mtu = mtu_findings(self.s.fabric, self.s.plan.fabric.mtu)
+        return ("every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences") + (
+            f"; {len(self.s.mtu)} ports below the plan's MTU" if self.s.mtu else ""
+        )
 
     def stage_verify(self) -> str:
         from ibqos.verify import verify_fabric

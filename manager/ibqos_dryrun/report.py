@@ -96,6 +96,7 @@ def report_dict(dr) -> dict:
         },
         "fabric_checks": checks,
         "conformance": s.conform,
+        "mtu_below_plan": [str(f) for f in s.mtu],
         "verify": {
             "pairs": s.verify.pairs,
             "delivered": s.verify.delivered,

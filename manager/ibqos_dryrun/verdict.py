@@ -24,6 +24,13 @@ def fabric_checks(s) -> list[dict]:
             "ok": not s.conform,
             "result": "every port" if not s.conform else "; ".join(s.conform[:3]),
         },
+        {
+            "check": f"link MTU ≥ the plan's {s.plan.fabric.mtu}",
+            "ok": not s.mtu,
+            "result": "every link"
+            if not s.mtu
+            else "; ".join(map(str, s.mtu[:3])) + (f"; and {len(s.mtu) - 3} more ports" if len(s.mtu) > 3 else ""),
+        },
         {"check": "reachability", "ok": v.delivered == v.pairs, "result": f"{v.delivered}/{v.pairs} CA pairs"},
         {"check": "switch hops", "ok": True, "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
         {"check": "VLs used (all classes)", "ok": True, "result": ",".join(map(str, s.vls_used))},

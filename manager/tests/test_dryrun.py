@@ -72,6 +72,9 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     assert sim["shares"]["status"] == "done" and not sim["shares"]["deadlock"]
     fabric = json.loads((tmp_path / "run" / "fabric.json").read_text())
     assert fabric["schema"] == "ibqos.fabric/1" and len(fabric["nodes"]) == nodes
+    # the patched ibsim's links run 4096 (MTUCap 4096 on both ends): at least every plan's MTU
+    assert rep["mtu_below_plan"] == []
+    assert {p["mtu"] for n in fabric["nodes"] for p in n["ports"] if p["remote"]} == {4096}
     assert "PASS" in r.stdout
     # the verdict table at 80 columns: nothing cut, every class's numbers whole
     assert "…" not in r.stdout

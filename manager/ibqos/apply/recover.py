@@ -37,15 +37,17 @@ class FabricAccess:
 
 
 def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
-    """Differences between the live fabric and the plan stored with `version`."""
-    from ..conformance import diff_programmed, expected_from_plan
+    """Differences between the live fabric and the plan stored with `version`: tables, and
+    links below the plan's MTU (as apply's own verification)."""
+    from ..conformance import diff_programmed, expected_from_plan, mtu_findings
     from ..fabric.live import read_live
     from ..plan import Plan
 
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
-    return diff_programmed(read_live(env), expected_from_plan(Plan.load(plan_file)))
+    fabric, plan = read_live(env), Plan.load(plan_file)
+    return diff_programmed(fabric, expected_from_plan(plan)) + [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
 
 
 def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:
@@ -97,9 +99,7 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
             journal.write(entry, "swept")
         diffs = verify_plan_of(cs, entry.version, io.env)
         if diffs:
-            raise VerificationFailed(
-                f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
-            )
+            raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:
         proved = restore(cs, journal, entry, io, log)
         return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"

@@ -323,15 +323,19 @@ class Apply:
         self.s.after = read_live(self.req.env)
 
     def stage_verify(self) -> None:
-        from ..conformance import diff_programmed, expected_from_plan
+        from ..conformance import diff_programmed, expected_from_plan, mtu_findings
 
         diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
         if diffs:
             raise VerificationFailed(
                 f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
             )
+        low = mtu_findings(self.s.after, self.s.plan.fabric.mtu)
+        if low:
+            raise VerificationFailed(f"{len(low)} port(s) run below the plan's MTU, first: {low[0]}")
         self._journal("verified")
         self.echo("read back: every port equals the plan")
+        self.echo(f"read back: every link runs at least the plan's MTU {self.s.plan.fabric.mtu}")
 
     def stage_prune(self) -> None:
         cs = self.s.confset

@@ -133,6 +133,16 @@ def status(
             failures.append(f"the fabric differs from {plan_path} ({len(diffs)} line(s) above)")
         else:
             con.print(f"[green]the fabric equals {escape(str(plan_path))} on every port[/green]")
+        from ..conformance import mtu_findings, mtu_unread
+
+        low = mtu_findings(fabric, plan.fabric.mtu)
+        unread = mtu_unread(fabric)
+        if unread:
+            con.print(escape(f"note: link MTU not checked on {unread} ports: {fabric.source} carries no MTU"))
+        for f in low:
+            con.print(f"[red]≠[/red] {escape(str(f))}", soft_wrap=True, highlight=False)
+        if low:
+            failures.append(f"{len(low)} port(s) run below the plan's MTU {plan.fabric.mtu}")
     if failures:
         raise VerificationFailed("; ".join(failures))
 

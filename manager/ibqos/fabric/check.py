@@ -131,6 +131,7 @@ def _port(
     for key in ("vl_cap", "op_vls"):
         _ranged(w, pd.get(key, 0), 0, 15, *at, key, allowed=VL_COUNTS)
     _ranged(w, pd.get("mtu", 0), 0, 4096, *at, "mtu", allowed=MTUS)
+    _ranged(w, pd.get("mtu_cap", 0), 0, 4096, *at, "mtu_cap", allowed=MTUS)
     if pd.get("vlarb") is not None:
         _vlarb(w, pd["vlarb"], (*at, "vlarb"))
     return num

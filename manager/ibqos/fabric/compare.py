@@ -1,7 +1,7 @@
 """Differences between two fabric models, for people: one line per difference, empty = equal.
 
 A port attribute that one source does not record (0 or "", see model.py) is not compared:
-OpenSM's dumps carry no VLCap, OperVLs or MTU. VLArb and VLHighLimit are compared only with
+OpenSM's dumps carry no VLCap, OperVLs, MTU or MTUCap. VLArb and VLHighLimit are compared only with
 vlarb=True, because the dumps do not carry them at all.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .model import NO_ROUTE, Fabric, Node, Port
 
-_PORT_ATTRS = ("guid", "lid", "lmc", "width", "speed", "vl_cap", "op_vls", "mtu")
+_PORT_ATTRS = ("guid", "lid", "lmc", "width", "speed", "vl_cap", "op_vls", "mtu", "mtu_cap")
 MAX_LFT_LINES = 3  # per switch; the rest is counted
 
 

@@ -9,7 +9,8 @@ OpenSM writes them into `dump_files_dir` when run with `-D 0x43` (see opensm/osm
   with a routing engine that sets SL2VL. Without it (a production SM with `qos FALSE`)
   `assume_default_sl2vl` gives every port OpenSM's default mapping, as ibdmchk assumes one.
 
-The dumps carry no VLArb, VLHighLimit, VLCap, OperVLs or MTU: those stay None / 0.
+The dumps carry no VLArb, VLHighLimit, VLCap, OperVLs, MTU or MTUCap (opensm-subnet.lst has
+width, state and speed per link, nothing else): those stay None / 0.
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int]
             loc = ("classes", v.target.index, "roles", role, field)
         msg = f"class {c.name!r}{where}: {v.message}"
     fixes = None if cap is None else checked_fixes(policy, v, loc, lambda p: _replan(p, cap))  # e2e bounds too
-    return refusal(policy, msg, loc, fixes, "no single change to the MTU, a priority or this bound makes it feasible")
+    return refusal(policy, msg, loc, fixes, "no single change to a priority or this bound makes it feasible")
 
 
 def plan_and_analyze(policy_path: str | Path, cap: tuple[int, int] | None = None) -> Plan:

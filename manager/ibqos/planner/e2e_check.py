@@ -73,5 +73,5 @@ def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
         msg,
         loc,
         offered,
-        "no single change to this bound, the per-port bound, the MTU or a priority makes it feasible",
+        "no single change to this bound, the per-port bound or a priority makes it feasible",
     )

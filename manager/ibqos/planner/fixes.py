@@ -1,14 +1,20 @@
 """Fixes for an infeasible policy, each one planned before it is offered.
 
-An admin who reads "feasible with fabric.mtu: 2048" must be able to make that one change and
+An admin who reads "feasible with classes[0].priority (mpi): low" must be able to make that one change and
 get a plan. So every candidate is applied to a copy of the policy, validated as the loader
 validates, and planned for the same VLArb capacity; only the ones that plan are printed.
 
 Candidates, in the order they are offered:
 1. what the violation itself proposes (the bound the best table reached, or a share moved
    between the tables), at the violated field or the location it names;
-2. a smaller MTU (the low table's turn and every VL's wait scale with the packet size);
-3. the violating class, or else each class, in the other priority table.
+2. the violating class, or else each class, in the other priority table.
+
+Only changes the rendered configuration enforces and the verification checks are offered. A
+smaller `fabric.mtu` is not one of them: OpenSM 3.3.23 sets every link's NeighborMTU to the
+smaller MTUCap of its ends and has no option to lower it, and the rendered qos-levels'
+`mtu-limit` only caps the MTU of the SA's path records, which a ULP may ignore (ib_send_bw -m).
+Packets larger than the plan's MTU would then cross links whose tables were planned for
+smaller ones; the dry run, apply and status check only that no link runs below the plan's MTU.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ MAX_OFFERED = 3
 
 @dataclass(frozen=True)
 class Fix:
-    loc: tuple  # as Policy.where takes it: ("fabric", "mtu"), ("classes", 1, "priority")
+    loc: tuple  # as Policy.where takes it: ("classes", 1, "priority")
     value: object
 
     def text(self, policy: Policy) -> str:
@@ -42,7 +48,6 @@ class Fix:
 
 def candidates(policy: Policy, violation, loc: tuple) -> list[Fix]:
     out = [Fix(loc if where is None else where, value) for where, value in violation.fixes]
-    out += [Fix(("fabric", "mtu"), m) for m in (2048, 1024) if m < policy.fabric.mtu]
     target = violation.target.index if violation.target is not None else None
     order = [target] if target is not None else range(len(policy.classes))
     for i in order:
@@ -58,8 +63,6 @@ def checked_fixes(policy: Policy, violation, loc: tuple, plans) -> list[Fix]:
     for n, fix in enumerate(candidates(policy, violation, loc)):
         if n >= MAX_CHECKS or time.monotonic() - t0 > MAX_SECONDS or len(offered) >= MAX_OFFERED:
             break
-        if fix.loc == ("fabric", "mtu") and any(f.loc == fix.loc for f in offered):
-            continue  # the largest MTU that works is the one worth offering
         changed = _with(policy, fix)
         if changed is None:
             continue

@@ -82,4 +82,6 @@ def _osm(entries) -> str:
 def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict:
     groups, rules, _ = policy_rules(plan.classes, port_types)
     default = next(c for c in plan.classes if c.default)
-    return dict(groups=groups, rules=rules, default=default, classes=plan.classes)
+    # IBA MTU encoding (1 = 256 .. 5 = 4096): the SA's path records carry at most the plan's MTU
+    mtu_limit = plan.fabric.mtu.bit_length() - 8
+    return dict(groups=groups, rules=rules, default=default, classes=plan.classes, mtu_limit=mtu_limit)

@@ -167,6 +167,7 @@ static int on_portinfo(struct disc *d, const struct mp_req *req, const uint8_t *
 	p->vl_cap = (uint8_t)mad_get_field(pi, 0, IB_PORT_VL_CAP_F);
 	p->op_vls = (uint8_t)mad_get_field(pi, 0, IB_PORT_OPER_VLS_F);
 	p->mtu = (uint8_t)mad_get_field(pi, 0, IB_PORT_NEIGHBOR_MTU_F);
+	p->mtu_cap = (uint8_t)mad_get_field(pi, 0, IB_PORT_MTU_CAP_F);
 	p->high_cap = (uint8_t)mad_get_field(pi, 0, IB_PORT_VL_ARBITRATION_HIGH_CAP_F);
 	p->low_cap = (uint8_t)mad_get_field(pi, 0, IB_PORT_VL_ARBITRATION_LOW_CAP_F);
 	p->high_limit = (uint8_t)mad_get_field(pi, 0, IB_PORT_VL_HIGH_LIMIT_F);

@@ -13,7 +13,7 @@ struct rb_port {
 	uint8_t up;    /* PortState >= Init: the port has a link */
 	uint8_t rport; /* remote port number, once the far end answered NodeInfo */
 	uint8_t lmc, state, width, speed, espeed;
-	uint8_t vl_cap, op_vls, mtu, high_cap, low_cap, high_limit;
+	uint8_t vl_cap, op_vls, mtu, mtu_cap, high_cap, low_cap, high_limit;
 	uint16_t lid;
 	uint32_t capmask;
 	uint64_t guid;	/* port GUID (CA ports; switches keep theirs in rb_node) */

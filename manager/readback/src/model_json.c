@@ -108,7 +108,7 @@ static void port_json(FILE *out, const struct rb_node *n, int num)
 		fprintf(out,
 			"{\"num\":0,\"guid\":\"0x%016" PRIx64 "\",\"lid\":%u,\"lmc\":%u,"
 			"\"remote\":null,\"width\":\"\",\"speed\":\"\",\"vl_cap\":0,\"op_vls\":0,"
-			"\"mtu\":0,\"vlarb\":null}",
+			"\"mtu\":0,\"mtu_cap\":0,\"vlarb\":null}",
 			n->port_guid, p->lid, p->lmc);
 		return;
 	}
@@ -121,9 +121,9 @@ static void port_json(FILE *out, const struct rb_node *n, int num)
 		fputs("null", out);
 	fprintf(out,
 		",\"width\":\"%s\",\"speed\":\"%s\",\"vl_cap\":%d,\"op_vls\":%d,\"mtu\":%d,"
-		"\"vlarb\":",
+		"\"mtu_cap\":%d,\"vlarb\":",
 		width_str(p->width), speed_str(p, ref), vl_count(p->vl_cap), vl_count(p->op_vls),
-		mtu_bytes(p->mtu));
+		mtu_bytes(p->mtu), mtu_bytes(p->mtu_cap));
 	if (p->vlarb)
 		vlarb_json(out, p);
 	else
