@@ -9,6 +9,12 @@ PREFIX ?= /usr
 DESTDIR ?=
 
 SAN_BUILD := build-sanitize
+
+# The patched ibsim's source (ci-sim/ibsim-patch/build.sh): upstream's ibsim 0.10 release
+# tarball when one is kept in a shared/vendor/ beside the checkout (checked by its sha256),
+# else Debian's source package through apt-get source.
+IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar.gz))
+export IBSIM_SOURCE
 FUZZ_RUNS ?= 2000000
 
 .PHONY: all deps build ibsim-patched install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
