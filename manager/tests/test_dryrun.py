@@ -45,13 +45,13 @@ CASES = [
 @pytest.mark.parametrize("policy, topology, nodes", CASES)
 def test_example_policies_pass(tmp_path, policy, topology, nodes):
     from ibqos.policy import load_policy
-    from ibqos_sim.ibsim_binary import DEBIAN_VLARB_CAP, patched_unavailable
+    from ibqos_sim.ibsim_binary import DEBIAN_VLARB_CAP, default_choice, resolve
 
-    # without the patched ibsim (`make build` could not get its source), seed 002's 64/64
-    # runs on Debian's 8/8 ibsim only as a fitted plan, asked for and reported
+    # on Debian's ibsim (the patched one not built, or IBQOS_IBSIM=debian), seed 002's 64/64
+    # runs on 8/8 ports only as a fitted plan, asked for and reported
     vc = load_policy(EXAMPLES / policy).fabric.vlarb_cap
     above_debian = vc.high > DEBIAN_VLARB_CAP[0] or vc.low > DEBIAN_VLARB_CAP[1]
-    fit = above_debian and patched_unavailable() is not None
+    fit = above_debian and resolve(default_choice("auto")).kind == "debian"
     r = dryrun(EXAMPLES / policy, tmp_path / "run", "--topology", topology, *(["--fit-to-fabric"] if fit else []))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
