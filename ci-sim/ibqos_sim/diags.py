@@ -24,7 +24,8 @@ def parse_sl2vl(text: str) -> dict[int, tuple[int, ...]]:
 
 
 def parse_vlarb(text: str) -> dict[str, list[tuple[int, int]]]:
-    """`smpquery vlarb LID PORT` → {'low': [(vl, weight)...], 'high': [...]}, cap entries each."""
+    """`smpquery vlarb LID PORT` → {'low': [(vl, weight)...], 'high': [...]}, cap entries each
+    (a table of more than 32 entries is printed as one VL/WEIGHT pair per 32-entry block)."""
     out: dict[str, list[tuple[int, int]]] = {}
     table, vls = None, []
     for line in text.splitlines():
@@ -35,7 +36,7 @@ def parse_vlarb(text: str) -> dict[str, list[tuple[int, int]]]:
         elif line.startswith("VL") and table:
             vls = [int(x, 16) for x in line.split("|")[1:-1]]
         elif line.startswith("WEIGHT") and table:
-            out[table] = list(zip(vls, (int(x, 16) for x in line.split("|")[1:-1])))
+            out.setdefault(table, []).extend(zip(vls, (int(x, 16) for x in line.split("|")[1:-1])))
     if set(out) != {"low", "high"}:
         raise ExternalError(f"smpquery vlarb printed no tables: {text[-200:]!r}")
     return out

@@ -71,6 +71,16 @@ def patched_unavailable() -> str | None:
     return f"{d}/ibsim is not built (make build)"
 
 
+def patched_skip_reason() -> str | None:
+    """For tests that need the patched ibsim: why to skip them, or None to run them. Where
+    IBQOS_REQUIRE_PATCHED_IBSIM=1 (.ci/run, which builds it from the vendored tarball) they run
+    even without a build, and fail."""
+    missing = patched_unavailable()
+    if missing is None or os.environ.get("IBQOS_REQUIRE_PATCHED_IBSIM") == "1":
+        return None
+    return f"patched ibsim not built: {missing}"
+
+
 def resolve(choice: str) -> IbsimBinary:
     if choice not in CHOICES:
         raise InputError(f"ibsim {choice!r}: expected one of {', '.join(CHOICES)}", field="ibsim")

@@ -31,6 +31,19 @@ def test_without_a_patched_build_auto_is_debian_and_patched_says_why(build_dir):
         ibsim_binary.resolve("patched")
 
 
+def test_patched_tests_skip_without_a_build_unless_required(build_dir, monkeypatch):
+    d = build_dir / "ibsim-patched"
+    d.mkdir()
+    (d / "unavailable.txt").write_text("no source\n")
+    monkeypatch.delenv("IBQOS_REQUIRE_PATCHED_IBSIM", raising=False)
+    assert ibsim_binary.patched_skip_reason() == "patched ibsim not built: no source"
+    monkeypatch.setenv("IBQOS_REQUIRE_PATCHED_IBSIM", "1")  # .ci/run: they run, and fail
+    assert ibsim_binary.patched_skip_reason() is None
+    monkeypatch.delenv("IBQOS_REQUIRE_PATCHED_IBSIM")
+    (d / "ibsim").write_text("")
+    assert ibsim_binary.patched_skip_reason() is None
+
+
 def test_a_patched_build_is_chosen_by_auto_with_its_record(build_dir):
     d = build_dir / "ibsim-patched"
     d.mkdir()

@@ -5,7 +5,6 @@ smpquery and ibqos-readback. Debian's ibsim is run beside it where the differenc
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -13,16 +12,15 @@ import pytest
 from ibqos import paths
 from ibqos.fabric.live import read_live
 from ibqos_sim.harness import Harness
-from ibqos_sim.ibsim_binary import patched_unavailable
+from ibqos_sim.ibsim_binary import patched_skip_reason
 from ibqos_sim.topology import from_spec
 
 pytestmark = pytest.mark.fabric
 
-MISSING = patched_unavailable()
-# .ci/run builds the patched ibsim from the vendored tarball and sets this: there a missing
-# build fails these tests instead of skipping them.
-REQUIRED = os.environ.get("IBQOS_REQUIRE_PATCHED_IBSIM") == "1"
-needs_patched = pytest.mark.skipif(MISSING is not None and not REQUIRED, reason=f"patched ibsim not built: {MISSING}")
+# .ci/run builds the patched ibsim from the vendored tarball and sets
+# IBQOS_REQUIRE_PATCHED_IBSIM=1: there a missing build fails these tests instead of skipping them.
+SKIP = patched_skip_reason()
+needs_patched = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 
 # OpenSM's own VLArb and VLHighLimit (no plugin): 4 data VLs, entries 0..31 of each table
 # programmed (OpenSM 3.3.23 sends the second block of a 64-entry table empty).
@@ -72,9 +70,9 @@ def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_pa
             v = port.vlarb
             assert (v.high_cap, v.low_cap) == (64, 64), (n.desc, p)
             assert len(v.high) == len(v.low) == 64
-            assert v.high_limit == 7, (n.desc, p)  # OpenSM's qos_high_limit, kept by the port
-            assert list(v.high[:32]) == [(i % 2, i + 1) for i in range(32)] and v.high[32:] == [(0, 0)] * 32
-            assert v.low[:32] == [(2 + i % 2, 100 + i) for i in range(32)] and v.low[32:] == [(0, 0)] * 32
+            assert v.limit == 7, (n.desc, p)  # OpenSM's qos_high_limit, kept by the port
+            assert list(v.high[:32]) == [(i % 2, i + 1) for i in range(32)] and list(v.high[32:]) == [(0, 0)] * 32
+            assert list(v.low[:32]) == [(2 + i % 2, 100 + i) for i in range(32)] and list(v.low[32:]) == [(0, 0)] * 32
         assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == "7"
         assert _smpquery_field(h, "vlarb", "0", 1, "HighCap") == "64"
 
@@ -155,7 +153,7 @@ def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(
     assert diff_programmed(fabric, expected_from_plan(plan)) == []
     from ibqos.policy import ROLES
 
-    assert {plan.vlarb.role(r).high_limit for r in ROLES} == {1}  # so the read-back of 1 is the SM's
+    assert {plan.vlarb.role(r).limit for r in ROLES} == {1}  # so the read-back of 1 is the SM's
     checked = 0
     for n in fabric.nodes.values():
         for p, port in n.ports.items():
@@ -163,13 +161,13 @@ def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(
                 continue
             v = port.vlarb
             assert (v.high_cap, v.low_cap) == (64, 64)
-            assert v.high[32:] == v.low[32:] == [(0, 0)] * 32, (n.desc, p)
+            assert list(v.high[32:]) == list(v.low[32:]) == [(0, 0)] * 32, (n.desc, p)
             assert any(w for _, w in v.high[:32]) and any(w for _, w in v.low[:32])
-            assert v.high_limit == 1, (n.desc, p)  # the plan's limit on every role, read back
+            assert v.limit == 1, (n.desc, p)  # the plan's limit on every role, read back
             checked += 1
     assert checked >= 12 + 6 * 4  # every CA port and every linked switch port
     record = read_record(run.dumps)
-    assert record and {(len(r.high), len(r.low)) for r in record.ports} == {(32, 32)}
+    assert record and {(len(r.table.high), len(r.table.low)) for r in record.ports} == {(32, 32)}
 
 
 @pytest.mark.parametrize("ibsim, linked, lowered", [("patched", 4096, 1024), ("debian", 2048, 2048)])
@@ -177,8 +175,8 @@ def test_neighbor_mtu_set_by_opensm_is_the_smaller_mtucap_of_the_link(tmp_path, 
     """The patched ibsim's linked ports report MTUCap 4096 and keep the NeighborMTU OpenSM
     sets (the smaller MTUCap of the two ends); `m=3` on leaf0's port 2 makes that link run
     1024 on both ends. Debian's ibsim ignores both: 2048 everywhere, whatever OpenSM sets."""
-    if ibsim == "patched" and MISSING is not None and not REQUIRED:
-        pytest.skip(f"patched ibsim not built: {MISSING}")
+    if ibsim == "patched" and SKIP is not None:
+        pytest.skip(SKIP)
     net = _net(tmp_path)
     net.write_text(net.read_text().replace('[2]\t"ca-l0-h1"[1]\n', '[2]\t"ca-l0-h1"[1] m=3\n'))
     with Harness(net, run_dir=tmp_path / "run", ibsim=ibsim) as h:

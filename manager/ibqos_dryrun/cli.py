@@ -57,6 +57,12 @@ from ibqos.term import console, print_table
     help="Which ibsim: the patched one from `make build` (64/64 VLArb, VLHighLimit), Debian's "
     "(8/8, no VLHighLimit), or auto: patched when built [default: IBQOS_IBSIM, else auto].",
 )
+@click.option(
+    "--fit-to-fabric",
+    is_flag=True,
+    help="When the fabric's ports hold fewer VLArb entries than the policy's fabric.vlarb_cap, "
+    "judge a plan fitted to them (the report says so) instead of refusing the run.",
+)
 def dryrun(
     policy: Path,
     topology: str | None,
@@ -67,6 +73,7 @@ def dryrun(
     seed: int,
     faults: tuple[str, ...],
     ibsim: str | None,
+    fit_to_fabric: bool,
 ) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
@@ -87,6 +94,7 @@ def dryrun(
         seed=seed,
         faults=faults,
         ibsim=ibsim,
+        fit_to_fabric=fit_to_fabric,
     )
     con = Console(stderr=True)
     if not con.is_terminal:

@@ -14,7 +14,7 @@ from ibqos.pipeline import Hooks, Pipeline, StageTime
 from ibqos.render.fallback import DLA_CHAIN
 from ibqos.docfile import write_json
 
-STAGES = ("plan", "render", "launch", "configure", "readback", "conform", "verify", "simulate", "judge")
+STAGES = ("launch", "plan", "render", "configure", "readback", "conform", "verify", "simulate", "judge")
 
 
 @dataclass
@@ -30,11 +30,14 @@ class DryRunConfig:
     voq: bool = True
     faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
     ibsim: str | None = None  # "auto" (patched when built), "patched", "debian"; None: IBQOS_IBSIM or auto
+    fit_to_fabric: bool = False  # judge a plan fitted to the ports' VLArb capacity when below the policy's
 
 
 @dataclass
 class DryRunState:
     plan: object = None
+    policy: object = None  # ibqos.policy.model.Policy
+    capacity: object = None  # ibqos_dryrun.capacity.Capacity: the ports' VLArb capacity vs the policy's
     ibsim: object = None  # ibqos_sim.ibsim_binary.IbsimBinary: the simulator that runs the fabric
     topology: object = None  # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
@@ -109,22 +112,30 @@ class DryRun:
             self.s.topology = from_spec(self.cfg.topology)
         self.s.ibsim = resolve(self.cfg.ibsim or default_choice("auto"))
         self.s.notes.append(f"fabric simulated by {self.s.ibsim.describe()}")
-        cap, sim_cap = policy.fabric.vlarb_cap, self.s.ibsim.vlarb_cap
-        fit = (min(cap.high, sim_cap[0]), min(cap.low, sim_cap[1]))
-        if fit != (cap.high, cap.low):
-            self.s.notes.append(
-                f"planned for ibsim's {fit[0]}/{fit[1]}-entry VLArb tables, not the policy's "
-                f"{cap.high}/{cap.low}: on hardware, `ibqos plan` gives the full-size tables"
-                + ("" if self.s.ibsim.kind == "patched" else " (the patched ibsim holds 64/64: docs/ibsim.md)")
-            )
-        self.s.plan = make_plan(policy, cap=fit)
-        self.s.notes.extend(self.s.plan.notes)  # e.g. what OpenSM can program of a 64-entry table
+        self.s.policy = policy
+        self.s.plan = make_plan(policy)  # the policy's own plan: an infeasible policy stops here
 
     # ---- stages ------------------------------------------------------------
     def stage_plan(self) -> str:
+        """The policy's plan, judged only on a fabric whose ports hold the policy's capacity
+        (launch read it): below it, the run is refused unless --fit-to-fabric asked for a
+        plan fitted to the ports (ibqos_dryrun.capacity)."""
+        from ibqos.planner import make_plan
+
+        from .verdict import planned_entries
+
         if self.s.plan is None:  # a stage run on its own (tests): inputs first
             self.validate_inputs()
             self.cfg.out.mkdir(parents=True, exist_ok=True)
+        cap = self.s.capacity
+        if cap is not None and not cap.fits and not cap.fitted:
+            file, line = self.s.policy.where("fabric", "vlarb_cap")
+            where = f"{file}:{line}" if line is not None else str(file or self.cfg.policy)
+            raise VerificationFailed(f"dry run refused: {where}: fabric.vlarb_cap: {cap.refusal()}")
+        if cap is not None and cap.fitted:
+            self.s.plan = make_plan(self.s.policy, cap=cap.plan_cap)
+            self.s.notes.append(f"judged the {cap.describe(planned_entries(self.s.plan))}")
+        self.s.notes.extend(self.s.plan.notes)  # e.g. what OpenSM can program of a 64-entry table
         self.s.plan.save(self.cfg.out / "plan.json")
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
@@ -150,14 +161,21 @@ class DryRun:
             self.s.topology_name = f"{self.cfg.topology} ({topo.name}, {len(topo.cas)} CAs)"
 
     def stage_launch(self) -> str:
+        """The fabric first: its ports' VLArb capacity, read back before any SM runs (the
+        reader walks it by directed route), decides which plan the run may judge."""
         from ibqos_sim.harness import Harness
+
+        from .capacity import read_capacity
 
         self._write_net()
         self.s.harness = Harness(
             self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.s.ibsim.kind
         )  # faults go down on the console
         self.s.harness.start()
-        return self.s.topology_name
+        vc = self.s.policy.fabric.vlarb_cap
+        self.s.capacity = read_capacity(self.s.harness.read_back(save=False), (vc.high, vc.low), self.cfg.fit_to_fabric)
+        f = self.s.capacity.fabric
+        return f"{self.s.topology_name}, VLArb {f[0]}/{f[1]} on {self.s.capacity.ports} ports"
 
     def stage_configure(self) -> str:
         run = self._run_sm()

@@ -13,6 +13,7 @@ from ibqos.extras import pyplot
 from ibqos.plan import ROLE_NAMES
 from ibqos.templating import render
 from .judge import LATENCY_RULE, bandwidth_rule
+from .verdict import planned_entries
 from ibqos.docfile import write_atomic, write_json
 
 
@@ -84,6 +85,7 @@ def report_dict(dr) -> dict:
         "policy_sha256": s.plan.policy_sha256,
         "topology": s.topology_name,
         "ibsim": s.ibsim.to_json() if s.ibsim else None,
+        "vlarb_capacity": s.capacity.to_json(planned_entries(s.plan)),
         "traffic": cfg.traffic,
         "run_dir": str(cfg.out),
         "faults": [f.to_json() for f in s.faults],

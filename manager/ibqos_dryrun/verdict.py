@@ -14,6 +14,8 @@ def fabric_checks(s) -> list[dict]:
     acyclic = all(r.cdg_acyclic for r in s.verify_by_class.values())
     faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in s.faults]
     return faults + [
+        # which plan is judged: the policy's own, or (--fit-to-fabric) one fitted to the ports
+        {"check": "VLArb plan judged", "ok": True, "result": s.capacity.describe(planned_entries(s.plan))},
         {
             "check": "routing engine",
             "ok": not s.refusal,
@@ -70,6 +72,11 @@ def fabric_checks(s) -> list[dict]:
     ]
 
 
+def planned_entries(plan) -> tuple[int, int]:
+    """The entries per table the plan fills (what OpenSM 3.3.23 can program of its capacity)."""
+    return (plan.fabric.high_cap, plan.fabric.low_cap)
+
+
 def passed(s) -> bool:
     """Every fabric check that judges holds and every SLA is met."""
     return all(c["ok"] is not False for c in fabric_checks(s)) and all(v.ok for v in s.verdicts)
@@ -92,6 +99,9 @@ def summary(s) -> str:
                 ],
             )
         )
+    if s.capacity.fitted:
+        p, f = s.capacity.policy, s.capacity.plan_cap
+        line += f"; judged the plan fitted to the fabric's {f[0]}/{f[1]} VLArb tables, not the policy's {p[0]}/{p[1]}"
     if s.faults:
         met = [v.name for v in s.verdicts if v.ok]
         line = (

@@ -41,11 +41,13 @@ def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
 
 @pytest.fixture
 def live_sm(tmp_path):
-    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly."""
+    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly, on Debian's
+    ibsim explicitly: the rollback tests need its 8-entry ports, which refuse a 16-entry plan
+    (the patched ibsim's 64-entry ports take it)."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
         assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
         yield h, sm, plan_a, path_a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import unescape
 import json
 import shutil
 import os
@@ -31,7 +32,9 @@ def dryrun(policy, out, *extra):
 
 
 # Seed 002's configuration A is a two-node method with OpenSM's own routing (minhop): it runs
-# on one switch. The dla policies run on the 72-CA dragonfly.
+# on one switch. The dla policies run on the 72-CA dragonfly. four-class and two-class ask 8/8
+# VLArb entries, which both ibsims hold; seed 002 asks 64/64, which only the patched ibsim holds
+# (Debian's runs it only with --fit-to-fabric, below).
 CASES = [
     ("four-class.yaml", "df72", 72 + 36),
     ("two-class.yaml", "df72", 72 + 36),
@@ -41,14 +44,25 @@ CASES = [
 
 @pytest.mark.parametrize("policy, topology, nodes", CASES)
 def test_example_policies_pass(tmp_path, policy, topology, nodes):
-    r = dryrun(EXAMPLES / policy, tmp_path / "run", "--topology", topology)
+    from ibqos.policy import load_policy
+    from ibqos_sim.ibsim_binary import DEBIAN_VLARB_CAP, default_choice, resolve
+
+    # on Debian's ibsim (the patched one not built, or IBQOS_IBSIM=debian), seed 002's 64/64
+    # runs on 8/8 ports only as a fitted plan, asked for and reported
+    vc = load_policy(EXAMPLES / policy).fabric.vlarb_cap
+    above_debian = vc.high > DEBIAN_VLARB_CAP[0] or vc.low > DEBIAN_VLARB_CAP[1]
+    fit = above_debian and resolve(default_choice("auto")).kind == "debian"
+    r = dryrun(EXAMPLES / policy, tmp_path / "run", "--topology", topology, *(["--fit-to-fabric"] if fit else []))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
+    # the policy's own plan, never one fitted to the fabric without --fit-to-fabric
+    cap = rep["vlarb_capacity"]
+    assert cap["judged"] == ("fitted" if fit else "policy") and (cap["plan"] == cap["policy"]) != fit
     assert rep["ok"] and [s["name"] for s in rep["stages"]] == [
+        "launch",
         "plan",
         "render",
-        "launch",
         "configure",
         "readback",
         "conform",
@@ -289,28 +303,51 @@ def check_isolated_packets_within_the_bound(run: Path, rep: dict) -> None:
         assert lat.max_us is not None and 0 < lat.max_us <= bounds[probe.name], (probe.name, lat, bounds)
 
 
-def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
-    """Issue 11 item 3: on the patched ibsim the dry run plans the policy's own 64/64 capacity
-    (what OpenSM 3.3.23 can program of it: entries 0-31), programs it through OpenSM + dla
-    and reads back VLArb and VLHighLimit, equal to the plan on every port, with no overlay."""
-    from ibqos.fabric.model import Fabric
-    from ibqos_sim.ibsim_binary import patched_unavailable
+DF42_PORTS = 42 + 146  # ports with VLArb on the 42-CA dragonfly: CA ports, linked switch ports
 
-    if missing := patched_unavailable():
-        pytest.skip(f"patched ibsim not built: {missing}")
+
+def _policy_64(tmp_path: Path, bandwidth: int = 40) -> Path:
+    """two-class.yaml for 64/64-entry switches."""
     policy = tmp_path / "p64.yaml"
     policy.write_text(
         (EXAMPLES / "two-class.yaml")
         .read_text()
-        .replace("bandwidth: 40", "bandwidth: 98")
+        .replace("bandwidth: 40", f"bandwidth: {bandwidth}")
         .replace("vlarb_cap: {high: 8, low: 8}", "vlarb_cap: {high: 64, low: 64}")
     )
+    return policy
+
+
+def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
+    """Issue 11 item 3, issue 21 item 4: on the patched ibsim the dry run plans the policy's own
+    64/64 capacity (what OpenSM 3.3.23 can program of it: entries 0-31), programs it through
+    OpenSM + dla and reads back 64-entry VLArb tables and VLHighLimit, equal to the plan on
+    every port, with no overlay and no fitting."""
+    from ibqos.fabric.model import Fabric
+    from ibqos_sim.ibsim_binary import patched_skip_reason
+
+    if skip := patched_skip_reason():
+        pytest.skip(skip)
+    # 98 % needs more than 8 entries: a plan fitted to 8/8 could not give it
+    policy = _policy_64(tmp_path, bandwidth=98)
     r = dryrun(policy, tmp_path / "run", "--topology", "df42", "--sim-time", "50", "--ibsim", "patched")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
     assert rep["ibsim"]["kind"] == "patched" and rep["ibsim"]["vlarb_cap"] == [64, 64]
-    assert not any("planned for ibsim's" in n or "does not store VLHighLimit" in n for n in rep["notes"])
+    assert rep["vlarb_capacity"] == {
+        "judged": "policy",
+        "policy": [64, 64],
+        "fabric": [64, 64],
+        "plan": [64, 64],
+        "planned_entries": [32, 32],
+        "ports": DF42_PORTS,
+        "ports_below_policy": [],
+        "fit_to_fabric": False,
+    }
+    check = next(c for c in rep["fabric_checks"] if c["check"] == "VLArb plan judged")
+    assert check["result"].startswith("the policy's plan 64/64, 32/32 entries programmable by OpenSM 3.3.23")
+    assert not any("fitted" in n or "does not store VLHighLimit" in n for n in rep["notes"])
     assert any("read back from the patched ibsim, capacity 64/64" in n for n in rep["notes"])
     assert (plan["fabric"]["high_cap"], plan["fabric"]["low_cap"]) == (32, 32)
     roles = {k: v for k, v in plan["vlarb"].items() if k != "ports"}
@@ -319,10 +356,47 @@ def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
     assert rep["conformance"] == []
     fabric = Fabric.load(tmp_path / "run" / "fabric.json")
     vlarbs = [p.vlarb for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb]
-    assert len(vlarbs) >= 42 + 21 * 5  # every CA port and every linked switch port
+    assert len(vlarbs) == DF42_PORTS  # every CA port and every linked switch port
     for v in vlarbs:
         assert (v.high_cap, v.low_cap, v.limit) == (64, 64, 1)
         assert v.high[32:] == v.low[32:] == ((0, 0),) * 32
         assert (tuple(map(tuple, v.high[:32])), tuple(map(tuple, v.low[:32]))) in {
             (tuple(map(tuple, t["high"])), tuple(map(tuple, t["low"]))) for t in roles.values()
         }
+
+
+def test_policy_above_the_fabric_capacity_is_refused_unless_fitted(tmp_path):
+    """Issue 21 item 4: a 64/64 policy on Debian's ibsim (8/8 ports, read back) is refused with
+    both capacities and the ports named, exit 1, nothing judged. With --fit-to-fabric it runs
+    a plan fitted to 8/8, and the report, the HTML and the terminal say it judged that plan."""
+    policy = _policy_64(tmp_path)
+    args = ("--topology", "df42", "--sim-time", "50", "--ibsim", "debian")
+    r = dryrun(policy, tmp_path / "refused", *args)
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    err = r.stderr.strip().splitlines()[-1]
+    line = next(i for i, ln in enumerate(policy.read_text().splitlines(), 1) if "vlarb_cap:" in ln)
+    ports = DF42_PORTS
+    assert err.startswith(
+        f"ibqos: error: dry run refused: {policy}:{line}: fabric.vlarb_cap: the policy asks 64/64 VLArb "
+        f"entries, the fabric's ports hold 8/8: {ports} of {ports} ports below it ("
+    ), err
+    assert re.search(r"\(\S+\[\d+\] 8/8, \S+\[\d+\] 8/8, \S+\[\d+\] 8/8 and \d+ more\)", err), err
+    assert "--fit-to-fabric judges a plan fitted to 8/8 instead" in err and "Traceback" not in r.stderr
+    assert not (tmp_path / "refused" / "plan.json").exists() and not (tmp_path / "refused" / "report.json").exists()
+
+    r = dryrun(policy, tmp_path / "fitted", *args, "--fit-to-fabric")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    run = tmp_path / "fitted"
+    rep = json.loads((run / "report.json").read_text())
+    plan = json.loads((run / "plan.json").read_text())
+    assert rep["vlarb_capacity"]["judged"] == "fitted"
+    assert rep["vlarb_capacity"]["policy"] == [64, 64] and rep["vlarb_capacity"]["plan"] == [8, 8]
+    assert len(rep["vlarb_capacity"]["ports_below_policy"]) == ports
+    assert (plan["fabric"]["high_cap"], plan["fabric"]["low_cap"]) == (8, 8)
+    assert rep["conformance"] == []  # the fitted plan is what every port holds
+    judged = "fitted plan 8/8 (--fit-to-fabric), not the policy's 64/64"
+    check = next(c for c in rep["fabric_checks"] if c["check"] == "VLArb plan judged")
+    assert check["result"].startswith(judged)
+    assert "judged the plan fitted to the fabric's 8/8 VLArb tables, not the policy's 64/64" in rep["summary"]
+    assert judged in unescape((run / "report.html").read_text())
+    assert judged in " ".join(r.stdout.split())  # the terminal's fabric table, however it wraps

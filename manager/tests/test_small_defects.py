@@ -99,7 +99,7 @@ def test_piped_dryrun_reports_each_stage_as_it_ends(tmp_path):
         if p.poll() is None:
             p.kill()
             p.wait()
-    assert first.startswith("plan: 2 classes"), first
+    assert first.startswith("launch: df72 ("), first  # the fabric first: its VLArb capacity decides the plan
     assert still_running
     assert p.returncode == 0
 
