@@ -245,3 +245,16 @@ def test_dropping_partitions_needs_allow_pkey_removal_and_never_dangles(tmp_path
         assert part.is_symlink() and part.exists() and part.read_text() == ""  # emptied, never dangling
         assert "0x8101" not in _ca_pkeys(h)
         assert programmed_equals(h, plan_a)
+
+
+def test_a_killed_apply_gets_its_syslog_line_from_the_recovery(live_sm, tmp_path, syslog):
+    h, sm, _, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 25)
+    env = {"IBQOS_SYSLOG_SOCKET": syslog.path}
+    assert run_apply(h, sm, path_b, fault="journal:swapped", env=env).returncode == -9
+    assert syslog.lines() == []  # SIGKILL: no line of its own
+    r = run_ibqos("status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = syslog.lines()
+    assert len(lines) == 1 and "recovered" in lines[0] and "verified v0001; it stays" in lines[0], lines
+    assert programmed_equals(h, plan_b)

@@ -70,7 +70,17 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log
 
 
 def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
-    """One line saying what a killed apply left and what was done, or None if nothing was."""
+    """One line saying what a killed apply left and what was done, or None if nothing was.
+    The line also goes to the system log: the killed apply could not send its own."""
+    from .syslog import log_line
+
+    line = _recover(cs, io)
+    if line:
+        log_line(f"recovered {cs.state}: {line}")
+    return line
+
+
+def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
     if entry is None or entry.done:

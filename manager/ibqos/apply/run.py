@@ -109,9 +109,9 @@ class Apply:
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
             return self.s
-        if not self.req.service:
-            self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
         try:
+            if not self.req.service:
+                self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
             with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
                 self._locked()
         except BaseException as e:

@@ -66,16 +66,21 @@ def sm_options(f):
     return f
 
 
-def conf_of(service: str | None, opensm_conf: Path | None) -> Path:
-    """The opensm.conf named by --service or --opensm-conf (history needs no PID)."""
+def _one_of(service: str | None, opensm_conf: Path | None) -> None:
     if service and opensm_conf:
         raise InputError("--service finds the config itself: drop --opensm-conf", field="--service")
+    if not service and not opensm_conf:
+        raise InputError("give --service opensm@GUID or --opensm-conf PATH", field="--opensm-conf")
+
+
+def conf_of(service: str | None, opensm_conf: Path | None) -> Path:
+    """The opensm.conf named by --service or --opensm-conf (history needs no PID)."""
+    _one_of(service, opensm_conf)
     if service:
         from ..apply.service import resolve
 
         return resolve(service).conf
-    if not opensm_conf:
-        raise InputError("give --service opensm@GUID or --opensm-conf PATH", field="--opensm-conf")
+    assert opensm_conf is not None
     return opensm_conf
 
 
@@ -90,10 +95,9 @@ def make_request(plan: Path | None, **kw):
     from ..apply.run import ApplyRequest
 
     service, opensm_conf, pid, pidfile = kw["service"], kw["opensm_conf"], kw["pid"], kw["pidfile"]
-    if service and (opensm_conf or pid is not None or pidfile):
-        raise InputError("--service finds the config and the PID itself: drop --opensm-conf/--pid", field="--service")
-    if not service and not opensm_conf:
-        raise InputError("give --service opensm@GUID or --opensm-conf PATH", field="--opensm-conf")
+    if service and (pid is not None or pidfile):
+        raise InputError("--service finds the PID itself: drop --pid/--pidfile", field="--service")
+    _one_of(service, opensm_conf)
     return ApplyRequest(
         plan_path=plan or Path("-"),
         opensm_conf=opensm_conf,
