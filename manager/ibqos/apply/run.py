@@ -243,6 +243,8 @@ class Apply:
         for name, path in side.items():
             write_atomic(path, texts[name])
         write_atomic(t.conf, merged)
+        self.s.plan_text, self.s.outcome = self.req.plan_path.read_text(), f"wrote {t.conf} (--init-conf)"
+        self._syslog()
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
         self.echo(
             f"OpenSM reads them at start: '{t.restart_hint()}', then "
