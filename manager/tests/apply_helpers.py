@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,18 +40,25 @@ def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
     return plan, path
 
 
-@pytest.fixture
-def live_sm(tmp_path):
-    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly, on Debian's
-    ibsim explicitly: the rollback tests need its 8-entry ports, which refuse a 16-entry plan
-    (the patched ibsim's 64-entry ports take it)."""
+@contextmanager
+def running_sm(tmp_path: Path, conf: dict | None = None):
+    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly (`conf`:
+    more opensm.conf options, e.g. a partition_config_file), on Debian's ibsim explicitly: the
+    rollback tests need its 8-entry ports, which refuse a 16-entry plan (the patched ibsim's
+    64-entry ports take it)."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
+        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]], conf=conf)
         assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
         yield h, sm, plan_a, path_a
+
+
+@pytest.fixture
+def live_sm(tmp_path):
+    with running_sm(tmp_path) as sm:
+        yield sm
 
 
 def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
@@ -68,27 +76,30 @@ def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
     ]
 
 
-def child_env(fault: str | None = None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1")  # lines reach a pipe as they are printed
+def child_env(fault: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
     if fault:
         env["IBQOS_APPLY_FAULT"] = fault
     return env
 
 
-def run_apply(h, sm, plan_path, *extra, fault=None):
+def run_apply(h, sm, plan_path, *extra, fault=None, env=None):
     return subprocess.run(
-        apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True, timeout=300, env=child_env(fault)
+        apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True, timeout=300, env=child_env(fault, env)
     )
+
+
+def run_ibqos(*args, env=None):
+    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(None, env))
 
 
 def run_status(h, sm, *extra):
-    return subprocess.run(
-        [IBQOS, "status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *extra],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=child_env(),
-    )
+    return run_ibqos("status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *extra)
+
+
+def run_rollback(h, sm, *extra, env=None):
+    target = ("--opensm-conf", str(sm.conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
+    return run_ibqos("rollback", *extra, *target, env=env)
 
 
 def managed_texts(sm) -> tuple[str, ...]:

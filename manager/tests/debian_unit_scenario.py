@@ -5,7 +5,8 @@ an SM host, and `ibqos apply --service opensm@GUID` finds it as it would there.
 
 Usage: debian_unit_scenario.py SCRATCH GUID IBSIM_SOCK UMAD2SIM PLUGIN_DIR PLAN_A PLAN_BAD
 Prints one JSON document: every step's exit code and output, and what the files looked like.
-Every OpenSM it starts is stopped by PID before it exits."""
+Every dry run (`dry_runs`) also records what it changed under /etc/opensm (nothing, by
+tree_snapshot). Every OpenSM it starts is stopped by PID before it exits."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tree_snapshot import changes, snapshot
 
 UNIT = Path("/lib/systemd/system/opensm@.service")
 IBQOS = str(Path(sys.executable).parent / "ibqos")
@@ -95,11 +98,22 @@ def main() -> None:
         )
         out["steps"][name] = {"rc": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
 
+    def dry(name: str, *args: str) -> None:
+        """A preview, with the tree before and after it: it must write nothing."""
+        before = snapshot(Path("/etc/opensm"))
+        step(name, *args, "--dry-run")
+        out["steps"][name]["changed"] = changes(before, snapshot(Path("/etc/opensm")))
+        out.setdefault("dry_runs", []).append(name)
+
+    unit = ("--service", f"opensm@{guid}")
     try:
         sm = start_sm()
         wait_master(env, work)
         time.sleep(1.0)  # its first sweep configures every port
         out["pid_1"] = sm.pid
+        dry("dry_init_conf", "apply", plan_a, *unit, "--init-conf")
+        dry("dry_without_conf", "apply", plan_a, *unit, "--sim-socket", sock)
+        dry("dry_rollback_without_store", "rollback", *unit)
         step("apply_without_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
         step("init_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--init-conf")
         conf = Path("/etc/opensm/opensm.conf")
@@ -113,8 +127,15 @@ def main() -> None:
         out["log_after_restart"] = "\n".join(
             ln for ln in log.read_text(errors="replace").splitlines() if "dla" in ln or "ERR" in ln
         )[-4000:]
+        dry("dry_conf_not_adopted", "apply", plan_a, *unit, "--sim-socket", sock)
+        dry("dry_init_conf_exists", "apply", plan_a, *unit, "--init-conf")
         step("apply", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
         step("apply_bad", "apply", plan_bad, "--service", f"opensm@{guid}", "--sim-socket", sock)
+        dry("dry_store_same_plan", "apply", plan_a, *unit, "--sim-socket", sock)
+        dry("dry_store_other_plan", "apply", plan_bad, *unit, "--keep", "1", "--allow-pkey-removal", "--accept-edits")
+        dry("dry_rollback", "rollback", "v0000", *unit, "--sim-socket", sock)
+        dry("dry_init_conf_store", "apply", plan_a, *unit, "--init-conf")
+        step("history", "history", *unit, "--json")
         step("status", "status", "--live", "--service", f"opensm@{guid}", "--plan", plan_a, "--sim-socket", sock)
         out["conf_is_symlink"] = conf.is_symlink()
         out["default_log_exists"] = Path("/var/log/opensm.log").exists()

@@ -104,6 +104,7 @@ def test_after_the_restart_apply_succeeds_end_to_end(scenario):
     s = scenario["steps"]["apply"]
     assert s["rc"] == 0, s["stdout"][-1500:] + s["stderr"][-1500:]
     assert "read back: every port equals the plan" in s["stdout"]
+    assert "no change" in s["stdout"]  # --init-conf wrote this plan: nothing to write, still verified
     assert scenario["conf_is_symlink"]  # adopted into ibqos.d/ beside it
     assert not scenario["default_log_exists"]  # it watched the unit's log, not this one
 
@@ -114,3 +115,30 @@ def test_an_opensm_error_in_the_sweep_rolls_back(scenario):
     st = scenario["steps"]["status"]
     assert st["rc"] == 0, st["stdout"][-1500:] + st["stderr"][-1500:]
     assert "equals" in st["stdout"]  # back on plan A, proven live
+
+
+def test_no_dry_run_writes_to_etc_opensm(scenario):
+    """Issue 20 item 3: --init-conf --dry-run wrote /etc/opensm/opensm.conf and its files."""
+    names = scenario["dry_runs"]
+    assert len(names) == 9
+    for name in names:
+        s = scenario["steps"][name]
+        assert s["changed"] == [], (name, s["changed"])
+        assert "Traceback" not in s["stderr"], (name, s["stderr"])
+    init = scenario["steps"]["dry_init_conf"]
+    assert init["rc"] == 0, init["stderr"]
+    assert "added: /etc/opensm/opensm.conf" in init["stdout"] and "added: /etc/opensm/qos-policy.conf" in init["stdout"]
+    assert "dry run: nothing written" in init["stdout"]
+    same = scenario["steps"]["dry_store_same_plan"]["stdout"].strip()
+    assert same.endswith("no change: the files already hold this plan"), same
+    assert scenario["steps"]["dry_init_conf_exists"]["rc"] == 2
+
+
+def test_history_through_the_unit(scenario):
+    s = scenario["steps"]["history"]
+    assert s["rc"] == 0, s["stderr"]
+    rows = json.loads(s["stdout"])
+    assert [(r["version"], r["result"]) for r in rows] == [
+        ("v0000", "original"),
+        ("v0001", "rolled back"),  # the first apply found the --init-conf files unchanged
+    ]

@@ -104,7 +104,8 @@ def test_many_applies_keep_a_flat_bounded_store(live_sm, tmp_path):
     assert programmed_equals(h, plans[(MANY - 1) % 2][0])
     assert not any(state.rglob("ibqos.d")), "a version directory holds another store"
     versions = sorted(p.name for p in state.iterdir() if p.name.startswith("v"))
-    assert versions == [f"v{n:04d}" for n in range(MANY - 2, MANY + 1)]
+    # the newest 3, and v0000 (the admin's own files) for good (issue 20)
+    assert versions == ["v0000"] + [f"v{n:04d}" for n in range(MANY - 2, MANY + 1)]
     assert os.readlink(sm.conf) == str(state / "current" / "opensm.conf")
     assert os.readlink(state / "current") == f"v{MANY:04d}"
     assert not [p.name for p in state.iterdir() if p.name.startswith(".")]

@@ -57,3 +57,14 @@ def test_the_plan_carries_the_partitions_and_port_0_is_refused(tmp_path):
     assert f"partition_config_file {tmp_path / 'r' / 'partitions.conf'}" in (tmp_path / "r" / "opensm.conf").read_text()
     r = _plan(tmp_path, {"groups": [{"name": "g", "port_name": ["sw1/P0"]}]}, None)
     assert r.returncode == 2 and "port from 1" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_pkeys_in_names_them_as_written_even_in_syntax_ibqos_does_not_check():
+    """apply's P_Key guard reads the partitions file OpenSM reads now, which may be the admin's."""
+    from ibqos.policy.partitions import pkeys_in
+
+    ours = "Default=0x7fff : ALL=full ;\nt1=0x8101 : ALL=full ;  # a tenant\nt2=258, ipoib : ALL ;\n"
+    assert pkeys_in(ours) == {0x7FFF: "0x7fff", 0x0101: "0x8101", 0x0102: "258"}
+    theirs = "# hand-written\nstorage=0x8105, weird_flag : 0x1234=full ;\nalso=0x0106 : SELF=strange ;\n"
+    assert pkeys_in(theirs) == {0x0105: "0x8105", 0x0106: "0x0106"}
+    assert pkeys_in("") == {}

@@ -14,14 +14,21 @@ The first apply adopts the admin's existing files as version v0000 (each path is
 a symlink to an identical copy, so even a crash half-way leaves every file with its old
 content). Paths OpenSM itself reads never change, which matters because OpenSM 3.3.23
 re-reads neither `qos_policy_file` nor `event_plugin_options` at run time.
+
+A version is written once and never changed: its files and directory are made read-only
+(a-w) and `manifest.json` records the sha256 of every file in it, so an edit made through a
+managed path (root ignores the mode) is found by `check()`. Versions that hold the admin's
+own files (`adopted_from` in their meta.json, v0000 first) are never pruned.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +36,25 @@ from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
+MANIFEST = "manifest.json"
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _writable(d: Path) -> None:
+    """Give back the owner's write bit on a read-only version (and its files) so it can be
+    removed by a non-root user; root needs none of it."""
+    for p in (d, *d.iterdir()) if d.is_dir() else ():
+        if not p.is_symlink():
+            os.chmod(p, stat.S_IMODE(p.lstat().st_mode) | stat.S_IWUSR)
+
+
+def _remove_tree(d: Path) -> None:
+    if d.is_dir():
+        _writable(d)
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def _symlink_over(target: str, path: Path) -> None:
@@ -93,16 +119,14 @@ class ConfigSet:
         OpenSM reads."""
         self.state.mkdir(parents=True, exist_ok=True)
         if self.current_version() is None:
-            v0 = self.state / "v0000"
-            v0.mkdir(exist_ok=True)
-            for name, p in self.paths.items():
-                data = p.read_text() if p.exists() else ""
-                # the admin's file keeps its mode: 0644 stays readable by tools that read it
-                write_atomic(v0 / name, data, mode=p.stat().st_mode & 0o7777 if p.exists() else None)
-            write_atomic(
-                v0 / "meta.json", json.dumps({"adopted_from": {n: str(p) for n, p in self.paths.items()}}) + "\n"
-            )
-            fsync_dir(v0)
+            if not (self.state / "v0000").is_dir():
+                self._write_version(
+                    "v0000",
+                    {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()},
+                    {"adopted_from": {n: str(p) for n, p in self.paths.items()}},
+                    # the admin's file keeps its read bits: 0644 stays readable by tools that read it
+                    modes={n: p.stat().st_mode & 0o7777 for n, p in self.paths.items() if p.exists()},
+                )
             _symlink_over("v0000", self.current)
         new = {name: p for name, p in self.paths.items() if not (self.current / name).exists()}
         if new:
@@ -133,25 +157,91 @@ class ConfigSet:
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
 
-    def stage(self, files: dict[str, str], meta: dict, extra: dict[str, str] | None = None) -> str:
+    def stage(
+        self, files: dict[str, str], meta: dict, extra: dict[str, str] | None = None, name: str | None = None
+    ) -> str:
         """Write a new version directory (not yet current) and return its name. `extra` are
-        files kept beside the managed ones (the plan, so a later command can verify it)."""
+        files kept beside the managed ones (the plan, so a later command can verify it). Every
+        file the current version holds must be in `files`: a version never leaves a managed
+        path pointing at nothing."""
+        left = [r for r in self.roles(self.current_version()) if r not in files]
+        if left:
+            raise ExternalError(f"{self.current} holds {', '.join(left)}, which the new version would drop")
         n = max((int(_VERSION.match(v).group(1)) for v in self.versions()), default=0) + 1
-        name = f"v{n:04d}"
+        name = name or f"v{n:04d}"
+        modes = {r: (self.current / r).stat().st_mode & 0o7777 for r in self.paths if (self.current / r).exists()}
+        self._write_version(name, {r: files[r] for r in self.paths}, meta, extra, modes)
+        return name
+
+    def _write_version(
+        self, name: str, files: dict[str, str], meta: dict, extra: dict[str, str] | None = None, modes=None
+    ) -> None:
+        """The one writer of a version: written in a hidden directory, made read-only with its
+        manifest, then renamed into place (a crash leaves a `.vNNNN.tmp`, never half a version)."""
+        from .history import stamp
+
         d = self.state / name
         tmp = self.state / f".{name}.tmp"
-        if tmp.exists():
-            shutil.rmtree(tmp)
-        tmp.mkdir()
-        for role in self.paths:
-            cur = self.current / role
-            write_atomic(tmp / role, files[role], mode=cur.stat().st_mode & 0o7777 if cur.exists() else None)
-        for fname, text in (extra or {}).items():
-            write_atomic(tmp / fname, text)
-        write_atomic(tmp / "meta.json", json.dumps(meta, indent=1) + "\n")
+        _remove_tree(tmp)
+        tmp.mkdir(parents=True)
+        for fname, text in {**files, **(extra or {})}.items():
+            write_atomic(tmp / fname, text, mode=(modes or {}).get(fname))
+        write_atomic(tmp / "meta.json", json.dumps({**stamp(), **meta}, indent=1) + "\n")
+        sums = {f.name: sha256_hex(f.read_bytes()) for f in sorted(tmp.iterdir())}
+        write_atomic(tmp / MANIFEST, json.dumps({"sha256": sums}, indent=1) + "\n")
+        for f in tmp.iterdir():
+            os.chmod(f, stat.S_IMODE(f.stat().st_mode) & ~0o222)
+        fsync_dir(tmp)
+        os.chmod(tmp, 0o555)
         os.replace(tmp, d)
         fsync_dir(self.state)
-        return name
+
+    def roles(self, version: str | None) -> list[str]:
+        """The managed files a version holds (not its plan, meta or manifest)."""
+        if version is None or not (self.state / version).is_dir():
+            return []
+        extra = {"meta.json", MANIFEST, "plan.json"}
+        return sorted(f.name for f in (self.state / version).iterdir() if f.name not in extra)
+
+    def meta(self, version: str) -> dict:
+        try:
+            return json.loads((self.state / version / "meta.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def check(self, version: str) -> list[str]:
+        """Files of `version` that changed (or went missing) since ibqos wrote it, by its
+        manifest; [] for a version written before manifests existed."""
+        try:
+            sums = json.loads((self.state / version / MANIFEST).read_text())["sha256"]
+        except (OSError, ValueError, KeyError):
+            return []
+        bad = []
+        for fname, want in sums.items():
+            f = self.state / version / fname
+            try:
+                if sha256_hex(f.read_bytes()) != want:
+                    bad.append(fname)
+            except OSError:
+                bad.append(fname)
+        return bad
+
+    def tamper_line(self, version: str | None) -> str | None:
+        """One line naming the files of `version` changed since ibqos stored them, or None."""
+        bad = self.check(version) if version else []
+        if not bad:
+            return None
+        return (
+            f"TAMPERED: {self.state / version} changed since ibqos wrote it ({', '.join(bad)} differ from "
+            f"its manifest.json): edited by hand through the managed paths?"
+        )
+
+    def discard(self, version: str) -> None:
+        _remove_tree(self.state / version)
+
+    def originals(self) -> set[str]:
+        """Versions holding the admin's own files: kept for good."""
+        return {v for v in self.versions() if "adopted_from" in self.meta(v)}
 
     def flip(self, version: str) -> None:
         """The one atomic step: every managed path now reads `version`."""
@@ -165,20 +255,21 @@ class ConfigSet:
 
     def prune(self, keep: int, protect: set[str]) -> list[str]:
         """Delete all but the newest `keep` version directories (never one in `protect`, e.g.
-        current and the rollback target); returns the names removed."""
+        current and the rollback target, nor the admin's originals); returns the names removed."""
         versions = self.versions()
+        protect = protect | self.originals()
         drop = [v for v in versions[: max(0, len(versions) - keep)] if v not in protect]
         for v in drop:
             # rename first so a crash mid-delete leaves a hidden leftover, never a half version
             doomed = self.state / f".{v}.del"
             os.replace(self.state / v, doomed)
-            shutil.rmtree(doomed, ignore_errors=True)
+            _remove_tree(doomed)
         if drop:
             fsync_dir(self.state)
         for p in self.state.glob(".v*.del"):
-            shutil.rmtree(p, ignore_errors=True)
+            _remove_tree(p)
         return drop
 
     def cleanup_staging(self) -> None:
         for p in self.state.glob(".v*.tmp"):
-            shutil.rmtree(p, ignore_errors=True)
+            _remove_tree(p)

@@ -7,6 +7,9 @@
     rollback  restoring `previous` after a failure                  (until it is done)
     rolled-back / discarded                                         (terminal)
 
+Every end state (verified, rolled-back, discarded) is also appended to `history.jsonl`
+(history.py), the record `ibqos history` reads.
+
 A process killed at any point leaves one of these in `ibqos.d/journal.json` and its lock
 released; the next `ibqos apply` or `ibqos status --opensm-conf` finishes or undoes the work
 (`recover.py`). The fabric read back before the flip is kept beside it, so a rollback done by
@@ -36,6 +39,9 @@ class Entry:
     log: str
     apply_pid: int = field(default_factory=os.getpid)
     time: float = field(default_factory=time.time)
+    action: str = "apply"  # or "rollback" (ibqos rollback)
+    plan_sha256: str | None = None  # of the version's plan.json
+    who: str | None = None
 
     @property
     def done(self) -> bool:
@@ -65,6 +71,10 @@ class Journal:
         entry.state = state
         entry.time = time.time()
         write_atomic(self.path, json.dumps(asdict(entry), indent=1) + "\n")
+        if entry.done:
+            from .history import append
+
+            append(self.path.parent, asdict(entry))
         return entry
 
     def save_before(self, fabric) -> None:

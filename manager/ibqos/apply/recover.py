@@ -17,7 +17,6 @@ reached the disk is dropped, since nothing was live.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,7 +72,17 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log
 
 
 def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
-    """One line saying what a killed apply left and what was done, or None if nothing was."""
+    """One line saying what a killed apply left and what was done, or None if nothing was.
+    The line also goes to the system log: the killed apply could not send its own."""
+    from .syslog import log_line
+
+    line = _recover(cs, io)
+    if line:
+        log_line(f"recovered {cs.state}: {line}")
+    return line
+
+
+def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
     if entry is None or entry.done:
@@ -81,7 +90,7 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
     found = f"found apply of {entry.version} (pid {entry.apply_pid}) stopped at '{entry.state}'"
     current = cs.current_version()
     if entry.state == "intent" and current == entry.previous:
-        shutil.rmtree(cs.state / entry.version, ignore_errors=True)
+        cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
     io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
@@ -135,3 +144,11 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     entry = Journal(cs.state).read()
     last = f"; last apply {entry.version}: {entry.state}" if entry else ""
     return f"{opensm_conf}: configuration {cs.current_version()}, {len(cs.versions())} version(s) kept{last}"
+
+
+def current_tampered(opensm_conf: Path) -> str | None:
+    """One line when the version the configuration runs on was changed since ibqos wrote it."""
+    from .confset import state_dir_for
+
+    cs = ConfigSet({}, state_dir_for(opensm_conf))
+    return cs.tamper_line(cs.current_version())

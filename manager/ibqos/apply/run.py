@@ -1,5 +1,6 @@
 """The apply pipeline: recover → render → validate → snapshot → adopt → stage → flip → sweep
-→ read back → verify → prune.
+→ read back → verify → prune. `ibqos rollback` is the same pipeline with a stored version's
+files in place of the rendered plan (ApplyRequest.rollback_to).
 
 Each step is a small method `stage_<step>`; the one driver (ibqos.pipeline) runs them in
 order and times them, and `run()` holds the configuration's lock from recovery to pruning.
@@ -10,6 +11,11 @@ previous version, sweeps again and proves the fabric is back as it was. For the
 fault-injection tests, IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as that
 step starts (the driver's `before` hook), and IBQOS_APPLY_FAULT=journal:<state> right after
 the journal says <state>.
+
+What an apply will not do without being told: build on a current version whose files were
+changed by hand (--accept-edits), or take partitions (P_Keys) off the fabric
+(--allow-pkey-removal). An unchanged plan writes nothing. Each apply that gets past its
+options logs one line to the system log (syslog.py); a dry run writes nothing anywhere.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
 from .. import osmconf
 from ..pipeline import Hooks, Pipeline
 from ..osmlog import log_size, sweep_failures
-from .confset import ConfigSet, state_dir_for
+from .confset import ConfigSet, sha256_hex, state_dir_for
 from .journal import Entry, Journal
 from .lock import apply_lock
 from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid
@@ -57,6 +63,9 @@ class ApplyRequest:
     lock_timeout: float = 600  # seconds to wait for another apply to finish
     service: str | None = None  # opensm@GUID: conf, log and PID from the unit
     init_conf: bool = False  # create the unit's missing opensm.conf, then stop
+    rollback_to: str | None = None  # ibqos rollback: this stored version instead of a plan
+    allow_pkey_removal: bool = False  # partitions the fabric carries may go
+    accept_edits: bool = False  # build on a current version changed by hand
 
 
 @dataclass
@@ -77,6 +86,11 @@ class ApplyState:
     pruned: list[str] = field(default_factory=list)
     service: object = None  # apply.service.ServiceTarget, with --service
     log_override: Path | None = None  # the unit's --log_file
+    plan_text: str | None = None  # plan.json as stored with the version (None: an original)
+    removed: set[str] = field(default_factory=set)  # managed roles the new set no longer has
+    pkeys_gone: list[int] = field(default_factory=list)
+    unchanged: bool = False  # same files as the current ones: nothing written
+    outcome: str = ""  # the system log's word for how it ended
 
 
 class Apply:
@@ -90,21 +104,68 @@ class Apply:
     def run(self) -> ApplyState:
         if self.req.service:
             if self._target_service():
-                return self.s  # --init-conf: the whole file written, restart next
+                return self.s  # --init-conf: the whole file written (or shown), restart next
         if self.req.dry_run:
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
             return self.s
-        if not self.req.service:
-            self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
-        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
-            self.pipeline.run(self, STEPS[: STEPS.index("flip") + 1])
+        try:
+            if not self.req.service:
+                self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+            with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+                self._locked()
+        except BaseException as e:
+            self.s.outcome = self.s.outcome or f"failed: {e}"
+            raise
+        finally:
+            self._syslog()
+        return self.s
+
+    def _locked(self) -> None:
+        self.pipeline.run(self, ("recover", "render", "validate"))
+        line = self.s.confset.tamper_line(self.s.confset.current_version())
+        if line and not (self.req.accept_edits or self.req.rollback_to):
+            raise VerificationFailed(
+                f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
+                "'ibqos rollback VERSION' returns to a stored version"
+            )
+        if line:
+            self.echo(f"note: {line}")
+        if self._unchanged():
+            return
+        self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
+        try:
             try:
                 self.pipeline.run(self, ("sweep", "readback", "verify"))
             except IbqosError as e:
                 self.rollback(e)
+        finally:
+            # a rolled-back version is pruned like any other
             self.pipeline.run(self, ("prune",))
-        return self.s
+        self.s.outcome = f"verified {self.s.version}"
+
+    def _unchanged(self) -> bool:
+        """The new set equals what the managed paths hold now: say so and write nothing."""
+        cs = self.s.confset
+        edited = cs.check(cs.current_version()) if cs.current_version() else []
+        same = all(p.exists() and p.read_text() == self.s.files[r] for r, p in self.s.paths.items())
+        if not same or edited:
+            return False
+        self.s.unchanged = True
+        self.s.outcome = f"no change ({cs.current_version() or 'files not yet adopted'})"
+        self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
+        # still held to the plan: read back (no sweep), as after an apply
+        self.pipeline.run(self, ("readback",))
+        self._check_plan()
+        return True
+
+    def _syslog(self) -> None:
+        from .history import who
+        from .syslog import log_line
+
+        what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
+        sha = sha256_hex(self.s.plan_text.encode())[:16] if self.s.plan_text else "none"
+        log_line(f"{what} {self.req.opensm_conf} plan sha256 {sha} by {who()}: {self.s.outcome or 'stopped'}")
 
     def _journal(self, state: str) -> None:
         self.s.journal.write(self.s.entry, state)
@@ -139,7 +200,7 @@ class Apply:
                 "whole opensm.conf: merge it into 'opensm -c' output first",
                 file=t.conf,
             )
-        if t.pid is None:
+        if t.pid is None and not self.req.dry_run:
             raise ExternalError(f"{t.unit} is not running (no process runs {' '.join(t.argv)})")
         self.s.pid = t.pid
         return False
@@ -170,13 +231,20 @@ class Apply:
         if "partitions.conf" in side:
             updates["partition_config_file"] = str(side["partitions.conf"])
         merged = osmconf.merge(opensm_defaults(), updates, f"ibqos apply {plan.policy_sha256[:12]}")
-        conf_dir.mkdir(parents=True, exist_ok=True)
         for name, path in side.items():
             if path.exists():
                 raise InputError(f"exists beside a missing {t.conf.name}: move it away first", file=path)
+        if self.req.dry_run:
+            for path, text in ((t.conf, merged), *((side[n], texts[n]) for n in side)):
+                self._echo_diff(path, "", text, "added")
+            self.echo(f"dry run: nothing written; without --dry-run this writes {t.conf} and its files")
+            return
+        conf_dir.mkdir(parents=True, exist_ok=True)
         for name, path in side.items():
             write_atomic(path, texts[name])
         write_atomic(t.conf, merged)
+        self.s.plan_text, self.s.outcome = self.req.plan_path.read_text(), f"wrote {t.conf} (--init-conf)"
+        self._syslog()
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
         self.echo(
             f"OpenSM reads them at start: '{t.restart_hint()}', then "
@@ -195,13 +263,18 @@ class Apply:
         from ..plan import Plan
         from ..render import render_plan
 
-        self.s.plan = Plan.load(self.req.plan_path)
         conf_path = self.req.opensm_conf
         try:
             current = conf_path.read_text()
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=conf_path) from e
         opts = osmconf.parse(current)
+        if self.req.rollback_to:
+            self._stored_set(conf_path, opts)
+            self._finish_render(conf_path, opts)
+            return
+        self.s.plan = Plan.load(self.req.plan_path)
+        self.s.plan_text = self.req.plan_path.read_text()
         with tempfile.TemporaryDirectory(prefix="ibqos-apply-") as tmp:
             rendered = render_plan(self.s.plan, Path(tmp))
             fragment = osmconf.parse(Path(rendered["opensm.conf"]).read_text())
@@ -219,9 +292,8 @@ class Apply:
                     f"{conf_path}: {key} is {opts.get(key, '(unset)')!r}, the plan needs "
                     f"{fragment[key]!r}; OpenSM reads it only at start: change it and restart"
                 )
-        # Paths OpenSM never re-reads stay as they are; their contents are what changes.
-        qos_path = self.req.qos_policy or Path(opts.get("qos_policy_file") or conf_path.parent / "qos-policy.conf")
-        tables_path = Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf")
+        paths = self._managed_paths(conf_path, opts)
+        qos_path, tables_path = paths["qos-policy.conf"], paths["plugin-tables.conf"]
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
         updates["qos_policy_file"] = str(qos_path)
         if partitions is not None:
@@ -233,7 +305,7 @@ class Apply:
                     f"{conf_path} sets no partition_config_file and the plan has "
                     "partitions: set it and restart OpenSM once, then apply"
                 )
-            part_path = Path(opts["partition_config_file"])
+            part_path = paths["partitions.conf"]
         # apply sees the heavy sweep end by its SUBNET UP line (level 0x02), so that line must
         # be logged and flushed; both options are re-read at the sweep SIGHUP starts.
         updates["force_log_flush"] = "TRUE"
@@ -249,11 +321,82 @@ class Apply:
         if partitions is not None:
             self.s.files["partitions.conf"] = partitions
             self.s.paths["partitions.conf"] = part_path
+        self._finish_render(conf_path, opts)
+
+    def _managed_paths(self, conf_path: Path, opts: dict[str, str]) -> dict[str, Path]:
+        """Paths OpenSM never re-reads stay as they are; their contents are what changes."""
+        paths = {
+            "opensm.conf": conf_path,
+            "qos-policy.conf": self.req.qos_policy
+            or Path(opts.get("qos_policy_file") or conf_path.parent / "qos-policy.conf"),
+            "plugin-tables.conf": Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf"),
+        }
+        if opts.get("partition_config_file"):
+            paths["partitions.conf"] = Path(opts["partition_config_file"])
+        return paths
+
+    def _stored_set(self, conf_path: Path, opts: dict[str, str]) -> None:
+        """ibqos rollback: the files of a stored version (and its plan, to verify against)."""
+        from ..plan import Plan
+
+        cs = ConfigSet.beside(conf_path, {})
+        v = self.req.rollback_to
+        if v not in cs.versions():
+            raise InputError(f"no version {v} in {cs.state} ('ibqos history' lists them)", field="VERSION")
+        line = cs.tamper_line(v)
+        if line:
+            raise VerificationFailed(f"{line}; not rolling back to it")
+        paths = self._managed_paths(conf_path, opts)
+        for role in cs.roles(v):
+            if role not in paths:
+                raise ExternalError(f"{cs.state / v} holds {role}, but {conf_path} names no path for it")
+            self.s.files[role] = (cs.state / v / role).read_text()
+            self.s.paths[role] = paths[role]
+        plan_file = cs.state / v / "plan.json"
+        if plan_file.exists():
+            self.s.plan_text = plan_file.read_text()
+            self.s.plan = Plan.load(plan_file)
+
+    def _finish_render(self, conf_path: Path, opts: dict[str, str]) -> None:
+        """What the new set drops is emptied, never left to dangle; then the P_Key guard."""
+        cs = ConfigSet.beside(conf_path, {})
+        paths = self._managed_paths(conf_path, opts)
+        for role in cs.roles(cs.current_version()):
+            if role in self.s.files:
+                continue
+            if role not in paths:
+                raise ExternalError(f"{cs.current / role} is managed, but {conf_path} names no path for it any more")
+            self.s.files[role], self.s.paths[role] = "", paths[role]
+            self.s.removed.add(role)
+        self._check_pkeys()
         # the unit's --log_file beats the file's log_file, as on OpenSM's command line
         self.s.log = self.s.log_override or Path(
             osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG
         )
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
+
+    def _check_pkeys(self) -> None:
+        """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
+        drops take their P_Keys off every port: only with --allow-pkey-removal."""
+        from ..policy.partitions import DEFAULT_PKEY, pkeys_in
+
+        path = self.s.paths.get("partitions.conf")
+        if path is None:
+            return
+        old = pkeys_in(path.read_text() if path.exists() else "")
+        gone = set(old) - set(pkeys_in(self.s.files["partitions.conf"])) - {DEFAULT_PKEY}
+        self.s.pkeys_gone = sorted(gone)
+        if not gone:
+            return
+        names = ", ".join(old[k] for k in self.s.pkeys_gone)
+        if not (self.req.allow_pkey_removal or self.req.dry_run):
+            raise InputError(
+                f"P_Keys {names} would go from every port ({path} loses them): "
+                "give --allow-pkey-removal to remove them",
+                field="--allow-pkey-removal",
+            )
+        tail = "" if self.req.allow_pkey_removal else " (apply refuses this without --allow-pkey-removal)"
+        self.echo(f"P_Keys removed from every port: {names}{tail}")
 
     def stage_validate(self) -> None:
         with tempfile.TemporaryDirectory(prefix="ibqos-validate-") as tmp:
@@ -265,18 +408,38 @@ class Apply:
             validate_plugin_tables(tables)
 
     def show_diff(self) -> None:
-        for role in self.s.paths:
-            path = self.s.paths[role]
-            old = path.read_text() if path.exists() else ""
-            diff = list(
-                difflib.unified_diff(
-                    old.splitlines(True),
-                    self.s.files[role].splitlines(True),
-                    fromfile=str(path),
-                    tofile=f"{path} (plan)",
-                )
-            )
-            self.echo("".join(diff) if diff else f"{path}: unchanged")
+        """Every managed file: added, changed, removed (emptied) or unchanged, with its diff."""
+        line = self.s.confset.tamper_line(self.s.confset.current_version())
+        if line:
+            self.echo(f"note: {line} (apply refuses to build on it without --accept-edits)")
+        changed = False
+        for role, path in self.s.paths.items():
+            old = path.read_text() if path.exists() else None
+            new = self.s.files[role]
+            if role in self.s.removed:
+                kind = "removed"
+            elif old is None:
+                kind = "added"
+            else:
+                kind = "changed" if old != new else ""
+            if not kind:
+                self.echo(f"{path}: unchanged")
+                continue
+            changed = True
+            self._echo_diff(path, old or "", new, kind)
+        if not changed:
+            self.echo("no change: the files already hold this plan")
+
+    def _echo_diff(self, path: Path, old: str, new: str, kind: str) -> None:
+        note = " (emptied, not deleted: its link never dangles)" if kind == "removed" else ""
+        self.echo(f"{kind}: {path}{note}")
+        diff = difflib.unified_diff(
+            old.splitlines(True),
+            new.splitlines(True),
+            fromfile="/dev/null" if kind == "added" else str(path),
+            tofile=f"{path} (new)",
+        )
+        self.echo("".join(diff).rstrip("\n"))
 
     def stage_snapshot(self) -> None:
         from ..fabric.live import read_live
@@ -288,16 +451,30 @@ class Apply:
         self.s.confset.adopt()
 
     def stage_stage(self) -> None:  # the step "stage": the new version's files, beside the current ones
+        from .history import who
+
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
-        self.s.version = cs.stage(
-            self.s.files,
-            {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256},
-            extra={"plan.json": self.req.plan_path.read_text()},
-        )
+        sha = sha256_hex(self.s.plan_text.encode()) if self.s.plan_text else None
+        if self.req.rollback_to:
+            meta: dict = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
+        else:
+            meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256}
+            meta["plan_sha256"] = sha
+        extra = {"plan.json": self.s.plan_text} if self.s.plan_text else None
+        self.s.version = cs.stage(self.s.files, meta, extra=extra)
         self.s.journal.save_before(self.s.before)
-        self.s.entry = Entry("intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log))
+        self.s.entry = Entry(
+            "intent",
+            self.s.previous,
+            self.s.version,
+            self.s.pid,
+            str(self.s.log),
+            action="rollback" if self.req.rollback_to else "apply",
+            plan_sha256=sha,
+            who=who(),
+        )
         self._journal("intent")
 
     def stage_flip(self) -> None:
@@ -323,8 +500,15 @@ class Apply:
         self.s.after = read_live(self.req.env)
 
     def stage_verify(self) -> None:
+        self._check_plan()
+        self._journal("verified")
+
+    def _check_plan(self) -> None:
         from ..conformance import diff_programmed, expected_from_plan, mtu_findings
 
+        if self.s.plan is None:  # a rollback to the admin's original files: no plan to hold them to
+            self.echo(f"{self.req.rollback_to} has no plan (the admin's own files): swept without OpenSM errors")
+            return
         diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
         if diffs:
             raise VerificationFailed(
@@ -333,7 +517,6 @@ class Apply:
         low = mtu_findings(self.s.after, self.s.plan.fabric.mtu)
         if low:
             raise VerificationFailed(f"{len(low)} port(s) run below the plan's MTU, first: {low[0]}")
-        self._journal("verified")
         self.echo("read back: every port equals the plan")
         self.echo(f"read back: every link runs at least the plan's MTU {self.s.plan.fabric.mtu}")
 
@@ -343,6 +526,7 @@ class Apply:
 
     def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
+        self.s.outcome = f"rolled back {self.s.version} to {self.s.previous}: {cause}"
         access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
         try:
             proved = restore(self.s.confset, self.s.journal, self.s.entry, access, self.s.log)

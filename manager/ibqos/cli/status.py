@@ -77,7 +77,7 @@ def status(
             opensm_conf = opensm_conf or t.conf
         pid = pid if pid is not None else t.pid
         osm_log = osm_log or t.log
-    env = None
+    env, tampered = None, None
     if sim_socket:
         import os
 
@@ -86,12 +86,17 @@ def status(
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     if opensm_conf is not None:
         from ..apply.opensm_ctl import resolve_pid
-        from ..apply.recover import FabricAccess, check_and_recover
+        from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         click.echo(check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout)))
+        tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
+            if tampered:
+                raise VerificationFailed(tampered)
             return
+        if tampered:
+            click.echo(tampered)
     if live == (rundir is not None):
         raise InputError("give exactly one of RUNDIR or --live", field="status")
     from ..fabric.source import load_fabric
@@ -118,7 +123,7 @@ def status(
         for m, count in maps.most_common():
             t.add_row(kind, m, str(count))
     print_table(con, t)
-    failures = []
+    failures = ["a stored configuration version was changed by hand"] if opensm_conf and tampered else []
     loop = _routing_in_force(con, fabric, rundir, live, osm_log)
     if loop:
         con.print(f"[bold red]{escape(loop)}[/bold red]", soft_wrap=True, markup=True, highlight=False)

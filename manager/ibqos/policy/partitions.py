@@ -49,7 +49,20 @@ def read_partitions(path: Path) -> Partitions:
     return Partitions(str(path), text, _parse(text, path))
 
 
-def _parse(text: str, path: Path) -> dict[int, str]:
+def pkeys_in(text: str) -> dict[int, str]:
+    """The P_Keys a partitions file defines: 15-bit key -> the number as written (0x8101). A
+    file this parser refuses (an admin's own, in syntax ibqos does not check) still yields
+    the `=number` of every definition."""
+    written: dict[int, str] = {}
+    try:
+        _parse(text, Path("partitions.conf"), written)
+        return written
+    except InputError:
+        defs = (stmt.split(":", 1)[0] for stmt in re.sub(r"#.*", "", text).split(";") if ":" in stmt)
+        return {int(m, 0) & 0x7FFF: m for d in defs for m in re.findall(r"=\s*(0x[0-9a-fA-F]+|\d+)", d)}
+
+
+def _parse(text: str, path: Path, written: dict[int, str] | None = None) -> dict[int, str]:
     pkeys: dict[int, str] = {}
     stmt, start = "", 1
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -61,7 +74,7 @@ def _parse(text: str, path: Path) -> dict[int, str]:
             stmt += head + " "
             if not sep:
                 break
-            _statement(stmt.strip(), path, start, pkeys)
+            _statement(stmt.strip(), path, start, pkeys, written)
             stmt = ""
     if stmt.strip():
         raise InputError(
@@ -70,7 +83,7 @@ def _parse(text: str, path: Path) -> dict[int, str]:
     return pkeys
 
 
-def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
+def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str], written: dict[int, str] | None = None) -> None:
     def fail(msg: str) -> NoReturn:
         raise InputError(msg, file=path, line=line, field="partitions")
 
@@ -94,6 +107,8 @@ def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str]) -> None:
         if (pkey & 0x7FFF) in pkeys and pkeys[pkey & 0x7FFF] != name:
             fail(f"P_Key {num} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")
         pkeys[pkey & 0x7FFF] = name
+        if written is not None:
+            written[pkey & 0x7FFF] = num
     for m in (x.strip() for x in members.split(",")):
         if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
             fail(

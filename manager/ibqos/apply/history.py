@@ -1,0 +1,108 @@
+"""What happened to one configuration, version by version: `ibqos.d/history.jsonl`.
+
+Each apply or rollback that ends (verified, rolled back, discarded by a recovery) appends one
+JSON line, written by the journal as it records the end state (journal.py), so the history is
+the journal's past and has one writer. A version's own meta.json says when it was written,
+by whom and from which plan (sha256 of plan.json); `rows()` joins the two for
+`ibqos history` and `ibqos rollback`'s default target.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import time
+from pathlib import Path
+
+from ..errors import ExternalError
+
+LOG = "history.jsonl"
+
+
+def who() -> str:
+    """The person behind the command: sudo's caller, else the login (or the uid's) name."""
+    if os.environ.get("SUDO_USER"):
+        return os.environ["SUDO_USER"]
+    try:
+        return os.getlogin()
+    except OSError:
+        try:
+            return getpass.getuser()
+        except (KeyError, OSError):
+            return f"uid {os.getuid()}"
+
+
+def stamp() -> dict:
+    return {"time": time.time(), "who": who()}
+
+
+def append(state_dir: Path, event: dict) -> None:
+    """One line, appended and fsynced: a crash leaves whole lines before it."""
+    line = json.dumps(event, sort_keys=True) + "\n"
+    fd = os.open(state_dir / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, line.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def events(state_dir: Path) -> list[dict]:
+    try:
+        text = (state_dir / LOG).read_text()
+    except FileNotFoundError:
+        return []
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            if n < len(text.splitlines()):  # only the last line may be cut by a crash
+                raise ExternalError(f"{state_dir / LOG}:{n}: not a JSON line; inspect it") from None
+    return out
+
+
+def rows(cs) -> list[dict]:
+    """Every stored version, oldest first: time, plan hash, who, result, and what else is
+    known (current, the admin's original, a rollback's source, files changed by hand)."""
+    last: dict[str, dict] = {}
+    for ev in events(cs.state):
+        last[ev.get("version", "")] = ev
+    current = cs.current_version()
+    out = []
+    for v in cs.versions():
+        meta = cs.meta(v)
+        ev = last.get(v)
+        if "adopted_from" in meta:
+            result = "original"
+        elif ev:
+            result = ev["state"].replace("-", " ")
+        else:
+            result = "current" if v == current else "not applied"
+        out.append(
+            {
+                "version": v,
+                "time": meta.get("time"),
+                "plan_sha256": meta.get("plan_sha256"),
+                "who": meta.get("who"),
+                "result": result,
+                "action": (ev or {}).get("action", "adopt" if "adopted_from" in meta else None),
+                "rollback_of": meta.get("rollback_of"),
+                "current": v == current,
+                "original": "adopted_from" in meta,
+                "tampered": cs.check(v),
+            }
+        )
+    return out
+
+
+def previous_verified(cs) -> str | None:
+    """`ibqos rollback`'s default: the newest version, other than the current one, whose
+    last apply (or rollback) was verified and which is still stored."""
+    current, stored = cs.current_version(), set(cs.versions())
+    for ev in reversed(events(cs.state)):
+        v = ev.get("version")
+        if ev.get("state") == "verified" and v != current and v in stored:
+            return v
+    return None

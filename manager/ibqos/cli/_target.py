@@ -1,0 +1,117 @@
+"""The options that name one OpenSM configuration and how to reach the SM, shared by `apply`,
+`rollback` and `history`, and the one function that turns them into an ApplyRequest."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .. import paths
+from ..errors import InputError
+
+
+def config_options(f):
+    """--service or --opensm-conf: which configuration (all three commands)."""
+    f = click.option(
+        "--opensm-conf",
+        type=click.Path(dir_okay=False, path_type=Path),
+        help="The opensm.conf the running OpenSM was started with (-F).",
+    )(f)
+    return click.option(
+        "--service",
+        metavar="opensm@GUID",
+        help="Debian's per-port unit: the config, log file and PID come from its ExecStart "
+        "(instead of --opensm-conf and --pid).",
+    )(f)
+
+
+def sm_options(f):
+    """How to reach the running OpenSM and what an apply (or rollback) may do."""
+    for opt in reversed(
+        (
+            click.option("--pid", type=int, help="PID of the running OpenSM."),
+            click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID."),
+            click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing."),
+            click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for the heavy sweep."),
+            click.option(
+                "--keep",
+                type=click.IntRange(1, 1000),
+                default=10,
+                show_default=True,
+                help="Configuration versions kept in ibqos.d/ (older ones are deleted; the "
+                "admin's original files never are).",
+            ),
+            click.option(
+                "--lock-timeout",
+                type=click.FloatRange(0, 86400),
+                default=600,
+                show_default=True,
+                help="Seconds to wait for another apply of the same configuration to finish.",
+            ),
+            click.option(
+                "--allow-pkey-removal",
+                is_flag=True,
+                help="Let the new files drop partitions the fabric carries (their P_Keys go from every port).",
+            ),
+            click.option(
+                "--sim-socket",
+                metavar="NAME",
+                help="Read the fabric back through ibsim's socket NAME (testing on a simulated fabric).",
+            ),
+        )
+    ):
+        f = opt(f)
+    return f
+
+
+def _one_of(service: str | None, opensm_conf: Path | None) -> None:
+    if service and opensm_conf:
+        raise InputError("--service finds the config itself: drop --opensm-conf", field="--service")
+    if not service and not opensm_conf:
+        raise InputError("give --service opensm@GUID or --opensm-conf PATH", field="--opensm-conf")
+
+
+def conf_of(service: str | None, opensm_conf: Path | None) -> Path:
+    """The opensm.conf named by --service or --opensm-conf (history needs no PID)."""
+    _one_of(service, opensm_conf)
+    if service:
+        from ..apply.service import resolve
+
+        return resolve(service).conf
+    assert opensm_conf is not None
+    return opensm_conf
+
+
+def sim_env(sim_socket: str | None) -> dict[str, str] | None:
+    if not sim_socket:
+        return None
+    return dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
+
+
+def make_request(plan: Path | None, **kw):
+    """An ApplyRequest from the shared options (and apply's or rollback's own)."""
+    from ..apply.run import ApplyRequest
+
+    service, opensm_conf, pid, pidfile = kw["service"], kw["opensm_conf"], kw["pid"], kw["pidfile"]
+    if service and (pid is not None or pidfile):
+        raise InputError("--service finds the PID itself: drop --pid/--pidfile", field="--service")
+    _one_of(service, opensm_conf)
+    return ApplyRequest(
+        plan_path=plan or Path("-"),
+        opensm_conf=opensm_conf,
+        qos_policy=kw.get("qos_policy"),
+        pid=pid,
+        pidfile=pidfile,
+        dry_run=kw["dry_run"],
+        env=sim_env(kw["sim_socket"]),
+        sweep_timeout=kw["timeout"],
+        keep=kw["keep"],
+        lock_timeout=kw["lock_timeout"],
+        service=service,
+        init_conf=kw.get("init_conf", False),
+        rollback_to=kw.get("rollback_to"),
+        allow_pkey_removal=kw["allow_pkey_removal"],
+        accept_edits=kw.get("accept_edits", False),
+    )
