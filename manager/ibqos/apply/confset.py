@@ -29,6 +29,9 @@ from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
+# Beside a version's plan.json: the fabric read back when that version was verified. Its
+# links are the planned links `ibqos status` holds the fabric to (docs/apply.md).
+VERIFIED_FABRIC = "fabric.json"
 
 
 def _symlink_over(target: str, path: Path) -> None:
@@ -75,6 +78,9 @@ class ConfigSet:
         return sorted(
             (p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir()), key=lambda v: int(v[1:])
         )
+
+    def verified_fabric(self, version: str) -> Path:
+        return self.state / version / VERIFIED_FABRIC
 
     def current_version(self) -> str | None:
         return os.readlink(self.current) if self.current.is_symlink() else None

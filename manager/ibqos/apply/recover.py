@@ -37,7 +37,8 @@ class FabricAccess:
 
 
 def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
-    """Differences between the live fabric and the plan stored with `version`."""
+    """Differences between the live fabric and the plan stored with `version`; when there are
+    none, the fabric read back is kept as the version's verified fabric (its planned links)."""
     from ..conformance import diff_programmed, expected_from_plan
     from ..fabric.live import read_live
     from ..plan import Plan
@@ -45,7 +46,11 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
-    return diff_programmed(read_live(env), expected_from_plan(Plan.load(plan_file)))
+    fabric = read_live(env)
+    diffs = diff_programmed(fabric, expected_from_plan(Plan.load(plan_file)))
+    if not diffs:
+        fabric.save(cs.verified_fabric(version))
+    return diffs
 
 
 def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:

@@ -330,6 +330,7 @@ class Apply:
             raise VerificationFailed(
                 f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
             )
+        self.s.after.save(self.s.confset.verified_fabric(self.s.version))
         self._journal("verified")
         self.echo("read back: every port equals the plan")
 
