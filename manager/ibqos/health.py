@@ -66,8 +66,13 @@ def engine_finding(planned: str, routing: Routing) -> Finding | None:
 
 def table_finding(fabric: Fabric, plan, plan_source: str) -> tuple[Finding | None, list[str]]:
     from .conformance import diff_programmed, expected_from_plan
+    from .fabric.groups import NotADragonfly
 
-    diffs = diff_programmed(fabric, expected_from_plan(plan))
+    try:
+        diffs = diff_programmed(fabric, expected_from_plan(plan))
+    except NotADragonfly as e:
+        # dla's port roles exist only on a dragonfly: no port can carry the plan's tables
+        return Finding("tables", f"the tables cannot be as {plan_source} plans: no dragonfly ({e})"), []
     if not diffs:
         return None, diffs
     return (
