@@ -30,7 +30,7 @@ from ..errors import ExternalError
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
 # Beside a version's plan.json: the fabric read back when that version was verified. Its
-# links are the planned links `ibqos status` holds the fabric to (docs/apply.md).
+# links are the planned links `ibqos status` holds the fabric to (docs/verify.md).
 VERIFIED_FABRIC = "fabric.json"
 
 
