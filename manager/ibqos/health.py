@@ -95,10 +95,13 @@ def routing_findings(fabric: Fabric, plan, routing: Routing, out: Judged) -> Non
     layered = needs_path_sls(routing.engine)
     if psl is not None:
         report = verify_fabric(fabric, path_sls=psl)
+        sls = report.sl_source
     elif plan is not None and not layered:
         report = worst(verify_per_class(fabric, plan))
+        sls = "one SL per class of the plan: " + ", ".join(f"{c.sls[0]} ({c.name})" for c in plan.classes)
     else:
         report = verify_fabric(fabric)
+        sls = report.sl_source
     for f in report.findings():
         if f.kind == "credit-loop":
             if layered and psl is None:
@@ -116,7 +119,7 @@ def routing_findings(fabric: Fabric, plan, routing: Routing, out: Judged) -> Non
         )
     elif report.cdg_state == "acyclic":
         engine = routing.engine or "engine unknown"
-        out.said.append(f"routing in force ({engine}): no credit loops ({report.sl_source})")
+        out.said.append(f"routing in force ({engine}): no credit loops ({sls})")
     if report.ok:
         out.said.append(f"every CA pair reachable ({report.delivered}/{report.pairs}), no routing loops")
 
@@ -157,6 +160,8 @@ def checks(
     else:
         if f := engine_finding(plan.fabric.routing, routing):
             out.findings.append(f)
+        else:
+            out.said.append(f"engine in force: {routing.engine}, as planned")
         f, out.table_diffs = table_finding(fabric, plan, plan_source or "the plan")
         if f:
             out.findings.append(f)

@@ -6,7 +6,7 @@ is a token of path characters (letters, digits, `_ . - /`), checked when it is o
 
 1. repo-relative: its first component is a tracked top-level directory (`manager/`,
    `docs/`, ...) or one of the Python packages (`ibqos/...` under its source directory);
-2. a Markdown file (`NAME.md`, with or without directories): resolved against the citing
+2. a Markdown file (`*.md`, with or without directories): resolved against the citing
    file's directory or the repository root;
 3. an absolute path to a document or into a checkout (`/work/...`, `/home/...`, or any
    absolute `*.md`): always outside the repository, so always a defect.
@@ -34,8 +34,9 @@ PACKAGES = {
     "ibqos_sim": ROOT / "ci-sim" / "ibqos_sim",
     "ibqos_testbed": ROOT / "testbed" / "ibqos_testbed",
 }
-TOKEN = re.compile(r"(?<![\w./\-@])/?[\w.\-]+(?:/[\w.\-]*)*")
-PLACEHOLDER = re.compile(r"[*<>{}…%$]")
+# path characters, plus the glob and template ones so that a placeholder stays one token
+TOKEN = re.compile(r"(?<![\w./\-@*<>{}…%$])/?[\w.\-*<>{}…%$]+(?:/[\w.\-*<>{}…%$]*)*")
+PLACEHOLDER = re.compile(r"[*<>{}…%$]|\.\.\.")
 OUTSIDE = re.compile(r"^/(work|home|root|tmp/notes)/")
 
 
@@ -88,8 +89,10 @@ def _sources() -> list[tuple[Path, int, str]]:
 
 def problem(token: str, citing: Path) -> str | None:
     """Why `token`, cited in `citing`, is a broken citation; None when it is fine or no citation."""
-    token = token.rstrip(".-")
-    if not token or PLACEHOLDER.search(token):
+    if PLACEHOLDER.search(token):
+        return None
+    token = token.rstrip(".-")  # the sentence's full stop
+    if not token:
         return None
     if token.startswith("/"):
         if OUTSIDE.match(token) or token.endswith(".md"):
@@ -100,7 +103,7 @@ def problem(token: str, citing: Path) -> str | None:
         return None if (ROOT / token).exists() else "no such path in the repository"
     if "/" in token and first in PACKAGES:
         return None if (PACKAGES[first].parent / token).exists() else "no such module in the repository"
-    if token.endswith(".md"):
+    if token.endswith(".md") and token.split("/")[-1] != ".md":
         found = (citing.parent / token).exists() or (ROOT / token).exists()
         return None if found else "no such document in the repository"
     return None

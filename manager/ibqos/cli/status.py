@@ -141,6 +141,8 @@ def status(
             con.print(escape(line), highlight=False, soft_wrap=True)
         for f in judged.findings:
             con.print(f"[bold red]{escape(f.message)}[/bold red]", soft_wrap=True, markup=True, highlight=False)
+        if not judged.findings:
+            con.print("[green]status: OK[/green]")
     if judged.findings:
         raise VerificationFailed(
             f"status: {len(judged.findings)} finding(s): " + ", ".join(f.kind for f in judged.findings)
