@@ -293,20 +293,14 @@ class DryRun:
         )
 
     def stage_verify(self) -> str:
-        from ibqos.verify import verify_fabric
+        from ibqos.verify import verify_per_class, worst
 
-        # dla routes every SL alike; each class's SLs share its VL pair, so one SL per class
-        # covers every channel dependency the plan can create.
-        reports = {c.name: verify_fabric(self.s.fabric, sl=c.sls[0]) for c in self.s.plan.classes}
+        reports = verify_per_class(self.s.fabric, self.s.plan)
         self.s.verify_by_class = reports
-        worst = next(
-            (r for r in reports.values() if not r.cdg_acyclic or r.delivered != r.pairs), next(iter(reports.values()))
-        )
-        self.s.verify = worst
+        self.s.verify = w = worst(reports)
         self.s.vls_used = sorted({vl for r in reports.values() for vl in r.vls_used})
-        return (
-            f"{worst.delivered}/{worst.pairs} pairs per SL, VLs {self.s.vls_used}, "
-            f"CDG {'acyclic' if all(r.cdg_acyclic for r in reports.values()) else 'CYCLIC'}"
+        return f"{w.delivered}/{w.pairs} pairs per SL, VLs {self.s.vls_used}, " + (
+            "; ".join(w.defects()) if not w.ok else "CDG acyclic"
         )
 
     def stage_simulate(self) -> str:

@@ -105,6 +105,8 @@ def report_dict(dr) -> dict:
             "hops": s.verify.hops,
             "vls_used": s.verify.vls_used,
             "cdg_acyclic": s.verify.cdg_acyclic,
+            "cdg": s.verify.cdg_state,  # "incomplete" when routes loop: acyclic proves nothing then
+            "routing_loops": s.verify.loops,
             "cycle": s.verify.cycle,
         },
         "simulation": {"status": s.sim.status, "accepted_pct": s.sim.accepted_pct, "params": s.sim.params},

@@ -11,7 +11,9 @@ def fabric_checks(s) -> list[dict]:
     """One row per check: `ok` True, False, or None for information."""
     v = s.verify
     sim = s.sim
-    acyclic = all(r.cdg_acyclic for r in s.verify_by_class.values())
+    reports = list(s.verify_by_class.values())
+    acyclic = all(r.cdg_state == "acyclic" for r in reports)
+    loops = next((f for r in reports for f in r.findings() if f.kind == "routing-loop"), None)
     faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in s.faults]
     return faults + [
         # which plan is judged: the policy's own, or (--fit-to-fabric) one fitted to the ports
@@ -34,12 +36,16 @@ def fabric_checks(s) -> list[dict]:
             else "; ".join(map(str, s.mtu[:3])) + (f"; and {len(s.mtu) - 3} more ports" if len(s.mtu) > 3 else ""),
         },
         {"check": "reachability", "ok": v.delivered == v.pairs, "result": f"{v.delivered}/{v.pairs} CA pairs"},
+        # the verifier's one routing-loop check (VerifyReport.findings), as verify and status
+        {"check": "routing loops", "ok": loops is None, "result": loops.message if loops else "none in the LFTs"},
         {"check": "switch hops", "ok": True, "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
         {"check": "VLs used (all classes)", "ok": True, "result": ",".join(map(str, s.vls_used))},
         {
             "check": "channel dependency graph",
             "ok": acyclic,
-            "result": "acyclic for every class (deadlock-free)" if acyclic else "cycle: " + " → ".join(v.cycle),
+            "result": "acyclic for every class (deadlock-free)"
+            if acyclic
+            else ("cycle: " + " → ".join(v.cycle) if not v.cdg_acyclic else v.cdg_text()),
         },
         {
             "check": "simulation",

@@ -36,8 +36,9 @@ CORE = (
     "extras",
     "term",
     "outpath",
+    "findings",
 )
-ABOVE_CORE = ("planner", "render", "apply", "verify", "status", "conformance", "redline", "cli")
+ABOVE_CORE = ("planner", "render", "apply", "verify", "status", "health", "conformance", "redline", "cli")
 
 
 def _modules(pkg: str):

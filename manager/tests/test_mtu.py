@@ -75,7 +75,7 @@ def test_dry_run_and_status_name_the_port_below_the_plans_mtu(tmp_path):
     assert s.returncode == 1, s.stdout + s.stderr
     lines = [ln for ln in s.stdout.splitlines() if "below the plan's MTU" in ln]
     assert len(lines) == 2 and f"leaf0 0x{leaf:016x} port 3: link MTU 1024" in lines[1], s.stdout
-    assert "2 port(s) run below the plan's MTU 4096" in s.stderr
+    assert "status: 2 finding(s): mtu, mtu" in s.stderr
 
 
 def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_path):
@@ -100,7 +100,7 @@ def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_pat
 
     def status(plan: Path):
         return subprocess.run(
-            [IBQOS, "status", "--live", "--sim-socket", h.sock, "--plan", str(plan)],
+            [IBQOS, "status", "--live", "--sim-socket", h.sock, "--osm-log", str(sm.log), "--plan", str(plan)],
             capture_output=True,
             text=True,
             timeout=300,
@@ -113,7 +113,7 @@ def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_pat
     assert bad.returncode == 1, bad.stdout + bad.stderr
     lines = [ln for ln in bad.stdout.splitlines() if "below the plan's MTU 4096" in ln]
     assert len(lines) == linked and str(first) in bad.stdout
-    assert f"{linked} port(s) run below the plan's MTU 4096" in bad.stderr
+    assert f"status: {linked} finding(s): " + ", ".join(["mtu"] * linked) in bad.stderr
 
 
 @needs_patched

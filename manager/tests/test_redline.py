@@ -49,7 +49,7 @@ def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path):
     for cp in (live, saved, status, status_dir):
         assert cp.returncode == 1, cp.stdout + cp.stderr
         assert _one_line(cp.stdout).group(1) == "minhop"
-    assert "the routing in force has a credit loop" in status.stderr
+    assert "status: 1 finding(s): credit-loop" in status.stderr  # stdout has the red line itself
     assert as_json.returncode == 1 and '"engine": "minhop"' in as_json.stdout
     assert _one_line(as_json.stderr).group(1) == "minhop"
 

@@ -158,3 +158,38 @@ def test_json_report_shape():
     assert d["schema"] == "ibqos.verify/1" and d["ok"] is False
     assert d["hops"] == {"1": 3, "2": 3}
     assert d["cdg_acyclic"] is False and len(d["cycle"]) == 3
+
+
+def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
+    """Issue 20: the loop is the verifier's one check (VerifyReport.findings), which verify,
+    status and the dry run's verdict report; the CDG lacks the looping routes, so its verdict
+    says it is not meaningful instead of 'acyclic'."""
+    from types import SimpleNamespace
+
+    from ibqos_dryrun.verdict import fabric_checks
+
+    s = line(3).sl2vl(identity)
+    s.set_route("sw1", "h2", 3)
+    r = verify_fabric(s.f)
+    assert r.cdg_acyclic and r.cdg_state == "incomplete"
+    assert [f.kind for f in r.findings()] == ["routing-loop"]
+    assert r.findings()[0].data == {"pairs": 2}
+    assert "acyclic" not in r.text() and "not meaningful: 2 pairs loop in the LFTs" in r.text()
+    assert r.to_json()["cdg"] == "incomplete" and r.to_json()["findings"][0]["kind"] == "routing-loop"
+    state = SimpleNamespace(
+        verify=r,
+        verify_by_class={"c": r},
+        sim=SimpleNamespace(status="done", deadlock=None, accepted_pct=100.0),
+        faults=[],
+        refusal="",
+        engines=["dla"],
+        conform=[],
+        vls_used=[0],
+        verdicts=[],
+    )
+    rows = {c["check"]: c for c in fabric_checks(state)}
+    assert rows["routing loops"]["ok"] is False and rows["routing loops"]["result"] == r.findings()[0].message
+    cdg = rows["channel dependency graph"]
+    assert cdg["ok"] is False and "acyclic" not in cdg["result"] and "not meaningful" in cdg["result"]
+    clean = verify_fabric(line(3).sl2vl(identity).f)
+    assert clean.cdg_state == "acyclic" and clean.findings() == [] and "acyclic" in clean.text()

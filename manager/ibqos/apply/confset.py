@@ -57,6 +57,12 @@ def _remove_tree(d: Path) -> None:
         shutil.rmtree(d, ignore_errors=True)
 
 
+# The fabric read back when a version was verified, kept beside the store (a version itself is
+# read-only and holds only what was applied): its links are the planned links `ibqos status`
+# holds the fabric to (docs/verify.md).
+VERIFIED = "verified"
+
+
 def _symlink_over(target: str, path: Path) -> None:
     tmp = path.with_name(f".{path.name}.lnk{os.getpid()}")
     if tmp.is_symlink() or tmp.exists():
@@ -101,6 +107,13 @@ class ConfigSet:
         return sorted(
             (p.name for p in self.state.iterdir() if _VERSION.match(p.name) and p.is_dir()), key=lambda v: int(v[1:])
         )
+
+    def verified_fabric(self, version: str) -> Path:
+        return self.state / VERIFIED / f"{version}.fabric.json"
+
+    def save_verified_fabric(self, version: str, fabric) -> None:
+        self.verified_fabric(version).parent.mkdir(exist_ok=True)
+        fabric.save(self.verified_fabric(version))
 
     def current_version(self) -> str | None:
         return os.readlink(self.current) if self.current.is_symlink() else None
@@ -264,6 +277,7 @@ class ConfigSet:
             doomed = self.state / f".{v}.del"
             os.replace(self.state / v, doomed)
             _remove_tree(doomed)
+            self.verified_fabric(v).unlink(missing_ok=True)
         if drop:
             fsync_dir(self.state)
         for p in self.state.glob(".v*.del"):

@@ -37,7 +37,8 @@ class FabricAccess:
 
 def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
-    links below the plan's MTU (as apply's own verification)."""
+    links below the plan's MTU (as apply's own verification). When there are none, the fabric
+    read back is kept as the version's verified fabric (its planned links)."""
     from ..conformance import diff_programmed, expected_from_plan, mtu_findings
     from ..fabric.live import read_live
     from ..plan import Plan
@@ -46,7 +47,10 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
     fabric, plan = read_live(env), Plan.load(plan_file)
-    return diff_programmed(fabric, expected_from_plan(plan)) + [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
+    diffs = diff_programmed(fabric, expected_from_plan(plan)) + [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
+    if not diffs:
+        cs.save_verified_fabric(version, fabric)
+    return diffs
 
 
 def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:

@@ -501,6 +501,8 @@ class Apply:
 
     def stage_verify(self) -> None:
         self._check_plan()
+        if self.s.plan is not None:
+            self.s.confset.save_verified_fabric(self.s.version, self.s.after)
         self._journal("verified")
 
     def _check_plan(self) -> None:

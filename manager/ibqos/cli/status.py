@@ -1,4 +1,8 @@
-"""`ibqos status [RUNDIR | --live] [--plan PLAN] [--opensm-conf PATH [--pid P | --pidfile F]]`."""
+"""`ibqos status [RUNDIR | --live] [--plan PLAN] [--opensm-conf PATH [--pid P | --pidfile F]] [--json]`.
+
+Exit 0 only when nothing is found (ibqos.health lists the checks), 1 with one line per
+finding, 2 for unusable input.
+"""
 
 from __future__ import annotations
 
@@ -20,8 +24,8 @@ from ._rundir import plan_beside
     "--plan",
     "plan_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Also show where the fabric differs from this plan (exit 1 if it does; default: "
-    "the plan.json of RUNDIR, as verify and simulate take it).",
+    help="The plan to hold the fabric to (default: the applied one, ibqos.d/current/plan.json "
+    "of --opensm-conf or --service; for RUNDIR the run's plan.json).",
 )
 @click.option(
     "--osm-log",
@@ -42,6 +46,7 @@ from ._rundir import plan_beside
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
+@click.option("--json", "as_json", is_flag=True, help="The findings as JSON on stdout, instead of the tables.")
 @click.option(
     "--service",
     metavar="opensm@GUID",
@@ -57,17 +62,24 @@ def status(
     pidfile: Path | None,
     timeout: float,
     sim_socket: str | None,
+    as_json: bool,
     service: str | None,
 ) -> None:
-    """Show what the fabric is programmed with now, per port role and per SL."""
-    from ..plan import Plan
-    from ..status import sl2vl_by_hop, vlarb_by_role
+    """Show what the fabric is programmed with now, per port role and per SL, and whether it is
+    what the plan says and sound: exit 1 with one line per finding otherwise."""
+    import json
+    import os
 
+    from ..plan import Plan
+
+    say = (lambda line: None) if as_json else click.echo
+    plan_label = "given"
     if plan_path is None and rundir is not None and not live:
         # one set of defaults: a run directory is judged by the plan it was made with
         plan_path = plan_beside(rundir)
         if plan_path is not None:
-            click.echo(f"plan: {plan_path} (the run's; --plan overrides)")
+            say(f"plan: {plan_path} (the run's; --plan overrides)")
+            plan_label = "the run's"
     plan = Plan.load(plan_path) if plan_path else None  # bad input first, before any output
     if service:
         from ..apply.service import resolve
@@ -77,31 +89,76 @@ def status(
             opensm_conf = opensm_conf or t.conf
         pid = pid if pid is not None else t.pid
         osm_log = osm_log or t.log
-    env, tampered = None, None
+    env = None
     if sim_socket:
-        import os
-
         from .. import paths
 
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
+    config_line, tampered = None, None
     if opensm_conf is not None:
         from ..apply.opensm_ctl import resolve_pid
         from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
-        click.echo(check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout)))
+        config_line = check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout))
+        say(config_line)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
                 raise VerificationFailed(tampered)
             return
-        if tampered:
-            click.echo(tampered)
     if live == (rundir is not None):
         raise InputError("give exactly one of RUNDIR or --live", field="status")
+    reference, ref_source = None, None
+    if live and opensm_conf is not None:
+        plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
+        if plan_path is not None and plan_label == "given" and reference is not None:
+            plan_label = "applied"
     from ..fabric.source import load_fabric
 
     fabric = load_fabric(rundir, live=live, env=env).fabric
+    if rundir is not None:
+        reference, ref_source = _first_run(rundir)
+    routing = _routing(fabric, rundir, live, osm_log, opensm_conf, plan, env)
+    from ..health import checks
+
+    judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
+    if opensm_conf is not None and tampered:
+        from ..findings import Finding
+
+        judged.findings.insert(0, Finding("tampered", tampered))
+    if as_json:
+        doc = {
+            "schema": "ibqos.status/1",
+            "ok": not judged.findings,
+            "source": fabric.source,
+            "plan": str(plan_path) if plan_path else None,
+            "engine": routing.engine,
+            "configuration": config_line,
+            "findings": [f.to_json() for f in judged.findings],
+            "notes": judged.notes,
+        }
+        click.echo(json.dumps(doc, indent=1))
+    else:
+        _show_tables(fabric)
+        con = console()
+        for d in judged.table_diffs:
+            con.print(f"[red]≠[/red] {escape(d)}")
+        for line in judged.said + [f"note: {n}" for n in judged.notes]:
+            con.print(escape(line), highlight=False, soft_wrap=True)
+        for f in judged.findings:
+            con.print(f"[bold red]{escape(f.message)}[/bold red]", soft_wrap=True, markup=True, highlight=False)
+        if not judged.findings:
+            con.print("[green]status: OK[/green]")
+    if judged.findings:
+        raise VerificationFailed(
+            f"status: {len(judged.findings)} finding(s): " + ", ".join(f.kind for f in judged.findings)
+        )
+
+
+def _show_tables(fabric) -> None:
+    from ..status import sl2vl_by_hop, vlarb_by_role
+
     con = console()
     t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):
@@ -123,68 +180,82 @@ def status(
         for m, count in maps.most_common():
             t.add_row(kind, m, str(count))
     print_table(con, t)
-    failures = ["a stored configuration version was changed by hand"] if opensm_conf and tampered else []
-    loop = _routing_in_force(con, fabric, rundir, live, osm_log)
-    if loop:
-        con.print(f"[bold red]{escape(loop)}[/bold red]", soft_wrap=True, markup=True, highlight=False)
-        failures.append("the routing in force has a credit loop")
-    if plan_path:
-        from ..conformance import diff_programmed, expected_from_plan
-
-        diffs = diff_programmed(fabric, expected_from_plan(plan))
-        if diffs:
-            for d in diffs:
-                con.print(f"[red]≠[/red] {escape(d)}")
-            failures.append(f"the fabric differs from {plan_path} ({len(diffs)} line(s) above)")
-        else:
-            con.print(f"[green]the fabric equals {escape(str(plan_path))} on every port[/green]")
-        from ..conformance import mtu_findings, mtu_unread
-
-        low = mtu_findings(fabric, plan.fabric.mtu)
-        unread = mtu_unread(fabric)
-        if unread:
-            con.print(escape(f"note: link MTU not checked on {unread} ports: {fabric.source} carries no MTU"))
-        for f in low:
-            con.print(f"[red]≠[/red] {escape(str(f))}", soft_wrap=True, highlight=False)
-        if low:
-            failures.append(f"{len(low)} port(s) run below the plan's MTU {plan.fabric.mtu}")
-    if failures:
-        raise VerificationFailed("; ".join(failures))
 
 
-def _routing_in_force(con, fabric, rundir: Path | None, live: bool, osm_log: Path | None) -> str | None:
-    """Check the routing in force for credit loops: the red line, or None (with a note when it
-    cannot be judged)."""
+def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
+    """The applied plan of the configuration (unless --plan gave one) and the fabric read back
+    at its verified apply (whose links are the planned links)."""
+    from ..apply.confset import ConfigSet, state_dir_for
+    from ..fabric.model import Fabric
+    from ..plan import Plan
+
+    cs = ConfigSet({}, state_dir_for(opensm_conf))
+    version = cs.current_version()
+    if version is None:
+        return plan, plan_path, None, None
+    if plan_path is None and (cs.current / "plan.json").is_file():
+        plan_path = cs.current / "plan.json"
+        plan = Plan.load(plan_path)
+        say(f"plan: {plan_path} (applied {version}; --plan overrides)")
+    ref = cs.verified_fabric(version)
+    if not ref.is_file():
+        return plan, plan_path, None, None
+    return plan, plan_path, Fabric.load(ref), f"the fabric verified at apply {version}"
+
+
+def _first_run(rundir: Path):
+    """The links of the run's first OpenSM run (its healthy fabric), or None without dumps."""
+    from ..errors import InputError as _NoDumps
+    from ..fabric.dumps import load_dumps
+    from ..fabric.source import find_dumps
+
+    try:
+        first = find_dumps(rundir, newest=False)
+    except _NoDumps:
+        return None, None
+    return load_dumps(first, require_sl2vl=False), f"the run's first OpenSM run ({first})"
+
+
+def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, opensm_conf, plan, env):
+    """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
     import os
 
+    from .. import osmconf
     from ..errors import ExternalError
-    from ..redline import engine_in_force, find_osm_log, needs_path_sls, red_line
-    from ..verify import verify_fabric
+    from ..health import Routing, dla_refusal, engine_of
+    from ..redline import find_osm_log, needs_path_sls
     from ..verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 
-    engine = engine_in_force(osm_log or find_osm_log(None if live else rundir))
-    psl = None
-    if live:
-        from ..verify.sa_paths import query_path_sls
+    log = osm_log or find_osm_log(None if live else rundir)
+    dumps = None
+    if live and opensm_conf is not None:
+        try:
+            opts = osmconf.parse(Path(opensm_conf).read_text())
+        except OSError as e:
+            raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
+        dumps = Path(opts.get("dump_files_dir") or DEFAULT_DUMP_DIR)
+    elif rundir is not None:
+        from ..fabric.source import find_dumps
 
         try:
-            psl = query_path_sls(fabric, dict(os.environ))
-        except ExternalError as e:
-            con.print(escape(f"note: no path SLs from the SA ({e}); SL 0 assumed for every pair"))
-    elif (rundir / PATH_SL_FILE).exists():
-        psl = read_path_sls(rundir / PATH_SL_FILE, fabric)
-    elif fabric.path_sls is not None:
-        psl = from_fabric(fabric, f"SA path records saved in {rundir / 'fabric.json'}")
-    if psl is None and needs_path_sls(engine):
-        con.print(
-            f"note: credit loops not checked: {engine} gives each path its own SL, and "
-            "no path SLs are known here (use --live with the SM running)"
-        )
-        return None
-    report = verify_fabric(fabric, path_sls=psl)
-    if report.cdg_acyclic:
-        con.print(
-            f"routing in force ({engine or 'engine unknown'}): no credit loops ({report.sl_source})", highlight=False
-        )
-        return None
-    return red_line(report.cycle, engine)
+            dumps = find_dumps(rundir)
+        except InputError:
+            dumps = None
+    engine = engine_of(log, dumps)
+    r = Routing(engine, dla_refusal(dumps, log) if engine != "dla" else None)
+    if live:
+        if needs_path_sls(engine) or plan is None:
+            from ..verify.sa_paths import query_path_sls
+
+            try:
+                r.path_sls = query_path_sls(fabric, env or dict(os.environ))
+            except ExternalError as e:
+                r.path_sls_note = f"no path SLs from the SA: {e}"
+    elif rundir is not None and (rundir / PATH_SL_FILE).exists():
+        r.path_sls = read_path_sls(rundir / PATH_SL_FILE, fabric)
+    elif rundir is not None and fabric.path_sls is not None:
+        r.path_sls = from_fabric(fabric, f"SA path records saved in {rundir / 'fabric.json'}")
+    return r
+
+
+DEFAULT_DUMP_DIR = "/var/log"  # OpenSM's dump_files_dir when opensm.conf sets none

@@ -104,12 +104,13 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
     if plan is not None and psl is None and not sa_paths:
         # one SL per class: the classes' SLs share its VLs, so together they raise every
         # channel dependency the plan can create (as the dry run checks)
-        sls = [(c.sls[0], c.name) for c in plan.classes]
-        reports = [(s_, name, verify_fabric(fabric, sl=s_)) for s_, name in sls]
-        report = next((r for _, _, r in reports if not r.ok), reports[0][2])
+        from ..verify import verify_per_class, worst
+
+        by_class = verify_per_class(fabric, plan)
+        report = worst(by_class)
         click.echo(
             f"SLs from {plan_path}: "
-            + ", ".join(f"{s_} ({name}: {'ok' if r.ok else 'DEFECT'})" for s_, name, r in reports),
+            + ", ".join(f"{c.sls[0]} ({c.name}: {'ok' if by_class[c.name].ok else 'DEFECT'})" for c in plan.classes),
             err=as_json,
         )
     else:

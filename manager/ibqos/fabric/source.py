@@ -22,9 +22,10 @@ class LoadedFabric:
     notes: list[str] = field(default_factory=list)  # what was assumed, for the reader
 
 
-def find_dumps(rundir: Path) -> Path:
-    """RUNDIR itself when it holds OpenSM's dumps, else the newest `dumps/`, `*/dumps` or
-    `*/*/dumps` below it (a harness run directory: sm0/dumps, sm1/dumps, ...)."""
+def find_dumps(rundir: Path, *, newest: bool = True) -> Path:
+    """RUNDIR itself when it holds OpenSM's dumps, else the newest (or with newest=False the
+    oldest) `dumps/`, `*/dumps` or `*/*/dumps` below it (a harness run directory: sm0/dumps,
+    sm1/dumps, ...)."""
     if not rundir.exists():
         raise InputError("no such directory", file=rundir)
     if not rundir.is_dir():
@@ -40,7 +41,7 @@ def find_dumps(rundir: Path) -> Path:
         raise InputError(
             f"no {DUMP_MARKER} here or in */dumps (OpenSM writes it with -D 0x43 and dump_files_dir)", file=rundir
         )
-    return max(found, key=lambda p: (p / DUMP_MARKER).stat().st_mtime)
+    return (max if newest else min)(found, key=lambda p: (p / DUMP_MARKER).stat().st_mtime)
 
 
 def load_fabric(

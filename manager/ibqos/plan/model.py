@@ -1,4 +1,4 @@
-"""The plan document (contract: /work/notes/PLAN_DOC.md). Written by `ibqos plan`, read by
+"""The plan document (docs/policy.md, "The plan document"). Written by `ibqos plan`, read by
 render, testbed, simulate and dryrun."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 - opensm.conf        OpenSM options: routing engine, plugin, qos_* tables per port type;
 - qos-policy.conf    port groups, one qos-level per class, match rules, qos-ulps;
-- plugin-tables.conf the dla plugin's per-role table file (/work/notes/PLUGIN_TABLES.md).
+- plugin-tables.conf the dla plugin's per-role table file (plugin/README.md, "The table file").
 
     from ibqos.render import render_plan
     paths = render_plan(plan, out_dir)     # {"opensm.conf": Path, ...}

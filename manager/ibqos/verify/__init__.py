@@ -37,6 +37,8 @@ __all__ = [
     "PathSLs",
     "build_index",
     "sl_matrix",
+    "verify_per_class",
+    "worst",
 ]
 
 
@@ -95,3 +97,15 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
         warnings=warnings,
         seconds=round(time.perf_counter() - t0, 3),
     )
+
+
+def verify_per_class(fabric: Fabric, plan) -> dict[str, VerifyReport]:
+    """One report per class of `plan`, each with the class's first SL for every pair. dla
+    routes every SL alike and a class's SLs share its VLs, so together these raise every
+    channel dependency the plan can create (verify --plan, status and the dry run judge so)."""
+    return {c.name: verify_fabric(fabric, sl=c.sls[0]) for c in plan.classes}
+
+
+def worst(reports: dict[str, VerifyReport]) -> VerifyReport:
+    """The first report with a defect, else the first."""
+    return next((r for r in reports.values() if not r.ok), next(iter(reports.values())))

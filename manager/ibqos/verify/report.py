@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..findings import Finding
+
 SCHEMA = "ibqos.verify/1"
 
 
@@ -46,6 +48,15 @@ class VerifyReport:
         return self.lost.get("loop", 0)
 
     @property
+    def cdg_state(self) -> str:
+        """acyclic, cycle, or incomplete: with routing loops the graph lacks the looping
+        routes' channels (a looping packet never releases them), so "acyclic" would prove
+        nothing there; a cycle found among the delivered routes is still a cycle."""
+        if not self.cdg_acyclic:
+            return "cycle"
+        return "incomplete" if self.loops else "acyclic"
+
+    @property
     def nonminimal(self) -> int:
         """Delivered pairs routed over more switch links than the cabling requires."""
         return sum(n for k, n in self.stretch.items() if k > 0)
@@ -68,18 +79,54 @@ class VerifyReport:
             "unreachable": self.unreachable,
             "loops": self.loops,
             "nonminimal": self.nonminimal,
+            "cdg": self.cdg_state,
+            "findings": [f.to_json() for f in self.findings()],
             **d,
         }
 
-    def defects(self) -> list[str]:
+    def findings(self) -> list[Finding]:
+        """The verifier's defects, one per kind. The routing-loop finding is the one check of
+        LID loops in the LFTs: verify, status and the dry run all report it from here."""
         out = []
         if self.unreachable:
-            out.append(f"{self.unreachable} unreachable pairs")
+            out.append(Finding("unreachable", f"{self.unreachable} unreachable pairs", {"pairs": self.unreachable}))
         if self.loops:
-            out.append(f"{self.loops} pairs in routing loops")
+            example = next((r for r in self.lost_examples if r.status == "loop"), None)
+            out.append(
+                Finding(
+                    "routing-loop",
+                    f"{self.loops} pairs in routing loops"
+                    + (f" (e.g. {example.src} -> {example.dst}: {example.detail})" if example else ""),
+                    {"pairs": self.loops},
+                )
+            )
         if not self.cdg_acyclic:
-            out.append("credit loop: the channel dependency graph has a cycle")
+            out.append(
+                Finding(
+                    "credit-loop",
+                    "credit loop: the channel dependency graph has a cycle",
+                    {"cycle": list(self.cycle)},
+                )
+            )
         return out
+
+    def defects(self) -> list[str]:
+        return [f.message for f in self.findings()]
+
+    def cdg_text(self) -> str:
+        """The CDG verdict in words; never "acyclic" beside a routing loop."""
+        if self.cdg_state == "incomplete":
+            return (
+                f"not meaningful: {self.loops} pairs loop in the LFTs, so the graph lacks their "
+                "channels (a routing loop is a defect of its own); no cycle among the delivered routes"
+            )
+        if self.cdg_state == "acyclic":
+            return "acyclic"
+        return (
+            ("incomplete (routing loops), and " if self.loops else "")
+            + f"CYCLE of {len(self.cycle)} channels (switch:port/VL, each waiting for "
+            "the next; a route that makes it wait):"
+        )
 
     def text(self) -> str:
         lines = [
@@ -107,14 +154,7 @@ class VerifyReport:
                 )
             )
         lines.append(
-            f"channel dependency graph: {self.channels} channels, "
-            f"{self.dependencies} dependencies, "
-            + (
-                "acyclic"
-                if self.cdg_acyclic
-                else f"CYCLE of {len(self.cycle)} channels (switch:port/VL, each waiting for "
-                "the next; a route that makes it wait):"
-            )
+            f"channel dependency graph: {self.channels} channels, {self.dependencies} dependencies, " + self.cdg_text()
         )
         width = max(map(len, self.cycle), default=0)
         for k, c in enumerate(self.cycle):

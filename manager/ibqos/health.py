@@ -1,0 +1,212 @@
+"""Is the fabric what was planned, and is it sound? The findings `ibqos status` exits on.
+
+`ibqos status` exits 0 only when none of these finds anything (docs/verify.md, "status"):
+
+- engine: the engine in force (OpenSM's log; dla's record) is the plan's; after a refusal
+  the QoS plan is not in force, whatever the fallback engine routes;
+- tables: SL2VL, VLArb and VLHighLimit on every port equal the plan (ibqos.conformance);
+- routing: every CA pair reachable, no LID loop in the LFTs, the channel dependency graph
+  acyclic for the SLs really used (the verifier's one check, VerifyReport.findings);
+- links: no planned link is down. The planned links are those of a fabric read back when
+  the plan was known good: for a configuration `ibqos apply` manages, the read-back of the
+  last verified apply (`ibqos.d/<version>/fabric.json`); for a run directory, its first
+  OpenSM run (the dry run routes the healthy fabric before any --fault);
+- MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`).
+
+What cannot be judged (no plan, no reference fabric) is a note, not a finding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .fabric.model import Fabric
+from .findings import Finding
+
+MAX_LINKS_NAMED = 3
+
+
+@dataclass
+class Routing:
+    """What the routing in force is judged with."""
+
+    engine: str | None  # OpenSM's last routing pass (log), or dla from its record
+    refusal: str | None = None  # dla's reason, when it refused
+    path_sls: object = None  # verify.PathSLs, when known
+    path_sls_note: str | None = None  # why they are not known
+
+
+@dataclass
+class Judged:
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # what holds, for people (one line each)
+    table_diffs: list[str] = field(default_factory=list)
+
+
+def engine_finding(planned: str, routing: Routing) -> Finding | None:
+    engine = routing.engine
+    if engine == planned:
+        return None
+    if engine is None:
+        return Finding(
+            "engine-unknown",
+            f"engine in force unknown: no OpenSM log names it, so the planned {planned} is not "
+            "confirmed (give --osm-log)",
+            {"planned": planned},
+        )
+    why = f"{planned} refused: {routing.refusal}" if routing.refusal else f"the plan routes with {planned}"
+    return Finding(
+        "qos-not-in-force",
+        f"QoS not in force: {engine} routes ({why})",
+        {"engine": engine, "planned": planned, "refusal": routing.refusal},
+    )
+
+
+def table_finding(fabric: Fabric, plan, plan_source: str) -> tuple[Finding | None, list[str]]:
+    from .conformance import diff_programmed, expected_from_plan
+    from .fabric.groups import NotADragonfly
+
+    try:
+        diffs = diff_programmed(fabric, expected_from_plan(plan))
+    except NotADragonfly as e:
+        # dla's port roles exist only on a dragonfly: no port can carry the plan's tables
+        return Finding("tables", f"the tables cannot be as {plan_source} plans: no dragonfly ({e})"), []
+    if not diffs:
+        return None, diffs
+    return (
+        Finding(
+            "tables",
+            f"the tables differ from {plan_source} on {len(diffs)} port(s), first: {diffs[0]}",
+            {"differences": diffs},
+        ),
+        diffs,
+    )
+
+
+def routing_findings(fabric: Fabric, plan, routing: Routing, out: Judged) -> None:
+    """Reachability, LID loops and credit loops, from the verifier; the SLs are the path SLs
+    when known, else one SL per class of the plan (dla's case), else SL 0."""
+    from .redline import needs_path_sls, red_line
+    from .verify import verify_fabric, verify_per_class, worst
+
+    psl = routing.path_sls
+    layered = needs_path_sls(routing.engine)
+    if psl is not None:
+        report = verify_fabric(fabric, path_sls=psl)
+        sls = report.sl_source
+    elif plan is not None and not layered:
+        report = worst(verify_per_class(fabric, plan))
+        sls = "one SL per class of the plan: " + ", ".join(f"{c.sls[0]} ({c.name})" for c in plan.classes)
+    else:
+        report = verify_fabric(fabric)
+        sls = report.sl_source
+    for f in report.findings():
+        if f.kind == "credit-loop":
+            if layered and psl is None:
+                continue  # one SL for every pair cannot judge an engine that layers by SL
+            f = Finding(f.kind, red_line(report.cycle, routing.engine), f.data | {"engine": routing.engine})
+        out.findings.append(f)
+    if layered and psl is None:
+        out.findings.append(
+            Finding(
+                "cdg-unchecked",
+                f"credit loops not checked: {routing.engine} gives each path its own SL, and no "
+                f"path SLs are known here ({routing.path_sls_note or 'use --live with the SM running'})",
+                {"engine": routing.engine},
+            )
+        )
+    elif report.cdg_state == "acyclic":
+        engine = routing.engine or "engine unknown"
+        out.said.append(f"routing in force ({engine}): no credit loops ({sls})")
+    if report.ok:
+        out.said.append(f"every CA pair reachable ({report.delivered}/{report.pairs}), no routing loops")
+
+
+def link_finding(reference: Fabric, fabric: Fabric, ref_source: str) -> Finding | None:
+    """Links of `reference` missing from `fabric` (a node gone takes its links with it)."""
+    now = set(fabric.links())
+    down = [link for link in reference.links() if link not in now]
+    if not down:
+        return None
+
+    def end(guid: int, port: int) -> str:
+        n = reference.nodes[guid]
+        return f"{n.desc or hex(guid)}:{port}"
+
+    names = [f"{end(a, p)} – {end(b, q)}" for a, p, b, q in down]
+    more = f" and {len(names) - MAX_LINKS_NAMED} more" if len(names) > MAX_LINKS_NAMED else ""
+    total = sum(1 for _ in reference.links())
+    return Finding(
+        "link-down",
+        f"planned link down: {len(down)} of {total} links of {ref_source} ({', '.join(names[:MAX_LINKS_NAMED])}{more})",
+        {"links": names},
+    )
+
+
+def checks(
+    fabric: Fabric,
+    plan,
+    plan_source: str | None,
+    routing: Routing,
+    reference: Fabric | None,
+    ref_source: str | None,
+) -> Judged:
+    """Every finding, in the order an admin reads them: engine, tables, routing, links, MTU."""
+    out = Judged()
+    if plan is None:
+        out.notes.append("no plan: engine, tables and links not compared (give --plan, --opensm-conf or --service)")
+    else:
+        if f := engine_finding(plan.fabric.routing, routing):
+            out.findings.append(f)
+        else:
+            out.said.append(f"engine in force: {routing.engine}, as planned")
+        f, out.table_diffs = table_finding(fabric, plan, plan_source or "the plan")
+        if f:
+            out.findings.append(f)
+        else:
+            out.said.append(f"the fabric equals {plan_source} on every port")
+    routing_findings(fabric, plan, routing, out)
+    if reference is None:
+        if plan is not None:
+            out.notes.append("planned links not checked: no fabric read back at a verified apply")
+    elif f := link_finding(reference, fabric, ref_source or "the reference fabric"):
+        out.findings.append(f)
+    else:
+        out.said.append(f"every planned link up ({ref_source})")
+    if plan is not None:
+        from .conformance import mtu_findings, mtu_unread
+
+        low = mtu_findings(fabric, plan.fabric.mtu)
+        out.findings += [Finding("mtu", str(m), {"node": m.node, "port": m.port, "mtu": m.active}) for m in low]
+        if unread := mtu_unread(fabric):
+            out.notes.append(f"link MTU not checked on {unread} ports: {fabric.source} carries no MTU")
+        elif not low:
+            out.said.append(f"every link runs at least the plan's MTU {plan.fabric.mtu}")
+    return out
+
+
+def dla_refusal(dumps: Path | None, log: Path | None) -> str | None:
+    """dla's reason for refusing: its record (error and reason), else its lines in the log."""
+    from . import osmlog
+    from .fabric.dla_record import read_record
+
+    record = read_record(dumps) if dumps is not None else None
+    if record is not None:
+        return f"{record.engine.error}: {record.engine.reason}" if record.refused else None
+    said = [s for s in osmlog.engine_complaints(osmlog.parse(log), "dla") if "D1A" in s] if log else []
+    return "; ".join(said) or None
+
+
+def engine_of(log: Path | None, dumps: Path | None) -> str | None:
+    """The engine in force: OpenSM's log names it; without a log, dla's record when it routed."""
+    from . import osmlog
+    from .fabric.dla_record import read_record
+
+    engine = osmlog.engine_in_force(log)
+    if engine is None and dumps is not None:
+        record = read_record(dumps)
+        if record is not None and not record.refused:
+            return "dla"
+    return engine

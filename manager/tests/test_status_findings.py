@@ -1,0 +1,227 @@
+"""Issue 20 item 5: `ibqos status` tells the truth. Exit 0 only on the healthy fabric; exit 1
+with one line per finding on an LFT routing loop, empty LFTs, dla refused with a fallback in
+force, tables differing from the applied plan, a planned link down, an MTU below the plan's.
+
+Real OpenSM with the dla plugin on ibsim; the LFT cases edit a real read-back (fabric.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from apply_helpers import IBQOS, child_env, make_plan_file, run_apply
+from ibqos.fabric.live import read_live
+from ibqos.fabric.model import NO_ROUTE
+from ibqos.osmconf import parse
+from ibqos.render import render_plan
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import dragonfly, fat_tree
+
+pytestmark = pytest.mark.fabric
+CHAIN = "dla,dfsssp,lash"  # what the plan renders (templates/opensm.conf.j2)
+
+
+def status(*args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [IBQOS, "status", *map(str, args)], capture_output=True, text=True, timeout=300, env=env or child_env()
+    )
+
+
+def findings(*args, env=None) -> tuple[int, list[dict]]:
+    cp = status(*args, "--json", env=env)
+    assert cp.returncode in (0, 1), cp.stdout + cp.stderr
+    doc = json.loads(cp.stdout)
+    assert doc["ok"] == (cp.returncode == 0) == (doc["findings"] == [])
+    return cp.returncode, doc["findings"]
+
+
+def kinds(found: list[dict]) -> list[str]:
+    return [f["kind"] for f in found]
+
+
+# ---- a run directory: a real read-back, then edited ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def healthy_run(tmp_path_factory):
+    """A 12-CA dragonfly routed by dla with plan A; run/ holds fabric.json, plan.json, sm0/."""
+    tmp = tmp_path_factory.mktemp("status")
+    plan, plan_path = make_plan_file(tmp, "a", 40)
+    files = render_plan(plan, tmp / "cfg")
+    net = dragonfly(3, 1, 1).write_net(tmp / "fabric.net")
+    # Debian's ibsim explicitly: its links run MTU 2048, the plan's (the MTU test raises the plan's)
+    with Harness(net, run_dir=tmp / "run", ibsim="debian") as h:
+        h.run_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
+        h.read_back()
+    shutil.copy(plan_path, h.run_dir / "plan.json")
+    return h.run_dir
+
+
+def edited_copy(run: Path, dest: Path, edit) -> Path:
+    """The run directory with its fabric.json (a real read-back) passed through `edit`."""
+    shutil.copytree(run, dest, ignore=shutil.ignore_patterns("*.sock", "ibsim*"))
+    doc = json.loads((dest / "fabric.json").read_text())
+    edit(doc)
+    (dest / "fabric.json").write_text(json.dumps(doc))
+    return dest
+
+
+def _nodes(doc):
+    nodes = doc["nodes"]
+    return nodes.values() if isinstance(nodes, dict) else nodes
+
+
+def lft_loop(doc) -> None:
+    """Route one CA's LID back and forth between its switch and a neighbour switch."""
+    nodes = list(_nodes(doc))
+    by_guid = {n["guid"]: n for n in nodes}
+    ca = next(n for n in nodes if n["kind"] == "ca")
+    cport = next(p for p in _ports(ca) if p.get("remote"))
+    lid = cport["lid"]
+    sw = by_guid[cport["remote"][0]]
+    p, (peer_guid, q) = next(
+        (p["num"], p["remote"]) for p in _ports(sw) if p.get("remote") and by_guid[p["remote"][0]]["kind"] == "switch"
+    )
+    sw["lft"][lid] = p
+    by_guid[peer_guid]["lft"][lid] = q
+
+
+def _ports(node):
+    ports = node["ports"]
+    return ports.values() if isinstance(ports, dict) else ports
+
+
+def empty_lfts(doc) -> None:
+    for n in _nodes(doc):
+        if n["kind"] == "switch":
+            n["lft"] = [NO_ROUTE] * len(n["lft"])
+
+
+def test_healthy_run_exits_0(healthy_run):
+    rc, found = findings(healthy_run)
+    assert rc == 0 and found == []
+    cp = status(healthy_run)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "routing in force (dla): no credit loops" in cp.stdout
+    assert "every CA pair reachable (132/132)" in cp.stdout and "every planned link up" in cp.stdout
+
+
+def test_an_lft_routing_loop_exits_1_and_verify_never_says_acyclic(healthy_run, tmp_path):
+    run = edited_copy(healthy_run, tmp_path / "loop", lft_loop)
+    rc, found = findings(run)
+    assert rc == 1 and "routing-loop" in kinds(found), found
+    loop = next(f for f in found if f["kind"] == "routing-loop")
+    assert loop["pairs"] > 0 and " -> " in loop["message"]
+    cp = status(run)
+    assert cp.returncode == 1 and "pairs in routing loops" in cp.stdout
+    assert "no credit loops" not in cp.stdout
+    v = subprocess.run([IBQOS, "verify", str(run / "fabric.json")], capture_output=True, text=True, timeout=300)
+    assert v.returncode == 1, v.stdout + v.stderr
+    assert "pairs in routing loops" in v.stdout
+    assert "acyclic" not in v.stdout and "channel dependency graph" in v.stdout
+    assert "not meaningful" in v.stdout
+    vj = subprocess.run(
+        [IBQOS, "verify", str(run / "fabric.json"), "--json"], capture_output=True, text=True, timeout=300
+    )
+    assert json.loads(vj.stdout)["cdg"] == "incomplete"
+
+
+def test_empty_lfts_exit_1(healthy_run, tmp_path):
+    run = edited_copy(healthy_run, tmp_path / "empty", empty_lfts)
+    rc, found = findings(run)
+    assert rc == 1 and "unreachable" in kinds(found), found
+    assert next(f for f in found if f["kind"] == "unreachable")["pairs"] == 132
+
+
+def test_an_mtu_below_the_plans_exits_1(healthy_run, tmp_path):
+    """Debian's ibsim's ports run MTU 2048 (read back); the copy's plan says 4096."""
+    run = edited_copy(healthy_run, tmp_path / "mtu", lambda doc: None)
+    plan = json.loads((run / "plan.json").read_text())
+    plan["fabric"]["mtu"] = 4096
+    (run / "plan.json").write_text(json.dumps(plan))
+    rc, found = findings(run)
+    mtu = [f for f in found if f["kind"] == "mtu"]
+    assert rc == 1 and mtu and all(f["mtu"] == 2048 and "below the plan's MTU 4096" in f["message"] for f in mtu), found
+
+
+# ---- a live configuration under ibqos apply ------------------------------------------------
+
+
+@pytest.fixture
+def applied(tmp_path):
+    """Plan A applied (ibqos.d/current) to a daemon OpenSM with the dla plugin; ibsim console on."""
+    plan_a, path_a = make_plan_file(tmp_path, "a", 40)
+    files = render_plan(plan_a, tmp_path / "cfg-a")
+    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run", console=True) as h:
+        sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
+        r = run_apply(h, sm, path_a)
+        assert r.returncode == 0, r.stdout + r.stderr
+        yield h, sm
+
+
+def live_status(h, sm, *extra):
+    return findings("--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock, *extra)
+
+
+def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, tmp_path):
+    h, sm = applied
+    state = sm.conf.parent / "ibqos.d"
+    assert (state / "current" / "fabric.json").is_file()  # the planned links, saved at verify
+    rc, found = live_status(h, sm)
+    assert rc == 0, found
+    cp = status("--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock)
+    assert f"plan: {state / 'current' / 'plan.json'} (applied v0001; --plan overrides)" in cp.stdout
+
+    # a planned switch-to-switch link goes down (ibsim's Unlink), OpenSM re-sweeps
+    fabric = read_live(h.env)
+    sw = next(
+        n
+        for n in fabric.switches()
+        if any(fabric.nodes[p.remote[0]].kind == "switch" for p in n.ports.values() if p.remote)
+    )
+    port = next(p.num for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch")
+    h.unlink(sw.desc, port, sm=sm)
+    rc, found = live_status(h, sm)
+    assert rc == 1 and "link-down" in kinds(found), found
+    down = next(f for f in found if f["kind"] == "link-down")
+    assert any(f"{sw.desc}:{port}" in link for link in down["links"]), down
+    h.relink(sw.desc, port, sm=sm)
+    rc, found = live_status(h, sm)
+    assert rc == 0, found
+
+    # the tables OpenSM programs change behind ibqos's back: plan B's table file, a heavy sweep
+    plan_b, _ = make_plan_file(tmp_path, "b", 25)
+    tables_b = Path(render_plan(plan_b, tmp_path / "cfg-b")["plugin-tables.conf"]).read_text()
+    Path(parse(sm.conf.read_text())["event_plugin_options"]).write_text(tables_b)
+    mark = sm.sweeps()
+    os.kill(sm.pid, signal.SIGHUP)
+    sm.wait_for_sweeps(mark + 1)
+    rc, found = live_status(h, sm)
+    assert rc == 1 and kinds(found) == ["tables"], found
+    assert "differ from" in found[0]["message"] and str(state / "current" / "plan.json") in found[0]["message"]
+
+
+def test_dla_refused_with_a_fallback_in_force_exits_1(tmp_path):
+    """A fat tree is no dragonfly: dla refuses (D1A0), dfsssp routes; the QoS plan is not in force."""
+    plan, plan_path = make_plan_file(tmp_path, "a", 40)
+    files = render_plan(plan, tmp_path / "cfg")
+    net = fat_tree().write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
+        rc, found = live_status(h, sm, "--plan", plan_path)
+        record = json.loads((sm.dumps / "ibqos-dla.json").read_text())
+    assert record["engine"]["status"] == "refused"
+    assert rc == 1
+    qos = next(f for f in found if f["kind"] == "qos-not-in-force")
+    engine = qos["engine"]
+    assert engine in ("dfsssp", "lash"), qos
+    assert qos["message"].startswith(
+        f"QoS not in force: {engine} routes (dla refused: {record['engine']['error']}: {record['engine']['reason']})"
+    )
