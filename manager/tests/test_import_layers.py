@@ -36,6 +36,7 @@ CORE = (
     "extras",
     "term",
     "outpath",
+    "vls",
 )
 ABOVE_CORE = ("planner", "render", "apply", "verify", "status", "conformance", "redline", "cli")
 
