@@ -2,7 +2,8 @@
 opensm.conf reads back from OpenSM's own parser as written (max_op_vls is the VLCap code,
 qos_*max_vls the count), real OpenSM on ibsim programs that many OperationalVLs on every
 port, and when dla refuses the fabric the rendered fallback chain routes deadlock-free by
-`ibqos verify --live` with the SA's path SLs, or the plan and the file say it cannot.
+`ibqos verify --live` with the SA's path SLs, or the plan and the file say it cannot
+(test_fallback.py).
 
 ibsim's ports all report VLCap 4 (VL0-7, sim_net.c), and ibsim refuses an OperationalVLs
 above VLCap: a plan of 15 data VLs renders max_op_vls 5, and its ports run 8 there.
@@ -10,47 +11,22 @@ above VLCap: a plan of 15 data VLs renders max_op_vls 5, and its ports run 8 the
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 import pytest
-import yaml
 
-from ibqos import osmlog, paths
+from ibqos import paths
 from ibqos.apply.validate import validate_opensm_conf
 from ibqos.errors import ExternalError
 from ibqos.osmconf import parse
-from ibqos.planner import make_plan
-from ibqos.policy import load_policy
 from ibqos.proc import run_command
-from ibqos.render import render_plan
 from ibqos.render.fallback import DLA_CHAIN
 from ibqos.vls import DATA_VL_COUNTS
 
-ROOT = Path(__file__).resolve().parents[2]
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+from vl_count_plans import linked_op_vls, render_count
+
 IBSIM_VLCAP_VLS = 8
 # VLCap codes written out by hand (IBA 14.2.5.6), not computed by the code under test.
 CODE = {1: 1, 2: 2, 4: 3, 8: 4, 15: 5}
-
-
-def _policy(tmp_path: Path, data_vls: int) -> Path:
-    """two-class (dla) at `data_vls`; one class on 2 VLs (dla uses 2 per class); and at 1 VL,
-    where dla has no room for a class at all, one class routed by minhop."""
-    doc = yaml.safe_load((ROOT / "examples" / "two-class.yaml").read_text())
-    doc["fabric"]["data_vls"] = data_vls
-    if data_vls <= 2:
-        doc["classes"] = [{"name": "all", "priority": "low", "bandwidth": "rest", "default": True}]
-    if data_vls == 1:
-        doc["fabric"]["routing"] = "minhop"
-    path = tmp_path / f"policy-{data_vls}.yaml"
-    path.write_text(yaml.safe_dump(doc, sort_keys=False))
-    return path
-
-
-def _render(tmp_path: Path, data_vls: int):
-    plan = make_plan(load_policy(_policy(tmp_path, data_vls)), cap=(8, 8))
-    return plan, render_plan(plan, tmp_path / f"cfg-{data_vls}")
 
 
 def test_every_count_a_port_runs_is_covered():
@@ -61,7 +37,7 @@ def test_every_count_a_port_runs_is_covered():
 def test_opensm_parses_the_rendered_options_as_written(tmp_path, data_vls):
     """`opensm -F rendered -c dump`: OpenSM's option table reads the file and writes back
     what it took, so a key it did not know or a value it re-read differently shows."""
-    plan, files = _render(tmp_path, data_vls)
+    plan, files = render_count(tmp_path, data_vls)
     rendered = parse(files["opensm.conf"].read_text())
     assert rendered["max_op_vls"] == str(CODE[data_vls])
     opensm = paths.require_tool("opensm", "opensm")
@@ -77,15 +53,11 @@ def test_opensm_parses_the_rendered_options_as_written(tmp_path, data_vls):
 def test_a_count_written_as_max_op_vls_is_refused_before_apply(tmp_path):
     """OpenSM itself takes `max_op_vls 8` silently (it caps at the VLCap code, 5 at most), which
     is how a count passed for a code; apply's check names it."""
-    _, files = _render(tmp_path, 4)
+    _, files = render_count(tmp_path, 4)
     bad = tmp_path / "count.conf"
     bad.write_text(files["opensm.conf"].read_text().replace("max_op_vls 3", "max_op_vls 8"))
     with pytest.raises(ExternalError, match=r"max_op_vls: 8 is not a VLCap code 1-5"):
         validate_opensm_conf(bad)
-
-
-def _op_vls(fabric) -> dict[tuple[str, int], int]:
-    return {(n.desc, p.num): p.op_vls for n in fabric.nodes.values() for p in n.ports.values() if p.remote}
 
 
 def _vl_caps(fabric) -> set[int]:
@@ -98,7 +70,7 @@ def test_ports_run_the_plans_data_vls(tmp_path, data_vls):
     from ibqos_sim.harness import Harness
     from ibqos_sim.topology import dragonfly
 
-    plan, files = _render(tmp_path, data_vls)
+    plan, files = render_count(tmp_path, data_vls)
     dla = plan.fabric.routing == "dla"
     topo = dragonfly(3, 2, 3, 7)
     net = topo.write_net(tmp_path / "fabric.net")
@@ -107,55 +79,8 @@ def test_ports_run_the_plans_data_vls(tmp_path, data_vls):
         fabric = h.read_back()
     assert _vl_caps(fabric) == {IBSIM_VLCAP_VLS}
     want = min(data_vls, IBSIM_VLCAP_VLS)
-    ops = _op_vls(fabric)
+    ops = linked_op_vls(fabric)
     assert len(ops) == 2 * len(topo.links())  # every linked port, CAs' and switches'
     assert {k: v for k, v in ops.items() if v != want} == {}
     if dla:  # the plugin read max_op_vls as the same code: dla found its VLs and routed
         assert run.configured_engines() == ["dla"]
-
-
-def _verify_live(h, sm):
-    return run_command(IBQOS + ["verify", "--live", "--osm-log", str(sm.log)], env=h.env, check=False, timeout=300)
-
-
-# (data VLs, fabric dla refuses) -> the engine that routes it and whether it is deadlock-free.
-# 1 data VL: the planner refuses a dla plan (no class fits in 1 VL; test_policy 23-...).
-FALLBACK = {
-    "8-df42-lmc1": (8, "df42", "dfsssp", True),
-    "4-df42-lmc1": (4, "df42", "dfsssp", True),
-    "2-fat-tree": (2, "fat_tree", "dfsssp", True),
-    # dfsssp and lash each need 3 VLs here: OpenSM falls back to minhop, as the plan's note and
-    # the rendered file say, and verify finds the credit loop.
-    "2-df42-lmc1": (2, "df42", "minhop", False),
-}
-
-
-@pytest.mark.fabric
-@pytest.mark.parametrize("case", FALLBACK)
-def test_fallback_chain_per_data_vls(tmp_path, case):
-    from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import dragonfly, fat_tree
-
-    data_vls, fab, engine, clean = FALLBACK[case]
-    plan, files = _render(tmp_path, data_vls)
-    text = files["opensm.conf"].read_text()
-    assert f"routing_engine {DLA_CHAIN}\n" in text
-    caveat = f"with {data_vls} data VL(s) the fallback for a fabric dla refuses is deadlock-free only where"
-    assert any(caveat in n for n in plan.notes) == (data_vls < 4)
-    assert (f"# NOTE: {caveat}" in text) == (data_vls < 4)
-    topo, conf = (dragonfly(3, 2, 3, 7), {"lmc": 1}) if fab == "df42" else (fat_tree(), {})
-    net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=False) as h:
-        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf=conf, conf_files=[files["opensm.conf"]])
-        lines = sm.lines()
-        assert any("dla: fabric refused" in ln.text for ln in lines)
-        assert osmlog.configured_engines(lines)[-1:] == [engine]
-        fabric = h.read_back()
-        cp = _verify_live(h, sm)
-    assert set(_op_vls(fabric).values()) == {data_vls}
-    out = cp.stdout + cp.stderr
-    if clean:
-        assert cp.returncode == 0, out[-3000:]
-        assert "CREDIT LOOP" not in out
-    else:
-        assert cp.returncode == 1 and f"CREDIT LOOP: routing in force ({engine})" in cp.stdout, out[-3000:]
