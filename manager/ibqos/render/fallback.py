@@ -9,7 +9,9 @@ path record with their layer SL (path_sl), and OpenSM programs the `qos_*_sl2vl`
 config file whenever the engine in use has no SL2VL hook, i.e. under every fallback engine
 (dla programs SL2VL itself and never reads these lines). So the rendered SL2VL is the
 identity on the data VLs, and `max_op_vls` (VLCap code of the plan's data VLs, ibqos.vls)
-caps the ports at them, so no fallback engine hands out an SL beyond them.
+caps the ports at them, so no fallback engine hands out an SL beyond them. On a first sweep
+the switch ports still hold their power-up OperVLs when the fallback routes; the plugin sets
+them to what the link manager will program before it refuses (plugin/src/fallback_vls.c).
 """
 
 from __future__ import annotations
