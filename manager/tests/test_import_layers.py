@@ -37,6 +37,7 @@ CORE = (
     "term",
     "outpath",
     "findings",
+    "vls",
 )
 ABOVE_CORE = ("planner", "render", "apply", "verify", "status", "health", "conformance", "redline", "cli")
 

@@ -46,6 +46,8 @@ EXPECT = {
         3,
         "fabric.fault_tolerance: fault_tolerance: links reserves dla's third VL per class, but routing is minhop",
     ),
+    "22-data-vls-not-a-port-count": (2, "fabric.data_vls: 3 data VLs: a port runs 1, 2, 4, 8 or 15 (PortInfo VLCap)"),
+    "23-dla-on-one-data-vl": (4, "1 classes but only 0 fit on 1 data VLs (dla uses 2 VLs per class)"),
 }
 
 

@@ -57,7 +57,7 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     )
     t, ca = plan.vlarb.terminal, plan.vlarb.ca
     assert conf["routing_engine"] == "dla,dfsssp,lash" and conf["event_plugin_name"] == "ibqos"
-    assert conf["max_op_vls"] == "8"
+    assert conf["max_op_vls"] == "4"  # the VLCap code of 8 data VLs (VL0-7), not the count
     assert conf["event_plugin_options"] == str(out / "plugin-tables.conf")
     assert conf["qos_policy_file"] == str(out / "qos-policy.conf")
     assert conf["qos_swe_vlarb_high"] == ",".join(f"{v}:{w}" for v, w in t.high)
@@ -89,7 +89,7 @@ def test_without_dla_opensm_sl2vl_is_the_class_map(tmp_path):
     plan = _plan(_write(tmp_path, doc))
     conf = _conf(render_plan(plan, tmp_path / "out")["opensm.conf"])
     assert conf["routing_engine"] == "minhop" and "event_plugin_name" not in conf
-    assert "max_op_vls" not in conf
+    assert conf["max_op_vls"] == "4"  # the plan's 8 data VLs, with or without dla
     # SL -> VL of its class (one VL per class): BE_BK (class 3) owns SL 0 and 8 and VL 3.
     sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
     assert sl2vl[0] == sl2vl[8] == 3 and sl2vl[1] == 0 and len(sl2vl) == 16

@@ -173,7 +173,8 @@ def live_status(h, sm, *extra):
 def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, tmp_path):
     h, sm = applied
     state = sm.conf.parent / "ibqos.d"
-    assert (state / "current" / "fabric.json").is_file()  # the planned links, saved at verify
+    version = (state / "current").readlink().name
+    assert (state / "verified" / f"{version}.fabric.json").is_file()  # the planned links, saved at verify
     rc, found = live_status(h, sm)
     assert rc == 0, found
     cp = status("--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock)

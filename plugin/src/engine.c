@@ -22,6 +22,7 @@ static void refuse(struct ibqos_ctx *ctx, const char *id, const char *why)
 		  "routing engine",
 		  id, why);
 	ibqos_record_refusal(ctx, id, why);
+	ibqos_settle_op_vls(ctx);
 }
 
 static void reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *next, const char *why)
@@ -71,6 +72,7 @@ int ibqos_build_lid_matrices(void *context)
 			  "ERR D1A4: dla: out of memory; falling back to the "
 			  "next routing engine");
 		ibqos_record_refusal(ctx, "D1A4", "out of memory");
+		ibqos_settle_op_vls(ctx);
 		goto fail;
 	}
 	if (ret) {

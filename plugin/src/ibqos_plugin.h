@@ -96,6 +96,10 @@ void ibqos_engine_destroy(void *context);
 /* engine_tables.c */
 void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw);
 
+/* fallback_vls.c: before a refusal, switch ports' cached OperVLs as the link manager will set
+ * them (max_op_vls applied); returns how many changed */
+unsigned ibqos_settle_op_vls(struct ibqos_ctx *ctx);
+
 /* engine_checks.c: 0, or -EINVAL with the reason in err */
 int ibqos_check_vls(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err, size_t len);
 int ibqos_check_vlarb_caps(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw, char *err,

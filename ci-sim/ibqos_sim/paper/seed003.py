@@ -23,6 +23,7 @@ from typing import Callable
 from ibqos.extras import pyplot, require_plot
 from ibqos.redline import needs_path_sls
 from ibqos.docfile import write_atomic, write_figure, write_json
+from ibqos.vls import vlcap_code
 
 # Seed 003 Table 1 (min, median, max).
 PAPER_TABLE1 = {
@@ -41,7 +42,7 @@ FACTOR_LOADS = (0.5, 1.0)
 # simulator has no QoS tables); the high table unused.
 QOS_CONF = {
     "qos": "TRUE",
-    "max_op_vls": 8,
+    "max_op_vls": vlcap_code(8),  # the VLCap code of 8 data VLs (VL0-7), not the count
     "qos_max_vls": 8,
     "qos_high_limit": 0,
     "qos_vlarb_high": "0:0",

@@ -10,11 +10,12 @@ from pathlib import Path
 from .. import paths
 from ..errors import ExternalError
 from ..proc import run_command
+from ..vls import vls_of_code
 
 
 def _check_qos_values(conf: Path) -> None:
     """OpenSM parses qos_*_vlarb_* and qos_*_sl2vl strings only when it sets QoS up in a sweep,
-    and then silently skips what it cannot read: check their syntax here."""
+    and then silently skips what it cannot read, and takes any max_op_vls: check them here."""
     from ..osmconf import parse
 
     for key, value in parse(conf.read_text()).items():
@@ -33,6 +34,12 @@ def _check_qos_values(conf: Path) -> None:
             vls = value.split(",")
             if len(vls) != 16 or not all(v.isdigit() and int(v) <= 15 for v in vls):
                 raise ExternalError(f"{conf}: {key}: want 16 comma-separated VLs 0-15: {value!r}")
+        elif key == "max_op_vls" and not (value.isdigit() and vls_of_code(int(value))):
+            # OpenSM takes any number here and compares it with VLCap codes (osm_port.c)
+            raise ExternalError(
+                f"{conf}: max_op_vls: {value} is not a VLCap code 1-5 (1 = VL0, 2 = VL0-1, 3 = VL0-3, "
+                "4 = VL0-7, 5 = VL0-14); it is not a count of VLs"
+            )
         elif re.fullmatch(r"qos(_\w+?)?_high_limit", key):
             if not value.lstrip("-").isdigit() or not -1 <= int(value) <= 255:
                 raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")

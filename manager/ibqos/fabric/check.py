@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..vls import DATA_VL_COUNTS
 
 MAX_PORTS = 254  # IBA: NumPorts of a switch
 MAX_UCAST_LID = 0xBFFF
 NO_ROUTE = 255
-VL_COUNTS = (0, 1, 2, 4, 8, 15)  # 0: not read
+VL_COUNTS = (0, *DATA_VL_COUNTS)  # 0: not read
 MTUS = (0, 256, 512, 1024, 2048, 4096)
 KINDS = ("switch", "ca", "router")
 

@@ -13,9 +13,9 @@ import pydantic
 
 from ..errors import InputError
 from ..policy.model import Match
+from ..vls import vlcap_code
 from .model import Plan
 
-DATA_VLS = (1, 2, 4, 8, 15)
 MAX_CAP = 64  # VLArb table entries (IBA: 64 per table)
 MAX_WEIGHT = 255
 
@@ -36,8 +36,10 @@ def check_plan(plan: Plan, path: str | Path, text: str | None = None) -> None:
     class's match in its canonical form."""
     w = _Where(path, text)
     f = plan.fabric
-    if f.data_vls not in DATA_VLS:
-        raise w.error(f"{f.data_vls} data VLs: a port has 1, 2, 4, 8 or 15", "fabric", "data_vls")
+    try:
+        vlcap_code(f.data_vls)
+    except ValueError as e:
+        raise w.error(str(e), "fabric", "data_vls") from None
     for cap in ("high_cap", "low_cap"):
         if not 1 <= getattr(f, cap) <= MAX_CAP:
             raise w.error(f"{getattr(f, cap)} entries: a VLArb table holds 1 to {MAX_CAP}", "fabric", cap)

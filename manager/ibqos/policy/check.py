@@ -6,6 +6,7 @@ from typing import NoReturn
 
 from ..errors import InputError
 from ..roles import ROLES
+from ..vls import DATA_VL_COUNTS
 from .model import Policy
 
 
@@ -102,7 +103,7 @@ def _check_class_count(p: Policy) -> None:
     else:
         why = "one VL per class"
     fixes: list[str] = [f"merge classes down to {fit}"] if fit else []
-    wider = next((d for d in (1, 2, 4, 8, 15) if d > f.data_vls and d // vpc >= n), None)
+    wider = next((d for d in DATA_VL_COUNTS if d > f.data_vls and d // vpc >= n), None)
     if wider:
         fixes.append(f"raise fabric.data_vls to {wider} (if your ports run that many)")
     if f.fault_tolerance == "links" and f.classes_fit("none") >= n:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, 
 from ..arbiter.rates import rate_gbps
 from ..plan.e2e import DLA_SWITCH_HOPS
 from ..roles import Role
+from ..vls import DataVls, vlcap_code
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
@@ -54,7 +55,7 @@ class Capacity(_Strict):
 class FabricSpec(_Strict):
     rate: Union[float, str] = "EDR"
     mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
-    data_vls: Literal[1, 2, 4, 8, 15] = 8
+    data_vls: DataVls = 8
     vlarb_cap: Capacity = Capacity()
     routing: Literal["dla", "minhop", "updn", "ftree", "lash", "dfsssp", "file"] = "dla"
     accounting: Literal["byte", "packet"] = "byte"
@@ -73,6 +74,12 @@ class FabricSpec(_Strict):
     @classmethod
     def _rate(cls, v: Any) -> Any:
         rate_gbps(v)  # raises ValueError with the list of names
+        return v
+
+    @field_validator("data_vls", mode="before")
+    @classmethod
+    def _data_vls(cls, v: Any) -> Any:
+        vlcap_code(v)  # raises ValueError naming the counts a port runs
         return v
 
     @property

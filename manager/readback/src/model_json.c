@@ -2,18 +2,12 @@
  * OpenSM writes into opensm-subnet.lst, so both loaders of the model agree).
  */
 #include "model_json.h"
+#include "dla_sl2vl.h" /* the one VLCap code table (docs/vlcap-vectors.json) */
 
 #include <inttypes.h>
 
 /* PortInfo CapabilityMask bit 14 (IBA 1.2.1 14.2.5.6) */
 #define CAP_HAS_EXT_SPEEDS (1u << 14)
-
-static int vl_count(unsigned enc)
-{
-	static const int n[] = {0, 1, 2, 4, 8, 15};
-
-	return enc < sizeof(n) / sizeof(n[0]) ? n[enc] : 0;
-}
 
 static int mtu_bytes(unsigned enc)
 {
@@ -120,10 +114,10 @@ static void port_json(FILE *out, const struct rb_node *n, int num)
 	else
 		fputs("null", out);
 	fprintf(out,
-		",\"width\":\"%s\",\"speed\":\"%s\",\"vl_cap\":%d,\"op_vls\":%d,\"mtu\":%d,"
+		",\"width\":\"%s\",\"speed\":\"%s\",\"vl_cap\":%u,\"op_vls\":%u,\"mtu\":%d,"
 		"\"mtu_cap\":%d,\"vlarb\":",
-		width_str(p->width), speed_str(p, ref), vl_count(p->vl_cap), vl_count(p->op_vls),
-		mtu_bytes(p->mtu), mtu_bytes(p->mtu_cap));
+		width_str(p->width), speed_str(p, ref), dla_vls_from_code(p->vl_cap),
+		dla_vls_from_code(p->op_vls), mtu_bytes(p->mtu), mtu_bytes(p->mtu_cap));
 	if (p->vlarb)
 		vlarb_json(out, p);
 	else

@@ -200,7 +200,6 @@ void test_route(void)
 	EXPECT_EQ(dla_vls_needed(one_class, 3, 1), 1);
 	EXPECT_EQ(dla_vls_needed(four, 2, 2), 8);
 	EXPECT_EQ(dla_vls_needed(four, 3, 3), 12);
-	EXPECT_EQ(dla_vls_from_code(4), 8);
 	EXPECT_EQ(dla_vl(four, 2, 5, 1), 5);
 	EXPECT_EQ(dla_vl(four, 3, 5, 2), 8);
 	EXPECT_EQ(dla_vl(four, 2, 7, 0), 6);
