@@ -9,7 +9,7 @@
   acyclic for the SLs really used (the verifier's one check, VerifyReport.findings);
 - links: no planned link is down. The planned links are those of a fabric read back when
   the plan was known good: for a configuration `ibqos apply` manages, the read-back of the
-  last verified apply (`ibqos.d/verified/<version>.fabric.json`); for a run directory, its first
+  last verified apply (`ibqos.d/readbacks/<version>.fabric.json`); for a run directory, its first
   OpenSM run (the dry run routes the healthy fabric before any --fault);
 - MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`).
 

@@ -174,7 +174,7 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, t
     h, sm = applied
     state = sm.conf.parent / "ibqos.d"
     version = (state / "current").readlink().name
-    assert (state / "verified" / f"{version}.fabric.json").is_file()  # the planned links, saved at verify
+    assert (state / "readbacks" / f"{version}.fabric.json").is_file()  # the planned links, saved at verify
     rc, found = live_status(h, sm)
     assert rc == 0, found
     cp = status("--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock)

@@ -60,7 +60,7 @@ def _remove_tree(d: Path) -> None:
 # The fabric read back when a version was verified, kept beside the store (a version itself is
 # read-only and holds only what was applied): its links are the planned links `ibqos status`
 # holds the fabric to (docs/verify.md).
-VERIFIED = "verified"
+READBACKS = "readbacks"  # not v…: the store lists its versions by that prefix
 
 
 def _symlink_over(target: str, path: Path) -> None:
@@ -109,7 +109,7 @@ class ConfigSet:
         )
 
     def verified_fabric(self, version: str) -> Path:
-        return self.state / VERIFIED / f"{version}.fabric.json"
+        return self.state / READBACKS / f"{version}.fabric.json"
 
     def save_verified_fabric(self, version: str, fabric) -> None:
         self.verified_fabric(version).parent.mkdir(exist_ok=True)

@@ -147,12 +147,18 @@ class Apply:
     def _unchanged(self) -> bool:
         """The new set equals what the managed paths hold now: say so and write nothing."""
         cs = self.s.confset
+        # Files not yet adopted (no ibqos.d/current) are taken over by a full apply even when
+        # they hold this plan: `status` and `history` need the version and its plan.
+        if not cs.adopted():
+            return False
         edited = cs.check(cs.current_version()) if cs.current_version() else []
         same = all(p.exists() and p.read_text() == self.s.files[r] for r, p in self.s.paths.items())
-        if not same or edited:
+        stored_plan = cs.current / "plan.json"
+        same_plan = not self.s.plan_text or (stored_plan.is_file() and stored_plan.read_text() == self.s.plan_text)
+        if not same or not same_plan or edited:
             return False
         self.s.unchanged = True
-        self.s.outcome = f"no change ({cs.current_version() or 'files not yet adopted'})"
+        self.s.outcome = f"no change ({cs.current_version()})"
         self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
         # still held to the plan: read back (no sweep), as after an apply
         self.pipeline.run(self, ("readback",))
