@@ -34,6 +34,7 @@ class Entry:
     version: str
     opensm_pid: int
     log: str
+    dumps: str = ""  # OpenSM's dump_files_dir, where the plugin's record says a sweep ended
     apply_pid: int = field(default_factory=os.getpid)
     time: float = field(default_factory=time.time)
 

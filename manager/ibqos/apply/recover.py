@@ -24,7 +24,7 @@ from pathlib import Path
 from ..errors import ExternalError, IbqosError, VerificationFailed
 from .confset import ConfigSet
 from .journal import Entry, Journal
-from .opensm_ctl import heavy_sweep, resolve_pid
+from .opensm_ctl import heavy_sweep, record_dir, resolve_pid
 
 
 @dataclass
@@ -48,7 +48,12 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     return diff_programmed(read_live(env), expected_from_plan(Plan.load(plan_file)))
 
 
-def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:
+def _dumps(entry: Entry, pid: int) -> Path:
+    """Where OpenSM writes the plugin's record (journals from before it was kept: its env)."""
+    return Path(entry.dumps) if entry.dumps else record_dir({}, pid)
+
+
+def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> str:
     """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
     (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
     from ..fabric.compare import diff
@@ -57,7 +62,7 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log
     journal.write(entry, "rollback")
     _fault("journal:rollback")
     cs.flip(entry.previous)
-    heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
+    heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
     before = journal.load_before()
     if before is None:
         journal.write(entry, "rolled-back")
@@ -83,9 +88,8 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
     io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
-    log = Path(entry.log)
     if entry.state == "rollback":
-        proved = restore(cs, journal, entry, io, log)
+        proved = restore(cs, journal, entry, io)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
     if current != entry.version:
         raise ExternalError(
@@ -93,7 +97,7 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         )
     try:
         if entry.state in ("intent", "swapped"):
-            heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
+            heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
             journal.write(entry, "swept")
         diffs = verify_plan_of(cs, entry.version, io.env)
         if diffs:
@@ -101,7 +105,7 @@ def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
                 f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
             )
     except IbqosError as e:
-        proved = restore(cs, journal, entry, io, log)
+        proved = restore(cs, journal, entry, io)
         return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"
     journal.write(entry, "verified")
     return f"{found}: swept, read back and verified {entry.version}; it stays"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import signal
 import tempfile
 from dataclasses import dataclass, field
@@ -23,12 +24,13 @@ from pathlib import Path
 
 from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
 from .. import osmconf
+from ..interrupt import Interrupted, deferred
 from ..pipeline import Hooks, Pipeline
-from ..osmlog import log_size, sweep_failures
+from ..osmlog import log_mark, sweep_failures
 from .confset import ConfigSet, state_dir_for
 from .journal import Entry, Journal
 from .lock import apply_lock
-from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid
+from .opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, record_dir, resolve_pid
 from .recover import FabricAccess, recover, restore
 from .validate import validate_opensm_conf, validate_plugin_tables
 
@@ -70,6 +72,7 @@ class ApplyState:
     before: object = None  # fabric read back before the flip
     after: object = None  # fabric read back after the sweep
     log: Path = DEFAULT_LOG
+    dumps: Path = Path("/var/log")  # OpenSM's dump_files_dir: the plugin's record, the sweep's end
     pid: int = 0
     journal: Journal | None = None
     entry: Entry | None = None
@@ -98,12 +101,16 @@ class Apply:
         if not self.req.service:
             self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
         with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
-            self.pipeline.run(self, STEPS[: STEPS.index("flip") + 1])
             try:
-                self.pipeline.run(self, ("sweep", "readback", "verify"))
-            except IbqosError as e:
-                self.rollback(e)
-            self.pipeline.run(self, ("prune",))
+                self.pipeline.run(self, STEPS[: STEPS.index("flip") + 1])
+                try:
+                    self.pipeline.run(self, ("sweep", "readback", "verify"))
+                except IbqosError as e:
+                    self.rollback(e)
+                self.pipeline.run(self, ("prune",))
+            except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP (ibqos.interrupt)
+                self.interrupted(e)
+                raise
         return self.s
 
     def _journal(self, state: str) -> None:
@@ -165,8 +172,8 @@ class Apply:
                 side["partitions.conf"] = conf_dir / "partitions.conf"
             texts = {name: Path(rendered[name]).read_text() for name in side}
         updates = dict(fragment, qos_policy_file=str(side["qos-policy.conf"]), force_log_flush="TRUE")
-        if fragment.get("event_plugin_name") == "ibqos":
-            updates["event_plugin_options"] = str(side["plugin-tables.conf"])
+        # always the plugin, whatever engine routes: its record is how apply sees a sweep end
+        updates.update(event_plugin_name="ibqos", event_plugin_options=str(side["plugin-tables.conf"]))
         if "partitions.conf" in side:
             updates["partition_config_file"] = str(side["partitions.conf"])
         merged = osmconf.merge(opensm_defaults(), updates, f"ibqos apply {plan.policy_sha256[:12]}")
@@ -208,10 +215,12 @@ class Apply:
             policy = Path(rendered["qos-policy.conf"]).read_text()
             tables = Path(rendered["plugin-tables.conf"]).read_text()
             partitions = Path(rendered["partitions.conf"]).read_text() if "partitions.conf" in rendered else None
-        if opts.get("event_plugin_name") != "ibqos" and fragment.get("event_plugin_name") == "ibqos":
+        if not plugin_loaded(opts):
+            # its record is how apply learns that the sweep ended and what was programmed
             raise ExternalError(
-                f"the running OpenSM does not load the ibqos plugin ({conf_path} has no "
-                "'event_plugin_name ibqos'): add it and restart OpenSM once, then apply"
+                f"the running OpenSM does not load the ibqos plugin ({conf_path}: "
+                f"event_plugin_name is {opts.get('event_plugin_name', '(unset)')!r}, without "
+                "'ibqos'): add it (beside other plugins, space separated) and restart OpenSM once, then apply"
             )
         for key in ("routing_engine",):
             if key in fragment and opts.get(key, "") != fragment[key]:
@@ -234,12 +243,9 @@ class Apply:
                     "partitions: set it and restart OpenSM once, then apply"
                 )
             part_path = Path(opts["partition_config_file"])
-        # apply sees the heavy sweep end by its SUBNET UP line (level 0x02), so that line must
-        # be logged and flushed; both options are re-read at the sweep SIGHUP starts.
+        # the sweep's ERR lines must be on disk when the plugin's record says it ended;
+        # re-read at the sweep SIGHUP starts
         updates["force_log_flush"] = "TRUE"
-        flags = int(opts.get("log_flags", "0x03"), 0)
-        if not flags & 0x02:
-            updates["log_flags"] = f"0x{flags | 0x02:02x}"
         self.s.files = {
             "opensm.conf": osmconf.merge(current, updates, f"ibqos apply {self.s.plan.policy_sha256[:12]}"),
             "qos-policy.conf": policy,
@@ -253,6 +259,7 @@ class Apply:
         self.s.log = self.s.log_override or Path(
             osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG
         )
+        self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
 
     def stage_validate(self) -> None:
@@ -285,9 +292,14 @@ class Apply:
         self.s.journal = Journal(self.s.confset.state)
 
     def stage_adopt(self) -> None:
-        self.s.confset.adopt()
+        with deferred():  # this step and the next three are quick and local: done whole or not begun
+            self.s.confset.adopt()
 
     def stage_stage(self) -> None:  # the step "stage": the new version's files, beside the current ones
+        with deferred():
+            self._stage()
+
+    def _stage(self) -> None:
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
@@ -297,25 +309,29 @@ class Apply:
             extra={"plan.json": self.req.plan_path.read_text()},
         )
         self.s.journal.save_before(self.s.before)
-        self.s.entry = Entry("intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log))
+        self.s.entry = Entry(
+            "intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log), dumps=str(self.s.dumps)
+        )
         self._journal("intent")
 
     def stage_flip(self) -> None:
-        self.s.confset.flip(self.s.version)
-        self._journal("swapped")
+        with deferred():
+            self.s.confset.flip(self.s.version)
+            self._journal("swapped")
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def stage_sweep(self) -> None:
-        offset = log_size(self.s.log)
-        t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
+        mark = log_mark(self.s.log)
+        t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self._journal("swept")
-        errs = sweep_failures(self.s.log, offset)
+        errs, truncated = sweep_failures(mark)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
             raise VerificationFailed(
                 f"OpenSM logged {len(errs)} error(s) in the sweep ({self.s.log}), first: {errs[0]}"
             )
-        self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
+        cut = f" ({self.s.log} was truncated by log_max_size meanwhile: errors logged before that are not seen)"
+        self.echo(f"OpenSM heavy sweep done in {t:.1f} s" + (cut if truncated else ""))
 
     def stage_readback(self) -> None:
         from ..fabric.live import read_live
@@ -335,13 +351,48 @@ class Apply:
 
     def stage_prune(self) -> None:
         cs = self.s.confset
-        self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
+        with deferred():
+            self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
+
+    def interrupted(self, e: KeyboardInterrupt) -> None:
+        """A signal stopped the apply: leave one whole state and say which, in one line.
+        Before the flip nothing went live and the staged version goes; after it the previous
+        version is restored and proved (signals held meanwhile); after verification the new
+        version stays. The journal covers this process being killed during it."""
+        sig = f" by {e.name}" if isinstance(e, Interrupted) else ""
+        entry, cs = self.s.entry, self.s.confset
+        with deferred():
+            if entry is not None and entry.state == "rolled-back":
+                self.echo(f"interrupted{sig} after the rollback to {self.s.previous}: it stays")
+                return
+            if entry is None or cs is None or cs.current_version() != self.s.version:
+                if entry is not None and cs is not None:
+                    shutil.rmtree(cs.state / entry.version, ignore_errors=True)
+                    self.s.journal.write(entry, "discarded")
+                if cs is not None:
+                    cs.cleanup_staging()
+                self.echo(f"interrupted{sig} before the swap: nothing changed")
+                return
+            if entry.state == "verified":
+                self.echo(f"interrupted{sig} after {self.s.version} was verified: it stays")
+                return
+            access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
+            try:
+                proved = restore(cs, self.s.journal, entry, access)
+            except IbqosError as err:
+                self.echo(
+                    f"interrupted{sig} after the swap; rolling back to {self.s.previous} failed: {err} "
+                    f"('ibqos status --opensm-conf {self.req.opensm_conf}' finishes it)"
+                )
+                return
+            self.echo(f"interrupted{sig} after the swap: rolled back to {self.s.previous}, {proved}")
 
     def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
         access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
         try:
-            proved = restore(self.s.confset, self.s.journal, self.s.entry, access, self.s.log)
+            with deferred():  # a signal now waits for the rollback to finish
+                proved = restore(self.s.confset, self.s.journal, self.s.entry, access)
         except ExternalError as e:
             raise ExternalError(f"{cause}; {e}") from e
         raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause
