@@ -20,6 +20,7 @@ and log_flags may silence. No MAD says it either: SMInfo stays MASTER throughout
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -57,10 +58,17 @@ def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
 OSM_DEFAULT_DUMP_DIR = Path("/var/log")  # OpenSM 3.3.23's dump_files_dir (OSM_DEFAULT_TMP_DIR)
 
 
+def plugin_names(value: str) -> list[str]:
+    """The plugins an `event_plugin_name` loads, split as OpenSM 3.3.23 does (load_plugins in
+    osm_opensm.c): the first name ends at a comma or a blank, the others at a blank."""
+    first, *rest = re.split(r"[, \t\n]", value.strip(), maxsplit=1) if value.strip() else [""]
+    return [n for n in [first, *(rest[0].split() if rest else [])] if n and n != "(null)"]
+
+
 def plugin_loaded(opts: dict[str, str]) -> bool:
-    """Whether an opensm.conf loads the ibqos plugin: `event_plugin_name` names the plugins
-    OpenSM loads, space separated (`ibqos osmeventplugin`)."""
-    return "ibqos" in opts.get("event_plugin_name", "").split()
+    """Whether an opensm.conf loads the ibqos plugin, alone or beside others
+    (`event_plugin_name ibqos osmeventplugin`)."""
+    return "ibqos" in plugin_names(opts.get("event_plugin_name", ""))
 
 
 def record_dir(opts: dict[str, str], pid: int | None) -> Path:
