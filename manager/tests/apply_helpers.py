@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,14 +40,23 @@ def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
     return plan, path
 
 
-@pytest.fixture
-def live_sm(tmp_path):
-    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly."""
+@contextmanager
+def sm_on_plan_a(tmp_path: Path, conf_edit=lambda text: text, **start):
+    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly: (harness,
+    SmDaemon, plan A, its file). `conf_edit` changes the rendered opensm.conf OpenSM starts
+    on, `start` goes to Harness.start_sm."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
+    conf = files["opensm.conf"]
+    conf.write_text(conf_edit(conf.read_text()))
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
+        yield h, h.start_sm(engine="dla,minhop", plugin=True, conf_files=[conf], **start), plan_a, path_a
+
+
+@pytest.fixture
+def live_sm(tmp_path):
+    with sm_on_plan_a(tmp_path) as (h, sm, plan_a, path_a):
         assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
         yield h, sm, plan_a, path_a
 

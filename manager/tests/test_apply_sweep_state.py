@@ -7,13 +7,10 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-from apply_helpers import apply_cmd, child_env, make_plan_file, managed_texts, programmed_equals
+from apply_helpers import apply_cmd, child_env, make_plan_file, managed_texts, programmed_equals, sm_on_plan_a
 
 from ibqos import osmconf
 from ibqos.osmlog import log_mark, read_since, sweep_failures
-from ibqos.render import render_plan
-from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
 
 TRUNCATED = "exceeds the limit"  # OpenSM's stderr line as it truncates (osm_log.c)
 
@@ -24,21 +21,10 @@ def _truncations(sm) -> int:
 
 @pytest.mark.fabric
 def test_apply_works_with_the_log_truncated_under_it(tmp_path):
-    plan_a, _ = make_plan_file(tmp_path, "a", 40)
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
-    files = render_plan(plan_a, tmp_path / "cfg-a")
-    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
-        # log_max_size is in MB, 1 the smallest limit (0: none); every log level makes a heavy
-        # sweep log several MB, so OpenSM truncates the log several times in each
-        sm = h.start_sm(
-            engine="dla,minhop",
-            plugin=True,
-            conf_files=[files["opensm.conf"]],
-            conf={"log_max_size": 1},
-            log_flags=0xFF,
-            wait=False,
-        )
+    # log_max_size is in MB, 1 the smallest limit (0: none); every log level makes a heavy
+    # sweep log several MB, so OpenSM truncates the log several times in each
+    with sm_on_plan_a(tmp_path, conf={"log_max_size": 1}, log_flags=0xFF, wait=False) as (h, sm, _, _):
         sm.wait_for_record_sweeps(1)
         before, cut = sm.record(), _truncations(sm)
         r = subprocess.run(apply_cmd(h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env())
@@ -57,15 +43,12 @@ def test_apply_accepts_the_plugin_beside_another_event_plugin(tmp_path):
     """OpenSM loads every plugin event_plugin_name names, space separated. osmeventplugin,
     OpenSM's sample plugin, is not in Debian's package: OpenSM logs that it cannot load it
     (ERR 1000) and runs with ibqos, as on a host where the second plugin is missing."""
-    plan_a, _ = make_plan_file(tmp_path, "a", 40)
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
-    files = render_plan(plan_a, tmp_path / "cfg-a")
-    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
-        conf = tmp_path / "two-plugins.conf"
-        text = files["opensm.conf"].read_text()
-        conf.write_text(text.replace("event_plugin_name ibqos\n", "event_plugin_name ibqos osmeventplugin\n"))
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[conf])
+
+    def two_plugins(text: str) -> str:
+        return text.replace("event_plugin_name ibqos\n", "event_plugin_name ibqos osmeventplugin\n")
+
+    with sm_on_plan_a(tmp_path, conf_edit=two_plugins) as (h, sm, _, _):
         assert osmconf.parse(sm.conf.read_text())["event_plugin_name"] == "ibqos osmeventplugin"
         assert sm.record() is not None  # ibqos loaded
         assert "cannot load plugin 'osmeventplugin'" in sm.log.read_text()

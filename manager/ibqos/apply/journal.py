@@ -5,6 +5,7 @@
     swept     OpenSM finished a heavy sweep with the new files; not yet read back
     verified  the fabric was read back equal to the plan           (terminal)
     rollback  restoring `previous` after a failure                  (until it is done)
+    standby   swapped on a standby SM's host (apply --standby): no sweep (terminal)
     rolled-back / discarded                                         (terminal)
 
 A process killed at any point leaves one of these in `ibqos.d/journal.json` and its lock
@@ -24,7 +25,7 @@ from pathlib import Path
 from ..docfile import write_atomic
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
-TERMINAL = ("verified", "rolled-back", "discarded")
+TERMINAL = ("verified", "standby", "rolled-back", "discarded")
 
 
 @dataclass

@@ -138,4 +138,19 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
         return f"recovered: {line}"
     entry = Journal(cs.state).read()
     last = f"; last apply {entry.version}: {entry.state}" if entry else ""
-    return f"{opensm_conf}: configuration {cs.current_version()}, {len(cs.versions())} version(s) kept{last}"
+    return (
+        f"{opensm_conf}: configuration {cs.current_version()}{_plan_hash(cs)}, "
+        f"{len(cs.versions())} version(s) kept{last}"
+    )
+
+
+def _plan_hash(cs: ConfigSet) -> str:
+    """' (plan sha256 …)' of the current version, as apply recorded it: a master and its
+    standby run the same version when the hashes agree."""
+    import json
+
+    try:
+        sha = json.loads((cs.current / "meta.json").read_text()).get("plan_sha256")
+    except (OSError, ValueError):
+        return ""
+    return f" (plan sha256 {sha})" if sha else ""

@@ -15,6 +15,7 @@ the journal says <state>.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import shutil
 import signal
@@ -59,6 +60,7 @@ class ApplyRequest:
     lock_timeout: float = 600  # seconds to wait for another apply to finish
     service: str | None = None  # opensm@GUID: conf, log and PID from the unit
     init_conf: bool = False  # create the unit's missing opensm.conf, then stop
+    standby: bool = False  # a standby SM's host: swap the files in, no SIGHUP, no read-back
 
 
 @dataclass
@@ -80,6 +82,7 @@ class ApplyState:
     pruned: list[str] = field(default_factory=list)
     service: object = None  # apply.service.ServiceTarget, with --service
     log_override: Path | None = None  # the unit's --log_file
+    plan_sha256: str = ""  # of the plan file's bytes, kept in the version's meta.json
 
 
 class Apply:
@@ -98,6 +101,9 @@ class Apply:
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
             return self.s
+        if self.req.standby:
+            self.run_standby()
+            return self.s
         if not self.req.service:
             self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
         with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
@@ -112,6 +118,19 @@ class Apply:
                 self.interrupted(e)
                 raise
         return self.s
+
+    STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
+
+    def run_standby(self) -> None:
+        """The same version a master runs, into a standby SM's configuration: validated and
+        swapped in as one version, with the same plan hash and files, and no signal (a standby
+        does not sweep; it reads them when it becomes master and starts its heavy sweep)."""
+        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+            try:
+                self.pipeline.run(self, self.STANDBY_STEPS)
+            except KeyboardInterrupt as e:
+                self.interrupted(e)
+                raise
 
     def _journal(self, state: str) -> None:
         self.s.journal.write(self.s.entry, state)
@@ -146,9 +165,9 @@ class Apply:
                 "whole opensm.conf: merge it into 'opensm -c' output first",
                 file=t.conf,
             )
-        if t.pid is None:
+        if t.pid is None and not self.req.standby:  # a standby's SM may be stopped
             raise ExternalError(f"{t.unit} is not running (no process runs {' '.join(t.argv)})")
-        self.s.pid = t.pid
+        self.s.pid = t.pid or 0
         return False
 
     def _init_conf(self, t) -> None:
@@ -303,12 +322,22 @@ class Apply:
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
+        plan_text = self.req.plan_path.read_text()
+        # the plan's own hash: a master and its standby hold the same version when theirs agree
+        self.s.plan_sha256 = hashlib.sha256(plan_text.encode()).hexdigest()
         self.s.version = cs.stage(
             self.s.files,
-            {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256},
-            extra={"plan.json": self.req.plan_path.read_text()},
+            {
+                "plan": str(self.req.plan_path.resolve()),
+                "policy_sha256": self.s.plan.policy_sha256,
+                "plan_sha256": self.s.plan_sha256,
+            },
+            extra={"plan.json": plan_text},
         )
-        self.s.journal.save_before(self.s.before)
+        if self.s.journal is None:  # --standby: no read-back before
+            self.s.journal = Journal(cs.state)
+        else:
+            self.s.journal.save_before(self.s.before)
         self.s.entry = Entry(
             "intent", self.s.previous, self.s.version, self.s.pid, str(self.s.log), dumps=str(self.s.dumps)
         )
@@ -318,6 +347,8 @@ class Apply:
         with deferred():
             self.s.confset.flip(self.s.version)
             self._journal("swapped")
+            if self.req.standby:
+                self._journal("standby")  # done: its SM reads the files when it becomes master
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def stage_sweep(self) -> None:

@@ -37,6 +37,12 @@ from .. import paths
 @click.option("--pid", type=int, help="PID of the running OpenSM.")
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing.")
+@click.option(
+    "--standby",
+    is_flag=True,
+    help="On a standby SM's host: write the plan's version into its ibqos.d/ (validated, swapped "
+    "atomically) without SIGHUP or read-back; it takes effect when that SM becomes master.",
+)
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for the heavy sweep.")
 @click.option(
     "--keep",
@@ -66,6 +72,7 @@ def apply(
     pid: int | None,
     pidfile: Path | None,
     dry_run: bool,
+    standby: bool,
     timeout: float,
     keep: int,
     lock_timeout: float,
@@ -94,6 +101,7 @@ def apply(
         pid=pid,
         pidfile=pidfile,
         dry_run=dry_run,
+        standby=standby,
         env=env,
         sweep_timeout=timeout,
         keep=keep,
@@ -104,5 +112,7 @@ def apply(
     state = Apply(req, echo=click.echo).run()
     if init_conf:
         return
-    if not dry_run:
+    if standby:
+        click.echo(f"staged {plan} as {state.version} for the standby SM (plan sha256 {state.plan_sha256}): not swept")
+    elif not dry_run:
         click.echo(f"applied {plan} as {state.version}: the fabric equals the plan")
