@@ -15,6 +15,7 @@ for a block that must finish whole (apply's rollback) and raises once it has.
 from __future__ import annotations
 
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -50,6 +51,10 @@ def _handler(signum: int, frame) -> None:
 
 
 def install() -> None:
+    """In the main thread only: Python delivers signals there (a command run in a thread, as
+    some tests do, keeps the default handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
     for s in SIGNALS:
         signal.signal(s, _handler)
 
