@@ -56,7 +56,10 @@ def install() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
     for s in SIGNALS:
-        signal.signal(s, _handler)
+        # an ignored signal stays ignored: `nohup ibqos dryrun …` must outlive its terminal,
+        # and a shell's background job ignores SIGINT
+        if signal.getsignal(s) != signal.SIG_IGN:
+            signal.signal(s, _handler)
 
 
 def reset_in_child() -> None:

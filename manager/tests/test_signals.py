@@ -164,3 +164,17 @@ def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(liv
     assert again.returncode == 0 and "recovered" not in again.stdout, again.stdout + again.stderr
     assert programmed_equals(h, plan_b)
     assert os.path.exists(sm.conf)
+
+
+def test_a_signal_ignored_by_the_parent_stays_ignored():
+    """`nohup ibqos …` (SIGHUP ignored before exec) outlives its terminal: install() keeps it."""
+    import sys
+
+    code = (
+        "import signal as s; from ibqos import interrupt as i; i.install();"
+        "print(s.getsignal(s.SIGHUP) == s.SIG_IGN, s.getsignal(s.SIGTERM) == i._handler)"
+    )
+    r = subprocess.run(
+        ["nohup", sys.executable, "-c", code], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert r.stdout.split() == ["True", "True"], r.stdout + r.stderr
