@@ -56,3 +56,29 @@ def no_leaked_processes():
         except ProcessLookupError:
             pass
     pytest.fail(f"processes started by this test are still running: {leaked}")
+
+
+def _left_half_written(root: Path) -> list[str]:
+    """What an interrupted ibqos must never leave under `root`: temp files (write_atomic's
+    `.NAME.xxxx`, a version's `.vNNNN.tmp`, a symlink's `.NAME.lnkPID`, the plugin's
+    `ibqos-dla.json.tmp`) and JSON or PNG outputs that are not whole."""
+    import json
+
+    bad = []
+    for p in Path(root).rglob("*"):
+        if p.name.startswith(".") or p.name.endswith(".tmp"):
+            bad.append(f"{p}: temp file left")
+        elif p.suffix == ".json" and p.is_file():
+            try:
+                json.loads(p.read_text())
+            except ValueError as e:
+                bad.append(f"{p}: not whole JSON ({e})")
+        elif p.suffix == ".png" and p.is_file() and not p.read_bytes().endswith(b"IEND\xaeB`\x82"):
+            bad.append(f"{p}: not a whole PNG")
+    return bad
+
+
+@pytest.fixture
+def half_written():
+    """`half_written(root)`: the temp files and partial outputs left under root (want [])."""
+    return _left_half_written

@@ -163,6 +163,25 @@ class SmDaemon:
 
         wait_until(done, timeout=timeout, interval=0.1, what=f"{n} OpenSM sweep(s) in {self.log}")
 
+    def record(self):
+        """The ibqos plugin's record when this OpenSM wrote it (plugin=True), else None."""
+        from ibqos.fabric.dla_record import read_record
+
+        rec = read_record(self.dumps)
+        return rec if rec is not None and rec.osm_pid == self.pid else None
+
+    def wait_for_record_sweeps(self, n: int, timeout: float = 120) -> None:
+        """Wait until the plugin's record says this OpenSM ended n sweeps: unlike
+        wait_for_sweeps, right when log_max_size truncates the log."""
+
+        def done() -> bool:
+            if not self.alive():
+                raise ExternalError(f"OpenSM (pid {self.pid}) died; see {self.log}")
+            rec = self.record()
+            return rec is not None and rec.subnet_up >= n
+
+        wait_until(done, timeout=timeout, interval=0.1, what=f"{n} OpenSM sweep(s) in the record in {self.dumps}")
+
     def wait_for_log(self, pattern: str, timeout: float = 60) -> str:
         """For the plugin's tests of its own log lines."""
         found: list[str] = []

@@ -8,9 +8,9 @@ and the SA's path records. What is left here is what OpenSM 3.3.23 says *only* i
 - which engine configured the tables (`<engine> tables configured on all switches`), so the
   engine in force after a fallback. `osm_opensm_t.routing_engine_used` is in no dump and no
   MAD; only the console's `status` shows it, and the console is off on production SMs.
-- that a sweep ended (`SUBNET UP`). No MAD and no file marks the end of a heavy sweep (the
-  SM's SMInfo state stays MASTER throughout); the plugin sees the event, but OpenSM runs
-  without it too (minhop baselines, a fallback chain, a production SM before the first apply).
+- that a sweep ended (`SUBNET UP`), for the harness's OpenSM runs without the plugin
+  (minhop baselines). `apply` reads it from the plugin's record instead (its sweep counters,
+  apply.opensm_ctl), which log truncation (`log_max_size`) cannot lose.
 - the errors of a sweep (`ERR xxxx:`, the partition parser's `PARSE ERROR`): OpenSM rejects
   a policy, partition or option only by logging it (an apply's sweep, the harness's runs).
 - routing-engine time (`building routing with` → `tables configured`): OpenSM times nothing
@@ -28,6 +28,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from typing import BinaryIO
 from datetime import datetime
 from pathlib import Path
 
@@ -115,10 +116,53 @@ def read_from(log: str | Path, offset: int) -> bytes:
         return b""
 
 
-def sweep_failures(log: str | Path, offset: int) -> list[str]:
-    """Lines logged after byte `offset` that fail a configuration change (see _SWEEP_FAIL)."""
-    text = read_from(log, offset).decode(errors="replace")
-    return [ln.strip() for ln in text.splitlines() if _SWEEP_FAIL.search(ln)]
+_HEAD = 256  # bytes: a log's first line, with its µs timestamp, tells one log from the next
+
+
+@dataclass(frozen=True)
+class LogMark:
+    """Where a log ended at some moment. OpenSM's `log_max_size` truncates the file in place
+    (same inode, from byte 0), so a smaller size or a different first line means it restarted."""
+
+    path: Path
+    offset: int
+    head: bytes
+
+
+def _head(f: BinaryIO) -> bytes:
+    f.seek(0)
+    return f.read(_HEAD)
+
+
+def log_mark(log: str | Path) -> LogMark:
+    try:
+        with open(log, "rb") as f:
+            return LogMark(Path(log), os.fstat(f.fileno()).st_size, _head(f))
+    except FileNotFoundError:
+        return LogMark(Path(log), 0, b"")
+
+
+def read_since(mark: LogMark) -> tuple[bytes, bool]:
+    """What was logged after `mark`, and whether the log was truncated in between (then all it
+    holds now: what was logged before the truncation is gone)."""
+    try:
+        with open(mark.path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            head = _head(f)
+            n = min(len(head), len(mark.head))
+            truncated = size < mark.offset or head[:n] != mark.head[:n]
+            f.seek(0 if truncated else mark.offset)
+            return f.read(), truncated
+    except FileNotFoundError:
+        return b"", mark.offset > 0
+
+
+def sweep_failures(mark: LogMark) -> tuple[list[str], bool]:
+    """Lines logged after `mark` that fail a configuration change (see _SWEEP_FAIL), and
+    whether the log was truncated since the mark (some may be lost)."""
+    data, truncated = read_since(mark)
+    text = data.decode(errors="replace")
+    return [ln.strip() for ln in text.splitlines() if _SWEEP_FAIL.search(ln)], truncated
 
 
 def subnet_up_count(lines: list[LogLine]) -> int:

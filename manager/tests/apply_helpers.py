@@ -41,24 +41,26 @@ def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
 
 
 @contextmanager
-def running_sm(tmp_path: Path, conf: dict | None = None):
-    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly (`conf`:
-    more opensm.conf options, e.g. a partition_config_file), on Debian's ibsim explicitly: the
-    rollback tests need its 8-entry ports, which refuse a 16-entry plan (the patched ibsim's
-    64-entry ports take it)."""
+def sm_on_plan_a(tmp_path: Path, conf_edit=lambda text: text, **start):
+    """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly: (harness,
+    SmDaemon, plan A, its file). `conf_edit` changes the rendered opensm.conf OpenSM starts
+    on, `start` goes to Harness.start_sm (e.g. conf={"partition_config_file": ...}). Debian's
+    ibsim explicitly: the rollback tests need its 8-entry ports, which refuse a 16-entry plan
+    (the patched ibsim's 64-entry ports take it)."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
+    conf = files["opensm.conf"]
+    conf.write_text(conf_edit(conf.read_text()))
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
-        sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]], conf=conf)
-        assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
-        yield h, sm, plan_a, path_a
+        yield h, h.start_sm(engine="dla,minhop", plugin=True, conf_files=[conf], **start), plan_a, path_a
 
 
 @pytest.fixture
 def live_sm(tmp_path):
-    with running_sm(tmp_path) as sm:
-        yield sm
+    with sm_on_plan_a(tmp_path) as (h, sm, plan_a, path_a):
+        assert diff_programmed(read_live(h.env), expected_from_plan(plan_a)) == []
+        yield h, sm, plan_a, path_a
 
 
 def apply_cmd(h, sm, plan_path, *extra) -> list[str]:

@@ -26,7 +26,7 @@ from apply_helpers import (
     run_ibqos,
     run_rollback,
     run_status,
-    running_sm,
+    sm_on_plan_a,
 )
 from tree_snapshot import changes, snapshot
 
@@ -229,7 +229,7 @@ def _ca_pkeys(h) -> str:
 def test_dropping_partitions_needs_allow_pkey_removal_and_never_dangles(tmp_path):
     part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
     part.write_text("Default=0x7fff : ALL=full ;\n")
-    with running_sm(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, plan_a, path_a):
+    with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, plan_a, path_a):
         plan_t, path_t = _tenant_plan(tmp_path)
         r = run_apply(h, sm, path_t)
         assert r.returncode == 0, r.stdout + r.stderr

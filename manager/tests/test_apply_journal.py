@@ -4,6 +4,7 @@ version store, and a kill -9 at every journal state recovered by the next comman
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -151,7 +152,10 @@ def test_kill_after_verified_needs_nothing(live_sm, tmp_path):
     assert r.returncode == -9, (r.stdout, r.stderr)
     s = run_status(h, sm)
     assert s.returncode == 0, s.stderr
-    assert s.stdout.splitlines() == [f"{sm.conf}: configuration v0001, 2 version(s) kept; last apply v0001: verified"]
+    sha = hashlib.sha256(path_b.read_bytes()).hexdigest()  # the plan applied, by its bytes
+    assert s.stdout.splitlines() == [
+        f"{sm.conf}: configuration v0001 (plan sha256 {sha}), 2 version(s) kept; last apply v0001: verified"
+    ]
     assert programmed_equals(h, plan_b)
 
 

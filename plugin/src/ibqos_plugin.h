@@ -51,6 +51,11 @@ struct ibqos_port_record {
  * from the sweep because a refusal frees the sweep but must still be recorded. */
 struct ibqos_record {
 	unsigned sweep; /* heavy sweeps routed by this plugin since OpenSM started */
+	/* OpenSM's own sweep state, from its events: how tools learn that a sweep ended without
+	 * reading the log (which log_max_size truncates) */
+	unsigned heavy_sweeps; /* OSM_EVENT_ID_HEAVY_SWEEP_START seen by this OpenSM process */
+	unsigned subnet_up;    /* OSM_EVENT_ID_SUBNET_UP seen by this OpenSM process */
+	int sweeping;	       /* a heavy sweep started and its SUBNET_UP has not come yet */
 	int refused, tables_rejected, incomplete, dirty;
 	char error[8]; /* "D1A0" .. */
 	char reason[1024], tables_reason[1024];
@@ -86,6 +91,7 @@ void ibqos_record_vlarb(struct ibqos_ctx *ctx, uint64_t guid, uint8_t port, cons
 			unsigned limit, unsigned block_num, unsigned n, const uint8_t *vl,
 			const uint8_t *weight);
 void ibqos_record_write(struct ibqos_ctx *ctx);
+void ibqos_record_sweep_event(struct ibqos_ctx *ctx, int heavy_start);
 void ibqos_record_free(struct ibqos_record *r);
 
 /* engine.c: the LFT hooks */

@@ -39,7 +39,8 @@ static void plugin_destroy(void *context)
 }
 
 /*
- * Once routing and QoS setup are done: the sweep's record (record.c), and the per-link route
+ * At a heavy sweep's start and at SUBNET_UP: OpenSM's sweep counters in the record. Once
+ * routing and QoS setup are done: the sweep's record (record.c), and the per-link route
  * counts in the log, outside the routing-engine time that OpenSM's "building routing" ..
  * "tables configured" lines bracket.
  */
@@ -49,6 +50,10 @@ static void plugin_report(void *context, osm_epi_event_id_t event_id, void *even
 	struct osm_routing_engine *re;
 
 	(void)event_data;
+	/* OpenSM's sweep state, every sweep, whichever engine routes */
+	if (ctx &&
+	    (event_id == OSM_EVENT_ID_HEAVY_SWEEP_START || event_id == OSM_EVENT_ID_SUBNET_UP))
+		ibqos_record_sweep_event(ctx, event_id == OSM_EVENT_ID_HEAVY_SWEEP_START);
 	/* osm_qos_setup() has just run the VLArb hooks: the sweep's record is complete */
 	if (ctx && event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE && ctx->rec.dirty)
 		ibqos_record_write(ctx);

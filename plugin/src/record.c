@@ -4,7 +4,9 @@
  * store VLHighLimit and OpenSM logs refusals only as text, so this file, not the log, is how
  * ibqos learns whether dla routed, why it refused, which groups it used and which VLArb
  * tables and limits it sent to every port. Written atomically (temporary file, rename) once
- * QoS setup has run (UCAST_ROUTING_DONE), and at once on a refusal.
+ * QoS setup has run (UCAST_ROUTING_DONE), at once on a refusal, and at OpenSM's own
+ * HEAVY_SWEEP_START and SUBNET_UP events with the process's sweep counters and PID, which is how
+ * `ibqos apply` learns that the sweep it asked for ended (a restart changes the PID).
  */
 #include "ibqos_plugin.h"
 #include "ibqos_vlarb.h"
@@ -143,8 +145,15 @@ static void put_record(FILE *f, const struct ibqos_ctx *ctx)
 	const struct ibqos_sweep *sw = &ctx->sweep;
 	const char *tables = sw->tables.path;
 
-	fprintf(f, "{\"schema\": \"ibqos.dla-record/1\", \"sweep\": %u,\n \"engine\": ", r->sweep);
-	if (r->refused) {
+	fprintf(f,
+		"{\"schema\": \"ibqos.dla-record/2\", \"osm_pid\": %ld, \"heavy_sweeps\": %u, "
+		"\"subnet_up\": %u, \"state\": \"%s\",\n \"sweep\": %u, \"engine\": ",
+		(long)getpid(), r->heavy_sweeps, r->subnet_up, r->sweeping ? "sweeping" : "up",
+		r->sweep);
+	if (!r->sweep) {
+		/* dla is not in routing_engine (or has not been asked yet): it programmed nothing */
+		fputs("{\"status\": \"unused\"},\n", f);
+	} else if (r->refused) {
 		fputs("{\"status\": \"refused\", \"error\": ", f);
 		put_string(f, r->error);
 		fputs(", \"reason\": ", f);
@@ -221,6 +230,20 @@ void ibqos_record_write(struct ibqos_ctx *ctx)
 		return;
 	}
 	ctx->rec.dirty = 0;
+}
+
+void ibqos_record_sweep_event(struct ibqos_ctx *ctx, int heavy_start)
+{
+	struct ibqos_record *r = &ctx->rec;
+
+	if (heavy_start) {
+		r->heavy_sweeps++;
+		r->sweeping = 1;
+	} else {
+		r->subnet_up++;
+		r->sweeping = 0;
+	}
+	ibqos_record_write(ctx);
 }
 
 void ibqos_record_free(struct ibqos_record *r)

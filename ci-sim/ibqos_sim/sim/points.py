@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
+from ibqos import interrupt
 from ibqos.errors import ExternalError
 from ibqos.fabric.model import Fabric
 
@@ -64,6 +66,7 @@ _WORKER: _Networks | None = None  # one per worker process, set by _init
 
 def _init(fabrics: dict[str, Fabric]) -> None:
     global _WORKER
+    interrupt.reset_in_child()
     _WORKER = _Networks(fabrics)
 
 
@@ -107,5 +110,10 @@ def run_points(
         except BaseException:
             for f in pending:
                 f.cancel()
+            if isinstance(sys.exc_info()[1], KeyboardInterrupt):
+                # a signal: stop the points running now rather than wait for them (the pool's
+                # exit joins its workers); ProcessPoolExecutor has no public way before 3.14
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.kill()
             raise
     return [r for r in out if r is not None]

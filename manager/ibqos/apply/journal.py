@@ -5,6 +5,7 @@
     swept     OpenSM finished a heavy sweep with the new files; not yet read back
     verified  the fabric was read back equal to the plan           (terminal)
     rollback  restoring `previous` after a failure                  (until it is done)
+    standby   swapped on a standby SM's host (apply --standby): no sweep (terminal)
     rolled-back / discarded                                         (terminal)
 
 Every end state (verified, rolled-back, discarded) is also appended to `history.jsonl`
@@ -27,7 +28,7 @@ from pathlib import Path
 from ..docfile import write_atomic
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
-TERMINAL = ("verified", "rolled-back", "discarded")
+TERMINAL = ("verified", "standby", "rolled-back", "discarded")
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Entry:
     version: str
     opensm_pid: int
     log: str
+    dumps: str = ""  # OpenSM's dump_files_dir, where the plugin's record says a sweep ended
     apply_pid: int = field(default_factory=os.getpid)
     time: float = field(default_factory=time.time)
     action: str = "apply"  # or "rollback" (ibqos rollback)

@@ -10,17 +10,23 @@ What 3.3.23 honours (read from its source, opensm/main.c, osm_state_mgr.c, osm_s
   effect on SIGHUP.
 - The console's `resweep heavy` does the same as SIGHUP; ibqos uses the signal, which needs no
   console configured.
+
+That the sweep ended is read from the ibqos plugin's record (`ibqos-dla.json` in OpenSM's
+dump_files_dir), which the plugin rewrites at OpenSM's HEAVY_SWEEP_START and SUBNET_UP events
+with the process's PID and sweep counters; never from the log, which `log_max_size` truncates
+and log_flags may silence. No MAD says it either: SMInfo stays MASTER throughout a sweep.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from pathlib import Path
 
 from ..errors import ExternalError, InputError
-from ..osmlog import count_subnet_up
+from ..fabric.dla_record import DlaRecord, read_record
 from ..proc import wait_until
 
 RESTART_ONLY = (
@@ -49,19 +55,74 @@ def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
     return pid
 
 
-def heavy_sweep(pid: int, log: Path, timeout: float = 120) -> float:
-    """SIGHUP OpenSM and wait for the SUBNET UP that ends the heavy sweep; returns seconds."""
-    before = count_subnet_up(log)
+OSM_DEFAULT_DUMP_DIR = Path("/var/log")  # OpenSM 3.3.23's dump_files_dir (OSM_DEFAULT_TMP_DIR)
+
+
+def plugin_names(value: str) -> list[str]:
+    """The plugins an `event_plugin_name` loads, split as OpenSM 3.3.23 does (load_plugins in
+    osm_opensm.c): the first name ends at a comma or a blank, the others at a blank."""
+    first, *rest = re.split(r"[, \t\n]", value.strip(), maxsplit=1) if value.strip() else [""]
+    return [n for n in [first, *(rest[0].split() if rest else [])] if n and n != "(null)"]
+
+
+def plugin_loaded(opts: dict[str, str]) -> bool:
+    """Whether an opensm.conf loads the ibqos plugin, alone or beside others
+    (`event_plugin_name ibqos osmeventplugin`)."""
+    return "ibqos" in plugin_names(opts.get("event_plugin_name", ""))
+
+
+def record_dir(opts: dict[str, str], pid: int | None) -> Path:
+    """Where OpenSM `pid` writes its dumps and so the plugin's record: the file's
+    dump_files_dir, else OSM_TMP_DIR of the process's environment (OpenSM's default comes
+    from it), else OpenSM's default."""
+    if opts.get("dump_files_dir"):
+        return Path(opts["dump_files_dir"])
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if pid else []
+    except OSError:
+        env = []
+    tmp = next((e.split(b"=", 1)[1] for e in env if e.startswith(b"OSM_TMP_DIR=")), b"")
+    return Path(tmp.decode()) if tmp else OSM_DEFAULT_DUMP_DIR
+
+
+def _own_record(dumps: Path, pid: int) -> DlaRecord | None:
+    """The record when OpenSM `pid` wrote it (one from before a restart does not count)."""
+    rec = read_record(dumps)
+    return rec if rec is not None and rec.osm_pid == pid else None
+
+
+def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:
+    """SIGHUP OpenSM and wait until a heavy sweep that started after the signal has ended
+    (the plugin's record in `dumps`, see the module's docstring); returns seconds.
+
+    A heavy sweep already running may have read the configuration before the files changed,
+    and a SIGHUP that lands in its discovery phase only restarts that phase (no new
+    HEAVY_SWEEP_START): so it is waited for first, and the signal goes to an idle SM."""
     t0 = time.monotonic()
+    deadline = t0 + timeout
+
+    def alive() -> None:
+        if not Path(f"/proc/{pid}").exists():
+            raise ExternalError(f"OpenSM (pid {pid}) died during the heavy sweep")
+
+    def idle() -> bool:
+        alive()
+        rec = _own_record(dumps, pid)
+        return rec is None or rec.state == "up"
+
+    what = f"OpenSM (pid {pid}) to end its sweep (ibqos plugin record in {dumps})"
+    wait_until(idle, timeout=timeout, interval=0.1, what=what)
+    before = _own_record(dumps, pid)
+    started = before.heavy_sweeps if before is not None else 0
     try:
         os.kill(pid, signal.SIGHUP)
     except ProcessLookupError as exc:
         raise ExternalError(f"OpenSM (pid {pid}) is gone") from exc
 
-    def up() -> bool:
-        if not Path(f"/proc/{pid}").exists():
-            raise ExternalError(f"OpenSM (pid {pid}) died during the heavy sweep; see {log}")
-        return count_subnet_up(log) > before
+    def done() -> bool:
+        alive()
+        rec = _own_record(dumps, pid)
+        return rec is not None and rec.state == "up" and rec.heavy_sweeps > started
 
-    wait_until(up, timeout=timeout, interval=0.1, what=f"SUBNET UP in {log} after SIGHUP")
+    wait_until(done, timeout=max(1.0, deadline - time.monotonic()), interval=0.1, what=what + " after SIGHUP")
     return time.monotonic() - t0

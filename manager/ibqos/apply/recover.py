@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import ExternalError, IbqosError, VerificationFailed
 from .confset import ConfigSet
 from .journal import Entry, Journal
-from .opensm_ctl import heavy_sweep, resolve_pid
+from .opensm_ctl import heavy_sweep, record_dir, resolve_pid
 
 
 @dataclass
@@ -53,7 +53,12 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     return diffs
 
 
-def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:
+def _dumps(entry: Entry, pid: int) -> Path:
+    """Where OpenSM writes the plugin's record (journals from before it was kept: its env)."""
+    return Path(entry.dumps) if entry.dumps else record_dir({}, pid)
+
+
+def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> str:
     """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
     (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
     from ..fabric.compare import diff
@@ -62,7 +67,7 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log
     journal.write(entry, "rollback")
     _fault("journal:rollback")
     cs.flip(entry.previous)
-    heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
+    heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
     before = journal.load_before()
     if before is None:
         journal.write(entry, "rolled-back")
@@ -98,9 +103,8 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
     io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
-    log = Path(entry.log)
     if entry.state == "rollback":
-        proved = restore(cs, journal, entry, io, log)
+        proved = restore(cs, journal, entry, io)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
     if current != entry.version:
         raise ExternalError(
@@ -108,13 +112,13 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         )
     try:
         if entry.state in ("intent", "swapped"):
-            heavy_sweep(io.pid, log, timeout=io.sweep_timeout)
+            heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
             journal.write(entry, "swept")
         diffs = verify_plan_of(cs, entry.version, io.env)
         if diffs:
             raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:
-        proved = restore(cs, journal, entry, io, log)
+        proved = restore(cs, journal, entry, io)
         return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"
     journal.write(entry, "verified")
     return f"{found}: swept, read back and verified {entry.version}; it stays"
@@ -147,7 +151,22 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
         return f"recovered: {line}"
     entry = Journal(cs.state).read()
     last = f"; last apply {entry.version}: {entry.state}" if entry else ""
-    return f"{opensm_conf}: configuration {cs.current_version()}, {len(cs.versions())} version(s) kept{last}"
+    return (
+        f"{opensm_conf}: configuration {cs.current_version()}{_plan_hash(cs)}, "
+        f"{len(cs.versions())} version(s) kept{last}"
+    )
+
+
+def _plan_hash(cs: ConfigSet) -> str:
+    """' (plan sha256 …)' of the current version, as apply recorded it: a master and its
+    standby run the same version when the hashes agree."""
+    import json
+
+    try:
+        sha = json.loads((cs.current / "meta.json").read_text()).get("plan_sha256")
+    except (OSError, ValueError):
+        return ""
+    return f" (plan sha256 {sha})" if sha else ""
 
 
 def current_tampered(opensm_conf: Path) -> str | None:

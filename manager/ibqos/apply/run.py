@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import signal
 import tempfile
 from dataclasses import dataclass, field
@@ -29,12 +30,13 @@ from pathlib import Path
 
 from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
 from .. import osmconf
+from ..interrupt import Interrupted, deferred
 from ..pipeline import Hooks, Pipeline
-from ..osmlog import log_size, sweep_failures
+from ..osmlog import log_mark, sweep_failures
 from .confset import ConfigSet, sha256_hex, state_dir_for
 from .journal import Entry, Journal
 from .lock import apply_lock
-from .opensm_ctl import RESTART_ONLY, heavy_sweep, resolve_pid
+from .opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, record_dir, resolve_pid
 from .recover import FabricAccess, recover, restore
 from .validate import validate_opensm_conf, validate_plugin_tables
 
@@ -66,6 +68,7 @@ class ApplyRequest:
     rollback_to: str | None = None  # ibqos rollback: this stored version instead of a plan
     allow_pkey_removal: bool = False  # partitions the fabric carries may go
     accept_edits: bool = False  # build on a current version changed by hand
+    standby: bool = False  # a standby SM's host: swap the files in, no SIGHUP, no read-back
 
 
 @dataclass
@@ -79,6 +82,7 @@ class ApplyState:
     before: object = None  # fabric read back before the flip
     after: object = None  # fabric read back after the sweep
     log: Path = DEFAULT_LOG
+    dumps: Path = Path("/var/log")  # OpenSM's dump_files_dir: the plugin's record, the sweep's end
     pid: int = 0
     journal: Journal | None = None
     entry: Entry | None = None
@@ -91,6 +95,7 @@ class ApplyState:
     pkeys_gone: list[int] = field(default_factory=list)
     unchanged: bool = False  # same files as the current ones: nothing written
     outcome: str = ""  # the system log's word for how it ended
+    plan_sha256: str = ""  # of the plan file's bytes, kept in the version's meta.json
 
 
 class Apply:
@@ -110,10 +115,18 @@ class Apply:
             self.show_diff()
             return self.s
         try:
+            if self.req.standby:
+                self.run_standby()
+                self.s.outcome = f"staged {self.s.version} for a standby SM"
+                return self.s
             if not self.req.service:
                 self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
             with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
-                self._locked()
+                try:
+                    self._locked()
+                except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP (ibqos.interrupt)
+                    self.interrupted(e)
+                    raise
         except BaseException as e:
             self.s.outcome = self.s.outcome or f"failed: {e}"
             raise
@@ -173,6 +186,19 @@ class Apply:
         sha = sha256_hex(self.s.plan_text.encode())[:16] if self.s.plan_text else "none"
         log_line(f"{what} {self.req.opensm_conf} plan sha256 {sha} by {who()}: {self.s.outcome or 'stopped'}")
 
+    STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
+
+    def run_standby(self) -> None:
+        """The same version a master runs, into a standby SM's configuration: validated and
+        swapped in as one version, with the same plan hash and files, and no signal (a standby
+        does not sweep; it reads them when it becomes master and starts its heavy sweep)."""
+        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+            try:
+                self.pipeline.run(self, self.STANDBY_STEPS)
+            except KeyboardInterrupt as e:
+                self.interrupted(e)
+                raise
+
     def _journal(self, state: str) -> None:
         self.s.journal.write(self.s.entry, state)
         self.hook(f"journal:{state}")
@@ -206,9 +232,9 @@ class Apply:
                 "whole opensm.conf: merge it into 'opensm -c' output first",
                 file=t.conf,
             )
-        if t.pid is None and not self.req.dry_run:
+        if t.pid is None and not (self.req.dry_run or self.req.standby):  # a standby's SM may be stopped
             raise ExternalError(f"{t.unit} is not running (no process runs {' '.join(t.argv)})")
-        self.s.pid = t.pid
+        self.s.pid = t.pid or 0
         return False
 
     def _init_conf(self, t) -> None:
@@ -232,8 +258,8 @@ class Apply:
                 side["partitions.conf"] = conf_dir / "partitions.conf"
             texts = {name: Path(rendered[name]).read_text() for name in side}
         updates = dict(fragment, qos_policy_file=str(side["qos-policy.conf"]), force_log_flush="TRUE")
-        if fragment.get("event_plugin_name") == "ibqos":
-            updates["event_plugin_options"] = str(side["plugin-tables.conf"])
+        # always the plugin, whatever engine routes: its record is how apply sees a sweep end
+        updates.update(event_plugin_name="ibqos", event_plugin_options=str(side["plugin-tables.conf"]))
         if "partitions.conf" in side:
             updates["partition_config_file"] = str(side["partitions.conf"])
         merged = osmconf.merge(opensm_defaults(), updates, f"ibqos apply {plan.policy_sha256[:12]}")
@@ -287,10 +313,12 @@ class Apply:
             policy = Path(rendered["qos-policy.conf"]).read_text()
             tables = Path(rendered["plugin-tables.conf"]).read_text()
             partitions = Path(rendered["partitions.conf"]).read_text() if "partitions.conf" in rendered else None
-        if opts.get("event_plugin_name") != "ibqos" and fragment.get("event_plugin_name") == "ibqos":
+        if not plugin_loaded(opts):
+            # its record is how apply learns that the sweep ended and what was programmed
             raise ExternalError(
-                f"the running OpenSM does not load the ibqos plugin ({conf_path} has no "
-                "'event_plugin_name ibqos'): add it and restart OpenSM once, then apply"
+                f"the running OpenSM does not load the ibqos plugin ({conf_path}: "
+                f"event_plugin_name is {opts.get('event_plugin_name', '(unset)')!r}, without "
+                "'ibqos'): add it (beside other plugins, space separated) and restart OpenSM once, then apply"
             )
         for key in ("routing_engine",):
             if key in fragment and opts.get(key, "") != fragment[key]:
@@ -312,12 +340,9 @@ class Apply:
                     "partitions: set it and restart OpenSM once, then apply"
                 )
             part_path = paths["partitions.conf"]
-        # apply sees the heavy sweep end by its SUBNET UP line (level 0x02), so that line must
-        # be logged and flushed; both options are re-read at the sweep SIGHUP starts.
+        # the sweep's ERR lines must be on disk when the plugin's record says it ended;
+        # re-read at the sweep SIGHUP starts
         updates["force_log_flush"] = "TRUE"
-        flags = int(opts.get("log_flags", "0x03"), 0)
-        if not flags & 0x02:
-            updates["log_flags"] = f"0x{flags | 0x02:02x}"
         self.s.files = {
             "opensm.conf": osmconf.merge(current, updates, f"ibqos apply {self.s.plan.policy_sha256[:12]}"),
             "qos-policy.conf": policy,
@@ -379,6 +404,7 @@ class Apply:
         self.s.log = self.s.log_override or Path(
             osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG
         )
+        self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
 
     def _check_pkeys(self) -> None:
@@ -454,9 +480,14 @@ class Apply:
         self.s.journal = Journal(self.s.confset.state)
 
     def stage_adopt(self) -> None:
-        self.s.confset.adopt()
+        with deferred():  # this step and the next three are quick and local: done whole or not begun
+            self.s.confset.adopt()
 
     def stage_stage(self) -> None:  # the step "stage": the new version's files, beside the current ones
+        with deferred():
+            self._stage()
+
+    def _stage(self) -> None:
         from .history import who
 
         cs = self.s.confset
@@ -469,8 +500,13 @@ class Apply:
             meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256}
             meta["plan_sha256"] = sha
         extra = {"plan.json": self.s.plan_text} if self.s.plan_text else None
+        # the plan's own hash: a master and its standby hold the same version when theirs agree
+        self.s.plan_sha256 = sha or ""
         self.s.version = cs.stage(self.s.files, meta, extra=extra)
-        self.s.journal.save_before(self.s.before)
+        if self.s.journal is None:  # --standby: no read-back before
+            self.s.journal = Journal(cs.state)
+        else:
+            self.s.journal.save_before(self.s.before)
         self.s.entry = Entry(
             "intent",
             self.s.previous,
@@ -480,25 +516,30 @@ class Apply:
             action="rollback" if self.req.rollback_to else "apply",
             plan_sha256=sha,
             who=who(),
+            dumps=str(self.s.dumps),
         )
         self._journal("intent")
 
     def stage_flip(self) -> None:
-        self.s.confset.flip(self.s.version)
-        self._journal("swapped")
+        with deferred():
+            self.s.confset.flip(self.s.version)
+            self._journal("swapped")
+            if self.req.standby:
+                self._journal("standby")  # done: its SM reads the files when it becomes master
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def stage_sweep(self) -> None:
-        offset = log_size(self.s.log)
-        t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
+        mark = log_mark(self.s.log)
+        t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self._journal("swept")
-        errs = sweep_failures(self.s.log, offset)
+        errs, truncated = sweep_failures(mark)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
             raise VerificationFailed(
                 f"OpenSM logged {len(errs)} error(s) in the sweep ({self.s.log}), first: {errs[0]}"
             )
-        self.echo(f"OpenSM heavy sweep done in {t:.1f} s")
+        cut = f" ({self.s.log} was truncated by log_max_size meanwhile: errors logged before that are not seen)"
+        self.echo(f"OpenSM heavy sweep done in {t:.1f} s" + (cut if truncated else ""))
 
     def stage_readback(self) -> None:
         from ..fabric.live import read_live
@@ -530,14 +571,49 @@ class Apply:
 
     def stage_prune(self) -> None:
         cs = self.s.confset
-        self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
+        with deferred():
+            self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
+
+    def interrupted(self, e: KeyboardInterrupt) -> None:
+        """A signal stopped the apply: leave one whole state and say which, in one line.
+        Before the flip nothing went live and the staged version goes; after it the previous
+        version is restored and proved (signals held meanwhile); after verification the new
+        version stays. The journal covers this process being killed during it."""
+        sig = f" by {e.name}" if isinstance(e, Interrupted) else ""
+        entry, cs = self.s.entry, self.s.confset
+        with deferred():
+            if entry is not None and entry.state == "rolled-back":
+                self.echo(f"interrupted{sig} after the rollback to {self.s.previous}: it stays")
+                return
+            if entry is None or cs is None or cs.current_version() != self.s.version:
+                if entry is not None and cs is not None:
+                    shutil.rmtree(cs.state / entry.version, ignore_errors=True)
+                    self.s.journal.write(entry, "discarded")
+                if cs is not None:
+                    cs.cleanup_staging()
+                self.echo(f"interrupted{sig} before the swap: nothing changed")
+                return
+            if entry.state == "verified":
+                self.echo(f"interrupted{sig} after {self.s.version} was verified: it stays")
+                return
+            access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
+            try:
+                proved = restore(cs, self.s.journal, entry, access)
+            except IbqosError as err:
+                self.echo(
+                    f"interrupted{sig} after the swap; rolling back to {self.s.previous} failed: {err} "
+                    f"('ibqos status --opensm-conf {self.req.opensm_conf}' finishes it)"
+                )
+                return
+            self.echo(f"interrupted{sig} after the swap: rolled back to {self.s.previous}, {proved}")
 
     def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
         self.s.outcome = f"rolled back {self.s.version} to {self.s.previous}: {cause}"
         access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
         try:
-            proved = restore(self.s.confset, self.s.journal, self.s.entry, access, self.s.log)
+            with deferred():  # a signal now waits for the rollback to finish
+                proved = restore(self.s.confset, self.s.journal, self.s.entry, access)
         except ExternalError as e:
             raise ExternalError(f"{cause}; {e}") from e
         raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause

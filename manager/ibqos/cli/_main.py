@@ -14,6 +14,7 @@ import traceback
 import click
 
 from ..errors import IbqosError
+from ..interrupt import Interrupted, install
 
 # Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), so this
 # composition imports no package above ibqos: ibqos_sim, ibqos_testbed and ibqos_dryrun add
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(line_buffering=True)
+    install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does: children stopped, exit 128+N
     try:
         cli.main(args=argv, prog_name="ibqos", standalone_mode=False)
     except IbqosError as e:
@@ -68,9 +70,9 @@ def main(argv: list[str] | None = None) -> None:
             traceback.print_exception(e, file=sys.stderr)
         click.echo(f"ibqos: error: {e}", err=True)
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        click.echo("ibqos: interrupted", err=True)
-        sys.exit(130)
+    except click.exceptions.Abort as e:
+        # click turns the KeyboardInterrupt (Interrupted: any of the signals) into Abort
+        _interrupted(e.__cause__)
     except click.UsageError as e:
         # a bad option or argument is bad input like any other: one line (click's own
         # message names the option), not the usage block; --help shows that
@@ -81,9 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except KeyboardInterrupt:
-        click.echo("ibqos: interrupted", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt as e:
+        _interrupted(e)
     except BrokenPipeError:
         sys.exit(0)
     except OSError as e:
@@ -106,3 +107,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(70)
     # a command that found a defect raised VerificationFailed (exit 1): returning is success
     sys.exit(0)
+
+
+def _interrupted(e: BaseException | None) -> None:
+    sig = e if isinstance(e, Interrupted) else None
+    click.echo(f"ibqos: interrupted by {sig.name}" if sig else "ibqos: interrupted", err=True)
+    sys.exit(sig.exit_code if sig else 130)

@@ -114,4 +114,5 @@ def make_request(plan: Path | None, **kw):
         rollback_to=kw.get("rollback_to"),
         allow_pkey_removal=kw["allow_pkey_removal"],
         accept_edits=kw.get("accept_edits", False),
+        standby=kw.get("standby", False),
     )

@@ -25,6 +25,12 @@ from ._target import config_options, make_request, sm_options
 )
 @sm_options
 @click.option(
+    "--standby",
+    is_flag=True,
+    help="On a standby SM's host: write the plan's version into its ibqos.d/ (validated, swapped "
+    "atomically) without SIGHUP or read-back; it takes effect when that SM becomes master.",
+)
+@click.option(
     "--accept-edits",
     is_flag=True,
     help="Build on a current version whose files were changed by hand (what the plan does not set is kept).",
@@ -43,4 +49,7 @@ def apply(plan: Path, **kw) -> None:
     state = Apply(make_request(plan, **kw), echo=click.echo).run()
     if kw["init_conf"] or kw["dry_run"] or state.unchanged:
         return
-    click.echo(f"applied {plan} as {state.version}: the fabric equals the plan")
+    if kw["standby"]:
+        click.echo(f"staged {plan} as {state.version} for the standby SM (plan sha256 {state.plan_sha256}): not swept")
+    else:
+        click.echo(f"applied {plan} as {state.version}: the fabric equals the plan")

@@ -1,7 +1,8 @@
 """The dla plugin's record of its last sweep (`<dump_files_dir>/ibqos-dla.json`, schema
-`ibqos.dla-record/1`, plugin/README.md): whether it routed or refused and why, the table
-file's fate, the groups it used, and the VLArb and VLHighLimit it sent to every port. This is
-how ibqos learns what the plugin did; the log is for people."""
+`ibqos.dla-record/2`, plugin/README.md): OpenSM's sweep state (its PID, heavy sweeps started,
+sweeps ended), whether dla routed or refused and why, the table file's fate, the groups it
+used, and the VLArb and VLHighLimit it sent to every port. This is how ibqos learns what the
+plugin did and that a sweep ended; the log is for people."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..arbiter import ArbTable
 from ..errors import InputError
 
 RECORD_FILE = "ibqos-dla.json"
-SCHEMA = "ibqos.dla-record/1"
+SCHEMA = "ibqos.dla-record/2"
 
 
 class _Model(BaseModel):
@@ -27,7 +28,7 @@ def _guid(v) -> int:
 
 
 class Engine(_Model):
-    status: Literal["routed", "refused"]
+    status: Literal["routed", "refused", "unused"]  # unused: dla is not in routing_engine
     error: str | None = None  # D1A0 …
     reason: str | None = None
 
@@ -77,8 +78,12 @@ class PortRecord(_Model):
 
 
 class DlaRecord(_Model):
-    schema_: Literal["ibqos.dla-record/1"] = Field(alias="schema")
-    sweep: int
+    schema_: Literal["ibqos.dla-record/2"] = Field(alias="schema")
+    osm_pid: int  # the OpenSM process that wrote it: a restart starts the counters again
+    heavy_sweeps: int  # heavy sweeps this OpenSM started (OSM_EVENT_ID_HEAVY_SWEEP_START)
+    subnet_up: int  # sweeps it ended (OSM_EVENT_ID_SUBNET_UP)
+    state: Literal["sweeping", "up"]  # between a heavy sweep's start and its SUBNET_UP, or not
+    sweep: int  # heavy sweeps dla was asked to route
     engine: Engine
     table_file: TableFile
     groups: Groups | None = None
