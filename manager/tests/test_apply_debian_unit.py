@@ -104,7 +104,9 @@ def test_after_the_restart_apply_succeeds_end_to_end(scenario):
     s = scenario["steps"]["apply"]
     assert s["rc"] == 0, s["stdout"][-1500:] + s["stderr"][-1500:]
     assert "read back: every port equals the plan" in s["stdout"]
-    assert "no change" in s["stdout"]  # --init-conf wrote this plan: nothing to write, still verified
+    # --init-conf wrote this plan's files, but they are not yet a version with a plan: the first
+    # apply takes them over as one (status and history need it), sweeps and verifies
+    assert "configuration v0000 → v0001" in s["stdout"] and "no change" not in s["stdout"]
     assert scenario["conf_is_symlink"]  # adopted into ibqos.d/ beside it
     assert not scenario["default_log_exists"]  # it watched the unit's log, not this one
 
@@ -140,5 +142,6 @@ def test_history_through_the_unit(scenario):
     rows = json.loads(s["stdout"])
     assert [(r["version"], r["result"]) for r in rows] == [
         ("v0000", "original"),
-        ("v0001", "rolled back"),  # the first apply found the --init-conf files unchanged
+        ("v0001", "verified"),  # the --init-conf files, taken over with their plan
+        ("v0002", "rolled back"),
     ]

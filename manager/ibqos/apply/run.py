@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import shutil
 import signal
 import tempfile
 from dataclasses import dataclass, field
@@ -95,6 +94,7 @@ class ApplyState:
     pkeys_gone: list[int] = field(default_factory=list)
     unchanged: bool = False  # same files as the current ones: nothing written
     outcome: str = ""  # the system log's word for how it ended
+    interrupt_said: bool = False  # interrupted() has said how a signal left things
     plan_sha256: str = ""  # of the plan file's bytes, kept in the version's meta.json
 
 
@@ -107,6 +107,14 @@ class Apply:
 
     # ---- driver ----------------------------------------------------------
     def run(self) -> ApplyState:
+        try:
+            return self._run()
+        except KeyboardInterrupt as e:  # a signal before the lock: nothing was staged
+            if not self.s.interrupt_said:
+                self.interrupted(e)
+            raise
+
+    def _run(self) -> ApplyState:
         if self.req.service:
             if self._target_service():
                 return self.s  # --init-conf: the whole file written (or shown), restart next
@@ -574,12 +582,18 @@ class Apply:
         with deferred():
             self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
 
+    @staticmethod
+    def say_not_begun(e: KeyboardInterrupt, echo) -> None:
+        sig = f" by {e.name}" if isinstance(e, Interrupted) else ""
+        echo(f"interrupted{sig} before the swap: nothing changed")
+
     def interrupted(self, e: KeyboardInterrupt) -> None:
         """A signal stopped the apply: leave one whole state and say which, in one line.
         Before the flip nothing went live and the staged version goes; after it the previous
         version is restored and proved (signals held meanwhile); after verification the new
         version stays. The journal covers this process being killed during it."""
         sig = f" by {e.name}" if isinstance(e, Interrupted) else ""
+        self.s.interrupt_said = True
         entry, cs = self.s.entry, self.s.confset
         with deferred():
             if entry is not None and entry.state == "rolled-back":
@@ -587,11 +601,11 @@ class Apply:
                 return
             if entry is None or cs is None or cs.current_version() != self.s.version:
                 if entry is not None and cs is not None:
-                    shutil.rmtree(cs.state / entry.version, ignore_errors=True)
+                    cs.discard(entry.version)
                     self.s.journal.write(entry, "discarded")
                 if cs is not None:
                     cs.cleanup_staging()
-                self.echo(f"interrupted{sig} before the swap: nothing changed")
+                self.say_not_begun(e, self.echo)
                 return
             if entry.state == "verified":
                 self.echo(f"interrupted{sig} after {self.s.version} was verified: it stays")

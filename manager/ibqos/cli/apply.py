@@ -46,7 +46,12 @@ def apply(plan: Path, **kw) -> None:
 
     if kw["init_conf"] and not kw["service"]:
         raise InputError("--init-conf needs --service", field="--init-conf")
-    state = Apply(make_request(plan, **kw), echo=click.echo).run()
+    try:
+        req = make_request(plan, **kw)
+    except KeyboardInterrupt as e:  # e.g. while finding libumad2sim: nothing begun
+        Apply.say_not_begun(e, click.echo)
+        raise
+    state = Apply(req, echo=click.echo).run()
     if kw["init_conf"] or kw["dry_run"] or state.unchanged:
         return
     if kw["standby"]:
