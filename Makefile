@@ -95,11 +95,13 @@ install: build
 	install -d -m 0755 "$(DESTDIR)$(SYSCONFDIR)/ibqos"
 
 # The Debian package (debian/, debhelper): `make install` into debian/ibqos, then
-# $(BUILD)/deb/ibqos_<version>_<arch>.deb. Its Build-Depends come with `make deps`.
+# $(BUILD)/deb/ibqos_<version>_<arch>.deb; debian/ is left clean. Its Build-Depends come with
+# `make deps`.
 deb: build
 	dpkg-checkbuilddeps
 	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
 	DEB_RULES_REQUIRES_ROOT=no debian/rules binary
+	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
 
 # (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
 # Lint, format and type checks (ruff and mypy --strict on the core, configured in pyproject.toml;
