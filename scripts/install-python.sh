@@ -12,6 +12,8 @@
 # Usage: install-python.sh PIP DESTDIR PREFIX LAYOUT_JSON WHEELHOUSE LOCK
 set -eu
 pip=$1 destdir=$2 prefix=$3 layout=$4 wheelhouse=$5 lock=$6
+# absolute: the .pyc files are compiled with the staging prefix stripped from their paths
+[ -z "$destdir" ] || destdir=$(realpath -m "$destdir")
 bindir=$(sed -n 's/.*"bindir": "\([^"]*\)".*/\1/p' "$layout")
 home="$prefix/lib/ibqos"
 stage="$destdir$home"
