@@ -40,10 +40,13 @@ find "$stage/bin" -mindepth 1 ! -name 'python*' -exec rm -f {} +
 sed -i "s|^command = .*|command = $python -m venv $home|" "$stage/pyvenv.cfg"
 site=$(echo "$stage"/lib/python3*/site-packages)
 cp "$layout" "$site/ibqos/_layout.json"
+# checked-hash: a package build clamps the files' mtimes (SOURCE_DATE_EPOCH), which would make
+# timestamp-checked .pyc files stale on the host (recompiled at every start, never written)
+compile="$python -m compileall -q -j 0 --invalidation-mode checked-hash"
 if [ -n "$destdir" ]; then
-	"$python" -m compileall -q -j 0 -s "$destdir" -p / "$stage/lib"
+	$compile -s "$destdir" -p / "$stage/lib"
 else
-	"$python" -m compileall -q -j 0 "$stage/lib"
+	$compile "$stage/lib"
 fi
 
 mkdir -p "$destdir$bindir"

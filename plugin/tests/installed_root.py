@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,10 @@ def run_in_root(tree: Path, cwd: Path, *argv: str, timeout: float = 120) -> subp
     )
 
 
+def project_version() -> str:
+    return str(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"])
+
+
 def locked_versions(lock: Path) -> dict[str, str]:
     """name -> version pinned in a requirements lock (requirements/*.txt)."""
     return {m[1]: m[2] for m in re.finditer(r"^([a-z0-9_.-]+)==(\S+)", lock.read_text(), re.M)}
@@ -51,10 +56,8 @@ def check_installed_tool(tree: Path, work: Path) -> None:
     """What an admin does first on the SM host, from the tree laid over /: the version, a plan,
     status's help, the man pages and the completion; the tool runs on its private environment
     with the runtime lock's versions; OpenSM's dlopen("libibqos.so") finds the plugin."""
-    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
-    assert version
     cp = run_in_root(tree, work, "ibqos", "--version")
-    assert cp.returncode == 0 and cp.stdout.strip() == f"ibqos, version {version[1]}", cp.stdout + cp.stderr
+    assert cp.returncode == 0 and cp.stdout.strip() == f"ibqos, version {project_version()}", cp.stdout + cp.stderr
 
     shutil.copy(ROOT / "examples/two-class.yaml", work / "policy.yaml")
     cp = run_in_root(tree, work, "ibqos", "plan", "policy.yaml", "-o", "plan.json")
@@ -82,6 +85,10 @@ def check_installed_tool(tree: Path, work: Path) -> None:
     assert versions == [lock["pydantic"], lock["click"], lock["numpy"]]
     assert lines[1].split() == ["/usr/bin/ibqos-readback", f"/usr/lib/{MULTIARCH}", "/usr/share/ibqos/templates"]
     assert len(lines) == 2 or not lines[2].strip(), lines[2]
+    # the compiled modules are used as installed (the overlay is read-only, as /usr may be)
+    cp = run_in_root(tree, work, "/usr/lib/ibqos/bin/python", "-I", "-v", "-c", "import ibqos.cli._main, pydantic")
+    assert cp.returncode == 0 and "code object from '/usr/lib/ibqos/" in cp.stderr, cp.stderr[-2000:]
+    assert "bytecode is stale" not in cp.stderr and "matches /usr/lib/ibqos/" in cp.stderr, cp.stderr[-2000:]
 
     # the plugin where OpenSM loads it: OpenSM dlopen()s "lib<event_plugin_name>.so" by name
     dl = "import ctypes, os; ctypes.CDLL('libibqos.so', os.RTLD_LAZY); print(open('/proc/self/maps').read())"
