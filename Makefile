@@ -17,23 +17,53 @@ IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar
 export IBSIM_SOURCE
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps build ibsim-patched install paper format test test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
+.PHONY: all deps lock build ibsim-patched install deb paper format test test-floors test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
 
 all: build
 
 deps: $(VENV)/.installed
 	@scripts/install-deps.sh
 
-$(VENV)/.installed: pyproject.toml scripts/install-deps.sh
+# The Python side is locked (requirements/, written by `make lock`): every package pinned with
+# its hashes, installed hash-checked, then this checkout in editable mode on top with nothing
+# resolved. dev.txt is the runtime lock plus the test and plot extras, runtime.txt the runtime
+# alone (the installed tool, the .deb).
+LOCK := requirements
+$(VENV)/.installed: pyproject.toml $(LOCK)/dev.txt $(LOCK)/runtime.txt scripts/install-deps.sh
 	@scripts/install-deps.sh
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test,plot]'
-	@# the runtime dependencies as wheels, without the extras: test_wheel.py installs the
-	@# built ibqos wheel from them into a fresh venv, offline
+	$(VENV)/bin/pip install -q --require-hashes -r $(LOCK)/dev.txt
+	$(VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
+	@# the runtime lock's wheels, hash-checked: `make install` builds the installed tool's
+	@# environment from them, and test_wheel.py a fresh venv, both offline
 	rm -rf $(VENV)/wheelhouse
-	$(VENV)/bin/pip download -q --no-build-isolation -d $(VENV)/wheelhouse .
+	$(VENV)/bin/pip download -q --require-hashes --only-binary :all: -d $(VENV)/wheelhouse -r $(LOCK)/runtime.txt
 	@touch $@
+
+# Rewrites the lock files from pyproject.toml's ranges (uv, pinned, in its own venv): the
+# newest versions for runtime.txt and dev.txt (dev.txt constrained to runtime.txt's pins), and
+# floors.txt, every direct dependency at its lowest allowed version (`make test-floors`).
+UV_VERSION ?= 0.13.9
+UV_COMPILE = .venv-lock/bin/uv pip compile pyproject.toml -q --python-version 3.11 --generate-hashes --custom-compile-command 'make lock'
+lock:
+	test -x .venv-lock/bin/uv || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install -q uv==$(UV_VERSION); }
+	$(UV_COMPILE) --upgrade -o $(LOCK)/runtime.txt
+	$(UV_COMPILE) --upgrade --extra test --extra plot -c $(LOCK)/runtime.txt -o $(LOCK)/dev.txt
+	$(UV_COMPILE) --upgrade --extra test --extra plot --resolution lowest-direct -o $(LOCK)/floors.txt
+
+# The suite's fast part (neither `fabric` nor `slow`) in its own venv at the floors: the
+# lowest version pyproject.toml allows of every direct dependency (floors.txt). A floor that
+# does not hold fails here.
+FLOORS_VENV := .venv-floors
+$(FLOORS_VENV)/.installed: pyproject.toml $(LOCK)/floors.txt
+	rm -rf $(FLOORS_VENV)
+	$(PYTHON) -m venv $(FLOORS_VENV)
+	$(FLOORS_VENV)/bin/pip install -q --require-hashes -r $(LOCK)/floors.txt
+	$(FLOORS_VENV)/bin/pip install -q --no-deps --no-build-isolation -e .
+	@touch $@
+
+test-floors: build $(FLOORS_VENV)/.installed
+	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider -m "not fabric and not slow"
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
@@ -53,11 +83,31 @@ format: deps
 	git ls-files '*.c' '*.h' | xargs clang-format -i
 
 # The plugin where Debian's OpenSM dlopen()s it (libdir/libibqos.so), the C tools, the
-# simulator core, the templates and the Python packages with an `ibqos` launcher. The
-# Python dependencies (pydantic >= 2, ...) are not Debian 12 packages: see README.
+# simulator core and the templates (CMake); the `ibqos` command in a private environment under
+# PREFIX/lib/ibqos built from the runtime lock's wheels, hash-checked, with a /usr/bin launcher
+# (scripts/install-python.sh: the system Python's packages are not touched); the man pages and
+# bash completion generated from the CLI (scripts/cli_docs.py); /etc/ibqos for policies and
+# plans. `make deb` packages the same tree.
+SYSCONFDIR ?= /etc
 install: build
 	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
-	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json
+	scripts/install-python.sh $(VENV)/bin/pip "$(DESTDIR)" $(PREFIX) $(BUILD)/ibqos_layout.json \
+		$(VENV)/wheelhouse $(LOCK)/runtime.txt
+	rm -rf $(BUILD)/cli-docs
+	$(VENV)/bin/python scripts/cli_docs.py $(BUILD)/cli-docs
+	install -d -m 0755 "$(DESTDIR)$(PREFIX)/share/man/man1" "$(DESTDIR)$(PREFIX)/share/bash-completion/completions"
+	install -m 0644 $(BUILD)/cli-docs/man1/*.1 "$(DESTDIR)$(PREFIX)/share/man/man1/"
+	install -m 0644 $(BUILD)/cli-docs/bash-completion/ibqos "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ibqos"
+	install -d -m 0755 "$(DESTDIR)$(SYSCONFDIR)/ibqos"
+
+# The Debian package (debian/, debhelper): `make install` into debian/ibqos, then
+# $(BUILD)/deb/ibqos_<version>_<arch>.deb; debian/ is left clean. Its Build-Depends come with
+# `make deps`.
+deb: build
+	dpkg-checkbuilddeps
+	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
+	DEB_RULES_REQUIRES_ROOT=no debian/rules binary
+	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
 
 # (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
 # Lint, format and type checks (ruff and mypy --strict on the core, configured in pyproject.toml;
@@ -117,4 +167,4 @@ bench: build
 	$(VENV)/bin/python -m bench.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(BUILD) $(SAN_BUILD) $(VENV)
+	rm -rf $(BUILD) $(SAN_BUILD) $(VENV) $(FLOORS_VENV) .venv-lock

@@ -9,6 +9,7 @@ PKGS=(
   opensm libopensm-dev ibsim-utils libumad2sim0 infiniband-diags perftest ibutils
   libibumad-dev libibmad-dev
   dpkg-dev patch   # the patched ibsim: dpkg-source unpacks Debian's source, patch applies ours
+  debhelper debootstrap   # make deb, and a fresh Debian 12 root to apt install it in (plugin/tests/test_deb.py)
   cmake gcc clang libclang-rt-14-dev clang-format make pkg-config python3 python3-venv python3-dev valgrind
   chromium
   slurm-wlm munge

@@ -1,13 +1,13 @@
 """`make install DESTDIR=…`: the plugin lands where Debian's OpenSM dlopen()s it (versioned,
-with its SONAME), with the tools, templates and the `ibqos` launcher; OpenSM routes with the
-installed plugin, and the installed CLI runs under /usr/bin/python3."""
+with its SONAME), with the tools, templates, man pages, bash completion, /etc/ibqos and the
+`ibqos` command in its private environment; OpenSM routes with the installed plugin, and the
+installed tree laid over / runs in a clean environment (installed_root.py)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,14 +16,9 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import ENGINE, require_plugin
+from installed_root import MULTIARCH, ROOT, check_installed_tool, require_private_root
 
 pytestmark = pytest.mark.fabric
-
-ROOT = Path(__file__).resolve().parents[2]
-MULTIARCH = (
-    subprocess.run(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"], capture_output=True, text=True).stdout.strip()
-    or "x86_64-linux-gnu"
-)
 
 
 @pytest.fixture(scope="module")
@@ -48,13 +43,28 @@ def test_files_land_in_the_debian_layout(staged):
         assert os.access(staged / "usr/bin" / tool, os.X_OK), tool
     assert (lib / "ibqos/libibqos_sim.so").is_file()
     assert (staged / "usr/share/ibqos/templates/opensm.conf.j2").is_file()
-    layout = json.loads((staged / "usr/lib/python3/dist-packages/ibqos/_layout.json").read_text())
+    (site,) = (staged / "usr/lib/ibqos/lib").glob("python3.*/site-packages")
+    layout = json.loads((site / "ibqos/_layout.json").read_text())
     assert layout == {
         "libdir": f"/usr/lib/{MULTIARCH}",
         "pkglibdir": f"/usr/lib/{MULTIARCH}/ibqos",
         "bindir": "/usr/bin",
         "templates": "/usr/share/ibqos/templates",
     }
+    # the system Python's packages are not touched; the launcher runs the private environment
+    assert not (staged / "usr/lib/python3").exists()
+    assert (staged / "usr/bin/ibqos").read_text().startswith("#!/usr/lib/ibqos/bin/python -I\n")
+    man = {p.name for p in (staged / "usr/share/man/man1").iterdir()}
+    assert {"ibqos.1", "ibqos-plan.1", "ibqos-apply.1", "ibqos-status.1", "ibqos-testbed-run.1"} <= man
+    assert (staged / "usr/share/bash-completion/completions/ibqos").is_file()
+    assert (staged / "etc/ibqos").is_dir() and not any((staged / "etc/ibqos").iterdir())
+
+
+def test_the_staged_tree_names_no_staging_path(staged):
+    """Built in DESTDIR, the environment works at its final path: no file names the staging
+    directory (shebangs, pyvenv.cfg, the compiled .pyc files' source paths)."""
+    cp = subprocess.run(["grep", "-rl", "--", str(staged), str(staged)], capture_output=True, text=True)
+    assert cp.returncode == 1 and cp.stdout == "", cp.stdout
 
 
 def test_opensm_routes_with_the_installed_plugin(staged, tmp_path, monkeypatch):
@@ -69,38 +79,6 @@ def test_opensm_routes_with_the_installed_plugin(staged, tmp_path, monkeypatch):
         assert loaded == {str(lib / "libibqos.so.1.0.0")}, loaded
 
 
-def test_installed_cli_runs_under_the_system_python(staged, tmp_path):
-    """The launcher runs /usr/bin/python3 on the installed packages; their dependencies
-    (pydantic 2, …) come from the venv here, as from pip/pipx on a host (README)."""
-    site = staged / "usr/lib/python3/dist-packages"
-    deps = next(p for p in sys.path if p.endswith("site-packages"))
-    env = dict(
-        os.environ, PYTHONPATH=f"{site}{os.pathsep}{deps}", IBQOS_TEMPLATES=str(staged / "usr/share/ibqos/templates")
-    )
-
-    def run(*a):
-        return subprocess.run(
-            ["/usr/bin/python3", str(staged / "usr/bin/ibqos"), *a],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=tmp_path,
-        )
-
-    cp = run("plan", str(ROOT / "examples/two-class.yaml"), "-o", "plan.json")
-    assert cp.returncode == 0, cp.stderr
-    cp = run("render", "plan.json", "-o", "out")
-    assert cp.returncode == 0, cp.stderr
-    assert "routing_engine dla" in (tmp_path / "out/opensm.conf").read_text()
-    where = subprocess.run(
-        [
-            "/usr/bin/python3",
-            "-c",
-            "import ibqos.paths as p; print(p.product('manager/readback/ibqos-readback'), p.plugin_dir())",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert where.stdout.split() == ["/usr/bin/ibqos-readback", f"/usr/lib/{MULTIARCH}"], where.stderr
+def test_the_installed_tool_runs_in_a_clean_root(staged, tmp_path):
+    require_private_root()
+    check_installed_tool(staged, tmp_path)
