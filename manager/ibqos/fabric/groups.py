@@ -114,7 +114,10 @@ def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) 
     return True
 
 
-def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, within_two: bool) -> dict[int, int] | None:
+def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quotient: str) -> dict[int, int] | None:
+    """An exact cover by the candidates (most constrained switch first), with `small` groups
+    smaller than a, whose quotient is `complete`, `within_two` or `exactly_two` (within two
+    and not complete: the complete reading was tried before)."""
     group_of: dict[int, int] = {}
     groups: list[frozenset[int]] = []
     budget = [_BUDGET]
@@ -122,9 +125,15 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, with
     def free(q: frozenset[int], small_left: int) -> bool:
         return (len(q) == a or small_left > 0) and not any(x in group_of for x in q)
 
+    def quotient_ok() -> bool:
+        if quotient == "complete":
+            return _quotient_ok(adj, group_of, len(groups), False)
+        ok = _quotient_ok(adj, group_of, len(groups), True)
+        return ok and not (quotient == "exactly_two" and _quotient_ok(adj, group_of, len(groups), False))
+
     def rec(small_left: int) -> bool:
         if len(group_of) == len(adj):
-            return _quotient_ok(adj, group_of, len(groups), within_two)
+            return quotient_ok()
         budget[0] -= 1
         if budget[0] < 0:
             return False
@@ -151,8 +160,25 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, with
     return group_of if rec(small) else None
 
 
+def _partial_rack(adj, top: int, quotient: str) -> dict[int, int] | None:
+    """Groups of a and one group of the n % a switches left over (2 .. a-2 of them, a maximal
+    clique): a rack only partly populated. For every a from the largest clique down to 4."""
+    n = len(adj)
+    for a in range(top, 3, -1):
+        rest = n % a
+        if rest < 2 or rest > a - 2:
+            continue
+        cands = {v: _cliques(adj, v, a) + [q for q in _cliques(adj, v, rest) if _maximal(adj, q)] for v in adj}
+        found = _cover(adj, cands, a, 1, quotient)
+        if found:
+            return found
+    return None
+
+
 def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
-    """The exact partition, or (degraded=True) a usable one. Raises NotADragonfly."""
+    """The partition docs/groups.md defines, tried in its order: exact; a partly populated
+    rack; (degraded=True) degraded; a partly populated rack on a degraded fabric. Raises
+    NotADragonfly."""
     adj = _switch_graph(fabric)
     if not adj:
         raise NotADragonfly("no switches")
@@ -165,10 +191,13 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
         if n % a or edges - g * a * (a - 1) // 2 < g * (g - 1) // 2:
             continue
         cands = {v: _cliques(adj, v, a) for v in adj}
-        found = _cover(adj, cands, a, 0, within_two=False)
+        found = _cover(adj, cands, a, 0, "complete")
         if found:
             exact = True
             break
+    if not found:
+        found = _partial_rack(adj, top, "complete")
+        exact = found is not None  # as good as exact: every group a clique, every pair linked
     if not found and degraded:
         for a in range(top + 1, 1, -1):
             g = math.ceil(n / a)
@@ -182,12 +211,14 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
                 + [q for q in _cliques(adj, v, a - 1) if small and _maximal(adj, q)]
                 for v in adj
             }
-            found = _cover(adj, cands, a, small, within_two=True)
+            found = _cover(adj, cands, a, small, "within_two")
             if found:
                 break
+        if not found:
+            found = _partial_rack(adj, top, "exactly_two")
     if not found:
         raise NotADragonfly(_why(adj, top, degraded))
-    order = {}
+    order: dict[int, int] = {}
     for s in sorted(adj):
         order.setdefault(found[s], len(order))
     return Partition({s: order[found[s]] for s in adj}, exact)
@@ -210,7 +241,8 @@ def dragonfly_groups(fabric: Fabric, *, degraded: bool = False) -> dict[int, int
 
 
 def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tuple[int, int], str]:
-    """(node GUID, port) → role: ca, sw0, terminal, local or global (the plugin's roles)."""
+    """(node GUID, port) → role: ca, sw0, terminal, local or global (docs/groups.md, "Port
+    roles"); a switch port cabled back into its own switch has none."""
     if groups is None:
         groups = find_groups(fabric).groups
     roles = {}
@@ -224,7 +256,7 @@ def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tup
                 peer = fabric.nodes[p.remote[0]]
                 if peer.kind != "switch":
                     roles[(n.guid, p.num)] = "terminal"
-                else:
+                elif peer.guid != n.guid:  # a cable looped back into its switch has no role
                     roles[(n.guid, p.num)] = "local" if groups.get(peer.guid) == groups.get(n.guid) else "global"
     return roles
 

@@ -63,5 +63,6 @@ void test_route(void);
 void test_tables(void);
 void test_faults(void);
 void test_wirings(void);
+void test_group_vectors(void);
 
 #endif
