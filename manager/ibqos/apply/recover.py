@@ -39,13 +39,16 @@ class FabricAccess:
 def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`."""
     from ..conformance import diff_programmed, expected_from_plan
+    from ..fabric.groups_in_force import record_of_conf
     from ..fabric.live import read_live
     from ..plan import Plan
 
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
-    return diff_programmed(read_live(env), expected_from_plan(Plan.load(plan_file)))
+    conf = cs.paths.get("opensm.conf")
+    record = record_of_conf(conf) if conf else None  # the groups dla routed with (docs/groups.md)
+    return diff_programmed(read_live(env), expected_from_plan(Plan.load(plan_file)), record=record)
 
 
 def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, log) -> str:

@@ -18,6 +18,7 @@ import difflib
 import os
 import signal
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +78,7 @@ class ApplyState:
     pruned: list[str] = field(default_factory=list)
     service: object = None  # apply.service.ServiceTarget, with --service
     log_override: Path | None = None  # the unit's --log_file
+    swept_at: float | None = None  # time.time() as the sweep was asked for
 
 
 class Apply:
@@ -307,6 +309,7 @@ class Apply:
 
     def stage_sweep(self) -> None:
         offset = log_size(self.s.log)
+        self.s.swept_at = time.time()
         t = heavy_sweep(self.s.pid, self.s.log, timeout=self.req.sweep_timeout)
         self._journal("swept")
         errs = sweep_failures(self.s.log, offset)
@@ -324,8 +327,15 @@ class Apply:
 
     def stage_verify(self) -> None:
         from ..conformance import diff_programmed, expected_from_plan
+        from ..fabric.groups_in_force import groups_in_force, record_of_conf
 
-        diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
+        expected = expected_from_plan(self.s.plan)
+        groups = None
+        if expected.dragonfly:  # the groups dla routed this sweep with (docs/groups.md)
+            groups = groups_in_force(self.s.after, record_of_conf(self.req.opensm_conf, since=self.s.swept_at))
+            if groups.disagreement:
+                self.echo(f"groups: {groups.disagreement}")
+        diffs = diff_programmed(self.s.after, expected, groups)
         if diffs:
             raise VerificationFailed(
                 f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"

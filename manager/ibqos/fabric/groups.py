@@ -38,13 +38,30 @@ class Partition:
     exact: bool  # cliques of one size, every group pair linked
 
 
-def _switch_graph(fabric: Fabric) -> dict[int, set[int]]:
+def switch_graph(fabric: Fabric) -> dict[int, set[int]]:
     adj: dict[int, set[int]] = {n.guid: set() for n in fabric.switches()}
     for n in fabric.switches():
         for p in n.ports.values():
             if p.remote and p.remote[0] in adj and p.remote[0] != n.guid:
                 adj[n.guid].add(p.remote[0])
     return adj
+
+
+def usable(adj: dict[int, set[int]], groups: dict[int, int]) -> str | None:
+    """The rule a partition breaks (docs/groups.md, "Usable"), None if it breaks none: every
+    member pair of a group within two local hops, every group pair within one intermediate
+    group."""
+    members: dict[int, list[int]] = {}
+    for s in sorted(groups):
+        members.setdefault(groups[s], []).append(s)
+    for g, m in sorted(members.items()):
+        for i, u in enumerate(m):
+            for v in m[i + 1 :]:
+                if v not in adj[u] and not any(u in adj[w] and v in adj[w] for w in m):
+                    return f"switches {hex(u)} and {hex(v)} of one group are more than two local hops apart"
+    if not _quotient_ok(adj, groups, len(members), True):
+        return "two groups are joined neither by a global link nor through a third group"
+    return None
 
 
 def _cliques(adj: dict[int, set[int]], v: int, size: int) -> list[frozenset[int]]:
@@ -179,7 +196,7 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
     """The partition docs/groups.md defines, tried in its order: exact; a partly populated
     rack; (degraded=True) degraded; a partly populated rack on a degraded fabric. Raises
     NotADragonfly."""
-    adj = _switch_graph(fabric)
+    adj = switch_graph(fabric)
     if not adj:
         raise NotADragonfly("no switches")
     n = len(adj)
