@@ -11,6 +11,8 @@
 
 #define MAX_SW 256
 #define MAX_PORT 64
+/* A tenth of the discovery's step budget (dla_discover.c): today's fabrics stay well below. */
+#define MAX_STEPS 1000000L
 
 struct vec {
 	char name[64];
@@ -54,20 +56,25 @@ static void check(const struct vec *v)
 	struct dla_routes r;
 	char err[768] = "";
 	int exact;
+	long steps;
 
-	fprintf(stderr, "  group vector %s\n", v->name);
 	if (build(v, &f)) {
 		EXPECT(!"vector fabric could not be built");
 		dla_fabric_free(&f);
 		return;
 	}
 	if (*v->refused) {
-		EXPECT_EQ(dla_groups_discover(&f, 0, &g, &exact, err, sizeof(err)), -22);
+		EXPECT_EQ(dla_groups_discover_steps(&f, 0, &g, &exact, &steps, err, sizeof(err)),
+			  -22);
+		fprintf(stderr, "  group vector %s: refused in %ld search steps\n", v->name, steps);
 		EXPECT_STR_HAS(err, v->refused);
 		dla_fabric_free(&f);
 		return;
 	}
-	EXPECT_EQ(dla_groups_discover(&f, 0, &g, &exact, err, sizeof(err)), 0);
+	EXPECT_EQ(dla_groups_discover_steps(&f, 0, &g, &exact, &steps, err, sizeof(err)), 0);
+	fprintf(stderr, "  group vector %s: %u groups in %ld search steps\n", v->name, g.ngroups,
+		steps);
+	EXPECT(steps < MAX_STEPS);
 	if (*err || !g.group_of) {
 		fprintf(stderr, "  %s: %s\n", v->name, err);
 		dla_fabric_free(&f);
@@ -145,6 +152,52 @@ static int parse_line(struct vec *v, char *line)
 	return 0;
 }
 
+/* The step counts of the bench dragonflies (seed 003 sizes), for docs/groups.md "Budgets". */
+static void bench_steps(unsigned a, unsigned p, unsigned h, unsigned g)
+{
+	struct df d;
+	struct dla_groups grp;
+	char err[512] = "";
+	int exact = 0;
+	long steps;
+
+	df_build(&d, a, p, h, g);
+	EXPECT_EQ(dla_groups_discover_steps(&d.f, 0, &grp, &exact, &steps, err, sizeof(err)), 0);
+	EXPECT_EQ(grp.ngroups, g);
+	EXPECT(steps < MAX_STEPS);
+	fprintf(stderr, "  dragonfly a=%u p=%u h=%u g=%u (%u CAs): %ld search steps\n", a, p, h, g,
+		a * p * g, steps);
+	dla_groups_free(&grp);
+	df_free(&d);
+}
+
+/*
+ * Big groups with a dead switch: the candidate list, refilled for every group size, once grew
+ * for a small size and was then written past for a larger one (a heap overflow, a crash
+ * here). The search must end within its step budget, refused or not.
+ */
+static void big_groups_dead_switch(void)
+{
+	struct df d;
+	struct dla_fabric f;
+	struct dla_groups grp;
+	char err[512] = "";
+	int exact = 0, ret;
+	long steps;
+
+	df_build(&d, 40, 1, 1, 10);
+	EXPECT_EQ(fabric_without_switch(&d.f, 3, &f), 0);
+	ret = dla_groups_discover_steps(&f, 0, &grp, &exact, &steps, err, sizeof(err));
+	EXPECT(ret == 0 || ret == -22);
+	EXPECT(steps <= 10100000L);
+	fprintf(stderr, "  dragonfly a=40 g=10 less a switch: %s after %ld search steps\n",
+		ret ? "refused" : "grouped", steps);
+	if (!ret)
+		dla_groups_free(&grp);
+	dla_fabric_free(&f);
+	df_free(&d);
+}
+
 void test_group_vectors(void)
 {
 	FILE *fp = fopen(IBQOS_GROUP_VECTORS, "r");
@@ -161,4 +214,8 @@ void test_group_vectors(void)
 			check(&v), n++;
 	fclose(fp);
 	EXPECT(n >= 8);
+	bench_steps(6, 3, 3, 19);
+	bench_steps(8, 4, 4, 33);
+	bench_steps(10, 5, 5, 51);
+	big_groups_dead_switch();
 }
