@@ -1,20 +1,21 @@
-"""Dragonfly groups and port roles, found from the switch graph of the fabric model alone.
-
-This is the checker's own implementation, independent of the plugin's (which must not be
-trusted to check itself): the conformance check, `ibqos status`, the verifier's reports and
-the simulator's adversarial pattern use it.
+"""Dragonfly groups and port roles, found from the switch graph of the fabric model alone:
+the checker's implementation of docs/groups.md (the plugin has the other, in C; both pass
+docs/group-vectors.txt). The conformance check uses it to cross-check the groups dla records
+(fabric/groups_in_force.py), and where there is no record; `ibqos status`, the verifier's
+reports and the simulator's adversarial pattern use it directly.
 
 Method (seed 003 §4 step 1): every group of a dragonfly is a clique inside the closed
 neighbourhood of each of its switches. For each group size a that divides the switch count
 (largest first), the a-cliques around each switch are the candidates, and an exact cover by
 them (most constrained switch first, backtracking) whose groups are all pairwise linked is
 the partition. Global links close cliques too (triangles when a = 3, any link when a = 2),
-which is why the quotient is checked and the search backtracks.
+which is why the quotient is checked and the search backtracks. Then a partly populated rack
+(groups of a and one maximal clique of the n mod a switches left over).
 
 A degraded fabric (a dead switch, a dead local or global link) has no such cover; with
 `degraded=True` a *usable* partition is accepted instead: groups of a and as few of a-1 as
 the count allows, cliques or (a >= 4) cliques missing one link, every group pair linked
-directly or through one other group.
+directly or through one other group; last, the partly populated rack at quotient diameter 2.
 """
 
 from __future__ import annotations
