@@ -13,7 +13,9 @@ Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
   class is accepted there; the verifier, not this comparison, proves the result
   deadlock-free.
 - VLArb per port role (ca, sw0, terminal, local, global), a per-port override winning.
-Roles come from ibqos.fabric.groups, the checker's own group discovery, never from the plugin.
+Roles follow the groups dla routed with, from its record when there is one, cross-checked
+against the checker's own discovery (ibqos.fabric.groups_in_force, docs/groups.md): a record
+that breaks the spec is one `groups:` line, not a difference on every port.
 Without dla there are no dragonfly roles: OpenSM programs every switch external port with
 its qos_swe_* tables, which ibqos renders from the terminal role.
 """
@@ -23,7 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .arbiter import ArbTable
-from .fabric.groups import find_groups, port_roles, port_types
+from .fabric.dla_record import DlaRecord
+from .fabric.groups import port_roles, port_types
+from .fabric.groups_in_force import GroupsInForce, groups_in_force
 from .fabric.model import Fabric, Node
 from .plan import Plan
 from .roles import ROLES
@@ -88,15 +92,22 @@ def _table_matches(programmed: tuple[tuple[int, int], ...], planned: tuple[tuple
 
 
 def diff_programmed(
-    fabric: Fabric, expected: Expected, groups: dict[int, int] | None = None, degraded: bool = False
+    fabric: Fabric,
+    expected: Expected,
+    groups: dict[int, int] | GroupsInForce | None = None,
+    degraded: bool = False,
+    record: DlaRecord | None = None,
 ) -> list[str]:
     """One line per port that differs from the plan; empty when the fabric is as planned.
-    `groups` (switch GUID → group) when discovery cannot find them, e.g. on a degraded
-    dragonfly whose groups are known from before the fault; `degraded` when links or
-    switches are down (dla's VL levels then move within each class)."""
+    The dragonfly roles follow `groups`: the groups in force (groups_in_force), or switch
+    GUID → group when they are known otherwise (from before a fault); by default those of
+    dla's `record`, else the checker's own. `degraded` when links or switches are down (dla's
+    VL levels then move within each class)."""
+    broken = None
     if expected.dragonfly and groups is None:
-        part = find_groups(fabric)
-        groups, degraded = part.groups, degraded or not part.exact
+        groups = groups_in_force(fabric, record)
+    if isinstance(groups, GroupsInForce):
+        groups, degraded, broken = groups.groups, degraded or groups.degraded, groups.broken
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
@@ -146,7 +157,7 @@ def diff_programmed(
                 bad.append(f"VLHighLimit {a.limit} planned {want_t.limit}")
             if bad:
                 out["vlarb"].append(f"{_name(n, p)} ({role}) " + "; ".join(bad))
-    lines = []
+    lines = [f"groups: {broken}"] if broken else []
     for kind, items in out.items():
         lines += items[:MAX_LINES_PER_KIND]
         if len(items) > MAX_LINES_PER_KIND:

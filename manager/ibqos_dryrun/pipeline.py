@@ -280,7 +280,15 @@ class DryRun:
 
         expected = expected_from_plan(self.s.plan)
         groups = None
-        if self.s.faults and expected.dragonfly:
+        record = self._record(self.s.sm_run)
+        if expected.dragonfly and record is not None and record.groups is not None:
+            # the groups dla routed with (docs/groups.md), cross-checked with the checker's
+            from ibqos.fabric.groups_in_force import groups_in_force
+
+            groups = groups_in_force(self.s.fabric, record)
+            if groups.disagreement:
+                self.s.notes.append(f"groups: {groups.disagreement}")
+        elif self.s.faults and expected.dragonfly:
             # a degraded dragonfly is no clique cover: its groups are those it had before
             from ibqos.fabric.dumps import load_dumps
             from ibqos.fabric.groups import dragonfly_groups

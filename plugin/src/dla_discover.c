@@ -16,27 +16,27 @@
  * else is exact. A fabric that gives none of these is refused with the rule the closest
  * partition breaks.
  */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "dla_groups.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double seconds_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-#define SEARCH_BUDGET 4000000L /* clique search steps for the whole fabric */
-#define COVER_BUDGET 20000L    /* exact-cover branches per group size tried */
-#define MAX_CANDIDATES 64      /* cliques kept per switch and size */
-#define SEARCH_SECONDS 2.0     /* wall time for one discovery: OpenSM's sweep waits */
+/*
+ * Step budgets, never the wall clock: the partition is a function of the fabric alone, however
+ * loaded the SM host is (docs/groups.md, "Budgets"). A step is a unit of work: one candidate
+ * looked at by a clique-search branch; one switch or candidate looked at by an exact-cover
+ * branch, one switch per quotient check. Measured (plugin/tests/unit/test_group_vectors.c
+ * prints them): at most 2,052 steps on the golden fabrics, 143,735 on the 2550-CA dragonfly,
+ * 307,459 on it with a dead switch; the unit tests' 1,003 discoveries stay below 143,735.
+ * DISCOVERY_BUDGET is 30 times the largest: a search that fails on a fabric that is no
+ * dragonfly (fat trees, random graphs, a=40 with a dead switch) ends within it in 0.35 s here.
+ */
+#define SEARCH_BUDGET 4000000L	   /* clique search steps per pass over the fabric */
+#define COVER_BUDGET 20000L	   /* exact-cover branches per group size tried */
+#define DISCOVERY_BUDGET 10000000L /* all steps of one discovery */
+#define MAX_CANDIDATES 64	   /* cliques kept per switch and size */
 
 struct search {
 	const struct dla_graph *g;
@@ -73,7 +73,7 @@ static void max_clique(struct search *s, uint32_t size, const uint32_t *cand, ui
 	if (size > s->best)
 		s->best = size;
 	for (uint32_t i = 0; i < n; i++) {
-		if (size + (n - i) <= s->best || --s->budget < 0)
+		if (size + (n - i) <= s->best || (s->budget -= n - i) < 0)
 			return;
 		uint32_t *next = level(s, size);
 		uint32_t m = narrow(s, cand, n, i, next);
@@ -94,7 +94,7 @@ static void enum_cliques(struct search *s, uint32_t size, const uint32_t *cand, 
 		return;
 	}
 	for (uint32_t i = 0; i < n && !s->overflow; i++) {
-		if (size + (n - i) < s->target || --s->budget < 0)
+		if (size + (n - i) < s->target || (s->budget -= n - i) < 0)
 			return;
 		uint32_t *next = level(s, size);
 		uint32_t m = narrow(s, cand, n, i, next);
@@ -112,19 +112,25 @@ static int cmp_u32(const void *a, const void *b)
 
 /* ---- candidate cliques ------------------------------------------------------------------ */
 
-/* A growing list of switch sets of up to a ids each: sorted, padded with DLA_NO_GROUP. */
+/* A growing list of switch sets of up to a ids each: sorted, padded with DLA_NO_GROUP. The
+ * list is refilled for every group size tried, so its capacity counts ids, not sets: a larger
+ * a after a smaller one must not write past what the smaller one allocated. */
 struct sets {
 	uint32_t *ids;
-	size_t n, cap;
+	size_t n, cap; /* n sets; cap ids */
 };
 
 static int sets_push(struct sets *l, uint32_t a, const uint32_t *ids, uint32_t size)
 {
 	uint32_t *dst;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		uint32_t *p = realloc(l->ids, cap * a * sizeof(*p));
+	if ((l->n + 1) * a > l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256 * (size_t)a;
+		uint32_t *p;
+
+		if (cap < (l->n + 1) * a)
+			cap = (l->n + 1) * a * 2;
+		p = realloc(l->ids, cap * sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
@@ -176,7 +182,6 @@ static int build_near(struct search *s, const struct dla_graph *g, uint32_t a, s
 	uint32_t n = g->n;
 
 	c->near.n = 0;
-	s->budget = SEARCH_BUDGET;
 	for (uint32_t u = 0; u < n; u++)
 		for (uint32_t e = g->off[u]; e < g->off[u + 1]; e++) {
 			uint32_t w = g->nb[e];
@@ -234,7 +239,6 @@ static int build_cands(struct search *s, const struct dla_graph *g, const uint32
 
 	c->a = a;
 	c->cl.n = 0;
-	s->budget = SEARCH_BUDGET;
 	for (uint32_t v = 0; v < n; v++) {
 		c->coff[v] = (uint32_t)c->cl.n;
 		for (uint32_t i = 0, size = a; i < 2 && size >= smallest; i++, size = smallest) {
@@ -281,7 +285,7 @@ struct cover {
 	uint32_t *group_of; /* DLA_NO_GROUP: unassigned */
 	uint32_t ngroups;
 	long budget;
-	double deadline; /* seconds_now() past which the search gives up */
+	long *left; /* steps left for the whole discovery */
 	int nomem;
 };
 
@@ -329,8 +333,10 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 {
 	uint32_t pick = DLA_NO_GROUP, pick_n = UINT32_MAX;
 	const struct cands *cd = c->c;
+	long work = 0;
 
 	if (assigned == c->n) {
+		*c->left -= c->n; /* the quotient check, one unit per switch */
 		if (!quotient_of(c))
 			return c->nomem ? -1 : 0;
 		if (c->skip && *c->skip) {
@@ -339,13 +345,15 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 		}
 		return 1;
 	}
-	if (--c->budget < 0 || ((c->budget & 255) == 0 && seconds_now() > c->deadline))
+	if (--c->budget < 0 || *c->left < 0)
 		return -1;
 	for (uint32_t v = 0; v < c->n && pick_n > 0; v++) {
 		uint32_t avail = 0;
 
+		work++; /* a switch looked at, then each of its candidates */
 		if (c->group_of[v] != DLA_NO_GROUP)
 			continue;
+		work += cd->coff[v + 1] - cd->coff[v];
 		for (uint32_t q = cd->coff[v]; q < cd->coff[v + 1]; q++)
 			avail += cand_free(c, cd->cl.ids + (size_t)q * c->a);
 		if (avail < pick_n) {
@@ -353,6 +361,7 @@ static int cover_rec(struct cover *c, uint32_t assigned)
 			pick = v;
 		}
 	}
+	*c->left -= work;
 	if (pick_n == 0)
 		return 0;
 	for (uint32_t q = cd->coff[pick]; q < cd->coff[pick + 1]; q++) {
@@ -458,8 +467,21 @@ struct discovery {
 	uint32_t maxomega, mode;
 	uint32_t *raw;		 /* [n] labels of the cover being built */
 	uint32_t *common, *seen; /* [n] scratch for near-cliques */
-	double deadline;
+	long left;		 /* steps left of DISCOVERY_BUDGET */
+	long granted;		 /* clique steps handed to the pass under way */
 };
+
+/* A clique-search pass gets SEARCH_BUDGET steps, or what the discovery has left. */
+static void clique_pass(struct discovery *d)
+{
+	d->granted = d->left < SEARCH_BUDGET ? (d->left > 0 ? d->left : 0) : SEARCH_BUDGET;
+	d->s.budget = d->granted;
+}
+
+static void clique_pass_done(struct discovery *d)
+{
+	d->left -= d->granted - (d->s.budget > 0 ? d->s.budget : 0);
+}
 
 static void discovery_free(struct discovery *d)
 {
@@ -483,7 +505,7 @@ static int discovery_init(struct discovery *d, const struct dla_fabric *f)
 
 	memset(d, 0, sizeof(*d));
 	d->f = f;
-	d->deadline = seconds_now() + SEARCH_SECONDS;
+	d->left = DISCOVERY_BUDGET;
 	ret = dla_graph_build(f, &d->g);
 	if (ret)
 		return ret;
@@ -491,7 +513,7 @@ static int discovery_init(struct discovery *d, const struct dla_fabric *f)
 		if (d->g.off[v + 1] - d->g.off[v] > d->s.maxdeg)
 			d->s.maxdeg = d->g.off[v + 1] - d->g.off[v];
 	d->s.g = &d->g;
-	d->s.budget = SEARCH_BUDGET;
+	clique_pass(d);
 	d->s.levels = malloc(((size_t)d->s.maxdeg + 2) * (d->s.maxdeg + 1) * sizeof(uint32_t));
 	d->s.stack = malloc((d->s.maxdeg + 2) * sizeof(uint32_t));
 	d->s.found = malloc((size_t)MAX_CANDIDATES * (d->s.maxdeg + 2) * sizeof(uint32_t));
@@ -519,6 +541,7 @@ static int discovery_init(struct discovery *d, const struct dla_fabric *f)
 		if (hist[k] >= hist[d->mode])
 			d->mode = k;
 	free(hist);
+	clique_pass_done(d);
 	return d->s.budget < 0 ? -EINVAL : 0;
 }
 
@@ -550,17 +573,21 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, uint32_t s
 	struct cover c;
 	int ret, r;
 
-	if (!enough_links(d, a, small, small_size, diameter2) || seconds_now() > d->deadline)
+	if (!enough_links(d, a, small, small_size, diameter2) || d->left <= 0)
 		return 0;
 	d->c.a = a;
 	d->c.near.n = 0;
 	if (near) {
 		memset(d->seen, 0, (n + 1) * sizeof(*d->seen));
+		clique_pass(d);
 		ret = build_near(&d->s, &d->g, a, &d->c, d->common, d->seen);
+		clique_pass_done(d);
 		if (ret)
 			return ret;
 	}
+	clique_pass(d);
 	ret = build_cands(&d->s, &d->g, d->omega, a, small ? small_size : 0, near, &d->c);
+	clique_pass_done(d);
 	if (ret)
 		return ret;
 	for (uint32_t v = 0; v < n; v++)
@@ -574,7 +601,7 @@ static int try_cover(struct discovery *d, uint32_t a, uint32_t small, uint32_t s
 			   .skip = skip,
 			   .group_of = d->raw,
 			   .budget = COVER_BUDGET,
-			   .deadline = d->deadline};
+			   .left = &d->left};
 	r = cover_rec(&c, 0);
 	if (c.nomem)
 		return -ENOMEM;
@@ -613,8 +640,10 @@ static int diagnose(struct discovery *d, char *err, size_t len)
 	struct dla_groups g = {0};
 	struct cover c;
 	char why[768];
-	int ret = build_cands(&d->s, &d->g, d->omega, a, 0, 0, &d->c), bad;
+	int ret, bad;
 
+	d->s.budget = SEARCH_BUDGET; /* for the message only, past the discovery's budget */
+	ret = build_cands(&d->s, &d->g, d->omega, a, 0, 0, &d->c);
 	if (ret)
 		return ret;
 	for (uint32_t v = 0; v < n; v++)
@@ -649,12 +678,22 @@ static int diagnose(struct discovery *d, char *err, size_t len)
 int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct dla_groups *out,
 			int *exact, char *err, size_t len)
 {
+	long steps;
+
+	return dla_groups_discover_steps(f, alternative, out, exact, &steps, err, len);
+}
+
+int dla_groups_discover_steps(const struct dla_fabric *f, unsigned alternative,
+			      struct dla_groups *out, int *exact, long *steps, char *err,
+			      size_t len)
+{
 	struct discovery d;
 	uint32_t n = f->nsw;
 	int ret, r;
 
 	memset(out, 0, sizeof(*out));
 	*exact = 0;
+	*steps = 0;
 	if (n == 0) {
 		snprintf(err, len, "no switches [rule: a dragonfly has at least one group]");
 		return -EINVAL;
@@ -720,6 +759,7 @@ found:
 out:
 	if (ret)
 		dla_groups_free(out);
+	*steps = DISCOVERY_BUDGET - d.left;
 	discovery_free(&d);
 	return ret;
 }

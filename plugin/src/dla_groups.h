@@ -50,11 +50,17 @@ const char *dla_groups_source_name(enum dla_groups_source src);
  * 0: out holds an exact partition (*exact = 1) or, failing any, a usable one with groups of
  * a and a-1 switches (cliques, or for a >= 4 cliques missing one link) and a quotient of
  * diameter <= 2 (*exact = 0); alternative > 0 passes over that many degraded partitions first
- * (dla tries the next when one cannot be routed within the VLs). -EINVAL: none found; err
+ * (dla tries the next when one cannot be routed within the VLs). -EINVAL: none found within
+ * the step budget (the same on every run of the same fabric); err
  * says what is closest and which rule breaks. -ENOMEM. out is empty on every error.
  */
 int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct dla_groups *out,
 			int *exact, char *err, size_t len);
+/* The same, with the search steps it took in *steps (a deterministic count: discovery is
+ * bounded by steps, never by time). */
+int dla_groups_discover_steps(const struct dla_fabric *f, unsigned alternative,
+			      struct dla_groups *out, int *exact, long *steps, char *err,
+			      size_t len);
 
 /*
  * Choose the partition for this sweep. pinned and stored are group numbers per switch index

@@ -40,18 +40,23 @@ struct work {
 	uint32_t *via; /* [nsw] scratch: the switch or port a member will join through */
 };
 
-const char *dla_role_name(enum dla_role role)
+enum ibqos_vlarb_role dla_vlarb_role(enum dla_role role)
 {
 	switch (role) {
 	case DLA_ROLE_TERMINAL:
-		return "terminal";
+		return IBQOS_ROLE_TERMINAL;
 	case DLA_ROLE_LOCAL:
-		return "local";
+		return IBQOS_ROLE_LOCAL;
 	case DLA_ROLE_GLOBAL:
-		return "global";
+		return IBQOS_ROLE_GLOBAL;
 	default:
-		return "none";
+		return IBQOS_ROLE_COUNT;
 	}
+}
+
+const char *dla_role_name(enum dla_role role)
+{
+	return role == DLA_ROLE_NONE ? "none" : ibqos_role_keyword(dla_vlarb_role(role));
 }
 
 void dla_routes_free(struct dla_routes *r)

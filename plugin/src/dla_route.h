@@ -5,6 +5,7 @@
 #define IBQOS_DLA_ROUTE_H
 
 #include "dla_groups.h"
+#include "ibqos_tables.h"
 
 #define DLA_NO_PATH 0xFF
 
@@ -65,6 +66,10 @@ int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, str
 		     char *err, size_t len);
 void dla_routes_free(struct dla_routes *r);
 
+/* The switch-port roles are the table file's (ibqos_tables.h, named once there and checked
+ * against manager/ibqos/roles.py by manager/tests/test_roles_c.py); NONE maps to
+ * IBQOS_ROLE_COUNT. */
+enum ibqos_vlarb_role dla_vlarb_role(enum dla_role role);
 const char *dla_role_name(enum dla_role role);
 
 #endif

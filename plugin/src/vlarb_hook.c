@@ -8,20 +8,6 @@
 
 #include <inttypes.h>
 
-static enum ibqos_vlarb_role vlarb_role(enum dla_role role)
-{
-	switch (role) {
-	case DLA_ROLE_TERMINAL:
-		return IBQOS_ROLE_TERMINAL;
-	case DLA_ROLE_LOCAL:
-		return IBQOS_ROLE_LOCAL;
-	case DLA_ROLE_GLOBAL:
-		return IBQOS_ROLE_GLOBAL;
-	default:
-		return IBQOS_ROLE_COUNT;
-	}
-}
-
 const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm_physp_t *p,
 					       const char **role_name)
 {
@@ -43,7 +29,7 @@ const struct ibqos_vlarb_spec *ibqos_port_spec(const struct ibqos_sweep *sw, osm
 		if (s < 0 || num >= sw->fabric.sw[s].num_ports)
 			return NULL;
 		role = num == 0 ? IBQOS_ROLE_SW0
-				: vlarb_role(dla_port_role(&sw->dla.routes, (uint32_t)s, num));
+				: dla_vlarb_role(dla_port_role(&sw->dla.routes, (uint32_t)s, num));
 		break;
 	default:
 		return NULL;

@@ -40,6 +40,7 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
     from ..conformance import diff_programmed, expected_from_plan, mtu_findings
+    from ..fabric.groups_in_force import record_of_conf
     from ..fabric.live import read_live
     from ..plan import Plan
 
@@ -47,7 +48,10 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
     fabric, plan = read_live(env), Plan.load(plan_file)
-    diffs = diff_programmed(fabric, expected_from_plan(plan)) + [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
+    conf = cs.paths.get("opensm.conf")
+    record = record_of_conf(conf) if conf else None  # the groups dla routed with (docs/groups.md)
+    diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
+    diffs += [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
     if not diffs:
         cs.save_verified_fabric(version, fabric)
     return diffs

@@ -24,6 +24,7 @@ import difflib
 import os
 import signal
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +97,7 @@ class ApplyState:
     outcome: str = ""  # the system log's word for how it ended
     interrupt_said: bool = False  # interrupted() has said how a signal left things
     plan_sha256: str = ""  # of the plan file's bytes, kept in the version's meta.json
+    swept_at: float | None = None  # time.time() as the sweep was asked for
 
 
 class Apply:
@@ -538,6 +540,7 @@ class Apply:
 
     def stage_sweep(self) -> None:
         mark = log_mark(self.s.log)
+        self.s.swept_at = time.time()
         t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self._journal("swept")
         errs, truncated = sweep_failures(mark)
@@ -562,11 +565,18 @@ class Apply:
 
     def _check_plan(self) -> None:
         from ..conformance import diff_programmed, expected_from_plan, mtu_findings
+        from ..fabric.groups_in_force import groups_in_force, record_of_conf
 
         if self.s.plan is None:  # a rollback to the admin's original files: no plan to hold them to
             self.echo(f"{self.req.rollback_to} has no plan (the admin's own files): swept without OpenSM errors")
             return
-        diffs = diff_programmed(self.s.after, expected_from_plan(self.s.plan))
+        expected = expected_from_plan(self.s.plan)
+        groups = None
+        if expected.dragonfly:  # the groups dla routed this sweep with (docs/groups.md)
+            groups = groups_in_force(self.s.after, record_of_conf(self.req.opensm_conf, since=self.s.swept_at))
+            if groups.disagreement:
+                self.echo(f"groups: {groups.disagreement}")
+        diffs = diff_programmed(self.s.after, expected, groups)
         if diffs:
             raise VerificationFailed(
                 f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"

@@ -1,20 +1,21 @@
-"""Dragonfly groups and port roles, found from the switch graph of the fabric model alone.
-
-This is the checker's own implementation, independent of the plugin's (which must not be
-trusted to check itself): the conformance check, `ibqos status`, the verifier's reports and
-the simulator's adversarial pattern use it.
+"""Dragonfly groups and port roles, found from the switch graph of the fabric model alone:
+the checker's implementation of docs/groups.md (the plugin has the other, in C; both pass
+docs/group-vectors.txt). The conformance check uses it to cross-check the groups dla records
+(fabric/groups_in_force.py), and where there is no record; `ibqos status`, the verifier's
+reports and the simulator's adversarial pattern use it directly.
 
 Method (seed 003 §4 step 1): every group of a dragonfly is a clique inside the closed
 neighbourhood of each of its switches. For each group size a that divides the switch count
 (largest first), the a-cliques around each switch are the candidates, and an exact cover by
 them (most constrained switch first, backtracking) whose groups are all pairwise linked is
 the partition. Global links close cliques too (triangles when a = 3, any link when a = 2),
-which is why the quotient is checked and the search backtracks.
+which is why the quotient is checked and the search backtracks. Then a partly populated rack
+(groups of a and one maximal clique of the n mod a switches left over).
 
 A degraded fabric (a dead switch, a dead local or global link) has no such cover; with
 `degraded=True` a *usable* partition is accepted instead: groups of a and as few of a-1 as
 the count allows, cliques or (a >= 4) cliques missing one link, every group pair linked
-directly or through one other group.
+directly or through one other group; last, the partly populated rack at quotient diameter 2.
 """
 
 from __future__ import annotations
@@ -38,13 +39,30 @@ class Partition:
     exact: bool  # cliques of one size, every group pair linked
 
 
-def _switch_graph(fabric: Fabric) -> dict[int, set[int]]:
+def switch_graph(fabric: Fabric) -> dict[int, set[int]]:
     adj: dict[int, set[int]] = {n.guid: set() for n in fabric.switches()}
     for n in fabric.switches():
         for p in n.ports.values():
             if p.remote and p.remote[0] in adj and p.remote[0] != n.guid:
                 adj[n.guid].add(p.remote[0])
     return adj
+
+
+def usable(adj: dict[int, set[int]], groups: dict[int, int]) -> str | None:
+    """The rule a partition breaks (docs/groups.md, "Usable"), None if it breaks none: every
+    member pair of a group within two local hops, every group pair within one intermediate
+    group."""
+    members: dict[int, list[int]] = {}
+    for s in sorted(groups):
+        members.setdefault(groups[s], []).append(s)
+    for g, m in sorted(members.items()):
+        for i, u in enumerate(m):
+            for v in m[i + 1 :]:
+                if v not in adj[u] and not any(u in adj[w] and v in adj[w] for w in m):
+                    return f"switches {hex(u)} and {hex(v)} of one group are more than two local hops apart"
+    if not _quotient_ok(adj, groups, len(members), True):
+        return "two groups are joined neither by a global link nor through a third group"
+    return None
 
 
 def _cliques(adj: dict[int, set[int]], v: int, size: int) -> list[frozenset[int]]:
@@ -114,7 +132,10 @@ def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) 
     return True
 
 
-def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, within_two: bool) -> dict[int, int] | None:
+def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quotient: str) -> dict[int, int] | None:
+    """An exact cover by the candidates (most constrained switch first), with `small` groups
+    smaller than a, whose quotient is `complete`, `within_two` or `exactly_two` (within two
+    and not complete: the complete reading was tried before)."""
     group_of: dict[int, int] = {}
     groups: list[frozenset[int]] = []
     budget = [_BUDGET]
@@ -122,9 +143,15 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, with
     def free(q: frozenset[int], small_left: int) -> bool:
         return (len(q) == a or small_left > 0) and not any(x in group_of for x in q)
 
+    def quotient_ok() -> bool:
+        if quotient == "complete":
+            return _quotient_ok(adj, group_of, len(groups), False)
+        ok = _quotient_ok(adj, group_of, len(groups), True)
+        return ok and not (quotient == "exactly_two" and _quotient_ok(adj, group_of, len(groups), False))
+
     def rec(small_left: int) -> bool:
         if len(group_of) == len(adj):
-            return _quotient_ok(adj, group_of, len(groups), within_two)
+            return quotient_ok()
         budget[0] -= 1
         if budget[0] < 0:
             return False
@@ -151,9 +178,26 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, with
     return group_of if rec(small) else None
 
 
+def _partial_rack(adj, top: int, quotient: str) -> dict[int, int] | None:
+    """Groups of a and one group of the n % a switches left over (2 .. a-2 of them, a maximal
+    clique): a rack only partly populated. For every a from the largest clique down to 4."""
+    n = len(adj)
+    for a in range(top, 3, -1):
+        rest = n % a
+        if rest < 2 or rest > a - 2:
+            continue
+        cands = {v: _cliques(adj, v, a) + [q for q in _cliques(adj, v, rest) if _maximal(adj, q)] for v in adj}
+        found = _cover(adj, cands, a, 1, quotient)
+        if found:
+            return found
+    return None
+
+
 def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
-    """The exact partition, or (degraded=True) a usable one. Raises NotADragonfly."""
-    adj = _switch_graph(fabric)
+    """The partition docs/groups.md defines, tried in its order: exact; a partly populated
+    rack; (degraded=True) degraded; a partly populated rack on a degraded fabric. Raises
+    NotADragonfly."""
+    adj = switch_graph(fabric)
     if not adj:
         raise NotADragonfly("no switches")
     n = len(adj)
@@ -165,10 +209,13 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
         if n % a or edges - g * a * (a - 1) // 2 < g * (g - 1) // 2:
             continue
         cands = {v: _cliques(adj, v, a) for v in adj}
-        found = _cover(adj, cands, a, 0, within_two=False)
+        found = _cover(adj, cands, a, 0, "complete")
         if found:
             exact = True
             break
+    if not found:
+        found = _partial_rack(adj, top, "complete")
+        exact = found is not None  # as good as exact: every group a clique, every pair linked
     if not found and degraded:
         for a in range(top + 1, 1, -1):
             g = math.ceil(n / a)
@@ -182,12 +229,14 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
                 + [q for q in _cliques(adj, v, a - 1) if small and _maximal(adj, q)]
                 for v in adj
             }
-            found = _cover(adj, cands, a, small, within_two=True)
+            found = _cover(adj, cands, a, small, "within_two")
             if found:
                 break
+        if not found:
+            found = _partial_rack(adj, top, "exactly_two")
     if not found:
         raise NotADragonfly(_why(adj, top, degraded))
-    order = {}
+    order: dict[int, int] = {}
     for s in sorted(adj):
         order.setdefault(found[s], len(order))
     return Partition({s: order[found[s]] for s in adj}, exact)
@@ -210,7 +259,8 @@ def dragonfly_groups(fabric: Fabric, *, degraded: bool = False) -> dict[int, int
 
 
 def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tuple[int, int], str]:
-    """(node GUID, port) → role: ca, sw0, terminal, local or global (the plugin's roles)."""
+    """(node GUID, port) → role: ca, sw0, terminal, local or global (docs/groups.md, "Port
+    roles"); a switch port cabled back into its own switch has none."""
     if groups is None:
         groups = find_groups(fabric).groups
     roles = {}
@@ -224,7 +274,7 @@ def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tup
                 peer = fabric.nodes[p.remote[0]]
                 if peer.kind != "switch":
                     roles[(n.guid, p.num)] = "terminal"
-                else:
+                elif peer.guid != n.guid:  # a cable looped back into its switch has no role
                     roles[(n.guid, p.num)] = "local" if groups.get(peer.guid) == groups.get(n.guid) else "global"
     return roles
 

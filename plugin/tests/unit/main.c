@@ -10,6 +10,7 @@ int main(void)
 	test_wirings();
 	test_faults();
 	test_vlcap();
+	test_group_vectors();
 	if (unit_failures) {
 		fprintf(stderr, "%d failure(s)\n", unit_failures);
 		return 1;

@@ -64,5 +64,6 @@ void test_tables(void);
 void test_faults(void);
 void test_wirings(void);
 void test_vlcap(void);
+void test_group_vectors(void);
 
 #endif

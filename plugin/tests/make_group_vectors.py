@@ -1,0 +1,140 @@
+"""Write docs/group-vectors.txt: golden fabrics for group discovery and port roles
+(docs/groups.md), read by the plugin's C unit tests (tests/unit/test_group_vectors.c) and by
+the checker's (manager/tests/test_group_vectors.py).
+
+The expected partition is the one each fabric was built with, never what either
+implementation finds: for the hand-cabled fabrics (adversarial_fabrics.py) the rack in the
+switch's name, for the generated dragonflies the generator's group. The roles follow from
+that partition by the spec's definition (terminal: to a CA; local: to a switch of the same
+group; global: to another group). A fabric the spec refuses says so, with the words its reason
+must contain.
+
+Run: .venv/bin/python plugin/tests/make_group_vectors.py
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import adversarial_fabrics as fabrics  # noqa: E402
+
+from ibqos_sim.topology import dragonfly  # noqa: E402
+
+OUT = HERE.parents[1] / "docs" / "group-vectors.txt"
+RACK = re.compile(r"sw-r(\d+)-u")
+
+HEADER = """\
+# Golden fabrics for dragonfly group discovery and port roles (spec: docs/groups.md).
+# Written by plugin/tests/make_group_vectors.py; read by plugin/tests/unit/test_group_vectors.c
+# and manager/tests/test_group_vectors.py. Do not edit by hand.
+#
+# fabric NAME                        starts a fabric; its switches are numbered 0, 1, ...
+# switch I NPORTS P:PEER ...          switch I has ports 1..NPORTS; PEER is `ca` (an end
+#                                     port) or `S.Q` (port Q of switch S); unlisted ports are
+#                                     unconnected
+# groups I I ... | I I ... | ...      the expected partition (group order and member order
+#                                     do not matter)
+# roles I P:ROLE ...                  the role of every connected port of switch I
+#                                     (terminal, local or global: roles.py / ibqos_tables.h);
+#                                     a port left out has none (a cable looped back)
+# refused WORDS                       instead of groups and roles: no partition; the reason
+#                                     names WORDS
+# end
+"""
+
+
+def _from_links(links: dict[str, dict[int, tuple[str, int]]], kind: dict[str, str], nports: dict[str, int]):
+    """(switch names in index order, their ports: port -> 'ca' or (switch index, port))."""
+    names = [n for n in links if kind[n] == "Switch"]
+    index = {n: i for i, n in enumerate(names)}
+    ports = []
+    for n in names:
+        out = {}
+        for p, (peer, pp) in sorted(links[n].items()):
+            out[p] = (index[peer], pp) if kind[peer] == "Switch" else "ca"
+        ports.append(out)
+    return names, ports, [nports[n] for n in names]
+
+
+def hand(make) -> tuple[list[str], list[dict], list[int]]:
+    net, _ = make()
+    return _from_links(net.links, net.kind, {n: net.switch_ports for n in net.kind})
+
+
+def generated(topo) -> tuple[list[str], list[dict], list[int]]:
+    links = {n.name: n.links for n in topo.nodes.values()}
+    kind = {n.name: n.kind for n in topo.nodes.values()}
+    return _from_links(links, kind, {n.name: n.nports for n in topo.nodes.values()})
+
+
+def without_switch(topo, name: str):
+    for p in list(topo.nodes[name].links):
+        topo.disconnect(name, p)
+    del topo.nodes[name]
+    return topo
+
+
+def write_fabric(out: list[str], name: str, built, group_of, refused: str | None = None) -> None:
+    names, ports, nports = built
+    out.append(f"fabric {name}")
+    for i, ps in enumerate(ports):
+        cells = " ".join(f"{p}:{'ca' if peer == 'ca' else f'{peer[0]}.{peer[1]}'}" for p, peer in ps.items())
+        out.append(f"switch {i} {nports[i]} {cells}")
+    if refused:
+        out.append(f"refused {refused}")
+    else:
+        truth = [group_of(n) for n in names]
+        groups: dict[object, list[int]] = {}
+        for i, g in enumerate(truth):
+            groups.setdefault(g, []).append(i)
+        out.append("groups " + " | ".join(" ".join(map(str, m)) for m in groups.values()))
+        for i, ps in enumerate(ports):
+            cells = []
+            for p, peer in ps.items():
+                if peer != "ca" and peer[0] == i:
+                    continue  # a cable looped back into its own switch: no role
+                role = "terminal" if peer == "ca" else "local" if truth[peer[0]] == truth[i] else "global"
+                cells.append(f"{p}:{role}")
+            out.append(f"roles {i} " + " ".join(cells))
+    out.append("end")
+    out.append("")
+
+
+def rack_of(name: str) -> int:
+    m = RACK.search(name)
+    assert m, name
+    return int(m.group(1))
+
+
+def main() -> None:
+    out = [HEADER]
+    group = {}
+
+    def gen_group(topo):
+        group.clear()
+        group.update({n.name: n.group for n in topo.nodes.values()})
+        return group.__getitem__
+
+    # hand-cabled, one group per rack
+    for name in ("installer", "half_rack", "missing_switch", "odd_cables", "hub_switches", "spur"):
+        write_fabric(out, name, hand(getattr(fabrics, name)), rack_of)
+    write_fabric(out, "chain", hand(fabrics.chain), rack_of, refused="joined neither by a global link")
+    # generated: pristine (a=4, 9 groups; a=3 with several global links per group pair) and a
+    # dead switch (a rack of three among racks of four: degraded)
+    for name, topo in (
+        ("df72", dragonfly(4, 2, 2)),
+        ("df42", dragonfly(3, 2, 3, 7)),
+        ("df72_dead_switch", without_switch(dragonfly(4, 2, 2), "sw-g3-s1")),
+    ):
+        write_fabric(out, name, generated(topo), gen_group(topo))
+    OUT.write_text("\n".join(out))
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

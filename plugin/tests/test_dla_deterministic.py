@@ -1,0 +1,72 @@
+"""dla's routing is a function of the fabric alone: no clock in any routing decision, so a
+starved SM host gets the same LFTs and SL2VL (docs/groups.md, "Budgets")."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import pytest
+
+from ibqos.paths import REPO_ROOT
+from ibqos.proc import start_daemon
+from ibqos_sim.harness import Harness
+from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+
+SRC = REPO_ROOT / "plugin" / "src"
+CLOCK = re.compile(r"\b(clock_gettime|gettimeofday|clock|time|difftime|times)\s*\(")
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+GROUP_MAP = "ibqos-dla-groups"  # dla_groupmap.h: the map a sweep stores in OSM_CACHE_DIR
+BUSY = 4  # busy loops on OpenSM's CPU: it gets about a fifth of it
+
+
+def test_no_clock_in_routing_decisions():
+    """Only engine.c reads the clock, and only for the elapsed time its log lines print."""
+    for path in sorted(SRC.glob("*.[ch]")):
+        code = COMMENT.sub("", path.read_text()).splitlines()
+        hits = [ln.strip() for ln in code if CLOCK.search(ln)]
+        if path.name == "engine.c":
+            assert hits == ["clock_gettime(CLOCK_MONOTONIC, &ts);"], hits
+            uses = [ln.strip() for ln in code if "now_ms()" in ln]
+            assert all(u in ("static double now_ms(void)", "double t0 = now_ms();", "now_ms() - t0);") for u in uses)
+        else:
+            assert hits == [], f"{path.name} reads the clock: {hits}"
+
+
+def _cpu_ticks(pid: int) -> int:
+    fields = (open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1]).split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+@pytest.mark.fabric
+def test_routing_is_byte_identical_with_the_cpu_starved(tmp_path):
+    net = dragonfly(*DRAGONFLY_SIZES[342]).write_net(tmp_path / "df342.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        calm = h.run_sm(engine="dla,minhop", plugin=True, name="calm")
+        (h.run_dir / GROUP_MAP).unlink()  # the starved run discovers the groups afresh
+        own = os.sched_getaffinity(0)
+        cpu = max(own)
+        busy = []
+        try:
+            for i in range(BUSY):
+                busy.append(
+                    start_daemon(
+                        f"busy{i}",
+                        ["taskset", "-c", str(cpu), sys.executable, "-c", "while True: pass"],
+                        log_path=tmp_path / "busy.log",
+                    )
+                )
+            os.sched_setaffinity(0, {cpu})  # OpenSM, started from here, shares that CPU
+            try:
+                starved = h.run_sm(engine="dla,minhop", plugin=True, name="starved")
+            finally:
+                os.sched_setaffinity(0, own)
+            assert all(b.alive() for b in busy)
+            assert min(_cpu_ticks(b.pid) for b in busy) > 0  # they did compete for the CPU
+        finally:
+            for b in busy:
+                b.stop()
+        print(f"df342: OpenSM {calm.wall_s:.2f} s alone, {starved.wall_s:.2f} s beside {BUSY} busy loops")
+        for dump in ("opensm-lfts.dump", "opensm-sl2vl.dump", "ibqos-dla.json"):
+            assert (starved.dumps / dump).read_bytes() == (calm.dumps / dump).read_bytes(), dump
