@@ -35,6 +35,7 @@ class Routing:
     refusal: str | None = None  # dla's reason, when it refused
     path_sls: object = None  # verify.PathSLs, when known
     path_sls_note: str | None = None  # why they are not known
+    record: object = None  # fabric.dla_record.DlaRecord of the sweep in force, when dla routes
 
 
 @dataclass
@@ -64,12 +65,12 @@ def engine_finding(planned: str, routing: Routing) -> Finding | None:
     )
 
 
-def table_finding(fabric: Fabric, plan, plan_source: str) -> tuple[Finding | None, list[str]]:
+def table_finding(fabric: Fabric, plan, plan_source: str, record=None) -> tuple[Finding | None, list[str]]:
     from .conformance import diff_programmed, expected_from_plan
     from .fabric.groups import NotADragonfly
 
     try:
-        diffs = diff_programmed(fabric, expected_from_plan(plan))
+        diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
     except NotADragonfly as e:
         # dla's port roles exist only on a dragonfly: no port can carry the plan's tables
         return Finding("tables", f"the tables cannot be as {plan_source} plans: no dragonfly ({e})"), []
@@ -162,7 +163,7 @@ def checks(
             out.findings.append(f)
         else:
             out.said.append(f"engine in force: {routing.engine}, as planned")
-        f, out.table_diffs = table_finding(fabric, plan, plan_source or "the plan")
+        f, out.table_diffs = table_finding(fabric, plan, plan_source or "the plan", routing.record)
         if f:
             out.findings.append(f)
         else:

@@ -50,8 +50,12 @@ def half_rack_net(tmp: Path) -> Path:
 def record(members: list[list[int]], source: str = "discovered") -> DlaRecord:
     return DlaRecord.model_validate(
         {
-            "schema": "ibqos.dla-record/1",
+            "schema": "ibqos.dla-record/2",
             "sweep": 1,
+            "osm_pid": 1,
+            "heavy_sweeps": 1,
+            "subnet_up": 1,
+            "state": "up",
             "engine": {"status": "routed"},
             "table_file": {"status": "none"},
             "groups": {"source": source, "alternative": 0, "members": [[hex(g) for g in m] for m in members]},
@@ -125,6 +129,9 @@ def test_half_rack_with_a_role_override_dry_runs_clean(tmp_path):
     assert rep["conformance"] == [], rep["conformance"][:3]
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert not any(n.startswith("groups:") for n in rep["notes"]), rep["notes"]
+    # status judges the run by the same groups (dla's record): no table finding
+    s = subprocess.run([IBQOS, "status", str(tmp_path / "run"), "--json"], capture_output=True, text=True, timeout=300)
+    assert s.returncode == 0 and json.loads(s.stdout)["findings"] == [], s.stdout[-2000:] + s.stderr[-2000:]
 
 
 @pytest.mark.fabric

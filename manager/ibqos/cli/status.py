@@ -243,6 +243,10 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
             dumps = None
     engine = engine_of(log, dumps)
     r = Routing(engine, dla_refusal(dumps, log) if engine != "dla" else None)
+    if engine == "dla" and dumps is not None:
+        from ..fabric.dla_record import read_record
+
+        r.record = read_record(dumps)  # the groups dla routed with (docs/groups.md)
     if live:
         if needs_path_sls(engine) or plan is None:
             from ..verify.sa_paths import query_path_sls
