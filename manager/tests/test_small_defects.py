@@ -153,10 +153,12 @@ def test_adopted_config_keeps_its_mode(tmp_path):
     policy.chmod(0o640)
     cs = ConfigSet.beside(conf, {"opensm.conf": conf, "qos-policy.conf": policy})
     cs.adopt()
-    assert conf.is_symlink() and stat.S_IMODE(conf.stat().st_mode) == 0o644
-    assert stat.S_IMODE(policy.stat().st_mode) == 0o640
+    # stored versions are read-only: the admin's mode less its write bits, never more readable
+    assert conf.is_symlink() and stat.S_IMODE(conf.stat().st_mode) == 0o444
+    assert stat.S_IMODE(policy.stat().st_mode) == 0o440
     cs.flip(cs.stage({"opensm.conf": "qos TRUE\nqos_max_vls 8\n", "qos-policy.conf": ""}, {}))
-    assert stat.S_IMODE(conf.stat().st_mode) == 0o644  # and the next version too
+    assert stat.S_IMODE(conf.stat().st_mode) == 0o444  # and the next version too
+    assert stat.S_IMODE(policy.stat().st_mode) == 0o440
 
 
 def _sim_run(tmp_path) -> Path:

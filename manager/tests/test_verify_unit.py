@@ -176,7 +176,16 @@ def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
     assert r.findings()[0].data == {"pairs": 2}
     assert "acyclic" not in r.text() and "not meaningful: 2 pairs loop in the LFTs" in r.text()
     assert r.to_json()["cdg"] == "incomplete" and r.to_json()["findings"][0]["kind"] == "routing-loop"
+    from ibqos.paths import REPO_ROOT
+    from ibqos.planner import make_plan
+    from ibqos.policy import load_policy
+    from ibqos_dryrun.capacity import Capacity
+
+    plan = make_plan(load_policy(REPO_ROOT / "examples" / "two-class.yaml"))
     state = SimpleNamespace(
+        plan=plan,
+        capacity=Capacity(policy=(8, 8), fabric=(8, 8), ports=3, below=(), fit=False),
+        mtu=[],
         verify=r,
         verify_by_class={"c": r},
         sim=SimpleNamespace(status="done", deadlock=None, accepted_pct=100.0),

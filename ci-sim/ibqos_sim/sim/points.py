@@ -108,12 +108,16 @@ def run_points(
         except BrokenProcessPool as exc:  # a worker was killed (the OOM killer, a signal)
             raise ExternalError(f"a simulation worker died: {exc}; try fewer --jobs") from exc
         except BaseException:
-            for f in pending:
-                f.cancel()
             if isinstance(sys.exc_info()[1], KeyboardInterrupt):
                 # a signal: stop the points running now rather than wait for them (the pool's
-                # exit joins its workers); ProcessPoolExecutor has no public way before 3.14
+                # exit joins its workers); ProcessPoolExecutor has no public way before 3.14.
+                # The futures are not cancelled first: the pool's manager thread fails them
+                # itself when it finds the workers dead, and on 3.11 it raised
+                # InvalidStateError (a traceback on stderr) for a future already cancelled.
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     proc.kill()
+            else:
+                for f in pending:
+                    f.cancel()
             raise
     return [r for r in out if r is not None]
