@@ -92,7 +92,7 @@ def test_init_conf_writes_a_whole_conf_never_a_fragment(scenario):
     conf = scenario["conf_after_init"]
     keys = {ln.split()[0] for ln in conf.splitlines() if ln.strip() and not ln.startswith("#")}
     assert len(keys) > 100  # OpenSM's own full set of options
-    assert "routing_engine dla,dfsssp,lash" in conf and "event_plugin_name ibqos" in conf
+    assert "routing_engine dla,dfsssp,lash,nue" in conf and "event_plugin_name ibqos" in conf
     assert "event_plugin_options /etc/opensm/ibqos-tables.conf" in conf
     assert "qos_policy_file /etc/opensm/qos-policy.conf" in conf
     assert f"systemctl restart opensm@{scenario['guid']}.service" in s["stdout"]

@@ -2,8 +2,7 @@
 opensm.conf reads back from OpenSM's own parser as written (max_op_vls is the VLCap code,
 qos_*max_vls the count), real OpenSM on ibsim programs that many OperationalVLs on every
 port, and when dla refuses the fabric the rendered fallback chain routes deadlock-free by
-`ibqos verify --live` with the SA's path SLs, or the plan and the file say it cannot
-(test_fallback.py).
+`ibqos verify --live` with the SA's path SLs (test_fallback.py).
 
 ibsim's ports all report VLCap 4 (VL0-7, sim_net.c), and ibsim refuses an OperationalVLs
 above VLCap: a plan of 15 data VLs renders max_op_vls 5, and its ports run 8 there.

@@ -56,8 +56,9 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
         if ln.strip() and not ln.startswith("#")
     )
     t, ca = plan.vlarb.terminal, plan.vlarb.ca
-    assert conf["routing_engine"] == "dla,dfsssp,lash" and conf["event_plugin_name"] == "ibqos"
+    assert conf["routing_engine"] == "dla,dfsssp,lash,nue" and conf["event_plugin_name"] == "ibqos"
     assert conf["max_op_vls"] == "4"  # the VLCap code of 8 data VLs (VL0-7), not the count
+    assert conf["nue_max_num_vls"] == "8"  # nue's layers: a count, one per data VL
     assert conf["event_plugin_options"] == str(out / "plugin-tables.conf")
     assert conf["qos_policy_file"] == str(out / "qos-policy.conf")
     assert conf["qos_swe_vlarb_high"] == ",".join(f"{v}:{w}" for v, w in t.high)
@@ -266,7 +267,7 @@ def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
                 assert vls[0] % 3 == 0 and list(vls) == [vls[0], vls[0] + 1, vls[0] + 2]
                 assert len(set(weights)) == 1
     conf = _conf(files["opensm.conf"])
-    assert conf["routing_engine"] == "dla,dfsssp,lash"
+    assert conf["routing_engine"] == "dla,dfsssp,lash,nue"
     # the same policy without the field renders no vls_per_class line
     doc["fabric"].pop("fault_tolerance")
     plain = render_plan(_plan(_write(tmp_path, doc)), tmp_path / "plain")
@@ -331,7 +332,7 @@ def test_links_plan_read_back_through_dla(tmp_path):
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run") as h:
         run = h.run_sm(
-            engine="dla,dfsssp,lash", plugin=True, conf_files=[files["opensm.conf"]], timeout=300, check=False
+            engine="dla,dfsssp,lash,nue", plugin=True, conf_files=[files["opensm.conf"]], timeout=300, check=False
         )
         log = run.log.read_text(errors="replace")
         if re.search(r"ERR D1A3: .*vls_per_class", log):

@@ -24,7 +24,7 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
-CHAIN = "dla,dfsssp,lash"  # what the plan renders (templates/opensm.conf.j2)
+CHAIN = "dla,dfsssp,lash,nue"  # what the plan renders (templates/opensm.conf.j2)
 
 
 def status(*args, env=None) -> subprocess.CompletedProcess:

@@ -2,7 +2,7 @@
 (adversarial_fabrics.py): 36-port switches with cables on arbitrary ports, installer node
 descriptions, unequal racks, a switch never installed, two racks linked only through others,
 racks in a chain, loopback and parallel cables, a two-port HCA on two racks, the SM on a
-global-heavy switch. Real OpenSM with the rendered chain dla,dfsssp,lash, judged by
+global-heavy switch. Real OpenSM with the rendered chain dla,dfsssp,lash,nue, judged by
 ibqos.verify and ibdmchk (with the SA's path SLs when a fallback engine routes); then faults,
 single and double, on a running OpenSM on the installer fabric.
 
@@ -21,6 +21,7 @@ import adversarial_fabrics as fabrics
 from ibqos import osmlog
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
+from ibqos.redline import LAYERED
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos.verify import iter_routes, verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
@@ -34,7 +35,6 @@ pytestmark = pytest.mark.fabric
 
 D1A = re.compile(r"ERR D1A\d: dla: (.*)$")
 RACK = re.compile(r"sw-r(\d+)-u\d+")
-LAYERED = ("dfsssp", "lash")
 
 
 def rack_of(fabric: Fabric) -> dict[int, int]:

@@ -14,7 +14,6 @@ from pathlib import Path
 from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
-from ..render.fallback import fallback_caveat
 from ..plan.model import (
     SCHEMA,
     Bandwidth,
@@ -53,8 +52,6 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
             "entries: OpenSM 3.3.23 cannot program entries 32-63 of a 64-entry table"
         )
         high_cap, low_cap = usable
-    if f.routing == "dla" and (caveat := fallback_caveat(f.data_vls)):
-        notes.append(caveat)
     results = synthesize_roles(policy, (high_cap, low_cap))
     e2e = check_e2e(policy, results, lambda p: _replan(p, (high_cap, low_cap)))
     sls, sl2class = assign_sls(policy)

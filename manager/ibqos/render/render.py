@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..plan.model import ROLE_NAMES, Plan
 from ..templating import render
 from ..vls import vlcap_code
-from .fallback import DLA_CHAIN, fallback_caveat, fallback_sl2vl
+from .fallback import DLA_CHAIN, fallback_sl2vl
 from .rules import policy_rules
 
 FILES = {
@@ -54,7 +54,6 @@ def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = 
             policy_path=str(out_dir / "qos-policy.conf"),
             data_vls=plan.fabric.data_vls,
             max_op_vls=vlcap_code(plan.fabric.data_vls),
-            fallback_caveat=fallback_caveat(plan.fabric.data_vls) if dla else None,
             # Under dla the plugin programs every SL2VL; these lines serve the fallback only.
             sl2vl=fallback_sl2vl(plan.fabric.data_vls) if dla else plan.sl2vl,
             partitions_path=str(out_dir / "partitions.conf") if plan.partitions else None,
