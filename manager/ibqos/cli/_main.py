@@ -71,8 +71,9 @@ def main(argv: list[str] | None = None) -> None:
         click.echo(f"ibqos: error: {e}", err=True)
         sys.exit(e.exit_code)
     except click.exceptions.Abort as e:
-        # click turns the KeyboardInterrupt (Interrupted: any of the signals) into Abort
-        _interrupted(e.__cause__)
+        # click turns the KeyboardInterrupt (Interrupted: any of the signals) into Abort;
+        # click 8.1.x raises it inside the handler (__context__), newer ones `from` it (__cause__)
+        _interrupted(e.__cause__ or e.__context__)
     except click.UsageError as e:
         # a bad option or argument is bad input like any other: one line (click's own
         # message names the option), not the usage block; --help shows that
