@@ -11,9 +11,12 @@ DESTDIR ?=
 SAN_BUILD := build-sanitize
 
 # The patched ibsim's source (ci-sim/ibsim-patch/build.sh): upstream's ibsim 0.10 release
-# tarball when one is kept in a shared/vendor/ beside the checkout (checked by its sha256),
-# else Debian's source package through apt-get source.
-IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar.gz))
+# tarball when one is kept in a shared/vendor/ beside the checkout, or beside the checkout this
+# one was cloned from (`git clone /path/main /tmp/x`), checked by its sha256; else Debian's
+# source package through apt-get source.
+CLONED_FROM := $(shell git config --get remote.origin.url 2>/dev/null)
+IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar.gz \
+	$(if $(CLONED_FROM),$(CLONED_FROM)/../shared/vendor/ibsim-0.10.tar.gz)))
 export IBSIM_SOURCE
 FUZZ_RUNS ?= 2000000
 
