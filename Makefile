@@ -106,7 +106,7 @@ install: build
 # The Debian package (debian/, debhelper): `make install` into debian/ibqos, then
 # $(BUILD)/deb/ibqos_<version>_<arch>.deb; debian/ is left clean. Its Build-Depends come with
 # `make deps`.
-deb: build
+deb: deps
 	dpkg-checkbuilddeps
 	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
 	DEB_RULES_REQUIRES_ROOT=no debian/rules binary

@@ -165,10 +165,9 @@ class SmDaemon:
 
     def record(self):
         """The ibqos plugin's record when this OpenSM wrote it (plugin=True), else None."""
-        from ibqos.fabric.dla_record import read_record
+        from ibqos.fabric.dla_record import own_record
 
-        rec = read_record(self.dumps)
-        return rec if rec is not None and rec.osm_pid == self.pid else None
+        return own_record(self.dumps, self.pid)
 
     def wait_for_record_sweeps(self, n: int, timeout: float = 120) -> None:
         """Wait until the plugin's record says this OpenSM ended n sweeps: unlike

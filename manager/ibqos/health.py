@@ -19,7 +19,6 @@ What cannot be judged (no plan, no reference fabric) is a note, not a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .fabric.model import Fabric
 from .findings import Finding
@@ -188,26 +187,21 @@ def checks(
     return out
 
 
-def dla_refusal(dumps: Path | None, log: Path | None) -> str | None:
+def dla_refusal(record, lines: list) -> str | None:
     """dla's reason for refusing: its record (error and reason), else its lines in the log."""
     from . import osmlog
-    from .fabric.dla_record import read_record
 
-    record = read_record(dumps) if dumps is not None else None
     if record is not None:
-        return f"{record.engine.error}: {record.engine.reason}" if record.refused else None
-    said = [s for s in osmlog.engine_complaints(osmlog.parse(log), "dla") if "D1A" in s] if log else []
+        return record.refusal
+    said = [s for s in osmlog.engine_complaints(lines, "dla") if "D1A" in s]
     return "; ".join(said) or None
 
 
-def engine_of(log: Path | None, dumps: Path | None) -> str | None:
+def engine_of(lines: list, record) -> str | None:
     """The engine in force: OpenSM's log names it; without a log, dla's record when it routed."""
     from . import osmlog
-    from .fabric.dla_record import read_record
 
-    engine = osmlog.engine_in_force(log)
-    if engine is None and dumps is not None:
-        record = read_record(dumps)
-        if record is not None and not record.refused:
-            return "dla"
-    return engine
+    used = osmlog.configured_engines(lines)
+    if used:
+        return used[-1]
+    return "dla" if record is not None and not record.refused else None

@@ -238,7 +238,7 @@ class DryRun:
     def _refusal(self, run) -> str:
         """dla's reason from its record, "" if it did not refuse (or left no record)."""
         record = self._record(run)
-        return f"{record.engine.error}: {record.engine.reason}" if record and record.refused else ""
+        return (record.refusal if record else None) or ""
 
     def _apply_faults(self) -> None:
         from ibqos.fabric.dumps import load_dumps

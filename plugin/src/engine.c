@@ -22,7 +22,6 @@ static void refuse(struct ibqos_ctx *ctx, const char *id, const char *why)
 		  "routing engine",
 		  id, why);
 	ibqos_record_refusal(ctx, id, why);
-	ibqos_settle_op_vls(ctx);
 }
 
 static void reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *next, const char *why)
@@ -61,7 +60,7 @@ int ibqos_build_lid_matrices(void *context)
 			 "[rule: lmc 0]",
 			 ctx->osm->subn.opt.lmc);
 		refuse(ctx, "D1A1", err);
-		return -1;
+		goto fail;
 	}
 	ibqos_load_tables(ctx, &next);
 	ret = ibqos_snapshot(ctx, &next, err, sizeof(err));
@@ -72,7 +71,6 @@ int ibqos_build_lid_matrices(void *context)
 			  "ERR D1A4: dla: out of memory; falling back to the "
 			  "next routing engine");
 		ibqos_record_refusal(ctx, "D1A4", "out of memory");
-		ibqos_settle_op_vls(ctx);
 		goto fail;
 	}
 	if (ret) {
@@ -102,6 +100,9 @@ int ibqos_build_lid_matrices(void *context)
 	ctx->sweep = next;
 	return 0;
 fail:
+	/* OpenSM goes on to the next engine, which sizes its SL layers from the ports' OperVLs:
+	 * set the ones the link manager will program (fallback_vls.c), once for every refusal */
+	ibqos_settle_op_vls(ctx);
 	ibqos_sweep_free(&next);
 	return -1;
 }

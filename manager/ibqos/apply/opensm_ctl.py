@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..errors import ExternalError, InputError
-from ..fabric.dla_record import DlaRecord, read_record
+from ..fabric.dla_record import own_record
 from ..proc import wait_until
 
 RESTART_ONLY = (
@@ -55,9 +55,6 @@ def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
     return pid
 
 
-OSM_DEFAULT_DUMP_DIR = Path("/var/log")  # OpenSM 3.3.23's dump_files_dir (OSM_DEFAULT_TMP_DIR)
-
-
 def plugin_names(value: str) -> list[str]:
     """The plugins an `event_plugin_name` loads, split as OpenSM 3.3.23 does (load_plugins in
     osm_opensm.c): the first name ends at a comma or a blank, the others at a blank."""
@@ -69,26 +66,6 @@ def plugin_loaded(opts: dict[str, str]) -> bool:
     """Whether an opensm.conf loads the ibqos plugin, alone or beside others
     (`event_plugin_name ibqos osmeventplugin`)."""
     return "ibqos" in plugin_names(opts.get("event_plugin_name", ""))
-
-
-def record_dir(opts: dict[str, str], pid: int | None) -> Path:
-    """Where OpenSM `pid` writes its dumps and so the plugin's record: the file's
-    dump_files_dir, else OSM_TMP_DIR of the process's environment (OpenSM's default comes
-    from it), else OpenSM's default."""
-    if opts.get("dump_files_dir"):
-        return Path(opts["dump_files_dir"])
-    try:
-        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if pid else []
-    except OSError:
-        env = []
-    tmp = next((e.split(b"=", 1)[1] for e in env if e.startswith(b"OSM_TMP_DIR=")), b"")
-    return Path(tmp.decode()) if tmp else OSM_DEFAULT_DUMP_DIR
-
-
-def _own_record(dumps: Path, pid: int) -> DlaRecord | None:
-    """The record when OpenSM `pid` wrote it (one from before a restart does not count)."""
-    rec = read_record(dumps)
-    return rec if rec is not None and rec.osm_pid == pid else None
 
 
 def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:
@@ -107,12 +84,12 @@ def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:
 
     def idle() -> bool:
         alive()
-        rec = _own_record(dumps, pid)
+        rec = own_record(dumps, pid)
         return rec is None or rec.state == "up"
 
     what = f"OpenSM (pid {pid}) to end its sweep (ibqos plugin record in {dumps})"
     wait_until(idle, timeout=timeout, interval=0.1, what=what)
-    before = _own_record(dumps, pid)
+    before = own_record(dumps, pid)
     started = before.heavy_sweeps if before is not None else 0
     try:
         os.kill(pid, signal.SIGHUP)
@@ -121,7 +98,7 @@ def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:
 
     def done() -> bool:
         alive()
-        rec = _own_record(dumps, pid)
+        rec = own_record(dumps, pid)
         return rec is not None and rec.state == "up" and rec.heavy_sweeps > started
 
     wait_until(done, timeout=max(1.0, deadline - time.monotonic()), interval=0.1, what=what + " after SIGHUP")

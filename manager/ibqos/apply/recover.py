@@ -23,7 +23,8 @@ from pathlib import Path
 from ..errors import ExternalError, IbqosError, VerificationFailed
 from .confset import ConfigSet
 from .journal import Entry, Journal
-from .opensm_ctl import heavy_sweep, record_dir, resolve_pid
+from ..fabric.dla_record import record_dir
+from .opensm_ctl import heavy_sweep, resolve_pid
 
 
 @dataclass

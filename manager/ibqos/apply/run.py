@@ -36,7 +36,8 @@ from ..osmlog import log_mark, sweep_failures
 from .confset import ConfigSet, sha256_hex, state_dir_for
 from .journal import Entry, Journal
 from .lock import apply_lock
-from .opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, record_dir, resolve_pid
+from ..fabric.dla_record import record_dir
+from .opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
 from .recover import FabricAccess, recover, restore
 from .validate import validate_opensm_conf, validate_plugin_tables
 

@@ -73,13 +73,11 @@ def status(
     from ..plan import Plan
 
     say = (lambda line: None) if as_json else click.echo
-    plan_label = "given"
     if plan_path is None and rundir is not None and not live:
         # one set of defaults: a run directory is judged by the plan it was made with
         plan_path = plan_beside(rundir)
         if plan_path is not None:
             say(f"plan: {plan_path} (the run's; --plan overrides)")
-            plan_label = "the run's"
     plan = Plan.load(plan_path) if plan_path else None  # bad input first, before any output
     if service:
         from ..apply.service import resolve
@@ -112,8 +110,6 @@ def status(
     reference, ref_source = None, None
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
-        if plan_path is not None and plan_label == "given" and reference is not None:
-            plan_label = "applied"
     from ..fabric.source import load_fabric
 
     fabric = load_fabric(rundir, live=live, env=env).fabric
@@ -220,8 +216,9 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
     import os
 
-    from .. import osmconf
+    from .. import osmconf, osmlog
     from ..errors import ExternalError
+    from ..fabric.dla_record import read_record, record_dir
     from ..health import Routing, dla_refusal, engine_of
     from ..redline import find_osm_log, needs_path_sls
     from ..verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
@@ -233,7 +230,7 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
             opts = osmconf.parse(Path(opensm_conf).read_text())
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
-        dumps = Path(opts.get("dump_files_dir") or DEFAULT_DUMP_DIR)
+        dumps = record_dir(opts, None)
     elif rundir is not None:
         from ..fabric.source import find_dumps
 
@@ -241,12 +238,13 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
             dumps = find_dumps(rundir)
         except InputError:
             dumps = None
-    engine = engine_of(log, dumps)
-    r = Routing(engine, dla_refusal(dumps, log) if engine != "dla" else None)
-    if engine == "dla" and dumps is not None:
-        from ..fabric.dla_record import read_record
-
-        r.record = read_record(dumps)  # the groups dla routed with (docs/groups.md)
+    # each read once: the log names the engine, the record dla's refusal or its groups
+    lines = osmlog.parse(log) if log is not None else []
+    record = read_record(dumps) if dumps is not None else None
+    engine = engine_of(lines, record)
+    r = Routing(engine, dla_refusal(record, lines) if engine != "dla" else None)
+    if engine == "dla":
+        r.record = record  # the groups dla routed with (docs/groups.md)
     if live:
         if needs_path_sls(engine) or plan is None:
             from ..verify.sa_paths import query_path_sls
@@ -260,6 +258,3 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
     elif rundir is not None and fabric.path_sls is not None:
         r.path_sls = from_fabric(fabric, f"SA path records saved in {rundir / 'fabric.json'}")
     return r
-
-
-DEFAULT_DUMP_DIR = "/var/log"  # OpenSM's dump_files_dir when opensm.conf sets none

@@ -16,6 +16,7 @@ from ..arbiter import ArbTable
 from ..errors import InputError
 
 RECORD_FILE = "ibqos-dla.json"
+OSM_DEFAULT_DUMP_DIR = Path("/var/log")  # OpenSM 3.3.23's dump_files_dir (OSM_DEFAULT_TMP_DIR)
 SCHEMA = "ibqos.dla-record/2"
 
 
@@ -98,6 +99,11 @@ class DlaRecord(_Model):
     def refused(self) -> bool:
         return self.engine.status == "refused"
 
+    @property
+    def refusal(self) -> str | None:
+        """dla's reason, "D1Ax: why", when it refused."""
+        return f"{self.engine.error}: {self.engine.reason}" if self.refused else None
+
     def high_limits(self) -> dict[tuple[int, int], int]:
         """(node GUID, port) -> the VLHighLimit the plugin sent."""
         return {(p.guid, p.port): p.table.limit for p in self.ports}
@@ -120,3 +126,23 @@ def read_record(dumps: Path) -> DlaRecord | None:
         raise InputError(
             f"not a dla record: {err['msg']}", file=path, field=".".join(map(str, err["loc"])) or None
         ) from e
+
+
+def record_dir(opts: dict[str, str], pid: int | None) -> Path:
+    """Where OpenSM `pid` writes its dumps and so the plugin's record: the file's
+    dump_files_dir, else OSM_TMP_DIR of the process's environment (OpenSM's default comes
+    from it), else OpenSM's default."""
+    if opts.get("dump_files_dir"):
+        return Path(opts["dump_files_dir"])
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if pid else []
+    except OSError:
+        env = []
+    tmp = next((e.split(b"=", 1)[1] for e in env if e.startswith(b"OSM_TMP_DIR=")), b"")
+    return Path(tmp.decode()) if tmp else OSM_DEFAULT_DUMP_DIR
+
+
+def own_record(dumps: Path, pid: int) -> DlaRecord | None:
+    """The record when OpenSM `pid` wrote it (one from before a restart does not count)."""
+    rec = read_record(dumps)
+    return rec if rec is not None and rec.osm_pid == pid else None

@@ -15,11 +15,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dla_record import RECORD_FILE, DlaRecord, read_record
+from .dla_record import RECORD_FILE, DlaRecord, read_record, record_dir
 from .groups import NotADragonfly, Partition, find_groups, switch_graph, usable
 from .model import Fabric
-
-OPENSM_DEFAULT_DUMP_DIR = "/var/log/"  # OSM_DEFAULT_TMP_DIR, where dump_files_dir defaults
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,7 @@ def record_of_conf(conf: Path, since: float | None = None) -> DlaRecord | None:
         opts = parse(conf.read_text())
     except OSError:
         return None
-    dumps = Path(opts.get("dump_files_dir") or OPENSM_DEFAULT_DUMP_DIR)
+    dumps = record_dir(opts, None)
     try:
         written = os.stat(dumps / RECORD_FILE).st_mtime
     except OSError:
