@@ -17,7 +17,7 @@ from apply_helpers import run_apply
 
 from ibqos.conformance import Expected, diff_programmed, expected_from_plan
 from ibqos.fabric.dla_record import RECORD_FILE, DlaRecord
-from ibqos.fabric.groups_in_force import groups_in_force, record_of_conf
+from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
@@ -106,13 +106,11 @@ def test_a_record_that_breaks_the_spec_is_one_groups_finding():
 def test_a_record_older_than_the_sweep_is_not_used(tmp_path):
     dumps = tmp_path / "dumps"
     dumps.mkdir()
-    conf = tmp_path / "opensm.conf"
-    conf.write_text(f"dump_files_dir {dumps}\n")
     _, groups = df72()
     (dumps / RECORD_FILE).write_text(record(groups).model_dump_json(by_alias=True))
-    assert record_of_conf(conf).groups.members == groups
-    assert record_of_conf(conf, since=time.time() + 5) is None
-    assert record_of_conf(tmp_path / "absent.conf") is None
+    assert record_in(dumps).groups.members == groups
+    assert record_in(dumps, since=time.time() + 5) is None
+    assert record_in(tmp_path / "absent") is None
 
 
 @pytest.mark.fabric
@@ -143,12 +141,12 @@ def test_half_rack_apply_with_a_role_override_is_not_rolled_back(tmp_path):
     files = render_plan(plans["a"], tmp_path / "cfg-a")
     with Harness(half_rack_net(tmp_path), run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
-        used = groups_in_force(read_live(h.env), record_of_conf(sm.conf))
+        used = groups_in_force(read_live(h.env), record_in(sm.dumps))
         assert used.source == "dla's record (discovered)" and used.disagreement is None
         assert sorted(map(list(used.groups.values()).count, set(used.groups.values()))) == [2, 4, 4, 4, 4]
         r = run_apply(h, sm, tmp_path / "b.plan.json")
         assert r.returncode == 0, r.stdout + r.stderr
         assert "rolled back" not in r.stdout + r.stderr
         assert "the fabric equals the plan" in r.stdout
-        assert diff_programmed(read_live(h.env), expected_from_plan(plans["b"]), record=record_of_conf(sm.conf)) == []
+        assert diff_programmed(read_live(h.env), expected_from_plan(plans["b"]), record=record_in(sm.dumps)) == []
         assert sm.alive()

@@ -36,12 +36,12 @@ class FabricAccess:
     sweep_timeout: float = 120
 
 
-def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
+def verify_plan_of(cs: ConfigSet, version: str, env, dumps: Path) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
     from ..conformance import diff_programmed, expected_from_plan, mtu_findings
-    from ..fabric.groups_in_force import record_of_conf
+    from ..fabric.groups_in_force import record_in
     from ..fabric.live import read_live
     from ..plan import Plan
 
@@ -49,8 +49,7 @@ def verify_plan_of(cs: ConfigSet, version: str, env) -> list[str]:
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
     fabric, plan = read_live(env), Plan.load(plan_file)
-    conf = cs.paths.get("opensm.conf")
-    record = record_of_conf(conf) if conf else None  # the groups dla routed with (docs/groups.md)
+    record = record_in(dumps)  # the groups dla routed with (docs/groups.md), where the sweep was timed
     diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
     diffs += [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
     if not diffs:
@@ -119,7 +118,7 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         if entry.state in ("intent", "swapped"):
             heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
             journal.write(entry, "swept")
-        diffs = verify_plan_of(cs, entry.version, io.env)
+        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, io.pid))
         if diffs:
             raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:
@@ -165,12 +164,8 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
 def _plan_hash(cs: ConfigSet) -> str:
     """' (plan sha256 …)' of the current version, as apply recorded it: a master and its
     standby run the same version when the hashes agree."""
-    import json
-
-    try:
-        sha = json.loads((cs.current / "meta.json").read_text()).get("plan_sha256")
-    except (OSError, ValueError):
-        return ""
+    v = cs.current_version()
+    sha = cs.meta(v).get("plan_sha256") if v else None
     return f" (plan sha256 {sha})" if sha else ""
 
 

@@ -97,7 +97,14 @@ class ApplyState:
     unchanged: bool = False  # same files as the current ones: nothing written
     outcome: str = ""  # the system log's word for how it ended
     interrupt_said: bool = False  # interrupted() has said how a signal left things
-    plan_sha256: str = ""  # of the plan file's bytes, kept in the version's meta.json
+    swept_at: float | None = None  # time.time() as the sweep was asked for
+
+    @property
+    def plan_sha256(self) -> str:
+        """Of the plan stored with the version ("" for the admin's originals), as kept in its
+        meta.json: a master and its standby hold the same version when theirs agree."""
+        return sha256_hex(self.plan_text.encode()) if self.plan_text else ""
+
     swept_at: float | None = None  # time.time() as the sweep was asked for
 
 
@@ -155,7 +162,7 @@ class Apply:
             )
         if line:
             self.echo(f"note: {line}")
-        if self._unchanged():
+        if not line and self._unchanged():
             return
         self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
         try:
@@ -175,11 +182,10 @@ class Apply:
         # they hold this plan: `status` and `history` need the version and its plan.
         if not cs.adopted():
             return False
-        edited = cs.check(cs.current_version()) if cs.current_version() else []
         same = all(p.exists() and p.read_text() == self.s.files[r] for r, p in self.s.paths.items())
         stored_plan = cs.current / "plan.json"
         same_plan = not self.s.plan_text or (stored_plan.is_file() and stored_plan.read_text() == self.s.plan_text)
-        if not same or not same_plan or edited:
+        if not same or not same_plan:
             return False
         self.s.unchanged = True
         self.s.outcome = f"no change ({cs.current_version()})"
@@ -194,7 +200,7 @@ class Apply:
         from .syslog import log_line
 
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
-        sha = sha256_hex(self.s.plan_text.encode())[:16] if self.s.plan_text else "none"
+        sha = self.s.plan_sha256[:16] or "none"
         log_line(f"{what} {self.req.opensm_conf} plan sha256 {sha} by {who()}: {self.s.outcome or 'stopped'}")
 
     STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
@@ -504,15 +510,13 @@ class Apply:
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
-        sha = sha256_hex(self.s.plan_text.encode()) if self.s.plan_text else None
+        sha = self.s.plan_sha256 or None
         if self.req.rollback_to:
             meta: dict = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
         else:
             meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256}
             meta["plan_sha256"] = sha
         extra = {"plan.json": self.s.plan_text} if self.s.plan_text else None
-        # the plan's own hash: a master and its standby hold the same version when theirs agree
-        self.s.plan_sha256 = sha or ""
         self.s.version = cs.stage(self.s.files, meta, extra=extra)
         if self.s.journal is None:  # --standby: no read-back before
             self.s.journal = Journal(cs.state)
@@ -566,7 +570,7 @@ class Apply:
 
     def _check_plan(self) -> None:
         from ..conformance import diff_programmed, expected_from_plan, mtu_findings
-        from ..fabric.groups_in_force import groups_in_force, record_of_conf
+        from ..fabric.groups_in_force import groups_in_force, record_in
 
         if self.s.plan is None:  # a rollback to the admin's original files: no plan to hold them to
             self.echo(f"{self.req.rollback_to} has no plan (the admin's own files): swept without OpenSM errors")
@@ -574,7 +578,7 @@ class Apply:
         expected = expected_from_plan(self.s.plan)
         groups = None
         if expected.dragonfly:  # the groups dla routed this sweep with (docs/groups.md)
-            groups = groups_in_force(self.s.after, record_of_conf(self.req.opensm_conf, since=self.s.swept_at))
+            groups = groups_in_force(self.s.after, record_in(self.s.dumps, since=self.s.swept_at))
             if groups.disagreement:
                 self.echo(f"groups: {groups.disagreement}")
         diffs = diff_programmed(self.s.after, expected, groups)

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dla_record import RECORD_FILE, DlaRecord, read_record, record_dir
+from .dla_record import RECORD_FILE, DlaRecord, read_record
 from .groups import NotADragonfly, Partition, find_groups, switch_graph, usable
 from .model import Fabric
 
@@ -78,16 +78,8 @@ def groups_in_force(fabric: Fabric, record: DlaRecord | None) -> GroupsInForce:
     return GroupsInForce(theirs, degraded, source, disagreement, broken)
 
 
-def record_of_conf(conf: Path, since: float | None = None) -> DlaRecord | None:
-    """The record in the dump directory an opensm.conf names (`dump_files_dir`), when it was
-    written at or after `since` (a time.time(); older: another sweep's, not used)."""
-    from ..osmconf import parse
-
-    try:
-        opts = parse(conf.read_text())
-    except OSError:
-        return None
-    dumps = record_dir(opts, None)
+def record_in(dumps: Path, since: float | None = None) -> DlaRecord | None:
+    """The record in `dumps` when it was written at or after `since` (a time.time())."""
     try:
         written = os.stat(dumps / RECORD_FILE).st_mtime
     except OSError:
