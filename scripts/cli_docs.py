@@ -17,7 +17,7 @@ import click
 from click.shell_completion import BashComplete
 from click_man.core import write_man_pages
 
-from ibqos.cli._main import cli
+from ibqos_app.cli._main import cli
 
 
 def with_every_command(group: click.Group) -> click.Group:

@@ -55,7 +55,7 @@ cat >"$destdir$bindir/ibqos" <<PY
 # ibqos from its private environment ($home): the locked dependencies, not the system's.
 import sys
 
-from ibqos.cli import main
+from ibqos_app.cli import main
 
 sys.exit(main())
 PY

@@ -1,9 +1,9 @@
-"""One driver for a run made of named stages: the dry run (ibqos_dryrun) and apply
+"""One driver for a run made of named stages: the dry run (ibqos_app.dryrun) and apply
 (ibqos.apply). ReFrame-style (reframe/core/pipeline.py): the stages are one tuple of names,
 each a small method `stage_<name>` of the run that only calls named steps; the driver only
 sequences them, times them and calls the hooks. It decides nothing: a stage that finds a
 defect raises (VerificationFailed, exit 1), and the exception leaves the driver unchanged,
-cause attached, for the one place that maps exceptions to exit codes (ibqos.cli).
+cause attached, for the one place that maps exceptions to exit codes (ibqos_app.cli).
 
 Hooks, all optional:
 - progress(stage, fraction): 0.0 as a stage starts, 1.0 when it ends (a long stage may report

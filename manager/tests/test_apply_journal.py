@@ -89,7 +89,7 @@ def test_sigstop_after_the_flip_serializes_the_second_apply(live_sm, tmp_path):
 def test_many_applies_keep_a_flat_bounded_store(live_sm, tmp_path):
     """Issue 13 defect 2 / issue 15 defect 2: each apply nested the store one level deeper
     until 'File name too long'. Now the store stays flat and keeps --keep versions."""
-    from ibqos.apply.run import Apply, ApplyRequest
+    from ibqos_app.apply.run import Apply, ApplyRequest
 
     h, sm, _, _ = live_sm
     plans = [make_plan_file(tmp_path, n, s) for n, s in (("b", 25), ("c", 30))]

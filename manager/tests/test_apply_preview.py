@@ -15,7 +15,7 @@ import yaml
 from tree_snapshot import changes, snapshot
 
 from ibqos import osmconf
-from ibqos.apply.run import Apply, ApplyRequest
+from ibqos_app.apply.run import Apply, ApplyRequest
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy

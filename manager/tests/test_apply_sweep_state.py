@@ -59,7 +59,7 @@ def test_apply_accepts_the_plugin_beside_another_event_plugin(tmp_path):
 
 
 def test_apply_without_the_plugin_says_how_to_load_it(tmp_path):
-    from ibqos.apply.run import Apply, ApplyRequest
+    from ibqos_app.apply.run import Apply, ApplyRequest
     from ibqos.errors import ExternalError
 
     _, path_b = make_plan_file(tmp_path, "b", 25)

@@ -192,7 +192,7 @@ def _sample(doc: dict, text: str, ports: dict[str, dict], rng: random.Random):
 def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     from ibqos_sim.harness import Harness
     from ibqos import osmlog
-    from ibqos_dryrun.pipeline import DryRun, DryRunConfig
+    from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
     from ibqos.render.fallback import DLA_CHAIN
     from ibqos.verify.sa_paths import query_path_sl_keys
 

@@ -1,11 +1,11 @@
-"""Which plan the dry run judges (ibqos_dryrun.capacity), on a model whose ports hold different
+"""Which plan the dry run judges (ibqos_app.dryrun.capacity), on a model whose ports hold different
 VLArb capacities, as a real fabric's can (the ibsims give every port the same)."""
 
 from __future__ import annotations
 
 from ibqos.arbiter import ArbTable
 from ibqos.fabric.model import Fabric, Node, Port
-from ibqos_dryrun.capacity import read_capacity
+from ibqos_app.dryrun.capacity import read_capacity
 
 
 def _fabric() -> Fabric:

@@ -75,7 +75,7 @@ PER_COUNT = {
     # (before it, OpenSM fell to minhop and verify found a credit loop)
     "2-df42-lmc1": (2, "df42", "nue"),
 }
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 @pytest.mark.parametrize("case", PER_COUNT)

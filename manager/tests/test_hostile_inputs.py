@@ -7,7 +7,7 @@ that judge a fabric, 1; on 2 stderr is exactly one line, `ibqos: error: FILE[:LI
 naming the file; never a traceback or an internal error (exit 70); nothing is written.
 
 Mutations are sampled with fixed seeds (make test); IBQOS_FUZZ_CLI=N runs N per document
-kind with fresh seeds (`make fuzz-cli`). Commands run in-process through ibqos.cli.main (the
+kind with fresh seeds (`make fuzz-cli`). Commands run in-process through ibqos_app.cli.main (the
 one place exceptions become exit codes), which keeps a few hundred runs under ~20 s."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from verify_fabrics import identity, line
 
-from ibqos.cli._main import main
+from ibqos_app.cli._main import main
 from ibqos.docfile import write_atomic
 from ibqos.paths import REPO_ROOT
 

@@ -4,7 +4,7 @@ top-level packages. README "Architecture" draws the same picture.
 
   ibqos (core: models and utilities; stages: planner, render, apply, verify, status)
     ↑ ibqos_sim (ibsim harness, simulator)    ↑ ibqos_testbed (hardware run)
-      ↑ ibqos_dryrun (orchestration: the dry run composes the stages)
+      ↑ ibqos_app (orchestration: the dry run, apply composed, the commands)
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "ibqos": ROOT / "manager" / "ibqos",
-    "ibqos_dryrun": ROOT / "manager" / "ibqos_dryrun",
+    "ibqos_app": ROOT / "manager" / "ibqos_app",
     "ibqos_sim": ROOT / "ci-sim" / "ibqos_sim",
     "ibqos_testbed": ROOT / "testbed" / "ibqos_testbed",
 }
-LEVEL = {"ibqos": 0, "ibqos_sim": 1, "ibqos_testbed": 1, "ibqos_dryrun": 2}
+LEVEL = {"ibqos": 0, "ibqos_sim": 1, "ibqos_testbed": 1, "ibqos_app": 2}
 # Inside ibqos: the core never imports a stage or the command line.
 CORE = (
     "errors",

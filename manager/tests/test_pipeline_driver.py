@@ -13,7 +13,7 @@ from ibqos.errors import InputError, VerificationFailed
 from ibqos.pipeline import Hooks, Pipeline
 from ibqos.proc import run_command
 
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 class Run:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ibqos.cli import main
+from ibqos_app.cli import main
 from ibqos.errors import InputError
 from ibqos.policy import load_policy
 

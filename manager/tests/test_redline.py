@@ -13,7 +13,7 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 LINE = re.compile(r"^CREDIT LOOP: routing in force \((\S+)\) has a credit loop: (.+)$", re.M)
 CHANNEL = r"sw-g\d+-s\d+:\d+/\d+"
 

@@ -113,7 +113,7 @@ def test_rich_markup_in_file_names_is_printed_as_written(tmp_path):
 
 
 def test_fabric_check_results_are_wrapped_not_cut(capsys):
-    from ibqos_dryrun.cli import _print_verdict
+    from ibqos_app.cli.dryrun import _print_verdict
 
     words = " ".join(f"w{i}" for i in range(90))  # about 350 characters
     dr = SimpleNamespace(

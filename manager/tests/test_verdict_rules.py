@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from ibqos_dryrun.judge import judge_classes
+from ibqos_app.dryrun.judge import judge_classes
 from ibqos.errors import InputError
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
@@ -89,7 +89,7 @@ def test_e2e_verdict_uses_the_routed_longest_route(tmp_path):
 def test_the_printed_verdict_states_its_rules(tmp_path, capsys):
     """The terminal table names the tolerance it applied and labels the simulated p99 as
     information beside the analysed wait the latency verdict is (issue 15, point 6)."""
-    from ibqos_dryrun.cli import _print_verdict
+    from ibqos_app.cli.dryrun import _print_verdict
 
     plan = _plan(tmp_path)
     verdicts = judge_classes(plan, *_sim({"qos": 47.0, "best-effort": 58.0}, p99=15.0))

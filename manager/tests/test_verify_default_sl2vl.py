@@ -15,7 +15,7 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path):
@@ -47,7 +47,7 @@ def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path):
     assert doc["cdg_acyclic"] is False and doc["unreachable"] == 0 and doc["vls_used"] == [0]
     assert doc["ibdmchk"]["credit_loops"] is True and doc["ibdmchk"]["agrees"] is True
     assert "CREDIT LOOP: routing in force (minhop)" in cp.stderr
-    # the defect leaves as one exception, mapped to exit 1 and one line in ibqos.cli
+    # the defect leaves as one exception, mapped to exit 1 and one line in ibqos_app.cli
     assert (
         cp.stderr.strip().splitlines()[-1]
         == "ibqos: error: verify: credit loop: the channel dependency graph has a cycle"

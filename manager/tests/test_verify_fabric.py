@@ -19,7 +19,7 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 def ibqos(*args):

@@ -166,7 +166,7 @@ def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
     says it is not meaningful instead of 'acyclic'."""
     from types import SimpleNamespace
 
-    from ibqos_dryrun.verdict import fabric_checks
+    from ibqos_app.dryrun.verdict import fabric_checks
 
     s = line(3).sl2vl(identity)
     s.set_route("sw1", "h2", 3)
@@ -179,7 +179,7 @@ def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
     from ibqos.paths import REPO_ROOT
     from ibqos.planner import make_plan
     from ibqos.policy import load_policy
-    from ibqos_dryrun.capacity import Capacity
+    from ibqos_app.dryrun.capacity import Capacity
 
     plan = make_plan(load_policy(REPO_ROOT / "examples" / "two-class.yaml"))
     state = SimpleNamespace(

@@ -86,7 +86,7 @@ def check_installed_tool(tree: Path, work: Path) -> None:
     assert lines[1].split() == ["/usr/bin/ibqos-readback", f"/usr/lib/{MULTIARCH}", "/usr/share/ibqos/templates"]
     assert len(lines) == 2 or not lines[2].strip(), lines[2]
     # the compiled modules are used as installed (the overlay is read-only, as /usr may be)
-    cp = run_in_root(tree, work, "/usr/lib/ibqos/bin/python", "-I", "-v", "-c", "import ibqos.cli._main, pydantic")
+    cp = run_in_root(tree, work, "/usr/lib/ibqos/bin/python", "-I", "-v", "-c", "import ibqos_app.cli._main, pydantic")
     assert cp.returncode == 0 and "code object from '/usr/lib/ibqos/" in cp.stderr, cp.stderr[-2000:]
     assert "bytecode is stale" not in cp.stderr and "matches /usr/lib/ibqos/" in cp.stderr, cp.stderr[-2000:]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPLAYER = Path(__file__).parent / "replayer" / "perftest_replay.py"
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
+IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 def fixture_text(name: str) -> str:

@@ -10,7 +10,7 @@ from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 
-from . import cli_args
+from . import _sim_args as cli_args
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
@@ -20,7 +20,7 @@ def load_run_fabric(rundir: Path, plan_path: Path | None):
     from ibqos.fabric.source import load_fabric
     from ibqos.plan import Plan
 
-    from .sim import overlay_plan_vlarb
+    from ibqos_sim.sim import overlay_plan_vlarb
 
     if plan_path is None and rundir.is_dir() and (rundir / "plan.json").exists():
         plan_path = rundir / "plan.json"
@@ -34,7 +34,7 @@ def load_run_fabric(rundir: Path, plan_path: Path | None):
 def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls):
     from pydantic import ValidationError
 
-    from .sim import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
+    from ibqos_sim.sim import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
 
     classes = []
     if pattern == "mix":
@@ -217,10 +217,10 @@ def simulate(
     from pydantic import ValidationError
     from rich.console import Console
 
-    from . import sweeprun
-    from .sim import SimParams, parse_sweep
-    from .sim.points import Point
-    from .sim.run import network_for
+    from ibqos_sim import sweeprun
+    from ibqos_sim.sim import SimParams, parse_sweep
+    from ibqos_sim.sim.points import Point
+    from ibqos_sim.sim.run import network_for
 
     if plot:
         require_plot("--plot")

@@ -42,7 +42,7 @@ def apply(plan: Path, **kw) -> None:
     is finished or rolled back first, from its journal in ibqos.d/. An unchanged plan writes
     nothing; `ibqos history` lists the versions, `ibqos rollback` returns to one."""
     from ..apply.run import Apply
-    from ..errors import InputError
+    from ibqos.errors import InputError
 
     if kw["init_conf"] and not kw["service"]:
         raise InputError("--init-conf needs --service", field="--init-conf")

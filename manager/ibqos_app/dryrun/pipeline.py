@@ -1,7 +1,7 @@
 """The dry run's stages, in order. Each is a small method `stage_<name>` of DryRun; the one
 driver (ibqos.pipeline) sequences, times and reports them (ReFrame-style named stages). A
 defect found on the way is an exception (VerificationFailed); the verdict on a finished run
-is ibqos_dryrun.verdict's."""
+is ibqos_app.dryrun.verdict's."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class DryRunConfig:
 class DryRunState:
     plan: object = None
     policy: object = None  # ibqos.policy.model.Policy
-    capacity: object = None  # ibqos_dryrun.capacity.Capacity: the ports' VLArb capacity vs the policy's
+    capacity: object = None  # ibqos_app.dryrun.capacity.Capacity: the ports' VLArb capacity vs the policy's
     ibsim: object = None  # ibqos_sim.ibsim_binary.IbsimBinary: the simulator that runs the fabric
     topology: object = None  # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
@@ -119,7 +119,7 @@ class DryRun:
     def stage_plan(self) -> str:
         """The policy's plan, judged only on a fabric whose ports hold the policy's capacity
         (launch read it): below it, the run is refused unless --fit-to-fabric asked for a
-        plan fitted to the ports (ibqos_dryrun.capacity)."""
+        plan fitted to the ports (ibqos_app.dryrun.capacity)."""
         from ibqos.planner import make_plan
 
         from .verdict import planned_entries
@@ -390,7 +390,7 @@ class DryRun:
                 )
         return f"{sum(v.ok for v in self.s.verdicts)}/{len(self.s.verdicts)} SLAs met"
 
-    # ---- verdict (ibqos_dryrun.verdict) -----------------------------------------
+    # ---- verdict (ibqos_app.dryrun.verdict) -----------------------------------------
     def fabric_checks(self) -> list[dict]:
         from .verdict import fabric_checks
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from .. import paths
-from ..errors import InputError
+from ibqos import paths
+from ibqos.errors import InputError
 
 
 def config_options(f):
@@ -77,7 +77,7 @@ def conf_of(service: str | None, opensm_conf: Path | None) -> Path:
     """The opensm.conf named by --service or --opensm-conf (history needs no PID)."""
     _one_of(service, opensm_conf)
     if service:
-        from ..apply.service import resolve
+        from ibqos.apply.service import resolve
 
         return resolve(service).conf
     assert opensm_conf is not None

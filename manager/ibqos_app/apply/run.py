@@ -4,7 +4,7 @@ files in place of the rendered plan (ApplyRequest.rollback_to).
 
 Each step is a small method `stage_<step>`; the one driver (ibqos.pipeline) runs them in
 order and times them, and `run()` holds the configuration's lock from recovery to pruning.
-A defect is an exception (VerificationFailed: exit 1, mapped in ibqos.cli). The journal
+A defect is an exception (VerificationFailed: exit 1, mapped in ibqos_app.cli). The journal
 (`journal.py`) records each state before the step it names, so a crash anywhere is finished
 or undone by the next apply or status (`recover.py`). A failure after the flip restores the
 previous version, sweeps again and proves the fabric is back as it was. For the
@@ -28,18 +28,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ExternalError, IbqosError, InputError, VerificationFailed
-from .. import osmconf
-from ..interrupt import Interrupted, deferred
-from ..pipeline import Hooks, Pipeline
-from ..osmlog import log_mark, sweep_failures
-from .confset import ConfigSet, sha256_hex, state_dir_for
-from .journal import Entry, Journal
-from .lock import apply_lock
-from ..fabric.dla_record import record_dir
-from .opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
+from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
+from ibqos import osmconf
+from ibqos.interrupt import Interrupted, deferred
+from ibqos.pipeline import Hooks, Pipeline
+from ibqos.osmlog import log_mark, sweep_failures
+from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
+from ibqos.apply.journal import Entry, Journal
+from ibqos.apply.lock import apply_lock
+from ibqos.fabric.dla_record import record_dir
+from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
 from .recover import FabricAccess, recover, restore
-from .validate import validate_opensm_conf, validate_plugin_tables
+from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
 
 STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
 DEFAULT_KEEP = 10
@@ -196,8 +196,8 @@ class Apply:
         return True
 
     def _syslog(self) -> None:
-        from .history import who
-        from .syslog import log_line
+        from ibqos.apply.history import who
+        from ibqos.apply.syslog import log_line
 
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
         sha = self.s.plan_sha256[:16] or "none"
@@ -224,7 +224,7 @@ class Apply:
     def _target_service(self) -> bool:
         """Point the request at what the unit runs. True when --init-conf wrote the missing
         opensm.conf (OpenSM reads it only at start: the caller stops there)."""
-        from .service import is_whole_conf, resolve
+        from ibqos.apply.service import is_whole_conf, resolve
 
         t = resolve(self.req.service)
         self.s.service = t
@@ -257,10 +257,10 @@ class Apply:
     def _init_conf(self, t) -> None:
         """The unit's opensm.conf, whole: OpenSM's defaults (`opensm -c`) with the plan's options
         and its files beside it. Options OpenSM reads only at start take effect on restart."""
-        from ..docfile import write_atomic
-        from ..plan import Plan
-        from ..render import render_plan
-        from .service import opensm_defaults
+        from ibqos.docfile import write_atomic
+        from ibqos.plan import Plan
+        from ibqos.render import render_plan
+        from ibqos.apply.service import opensm_defaults
 
         plan = Plan.load(self.req.plan_path)
         conf_dir = t.conf.parent
@@ -309,8 +309,8 @@ class Apply:
             self.echo(f"recovered: {line}")
 
     def stage_render(self) -> None:
-        from ..plan import Plan
-        from ..render import render_plan
+        from ibqos.plan import Plan
+        from ibqos.render import render_plan
 
         conf_path = self.req.opensm_conf
         try:
@@ -385,7 +385,7 @@ class Apply:
 
     def _stored_set(self, conf_path: Path, opts: dict[str, str]) -> None:
         """ibqos rollback: the files of a stored version (and its plan, to verify against)."""
-        from ..plan import Plan
+        from ibqos.plan import Plan
 
         cs = ConfigSet.beside(conf_path, {})
         v = self.req.rollback_to
@@ -427,7 +427,7 @@ class Apply:
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
         drops take their P_Keys off every port: only with --allow-pkey-removal."""
-        from ..policy.partitions import DEFAULT_PKEY, pkeys_in
+        from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
 
         path = self.s.paths.get("partitions.conf")
         if path is None:
@@ -491,7 +491,7 @@ class Apply:
         self.echo("".join(diff).rstrip("\n"))
 
     def stage_snapshot(self) -> None:
-        from ..fabric.live import read_live
+        from ibqos.fabric.live import read_live
 
         self.s.before = read_live(self.req.env)
         self.s.journal = Journal(self.s.confset.state)
@@ -505,7 +505,7 @@ class Apply:
             self._stage()
 
     def _stage(self) -> None:
-        from .history import who
+        from ibqos.apply.history import who
 
         cs = self.s.confset
         cs.cleanup_staging()
@@ -558,7 +558,7 @@ class Apply:
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s" + (cut if truncated else ""))
 
     def stage_readback(self) -> None:
-        from ..fabric.live import read_live
+        from ibqos.fabric.live import read_live
 
         self.s.after = read_live(self.req.env)
 
@@ -569,8 +569,8 @@ class Apply:
         self._journal("verified")
 
     def _check_plan(self) -> None:
-        from ..conformance import diff_programmed, expected_from_plan, mtu_findings
-        from ..fabric.groups_in_force import groups_in_force, record_in
+        from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+        from ibqos.fabric.groups_in_force import groups_in_force, record_in
 
         if self.s.plan is None:  # a rollback to the admin's original files: no plan to hold them to
             self.echo(f"{self.req.rollback_to} has no plan (the admin's own files): swept without OpenSM errors")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..outpath import OUT_DIR
-from ..errors import InputError
+from ibqos.outpath import OUT_DIR
+from ibqos.errors import InputError
 
 
 @click.command()
@@ -22,8 +22,8 @@ from ..errors import InputError
 )
 def render(plan_path: Path, out: Path) -> None:
     """Render PLAN to OpenSM options, an OpenSM QoS policy and the dla plugin's tables."""
-    from ..plan import Plan
-    from ..render import render_plan
+    from ibqos.plan import Plan
+    from ibqos.render import render_plan
 
     plan = Plan.load(plan_path)
     if out.exists() and not out.is_dir():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import InputError
+from ibqos.errors import InputError
 
 # Algorithm 1 keeps every delivery of every cycle, so time and memory grow with the runs:
 # 100000 took 84 s and 2.2 GB for the campaign in issue 13; 10000 of a 4-entry table take
@@ -57,8 +57,8 @@ PROGRESS_FROM = 1000  # runs; shorter analyses finish before a bar would help
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
 def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, switch_hops, as_json):
     """Analyze the tables of PLAN, or the table set given with --high/--low/--limit."""
-    from ..arbiter import ArbTable
-    from ..arbiter.rates import rate_gbps
+    from ibqos.arbiter import ArbTable
+    from ibqos.arbiter.rates import rate_gbps
 
     if not 1 <= runs <= MAX_RUNS:
         raise InputError(
@@ -71,7 +71,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     if plan_path is not None:
         if high is not None or low is not None:
             raise InputError("give either a PLAN or --high/--low, not both", field="--high")
-        from ..plan import ROLE_NAMES, Plan
+        from ibqos.plan import ROLE_NAMES, Plan
 
         plan = Plan.load(plan_path)
         mode = mode or plan.accounting
@@ -112,7 +112,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     out = {}
     for label, table, classes in jobs:
         if engine == "exact":
-            from ..arbiter.exact import NoPeriodError, analyze_exact
+            from ibqos.arbiter.exact import NoPeriodError, analyze_exact
 
             try:
                 a = analyze_exact(table, packet_bytes, mode, gbps)
@@ -135,7 +135,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
 
 def _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs):
     """Algorithm 1, with a progress bar on stderr for long runs (stdout stays clean for --json)."""
-    from ..arbiter.algorithm1 import analyze_algorithm1
+    from ibqos.arbiter.algorithm1 import analyze_algorithm1
 
     if runs < PROGRESS_FROM:
         return analyze_algorithm1(table, packet_bytes, mode, gbps, runs)
@@ -225,7 +225,7 @@ def _print_e2e(e2e: dict) -> None:
 def _print(out: dict, jobs) -> None:
     from rich.table import Table
 
-    from ..term import console, print_table
+    from ibqos.term import console, print_table
 
     con = console()
     for label, table, _ in jobs:

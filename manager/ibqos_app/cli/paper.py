@@ -9,8 +9,8 @@ import click
 from ibqos.errors import InputError
 from ibqos.outpath import OUT_DIR
 
-from . import cli_args
-from .cli_args import csv_list
+from . import _sim_args as cli_args
+from ._sim_args import csv_list
 
 EXPERIMENTS = ("seed003-5.1",)
 
@@ -66,8 +66,8 @@ def paper(
     from rich.console import Console
     from rich.progress import Progress
 
-    from . import sweeprun
-    from .paper import seed003
+    from ibqos_sim import sweeprun
+    from ibqos_sim.paper import seed003
 
     seed003.require_matplotlib()
     slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt)

@@ -12,14 +12,14 @@ from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.term import console, print_table
 
-from . import cli_args
+from . import _sim_args as cli_args
 from ibqos.docfile import write_json
 
 
 def _fabric(spec: str):
     """(net file, None) for an existing ibsim net file, else (None, topology) for dfN & co."""
-    from .netfile import check_net
-    from .topology import from_spec
+    from ibqos_sim.netfile import check_net
+    from ibqos_sim.topology import from_spec
 
     path = Path(spec)
     if path.exists():
@@ -85,9 +85,9 @@ def compare_engines(
     from rich.progress import Progress
     from rich.table import Table
 
-    from . import compare_engines as ce
-    from . import sweeprun
-    from .sim import SimParams
+    from ibqos_sim import compare_engines as ce
+    from ibqos_sim import sweeprun
+    from ibqos_sim.sim import SimParams
 
     require_plot("compare-engines (compare.png)")
     engine_list = ce.parse_engines(engines)

@@ -78,8 +78,8 @@ def dryrun(
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free; a defect is
-    VerificationFailed (exit 1, mapped in ibqos.cli)."""
-    from . import STAGES, DryRun, DryRunConfig
+    VerificationFailed (exit 1, mapped in ibqos_app.cli)."""
+    from ..dryrun import STAGES, DryRun, DryRunConfig
 
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
@@ -136,7 +136,7 @@ def dryrun(
 
 
 def _raise_on_defect(dr) -> None:
-    from .verdict import passed, summary
+    from ..dryrun.verdict import passed, summary
 
     if not passed(dr.s):
         raise VerificationFailed(f"dry run failed: {summary(dr.s)}")
@@ -156,7 +156,7 @@ def _e2e_cell(v) -> str:
 
 
 def _print_verdict(dr) -> None:
-    from .judge import LATENCY_RULE, bandwidth_rule
+    from ..dryrun.judge import LATENCY_RULE, bandwidth_rule
 
     con = console(pipe_width=140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)

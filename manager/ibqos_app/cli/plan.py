@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
-from ..outpath import OUT_FILE
-from ..errors import InputError
+from ibqos.outpath import OUT_FILE
+from ibqos.errors import InputError
 
 
 def parse_cap(text: str | None) -> tuple[int, int] | None:
@@ -43,7 +43,7 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the per-class analysis as JSON.")
 def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     """Synthesize VLArb tables, VLHighLimit and the SL->class->VL plan from POLICY."""
-    from ..planner import plan_and_analyze
+    from ibqos.planner import plan_and_analyze
 
     if not out.name or out.is_dir():  # -o '' is the current directory
         raise InputError("is a directory, not a plan file to write", file=out, field="--output")
@@ -61,7 +61,7 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 def _summary(p, out: Path) -> None:
     from rich.table import Table
 
-    from ..term import console, print_table
+    from ibqos.term import console, print_table
 
     t = Table(
         title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ibqos.paths import REPO_ROOT
-from .cli import dryrun
+from .dryrun import dryrun
 
 
 @click.command()

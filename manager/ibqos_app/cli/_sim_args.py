@@ -74,7 +74,7 @@ def sweep_options(f):
 
 def slurm_choice(jobs, slurm, partition, time_limit, account, opts, wait: bool = True):
     """The SlurmOptions for --slurm, else None; refuses options that do not go together."""
-    from .slurm.sbatch import SlurmOptions
+    from ibqos_sim.slurm.sbatch import SlurmOptions
 
     if slurm and jobs is not None:
         raise InputError("--jobs is for local runs; Slurm places an array's tasks itself", field="--jobs")

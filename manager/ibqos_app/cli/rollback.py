@@ -16,10 +16,10 @@ def rollback(version: str | None, **kw) -> None:
     `apply` applies a plan: a new version with its files, SIGHUP, heavy sweep, read back,
     checked against that version's plan, and rolled back on any failure. `ibqos history`
     lists the versions."""
-    from ..apply.confset import ConfigSet, state_dir_for
-    from ..apply.history import previous_verified
+    from ibqos.apply.confset import ConfigSet, state_dir_for
+    from ibqos.apply.history import previous_verified
     from ..apply.run import Apply
-    from ..errors import InputError
+    from ibqos.errors import InputError
 
     req = make_request(None, **kw)
     if version is None:

@@ -20,10 +20,10 @@ def history(service, opensm_conf, as_json: bool) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ..apply.confset import ConfigSet, state_dir_for
-    from ..apply.history import rows
-    from ..errors import VerificationFailed
-    from ..term import console, print_table
+    from ibqos.apply.confset import ConfigSet, state_dir_for
+    from ibqos.apply.history import rows
+    from ibqos.errors import VerificationFailed
+    from ibqos.term import console, print_table
     from ._target import conf_of
 
     cs = ConfigSet({}, state_dir_for(conf_of(service, opensm_conf)))

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
-from ..term import console, print_table
+from ibqos.term import console, print_table
 from rich.table import Table
 
-from ..errors import InputError, VerificationFailed
+from ibqos.errors import InputError, VerificationFailed
 from ._rundir import plan_beside
 
 
@@ -70,7 +70,7 @@ def status(
     import json
     import os
 
-    from ..plan import Plan
+    from ibqos.plan import Plan
 
     say = (lambda line: None) if as_json else click.echo
     if plan_path is None and rundir is not None and not live:
@@ -80,7 +80,7 @@ def status(
             say(f"plan: {plan_path} (the run's; --plan overrides)")
     plan = Plan.load(plan_path) if plan_path else None  # bad input first, before any output
     if service:
-        from ..apply.service import resolve
+        from ibqos.apply.service import resolve
 
         t = resolve(service)
         if t.conf.is_file():
@@ -89,12 +89,12 @@ def status(
         osm_log = osm_log or t.log
     env = None
     if sim_socket:
-        from .. import paths
+        from ibqos import paths
 
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered = None, None
     if opensm_conf is not None:
-        from ..apply.opensm_ctl import resolve_pid
+        from ibqos.apply.opensm_ctl import resolve_pid
         from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
@@ -110,17 +110,17 @@ def status(
     reference, ref_source = None, None
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
-    from ..fabric.source import load_fabric
+    from ibqos.fabric.source import load_fabric
 
     fabric = load_fabric(rundir, live=live, env=env).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
     routing = _routing(fabric, rundir, live, osm_log, opensm_conf, plan, env)
-    from ..health import checks
+    from ibqos.health import checks
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
-        from ..findings import Finding
+        from ibqos.findings import Finding
 
         judged.findings.insert(0, Finding("tampered", tampered))
     if as_json:
@@ -153,7 +153,7 @@ def status(
 
 
 def _show_tables(fabric) -> None:
-    from ..status import sl2vl_by_hop, vlarb_by_role
+    from ibqos.status import sl2vl_by_hop, vlarb_by_role
 
     con = console()
     t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
@@ -181,9 +181,9 @@ def _show_tables(fabric) -> None:
 def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
     """The applied plan of the configuration (unless --plan gave one) and the fabric read back
     at its verified apply (whose links are the planned links)."""
-    from ..apply.confset import ConfigSet, state_dir_for
-    from ..fabric.model import Fabric
-    from ..plan import Plan
+    from ibqos.apply.confset import ConfigSet, state_dir_for
+    from ibqos.fabric.model import Fabric
+    from ibqos.plan import Plan
 
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     version = cs.current_version()
@@ -201,9 +201,9 @@ def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
 
 def _first_run(rundir: Path):
     """The links of the run's first OpenSM run (its healthy fabric), or None without dumps."""
-    from ..errors import InputError as _NoDumps
-    from ..fabric.dumps import load_dumps
-    from ..fabric.source import find_dumps
+    from ibqos.errors import InputError as _NoDumps
+    from ibqos.fabric.dumps import load_dumps
+    from ibqos.fabric.source import find_dumps
 
     try:
         first = find_dumps(rundir, newest=False)
@@ -216,12 +216,12 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
     import os
 
-    from .. import osmconf, osmlog
-    from ..errors import ExternalError
-    from ..fabric.dla_record import read_record, record_dir
-    from ..health import Routing, dla_refusal, engine_of
-    from ..redline import find_osm_log, needs_path_sls
-    from ..verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
+    from ibqos import osmconf, osmlog
+    from ibqos.errors import ExternalError
+    from ibqos.fabric.dla_record import read_record, record_dir
+    from ibqos.health import Routing, dla_refusal, engine_of
+    from ibqos.redline import find_osm_log, needs_path_sls
+    from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = None
@@ -232,7 +232,7 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
             raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
         dumps = record_dir(opts, None)
     elif rundir is not None:
-        from ..fabric.source import find_dumps
+        from ibqos.fabric.source import find_dumps
 
         try:
             dumps = find_dumps(rundir)
@@ -247,7 +247,7 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
         r.record = record  # the groups dla routed with (docs/groups.md)
     if live:
         if needs_path_sls(engine) or plan is None:
-            from ..verify.sa_paths import query_path_sls
+            from ibqos.verify.sa_paths import query_path_sls
 
             try:
                 r.path_sls = query_path_sls(fabric, env or dict(os.environ))

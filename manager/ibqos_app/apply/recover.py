@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ExternalError, IbqosError, VerificationFailed
-from .confset import ConfigSet
-from .journal import Entry, Journal
-from ..fabric.dla_record import record_dir
-from .opensm_ctl import heavy_sweep, resolve_pid
+from ibqos.errors import ExternalError, IbqosError, VerificationFailed
+from ibqos.apply.confset import ConfigSet
+from ibqos.apply.journal import Entry, Journal
+from ibqos.fabric.dla_record import record_dir
+from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
 
 
 @dataclass
@@ -40,10 +40,10 @@ def verify_plan_of(cs: ConfigSet, version: str, env, dumps: Path) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
-    from ..conformance import diff_programmed, expected_from_plan, mtu_findings
-    from ..fabric.groups_in_force import record_in
-    from ..fabric.live import read_live
-    from ..plan import Plan
+    from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+    from ibqos.fabric.groups_in_force import record_in
+    from ibqos.fabric.live import read_live
+    from ibqos.plan import Plan
 
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
@@ -65,8 +65,8 @@ def _dumps(entry: Entry, pid: int) -> Path:
 def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> str:
     """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
     (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
-    from ..fabric.compare import diff
-    from ..fabric.live import read_live
+    from ibqos.fabric.compare import diff
+    from ibqos.fabric.live import read_live
 
     journal.write(entry, "rollback")
     _fault("journal:rollback")
@@ -87,7 +87,7 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> 
 def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
     """One line saying what a killed apply left and what was done, or None if nothing was.
     The line also goes to the system log: the killed apply could not send its own."""
-    from .syslog import log_line
+    from ibqos.apply.syslog import log_line
 
     line = _recover(cs, io)
     if line:
@@ -137,9 +137,9 @@ def _fault(point: str) -> None:
 def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     """For `ibqos status --opensm-conf`: one line on the configuration's state, after finishing
     or undoing a killed apply. A running apply (lock held) is left alone."""
-    from ..errors import ExternalError as _Busy
-    from .confset import state_dir_for
-    from .lock import apply_lock
+    from ibqos.errors import ExternalError as _Busy
+    from ibqos.apply.confset import state_dir_for
+    from ibqos.apply.lock import apply_lock
 
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
@@ -171,7 +171,7 @@ def _plan_hash(cs: ConfigSet) -> str:
 
 def current_tampered(opensm_conf: Path) -> str | None:
     """One line when the version the configuration runs on was changed since ibqos wrote it."""
-    from .confset import state_dir_for
+    from ibqos.apply.confset import state_dir_for
 
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     return cs.tamper_line(cs.current_version())

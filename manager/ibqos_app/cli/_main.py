@@ -13,11 +13,11 @@ import traceback
 
 import click
 
-from ..errors import IbqosError
-from ..interrupt import Interrupted, install
+from ibqos.errors import IbqosError
+from ibqos.interrupt import Interrupted, install
 
 # Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), so this
-# composition imports no package above ibqos: ibqos_sim, ibqos_testbed and ibqos_dryrun add
+# composition imports no package above ibqos: ibqos_sim, ibqos_testbed and ibqos_app.dryrun add
 # their own commands, and each is imported only when it runs.
 GROUP = "ibqos.commands"
 
