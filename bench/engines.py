@@ -12,7 +12,7 @@ from pathlib import Path
 from ibqos import osmlog, paths
 from ibqos.redline import needs_path_sls
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 
 def engine_vls(run) -> int | None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ibqos_sim.campaign import Campaign, single_faults
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 KINDS = ("terminal", "local", "global", "switch")
 

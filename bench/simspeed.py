@@ -16,7 +16,7 @@ from pathlib import Path
 from ibqos.docfile import write_atomic
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 # The core before the switch-model parameters (input_reads) and per-pair SLs were added.
 BASELINE_REF = "8ffa832"

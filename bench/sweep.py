@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ibqos_sim.harness import Harness
 from ibqos_sim.sim.result import without_timing
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 SIZE = 72
 SWEEP = "0.1:1.0:0.1"  # 10 points

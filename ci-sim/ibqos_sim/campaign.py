@@ -25,8 +25,8 @@ from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
 
-from .resweep import Resweep, SweepMark, wait_resweep
-from .topology import Topology
+from .harness.resweep import Resweep, SweepMark, wait_resweep
+from .harness.topology import Topology
 
 ENGINE = "dla"
 MAX_VLS_DEGRADED = 3  # per class, under any single fault (issue 10)

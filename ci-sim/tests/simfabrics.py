@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ibqos.arbiter import ArbTable
 from ibqos.fabric.model import NO_ROUTE, Fabric, Node, Port
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 
 # Seed 002 Table 1: VL0 on even entries, VL1/VL2 alternating on odd ones; SL3 alone in low.

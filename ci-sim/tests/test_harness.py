@@ -10,7 +10,7 @@ import pytest
 
 from ibqos.errors import InputError
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly, DRAGONFLY_SIZES
+from ibqos_sim.harness.topology import dragonfly, DRAGONFLY_SIZES
 
 pytestmark = pytest.mark.fabric
 

@@ -9,7 +9,7 @@ import pytest
 
 from ibqos.errors import ExternalError, InputError
 from ibqos.paths import REPO_ROOT
-from ibqos_sim import ibsim_binary
+from ibqos_sim.harness import ibsim_binary
 
 BUILD_SH = REPO_ROOT / "ci-sim" / "ibsim-patch" / "build.sh"
 

@@ -12,8 +12,8 @@ import pytest
 from ibqos import paths
 from ibqos.fabric.live import read_live
 from ibqos_sim.harness import Harness
-from ibqos_sim.ibsim_binary import patched_skip_reason
-from ibqos_sim.topology import from_spec
+from ibqos_sim.harness.ibsim_binary import patched_skip_reason
+from ibqos_sim.harness.topology import from_spec
 
 pytestmark = pytest.mark.fabric
 
@@ -131,7 +131,7 @@ def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(
     from ibqos.planner import make_plan
     from ibqos.policy import load_policy
     from ibqos.render import render_plan
-    from ibqos_sim.topology import dragonfly
+    from ibqos_sim.harness.topology import dragonfly
 
     text = (paths.REPO_ROOT / "examples" / "two-class.yaml").read_text()
     policy = tmp_path / "p64.yaml"

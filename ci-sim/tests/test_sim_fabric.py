@@ -16,7 +16,7 @@ from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
 from ibqos_sim.sim import SimParams, TrafficClass, TrafficSpec, compile_network, simulate
 from ibqos_sim.sim.traffic import classes_from_plan
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 

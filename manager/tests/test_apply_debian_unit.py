@@ -20,7 +20,7 @@ from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 HERE = Path(__file__).resolve().parent

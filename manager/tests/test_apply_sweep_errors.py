@@ -19,7 +19,7 @@ from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 IBQOS = str(Path(sys.executable).parent / "ibqos")

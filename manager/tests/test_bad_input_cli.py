@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from ibqos.paths import REPO_ROOT
-from ibqos_sim.topology import dragonfly, fat_tree
+from ibqos_sim.harness.topology import dragonfly, fat_tree
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 EXAMPLES = REPO_ROOT / "examples"

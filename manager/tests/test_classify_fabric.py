@@ -144,7 +144,7 @@ def _ports(fabric) -> dict[str, dict]:
 def guids(tmp_path_factory) -> dict[str, int]:
     """Port GUIDs ibsim gives the test topology (the same for every ibsim on this net file)."""
     from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import from_spec
+    from ibqos_sim.harness.topology import from_spec
 
     d = tmp_path_factory.mktemp("guids")
     net = from_spec(TOPOLOGY).write_net(d / "fabric.net")

@@ -7,7 +7,7 @@ import dataclasses
 from ibqos.arbiter import ArbTable
 from ibqos.conformance import Expected, diff_programmed
 from ibqos.fabric.groups import port_roles
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 SL2CLASS = [0, 1, 2, 3] * 4
 TABLES = {

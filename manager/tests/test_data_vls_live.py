@@ -67,7 +67,7 @@ def _vl_caps(fabric) -> set[int]:
 @pytest.mark.parametrize("data_vls", DATA_VL_COUNTS)
 def test_ports_run_the_plans_data_vls(tmp_path, data_vls):
     from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import dragonfly
+    from ibqos_sim.harness.topology import dragonfly
 
     plan, files = render_count(tmp_path, data_vls)
     dla = plan.fabric.routing == "dla"

@@ -45,7 +45,7 @@ CASES = [
 @pytest.mark.parametrize("policy, topology, nodes", CASES)
 def test_example_policies_pass(tmp_path, policy, topology, nodes):
     from ibqos.policy import load_policy
-    from ibqos_sim.ibsim_binary import DEBIAN_VLARB_CAP, default_choice, resolve
+    from ibqos_sim.harness.ibsim_binary import DEBIAN_VLARB_CAP, default_choice, resolve
 
     # on Debian's ibsim (the patched one not built, or IBQOS_IBSIM=debian), seed 002's 64/64
     # runs on 8/8 ports only as a fitted plan, asked for and reported
@@ -324,7 +324,7 @@ def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
     OpenSM + dla and reads back 64-entry VLArb tables and VLHighLimit, equal to the plan on
     every port, with no overlay and no fitting."""
     from ibqos.fabric.model import Fabric
-    from ibqos_sim.ibsim_binary import patched_skip_reason
+    from ibqos_sim.harness.ibsim_binary import patched_skip_reason
 
     if skip := patched_skip_reason():
         pytest.skip(skip)

@@ -15,7 +15,7 @@ import dataclasses
 from ibqos.arbiter import ArbTable
 from ibqos.fabric import NO_ROUTE, Fabric
 from ibqos.fabric.compare import diff
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 
 def _routed() -> Fabric:

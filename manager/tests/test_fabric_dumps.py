@@ -10,7 +10,7 @@ from ibqos.errors import InputError
 from ibqos.fabric import NO_ROUTE
 from ibqos.fabric.dumps import LFTS_DUMP, SL2VL_DUMP, SUBNET_LST, load_dumps
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 

@@ -14,9 +14,9 @@ from ibqos.errors import ExternalError
 from ibqos.fabric.compare import diff
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.live import read_live
-from ibqos_sim.diags import smpquery_portinfo, smpquery_sl2vl, smpquery_vlarb
+from ibqos_sim.harness.diags import smpquery_portinfo, smpquery_sl2vl, smpquery_vlarb
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 

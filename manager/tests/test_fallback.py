@@ -22,7 +22,7 @@ from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly, fat_tree
+from ibqos_sim.harness.topology import dragonfly, fat_tree
 from vl_count_plans import linked_op_vls, render_count
 
 pytestmark = pytest.mark.fabric

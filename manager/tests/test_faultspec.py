@@ -6,7 +6,7 @@ import pytest
 
 from ibqos.errors import InputError
 from ibqos.faultspec import parse_fault, resolve
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 
 @pytest.fixture(scope="module")

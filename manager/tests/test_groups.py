@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ibqos.fabric.groups import NotADragonfly, dragonfly_groups, port_roles
-from ibqos_sim.topology import (
+from ibqos_sim.harness.topology import (
     DRAGONFLY_SIZES,
     dragonfly,
     dragonfly_missing_local_link,
@@ -81,7 +81,7 @@ def test_any_wiring_gives_an_exact_partition(kw):
     heuristic): an exact partition, equal to the generator's for a >= 4, otherwise one of the
     valid ones (small groups can have several)."""
     from ibqos.fabric.groups import find_groups
-    from ibqos_sim.wiring import wired_dragonfly
+    from ibqos_sim.harness.wiring import wired_dragonfly
 
     topo = wired_dragonfly(**kw)
     fabric = topo.to_fabric()

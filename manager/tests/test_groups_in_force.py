@@ -24,7 +24,7 @@ from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 sys.path.insert(0, str(REPO_ROOT / "plugin" / "tests"))
 import adversarial_fabrics  # noqa: E402

@@ -20,8 +20,8 @@ from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
-from ibqos_sim.ibsim_binary import patched_unavailable
-from ibqos_sim.topology import from_spec
+from ibqos_sim.harness.ibsim_binary import patched_unavailable
+from ibqos_sim.harness.topology import from_spec
 
 from test_dryrun import dryrun
 

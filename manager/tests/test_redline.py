@@ -10,7 +10,7 @@ import pytest
 
 from ibqos.proc import run_command
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]

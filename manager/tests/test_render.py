@@ -181,7 +181,7 @@ def _check_no_plugin(fabric, plan: Plan) -> list[str]:
 @pytest.mark.fabric
 def test_opensm_programs_the_plan_on_every_port(tmp_path):
     from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+    from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
     from ibqos.conformance import diff_programmed, expected_from_plan
 
@@ -288,7 +288,7 @@ def test_links_plan_read_back_from_opensm_own_qos(tmp_path):
     """OpenSM alone (dfsssp, its qos_* options from the rendered file) programs the links
     plan's VLArb, with entries for all three VLs of each class, on every port."""
     from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import dragonfly
+    from ibqos_sim.harness.topology import dragonfly
 
     plan = _links_plan(tmp_path)
     files = render_plan(plan, tmp_path / "rendered")
@@ -321,7 +321,7 @@ def test_links_plan_read_back_through_dla(tmp_path):
     """With the plugin: SL2VL with the stride 3 (Fig. 8 on offsets 0/1) and the role tables,
     equal to the plan on every port."""
     from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import dragonfly
+    from ibqos_sim.harness.topology import dragonfly
 
     from ibqos.conformance import diff_programmed, expected_from_plan
 

@@ -31,7 +31,7 @@ def dla_run(tmp_path_factory):
     from ibqos.policy import load_policy
     from ibqos.render import render_plan
     from ibqos_sim.harness import Harness
-    from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+    from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
     d = tmp_path_factory.mktemp("dla")
     plan = make_plan(load_policy(EXAMPLES / "two-class.yaml"))

@@ -21,7 +21,7 @@ from ibqos.fabric.model import NO_ROUTE
 from ibqos.osmconf import parse
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly, fat_tree
+from ibqos_sim.harness.topology import dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
 CHAIN = "dla,dfsssp,lash,nue"  # what the plan renders (templates/opensm.conf.j2)

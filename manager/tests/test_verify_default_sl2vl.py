@@ -12,7 +12,7 @@ import pytest
 from ibqos.fabric.dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
 from ibqos.proc import run_command
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]

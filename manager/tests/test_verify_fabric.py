@@ -16,7 +16,7 @@ from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.pathsl import PATH_SL_FILE, read_path_sls, write_path_sls
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly, fat_tree
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
 IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]

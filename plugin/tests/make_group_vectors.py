@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
 
-from ibqos_sim.topology import dragonfly  # noqa: E402
+from ibqos_sim.harness.topology import dragonfly  # noqa: E402
 
 OUT = HERE.parents[1] / "docs" / "group-vectors.txt"
 RACK = re.compile(r"sw-r(\d+)-u")

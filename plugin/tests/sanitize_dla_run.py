@@ -13,7 +13,7 @@ import pytest
 from ibqos import paths
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos_sim.campaign import Campaign, double_faults, single_faults
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import ENGINE, TABLES_REJECTED, start_dla
 from test_dla_memcheck import _libasan, _PreloadHarness

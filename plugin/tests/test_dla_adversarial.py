@@ -27,7 +27,7 @@ from ibqos.verify import iter_routes, verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
-from ibqos_sim.resweep import SweepMark, wait_resweep
+from ibqos_sim.harness.resweep import SweepMark, wait_resweep
 
 from dla_testlib import start_dla
 

@@ -12,7 +12,7 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import (
+from ibqos_sim.harness.topology import (
     DRAGONFLY_SIZES,
     Topology,
     dragonfly,

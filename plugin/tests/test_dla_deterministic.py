@@ -13,7 +13,7 @@ import pytest
 from ibqos.paths import REPO_ROOT
 from ibqos.proc import start_daemon
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 SRC = REPO_ROOT / "plugin" / "src"
 CLOCK = re.compile(r"\b(clock_gettime|gettimeofday|clock|time|difftime|times)\s*\(")

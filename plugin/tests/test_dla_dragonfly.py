@@ -10,10 +10,10 @@ import pytest
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import iter_routes, verify_fabric
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import fig8_vl, name_groups, port_kind, run_dla, start_dla
-from ibqos_sim.diags import smpquery_sl2vl
+from ibqos_sim.harness.diags import smpquery_sl2vl
 from ibqos.verify.ibdmchk import run_ibdmchk
 
 pytestmark = pytest.mark.fabric

@@ -24,7 +24,7 @@ import pytest
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos_sim.campaign import Campaign, double_faults, single_faults, summary
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import start_dla
 

@@ -11,7 +11,7 @@ import pytest
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import refusals, run_dla
 

@@ -12,7 +12,7 @@ import pytest
 
 from ibqos.proc import run_command
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import ENGINE, refusals, require_plugin
 

@@ -10,10 +10,10 @@ import pytest
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import TABLES_REJECTED, fig8_vl, name_groups, port_kind, run_dla
-from ibqos_sim.diags import smpquery_vlarb
+from ibqos_sim.harness.diags import smpquery_vlarb
 
 pytestmark = pytest.mark.fabric
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import dragonfly, fat_tree
+from ibqos_sim.harness.topology import dragonfly, fat_tree
 
 from dla_testlib import refusals, start_dla
 

@@ -11,7 +11,7 @@ import pytest
 
 from ibqos import paths
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import TABLES_REJECTED, refusals, run_dla
 

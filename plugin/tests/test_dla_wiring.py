@@ -1,4 +1,4 @@
-"""dla on dragonflies our generator would not draw (ibqos_sim.wiring): other global
+"""dla on dragonflies our generator would not draw (ibqos_sim.harness.wiring): other global
 arrangements, random matchings, shuffled port numbers, uneven hosts, spare ports, several links
 per group pair. Real OpenSM + plugin on ibsim; the verifier and ibdmchk judge each."""
 
@@ -10,7 +10,7 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos_sim.harness import Harness
-from ibqos_sim.wiring import uneven_hosts, wired_dragonfly
+from ibqos_sim.harness.wiring import uneven_hosts, wired_dragonfly
 
 from dla_testlib import refusals, run_dla
 

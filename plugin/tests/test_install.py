@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ibqos_sim.harness import Harness
-from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import ENGINE, require_plugin
 from installed_root import MULTIARCH, ROOT, check_installed_tool, require_private_root

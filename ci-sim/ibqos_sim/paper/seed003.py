@@ -164,7 +164,7 @@ def run_experiment(
 
     from ..harness import Harness
     from ..sim.points import run_points
-    from ..topology import dragonfly
+    from ..harness.topology import dragonfly
 
     runs, fabrics = [], {}
     with (

@@ -18,8 +18,8 @@ from ibqos.docfile import write_json
 
 def _fabric(spec: str):
     """(net file, None) for an existing ibsim net file, else (None, topology) for dfN & co."""
-    from ibqos_sim.netfile import check_net
-    from ibqos_sim.topology import from_spec
+    from ibqos_sim.harness.netfile import check_net
+    from ibqos_sim.harness.topology import from_spec
 
     path = Path(spec)
     if path.exists():

@@ -9,8 +9,8 @@ import click
 from ibqos.errors import InputError
 
 from ibqos_sim.harness import Harness
-from ibqos_sim.netfile import check_net
-from ibqos_sim.topology import from_spec
+from ibqos_sim.harness.netfile import check_net
+from ibqos_sim.harness.topology import from_spec
 
 RUN_DIR = click.option(
     "--run-dir",

@@ -21,7 +21,7 @@ STAGES = ("launch", "plan", "render", "configure", "readback", "conform", "verif
 class DryRunConfig:
     policy: Path
     out: Path
-    topology: str | None = "df72"  # generator spec (ibqos_sim.topology.from_spec) ...
+    topology: str | None = "df72"  # generator spec (ibqos_sim.harness.topology.from_spec) ...
     net: Path | None = None  # ... or an ibsim net file
     traffic: str = "uniform"  # the pattern every class's saturating flows follow
     sim_time_us: float = 200.0
@@ -38,7 +38,7 @@ class DryRunState:
     plan: object = None
     policy: object = None  # ibqos.policy.model.Policy
     capacity: object = None  # ibqos_app.dryrun.capacity.Capacity: the ports' VLArb capacity vs the policy's
-    ibsim: object = None  # ibqos_sim.ibsim_binary.IbsimBinary: the simulator that runs the fabric
+    ibsim: object = None  # ibqos_sim.harness.ibsim_binary.IbsimBinary: the simulator that runs the fabric
     topology: object = None  # the generator's Topology, when not --net
     rendered: dict = field(default_factory=dict)
     netfile: Path | None = None
@@ -99,9 +99,9 @@ class DryRun:
         from ibqos.faultspec import parse_fault
         from ibqos.planner import make_plan
         from ibqos.policy import load_policy
-        from ibqos_sim.ibsim_binary import default_choice, resolve
-        from ibqos_sim.netfile import check_net
-        from ibqos_sim.topology import from_spec
+        from ibqos_sim.harness.ibsim_binary import default_choice, resolve
+        from ibqos_sim.harness.netfile import check_net
+        from ibqos_sim.harness.topology import from_spec
 
         policy = load_policy(self.cfg.policy)
         for f in self.cfg.faults:  # the spelling now, the names once the fabric is up
@@ -149,7 +149,7 @@ class DryRun:
         return ", ".join(sorted(self.s.rendered))
 
     def _write_net(self) -> None:
-        from ibqos_sim.topology import from_spec
+        from ibqos_sim.harness.topology import from_spec
 
         if self.s.netfile is not None:
             return

@@ -231,7 +231,7 @@ class Harness:
         ibsim: str | None = None,
         ibsim_args: tuple[str, ...] = (),
     ):
-        """`ibsim`: "debian", "patched" or "auto" (ibqos_sim.ibsim_binary); default
+        """`ibsim`: "debian", "patched" or "auto" (ibqos_sim.harness.ibsim_binary); default
         IBQOS_IBSIM, else Debian's. `ibsim_args`: more options for it (e.g. the patched
         one's `-a 8`)."""
         self.ibsim_args = tuple(ibsim_args)
