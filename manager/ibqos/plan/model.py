@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..arbiter import ArbTable
-from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
+from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..roles import ROLES
 from ..docfile import read_json_text, validate, write_json
 from ..errors import InputError
@@ -57,7 +57,7 @@ class Latency(_M):
 
 
 class EndToEndPlan(_M):
-    """The end-to-end bound per class on the worst route (ibqos/plan/e2e.py)."""
+    """The end-to-end bound per class on the worst route (ibqos/arbiter/e2e.py)."""
 
     switch_hops: int  # switch-to-switch links of the route the bound is for
     # class name -> EndToEnd.to_dict() (bound_us, ports, wait/serialization/wire/switch µs)

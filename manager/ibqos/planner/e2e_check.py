@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from ..errors import InputError
-from ..plan.e2e import EndToEnd, describe_route, end_to_end_on
+from ..arbiter.e2e import EndToEnd, describe_route, end_to_end_on
 from ..policy.model import Policy
 from .fixes import checked_fixes, refusal
 from .synth import RoleResult, Violation

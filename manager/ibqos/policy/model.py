@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from ..arbiter.rates import rate_gbps
-from ..plan.e2e import DLA_SWITCH_HOPS
+from ..arbiter.e2e import DLA_SWITCH_HOPS
 from ..roles import Role
 from ..vls import DataVls, vlcap_code
 
@@ -270,7 +270,7 @@ class ClassSpec(_Strict):
     max_latency_us: float | None = Field(None, gt=0)
     max_distance: int | None = Field(None, ge=1)
     # One packet from its source CA to its destination, arbitration waits, serialization, wire
-    # and switches summed over the worst route (ibqos/plan/e2e.py).
+    # and switches summed over the worst route (ibqos/arbiter/e2e.py).
     max_e2e_latency_us: float | None = Field(None, gt=0)
     sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
     default: bool = False

@@ -33,7 +33,7 @@ class ClassVerdict:
     bandwidth_ok: bool
     latency_ok: bool
     why: str = ""
-    # end to end on the fabric's longest route of the class (ibqos/plan/e2e.py)
+    # end to end on the fabric's longest route of the class (ibqos/arbiter/e2e.py)
     e2e_bound_us: float | None = None
     e2e_max_us: float | None = None  # the policy's max_e2e_latency_us
     e2e_switch_hops: int | None = None

@@ -318,7 +318,7 @@ class DryRun:
         low-priority classes still saturate. Probe: the high-priority classes at 5% of their
         share, so their packets rarely queue behind each other, as the end-to-end bound
         assumes; the others still saturate."""
-        from ibqos.plan.e2e import NS_PER_M
+        from ibqos.arbiter.e2e import NS_PER_M
 
         from .judge import PROBE_FRACTION
         from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
