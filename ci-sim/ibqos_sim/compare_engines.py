@@ -7,15 +7,34 @@ stencil and hot-spot traffic on exactly that state. An engine OpenSM replaces by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from ibqos import osmlog
+from ibqos.docfile import write_figure
 from ibqos.errors import InputError
 from ibqos.extras import pyplot
+from ibqos.fabric.dla_record import read_record
 from ibqos.redline import needs_path_sls
+from ibqos.verify import verify_fabric
+from ibqos.verify.pathsl import from_fabric
+from ibqos.verify.sa_paths import query_path_sls
+from ibqos.vls import vlcap_code
 
-from .paper.seed003 import QOS_CONF
-from ibqos.docfile import write_figure
+from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES, Harness
+from .sim import TrafficSpec
+from .sim.points import Point, run_points
+
+# Every data VL its own equal share, as a VL-agnostic simulator arbitrates (the paper's
+# simulator has no QoS tables); the high table unused.
+QOS_CONF = {
+    "qos": "TRUE",
+    "max_op_vls": vlcap_code(8),  # the VLCap code of 8 data VLs (VL0-7), not the count
+    "qos_max_vls": 8,
+    "qos_high_limit": 0,
+    "qos_vlarb_high": "0:0",
+    "qos_vlarb_low": ",".join(f"{v}:64" for v in range(8)),
+}
 
 PATTERNS = ("uniform", "stencil", "hotspot")
 PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
@@ -26,8 +45,6 @@ NOT_COMPARABLE = {"file": "needs LFT dump files (OpenSM would build minhop's tab
 
 def parse_engines(text: str) -> list[str]:
     """The --engines list, checked before any process starts."""
-    from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES
-
     names = [e.strip() for e in text.split(",") if e.strip()]
     if not names:
         raise InputError("no routing engine named", field="--engines")
@@ -80,8 +97,6 @@ def route_and_read(h, engine: str):
 def route_read_explain(h, engine: str):
     """(fabric, engine OpenSM used, OpenSM's words when that is not `engine`). The per-pair
     SLs are the SA's answers, read in one process by the verifier's own reader."""
-    from ibqos.verify.sa_paths import query_path_sls
-
     sm = h.start_sm(
         engine="dla,minhop" if engine == "dla" else engine, plugin=engine == "dla", conf=QOS_CONF, log_flags=0x03
     )
@@ -96,7 +111,6 @@ def route_read_explain(h, engine: str):
     used_last = used[-1] if used else None
     if used_last == engine:
         return fabric, used_last, ""
-    from ibqos.fabric.dla_record import read_record
 
     return fabric, used_last, fallback_reason(lines, engine, read_record(sm.dumps))
 
@@ -126,15 +140,6 @@ def compare(
     (sweeprun.runner: local cores or a Slurm array; default every local core). With
     `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
     save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
-    from pathlib import Path
-
-    from ibqos.verify import verify_fabric
-    from ibqos.verify.pathsl import from_fabric
-
-    from .harness import Harness
-    from .sim import TrafficSpec
-    from .sim.points import Point, run_points
-
     out, fabrics = [], {}
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:

@@ -14,6 +14,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.model import Fabric
 
+from .sim import plot as plots
+from .sim import report
 from .sim.points import Point, default_jobs, run_points
 from .sim.result import SimResult
 from .slurm import jobdir, sbatch
@@ -139,8 +141,6 @@ def collect(root: Path) -> tuple[list[SimResult], dict]:
 
 def finish(results: list[SimResult], merge: dict, console: Console, as_json: bool) -> None:
     """sim.json, the tables (or the JSON), the plots; exit 1 on a deadlocked point."""
-    from .sim import report
-
     out_dir, name, meta = Path(merge["out_dir"]), merge["name"], merge["meta"]
     path = report.write_json(out_dir / f"{name}.json", results, meta)
     if as_json:
@@ -152,8 +152,6 @@ def finish(results: list[SimResult], merge: dict, console: Console, as_json: boo
             report.print_sweep(results, console)
         console.print(f"results: {path}", markup=False, highlight=False)
     if merge["plot"]:
-        from .sim import plot as plots
-
         pngs = [plots.latency_per_sl(results, out_dir / f"{name}-latency.png")]
         if len(results) > 1:
             pngs.insert(0, plots.load_throughput(results, out_dir / f"{name}-throughput.png", title=merge["title"]))

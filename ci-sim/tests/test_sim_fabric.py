@@ -11,7 +11,7 @@ import pytest
 
 from ibqos import paths
 from ibqos.fabric.dumps import load_dumps
-from ibqos.plan import Plan
+from ibqos.plan import load_plan
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
 from ibqos_sim.sim import SimParams, TrafficClass, TrafficSpec, compile_network, simulate
@@ -53,7 +53,7 @@ def df72(tmp_path_factory):
             name="qos",
         )
         qos = h.read_back(save=False)
-    return {"minhop": minhop, "dla": dla, "qos": qos, "plan": Plan.load(plan_path)}
+    return {"minhop": minhop, "dla": dla, "qos": qos, "plan": load_plan(plan_path)}
 
 
 def test_minhop_deadlocks_and_the_witness_is_a_credit_loop(df72):

@@ -4,15 +4,17 @@ turn a bad file into one InputError line, and one way to write a file whole or n
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import json
 import math
 import os
 import re
+import shutil
 import stat
 import tempfile
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import pydantic
@@ -200,9 +202,6 @@ def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:
     """Write `files` (name -> text) into `out_dir` as one set: a new directory appears whole
     (a temp directory renamed), an existing one has its files replaced under an exclusive
     lock on it, so two writers at once leave one's set or the other's, never a mix."""
-    import fcntl
-    import shutil
-
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("exists and is not a directory", file=out_dir)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import InputError
+from .fabric.groups import NotADragonfly, dragonfly_groups
 from .fabric.model import Fabric, Node
 
 FIELD = "--fault"
@@ -99,8 +100,6 @@ def _find(fabric: Fabric, spec: FaultSpec) -> Node:
 
 def _switch_link_kind(fabric: Fabric, a: Node, b: Node) -> str:
     """local / global on a dragonfly (groups from the checker's own discovery), else plain."""
-    from .fabric.groups import NotADragonfly, dragonfly_groups
-
     try:
         groups = dragonfly_groups(fabric)
     except NotADragonfly:

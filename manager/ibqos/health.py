@@ -20,8 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import osmlog
+from .conformance import diff_programmed, expected_from_plan, mtu_findings, mtu_unread
+from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
 from .findings import Finding
+from .redline import needs_path_sls, red_line
+from .verify import verify_fabric, verify_per_class, worst
 
 MAX_LINKS_NAMED = 3
 
@@ -65,9 +70,6 @@ def engine_finding(planned: str, routing: Routing) -> Finding | None:
 
 
 def table_finding(fabric: Fabric, plan, plan_source: str, record=None) -> tuple[Finding | None, list[str]]:
-    from .conformance import diff_programmed, expected_from_plan
-    from .fabric.groups import NotADragonfly
-
     try:
         diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
     except NotADragonfly as e:
@@ -88,9 +90,6 @@ def table_finding(fabric: Fabric, plan, plan_source: str, record=None) -> tuple[
 def routing_findings(fabric: Fabric, plan, routing: Routing, out: Judged) -> None:
     """Reachability, LID loops and credit loops, from the verifier; the SLs are the path SLs
     when known, else one SL per class of the plan (dla's case), else SL 0."""
-    from .redline import needs_path_sls, red_line
-    from .verify import verify_fabric, verify_per_class, worst
-
     psl = routing.path_sls
     layered = needs_path_sls(routing.engine)
     if psl is not None:
@@ -176,8 +175,6 @@ def checks(
     else:
         out.said.append(f"every planned link up ({ref_source})")
     if plan is not None:
-        from .conformance import mtu_findings, mtu_unread
-
         low = mtu_findings(fabric, plan.fabric.mtu)
         out.findings += [Finding("mtu", str(m), {"node": m.node, "port": m.port, "mtu": m.active}) for m in low]
         if unread := mtu_unread(fabric):
@@ -189,8 +186,6 @@ def checks(
 
 def dla_refusal(record, lines: list) -> str | None:
     """dla's reason for refusing: its record (error and reason), else its lines in the log."""
-    from . import osmlog
-
     if record is not None:
         return record.refusal
     said = [s for s in osmlog.engine_complaints(lines, "dla") if "D1A" in s]
@@ -199,8 +194,6 @@ def dla_refusal(record, lines: list) -> str | None:
 
 def engine_of(lines: list, record) -> str | None:
     """The engine in force: OpenSM's log names it; without a log, dla's record when it routed."""
-    from . import osmlog
-
     used = osmlog.configured_engines(lines)
     if used:
         return used[-1]

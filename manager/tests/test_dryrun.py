@@ -270,11 +270,11 @@ def check_isolated_packets_within_the_bound(run: Path, rep: dict) -> None:
     with its wait at the CA's port): its wait at each port is at most the analysed worst
     wait, however the others' traffic falls."""
     from ibqos.fabric.model import Fabric
-    from ibqos.plan import Plan
+    from ibqos.plan import load_plan
     from ibqos.verify.walk import iter_routes
     from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
 
-    plan = Plan.load(run / "plan.json")
+    plan = load_plan(run / "plan.json")
     fabric = Fabric.load(run / "fabric.json")
     far = max(iter_routes(fabric, sl=plan.classes[0].sls[0]), key=lambda r: len(r.hops))
     src, dst = fabric.nodes[far.src[0]].desc, fabric.nodes[far.dst[0]].desc

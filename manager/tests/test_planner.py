@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from ibqos.arbiter.exact import analyze_exact
 from ibqos.errors import InputError
-from ibqos.plan import ROLE_NAMES, Plan
+from ibqos.plan import ROLE_NAMES, Plan, load_plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 
@@ -60,7 +60,7 @@ def test_examples_plan_and_meet(path, tmp_path):
     plan = make_plan(policy)
     check_plan_meets_policy(plan, policy)
     plan.save(tmp_path / "p.json")
-    again = Plan.load(tmp_path / "p.json")
+    again = load_plan(tmp_path / "p.json")
     assert again.to_json() == plan.to_json()
     assert again.policy_sha256 == policy.sha256
     for c in again.classes:

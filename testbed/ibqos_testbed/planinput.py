@@ -3,7 +3,7 @@
 Only these are read: classes[].name/sls/priority, fabric.rate/rate_gbps/mtu and the predicted
 share of each class at the switch port facing the receiving CA,
 analysis["terminal"]["per_class"][name]["share"] (the two-node method measures that port).
-The planner's model (ibqos.plan.Plan.load, strict) reads and validates the document, SLs
+The planner's model (ibqos.plan.load_plan, strict) reads and validates the document, SLs
 0..15, each in one class, and the MTUs perftest's -m accepts included.
 """
 
@@ -13,9 +13,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ibqos import plan as plan_doc
 from ibqos.errors import InputError
 from ibqos.inputfile import read_bytes
-from ibqos.plan import Plan
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class PlanSummary:
 def load_plan(path: str | Path) -> PlanSummary:
     path = Path(path)
     raw = read_bytes(path)
-    plan = Plan.load(path)  # the planner's own model checks SLs (each in one class), MTU and classes
+    plan = plan_doc.load_plan(path)  # the planner's own model checks SLs (each in one class), MTU and classes
     per_class = (plan.analysis.get("terminal") or {}).get("per_class") or {}
     classes = tuple(
         TrafficClass(c.name, tuple(c.sls), c.priority, _share(per_class.get(c.name), path, c.name))

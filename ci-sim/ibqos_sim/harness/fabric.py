@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ibqos import osmlog, paths
+from ibqos.docfile import write_atomic, write_json
 from ibqos.errors import ExternalError, InputError
+from ibqos.fabric.dla_record import own_record
+from ibqos.fabric.live import ibsim_listening, read_live
 from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
+from ibqos.templating import render
 
 from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
 from .netfile import read_net
-from ibqos.templating import render
-
 from .resweep import Resweep, sweep_mark, wait_resweep
-from ibqos.docfile import write_atomic, write_json
-
 
 _counter = itertools.count()
 SOCK_PREFIX = "ibqos-"
@@ -165,8 +165,6 @@ class SmDaemon:
 
     def record(self):
         """The ibqos plugin's record when this OpenSM wrote it (plugin=True), else None."""
-        from ibqos.fabric.dla_record import own_record
-
         return own_record(self.dumps, self.pid)
 
     def wait_for_record_sweeps(self, n: int, timeout: float = 120) -> None:
@@ -291,8 +289,6 @@ class Harness:
         self.ibsim = start_daemon(
             "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled
         )
-
-        from ibqos.fabric.live import ibsim_listening
 
         def ready() -> bool:
             if not self.ibsim.alive():
@@ -562,8 +558,6 @@ class Harness:
 
     def read_back(self, save: bool = True):
         """Read the fabric live into the model; saved as run_dir/fabric.json for later stages."""
-        from ibqos.fabric.live import read_live
-
         self._check_alive()
         fabric = read_live(self.env)
         if save:

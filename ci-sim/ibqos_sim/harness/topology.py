@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibqos.errors import InputError
-from ibqos.templating import render
 from ibqos.docfile import write_atomic
+from ibqos.errors import InputError
+from ibqos.fabric.model import Fabric, Node, Port
+from ibqos.templating import render
 
 # CAs -> (a, p, h, g), the seed-003 sizes plus the 42-CA fabric with multiple global links.
 DRAGONFLY_SIZES: dict[int, tuple[int, int, int, int]] = {
@@ -79,8 +80,6 @@ class Topology:
     def to_fabric(self):
         """The generated wiring as an (unrouted) fabric model, GUIDs numbered in node order.
         Ground truth for tests; a real model comes from OpenSM's dumps or the live read-back."""
-        from ibqos.fabric.model import Fabric, Node, Port
-
         ids = {name: i + 1 for i, name in enumerate(self.nodes)}
         fabric = Fabric(source=f"generated:{self.name}")
         for n in self.nodes.values():

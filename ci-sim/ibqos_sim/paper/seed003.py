@@ -16,14 +16,20 @@ dragonfly) is reported as such, never silently.
 from __future__ import annotations
 
 import statistics
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ibqos.docfile import write_atomic, write_figure, write_json
 from ibqos.extras import pyplot, require_plot
 from ibqos.redline import needs_path_sls
-from ibqos.docfile import write_atomic, write_figure, write_json
-from ibqos.vls import vlcap_code
+
+from ..compare_engines import route_and_read
+from ..harness import Harness
+from ..harness.topology import dragonfly
+from ..sim import SimParams, TrafficSpec
+from ..sim.points import Point, run_points
 
 # Seed 003 Table 1 (min, median, max).
 PAPER_TABLE1 = {
@@ -38,16 +44,6 @@ PAPER_TABLE1 = {
 BUFFERS = (1, 2, 4, 8, 16, 32)
 LOADS = tuple(round(0.1 * k, 1) for k in range(1, 11))
 FACTOR_LOADS = (0.5, 1.0)
-# Every data VL its own equal share, as a VL-agnostic simulator arbitrates (the paper's
-# simulator has no QoS tables); the high table unused.
-QOS_CONF = {
-    "qos": "TRUE",
-    "max_op_vls": vlcap_code(8),  # the VLCap code of 8 data VLs (VL0-7), not the count
-    "qos_max_vls": 8,
-    "qos_high_limit": 0,
-    "qos_vlarb_high": "0:0",
-    "qos_vlarb_low": ",".join(f"{v}:64" for v in range(8)),
-}
 
 
 @dataclass
@@ -107,8 +103,6 @@ def model_tag(model: tuple) -> str:
 def route(harness, engine: str):
     """(fabric, engine OpenSM used) for one engine on the running ibsim fabric, with the SA's
     per-pair SLs where the engine sets them."""
-    from ..compare_engines import route_and_read
-
     return route_and_read(harness, engine)
 
 
@@ -126,9 +120,6 @@ def curve_keys(setup: Setup) -> list[tuple]:
 
 def points(engine: str, setup: Setup) -> list:
     """One simulation per (curve, load): uniform traffic, QDR, 4 KB MTU, the curve's switch."""
-    from ..sim import SimParams, TrafficSpec
-    from ..sim.points import Point
-
     out = []
     for reads, vb, voq, b in curve_keys(setup):
         params = SimParams(
@@ -160,12 +151,6 @@ def run_experiment(
     """Route every engine on real OpenSM (one at a time), then simulate all their points with
     `run(fabrics, points, tick)` (sweeprun.runner: local cores or a Slurm array; default every
     local core)."""
-    import tempfile
-
-    from ..harness import Harness
-    from ..sim.points import run_points
-    from ..harness.topology import dragonfly
-
     runs, fabrics = [], {}
     with (
         tempfile.TemporaryDirectory(prefix="ibqos-paper-") as tmp,

@@ -14,6 +14,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ibqos.arbiter import ArbTable
+from ibqos.fabric.groups import port_roles
 from ibqos.fabric.model import Fabric
 from ibqos.plan import Plan
 
@@ -37,8 +38,6 @@ class VlarbOverlay:
 def overlay_plan_vlarb(fabric: Fabric, plan: Plan, plan_name: str = "plan") -> VlarbOverlay:
     """Give every linked port that has no VLArb the plan's table for its role, or its
     per-port override, with the plan's capacities; ports without a role are left alone."""
-    from ibqos.fabric.groups import port_roles
-
     roles = port_roles(fabric)
     overrides = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
     out = VlarbOverlay(f"plan {plan_name}")

@@ -27,6 +27,7 @@ from ibqos.fabric.model import Fabric
 from .network import Network, compile_network
 from .params import SimParams
 from .result import SimResult
+from .run import simulate
 from .traffic import TrafficSpec
 
 
@@ -56,8 +57,6 @@ class _Networks:
         return self.nets[k]
 
     def run(self, p: Point) -> SimResult:
-        from .run import simulate
-
         return simulate(self.get(p.fabric, p.params), p.traffic, p.params, p.load)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ibqos.errors import InputError
+from ibqos.fabric.groups import NotADragonfly, dragonfly_groups
 
 from . import _core
 from .network import Network
@@ -99,8 +100,6 @@ def _stencil_neighbours(n: int) -> list[list[int]]:
 
 
 def _groups(net: Network) -> list[int]:
-    from ibqos.fabric.groups import NotADragonfly, dragonfly_groups
-
     try:
         sw_group = dragonfly_groups(net.fabric)
     except NotADragonfly as e:

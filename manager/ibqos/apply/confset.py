@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
+from .history import stamp
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
 MANIFEST = "manifest.json"
@@ -191,8 +192,6 @@ class ConfigSet:
     ) -> None:
         """The one writer of a version: written in a hidden directory, made read-only with its
         manifest, then renamed into place (a crash leaves a `.vNNNN.tmp`, never half a version)."""
-        from .history import stamp
-
         d = self.state / name
         tmp = self.state / f".{name}.tmp"
         _remove_tree(tmp)

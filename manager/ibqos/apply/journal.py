@@ -26,6 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..docfile import write_atomic
+from ..errors import ExternalError
+from ..fabric.model import Fabric
+from .history import append
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
 TERMINAL = ("verified", "standby", "rolled-back", "discarded")
@@ -63,7 +66,6 @@ class Journal:
             return None
         except (ValueError, TypeError) as e:
             # written with write-fsync-rename, so this is damage from outside ibqos
-            from ..errors import ExternalError
 
             raise ExternalError(
                 f"{self.path}: unreadable apply journal ({e}); inspect it and the ibqos.d/current link, then remove it"
@@ -74,8 +76,6 @@ class Journal:
         entry.time = time.time()
         write_atomic(self.path, json.dumps(asdict(entry), indent=1) + "\n")
         if entry.done:
-            from .history import append
-
             append(self.path.parent, asdict(entry))
         return entry
 
@@ -83,8 +83,6 @@ class Journal:
         fabric.save(self.before_path)
 
     def load_before(self):
-        from ..fabric.model import Fabric
-
         try:
             return Fabric.from_json(self.before_path.read_text())
         except (OSError, ValueError):

@@ -15,11 +15,12 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ExternalError, InputError
 from .. import osmconf
+from ..errors import ExternalError, InputError
 
 UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
 OSM_DEFAULT_CONF = Path("/etc/opensm/opensm.conf")  # OpenSM 3.3.23's default (-F)
@@ -167,8 +168,6 @@ def _systemctl(*args: str) -> str:
 def opensm_defaults(env: dict[str, str] | None = None) -> str:
     """OpenSM's own full configuration (`opensm -c FILE`), the base a missing
     /etc/opensm/opensm.conf is created from: never an ibqos fragment on its own."""
-    import tempfile
-
     exe = shutil.which("opensm") or "/usr/sbin/opensm"
     with tempfile.TemporaryDirectory(prefix="ibqos-osmconf-") as tmp:
         out = Path(tmp) / "opensm.conf"

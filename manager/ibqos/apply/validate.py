@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import paths
 from ..errors import ExternalError
+from ..osmconf import parse
 from ..proc import run_command
 from ..vls import vls_of_code
 
@@ -16,8 +17,6 @@ from ..vls import vls_of_code
 def _check_qos_values(conf: Path) -> None:
     """OpenSM parses qos_*_vlarb_* and qos_*_sl2vl strings only when it sets QoS up in a sweep,
     and then silently skips what it cannot read, and takes any max_op_vls: check them here."""
-    from ..osmconf import parse
-
     for key, value in parse(conf.read_text()).items():
         if value == "(null)":
             continue  # OpenSM's own way to write an unset option (opensm -c)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..docfile import field_line
 from ..errors import InputError
 from ..vls import DATA_VL_COUNTS
 
@@ -25,8 +26,6 @@ class _Where:
         self.path, self.text = path, text
 
     def error(self, message: str, *loc: str | int) -> InputError:
-        from ..docfile import field_line
-
         line = field_line(self.text, loc) if self.text is not None else None
         return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)) or None)
 

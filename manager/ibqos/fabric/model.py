@@ -35,6 +35,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..arbiter.table import ArbTable
+from ..docfile import read_json_text, write_atomic
+from ..errors import InputError
+from .check import check_fabric_doc
 from .codecs import HexGuid, KeyedList, PathSlRows, Sl2vlRows
 
 SCHEMA = "ibqos.fabric/1"
@@ -151,15 +154,10 @@ class Fabric(_M):
             raise ValueError(_first_error(e)) from e
 
     def save(self, path: str | Path) -> None:
-        from ..docfile import write_atomic
-
         write_atomic(path, self.model_dump_json() + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> Fabric:
-        from ..docfile import read_json_text
-        from ..errors import InputError
-        from .check import check_fabric_doc
 
         # read as every input is (a FIFO or a device refused, UTF-8, no NaN or 1e400): a
         # document that is not JSON is named with its line before the schema sees it

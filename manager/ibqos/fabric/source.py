@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import InputError
+from .dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
+from .live import read_live
 from .model import Fabric
 
 DUMP_MARKER = "opensm-subnet.lst"
@@ -59,8 +61,6 @@ def load_fabric(
     dumps without opensm-sl2vl.dump (OpenSM with qos FALSE) get OpenSM's default SL2VL on
     every port, with a note saying so, instead of an error."""
     if live:
-        from .live import read_live
-
         return LoadedFabric(read_live(env), None, None)
     if source is None:
         raise InputError("give a run directory, a fabric.json or dumps, or --live", field="source")
@@ -72,7 +72,6 @@ def load_fabric(
         return LoadedFabric(Fabric.load(source), source, None)
     if prefer == "model" and (source / "fabric.json").is_file():
         return LoadedFabric(Fabric.load(source / "fabric.json"), source / "fabric.json", None)
-    from .dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
 
     try:
         dumps = find_dumps(source)

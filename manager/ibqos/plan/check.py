@@ -11,6 +11,7 @@ from typing import Any
 
 import pydantic
 
+from ..docfile import field_line
 from ..errors import InputError
 from ..policy.model import Match
 from ..vls import vlcap_code
@@ -25,8 +26,6 @@ class _Where:
         self.path, self.text = path, text
 
     def error(self, message: str, *loc: str | int) -> InputError:
-        from ..docfile import field_line
-
         line = field_line(self.text, loc) if self.text is not None else None
         return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)))
 

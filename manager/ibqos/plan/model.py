@@ -11,9 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
+from ..docfile import write_json
 from ..roles import ROLES
-from ..docfile import read_json_text, validate, write_json
-from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
 ROLE_NAMES = ROLES  # the one definition: ibqos/roles.py
@@ -168,23 +167,3 @@ class Plan(_M):
         """Atomic: a temp file in the same directory, renamed over `path`."""
         # allow_nan=False: JSON has no Infinity or NaN, and a plan with one is a bug, not a file
         write_json(path, self.to_json(), allow_nan=False)
-
-    @classmethod
-    def load(cls, path: str | Path) -> Plan:
-        from .check import check_plan
-
-        doc, text = read_json_text(path)
-        if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-            got = doc.get("schema") if isinstance(doc, dict) else None
-            if isinstance(got, str) and got.startswith("ibqos.plan/"):
-                raise InputError(
-                    f"written by another version of ibqos (schema {got!r}; this one reads {SCHEMA!r}): "
-                    "plan the policy again with this version",
-                    file=path,
-                    line=1,
-                    field="schema",
-                )
-            raise InputError(f"not an ibqos plan (schema {got!r}, want {SCHEMA!r})", file=path)
-        plan = validate(cls, doc, path, text=text)
-        check_plan(plan, path, text)
-        return plan

@@ -8,11 +8,11 @@ from ..errors import InputError
 from ..roles import ROLES
 from ..vls import DATA_VL_COUNTS
 from .model import Policy
+from .yamlsrc import _dotted
 
 
 def _fail(policy: Policy, loc: tuple[str | int, ...], message: str) -> NoReturn:
     file, line = policy.where(*loc)
-    from .yamlsrc import _dotted
 
     raise InputError(message, file=file, line=line, field=_dotted(loc) or None)
 

@@ -9,8 +9,8 @@ from pydantic_core import ErrorDetails
 
 from ..errors import InputError
 from .check import check_policy
-from .model import Policy
-from .partitions import match_pkeys, missing_pkeys, read_partitions
+from .model import Match, Policy
+from .partitions import missing_pkeys, read_partitions
 from .yamlsrc import _dotted, load_yaml
 
 
@@ -83,3 +83,12 @@ def _message(err: ErrorDetails) -> str:
     if err["type"] == "literal_error" and not isinstance(inp, (dict, list)):
         return f"{msg} (got {inp!r})"
     return msg
+
+
+def match_pkeys(match: Match) -> list[tuple[tuple[str | int, ...], str]]:
+    """(location under the class's `match`, P_Key text) of every P_Key a match rule names."""
+    out: list[tuple[tuple[str | int, ...], str]] = [(("pkey", i), str(p)) for i, p in enumerate(match.pkey)]
+    for i, u in enumerate(match.ulps):
+        if u.pkey is not None:
+            out.append((("ulps", i, "pkey"), str(u.pkey)))
+    return out

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Self, Union
-
-if TYPE_CHECKING:
-    from .partitions import Partitions
+from typing import Annotated, Any, Literal, Self, Union
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from ..arbiter.rates import rate_gbps
 from ..arbiter.e2e import DLA_SWITCH_HOPS
+from ..arbiter.rates import rate_gbps
 from ..roles import Role
 from ..vls import DataVls, vlcap_code
+from .partitions import Partitions
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"

@@ -1,4 +1,5 @@
-"""The policy's `partitions:` file (OpenSM's partitions.conf): read, checked, and its P_Keys.
+"""The policy's `partitions:` file (OpenSM's partitions.conf): read, checked, and its P_Keys
+(the P_Keys a class's match names are listed by policy.load).
 
 OpenSM parses this file only during a sweep, and on a mistake it logs `PARSE ERROR` and
 drops the statement, so ibqos checks the syntax it relies on first (doc/partition-config.txt
@@ -10,14 +11,10 @@ multicast groups. The sweep itself is the second check: the dry run and `apply` 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn
-
-if TYPE_CHECKING:
-    from .model import Match
-
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from ..errors import InputError
 from ..inputfile import MiB, read_text
@@ -115,15 +112,6 @@ def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str], written:
                 f"member {m!r}: want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or "
                 "SELF, optionally =full|limited|both"
             )
-
-
-def match_pkeys(match: Match) -> list[tuple[tuple[str | int, ...], str]]:
-    """(location under the class's `match`, P_Key text) of every P_Key a match rule names."""
-    out: list[tuple[tuple[str | int, ...], str]] = [(("pkey", i), str(p)) for i, p in enumerate(match.pkey)]
-    for i, u in enumerate(match.ulps):
-        if u.pkey is not None:
-            out.append((("ulps", i, "pkey"), str(u.pkey)))
-    return out
 
 
 def missing_pkeys(parts: Partitions, text: str) -> list[int]:

@@ -17,14 +17,24 @@ reached the disk is dropped, since nothing was live.
 
 from __future__ import annotations
 
+import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
-from ibqos.errors import ExternalError, IbqosError, VerificationFailed
-from ibqos.apply.confset import ConfigSet
+from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.journal import Entry, Journal
-from ibqos.fabric.dla_record import record_dir
+from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
+from ibqos.apply.syslog import log_line
+from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+from ibqos.errors import ExternalError, IbqosError, VerificationFailed
+from ibqos.errors import ExternalError as _Busy
+from ibqos.fabric.compare import diff
+from ibqos.fabric.dla_record import record_dir
+from ibqos.fabric.groups_in_force import record_in
+from ibqos.fabric.live import read_live
+from ibqos.plan import load_plan
 
 
 @dataclass
@@ -40,15 +50,10 @@ def verify_plan_of(cs: ConfigSet, version: str, env, dumps: Path) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
-    from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
-    from ibqos.fabric.groups_in_force import record_in
-    from ibqos.fabric.live import read_live
-    from ibqos.plan import Plan
-
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
-    fabric, plan = read_live(env), Plan.load(plan_file)
+    fabric, plan = read_live(env), load_plan(plan_file)
     record = record_in(dumps)  # the groups dla routed with (docs/groups.md), where the sweep was timed
     diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
     diffs += [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
@@ -65,9 +70,6 @@ def _dumps(entry: Entry, pid: int) -> Path:
 def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> str:
     """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
     (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
-    from ibqos.fabric.compare import diff
-    from ibqos.fabric.live import read_live
-
     journal.write(entry, "rollback")
     _fault("journal:rollback")
     cs.flip(entry.previous)
@@ -87,8 +89,6 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> 
 def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
     """One line saying what a killed apply left and what was done, or None if nothing was.
     The line also goes to the system log: the killed apply could not send its own."""
-    from ibqos.apply.syslog import log_line
-
     line = _recover(cs, io)
     if line:
         log_line(f"recovered {cs.state}: {line}")
@@ -128,19 +128,18 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
     return f"{found}: swept, read back and verified {entry.version}; it stays"
 
 
-def _fault(point: str) -> None:
-    from .run import fault_hook
+def fault_hook(step: str) -> None:
+    if os.environ.get("IBQOS_APPLY_FAULT") == step:
+        os.kill(os.getpid(), signal.SIGKILL)
 
+
+def _fault(point: str) -> None:
     fault_hook(point)
 
 
 def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     """For `ibqos status --opensm-conf`: one line on the configuration's state, after finishing
     or undoing a killed apply. A running apply (lock held) is left alone."""
-    from ibqos.errors import ExternalError as _Busy
-    from ibqos.apply.confset import state_dir_for
-    from ibqos.apply.lock import apply_lock
-
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
@@ -171,7 +170,5 @@ def _plan_hash(cs: ConfigSet) -> str:
 
 def current_tampered(opensm_conf: Path) -> str | None:
     """One line when the version the configuration runs on was changed since ibqos wrote it."""
-    from ibqos.apply.confset import state_dir_for
-
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     return cs.tamper_line(cs.current_version())

@@ -21,35 +21,39 @@ options logs one line to the system log (syslog.py); a dry run writes nothing an
 from __future__ import annotations
 
 import difflib
-import os
-import signal
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
 from ibqos import osmconf
-from ibqos.interrupt import Interrupted, deferred
-from ibqos.pipeline import Hooks, Pipeline
-from ibqos.osmlog import log_mark, sweep_failures
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
+from ibqos.apply.history import who
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
-from ibqos.fabric.dla_record import record_dir
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
-from .recover import FabricAccess, recover, restore
+from ibqos.apply.service import is_whole_conf, opensm_defaults, resolve
+from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
+from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+from ibqos.docfile import write_atomic
+from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
+from ibqos.fabric.dla_record import record_dir
+from ibqos.fabric.groups_in_force import groups_in_force, record_in
+from ibqos.fabric.live import read_live
+from ibqos.interrupt import Interrupted, deferred
+from ibqos.osmlog import log_mark, sweep_failures
+from ibqos.pipeline import Hooks, Pipeline
+from ibqos.plan import load_plan
+from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
+from ibqos.render import render_plan
+
+from .recover import FabricAccess, fault_hook, recover, restore
 
 STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
 DEFAULT_KEEP = 10
 DEFAULT_LOG = Path("/var/log/opensm.log")
 ROLE_FILES = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")
-
-
-def fault_hook(step: str) -> None:
-    if os.environ.get("IBQOS_APPLY_FAULT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -196,9 +200,6 @@ class Apply:
         return True
 
     def _syslog(self) -> None:
-        from ibqos.apply.history import who
-        from ibqos.apply.syslog import log_line
-
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
         sha = self.s.plan_sha256[:16] or "none"
         log_line(f"{what} {self.req.opensm_conf} plan sha256 {sha} by {who()}: {self.s.outcome or 'stopped'}")
@@ -224,8 +225,6 @@ class Apply:
     def _target_service(self) -> bool:
         """Point the request at what the unit runs. True when --init-conf wrote the missing
         opensm.conf (OpenSM reads it only at start: the caller stops there)."""
-        from ibqos.apply.service import is_whole_conf, resolve
-
         t = resolve(self.req.service)
         self.s.service = t
         self.req.opensm_conf = t.conf
@@ -257,12 +256,7 @@ class Apply:
     def _init_conf(self, t) -> None:
         """The unit's opensm.conf, whole: OpenSM's defaults (`opensm -c`) with the plan's options
         and its files beside it. Options OpenSM reads only at start take effect on restart."""
-        from ibqos.docfile import write_atomic
-        from ibqos.plan import Plan
-        from ibqos.render import render_plan
-        from ibqos.apply.service import opensm_defaults
-
-        plan = Plan.load(self.req.plan_path)
+        plan = load_plan(self.req.plan_path)
         conf_dir = t.conf.parent
         with tempfile.TemporaryDirectory(prefix="ibqos-init-") as tmp:
             rendered = render_plan(plan, Path(tmp))
@@ -309,9 +303,6 @@ class Apply:
             self.echo(f"recovered: {line}")
 
     def stage_render(self) -> None:
-        from ibqos.plan import Plan
-        from ibqos.render import render_plan
-
         conf_path = self.req.opensm_conf
         try:
             current = conf_path.read_text()
@@ -322,7 +313,7 @@ class Apply:
             self._stored_set(conf_path, opts)
             self._finish_render(conf_path, opts)
             return
-        self.s.plan = Plan.load(self.req.plan_path)
+        self.s.plan = load_plan(self.req.plan_path)
         self.s.plan_text = self.req.plan_path.read_text()
         with tempfile.TemporaryDirectory(prefix="ibqos-apply-") as tmp:
             rendered = render_plan(self.s.plan, Path(tmp))
@@ -385,8 +376,6 @@ class Apply:
 
     def _stored_set(self, conf_path: Path, opts: dict[str, str]) -> None:
         """ibqos rollback: the files of a stored version (and its plan, to verify against)."""
-        from ibqos.plan import Plan
-
         cs = ConfigSet.beside(conf_path, {})
         v = self.req.rollback_to
         if v not in cs.versions():
@@ -403,7 +392,7 @@ class Apply:
         plan_file = cs.state / v / "plan.json"
         if plan_file.exists():
             self.s.plan_text = plan_file.read_text()
-            self.s.plan = Plan.load(plan_file)
+            self.s.plan = load_plan(plan_file)
 
     def _finish_render(self, conf_path: Path, opts: dict[str, str]) -> None:
         """What the new set drops is emptied, never left to dangle; then the P_Key guard."""
@@ -427,8 +416,6 @@ class Apply:
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
         drops take their P_Keys off every port: only with --allow-pkey-removal."""
-        from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
-
         path = self.s.paths.get("partitions.conf")
         if path is None:
             return
@@ -491,8 +478,6 @@ class Apply:
         self.echo("".join(diff).rstrip("\n"))
 
     def stage_snapshot(self) -> None:
-        from ibqos.fabric.live import read_live
-
         self.s.before = read_live(self.req.env)
         self.s.journal = Journal(self.s.confset.state)
 
@@ -505,8 +490,6 @@ class Apply:
             self._stage()
 
     def _stage(self) -> None:
-        from ibqos.apply.history import who
-
         cs = self.s.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
@@ -558,8 +541,6 @@ class Apply:
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s" + (cut if truncated else ""))
 
     def stage_readback(self) -> None:
-        from ibqos.fabric.live import read_live
-
         self.s.after = read_live(self.req.env)
 
     def stage_verify(self) -> None:
@@ -569,9 +550,6 @@ class Apply:
         self._journal("verified")
 
     def _check_plan(self) -> None:
-        from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
-        from ibqos.fabric.groups_in_force import groups_in_force, record_in
-
         if self.s.plan is None:  # a rollback to the admin's original files: no plan to hold them to
             self.echo(f"{self.req.rollback_to} has no plan (the admin's own files): swept without OpenSM errors")
             return

@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import click
+
 from ibqos.errors import InputError
+from ibqos_sim.slurm.sbatch import SlurmOptions
 
 T = TypeVar("T")
 
@@ -27,8 +30,6 @@ def loads(text: str, what: str = "--loads") -> tuple[float, ...]:
 
 def switch_model_options(f):
     """The switch model's choices that change results (docs/simulator.md, "Switch model")."""
-    import click
-
     opts = [
         click.option("--voq/--no-voq", default=True, show_default=True, help="Virtual output queues."),
         click.option(
@@ -55,8 +56,6 @@ def switch_model_options(f):
 
 def sweep_options(f):
     """Where a sweep's points run: --jobs on this host, or --slurm and sbatch's options."""
-    import click
-
     opts = [
         click.option(
             "--jobs", type=click.IntRange(1), default=None, help="Points simulated at once [default: every core]."
@@ -74,8 +73,6 @@ def sweep_options(f):
 
 def slurm_choice(jobs, slurm, partition, time_limit, account, opts, wait: bool = True):
     """The SlurmOptions for --slurm, else None; refuses options that do not go together."""
-    from ibqos_sim.slurm.sbatch import SlurmOptions
-
     if slurm and jobs is not None:
         raise InputError("--jobs is for local runs; Slurm places an array's tasks itself", field="--jobs")
     chosen = SlurmOptions.parse(partition, time_limit, account, opts)

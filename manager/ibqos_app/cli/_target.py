@@ -9,7 +9,10 @@ from pathlib import Path
 import click
 
 from ibqos import paths
+from ibqos.apply.service import resolve
 from ibqos.errors import InputError
+
+from ..apply.run import ApplyRequest
 
 
 def config_options(f):
@@ -77,8 +80,6 @@ def conf_of(service: str | None, opensm_conf: Path | None) -> Path:
     """The opensm.conf named by --service or --opensm-conf (history needs no PID)."""
     _one_of(service, opensm_conf)
     if service:
-        from ibqos.apply.service import resolve
-
         return resolve(service).conf
     assert opensm_conf is not None
     return opensm_conf
@@ -92,8 +93,6 @@ def sim_env(sim_socket: str | None) -> dict[str, str] | None:
 
 def make_request(plan: Path | None, **kw):
     """An ApplyRequest from the shared options (and apply's or rollback's own)."""
-    from ..apply.run import ApplyRequest
-
     service, opensm_conf, pid, pidfile = kw["service"], kw["opensm_conf"], kw["pid"], kw["pidfile"]
     if service and (pid is not None or pidfile):
         raise InputError("--service finds the PID itself: drop --pid/--pidfile", field="--service")

@@ -6,8 +6,17 @@ import json
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
+from ibqos.arbiter import ArbTable
+from ibqos.arbiter.algorithm1 import analyze_algorithm1
+from ibqos.arbiter.exact import NoPeriodError, analyze_exact
+from ibqos.arbiter.rates import rate_gbps
 from ibqos.errors import InputError
+from ibqos.plan import ROLE_NAMES, load_plan
+from ibqos.term import console, print_table
 
 # Algorithm 1 keeps every delivery of every cycle, so time and memory grow with the runs:
 # 100000 took 84 s and 2.2 GB for the campaign in issue 13; 10000 of a 4-entry table take
@@ -57,9 +66,6 @@ PROGRESS_FROM = 1000  # runs; shorter analyses finish before a bar would help
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
 def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, switch_hops, as_json):
     """Analyze the tables of PLAN, or the table set given with --high/--low/--limit."""
-    from ibqos.arbiter import ArbTable
-    from ibqos.arbiter.rates import rate_gbps
-
     if not 1 <= runs <= MAX_RUNS:
         raise InputError(
             f"{runs} is outside 1..{MAX_RUNS}: Algorithm 1 keeps every delivery, so "
@@ -71,9 +77,8 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     if plan_path is not None:
         if high is not None or low is not None:
             raise InputError("give either a PLAN or --high/--low, not both", field="--high")
-        from ibqos.plan import ROLE_NAMES, Plan
 
-        plan = Plan.load(plan_path)
+        plan = load_plan(plan_path)
         mode = mode or plan.accounting
         packet_bytes = packet_bytes or plan.fabric.mtu
         rate = rate or plan.fabric.rate_gbps
@@ -112,8 +117,6 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     out = {}
     for label, table, classes in jobs:
         if engine == "exact":
-            from ibqos.arbiter.exact import NoPeriodError, analyze_exact
-
             try:
                 a = analyze_exact(table, packet_bytes, mode, gbps)
             except NoPeriodError as e:
@@ -135,12 +138,8 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
 
 def _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs):
     """Algorithm 1, with a progress bar on stderr for long runs (stdout stays clean for --json)."""
-    from ibqos.arbiter.algorithm1 import analyze_algorithm1
-
     if runs < PROGRESS_FROM:
         return analyze_algorithm1(table, packet_bytes, mode, gbps, runs)
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(
         TextColumn("{task.description}"),
@@ -197,9 +196,6 @@ def _end_to_end(plan, out: dict, switch_hops: int | None) -> dict | None:
 
 
 def _print_e2e(e2e: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
     first = next(iter(e2e["per_class"].values()))
     t = Table(
         title=f"end to end per packet: route {' → '.join(first['ports'])} ({e2e['switch_hops']} switch hops), "
@@ -223,10 +219,6 @@ def _print_e2e(e2e: dict) -> None:
 
 
 def _print(out: dict, jobs) -> None:
-    from rich.table import Table
-
-    from ibqos.term import console, print_table
-
     con = console()
     for label, table, _ in jobs:
         doc = out[label]

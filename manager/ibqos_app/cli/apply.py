@@ -6,6 +6,9 @@ from pathlib import Path
 
 import click
 
+from ibqos.errors import InputError
+
+from ..apply.run import Apply
 from ._target import config_options, make_request, sm_options
 
 
@@ -41,9 +44,6 @@ def apply(plan: Path, **kw) -> None:
     restore the previous files and prove the fabric is back as it was. An apply killed half-way
     is finished or rolled back first, from its journal in ibqos.d/. An unchanged plan writes
     nothing; `ibqos history` lists the versions, `ibqos rollback` returns to one."""
-    from ..apply.run import Apply
-    from ibqos.errors import InputError
-
     if kw["init_conf"] and not kw["service"]:
         raise InputError("--init-conf needs --service", field="--init-conf")
     try:

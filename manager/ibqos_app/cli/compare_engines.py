@@ -6,21 +6,27 @@ import tempfile
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.table import Table
 
+from ibqos.docfile import write_json
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.term import console, print_table
+from ibqos_sim import compare_engines as ce
+from ibqos_sim import sweeprun
+from ibqos_sim.harness.netfile import check_net
+from ibqos_sim.harness.topology import from_spec
+from ibqos_sim.sim import SimParams
 
 from . import _sim_args as cli_args
-from ibqos.docfile import write_json
 
 
 def _fabric(spec: str):
     """(net file, None) for an existing ibsim net file, else (None, topology) for dfN & co."""
-    from ibqos_sim.harness.netfile import check_net
-    from ibqos_sim.harness.topology import from_spec
-
     path = Path(spec)
     if path.exists():
         check_net(path)
@@ -80,15 +86,6 @@ def compare_engines(
     Writes OUT/compare.json, OUT/compare.png and each routed engine's read-back model as
     OUT/ENGINE/fabric.json. An engine OpenSM replaces by another is reported as not run, a
     run that deadlocks as DEADLOCK."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.progress import Progress
-    from rich.table import Table
-
-    from ibqos_sim import compare_engines as ce
-    from ibqos_sim import sweeprun
-    from ibqos_sim.sim import SimParams
-
     require_plot("compare-engines (compare.png)")
     engine_list = ce.parse_engines(engines)
     pattern_list = ce.parse_patterns(patterns)

@@ -6,8 +6,8 @@ import textwrap
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
@@ -15,6 +15,10 @@ from ibqos.errors import InputError, VerificationFailed
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.term import console, print_table
+
+from ..dryrun import STAGES, DryRun, DryRunConfig
+from ..dryrun.judge import LATENCY_RULE, bandwidth_rule
+from ..dryrun.verdict import passed, summary
 
 
 @click.command()
@@ -79,8 +83,6 @@ def dryrun(
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free; a defect is
     VerificationFailed (exit 1, mapped in ibqos_app.cli)."""
-    from ..dryrun import STAGES, DryRun, DryRunConfig
-
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
     require_plot("the dry run's report.html")
@@ -136,8 +138,6 @@ def dryrun(
 
 
 def _raise_on_defect(dr) -> None:
-    from ..dryrun.verdict import passed, summary
-
     if not passed(dr.s):
         raise VerificationFailed(f"dry run failed: {summary(dr.s)}")
 
@@ -156,8 +156,6 @@ def _e2e_cell(v) -> str:
 
 
 def _print_verdict(dr) -> None:
-    from ..dryrun.judge import LATENCY_RULE, bandwidth_rule
-
     con = console(pipe_width=140)
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup

@@ -6,8 +6,15 @@ import json
 import time
 
 import click
+from rich.markup import escape
+from rich.table import Table
 
-from ._target import config_options
+from ibqos.apply.confset import ConfigSet, state_dir_for
+from ibqos.apply.history import rows
+from ibqos.errors import VerificationFailed
+from ibqos.term import console, print_table
+
+from ._target import conf_of, config_options
 
 
 @click.command()
@@ -17,15 +24,6 @@ def history(service, opensm_conf, as_json: bool) -> None:
     """List the stored configuration versions of one OpenSM: when, which plan (sha256 of its
     plan.json), who (SUDO_USER or the login name) and how it ended (verified, rolled back,
     original). A version changed by hand since ibqos wrote it is named in one line (exit 1)."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ibqos.apply.confset import ConfigSet, state_dir_for
-    from ibqos.apply.history import rows
-    from ibqos.errors import VerificationFailed
-    from ibqos.term import console, print_table
-    from ._target import conf_of
-
     cs = ConfigSet({}, state_dir_for(conf_of(service, opensm_conf)))
     found = rows(cs)
     if as_json:

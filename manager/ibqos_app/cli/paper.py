@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import Progress
 
 from ibqos.errors import InputError
 from ibqos.outpath import OUT_DIR
+from ibqos_sim import sweeprun
+from ibqos_sim.paper import seed003
 
 from . import _sim_args as cli_args
 from ._sim_args import csv_list
@@ -63,12 +67,6 @@ def paper(
 ):
     """Reproduce a seed paper's experiment: figures (PNG), Table 1 (markdown, the paper's
     values beside ours) and results.json in --out."""
-    from rich.console import Console
-    from rich.progress import Progress
-
-    from ibqos_sim import sweeprun
-    from ibqos_sim.paper import seed003
-
     seed003.require_matplotlib()
     slurm_opts = cli_args.slurm_choice(jobs, slurm, slurm_partition, slurm_time, slurm_account, slurm_opt)
     reads_t = tuple(1 if r == "1" else "N" for r in csv_list(reads, "--input-reads", str))

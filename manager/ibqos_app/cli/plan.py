@@ -7,9 +7,12 @@ from pathlib import Path
 
 import click
 from rich.markup import escape
+from rich.table import Table
 
-from ibqos.outpath import OUT_FILE
 from ibqos.errors import InputError
+from ibqos.outpath import OUT_FILE
+from ibqos.planner import plan_and_analyze
+from ibqos.term import console, print_table
 
 
 def parse_cap(text: str | None) -> tuple[int, int] | None:
@@ -43,8 +46,6 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the per-class analysis as JSON.")
 def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     """Synthesize VLArb tables, VLHighLimit and the SL->class->VL plan from POLICY."""
-    from ibqos.planner import plan_and_analyze
-
     if not out.name or out.is_dir():  # -o '' is the current directory
         raise InputError("is a directory, not a plan file to write", file=out, field="--output")
     if not out.parent.is_dir():
@@ -59,10 +60,6 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 
 
 def _summary(p, out: Path) -> None:
-    from rich.table import Table
-
-    from ibqos.term import console, print_table
-
     t = Table(
         title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
         f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}"

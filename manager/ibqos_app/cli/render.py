@@ -6,8 +6,10 @@ from pathlib import Path
 
 import click
 
-from ibqos.outpath import OUT_DIR
 from ibqos.errors import InputError
+from ibqos.outpath import OUT_DIR
+from ibqos.plan import load_plan
+from ibqos.render import render_plan
 
 
 @click.command()
@@ -22,10 +24,7 @@ from ibqos.errors import InputError
 )
 def render(plan_path: Path, out: Path) -> None:
     """Render PLAN to OpenSM options, an OpenSM QoS policy and the dla plugin's tables."""
-    from ibqos.plan import Plan
-    from ibqos.render import render_plan
-
-    plan = Plan.load(plan_path)
+    plan = load_plan(plan_path)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", file=out)
     for name, path in render_plan(plan, out).items():

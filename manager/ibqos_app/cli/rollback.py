@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import click
 
-from ._target import config_options, make_request, sm_options
+from ibqos.apply.confset import ConfigSet, state_dir_for
+from ibqos.apply.history import previous_verified
+from ibqos.errors import InputError
+
+from ..apply.run import Apply
+from ._target import conf_of, config_options, make_request, sm_options
 
 
 @click.command()
@@ -16,15 +21,8 @@ def rollback(version: str | None, **kw) -> None:
     `apply` applies a plan: a new version with its files, SIGHUP, heavy sweep, read back,
     checked against that version's plan, and rolled back on any failure. `ibqos history`
     lists the versions."""
-    from ibqos.apply.confset import ConfigSet, state_dir_for
-    from ibqos.apply.history import previous_verified
-    from ..apply.run import Apply
-    from ibqos.errors import InputError
-
     req = make_request(None, **kw)
     if version is None:
-        from ._target import conf_of
-
         cs = ConfigSet({}, state_dir_for(conf_of(kw["service"], kw["opensm_conf"])))
         version = previous_verified(cs)
         if version is None:

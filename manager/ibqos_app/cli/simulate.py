@@ -5,10 +5,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from pydantic import ValidationError
+from rich.console import Console
 
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
+from ibqos.fabric.source import load_fabric
 from ibqos.outpath import OUT_DIR
+from ibqos.plan import load_plan
+from ibqos.policy.yamlsrc import load_yaml
+from ibqos_sim import sweeprun
+from ibqos_sim.sim import (
+    PATTERNS,
+    SimParams,
+    TrafficClass,
+    TrafficSpec,
+    classes_from_plan,
+    overlay_plan_vlarb,
+    parse_sweep,
+)
+from ibqos_sim.sim.points import Point
+from ibqos_sim.sim.run import network_for
 
 from . import _sim_args as cli_args
 
@@ -17,14 +34,9 @@ def load_run_fabric(rundir: Path, plan_path: Path | None):
     """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR. A fabric.json
     path is accepted in place of RUNDIR. Ports the model has no VLArb for get the plan's, as a
     labelled overlay (returned: the result says which ports)."""
-    from ibqos.fabric.source import load_fabric
-    from ibqos.plan import Plan
-
-    from ibqos_sim.sim import overlay_plan_vlarb
-
     if plan_path is None and rundir.is_dir() and (rundir / "plan.json").exists():
         plan_path = rundir / "plan.json"
-    plan = Plan.load(plan_path) if plan_path else None
+    plan = load_plan(plan_path) if plan_path else None
     loaded = load_fabric(rundir, require_sl2vl=False)
     fabric, source = loaded.fabric, loaded.path
     overlay = overlay_plan_vlarb(fabric, plan, str(plan_path)) if plan is not None else None
@@ -32,15 +44,9 @@ def load_run_fabric(rundir: Path, plan_path: Path | None):
 
 
 def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls):
-    from pydantic import ValidationError
-
-    from ibqos_sim.sim import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
-
     classes = []
     if pattern == "mix":
         if classes_file:
-            from ibqos.policy.yamlsrc import load_yaml
-
             located = load_yaml(classes_file, what="a list of traffic classes")
             doc = located.data
             items = doc.get("classes") if isinstance(doc, dict) else doc
@@ -214,14 +220,6 @@ def simulate(
 
     Routes, SL2VL and VLArb are exactly the programmed ones. A sweep's points run on every
     core (--jobs), or as a Slurm job array (--slurm). Exits 1 on a deadlock."""
-    from pydantic import ValidationError
-    from rich.console import Console
-
-    from ibqos_sim import sweeprun
-    from ibqos_sim.sim import SimParams, parse_sweep
-    from ibqos_sim.sim.points import Point
-    from ibqos_sim.sim.run import network_for
-
     if plot:
         require_plot("--plot")
     if collect is not None:

@@ -6,14 +6,34 @@ finding, 2 for unusable input.
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import click
 from rich.markup import escape
-from ibqos.term import console, print_table
 from rich.table import Table
 
-from ibqos.errors import InputError, VerificationFailed
+from ibqos import osmconf, osmlog, paths
+from ibqos.apply.confset import ConfigSet, state_dir_for
+from ibqos.apply.opensm_ctl import resolve_pid
+from ibqos.apply.service import resolve
+from ibqos.errors import ExternalError, InputError, VerificationFailed
+from ibqos.errors import InputError as _NoDumps
+from ibqos.fabric.dla_record import read_record, record_dir
+from ibqos.fabric.dumps import load_dumps
+from ibqos.fabric.model import Fabric
+from ibqos.fabric.source import find_dumps, load_fabric
+from ibqos.findings import Finding
+from ibqos.health import Routing, checks, dla_refusal, engine_of
+from ibqos.plan import load_plan
+from ibqos.redline import find_osm_log, needs_path_sls
+from ibqos.status import sl2vl_by_hop, vlarb_by_role
+from ibqos.term import console, print_table
+from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
+from ibqos.verify.sa_paths import query_path_sls
+
+from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
 
 
@@ -67,21 +87,14 @@ def status(
 ) -> None:
     """Show what the fabric is programmed with now, per port role and per SL, and whether it is
     what the plan says and sound: exit 1 with one line per finding otherwise."""
-    import json
-    import os
-
-    from ibqos.plan import Plan
-
     say = (lambda line: None) if as_json else click.echo
     if plan_path is None and rundir is not None and not live:
         # one set of defaults: a run directory is judged by the plan it was made with
         plan_path = plan_beside(rundir)
         if plan_path is not None:
             say(f"plan: {plan_path} (the run's; --plan overrides)")
-    plan = Plan.load(plan_path) if plan_path else None  # bad input first, before any output
+    plan = load_plan(plan_path) if plan_path else None  # bad input first, before any output
     if service:
-        from ibqos.apply.service import resolve
-
         t = resolve(service)
         if t.conf.is_file():
             opensm_conf = opensm_conf or t.conf
@@ -89,14 +102,9 @@ def status(
         osm_log = osm_log or t.log
     env = None
     if sim_socket:
-        from ibqos import paths
-
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered = None, None
     if opensm_conf is not None:
-        from ibqos.apply.opensm_ctl import resolve_pid
-        from ..apply.recover import FabricAccess, check_and_recover, current_tampered
-
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         config_line = check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout))
         say(config_line)
@@ -110,18 +118,14 @@ def status(
     reference, ref_source = None, None
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
-    from ibqos.fabric.source import load_fabric
 
     fabric = load_fabric(rundir, live=live, env=env).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
     routing = _routing(fabric, rundir, live, osm_log, opensm_conf, plan, env)
-    from ibqos.health import checks
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
-        from ibqos.findings import Finding
-
         judged.findings.insert(0, Finding("tampered", tampered))
     if as_json:
         doc = {
@@ -153,8 +157,6 @@ def status(
 
 
 def _show_tables(fabric) -> None:
-    from ibqos.status import sl2vl_by_hop, vlarb_by_role
-
     con = console()
     t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):
@@ -181,17 +183,13 @@ def _show_tables(fabric) -> None:
 def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
     """The applied plan of the configuration (unless --plan gave one) and the fabric read back
     at its verified apply (whose links are the planned links)."""
-    from ibqos.apply.confset import ConfigSet, state_dir_for
-    from ibqos.fabric.model import Fabric
-    from ibqos.plan import Plan
-
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     version = cs.current_version()
     if version is None:
         return plan, plan_path, None, None
     if plan_path is None and (cs.current / "plan.json").is_file():
         plan_path = cs.current / "plan.json"
-        plan = Plan.load(plan_path)
+        plan = load_plan(plan_path)
         say(f"plan: {plan_path} (applied {version}; --plan overrides)")
     ref = cs.verified_fabric(version)
     if not ref.is_file():
@@ -201,10 +199,6 @@ def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
 
 def _first_run(rundir: Path):
     """The links of the run's first OpenSM run (its healthy fabric), or None without dumps."""
-    from ibqos.errors import InputError as _NoDumps
-    from ibqos.fabric.dumps import load_dumps
-    from ibqos.fabric.source import find_dumps
-
     try:
         first = find_dumps(rundir, newest=False)
     except _NoDumps:
@@ -214,15 +208,6 @@ def _first_run(rundir: Path):
 
 def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, opensm_conf, plan, env):
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
-    import os
-
-    from ibqos import osmconf, osmlog
-    from ibqos.errors import ExternalError
-    from ibqos.fabric.dla_record import read_record, record_dir
-    from ibqos.health import Routing, dla_refusal, engine_of
-    from ibqos.redline import find_osm_log, needs_path_sls
-    from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
-
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = None
     if live and opensm_conf is not None:
@@ -232,8 +217,6 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
             raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
         dumps = record_dir(opts, None)
     elif rundir is not None:
-        from ibqos.fabric.source import find_dumps
-
         try:
             dumps = find_dumps(rundir)
         except InputError:
@@ -247,8 +230,6 @@ def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, open
         r.record = record  # the groups dla routed with (docs/groups.md)
     if live:
         if needs_path_sls(engine) or plan is None:
-            from ibqos.verify.sa_paths import query_path_sls
-
             try:
                 r.path_sls = query_path_sls(fabric, env or dict(os.environ))
             except ExternalError as e:

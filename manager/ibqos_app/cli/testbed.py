@@ -8,6 +8,11 @@ import click
 
 from ibqos.errors import ExternalError, VerificationFailed
 from ibqos.outpath import OUT_DIR
+from ibqos_testbed import compare, render_report, runplan
+from ibqos_testbed.chart import write_png
+from ibqos_testbed.planinput import load_plan
+from ibqos_testbed.runner import Runner
+from ibqos_testbed.runplan import RunPlan
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
@@ -81,9 +86,6 @@ def plan(
     PLAN is a plan document written by `ibqos plan`. The run plan goes to
     OUTPUT/runplan.json, the listing of its commands to OUTPUT/runplan.txt.
     """
-    from ibqos_testbed import runplan
-    from ibqos_testbed.planinput import load_plan
-
     summary = load_plan(plan)
     settings = runplan.Settings(
         server=server,
@@ -117,9 +119,6 @@ def plan(
 )
 def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> None:
     """Execute RUNPLAN over ssh (BatchMode) or locally for localhost."""
-    from ibqos_testbed.runner import Runner
-    from ibqos_testbed.runplan import RunPlan
-
     plan = RunPlan.load(runplan_path)
     results_dir = results_dir or runplan_path.parent / "results"
     results = Runner(
@@ -155,14 +154,10 @@ def report(
     png: Path | None,
 ) -> None:
     """Compare measured bandwidth shares per SL with the predicted ones."""
-    from ibqos_testbed import compare, render_report
-
     rep = compare.build_report(results_dir, prediction=prediction, simulated=simulated, tolerance=tolerance)
     for note in rep.notes:
         click.echo(note, err=True)
     if png:
-        from ibqos_testbed.chart import write_png
-
         write_png(rep, png)
     if as_json:
         click.echo(render_report.to_json(rep))

@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import click
 
 from ibqos.errors import InputError, VerificationFailed
+from ibqos.fabric.source import load_fabric
+from ibqos.plan import load_plan
+from ibqos.redline import engine_in_force, find_osm_log, needs_path_sls, red_line
+from ibqos.verify import verify_fabric, verify_per_class, worst
+from ibqos.verify.ibdmchk import run_ibdmchk
+from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
+from ibqos.verify.sa_paths import query_path_sls
+
 from ._rundir import plan_beside
 
 
 def _load(source: Path | None, live: bool):
     """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
-    from ibqos.fabric.source import load_fabric
-
     lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps", default_sl2vl=True)
     for note in lf.notes:
         click.echo(f"note: {note}", err=True)
@@ -71,9 +78,6 @@ def _load(source: Path | None, live: bool):
 )
 def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, plan_path):
     """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
-    from ibqos.verify import verify_fabric
-    from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
-
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
     beside = None if live or plan_path else plan_beside(rundir)
@@ -85,9 +89,7 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
     plan_path = plan_path or beside
     plan = None
     if plan_path is not None:
-        from ibqos.plan import Plan
-
-        plan = Plan.load(plan_path)
+        plan = load_plan(plan_path)
     fabric, dumps = _load(rundir, live)
     psl = None
     if path_sl is not None:
@@ -98,13 +100,10 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         # a saved model (fabric.json) that was read back with the SA's per-pair SLs
         psl = from_fabric(fabric, f"SA path records saved in {rundir}")
     if sa_paths or (sa_paths is None and live and sl is None and psl is None):
-        from ibqos.verify.sa_paths import query_path_sls
-
         psl = query_path_sls(fabric, dict(os.environ))
     if plan is not None and psl is None and not sa_paths:
         # one SL per class: the classes' SLs share its VLs, so together they raise every
         # channel dependency the plan can create (as the dry run checks)
-        from ibqos.verify import verify_per_class, worst
 
         by_class = verify_per_class(fabric, plan)
         report = worst(by_class)
@@ -120,14 +119,10 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
     if with_ibdmchk:
         if dumps is None:
             raise InputError("--ibdmchk needs OpenSM dumps (RUNDIR), not --live or a .json", field="--ibdmchk")
-        import tempfile
-        from ibqos.verify.ibdmchk import run_ibdmchk
 
         with tempfile.TemporaryDirectory(prefix="ibqos-ibdmchk-") as work:
             cross = run_ibdmchk(dumps, fabric, work, path_sls=psl)
     agree = cross is None or cross.credit_loops == (not report.cdg_acyclic)
-
-    from ibqos.redline import engine_in_force, find_osm_log
 
     log = osm_log or find_osm_log(None if live else (dumps or rundir))
     engine = engine_in_force(log)
@@ -161,8 +156,6 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
 
 def _loop_line(report, engine: str | None, psl) -> str | None:
     """The red line, or a plain warning when one SL for every pair cannot judge a layered engine."""
-    from ibqos.redline import needs_path_sls, red_line
-
     if report.cdg_acyclic:
         return None
     if psl is None and needs_path_sls(engine):

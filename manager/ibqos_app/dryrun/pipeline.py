@@ -9,10 +9,34 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibqos.errors import VerificationFailed
-from ibqos.pipeline import Hooks, Pipeline, StageTime
-from ibqos.render.fallback import DLA_CHAIN
+from ibqos.arbiter.e2e import NS_PER_M
+from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_json
+from ibqos.errors import VerificationFailed
+from ibqos.fabric.dla_record import read_record
+from ibqos.fabric.dumps import load_dumps
+from ibqos.fabric.groups import dragonfly_groups
+from ibqos.fabric.groups_in_force import groups_in_force
+from ibqos.faultspec import parse_fault
+from ibqos.faultspec import resolve as resolve_fault
+from ibqos.pipeline import Hooks, Pipeline, StageTime
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
+from ibqos.render import render_plan
+from ibqos.render.fallback import DLA_CHAIN
+from ibqos.verify import verify_per_class, worst
+from ibqos_sim.harness import Harness, check_sm_run, net_port_types, sm_node_name
+from ibqos_sim.harness.ibsim_binary import default_choice, resolve
+from ibqos_sim.harness.netfile import check_net
+from ibqos_sim.harness.topology import from_spec
+from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, compile_network, simulate
+from ibqos_sim.sim.shares import measure_link_shares
+
+from .capacity import read_capacity
+from .highlimit import overlay_high_limits
+from .judge import PROBE_FRACTION, judge_classes
+from .report import write_reports
+from .verdict import fabric_checks, passed, planned_entries
 
 STAGES = ("launch", "plan", "render", "configure", "readback", "conform", "verify", "simulate", "judge")
 
@@ -85,7 +109,6 @@ class DryRun:
         self.cfg.out.mkdir(parents=True, exist_ok=True)
         try:
             self.pipeline.run(self)
-            from .report import write_reports
 
             write_reports(self)
         finally:
@@ -96,13 +119,6 @@ class DryRun:
     def validate_inputs(self) -> None:
         """Policy (planned), fault specs and the fabric (topology spec or net file): a bad one
         is one InputError line and nothing in --out."""
-        from ibqos.faultspec import parse_fault
-        from ibqos.planner import make_plan
-        from ibqos.policy import load_policy
-        from ibqos_sim.harness.ibsim_binary import default_choice, resolve
-        from ibqos_sim.harness.netfile import check_net
-        from ibqos_sim.harness.topology import from_spec
-
         policy = load_policy(self.cfg.policy)
         for f in self.cfg.faults:  # the spelling now, the names once the fabric is up
             parse_fault(f)
@@ -120,10 +136,6 @@ class DryRun:
         """The policy's plan, judged only on a fabric whose ports hold the policy's capacity
         (launch read it): below it, the run is refused unless --fit-to-fabric asked for a
         plan fitted to the ports (ibqos_app.dryrun.capacity)."""
-        from ibqos.planner import make_plan
-
-        from .verdict import planned_entries
-
         if self.s.plan is None:  # a stage run on its own (tests): inputs first
             self.validate_inputs()
             self.cfg.out.mkdir(parents=True, exist_ok=True)
@@ -140,8 +152,6 @@ class DryRun:
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
     def stage_render(self) -> str:
-        from ibqos_sim.harness import net_port_types
-        from ibqos.render import render_plan
 
         # The fabric is known before it runs: node_type filters are resolved against it.
         self._write_net()
@@ -149,8 +159,6 @@ class DryRun:
         return ", ".join(sorted(self.s.rendered))
 
     def _write_net(self) -> None:
-        from ibqos_sim.harness.topology import from_spec
-
         if self.s.netfile is not None:
             return
         if self.cfg.net:
@@ -163,10 +171,6 @@ class DryRun:
     def stage_launch(self) -> str:
         """The fabric first: its ports' VLArb capacity, read back before any SM runs (the
         reader walks it by directed route), decides which plan the run may judge."""
-        from ibqos_sim.harness import Harness
-
-        from .capacity import read_capacity
-
         self._write_net()
         self.s.harness = Harness(
             self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.s.ibsim.kind
@@ -210,8 +214,6 @@ class DryRun:
         """One `opensm --once` with the rendered configuration. Any OpenSM error is an
         external failure, except dla's refusal: its record names it, and the caller reports
         it as what it is, a fabric dla does not route."""
-        from ibqos_sim.harness import check_sm_run
-
         run = self.s.harness.run_sm(
             engine=DLA_CHAIN if self._dla else self.s.plan.fabric.routing,
             plugin=self._dla,
@@ -223,8 +225,6 @@ class DryRun:
         return run
 
     def _record(self, run):
-        from ibqos.fabric.dla_record import read_record
-
         return read_record(run.dumps) if self._dla else None
 
     def _engines(self, run) -> list[str]:
@@ -241,24 +241,16 @@ class DryRun:
         return (record.refusal if record else None) or ""
 
     def _apply_faults(self) -> None:
-        from ibqos.fabric.dumps import load_dumps
-        from ibqos.faultspec import parse_fault, resolve
-        from ibqos_sim.harness import sm_node_name
-
         fabric = load_dumps(self.s.pristine_run.dumps)
         sm_node = sm_node_name(self.s.netfile)
-        self.s.faults = [resolve(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
+        self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
         for f in self.s.faults:
             self.s.harness.unlink(f.node, f.port)
 
     def stage_readback(self) -> str:
-        from .highlimit import overlay_high_limits
-
         fabric = self.s.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
         if fabric.source.startswith("live:ibsim:") and not self.s.ibsim.stores_high_limit:
-            from ibqos.fabric.dla_record import read_record
-
             recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps), self.s.sm_run.conf)
             self.s.notes.append(
                 f"ibsim does not store VLHighLimit, so the model carries what the SM "
@@ -276,22 +268,17 @@ class DryRun:
         return note
 
     def stage_conform(self) -> str:
-        from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
-
         expected = expected_from_plan(self.s.plan)
         groups = None
         record = self._record(self.s.sm_run)
         if expected.dragonfly and record is not None and record.groups is not None:
             # the groups dla routed with (docs/groups.md), cross-checked with the checker's
-            from ibqos.fabric.groups_in_force import groups_in_force
 
             groups = groups_in_force(self.s.fabric, record)
             if groups.disagreement:
                 self.s.notes.append(f"groups: {groups.disagreement}")
         elif self.s.faults and expected.dragonfly:
             # a degraded dragonfly is no clique cover: its groups are those it had before
-            from ibqos.fabric.dumps import load_dumps
-            from ibqos.fabric.groups import dragonfly_groups
 
             groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
         self.s.conform = diff_programmed(self.s.fabric, expected, groups, degraded=bool(self.s.faults))
@@ -301,8 +288,6 @@ class DryRun:
         )
 
     def stage_verify(self) -> str:
-        from ibqos.verify import verify_per_class, worst
-
         reports = verify_per_class(self.s.fabric, self.s.plan)
         self.s.verify_by_class = reports
         self.s.verify = w = worst(reports)
@@ -318,11 +303,6 @@ class DryRun:
         low-priority classes still saturate. Probe: the high-priority classes at 5% of their
         share, so their packets rarely queue behind each other, as the end-to-end bound
         assumes; the others still saturate."""
-        from ibqos.arbiter.e2e import NS_PER_M
-
-        from .judge import PROBE_FRACTION
-        from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, simulate
-
         plan = self.s.plan
         params = SimParams(
             rate=plan.fabric.rate_gbps,
@@ -357,8 +337,6 @@ class DryRun:
         # The classes' shares of one link where every class stays backlogged (an incast onto
         # one CA), batch by batch until the 95 % interval is known to 0.02 pp: what the plan
         # promises per link, without the all-to-all run's back-pressure drift.
-        from ibqos_sim.sim import compile_network
-        from ibqos_sim.sim.shares import measure_link_shares
 
         net = compile_network(self.s.fabric, rate_gbps=params.rate_gbps, source=str(self.cfg.out / "fabric.json"))
         self.s.link_shares = measure_link_shares(net, saturating, params.model_copy(update={"warmup_us": 100.0}))
@@ -372,7 +350,6 @@ class DryRun:
         )
 
     def stage_judge(self) -> str:
-        from .judge import judge_classes
 
         # the end-to-end bound on each class's longest route as routed (the verifier's hops)
         hops = {n: max(r.hops) for n, r in self.s.verify_by_class.items() if r.hops}
@@ -392,12 +369,8 @@ class DryRun:
 
     # ---- verdict (ibqos_app.dryrun.verdict) -----------------------------------------
     def fabric_checks(self) -> list[dict]:
-        from .verdict import fabric_checks
-
         return fabric_checks(self.s)
 
     @property
     def ok(self) -> bool:
-        from .verdict import passed
-
         return passed(self.s)

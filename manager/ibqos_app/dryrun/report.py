@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import base64
 import io
-
 from pathlib import Path
 
 from ibqos import __version__
 from ibqos.arbiter import ArbTable
+from ibqos.docfile import write_atomic, write_json
 from ibqos.extras import pyplot
 from ibqos.plan import ROLE_NAMES
 from ibqos.templating import render
+
 from .judge import LATENCY_RULE, bandwidth_rule
-from .verdict import planned_entries
-from ibqos.docfile import write_atomic, write_json
+from .verdict import planned_entries, summary
 
 
 def _png(fig) -> str:
@@ -74,7 +74,6 @@ def _bound_marks(ax, bounds: list[tuple[int, float]], label: str) -> None:
 
 def report_dict(dr) -> dict:
     s, cfg = dr.s, dr.cfg
-    from .verdict import summary
 
     checks = dr.fabric_checks()
     return {
