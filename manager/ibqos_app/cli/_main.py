@@ -16,9 +16,9 @@ import click
 from ibqos.errors import IbqosError
 from ibqos.interrupt import Interrupted, install
 
-# Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), so this
-# composition imports no package above ibqos: ibqos_sim, ibqos_testbed and ibqos_app.dryrun add
-# their own commands, and each is imported only when it runs.
+# Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), one module
+# per command in this package, each imported only when it runs: `ibqos plan` loads neither the
+# simulator nor numpy (ci-sim/tests/test_wheel.py), and a command's imports are at its top.
 GROUP = "ibqos.commands"
 
 
