@@ -1,4 +1,4 @@
-"""`ibqos dryrun POLICY [--topology SPEC | --net FILE] [--traffic P] [--out DIR]`."""
+"""`ibqos dryrun POLICY|PLAN.json [--topology SPEC | --net FILE] [--traffic P] [--out DIR]`."""
 
 from __future__ import annotations
 
@@ -80,6 +80,9 @@ def dryrun(
     fit_to_fabric: bool,
 ) -> None:
     """Policy to verdict on an ibsim fabric, with real OpenSM and the dla plugin.
+
+    POLICY is a policy (YAML), planned here, or a plan from `ibqos plan` (a .json file), judged
+    as it is: checked, never planned again.
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free; a defect is
     VerificationFailed (exit 1, mapped in ibqos_app.cli)."""

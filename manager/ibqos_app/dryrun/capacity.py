@@ -26,6 +26,7 @@ class Capacity:
     ports: int  # ports read: every linked port with VLArb (CA ports, switch external ports)
     below: tuple[str, ...]  # "node[port] h/l" of each port holding fewer than the policy asks
     fit: bool  # the admin asked for a plan fitted to the fabric
+    plan_given: bool = False  # `policy` is the capacity of the admin's plan, judged as it is
 
     @property
     def fits(self) -> bool:
@@ -49,11 +50,16 @@ class Capacity:
     def refusal(self) -> str:
         shown = ", ".join(self.below[:SHOWN_PORTS])
         more = len(self.below) - SHOWN_PORTS
+        fit = (
+            f"plan the policy for {_cap(self.fitted_cap)}, or dry-run the policy with {FIT_OPTION}"
+            if self.plan_given
+            else f"{FIT_OPTION} judges a plan fitted to {_cap(self.fitted_cap)} instead"
+        )
         return (
-            f"the policy asks {_cap(self.policy)} VLArb entries, the fabric's ports hold {_cap(self.fabric)}: "
-            f"{len(self.below)} of {self.ports} ports below it "
+            f"the {'plan' if self.plan_given else 'policy'} asks {_cap(self.policy)} VLArb entries, the fabric's "
+            f"ports hold {_cap(self.fabric)}: {len(self.below)} of {self.ports} ports below it "
             f"({shown}{f' and {more} more' if more > 0 else ''}); a plan for {_cap(self.policy)} is not "
-            f"what these ports can run. {FIT_OPTION} judges a plan fitted to {_cap(self.fitted_cap)} instead"
+            f"what these ports can run. {fit}"
         )
 
     def describe(self, planned: tuple[int, int]) -> str:
@@ -65,11 +71,12 @@ class Capacity:
                 f"{_cap(self.policy)}: the fabric's {self.ports} ports hold {_cap(self.fabric)}"
             )
         held = f"the fabric's {self.ports} ports hold {_cap(self.fabric)}"
-        return f"the policy's plan {_cap(self.policy)}{entries}; {held}"
+        whose = "the plan as given" if self.plan_given else "the policy's plan"
+        return f"{whose} {_cap(self.policy)}{entries}; {held}"
 
     def to_json(self, planned: tuple[int, int]) -> dict:
         return {
-            "judged": "fitted" if self.fitted else "policy",
+            "judged": "fitted" if self.fitted else "plan" if self.plan_given else "policy",
             "policy": list(self.policy),
             "fabric": list(self.fabric),
             "plan": list(self.plan_cap),
@@ -80,9 +87,9 @@ class Capacity:
         }
 
 
-def read_capacity(fabric: Fabric, policy: tuple[int, int], fit: bool) -> Capacity:
-    """The ports' capacity against the policy's (`fabric` a read-back model: every port with
-    VLArb carries its high_cap/low_cap)."""
+def read_capacity(fabric: Fabric, policy: tuple[int, int], fit: bool, plan_given: bool = False) -> Capacity:
+    """The ports' capacity against the policy's, or the given plan's (`fabric` a read-back
+    model: every port with VLArb carries its high_cap/low_cap)."""
     caps = [
         (f"{n.desc}[{p}]", (v.high_cap, v.low_cap))
         for n in sorted(fabric.nodes.values(), key=lambda n: n.desc)
@@ -93,4 +100,4 @@ def read_capacity(fabric: Fabric, policy: tuple[int, int], fit: bool) -> Capacit
         raise ValueError(f"{fabric.source}: no port reports a VLArb capacity")  # a bug: ibsim ports all do
     below = tuple(f"{name} {_cap(c)}" for name, c in caps if c[0] < policy[0] or c[1] < policy[1])
     low = (min(c[0] for _, c in caps), min(c[1] for _, c in caps))
-    return Capacity(policy=policy, fabric=low, ports=len(caps), below=below, fit=fit)
+    return Capacity(policy=policy, fabric=low, ports=len(caps), below=below, fit=fit, plan_given=plan_given)

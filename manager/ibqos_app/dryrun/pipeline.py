@@ -12,7 +12,7 @@ from pathlib import Path
 from ibqos.arbiter.e2e import NS_PER_M
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_json
-from ibqos.errors import VerificationFailed
+from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.groups import dragonfly_groups
@@ -20,6 +20,7 @@ from ibqos.fabric.groups_in_force import groups_in_force
 from ibqos.faultspec import parse_fault
 from ibqos.faultspec import resolve as resolve_fault
 from ibqos.pipeline import Hooks, Pipeline, StageTime
+from ibqos.plan import load_plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
@@ -32,7 +33,7 @@ from ibqos_sim.harness.topology import from_spec
 from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, compile_network, simulate
 from ibqos_sim.sim.shares import measure_link_shares
 
-from .capacity import read_capacity
+from .capacity import FIT_OPTION, read_capacity
 from .highlimit import overlay_high_limits
 from .judge import PROBE_FRACTION, judge_classes
 from .report import write_reports
@@ -43,7 +44,7 @@ STAGES = ("launch", "plan", "render", "configure", "readback", "conform", "verif
 
 @dataclass
 class DryRunConfig:
-    policy: Path
+    policy: Path  # a policy (YAML), or a plan an admin made (`ibqos plan`, a .json file): see plan_given
     out: Path
     topology: str | None = "df72"  # generator spec (ibqos_sim.harness.topology.from_spec) ...
     net: Path | None = None  # ... or an ibsim net file
@@ -55,6 +56,12 @@ class DryRunConfig:
     faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
     ibsim: str | None = None  # "auto" (patched when built), "patched", "debian"; None: IBQOS_IBSIM or auto
     fit_to_fabric: bool = False  # judge a plan fitted to the ports' VLArb capacity when below the policy's
+
+    @property
+    def plan_given(self) -> bool:
+        """A plan document (`ibqos plan -o plan.json`) is judged as it is: checked, never planned
+        again. A policy is planned here."""
+        return self.policy.suffix == ".json"
 
 
 @dataclass
@@ -117,9 +124,17 @@ class DryRun:
         return self.s
 
     def validate_inputs(self) -> None:
-        """Policy (planned), fault specs and the fabric (topology spec or net file): a bad one
-        is one InputError line and nothing in --out."""
-        policy = load_policy(self.cfg.policy)
+        """Policy (planned) or plan (checked), fault specs and the fabric (topology spec or net
+        file): a bad one is one InputError line and nothing in --out."""
+        if self.cfg.plan_given and self.cfg.fit_to_fabric:
+            raise InputError(
+                "fitting plans the policy again for the fabric's ports, and a plan is judged as it is: "
+                "give the policy to fit",
+                file=self.cfg.policy,
+                field=FIT_OPTION,
+            )
+        policy = None if self.cfg.plan_given else load_policy(self.cfg.policy)
+        plan = load_plan(self.cfg.policy) if policy is None else None
         for f in self.cfg.faults:  # the spelling now, the names once the fabric is up
             parse_fault(f)
         if self.cfg.net:
@@ -129,7 +144,8 @@ class DryRun:
         self.s.ibsim = resolve(self.cfg.ibsim or default_choice("auto"))
         self.s.notes.append(f"fabric simulated by {self.s.ibsim.describe()}")
         self.s.policy = policy
-        self.s.plan = make_plan(policy)  # the policy's own plan: an infeasible policy stops here
+        # the policy's own plan (an infeasible policy stops here), or the admin's as it is
+        self.s.plan = make_plan(policy) if policy is not None else plan
 
     # ---- stages ------------------------------------------------------------
     def stage_plan(self) -> str:
@@ -141,9 +157,7 @@ class DryRun:
             self.cfg.out.mkdir(parents=True, exist_ok=True)
         cap = self.s.capacity
         if cap is not None and not cap.fits and not cap.fitted:
-            file, line = self.s.policy.where("fabric", "vlarb_cap")
-            where = f"{file}:{line}" if line is not None else str(file or self.cfg.policy)
-            raise VerificationFailed(f"dry run refused: {where}: fabric.vlarb_cap: {cap.refusal()}")
+            raise VerificationFailed(f"dry run refused: {self._capacity_where()}: {cap.refusal()}")
         if cap is not None and cap.fitted:
             self.s.plan = make_plan(self.s.policy, cap=cap.plan_cap)
             self.s.notes.append(f"judged the {cap.describe(planned_entries(self.s.plan))}")
@@ -152,7 +166,6 @@ class DryRun:
         return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
 
     def stage_render(self) -> str:
-
         # The fabric is known before it runs: node_type filters are resolved against it.
         self._write_net()
         self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config", port_types=net_port_types(self.s.netfile))
@@ -176,10 +189,26 @@ class DryRun:
             self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.s.ibsim.kind
         )  # faults go down on the console
         self.s.harness.start()
-        vc = self.s.policy.fabric.vlarb_cap
-        self.s.capacity = read_capacity(self.s.harness.read_back(save=False), (vc.high, vc.low), self.cfg.fit_to_fabric)
+        self.s.capacity = read_capacity(
+            self.s.harness.read_back(save=False), self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given
+        )
         f = self.s.capacity.fabric
         return f"{self.s.topology_name}, VLArb {f[0]}/{f[1]} on {self.s.capacity.ports} ports"
+
+    def _asked_capacity(self) -> tuple[int, int]:
+        """The VLArb entries per table the run asks of the ports: the policy's fabric.vlarb_cap,
+        or the given plan's tables."""
+        if self.s.policy is None:
+            return planned_entries(self.s.plan)
+        vc = self.s.policy.fabric.vlarb_cap
+        return (vc.high, vc.low)
+
+    def _capacity_where(self) -> str:
+        """FILE:LINE: FIELD of the capacity a refusal names."""
+        if self.s.policy is None:
+            return f"{self.cfg.policy}: fabric.high_cap/low_cap"
+        file, line = self.s.policy.where("fabric", "vlarb_cap")
+        return (f"{file}:{line}" if line is not None else str(file or self.cfg.policy)) + ": fabric.vlarb_cap"
 
     def stage_configure(self) -> str:
         run = self._run_sm()

@@ -80,7 +80,8 @@ def report_dict(dr) -> dict:
         "schema": "ibqos.dryrun/1",
         "ok": dr.ok,
         "summary": summary(s),
-        "policy": str(cfg.policy),
+        "policy": str(cfg.policy),  # the file given: a policy, or a plan when input is "plan"
+        "input": "plan" if cfg.plan_given else "policy",
         "policy_sha256": s.plan.policy_sha256,
         "topology": s.topology_name,
         "ibsim": s.ibsim.to_json() if s.ibsim else None,
