@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ibqos.proc import proc_stat
-from ibqos_sim.harness import sock_prefix_for
+from ibqos_sim.harness import Harness, sock_prefix_for
 
 
 def _ours() -> dict[int, str]:
@@ -82,3 +82,22 @@ def _left_half_written(root: Path) -> list[str]:
 def half_written():
     """`half_written(root)`: the temp files and partial outputs left under root (want [])."""
     return _left_half_written
+
+
+@pytest.fixture
+def ibsim_fabric(tmp_path):
+    """The ibsim harness for tests: `ibsim_fabric(net, run_dir=None, **options)` is a Harness
+    (ci-sim/ibqos_sim/harness, options as Harness takes them; run_dir defaults to a fresh
+    directory under tmp_path), used as `with ibsim_fabric(net) as h:`, started there and stopped
+    at the block's end. Whatever a test leaves running is stopped by PID when it ends, pass or
+    fail."""
+    made: list[Harness] = []
+
+    def make(net, run_dir=None, **options) -> Harness:
+        h = Harness(net, run_dir=run_dir or tmp_path / f"fabric{len(made)}", **options)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.stop()

@@ -9,7 +9,6 @@ import threading
 import pytest
 
 from ibqos.errors import InputError
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly, DRAGONFLY_SIZES
 
 pytestmark = pytest.mark.fabric
@@ -26,28 +25,28 @@ def _subnet_counts(dumps):
 
 
 @pytest.mark.parametrize("size", [42, 72, 342, 1056])
-def test_generated_dragonfly_fully_discovered(tmp_path, size):
+def test_generated_dragonfly_fully_discovered(tmp_path, size, ibsim_fabric):
     topo = dragonfly(*DRAGONFLY_SIZES[size])
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         run = h.run_sm(engine="minhop")
     assert run.rc == 0
     assert _subnet_counts(run.dumps) == (len(topo.cas), len(topo.switches))
     assert len(topo.cas) == size
 
 
-def test_two_fabrics_concurrently_do_not_interfere(tmp_path):
+def test_two_fabrics_concurrently_do_not_interfere(tmp_path, ibsim_fabric):
     small, big = dragonfly(3, 2, 3, 7), dragonfly(4, 2, 2)
     n1 = small.write_net(tmp_path / "a.net")
     n2 = big.write_net(tmp_path / "b.net")
     results = {}
 
     def one(key, net):
-        with Harness(net, run_dir=tmp_path / key) as h:
+        with ibsim_fabric(net, run_dir=tmp_path / key) as h:
             results[key] = _subnet_counts(h.run_sm(engine="minhop").dumps)
 
     threads = [threading.Thread(target=one, args=("a", n1)), threading.Thread(target=one, args=("b", n2))]
-    with Harness(n1, run_dir=tmp_path / "c") as h1, Harness(n2, run_dir=tmp_path / "d") as h2:
+    with ibsim_fabric(n1, run_dir=tmp_path / "c") as h1, ibsim_fabric(n2, run_dir=tmp_path / "d") as h2:
         assert h1.sock != h2.sock
         for t in threads:
             t.start()
@@ -59,11 +58,11 @@ def test_two_fabrics_concurrently_do_not_interfere(tmp_path):
     assert results == {"a": (42, 21), "b": (72, 36)}
 
 
-def test_every_process_stopped_on_failure(tmp_path):
+def test_every_process_stopped_on_failure(tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
     pids = []
     with pytest.raises(RuntimeError):
-        with Harness(net, run_dir=tmp_path / "r") as h:
+        with ibsim_fabric(net, run_dir=tmp_path / "r") as h:
             sm = h.start_sm(engine="minhop")
             pids += [h.ibsim.pid, sm.pid]
             raise RuntimeError("test body failed")
@@ -72,9 +71,9 @@ def test_every_process_stopped_on_failure(tmp_path):
             os.kill(pid, 0)
 
 
-def test_daemon_sm_and_console(tmp_path):
+def test_daemon_sm_and_console(tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
-    with Harness(net, run_dir=tmp_path / "r", console=True) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "r", console=True) as h:
         sm = h.start_sm(engine="minhop")
         n = sm.sweeps()
         h.console('Unlink "sw-g0-s0"[6]')
@@ -83,9 +82,9 @@ def test_daemon_sm_and_console(tmp_path):
         os.kill(sm.pid, signal.SIGTERM)
 
 
-def test_unknown_engine_is_one_clear_error(tmp_path):
+def test_unknown_engine_is_one_clear_error(tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
-    with Harness(net, run_dir=tmp_path / "r") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "r") as h:
         # OpenSM itself would silently route with minhop; the harness refuses the typo.
         with pytest.raises(InputError, match="unknown routing engine 'minhopp'"):
             h.run_sm(engine="minhop,minhopp")
@@ -94,18 +93,18 @@ def test_unknown_engine_is_one_clear_error(tmp_path):
         assert h.run_sm(engine="updn").configured_engines() == ["minhop"]  # updn finds no roots
 
 
-def test_bad_net_file(tmp_path):
+def test_bad_net_file(tmp_path, ibsim_fabric):
     bad = tmp_path / "bad.net"
     bad.write_text("this is not a net file\n")
     with pytest.raises(InputError, match="bad.net.*not an ibsim net file"):
-        Harness(bad, run_dir=tmp_path / "r")
+        ibsim_fabric(bad, run_dir=tmp_path / "r")
 
 
-def test_ibsim_refusing_the_net_file_is_bad_input_naming_it(tmp_path):
+def test_ibsim_refusing_the_net_file_is_bad_input_naming_it(tmp_path, ibsim_fabric):
     """ibsim's own refusal (here a link to an undefined node, which only ibsim checks when the
     harness is used directly) is the file's fault: InputError (exit 2), not a tool failure."""
     bad = tmp_path / "dangling.net"
     bad.write_text('Switch 4 "s"\n[1] "nowhere"[1]\n')
     with pytest.raises(InputError, match=f"{bad}: ibsim cannot"):
-        with Harness(bad, run_dir=tmp_path / "r", ready_timeout=10):
+        with ibsim_fabric(bad, run_dir=tmp_path / "r", ready_timeout=10):
             pass

@@ -59,8 +59,8 @@ def _smpquery_field(h: Harness, attr: str, dr: str, port: int, field: str) -> st
 
 
 @needs_patched
-def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_path):
-    with Harness(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched") as h:
+def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_path, ibsim_fabric):
+    with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched") as h:
         assert h.binary.kind == "patched" and h.binary.vlarb_cap == (64, 64)
         h.run_sm(engine="minhop", conf=QOS)
         before = read_live(h.env)
@@ -99,8 +99,8 @@ def test_patched_ibsim_stores_and_returns_64_entry_tables_and_vlhighlimit(tmp_pa
 
 
 @needs_patched
-def test_patched_ibsim_with_a_8_reports_the_old_capacity(tmp_path):
-    with Harness(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched", ibsim_args=("-a", "8")) as h:
+def test_patched_ibsim_with_a_8_reports_the_old_capacity(tmp_path, ibsim_fabric):
+    with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched", ibsim_args=("-a", "8")) as h:
         h.run_sm(engine="minhop", conf=QOS)
         fabric = read_live(h.env)
         caps = {(p.vlarb.high_cap, p.vlarb.low_cap) for n in fabric.nodes.values() for p in n.ports.values() if p.vlarb}
@@ -112,8 +112,8 @@ def test_patched_ibsim_with_a_8_reports_the_old_capacity(tmp_path):
 
 
 @pytest.mark.parametrize("ibsim, limit, cap", [pytest.param("patched", 7, 64, marks=needs_patched), ("debian", 0, 8)])
-def test_vlhighlimit_set_by_opensm_reads_back_only_on_the_patched_ibsim(tmp_path, ibsim, limit, cap):
-    with Harness(_net(tmp_path), run_dir=tmp_path / "run", ibsim=ibsim) as h:
+def test_vlhighlimit_set_by_opensm_reads_back_only_on_the_patched_ibsim(tmp_path, ibsim, limit, cap, ibsim_fabric):
+    with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim=ibsim) as h:
         assert h.binary.kind == ibsim and h.run_dir_state()["ibsim"]["kind"] == ibsim
         h.run_sm(engine="minhop", conf=QOS)
         assert _smpquery_field(h, "portinfo", "0", 1, "VLHighLimit") == str(limit)
@@ -121,7 +121,7 @@ def test_vlhighlimit_set_by_opensm_reads_back_only_on_the_patched_ibsim(tmp_path
 
 
 @needs_patched
-def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(tmp_path):
+def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(tmp_path, ibsim_fabric):
     """What OpenSM 3.3.23 + dla program on a 64-entry port (docs/ibsim.md): dla's hook gets
     block length 32 for entries 0-31 and `64 % 32` = 0 for entries 32-63, yet OpenSM sends
     that second block, all zero. Entries the test wrote there before the SM ran are gone, and
@@ -144,7 +144,7 @@ def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(
     assert (plan.fabric.high_cap, plan.fabric.low_cap) == (32, 32) and "entries 32-63" in plan.notes[0]
     files = render_plan(plan, tmp_path / "cfg")
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", ibsim="patched") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="patched") as h:
         hi = ",".join(f"{vl}:{w}" for vl, w in UPPER_HIGH)
         assert _smp_rw(h, "0", 1, "vlarb", 4, hi).returncode == 0  # before any SM
         run = h.run_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
@@ -171,7 +171,7 @@ def test_opensm_and_dla_program_entries_0_31_of_a_64_entry_table_and_zero_32_63(
 
 
 @pytest.mark.parametrize("ibsim, linked, lowered", [("patched", 4096, 1024), ("debian", 2048, 2048)])
-def test_neighbor_mtu_set_by_opensm_is_the_smaller_mtucap_of_the_link(tmp_path, ibsim, linked, lowered):
+def test_neighbor_mtu_set_by_opensm_is_the_smaller_mtucap_of_the_link(tmp_path, ibsim, linked, lowered, ibsim_fabric):
     """The patched ibsim's linked ports report MTUCap 4096 and keep the NeighborMTU OpenSM
     sets (the smaller MTUCap of the two ends); `m=3` on leaf0's port 2 makes that link run
     1024 on both ends. Debian's ibsim ignores both: 2048 everywhere, whatever OpenSM sets."""
@@ -179,7 +179,7 @@ def test_neighbor_mtu_set_by_opensm_is_the_smaller_mtucap_of_the_link(tmp_path, 
         pytest.skip(SKIP)
     net = _net(tmp_path)
     net.write_text(net.read_text().replace('[2]\t"ca-l0-h1"[1]\n', '[2]\t"ca-l0-h1"[1] m=3\n'))
-    with Harness(net, run_dir=tmp_path / "run", ibsim=ibsim) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim=ibsim) as h:
         h.run_sm(engine="minhop")
         f = read_live(h.env)
         got = {(n.desc, p.num): (p.mtu, p.mtu_cap) for n in f.nodes.values() for p in n.ports.values() if p.remote}

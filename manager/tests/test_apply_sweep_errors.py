@@ -18,7 +18,6 @@ from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
@@ -37,13 +36,13 @@ def _plan(tmp: Path, name: str, pkey: str | None = None, partitions: str | None 
     return plan, tmp / f"{name}.plan.json"
 
 
-def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(tmp_path):
+def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(tmp_path, ibsim_fabric):
     plan_a, _ = _plan(tmp_path, "a")
     files = render_plan(plan_a, tmp_path / "cfg-a")
     part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
     part.write_text("Default=0x7fff : ALL=full ;\n")
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(
             engine="dla,minhop",
             plugin=True,

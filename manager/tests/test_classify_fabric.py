@@ -189,8 +189,7 @@ def _sample(doc: dict, text: str, ports: dict[str, dict], rng: random.Random):
 
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.stem)
-def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
-    from ibqos_sim.harness import Harness
+def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabric):
     from ibqos import osmlog
     from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
     from ibqos.render.fallback import DLA_CHAIN
@@ -210,7 +209,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     dry.stage_render()
     plan = dry.s.plan
     dla = plan.fabric.routing == "dla"
-    with Harness(dry.s.netfile, run_dir=tmp_path / "run", console=False) as h:
+    with ibsim_fabric(dry.s.netfile, run_dir=tmp_path / "run", console=False) as h:
         sm = h.start_sm(
             engine=DLA_CHAIN if dla else plan.fabric.routing, plugin=dla, conf_files=[dry.s.rendered["opensm.conf"]]
         )

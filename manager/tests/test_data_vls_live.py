@@ -65,15 +65,14 @@ def _vl_caps(fabric) -> set[int]:
 
 @pytest.mark.fabric
 @pytest.mark.parametrize("data_vls", DATA_VL_COUNTS)
-def test_ports_run_the_plans_data_vls(tmp_path, data_vls):
-    from ibqos_sim.harness import Harness
+def test_ports_run_the_plans_data_vls(tmp_path, data_vls, ibsim_fabric):
     from ibqos_sim.harness.topology import dragonfly
 
     plan, files = render_count(tmp_path, data_vls)
     dla = plan.fabric.routing == "dla"
     topo = dragonfly(3, 2, 3, 7)
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=False) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", console=False) as h:
         run = h.run_sm(engine=DLA_CHAIN if dla else "minhop", plugin=dla, conf_files=[files["opensm.conf"]])
         fabric = h.read_back()
     assert _vl_caps(fabric) == {IBSIM_VLCAP_VLS}

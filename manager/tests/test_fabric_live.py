@@ -163,9 +163,9 @@ def test_sl2vl_vlarb_and_portinfo_agree_with_smpquery(df72):
 # ---- failure and LMC --------------------------------------------------------------------
 
 
-def test_dead_fabric_gives_one_clear_error(tmp_path):
+def test_dead_fabric_gives_one_clear_error(tmp_path, ibsim_fabric):
     net = dragonfly(2, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path, console=False) as h:
+    with ibsim_fabric(net, run_dir=tmp_path, console=False) as h:
         env = h.env
         h.ibsim.stop()
         with pytest.raises(ExternalError) as e:
@@ -180,9 +180,9 @@ def test_missing_reader_names_the_make_target(tmp_path, monkeypatch):
         read_live({})
 
 
-def test_lmc_agrees_between_reader_and_dumps(tmp_path):
+def test_lmc_agrees_between_reader_and_dumps(tmp_path, ibsim_fabric):
     net = dragonfly(2, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path, console=False) as h:
+    with ibsim_fabric(net, run_dir=tmp_path, console=False) as h:
         run = h.run_sm(engine="minhop", conf={"qos": "TRUE", "lmc": "1"}, plugin=False, timeout=120)
         live = read_live(h.env, timeout=60)
     dumps = load_dumps(run.dumps)

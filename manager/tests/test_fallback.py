@@ -21,7 +21,6 @@ from ibqos.render.fallback import DLA_CHAIN
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly, fat_tree
 from vl_count_plans import linked_op_vls, render_count
 
@@ -39,11 +38,11 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_refused_fabric_falls_back_deadlock_free(tmp_path, case):
+def test_refused_fabric_falls_back_deadlock_free(tmp_path, case, ibsim_fabric):
     make, conf, refusal = CASES[case]
     files = render_plan(make_plan(load_policy(POLICY), cap=(8, 8)), tmp_path / "cfg")
     net = make().write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf=conf, conf_files=[files["opensm.conf"]])
         lines = sm.lines()
         assert any(refusal in ln.text for ln in lines)
@@ -79,14 +78,14 @@ IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 @pytest.mark.parametrize("case", PER_COUNT)
-def test_fallback_per_data_vls_count(tmp_path, case):
+def test_fallback_per_data_vls_count(tmp_path, case, ibsim_fabric):
     data_vls, fab, engine = PER_COUNT[case]
     plan, files = render_count(tmp_path, data_vls)
     text = files["opensm.conf"].read_text()
     assert f"routing_engine {DLA_CHAIN}\n" in text and f"nue_max_num_vls {data_vls}\n" in text
     topo, conf = (dragonfly(3, 2, 3, 7), {"lmc": 1}) if fab == "df42" else (fat_tree(), {})
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=False) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", console=False) as h:
         sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf=conf, conf_files=[files["opensm.conf"]])
         lines = sm.lines()
         assert any("dla: fabric refused" in ln.text for ln in lines)

@@ -23,7 +23,6 @@ from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
 
 sys.path.insert(0, str(REPO_ROOT / "plugin" / "tests"))
@@ -133,13 +132,13 @@ def test_half_rack_with_a_role_override_dry_runs_clean(tmp_path):
 
 
 @pytest.mark.fabric
-def test_half_rack_apply_with_a_role_override_is_not_rolled_back(tmp_path):
+def test_half_rack_apply_with_a_role_override_is_not_rolled_back(tmp_path, ibsim_fabric):
     plans = {}
     for name, share in (("a", 40), ("b", 30)):
         plans[name] = make_plan(load_policy(override_policy(tmp_path, name, share)))
         plans[name].save(tmp_path / f"{name}.plan.json")
     files = render_plan(plans["a"], tmp_path / "cfg-a")
-    with Harness(half_rack_net(tmp_path), run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(half_rack_net(tmp_path), run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf_files=[files["opensm.conf"]])
         used = groups_in_force(read_live(h.env), record_in(sm.dumps))
         assert used.source == "dla's record (discovered)" and used.disagreement is None

@@ -19,7 +19,6 @@ from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.ibsim_binary import patched_unavailable
 from ibqos_sim.harness.topology import from_spec
 
@@ -118,7 +117,7 @@ def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_pat
 
 
 @needs_patched
-def test_sa_path_records_carry_the_plans_mtu(tmp_path):
+def test_sa_path_records_carry_the_plans_mtu(tmp_path, ibsim_fabric):
     """On links running 4096, a plan at 2048 renders mtu-limit 4 in every qos-level, and the
     SA's path record between two CAs says 2048: the links run 4096 (read back), so the 2048 is
     the limit's."""
@@ -127,7 +126,9 @@ def test_sa_path_records_carry_the_plans_mtu(tmp_path):
     plan = make_plan(load_policy(policy))
     files = render_plan(plan, tmp_path / "cfg")
     assert files["qos-policy.conf"].read_text().count("mtu-limit: 4\n") == 1 + len(plan.classes)
-    with Harness(from_spec(ONE_SWITCH).write_net(tmp_path / "f.net"), run_dir=tmp_path / "run", ibsim="patched") as h:
+    with ibsim_fabric(
+        from_spec(ONE_SWITCH).write_net(tmp_path / "f.net"), run_dir=tmp_path / "run", ibsim="patched"
+    ) as h:
         h.start_sm(engine="minhop", conf_files=[files["opensm.conf"]])
         fabric = read_live(h.env)
         assert {p.mtu for n in fabric.nodes.values() for p in n.ports.values() if p.remote} == {4096}

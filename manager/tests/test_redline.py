@@ -9,7 +9,6 @@ import sys
 import pytest
 
 from ibqos.proc import run_command
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
@@ -36,9 +35,9 @@ def _one_line(text: str) -> re.Match:
     return m
 
 
-def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path):
+def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="minhop", conf={"qos": "TRUE"})
         h.read_back()  # run/fabric.json for `status RUNDIR`
         live = _cli(h, "verify", "--live", "--osm-log", sm.log)
@@ -54,19 +53,19 @@ def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path):
     assert _one_line(as_json.stderr).group(1) == "minhop"
 
 
-def test_the_line_names_the_engine_dla_fell_back_to(tmp_path):
+def test_the_line_names_the_engine_dla_fell_back_to(tmp_path, ibsim_fabric):
     """Old chain dla,minhop where dla refuses (LMC 1): the line says minhop, not dla."""
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE", "lmc": 1})
         cp = _cli(h, "status", "--live", "--osm-log", sm.log)
     assert cp.returncode == 1, cp.stdout + cp.stderr
     assert _one_line(cp.stdout).group(1) == "minhop"
 
 
-def test_no_red_line_when_the_routing_is_deadlock_free(tmp_path):
+def test_no_red_line_when_the_routing_is_deadlock_free(tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"})
         verify = _cli(h, "verify", "--live", "--osm-log", sm.log)
         status = _cli(h, "status", "--live", "--osm-log", sm.log)

@@ -179,8 +179,7 @@ def _check_no_plugin(fabric, plan: Plan) -> list[str]:
 
 
 @pytest.mark.fabric
-def test_opensm_programs_the_plan_on_every_port(tmp_path):
-    from ibqos_sim.harness import Harness
+def test_opensm_programs_the_plan_on_every_port(tmp_path, ibsim_fabric):
     from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
     from ibqos.conformance import diff_programmed, expected_from_plan
@@ -200,7 +199,7 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path):
             )
         )
     net = dragonfly(*DRAGONFLY_SIZES[72][:3]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=False) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", console=False) as h:
         run = h.run_sm(engine="dla,minhop" if plugin else "minhop", conf_files=[conf], plugin=plugin, timeout=300)
         log = run.log.read_text(errors="replace")
         assert "qos-policy" not in log.lower() or "error" not in log.lower().split("qos-policy")[1][:200]
@@ -284,10 +283,9 @@ def _links_plan(tmp_path: Path) -> Plan:
 
 
 @pytest.mark.fabric
-def test_links_plan_read_back_from_opensm_own_qos(tmp_path):
+def test_links_plan_read_back_from_opensm_own_qos(tmp_path, ibsim_fabric):
     """OpenSM alone (dfsssp, its qos_* options from the rendered file) programs the links
     plan's VLArb, with entries for all three VLs of each class, on every port."""
-    from ibqos_sim.harness import Harness
     from ibqos_sim.harness.topology import dragonfly
 
     plan = _links_plan(tmp_path)
@@ -301,7 +299,7 @@ def test_links_plan_read_back_from_opensm_own_qos(tmp_path):
         )
     )
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         h.run_sm(engine="dfsssp", conf_files=[conf], timeout=300)
         fabric = h.read_back()
     assert _check_no_plugin(fabric, plan) == []
@@ -317,10 +315,9 @@ def test_links_plan_read_back_from_opensm_own_qos(tmp_path):
 
 
 @pytest.mark.fabric
-def test_links_plan_read_back_through_dla(tmp_path):
+def test_links_plan_read_back_through_dla(tmp_path, ibsim_fabric):
     """With the plugin: SL2VL with the stride 3 (Fig. 8 on offsets 0/1) and the role tables,
     equal to the plan on every port."""
-    from ibqos_sim.harness import Harness
     from ibqos_sim.harness.topology import dragonfly
 
     from ibqos.conformance import diff_programmed, expected_from_plan
@@ -330,7 +327,7 @@ def test_links_plan_read_back_through_dla(tmp_path):
     plan = _links_plan(tmp_path)
     files = render_plan(plan, tmp_path / "rendered")
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         run = h.run_sm(
             engine="dla,dfsssp,lash,nue", plugin=True, conf_files=[files["opensm.conf"]], timeout=300, check=False
         )

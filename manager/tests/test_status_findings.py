@@ -211,12 +211,12 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, t
     assert "differ from" in found[1]["message"] and str(state / "current" / "plan.json") in found[1]["message"]
 
 
-def test_dla_refused_with_a_fallback_in_force_exits_1(tmp_path):
+def test_dla_refused_with_a_fallback_in_force_exits_1(tmp_path, ibsim_fabric):
     """A fat tree is no dragonfly: dla refuses (D1A0), dfsssp routes; the QoS plan is not in force."""
     plan, plan_path = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan, tmp_path / "cfg")
     net = fat_tree().write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
         rc, found = live_status(h, sm, "--plan", plan_path)
         record = json.loads((sm.dumps / "ibqos-dla.json").read_text())

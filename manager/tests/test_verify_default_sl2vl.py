@@ -11,16 +11,15 @@ import pytest
 
 from ibqos.fabric.dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
 from ibqos.proc import run_command
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
-def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path):
+def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[42]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         plain = h.run_sm(engine="minhop", conf={"qos": "FALSE"}, name="plain")
         live = h.read_back(save=False)  # what the ports hold with no SL2VL programmed
         qos = h.run_sm(engine="minhop", conf={"qos": "TRUE"}, name="qos")  # keys to compare

@@ -81,9 +81,9 @@ def test_minhop_fat_tree_is_clean_and_ibdmchk_agrees(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["lash", "dfsssp"])
-def test_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path, engine):
+def test_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path, engine, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine=engine, conf={"qos": "TRUE"})
         fabric = load_dumps(sm.dumps)
         psl = query_path_sls(fabric, h.env)
@@ -133,9 +133,9 @@ def test_bad_rundir_is_one_line_exit_2(tmp_path):
     assert cp.returncode == 2 and cp.stderr.count("\n") == 1
 
 
-def test_live_verify_asks_the_sa_for_path_sls(tmp_path):
+def test_live_verify_asks_the_sa_for_path_sls(tmp_path, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         h.start_sm(engine="lash", conf={"qos": "TRUE"})
         live = run_command(IBQOS + ["verify", "--live", "--json"], env=h.env, check=False, timeout=300)
         sl0 = run_command(IBQOS + ["verify", "--live", "--sl", "0"], env=h.env, check=False, timeout=300)

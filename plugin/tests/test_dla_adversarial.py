@@ -98,12 +98,12 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_hand_cabled_fabric(tmp_path, case):
+def test_hand_cabled_fabric(tmp_path, case, ibsim_fabric):
     make, want, vls = CASES[case]
     net, first = make()
     path = net.write(tmp_path / "fabric.net", first)
     cas = net.cas()
-    with Harness(path, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(path, run_dir=tmp_path / "run") as h:
         sm = start_dla(h, engine=DLA_CHAIN, conf=fallback_options(8))
         lines = sm.lines()
         engine = osmlog.configured_engines(lines)[-1]
@@ -225,13 +225,13 @@ def _change(h, sm, faults, down: bool):
 
 
 @pytest.mark.parametrize("fab", list(FAULTS))
-def test_faults_on_hand_cabled_fabric(tmp_path, fab):
+def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
     """A single fault must be routed by dla; a double one may be refused with exactly one
     D1A line, the fallback then judged with its path SLs. Never a credit loop."""
     net, first = CASES[fab][0]()
     path = net.write(tmp_path / "fabric.net", first)
     problems, seen = [], []
-    with Harness(path, run_dir=tmp_path / "run", console=True) as h:
+    with ibsim_fabric(path, run_dir=tmp_path / "run", console=True) as h:
         sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
         pristine = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
         for name, spec in FAULTS[fab].items():

@@ -11,7 +11,6 @@ import pytest
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import (
     DRAGONFLY_SIZES,
     Topology,
@@ -60,10 +59,10 @@ def judge(tmp_path, run, cas: int) -> None:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_fresh_start_on_degraded_fabric_is_routed(tmp_path, case):
+def test_fresh_start_on_degraded_fabric_is_routed(tmp_path, case, ibsim_fabric):
     make, cas = CASES[case]
     net = make().write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         assert not (h.run_dir / "ibqos-dla-groups").exists()
         run = run_dla(h)
     lines = run.lines()
@@ -74,17 +73,17 @@ def test_fresh_start_on_degraded_fabric_is_routed(tmp_path, case):
     judge(tmp_path, run, cas)
 
 
-def test_stored_map_keeps_groups_through_a_fault(tmp_path):
+def test_stored_map_keeps_groups_through_a_fault(tmp_path, ibsim_fabric):
     """A healthy sweep stores the groups; the next start on a fabric missing a local link
     routes on that map and says so."""
     topo = dragonfly(*DRAGONFLY_SIZES[72])
     healthy = topo.write_net(tmp_path / "healthy.net")
-    with Harness(healthy, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(healthy, run_dir=tmp_path / "run") as h:
         run_dla(h)
         stored = (h.run_dir / "ibqos-dla-groups").read_text()
     assert len(re.findall(r"^0x[0-9a-f]{16} \d+$", stored, re.M)) == 36
     degraded = dragonfly_missing_local_link(4, 2, 2).write_net(tmp_path / "degraded.net")
-    with Harness(degraded, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(degraded, run_dir=tmp_path / "run") as h:
         run = run_dla(h)
     lines = run.lines()
     sources = [m.group(2) for ln in lines if (m := GROUPS_LINE.search(ln.text))]

@@ -12,7 +12,6 @@ import pytest
 
 from ibqos.paths import REPO_ROOT
 from ibqos.proc import start_daemon
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 SRC = REPO_ROOT / "plugin" / "src"
@@ -41,9 +40,9 @@ def _cpu_ticks(pid: int) -> int:
 
 
 @pytest.mark.fabric
-def test_routing_is_byte_identical_with_the_cpu_starved(tmp_path):
+def test_routing_is_byte_identical_with_the_cpu_starved(tmp_path, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[342]).write_net(tmp_path / "df342.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         calm = h.run_sm(engine="dla,minhop", plugin=True, name="calm")
         (h.run_dir / GROUP_MAP).unlink()  # the starved run discovers the groups afresh
         own = os.sched_getaffinity(0)

@@ -9,7 +9,6 @@ import pytest
 
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import iter_routes, verify_fabric
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import fig8_vl, name_groups, port_kind, run_dla, start_dla
@@ -22,10 +21,10 @@ LINK_LINE = re.compile(r"dla: global link .* \(group (\d+) -> (\d+)\): (\d+) rou
 
 
 @pytest.mark.parametrize("size", [42, 72])
-def test_dla_routes_dragonfly_deadlock_free(tmp_path, size):
+def test_dla_routes_dragonfly_deadlock_free(tmp_path, size, ibsim_fabric):
     topo = dragonfly(*DRAGONFLY_SIZES[size])
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         run = run_dla(h)
         fabric = load_dumps(run.dumps)
         groups = name_groups(fabric)
@@ -84,10 +83,10 @@ def test_dla_routes_dragonfly_deadlock_free(tmp_path, size):
     assert "-I- no credit loops found" in chk.output
 
 
-def test_dla_keeps_requested_sl_in_path_records(tmp_path):
+def test_dla_keeps_requested_sl_in_path_records(tmp_path, ibsim_fabric):
     """path_sl returns the SL asked for: SA path records with SL 3 come back with SL 3."""
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = start_dla(h)
         assert any("dla tables configured" in ln.text for ln in sm.lines())
         for sl in (0, 3):

@@ -42,12 +42,12 @@ def test_pattern_pins_groups(tmp_path):
     assert not any("ERR D1A" in ln.text for ln in lines)
 
 
-def test_guid_pins_win_over_the_pattern(tmp_path):
+def test_guid_pins_win_over_the_pattern(tmp_path, ibsim_fabric):
     # the pattern alone would make groups by switch index (not cliques: ignored); GUID pins
     # for every switch put them back in their real groups (GUIDs as ibsim gave them)
     topo = dragonfly(*DRAGONFLY_SIZES[72])
     net = topo.write_net(tmp_path / "probe.net")
-    with Harness(net, run_dir=tmp_path / "probe") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "probe") as h:
         fabric = load_dumps(run_dla(h).dumps)
     name_group = re.compile(r"sw-g(\d+)-")
     pins = "".join(f"group 0x{n.guid:016x} g{name_group.match(n.desc).group(1)}\n" for n in fabric.switches())

@@ -95,7 +95,7 @@ def _plugin_records(valgrind_log: str) -> list[str]:
     ]
 
 
-def test_valgrind_heavy_sweep_and_resweep_no_plugin_leaks(tmp_path):
+def test_valgrind_heavy_sweep_and_resweep_no_plugin_leaks(tmp_path, ibsim_fabric):
     require_plugin()
     valgrind = shutil.which("valgrind") or pytest.fail("valgrind is not installed")
     topo = dragonfly(*DRAGONFLY_SIZES[72])
@@ -106,7 +106,7 @@ def test_valgrind_heavy_sweep_and_resweep_no_plugin_leaks(tmp_path):
     )
     net = topo.write_net(tmp_path / "fabric.net")
     vlog = tmp_path / "valgrind.log"
-    with Harness(net, run_dir=tmp_path / "run", console=True) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", console=True) as h:
         d, log, dumps, cmd, env = h._prepare_sm(None, ENGINE, {"qos": "TRUE"}, None, True, None, 0x47, daemon=True)
         # keep-debuginfo: OpenSM dlcloses the plugin before exit; without it our frames are ???
         cmd = [valgrind, "--leak-check=full", "--keep-debuginfo=yes", "--num-callers=30", f"--log-file={vlog}"] + cmd

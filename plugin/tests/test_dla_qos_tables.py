@@ -9,7 +9,6 @@ import pytest
 
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import TABLES_REJECTED, fig8_vl, name_groups, port_kind, run_dla
@@ -47,9 +46,9 @@ def padded(entries, cap):
     return entries + [(0, 0)] * (cap - len(entries))
 
 
-def test_four_classes_and_vlarb_per_role(tmp_path):
+def test_four_classes_and_vlarb_per_role(tmp_path, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         first = load_dumps(run_dla(h).dumps)
         sw0 = next(n for n in first.switches() if n.desc == "sw-g0-s0")
         tables = write_tables(tmp_path / "plan.tables", override_guid=sw0.guid)
@@ -128,11 +127,11 @@ def test_four_classes_and_vlarb_per_role(tmp_path):
         ),
     ],
 )
-def test_bad_table_file_rejected_whole(tmp_path, extra, where, message):
+def test_bad_table_file_rejected_whole(tmp_path, extra, where, message, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
     # Debian's ibsim explicitly: its ports hold 8 entries, so a 9-entry table is over capacity
     # (the patched ibsim's 64-entry ports would take it)
-    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="debian") as h:
         run_dla(h)
         default = smpquery_vlarb(h, 1, 1)
         tables = write_tables(tmp_path / "plan.tables", extra=extra)

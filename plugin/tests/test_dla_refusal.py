@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly, fat_tree
 
 from dla_testlib import refusals, start_dla
@@ -22,10 +21,10 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_refused_fabric_falls_back_to_minhop(tmp_path, case):
+def test_refused_fabric_falls_back_to_minhop(tmp_path, case, ibsim_fabric):
     make, conf, wants = CASES[case]
     net = make().write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = start_dla(h, conf=conf)
         lines = sm.lines()
         assert sm.alive()
@@ -43,10 +42,10 @@ def test_refused_fabric_falls_back_to_minhop(tmp_path, case):
         assert all(want in record["engine"]["reason"] for want in wants)
 
 
-def test_too_few_vls_refused(tmp_path):
+def test_too_few_vls_refused(tmp_path, ibsim_fabric):
     """max_op_vls 1 leaves VL0 only: DLA needs VL1 on local ports, so it refuses."""
     net = dragonfly(4, 2, 2).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = start_dla(h, conf={"max_op_vls": 1})
         lines = sm.lines()
         assert sm.alive()

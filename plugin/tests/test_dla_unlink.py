@@ -8,7 +8,6 @@ import pytest
 
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import refusals, start_dla
@@ -30,13 +29,13 @@ def count(lines, text):
     return sum(text in ln.text for ln in lines)
 
 
-def test_global_link_down_with_spare_link_reroutes(tmp_path):
+def test_global_link_down_with_spare_link_reroutes(tmp_path, ibsim_fabric):
     topo = dragonfly(*DRAGONFLY_SIZES[42])  # some group pairs have two global links
     links = global_links(topo)
     pairs = [lk[4] for lk in links]
     victim = next(lk for lk in links if pairs.count(lk[4]) > 1)
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=True) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", console=True) as h:
         sm = start_dla(h)
         assert count(sm.lines(), "dla tables configured") == 1
         up = sm.sweeps()
@@ -57,11 +56,11 @@ def test_global_link_down_with_spare_link_reroutes(tmp_path):
     assert report.vls_used == [0, 1] and max(report.hops) <= 3
 
 
-def test_only_global_link_of_a_pair_down_reroutes_through_a_third_group(tmp_path):
+def test_only_global_link_of_a_pair_down_reroutes_through_a_third_group(tmp_path, ibsim_fabric):
     topo = dragonfly(*DRAGONFLY_SIZES[72])  # one global link per group pair
     victim = global_links(topo)[0]
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=True) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", console=True) as h:
         sm = start_dla(h)
         up = sm.sweeps()
         pristine = load_dumps(sm.dumps)

@@ -9,7 +9,6 @@ import pytest
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.wiring import uneven_hosts, wired_dragonfly
 
 from dla_testlib import refusals, run_dla
@@ -38,11 +37,11 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_dla_routes_any_wiring(tmp_path, case):
+def test_dla_routes_any_wiring(tmp_path, case, ibsim_fabric):
     topo = wired_dragonfly(**CASES[case])
     cas = len(topo.cas)
     net = topo.write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         run = run_dla(h)
     lines = run.lines()
     assert not refusals(lines)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 from dla_testlib import ENGINE, require_plugin
@@ -67,11 +66,11 @@ def test_the_staged_tree_names_no_staging_path(staged):
     assert cp.returncode == 1 and cp.stdout == "", cp.stdout
 
 
-def test_opensm_routes_with_the_installed_plugin(staged, tmp_path, monkeypatch):
+def test_opensm_routes_with_the_installed_plugin(staged, tmp_path, monkeypatch, ibsim_fabric):
     lib = staged / "usr/lib" / MULTIARCH
     monkeypatch.setenv("IBQOS_PLUGIN_DIR", str(lib))
     net = dragonfly(*DRAGONFLY_SIZES[42]).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run") as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine=ENGINE, plugin=True, conf={"qos": "TRUE"})
         sm.wait_for_log(r"dla tables configured", timeout=120)
         maps = Path(f"/proc/{sm.pid}/maps").read_text()
