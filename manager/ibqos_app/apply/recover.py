@@ -29,7 +29,6 @@ from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.errors import ExternalError, IbqosError, VerificationFailed
-from ibqos.errors import ExternalError as _Busy
 from ibqos.fabric.compare import diff
 from ibqos.fabric.dla_record import record_dir
 from ibqos.fabric.groups_in_force import record_in
@@ -146,7 +145,7 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     try:
         with apply_lock(cs.state, timeout=0):
             line = recover(cs, io)
-    except _Busy as e:
+    except ExternalError as e:  # the lock is held
         if "another ibqos apply" not in str(e):
             raise
         return f"{opensm_conf}: an apply is running ({e}); nothing recovered"

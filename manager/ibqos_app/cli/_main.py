@@ -38,7 +38,13 @@ class LazyGroup(click.Group):
     def format_commands(self, ctx, formatter):
         rows = []
         for name in self.list_commands(ctx):
-            cmd = self.get_command(ctx, name)
+            try:
+                cmd = self.get_command(ctx, name)
+            except ImportError as e:
+                # a command's dependency missing from this installation (numpy uninstalled
+                # beside plan, analyze and render) costs that command, not the whole help
+                rows.append((name, f"(cannot run here: {e})"))
+                continue
             rows.append((name, cmd.get_short_help_str(limit=60) if cmd else ""))
         if rows:
             with formatter.section("Commands"):

@@ -19,7 +19,6 @@ from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
 from ibqos.apply.service import resolve
 from ibqos.errors import ExternalError, InputError, VerificationFailed
-from ibqos.errors import InputError as _NoDumps
 from ibqos.fabric.dla_record import read_record, record_dir
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -201,7 +200,7 @@ def _first_run(rundir: Path):
     """The links of the run's first OpenSM run (its healthy fabric), or None without dumps."""
     try:
         first = find_dumps(rundir, newest=False)
-    except _NoDumps:
+    except InputError:  # no dumps in the run
         return None, None
     return load_dumps(first, require_sl2vl=False), f"the run's first OpenSM run ({first})"
 
