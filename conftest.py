@@ -7,6 +7,7 @@ IBSIM_SOCKNAME this process created (the harness embeds our PID in it).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -62,8 +63,6 @@ def _left_half_written(root: Path) -> list[str]:
     """What an interrupted ibqos must never leave under `root`: temp files (write_atomic's
     `.NAME.xxxx`, a version's `.vNNNN.tmp`, a symlink's `.NAME.lnkPID`, the plugin's
     `ibqos-dla.json.tmp`) and JSON or PNG outputs that are not whole."""
-    import json
-
     bad = []
     for p in Path(root).rglob("*"):
         if p.name.startswith(".") or p.name.endswith(".tmp"):

@@ -10,7 +10,11 @@ import time
 from pathlib import Path
 
 from ibqos import osmlog, paths
+from ibqos.fabric.dla_record import read_record
+from ibqos.fabric.dumps import load_dumps
 from ibqos.redline import needs_path_sls
+from ibqos.verify import verify_fabric
+from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -18,8 +22,6 @@ from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 def engine_vls(run) -> int | None:
     """VLs per class the engine needed: dla's from its record, OpenSM's engines' from their
     own report."""
-    from ibqos.fabric.dla_record import read_record
-
     record = read_record(run.dumps)
     if record is not None and not record.refused and run.configured_engines()[-1:] == ["dla"]:
         return record.levels
@@ -35,10 +37,6 @@ SA_LIMIT = 342  # per-pair SA queries cost ~0.07 ms each: 1.1 M pairs at 1056 CA
 def verdict(engine: str, run, harness) -> dict:
     """The verifier's verdict on what OpenSM programmed. Engines with per-path SLs are judged
     on the SLs the SA hands out, which needs OpenSM running: a daemon on the same config."""
-    from ibqos.fabric.dumps import load_dumps
-    from ibqos.verify import verify_fabric
-    from ibqos.verify.sa_paths import query_path_sls
-
     fabric = load_dumps(run.dumps, require_sl2vl=False)
     path_sls = None
     if needs_path_sls(engine):

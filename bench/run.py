@@ -19,7 +19,7 @@ from rich.console import Console
 
 from ibqos.docfile import write_atomic, write_json
 
-from . import engines, fabric, faults, planner
+from . import engines, fabric, faults, planner, simspeed, sweep
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
@@ -201,8 +201,6 @@ def main() -> None:
         ]
 
     if "simspeed" in only:
-        from . import simspeed
-
         rows = simspeed.bench_simspeed(console.log)
         write_json(RESULTS / "simspeed.json", {"meta": meta, "rows": rows})
         sections["simspeed"] = [
@@ -227,8 +225,6 @@ def main() -> None:
         ]
 
     if "sweep" in only:
-        from . import sweep
-
         rows = sweep.bench_sweep(console.log)
         write_json(RESULTS / "sweep.json", {"meta": meta, "rows": rows})
         sections["sweep"] = [
