@@ -29,7 +29,7 @@ def sample_faults(topo, n: int | None, seed: int):
     if n is None or n >= len(faults):
         return faults
     rng = random.Random(seed)
-    by_kind = {k: [f for f in faults if f.kind == k] for k in KINDS}
+    by_kind = {k: [f for f in faults if f.short_kind == k] for k in KINDS}
     out = []
     for i, k in enumerate(KINDS):
         take = n // len(KINDS) + (i < n % len(KINDS))
@@ -39,7 +39,7 @@ def sample_faults(topo, n: int | None, seed: int):
 
 def _spread(faults, n: int):
     """n of the faults just run, every kind represented: the minhop pairs."""
-    by_kind = [[f for f in faults if f.kind == k] for k in KINDS]
+    by_kind = [[f for f in faults if f.short_kind == k] for k in KINDS]
     out = []
     while len(out) < min(n, len(faults)):
         for fs in by_kind:

@@ -15,7 +15,6 @@ import itertools
 import json
 import os
 import re
-import signal
 import time
 import uuid
 from dataclasses import dataclass
@@ -23,10 +22,10 @@ from pathlib import Path
 
 from ibqos import osmlog, paths
 from ibqos.errors import ExternalError, InputError
-from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
+from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, stop_group, wait_until
 
 from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
-from .netfile import read_net
+from .netfile import node_records, read_net
 from ibqos.templating import render
 
 from .resweep import Resweep, sweep_mark, wait_resweep
@@ -76,26 +75,18 @@ _NET_ERROR = re.compile(r"error at .*: line (\d+)")
 def net_size(netfile: Path) -> NetSize:
     """Count a net file's records so ibsim's -N/-S/-P are large enough (its defaults stop at
     2048 nodes and 256 switches)."""
-    nodes = switches = ports = 0
-    rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"', re.I)
-    text = read_net(netfile)
-    for lineno, line in enumerate(text.splitlines(), 1):
-        m = rec.match(line)
-        if m:
-            nodes += 1
-            switches += m.group(1).lower() == "switch"
-            ports += int(m.group(2)) + 1
-    if nodes == 0:
+    nodes = list(node_records(read_net(netfile)))
+    if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
-    return NetSize(nodes, switches, ports)
+    switches = sum(n.kind == "SWITCH" for n in nodes)
+    return NetSize(len(nodes), switches, sum(n.ports + 1 for n in nodes))
 
 
 def sm_node_name(netfile: Path) -> str:
     """The node ibsim attaches OpenSM to: the net file's first node record."""
-    rec = re.compile(r'^\s*(?:Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', re.I)
-    for line in read_net(netfile).splitlines():
-        if m := rec.match(line):
-            return m.group(1)
+    for node in node_records(read_net(netfile)):
+        if node.name:
+            return node.name
     raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
 
 
@@ -103,14 +94,10 @@ def net_port_types(netfile: Path) -> dict[str, str]:
     """OpenSM port names ("<node description>/P<n>") of a net file's ports -> node type (CA,
     SWITCH, ROUTER), for resolving a policy's node_type filters before the fabric runs.
     ibsim gives every node its quoted name as node description."""
-    rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"', re.I)
-    kinds = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
     out: dict[str, str] = {}
-    for line in read_net(netfile).splitlines():
-        if m := rec.match(line):
-            kind = kinds[m.group(1).lower()]
-            ports = range(int(m.group(2)) + 1) if kind == "SWITCH" else range(1, int(m.group(2)) + 1)
-            out.update({f"{m.group(3)}/P{p}": kind for p in ports})
+    for node in node_records(read_net(netfile)):
+        ports = range(node.ports + 1) if node.kind == "SWITCH" else range(1, node.ports + 1)
+        out.update({f"{node.name}/P{p}": node.kind for p in ports})
     return out
 
 
@@ -211,13 +198,8 @@ class AttachedProcess:
         return pid_alive(self.pid) and f"IBSIM_SOCKNAME={self.sock}".encode() in env.split(b"\0")
 
     def stop(self, grace: float = 5.0) -> None:
-        if not self.alive():
-            return
-        os.kill(self.pid, signal.SIGTERM)
-        try:
-            wait_until(lambda: not self.alive(), timeout=grace, what=f"pid {self.pid} to exit")
-        except ExternalError:
-            os.kill(self.pid, signal.SIGKILL)
+        if self.alive():
+            stop_group(self.pid, self.alive, grace=grace)
 
 
 class Harness:

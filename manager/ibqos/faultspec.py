@@ -34,19 +34,32 @@ class FaultSpec:
 
 @dataclass(frozen=True)
 class ResolvedFault:
+    """The one fault type: what goes down. `resolve` makes one from a spelling and a routed
+    fabric (`ibqos dryrun --fault`); ibqos_sim.campaign from a generated topology."""
+
     spec: FaultSpec
     node: str  # node description, as ibsim names the node
     port: int | None  # None: the whole switch
     peer: tuple[str, int] | None  # the other end of a link
-    kind: str  # terminal / switch-link / switch
+    kind: str  # "terminal link", "local link", "global link", "switch link" or "switch"
     lost_cas: tuple[str, ...]  # hosts whose only link goes down
+
+    def __str__(self) -> str:
+        """`switch sw-g3-s1`, `global link sw-g0-s1[7]-sw-g3-s0[6]`."""
+        if self.port is None:
+            return f"switch {self.node}"
+        assert self.peer is not None  # a link has two ends
+        return f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}]"
+
+    @property
+    def short_kind(self) -> str:
+        """terminal, local, global or switch: the fault campaign's kinds (a dragonfly's)."""
+        return self.kind.removesuffix(" link")
 
     def describe(self) -> str:
         if self.port is None:
-            return f"switch {self.node} down ({len(self.lost_cas)} hosts cut off)"
-        return f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}] down" + (
-            f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else ""
-        )
+            return f"{self} down ({len(self.lost_cas)} hosts cut off)"
+        return f"{self} down" + (f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else "")
 
     def to_json(self) -> dict:
         return {

@@ -193,7 +193,7 @@ def dla_refusal(record, lines: list) -> str | None:
 
     if record is not None:
         return record.refusal
-    said = [s for s in osmlog.engine_complaints(lines, "dla") if "D1A" in s]
+    said = [s for s in osmlog.engine_complaints(lines, "dla") if (osmlog.error_code(s) or "").startswith("D1A")]
     return "; ".join(said) or None
 
 

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +74,33 @@ def _killpg(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def stop_group(pid: int, alive: Callable[[], bool], *, grace: float) -> None:
+    """Stop a daemon started earlier (by another ibqos process: `fabric up`) and known only by
+    PID, with its children: SIGTERM to its process group, SIGKILL after `grace` s. start_daemon
+    makes every child a session leader, so its group is its PID; a PID that leads no group
+    (not ours) gets the signal alone, so no stranger's group is ever signalled. `alive` says
+    whether the PID is still the daemon (a recycled PID is not)."""
+    try:
+        leader = os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return
+
+    def signal_it(sig: int) -> None:
+        if leader:
+            _killpg(pid, sig)
+        else:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    signal_it(signal.SIGTERM)
+    try:
+        wait_until(lambda: not alive(), timeout=grace, what=f"pid {pid} to exit")
+    except ProcessError:
+        signal_it(signal.SIGKILL)
 
 
 @dataclass

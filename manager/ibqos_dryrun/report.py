@@ -10,7 +10,7 @@ from pathlib import Path
 from ibqos import __version__
 from ibqos.arbiter import ArbTable
 from ibqos.extras import pyplot
-from ibqos.plan import ROLE_NAMES
+from ibqos.roles import ROLES
 from ibqos.templating import render
 from .judge import LATENCY_RULE, bandwidth_rule
 from .verdict import planned_entries
@@ -119,7 +119,7 @@ def report_dict(dr) -> dict:
 def tables(plan) -> dict:
     """What the HTML shows of the configuration: VLArb per role and SL -> class -> VL."""
     roles = []
-    for role in ROLE_NAMES:
+    for role in ROLES:
         t = plan.vlarb.role(role)
         roles.append(
             {

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from ibqos.arbiter.exact import analyze_exact
 from ibqos.errors import InputError
-from ibqos.plan import ROLE_NAMES, Plan
+from ibqos.plan import Plan
+from ibqos.roles import ROLES
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 
@@ -26,7 +27,7 @@ def check_plan_meets_policy(plan: Plan, policy) -> None:
     vpc = f.vls_per_class
     fixed = sum(c.bandwidth for c in policy.classes if c.bandwidth != "rest")
     nrest = sum(c.bandwidth == "rest" for c in policy.classes)
-    for role in ROLE_NAMES:
+    for role in ROLES:
         t = plan.vlarb.role(role)
         assert len(t.high) <= plan.fabric.high_cap and len(t.low) <= plan.fabric.low_cap
         assert all(1 <= w <= 255 for _, w in t.high + t.low)
@@ -202,7 +203,7 @@ def test_links_keeps_the_shares_of_the_same_policy_without_it(tmp_path):
     plain = make_plan(load_policy(write_policy(tmp_path, doc)))
     doc["fabric"]["fault_tolerance"] = "links"
     links = make_plan(load_policy(write_policy(tmp_path, doc)))
-    for role in ROLE_NAMES:
+    for role in ROLES:
         for c in plain.classes:
             a = plain.analysis[role]["per_class"][c.name]["share"]
             b = links.analysis[role]["per_class"][c.name]["share"]

@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from ibqos import paths
-from ibqos.plan import ROLE_NAMES, Plan
+from ibqos.plan import Plan
+from ibqos.roles import ROLES
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
@@ -38,7 +39,7 @@ def test_plugin_table_file_follows_the_contract(tmp_path):
         m = pat.match(ln)
         assert m, ln
         seen[m.group(1)] = m.groups()[1:]
-    assert set(seen) == set(ROLE_NAMES)
+    assert set(seen) == set(ROLES)
     for role, (high, low, limit) in seen.items():
         t = plan.vlarb.role(role)
         assert high == (",".join(f"{v}:{w}" for v, w in t.high) or "-")

@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 from pathlib import Path
 
 from ibqos.fabric.model import Fabric
+from ibqos.proc import run_command
 
 from .network import compile_network
 from .overlay import overlay_round_robin_vlarb
@@ -69,7 +69,7 @@ def measure_subprocess(fabric_json: str | Path, *, timeout: float = 1800, **kw) 
     args = [sys.executable, "-m", "ibqos_sim.sim.bench", str(fabric_json)]
     for k, v in kw.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
-    cp = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=True, stdin=subprocess.DEVNULL)
+    cp = run_command(args, timeout=timeout)
     return json.loads(cp.stdout.strip().splitlines()[-1])
 
 

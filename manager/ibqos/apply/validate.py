@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from .. import paths
+from ..arbiter.table import MAX_CAP, MAX_VL, MAX_WEIGHT, ArbTable
 from ..errors import ExternalError
 from ..proc import run_command
 from ..vls import vls_of_code
@@ -22,13 +23,14 @@ def _check_qos_values(conf: Path) -> None:
         if value == "(null)":
             continue  # OpenSM's own way to write an unset option (opensm -c)
         if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
-            entries = [e for e in value.split(",") if e]
-            ok = len(entries) <= 64 and all(
-                (m := re.fullmatch(r"(\d+):(\d+)", e)) and int(m[1]) <= 14 and int(m[2]) <= 255 for e in entries
-            )
-            if not ok:
+            try:  # the arbiter's VL:weight parser and ranges
+                table: ArbTable | None = ArbTable(ArbTable.parse_entries(value, key))
+            except ValueError:
+                table = None
+            if table is None or len(table.high) > MAX_CAP:
                 raise ExternalError(
-                    f"{conf}: {key}: not a list of VL:weight (VL 0-14, weight 0-255, at most 64): {value!r}"
+                    f"{conf}: {key}: not a list of VL:weight (VL 0-{MAX_VL}, weight 0-{MAX_WEIGHT}, at most "
+                    f"{MAX_CAP}): {value!r}"
                 )
         elif re.fullmatch(r"qos(_\w+?)?_sl2vl", key):
             vls = value.split(",")

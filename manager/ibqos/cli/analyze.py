@@ -71,16 +71,17 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     if plan_path is not None:
         if high is not None or low is not None:
             raise InputError("give either a PLAN or --high/--low, not both", field="--high")
-        from ..plan import ROLE_NAMES, Plan
+        from ..plan import Plan
+        from ..roles import ROLES
 
         plan = Plan.load(plan_path)
         mode = mode or plan.accounting
         packet_bytes = packet_bytes or plan.fabric.mtu
         rate = rate or plan.fabric.rate_gbps
-        roles = [role] if role else list(ROLE_NAMES)
+        roles = [role] if role else list(ROLES)
         for r in roles:
-            if r not in ROLE_NAMES:
-                raise InputError(f"unknown role {r!r} (one of {', '.join(ROLE_NAMES)})", field="--role")
+            if r not in ROLES:
+                raise InputError(f"unknown role {r!r} (one of {', '.join(ROLES)})", field="--role")
             jobs.append((r, plan.vlarb.role(r), plan.classes))
     else:
         if high is None and low is None:

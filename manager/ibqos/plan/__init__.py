@@ -1,5 +1,5 @@
 """The plan document: `Plan.load(path)`, `plan.save(path)` (PLAN_DOC contract)."""
 
-from .model import ROLE_NAMES, SCHEMA, Plan, PlanClass, PortOverride
+from .model import SCHEMA, Plan, PlanClass, PortOverride
 
-__all__ = ["Plan", "PlanClass", "PortOverride", "SCHEMA", "ROLE_NAMES"]
+__all__ = ["Plan", "PlanClass", "PortOverride", "SCHEMA"]

@@ -11,12 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from ..arbiter import ArbTable
 from .e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
-from ..roles import ROLES
 from ..docfile import read_json_text, validate, write_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.plan/1"
-ROLE_NAMES = ROLES  # the one definition: ibqos/roles.py
 
 
 class _M(BaseModel):

@@ -25,15 +25,16 @@ import math
 from dataclasses import dataclass
 
 from ..arbiter import ArbTable
+from ..arbiter.accounting import LIMIT_UNIT, UNIT
 from ..arbiter.exact import NoPeriodError, analyze_exact
 from ..arbiter.result import ArbAnalysis
-from ..arbiter.shares import long_run_shares
+from ..arbiter.shares import high_bytes_per_low_turn, long_run_shares
+from ..arbiter.table import MAX_WEIGHT
 from ..arbiter.trace import VlStats
 from .layout import packed_weights, slot_counts, spread, spread_weights
 from .targets import ClassTarget, RoleSpec
 
 SHARE_TOL = 0.5  # percentage points, the issue's acceptance bound
-MAX_WEIGHT = 255
 PERIOD_BUDGET = 30_000  # runs per exact analysis; longer periods are skipped, not analysed
 MAX_EXACT = 10  # exact analyses per role, at most
 MAX_ATTEMPTS = 40  # including those given up for a too long period
@@ -165,11 +166,11 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
     """VLHighLimits whose low weights stay in 1..255 for this low:high ratio."""
     out = []
     for limit in (0,) + LIMITS:
-        mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
+        mean_w = ratio * high_bytes_per_low_turn(limit, spec.mtu, spec.mode) / UNIT
         if 1 <= mean_w <= MAX_WEIGHT:
             out.append(limit)
     if not out:
-        most = MAX_WEIGHT * 64 / _high_bytes_per_low_turn(spec, 0 if spec.mtu < 4096 else 1)
+        most = MAX_WEIGHT * UNIT / high_bytes_per_low_turn(0 if spec.mtu < LIMIT_UNIT else 1, spec.mtu, spec.mode)
         share_max = 100 * most / (1 + most)
         low_share = 100 * ratio / (1 + ratio)
         if 0 < low_share - share_max <= SHARE_TOL:
@@ -183,7 +184,7 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
                     None,
                     "priority",
                     f"low-priority classes are guaranteed {low_share:.1f}% but one low turn "
-                    f"(weight <= 255) per {_high_bytes_per_low_turn(spec, 1)} bytes of high "
+                    f"(weight <= 255) per {high_bytes_per_low_turn(1, spec.mtu, spec.mode)} bytes of high "
                     f"traffic gives them at most {share_max:.1f}%",
                     1.0,
                     _shift_fixes(spec, math.ceil((low_share - share_max) * 10) / 10),
@@ -214,14 +215,6 @@ def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
         elif c.priority == "high" and lo_rest:
             out.append((("classes", c.index, "bandwidth"), round(float(c.requested) + points, 2)))
     return tuple(out)
-
-
-def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
-    if limit == 0:
-        return spec.mtu
-    if spec.mode == "packet":
-        return spec.mtu * -(-4096 * limit // spec.mtu)
-    return 4096 * limit
 
 
 def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False):
@@ -283,7 +276,7 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
     nslots = len(order)
     total_share = sum(c.share for c in classes)
     frac = [c.share / total_share for c in classes]
-    q = max(1, spec.mtu // 64)  # weight of one MTU
+    q = max(1, spec.mtu // UNIT)  # weight of one MTU
     t_min = max(math.ceil(counts[i] / frac[i]) for i in range(len(classes)))
     t_max = min(math.floor(MAX_WEIGHT * counts[i] / frac[i]) for i in range(len(classes)))
     if t_min > t_max:
@@ -319,7 +312,7 @@ def _weight_styles(q: int) -> list[tuple[int, bool]]:
 
 
 def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[list[int]] | None:
-    q = max(1, spec.mtu // 64) if spec.mode == "packet" else quantum
+    q = max(1, spec.mtu // UNIT) if spec.mode == "packet" else quantum
     out = []
     for f, n in zip(frac, counts):
         # Clamped to what the entries can hold; the share check judges the result.
@@ -348,11 +341,11 @@ def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
 def _low_table(spec, lo, layout, ratio, limit):
     counts, order = layout
     nslots = len(order)
-    mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
+    mean_w = ratio * high_bytes_per_low_turn(limit, spec.mtu, spec.mode) / UNIT
     total = mean_w * nslots
     phi_l = sum(c.share for c in lo)
     out = []
-    for quantum, packed in _weight_styles(max(1, spec.mtu // 64)):
+    for quantum, packed in _weight_styles(max(1, spec.mtu // UNIT)):
         weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed, quantum)
         if weights is not None:
             entries = _entries(spec, lo, order, weights)

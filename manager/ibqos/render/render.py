@@ -7,7 +7,8 @@ from pathlib import Path
 from ..arbiter import ArbTable
 from ..docfile import write_dir_atomic
 from ..errors import InputError
-from ..plan.model import ROLE_NAMES, Plan
+from ..plan.model import Plan
+from ..roles import ROLES
 from ..templating import render
 from ..vls import vlcap_code
 from .fallback import DLA_CHAIN, fallback_sl2vl
@@ -36,14 +37,14 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
 def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = None) -> dict[str, str]:
     """The files' contents (three, and partitions.conf when the plan carries one), with paths
     pointing into `out_dir`."""
-    roles = {r: _role_ctx(plan.vlarb.role(r)) for r in ROLE_NAMES}
+    roles = {r: _role_ctx(plan.vlarb.role(r)) for r in ROLES}
     ports = []
     for p in plan.vlarb.ports:
         ctx = _role_ctx(p.table)
         ctx.update(guid=f"0x{int(str(p.guid), 16):016x}", port=p.port)
         ports.append(ctx)
     dla = plan.fabric.routing == "dla"
-    common = dict(plan=plan, roles=roles, role_names=ROLE_NAMES, ports=ports)
+    common = dict(plan=plan, roles=roles, role_names=ROLES, ports=ports)
     texts = {
         "opensm.conf": render(
             FILES["opensm.conf"],
@@ -78,7 +79,7 @@ def _role_ctx(t: ArbTable) -> dict:
 
 def _osm(entries) -> str:
     # OpenSM reads an unset table as its own default; an empty one is a single skipped entry.
-    return ",".join(f"{vl}:{w}" for vl, w in entries) or "0:0"
+    return ArbTable.format_entries(entries) if entries else "0:0"
 
 
 def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict:
