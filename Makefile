@@ -9,6 +9,8 @@ PREFIX ?= /usr
 DESTDIR ?=
 
 SAN_BUILD := build-sanitize
+# -Werror (CMake option IBQOS_WERROR): off for a plain build, on for the test targets below
+WERROR ?= OFF
 
 # The patched ibsim's source (ci-sim/ibsim-patch/build.sh): upstream's ibsim 0.10 release
 # tarball when one is kept in a shared/vendor/ beside the checkout, or beside the checkout this
@@ -69,7 +71,7 @@ test-floors: build $(FLOORS_VENV)/.installed
 	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider -m "not fabric and not slow"
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DIBQOS_WERROR=$(WERROR) >/dev/null
 	cmake --build $(BUILD) -j 2
 
 # ibsim 0.10 from Debian's source package with ci-sim/ibsim-patch/0001-vlarb-64-and-vlhighlimit.patch
@@ -77,7 +79,7 @@ build: deps
 # builds it once (CMake target ibsim-patched); this target builds it again, e.g. with
 # IBSIM_SOURCE=<.dsc | ibsim-0.10 tarball | source tree> where the archive has no source.
 ibsim-patched: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DIBQOS_WERROR=$(WERROR) >/dev/null
 	rm -f $(BUILD)/ibsim-patched/stamp
 	cmake --build $(BUILD) --target ibsim-patched ibsim-smp-rw
 
@@ -117,7 +119,8 @@ deb: deps
 # clang-format, .clang-format;
 # `make format` fixes the format),
 # the C unit tests (ctest: dla's routing library,
-# the simulator core), then every pytest.
+# the simulator core), then every pytest. The C is built with -Werror here: a warning fails.
+test test-sanitize test-floors: WERROR = ON
 test: build
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -129,7 +132,7 @@ test: build
 # ASan/UBSan build of every C component in its own directory; its C tests (ctest), then one
 # dla run in OpenSM with the sanitized plugin preloaded with libasan.
 test-sanitize: build
-	cmake -S . -B $(SAN_BUILD) -DIBQOS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake -S . -B $(SAN_BUILD) -DIBQOS_SANITIZE=ON -DIBQOS_WERROR=$(WERROR) -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(SAN_BUILD) -j 2
 	cd $(SAN_BUILD) && ctest --output-on-failure
 	IBQOS_BUILD_DIR=$(CURDIR)/$(SAN_BUILD) $(PYTEST) -q -p no:cacheprovider plugin/tests/sanitize_dla_run.py
