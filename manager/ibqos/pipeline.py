@@ -8,8 +8,8 @@ cause attached, for the one place that maps exceptions to exit codes (ibqos.cli)
 Hooks, all optional:
 - progress(stage, fraction): 0.0 as a stage starts, 1.0 when it ends (a long stage may report
   in between through the same callback);
-- before(stage): runs first, before the stage's clock starts (apply's crash injection,
-  IBQOS_APPLY_FAULT, kills the process here);
+- before(stage): runs first, before the stage's clock starts (the apply kill -9 tests'
+  wrapper kills the process here);
 - failed(stage, exception): runs when a stage raises, before the exception propagates.
 """
 

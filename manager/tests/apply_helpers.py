@@ -21,6 +21,7 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
+APPLY_FAULT = Path(__file__).with_name("apply_fault.py")
 
 
 def policy_file(tmp: Path, name: str, share: int, cap: int = 8) -> Path:
@@ -78,21 +79,21 @@ def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
     ]
 
 
-def child_env(fault: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
-    if fault:
-        env["IBQOS_APPLY_FAULT"] = fault
-    return env
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    return dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
 
 
 def run_apply(h, sm, plan_path, *extra, fault=None, env=None):
-    return subprocess.run(
-        apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True, timeout=300, env=child_env(fault, env)
-    )
+    """`ibqos apply`; with `fault` (a step, or journal:<state>) the apply process SIGKILLs
+    itself there (apply_fault.py) and returns -9."""
+    cmd = apply_cmd(h, sm, plan_path, *extra)
+    if fault:
+        cmd = [sys.executable, str(APPLY_FAULT), fault, *cmd[1:]]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=child_env(env))
 
 
 def run_ibqos(*args, env=None):
-    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(None, env))
+    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(env))
 
 
 def run_status(h, sm, *extra):

@@ -17,6 +17,7 @@ reached the disk is dropped, since nothing was live.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,14 +63,21 @@ def _dumps(entry: Entry, pid: int) -> Path:
     return Path(entry.dumps) if entry.dumps else record_dir({}, pid)
 
 
-def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> str:
+def no_hook(point: str) -> None:
+    """Apply's default hook (apply.run): nothing happens at a step's start or a journal state."""
+
+
+def restore(
+    cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, hook: Callable[[str], None] = no_hook
+) -> str:
     """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
-    (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
+    (when that read-back was saved). Returns what it proved; raises if the fabric differs.
+    `hook`: Apply's, called as the journal says "rollback" (apply.run)."""
     from ..fabric.compare import diff
     from ..fabric.live import read_live
 
     journal.write(entry, "rollback")
-    _fault("journal:rollback")
+    hook("journal:rollback")
     cs.flip(entry.previous)
     heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
     before = journal.load_before()
@@ -84,18 +92,18 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> 
     return "fabric verified as before"
 
 
-def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
+def recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_hook) -> str | None:
     """One line saying what a killed apply left and what was done, or None if nothing was.
     The line also goes to the system log: the killed apply could not send its own."""
     from .syslog import log_line
 
-    line = _recover(cs, io)
+    line = _recover(cs, io, hook)
     if line:
         log_line(f"recovered {cs.state}: {line}")
     return line
 
 
-def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
+def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
     if entry is None or entry.done:
@@ -108,7 +116,7 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
     io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
     if entry.state == "rollback":
-        proved = restore(cs, journal, entry, io)
+        proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
     if current != entry.version:
         raise ExternalError(
@@ -122,16 +130,10 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         if diffs:
             raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:
-        proved = restore(cs, journal, entry, io)
+        proved = restore(cs, journal, entry, io, hook)
         return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"
     journal.write(entry, "verified")
     return f"{found}: swept, read back and verified {entry.version}; it stays"
-
-
-def _fault(point: str) -> None:
-    from .run import fault_hook
-
-    fault_hook(point)
 
 
 def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:

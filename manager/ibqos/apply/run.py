@@ -7,10 +7,10 @@ order and times them, and `run()` holds the configuration's lock from recovery t
 A defect is an exception (VerificationFailed: exit 1, mapped in ibqos.cli). The journal
 (`journal.py`) records each state before the step it names, so a crash anywhere is finished
 or undone by the next apply or status (`recover.py`). A failure after the flip restores the
-previous version, sweeps again and proves the fabric is back as it was. For the
-fault-injection tests, IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as that
-step starts (the driver's `before` hook), and IBQOS_APPLY_FAULT=journal:<state> right after
-the journal says <state>.
+previous version, sweeps again and proves the fabric is back as it was. `Apply(hook=…)` is
+called with each step's name as it starts (the driver's `before` hook) and with
+`journal:<state>` right after the journal says <state>: the kill -9 tests' wrapper
+(manager/tests/apply_fault.py) kills the process there; the product passes none.
 
 What an apply will not do without being told: build on a current version whose files were
 changed by hand (--accept-edits), or take partitions (P_Keys) off the fabric
@@ -21,10 +21,9 @@ options logs one line to the system log (syslog.py); a dry run writes nothing an
 from __future__ import annotations
 
 import difflib
-import os
-import signal
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,18 +37,13 @@ from .journal import Entry, Journal
 from .lock import apply_lock
 from ..fabric.dla_record import record_dir
 from .opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
-from .recover import FabricAccess, recover, restore
+from .recover import FabricAccess, no_hook, recover, restore
 from .validate import validate_opensm_conf, validate_plugin_tables
 
 STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
 DEFAULT_KEEP = 10
 DEFAULT_LOG = Path("/var/log/opensm.log")
 ROLE_FILES = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")
-
-
-def fault_hook(step: str) -> None:
-    if os.environ.get("IBQOS_APPLY_FAULT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -109,10 +103,9 @@ class ApplyState:
 
 
 class Apply:
-    def __init__(self, req: ApplyRequest, echo=print, hook=fault_hook):
+    def __init__(self, req: ApplyRequest, echo=print, hook: Callable[[str], None] = no_hook):
         self.req, self.echo, self.hook = req, echo, hook
         self.s = ApplyState()
-        # the fault hook runs as each step starts (IBQOS_APPLY_FAULT=<step> kills us there)
         self.pipeline = Pipeline(STEPS, Hooks(before=hook))
 
     # ---- driver ----------------------------------------------------------
@@ -303,7 +296,7 @@ class Apply:
     # ---- steps -------------------------------------------------------------
     def stage_recover(self) -> None:
         cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
-        line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout))
+        line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout), hook=self.hook)
         if line:
             self.s.recovered = line
             self.echo(f"recovered: {line}")
@@ -627,7 +620,7 @@ class Apply:
                 return
             access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
             try:
-                proved = restore(cs, self.s.journal, entry, access)
+                proved = restore(cs, self.s.journal, entry, access, hook=self.hook)
             except IbqosError as err:
                 self.echo(
                     f"interrupted{sig} after the swap; rolling back to {self.s.previous} failed: {err} "
@@ -642,7 +635,7 @@ class Apply:
         access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
         try:
             with deferred():  # a signal now waits for the rollback to finish
-                proved = restore(self.s.confset, self.s.journal, self.s.entry, access)
+                proved = restore(self.s.confset, self.s.journal, self.s.entry, access, hook=self.hook)
         except ExternalError as e:
             raise ExternalError(f"{cause}; {e}") from e
         raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause
