@@ -16,11 +16,9 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from ibqos_sim.campaign import Campaign, single_faults
+from ibqos_sim.campaign import KINDS, Campaign, single_faults
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
-
-KINDS = ("terminal", "local", "global", "switch")
 
 
 def sample_faults(topo, n: int | None, seed: int):

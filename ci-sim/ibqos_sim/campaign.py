@@ -33,6 +33,7 @@ ENGINE = "dla"
 MAX_VLS_DEGRADED = 3  # per class, under any single fault (issue 10)
 PRISTINE_VLS = [0, 1]  # class 0's pair: Fig. 8
 LAYERED_ENGINES = ("dfsssp", "lash")  # deadlock-free by path SL layers
+KINDS = ("terminal", "local", "global", "switch")  # of a single fault, in campaign order
 
 
 def link_kind(topo: Topology, a: str, b: str) -> str:
@@ -75,8 +76,7 @@ def single_faults(topo: Topology) -> tuple[list[ResolvedFault], list[ResolvedFau
     for sw in topo.switches:
         f = switch_fault(topo, sw.name)
         (excluded if sw.name == sm_sw else faults).append(f)
-    order = {"terminal": 0, "local": 1, "global": 2, "switch": 3}
-    faults.sort(key=lambda f: (order[f.short_kind], f.node, f.port or 0))
+    faults.sort(key=lambda f: (KINDS.index(f.short_kind), f.node, f.port or 0))
     return faults, excluded
 
 
