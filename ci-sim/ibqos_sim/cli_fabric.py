@@ -8,7 +8,7 @@ import click
 
 from ibqos.errors import InputError
 
-from .harness import Harness
+from .harness import Harness, engine_chain
 from .netfile import check_net
 from .topology import from_spec
 
@@ -81,7 +81,7 @@ def run_sm(
     """Run OpenSM on the fabric: once (default) or as a daemon."""
     h = Harness.attach(run_dir)
     if plugin is None:
-        plugin = "dla" in engine.split(",")
+        plugin = "dla" in engine_chain(engine)
     kwargs = dict(engine=engine, plugin=plugin, plugin_options=plugin_options, conf_files=conf_files)
     if daemon:
         sm = h.start_sm(**kwargs)

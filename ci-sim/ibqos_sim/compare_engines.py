@@ -26,9 +26,9 @@ NOT_COMPARABLE = {"file": "needs LFT dump files (OpenSM would build minhop's tab
 
 def parse_engines(text: str) -> list[str]:
     """The --engines list, checked before any process starts."""
-    from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES
+    from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES, engine_chain
 
-    names = [e.strip() for e in text.split(",") if e.strip()]
+    names = engine_chain(text)
     if not names:
         raise InputError("no routing engine named", field="--engines")
     for name in names:

@@ -41,8 +41,13 @@ BUILTIN_ENGINES = ("minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "to
 PLUGIN_ENGINES = ("dla",)
 
 
+def engine_chain(text: str) -> list[str]:
+    """The engines of a `routing_engine` value ("dla,minhop"), in order: the one reader of it."""
+    return [e.strip() for e in text.split(",") if e.strip()]
+
+
 def check_engines(engine: str, plugin: bool) -> None:
-    for name in engine.split(","):
+    for name in engine_chain(engine):
         if name in PLUGIN_ENGINES and not plugin:
             raise InputError(f"routing engine {name!r} needs the ibqos plugin (plugin=True)", field="routing_engine")
         if name not in BUILTIN_ENGINES + PLUGIN_ENGINES:

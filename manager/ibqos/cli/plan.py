@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..arbiter.table import MAX_CAP
 from ..outpath import OUT_FILE
 from ..errors import InputError
 
@@ -20,8 +21,8 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
         nums = [int(p) for p in parts]
     except ValueError:
         nums = []
-    if len(nums) not in (1, 2) or not all(1 <= n <= 64 for n in nums):
-        raise InputError(f"--cap {text!r}: give HIGH/LOW or N, entries 1..64", field="--cap")
+    if len(nums) not in (1, 2) or not all(1 <= n <= MAX_CAP for n in nums):
+        raise InputError(f"--cap {text!r}: give HIGH/LOW or N, entries 1..{MAX_CAP}", field="--cap")
     return (nums[0], nums[-1])
 
 
