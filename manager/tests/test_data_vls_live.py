@@ -59,6 +59,17 @@ def test_a_count_written_as_max_op_vls_is_refused_before_apply(tmp_path):
         validate_opensm_conf(bad)
 
 
+@pytest.mark.parametrize("line", ["sweep_interval abc", "log_max_size lots"])
+def test_a_value_opensm_cannot_read_is_refused_before_apply(tmp_path, line):
+    """OpenSM 3.3.23 logs "-E- Parsing error in field ..." for a non-numeric value, keeps its
+    default and exits 0: the check must not take that exit status for a clean parse."""
+    _, files = render_count(tmp_path, 2)
+    bad = tmp_path / "typo.conf"
+    bad.write_text(files["opensm.conf"].read_text() + line + "\n")
+    with pytest.raises(ExternalError, match=r"-E- Parsing error in field " + line.split()[0]):
+        validate_opensm_conf(bad)
+
+
 def _vl_caps(fabric) -> set[int]:
     return {p.vl_cap for n in fabric.nodes.values() for p in n.ports.values() if p.remote}
 
