@@ -1,5 +1,5 @@
 """The digital twin: counter values the packet simulator produced, loaded into the patched
-ibsim (ci-sim/ibsim-patch/0003) through its console, so the monitor reads them over the PMA.
+ibsim (ci-sim/ibsim-patch/0003-pma-data-per-sl.patch) through its console, so the monitor reads them over the PMA.
 
 Time: the simulator measures a window of microseconds at its own link rate; ibsim's links are
 4X SDR. `replay_s` stretches the window so that a link the simulator kept busy is as busy on

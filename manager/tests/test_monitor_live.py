@@ -1,6 +1,6 @@
 """Issue 23: `ibqos monitor` on a live ibsim fabric run by OpenSM with the applied plan.
 
-Counter values are loaded into the patched ibsim (ci-sim/ibsim-patch/0003: PortXmitDataSL,
+Counter values are loaded into the patched ibsim (ci-sim/ibsim-patch/0003-pma-data-per-sl.patch: PortXmitDataSL,
 PortRcvDataSL, through its console's PerformanceSet, from a command file) and read back by the
 monitor through the real MAD path; the expected shares are the loaded values' own ratios.
 """
@@ -18,7 +18,7 @@ from apply_helpers import IBQOS, child_env, make_plan_file, run_apply
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.ibsim_binary import patched_skip_reason
-from ibqos_sim.topology import dragonfly
+from ibqos_sim.topology import dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
 SKIP = patched_skip_reason()
@@ -162,3 +162,30 @@ def test_alerting_rules_pass_promtool(tmp_path):
     )
     assert check.returncode == 0 and "SUCCESS: 5 rules found" in check.stdout, check.stdout + check.stderr
     json.loads((tmp_path / "ibqos-grafana-dashboard.json").read_text())
+
+
+def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_path):
+    """Debian's ibsim forwards PortXmitDataSL to the SM's process, which dies of it
+    (docs/monitor.md, "Never hurt the SM"): the monitor samples every port, the SM's included
+    (from its peer), and OpenSM keeps running; perfquery to the SM's LID, the control, kills it."""
+    plan, path = make_plan_file(tmp_path, "a", 40)
+    net = fat_tree(1, 0, 3).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+        sm = h.start_sm(engine="minhop")
+        cp = subprocess.run(
+            [IBQOS, "monitor", "--plan", str(path), "--sim-socket", h.sock, "--once", "--json", "--interval", "0.2"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=child_env(),
+        )
+        assert cp.returncode == 1, cp.stdout + cp.stderr  # no per-SL counters on Debian's ibsim
+        assert [f["kind"] for f in json.loads(cp.stdout)["findings"]] == ["counters-unavailable"]
+        assert sm.alive() and "sminfo: sm lid" in h.diag(["sminfo"]).stdout
+        fabric = h.read_back(save=False)
+        sm_lid = next(n for n in fabric.nodes.values() if n.desc == _sm_desc(h)).ports[1].lid
+        h.diag(["perfquery", "--xmtsl", str(sm_lid), "1"], check=False, timeout=30)
+        deadline = time.monotonic() + 10
+        while sm.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sm.alive()

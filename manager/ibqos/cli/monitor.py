@@ -65,7 +65,7 @@ def _listen(addr: str) -> tuple[str, int]:
 @click.option(
     "--rate",
     type=click.IntRange(0),
-    default=20000,
+    default=40000,
     show_default=True,
     help="At most this many MADs per second to the fabric (0: only the window of 16 bounds it).",
 )

@@ -55,7 +55,7 @@ def sample_live(
 ) -> tuple[Fabric, str]:
     """Nodes, ports and links (no tables), and the PMA counters of every linked port as the
     reader's ibqos.counters/1 JSON text (manager/readback/src/pma.h), in one process. `rate`
-    bounds the MADs per second (the reader's default, 20000, when None)."""
+    bounds the MADs per second (the reader's default, 40000, when None)."""
     return _run_reader((("-C", ca), ("-P", port), ("-R", rate)), ("-T",), env, timeout, ca, port, counters=True)
 
 

@@ -159,10 +159,11 @@ static int send_slot(struct mad_pipe *mp, int s)
 	slot->deadline = now_ms() + mp->timeout_ms;
 	mp->sent++;
 	if (mp->rate) {
-		double now = now_ms();
+		/* a token bucket of `window` MADs: bursts up to the window, `rate` on average */
+		double burst = now_ms() - mp->window * 1e3 / mp->rate;
 
 		mp->next_send_ms =
-			(mp->next_send_ms > now ? mp->next_send_ms : now) + 1e3 / mp->rate;
+			(mp->next_send_ms > burst ? mp->next_send_ms : burst) + 1e3 / mp->rate;
 	}
 	return 0;
 }
@@ -232,13 +233,19 @@ int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 			return rc;
 		if (mp->nfree == mp->window && mp->qhead == mp->qlen)
 			return 0;
-		double until = next;
+		double until = next, gap;
 
 		if (mp->rate && mp->nfree && mp->qhead < mp->qlen && mp->next_send_ms < until)
 			until = mp->next_send_ms;
-		int wait = (int)(until - now_ms() + 0.999);
+		gap = until - now_ms();
 		int len = IB_MAD_SIZE;
-		rc = umad_recv(mp->fd, mp->rbuf, &len, wait > 0 ? wait : 0);
+		/* umad_recv waits whole milliseconds: a shorter gap (the rate limit's) is slept */
+		rc = umad_recv(mp->fd, mp->rbuf, &len, gap >= 1.0 ? (int)gap : 0);
+		if (rc < 0 && gap > 0 && gap < 1.0) {
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(gap * 1e6)};
+
+			nanosleep(&ts, NULL);
+		}
 		if (rc >= 0 && umad_status(mp->rbuf) == 0) {
 			uint8_t *mad = umad_get_mad(mp->rbuf);
 			uint32_t tid = (uint32_t)mad_get_field64(mad, 0, IB_MAD_TRID_F);

@@ -6,7 +6,7 @@
  *
  * -T reads nodes, ports and links only (no forwarding or QoS tables). -c then samples the
  * PMA counters of every linked port (pma.h; schema ibqos.counters/1), at most -R MADs per
- * second over the whole run (default 20000; 0: only the window bounds it).
+ * second over the whole run (default 40000; 0: only the window bounds it).
  *
  * Exit 0 on success, 1 when the fabric cannot be read, 2 on bad usage. Errors are one line
  * on stderr; -o files are written whole or not at all.
@@ -53,7 +53,7 @@ static int int_arg(const char *s, int lo, int hi)
 
 static struct options parse(int argc, char **argv)
 {
-	struct options o = {.window = 16, .timeout_ms = 500, .retries = 3, .rate = 20000};
+	struct options o = {.window = 16, .timeout_ms = 500, .retries = 3, .rate = 40000};
 	int c;
 
 	while ((c = getopt(argc, argv, "C:P:w:t:r:o:sTc:R:h")) != -1) {
