@@ -14,16 +14,14 @@ import urllib.request
 
 import pytest
 
-from apply_helpers import IBQOS, child_env, make_plan_file, run_apply
-from ibqos.render import render_plan
+from apply_helpers import IBQOS, child_env, make_plan_file, run_apply, sm_on_plan_a
 from ibqos_sim.harness import Harness
 from ibqos_sim.ibsim_binary import patched_skip_reason
-from ibqos_sim.topology import dragonfly, fat_tree
+from ibqos_sim.topology import fat_tree
 
 pytestmark = pytest.mark.fabric
 SKIP = patched_skip_reason()
 needs_patched = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
-CHAIN = "dla,dfsssp,lash,nue"
 GB = 10**9
 
 
@@ -44,11 +42,7 @@ def sl_lines(node, port, attr, words_per_sl):
 
 @pytest.fixture
 def applied(tmp_path):
-    plan, path = make_plan_file(tmp_path, "a", 40)
-    files = render_plan(plan, tmp_path / "cfg")
-    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=True, ibsim="patched") as h:
-        sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
+    with sm_on_plan_a(tmp_path, ibsim="patched", console=True) as (h, sm, plan, path):
         r = run_apply(h, sm, path)
         assert r.returncode == 0, r.stdout + r.stderr
         yield h, sm, plan

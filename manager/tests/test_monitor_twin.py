@@ -14,18 +14,14 @@ import time
 
 import pytest
 
-from apply_helpers import IBQOS, child_env, make_plan_file
-from ibqos.render import render_plan
+from apply_helpers import IBQOS, child_env, sm_on_plan_a
 from ibqos_sim import twin
-from ibqos_sim.harness import Harness
 from ibqos_sim.ibsim_binary import patched_skip_reason
 from ibqos_sim.sim import SimParams, Simulation, TrafficSpec, classes_from_plan, compile_network
 from ibqos_sim.sim.port_counters import port_counts
-from ibqos_sim.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 SKIP = patched_skip_reason()
-CHAIN = "dla,dfsssp,lash,nue"
 REPLAY_S = 8.0  # the simulated window stands for this long on ibsim's links
 BASE = 2**32 - 50_000  # PortXmitDataSL before the interval: the interval wraps it
 
@@ -40,11 +36,7 @@ def class_shares(plan, sl_bytes) -> dict[str, float]:
 
 @pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 def test_monitor_shares_equal_the_simulators_on_congested_links_and_the_planted_violation_is_found(tmp_path):
-    plan, plan_path = make_plan_file(tmp_path, "a", 40)
-    files = render_plan(plan, tmp_path / "cfg")
-    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", console=True, ibsim="patched") as h:
-        sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
+    with sm_on_plan_a(tmp_path, ibsim="patched", console=True) as (h, sm, plan, plan_path):
         fabric = h.read_back(save=False)
         params = SimParams(rate=plan.fabric.rate, mtu=plan.fabric.mtu, time_us=1000, warmup_us=100)
         traffic = TrafficSpec(pattern="uniform", msg_bytes=plan.fabric.mtu, classes=classes_from_plan(plan))
