@@ -72,7 +72,8 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ap
     lines = sl_lines(sw, sw_port, "PortXmitDataSL", after)
     lines += [f'PerformanceSet "{sw}"[{sw_port}] PortVLXmitWaitCounters.PortVLXmitWaitCounters{low.vls[0]}=500']
     load(h, tmp_path, "after", lines)
-    cp = monitor(h, sm, "--once", "--json", "--state", state)
+    prom = tmp_path / "ibqos.prom"
+    cp = monitor(h, sm, "--once", "--json", "--state", state, "--textfile", prom)
     assert cp.returncode == 1, cp.stdout + cp.stderr
     doc = json.loads(cp.stdout)
     assert doc["classes"] == [c.name for c in plan.classes]
@@ -91,6 +92,8 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ap
     assert squeezed["saturated"]
     found = [(f["kind"], f["node"], f["port"], f["class"]) for f in doc["findings"]]
     assert found == [("sla-violation", sw, sw_port, low.name)]
+    # node_exporter's textfile: the same judgement
+    assert f'ibqos_sla_violation{{class="{low.name}",node="{sw}",port="{sw_port}"}} 1.0' in prom.read_text()
     # never hurt the SM: it still runs and answers
     assert sm.alive()
     assert "sminfo: sm lid" in h.diag(["sminfo"]).stdout  # exit 0, and it answers
@@ -183,3 +186,22 @@ def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_
         while sm.alive() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not sm.alive()
+
+
+def test_bad_monitor_input_is_one_line_and_exit_2(tmp_path):
+    _, path = make_plan_file(tmp_path, "a", 40)
+    for args, field in (
+        (["--plan", str(path), "--listen", "nowhere"], "--listen"),
+        (["--listen", "127.0.0.1:9"], "--plan"),
+    ):
+        cp = subprocess.run([IBQOS, "monitor", *args, "--once"], capture_output=True, text=True, env=child_env())
+        assert cp.returncode == 2 and cp.stderr.count("\n") == 1 and field in cp.stderr, cp.stderr
+    state = tmp_path / "state.json"
+    state.write_text("{}")
+    cp = subprocess.run(
+        [IBQOS, "monitor", "--plan", str(path), "--state", str(state), "--once", "--sim-socket", "none"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+    )
+    assert cp.returncode == 2 and "state.json: not an ibqos.counters/1 document" in cp.stderr, cp.stderr
