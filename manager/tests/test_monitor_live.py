@@ -143,6 +143,7 @@ def test_prometheus_exposition_is_served_and_scraped(applied, tmp_path):
         assert f"\n{name}" in body, name
     for c in plan.classes:
         assert f'class="{c.name}"' in body
+    assert 'ibqos_routing_engine_info{engine="dla"} 1.0' in body
     assert sm.alive()
 
 

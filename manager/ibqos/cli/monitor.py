@@ -31,6 +31,22 @@ def _plan(plan_path: Path | None, opensm_conf: Path | None, say):
     return plan, plan_path
 
 
+def _engine(opensm_conf: Path | None, osm_log: Path | None) -> str | None:
+    """The routing engine in force, as `ibqos status` names it: OpenSM's log, else dla's record."""
+    from .. import osmconf, osmlog
+    from ..fabric.dla_record import read_record, record_dir
+    from ..health import engine_of
+
+    record = None
+    if opensm_conf is not None:
+        try:
+            opts = osmconf.parse(opensm_conf.read_text())
+        except OSError as e:
+            raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
+        record = read_record(record_dir(opts, None))
+    return engine_of(osmlog.parse(osm_log) if osm_log is not None else [], record)
+
+
 def _listen(addr: str) -> tuple[str, int]:
     host, sep, port = addr.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
@@ -78,6 +94,11 @@ def _listen(addr: str) -> tuple[str, int]:
 )
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
 @click.option(
+    "--osm-log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="OpenSM's log, to name the routing engine in force (else dla's record beside --opensm-conf's dumps).",
+)
+@click.option(
     "--write-config",
     type=click.Path(file_okay=False, path_type=Path),
     help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit.",
@@ -95,6 +116,7 @@ def monitor(
     rate,
     saturation,
     sim_socket,
+    osm_log,
     write_config,
 ):
     """Sample every port's per-SL and per-VL counters over the PMA and judge each class's share
@@ -146,7 +168,7 @@ def monitor(
         while True:
             fabric, cur = sample()
             judged = judge(plan, fabric, prev, cur, saturation)
-            collector.update(judged)
+            collector.update(judged, _engine(opensm_conf, osm_log))
             if state is not None:
                 from ..docfile import write_atomic
 
@@ -175,6 +197,7 @@ def monitor(
             "plan": str(plan_path) if plan_path else None,
             "classes": [c.name for c in plan.classes],
             "interval_s": round(judged.interval_s, 6),
+            "engine": collector.engine,
             "links": [link.to_json() for link in judged.links],
             "findings": [f.to_json() for f in judged.findings],
         }

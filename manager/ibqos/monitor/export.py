@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from .judge import Judged
@@ -20,9 +20,11 @@ class MonitorCollector(Collector):
         self.bytes_total: dict[tuple[str, str, str], int] = defaultdict(int)
         self.wait_total: dict[tuple[str, str, str], int] = defaultdict(int)
         self.samples = 0
+        self.engine: str | None = None
 
-    def update(self, judged: Judged) -> None:
+    def update(self, judged: Judged, engine: str | None = None) -> None:
         self.judged = judged
+        self.engine = engine
         self.samples += 1
         for link in judged.links:
             for c in link.classes:
@@ -67,6 +69,8 @@ class MonitorCollector(Collector):
         unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
         unmeasured.add_metric([], len(j.unmeasured) if j else 0)
         yield from (share, nbytes, wait, util, viol, samples, unmeasured)
+        if self.engine is not None:
+            yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
 
 
 def registry_for(collector: MonitorCollector) -> CollectorRegistry:
