@@ -19,12 +19,12 @@ from rich.console import Console
 
 from ibqos.docfile import write_atomic, write_json
 
-from . import engines, fabric, faults, planner
+from . import engines, fabric, faults, monitor, planner
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults")
+SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults", "monitor")
 
 
 def _fmt(v) -> str:
@@ -135,6 +135,35 @@ def main() -> None:
             "sm_s: whole `opensm --once`.",
             "",
             markdown(rows, cols),
+            "",
+        ]
+
+    if "monitor" in only:
+        rows = monitor.bench_monitor([max(sizes)], log=console.log)
+        write_json(RESULTS / "monitor.json", {"meta": meta, "rows": rows})
+        sections["monitor"] = [
+            "## ibqos monitor: one PMA sample of every port against per-port perfquery",
+            "",
+            "monitor_sample_s: `ibqos-readback -T -c` (nodes, ports, links, then PortXmitDataSL, "
+            "PortRcvDataSL, PortVLXmitWaitCounters and PortCountersExtended of every linked port; "
+            "the default bound of 40000 MADs/s). perfquery: the same four attributes, one process "
+            "each, timed on perfquery_ports_timed CA ports in the same run and extrapolated to "
+            "ports_sampled.",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "ibsim",
+                    "ports_sampled",
+                    "ports_with_per_sl",
+                    "monitor_sample_s",
+                    "under_5s",
+                    "perfquery_s_per_port",
+                    "perfquery_all_ports_est_s",
+                    "perfquery/monitor",
+                ],
+            ),
             "",
         ]
 

@@ -42,18 +42,18 @@ def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
 
 
 @contextmanager
-def sm_on_plan_a(tmp_path: Path, conf_edit=lambda text: text, **start):
+def sm_on_plan_a(tmp_path: Path, conf_edit=lambda text: text, ibsim: str = "debian", console: bool = False, **start):
     """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly: (harness,
     SmDaemon, plan A, its file). `conf_edit` changes the rendered opensm.conf OpenSM starts
     on, `start` goes to Harness.start_sm (e.g. conf={"partition_config_file": ...}). Debian's
     ibsim explicitly: the rollback tests need its 8-entry ports, which refuse a 16-entry plan
-    (the patched ibsim's 64-entry ports take it)."""
+    (the patched ibsim's 64-entry ports take it); `ibsim`, `console` for Harness otherwise."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
     conf = files["opensm.conf"]
     conf.write_text(conf_edit(conf.read_text()))
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+    with Harness(net, run_dir=tmp_path / "run", ibsim=ibsim, console=console) as h:
         yield h, h.start_sm(engine="dla,minhop", plugin=True, conf_files=[conf], **start), plan_a, path_a
 
 
