@@ -16,7 +16,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from ibqos_sim.campaign import Campaign, single_faults
+from ibqos_sim.campaign import Campaign, Fault, single_faults
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -37,10 +37,10 @@ def sample_faults(topo, n: int | None, seed: int):
     return out
 
 
-def _spread(faults, n: int):
+def _spread(faults: list[Fault], n: int) -> list[Fault]:
     """n of the faults just run, every kind represented: the minhop pairs."""
     by_kind = [[f for f in faults if f.kind == k] for k in KINDS]
-    out = []
+    out: list[Fault] = []
     while len(out) < min(n, len(faults)):
         for fs in by_kind:
             if fs and len(out) < n:
@@ -100,7 +100,7 @@ def bench_size(size: int, n: int | None, minhop_n: int, log, seed: int = 10) -> 
         os_ = [o for o in outcomes if o.kinds == [k]]
         if not os_:
             continue
-        after = Counter()
+        after: Counter[int] = Counter()
         for o in os_:
             if o.degraded.engine == "dla":
                 after.update({int(h): v for h, v in o.degraded.hops.items()})

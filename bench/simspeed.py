@@ -77,8 +77,8 @@ def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: floa
 
 def bench_simspeed(log, sizes=tuple(RUNS)) -> list[dict]:
     rows = []
-    with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmpdir:
+        tmp = Path(tmpdir)
         log(f"simulator baseline: building the core at {BASELINE_REF}")
         base_lib = build_baseline(tmp)
         for size in sizes:

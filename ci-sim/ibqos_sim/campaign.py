@@ -44,7 +44,7 @@ class Fault:
     peer: tuple[str, int] | None = None
 
     def __str__(self) -> str:
-        if self.kind == "switch":
+        if self.kind == "switch" or self.peer is None:  # a link fault always names its peer
             return f"switch {self.node}"
         return f"{self.kind} link {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}]"
 
@@ -71,7 +71,8 @@ def single_faults(topo: Topology) -> tuple[list[Fault], list[Fault]]:
     terminal link and switch, which would cut OpenSM off the fabric it is meant to re-route
     (on a real cluster a standby SM takes over: a fresh start, not a re-sweep)."""
     sm_ca, sm_sw = sm_attachment(topo)
-    faults, excluded = [], []
+    faults: list[Fault] = []
+    excluded: list[Fault] = []
     for a, pa, b, pb in topo.links():
         if topo.nodes[a].kind != "Switch":  # name a terminal link by its switch end
             a, pa, b, pb = b, pb, a, pa
@@ -117,7 +118,7 @@ def lost_cas(topo: Topology, faults: list[Fault]) -> set[str]:
     """CAs cut off by the faults (a CA has one link)."""
     lost = set()
     for f in faults:
-        if f.kind == "terminal":
+        if f.kind == "terminal" and f.peer is not None:
             lost.add(f.peer[0])
         elif f.kind == "switch":
             lost |= {peer for peer, _ in topo.nodes[f.node].links.values() if topo.nodes[peer].kind == "Hca"}
@@ -206,7 +207,7 @@ class Campaign:
             if f.kind == "switch":
                 present = sw is not None
             else:
-                port = sw.ports.get(f.port) if sw else None
+                port = sw.ports.get(f.port) if sw and f.port is not None else None
                 present = port is not None and port.remote is not None
             if present == down:
                 return False
@@ -271,23 +272,20 @@ class Campaign:
     # ---- a whole fault ---------------------------------------------------------
     def run(self, faults: list[Fault], *, restore: bool = True) -> Outcome:
         t0 = time.monotonic()
-        phases = {}
+        phases: dict[str, float] = {}
 
         def lap(name: str) -> None:
             phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
 
         n = len(self.topo.cas) - len(lost_cas(self.topo, faults))
-        sweep = None
-        for f in faults:
-            sweep = self._apply(f, down=True)
-        sweep, fabric = self._settle(sweep, faults, down=True)
+        sweeps = [self._apply(f, down=True) for f in faults]
+        sweep, fabric = self._settle(sweeps[-1], faults, down=True)
         lap("down")
         out = Outcome([str(f) for f in faults], [f.kind for f in faults], n * (n - 1), self._judge(sweep, fabric))
         lap("judge")
         if restore:
-            for f in reversed(faults):
-                sweep = self._apply(f, down=False)
-            sweep, fabric = self._settle(sweep, faults, down=False)
+            sweeps = [self._apply(f, down=False) for f in reversed(faults)]
+            sweep, fabric = self._settle(sweeps[-1], faults, down=False)
             lap("up")
             out.restored = self._judge_restored(sweep, fabric)
             lap("rejudge")

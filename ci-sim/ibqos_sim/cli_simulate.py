@@ -55,7 +55,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
                     raise InputError(
-                        err["msg"], file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
+                        str(err["msg"]), file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
                     ) from e
         elif plan is not None:
             # each class offers its planned share of the link, scaled by --load: a sweep then
@@ -283,9 +283,10 @@ def simulate(
     fabrics = {str(source): fabric}
     points = [Point(str(source), traffic, params, ld) for ld in loads]
     if slurm_opts is not None:
-        results = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
-        if results is None:
+        submitted = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
+        if submitted is None:  # --no-wait: the jobs run on
             return None
+        results = submitted
     else:
         results = sweeprun.run_local(fabrics, points, jobs, console)
     return sweeprun.finish(results, merge, console, as_json)

@@ -207,7 +207,7 @@ def resource_rows(results: list[EngineResult]) -> list[list[str]]:
         rows.append(
             [
                 r.engine,
-                r.routed_by,
+                r.routed_by or "–",
                 f"{len(r.sls_used)} ({','.join(map(str, r.sls_used))})",
                 f"{len(r.vls_used)} ({','.join(map(str, r.vls_used))})",
                 verdict,

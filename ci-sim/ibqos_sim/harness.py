@@ -245,7 +245,8 @@ class Harness:
         self.console_enabled = console
         self.ready_timeout = ready_timeout
         self.sock = f"{sock_prefix_for(os.getpid())}{next(_counter)}-{uuid.uuid4().hex[:8]}"
-        self.ibsim: Daemon | None = None
+        self.ibsim: Daemon | AttachedProcess | None = None  # attach(): one an earlier process started
+        self.attached_sms: list[AttachedProcess] = []
         self._sms: list[SmDaemon] = []
         self._sm_runs = itertools.count()
 
@@ -288,16 +289,16 @@ class Harness:
             cmd.append("-n")
         cmd.append(str(self.netfile))
         env = dict(os.environ, IBSIM_SOCKNAME=self.sock)
-        self.ibsim = start_daemon(
+        self.ibsim = daemon = start_daemon(
             "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled
         )
 
         from ibqos.fabric.live import ibsim_listening
 
         def ready() -> bool:
-            if not self.ibsim.alive():
+            if not daemon.alive():
                 # ibsim says why it exited only on its output, as a failed command does
-                log = self.ibsim.log_path.read_text(errors="replace")
+                log = daemon.log_path.read_text(errors="replace")
                 if m := _NET_ERROR.search(log):
                     # ibsim's own parser refused the net file: bad input, said as such
                     raise InputError("ibsim cannot parse this net file", file=self.netfile, line=int(m.group(1)))
@@ -306,7 +307,7 @@ class Harness:
                         "ibsim cannot build a fabric from this net file (check that both ends of every link agree)",
                         file=self.netfile,
                     )
-                raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: {_tail(self.ibsim.log_path)}")
+                raise ExternalError(f"ibsim exited with {daemon.popen.returncode}: {_tail(daemon.log_path)}")
             # ready when its control socket is bound: ibsim binds it after building the fabric
             # (and after printing "Network simulator ready.", so that line is no signal)
             return ibsim_listening(self.sock) is not False
@@ -386,6 +387,8 @@ class Harness:
         self._check_alive()
         if not self.console_enabled:
             raise ExternalError("this harness was started without the ibsim console (console=True)")
+        if not isinstance(self.ibsim, Daemon):  # attach(): ibsim's console belongs to the process that started it
+            raise ExternalError("the ibsim console is only reachable from the process that started the fabric")
         self.ibsim.send(line)
 
     def command(self, line: str, timeout: float = 30) -> str:
@@ -443,9 +446,12 @@ class Harness:
         if sm is None:
             running = [s for s in self._sms if s.alive()]
             sm = running[0] if len(running) == 1 else None
-        mark = sweep_mark(sm.log) if sm else None
+        if sm is None:
+            self.command(line)
+            return None
+        mark = sweep_mark(sm.log)
         self.command(line)
-        return wait_resweep(sm, mark, timeout=timeout) if sm else None
+        return wait_resweep(sm, mark, timeout=timeout)
 
     def _check_alive(self) -> None:
         if not self.alive():

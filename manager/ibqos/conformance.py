@@ -49,7 +49,7 @@ class Expected:
 
 def expected_from_plan(plan: Plan) -> Expected:
     """The plan as expected programmed state."""
-    roles = {r: plan.vlarb.role(r) for r in ROLES}
+    roles: dict[str, ArbTable] = {r: plan.vlarb.role(r) for r in ROLES}
     ports = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
     class_vls = [tuple(c.vls) for c in sorted(plan.classes, key=lambda c: c.index)]
     return Expected(list(plan.sl2class), roles, ports, class_vls, dragonfly=plan.fabric.routing == "dla")
@@ -107,7 +107,8 @@ def diff_programmed(
     if expected.dragonfly and groups is None:
         groups = groups_in_force(fabric, record)
     if isinstance(groups, GroupsInForce):
-        groups, degraded, broken = groups.groups, degraded or groups.degraded, groups.broken
+        degraded, broken = degraded or groups.degraded, groups.broken
+        groups = groups.groups
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
@@ -138,7 +139,7 @@ def diff_programmed(
                         )
         for p in present:
             role = roles.get((n.guid, p))
-            want_t = expected.ports.get((n.guid, p)) or expected.roles.get(role)
+            want_t = expected.ports.get((n.guid, p)) or (expected.roles.get(role) if role else None)
             port = n.ports[p]
             if want_t is None or port.op_vls == 1:
                 continue  # role not planned, or a single data VL: no VLArb

@@ -42,7 +42,7 @@ class ResolvedFault:
     lost_cas: tuple[str, ...]  # hosts whose only link goes down
 
     def describe(self) -> str:
-        if self.port is None:
+        if self.port is None or self.peer is None:  # a link fault has both
             return f"switch {self.node} down ({len(self.lost_cas)} hosts cut off)"
         return f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}] down" + (
             f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else ""
@@ -124,6 +124,8 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             spec, node.desc, None, None, "switch", tuple(sorted(n.desc for n in peers if n.kind == "ca"))
         )
     else:
+        if spec.port is None:  # parse_fault gives every link its port
+            raise InputError(f"{spec.text!r}: a link is link:NODE[PORT]", field=FIELD)
         port = node.ports.get(spec.port)
         if spec.port > node.nports:
             raise InputError(

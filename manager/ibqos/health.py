@@ -19,9 +19,13 @@ What cannot be judged (no plan, no reference fabric) is a note, not a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .fabric.model import Fabric
 from .findings import Finding
+
+if TYPE_CHECKING:
+    from .verify.pathsl import PathSLs
 
 MAX_LINKS_NAMED = 3
 
@@ -32,7 +36,7 @@ class Routing:
 
     engine: str | None  # OpenSM's last routing pass (log), or dla from its record
     refusal: str | None = None  # dla's reason, when it refused
-    path_sls: object = None  # verify.PathSLs, when known
+    path_sls: PathSLs | None = None  # when known
     path_sls_note: str | None = None  # why they are not known
     record: object = None  # fabric.dla_record.DlaRecord of the sweep in force, when dla routes
 

@@ -55,8 +55,8 @@ def explain(
         stderr,
     ):
         return f"{tool} not found on {host}: install perftest there"
-    if _NO_DEVICE.search(text):
-        return f"no RDMA device on {host} ({tool}: {_NO_DEVICE.search(text).group(0)})"
+    if m := _NO_DEVICE.search(text):
+        return f"no RDMA device on {host} ({tool}: {m.group(0)})"
     if m := _DEVICE_MISSING.search(text):
         return f"RDMA device {m.group(1)} not found on {host}"
     if m := _PORT_BUSY.search(text):

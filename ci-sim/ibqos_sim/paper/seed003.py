@@ -205,12 +205,13 @@ def run_experiment(
 def table1(runs: list[EngineRun], setup: Setup) -> list[dict]:
     rows = []
     for r in runs:
-        row = {"engine": r.engine, "paper": PAPER_TABLE1.get(r.engine), "skipped": r.skipped, "ours": {}}
+        ours: dict[str, dict] = {}
+        row = {"engine": r.engine, "paper": PAPER_TABLE1.get(r.engine), "skipped": r.skipped, "ours": ours}
         if not r.skipped:
             for m in models(setup):
                 per = [r.factor(m, b, setup.loads) for b in setup.buffers]
                 f = [x for x in per if x is not None]
-                row["ours"][model_tag(m)] = {
+                ours[model_tag(m)] = {
                     "input_reads": str(m[0]),
                     "voq_buffers": m[1],
                     # per buffer: which runs deadlocked where the factor is missing

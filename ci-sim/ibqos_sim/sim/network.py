@@ -155,14 +155,14 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         pairs = [(i, o) for i in linked for o in linked] if n.kind == "switch" else [(0, o) for o in linked]
         for i, o in pairs:
             if n.kind == "switch":
-                vls = tuple(int(v) for v in ix.sl2vl[sw_of[g], i, o])
+                row = tuple(int(v) for v in ix.sl2vl[sw_of[g], i, o])
             elif (g, o) in ep_of:
-                vls = tuple(int(v) for v in ix.ep_sl2vl[ep_of[(g, o)]])
+                row = tuple(int(v) for v in ix.ep_sl2vl[ep_of[(g, o)]])
             else:  # a linked CA port without a LID sends nothing
-                vls = ca_sl2vl(n, o) or (0,) * 16
-            if len(vls) != 16:
+                row = ca_sl2vl(n, o) or (0,) * 16
+            if len(row) != 16:
                 raise err(f"{n.desc or hex(g)} in {i} out {o}", "sl2vl", "needs 16 VLs")
-            mat[i * ns + o] = rows.setdefault(vls, len(rows))
+            mat[i * ns + o] = rows.setdefault(row, len(rows))
         sl2vl_off[ni] = off
         off += ns * ns
         idx_parts.append(mat)
@@ -180,7 +180,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
     routes = ix.lft[:, ix.ep_lid].astype(np.uint8).reshape(-1)
 
     is_switch = np.array([fabric.nodes[g].kind == "switch" for g in nodes], dtype=np.uint8)
-    arr = dict(
+    arr: dict[str, np.ndarray] = dict(
         node_is_switch=is_switch,
         node_nports=nslots,
         node_port_base=port_base,
@@ -197,7 +197,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         arb_entries=np.array(entries or [(0, 0)], dtype=np.uint8).reshape(-1, 2),
         routes=routes if len(routes) else np.zeros(1, dtype=np.uint8),
         sl2vl_idx=np.concatenate(idx_parts).astype(np.uint16),
-        sl2vl_rows=np.array(sorted(rows, key=rows.get), dtype=np.uint8).reshape(-1),
+        sl2vl_rows=np.array(sorted(rows, key=rows.__getitem__), dtype=np.uint8).reshape(-1),
         ep_port=np.array([gport(g, p) for g, p in endpoints], dtype=np.uint32),
     )
     if any(v > 15 for v in arr["sl2vl_rows"]):

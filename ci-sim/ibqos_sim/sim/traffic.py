@@ -4,6 +4,7 @@ InjectionProcess; the core draws per-packet destinations from the sets built her
 
 from __future__ import annotations
 
+import ctypes
 import math
 import random
 from dataclasses import dataclass, field
@@ -62,7 +63,7 @@ class TrafficSpec(BaseModel):
 
 @dataclass
 class FlowSet:
-    flows: "_core.C.Array"
+    flows: ctypes.Array[_core.Flow]
     n_flows: int
     dests: np.ndarray
     classes: list[TrafficClass]
@@ -106,10 +107,10 @@ def _groups(net: Network) -> list[int]:
     except NotADragonfly as e:
         raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source, field="traffic") from e
     out = []
-    for e in range(net.n_endpoints):
-        sw = net.ep_switch(e)
+    for ep in range(net.n_endpoints):
+        sw = net.ep_switch(ep)
         if sw is None:
-            raise InputError(f"endpoint {net.ep_desc(e)} is not cabled to a switch", file=net.source, field="traffic")
+            raise InputError(f"endpoint {net.ep_desc(ep)} is not cabled to a switch", file=net.source, field="traffic")
         out.append(sw_group[sw])
     return out
 

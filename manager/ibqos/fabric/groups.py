@@ -120,7 +120,7 @@ def _maximal(adj: dict[int, set[int]], q: frozenset[int]) -> bool:
 
 
 def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) -> bool:
-    linked = [set() for _ in range(ngroups)]
+    linked: list[set[int]] = [set() for _ in range(ngroups)]
     for s, nbrs in adj.items():
         for t in nbrs:
             if group_of[s] != group_of[t]:
@@ -155,7 +155,7 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quot
         budget[0] -= 1
         if budget[0] < 0:
             return False
-        options = None
+        options: list[frozenset[int]] | None = None
         for v in adj:
             if v in group_of:
                 continue
@@ -164,7 +164,7 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quot
                 options = opts
                 if not opts:
                     return False
-        for q in options:
+        for q in options or ():  # some switch is ungrouped (checked above): options is set
             for x in q:
                 group_of[x] = len(groups)
             groups.append(q)

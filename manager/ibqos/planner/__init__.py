@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..policy import ROLES, load_policy
 from ..policy.model import Policy
+from ..roles import Role
 from ..plan.model import (
     SCHEMA,
     Bandwidth,
@@ -91,7 +92,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
             "per_vl": {str(v): s.to_dict() for v, s in sorted(r.analysis.per_vl.items())},
         }
     return Plan(
-        schema=SCHEMA,
+        schema_=SCHEMA,
         policy_sha256=policy.sha256,
         policy_file=policy.source,
         fabric=PlanFabric(
@@ -167,10 +168,11 @@ def _classes_fit(f) -> dict[str, int]:
     return {"none": f.classes_fit("none"), "links": f.classes_fit("links")}
 
 
-def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int] | None) -> InputError:
+def _policy_error(policy: Policy, role: Role, e: Infeasible, cap: tuple[int, int] | None) -> InputError:
     v = e.violation
     differs = any(c.roles for c in policy.classes)
     where = f" on {role} ports" if differs else ""
+    loc: tuple[str | int, ...]
     if v.target is None:
         loc = ("classes",)
         msg = f"infeasible{where}: {v.message}"

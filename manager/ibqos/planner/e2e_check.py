@@ -10,7 +10,7 @@ from ..errors import InputError
 from ..plan.e2e import EndToEnd, describe_route, end_to_end_on
 from ..policy.model import Policy
 from .fixes import checked_fixes, refusal
-from .synth import RoleResult, Violation
+from .synth import FixOffer, RoleResult, Violation
 from .targets import role_spec
 
 
@@ -20,9 +20,13 @@ def e2e_bounds(policy: Policy, results: dict[str, RoleResult]) -> dict[str, EndT
     hops = f.route_switch_hops
     if hops is None:
         return None
-    out = {}
+    out: dict[str, EndToEnd] = {}
     for c in policy.classes:
-        out[c.name] = end_to_end_on(f, lambda role, name=c.name: results[role].per_class[name].worst_wait_us, hops)
+
+        def wait_us(role: str, name: str = c.name) -> float | None:
+            return results[role].per_class[name].worst_wait_us
+
+        out[c.name] = end_to_end_on(f, wait_us, hops)
     return out
 
 
@@ -58,7 +62,7 @@ def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
     loc = ("classes", i, "max_e2e_latency_us")
     offered = None
     if replan is not None:
-        fixes = []
+        fixes: list[FixOffer] = []
         if e.bound_us is not None:
             fixes.append((None, math.ceil(e.bound_us * 100) / 100))
         per_port = math.floor((want - fixed) / len(e.ports) * 100) / 100

@@ -37,7 +37,7 @@ def slot_counts(shares: list[float], minimum: list[int], total: int) -> list[int
 def spread(counts: list[int]) -> list[int]:
     """Order of slots: a list of class positions (indexes into counts), evenly interleaved."""
     n = sum(counts)
-    items = []
+    items: list[tuple[float, int, int]] = []  # (position, -count, class)
     for ci, k in enumerate(counts):
         stride = n / k
         offset = stride * (ci + 0.5) / len(counts) if k else 0

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TypeVar
 
 from ..arbiter import ArbTable
 from ..arbiter.exact import NoPeriodError, analyze_exact
@@ -31,6 +32,11 @@ from ..arbiter.shares import long_run_shares
 from ..arbiter.trace import VlStats
 from .layout import packed_weights, slot_counts, spread, spread_weights
 from .targets import ClassTarget, RoleSpec
+
+T = TypeVar("T")
+# A change that may make a policy feasible: (location in the policy, value); None locates the
+# violated field itself.
+FixOffer = tuple[tuple[str | int, ...] | None, float]
 
 SHARE_TOL = 0.5  # percentage points, the issue's acceptance bound
 MAX_WEIGHT = 255
@@ -63,7 +69,7 @@ class Violation:
     badness: float  # relative size of the violation, for ranking
     # Changes that may make the policy feasible, as (location, value); a location of None
     # means the violated field itself. fixes.py plans with each before offering it.
-    fixes: tuple = ()
+    fixes: tuple[FixOffer, ...] = ()
 
 
 class Infeasible(Exception):
@@ -201,11 +207,11 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
     return out[:4]
 
 
-def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
+def _shift_fixes(spec: RoleSpec, points: float) -> tuple[FixOffer, ...]:
     """Ways to take `points` of guarantee off the low table: lower a fixed low share, or, when
     a low class takes the rest, raise a high share (the rest then shrinks by as much)."""
     lo_rest = any(c.priority == "low" and c.requested == "rest" for c in spec.classes)
-    out = []
+    out: list[FixOffer] = []
     for c in spec.classes:
         if c.requested == "rest":
             continue
@@ -368,6 +374,12 @@ def class_results(spec: RoleSpec, an: ArbAnalysis) -> dict[str, ClassResult]:
     return _judge(spec, an)[0]
 
 
+def _known(xs: list[T | None]) -> list[T] | None:
+    """All of `xs`, or None when one is unknown (an unbounded distance or wait)."""
+    known = [x for x in xs if x is not None]
+    return known if len(known) == len(xs) else None
+
+
 def _judge(spec: RoleSpec, an: ArbAnalysis):
     per_class: dict[str, ClassResult] = {}
     violations: list[Violation] = []
@@ -377,9 +389,9 @@ def _judge(spec: RoleSpec, an: ArbAnalysis):
         dists = [s.max_distance for s in stats]
         means = [s.mean_distance for s in stats]
         waits = [s.worst_wait_bytes for s in stats]
-        max_d = None if None in dists else max(dists)
-        mean_d = None if None in means else sum(means) / len(means)
-        wait = None if None in waits else max(waits)
+        max_d = None if (d := _known(dists)) is None else max(d)
+        mean_d = None if (m := _known(means)) is None else sum(m) / len(m)
+        wait = None if (w := _known(waits)) is None else max(w)
         wait_us = None if wait is None else wait * 8 / (spec.rate_gbps * 1000)
         ok_bw = abs(share - c.share) <= SHARE_TOL
         ok_lat = True

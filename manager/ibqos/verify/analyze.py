@@ -67,7 +67,7 @@ def switch_distances(ix: FabricIndex) -> np.ndarray:
     s, o = np.nonzero(ix.peer_sw >= 0)
     adj[s, ix.peer_sw[s, o]] = 1
     dist = np.where(np.eye(S, dtype=bool), 0, -1).astype(np.int16)
-    frontier = np.eye(S, dtype=np.float32)
+    frontier: np.ndarray = np.eye(S, dtype=np.float32)  # then the pairs reached at k hops
     for k in range(1, S):
         frontier = ((frontier @ adj) > 0) & (dist < 0)
         if not frontier.any():

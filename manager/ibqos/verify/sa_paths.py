@@ -111,7 +111,7 @@ def _serve(lines, out) -> int:
 
     fields = [ln.split() for ln in lines if ln.strip()]
     todo = [_request(f) for f in fields]
-    pending: dict[int, tuple[int, int, int]] = {}  # tid -> (index, tries)
+    pending: dict[int, tuple[int, int]] = {}  # tid -> (index, tries)
     next_pair, tid = 0, 0x5A000000
 
     def send(tid: int, i: int) -> None:
