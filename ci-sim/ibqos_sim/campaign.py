@@ -18,6 +18,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -27,6 +28,9 @@ from ibqos.verify.sa_paths import query_path_sls
 
 from .resweep import Resweep, SweepMark, wait_resweep
 from .topology import Topology
+
+if TYPE_CHECKING:
+    from .harness import Harness, SmDaemon
 
 ENGINE = "dla"
 MAX_VLS_DEGRADED = 3  # per class, under any single fault (issue 10)
@@ -73,9 +77,9 @@ def single_faults(topo: Topology) -> tuple[list[Fault], list[Fault]]:
     sm_ca, sm_sw = sm_attachment(topo)
     faults: list[Fault] = []
     excluded: list[Fault] = []
-    for a, pa, b, pb in topo.links():
-        if topo.nodes[a].kind != "Switch":  # name a terminal link by its switch end
-            a, pa, b, pb = b, pb, a, pa
+    for link in topo.links():
+        # a terminal link is named by its switch end
+        a, pa, b, pb = link if topo.nodes[link[0]].kind == "Switch" else (link[2], link[3], link[0], link[1])
         f = Fault(link_kind(topo, a, b), a, pa, (b, pb))
         (excluded if sm_ca in (a, b) else faults).append(f)
     for sw in topo.switches:
@@ -178,7 +182,7 @@ def _sl2vl(fabric: Fabric) -> dict[int, dict]:
 
 
 class Campaign:
-    def __init__(self, harness, sm, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
+    def __init__(self, harness: Harness, sm: SmDaemon, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
         self.h, self.sm, self.topo = harness, sm, topo
         self.work = Path(workdir)
         self.ibdmchk = ibdmchk
@@ -193,10 +197,11 @@ class Campaign:
     # ---- one step ------------------------------------------------------------
     def _apply(self, fault: Fault, down: bool) -> Resweep:
         if fault.kind == "switch":
-            act = self.h.switch_down if down else self.h.switch_up
-            return act(fault.node, sm=self.sm)
-        act = self.h.unlink if down else self.h.relink
-        return act(fault.node, fault.port, sm=self.sm)
+            sweep = (self.h.switch_down if down else self.h.switch_up)(fault.node, sm=self.sm)
+        else:
+            sweep = (self.h.unlink if down else self.h.relink)(fault.node, fault.port, sm=self.sm)
+        assert sweep is not None, "given the SM, the harness waits for its re-sweep"
+        return sweep
 
     def _reflected(self, fabric: Fabric, faults: list[Fault], down: bool) -> bool:
         """The dumps show the fabric as ibsim has it now (a heavy sweep that had started

@@ -92,10 +92,10 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
     defaults for every command); a flag overrides, and says so."""
     defaults = (plan.fabric.rate, plan.fabric.mtu, plan.accounting) if plan else ("QDR", 4096, "byte")
     given = (rate, mtu, accounting)
-    for name, flag, planned in zip(("rate", "mtu", "accounting"), given, defaults):
+    for name, flag, planned in zip(("rate", "mtu", "accounting"), given, defaults, strict=True):
         if plan and flag is not None and str(flag) != str(planned):
             console.print(f"note: --{name} {flag} overrides the plan's {planned}", highlight=False, markup=False)
-    return tuple(d if g is None else g for g, d in zip(given, defaults))
+    return tuple(d if g is None else g for g, d in zip(given, defaults, strict=True))
 
 
 @click.command()

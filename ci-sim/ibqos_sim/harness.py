@@ -20,6 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ibqos import osmlog, paths
 from ibqos.errors import ExternalError, InputError
@@ -79,7 +80,7 @@ def net_size(netfile: Path) -> NetSize:
     nodes = switches = ports = 0
     rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"', re.I)
     text = read_net(netfile)
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for line in text.splitlines():
         m = rec.match(line)
         if m:
             nodes += 1
@@ -347,8 +348,9 @@ class Harness:
         state.setdefault("sm_pids", []).append(sm.pid)
         write_json(self.run_dir / "harness.json", state, indent=None)
 
-    def run_dir_state(self) -> dict:
-        return json.loads((self.run_dir / "harness.json").read_text())
+    def run_dir_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads((self.run_dir / "harness.json").read_text())
+        return state
 
     def detach(self) -> None:
         """Leave every process running (for `ibqos fabric up` / `run-sm --daemon`)."""
@@ -516,7 +518,8 @@ class Harness:
         cmd = [opensm, "-F", str(conf_path), "-f", str(log), "-D", f"0x{log_flags:02x}"]
         return d, log, dumps, cmd, env
 
-    def run_sm(
+    # PLR0913: keyword-only: the OpenSM options a run may set
+    def run_sm(  # noqa: PLR0913
         self,
         *,
         engine: str = "minhop",
@@ -542,7 +545,8 @@ class Harness:
             check_sm_run(run.lines(), run.rc, log)
         return run
 
-    def start_sm(
+    # PLR0913: keyword-only: the OpenSM options a run may set
+    def start_sm(  # noqa: PLR0913
         self,
         *,
         engine: str = "minhop",

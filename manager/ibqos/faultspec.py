@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InputError
 from .fabric.model import Fabric, Node
@@ -48,7 +49,7 @@ class ResolvedFault:
             f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else ""
         )
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "fault": self.spec.text,
             "kind": self.kind,

@@ -278,7 +278,7 @@ class DryRun:
 
         return read_record(run.dumps) if self._dla else None
 
-    def _engines(self, run) -> list[str]:
+    def _engines(self, run: SmRun) -> list[str]:
         """Engines that configured the tables: dla's record says when dla did; after its
         refusal, or without dla, only OpenSM's log names the engine in force (ibqos.osmlog)."""
         record = self._record(run)

@@ -29,7 +29,8 @@ EXIT_SSH = 255
 EXIT_REMOTE_TIMEOUT = 124  # coreutils timeout on the node
 
 
-def explain(
+# PLR0911: one return per diagnosis, in the order they are tried
+def explain(  # noqa: PLR0911
     *,
     tool: str,
     host: str,

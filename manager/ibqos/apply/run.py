@@ -140,9 +140,8 @@ class Apply:
             raise
 
     def _run(self) -> ApplyState:
-        if self.req.service:
-            if self._target_service(self.req.service):
-                return self.s  # --init-conf: the whole file written (or shown), restart next
+        if self.req.service and self._target_service(self.req.service):
+            return self.s  # --init-conf: the whole file written (or shown), restart next
         if self.req.dry_run:
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
@@ -295,7 +294,7 @@ class Apply:
         if "partitions.conf" in side:
             updates["partition_config_file"] = str(side["partitions.conf"])
         merged = osmconf.merge(opensm_defaults(), updates, f"ibqos apply {plan.policy_sha256[:12]}")
-        for name, path in side.items():
+        for path in side.values():
             if path.exists():
                 raise InputError(f"exists beside a missing {t.conf.name}: move it away first", file=path)
         if self.req.dry_run:

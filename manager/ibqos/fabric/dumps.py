@@ -122,7 +122,7 @@ def _read_subnet(fabric: Fabric, path: Path) -> None:
         raise InputError("no links listed", file=path)
 
 
-def _endpoint(fabric: Fabric, m: re.Match, n: str, path: Path, no: int) -> tuple[Node, int]:
+def _endpoint(fabric: Fabric, m: re.Match[str], n: str, path: Path, no: int) -> tuple[Node, int]:
     kind = _KINDS.get(m["t" + n])
     if kind is None:
         raise InputError(f"unknown node type {m['t' + n]!r}", file=path, line=no)

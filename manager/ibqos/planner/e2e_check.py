@@ -5,6 +5,7 @@ the field's line, by how much, and only fixes that were planned and work)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ..errors import InputError
 from ..plan.e2e import EndToEnd, describe_route, end_to_end_on
@@ -30,7 +31,9 @@ def e2e_bounds(policy: Policy, results: dict[str, RoleResult]) -> dict[str, EndT
     return out
 
 
-def check_e2e(policy: Policy, results: dict[str, RoleResult], replan=None) -> dict[str, EndToEnd] | None:
+def check_e2e(
+    policy: Policy, results: dict[str, RoleResult], replan: Callable[[Policy], object] | None = None
+) -> dict[str, EndToEnd] | None:
     """The bounds; an InputError for the first class whose bound exceeds its
     max_e2e_latency_us, with the fixes `replan(policy)` accepts (none offered without it)."""
     bounds = e2e_bounds(policy, results)
@@ -45,7 +48,7 @@ def check_e2e(policy: Policy, results: dict[str, RoleResult], replan=None) -> di
     return bounds
 
 
-def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
+def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan: Callable[[Policy], object] | None) -> InputError:
     c = policy.classes[i]
     want = c.max_e2e_latency_us
     assert want is not None

@@ -21,7 +21,7 @@ def slot_counts(shares: list[float], minimum: list[int], total: int) -> list[int
         return None
     s = sum(shares)
     ideal = [total * x / s for x in shares]
-    counts = [max(minimum[i], max(1, math.floor(ideal[i]))) for i in range(n)]
+    counts = [max(minimum[i], 1, math.floor(ideal[i])) for i in range(n)]
     while sum(counts) > total:  # over-full: take from the most over-served
         cand = [i for i in range(n) if counts[i] > max(1, minimum[i])]
         if not cand:

@@ -22,8 +22,9 @@ Method (docs/policy.md, "How the tables are filled"):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..arbiter import ArbTable
 from ..arbiter.exact import NoPeriodError, analyze_exact
@@ -37,6 +38,9 @@ T = TypeVar("T")
 # A change that may make a policy feasible: (location in the policy, value); None locates the
 # violated field itself.
 FixOffer = tuple[tuple[str | int, ...] | None, float]
+Layout = tuple[list[int], list[int]]  # (slots per class, the slots' order as class positions)
+Entries = list[tuple[int, int]]  # (VL, weight) in table order
+Score = tuple[int, float, float, float]  # (violations, their badness, latency, share error): less is better
 
 SHARE_TOL = 0.5  # percentage points, the issue's acceptance bound
 MAX_WEIGHT = 255
@@ -57,7 +61,7 @@ class ClassResult:
     meets_bandwidth: bool
     meets_latency: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -143,7 +147,7 @@ def synthesize(spec: RoleSpec) -> RoleResult:
 # ---- candidates -------------------------------------------------------------------------
 
 
-def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
+def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]) -> Iterator[ArbTable]:
     if not lo:
         for entries in _single_tables(spec, hi, spec.cap_high, "high"):
             yield ArbTable(entries, [], 255)
@@ -230,7 +234,7 @@ def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
     return 4096 * limit
 
 
-def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False):
+def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False) -> Layout:
     vpc = spec.vls_per_class
     nslots = cap // vpc
     if len(classes) > nslots:
@@ -284,7 +288,7 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, com
     return counts, order
 
 
-def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
+def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str) -> Iterator[Entries]:
     counts, order = _layout(spec, classes, cap, side)
     nslots = len(order)
     total_share = sum(c.share for c in classes)
@@ -303,8 +307,8 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
             )
         )
     seen = set()
-    for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
-        t = min(max(t, t_min), t_max)
+    for guess in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
+        t = min(max(guess, t_min), t_max)
         for quantum, packed in _weight_styles(q):
             weights = _class_weights(spec, frac, counts, t, packed, quantum)
             if weights is None:
@@ -324,10 +328,12 @@ def _weight_styles(q: int) -> list[tuple[int, bool]]:
     return list(dict.fromkeys(out))
 
 
-def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[list[int]] | None:
+def _class_weights(
+    spec: RoleSpec, frac: list[float], counts: list[int], total: float, packed: bool = False, quantum: int = 1
+) -> list[list[int]] | None:
     q = max(1, spec.mtu // 64) if spec.mode == "packet" else quantum
     out = []
-    for f, n in zip(frac, counts):
+    for f, n in zip(frac, counts, strict=True):
         # Clamped to what the entries can hold; the share check judges the result.
         w_total = min(max(n * q, round(total * f / q) * q), (MAX_WEIGHT // q) * q * n)
         if q > 1:  # whole quanta per entry (packet accounting: whole packets)
@@ -340,7 +346,7 @@ def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[l
     return out
 
 
-def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
+def _entries(spec: RoleSpec, classes: list[ClassTarget], order: list[int], weights: list[list[int]]) -> Entries:
     used = [0] * len(classes)
     entries = []
     for ci in order:
@@ -351,7 +357,7 @@ def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
     return entries
 
 
-def _low_table(spec, lo, layout, ratio, limit):
+def _low_table(spec: RoleSpec, lo: list[ClassTarget], layout: Layout, ratio: float, limit: int) -> list[Entries]:
     counts, order = layout
     nslots = len(order)
     mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
@@ -380,7 +386,7 @@ def _known(xs: list[T | None]) -> list[T] | None:
     return known if len(known) == len(xs) else None
 
 
-def _judge(spec: RoleSpec, an: ArbAnalysis):
+def _judge(spec: RoleSpec, an: ArbAnalysis) -> tuple[dict[str, ClassResult], list[Violation]]:
     per_class: dict[str, ClassResult] = {}
     violations: list[Violation] = []
     for c in spec.classes:
@@ -446,7 +452,7 @@ def _fmt_us(us: float | None) -> str:
     return "unbounded" if us is None else f"{us:.2f} µs"
 
 
-def _score(spec, per_class, violations):
+def _score(spec: RoleSpec, per_class: dict[str, ClassResult], violations: list[Violation]) -> Score:
     bad = sum(v.badness for v in violations)
     lat = 0.0
     for c in spec.classes:
