@@ -22,7 +22,7 @@ IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar
 export IBSIM_SOURCE
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps lock build ibsim-patched install deb paper format test test-floors test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
+.PHONY: all deps lock build lint ibsim-patched install deb paper format lint test test-floors test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
 
 all: build
 
@@ -114,18 +114,20 @@ deb: deps
 	DEB_RULES_REQUIRES_ROOT=no debian/rules binary
 	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
 
-# (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
-# Lint, format and type checks (ruff and mypy --strict on the core, configured in pyproject.toml;
-# clang-format, .clang-format;
-# `make format` fixes the format),
-# the C unit tests (ctest: dla's routing library,
-# the simulator core), then every pytest. The C is built with -Werror here: a warning fails.
-test test-sanitize test-floors: WERROR = ON
-test: build
+# Lint, format and type checks, all configured in pyproject.toml: ruff's rule set over the
+# whole tree, mypy over every product package (strict on ibqos); clang-format (.clang-format).
+# `make format` fixes the format, `ruff check --fix` what ruff can.
+lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
+
+# (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
+# The lint step, the C unit tests (ctest: dla's routing library, the simulator core), then
+# every pytest. The C is built with -Werror here: a warning fails.
+test test-sanitize test-floors: WERROR = ON
+test: build lint
 	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q
 

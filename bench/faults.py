@@ -16,6 +16,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from ibqos.faultspec import ResolvedFault
 from ibqos_sim.campaign import KINDS, Campaign, single_faults
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly
@@ -35,10 +36,10 @@ def sample_faults(topo, n: int | None, seed: int):
     return out
 
 
-def _spread(faults, n: int):
+def _spread(faults: list[ResolvedFault], n: int) -> list[ResolvedFault]:
     """n of the faults just run, every kind represented: the minhop pairs."""
     by_kind = [[f for f in faults if f.short_kind == k] for k in KINDS]
-    out = []
+    out: list[ResolvedFault] = []
     while len(out) < min(n, len(faults)):
         for fs in by_kind:
             if fs and len(out) < n:
@@ -98,7 +99,7 @@ def bench_size(size: int, n: int | None, minhop_n: int, log, seed: int = 10) -> 
         os_ = [o for o in outcomes if o.kinds == [k]]
         if not os_:
             continue
-        after = Counter()
+        after: Counter[int] = Counter()
         for o in os_:
             if o.degraded.engine == "dla":
                 after.update({int(h): v for h, v in o.degraded.hops.items()})

@@ -43,7 +43,9 @@ def build_baseline(scratch: Path, ref: str = BASELINE_REF) -> Path:
         write_atomic(lib, (build / "ci-sim" / "core" / "libibqos_sim.so").read_bytes())
         return lib
     finally:
-        subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True, check=False
+        )
 
 
 def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: float) -> float:
@@ -72,13 +74,13 @@ def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: floa
     )
     import json
 
-    return json.loads(cp.stdout.strip().splitlines()[-1])["hops_per_cpu_s"]
+    return float(json.loads(cp.stdout.strip().splitlines()[-1])["hops_per_cpu_s"])
 
 
 def bench_simspeed(log, sizes=tuple(RUNS)) -> list[dict]:
     rows = []
-    with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmpdir:
+        tmp = Path(tmpdir)
         log(f"simulator baseline: building the core at {BASELINE_REF}")
         base_lib = build_baseline(tmp)
         for size in sizes:

@@ -18,6 +18,7 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -28,6 +29,9 @@ from ibqos.verify.sa_paths import query_path_sls
 
 from .resweep import Resweep, SweepMark, wait_resweep
 from .topology import Topology
+
+if TYPE_CHECKING:
+    from .harness import Harness, SmDaemon
 
 ENGINE = "dla"
 MAX_VLS_DEGRADED = 3  # per class, under any single fault (issue 10)
@@ -67,7 +71,8 @@ def single_faults(topo: Topology) -> tuple[list[ResolvedFault], list[ResolvedFau
     terminal link and switch, which would cut OpenSM off the fabric it is meant to re-route
     (on a real cluster a standby SM takes over: a fresh start, not a re-sweep)."""
     sm_ca, sm_sw = sm_attachment(topo)
-    faults, excluded = [], []
+    faults: list[ResolvedFault] = []
+    excluded: list[ResolvedFault] = []
     for a, pa, b, pb in topo.links():
         if topo.nodes[a].kind != "Switch":  # name a terminal link by its switch end
             a, pa, b, pb = b, pb, a, pa
@@ -161,7 +166,7 @@ def _sl2vl(fabric: Fabric) -> dict[int, dict]:
 
 
 class Campaign:
-    def __init__(self, harness, sm, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
+    def __init__(self, harness: Harness, sm: SmDaemon, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
         self.h, self.sm, self.topo = harness, sm, topo
         self.work = Path(workdir)
         self.ibdmchk = ibdmchk
@@ -176,10 +181,11 @@ class Campaign:
     # ---- one step ------------------------------------------------------------
     def _apply(self, fault: ResolvedFault, down: bool) -> Resweep:
         if fault.kind == "switch":
-            act = self.h.switch_down if down else self.h.switch_up
-            return act(fault.node, sm=self.sm)
-        act = self.h.unlink if down else self.h.relink
-        return act(fault.node, fault.port, sm=self.sm)
+            sweep = (self.h.switch_down if down else self.h.switch_up)(fault.node, sm=self.sm)
+        else:
+            sweep = (self.h.unlink if down else self.h.relink)(fault.node, fault.port, sm=self.sm)
+        assert sweep is not None, "given the SM, the harness waits for its re-sweep"
+        return sweep
 
     def _reflected(self, fabric: Fabric, faults: list[ResolvedFault], down: bool) -> bool:
         """The dumps show the fabric as ibsim has it now (a heavy sweep that had started
@@ -190,7 +196,7 @@ class Campaign:
             if f.kind == "switch":
                 present = sw is not None
             else:
-                port = sw.ports.get(f.port) if sw else None
+                port = sw.ports.get(f.port) if sw and f.port is not None else None
                 present = port is not None and port.remote is not None
             if present == down:
                 return False
@@ -255,23 +261,20 @@ class Campaign:
     # ---- a whole fault ---------------------------------------------------------
     def run(self, faults: list[ResolvedFault], *, restore: bool = True) -> Outcome:
         t0 = time.monotonic()
-        phases = {}
+        phases: dict[str, float] = {}
 
         def lap(name: str) -> None:
             phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
 
         n = len(self.topo.cas) - len({ca for f in faults for ca in f.lost_cas})
-        sweep = None
-        for f in faults:
-            sweep = self._apply(f, down=True)
-        sweep, fabric = self._settle(sweep, faults, down=True)
+        sweeps = [self._apply(f, down=True) for f in faults]
+        sweep, fabric = self._settle(sweeps[-1], faults, down=True)
         lap("down")
         out = Outcome([str(f) for f in faults], [f.short_kind for f in faults], n * (n - 1), self._judge(sweep, fabric))
         lap("judge")
         if restore:
-            for f in reversed(faults):
-                sweep = self._apply(f, down=False)
-            sweep, fabric = self._settle(sweep, faults, down=False)
+            sweeps = [self._apply(f, down=False) for f in reversed(faults)]
+            sweep, fabric = self._settle(sweeps[-1], faults, down=False)
             lap("up")
             out.restored = self._judge_restored(sweep, fabric)
             lap("rejudge")

@@ -110,7 +110,8 @@ def fallback_reason(lines, engine: str, record=None) -> str:
     return "; ".join(osmlog.engine_complaints(lines, engine))
 
 
-def compare(
+# PLR0913: one parameter per compare-engines option
+def compare(  # noqa: PLR0913
     netfile,
     engines,
     patterns,
@@ -207,7 +208,7 @@ def resource_rows(results: list[EngineResult]) -> list[list[str]]:
         rows.append(
             [
                 r.engine,
-                r.routed_by,
+                r.routed_by or "–",
                 f"{len(r.sls_used)} ({','.join(map(str, r.sls_used))})",
                 f"{len(r.vls_used)} ({','.join(map(str, r.vls_used))})",
                 verdict,
@@ -238,7 +239,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
     plt = pyplot("compare-engines")
 
     fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 4.2), squeeze=False)
-    for ax, p in zip(axes[0], patterns):
+    for ax, p in zip(axes[0], patterns, strict=True):
         for r in results:
             if r.skipped:
                 continue
@@ -246,7 +247,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
             ys = [pt["accepted_pct"] if pt["status"] == "done" else float("nan") for pt in r.curves[p]]
             label = f"{r.engine} ({len(r.sls_used)} SL, {len(r.vls_used)} VL)"
             (line,) = ax.plot(xs, ys, marker="o", ms=3, label=label)
-            dead = [x for x, pt in zip(xs, r.curves[p]) if pt["status"] != "done"]
+            dead = [x for x, pt in zip(xs, r.curves[p], strict=True) if pt["status"] != "done"]
             if dead:
                 ax.scatter(dead, [0] * len(dead), marker="x", s=80, color=line.get_color(), zorder=3, clip_on=False)
         ax.set_title(f"{p} (x on the axis: deadlock)")

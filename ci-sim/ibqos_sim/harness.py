@@ -19,6 +19,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ibqos import osmlog, paths
 from ibqos.errors import ExternalError, InputError
@@ -232,7 +233,8 @@ class Harness:
         self.console_enabled = console
         self.ready_timeout = ready_timeout
         self.sock = f"{sock_prefix_for(os.getpid())}{next(_counter)}-{uuid.uuid4().hex[:8]}"
-        self.ibsim: Daemon | None = None
+        self.ibsim: Daemon | AttachedProcess | None = None  # attach(): one an earlier process started
+        self.attached_sms: list[AttachedProcess] = []
         self._sms: list[SmDaemon] = []
         self._sm_runs = itertools.count()
 
@@ -275,16 +277,16 @@ class Harness:
             cmd.append("-n")
         cmd.append(str(self.netfile))
         env = dict(os.environ, IBSIM_SOCKNAME=self.sock)
-        self.ibsim = start_daemon(
+        self.ibsim = daemon = start_daemon(
             "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled
         )
 
         from ibqos.fabric.live import ibsim_listening
 
         def ready() -> bool:
-            if not self.ibsim.alive():
+            if not daemon.alive():
                 # ibsim says why it exited only on its output, as a failed command does
-                log = self.ibsim.log_path.read_text(errors="replace")
+                log = daemon.log_path.read_text(errors="replace")
                 if m := _NET_ERROR.search(log):
                     # ibsim's own parser refused the net file: bad input, said as such
                     raise InputError("ibsim cannot parse this net file", file=self.netfile, line=int(m.group(1)))
@@ -293,7 +295,7 @@ class Harness:
                         "ibsim cannot build a fabric from this net file (check that both ends of every link agree)",
                         file=self.netfile,
                     )
-                raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: {_tail(self.ibsim.log_path)}")
+                raise ExternalError(f"ibsim exited with {daemon.popen.returncode}: {_tail(daemon.log_path)}")
             # ready when its control socket is bound: ibsim binds it after building the fabric
             # (and after printing "Network simulator ready.", so that line is no signal)
             return ibsim_listening(self.sock) is not False
@@ -333,8 +335,9 @@ class Harness:
         state.setdefault("sm_pids", []).append(sm.pid)
         write_json(self.run_dir / "harness.json", state, indent=None)
 
-    def run_dir_state(self) -> dict:
-        return json.loads((self.run_dir / "harness.json").read_text())
+    def run_dir_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads((self.run_dir / "harness.json").read_text())
+        return state
 
     def detach(self) -> None:
         """Leave every process running (for `ibqos fabric up` / `run-sm --daemon`)."""
@@ -373,6 +376,8 @@ class Harness:
         self._check_alive()
         if not self.console_enabled:
             raise ExternalError("this harness was started without the ibsim console (console=True)")
+        if not isinstance(self.ibsim, Daemon):  # attach(): ibsim's console belongs to the process that started it
+            raise ExternalError("the ibsim console is only reachable from the process that started the fabric")
         self.ibsim.send(line)
 
     def command(self, line: str, timeout: float = 30) -> str:
@@ -430,9 +435,12 @@ class Harness:
         if sm is None:
             running = [s for s in self._sms if s.alive()]
             sm = running[0] if len(running) == 1 else None
-        mark = sweep_mark(sm.log) if sm else None
+        if sm is None:
+            self.command(line)
+            return None
+        mark = sweep_mark(sm.log)
         self.command(line)
-        return wait_resweep(sm, mark, timeout=timeout) if sm else None
+        return wait_resweep(sm, mark, timeout=timeout)
 
     def _check_alive(self) -> None:
         if not self.alive():
@@ -497,7 +505,8 @@ class Harness:
         cmd = [opensm, "-F", str(conf_path), "-f", str(log), "-D", f"0x{log_flags:02x}"]
         return d, log, dumps, cmd, env
 
-    def run_sm(
+    # PLR0913: keyword-only: the OpenSM options a run may set
+    def run_sm(  # noqa: PLR0913
         self,
         *,
         engine: str = "minhop",
@@ -523,7 +532,8 @@ class Harness:
             check_sm_run(run.lines(), run.rc, log)
         return run
 
-    def start_sm(
+    # PLR0913: keyword-only: the OpenSM options a run may set
+    def start_sm(  # noqa: PLR0913
         self,
         *,
         engine: str = "minhop",

@@ -160,8 +160,7 @@ def finish(results: list[SimResult], merge: dict, console: Console, as_json: boo
         if not as_json:
             console.print("plots: " + ", ".join(str(p) for p in pngs))
     bad = [r for r in results if r.deadlock]
-    if bad:
-        d = bad[0].deadlock
+    if bad and (d := bad[0].deadlock):
         raise VerificationFailed(
             f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
             + " -> ".join(d["cycle"] + d["cycle"][:1])

@@ -73,7 +73,8 @@ def _slots(wiring: str, a: int, h: int, g: int, rng: random.Random) -> list[tupl
     return out
 
 
-def wired_dragonfly(
+# PLR0913: the dragonfly's shape (a, p, h) and the cabling choices, keyword options
+def wired_dragonfly(  # noqa: PLR0913
     a: int,
     p: int,
     h: int,

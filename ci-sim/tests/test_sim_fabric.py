@@ -66,7 +66,7 @@ def test_minhop_deadlocks_and_the_witness_is_a_credit_loop(df72):
     # verifier's format; and the verifier, reading the same model, finds a credit loop too
     fab = df72["minhop"]
     by_desc = {n.desc: n for n in fab.nodes.values()}
-    for here, nxt in zip(cycle, cycle[1:] + cycle[:1]):
+    for here, nxt in zip(cycle, cycle[1:] + cycle[:1], strict=True):
         sw, port = here.rsplit(":", 1)[0], int(here.rsplit(":", 1)[1].split("/")[0])
         assert fab.nodes[by_desc[sw].ports[port].remote[0]].desc == nxt.rsplit(":", 1)[0]
     assert not verify_fabric(fab).cdg_acyclic

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InputError
 from .fabric.model import Fabric, Node
@@ -57,11 +58,11 @@ class ResolvedFault:
         return self.kind.removesuffix(" link")
 
     def describe(self) -> str:
-        if self.port is None:
+        if self.port is None or self.peer is None:  # a link fault has both
             return f"{self} down ({len(self.lost_cas)} hosts cut off)"
         return f"{self} down" + (f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else "")
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "fault": self.spec.text,
             "kind": self.kind,
@@ -137,6 +138,8 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             spec, node.desc, None, None, "switch", tuple(sorted(n.desc for n in peers if n.kind == "ca"))
         )
     else:
+        if spec.port is None:  # parse_fault gives every link its port
+            raise InputError(f"{spec.text!r}: a link is link:NODE[PORT]", field=FIELD)
         port = node.ports.get(spec.port)
         if spec.port > node.nports:
             raise InputError(

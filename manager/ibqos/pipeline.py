@@ -18,6 +18,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,14 @@ def _no_hook(stage: str) -> None:
 
 def _no_failure(stage: str, error: BaseException) -> None:
     pass
+
+
+def produced(value: T | None, what: str) -> T:
+    """A stage's input that an earlier stage produced (a run's state starts empty): read before
+    that stage ran, it is a bug in the caller, not bad input."""
+    if value is None:
+        raise RuntimeError(f"{what} read before the stage that produces it ran")
+    return value
 
 
 @dataclass

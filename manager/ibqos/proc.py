@@ -32,7 +32,7 @@ def run_command(
     cwd: str | Path | None = None,
     check: bool = True,
     input: str | None = None,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """Run to completion, capturing output. Raises ProcessError on timeout or (with check) rc != 0."""
     log.debug("run: %s", " ".join(map(str, cmd)))
     try:
@@ -108,7 +108,7 @@ class Daemon:
     """A long-running child whose output goes to a file. Stopped by PID (its process group)."""
 
     name: str
-    popen: subprocess.Popen
+    popen: subprocess.Popen[str]  # its one pipe, if any, is the console's stdin: text
     log_path: Path
 
     @property
@@ -153,8 +153,9 @@ def start_daemon(
 ) -> Daemon:
     """stderr goes to log_path too unless stderr_path is given (callers that classify errors)."""
     log.debug("start %s: %s", name, " ".join(map(str, cmd)))
-    fh = open(log_path, "ab", buffering=0)
-    eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None
+    # the daemon's own files: closed here once it holds them, or if it does not start
+    fh = open(log_path, "ab", buffering=0)  # noqa: SIM115
+    eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None  # noqa: SIM115
     try:
         p = subprocess.Popen(
             [str(c) for c in cmd],
@@ -191,7 +192,7 @@ def pid_alive(pid: int) -> bool:
     return st is not None and st[0] != "Z"
 
 
-def wait_until(pred, *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
+def wait_until(pred: Callable[[], object], *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:

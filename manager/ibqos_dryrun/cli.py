@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -15,6 +16,9 @@ from ibqos.errors import InputError, VerificationFailed
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.term import console, print_table
+
+if TYPE_CHECKING:
+    from ibqos_sim.sim.traffic import Pattern
 
 
 @click.command()
@@ -67,7 +71,7 @@ def dryrun(
     policy: Path,
     topology: str | None,
     net: Path | None,
-    traffic: str,
+    traffic: Pattern,  # a click.Choice of them
     out: Path,
     sim_time_us: float,
     seed: int,

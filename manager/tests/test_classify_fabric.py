@@ -239,7 +239,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path):
     sl_of = {c.name: c.sls[0] for c in plan.classes}
     wrong = [
         f"{a} -> {b} sid={sid and hex(sid)} pkey={pk and hex(pk)}: SL {sl}, want {sl_of[cls]} ({cls})"
-        for (a, b, sid, pk, cls), sl in zip(want, got)
+        for (a, b, sid, pk, cls), sl in zip(want, got, strict=True)
         if sl != sl_of[cls]
     ]
     assert not wrong, f"{len(wrong)} of {len(want)} paths:\n" + "\n".join(wrong[:12])

@@ -36,7 +36,7 @@ def test_every_count_a_port_runs_is_covered():
 def test_opensm_parses_the_rendered_options_as_written(tmp_path, data_vls):
     """`opensm -F rendered -c dump`: OpenSM's option table reads the file and writes back
     what it took, so a key it did not know or a value it re-read differently shows."""
-    plan, files = render_count(tmp_path, data_vls)
+    _, files = render_count(tmp_path, data_vls)
     rendered = parse(files["opensm.conf"].read_text())
     assert rendered["max_op_vls"] == str(CODE[data_vls])
     opensm = paths.require_tool("opensm", "opensm")

@@ -109,7 +109,7 @@ def feasible_policies(draw):
     if any(s < 5 for s in shares):
         shares = [100 / n] * n
         shares = [round(s, 1) for s in shares]
-    low = sum(s for s, p in zip(shares, prios) if p == "low")
+    low = sum(s for s, p in zip(shares, prios, strict=True) if p == "low")
     if 0 < 100 - low < 25:  # keep the low table within what one turn can carry
         prios = ["high"] * n
     if 0 < low < 20:

@@ -206,10 +206,7 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path):
         log = run.log.read_text(errors="replace")
         assert "qos-policy" not in log.lower() or "error" not in log.lower().split("qos-policy")[1][:200]
         fabric = h.read_back()
-        if plugin:
-            diffs = diff_programmed(fabric, expected_from_plan(plan))
-        else:
-            diffs = _check_no_plugin(fabric, plan)
+        diffs = diff_programmed(fabric, expected_from_plan(plan)) if plugin else _check_no_plugin(fabric, plan)
         assert diffs == [], "\n".join(diffs[:10])
         assert sum(p.vlarb is not None for n in fabric.nodes.values() for p in n.ports.values()) > 72
 
@@ -264,7 +261,7 @@ def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
             # slots of 3 adjacent entries: VLs 3c, 3c+1, 3c+2 with one weight
             assert len(table) % 3 == 0
             for k in range(0, len(table), 3):
-                vls, weights = zip(*table[k : k + 3])
+                vls, weights = zip(*table[k : k + 3], strict=True)
                 assert vls[0] % 3 == 0 and list(vls) == [vls[0], vls[0] + 1, vls[0] + 2]
                 assert len(set(weights)) == 1
     conf = _conf(files["opensm.conf"])

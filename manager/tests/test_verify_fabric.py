@@ -17,6 +17,7 @@ from ibqos.verify.pathsl import PATH_SL_FILE, read_path_sls, write_path_sls
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import DRAGONFLY_SIZES, dragonfly, fat_tree
+import itertools
 
 pytestmark = pytest.mark.fabric
 IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
@@ -38,7 +39,7 @@ def _witness_is_real(fabric, cycle: list[str]) -> None:
     follows = set()
     for _, _, hops in iter_routes(fabric):
         chans = [f"{name[g]}:{o}/{vl}" for g, _, o, vl in hops]
-        follows.update(zip(chans, chans[1:]))
+        follows.update(itertools.pairwise(chans))
     for k, c in enumerate(cycle):
         assert (c, cycle[(k + 1) % len(cycle)]) in follows, (c, cycle[(k + 1) % len(cycle)])
 

@@ -14,6 +14,7 @@ from ibqos.fabric.model import NO_ROUTE
 from ibqos.verify import build_index, iter_walks, sl_matrix, verify_fabric
 from ibqos.verify.analyze import analyze
 from ibqos.verify.pathsl import PathSLs
+import itertools
 
 
 @st.composite
@@ -73,7 +74,7 @@ def _reference(fabric, psl):
     edges = set()
     for w in ok:
         inner = [(g, o, vl) for g, _, o, vl in w.hops][:-1]  # switch-to-switch channels
-        edges.update(zip(inner, inner[1:]))
+        edges.update(itertools.pairwise(inner))
     return lost, hops, stretch, vls, edges
 
 
@@ -120,7 +121,7 @@ def test_array_verifier_matches_reference_walks(case, block):
         sw, o = divmod(link, ix.P)
         return (ix.sw_guid[sw], o, vl)
 
-    assert {(chan(x), chan(y)) for x, y in zip(a, b)} == edges
+    assert {(chan(x), chan(y)) for x, y in zip(a, b, strict=True)} == edges
     assert +stats.lost == +lost
     assert +stats.hops == hops
     assert +stats.stretch == stretch

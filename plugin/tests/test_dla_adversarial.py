@@ -238,7 +238,7 @@ def test_faults_on_hand_cabled_fabric(tmp_path, fab):
             faults = _faults(fab, net, spec)
             cas = _ca_ports_left(net, faults)
             sweep = _change(h, sm, faults, down=True)
-            fabric, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
+            _, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
             said = [m.group(1) for ln in sweep.lines if (m := D1A.search(ln.text))]
             seen.append((name, sweep.engine, report.vls_used, said))
             if sweep.engine != "dla" and (len(faults) == 1 or len(said) != 1):

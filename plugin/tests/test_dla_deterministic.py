@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,7 +37,7 @@ def test_no_clock_in_routing_decisions():
 
 
 def _cpu_ticks(pid: int) -> int:
-    fields = (open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1]).split()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 

@@ -51,7 +51,7 @@ def test_guid_pins_win_over_the_pattern(tmp_path):
         fabric = load_dumps(run_dla(h).dumps)
     name_group = re.compile(r"sw-g(\d+)-")
     pins = "".join(f"group 0x{n.guid:016x} g{name_group.match(n.desc).group(1)}\n" for n in fabric.switches())
-    lines, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n" + pins)
+    _, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n" + pins)
     assert (ngroups, source) == (9, "pinned by the table file")
 
 

@@ -33,7 +33,8 @@ class _PreloadHarness(Harness):
     """A harness whose OpenSM (and diags) run with extra libraries preloaded first."""
 
     preload: str = ""
-    extra_env: dict[str, str] = {}
+    # RUF012: replaced per instance, never mutated
+    extra_env: dict[str, str] = {}  # noqa: RUF012
 
     @property
     def env(self):

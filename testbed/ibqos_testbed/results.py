@@ -17,7 +17,7 @@ from ibqos.docfile import read_json, validate, write_atomic
 
 from .runplan import RunPlan
 
-SCHEMA = "ibqos.testbed-results/1"
+SCHEMA: Literal["ibqos.testbed-results/1"] = "ibqos.testbed-results/1"
 FILE = "results.json"
 
 

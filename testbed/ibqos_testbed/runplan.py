@@ -24,7 +24,7 @@ from ibqos.templating import render
 
 from .planinput import PlanSummary
 
-SCHEMA = "ibqos.testbed-run/1"
+SCHEMA: Literal["ibqos.testbed-run/1"] = "ibqos.testbed-run/1"
 LISTING_TEMPLATE = "perftest-plan.j2"
 
 

@@ -70,13 +70,14 @@ def measure_subprocess(fabric_json: str | Path, *, timeout: float = 1800, **kw) 
     for k, v in kw.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
     cp = run_command(args, timeout=timeout)
-    return json.loads(cp.stdout.strip().splitlines()[-1])
+    doc: dict = json.loads(cp.stdout.strip().splitlines()[-1])
+    return doc
 
 
 def _peak_rss_mb() -> float:
     """This process's peak RSS. Not ru_maxrss: Linux carries that across execve, so a child
     forked from a large parent would report the parent's size."""
-    for line in open("/proc/self/status"):
+    for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return round(int(line.split()[1]) / 1024, 1)
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

@@ -68,7 +68,7 @@ def latency_per_sl(results: list[SimResult], path: str | Path, title: str = "") 
         for n in names:
             pts = [(r.load, s.net_latency.p99_us) for r in results for s in r.per_sl if s.name == n and s.packets]
             if pts:
-                ax.plot(*zip(*pts), "o-", label=f"{n} p99")
+                ax.plot(*zip(*pts, strict=True), "o-", label=f"{n} p99")
         ax.set_xlabel("offered load (fraction of link rate)")
         ax.set_yscale("log")
     ax.set_ylabel("packet latency, injection to delivery (µs)")

@@ -24,8 +24,12 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..docfile import write_atomic
+
+if TYPE_CHECKING:
+    from ..fabric.model import Fabric
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
 TERMINAL = ("verified", "standby", "rolled-back", "discarded")
@@ -79,10 +83,10 @@ class Journal:
             append(self.path.parent, asdict(entry))
         return entry
 
-    def save_before(self, fabric) -> None:
+    def save_before(self, fabric: Fabric) -> None:
         fabric.save(self.before_path)
 
-    def load_before(self):
+    def load_before(self) -> Fabric | None:
         from ..fabric.model import Fabric
 
         try:

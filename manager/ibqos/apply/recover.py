@@ -37,7 +37,7 @@ class FabricAccess:
     sweep_timeout: float = 120
 
 
-def verify_plan_of(cs: ConfigSet, version: str, env, dumps: Path) -> list[str]:
+def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dumps: Path) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
@@ -76,10 +76,13 @@ def restore(
     from ..fabric.compare import diff
     from ..fabric.live import read_live
 
+    if entry.previous is None:
+        raise ExternalError(f"{journal.path}: {entry.version} has no previous version to roll back to")
+    pid = io.pid if io.pid is not None else entry.opensm_pid
     journal.write(entry, "rollback")
     hook("journal:rollback")
     cs.flip(entry.previous)
-    heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
+    heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
     before = journal.load_before()
     if before is None:
         journal.write(entry, "rolled-back")
@@ -114,7 +117,7 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
-    io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
@@ -124,9 +127,9 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         )
     try:
         if entry.state in ("intent", "swapped"):
-            heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
+            heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
             journal.write(entry, "swept")
-        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, io.pid))
+        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, pid))
         if diffs:
             raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:

@@ -42,9 +42,10 @@ def _check_qos_values(conf: Path) -> None:
                 f"{conf}: max_op_vls: {value} is not a VLCap code 1-5 (1 = VL0, 2 = VL0-1, 3 = VL0-3, "
                 "4 = VL0-7, 5 = VL0-14); it is not a count of VLs"
             )
-        elif re.fullmatch(r"qos(_\w+?)?_high_limit", key):
-            if not value.lstrip("-").isdigit() or not -1 <= int(value) <= 255:
-                raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")
+        elif re.fullmatch(r"qos(_\w+?)?_high_limit", key) and (
+            not value.lstrip("-").isdigit() or not -1 <= int(value) <= 255
+        ):
+            raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")
 
 
 def validate_opensm_conf(conf: Path) -> None:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .rates import bytes_to_us
+import itertools
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Trace:
         out = {}
         for v in sorted(sent):
             pos = positions.get(v, [])
-            gaps = [b - a for a, b in zip(pos, pos[1:])]
+            gaps = [b - a for a, b in itertools.pairwise(pos)]
             if cyclic and pos:
                 gaps.append(pos[0] + nvisits - pos[-1])
             wait = waits.get(v)

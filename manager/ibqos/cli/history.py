@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import click
 
@@ -13,7 +14,7 @@ from ._target import config_options
 @click.command()
 @config_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON document (a list of versions) on stdout.")
-def history(service, opensm_conf, as_json: bool) -> None:
+def history(service: str | None, opensm_conf: Path | None, as_json: bool) -> None:
     """List the stored configuration versions of one OpenSM: when, which plan (sha256 of its
     plan.json), who (SUDO_USER or the login name) and how it ended (verified, rolled back,
     original). A version changed by hand since ibqos wrote it is named in one line (exit 1)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -11,6 +12,9 @@ from rich.markup import escape
 from ..arbiter.table import MAX_CAP
 from ..outpath import OUT_FILE
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..plan import Plan
 
 
 def parse_cap(text: str | None) -> tuple[int, int] | None:
@@ -59,7 +63,7 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     _summary(result, out)
 
 
-def _summary(p, out: Path) -> None:
+def _summary(p: Plan, out: Path) -> None:
     from rich.table import Table
 
     from ..term import console, print_table
@@ -97,7 +101,7 @@ def _summary(p, out: Path) -> None:
         click.echo(f"note: {note}")
 
 
-def e2e_lines(p) -> list[str]:
+def e2e_lines(p: Plan) -> list[str]:
     """The end-to-end bound per class, one line each, after a line that says what it sums."""
     e2e = p.end_to_end
     if e2e is None:
@@ -122,7 +126,7 @@ def e2e_lines(p) -> list[str]:
     return out
 
 
-def vl_budget(p) -> str:
+def vl_budget(p: Plan) -> str:
     """One line: how many classes the data VLs hold without and with dla's fault reservation."""
     fit = p.fabric.classes_fit
     if "links" not in fit:

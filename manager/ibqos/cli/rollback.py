@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from ._target import config_options, make_request, sm_options
@@ -11,7 +13,7 @@ from ._target import config_options, make_request, sm_options
 @click.argument("version", required=False)
 @config_options
 @sm_options
-def rollback(version: str | None, **kw) -> None:
+def rollback(version: str | None, **kw: Any) -> None:
     """Re-apply a stored configuration version (default: the previous verified one) exactly as
     `apply` applies a plan: a new version with its files, SIGHUP, heavy sweep, read back,
     checked against that version's plan, and rolled back on any failure. `ibqos history`

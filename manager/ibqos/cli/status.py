@@ -6,7 +6,9 @@ finding, 2 for unusable input.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -15,6 +17,11 @@ from rich.table import Table
 
 from ..errors import InputError, VerificationFailed
 from ._rundir import plan_beside
+
+if TYPE_CHECKING:
+    from ..fabric.model import Fabric
+    from ..health import Routing
+    from ..plan import Plan
 
 
 @click.command()
@@ -152,7 +159,7 @@ def status(
         )
 
 
-def _show_tables(fabric) -> None:
+def _show_tables(fabric: Fabric) -> None:
     from ..status import sl2vl_by_hop, vlarb_by_role
 
     con = console()
@@ -178,7 +185,9 @@ def _show_tables(fabric) -> None:
     print_table(con, t)
 
 
-def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
+def _applied(
+    opensm_conf: Path, plan: Plan | None, plan_path: Path | None, say: Callable[[str], None]
+) -> tuple[Plan | None, Path | None, Fabric | None, str | None]:
     """The applied plan of the configuration (unless --plan gave one) and the fabric read back
     at its verified apply (whose links are the planned links)."""
     from ..apply.confset import ConfigSet, state_dir_for
@@ -199,7 +208,7 @@ def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
     return plan, plan_path, Fabric.load(ref), f"the fabric verified at apply {version}"
 
 
-def _first_run(rundir: Path):
+def _first_run(rundir: Path) -> tuple[Fabric | None, str | None]:
     """The links of the run's first OpenSM run (its healthy fabric), or None without dumps."""
     from ..errors import InputError as _NoDumps
     from ..fabric.dumps import load_dumps
@@ -212,7 +221,15 @@ def _first_run(rundir: Path):
     return load_dumps(first, require_sl2vl=False), f"the run's first OpenSM run ({first})"
 
 
-def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, opensm_conf, plan, env):
+def _routing(
+    fabric: Fabric,
+    rundir: Path | None,
+    live: bool,
+    osm_log: Path | None,
+    opensm_conf: Path | None,
+    plan: Plan | None,
+    env: dict[str, str] | None,
+) -> Routing:
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
     import os
 

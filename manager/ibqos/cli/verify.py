@@ -9,14 +9,20 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..errors import InputError, VerificationFailed
 from ._rundir import plan_beside
 
+if TYPE_CHECKING:
+    from ..fabric.model import Fabric
+    from ..verify.pathsl import PathSLs
+    from ..verify.report import VerifyReport
 
-def _load(source: Path | None, live: bool):
+
+def _load(source: Path | None, live: bool) -> tuple[Fabric, Path | None]:
     """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
     from ..fabric.source import load_fabric
 
@@ -69,14 +75,24 @@ def _load(source: Path | None, live: bool):
     help="Check one SL of every class of this plan (default: a plan.json in RUNDIR "
     "or above the dumps; without one, --sl or SL 0).",
 )
-def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, plan_path):
+def verify(
+    rundir: Path | None,
+    live: bool,
+    as_json: bool,
+    sl: int | None,
+    path_sl: Path | None,
+    sa_paths: bool | None,
+    with_ibdmchk: bool,
+    osm_log: Path | None,
+    plan_path: Path | None,
+) -> None:
     """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
     from ..verify import verify_fabric
     from ..verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
-    beside = None if live or plan_path else plan_beside(rundir)
+    beside = None if rundir is None or plan_path else plan_beside(rundir)  # rundir: not --live
     if beside is not None and (sl is not None or path_sl is not None):
         # one set of defaults: the run's plan gives the SLs; a flag overrides, and says so
         flag = f"--sl {sl}" if sl is not None else f"--path-sl {path_sl}"
@@ -159,7 +175,7 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         raise VerificationFailed("verify: " + "; ".join(found))
 
 
-def _loop_line(report, engine: str | None, psl) -> str | None:
+def _loop_line(report: VerifyReport, engine: str | None, psl: PathSLs | None) -> str | None:
     """The red line, or a plain warning when one SL for every pair cannot judge a layered engine."""
     from ..redline import needs_path_sls, red_line
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import tempfile
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import paths
@@ -99,9 +100,9 @@ def ibsim_listening(sock: str) -> bool | None:
 
 def _check_ibsim(env: dict[str, str] | None) -> None:
     """Under umad2sim a client of a missing ibsim blocks forever: check the socket first."""
-    env = os.environ if env is None else env
-    sock = env.get("IBSIM_SOCKNAME")
-    if not sock or "umad2sim" not in env.get("LD_PRELOAD", ""):
+    environ: Mapping[str, str] = os.environ if env is None else env
+    sock = environ.get("IBSIM_SOCKNAME")
+    if not sock or "umad2sim" not in environ.get("LD_PRELOAD", ""):
         return
     if ibsim_listening(sock) is False:
         raise ExternalError(

@@ -71,7 +71,7 @@ def _check_classes(plan: Plan, w: JsonDoc) -> None:
     for sl, k in enumerate(plan.sl2class):
         if k not in indexes:
             raise w.error(f"SL {sl} maps to class index {k}, which no class has", "sl2class", sl)
-    for i, c in enumerate(plan.classes):
+    for c in plan.classes:
         for sl in c.sls:
             if plan.sl2class[sl] != c.index:
                 raise w.error(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
@@ -23,7 +23,7 @@ class _M(BaseModel):
 
 
 class PlanFabric(_M):
-    rate: Union[str, float]
+    rate: str | float
     rate_gbps: float
     mtu: Literal[256, 512, 1024, 2048, 4096]
     data_vls: int
@@ -42,7 +42,7 @@ class PlanFabric(_M):
 
 
 class Bandwidth(_M):
-    requested: Union[float, Literal["rest"]]
+    requested: float | Literal["rest"]
     target: float  # "rest" resolved, on the terminal role
     planned: float  # exact share on the terminal role
     max: float | None = None  # the policy's max_bandwidth: checked, not planned

@@ -22,7 +22,9 @@ Method (docs/policy.md, "How the tables are filled"):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ..arbiter import ArbTable
 from ..arbiter.accounting import LIMIT_UNIT, UNIT
@@ -33,6 +35,14 @@ from ..arbiter.table import MAX_WEIGHT
 from ..arbiter.trace import VlStats
 from .layout import packed_weights, slot_counts, spread, spread_weights
 from .targets import ClassTarget, RoleSpec
+
+T = TypeVar("T")
+# A change that may make a policy feasible: (location in the policy, value); None locates the
+# violated field itself.
+FixOffer = tuple[tuple[str | int, ...] | None, float]
+Layout = tuple[list[int], list[int]]  # (slots per class, the slots' order as class positions)
+Entries = list[tuple[int, int]]  # (VL, weight) in table order
+Score = tuple[int, float, float, float]  # (violations, their badness, latency, share error): less is better
 
 SHARE_TOL = 0.5  # percentage points, the issue's acceptance bound
 PERIOD_BUDGET = 30_000  # runs per exact analysis; longer periods are skipped, not analysed
@@ -52,7 +62,7 @@ class ClassResult:
     meets_bandwidth: bool
     meets_latency: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -64,7 +74,7 @@ class Violation:
     badness: float  # relative size of the violation, for ranking
     # Changes that may make the policy feasible, as (location, value); a location of None
     # means the violated field itself. fixes.py plans with each before offering it.
-    fixes: tuple = ()
+    fixes: tuple[FixOffer, ...] = ()
 
 
 class Infeasible(Exception):
@@ -138,7 +148,7 @@ def synthesize(spec: RoleSpec) -> RoleResult:
 # ---- candidates -------------------------------------------------------------------------
 
 
-def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
+def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]) -> Iterator[ArbTable]:
     if not lo:
         for entries in _single_tables(spec, hi, spec.cap_high, "high"):
             yield ArbTable(entries, [], 255)
@@ -202,11 +212,11 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
     return out[:4]
 
 
-def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
+def _shift_fixes(spec: RoleSpec, points: float) -> tuple[FixOffer, ...]:
     """Ways to take `points` of guarantee off the low table: lower a fixed low share, or, when
     a low class takes the rest, raise a high share (the rest then shrinks by as much)."""
     lo_rest = any(c.priority == "low" and c.requested == "rest" for c in spec.classes)
-    out = []
+    out: list[FixOffer] = []
     for c in spec.classes:
         if c.requested == "rest":
             continue
@@ -217,7 +227,7 @@ def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
     return tuple(out)
 
 
-def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False):
+def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False) -> Layout:
     vpc = spec.vls_per_class
     nslots = cap // vpc
     if len(classes) > nslots:
@@ -271,7 +281,7 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, com
     return counts, order
 
 
-def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
+def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str) -> Iterator[Entries]:
     counts, order = _layout(spec, classes, cap, side)
     nslots = len(order)
     total_share = sum(c.share for c in classes)
@@ -290,8 +300,8 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
             )
         )
     seen = set()
-    for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
-        t = min(max(t, t_min), t_max)
+    for guess in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
+        t = min(max(guess, t_min), t_max)
         for quantum, packed in _weight_styles(q):
             weights = _class_weights(spec, frac, counts, t, packed, quantum)
             if weights is None:
@@ -311,10 +321,12 @@ def _weight_styles(q: int) -> list[tuple[int, bool]]:
     return list(dict.fromkeys(out))
 
 
-def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[list[int]] | None:
+def _class_weights(
+    spec: RoleSpec, frac: list[float], counts: list[int], total: float, packed: bool = False, quantum: int = 1
+) -> list[list[int]] | None:
     q = max(1, spec.mtu // UNIT) if spec.mode == "packet" else quantum
     out = []
-    for f, n in zip(frac, counts):
+    for f, n in zip(frac, counts, strict=True):
         # Clamped to what the entries can hold; the share check judges the result.
         w_total = min(max(n * q, round(total * f / q) * q), (MAX_WEIGHT // q) * q * n)
         if q > 1:  # whole quanta per entry (packet accounting: whole packets)
@@ -327,7 +339,7 @@ def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[l
     return out
 
 
-def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
+def _entries(spec: RoleSpec, classes: list[ClassTarget], order: list[int], weights: list[list[int]]) -> Entries:
     used = [0] * len(classes)
     entries = []
     for ci in order:
@@ -338,7 +350,7 @@ def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
     return entries
 
 
-def _low_table(spec, lo, layout, ratio, limit):
+def _low_table(spec: RoleSpec, lo: list[ClassTarget], layout: Layout, ratio: float, limit: int) -> list[Entries]:
     counts, order = layout
     nslots = len(order)
     mean_w = ratio * high_bytes_per_low_turn(limit, spec.mtu, spec.mode) / UNIT
@@ -361,7 +373,13 @@ def class_results(spec: RoleSpec, an: ArbAnalysis) -> dict[str, ClassResult]:
     return _judge(spec, an)[0]
 
 
-def _judge(spec: RoleSpec, an: ArbAnalysis):
+def _known(xs: list[T | None]) -> list[T] | None:
+    """All of `xs`, or None when one is unknown (an unbounded distance or wait)."""
+    known = [x for x in xs if x is not None]
+    return known if len(known) == len(xs) else None
+
+
+def _judge(spec: RoleSpec, an: ArbAnalysis) -> tuple[dict[str, ClassResult], list[Violation]]:
     per_class: dict[str, ClassResult] = {}
     violations: list[Violation] = []
     for c in spec.classes:
@@ -370,9 +388,9 @@ def _judge(spec: RoleSpec, an: ArbAnalysis):
         dists = [s.max_distance for s in stats]
         means = [s.mean_distance for s in stats]
         waits = [s.worst_wait_bytes for s in stats]
-        max_d = None if None in dists else max(dists)
-        mean_d = None if None in means else sum(means) / len(means)
-        wait = None if None in waits else max(waits)
+        max_d = None if (d := _known(dists)) is None else max(d)
+        mean_d = None if (m := _known(means)) is None else sum(m) / len(m)
+        wait = None if (w := _known(waits)) is None else max(w)
         wait_us = None if wait is None else wait * 8 / (spec.rate_gbps * 1000)
         ok_bw = abs(share - c.share) <= SHARE_TOL
         ok_lat = True
@@ -427,7 +445,7 @@ def _fmt_us(us: float | None) -> str:
     return "unbounded" if us is None else f"{us:.2f} µs"
 
 
-def _score(spec, per_class, violations):
+def _score(spec: RoleSpec, per_class: dict[str, ClassResult], violations: list[Violation]) -> Score:
     bad = sum(v.badness for v in violations)
     lat = 0.0
     for c in spec.classes:

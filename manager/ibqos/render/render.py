@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..arbiter import ArbTable
 from ..docfile import write_dir_atomic
@@ -67,7 +69,7 @@ def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = 
     return texts
 
 
-def _role_ctx(t: ArbTable) -> dict:
+def _role_ctx(t: ArbTable) -> dict[str, object]:
     return {
         "high_osm": _osm(t.high),
         "low_osm": _osm(t.low),
@@ -77,12 +79,12 @@ def _role_ctx(t: ArbTable) -> dict:
     }
 
 
-def _osm(entries) -> str:
+def _osm(entries: Iterable[tuple[int, int]]) -> str:
     # OpenSM reads an unset table as its own default; an empty one is a single skipped entry.
     return ArbTable.format_entries(entries) if entries else "0:0"
 
 
-def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict:
+def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict[str, Any]:
     groups, rules, _ = policy_rules(plan.classes, port_types)
     default = next(c for c in plan.classes if c.default)
     # IBA MTU encoding (1 = 256 .. 5 = 4096): the SA's path records carry at most the plan's MTU

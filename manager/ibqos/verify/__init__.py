@@ -13,6 +13,7 @@ engine what it meant to do.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from .pathsl import PathSLs
 from .report import LostRoute, VerifyReport
 from .walk import Route, Walk, iter_routes, iter_walks, walk_route
 from .witness import cycle_routes
+
+if TYPE_CHECKING:
+    from ..plan import Plan
 
 __all__ = [
     "verify_fabric",
@@ -99,7 +103,7 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
     )
 
 
-def verify_per_class(fabric: Fabric, plan) -> dict[str, VerifyReport]:
+def verify_per_class(fabric: Fabric, plan: Plan) -> dict[str, VerifyReport]:
     """One report per class of `plan`, each with the class's first SL for every pair. dla
     routes every SL alike and a class's SLs share its VLs, so together these raise every
     channel dependency the plan can create (verify --plan, status and the dry run judge so)."""

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..fabric.index import FabricIndex
 from .walk import walk_route
+import itertools
 
 MAX_WALKS = 200_000  # bound the search on huge fabrics; routes are a courtesy
 
@@ -37,7 +38,7 @@ def cycle_routes(ix: FabricIndex, slm: np.ndarray, cycle: list[int]) -> list[str
                 walks += 1
                 w = walk_route(ix.fabric, ix.ep[e], ix.ep[d], int(slm[e, d]))
                 chans = [(g, out, vl) for g, _, out, vl in w.hops]
-                if any(pair == want for pair in zip(chans, chans[1:])):
+                if any(pair == want for pair in itertools.pairwise(chans)):
                     found = f"{ix.ep_desc(e)} -> {ix.ep_desc(d)} on SL {int(slm[e, d])}"
                     break
             if found or walks > MAX_WALKS:
