@@ -73,9 +73,9 @@ def single_faults(topo: Topology) -> tuple[list[ResolvedFault], list[ResolvedFau
     sm_ca, sm_sw = sm_attachment(topo)
     faults: list[ResolvedFault] = []
     excluded: list[ResolvedFault] = []
-    for a, pa, b, pb in topo.links():
-        if topo.nodes[a].kind != "Switch":  # name a terminal link by its switch end
-            a, pa, b, pb = b, pb, a, pa
+    for link in topo.links():
+        # a terminal link is named by its switch end
+        a, pa, b, pb = link if topo.nodes[link[0]].kind == "Switch" else (link[2], link[3], link[0], link[1])
         f = link_fault(topo, a, pa, b, pb)
         (excluded if sm_ca in (a, b) else faults).append(f)
     for sw in topo.switches:

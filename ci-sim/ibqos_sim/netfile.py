@@ -83,12 +83,14 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
-    for n, node, port, pport, peer in links:
+    for n, owner, port, pport, peer in links:
         if peer not in nodes:
             raise InputError(
-                f"{node!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
+                f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
             )
         if not 1 <= pport <= nodes[peer]:
             raise InputError(
-                f"{node!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}", file=netfile, line=n
+                f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
+                file=netfile,
+                line=n,
             )

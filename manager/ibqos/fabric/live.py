@@ -60,7 +60,15 @@ def sample_live(
     return _run_reader((("-C", ca), ("-P", port), ("-R", rate)), ("-T",), env, timeout, ca, port, counters=True)
 
 
-def _run_reader(opts, flags, env, timeout, ca, port, counters: bool = False) -> tuple[Fabric, str]:
+def _run_reader(
+    opts: tuple[tuple[str, object], ...],
+    flags: tuple[str, ...],
+    env: dict[str, str] | None,
+    timeout: float,
+    ca: str | None,
+    port: int | None,
+    counters: bool = False,
+) -> tuple[Fabric, str]:
     cmd: list[str] = [str(reader_path()), *flags]
     for flag, value in opts:
         if value is not None:
