@@ -9,6 +9,8 @@ PREFIX ?= /usr
 DESTDIR ?=
 
 SAN_BUILD := build-sanitize
+# -Werror (CMake option IBQOS_WERROR): off for a plain build, on for the test targets below
+WERROR ?= OFF
 
 # The patched ibsim's source (ci-sim/ibsim-patch/build.sh): upstream's ibsim 0.10 release
 # tarball when one is kept in a shared/vendor/ beside the checkout, or beside the checkout this
@@ -20,7 +22,7 @@ IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar
 export IBSIM_SOURCE
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps lock build ibsim-patched install deb paper format test test-floors test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
+.PHONY: all deps lock build lint ibsim-patched install deb paper format lint test test-floors test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
 
 all: build
 
@@ -69,7 +71,7 @@ test-floors: build $(FLOORS_VENV)/.installed
 	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider -m "not fabric and not slow"
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DIBQOS_WERROR=$(WERROR) >/dev/null
 	cmake --build $(BUILD) -j 2
 
 # ibsim 0.10 from Debian's source package with ci-sim/ibsim-patch/0001-vlarb-64-and-vlhighlimit.patch
@@ -77,7 +79,7 @@ build: deps
 # builds it once (CMake target ibsim-patched); this target builds it again, e.g. with
 # IBSIM_SOURCE=<.dsc | ibsim-0.10 tarball | source tree> where the archive has no source.
 ibsim-patched: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DIBQOS_WERROR=$(WERROR) >/dev/null
 	rm -f $(BUILD)/ibsim-patched/stamp
 	cmake --build $(BUILD) --target ibsim-patched ibsim-smp-rw
 
@@ -112,24 +114,27 @@ deb: deps
 	DEB_RULES_REQUIRES_ROOT=no debian/rules binary
 	DEB_RULES_REQUIRES_ROOT=no debian/rules clean
 
-# (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
-# Lint, format and type checks (ruff and mypy --strict on the core, configured in pyproject.toml;
-# clang-format, .clang-format;
-# `make format` fixes the format),
-# the C unit tests (ctest: dla's routing library,
-# the simulator core), then every pytest.
-test: build
+# Lint, format and type checks, all configured in pyproject.toml: ruff's rule set over the
+# whole tree, mypy over every product package (strict on ibqos); clang-format (.clang-format).
+# `make format` fixes the format, `ruff check --fix` what ruff can.
+lint: deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
+
+# (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
+# The lint step, the C unit tests (ctest: dla's routing library, the simulator core), then
+# every pytest. The C is built with -Werror here: a warning fails.
+test test-sanitize test-floors: WERROR = ON
+test: build lint
 	cd $(BUILD) && ctest --output-on-failure
 	$(PYTEST) -q
 
 # ASan/UBSan build of every C component in its own directory; its C tests (ctest), then one
 # dla run in OpenSM with the sanitized plugin preloaded with libasan.
 test-sanitize: build
-	cmake -S . -B $(SAN_BUILD) -DIBQOS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake -S . -B $(SAN_BUILD) -DIBQOS_SANITIZE=ON -DIBQOS_WERROR=$(WERROR) -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(SAN_BUILD) -j 2
 	cd $(SAN_BUILD) && ctest --output-on-failure
 	IBQOS_BUILD_DIR=$(CURDIR)/$(SAN_BUILD) $(PYTEST) -q -p no:cacheprovider plugin/tests/sanitize_dla_run.py

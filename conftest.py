@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ibqos.proc import proc_stat
 from ibqos_sim.harness import Harness, sock_prefix_for
 

@@ -15,8 +15,8 @@ from ibqos.fabric.live import read_live
 from ibqos.fabric.model import Fabric
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
-from ibqos_sim.sim.bench import measure_subprocess
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.sim.bench import measure_subprocess
 
 # (load, warm-up µs, measured µs) per size: issue 5's setups; 72 CAs for the per-core rate.
 SIM_RUNS = {72: (1.0, 100, 5000), 1056: (0.7, 0, 1000), 2550: (1.0, 1000, 5000)}

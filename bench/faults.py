@@ -16,11 +16,10 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from ibqos_sim.campaign import Campaign, single_faults
+from ibqos.faultspec import ResolvedFault
+from ibqos_sim.campaign import KINDS, Campaign, single_faults
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-KINDS = ("terminal", "local", "global", "switch")
 
 
 def sample_faults(topo, n: int | None, seed: int):
@@ -29,7 +28,7 @@ def sample_faults(topo, n: int | None, seed: int):
     if n is None or n >= len(faults):
         return faults
     rng = random.Random(seed)
-    by_kind = {k: [f for f in faults if f.kind == k] for k in KINDS}
+    by_kind = {k: [f for f in faults if f.short_kind == k] for k in KINDS}
     out = []
     for i, k in enumerate(KINDS):
         take = n // len(KINDS) + (i < n % len(KINDS))
@@ -37,10 +36,10 @@ def sample_faults(topo, n: int | None, seed: int):
     return out
 
 
-def _spread(faults, n: int):
+def _spread(faults: list[ResolvedFault], n: int) -> list[ResolvedFault]:
     """n of the faults just run, every kind represented: the minhop pairs."""
-    by_kind = [[f for f in faults if f.kind == k] for k in KINDS]
-    out = []
+    by_kind = [[f for f in faults if f.short_kind == k] for k in KINDS]
+    out: list[ResolvedFault] = []
     while len(out) < min(n, len(faults)):
         for fs in by_kind:
             if fs and len(out) < n:
@@ -100,7 +99,7 @@ def bench_size(size: int, n: int | None, minhop_n: int, log, seed: int = 10) -> 
         os_ = [o for o in outcomes if o.kinds == [k]]
         if not os_:
             continue
-        after = Counter()
+        after: Counter[int] = Counter()
         for o in os_:
             if o.degraded.engine == "dla":
                 after.update({int(h): v for h, v in o.degraded.hops.items()})

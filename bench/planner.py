@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.paths import REPO_ROOT
@@ -20,13 +22,16 @@ POLICIES = [
 ]
 
 
-def _best_of(fn, n: int = 5) -> tuple[float, float, object]:
-    times, out = [], None
+T = TypeVar("T")
+
+
+def _best_of(fn: Callable[[], T], n: int = 5) -> tuple[float, float, T]:
+    times, outs = [], []
     for _ in range(n):
         t0 = time.perf_counter()
-        out = fn()
+        outs.append(fn())
         times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times), out
+    return min(times), statistics.median(times), outs[-1]
 
 
 def bench_planner(log) -> list[dict]:

@@ -15,16 +15,15 @@ import platform
 import time
 from pathlib import Path
 
+from ibqos.docfile import write_atomic, write_json
 from rich.console import Console
 
-from ibqos.docfile import write_atomic, write_json
-
-from . import engines, fabric, faults, planner, simspeed, sweep
+from . import engines, fabric, faults, monitor, planner
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults")
+SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults", "monitor")
 
 
 def _fmt(v) -> str:
@@ -138,6 +137,35 @@ def main() -> None:
             "",
         ]
 
+    if "monitor" in only:
+        rows = monitor.bench_monitor([max(sizes)], log=console.log)
+        write_json(RESULTS / "monitor.json", {"meta": meta, "rows": rows})
+        sections["monitor"] = [
+            "## ibqos monitor: one PMA sample of every port against per-port perfquery",
+            "",
+            "monitor_sample_s: `ibqos-readback -T -c` (nodes, ports, links, then PortXmitDataSL, "
+            "PortRcvDataSL, PortVLXmitWaitCounters and PortCountersExtended of every linked port; "
+            "the default bound of 40000 MADs/s). perfquery: the same four attributes, one process "
+            "each, timed on perfquery_ports_timed CA ports in the same run and extrapolated to "
+            "ports_sampled.",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "ibsim",
+                    "ports_sampled",
+                    "ports_with_per_sl",
+                    "monitor_sample_s",
+                    "under_5s",
+                    "perfquery_s_per_port",
+                    "perfquery_all_ports_est_s",
+                    "perfquery/monitor",
+                ],
+            ),
+            "",
+        ]
+
     if "fabric" in only:
         rows = fabric.bench_fabric(sorted(set(sizes) | {72}), log=console.log)
         write_json(RESULTS / "fabric.json", {"meta": meta, "rows": rows})
@@ -201,6 +229,8 @@ def main() -> None:
         ]
 
     if "simspeed" in only:
+        from . import simspeed
+
         rows = simspeed.bench_simspeed(console.log)
         write_json(RESULTS / "simspeed.json", {"meta": meta, "rows": rows})
         sections["simspeed"] = [
@@ -225,6 +255,8 @@ def main() -> None:
         ]
 
     if "sweep" in only:
+        from . import sweep
+
         rows = sweep.bench_sweep(console.log)
         write_json(RESULTS / "sweep.json", {"meta": meta, "rows": rows})
         sections["sweep"] = [

@@ -6,7 +6,6 @@ rates drift, same-run ratios much less)."""
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import subprocess
@@ -44,7 +43,9 @@ def build_baseline(scratch: Path, ref: str = BASELINE_REF) -> Path:
         write_atomic(lib, (build / "ci-sim" / "core" / "libibqos_sim.so").read_bytes())
         return lib
     finally:
-        subprocess.run(["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True, check=False
+        )
 
 
 def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: float) -> float:
@@ -71,13 +72,15 @@ def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: floa
         env=env,
         timeout=3600,
     )
-    return json.loads(cp.stdout.strip().splitlines()[-1])["hops_per_cpu_s"]
+    import json
+
+    return float(json.loads(cp.stdout.strip().splitlines()[-1])["hops_per_cpu_s"])
 
 
 def bench_simspeed(log, sizes=tuple(RUNS)) -> list[dict]:
     rows = []
-    with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmpdir:
+        tmp = Path(tmpdir)
         log(f"simulator baseline: building the core at {BASELINE_REF}")
         base_lib = build_baseline(tmp)
         for size in sizes:

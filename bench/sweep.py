@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from ibqos_sim.harness import Harness
-from ibqos_sim.sim.result import without_timing
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.sim.result import without_timing
 
 SIZE = 72
 SWEEP = "0.1:1.0:0.1"  # 10 points
@@ -45,8 +45,8 @@ def _sweep(model: Path, jobs: int, out: Path) -> tuple[float, dict]:
 
 
 def bench_sweep(log) -> list[dict]:
-    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="bench-sweep-") as tmpdir:
+        tmp = Path(tmpdir)
         net = dragonfly(*DRAGONFLY_SIZES[SIZE]).write_net(tmp / f"df{SIZE}.net")
         with Harness(net, run_dir=tmp / "fabric") as h:
             h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03, timeout=600)

@@ -16,7 +16,6 @@ from pathlib import Path
 import click
 from click.shell_completion import BashComplete
 from click_man.core import write_man_pages
-
 from ibqos_app.cli._main import cli
 
 

@@ -13,6 +13,7 @@ PKGS=(
   cmake gcc clang libclang-rt-14-dev clang-format make pkg-config python3 python3-venv python3-dev valgrind
   chromium
   slurm-wlm munge
+  prometheus   # promtool: make test checks the alerting rules ibqos monitor writes
 )
 
 missing=()

@@ -18,9 +18,11 @@ import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
+from ibqos.faultspec import FaultSpec, ResolvedFault
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
@@ -28,29 +30,14 @@ from ibqos.verify.sa_paths import query_path_sls
 from .harness.resweep import Resweep, SweepMark, wait_resweep
 from .harness.topology import Topology
 
+if TYPE_CHECKING:
+    from .harness import Harness, SmDaemon
+
 ENGINE = "dla"
 MAX_VLS_DEGRADED = 3  # per class, under any single fault (issue 10)
 PRISTINE_VLS = [0, 1]  # class 0's pair: Fig. 8
 LAYERED_ENGINES = ("dfsssp", "lash")  # deadlock-free by path SL layers
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One link (kind terminal/local/global, named by one end) or one switch (kind switch)."""
-
-    kind: str
-    node: str
-    port: int | None = None
-    peer: tuple[str, int] | None = None
-
-    def __str__(self) -> str:
-        if self.kind == "switch":
-            return f"switch {self.node}"
-        return f"{self.kind} link {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}]"
-
-    def spec(self) -> str:
-        """The `ibqos dryrun --fault` spelling."""
-        return f"switch:{self.node}" if self.kind == "switch" else f"link:{self.node}[{self.port}]"
+KINDS = ("terminal", "local", "global", "switch")  # of a single fault, in campaign order
 
 
 def link_kind(topo: Topology, a: str, b: str) -> str:
@@ -60,36 +47,49 @@ def link_kind(topo: Topology, a: str, b: str) -> str:
     return "local" if na.group == nb.group else "global"
 
 
+def link_fault(topo: Topology, a: str, pa: int, b: str, pb: int) -> ResolvedFault:
+    """The link on port `pa` of `a` (to port `pb` of `b`), named by `a`."""
+    cas = tuple(sorted(n for n in (a, b) if topo.nodes[n].kind != "Switch"))
+    return ResolvedFault(
+        FaultSpec("link", a, pa, f"link:{a}[{pa}]"), a, pa, (b, pb), f"{link_kind(topo, a, b)} link", cas
+    )
+
+
+def switch_fault(topo: Topology, name: str) -> ResolvedFault:
+    cas = tuple(sorted(peer for peer, _ in topo.nodes[name].links.values() if topo.nodes[peer].kind == "Hca"))
+    return ResolvedFault(FaultSpec("switch", name, None, f"switch:{name}"), name, None, None, "switch", cas)
+
+
 def sm_attachment(topo: Topology) -> tuple[str, str]:
     """(CA, switch) where ibsim attaches OpenSM: the first node of the net file (a CA)."""
     ca = topo.cas[0]
     return ca.name, ca.links[1][0]
 
 
-def single_faults(topo: Topology) -> tuple[list[Fault], list[Fault]]:
+def single_faults(topo: Topology) -> tuple[list[ResolvedFault], list[ResolvedFault]]:
     """(faults, excluded): every link (switch side first) and every switch, except the SM's own
     terminal link and switch, which would cut OpenSM off the fabric it is meant to re-route
     (on a real cluster a standby SM takes over: a fresh start, not a re-sweep)."""
     sm_ca, sm_sw = sm_attachment(topo)
-    faults, excluded = [], []
-    for a, pa, b, pb in topo.links():
-        if topo.nodes[a].kind != "Switch":  # name a terminal link by its switch end
-            a, pa, b, pb = b, pb, a, pa
-        f = Fault(link_kind(topo, a, b), a, pa, (b, pb))
+    faults: list[ResolvedFault] = []
+    excluded: list[ResolvedFault] = []
+    for link in topo.links():
+        # a terminal link is named by its switch end
+        a, pa, b, pb = link if topo.nodes[link[0]].kind == "Switch" else (link[2], link[3], link[0], link[1])
+        f = link_fault(topo, a, pa, b, pb)
         (excluded if sm_ca in (a, b) else faults).append(f)
     for sw in topo.switches:
-        f = Fault("switch", sw.name)
+        f = switch_fault(topo, sw.name)
         (excluded if sw.name == sm_sw else faults).append(f)
-    order = {"terminal": 0, "local": 1, "global": 2, "switch": 3}
-    faults.sort(key=lambda f: (order[f.kind], f.node, f.port or 0))
+    faults.sort(key=lambda f: (KINDS.index(f.short_kind), f.node, f.port or 0))
     return faults, excluded
 
 
-def _nodes(f: Fault) -> set[str]:
+def _nodes(f: ResolvedFault) -> set[str]:
     return {f.node, f.peer[0]} if f.peer else {f.node}
 
 
-def _touches(f: Fault, g: Fault) -> bool:
+def _touches(f: ResolvedFault, g: ResolvedFault) -> bool:
     """One fault takes down part of the other (a link of a switch that is down, the same
     link): the pair would not be two faults."""
     if f.kind == "switch" or g.kind == "switch":
@@ -97,11 +97,11 @@ def _touches(f: Fault, g: Fault) -> bool:
     return bool({(f.node, f.port), f.peer} & {(g.node, g.port), g.peer})
 
 
-def double_faults(topo: Topology, n: int, seed: int) -> list[tuple[Fault, Fault]]:
+def double_faults(topo: Topology, n: int, seed: int) -> list[tuple[ResolvedFault, ResolvedFault]]:
     """n distinct seeded random pairs of single faults that do not overlap."""
     faults, _ = single_faults(topo)
     rng = random.Random(seed)
-    out: list[tuple[Fault, Fault]] = []
+    out: list[tuple[ResolvedFault, ResolvedFault]] = []
     seen = set()
     while len(out) < n:
         f, g = rng.sample(faults, 2)
@@ -111,17 +111,6 @@ def double_faults(topo: Topology, n: int, seed: int) -> list[tuple[Fault, Fault]
         seen.add(key)
         out.append((f, g))
     return out
-
-
-def lost_cas(topo: Topology, faults: list[Fault]) -> set[str]:
-    """CAs cut off by the faults (a CA has one link)."""
-    lost = set()
-    for f in faults:
-        if f.kind == "terminal":
-            lost.add(f.peer[0])
-        elif f.kind == "switch":
-            lost |= {peer for peer, _ in topo.nodes[f.node].links.values() if topo.nodes[peer].kind == "Hca"}
-    return lost
 
 
 @dataclass
@@ -177,7 +166,7 @@ def _sl2vl(fabric: Fabric) -> dict[int, dict]:
 
 
 class Campaign:
-    def __init__(self, harness, sm, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
+    def __init__(self, harness: Harness, sm: SmDaemon, topo: Topology, workdir: str | Path, *, ibdmchk: bool = True):
         self.h, self.sm, self.topo = harness, sm, topo
         self.work = Path(workdir)
         self.ibdmchk = ibdmchk
@@ -190,14 +179,15 @@ class Campaign:
         )
 
     # ---- one step ------------------------------------------------------------
-    def _apply(self, fault: Fault, down: bool) -> Resweep:
+    def _apply(self, fault: ResolvedFault, down: bool) -> Resweep:
         if fault.kind == "switch":
-            act = self.h.switch_down if down else self.h.switch_up
-            return act(fault.node, sm=self.sm)
-        act = self.h.unlink if down else self.h.relink
-        return act(fault.node, fault.port, sm=self.sm)
+            sweep = (self.h.switch_down if down else self.h.switch_up)(fault.node, sm=self.sm)
+        else:
+            sweep = (self.h.unlink if down else self.h.relink)(fault.node, fault.port, sm=self.sm)
+        assert sweep is not None, "given the SM, the harness waits for its re-sweep"
+        return sweep
 
-    def _reflected(self, fabric: Fabric, faults: list[Fault], down: bool) -> bool:
+    def _reflected(self, fabric: Fabric, faults: list[ResolvedFault], down: bool) -> bool:
         """The dumps show the fabric as ibsim has it now (a heavy sweep that had started
         before the change would not)."""
         by_name = {n.desc: n for n in fabric.nodes.values()}
@@ -206,13 +196,13 @@ class Campaign:
             if f.kind == "switch":
                 present = sw is not None
             else:
-                port = sw.ports.get(f.port) if sw else None
+                port = sw.ports.get(f.port) if sw and f.port is not None else None
                 present = port is not None and port.remote is not None
             if present == down:
                 return False
         return True
 
-    def _settle(self, first: Resweep, faults: list[Fault], down: bool) -> tuple[Resweep, Fabric]:
+    def _settle(self, first: Resweep, faults: list[ResolvedFault], down: bool) -> tuple[Resweep, Fabric]:
         sweep = first
         for _ in range(3):
             fabric = load_dumps(self.sm.dumps)
@@ -269,25 +259,22 @@ class Campaign:
         )
 
     # ---- a whole fault ---------------------------------------------------------
-    def run(self, faults: list[Fault], *, restore: bool = True) -> Outcome:
+    def run(self, faults: list[ResolvedFault], *, restore: bool = True) -> Outcome:
         t0 = time.monotonic()
-        phases = {}
+        phases: dict[str, float] = {}
 
         def lap(name: str) -> None:
             phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
 
-        n = len(self.topo.cas) - len(lost_cas(self.topo, faults))
-        sweep = None
-        for f in faults:
-            sweep = self._apply(f, down=True)
-        sweep, fabric = self._settle(sweep, faults, down=True)
+        n = len(self.topo.cas) - len({ca for f in faults for ca in f.lost_cas})
+        sweeps = [self._apply(f, down=True) for f in faults]
+        sweep, fabric = self._settle(sweeps[-1], faults, down=True)
         lap("down")
-        out = Outcome([str(f) for f in faults], [f.kind for f in faults], n * (n - 1), self._judge(sweep, fabric))
+        out = Outcome([str(f) for f in faults], [f.short_kind for f in faults], n * (n - 1), self._judge(sweep, fabric))
         lap("judge")
         if restore:
-            for f in reversed(faults):
-                sweep = self._apply(f, down=False)
-            sweep, fabric = self._settle(sweep, faults, down=False)
+            sweeps = [self._apply(f, down=False) for f in reversed(faults)]
+            sweep, fabric = self._settle(sweeps[-1], faults, down=False)
             lap("up")
             out.restored = self._judge_restored(sweep, fabric)
             lap("rejudge")

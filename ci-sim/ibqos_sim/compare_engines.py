@@ -6,9 +6,9 @@ stencil and hot-spot traffic on exactly that state. An engine OpenSM replaces by
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ibqos import osmlog
 from ibqos.docfile import write_figure
@@ -21,7 +21,7 @@ from ibqos.verify.pathsl import from_fabric
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos.vls import vlcap_code
 
-from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES, Harness
+from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES, Harness, engine_chain
 from .sim import TrafficSpec
 from .sim.points import Point, run_points
 
@@ -45,7 +45,7 @@ NOT_COMPARABLE = {"file": "needs LFT dump files (OpenSM would build minhop's tab
 
 def parse_engines(text: str) -> list[str]:
     """The --engines list, checked before any process starts."""
-    names = [e.strip() for e in text.split(",") if e.strip()]
+    names = engine_chain(text)
     if not names:
         raise InputError("no routing engine named", field="--engines")
     for name in names:
@@ -124,7 +124,8 @@ def fallback_reason(lines, engine: str, record=None) -> str:
     return "; ".join(osmlog.engine_complaints(lines, engine))
 
 
-def compare(
+# PLR0913: one parameter per compare-engines option
+def compare(  # noqa: PLR0913
     netfile,
     engines,
     patterns,
@@ -212,7 +213,7 @@ def resource_rows(results: list[EngineResult]) -> list[list[str]]:
         rows.append(
             [
                 r.engine,
-                r.routed_by,
+                r.routed_by or "–",
                 f"{len(r.sls_used)} ({','.join(map(str, r.sls_used))})",
                 f"{len(r.vls_used)} ({','.join(map(str, r.vls_used))})",
                 verdict,
@@ -243,7 +244,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
     plt = pyplot("compare-engines")
 
     fig, axes = plt.subplots(1, len(patterns), figsize=(4.5 * len(patterns), 4.2), squeeze=False)
-    for ax, p in zip(axes[0], patterns):
+    for ax, p in zip(axes[0], patterns, strict=True):
         for r in results:
             if r.skipped:
                 continue
@@ -251,7 +252,7 @@ def plot(results: list[EngineResult], patterns, path) -> None:
             ys = [pt["accepted_pct"] if pt["status"] == "done" else float("nan") for pt in r.curves[p]]
             label = f"{r.engine} ({len(r.sls_used)} SL, {len(r.vls_used)} VL)"
             (line,) = ax.plot(xs, ys, marker="o", ms=3, label=label)
-            dead = [x for x, pt in zip(xs, r.curves[p]) if pt["status"] != "done"]
+            dead = [x for x, pt in zip(xs, r.curves[p], strict=True) if pt["status"] != "done"]
             if dead:
                 ax.scatter(dead, [0] * len(dead), marker="x", s=80, color=line.get_color(), zorder=3, clip_on=False)
         ax.set_title(f"{p} (x on the axis: deadlock)")

@@ -8,11 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.model import Fabric
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from .sim import plot as plots
 from .sim import report
@@ -158,8 +157,7 @@ def finish(results: list[SimResult], merge: dict, console: Console, as_json: boo
         if not as_json:
             console.print("plots: " + ", ".join(str(p) for p in pngs))
     bad = [r for r in results if r.deadlock]
-    if bad:
-        d = bad[0].deadlock
+    if bad and (d := bad[0].deadlock):
         raise VerificationFailed(
             f"{bad[0].status} at load {bad[0].load:.2f}, {d['at_us']:.1f} us: "
             + " -> ".join(d["cycle"] + d["cycle"][:1])

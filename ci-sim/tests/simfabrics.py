@@ -60,7 +60,8 @@ def star(
     return f
 
 
-def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:
+# PLR0912: Fig. 4, rule by rule
+def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:  # noqa: PLR0912
     """Fig. 4 routes; the global link to a group is the first one the group has."""
     t = dragonfly(a, p, h)
     f = t.to_fabric()

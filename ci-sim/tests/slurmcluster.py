@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from ibqos.proc import Daemon, proc_stat, run_command, start_daemon, wait_until
 
 NODE = "ibqosnode"

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ibqos.proc import pid_alive
 
 pytestmark = pytest.mark.fabric

@@ -13,7 +13,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from ibqos.fabric.model import Fabric
 from ibqos_sim.sim import SimParams, Simulation, TrafficSpec, compile_network
 

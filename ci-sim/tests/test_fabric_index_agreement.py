@@ -8,7 +8,6 @@ its routes lost) while the simulator skipped it; a missing switch or CA SL2VL ta
 from __future__ import annotations
 
 import pytest
-
 from ibqos.errors import InputError
 from ibqos.fabric.model import NO_ROUTE, Node, Port
 from ibqos.verify import verify_fabric

@@ -7,9 +7,8 @@ import signal
 import threading
 
 import pytest
-
 from ibqos.errors import InputError
-from ibqos_sim.harness.topology import dragonfly, DRAGONFLY_SIZES
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 
@@ -61,11 +60,10 @@ def test_two_fabrics_concurrently_do_not_interfere(tmp_path, ibsim_fabric):
 def test_every_process_stopped_on_failure(tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
     pids = []
-    with pytest.raises(RuntimeError):
-        with ibsim_fabric(net, run_dir=tmp_path / "r") as h:
-            sm = h.start_sm(engine="minhop")
-            pids += [h.ibsim.pid, sm.pid]
-            raise RuntimeError("test body failed")
+    with pytest.raises(RuntimeError), ibsim_fabric(net, run_dir=tmp_path / "r") as h:
+        sm = h.start_sm(engine="minhop")
+        pids += [h.ibsim.pid, sm.pid]
+        raise RuntimeError("test body failed")
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
@@ -96,7 +94,7 @@ def test_unknown_engine_is_one_clear_error(tmp_path, ibsim_fabric):
 def test_bad_net_file(tmp_path, ibsim_fabric):
     bad = tmp_path / "bad.net"
     bad.write_text("this is not a net file\n")
-    with pytest.raises(InputError, match="bad.net.*not an ibsim net file"):
+    with pytest.raises(InputError, match=r"bad\.net.*not an ibsim net file"):
         ibsim_fabric(bad, run_dir=tmp_path / "r")
 
 
@@ -105,6 +103,8 @@ def test_ibsim_refusing_the_net_file_is_bad_input_naming_it(tmp_path, ibsim_fabr
     harness is used directly) is the file's fault: InputError (exit 2), not a tool failure."""
     bad = tmp_path / "dangling.net"
     bad.write_text('Switch 4 "s"\n[1] "nowhere"[1]\n')
-    with pytest.raises(InputError, match=f"{bad}: ibsim cannot"):
-        with ibsim_fabric(bad, run_dir=tmp_path / "r", ready_timeout=10):
-            pass
+    with (
+        pytest.raises(InputError, match=f"{bad}: ibsim cannot"),
+        ibsim_fabric(bad, run_dir=tmp_path / "r", ready_timeout=10),
+    ):
+        pass

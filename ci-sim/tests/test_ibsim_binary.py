@@ -6,7 +6,6 @@ import json
 import subprocess
 
 import pytest
-
 from ibqos.errors import ExternalError, InputError
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness import ibsim_binary
@@ -27,7 +26,7 @@ def test_without_a_patched_build_auto_is_debian_and_patched_says_why(build_dir):
     (d / "unavailable.txt").write_text("apt-get source ibsim=0.10-2 failed: 404\n")
     assert ibsim_binary.resolve("auto").kind == "debian"
     assert ibsim_binary.resolve("auto").vlarb_cap == (8, 8)
-    with pytest.raises(ExternalError, match="not available: apt-get source ibsim=0.10-2 failed: 404"):
+    with pytest.raises(ExternalError, match=r"not available: apt-get source ibsim=0\.10-2 failed: 404"):
         ibsim_binary.resolve("patched")
 
 

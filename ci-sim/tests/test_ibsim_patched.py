@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from ibqos import paths
 from ibqos.fabric.live import read_live
 from ibqos_sim.harness import Harness

@@ -10,10 +10,8 @@ import json
 import math
 
 import pytest
-
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.exact import analyze_exact
-from ibqos.arbiter import ArbTable
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.sim import SimParams, TrafficSpec, simulate
 from simfabrics import star

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from simfabrics import config_a, dragonfly_dla, star
 
 IBQOS = [str(Path(sys.executable).parent / "ibqos")]

@@ -7,10 +7,8 @@ from __future__ import annotations
 import errno
 
 import pytest
-
 from ibqos.errors import ExternalError, InputError
-from ibqos_sim.sim import SimParams, Simulation, TrafficSpec, compile_network
-from ibqos_sim.sim import _core
+from ibqos_sim.sim import SimParams, Simulation, TrafficSpec, _core, compile_network
 from ibqos_sim.sim.run import core_error
 from simfabrics import dragonfly_dla
 

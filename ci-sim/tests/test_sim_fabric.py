@@ -8,15 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ibqos import paths
 from ibqos.fabric.dumps import load_dumps
 from ibqos.plan import load_plan
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 from ibqos_sim.sim import SimParams, TrafficClass, TrafficSpec, compile_network, simulate
 from ibqos_sim.sim.traffic import classes_from_plan
-from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 
@@ -66,7 +65,7 @@ def test_minhop_deadlocks_and_the_witness_is_a_credit_loop(df72):
     # verifier's format; and the verifier, reading the same model, finds a credit loop too
     fab = df72["minhop"]
     by_desc = {n.desc: n for n in fab.nodes.values()}
-    for here, nxt in zip(cycle, cycle[1:] + cycle[:1]):
+    for here, nxt in zip(cycle, cycle[1:] + cycle[:1], strict=True):
         sw, port = here.rsplit(":", 1)[0], int(here.rsplit(":", 1)[1].split("/")[0])
         assert fab.nodes[by_desc[sw].ports[port].remote[0]].desc == nxt.rsplit(":", 1)[0]
     assert not verify_fabric(fab).cdg_acyclic

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from ibqos.errors import InputError
 from ibqos.arbiter import ArbTable
+from ibqos.errors import InputError
 from ibqos_sim.sim import SimParams, Simulation, TrafficClass, TrafficSpec, compile_network, simulate
 from ibqos_sim.sim.traffic import _stencil_neighbours, build_flows
 from simfabrics import config_a, dragonfly_dla, star
@@ -88,7 +87,7 @@ def test_one_vl_dragonfly_deadlocks_with_a_connected_witness(df1):
     # each channel feeds the switch whose output is the next channel: a closed walk
     fab = df1.fabric
     by_desc = {n.desc: n for n in fab.nodes.values()}
-    for here, nxt in zip(cyc, cyc[1:] + cyc[:1]):
+    for here, nxt in zip(cyc, cyc[1:] + cyc[:1], strict=True):
         sw, rest = here.rsplit(":", 1)
         port, vl = map(int, rest.split("/"))
         peer_guid, _ = by_desc[sw].ports[port].remote
@@ -213,14 +212,14 @@ def test_qos_mix_reports_every_class():
 
 def test_bad_input_is_one_input_error():
     f = star(2, None, vls=2)  # 2 VLs and no VLArb anywhere
-    with pytest.raises(InputError, match="vlarb: .*missing for a port with 2 operational VLs"):
+    with pytest.raises(InputError, match=r"vlarb: .*missing for a port with 2 operational VLs"):
         compile_network(f, rate_gbps=32, source="run/fabric.json")
     net = compile_network(star(2, config_a()), rate_gbps=32)
     with pytest.raises(InputError, match="load"):
         simulate(net, TrafficSpec(), SimParams(), 1.5)
     f = star(2, config_a())
     del f.nodes[0x100].sl2vl[(1, 2)]
-    with pytest.raises(InputError, match="sl2vl: .*missing"):
+    with pytest.raises(InputError, match=r"sl2vl: .*missing"):
         compile_network(f, rate_gbps=32)
     f = star(2, config_a())
     f.nodes[0x100].ports[2].vlarb = ArbTable([(0, 0)], [(1, 0)], 1, 8, 8)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ibqos.errors import InputError
 from ibqos_sim.sim import SimParams, TrafficSpec
 from ibqos_sim.sim.points import Point, run_points

@@ -10,9 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-from simfabrics import dragonfly_dla
-
 from ibqos.proc import pid_alive, proc_stat, wait_until
+from simfabrics import dragonfly_dla
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 

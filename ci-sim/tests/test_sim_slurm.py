@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ibqos_sim.sim.result import without_timing
 from simfabrics import dragonfly_dla
 from slurmcluster import PARTITION, logs, slurm_cluster  # noqa: F401

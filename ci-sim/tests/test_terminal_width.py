@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from simfabrics import config_a, star
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from simfabrics import config_a, star
 
 pytestmark = pytest.mark.slow

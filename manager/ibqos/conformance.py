@@ -22,6 +22,7 @@ its qos_swe_* tables, which ibqos renders from the terminal role.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .arbiter import ArbTable
@@ -33,6 +34,7 @@ from .plan import Plan
 from .roles import ROLES
 
 MAX_LINES_PER_KIND = 20
+VlsOf = Callable[[int], tuple[int, ...]]  # class index -> its VLs
 
 
 @dataclass
@@ -49,14 +51,17 @@ class Expected:
 
 def expected_from_plan(plan: Plan) -> Expected:
     """The plan as expected programmed state."""
-    roles = {r: plan.vlarb.role(r) for r in ROLES}
+    roles: dict[str, ArbTable] = {r: plan.vlarb.role(r) for r in ROLES}
     ports = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
     class_vls = [tuple(c.vls) for c in sorted(plan.classes, key=lambda c: c.index)]
     return Expected(list(plan.sl2class), roles, ports, class_vls, dragonfly=plan.fabric.routing == "dla")
 
 
 def expected_sl2vl(
-    sl2class: list[int], in_role: str | None, out_role: str | None, vls_of=lambda c: (2 * c, 2 * c + 1)
+    sl2class: list[int],
+    in_role: str | None,
+    out_role: str | None,
+    vls_of: VlsOf = lambda c: (2 * c, 2 * c + 1),
 ) -> tuple[int, ...]:
     shifted = in_role == "global" and out_role == "local"
     out = []
@@ -66,12 +71,14 @@ def expected_sl2vl(
     return tuple(out)
 
 
-def detour_ok(got: tuple[int, ...], want: tuple[int, ...], sl2class: list[int], vls_of, degraded: bool = False) -> bool:
+def detour_ok(
+    got: tuple[int, ...], want: tuple[int, ...], sl2class: list[int], vls_of: VlsOf, degraded: bool = False
+) -> bool:
     """Every SL either on its planned VL or on its class's detour VL (the third, if any); on a
     degraded fabric, on any VL of its class."""
     return all(
         g == w or (len(vls_of(c)) > 2 and g == vls_of(c)[2]) or (degraded and g in vls_of(c))
-        for g, w, c in zip(got, want, sl2class)
+        for g, w, c in zip(got, want, sl2class, strict=False)
     )
 
 
@@ -91,7 +98,8 @@ def _table_matches(programmed: tuple[tuple[int, int], ...], planned: tuple[tuple
     return len(programmed) >= k and programmed[:k] == planned and all(w == 0 for _, w in programmed[k:])
 
 
-def diff_programmed(
+# PLR0912: one branch per table kind and port kind
+def diff_programmed(  # noqa: PLR0912
     fabric: Fabric,
     expected: Expected,
     groups: dict[int, int] | GroupsInForce | None = None,
@@ -107,7 +115,8 @@ def diff_programmed(
     if expected.dragonfly and groups is None:
         groups = groups_in_force(fabric, record)
     if isinstance(groups, GroupsInForce):
-        groups, degraded, broken = groups.groups, degraded or groups.degraded, groups.broken
+        degraded, broken = degraded or groups.degraded, groups.broken
+        groups = groups.groups
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
@@ -138,7 +147,7 @@ def diff_programmed(
                         )
         for p in present:
             role = roles.get((n.guid, p))
-            want_t = expected.ports.get((n.guid, p)) or expected.roles.get(role)
+            want_t = expected.ports.get((n.guid, p)) or (expected.roles.get(role) if role else None)
             port = n.ports[p]
             if want_t is None or port.op_vls == 1:
                 continue  # role not planned, or a single data VL: no VLArb

@@ -67,6 +67,18 @@ def _finite(path: str | Path, text: str) -> Callable[[str], float]:
     return parse
 
 
+class JsonDoc:
+    """A JSON document's file and (when kept) its text: where its fields are, for errors that
+    name the file, the line and the field (the one owner of that location)."""
+
+    def __init__(self, path: str | Path, text: str | None):
+        self.path, self.text = path, text
+
+    def error(self, message: str, *loc: str | int) -> InputError:
+        line = field_line(self.text, loc) if self.text is not None else None
+        return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)) or None)
+
+
 def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = None) -> M:
     """The document as `cls`, or its first schema error as one line naming the field (and,
     given the document's text, its line)."""
@@ -74,9 +86,7 @@ def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = Non
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        loc = tuple(err["loc"])
-        line = field_line(text, loc) if text is not None else None
-        raise InputError(err["msg"], file=path, line=line, field=".".join(str(p) for p in loc) or None) from e
+        raise JsonDoc(path, text).error(err["msg"], *err["loc"]) from e
 
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from .errors import InputError
 from .fabric.groups import NotADragonfly, dragonfly_groups
@@ -35,21 +36,34 @@ class FaultSpec:
 
 @dataclass(frozen=True)
 class ResolvedFault:
+    """The one fault type: what goes down. `resolve` makes one from a spelling and a routed
+    fabric (`ibqos dryrun --fault`); ibqos_sim.campaign from a generated topology."""
+
     spec: FaultSpec
     node: str  # node description, as ibsim names the node
     port: int | None  # None: the whole switch
     peer: tuple[str, int] | None  # the other end of a link
-    kind: str  # terminal / switch-link / switch
+    kind: str  # "terminal link", "local link", "global link", "switch link" or "switch"
     lost_cas: tuple[str, ...]  # hosts whose only link goes down
 
-    def describe(self) -> str:
+    def __str__(self) -> str:
+        """`switch sw-g3-s1`, `global link sw-g0-s1[7]-sw-g3-s0[6]`."""
         if self.port is None:
-            return f"switch {self.node} down ({len(self.lost_cas)} hosts cut off)"
-        return f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}] down" + (
-            f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else ""
-        )
+            return f"switch {self.node}"
+        assert self.peer is not None  # a link has two ends
+        return f"{self.kind} {self.node}[{self.port}]-{self.peer[0]}[{self.peer[1]}]"
 
-    def to_json(self) -> dict:
+    @property
+    def short_kind(self) -> str:
+        """terminal, local, global or switch: the fault campaign's kinds (a dragonfly's)."""
+        return self.kind.removesuffix(" link")
+
+    def describe(self) -> str:
+        if self.port is None or self.peer is None:  # a link fault has both
+            return f"{self} down ({len(self.lost_cas)} hosts cut off)"
+        return f"{self} down" + (f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else "")
+
+    def to_json(self) -> dict[str, Any]:
         return {
             "fault": self.spec.text,
             "kind": self.kind,
@@ -123,6 +137,8 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             spec, node.desc, None, None, "switch", tuple(sorted(n.desc for n in peers if n.kind == "ca"))
         )
     else:
+        if spec.port is None:  # parse_fault gives every link its port
+            raise InputError(f"{spec.text!r}: a link is link:NODE[PORT]", field=FIELD)
         port = node.ports.get(spec.port)
         if spec.port > node.nports:
             raise InputError(

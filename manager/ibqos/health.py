@@ -19,6 +19,7 @@ What cannot be judged (no plan, no reference fabric) is a note, not a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from . import osmlog
 from .conformance import diff_programmed, expected_from_plan, mtu_findings, mtu_unread
@@ -27,6 +28,12 @@ from .fabric.model import Fabric
 from .findings import Finding
 from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
+
+if TYPE_CHECKING:
+    from .fabric.dla_record import DlaRecord
+    from .osmlog import LogLine
+    from .plan import Plan
+    from .verify.pathsl import PathSLs
 
 MAX_LINKS_NAMED = 3
 
@@ -37,9 +44,9 @@ class Routing:
 
     engine: str | None  # OpenSM's last routing pass (log), or dla from its record
     refusal: str | None = None  # dla's reason, when it refused
-    path_sls: object = None  # verify.PathSLs, when known
+    path_sls: PathSLs | None = None  # when known
     path_sls_note: str | None = None  # why they are not known
-    record: object = None  # fabric.dla_record.DlaRecord of the sweep in force, when dla routes
+    record: DlaRecord | None = None  # of the sweep in force, when dla routes
 
 
 @dataclass
@@ -69,7 +76,9 @@ def engine_finding(planned: str, routing: Routing) -> Finding | None:
     )
 
 
-def table_finding(fabric: Fabric, plan, plan_source: str, record=None) -> tuple[Finding | None, list[str]]:
+def table_finding(
+    fabric: Fabric, plan: Plan, plan_source: str, record: DlaRecord | None = None
+) -> tuple[Finding | None, list[str]]:
     try:
         diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
     except NotADragonfly as e:
@@ -87,7 +96,7 @@ def table_finding(fabric: Fabric, plan, plan_source: str, record=None) -> tuple[
     )
 
 
-def routing_findings(fabric: Fabric, plan, routing: Routing, out: Judged) -> None:
+def routing_findings(fabric: Fabric, plan: Plan | None, routing: Routing, out: Judged) -> None:
     """Reachability, LID loops and credit loops, from the verifier; the SLs are the path SLs
     when known, else one SL per class of the plan (dla's case), else SL 0."""
     psl = routing.path_sls
@@ -105,7 +114,10 @@ def routing_findings(fabric: Fabric, plan, routing: Routing, out: Judged) -> Non
         if f.kind == "credit-loop":
             if layered and psl is None:
                 continue  # one SL for every pair cannot judge an engine that layers by SL
-            f = Finding(f.kind, red_line(report.cycle, routing.engine), f.data | {"engine": routing.engine})
+            out.findings.append(
+                Finding(f.kind, red_line(report.cycle, routing.engine), f.data | {"engine": routing.engine})
+            )
+            continue
         out.findings.append(f)
     if layered and psl is None:
         out.findings.append(
@@ -146,7 +158,7 @@ def link_finding(reference: Fabric, fabric: Fabric, ref_source: str) -> Finding 
 
 def checks(
     fabric: Fabric,
-    plan,
+    plan: Plan | None,
     plan_source: str | None,
     routing: Routing,
     reference: Fabric | None,
@@ -184,15 +196,15 @@ def checks(
     return out
 
 
-def dla_refusal(record, lines: list) -> str | None:
+def dla_refusal(record: DlaRecord | None, lines: list[LogLine]) -> str | None:
     """dla's reason for refusing: its record (error and reason), else its lines in the log."""
     if record is not None:
         return record.refusal
-    said = [s for s in osmlog.engine_complaints(lines, "dla") if "D1A" in s]
+    said = [s for s in osmlog.engine_complaints(lines, "dla") if (osmlog.error_code(s) or "").startswith("D1A")]
     return "; ".join(said) or None
 
 
-def engine_of(lines: list, record) -> str | None:
+def engine_of(lines: list[LogLine], record: DlaRecord | None) -> str | None:
     """The engine in force: OpenSM's log names it; without a log, dla's record when it routed."""
     used = osmlog.configured_engines(lines)
     if used:

@@ -18,6 +18,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -42,7 +43,7 @@ _received: list[int] = []  # the first signal, once one came
 _held = [0]  # depth of deferred() blocks
 
 
-def _handler(signum: int, frame) -> None:
+def _handler(signum: int, frame: FrameType | None) -> None:
     if _received:
         return  # already stopping: let the cleanup finish
     _received.append(signum)

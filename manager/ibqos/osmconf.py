@@ -9,8 +9,8 @@ _KV = re.compile(r"^\s*([A-Za-z0-9_]+)(?:\s+(.*?))?\s*$")
 
 def parse(text: str) -> dict[str, str]:
     out = {}
-    for line in text.splitlines():
-        line = line.split("#", 1)[0]
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0]
         m = _KV.match(line)
         if m:
             out[m.group(1)] = (m.group(2) or "").strip()

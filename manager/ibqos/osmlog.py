@@ -28,9 +28,9 @@ import os
 import re
 import stat
 from dataclasses import dataclass
-from typing import BinaryIO
 from datetime import datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError
 
@@ -78,10 +78,17 @@ def parse_text(text: str) -> list[LogLine]:
     return out
 
 
+def error_code(text: str) -> str | None:
+    """The code of an `ERR xxxx:` message (`D1A3`), None for any other line: the one reader
+    of OpenSM's error lines."""
+    m = _ERR.search(text)
+    return m.group(1) if m else None
+
+
 def errors(lines: list[LogLine], allow: tuple[str, ...] = ()) -> list[str]:
     """`ERR xxxx:` lines, except those whose code is in `allow` (e.g. the dla refusal its
     record already reports)."""
-    return [ln.text for ln in lines if (m := _ERR.search(ln.text)) and m.group(1) not in allow]
+    return [ln.text for ln in lines if (code := error_code(ln.text)) and code not in allow]
 
 
 def matching(lines: list[LogLine], pattern: str) -> list[str]:
@@ -96,7 +103,9 @@ def matching(lines: list[LogLine], pattern: str) -> list[str]:
 # memory) means the fabric is not programmed as the plan says. Left out: the SA's PathRecord
 # errors (`ERR 1Fxx`), which answer a client's query (e.g. for a P_Key two ports do not
 # share) and come and go with the fabric's traffic, not with the configuration.
-_SWEEP_FAIL = re.compile(r"\bERR (?!1F)[0-9A-F]{4}:|PARSE ERROR")
+def _fails_sweep(text: str) -> bool:
+    code = error_code(text)
+    return (code is not None and not code.startswith("1F")) or "PARSE ERROR" in text
 
 
 def log_size(log: str | Path) -> int:
@@ -158,11 +167,11 @@ def read_since(mark: LogMark) -> tuple[bytes, bool]:
 
 
 def sweep_failures(mark: LogMark) -> tuple[list[str], bool]:
-    """Lines logged after `mark` that fail a configuration change (see _SWEEP_FAIL), and
+    """Lines logged after `mark` that fail a configuration change (see _fails_sweep), and
     whether the log was truncated since the mark (some may be lost)."""
     data, truncated = read_since(mark)
     text = data.decode(errors="replace")
-    return [ln.strip() for ln in text.splitlines() if _SWEEP_FAIL.search(ln)], truncated
+    return [ln.strip() for ln in text.splitlines() if _fails_sweep(ln)], truncated
 
 
 def subnet_up_count(lines: list[LogLine]) -> int:
@@ -241,11 +250,11 @@ def lanes_needed(lines: list[LogLine]) -> int | None:
 def engine_complaints(lines: list[LogLine], engine: str, limit: int = 3) -> list[str]:
     """Why OpenSM did not route with `engine`, in its own words: its ERR lines and the
     engine's own complaints (updn's 'no root nodes were found'), without the function name."""
-    keys = ("ERR ", f"{engine}:", "disabling", "cannot build")
+    keys = (f"{engine}:", "disabling", "cannot build")
     said: list[str] = []
     for ln in lines:
         text = ln.text.strip()
-        if "tables configured" in text or not any(k in text for k in keys):
+        if "tables configured" in text or not (error_code(text) or any(k in text for k in keys)):
             continue
         text = text.split(": ", 1)[1] if _FUNC.match(text) else text
         if text not in said:

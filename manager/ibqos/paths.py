@@ -6,10 +6,10 @@ import functools
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
-from .errors import ExternalError
+from .errors import ExternalError, ProcessError
+from .proc import run_command
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Written by `make install` next to this file: where the installed build products are. Its
@@ -94,8 +94,8 @@ def built(relpath: str) -> Path:
 def umad2sim_lib() -> Path:
     """libumad2sim.so, located through dpkg as its path differs between architectures."""
     try:
-        out = subprocess.run(["dpkg", "-L", "libumad2sim0"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
+        out = run_command(["dpkg", "-L", "libumad2sim0"]).stdout
+    except ProcessError as exc:
         raise ExternalError("Debian package libumad2sim0 is not installed (run 'make deps')") from exc
     for line in out.splitlines():
         if line.endswith("/libumad2sim.so"):

@@ -8,8 +8,8 @@ cause attached, for the one place that maps exceptions to exit codes (ibqos_app.
 Hooks, all optional:
 - progress(stage, fraction): 0.0 as a stage starts, 1.0 when it ends (a long stage may report
   in between through the same callback);
-- before(stage): runs first, before the stage's clock starts (apply's crash injection,
-  IBQOS_APPLY_FAULT, kills the process here);
+- before(stage): runs first, before the stage's clock starts (the apply kill -9 tests'
+  wrapper kills the process here);
 - failed(stage, exception): runs when a stage raises, before the exception propagates.
 """
 
@@ -18,6 +18,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,14 @@ def _no_hook(stage: str) -> None:
 
 def _no_failure(stage: str, error: BaseException) -> None:
     pass
+
+
+def produced(value: T | None, what: str) -> T:
+    """A stage's input that an earlier stage produced (a run's state starts empty): read before
+    that stage ran, it is a bug in the caller, not bad input."""
+    if value is None:
+        raise RuntimeError(f"{what} read before the stage that produces it ran")
+    return value
 
 
 @dataclass

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ def run_command(
     cwd: str | Path | None = None,
     check: bool = True,
     input: str | None = None,
-) -> subprocess.CompletedProcess:
+) -> subprocess.CompletedProcess[str]:
     """Run to completion, capturing output. Raises ProcessError on timeout or (with check) rc != 0."""
     log.debug("run: %s", " ".join(map(str, cmd)))
     try:
@@ -75,12 +76,39 @@ def _killpg(pid: int, sig: int) -> None:
         pass
 
 
+def stop_group(pid: int, alive: Callable[[], bool], *, grace: float) -> None:
+    """Stop a daemon started earlier (by another ibqos process: `fabric up`) and known only by
+    PID, with its children: SIGTERM to its process group, SIGKILL after `grace` s. start_daemon
+    makes every child a session leader, so its group is its PID; a PID that leads no group
+    (not ours) gets the signal alone, so no stranger's group is ever signalled. `alive` says
+    whether the PID is still the daemon (a recycled PID is not)."""
+    try:
+        leader = os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return
+
+    def signal_it(sig: int) -> None:
+        if leader:
+            _killpg(pid, sig)
+        else:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    signal_it(signal.SIGTERM)
+    try:
+        wait_until(lambda: not alive(), timeout=grace, what=f"pid {pid} to exit")
+    except ProcessError:
+        signal_it(signal.SIGKILL)
+
+
 @dataclass
 class Daemon:
     """A long-running child whose output goes to a file. Stopped by PID (its process group)."""
 
     name: str
-    popen: subprocess.Popen
+    popen: subprocess.Popen[str]  # its one pipe, if any, is the console's stdin: text
     log_path: Path
 
     @property
@@ -125,8 +153,9 @@ def start_daemon(
 ) -> Daemon:
     """stderr goes to log_path too unless stderr_path is given (callers that classify errors)."""
     log.debug("start %s: %s", name, " ".join(map(str, cmd)))
-    fh = open(log_path, "ab", buffering=0)
-    eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None
+    # the daemon's own files: closed here once it holds them, or if it does not start
+    fh = open(log_path, "ab", buffering=0)  # noqa: SIM115
+    eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None  # noqa: SIM115
     try:
         p = subprocess.Popen(
             [str(c) for c in cmd],
@@ -163,7 +192,7 @@ def pid_alive(pid: int) -> bool:
     return st is not None and st[0] != "Z"
 
 
-def wait_until(pred, *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
+def wait_until(pred: Callable[[], object], *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Role = Literal["ca", "sw0", "terminal", "local", "global"]
-ROLES: tuple[Role, ...] = ("ca", "sw0", "terminal", "local", "global")
+ROLES: tuple[Role, ...] = get_args(Role)  # in plan order

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from .roles import ROLES
-
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from .arbiter import ArbTable
 from .fabric.groups import NotADragonfly, port_roles, port_types
 from .fabric.model import Fabric
+from .roles import ROLES
 
 
 @dataclass
@@ -31,7 +30,7 @@ def _roles(fabric: Fabric) -> dict[tuple[int, int], str]:
 def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
     """Distinct (high, low, limit) per role, with how many ports carry each."""
     roles = _roles(fabric)
-    seen: dict[str, Counter] = defaultdict(Counter)
+    seen: dict[str, Counter[tuple[str, str, int | None]]] = defaultdict(Counter)
     for n in fabric.nodes.values():
         for p, port in n.ports.items():
             role = roles.get((n.guid, p))
@@ -51,16 +50,16 @@ def vlarb_by_role(fabric: Fabric) -> list[RoleTables]:
     return out
 
 
-def sl2vl_by_hop(fabric: Fabric) -> dict[str, Counter]:
+def sl2vl_by_hop(fabric: Fabric) -> dict[str, Counter[str]]:
     """Per hop kind (e.g. 'ca', 'global→local'), how often each 16-SL VL map is programmed."""
     roles = _roles(fabric)
-    out: dict[str, Counter] = defaultdict(Counter)
+    out: dict[str, Counter[str]] = defaultdict(Counter)
     for n in fabric.nodes.values():
         for (i, o), vls in n.sl2vl.items():
             if n.kind == "ca":
                 kind = "ca"
             else:
-                if i == 0 or o == 0 or i == o:
+                if i == 0 or o in (0, i):
                     continue
                 kind = f"{roles.get((n.guid, i), '?')}→{roles.get((n.guid, o), '?')}"
             out[kind]["".join(f"{v:x}" for v in vls)] += 1

@@ -23,5 +23,5 @@ def _env() -> jinja2.Environment:
     )
 
 
-def render(template: str, **context) -> str:
+def render(template: str, **context: object) -> str:
     return _env().get_template(template).render(**context)

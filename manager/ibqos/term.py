@@ -75,4 +75,4 @@ def _whole(con: Console, table: Table) -> bool:
     opts = con.options.update_width(con.width - table._extra_width)
     widths = table._calculate_column_widths(con, opts)
     mins = [table._measure_column(con, opts, c).minimum for c in table.columns]
-    return all(w >= m for w, m in zip(widths, mins))
+    return all(w >= m for w, m in zip(widths, mins, strict=True))

@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.live import read_live
 from ibqos.paths import REPO_ROOT
@@ -21,6 +20,7 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
+APPLY_FAULT = Path(__file__).with_name("apply_fault.py")
 
 
 def policy_file(tmp: Path, name: str, share: int, cap: int = 8) -> Path:
@@ -41,18 +41,18 @@ def make_plan_file(tmp: Path, name: str, share: int, cap: int = 8):
 
 
 @contextmanager
-def sm_on_plan_a(tmp_path: Path, conf_edit=lambda text: text, **start):
+def sm_on_plan_a(tmp_path: Path, conf_edit=lambda text: text, ibsim: str = "debian", console: bool = False, **start):
     """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly: (harness,
     SmDaemon, plan A, its file). `conf_edit` changes the rendered opensm.conf OpenSM starts
     on, `start` goes to Harness.start_sm (e.g. conf={"partition_config_file": ...}). Debian's
     ibsim explicitly: the rollback tests need its 8-entry ports, which refuse a 16-entry plan
-    (the patched ibsim's 64-entry ports take it)."""
+    (the patched ibsim's 64-entry ports take it); `ibsim`, `console` for Harness otherwise."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
     conf = files["opensm.conf"]
     conf.write_text(conf_edit(conf.read_text()))
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+    with Harness(net, run_dir=tmp_path / "run", ibsim=ibsim, console=console) as h:
         yield h, h.start_sm(engine="dla,minhop", plugin=True, conf_files=[conf], **start), plan_a, path_a
 
 
@@ -78,21 +78,21 @@ def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
     ]
 
 
-def child_env(fault: str | None = None, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
-    if fault:
-        env["IBQOS_APPLY_FAULT"] = fault
-    return env
+def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    return dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
 
 
 def run_apply(h, sm, plan_path, *extra, fault=None, env=None):
-    return subprocess.run(
-        apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True, timeout=300, env=child_env(fault, env)
-    )
+    """`ibqos apply`; with `fault` (a step, or journal:<state>) the apply process SIGKILLs
+    itself there (apply_fault.py) and returns -9."""
+    cmd = apply_cmd(h, sm, plan_path, *extra)
+    if fault:
+        cmd = [sys.executable, str(APPLY_FAULT), fault, *cmd[1:]]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=child_env(env))
 
 
 def run_ibqos(*args, env=None):
-    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(None, env))
+    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(env))
 
 
 def run_status(h, sm, *extra):

@@ -15,7 +15,6 @@ from pathlib import Path
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.exact import analyze_exact
 from ibqos.arbiter.shares import long_run_shares
-
 from seed002_tables import CONFIG_A, CONFIG_B
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "arbiter-vectors.json"

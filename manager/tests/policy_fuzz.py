@@ -20,7 +20,6 @@ from pathlib import Path
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ibqos.errors import IbqosError
 
 # ---- structure: mostly valid vocabulary, sometimes anything --------------------------------

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 from apply_helpers import live_sm, make_plan_file, managed_texts, run_apply  # noqa: F401 (fixture)
-
-from ibqos_app.apply.run import STEPS
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.live import read_live
+from ibqos_app.apply.run import STEPS
 
 pytestmark = pytest.mark.fabric
 MANAGED = ("opensm.conf", "qos-policy.conf", "plugin-tables.conf")

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from ibqos import paths
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan

@@ -28,11 +28,10 @@ from apply_helpers import (
     run_status,
     sm_on_plan_a,
 )
-from tree_snapshot import changes, snapshot
-
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
+from tree_snapshot import changes, snapshot
 
 pytestmark = pytest.mark.fabric
 
@@ -87,7 +86,7 @@ def _state(sm) -> Path:
 def test_history_rollback_and_one_syslog_line_each(live_sm, tmp_path, syslog):
     h, sm, plan_a, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
-    plan_c, path_c = make_plan_file(tmp_path, "c", 30)
+    _, path_c = make_plan_file(tmp_path, "c", 30)
     env = {"IBQOS_SYSLOG_SOCKET": syslog.path, "SUDO_USER": "alice"}
     for path, version in ((path_b, "v0001"), (path_c, "v0002")):
         r = run_apply(h, sm, path, env=env)
@@ -128,7 +127,7 @@ def test_history_rollback_and_one_syslog_line_each(live_sm, tmp_path, syslog):
 
 
 def test_a_failed_rollback_is_rolled_back_and_failed_versions_are_pruned(live_sm, tmp_path, syslog):
-    h, sm, plan_a, _ = live_sm
+    h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     # 16-entry tables: more than ibsim's 8-entry ports hold, so the plugin refuses them
     _, path_big = make_plan_file(tmp_path, "big", 30, cap=16)
@@ -230,7 +229,7 @@ def test_dropping_partitions_needs_allow_pkey_removal_and_never_dangles(tmp_path
     part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
     part.write_text("Default=0x7fff : ALL=full ;\n")
     with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, plan_a, path_a):
-        plan_t, path_t = _tenant_plan(tmp_path)
+        _, path_t = _tenant_plan(tmp_path)
         r = run_apply(h, sm, path_t)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "0x8101" in _ca_pkeys(h)

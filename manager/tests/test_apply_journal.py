@@ -60,7 +60,7 @@ def test_sigstop_after_the_flip_serializes_the_second_apply(live_sm, tmp_path):
     """Issue 13 defect 1: A stopped right after `configuration v0000 → v0001` must not let B
     run under it; once A resumes and finishes, B applies, and the fabric equals B's plan."""
     h, sm, _, _ = live_sm
-    plan_b, path_b = make_plan_file(tmp_path, "b", 25)
+    _, path_b = make_plan_file(tmp_path, "b", 25)
     plan_c, path_c = make_plan_file(tmp_path, "c", 30)
     out_a, out_b = tmp_path / "a.out", tmp_path / "b.out"
     with open(out_a, "w") as fa, open(out_b, "w") as fb:
@@ -97,7 +97,7 @@ def test_many_applies_keep_a_flat_bounded_store(live_sm, tmp_path):
     r = run_apply(h, sm, plans[0][1], "--keep", "3")  # the first one as the admin runs it
     assert r.returncode == 0 and "v0000 → v0001" in r.stdout, r.stdout + r.stderr
     for i in range(1, MANY):  # the rest in-process: no start-up
-        plan, path = plans[i % 2]
+        _, path = plans[i % 2]
         lines: list[str] = []
         Apply(ApplyRequest(path, sm.conf, pid=sm.pid, env=h.env, keep=3), echo=lines.append).run()
         assert f"configuration v{i:04d} → v{i + 1:04d}" in lines, (i, lines)

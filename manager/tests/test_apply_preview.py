@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tree_snapshot import changes, snapshot
-
 from ibqos import osmconf
-from ibqos_app.apply.run import Apply, ApplyRequest
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
+from ibqos_app.apply.run import Apply, ApplyRequest
+from tree_snapshot import changes, snapshot
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 TENANTS = "Default=0x7fff : ALL=full ;\nt1=0x8101 : ALL=full ;\nt2=0x8102 : ALL=full ;\nt3=0x8103 : ALL=full ;\n"

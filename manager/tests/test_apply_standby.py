@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from apply_helpers import IBQOS, child_env, live_sm, make_plan_file, run_apply  # noqa: F401 (fixture)
-
 from ibqos import osmconf
 from ibqos.render import render_plan
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.live import read_live
 from ibqos.osmconf import parse

@@ -8,7 +8,6 @@ import subprocess
 
 import pytest
 from apply_helpers import apply_cmd, child_env, make_plan_file, managed_texts, programmed_equals, sm_on_plan_a
-
 from ibqos import osmconf
 from ibqos.osmlog import log_mark, read_since, sweep_failures
 
@@ -59,8 +58,8 @@ def test_apply_accepts_the_plugin_beside_another_event_plugin(tmp_path):
 
 
 def test_apply_without_the_plugin_says_how_to_load_it(tmp_path):
-    from ibqos_app.apply.run import Apply, ApplyRequest
     from ibqos.errors import ExternalError
+    from ibqos_app.apply.run import Apply, ApplyRequest
 
     _, path_b = make_plan_file(tmp_path, "b", 25)
     conf = tmp_path / "opensm.conf"

@@ -5,12 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
 from ibqos.arbiter.shares import long_run_shares
-
 from seed002_tables import CONFIG_A, CONFIG_B, byte_shares
 
 A_TOTALS, B_TOTALS = [264, 158, 106], [704, 432, 288]

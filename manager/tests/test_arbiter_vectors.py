@@ -6,11 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.exact import analyze_exact
 from ibqos.arbiter.shares import long_run_shares
-
 from seed002_tables import CONFIG_A, byte_shares
 
 VECTORS = json.loads((Path(__file__).resolve().parents[2] / "docs" / "arbiter-vectors.json").read_text())

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness.topology import dragonfly, fat_tree
 

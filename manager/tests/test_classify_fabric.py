@@ -191,9 +191,9 @@ def _sample(doc: dict, text: str, ports: dict[str, dict], rng: random.Random):
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.stem)
 def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabric):
     from ibqos import osmlog
-    from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
     from ibqos.render.fallback import DLA_CHAIN
     from ibqos.verify.sa_paths import query_path_sl_keys
+    from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
 
     text = _policy_text(policy, guids)
     path = tmp_path / policy.name
@@ -238,7 +238,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabr
     sl_of = {c.name: c.sls[0] for c in plan.classes}
     wrong = [
         f"{a} -> {b} sid={sid and hex(sid)} pkey={pk and hex(pk)}: SL {sl}, want {sl_of[cls]} ({cls})"
-        for (a, b, sid, pk, cls), sl in zip(want, got)
+        for (a, b, sid, pk, cls), sl in zip(want, got, strict=True)
         if sl != sl_of[cls]
     ]
     assert not wrong, f"{len(wrong)} of {len(want)} paths:\n" + "\n".join(wrong[:12])

@@ -67,7 +67,7 @@ def test_every_kind_of_difference_names_its_port():
 
 
 def test_port_override_wins_over_role():
-    fabric, roles = _programmed_as_planned()
+    fabric, _ = _programmed_as_planned()
     sw = next(n for n in fabric.nodes.values() if n.desc == "sw-g0-s0")
     override = ArbTable([[0, 1]], [[2, 1]], 0)
     exp = Expected(SL2CLASS, TABLES, {(sw.guid, 1): override})

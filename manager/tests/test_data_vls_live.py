@@ -10,9 +10,7 @@ above VLCap: a plan of 15 data VLs renders max_op_vls 5, and its ports run 8 the
 
 from __future__ import annotations
 
-
 import pytest
-
 from ibqos import paths
 from ibqos.apply.validate import validate_opensm_conf
 from ibqos.errors import ExternalError
@@ -20,7 +18,6 @@ from ibqos.osmconf import parse
 from ibqos.proc import run_command
 from ibqos.render.fallback import DLA_CHAIN
 from ibqos.vls import DATA_VL_COUNTS
-
 from vl_count_plans import linked_op_vls, render_count
 
 IBSIM_VLCAP_VLS = 8
@@ -36,7 +33,7 @@ def test_every_count_a_port_runs_is_covered():
 def test_opensm_parses_the_rendered_options_as_written(tmp_path, data_vls):
     """`opensm -F rendered -c dump`: OpenSM's option table reads the file and writes back
     what it took, so a key it did not know or a value it re-read differently shows."""
-    plan, files = render_count(tmp_path, data_vls)
+    _, files = render_count(tmp_path, data_vls)
     rendered = parse(files["opensm.conf"].read_text())
     assert rendered["max_op_vls"] == str(CODE[data_vls])
     opensm = paths.require_tool("opensm", "opensm")
@@ -56,6 +53,17 @@ def test_a_count_written_as_max_op_vls_is_refused_before_apply(tmp_path):
     bad = tmp_path / "count.conf"
     bad.write_text(files["opensm.conf"].read_text().replace("max_op_vls 3", "max_op_vls 8"))
     with pytest.raises(ExternalError, match=r"max_op_vls: 8 is not a VLCap code 1-5"):
+        validate_opensm_conf(bad)
+
+
+@pytest.mark.parametrize("line", ["sweep_interval abc", "log_max_size lots"])
+def test_a_value_opensm_cannot_read_is_refused_before_apply(tmp_path, line):
+    """OpenSM 3.3.23 logs "-E- Parsing error in field ..." for a non-numeric value, keeps its
+    default and exits 0: the check must not take that exit status for a clean parse."""
+    _, files = render_count(tmp_path, 2)
+    bad = tmp_path / "typo.conf"
+    bad.write_text(files["opensm.conf"].read_text() + line + "\n")
+    with pytest.raises(ExternalError, match=r"-E- Parsing error in field " + line.split()[0]):
         validate_opensm_conf(bad)
 
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from html import unescape
 import json
-import shutil
 import os
 import re
+import shutil
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import pytest
-
 from ibqos.paths import REPO_ROOT
 
 pytestmark = pytest.mark.fabric
@@ -76,7 +75,7 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     # interval of the batch means reported and narrower than that (issue 11, agreement)
     ls = rep["link_shares"]
     assert ls["converged"] and max(ls["half_width_pp"].values()) <= 0.02
-    for c, pc in zip(rep["classes"], plan["classes"]):
+    for c, pc in zip(rep["classes"], plan["classes"], strict=True):
         assert c["planned_share"] == pc["bandwidth"]["planned"]
         assert abs(c["simulated_share"] - c["planned_share"]) <= 0.1, (c["name"], c["simulated_share"])
     assert rep["conformance"] == []

@@ -9,9 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ibqos.paths import REPO_ROOT
-
 from test_dryrun import check_e2e_in_report
 
 pytestmark = pytest.mark.fabric

@@ -5,7 +5,6 @@ switch, four CAs, minhop)."""
 from __future__ import annotations
 
 import json
-
 import subprocess
 
 import pytest

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from ibqos.paths import REPO_ROOT
-
 from test_planner_fixes import _apply, offered_fixes
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 import pytest
-
-from hypothesis import given, settings, strategies as st
-
-from ibqos.errors import InputError
-import dataclasses
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ibqos.arbiter import ArbTable
+from ibqos.errors import InputError
 from ibqos.fabric import NO_ROUTE, Fabric
 from ibqos.fabric.compare import diff
 from ibqos_sim.harness.topology import dragonfly

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from ibqos.errors import InputError
 from ibqos.fabric import NO_ROUTE
 from ibqos.fabric.dumps import LFTS_DUMP, SL2VL_DUMP, SUBNET_LST, load_dumps
@@ -48,7 +47,7 @@ def test_every_switch_routes_every_lid_towards_its_owner(dumps):
     assert len(lids) == 72 + 36 and all(p.lmc == 0 for n in f.nodes.values() for p in n.ports.values())
     for sw in f.switches():
         assert len(sw.lft) == max(lids) + 1 and sw.lft[0] == NO_ROUTE
-        for lid, (guid, port) in lids.items():
+        for lid, (guid, _) in lids.items():
             out = sw.route(lid)
             if guid == sw.guid:
                 assert out == 0

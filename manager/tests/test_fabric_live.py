@@ -9,13 +9,12 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from ibqos.errors import ExternalError
 from ibqos.fabric.compare import diff
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.live import read_live
-from ibqos_sim.harness.diags import smpquery_portinfo, smpquery_sl2vl, smpquery_vlarb
 from ibqos_sim.harness import Harness
+from ibqos_sim.harness.diags import smpquery_portinfo, smpquery_sl2vl, smpquery_vlarb
 from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
@@ -198,7 +197,6 @@ def test_the_c_writers_output_validates_against_the_fabric_schema(df72, tmp_path
     import subprocess
 
     import jsonschema
-
     from ibqos.fabric.live import reader_path
     from ibqos.fabric.model import Fabric
     from ibqos.paths import REPO_ROOT

@@ -8,7 +8,6 @@ import json
 
 import jsonschema
 import pytest
-
 from ibqos.arbiter import ArbTable
 from ibqos.errors import InputError
 from ibqos.fabric.model import Fabric, Node, Port

@@ -11,12 +11,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from ibqos import osmlog
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
-from ibqos.render import render_plan
 from ibqos.proc import run_command
+from ibqos.render import render_plan
 from ibqos.render.fallback import DLA_CHAIN
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
@@ -32,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "examples" / "two-class.yaml"
 
 CASES = {
-    "fat_tree": (lambda: fat_tree(), {}, "ERR D1A0: dla: fabric refused"),
+    "fat_tree": (fat_tree, {}, "ERR D1A0: dla: fabric refused"),
     "dragonfly72_lmc1": (lambda: dragonfly(4, 2, 2, 9), {"lmc": 1}, "ERR D1A1: dla: fabric refused"),
 }
 
@@ -80,7 +79,7 @@ IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 @pytest.mark.parametrize("case", PER_COUNT)
 def test_fallback_per_data_vls_count(tmp_path, case, ibsim_fabric):
     data_vls, fab, engine = PER_COUNT[case]
-    plan, files = render_count(tmp_path, data_vls)
+    _, files = render_count(tmp_path, data_vls)
     text = files["opensm.conf"].read_text()
     assert f"routing_engine {DLA_CHAIN}\n" in text and f"nue_max_num_vls {data_vls}\n" in text
     topo, conf = (dragonfly(3, 2, 3, 7), {"lmc": 1}) if fab == "df42" else (fat_tree(), {})

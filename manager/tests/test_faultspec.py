@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ibqos.errors import InputError
 from ibqos.faultspec import parse_fault, resolve
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
@@ -52,7 +51,7 @@ def test_switch_by_guid_takes_its_hosts(df42):
     sw = resolve(parse_fault(f"switch:0x{g:016x}"), df42)
     assert sw.node == "sw-g1-s1" and sw.port is None
     assert sw.lost_cas == ("ca-g1-s1-h0", "ca-g1-s1-h1")
-    assert "switch sw-g1-s1 down (2 hosts cut off)" == sw.describe()
+    assert sw.describe() == "switch sw-g1-s1 down (2 hosts cut off)"
 
 
 @pytest.mark.parametrize(

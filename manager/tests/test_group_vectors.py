@@ -4,7 +4,6 @@ discovery and port roles (docs/groups.md)."""
 from __future__ import annotations
 
 import pytest
-
 from ibqos.fabric.groups import NotADragonfly, find_groups, port_roles
 from ibqos.fabric.model import Fabric, Node, Port
 from ibqos.paths import REPO_ROOT

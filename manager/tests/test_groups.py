@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ibqos.fabric.groups import NotADragonfly, dragonfly_groups, port_roles
 from ibqos_sim.harness.topology import (
     DRAGONFLY_SIZES,

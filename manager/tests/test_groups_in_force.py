@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from apply_helpers import run_apply
-
 from ibqos.conformance import Expected, diff_programmed, expected_from_plan
 from ibqos.fabric.dla_record import RECORD_FILE, DlaRecord
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
@@ -26,7 +25,7 @@ from ibqos.render import render_plan
 from ibqos_sim.harness.topology import dragonfly
 
 sys.path.insert(0, str(REPO_ROOT / "plugin" / "tests"))
-import adversarial_fabrics  # noqa: E402
+import adversarial_fabrics
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 

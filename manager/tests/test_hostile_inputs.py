@@ -22,11 +22,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from verify_fabrics import identity, line
-
-from ibqos_app.cli._main import main
 from ibqos.docfile import write_atomic
 from ibqos.paths import REPO_ROOT
+from ibqos_app.cli._main import main
+from verify_fabrics import identity, line
 
 EXAMPLES = REPO_ROOT / "examples"
 RESULTS = REPO_ROOT / "testbed" / "tests" / "fixtures" / "results_configA"

@@ -70,10 +70,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ibqos.redline",
             "ibqos.health",
             "ibqos.status",
+            "ibqos.monitor",
             "ibqos_testbed",
         ),
     ),
-    ("harness and simulator", ("ibqos_sim.harness", "ibqos_sim.sim", "ibqos_sim.slurm")),
+    ("harness and simulator", ("ibqos_sim.harness", "ibqos_sim.sim", "ibqos_sim.slurm", "ibqos_sim.twin")),
     (
         "experiments",
         ("ibqos_sim", "ibqos_sim.campaign", "ibqos_sim.compare_engines", "ibqos_sim.paper", "ibqos_sim.sweeprun"),
@@ -145,7 +146,7 @@ def imports_of(module: str, path: Path, known: set[str]) -> list[Import]:
         parts = name.split(".")
         for i in range(1, len(parts) + 1):
             m = ".".join(parts[:i])
-            if m == name and needs_namespace or m not in enclosing:
+            if (m == name and needs_namespace) or m not in enclosing:
                 out.append(Import(module, m, line, where))
 
     for node, where in _statements(ast.parse(path.read_text())):
@@ -284,7 +285,7 @@ def test_no_import_cycle_between_modules():
 
 
 def test_imports_are_at_module_level_except_the_declared_lazy_ones():
-    mods, imports = _graph()
+    _, imports = _graph()
     inside = {(i.module, i.target): i for i in imports if i.where == "function"}
     undeclared = [
         f"{i.module}:{i.line}: import {i.target} inside a function" for k, i in inside.items() if k not in LAZY_IMPORTS

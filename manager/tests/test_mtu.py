@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from apply_helpers import IBQOS, child_env, live_sm, make_plan_file, managed_texts, run_apply  # noqa: F401
-
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.fabric.live import read_live
 from ibqos.paths import REPO_ROOT
@@ -21,7 +20,6 @@ from ibqos.policy import load_policy
 from ibqos.render import render_plan
 from ibqos_sim.harness.ibsim_binary import patched_unavailable
 from ibqos_sim.harness.topology import from_spec
-
 from test_dryrun import dryrun
 
 pytestmark = pytest.mark.fabric

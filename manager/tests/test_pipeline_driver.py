@@ -8,7 +8,6 @@ import sys
 import time
 
 import pytest
-
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.pipeline import Hooks, Pipeline
 from ibqos.proc import run_command

@@ -9,12 +9,12 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ibqos.arbiter.exact import analyze_exact
 from ibqos.errors import InputError
-from ibqos.plan import ROLE_NAMES, Plan, load_plan
+from ibqos.plan import Plan, load_plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
+from ibqos.roles import ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
@@ -26,7 +26,7 @@ def check_plan_meets_policy(plan: Plan, policy) -> None:
     vpc = f.vls_per_class
     fixed = sum(c.bandwidth for c in policy.classes if c.bandwidth != "rest")
     nrest = sum(c.bandwidth == "rest" for c in policy.classes)
-    for role in ROLE_NAMES:
+    for role in ROLES:
         t = plan.vlarb.role(role)
         assert len(t.high) <= plan.fabric.high_cap and len(t.low) <= plan.fabric.low_cap
         assert all(1 <= w <= 255 for _, w in t.high + t.low)
@@ -108,7 +108,7 @@ def feasible_policies(draw):
     if any(s < 5 for s in shares):
         shares = [100 / n] * n
         shares = [round(s, 1) for s in shares]
-    low = sum(s for s, p in zip(shares, prios) if p == "low")
+    low = sum(s for s, p in zip(shares, prios, strict=True) if p == "low")
     if 0 < 100 - low < 25:  # keep the low table within what one turn can carry
         prios = ["high"] * n
     if 0 < low < 20:
@@ -202,7 +202,7 @@ def test_links_keeps_the_shares_of_the_same_policy_without_it(tmp_path):
     plain = make_plan(load_policy(write_policy(tmp_path, doc)))
     doc["fabric"]["fault_tolerance"] = "links"
     links = make_plan(load_policy(write_policy(tmp_path, doc)))
-    for role in ROLE_NAMES:
+    for role in ROLES:
         for c in plain.classes:
             a = plain.analysis[role]["per_class"][c.name]["share"]
             b = links.analysis[role]["per_class"][c.name]["share"]
@@ -239,7 +239,7 @@ def test_class_budget_refusals_offer_fixes_that_work(data_vls, n, ft, tmp_path):
         fixes.append(("data_vls", int(m.group(1))))
     if "set fabric.fault_tolerance: none" in msg:
         fixes.append(("fault_tolerance", "none"))
-    assert fixes or data_vls // vpc == 0 and n * vpc > 15
+    assert fixes or (data_vls // vpc == 0 and n * vpc > 15)
     for key, value in fixes:
         fixed = yaml.safe_load(yaml.safe_dump(doc))
         if key == "classes":

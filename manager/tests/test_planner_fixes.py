@@ -11,11 +11,9 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from ibqos.errors import InputError
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
-
 from test_planner import check_plan_meets_policy, feasible_policies
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ibqos.errors import InputError
 from ibqos.policy import load_policy
 

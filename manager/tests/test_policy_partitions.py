@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import yaml
-
 from ibqos.paths import REPO_ROOT
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")

@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from ibqos_app.cli import main
 from ibqos.errors import InputError
 from ibqos.policy import load_policy
+from ibqos_app.cli import main
 
 IBQOS = Path(sys.executable).with_name("ibqos")
 GOOD = """\

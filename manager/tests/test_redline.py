@@ -7,7 +7,6 @@ import re
 import sys
 
 import pytest
-
 from ibqos.proc import run_command
 from ibqos_sim.harness.topology import dragonfly
 

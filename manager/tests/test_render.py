@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from ibqos import paths
-from ibqos.plan import ROLE_NAMES, Plan
+from ibqos.plan import Plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
+from ibqos.roles import ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
 IBQOS = Path(sys.executable).with_name("ibqos")
@@ -38,7 +38,7 @@ def test_plugin_table_file_follows_the_contract(tmp_path):
         m = pat.match(ln)
         assert m, ln
         seen[m.group(1)] = m.groups()[1:]
-    assert set(seen) == set(ROLE_NAMES)
+    assert set(seen) == set(ROLES)
     for role, (high, low, limit) in seen.items():
         t = plan.vlarb.role(role)
         assert high == (",".join(f"{v}:{w}" for v, w in t.high) or "-")
@@ -180,9 +180,8 @@ def _check_no_plugin(fabric, plan: Plan) -> list[str]:
 
 @pytest.mark.fabric
 def test_opensm_programs_the_plan_on_every_port(tmp_path, ibsim_fabric):
-    from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
     from ibqos.conformance import diff_programmed, expected_from_plan
+    from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
     plan = _plan(_fabric_policy(tmp_path))
     assert plan.fabric.high_cap == 8  # ibsim's VLArbitrationHighCap/LowCap
@@ -204,10 +203,7 @@ def test_opensm_programs_the_plan_on_every_port(tmp_path, ibsim_fabric):
         log = run.log.read_text(errors="replace")
         assert "qos-policy" not in log.lower() or "error" not in log.lower().split("qos-policy")[1][:200]
         fabric = h.read_back()
-        if plugin:
-            diffs = diff_programmed(fabric, expected_from_plan(plan))
-        else:
-            diffs = _check_no_plugin(fabric, plan)
+        diffs = diff_programmed(fabric, expected_from_plan(plan)) if plugin else _check_no_plugin(fabric, plan)
         assert diffs == [], "\n".join(diffs[:10])
         assert sum(p.vlarb is not None for n in fabric.nodes.values() for p in n.ports.values()) > 72
 
@@ -262,7 +258,7 @@ def test_links_plan_renders_vls_per_class_3_and_every_vl_of_a_class(tmp_path):
             # slots of 3 adjacent entries: VLs 3c, 3c+1, 3c+2 with one weight
             assert len(table) % 3 == 0
             for k in range(0, len(table), 3):
-                vls, weights = zip(*table[k : k + 3])
+                vls, weights = zip(*table[k : k + 3], strict=True)
                 assert vls[0] % 3 == 0 and list(vls) == [vls[0], vls[0] + 1, vls[0] + 2]
                 assert len(set(weights)) == 1
     conf = _conf(files["opensm.conf"])
@@ -318,9 +314,8 @@ def test_links_plan_read_back_from_opensm_own_qos(tmp_path, ibsim_fabric):
 def test_links_plan_read_back_through_dla(tmp_path, ibsim_fabric):
     """With the plugin: SL2VL with the stride 3 (Fig. 8 on offsets 0/1) and the role tables,
     equal to the plan on every port."""
-    from ibqos_sim.harness.topology import dragonfly
-
     from ibqos.conformance import diff_programmed, expected_from_plan
+    from ibqos_sim.harness.topology import dragonfly
 
     if not (paths.plugin_dir() / "libibqos.so").exists():
         pytest.fail("the plugin is not built: run 'make build'")

@@ -19,7 +19,6 @@ from apply_helpers import (  # noqa: F401 (fixture)
     managed_texts,
     programmed_equals,
 )
-
 from ibqos.paths import REPO_ROOT
 from ibqos.proc import pid_alive, proc_stat, wait_until
 from ibqos_sim.harness import sock_prefix_for

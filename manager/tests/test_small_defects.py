@@ -12,7 +12,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from ibqos.paths import REPO_ROOT
 
 IBQOS = str(Path(sys.executable).parent / "ibqos")
@@ -94,7 +93,7 @@ def test_piped_dryrun_reports_each_stage_as_it_ends(tmp_path):
     try:
         first = p.stderr.readline()
         still_running = p.poll() is None
-        rest, _ = p.communicate(timeout=600)
+        p.communicate(timeout=600)
     finally:
         if p.poll() is None:
             p.kill()

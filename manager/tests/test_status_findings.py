@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from apply_helpers import IBQOS, child_env, make_plan_file, run_apply
 from ibqos.fabric.live import read_live
 from ibqos.fabric.model import NO_ROUTE

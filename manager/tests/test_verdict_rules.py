@@ -8,12 +8,11 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
-
-from ibqos_app.dryrun.judge import judge_classes
 from ibqos.errors import InputError
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
+from ibqos_app.dryrun.judge import judge_classes
 
 TWO = yaml.safe_load((REPO_ROOT / "examples" / "two-class.yaml").read_text())
 

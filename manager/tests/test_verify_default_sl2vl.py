@@ -8,7 +8,6 @@ import json
 import sys
 
 import pytest
-
 from ibqos.fabric.dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
 from ibqos.proc import run_command
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
-
 from ibqos.fabric.dumps import load_dumps
 from ibqos.proc import run_command
 from ibqos.verify import iter_routes, verify_fabric
@@ -38,7 +38,7 @@ def _witness_is_real(fabric, cycle: list[str]) -> None:
     follows = set()
     for _, _, hops in iter_routes(fabric):
         chans = [f"{name[g]}:{o}/{vl}" for g, _, o, vl in hops]
-        follows.update(zip(chans, chans[1:]))
+        follows.update(itertools.pairwise(chans))
     for k, c in enumerate(cycle):
         assert (c, cycle[(k + 1) % len(cycle)]) in follows, (c, cycle[(k + 1) % len(cycle)])
 

@@ -3,17 +3,17 @@ random fabrics with random LFTs, SL2VL tables and per-pair SLs."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from verify_fabrics import Synth
-
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.verify import build_index, iter_walks, sl_matrix, verify_fabric
 from ibqos.verify.analyze import analyze
 from ibqos.verify.pathsl import PathSLs
+from verify_fabrics import Synth
 
 
 @st.composite
@@ -73,7 +73,7 @@ def _reference(fabric, psl):
     edges = set()
     for w in ok:
         inner = [(g, o, vl) for g, _, o, vl in w.hops][:-1]  # switch-to-switch channels
-        edges.update(zip(inner, inner[1:]))
+        edges.update(itertools.pairwise(inner))
     return lost, hops, stretch, vls, edges
 
 
@@ -120,7 +120,7 @@ def test_array_verifier_matches_reference_walks(case, block):
         sw, o = divmod(link, ix.P)
         return (ix.sw_guid[sw], o, vl)
 
-    assert {(chan(x), chan(y)) for x, y in zip(a, b)} == edges
+    assert {(chan(x), chan(y)) for x, y in zip(a, b, strict=True)} == edges
     assert +stats.lost == +lost
     assert +stats.hops == hops
     assert +stats.stretch == stretch

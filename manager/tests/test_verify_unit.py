@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from verify_fabrics import Synth, identity, line, ring, transit_vl1
-
 from ibqos.errors import InputError
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.verify import iter_routes, verify_fabric
 from ibqos.verify.pathsl import PathSLs
+from verify_fabrics import Synth, identity, line, ring, transit_vl1
 
 
 def test_ring_with_one_vl_has_a_credit_loop():

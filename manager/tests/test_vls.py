@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ibqos.vls import DATA_VL_COUNTS, vlcap_code, vls_of_code
 
 DOC = json.loads((Path(__file__).resolve().parents[2] / "docs" / "vlcap-vectors.json").read_text())

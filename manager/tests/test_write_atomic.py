@@ -8,7 +8,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ibqos.docfile import write_atomic, write_json
 from ibqos.fabric.model import Fabric, Node, Port
 

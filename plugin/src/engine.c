@@ -24,17 +24,6 @@ static void refuse(struct ibqos_ctx *ctx, const char *id, const char *why)
 	ibqos_record_refusal(ctx, id, why);
 }
 
-static void reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *next, const char *why)
-{
-	ibqos_log(ctx, OSM_LOG_ERROR,
-		  "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
-		  "class 0 for every SL and OpenSM keeps its own VLArb",
-		  why);
-	ibqos_record_tables_rejected(ctx, why);
-	ibqos_tables_free(&next->tables);
-	memset(next->sl2class, 0, sizeof(next->sl2class));
-}
-
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -48,47 +37,42 @@ int ibqos_build_lid_matrices(void *context)
 	struct ibqos_ctx *ctx = context;
 	double t0 = now_ms();
 	struct ibqos_sweep next;
+	const char *refusal;
 	char err[ERRLEN];
 	int ret;
 
 	memset(&next, 0, sizeof(next));
-	ibqos_sweep_free(&ctx->sweep);
 	ibqos_record_begin(ctx);
 	if (ctx->osm->subn.opt.lmc) {
 		snprintf(err, sizeof(err),
 			 "LMC %u is set but dla routes one LID per port "
 			 "[rule: lmc 0]",
 			 ctx->osm->subn.opt.lmc);
-		refuse(ctx, "D1A1", err);
+		refusal = "D1A1";
 		goto fail;
 	}
 	ibqos_load_tables(ctx, &next);
 	ret = ibqos_snapshot(ctx, &next, err, sizeof(err));
 	if (!ret)
 		ret = ibqos_compute(ctx, &next, err, sizeof(err));
-	if (ret == -ENOMEM) {
-		ibqos_log(ctx, OSM_LOG_ERROR,
-			  "ERR D1A4: dla: out of memory; falling back to the "
-			  "next routing engine");
-		ibqos_record_refusal(ctx, "D1A4", "out of memory");
-		goto fail;
-	}
 	if (ret) {
-		refuse(ctx, "D1A0", err);
+		refusal = ret == -ENOMEM ? "D1A4" : "D1A0";
 		goto fail;
 	}
 	if (next.tables.path && ibqos_check_vlarb_caps(ctx, &next, err, sizeof(err)))
-		reject_tables(ctx, &next, err);
-	if (next.tables.path && ibqos_check_vls(ctx, &next, err, sizeof(err))) {
+		ibqos_reject_tables(ctx, &next, err);
+	ret = ibqos_check_vls(ctx, &next, err, sizeof(err));
+	if (ret && next.tables.path) {
 		/* the file's classes need VLs the fabric's ports do not run: reject the file,
-		 * not the fabric (class 0 may still fit) */
+		 * not the fabric, and check class 0 alone (it may still fit) */
 		char why[ERRLEN + 256];
 
 		snprintf(why, sizeof(why), "%s: %s", next.tables.path, err);
-		reject_tables(ctx, &next, why);
+		ibqos_reject_tables(ctx, &next, why);
+		ret = ibqos_check_vls(ctx, &next, err, sizeof(err));
 	}
-	if (ibqos_check_vls(ctx, &next, err, sizeof(err))) {
-		refuse(ctx, "D1A2", err);
+	if (ret) {
+		refusal = "D1A2";
 		goto fail;
 	}
 	ibqos_log_link_counts(ctx, &next, 0);
@@ -97,9 +81,23 @@ int ibqos_build_lid_matrices(void *context)
 	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: groups, routes and checks took %.3f ms",
 		  now_ms() - t0);
 	next.valid = 1;
+	/* complete and checked: only now does it replace the previous sweep's result, which
+	 * stayed whole (and valid for the hooks) until here */
+	ibqos_sweep_free(&ctx->sweep);
 	ctx->sweep = next;
 	return 0;
 fail:
+	/* no result this sweep: the previous one no longer describes the fabric (the next
+	 * engine routes it), and the record written with the refusal must not show it */
+	ibqos_sweep_free(&ctx->sweep);
+	if (!strcmp(refusal, "D1A4")) {
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A4: dla: out of memory; falling back to the "
+			  "next routing engine");
+		ibqos_record_refusal(ctx, "D1A4", "out of memory");
+	} else {
+		refuse(ctx, refusal, err);
+	}
 	/* OpenSM goes on to the next engine, which sizes its SL layers from the ports' OperVLs:
 	 * set the ones the link manager will program (fallback_vls.c), once for every refusal */
 	ibqos_settle_op_vls(ctx);

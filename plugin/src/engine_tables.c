@@ -18,11 +18,7 @@ void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 	if (!path || !*path || !strcmp(path, "(null)"))
 		return;
 	if (ibqos_tables_load(path, &sw->tables, err, sizeof(err))) {
-		ibqos_log(ctx, OSM_LOG_ERROR,
-			  "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
-			  "class 0 for every SL and OpenSM keeps its own VLArb",
-			  err);
-		ibqos_record_tables_rejected(ctx, err);
+		ibqos_reject_tables(ctx, sw, err);
 		return;
 	}
 	for (size_t i = 0; i < sw->tables.nwarnings; i++)
@@ -37,4 +33,17 @@ void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw)
 			     sw->tables.role[2].present + sw->tables.role[3].present +
 			     sw->tables.role[4].present),
 		  sw->tables.nports);
+}
+
+/* The one place the table file is refused for a sweep, whether it did not parse or asks what
+ * the fabric's ports cannot hold: the sweep routes class 0 alone. */
+void ibqos_reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, const char *why)
+{
+	ibqos_log(ctx, OSM_LOG_ERROR,
+		  "ERR D1A3: dla: table file rejected: %s; SL2VL uses "
+		  "class 0 for every SL and OpenSM keeps its own VLArb",
+		  why);
+	ibqos_record_tables_rejected(ctx, why);
+	ibqos_tables_free(&sw->tables);
+	memset(sw->sl2class, 0, sizeof(sw->sl2class));
 }

@@ -99,8 +99,9 @@ int ibqos_build_lid_matrices(void *context);
 int ibqos_build_fwd_tables(void *context);
 void ibqos_engine_destroy(void *context);
 
-/* engine_tables.c */
+/* engine_tables.c; ibqos_reject_tables: ERR D1A3, the record, and class 0 for every SL */
 void ibqos_load_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw);
+void ibqos_reject_tables(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, const char *why);
 
 /* fallback_vls.c: before a refusal, switch ports' cached OperVLs as the link manager will set
  * them (max_op_vls applied); returns how many changed */

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ibqos import paths
 from ibqos.fabric.model import Fabric
 

@@ -22,7 +22,6 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
-
 from ibqos_sim.harness.topology import dragonfly  # noqa: E402
 
 OUT = HERE.parents[1] / "docs" / "group-vectors.txt"

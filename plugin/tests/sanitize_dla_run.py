@@ -9,13 +9,11 @@ from __future__ import annotations
 import re
 
 import pytest
-
+from dla_testlib import ENGINE, TABLES_REJECTED, start_dla
 from ibqos import paths
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos_sim.campaign import Campaign, double_faults, single_faults
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import ENGINE, TABLES_REJECTED, start_dla
 from test_dla_memcheck import _libasan, _PreloadHarness
 
 pytestmark = pytest.mark.fabric

@@ -13,7 +13,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from dla_testlib import require_plugin
 from installed_root import MULTIARCH, ROOT, check_installed_tool, project_version, require_private_root
 

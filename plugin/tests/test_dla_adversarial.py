@@ -15,9 +15,9 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 import adversarial_fabrics as fabrics
+import pytest
+from dla_testlib import start_dla
 from ibqos import osmlog
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -28,8 +28,6 @@ from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.resweep import SweepMark, wait_resweep
-
-from dla_testlib import start_dla
 
 pytestmark = pytest.mark.fabric
 
@@ -238,7 +236,7 @@ def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
             faults = _faults(fab, net, spec)
             cas = _ca_ports_left(net, faults)
             sweep = _change(h, sm, faults, down=True)
-            fabric, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
+            _, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
             said = [m.group(1) for ln in sweep.lines if (m := D1A.search(ln.text))]
             seen.append((name, sweep.engine, report.vls_used, said))
             if sweep.engine != "dla" and (len(faults) == 1 or len(said) != 1):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-
+from dla_testlib import refusals, run_dla
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
@@ -18,8 +18,6 @@ from ibqos_sim.harness.topology import (
     dragonfly_missing_local_link,
     dragonfly_unconnected_pair,
 )
-
-from dla_testlib import refusals, run_dla
 
 pytestmark = pytest.mark.fabric
 

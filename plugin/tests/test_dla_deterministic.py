@@ -7,9 +7,9 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 import pytest
-
 from ibqos.paths import REPO_ROOT
 from ibqos.proc import start_daemon
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
@@ -35,7 +35,7 @@ def test_no_clock_in_routing_decisions():
 
 
 def _cpu_ticks(pid: int) -> int:
-    fields = (open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1]).split()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 

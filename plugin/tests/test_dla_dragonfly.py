@@ -6,14 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
-
+from dla_testlib import fig8_vl, name_groups, port_kind, run_dla, start_dla
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import iter_routes, verify_fabric
-from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import fig8_vl, name_groups, port_kind, run_dla, start_dla
-from ibqos_sim.harness.diags import smpquery_sl2vl
 from ibqos.verify.ibdmchk import run_ibdmchk
+from ibqos_sim.harness.diags import smpquery_sl2vl
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 

@@ -7,13 +7,11 @@ from __future__ import annotations
 import re
 
 import pytest
-
+from dla_testlib import refusals, run_dla
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import refusals, run_dla
 
 pytestmark = pytest.mark.fabric
 
@@ -51,7 +49,7 @@ def test_guid_pins_win_over_the_pattern(tmp_path, ibsim_fabric):
         fabric = load_dumps(run_dla(h).dumps)
     name_group = re.compile(r"sw-g(\d+)-")
     pins = "".join(f"group 0x{n.guid:016x} g{name_group.match(n.desc).group(1)}\n" for n in fabric.switches())
-    lines, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n" + pins)
+    _, (ngroups, source) = run_with(tmp_path, r"group_pattern ^sw-g\d+-s(?<group>\d+)$" "\n" + pins)
     assert (ngroups, source) == (9, "pinned by the table file")
 
 

@@ -9,12 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
+from dla_testlib import ENGINE, refusals, require_plugin
 from ibqos.proc import run_command
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import ENGINE, refusals, require_plugin
 
 pytestmark = pytest.mark.fabric
 
@@ -33,7 +31,8 @@ class _PreloadHarness(Harness):
     """A harness whose OpenSM (and diags) run with extra libraries preloaded first."""
 
     preload: str = ""
-    extra_env: dict[str, str] = {}
+    # RUF012: replaced per instance, never mutated
+    extra_env: dict[str, str] = {}  # noqa: RUF012
 
     @property
     def env(self):

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
+from dla_testlib import TABLES_REJECTED, fig8_vl, name_groups, port_kind, run_dla
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
-from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import TABLES_REJECTED, fig8_vl, name_groups, port_kind, run_dla
 from ibqos_sim.harness.diags import smpquery_vlarb
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
 

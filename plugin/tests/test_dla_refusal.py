@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from ibqos_sim.harness.topology import dragonfly, fat_tree
-
 from dla_testlib import refusals, start_dla
+from ibqos_sim.harness.topology import dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
 
 CASES = {
-    "fat_tree": (lambda: fat_tree(), {}, ["do not split into groups that are cliques of 2", "[rule: "]),
+    "fat_tree": (fat_tree, {}, ["do not split into groups that are cliques of 2", "[rule: "]),
     "lmc": (lambda: dragonfly(4, 2, 2), {"lmc": 1}, ["LMC 1 is set", "[rule: lmc 0]"]),
 }
 

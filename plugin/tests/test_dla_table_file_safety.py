@@ -8,12 +8,10 @@ import os
 import subprocess
 
 import pytest
-
+from dla_testlib import TABLES_REJECTED, refusals, run_dla
 from ibqos import paths
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import TABLES_REJECTED, refusals, run_dla
 
 pytestmark = pytest.mark.fabric
 

@@ -5,12 +5,10 @@ when the link comes back."""
 from __future__ import annotations
 
 import pytest
-
+from dla_testlib import refusals, start_dla
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
-from dla_testlib import refusals, start_dla
 
 pytestmark = pytest.mark.fabric
 

@@ -5,13 +5,11 @@ per group pair. Real OpenSM + plugin on ibsim; the verifier and ibdmchk judge ea
 from __future__ import annotations
 
 import pytest
-
+from dla_testlib import refusals, run_dla
 from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos_sim.harness.wiring import uneven_hosts, wired_dragonfly
-
-from dla_testlib import refusals, run_dla
 
 pytestmark = pytest.mark.fabric
 

@@ -11,10 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
-
 from dla_testlib import ENGINE, require_plugin
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 from installed_root import MULTIARCH, ROOT, check_installed_tool, require_private_root
 
 pytestmark = pytest.mark.fabric

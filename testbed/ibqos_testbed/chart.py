@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibqos.docfile import write_figure
 from ibqos.errors import InputError
 from ibqos.extras import pyplot
 
 from .compare import Report
-from ibqos.docfile import write_figure
 
 
 def write_png(rep: Report, path: Path) -> None:
@@ -39,7 +39,7 @@ def figure(rep: Report):
     for i, (name, values, color) in enumerate(series):
         xs = [xi - 0.4 + width * (i + 0.5) for xi in x]
         ax_bw.bar(xs, [v or 0 for v in values], width, label=f"{name} share", color=color)
-    for xi, c in zip(x, rep.classes):
+    for xi, c in zip(x, rep.classes, strict=True):
         if c.diff_predicted is not None:
             top = max(v for v in (c.measured, c.predicted, c.simulated) if v is not None)
             ax_bw.annotate(

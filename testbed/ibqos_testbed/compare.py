@@ -107,7 +107,7 @@ def build_report(
     complete = all(m.bw_gbps is not None for m in per_sl)
     total = sum(m.bw_gbps for m in per_sl if m.bw_gbps is not None)
     for m in per_sl:
-        if complete and total > 0:
+        if complete and total > 0 and m.bw_gbps is not None:
             m.share = 100.0 * m.bw_gbps / total
 
     predicted = _predictions(run, prediction)
@@ -118,7 +118,8 @@ def build_report(
     rows = []
     for c in run.classes:
         ms = [m for m in per_sl if m.sl in c.sls]
-        measured = sum(m.share for m in ms) if ms and all(m.share is not None for m in ms) else None
+        shares = [m.share for m in ms if m.share is not None]
+        measured = sum(shares) if ms and len(shares) == len(ms) else None
         row = ClassRow(c.name, list(c.sls), c.priority, predicted.get(c.name), sim.get(c.name), measured)
         checks = []
         if measured is not None and row.predicted is not None:

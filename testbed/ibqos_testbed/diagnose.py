@@ -29,7 +29,8 @@ EXIT_SSH = 255
 EXIT_REMOTE_TIMEOUT = 124  # coreutils timeout on the node
 
 
-def explain(
+# PLR0911: one return per diagnosis, in the order they are tried
+def explain(  # noqa: PLR0911
     *,
     tool: str,
     host: str,
@@ -55,8 +56,8 @@ def explain(
         stderr,
     ):
         return f"{tool} not found on {host}: install perftest there"
-    if _NO_DEVICE.search(text):
-        return f"no RDMA device on {host} ({tool}: {_NO_DEVICE.search(text).group(0)})"
+    if m := _NO_DEVICE.search(text):
+        return f"no RDMA device on {host} ({tool}: {m.group(0)})"
     if m := _DEVICE_MISSING.search(text):
         return f"RDMA device {m.group(1)} not found on {host}"
     if m := _PORT_BUSY.search(text):

@@ -143,7 +143,7 @@ def parse_text(text: str, *, source: str | Path = "<stdout>") -> Result:
     if not rows:
         raise InputError("truncated output: result table has a header but no result row", file=source, line=start + 1)
     _, values = rows[-1]
-    row = dict(zip(columns, values))
+    row = dict(zip(columns, values, strict=False))
     if kind == "lat":
         return Latency(
             msg_size=int(row["#bytes"]),

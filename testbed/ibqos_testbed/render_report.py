@@ -5,10 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 
+from ibqos import term
 from rich.console import Console
 from rich.table import Table
-
-from ibqos import term
 
 from .compare import Report
 
@@ -66,7 +65,8 @@ def _share_table(rep: Report) -> Table:
         row += [_pct(c.simulated)] if sim else []
         row += [_pct(c.measured), _pp(c.diff_predicted)]
         row += [_pp(c.diff_simulated)] if sim else []
-        row += ["-" if None in gbps else f"{sum(gbps):.2f}", verdict]
+        known = [g for g in gbps if g is not None]
+        row += ["-" if len(known) < len(gbps) else f"{sum(known):.2f}", verdict]
         t.add_row(*row)
     return t
 

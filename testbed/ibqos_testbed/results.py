@@ -11,13 +11,12 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ibqos.docfile import read_json, validate, write_atomic
+from pydantic import BaseModel, ConfigDict, Field
 
 from .runplan import RunPlan
 
-SCHEMA = "ibqos.testbed-results/1"
+SCHEMA: Literal["ibqos.testbed-results/1"] = "ibqos.testbed-results/1"
 FILE = "results.json"
 
 

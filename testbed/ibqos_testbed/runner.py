@@ -248,10 +248,11 @@ class Runner:
     def _poll(self, flows: list[_Flow]) -> None:
         for f in flows:
             for p in f.procs:
-                if p.running and (rc := p.handle.poll()) is not None:
+                if p.running and p.handle is not None and (rc := p.handle.poll()) is not None:
                     p.result.ended, p.result.returncode = time.time(), rc
 
     def _stop(self, p: _Proc) -> None:
+        assert p.handle is not None, "only a started process is stopped"
         p.host.stop(p.handle)
         p.result.ended = time.time()
         p.result.returncode = p.handle.poll()
@@ -259,7 +260,7 @@ class Runner:
     def _reap(self, flows: list[_Flow]) -> None:
         for f in flows:
             for p in f.procs:
-                if p.running:
+                if p.running and p.handle is not None:
                     log.info("killing straggler %s (pid %d)", p.handle.name, p.handle.daemon.pid)
                     self._stop(p)
 

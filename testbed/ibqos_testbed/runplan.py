@@ -16,15 +16,14 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ibqos.docfile import read_json, validate, write_atomic, write_dir_atomic
 from ibqos.errors import InputError
 from ibqos.templating import render
+from pydantic import BaseModel, ConfigDict, Field
 
 from .planinput import PlanSummary
 
-SCHEMA = "ibqos.testbed-run/1"
+SCHEMA: Literal["ibqos.testbed-run/1"] = "ibqos.testbed-run/1"
 LISTING_TEMPLATE = "perftest-plan.j2"
 
 

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from testbed_helpers import FIXTURES, REPLAYER
 
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from testbed_helpers import FIXTURES, fixture_text
 from ibqos.errors import InputError
 from ibqos_testbed.perftest_output import Bandwidth, Latency, parse_file, parse_json, parse_text
+from testbed_helpers import FIXTURES, fixture_text
 
 # name -> (unit, BW average printed in the fixture's result row)
 BW_TEXT = {
@@ -121,7 +120,7 @@ def test_truncated_inside_row():
 
 def test_truncated_before_end_of_table():
     lines = _lines("send_bw_25.10_server_MiB.txt")
-    with pytest.raises(InputError, match="truncated output: .* never ends"):
+    with pytest.raises(InputError, match=r"truncated output: .* never ends"):
         parse_text("".join(lines[:-1]), source="out.txt")
 
 
@@ -147,7 +146,7 @@ def test_unknown_and_duration_latency_headers():
 @pytest.mark.parametrize("name", ["send_bw_4.5_out.json", "send_bw_25.10_out.json"])
 def test_truncated_json(name):
     text = fixture_text(name)
-    with pytest.raises(InputError, match="truncated|garbled|no results"):
+    with pytest.raises(InputError, match=r"truncated|garbled|no results"):
         parse_json(text[: text.index("BW_average")], source="f.json")
 
 

@@ -15,7 +15,6 @@ import stat
 import sys
 
 import pytest
-
 from ibqos.proc import pid_alive
 from ibqos_testbed import diagnose, runplan
 from ibqos_testbed.hosts import Host, parse_listening

@@ -7,7 +7,6 @@ import re
 import shutil
 
 import pytest
-
 from ibqos_testbed import chart
 from ibqos_testbed.compare import build_report
 from testbed_helpers import FIXTURES, run_ibqos
@@ -34,7 +33,7 @@ def test_configuration_a_passes():
         )
         for sl in range(4)
     ]
-    expect = dict(zip(["latency", "storage", "bulk", "scavenger"], (100 * b / sum(bw) for b in bw)))
+    expect = dict(zip(["latency", "storage", "bulk", "scavenger"], (100 * b / sum(bw) for b in bw), strict=True))
     assert measured == pytest.approx(expect, abs=0.01)
     assert all(abs(c["diff_predicted"]) < 0.2 and c["passed"] for c in doc["per_class"])
     by_sl = {s["sl"]: s for s in doc["per_sl"]}

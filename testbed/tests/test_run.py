@@ -8,7 +8,6 @@ import shutil
 import socket
 
 import pytest
-
 from ibqos.proc import pid_alive
 from ibqos_testbed import runplan
 from ibqos_testbed.planinput import load_plan

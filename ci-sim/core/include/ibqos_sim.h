@@ -130,7 +130,13 @@ struct ibs_results {
 	uint32_t n_classes;
 	const struct ibs_group *klass;
 	const uint64_t *port_vl_bytes; /* [n_ports][16]: bytes sent inside the window */
-	const uint64_t *ep_rx_bytes;   /* [n_endpoints] */
+	/* [n_ports][16]: bytes sent inside the window per SL (what PortXmitDataSL counts) */
+	const uint64_t *port_sl_bytes;
+	/* [n_ports][16]: switch outputs, per VL: time the VL had a packet offered to the
+	 * output while the output started sending another VL's packet (the arbitration part of
+	 * PortVLXmitWait), in ps, inside the window */
+	const uint64_t *port_vl_wait_ps;
+	const uint64_t *ep_rx_bytes; /* [n_endpoints] */
 	const uint64_t *ep_tx_bytes;
 	uint32_t witness_len; /* deadlock/stall: (node, in port, vl) triples */
 	const uint32_t *witness;

@@ -27,8 +27,10 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
 	p->busy_until = end;
 	p->vl[vl].last_tx = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
-	if (in_window(s))
+	if (in_window(s)) {
 		p->vl[vl].bytes += k->bytes;
+		s->port_sl_bytes[(size_t)gport * 16 + k->sl] += k->bytes;
+	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);
 

@@ -11,8 +11,8 @@
 const char *ibs_version(void)
 {
 	/* the ABI of ibqos_sim.h: bump with any change to a struct it exposes (2: input_reads,
-	 * read_errors; 3: pair_sl; 4: voq_buffers) */
-	return "ibqos-sim 4";
+	 * read_errors; 3: pair_sl; 4: voq_buffers; 5: port_sl_bytes, port_vl_wait_ps) */
+	return "ibqos-sim 5";
 }
 
 /* ---- events, packets, kicks ------------------------------------------------ */
@@ -173,9 +173,12 @@ static int alloc_stats(struct ibs_sim *s)
 	s->klass = calloc(s->cfg.n_classes, sizeof(*s->klass));
 	s->klass_out = calloc(s->cfg.n_classes, sizeof(*s->klass_out));
 	s->port_vl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
+	s->port_sl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
+	s->port_vl_wait_ps = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
 	s->ep_rx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	s->ep_tx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
-	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->ep_rx || !s->ep_tx)
+	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->port_sl_bytes ||
+	    !s->port_vl_wait_ps || !s->ep_rx || !s->ep_tx)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < IBS_NUM_SLS && !rc; i++)
 		if (!(rc = hist_init(&s->sl[i].lat)))
@@ -291,6 +294,8 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->klass);
 	free(s->klass_out);
 	free(s->port_vl_bytes);
+	free(s->port_sl_bytes);
+	free(s->port_vl_wait_ps);
 	free(s->ep_rx);
 	free(s->ep_tx);
 	free(s->witness);

@@ -150,7 +150,9 @@ struct ibs_sim {
 	struct group_acc *klass;
 	struct ibs_group sl_out[IBS_NUM_SLS];
 	struct ibs_group *klass_out;
-	uint64_t *port_vl_bytes; /* [port][16]: filled from the ports by ibs_results() */
+	uint64_t *port_vl_bytes;   /* [port][16]: filled from the ports by ibs_results() */
+	uint64_t *port_sl_bytes;   /* [port][16]: counted at each transmission in the window */
+	uint64_t *port_vl_wait_ps; /* [port][16]: sw_try_send, in the window */
 	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;

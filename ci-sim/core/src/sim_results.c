@@ -32,6 +32,8 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 		for (uint32_t v = 0; v < IBS_MAX_VLS; v++)
 			s->port_vl_bytes[(size_t)g * 16 + v] = s->ports[g].vl[v].bytes;
 	r->port_vl_bytes = s->port_vl_bytes;
+	r->port_sl_bytes = s->port_sl_bytes;
+	r->port_vl_wait_ps = s->port_vl_wait_ps;
 	r->ep_rx_bytes = s->ep_rx;
 	r->ep_tx_bytes = s->ep_tx;
 	r->witness_len = s->witness_len;

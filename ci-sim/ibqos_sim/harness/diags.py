@@ -36,7 +36,7 @@ def parse_vlarb(text: str) -> dict[str, list[tuple[int, int]]]:
         elif line.startswith("VL") and table:
             vls = [int(x, 16) for x in line.split("|")[1:-1]]
         elif line.startswith("WEIGHT") and table:
-            out.setdefault(table, []).extend(zip(vls, (int(x, 16) for x in line.split("|")[1:-1])))
+            out.setdefault(table, []).extend(zip(vls, (int(x, 16) for x in line.split("|")[1:-1]), strict=False))
     if set(out) != {"low", "high"}:
         raise ExternalError(f"smpquery vlarb printed no tables: {text[-200:]!r}")
     return out

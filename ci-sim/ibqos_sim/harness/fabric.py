@@ -15,22 +15,22 @@ import itertools
 import json
 import os
 import re
-import signal
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ibqos import osmlog, paths
 from ibqos.docfile import write_atomic, write_json
 from ibqos.errors import ExternalError, InputError
 from ibqos.fabric.dla_record import own_record
 from ibqos.fabric.live import ibsim_listening, read_live
-from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, wait_until
+from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, stop_group, wait_until
 from ibqos.templating import render
 
 from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
-from .netfile import read_net
+from .netfile import node_records, read_net
 from .resweep import Resweep, sweep_mark, wait_resweep
 
 _counter = itertools.count()
@@ -42,8 +42,13 @@ BUILTIN_ENGINES = ("minhop", "updn", "dnup", "file", "ftree", "lash", "dor", "to
 PLUGIN_ENGINES = ("dla",)
 
 
+def engine_chain(text: str) -> list[str]:
+    """The engines of a `routing_engine` value ("dla,minhop"), in order: the one reader of it."""
+    return [e.strip() for e in text.split(",") if e.strip()]
+
+
 def check_engines(engine: str, plugin: bool) -> None:
-    for name in engine.split(","):
+    for name in engine_chain(engine):
         if name in PLUGIN_ENGINES and not plugin:
             raise InputError(f"routing engine {name!r} needs the ibqos plugin (plugin=True)", field="routing_engine")
         if name not in BUILTIN_ENGINES + PLUGIN_ENGINES:
@@ -76,26 +81,18 @@ _NET_ERROR = re.compile(r"error at .*: line (\d+)")
 def net_size(netfile: Path) -> NetSize:
     """Count a net file's records so ibsim's -N/-S/-P are large enough (its defaults stop at
     2048 nodes and 256 switches)."""
-    nodes = switches = ports = 0
-    rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"', re.I)
-    text = read_net(netfile)
-    for lineno, line in enumerate(text.splitlines(), 1):
-        m = rec.match(line)
-        if m:
-            nodes += 1
-            switches += m.group(1).lower() == "switch"
-            ports += int(m.group(2)) + 1
-    if nodes == 0:
+    nodes = list(node_records(read_net(netfile)))
+    if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
-    return NetSize(nodes, switches, ports)
+    switches = sum(n.kind == "SWITCH" for n in nodes)
+    return NetSize(len(nodes), switches, sum(n.ports + 1 for n in nodes))
 
 
 def sm_node_name(netfile: Path) -> str:
     """The node ibsim attaches OpenSM to: the net file's first node record."""
-    rec = re.compile(r'^\s*(?:Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]+)"', re.I)
-    for line in read_net(netfile).splitlines():
-        if m := rec.match(line):
-            return m.group(1)
+    for node in node_records(read_net(netfile)):
+        if node.name:
+            return node.name
     raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
 
 
@@ -103,14 +100,10 @@ def net_port_types(netfile: Path) -> dict[str, str]:
     """OpenSM port names ("<node description>/P<n>") of a net file's ports -> node type (CA,
     SWITCH, ROUTER), for resolving a policy's node_type filters before the fabric runs.
     ibsim gives every node its quoted name as node description."""
-    rec = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"', re.I)
-    kinds = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
     out: dict[str, str] = {}
-    for line in read_net(netfile).splitlines():
-        if m := rec.match(line):
-            kind = kinds[m.group(1).lower()]
-            ports = range(int(m.group(2)) + 1) if kind == "SWITCH" else range(1, int(m.group(2)) + 1)
-            out.update({f"{m.group(3)}/P{p}": kind for p in ports})
+    for node in node_records(read_net(netfile)):
+        ports = range(node.ports + 1) if node.kind == "SWITCH" else range(1, node.ports + 1)
+        out.update({f"{node.name}/P{p}": node.kind for p in ports})
     return out
 
 
@@ -165,6 +158,7 @@ class SmDaemon:
 
     def record(self):
         """The ibqos plugin's record when this OpenSM wrote it (plugin=True), else None."""
+
         return own_record(self.dumps, self.pid)
 
     def wait_for_record_sweeps(self, n: int, timeout: float = 120) -> None:
@@ -209,13 +203,8 @@ class AttachedProcess:
         return pid_alive(self.pid) and f"IBSIM_SOCKNAME={self.sock}".encode() in env.split(b"\0")
 
     def stop(self, grace: float = 5.0) -> None:
-        if not self.alive():
-            return
-        os.kill(self.pid, signal.SIGTERM)
-        try:
-            wait_until(lambda: not self.alive(), timeout=grace, what=f"pid {self.pid} to exit")
-        except ExternalError:
-            os.kill(self.pid, signal.SIGKILL)
+        if self.alive():
+            stop_group(self.pid, self.alive, grace=grace)
 
 
 class Harness:
@@ -243,7 +232,8 @@ class Harness:
         self.console_enabled = console
         self.ready_timeout = ready_timeout
         self.sock = f"{sock_prefix_for(os.getpid())}{next(_counter)}-{uuid.uuid4().hex[:8]}"
-        self.ibsim: Daemon | None = None
+        self.ibsim: Daemon | AttachedProcess | None = None  # attach(): one an earlier process started
+        self.attached_sms: list[AttachedProcess] = []
         self._sms: list[SmDaemon] = []
         self._sm_runs = itertools.count()
 
@@ -286,14 +276,14 @@ class Harness:
             cmd.append("-n")
         cmd.append(str(self.netfile))
         env = dict(os.environ, IBSIM_SOCKNAME=self.sock)
-        self.ibsim = start_daemon(
+        self.ibsim = daemon = start_daemon(
             "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled
         )
 
         def ready() -> bool:
-            if not self.ibsim.alive():
+            if not daemon.alive():
                 # ibsim says why it exited only on its output, as a failed command does
-                log = self.ibsim.log_path.read_text(errors="replace")
+                log = daemon.log_path.read_text(errors="replace")
                 if m := _NET_ERROR.search(log):
                     # ibsim's own parser refused the net file: bad input, said as such
                     raise InputError("ibsim cannot parse this net file", file=self.netfile, line=int(m.group(1)))
@@ -302,7 +292,7 @@ class Harness:
                         "ibsim cannot build a fabric from this net file (check that both ends of every link agree)",
                         file=self.netfile,
                     )
-                raise ExternalError(f"ibsim exited with {self.ibsim.popen.returncode}: {_tail(self.ibsim.log_path)}")
+                raise ExternalError(f"ibsim exited with {daemon.popen.returncode}: {_tail(daemon.log_path)}")
             # ready when its control socket is bound: ibsim binds it after building the fabric
             # (and after printing "Network simulator ready.", so that line is no signal)
             return ibsim_listening(self.sock) is not False
@@ -342,8 +332,9 @@ class Harness:
         state.setdefault("sm_pids", []).append(sm.pid)
         write_json(self.run_dir / "harness.json", state, indent=None)
 
-    def run_dir_state(self) -> dict:
-        return json.loads((self.run_dir / "harness.json").read_text())
+    def run_dir_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads((self.run_dir / "harness.json").read_text())
+        return state
 
     def detach(self) -> None:
         """Leave every process running (for `ibqos fabric up` / `run-sm --daemon`)."""
@@ -382,6 +373,8 @@ class Harness:
         self._check_alive()
         if not self.console_enabled:
             raise ExternalError("this harness was started without the ibsim console (console=True)")
+        if not isinstance(self.ibsim, Daemon):  # attach(): ibsim's console belongs to the process that started it
+            raise ExternalError("the ibsim console is only reachable from the process that started the fabric")
         self.ibsim.send(line)
 
     def command(self, line: str, timeout: float = 30) -> str:
@@ -439,9 +432,12 @@ class Harness:
         if sm is None:
             running = [s for s in self._sms if s.alive()]
             sm = running[0] if len(running) == 1 else None
-        mark = sweep_mark(sm.log) if sm else None
+        if sm is None:
+            self.command(line)
+            return None
+        mark = sweep_mark(sm.log)
         self.command(line)
-        return wait_resweep(sm, mark, timeout=timeout) if sm else None
+        return wait_resweep(sm, mark, timeout=timeout)
 
     def _check_alive(self) -> None:
         if not self.alive():
@@ -506,7 +502,8 @@ class Harness:
         cmd = [opensm, "-F", str(conf_path), "-f", str(log), "-D", f"0x{log_flags:02x}"]
         return d, log, dumps, cmd, env
 
-    def run_sm(
+    # PLR0913: keyword-only: the OpenSM options a run may set
+    def run_sm(  # noqa: PLR0913
         self,
         *,
         engine: str = "minhop",
@@ -532,7 +529,8 @@ class Harness:
             check_sm_run(run.lines(), run.rc, log)
         return run
 
-    def start_sm(
+    # PLR0913: keyword-only: the OpenSM options a run may set
+    def start_sm(  # noqa: PLR0913
         self,
         *,
         engine: str = "minhop",
@@ -558,6 +556,7 @@ class Harness:
 
     def read_back(self, save: bool = True):
         """Read the fabric live into the model; saved as run_dir/fabric.json for later stages."""
+
         self._check_alive()
         fabric = read_live(self.env)
         if save:

@@ -9,6 +9,8 @@ them."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from ibqos.errors import InputError
@@ -20,9 +22,36 @@ KEYVAL = re.compile(r"^\s*\w+\s*=\s*\S+")
 MAX_PORTS = 254
 
 
+# what a node record's type keyword is to OpenSM (node type) and to ibsim
+KINDS = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
+
+
+@dataclass(frozen=True)
+class NetNode:
+    """One node record: `Switch 36 "sw-g0-s0"` (type, ports, name as ibsim takes them)."""
+
+    line: int
+    kind: str  # SWITCH, CA or ROUTER (KINDS)
+    ports: int
+    name: str  # quoted in the file; ibsim makes it the node description
+
+
 def read_net(netfile: str | Path) -> str:
     """An ibsim net file's text (inputfile.py: a bounded regular file, strictly UTF-8)."""
     return read_text(netfile, limit=64 * MiB, what="an ibsim net file")
+
+
+def node_record(line: str, n: int = 0) -> NetNode | None:
+    """The node record on `line` (number `n`), or None when the line is not one."""
+    m = NODE.match(line)
+    return NetNode(n, KINDS[m.group(1).lower()], int(m.group(2)), m.group(3)) if m else None
+
+
+def node_records(text: str) -> Iterator[NetNode]:
+    """The node records of a net file's text, in file order: the one reader of them."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if node := node_record(line, n):
+            yield node
 
 
 def check_net(netfile: str | Path, text: str | None = None) -> None:
@@ -34,8 +63,8 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not body.strip():
             continue
-        if m := NODE.match(line):
-            name, nports = m.group(3), int(m.group(2))
+        if node := node_record(line, n):
+            name, nports = node.name, node.ports
             if not name:
                 raise InputError("a node needs a name", file=netfile, line=n)
             if name in nodes:
@@ -54,12 +83,14 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
-    for n, node, port, pport, peer in links:
+    for n, owner, port, pport, peer in links:
         if peer not in nodes:
             raise InputError(
-                f"{node!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
+                f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
             )
         if not 1 <= pport <= nodes[peer]:
             raise InputError(
-                f"{node!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}", file=netfile, line=n
+                f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
+                file=netfile,
+                line=n,
             )

@@ -168,7 +168,7 @@ def dragonfly_missing_local_link(
 def dragonfly_unconnected_pair(a: int, p: int, h: int, ga: int = 0, gb: int = 1) -> Topology:
     """A full dragonfly (g = a*h+1, one link per pair) minus the only link of groups ga-gb."""
     t = dragonfly(a, p, h)
-    for sa, pa, sb, pb in t.links():
+    for sa, pa, sb, _ in t.links():
         na, nb = t.nodes[sa], t.nodes[sb]
         if na.kind == nb.kind == "Switch" and {na.group, nb.group} == {ga, gb}:
             t.disconnect(sa, pa)

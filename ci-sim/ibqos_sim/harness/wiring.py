@@ -46,7 +46,7 @@ def _slots(wiring: str, a: int, h: int, g: int, rng: random.Random) -> list[tupl
     elif wiring == "absolute":
         out = [(G, H - 1, H, G) for G in range(g) for H in range(G + 1, g)]
     elif wiring == "relative":
-        out = [(G, j, (G + j + 1) % g, g - 2 - j) for G in range(g) for j in range(n) if G < (G + j + 1) % g]
+        out = [(G, j, (G + j + 1) % g, g - 2 - j) for G in range(g) for j in range(n) if (G + j + 1) % g > G]
     elif wiring == "circulant":
         out = [(G, 2 * m, (G + m + 1) % g, 2 * m + 1) for G in range(g) for m in range(n // 2)]
     elif wiring == "random":
@@ -73,7 +73,8 @@ def _slots(wiring: str, a: int, h: int, g: int, rng: random.Random) -> list[tupl
     return out
 
 
-def wired_dragonfly(
+# PLR0913: the dragonfly's shape (a, p, h) and the cabling choices, keyword options
+def wired_dragonfly(  # noqa: PLR0913
     a: int,
     p: int,
     h: int,

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import statistics
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ibqos.docfile import write_atomic, write_figure, write_json
 from ibqos.extras import pyplot, require_plot
@@ -190,17 +190,20 @@ def run_experiment(
 def table1(runs: list[EngineRun], setup: Setup) -> list[dict]:
     rows = []
     for r in runs:
-        row = {"engine": r.engine, "paper": PAPER_TABLE1.get(r.engine), "skipped": r.skipped, "ours": {}}
+        ours: dict[str, dict] = {}
+        row = {"engine": r.engine, "paper": PAPER_TABLE1.get(r.engine), "skipped": r.skipped, "ours": ours}
         if not r.skipped:
             for m in models(setup):
                 per = [r.factor(m, b, setup.loads) for b in setup.buffers]
                 f = [x for x in per if x is not None]
-                row["ours"][model_tag(m)] = {
+                ours[model_tag(m)] = {
                     "input_reads": str(m[0]),
                     "voq_buffers": m[1],
                     # per buffer: which runs deadlocked where the factor is missing
                     "stuck": {str(b): r.stuck(m, b, setup.loads) for b in setup.buffers},
-                    "per_buffer": {str(b): None if x is None else round(x, 3) for b, x in zip(setup.buffers, per)},
+                    "per_buffer": {
+                        str(b): None if x is None else round(x, 3) for b, x in zip(setup.buffers, per, strict=True)
+                    },
                     "min": round(min(f), 3) if f else None,
                     "median": round(statistics.median(f), 3) if f else None,
                     "max": round(max(f), 3) if f else None,
@@ -216,7 +219,7 @@ def within_10pct(paper: tuple | None, ours: dict) -> bool | None:
     if paper is None or ours["min"] is None or any(x is None for x in ours["per_buffer"].values()):
         return None
     stats = (ours["min"], ours["median"], ours["max"])
-    if any(abs(o / p - 1) > 0.10 for o, p in zip(stats, paper)):
+    if any(abs(o / p - 1) > 0.10 for o, p in zip(stats, paper, strict=True)):
         return False
     return all(0.9 * paper[0] <= x <= 1.1 * paper[2] for x in ours["per_buffer"].values())
 
@@ -257,9 +260,9 @@ def _curves_panel(ax, r: EngineRun, setup: Setup, model: tuple, voq: bool) -> No
     for b in setup.buffers:
         ys, sts = r.curves[(*model, voq, b)], r.statuses[(*model, voq, b)]
         (line,) = ax.plot(setup.loads, ys, marker="o", ms=3, label=f"{b} pkt")
-        dead = [(x, y) for x, y, st in zip(setup.loads, ys, sts) if st == "deadlock"]
+        dead = [(x, y) for x, y, st in zip(setup.loads, ys, sts, strict=False) if st == "deadlock"]
         if dead:  # a deadlock is not low throughput: marked where it happened
-            ax.scatter(*zip(*dead), marker="x", s=60, color=line.get_color(), zorder=3)
+            ax.scatter(*zip(*dead, strict=True), marker="x", s=60, color=line.get_color(), zorder=3)
     if any(st == "deadlock" for b in setup.buffers for st in r.statuses[(*model, voq, b)]):
         ax.text(0.02, 0.95, "x: deadlock (credit loop)", transform=ax.transAxes, fontsize=8, va="top", color="darkred")
     ax.set_title(f"{r.engine} ({'VOQ' if voq else 'no VOQ'})")
@@ -280,7 +283,7 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
     figs += [(11, m, True, model_tag(m)) for m in models(setup)]
     for fig_no, model, voq, tag in figs:
         fig, axes = plt.subplots(1, max(1, len(done)), figsize=(4.2 * max(1, len(done)), 3.6), squeeze=False)
-        for ax, r in zip(axes[0], done):
+        for ax, r in zip(axes[0], done, strict=False):
             _curves_panel(ax, r, setup, model, voq)
         axes[0][0].legend(fontsize=7, title="buffer/VL")
         what = f"input reads {model[0]}" if not voq else model_name(model)
@@ -315,7 +318,7 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
             paper = PAPER_TABLE1.get(r.engine)
             if paper:  # the paper's Table 1 range for this engine
                 axes[2].axhspan(paper[0], paper[2], color=color, alpha=0.12)
-        for ax, title in zip(axes, ("(a) buffer, no VOQ", "(b) buffer, VOQ", "(c) VOQ over no VOQ")):
+        for ax, title in zip(axes, ("(a) buffer, no VOQ", "(b) buffer, VOQ", "(c) VOQ over no VOQ"), strict=True):
             ax.set_xscale("log", base=2)
             ax.set_xlabel("buffer (packets per VL)")
             ax.set_ylabel("improvement factor")

@@ -13,19 +13,19 @@ from .run import Simulation, parse_sweep, simulate, sweep
 from .traffic import PATTERNS, TrafficClass, TrafficSpec, classes_from_plan
 
 __all__ = [
+    "PATTERNS",
     "Network",
-    "compile_network",
-    "VlarbOverlay",
-    "overlay_plan_vlarb",
-    "overlay_round_robin_vlarb",
     "SimParams",
     "SimResult",
     "Simulation",
+    "TrafficClass",
+    "TrafficSpec",
+    "VlarbOverlay",
+    "classes_from_plan",
+    "compile_network",
+    "overlay_plan_vlarb",
+    "overlay_round_robin_vlarb",
     "parse_sweep",
     "simulate",
     "sweep",
-    "PATTERNS",
-    "TrafficClass",
-    "TrafficSpec",
-    "classes_from_plan",
 ]

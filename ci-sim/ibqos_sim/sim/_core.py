@@ -14,7 +14,7 @@ from ibqos.paths import product
 LIB_NAME = "libibqos_sim.so"
 # ibs_version() of the core whose structs this file mirrors. IBQOS_SIM_ACCEPT_ABI names older
 # cores whose structs are a prefix of these (the speed bench runs one as its baseline).
-ABI = "ibqos-sim 4"
+ABI = "ibqos-sim 5"
 
 CBR, POISSON, SATURATE = 0, 1, 2
 DEST_SET, DEST_UNIFORM = 0, 1
@@ -137,6 +137,8 @@ class Results(C.Structure):
         ("n_classes", C.c_uint32),
         ("klass", C.POINTER(Group)),
         ("port_vl_bytes", C.POINTER(C.c_uint64)),
+        ("port_sl_bytes", C.POINTER(C.c_uint64)),
+        ("port_vl_wait_ps", C.POINTER(C.c_uint64)),
         ("ep_rx_bytes", C.POINTER(C.c_uint64)),
         ("ep_tx_bytes", C.POINTER(C.c_uint64)),
         ("witness_len", C.c_uint32),

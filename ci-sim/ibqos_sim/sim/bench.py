@@ -14,11 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 from pathlib import Path
 
 from ibqos.fabric.model import Fabric
+from ibqos.proc import run_command
 
 from .network import compile_network
 from .overlay import overlay_round_robin_vlarb
@@ -69,14 +69,15 @@ def measure_subprocess(fabric_json: str | Path, *, timeout: float = 1800, **kw) 
     args = [sys.executable, "-m", "ibqos_sim.sim.bench", str(fabric_json)]
     for k, v in kw.items():
         args += [f"--{k.replace('_', '-')}", str(v)]
-    cp = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=True, stdin=subprocess.DEVNULL)
-    return json.loads(cp.stdout.strip().splitlines()[-1])
+    cp = run_command(args, timeout=timeout)
+    doc: dict = json.loads(cp.stdout.strip().splitlines()[-1])
+    return doc
 
 
 def _peak_rss_mb() -> float:
     """This process's peak RSS. Not ru_maxrss: Linux carries that across execve, so a child
     forked from a large parent would report the parent's size."""
-    for line in open("/proc/self/status"):
+    for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return round(int(line.split()[1]) / 1024, 1)
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

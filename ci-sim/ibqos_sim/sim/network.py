@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
 from ibqos.errors import InputError
 from ibqos.fabric.index import NO_SL2VL_NOTE, build_index, ca_sl2vl
 from ibqos.fabric.model import Fabric, Port
@@ -55,7 +54,8 @@ def _op_vls(port: Port, peer: Port, default: int) -> int:
     return min(vals) if vals else default
 
 
-def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric") -> Network:
+# PLR0912 and PLR0915: one check per table the core needs, each with its one-line error
+def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric") -> Network:  # noqa: PLR0912, PLR0915
     """Raises InputError (one line, naming the node, port and table) for what cannot be simulated."""
 
     def err(where: str, fld: str, msg: str) -> InputError:
@@ -70,7 +70,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         port_base[1:] = np.cumsum(nslots)[:-1]
     index = {g: i for i, g in enumerate(nodes)}
     n_ports = int(nslots.sum())
-    ports = [(g, k) for g, ns in zip(nodes, nslots) for k in range(int(ns))]
+    ports = [(g, k) for g, ns in zip(nodes, nslots, strict=True) for k in range(int(ns))]
 
     def gport(guid: int, num: int) -> int:
         return int(port_base[index[guid]]) + num
@@ -155,14 +155,14 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         pairs = [(i, o) for i in linked for o in linked] if n.kind == "switch" else [(0, o) for o in linked]
         for i, o in pairs:
             if n.kind == "switch":
-                vls = tuple(int(v) for v in ix.sl2vl[sw_of[g], i, o])
+                row = tuple(int(v) for v in ix.sl2vl[sw_of[g], i, o])
             elif (g, o) in ep_of:
-                vls = tuple(int(v) for v in ix.ep_sl2vl[ep_of[(g, o)]])
+                row = tuple(int(v) for v in ix.ep_sl2vl[ep_of[(g, o)]])
             else:  # a linked CA port without a LID sends nothing
-                vls = ca_sl2vl(n, o) or (0,) * 16
-            if len(vls) != 16:
+                row = ca_sl2vl(n, o) or (0,) * 16
+            if len(row) != 16:
                 raise err(f"{n.desc or hex(g)} in {i} out {o}", "sl2vl", "needs 16 VLs")
-            mat[i * ns + o] = rows.setdefault(vls, len(rows))
+            mat[i * ns + o] = rows.setdefault(row, len(rows))
         sl2vl_off[ni] = off
         off += ns * ns
         idx_parts.append(mat)
@@ -180,7 +180,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
     routes = ix.lft[:, ix.ep_lid].astype(np.uint8).reshape(-1)
 
     is_switch = np.array([fabric.nodes[g].kind == "switch" for g in nodes], dtype=np.uint8)
-    arr = dict(
+    arr: dict[str, np.ndarray] = dict(
         node_is_switch=is_switch,
         node_nports=nslots,
         node_port_base=port_base,
@@ -197,7 +197,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         arb_entries=np.array(entries or [(0, 0)], dtype=np.uint8).reshape(-1, 2),
         routes=routes if len(routes) else np.zeros(1, dtype=np.uint8),
         sl2vl_idx=np.concatenate(idx_parts).astype(np.uint16),
-        sl2vl_rows=np.array(sorted(rows, key=rows.get), dtype=np.uint8).reshape(-1),
+        sl2vl_rows=np.array(sorted(rows, key=rows.__getitem__), dtype=np.uint8).reshape(-1),
         ep_port=np.array([gport(g, p) for g, p in endpoints], dtype=np.uint32),
     )
     if any(v > 15 for v in arr["sl2vl_rows"]):
@@ -216,7 +216,7 @@ def _pair_sls(fabric: Fabric, endpoints: list[tuple[int, int]]) -> np.ndarray:
     if not fabric.path_sls:
         return out.reshape(-1)
     # LID -> endpoint index (-1: no endpoint), then every (slid, dlid, sl) at once
-    index = np.full(max(max(lids), max(max(k) for k in fabric.path_sls)) + 1, -1, dtype=np.int64)
+    index = np.full(max(*lids, *(max(k) for k in fabric.path_sls)) + 1, -1, dtype=np.int64)
     index[lids] = np.arange(n)
     psl = np.array([(s, d, sl) for (s, d), sl in fabric.path_sls.items()], dtype=np.int64)
     i, j = index[psl[:, 0]], index[psl[:, 1]]

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal, Union
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Literal
 
 from ibqos.arbiter.rates import rate_gbps as parse_rate
-
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_SIM_US = 1_000_000.0
 
 
 class SimParams(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-    rate: Union[str, float] = "QDR"  # every link: QDR 32, FDR 56, EDR 100, HDR 200 Gb/s, or Gb/s
+    rate: str | float = "QDR"  # every link: QDR 32, FDR 56, EDR 100, HDR 200 Gb/s, or Gb/s
     mtu: int = Field(4096, ge=64, le=65535)  # bytes per packet (the largest)
     buffer_packets: int = Field(16, ge=1, le=1024)  # input buffer per (port, VL), in MTU packets
     prop_ns: float = Field(10.0, ge=0)  # link propagation delay (about 2 m of cable)

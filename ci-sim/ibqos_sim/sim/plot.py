@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ibqos.docfile import write_figure
 from ibqos.extras import pyplot
 
 from .result import SimResult
-from ibqos.docfile import write_figure
 
 
 def _plt():
@@ -68,7 +68,7 @@ def latency_per_sl(results: list[SimResult], path: str | Path, title: str = "") 
         for n in names:
             pts = [(r.load, s.net_latency.p99_us) for r in results for s in r.per_sl if s.name == n and s.packets]
             if pts:
-                ax.plot(*zip(*pts), "o-", label=f"{n} p99")
+                ax.plot(*zip(*pts, strict=True), "o-", label=f"{n} p99")
         ax.set_xlabel("offered load (fraction of link rate)")
         ax.set_yscale("log")
     ax.set_ylabel("packet latency, injection to delivery (µs)")

@@ -48,7 +48,8 @@ class _Networks:
     """Compiled networks by (fabric key, link rate): compiling is per fabric, not per point."""
 
     def __init__(self, fabrics: dict[str, Fabric]):
-        self.fabrics, self.nets = fabrics, {}
+        self.fabrics = fabrics
+        self.nets: dict[tuple[str, float], Network] = {}
 
     def get(self, key: str, params: SimParams) -> Network:
         k = (key, params.rate_gbps)
@@ -88,8 +89,8 @@ def run_points(
     if jobs <= 1:
         nets = _Networks(fabrics)
         for i, p in enumerate(points):
-            out[i] = nets.run(p)
-            done(i, out[i])
+            out[i] = r = nets.run(p)
+            done(i, r)
         return [r for r in out if r is not None]
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init, initargs=(fabrics,)) as pool:

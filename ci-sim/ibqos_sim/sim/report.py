@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
-
-from rich.console import Console
 
 from ibqos.docfile import write_atomic
 from ibqos.term import print_table
+from rich.console import Console
 from rich.table import Table
 
 from .result import SimResult, Throughput
@@ -50,7 +50,7 @@ def print_result(res: SimResult, console: Console | None = None) -> None:
     )
     console.print(head)
     print_table(console, throughput_table("per class (latency: injection to delivery)", res.per_class))
-    if sorted(s.sl for s in res.per_sl) != sorted(k.sl for k in res.per_class):  # classes share SLs
+    if Counter(s.sl for s in res.per_sl) != Counter(k.sl for k in res.per_class):  # classes share SLs
         print_table(console, throughput_table("per SL", res.per_sl))
     t = Table(title="per VL utilisation, all links", title_justify="left")
     t.add_column("VL", justify="right")

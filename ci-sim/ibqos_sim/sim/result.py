@@ -117,8 +117,7 @@ def _offered_by_pair_sl(net, fs) -> dict[int, float | None]:
         sls = pair_sl[f.src, dests].astype(np.int64)
         sls[sls > 15] = f.sl
         counts = np.bincount(sls, minlength=16)
-        for sl in np.nonzero(counts)[0]:
-            sl = int(sl)
+        for sl in map(int, np.nonzero(counts)[0]):
             if f.process == _core.SATURATE or (sl in out and out[sl] is None):
                 out[sl] = None
             else:
@@ -157,7 +156,7 @@ def build_result(sim) -> SimResult:
             priority=priority,
         )
 
-    class_sl = {}
+    class_sl: dict[int, list[int]] = {}
     per_class = []
     for i, c in enumerate(fs.classes):
         per_class.append(row(c.name, c.sl, raw.klass[i], fs.offered_gbps.get(i), c.priority))

@@ -9,7 +9,6 @@ import time
 from collections.abc import Callable, Iterable
 
 import numpy as np
-
 from ibqos.errors import ExternalError, InputError
 from ibqos.fabric.model import Fabric
 
@@ -105,7 +104,8 @@ class Simulation:
 
     @property
     def raw(self) -> _core.Results:
-        return self._lib.ibs_results(self._sim).contents
+        results: _core.Results = self._lib.ibs_results(self._sim).contents
+        return results
 
     def audit(self) -> _core.Audit:
         """Walk every queue and buffer; needs Simulation(..., audit=True)."""
@@ -187,7 +187,7 @@ def parse_sweep(text: str) -> list[float]:
         raise InputError(f"{text!r}: want START:STOP:STEP", field="--sweep") from exc
     if not (0 < a <= b <= 1 and s > 0):
         raise InputError(f"{text!r}: loads must satisfy 0 < START <= STOP <= 1, STEP > 0", field="--sweep")
-    n = int(round((b - a) / s)) + 1
+    n = round((b - a) / s) + 1
     if n > MAX_SWEEP_POINTS:  # each point is a whole simulation: 1e-9 steps would be 1e9 of them
         raise InputError(f"{text!r} gives {n} loads; at most {MAX_SWEEP_POINTS}: take a larger STEP", field="--sweep")
     loads = sorted({round(a + i * s, 6) for i in range(n) if a + i * s <= b + 1e-9})

@@ -60,7 +60,7 @@ def measure_link_shares(
         for k in range(1, max_batches + 1):
             sim.run(warm_ps + int(k * batch_us * 1e6))
             now = [sim.raw.klass[i].rx_bytes for i in range(len(names))]
-            delta = [a - b for a, b in zip(now, last)]
+            delta = [a - b for a, b in zip(now, last, strict=True)]
             last = now
             total = sum(delta)
             if total:
@@ -71,8 +71,8 @@ def measure_link_shares(
     hw = _half_widths(per_batch)
     return LinkShares(
         destination=dst,
-        shares={n: round(100.0 * b / total, 4) if total else 0.0 for n, b in zip(names, last)},
-        half_width_pp={n: round(h, 4) for n, h in zip(names, hw)},
+        shares={n: round(100.0 * b / total, 4) if total else 0.0 for n, b in zip(names, last, strict=True)},
+        half_width_pp={n: round(h, 4) for n, h in zip(names, hw, strict=True)},
         batches=len(per_batch),
         batch_us=batch_us,
         simulated_us=len(per_batch) * batch_us,
@@ -87,7 +87,7 @@ def _half_widths(batches: list[list[float]]) -> list[float]:
     if k < 2:
         return [math.inf] * (len(batches[0]) if batches else 1)
     out = []
-    for col in zip(*batches):
+    for col in zip(*batches, strict=True):
         mean = sum(col) / k
         var = sum((x - mean) ** 2 for x in col) / (k - 1)
         out.append(1.96 * math.sqrt(var / k))

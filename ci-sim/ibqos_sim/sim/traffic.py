@@ -4,16 +4,16 @@ InjectionProcess; the core draws per-packet destinations from the sets built her
 
 from __future__ import annotations
 
+import ctypes
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from ibqos.errors import InputError
 from ibqos.fabric.groups import NotADragonfly, dragonfly_groups
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import _core
 from .network import Network
@@ -29,7 +29,7 @@ class TrafficClass(BaseModel):
     name: str
     sl: int = Field(ge=0, le=15)
     msg_bytes: int = Field(4096, ge=1, le=1 << 30)
-    rate: Union[float, Literal["saturate"]] = "saturate"  # fraction of the link, scaled by load
+    rate: float | Literal["saturate"] = "saturate"  # fraction of the link, scaled by load
     pattern: Pattern = "uniform"
     priority: int = 0  # for reports: lower = more urgent
 
@@ -63,7 +63,7 @@ class TrafficSpec(BaseModel):
 
 @dataclass
 class FlowSet:
-    flows: "_core.C.Array"
+    flows: ctypes.Array[_core.Flow]
     n_flows: int
     dests: np.ndarray
     classes: list[TrafficClass]
@@ -77,7 +77,7 @@ def _stencil_dims(n: int) -> tuple[int, int, int]:
     for x in range(1, round(n ** (1 / 3)) + 2):
         if n % x:
             continue
-        for y in range(x, int(math.isqrt(n // x)) + 1):
+        for y in range(x, math.isqrt(n // x) + 1):
             if (n // x) % y == 0:
                 z = n // x // y
                 # the most cubic grid: smallest largest side, then largest smallest side
@@ -105,10 +105,10 @@ def _groups(net: Network) -> list[int]:
     except NotADragonfly as e:
         raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source, field="traffic") from e
     out = []
-    for e in range(net.n_endpoints):
-        sw = net.ep_switch(e)
+    for ep in range(net.n_endpoints):
+        sw = net.ep_switch(ep)
         if sw is None:
-            raise InputError(f"endpoint {net.ep_desc(e)} is not cabled to a switch", file=net.source, field="traffic")
+            raise InputError(f"endpoint {net.ep_desc(ep)} is not cabled to a switch", file=net.source, field="traffic")
         out.append(sw_group[sw])
     return out
 
@@ -120,7 +120,8 @@ def _endpoint(net: Network, name: str, what: str) -> int:
     raise InputError(f"no CA port named {name!r}", field=what)
 
 
-def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float, mtu: int) -> FlowSet:
+# PLR0912: one branch per traffic pattern
+def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float, mtu: int) -> FlowSet:  # noqa: PLR0912
     if not 0 < load <= 1:
         raise InputError(f"load {load}: must be in (0, 1] of the link rate", field="load")
     N = net.n_endpoints
@@ -152,10 +153,10 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float, 
         pkt = min(mtu, c.msg_bytes)
         total = 0.0
 
-        def add(src: int, mode: int, off: int = 0, ln: int = 0, f: float = frac, sat: bool = saturate):
+        def add(src: int, mode: int, off: int = 0, ln: int = 0, f: float = frac, sat: bool = saturate) -> None:
             nonlocal total
-            flows.append(
-                (src, c.sl, _core.SATURATE if sat else process, ci, pkt, c.msg_bytes, rate_gbps * f, mode, off, ln)
+            flows.append(  # add() runs in this iteration only: c, ci and pkt are this class's
+                (src, c.sl, _core.SATURATE if sat else process, ci, pkt, c.msg_bytes, rate_gbps * f, mode, off, ln)  # noqa: B023
             )
             total += rate_gbps * f
 

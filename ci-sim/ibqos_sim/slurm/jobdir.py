@@ -16,11 +16,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ibqos.docfile import read_json, write_atomic
 from ibqos.errors import InputError
 from ibqos.fabric.model import Fabric
+from pydantic import ValidationError
 
 from ..sim.params import SimParams
 from ..sim.points import Point

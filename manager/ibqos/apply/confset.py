@@ -29,12 +29,17 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
-from .history import stamp
+from .stamp import stamp
+
+if TYPE_CHECKING:
+    from ..fabric.model import Fabric
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
 MANIFEST = "manifest.json"
@@ -112,7 +117,7 @@ class ConfigSet:
     def verified_fabric(self, version: str) -> Path:
         return self.state / READBACKS / f"{version}.fabric.json"
 
-    def save_verified_fabric(self, version: str, fabric) -> None:
+    def save_verified_fabric(self, version: str, fabric: Fabric) -> None:
         self.verified_fabric(version).parent.mkdir(exist_ok=True)
         fabric.save(self.verified_fabric(version))
 
@@ -124,7 +129,7 @@ class ConfigSet:
             p.is_symlink() and os.readlink(p) == str(self.current / name) for name, p in self.paths.items()
         )
 
-    def adopt(self, hook=lambda step: None) -> None:
+    def adopt(self, hook: Callable[[str], None] = lambda step: None) -> None:
         """First use: copy the admin's files into v0000 and point the paths at `current`.
 
         A path that is a symlink somewhere else with other contents (e.g. into the nested
@@ -172,7 +177,11 @@ class ConfigSet:
                 _symlink_over(str(self.current / name), p)
 
     def stage(
-        self, files: dict[str, str], meta: dict, extra: dict[str, str] | None = None, name: str | None = None
+        self,
+        files: dict[str, str],
+        meta: Mapping[str, object],
+        extra: dict[str, str] | None = None,
+        name: str | None = None,
     ) -> str:
         """Write a new version directory (not yet current) and return its name. `extra` are
         files kept beside the managed ones (the plan, so a later command can verify it). Every
@@ -181,14 +190,19 @@ class ConfigSet:
         left = [r for r in self.roles(self.current_version()) if r not in files]
         if left:
             raise ExternalError(f"{self.current} holds {', '.join(left)}, which the new version would drop")
-        n = max((int(_VERSION.match(v).group(1)) for v in self.versions()), default=0) + 1
+        n = max((int(v[1:]) for v in self.versions()), default=0) + 1  # versions() holds only vNNNN
         name = name or f"v{n:04d}"
         modes = {r: (self.current / r).stat().st_mode & 0o7777 for r in self.paths if (self.current / r).exists()}
         self._write_version(name, {r: files[r] for r in self.paths}, meta, extra, modes)
         return name
 
     def _write_version(
-        self, name: str, files: dict[str, str], meta: dict, extra: dict[str, str] | None = None, modes=None
+        self,
+        name: str,
+        files: dict[str, str],
+        meta: Mapping[str, object],
+        extra: dict[str, str] | None = None,
+        modes: dict[str, int] | None = None,
     ) -> None:
         """The one writer of a version: written in a hidden directory, made read-only with its
         manifest, then renamed into place (a crash leaves a `.vNNNN.tmp`, never half a version)."""
@@ -215,9 +229,10 @@ class ConfigSet:
         extra = {"meta.json", MANIFEST, "plan.json"}
         return sorted(f.name for f in (self.state / version).iterdir() if f.name not in extra)
 
-    def meta(self, version: str) -> dict:
+    def meta(self, version: str) -> dict[str, Any]:
         try:
-            return json.loads((self.state / version / "meta.json").read_text())
+            meta: dict[str, Any] = json.loads((self.state / version / "meta.json").read_text())
+            return meta
         except (OSError, ValueError):
             return {}
 
@@ -241,7 +256,7 @@ class ConfigSet:
     def tamper_line(self, version: str | None) -> str | None:
         """One line naming the files of `version` changed since ibqos stored them, or None."""
         bad = self.check(version) if version else []
-        if not bad:
+        if not bad or not version:
             return None
         return (
             f"TAMPERED: {self.state / version} changed since ibqos wrote it ({', '.join(bad)} differ from "

@@ -9,35 +9,20 @@ by whom and from which plan (sha256 of plan.json); `rows()` joins the two for
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
-import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalError
+
+if TYPE_CHECKING:
+    from .confset import ConfigSet
 
 LOG = "history.jsonl"
 
 
-def who() -> str:
-    """The person behind the command: sudo's caller, else the login (or the uid's) name."""
-    if os.environ.get("SUDO_USER"):
-        return os.environ["SUDO_USER"]
-    try:
-        return os.getlogin()
-    except OSError:
-        try:
-            return getpass.getuser()
-        except (KeyError, OSError):
-            return f"uid {os.getuid()}"
-
-
-def stamp() -> dict:
-    return {"time": time.time(), "who": who()}
-
-
-def append(state_dir: Path, event: dict) -> None:
+def append(state_dir: Path, event: dict[str, Any]) -> None:
     """One line, appended and fsynced: a crash leaves whole lines before it."""
     line = json.dumps(event, sort_keys=True) + "\n"
     fd = os.open(state_dir / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -48,7 +33,7 @@ def append(state_dir: Path, event: dict) -> None:
         os.close(fd)
 
 
-def events(state_dir: Path) -> list[dict]:
+def events(state_dir: Path) -> list[dict[str, Any]]:
     try:
         text = (state_dir / LOG).read_text()
     except FileNotFoundError:
@@ -63,21 +48,21 @@ def events(state_dir: Path) -> list[dict]:
     return out
 
 
-def rows(cs) -> list[dict]:
+def rows(cs: ConfigSet) -> list[dict[str, Any]]:
     """Every stored version, oldest first: time, plan hash, who, result, and what else is
     known (current, the admin's original, a rollback's source, files changed by hand)."""
-    last: dict[str, dict] = {}
+    last: dict[str, dict[str, Any]] = {}
     for ev in events(cs.state):
         last[ev.get("version", "")] = ev
     current = cs.current_version()
     out = []
     for v in cs.versions():
         meta = cs.meta(v)
-        ev = last.get(v)
+        latest = last.get(v)
         if "adopted_from" in meta:
             result = "original"
-        elif ev:
-            result = ev["state"].replace("-", " ")
+        elif latest:
+            result = latest["state"].replace("-", " ")
         else:
             result = "current" if v == current else "not applied"
         out.append(
@@ -87,7 +72,7 @@ def rows(cs) -> list[dict]:
                 "plan_sha256": meta.get("plan_sha256"),
                 "who": meta.get("who"),
                 "result": result,
-                "action": (ev or {}).get("action", "adopt" if "adopted_from" in meta else None),
+                "action": (latest or {}).get("action", "adopt" if "adopted_from" in meta else None),
                 "rollback_of": meta.get("rollback_of"),
                 "current": v == current,
                 "original": "adopted_from" in meta,
@@ -97,12 +82,12 @@ def rows(cs) -> list[dict]:
     return out
 
 
-def previous_verified(cs) -> str | None:
+def previous_verified(cs: ConfigSet) -> str | None:
     """`ibqos rollback`'s default: the newest version, other than the current one, whose
     last apply (or rollback) was verified and which is still stored."""
     current, stored = cs.current_version(), set(cs.versions())
     for ev in reversed(events(cs.state)):
         v = ev.get("version")
-        if ev.get("state") == "verified" and v != current and v in stored:
+        if ev.get("state") == "verified" and isinstance(v, str) and v != current and v in stored:
             return v
     return None

@@ -79,10 +79,10 @@ class Journal:
             append(self.path.parent, asdict(entry))
         return entry
 
-    def save_before(self, fabric) -> None:
+    def save_before(self, fabric: Fabric) -> None:
         fabric.save(self.before_path)
 
-    def load_before(self):
+    def load_before(self) -> Fabric | None:
         try:
             return Fabric.from_json(self.before_path.read_text())
         except (OSError, ValueError):

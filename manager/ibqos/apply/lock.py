@@ -11,10 +11,15 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ExternalError
+
+
+def _quiet(line: str) -> None:
+    pass
 
 
 def _holder(fd: int) -> str:
@@ -22,7 +27,7 @@ def _holder(fd: int) -> str:
 
 
 @contextmanager
-def apply_lock(state_dir: Path, *, timeout: float = 0, echo=lambda line: None):
+def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], None] = _quiet) -> Iterator[None]:
     """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder."""
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "apply.lock"

@@ -39,9 +39,9 @@ RESTART_ONLY = (
 
 
 def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
-    if pid is None and pidfile is None:
-        raise InputError("give --pid or --pidfile of the running OpenSM", field="apply")
     if pid is None:
+        if pidfile is None:
+            raise InputError("give --pid or --pidfile of the running OpenSM", field="apply")
         try:
             pid = int(pidfile.read_text().split()[0])
         except (OSError, ValueError, IndexError) as exc:

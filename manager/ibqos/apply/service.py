@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import osmconf
-from ..errors import ExternalError, InputError
+from ..errors import ExternalError, InputError, ProcessError
+from ..proc import run_command
 
 UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
 OSM_DEFAULT_CONF = Path("/etc/opensm/opensm.conf")  # OpenSM 3.3.23's default (-F)
@@ -157,9 +157,9 @@ def _main_pid(name: str, argv: list[str]) -> int | None:
 
 def _systemctl(*args: str) -> str:
     try:
-        return subprocess.run(["systemctl", *args], capture_output=True, text=True, check=True, timeout=60).stdout
-    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
-        raise ExternalError(f"systemctl {' '.join(args)} failed: {getattr(e, 'stderr', '') or e}") from e
+        return run_command(["systemctl", *args], timeout=60).stdout
+    except ProcessError as e:
+        raise ExternalError(f"systemctl {' '.join(args)} failed: {e.output or e}") from e
 
 
 # ---- a whole opensm.conf -------------------------------------------------------------------
@@ -172,11 +172,9 @@ def opensm_defaults(env: dict[str, str] | None = None) -> str:
     with tempfile.TemporaryDirectory(prefix="ibqos-osmconf-") as tmp:
         out = Path(tmp) / "opensm.conf"
         try:
-            subprocess.run(
-                [exe, "-c", str(out)], capture_output=True, text=True, timeout=60, check=True, env=env, cwd=tmp
-            )
+            run_command([exe, "-c", str(out)], timeout=60, env=env, cwd=tmp)
             return out.read_text()
-        except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+        except (OSError, ProcessError) as e:
             raise ExternalError(f"opensm -c could not write OpenSM's default configuration: {e}") from e
 
 

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 from .. import paths
+from ..arbiter.table import MAX_CAP, MAX_VL, MAX_WEIGHT, ArbTable
 from ..errors import ExternalError
 from ..osmconf import parse
 from ..proc import run_command
@@ -21,13 +22,14 @@ def _check_qos_values(conf: Path) -> None:
         if value == "(null)":
             continue  # OpenSM's own way to write an unset option (opensm -c)
         if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
-            entries = [e for e in value.split(",") if e]
-            ok = len(entries) <= 64 and all(
-                (m := re.fullmatch(r"(\d+):(\d+)", e)) and int(m[1]) <= 14 and int(m[2]) <= 255 for e in entries
-            )
-            if not ok:
+            try:  # the arbiter's VL:weight parser and ranges
+                table: ArbTable | None = ArbTable(ArbTable.parse_entries(value, key))
+            except ValueError:
+                table = None
+            if table is None or len(table.high) > MAX_CAP:
                 raise ExternalError(
-                    f"{conf}: {key}: not a list of VL:weight (VL 0-14, weight 0-255, at most 64): {value!r}"
+                    f"{conf}: {key}: not a list of VL:weight (VL 0-{MAX_VL}, weight 0-{MAX_WEIGHT}, at most "
+                    f"{MAX_CAP}): {value!r}"
                 )
         elif re.fullmatch(r"qos(_\w+?)?_sl2vl", key):
             vls = value.split(",")
@@ -39,9 +41,10 @@ def _check_qos_values(conf: Path) -> None:
                 f"{conf}: max_op_vls: {value} is not a VLCap code 1-5 (1 = VL0, 2 = VL0-1, 3 = VL0-3, "
                 "4 = VL0-7, 5 = VL0-14); it is not a count of VLs"
             )
-        elif re.fullmatch(r"qos(_\w+?)?_high_limit", key):
-            if not value.lstrip("-").isdigit() or not -1 <= int(value) <= 255:
-                raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")
+        elif re.fullmatch(r"qos(_\w+?)?_high_limit", key) and (
+            not value.lstrip("-").isdigit() or not -1 <= int(value) <= 255
+        ):
+            raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")
 
 
 def validate_opensm_conf(conf: Path) -> None:
@@ -51,7 +54,9 @@ def validate_opensm_conf(conf: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="ibqos-osmcheck-") as tmp:
         cp = run_command([opensm, "-F", str(conf), "-c", str(Path(tmp) / "out.conf")], timeout=30, check=False)
         out = cp.stdout + cp.stderr
-        bad = [ln.strip() for ln in out.splitlines() if "Unrecognized token" in ln or "ERR" in ln]
+        # OpenSM reports a value it cannot read as "-E- Parsing error ..." and keeps its default,
+        # exit 0: that file would run with another sweep_interval than the one verified.
+        bad = [ln.strip() for ln in out.splitlines() if "Unrecognized token" in ln or "ERR" in ln or "-E-" in ln]
         if cp.returncode != 0 or bad:
             raise ExternalError(f"{conf}: OpenSM rejects it: {bad[0] if bad else out.strip()[-200:]}")
 

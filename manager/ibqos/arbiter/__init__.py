@@ -10,4 +10,4 @@ from .result import ArbAnalysis
 from .table import ArbTable
 from .trace import VlStats
 
-__all__ = ["ArbTable", "ArbAnalysis", "VlStats", "MODES"]
+__all__ = ["MODES", "ArbAnalysis", "ArbTable", "VlStats"]

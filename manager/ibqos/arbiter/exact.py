@@ -143,8 +143,7 @@ def _run_to_period(
                     hi_count = 0 if reset_to_zero else max(0, hi_count - limit_bytes)
                     continue
                 k = -(-(limit_bytes - hi_count) // size)  # rule 2, up to the limit
-                if k > left:
-                    k = left
+                k = min(k, left)
                 t_vl.append(vl)
                 t_bytes.append(k * size)
                 t_visit.append(visit)

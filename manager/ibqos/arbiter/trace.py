@@ -9,6 +9,7 @@ Definitions (docs/arbiter.md, *Distances*):
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -30,7 +31,7 @@ class VlStats:
 
 
 class Trace:
-    __slots__ = ("vl", "nbytes", "visit")
+    __slots__ = ("nbytes", "visit", "vl")
 
     def __init__(self) -> None:
         self.vl: list[int] = []
@@ -62,7 +63,7 @@ class Trace:
         out = {}
         for v in sorted(sent):
             pos = positions.get(v, [])
-            gaps = [b - a for a, b in zip(pos, pos[1:])]
+            gaps = [b - a for a, b in itertools.pairwise(pos)]
             if cyclic and pos:
                 gaps.append(pos[0] + nvisits - pos[-1])
             wait = waits.get(v)

@@ -1,5 +1,5 @@
 """The one fabric model of ibqos. Every stage reads and writes this, nothing else."""
 
-from .model import SCHEMA, Fabric, Node, Port, NO_ROUTE
+from .model import NO_ROUTE, SCHEMA, Fabric, Node, Port
 
-__all__ = ["SCHEMA", "Fabric", "Node", "Port", "NO_ROUTE"]
+__all__ = ["NO_ROUTE", "SCHEMA", "Fabric", "Node", "Port"]

@@ -9,8 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..docfile import field_line
-from ..errors import InputError
+from ..docfile import JsonDoc
 from ..vls import DATA_VL_COUNTS
 
 MAX_PORTS = 254  # IBA: NumPorts of a switch
@@ -21,20 +20,11 @@ MTUS = (0, 256, 512, 1024, 2048, 4096)
 KINDS = ("switch", "ca", "router")
 
 
-class _Where:
-    def __init__(self, path: str | Path, text: str | None):
-        self.path, self.text = path, text
-
-    def error(self, message: str, *loc: str | int) -> InputError:
-        line = field_line(self.text, loc) if self.text is not None else None
-        return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)) or None)
-
-
 def _int(v: Any) -> bool:
     return type(v) is int
 
 
-def _guid(w: _Where, v: Any, *loc: str | int) -> int:
+def _guid(w: JsonDoc, v: Any, *loc: str | int) -> int:
     if not isinstance(v, str):
         raise w.error(f"want a GUID '0x…', got {v!r:.40}", *loc)
     try:
@@ -46,7 +36,7 @@ def _guid(w: _Where, v: Any, *loc: str | int) -> int:
     return g
 
 
-def _ranged(w: _Where, v: Any, lo: int, hi: int, *loc: str | int, allowed: tuple[int, ...] = ()) -> int:
+def _ranged(w: JsonDoc, v: Any, lo: int, hi: int, *loc: str | int, allowed: tuple[int, ...] = ()) -> int:
     if not _int(v) or not (v in allowed if allowed else lo <= v <= hi):
         want = ", ".join(map(str, allowed)) if allowed else f"{lo}..{hi}"
         raise w.error(f"want an integer in {want}, got {v!r:.40}", *loc)
@@ -55,7 +45,7 @@ def _ranged(w: _Where, v: Any, lo: int, hi: int, *loc: str | int, allowed: tuple
 
 def check_fabric_doc(doc: Any, path: str | Path, text: str | None = None) -> None:
     """Raise the first problem of a fabric.json document (already parsed) as an InputError."""
-    w = _Where(path, text)
+    w = JsonDoc(path, text)
     if not isinstance(doc, dict):
         raise w.error(f"want an object, got {type(doc).__name__}")
     nodes = doc.get("nodes")
@@ -75,7 +65,7 @@ def check_fabric_doc(doc: Any, path: str | Path, text: str | None = None) -> Non
         _sl2vl_complete(w, nodes)
 
 
-def _node(w: _Where, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, dict[int, Any]]:
+def _node(w: JsonDoc, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, dict[int, Any]]:
     at: tuple[str | int, ...] = ("nodes", i)
     if not isinstance(nd, dict):
         raise w.error(f"want a node object, got {nd!r:.40}", *at)
@@ -103,7 +93,7 @@ def _node(w: _Where, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, d
 
 
 def _port(
-    w: _Where, pd: Any, kind: str, nports: int, at: tuple[str | int, ...], lid_owner: dict[int, str], node: str
+    w: JsonDoc, pd: Any, kind: str, nports: int, at: tuple[str | int, ...], lid_owner: dict[int, str], node: str
 ) -> int:
     if not isinstance(pd, dict):
         raise w.error(f"want a port object, got {pd!r:.40}", *at)
@@ -137,7 +127,7 @@ def _port(
     return num
 
 
-def _vlarb(w: _Where, va: Any, at: tuple[str | int, ...]) -> None:
+def _vlarb(w: JsonDoc, va: Any, at: tuple[str | int, ...]) -> None:
     if not isinstance(va, dict):
         raise w.error(f"want an object or null, got {va!r:.40}", *at)
     for key in ("high", "low", "high_limit", "high_cap", "low_cap"):
@@ -158,7 +148,7 @@ def _vlarb(w: _Where, va: Any, at: tuple[str | int, ...]) -> None:
             _ranged(w, e[1], 0, 255, *at, which, n, 1)
 
 
-def _lft(w: _Where, lft: Any, kind: str, nports: int, at: tuple[str | int, ...]) -> None:
+def _lft(w: JsonDoc, lft: Any, kind: str, nports: int, at: tuple[str | int, ...]) -> None:
     if not isinstance(lft, list):
         raise w.error("want a list of output ports, indexed by LID", *at, "lft")
     if kind != "switch" and lft:
@@ -179,7 +169,7 @@ def _lft(w: _Where, lft: Any, kind: str, nports: int, at: tuple[str | int, ...])
         )
 
 
-def _sl2vl(w: _Where, rows: Any, nports: int, at: tuple[str | int, ...]) -> None:
+def _sl2vl(w: JsonDoc, rows: Any, nports: int, at: tuple[str | int, ...]) -> None:
     if not isinstance(rows, list):
         raise w.error("want a list of [in port, out port, 16 hex VLs]", *at, "sl2vl")
     for k, row in enumerate(rows):
@@ -192,7 +182,7 @@ def _sl2vl(w: _Where, rows: Any, nports: int, at: tuple[str | int, ...]) -> None
             raise w.error(f"want 16 hex digits (the VL of SL 0..15), got {s!r:.40}", *at, "sl2vl", k, 2)
 
 
-def _links(w: _Where, nodes: list[Any], ports_of: dict[int, dict[int, Any]]) -> None:
+def _links(w: JsonDoc, nodes: list[Any], ports_of: dict[int, dict[int, Any]]) -> None:
     """Every link's far end is a listed port that links back."""
     for i, nd in enumerate(nodes):
         guid = int(nd["guid"], 16)
@@ -215,7 +205,7 @@ def _links(w: _Where, nodes: list[Any], ports_of: dict[int, dict[int, Any]]) -> 
                 )
 
 
-def _sl2vl_complete(w: _Where, nodes: list[Any]) -> None:
+def _sl2vl_complete(w: JsonDoc, nodes: list[Any]) -> None:
     """A model with SL2VL tables has one for every (in, out) pair of a switch's linked ports
     (the rule fabric/index.py applies; here it is named with the file and line)."""
     for i, nd in enumerate(nodes):

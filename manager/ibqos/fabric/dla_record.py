@@ -7,12 +7,11 @@ plugin did and that a sweep ended; the log is for people."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ..arbiter import ArbTable
-
 from ..errors import InputError
 
 RECORD_FILE = "ibqos-dla.json"
@@ -24,7 +23,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def _guid(v) -> int:
+def _guid(v: str | int) -> int:
     return int(v, 16) if isinstance(v, str) else v
 
 
@@ -47,7 +46,7 @@ class Groups(_Model):
 
     @field_validator("members", mode="before")
     @classmethod
-    def _guids(cls, v):
+    def _guids(cls, v: list[list[str | int]]) -> list[list[int]]:
         return [[_guid(g) for g in group] for group in v]
 
 
@@ -69,12 +68,12 @@ class PortRecord(_Model):
 
     @model_validator(mode="before")
     @classmethod
-    def _nest(cls, d):
+    def _nest(cls, d: Any) -> Any:  # the raw document, as ArbTable.nest takes it
         return ArbTable.nest(d, ("guid", "port", "role"))
 
     @field_validator("guid", mode="before")
     @classmethod
-    def _g(cls, v):
+    def _g(cls, v: str | int) -> int:
         return _guid(v)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..inputfile import read_bytes
-from .model import Fabric, Node, Port
+from .model import Fabric, Node, NodeKind, Port
 
 SUBNET_LST = "opensm-subnet.lst"
 LFTS_DUMP = "opensm-lfts.dump"
@@ -32,7 +32,7 @@ SL2VL_DUMP = "opensm-sl2vl.dump"
 # then hold this mapping (ibsim's do: manager/tests/test_verify_default_sl2vl.py reads them).
 OSM_DEFAULT_SL2VL: tuple[int, ...] = (*range(15), 7)
 
-_KINDS = {"SW": "switch", "CA": "ca", "Rt": "router"}
+_KINDS: dict[str, NodeKind] = {"SW": "switch", "CA": "ca", "Rt": "router"}
 _END = (
     r"\{ (?P<t{n}>SW|CA|Rt|\*\*)(?:-SM)? Ports:(?P<np{n}>[0-9A-Fa-f]+) SystemGUID:[0-9A-Fa-f]+"
     r" NodeGUID:(?P<ng{n}>[0-9A-Fa-f]+) PortGUID:(?P<pg{n}>[0-9A-Fa-f]+) VenID:[0-9A-Fa-f]+"
@@ -122,7 +122,7 @@ def _read_subnet(fabric: Fabric, path: Path) -> None:
         raise InputError("no links listed", file=path)
 
 
-def _endpoint(fabric: Fabric, m: re.Match, n: str, path: Path, no: int) -> tuple[Node, int]:
+def _endpoint(fabric: Fabric, m: re.Match[str], n: str, path: Path, no: int) -> tuple[Node, int]:
     kind = _KINDS.get(m["t" + n])
     if kind is None:
         raise InputError(f"unknown node type {m['t' + n]!r}", file=path, line=no)

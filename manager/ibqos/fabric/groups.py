@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from .model import Fabric
 
-
 _BUDGET = 20000  # cover branches per group size tried
 
 
@@ -55,7 +54,7 @@ def usable(adj: dict[int, set[int]], groups: dict[int, int]) -> str | None:
     members: dict[int, list[int]] = {}
     for s in sorted(groups):
         members.setdefault(groups[s], []).append(s)
-    for g, m in sorted(members.items()):
+    for _, m in sorted(members.items()):
         for i, u in enumerate(m):
             for v in m[i + 1 :]:
                 if v not in adj[u] and not any(u in adj[w] and v in adj[w] for w in m):
@@ -119,8 +118,8 @@ def _maximal(adj: dict[int, set[int]], q: frozenset[int]) -> bool:
     return not any(q - {w} <= adj[w] for w in adj[first] if w not in q)
 
 
-def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) -> bool:
-    linked = [set() for _ in range(ngroups)]
+def _quotient_ok(adj: dict[int, set[int]], group_of: dict[int, int], ngroups: int, within_two: bool) -> bool:
+    linked: list[set[int]] = [set() for _ in range(ngroups)]
     for s, nbrs in adj.items():
         for t in nbrs:
             if group_of[s] != group_of[t]:
@@ -132,7 +131,9 @@ def _quotient_ok(adj, group_of: dict[int, int], ngroups: int, within_two: bool) 
     return True
 
 
-def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quotient: str) -> dict[int, int] | None:
+def _cover(
+    adj: dict[int, set[int]], cands: dict[int, list[frozenset[int]]], a: int, small: int, quotient: str
+) -> dict[int, int] | None:
     """An exact cover by the candidates (most constrained switch first), with `small` groups
     smaller than a, whose quotient is `complete`, `within_two` or `exactly_two` (within two
     and not complete: the complete reading was tried before)."""
@@ -155,7 +156,7 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quot
         budget[0] -= 1
         if budget[0] < 0:
             return False
-        options = None
+        options: list[frozenset[int]] | None = None
         for v in adj:
             if v in group_of:
                 continue
@@ -164,7 +165,7 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quot
                 options = opts
                 if not opts:
                     return False
-        for q in options:
+        for q in options or ():  # some switch is ungrouped (checked above): options is set
             for x in q:
                 group_of[x] = len(groups)
             groups.append(q)
@@ -178,7 +179,7 @@ def _cover(adj, cands: dict[int, list[frozenset[int]]], a: int, small: int, quot
     return group_of if rec(small) else None
 
 
-def _partial_rack(adj, top: int, quotient: str) -> dict[int, int] | None:
+def _partial_rack(adj: dict[int, set[int]], top: int, quotient: str) -> dict[int, int] | None:
     """Groups of a and one group of the n % a switches left over (2 .. a-2 of them, a maximal
     clique): a rack only partly populated. For every a from the largest clique down to 4."""
     n = len(adj)
@@ -242,7 +243,7 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
     return Partition({s: order[found[s]] for s in adj}, exact)
 
 
-def _why(adj, top: int, degraded: bool) -> str:
+def _why(adj: dict[int, set[int]], top: int, degraded: bool) -> str:
     lone = [s for s in sorted(adj) if not _cliques(adj, s, max(top, 2))]
     if lone:
         return f"switch {hex(lone[0])} is in no clique of size {max(top, 2)} (every group must be fully connected)"

@@ -60,7 +60,9 @@ def groups_in_force(fabric: Fabric, record: DlaRecord | None) -> GroupsInForce:
     source = f"dla's record ({record.groups.source})"
     missing = sorted(switches - theirs.keys())
     if missing:  # a record of another fabric, or of before a switch was added
-        broken = f"dla's record has no group for switch {hex(missing[0])} ({len(missing)} switch(es) missing)"
+        broken: str | None = (
+            f"dla's record has no group for switch {hex(missing[0])} ({len(missing)} switch(es) missing)"
+        )
         if mine is None:
             raise NotADragonfly(f"{broken}; and {why}")
         return GroupsInForce(mine.groups, not mine.exact, "the checker's discovery", broken=broken)

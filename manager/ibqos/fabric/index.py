@@ -23,6 +23,7 @@ nothing). A channel is `link * 16 + vl`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -34,7 +35,7 @@ NO_VL = 255  # sl2vl entry absent from the model
 NONE = -1
 NO_SL2VL_NOTE = "no SL2VL tables in the model: every SL uses VL 0"
 
-Array = npt.NDArray[np.generic]
+Array = npt.NDArray[np.integer[Any]]  # every table is of integers (LIDs, ports, VLs, indexes)
 
 
 @dataclass

@@ -12,8 +12,9 @@ On ibsim, `env` carries LD_PRELOAD=libumad2sim.so and the fabric's IBSIM_SOCKNAM
 
 from __future__ import annotations
 
-import tempfile
 import os
+import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from .. import paths
@@ -40,15 +41,46 @@ def read_live(
     retries: int | None = None,
 ) -> Fabric:
     """Read the fabric behind the local port (first umad port unless `ca`/`port`)."""
-    cmd: list[str] = [str(reader_path())]
-    for flag, value in (("-C", ca), ("-P", port), ("-w", window), ("-t", mad_timeout_ms), ("-r", retries)):
+    opts = (("-C", ca), ("-P", port), ("-w", window), ("-t", mad_timeout_ms), ("-r", retries))
+    fabric, _ = _run_reader(opts, (), env, timeout, ca, port)
+    return fabric
+
+
+def sample_live(
+    env: dict[str, str] | None = None,
+    *,
+    timeout: float = 120,
+    ca: str | None = None,
+    port: int | None = None,
+    rate: int | None = None,
+) -> tuple[Fabric, str]:
+    """Nodes, ports and links (no tables), and the PMA counters of every linked port as the
+    reader's ibqos.counters/1 JSON text (manager/readback/src/pma.h), in one process. `rate`
+    bounds the MADs per second (the reader's default, 40000, when None)."""
+    return _run_reader((("-C", ca), ("-P", port), ("-R", rate)), ("-T",), env, timeout, ca, port, counters=True)
+
+
+def _run_reader(
+    opts: tuple[tuple[str, object], ...],
+    flags: tuple[str, ...],
+    env: dict[str, str] | None,
+    timeout: float,
+    ca: str | None,
+    port: int | None,
+    counters: bool = False,
+) -> tuple[Fabric, str]:
+    cmd: list[str] = [str(reader_path()), *flags]
+    for flag, value in opts:
         if value is not None:
             cmd += [flag, str(value)]
     _check_ibsim(env)
     # umad2sim leaves a fake sysfs tree (sys-<pid>/) in the client's working directory.
     try:
         with tempfile.TemporaryDirectory(prefix="ibqos-readback-") as cwd:
+            if counters:
+                cmd += ["-c", str(Path(cwd) / "counters.json")]
             cp = run_command(cmd, env=env, timeout=timeout, check=False, cwd=cwd)
+            text = (Path(cwd) / "counters.json").read_text() if counters and cp.returncode == 0 else ""
     except ProcessError as e:
         raise ExternalError(f"live read-back failed: {e} (is the fabric answering?)") from e
     if cp.returncode != 0:
@@ -60,7 +92,7 @@ def read_live(
     where = (env or os.environ).get("IBSIM_SOCKNAME")
     fabric.source = f"live:ibsim:{where}" if where else f"live:{ca or 'umad'}:{port or ''}"
     fabric.pad_lfts()
-    return fabric
+    return fabric, text
 
 
 def ibsim_listening(sock: str) -> bool | None:
@@ -76,9 +108,9 @@ def ibsim_listening(sock: str) -> bool | None:
 
 def _check_ibsim(env: dict[str, str] | None) -> None:
     """Under umad2sim a client of a missing ibsim blocks forever: check the socket first."""
-    env = os.environ if env is None else env
-    sock = env.get("IBSIM_SOCKNAME")
-    if not sock or "umad2sim" not in env.get("LD_PRELOAD", ""):
+    environ: Mapping[str, str] = os.environ if env is None else env
+    sock = environ.get("IBSIM_SOCKNAME")
+    if not sock or "umad2sim" not in environ.get("LD_PRELOAD", ""):
         return
     if ibsim_listening(sock) is False:
         raise ExternalError(

@@ -11,29 +11,18 @@ from typing import Any
 
 import pydantic
 
-from ..docfile import field_line
-from ..errors import InputError
+from ..arbiter.table import MAX_CAP, MAX_WEIGHT
+from ..docfile import JsonDoc
 from ..policy.model import Match
+from ..roles import ROLES
 from ..vls import vlcap_code
 from .model import Plan
-
-MAX_CAP = 64  # VLArb table entries (IBA: 64 per table)
-MAX_WEIGHT = 255
-
-
-class _Where:
-    def __init__(self, path: str | Path, text: str | None):
-        self.path, self.text = path, text
-
-    def error(self, message: str, *loc: str | int) -> InputError:
-        line = field_line(self.text, loc) if self.text is not None else None
-        return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)))
 
 
 def check_plan(plan: Plan, path: str | Path, text: str | None = None) -> None:
     """Raise the first inconsistency as an InputError; on a consistent plan, return with each
     class's match in its canonical form."""
-    w = _Where(path, text)
+    w = JsonDoc(path, text)
     f = plan.fabric
     try:
         vlcap_code(f.data_vls)
@@ -51,7 +40,7 @@ def check_plan(plan: Plan, path: str | Path, text: str | None = None) -> None:
     _check_analysis(plan.analysis, w)
 
 
-def _check_classes(plan: Plan, w: _Where) -> None:
+def _check_classes(plan: Plan, w: JsonDoc) -> None:
     names: dict[str, int] = {}
     indexes: dict[int, int] = {}
     sl_owner: dict[int, str] = {}
@@ -82,7 +71,7 @@ def _check_classes(plan: Plan, w: _Where) -> None:
     for sl, k in enumerate(plan.sl2class):
         if k not in indexes:
             raise w.error(f"SL {sl} maps to class index {k}, which no class has", "sl2class", sl)
-    for i, c in enumerate(plan.classes):
+    for c in plan.classes:
         for sl in c.sls:
             if plan.sl2class[sl] != c.index:
                 raise w.error(
@@ -92,13 +81,11 @@ def _check_classes(plan: Plan, w: _Where) -> None:
                 )
 
 
-def _check_vlarb(plan: Plan, w: _Where) -> None:
+def _check_vlarb(plan: Plan, w: JsonDoc) -> None:
     """The table type checks each entry's VL (0..14) and weight (0..255); this checks them
     against the plan's own fabric: VLs it has, and no more entries than its ports hold."""
     f = plan.fabric
-    tables: list[tuple[tuple[str | int, ...], Any]] = [
-        (("vlarb", r), plan.vlarb.role(r)) for r in ("ca", "sw0", "terminal", "local", "global")
-    ]
+    tables: list[tuple[tuple[str | int, ...], Any]] = [(("vlarb", r), plan.vlarb.role(r)) for r in ROLES]
     for k, o in enumerate(plan.vlarb.ports):
         tables.append((("vlarb", "ports", k), o.table))
         try:
@@ -119,7 +106,7 @@ def _check_vlarb(plan: Plan, w: _Where) -> None:
                     raise w.error(f"weight {weight} outside 0..{MAX_WEIGHT}", *where, which, n, 1)
 
 
-def _check_analysis(analysis: dict[str, dict[str, Any]], w: _Where) -> None:
+def _check_analysis(analysis: dict[str, dict[str, Any]], w: JsonDoc) -> None:
     """Only the part others read: per_class[name].share, a percentage (testbed's prediction)."""
     for role, doc in analysis.items():
         per_class = doc.get("per_class")

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..docfile import write_json
-from ..roles import ROLES
 
 SCHEMA = "ibqos.plan/1"
-ROLE_NAMES = ROLES  # the one definition: ibqos/roles.py
 
 
 class _M(BaseModel):
@@ -24,7 +22,7 @@ class _M(BaseModel):
 
 
 class PlanFabric(_M):
-    rate: Union[str, float]
+    rate: str | float
     rate_gbps: float
     mtu: Literal[256, 512, 1024, 2048, 4096]
     data_vls: int
@@ -43,7 +41,7 @@ class PlanFabric(_M):
 
 
 class Bandwidth(_M):
-    requested: Union[float, Literal["rest"]]
+    requested: float | Literal["rest"]
     target: float  # "rest" resolved, on the terminal role
     planned: float  # exact share on the terminal role
     max: float | None = None  # the policy's max_bandwidth: checked, not planned

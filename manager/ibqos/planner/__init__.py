@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..arbiter.e2e import EndToEnd
 from ..errors import InputError
-from ..policy import ROLES, load_policy
-from ..policy.model import Policy
 from ..plan.model import (
     SCHEMA,
     Bandwidth,
@@ -25,11 +24,14 @@ from ..plan.model import (
     PlanPartitions,
     VlArbPlan,
 )
+from ..policy import ROLES, load_policy
+from ..policy.model import FabricSpec, Policy
+from ..roles import Role
 from .e2e_check import check_e2e
 from .fixes import checked_fixes, refusal
 from .sls import assign_sls
 from .synth import Infeasible, RoleResult, synthesize
-from .targets import role_spec
+from .targets import RoleSpec, role_spec
 
 __all__ = ["make_plan", "plan_and_analyze"]
 
@@ -91,7 +93,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
             "per_vl": {str(v): s.to_dict() for v, s in sorted(r.analysis.per_vl.items())},
         }
     return Plan(
-        schema=SCHEMA,
+        schema_=SCHEMA,
         policy_sha256=policy.sha256,
         policy_file=policy.source,
         fabric=PlanFabric(
@@ -136,7 +138,7 @@ def synthesize_roles(policy: Policy, cap: tuple[int, int], suggest: bool = True)
     """Tables for every port role; an infeasible role is one InputError line, with the fixes
     that were planned and work (`suggest=False` while checking those fixes)."""
     results: dict[str, RoleResult] = {}
-    cache: dict = {}
+    cache: dict[RoleSpec, RoleResult] = {}
     for role in ROLES:
         spec = role_spec(policy, role, cap)
         if spec not in cache:
@@ -153,24 +155,25 @@ def _replan(policy: Policy, cap: tuple[int, int]) -> None:
     check_e2e(policy, synthesize_roles(policy, cap, suggest=False))
 
 
-def _meets(policy: Policy, name: str, e) -> bool | None:
+def _meets(policy: Policy, name: str, e: EndToEnd) -> bool | None:
     want = next(c.max_e2e_latency_us for c in policy.classes if c.name == name)
     if want is None:
         return None
     return e.bound_us is not None and e.bound_us <= want + 1e-9
 
 
-def _classes_fit(f) -> dict[str, int]:
+def _classes_fit(f: FabricSpec) -> dict[str, int]:
     """Classes that fit in the data VLs without and with dla's fault reservation."""
     if f.routing != "dla":
         return {"none": f.classes_fit("none")}
     return {"none": f.classes_fit("none"), "links": f.classes_fit("links")}
 
 
-def _policy_error(policy: Policy, role: str, e: Infeasible, cap: tuple[int, int] | None) -> InputError:
+def _policy_error(policy: Policy, role: Role, e: Infeasible, cap: tuple[int, int] | None) -> InputError:
     v = e.violation
     differs = any(c.roles for c in policy.classes)
     where = f" on {role} ports" if differs else ""
+    loc: tuple[str | int, ...]
     if v.target is None:
         loc = ("classes",)
         msg = f"infeasible{where}: {v.message}"

@@ -5,12 +5,13 @@ the field's line, by how much, and only fixes that were planned and work)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
-from ..errors import InputError
 from ..arbiter.e2e import EndToEnd, describe_route, end_to_end_on
+from ..errors import InputError
 from ..policy.model import Policy
 from .fixes import checked_fixes, refusal
-from .synth import RoleResult, Violation
+from .synth import FixOffer, RoleResult, Violation
 from .targets import role_spec
 
 
@@ -20,13 +21,19 @@ def e2e_bounds(policy: Policy, results: dict[str, RoleResult]) -> dict[str, EndT
     hops = f.route_switch_hops
     if hops is None:
         return None
-    out = {}
+    out: dict[str, EndToEnd] = {}
     for c in policy.classes:
-        out[c.name] = end_to_end_on(f, lambda role, name=c.name: results[role].per_class[name].worst_wait_us, hops)
+
+        def wait_us(role: str, name: str = c.name) -> float | None:
+            return results[role].per_class[name].worst_wait_us
+
+        out[c.name] = end_to_end_on(f, wait_us, hops)
     return out
 
 
-def check_e2e(policy: Policy, results: dict[str, RoleResult], replan=None) -> dict[str, EndToEnd] | None:
+def check_e2e(
+    policy: Policy, results: dict[str, RoleResult], replan: Callable[[Policy], object] | None = None
+) -> dict[str, EndToEnd] | None:
     """The bounds; an InputError for the first class whose bound exceeds its
     max_e2e_latency_us, with the fixes `replan(policy)` accepts (none offered without it)."""
     bounds = e2e_bounds(policy, results)
@@ -41,7 +48,7 @@ def check_e2e(policy: Policy, results: dict[str, RoleResult], replan=None) -> di
     return bounds
 
 
-def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
+def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan: Callable[[Policy], object] | None) -> InputError:
     c = policy.classes[i]
     want = c.max_e2e_latency_us
     assert want is not None
@@ -58,7 +65,7 @@ def _e2e_error(policy: Policy, i: int, e: EndToEnd, replan) -> InputError:
     loc = ("classes", i, "max_e2e_latency_us")
     offered = None
     if replan is not None:
-        fixes = []
+        fixes: list[FixOffer] = []
         if e.bound_us is not None:
             fixes.append((None, math.ceil(e.bound_us * 100) / 100))
         per_port = math.floor((want - fixed) / len(e.ports) * 100) / 100

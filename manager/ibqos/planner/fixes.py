@@ -20,7 +20,9 @@ smaller ones; the dry run, apply and status check only that no link runs below t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -29,6 +31,11 @@ from ..policy.check import check_policy
 from ..policy.model import Policy
 from ..policy.yamlsrc import _dotted
 
+if TYPE_CHECKING:
+    from .synth import Violation
+
+Location = tuple[str | int, ...]  # as Policy.where takes it: ("classes", 1, "priority")
+
 MAX_CHECKS = 12  # candidates planned at most, per error
 MAX_SECONDS = 10.0  # and wall time spent planning them
 MAX_OFFERED = 3
@@ -36,17 +43,17 @@ MAX_OFFERED = 3
 
 @dataclass(frozen=True)
 class Fix:
-    loc: tuple  # as Policy.where takes it: ("classes", 1, "priority")
+    loc: Location
     value: object
 
     def text(self, policy: Policy) -> str:
         label = _dotted(self.loc)
-        if len(self.loc) > 2 and self.loc[0] == "classes":
-            label += f" ({policy.classes[self.loc[1]].name})"
+        if len(self.loc) > 2 and self.loc[0] == "classes" and isinstance(i := self.loc[1], int):
+            label += f" ({policy.classes[i].name})"
         return f"{label}: {self.value}"
 
 
-def candidates(policy: Policy, violation, loc: tuple) -> list[Fix]:
+def candidates(policy: Policy, violation: Violation, loc: Location) -> list[Fix]:
     out = [Fix(loc if where is None else where, value) for where, value in violation.fixes]
     target = violation.target.index if violation.target is not None else None
     order = [target] if target is not None else range(len(policy.classes))
@@ -56,7 +63,7 @@ def candidates(policy: Policy, violation, loc: tuple) -> list[Fix]:
     return list(dict.fromkeys(out))
 
 
-def checked_fixes(policy: Policy, violation, loc: tuple, plans) -> list[Fix]:
+def checked_fixes(policy: Policy, violation: Violation, loc: Location, plans: Callable[[Policy], object]) -> list[Fix]:
     """The candidates with which `plans(policy)` succeeds (it raises on an infeasible one)."""
     offered: list[Fix] = []
     t0 = time.monotonic()
@@ -74,7 +81,7 @@ def checked_fixes(policy: Policy, violation, loc: tuple, plans) -> list[Fix]:
     return offered
 
 
-def refusal(policy: Policy, msg: str, loc: tuple, offered: list[Fix] | None, none_works: str) -> InputError:
+def refusal(policy: Policy, msg: str, loc: Location, offered: list[Fix] | None, none_works: str) -> InputError:
     """The one-line error at the policy's `loc`: `msg`, then the fixes that plan (None: none
     were looked for), or `none_works` when none does."""
     if offered is not None:
@@ -86,7 +93,7 @@ def refusal(policy: Policy, msg: str, loc: tuple, offered: list[Fix] | None, non
 def _with(policy: Policy, fix: Fix) -> Policy | None:
     """A validated copy of `policy` with one field changed, or None if the change is invalid."""
     doc = policy.model_dump(mode="json", exclude_unset=True)
-    node = doc
+    node: Any = doc  # a JSON document: dicts and lists, keys and indexes as loc has them
     for key in fix.loc[:-1]:
         node = node.setdefault(key, {}) if isinstance(key, str) else node[key]
     node[fix.loc[-1]] = fix.value

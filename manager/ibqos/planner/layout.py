@@ -21,7 +21,7 @@ def slot_counts(shares: list[float], minimum: list[int], total: int) -> list[int
         return None
     s = sum(shares)
     ideal = [total * x / s for x in shares]
-    counts = [max(minimum[i], max(1, math.floor(ideal[i]))) for i in range(n)]
+    counts = [max(minimum[i], 1, math.floor(ideal[i])) for i in range(n)]
     while sum(counts) > total:  # over-full: take from the most over-served
         cand = [i for i in range(n) if counts[i] > max(1, minimum[i])]
         if not cand:
@@ -37,7 +37,7 @@ def slot_counts(shares: list[float], minimum: list[int], total: int) -> list[int
 def spread(counts: list[int]) -> list[int]:
     """Order of slots: a list of class positions (indexes into counts), evenly interleaved."""
     n = sum(counts)
-    items = []
+    items: list[tuple[float, int, int]] = []  # (position, -count, class)
     for ci, k in enumerate(counts):
         stride = n / k
         offset = stride * (ci + 0.5) / len(counts) if k else 0

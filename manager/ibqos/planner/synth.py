@@ -22,18 +22,29 @@ Method (docs/policy.md, "How the tables are filled"):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from ..arbiter import ArbTable
+from ..arbiter.accounting import LIMIT_UNIT, UNIT
 from ..arbiter.exact import NoPeriodError, analyze_exact
 from ..arbiter.result import ArbAnalysis
-from ..arbiter.shares import long_run_shares
+from ..arbiter.shares import high_bytes_per_low_turn, long_run_shares
+from ..arbiter.table import MAX_WEIGHT
 from ..arbiter.trace import VlStats
 from .layout import packed_weights, slot_counts, spread, spread_weights
 from .targets import ClassTarget, RoleSpec
 
+T = TypeVar("T")
+# A change that may make a policy feasible: (location in the policy, value); None locates the
+# violated field itself.
+FixOffer = tuple[tuple[str | int, ...] | None, float]
+Layout = tuple[list[int], list[int]]  # (slots per class, the slots' order as class positions)
+Entries = list[tuple[int, int]]  # (VL, weight) in table order
+Score = tuple[int, float, float, float]  # (violations, their badness, latency, share error): less is better
+
 SHARE_TOL = 0.5  # percentage points, the issue's acceptance bound
-MAX_WEIGHT = 255
 PERIOD_BUDGET = 30_000  # runs per exact analysis; longer periods are skipped, not analysed
 MAX_EXACT = 10  # exact analyses per role, at most
 MAX_ATTEMPTS = 40  # including those given up for a too long period
@@ -51,7 +62,7 @@ class ClassResult:
     meets_bandwidth: bool
     meets_latency: bool
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
@@ -63,7 +74,7 @@ class Violation:
     badness: float  # relative size of the violation, for ranking
     # Changes that may make the policy feasible, as (location, value); a location of None
     # means the violated field itself. fixes.py plans with each before offering it.
-    fixes: tuple = ()
+    fixes: tuple[FixOffer, ...] = ()
 
 
 class Infeasible(Exception):
@@ -137,7 +148,7 @@ def synthesize(spec: RoleSpec) -> RoleResult:
 # ---- candidates -------------------------------------------------------------------------
 
 
-def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]):
+def _candidates(spec: RoleSpec, hi: list[ClassTarget], lo: list[ClassTarget]) -> Iterator[ArbTable]:
     if not lo:
         for entries in _single_tables(spec, hi, spec.cap_high, "high"):
             yield ArbTable(entries, [], 255)
@@ -165,11 +176,11 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
     """VLHighLimits whose low weights stay in 1..255 for this low:high ratio."""
     out = []
     for limit in (0,) + LIMITS:
-        mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
+        mean_w = ratio * high_bytes_per_low_turn(limit, spec.mtu, spec.mode) / UNIT
         if 1 <= mean_w <= MAX_WEIGHT:
             out.append(limit)
     if not out:
-        most = MAX_WEIGHT * 64 / _high_bytes_per_low_turn(spec, 0 if spec.mtu < 4096 else 1)
+        most = MAX_WEIGHT * UNIT / high_bytes_per_low_turn(0 if spec.mtu < LIMIT_UNIT else 1, spec.mtu, spec.mode)
         share_max = 100 * most / (1 + most)
         low_share = 100 * ratio / (1 + ratio)
         if 0 < low_share - share_max <= SHARE_TOL:
@@ -183,7 +194,7 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
                     None,
                     "priority",
                     f"low-priority classes are guaranteed {low_share:.1f}% but one low turn "
-                    f"(weight <= 255) per {_high_bytes_per_low_turn(spec, 1)} bytes of high "
+                    f"(weight <= 255) per {high_bytes_per_low_turn(1, spec.mtu, spec.mode)} bytes of high "
                     f"traffic gives them at most {share_max:.1f}%",
                     1.0,
                     _shift_fixes(spec, math.ceil((low_share - share_max) * 10) / 10),
@@ -201,11 +212,11 @@ def _limits(spec: RoleSpec, ratio: float) -> list[int]:
     return out[:4]
 
 
-def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
+def _shift_fixes(spec: RoleSpec, points: float) -> tuple[FixOffer, ...]:
     """Ways to take `points` of guarantee off the low table: lower a fixed low share, or, when
     a low class takes the rest, raise a high share (the rest then shrinks by as much)."""
     lo_rest = any(c.priority == "low" and c.requested == "rest" for c in spec.classes)
-    out = []
+    out: list[FixOffer] = []
     for c in spec.classes:
         if c.requested == "rest":
             continue
@@ -216,15 +227,7 @@ def _shift_fixes(spec: RoleSpec, points: float) -> tuple:
     return tuple(out)
 
 
-def _high_bytes_per_low_turn(spec: RoleSpec, limit: int) -> int:
-    if limit == 0:
-        return spec.mtu
-    if spec.mode == "packet":
-        return spec.mtu * -(-4096 * limit // spec.mtu)
-    return 4096 * limit
-
-
-def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False):
+def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, compact: bool = False) -> Layout:
     vpc = spec.vls_per_class
     nslots = cap // vpc
     if len(classes) > nslots:
@@ -278,12 +281,12 @@ def _layout(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str, com
     return counts, order
 
 
-def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str):
+def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: str) -> Iterator[Entries]:
     counts, order = _layout(spec, classes, cap, side)
     nslots = len(order)
     total_share = sum(c.share for c in classes)
     frac = [c.share / total_share for c in classes]
-    q = max(1, spec.mtu // 64)  # weight of one MTU
+    q = max(1, spec.mtu // UNIT)  # weight of one MTU
     t_min = max(math.ceil(counts[i] / frac[i]) for i in range(len(classes)))
     t_max = min(math.floor(MAX_WEIGHT * counts[i] / frac[i]) for i in range(len(classes)))
     if t_min > t_max:
@@ -297,8 +300,8 @@ def _single_tables(spec: RoleSpec, classes: list[ClassTarget], cap: int, side: s
             )
         )
     seen = set()
-    for t in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
-        t = min(max(t, t_min), t_max)
+    for guess in (nslots * q, nslots * q // 2, nslots * q * 2, nslots * q // 4, t_max, nslots * q * 3):
+        t = min(max(guess, t_min), t_max)
         for quantum, packed in _weight_styles(q):
             weights = _class_weights(spec, frac, counts, t, packed, quantum)
             if weights is None:
@@ -318,10 +321,12 @@ def _weight_styles(q: int) -> list[tuple[int, bool]]:
     return list(dict.fromkeys(out))
 
 
-def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[list[int]] | None:
-    q = max(1, spec.mtu // 64) if spec.mode == "packet" else quantum
+def _class_weights(
+    spec: RoleSpec, frac: list[float], counts: list[int], total: float, packed: bool = False, quantum: int = 1
+) -> list[list[int]] | None:
+    q = max(1, spec.mtu // UNIT) if spec.mode == "packet" else quantum
     out = []
-    for f, n in zip(frac, counts):
+    for f, n in zip(frac, counts, strict=True):
         # Clamped to what the entries can hold; the share check judges the result.
         w_total = min(max(n * q, round(total * f / q) * q), (MAX_WEIGHT // q) * q * n)
         if q > 1:  # whole quanta per entry (packet accounting: whole packets)
@@ -334,7 +339,7 @@ def _class_weights(spec, frac, counts, total, packed=False, quantum=1) -> list[l
     return out
 
 
-def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
+def _entries(spec: RoleSpec, classes: list[ClassTarget], order: list[int], weights: list[list[int]]) -> Entries:
     used = [0] * len(classes)
     entries = []
     for ci in order:
@@ -345,14 +350,14 @@ def _entries(spec, classes, order, weights) -> list[tuple[int, int]]:
     return entries
 
 
-def _low_table(spec, lo, layout, ratio, limit):
+def _low_table(spec: RoleSpec, lo: list[ClassTarget], layout: Layout, ratio: float, limit: int) -> list[Entries]:
     counts, order = layout
     nslots = len(order)
-    mean_w = ratio * _high_bytes_per_low_turn(spec, limit) / 64
+    mean_w = ratio * high_bytes_per_low_turn(limit, spec.mtu, spec.mode) / UNIT
     total = mean_w * nslots
     phi_l = sum(c.share for c in lo)
     out = []
-    for quantum, packed in _weight_styles(max(1, spec.mtu // 64)):
+    for quantum, packed in _weight_styles(max(1, spec.mtu // UNIT)):
         weights = _class_weights(spec, [c.share / phi_l for c in lo], counts, total, packed, quantum)
         if weights is not None:
             entries = _entries(spec, lo, order, weights)
@@ -368,7 +373,13 @@ def class_results(spec: RoleSpec, an: ArbAnalysis) -> dict[str, ClassResult]:
     return _judge(spec, an)[0]
 
 
-def _judge(spec: RoleSpec, an: ArbAnalysis):
+def _known(xs: list[T | None]) -> list[T] | None:
+    """All of `xs`, or None when one is unknown (an unbounded distance or wait)."""
+    known = [x for x in xs if x is not None]
+    return known if len(known) == len(xs) else None
+
+
+def _judge(spec: RoleSpec, an: ArbAnalysis) -> tuple[dict[str, ClassResult], list[Violation]]:
     per_class: dict[str, ClassResult] = {}
     violations: list[Violation] = []
     for c in spec.classes:
@@ -377,9 +388,9 @@ def _judge(spec: RoleSpec, an: ArbAnalysis):
         dists = [s.max_distance for s in stats]
         means = [s.mean_distance for s in stats]
         waits = [s.worst_wait_bytes for s in stats]
-        max_d = None if None in dists else max(dists)
-        mean_d = None if None in means else sum(means) / len(means)
-        wait = None if None in waits else max(waits)
+        max_d = None if (d := _known(dists)) is None else max(d)
+        mean_d = None if (m := _known(means)) is None else sum(m) / len(m)
+        wait = None if (w := _known(waits)) is None else max(w)
         wait_us = None if wait is None else wait * 8 / (spec.rate_gbps * 1000)
         ok_bw = abs(share - c.share) <= SHARE_TOL
         ok_lat = True
@@ -434,7 +445,7 @@ def _fmt_us(us: float | None) -> str:
     return "unbounded" if us is None else f"{us:.2f} µs"
 
 
-def _score(spec, per_class, violations):
+def _score(spec: RoleSpec, per_class: dict[str, ClassResult], violations: list[Violation]) -> Score:
     bad = sum(v.badness for v in violations)
     lat = 0.0
     for c in spec.classes:

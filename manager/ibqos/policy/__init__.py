@@ -8,4 +8,4 @@ from ..roles import ROLES
 from .load import load_policy
 from .model import ClassSpec, FabricSpec, Policy
 
-__all__ = ["load_policy", "Policy", "ClassSpec", "FabricSpec", "ROLES"]
+__all__ = ["ROLES", "ClassSpec", "FabricSpec", "Policy", "load_policy"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, Self, Union
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -51,7 +51,7 @@ class Capacity(_Strict):
 
 
 class FabricSpec(_Strict):
-    rate: Union[float, str] = "EDR"
+    rate: float | str = "EDR"
     mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
     data_vls: DataVls = 8
     vlarb_cap: Capacity = Capacity()
@@ -111,10 +111,10 @@ def vls_per_class(routing: str, fault_tolerance: str = "none") -> int:
 
 class PortGroup(_Strict):
     name: str = Field(pattern=NAME_RE)
-    port_guid: list[Union[int, str]] = []
+    port_guid: list[int | str] = []
     port_name: list[str] = []
     node_type: list[Literal["CA", "SWITCH", "ROUTER", "ALL", "SELF"]] = []
-    pkey: list[Union[int, str]] = []
+    pkey: list[int | str] = []
     partition: list[str] = []
 
     @field_validator("port_guid", "pkey", mode="before")
@@ -155,11 +155,11 @@ class PortGroup(_Strict):
 
 class UlpRule(_Strict):
     ulp: Literal["ipoib", "sdp", "rds", "srp", "iser", "any"]
-    pkey: Union[int, str, None] = None
-    port_num: Union[int, str, None] = None  # sdp / iser / rds target TCP port(s)
-    service_id: Union[int, str, None] = None  # any
-    target_port_guid: Union[int, str, None] = None  # srp / any
-    source_port_guid: Union[int, str, None] = None  # any
+    pkey: int | str | None = None
+    port_num: int | str | None = None  # sdp / iser / rds target TCP port(s)
+    service_id: int | str | None = None  # any
+    target_port_guid: int | str | None = None  # srp / any
+    source_port_guid: int | str | None = None  # any
 
     @field_validator("pkey", "service_id", "target_port_guid", "source_port_guid", mode="before")
     @classmethod
@@ -227,9 +227,9 @@ class Match(_Strict):
 
     groups: list[PortGroup] = []
     direction: Literal["source", "destination", "both", "either"] = "either"
-    service_id: list[Union[int, str]] = []
-    pkey: list[Union[int, str]] = []
-    qos_class: list[Union[int, str]] = []
+    service_id: list[int | str] = []
+    pkey: list[int | str] = []
+    qos_class: list[int | str] = []
     ulps: list[Annotated[UlpRule, Field()]] = []
 
     @field_validator("service_id", "pkey", "qos_class", mode="before")
@@ -249,7 +249,7 @@ class Match(_Strict):
 
 # The smallest share a 64-entry table of 255-weight entries expresses is about 0.006 %: a
 # guarantee below 0.01 % is a typo, and would divide by zero in the synthesis.
-Bandwidth = Union[Annotated[float, Field(ge=0.01, le=100)], Literal["rest"]]
+Bandwidth = Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"]
 
 
 class RoleOverride(_Strict):

@@ -99,7 +99,7 @@ def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str], written:
             pkey = int(num, 0)
         except ValueError:
             fail(f"P_Key {num!r} is not a number (use 0x... for hex)")
-        if not 0 < pkey & 0x7FFF or pkey > 0xFFFF:
+        if not pkey & 0x7FFF > 0 or pkey > 0xFFFF:
             fail(f"P_Key {num} is out of range (0x0001-0x7fff)")
         if (pkey & 0x7FFF) in pkeys and pkeys[pkey & 0x7FFF] != name:
             fail(f"P_Key {num} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")

@@ -13,4 +13,4 @@ failure never leaves half-written configuration behind.
 
 from .render import FILES, render_plan, render_texts
 
-__all__ = ["render_plan", "render_texts", "FILES"]
+__all__ = ["FILES", "render_plan", "render_texts"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..arbiter import ArbTable
 from ..docfile import write_dir_atomic
 from ..errors import InputError
-from ..plan.model import ROLE_NAMES, Plan
+from ..plan.model import Plan
+from ..roles import ROLES
 from ..templating import render
 from ..vls import vlcap_code
 from .fallback import DLA_CHAIN, fallback_sl2vl
@@ -36,14 +39,14 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
 def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = None) -> dict[str, str]:
     """The files' contents (three, and partitions.conf when the plan carries one), with paths
     pointing into `out_dir`."""
-    roles = {r: _role_ctx(plan.vlarb.role(r)) for r in ROLE_NAMES}
+    roles = {r: _role_ctx(plan.vlarb.role(r)) for r in ROLES}
     ports = []
     for p in plan.vlarb.ports:
         ctx = _role_ctx(p.table)
         ctx.update(guid=f"0x{int(str(p.guid), 16):016x}", port=p.port)
         ports.append(ctx)
     dla = plan.fabric.routing == "dla"
-    common = dict(plan=plan, roles=roles, role_names=ROLE_NAMES, ports=ports)
+    common = dict(plan=plan, roles=roles, role_names=ROLES, ports=ports)
     texts = {
         "opensm.conf": render(
             FILES["opensm.conf"],
@@ -66,7 +69,7 @@ def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = 
     return texts
 
 
-def _role_ctx(t: ArbTable) -> dict:
+def _role_ctx(t: ArbTable) -> dict[str, object]:
     return {
         "high_osm": _osm(t.high),
         "low_osm": _osm(t.low),
@@ -76,12 +79,12 @@ def _role_ctx(t: ArbTable) -> dict:
     }
 
 
-def _osm(entries) -> str:
+def _osm(entries: Iterable[tuple[int, int]]) -> str:
     # OpenSM reads an unset table as its own default; an empty one is a single skipped entry.
-    return ",".join(f"{vl}:{w}" for vl, w in entries) or "0:0"
+    return ArbTable.format_entries(entries) if entries else "0:0"
 
 
-def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict:
+def _policy_ctx(plan: Plan, port_types: dict[str, str] | None) -> dict[str, Any]:
     groups, rules, _ = policy_rules(plan.classes, port_types)
     default = next(c for c in plan.classes if c.default)
     # IBA MTU encoding (1 = 256 .. 5 = 4096): the SA's path records carry at most the plan's MTU

@@ -16,7 +16,12 @@ class. Two facts of OpenSM 3.3.23 (osm_qos_policy.c, osm_qos_parser_y.y) shape t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..plan import PlanClass
 
 # OpenSM 3.3.23 include/opensm/osm_qos_policy.h: the ULPs' service-ID spaces.
 SDP_BASE = 0x10000  # sdp: 0x10000-0x1ffff, or base + TCP port
@@ -52,7 +57,7 @@ def _offset(text: str, base: int) -> str:
     return "-".join(hex(base + int(p)) for p in text.split("-"))
 
 
-def ulp_rule(cls: str, i: int, u: dict, groups: list[Group]) -> Rule:
+def ulp_rule(cls: str, i: int, u: dict[str, Any], groups: list[Group]) -> Rule:
     """One qos-ulps entry as the match rule OpenSM's parser would make of it."""
     rule = Rule(
         cls, f"ibqos class {cls}: ulp {u['ulp']}" + (f" {k.replace('_', '-')} {u[k]}" if (k := _ulp_key(u)) else "")
@@ -75,14 +80,16 @@ def ulp_rule(cls: str, i: int, u: dict, groups: list[Group]) -> Rule:
     return rule
 
 
-def _ulp_key(u: dict) -> str | None:
+def _ulp_key(u: dict[str, Any]) -> str | None:
     return next(
         (k for k in ("pkey", "port_num", "service_id", "target_port_guid", "source_port_guid") if u.get(k) is not None),
         None,
     )
 
 
-def policy_rules(classes, port_types: dict[str, str] | None = None) -> tuple[list[Group], list[Rule], list[str]]:
+def policy_rules(
+    classes: Iterable[PlanClass], port_types: dict[str, str] | None = None
+) -> tuple[list[Group], list[Rule], list[str]]:
     """(port groups, match rules in precedence order, notes) for the plan's classes.
 
     `port_types` maps port names ("<node description>/P<n>") and port GUIDs ("0x…") to node
@@ -130,7 +137,7 @@ def policy_rules(classes, port_types: dict[str, str] | None = None) -> tuple[lis
 _SELECTORS = ("port_guid", "port_name", "pkey", "partition")
 
 
-def _group(cls: str, g: dict, port_types, notes: list[str]) -> Group | None:
+def _group(cls: str, g: dict[str, Any], port_types: dict[str, str] | None, notes: list[str]) -> Group | None:
     grp = Group(g["name"], f"ibqos class {cls}", **{k: list(g.get(k) or []) for k in _SELECTORS})
     types = list(g.get("node_type") or [])
     if not any(getattr(grp, k) for k in _SELECTORS):

@@ -13,31 +13,35 @@ engine what it meant to do.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import InputError
+from ..fabric.index import FabricIndex, build_index
 from ..fabric.model import Fabric
 from .analyze import STATUSES, analyze
 from .cdg import find_cycle
-from ..fabric.index import FabricIndex, build_index
 from .pathsl import PathSLs
 from .report import LostRoute, VerifyReport
 from .walk import Route, Walk, iter_routes, iter_walks, walk_route
 from .witness import cycle_routes
 
+if TYPE_CHECKING:
+    from ..plan import Plan
+
 __all__ = [
-    "verify_fabric",
+    "PathSLs",
+    "Route",
+    "VerifyReport",
+    "Walk",
+    "build_index",
     "iter_routes",
     "iter_walks",
-    "walk_route",
-    "Route",
-    "Walk",
-    "VerifyReport",
-    "PathSLs",
-    "build_index",
     "sl_matrix",
+    "verify_fabric",
     "verify_per_class",
+    "walk_route",
     "worst",
 ]
 
@@ -99,7 +103,7 @@ def verify_fabric(fabric: Fabric, *, sl: int = 0, path_sls: PathSLs | None = Non
     )
 
 
-def verify_per_class(fabric: Fabric, plan) -> dict[str, VerifyReport]:
+def verify_per_class(fabric: Fabric, plan: Plan) -> dict[str, VerifyReport]:
     """One report per class of `plan`, each with the class's first SL for every pair. dla
     routes every SL alike and a class's SLs share its VLs, so together these raise every
     channel dependency the plan can create (verify --plan, status and the dry run judge so)."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..fabric.model import NO_ROUTE
 from ..fabric.index import NONE, FabricIndex
+from ..fabric.model import NO_ROUTE
 
 STATUSES = ("no_route", "dead_port", "wrong_ca", "loop", "dropped")
 MAX_EXAMPLES = 10
@@ -27,9 +27,9 @@ MAX_EXAMPLES = 10
 class RouteStats:
     pairs: int = 0
     delivered: int = 0
-    hops: Counter = field(default_factory=Counter)  # switch-to-switch links -> pairs
-    stretch: Counter = field(default_factory=Counter)  # links beyond the shortest -> pairs
-    lost: Counter = field(default_factory=Counter)  # status -> pairs
+    hops: Counter[int] = field(default_factory=Counter)  # switch-to-switch links -> pairs
+    stretch: Counter[int] = field(default_factory=Counter)  # links beyond the shortest -> pairs
+    lost: Counter[str] = field(default_factory=Counter)  # status -> pairs
     examples: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # (src ep, dst ep)
     vls: set[int] = field(default_factory=set)
     sls: set[int] = field(default_factory=set)
@@ -67,7 +67,7 @@ def switch_distances(ix: FabricIndex) -> np.ndarray:
     s, o = np.nonzero(ix.peer_sw >= 0)
     adj[s, ix.peer_sw[s, o]] = 1
     dist = np.where(np.eye(S, dtype=bool), 0, -1).astype(np.int16)
-    frontier = np.eye(S, dtype=np.float32)
+    frontier: np.ndarray = np.eye(S, dtype=np.float32)  # then the pairs reached at k hops
     for k in range(1, S):
         frontier = ((frontier @ adj) > 0) & (dist < 0)
         if not frontier.any():
@@ -121,16 +121,17 @@ def _pairs(mask: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.stack([e, dst[b]], axis=1)
 
 
-def _channels(
+# PLR0913: the vectorised walk's arrays, passed rather than recomputed
+def _channels(  # noqa: PLR0913
     ix: FabricIndex,
     sl: int,
     dst: np.ndarray,
-    out,
-    nsw,
-    inport,
-    dist,
-    d_src,
-    src_ok,
+    out: np.ndarray,
+    nsw: np.ndarray,
+    inport: np.ndarray,
+    dist: np.ndarray,
+    d_src: np.ndarray,
+    src_ok: np.ndarray,
     st: RouteStats,
     shortest: np.ndarray,
 ) -> np.ndarray:
@@ -179,7 +180,20 @@ def _channels(
     return np.unique(ch * (S * P * 16) + ch2)
 
 
-def _dropped(ix, dist, nsw, inport, s, i, b, lost_here, es, bs, lost_inj) -> np.ndarray:
+# PLR0913: the vectorised walk's arrays, passed rather than recomputed
+def _dropped(  # noqa: PLR0913
+    ix: FabricIndex,
+    dist: np.ndarray,
+    nsw: np.ndarray,
+    inport: np.ndarray,
+    s: np.ndarray,
+    i: np.ndarray,
+    b: np.ndarray,
+    lost_here: np.ndarray,
+    es: np.ndarray,
+    bs: np.ndarray,
+    lost_inj: np.ndarray,
+) -> np.ndarray:
     """Which sources lose their packet: at injection, or at any state on the way."""
     bad = np.zeros((ix.S, ix.P, dist.shape[1]), dtype=bool)
     bad[s[lost_here], i[lost_here], b[lost_here]] = True
@@ -187,17 +201,26 @@ def _dropped(ix, dist, nsw, inport, s, i, b, lost_here, es, bs, lost_inj) -> np.
         ss, bb = np.nonzero(dist == k)
         ahead = bad[nsw[ss, bb], inport[ss, bb], bb]  # same next state for every in port
         bad[ss[ahead], :, bb[ahead]] = True
-    return lost_inj | bad[ix.ep_sw[es], ix.ep_swport[es], bs]
+    lost: np.ndarray = lost_inj | bad[ix.ep_sw[es], ix.ep_swport[es], bs]
+    return lost
 
 
-def _classify_broken(ix, out, nsw, nep, dst, broken, st) -> None:
+def _classify_broken(
+    ix: FabricIndex,
+    out: np.ndarray,
+    nsw: np.ndarray,
+    nep: np.ndarray,
+    dst: np.ndarray,
+    broken: np.ndarray,
+    st: RouteStats,
+) -> None:
     """Why routes die: follow the switch chain (memoised per switch) to its end."""
     memo: dict[tuple[int, int], str] = {}
     es, bs = np.nonzero(broken)
     outl, nswl, nepl = out.tolist(), nsw.tolist(), nep.tolist()
     src_sw = ix.ep_sw.tolist()
-    found: dict[str, list] = {}
-    for e, b in zip(es.tolist(), bs.tolist()):
+    found: dict[str, list[tuple[int, int]]] = {}
+    for e, b in zip(es.tolist(), bs.tolist(), strict=True):
         s = src_sw[e]
         path = []
         onpath: set[int] = set()

@@ -32,7 +32,7 @@ def find_cycle(edges: np.ndarray, n: int) -> list[int] | None:
         a, b = a[live], b[live]
         if not len(a):
             return None
-    succ = dict(zip(a.tolist(), b.tolist()))  # any surviving successor will do
+    succ = dict(zip(a.tolist(), b.tolist(), strict=True))  # any surviving successor will do
     order: dict[int, int] = {}
     c = int(a[0])
     while c not in order:

@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..docfile import write_atomic
 from ..errors import ExternalError
 from ..fabric.model import Fabric
 from ..paths import require_tool
 from ..proc import run_command
 from .pathsl import PathSLs, write_path_sls
-from ..docfile import write_atomic
 
 NO_LOOPS = "-I- no credit loops found"
 LOOPS = "-E- credit loops in routing"
@@ -89,9 +89,9 @@ def run_ibdmchk(
         write_atomic(mcfdbs, "")
     slvl = work / "ibdmchk-slvl"
     write_atomic(slvl, format_slvl(fabric))
-    cmd = [exe, "-s", subnet, "-f", fdbs, "-m", mcfdbs, "-d", slvl]
+    cmd = [str(exe), "-s", str(subnet), "-f", str(fdbs), "-m", str(mcfdbs), "-d", str(slvl)]
     if path_sls is not None:
-        cmd += ["-c", write_path_sls(work / "ibdmchk-path-sl", path_sls, fabric)]
+        cmd += ["-c", str(write_path_sls(work / "ibdmchk-path-sl", path_sls, fabric))]
     cp = run_command(cmd, cwd=work, timeout=timeout, check=False)
     text = cp.stdout + cp.stderr
     write_atomic(work / "ibdmchk.out", text)

@@ -11,14 +11,16 @@ Two file formats are read:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..docfile import write_atomic
 from ..errors import InputError
-from ..inputfile import read_bytes
 from ..fabric.model import Fabric
+from ..inputfile import read_bytes
+
+PortRef = tuple[int, int]  # (node GUID, port number)
 
 PATH_SL_FILE = "path-sl"  # in a run directory: ibdmchk -c format
 
@@ -33,10 +35,10 @@ class PathSLs:
     by_lids: dict[tuple[int, int], int] = field(default_factory=dict)
     source: str = ""
 
-    def sl_of(self, fabric: Fabric, default: int = 0):
+    def sl_of(self, fabric: Fabric, default: int = 0) -> Callable[[PortRef, PortRef], int]:
         """A `(src, dst) -> SL` callable over (GUID, port) refs, for iter_routes."""
 
-        def f(src, dst):
+        def f(src: PortRef, dst: PortRef) -> int:
             slid = fabric.nodes[src[0]].ports[src[1]].lid
             dlid = fabric.nodes[dst[0]].ports[dst[1]].lid
             return self.by_lids.get((slid, dlid), default)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from ..findings import Finding
 
@@ -69,7 +70,7 @@ class VerifyReport:
     def exit_code(self) -> int:
         return 0 if self.ok else 1
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["hops"] = {str(k): v for k, v in sorted(self.hops.items())}
         d["stretch"] = {str(k): v for k, v in sorted(self.stretch.items())}

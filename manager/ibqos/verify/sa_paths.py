@@ -21,6 +21,8 @@ import ctypes
 import ctypes.util
 import sys
 import tempfile
+from collections.abc import Iterable, Sequence
+from typing import TextIO
 
 from ..errors import ExternalError, ProcessError
 from ..fabric.model import Fabric
@@ -82,7 +84,7 @@ def _get_path_record_mad(
     return bytes(mad)
 
 
-def _serve(lines, out) -> int:
+def _serve(lines: Iterable[str], out: TextIO) -> int:
     mad = ctypes.CDLL(ctypes.util.find_library("ibmad") or "libibmad.so.5")
     umad = ctypes.CDLL(ctypes.util.find_library("ibumad") or "libibumad.so.3")
     mad.mad_rpc_open_port.restype = ctypes.c_void_p
@@ -111,7 +113,7 @@ def _serve(lines, out) -> int:
 
     fields = [ln.split() for ln in lines if ln.strip()]
     todo = [_request(f) for f in fields]
-    pending: dict[int, tuple[int, int, int]] = {}  # tid -> (index, tries)
+    pending: dict[int, tuple[int, int]] = {}  # tid -> (index, tries)
     next_pair, tid = 0, 0x5A000000
 
     def send(tid: int, i: int) -> None:
@@ -171,7 +173,9 @@ def _request(f: list[str]) -> tuple[int, int, int | None, int | None]:
     return int(f[0], 16), int(f[1], 16), key[0], key[1]
 
 
-def query_path_sl_keys(queries, env: dict[str, str] | None, *, timeout: float = 600) -> list[int | None]:
+def query_path_sl_keys(
+    queries: Sequence[tuple[int, int, int | None, int | None]], env: dict[str, str] | None, *, timeout: float = 600
+) -> list[int | None]:
     """SL the SA answers for each (src port GUID, dst port GUID, service ID or None, P_Key or
     None), in order; None where it has no path (e.g. the ports share no such P_Key)."""
     text = "".join(

@@ -79,7 +79,7 @@ def walk_route(fabric: Fabric, src: PortRef, dst: PortRef, sl: int) -> Walk:
         seen.add(guid)
         out = node.route(dlid)
         port = node.ports.get(out)
-        if out == NO_ROUTE or out == 0 or port is None or port.remote is None:
+        if out in (NO_ROUTE, 0) or port is None or port.remote is None:
             w.status = "no_route" if out == NO_ROUTE else "dead_port"
             w.detail = f"{node.desc or hex(guid)} " + (
                 f"has no LFT entry for LID {dlid}" if out == NO_ROUTE else f"port {out} leads nowhere"

@@ -6,6 +6,8 @@ A cycle of channel names alone makes an admin take it on trust; a route per depe
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..fabric.index import FabricIndex
@@ -37,7 +39,7 @@ def cycle_routes(ix: FabricIndex, slm: np.ndarray, cycle: list[int]) -> list[str
                 walks += 1
                 w = walk_route(ix.fabric, ix.ep[e], ix.ep[d], int(slm[e, d]))
                 chans = [(g, out, vl) for g, _, out, vl in w.hops]
-                if any(pair == want for pair in zip(chans, chans[1:])):
+                if any(pair == want for pair in itertools.pairwise(chans)):
                     found = f"{ix.ep_desc(e)} -> {ix.ep_desc(d)} on SL {int(slm[e, d])}"
                     break
             if found or walks > MAX_WALKS:

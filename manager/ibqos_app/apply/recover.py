@@ -17,8 +17,7 @@ reached the disk is dropped, since nothing was live.
 
 from __future__ import annotations
 
-import os
-import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,10 +44,11 @@ class FabricAccess:
     sweep_timeout: float = 120
 
 
-def verify_plan_of(cs: ConfigSet, version: str, env, dumps: Path) -> list[str]:
+def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dumps: Path) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
+
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
@@ -66,13 +66,24 @@ def _dumps(entry: Entry, pid: int) -> Path:
     return Path(entry.dumps) if entry.dumps else record_dir({}, pid)
 
 
-def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> str:
+def no_hook(point: str) -> None:
+    """Apply's default hook (apply.run): nothing happens at a step's start or a journal state."""
+
+
+def restore(
+    cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess, hook: Callable[[str], None] = no_hook
+) -> str:
     """Roll back to entry.previous, sweep, and prove the fabric is as it was before the flip
-    (when that read-back was saved). Returns what it proved; raises if the fabric differs."""
+    (when that read-back was saved). Returns what it proved; raises if the fabric differs.
+    `hook`: Apply's, called as the journal says "rollback" (apply.run)."""
+
+    if entry.previous is None:
+        raise ExternalError(f"{journal.path}: {entry.version} has no previous version to roll back to")
+    pid = io.pid if io.pid is not None else entry.opensm_pid
     journal.write(entry, "rollback")
-    _fault("journal:rollback")
+    hook("journal:rollback")
     cs.flip(entry.previous)
-    heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
+    heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
     before = journal.load_before()
     if before is None:
         journal.write(entry, "rolled-back")
@@ -85,16 +96,17 @@ def restore(cs: ConfigSet, journal: Journal, entry: Entry, io: FabricAccess) -> 
     return "fabric verified as before"
 
 
-def recover(cs: ConfigSet, io: FabricAccess) -> str | None:
+def recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_hook) -> str | None:
     """One line saying what a killed apply left and what was done, or None if nothing was.
     The line also goes to the system log: the killed apply could not send its own."""
-    line = _recover(cs, io)
+
+    line = _recover(cs, io, hook)
     if line:
         log_line(f"recovered {cs.state}: {line}")
     return line
 
 
-def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
+def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
     if entry is None or entry.done:
@@ -105,9 +117,9 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
-    io.pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
     if entry.state == "rollback":
-        proved = restore(cs, journal, entry, io)
+        proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
     if current != entry.version:
         raise ExternalError(
@@ -115,30 +127,22 @@ def _recover(cs: ConfigSet, io: FabricAccess) -> str | None:
         )
     try:
         if entry.state in ("intent", "swapped"):
-            heavy_sweep(io.pid, _dumps(entry, io.pid), timeout=io.sweep_timeout)
+            heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
             journal.write(entry, "swept")
-        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, io.pid))
+        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, pid))
         if diffs:
             raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:
-        proved = restore(cs, journal, entry, io)
+        proved = restore(cs, journal, entry, io, hook)
         return f"{found}: {entry.version} failed ({e}); rolled back to {entry.previous}, {proved}"
     journal.write(entry, "verified")
     return f"{found}: swept, read back and verified {entry.version}; it stays"
 
 
-def fault_hook(step: str) -> None:
-    if os.environ.get("IBQOS_APPLY_FAULT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _fault(point: str) -> None:
-    fault_hook(point)
-
-
 def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     """For `ibqos status --opensm-conf`: one line on the configuration's state, after finishing
     or undoing a killed apply. A running apply (lock held) is left alone."""
+
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
@@ -169,5 +173,6 @@ def _plan_hash(cs: ConfigSet) -> str:
 
 def current_tampered(opensm_conf: Path) -> str | None:
     """One line when the version the configuration runs on was changed since ibqos wrote it."""
+
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     return cs.tamper_line(cs.current_version())

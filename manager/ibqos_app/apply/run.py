@@ -7,10 +7,10 @@ order and times them, and `run()` holds the configuration's lock from recovery t
 A defect is an exception (VerificationFailed: exit 1, mapped in ibqos_app.cli). The journal
 (`journal.py`) records each state before the step it names, so a crash anywhere is finished
 or undone by the next apply or status (`recover.py`). A failure after the flip restores the
-previous version, sweeps again and proves the fabric is back as it was. For the
-fault-injection tests, IBQOS_APPLY_FAULT=<step> makes the process SIGKILL itself as that
-step starts (the driver's `before` hook), and IBQOS_APPLY_FAULT=journal:<state> right after
-the journal says <state>.
+previous version, sweeps again and proves the fabric is back as it was. `Apply(hook=…)` is
+called with each step's name as it starts (the driver's `before` hook) and with
+`journal:<state>` right after the journal says <state>: the kill -9 tests' wrapper
+(manager/tests/apply_fault.py) kills the process there; the product passes none.
 
 What an apply will not do without being told: build on a current version whose files were
 changed by hand (--accept-edits), or take partitions (P_Keys) off the fabric
@@ -23,16 +23,18 @@ from __future__ import annotations
 import difflib
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
-from ibqos.apply.history import who
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
 from ibqos.apply.service import is_whole_conf, opensm_defaults, resolve
+from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
@@ -43,12 +45,17 @@ from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.interrupt import Interrupted, deferred
 from ibqos.osmlog import log_mark, sweep_failures
-from ibqos.pipeline import Hooks, Pipeline
+from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
 from ibqos.render import render_plan
 
-from .recover import FabricAccess, fault_hook, recover, restore
+from .recover import FabricAccess, no_hook, recover, restore
+
+if TYPE_CHECKING:
+    from ibqos.apply.service import ServiceTarget
+    from ibqos.fabric.model import Fabric
+    from ibqos.plan import Plan
 
 STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
 DEFAULT_KEEP = 10
@@ -78,14 +85,14 @@ class ApplyRequest:
 
 @dataclass
 class ApplyState:
-    plan: object = None
+    plan: Plan | None = None  # None: a rollback to the admin's original files
     files: dict[str, str] = field(default_factory=dict)
     paths: dict[str, Path] = field(default_factory=dict)
     confset: ConfigSet | None = None
     previous: str | None = None
     version: str | None = None
-    before: object = None  # fabric read back before the flip
-    after: object = None  # fabric read back after the sweep
+    before: Fabric | None = None  # fabric read back before the flip
+    after: Fabric | None = None  # fabric read back after the sweep
     log: Path = DEFAULT_LOG
     dumps: Path = Path("/var/log")  # OpenSM's dump_files_dir: the plugin's record, the sweep's end
     pid: int = 0
@@ -93,7 +100,7 @@ class ApplyState:
     entry: Entry | None = None
     recovered: str | None = None  # what recovery found and did, if anything
     pruned: list[str] = field(default_factory=list)
-    service: object = None  # apply.service.ServiceTarget, with --service
+    service: ServiceTarget | None = None  # with --service
     log_override: Path | None = None  # the unit's --log_file
     plan_text: str | None = None  # plan.json as stored with the version (None: an original)
     removed: set[str] = field(default_factory=set)  # managed roles the new set no longer has
@@ -109,15 +116,22 @@ class ApplyState:
         meta.json: a master and its standby hold the same version when theirs agree."""
         return sha256_hex(self.plan_text.encode()) if self.plan_text else ""
 
-    swept_at: float | None = None  # time.time() as the sweep was asked for
-
 
 class Apply:
-    def __init__(self, req: ApplyRequest, echo=print, hook=fault_hook):
+    def __init__(
+        self, req: ApplyRequest, echo: Callable[[str], None] = print, hook: Callable[[str], None] = no_hook
+    ) -> None:
         self.req, self.echo, self.hook = req, echo, hook
         self.s = ApplyState()
-        # the fault hook runs as each step starts (IBQOS_APPLY_FAULT=<step> kills us there)
         self.pipeline = Pipeline(STEPS, Hooks(before=hook))
+
+    @property
+    def confset(self) -> ConfigSet:
+        return produced(self.s.confset, "the configuration set (stage render)")
+
+    @property
+    def journal(self) -> Journal:
+        return produced(self.s.journal, "the journal (stage adopt or stage)")
 
     # ---- driver ----------------------------------------------------------
     def run(self) -> ApplyState:
@@ -129,9 +143,8 @@ class Apply:
             raise
 
     def _run(self) -> ApplyState:
-        if self.req.service:
-            if self._target_service():
-                return self.s  # --init-conf: the whole file written (or shown), restart next
+        if self.req.service and self._target_service(self.req.service):
+            return self.s  # --init-conf: the whole file written (or shown), restart next
         if self.req.dry_run:
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
@@ -158,7 +171,7 @@ class Apply:
 
     def _locked(self) -> None:
         self.pipeline.run(self, ("recover", "render", "validate"))
-        line = self.s.confset.tamper_line(self.s.confset.current_version())
+        line = self.confset.tamper_line(self.confset.current_version())
         if line and not (self.req.accept_edits or self.req.rollback_to):
             raise VerificationFailed(
                 f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
@@ -181,7 +194,7 @@ class Apply:
 
     def _unchanged(self) -> bool:
         """The new set equals what the managed paths hold now: say so and write nothing."""
-        cs = self.s.confset
+        cs = self.confset
         # Files not yet adopted (no ibqos.d/current) are taken over by a full apply even when
         # they hold this plan: `status` and `history` need the version and its plan.
         if not cs.adopted():
@@ -218,14 +231,15 @@ class Apply:
                 raise
 
     def _journal(self, state: str) -> None:
-        self.s.journal.write(self.s.entry, state)
+        self.journal.write(produced(self.s.entry, "the journal entry (stage stage)"), state)
         self.hook(f"journal:{state}")
 
     # ---- Debian's opensm@GUID.service ---------------------------------------------
-    def _target_service(self) -> bool:
+    def _target_service(self, unit: str) -> bool:
         """Point the request at what the unit runs. True when --init-conf wrote the missing
         opensm.conf (OpenSM reads it only at start: the caller stops there)."""
-        t = resolve(self.req.service)
+
+        t = resolve(unit)
         self.s.service = t
         self.req.opensm_conf = t.conf
         self.s.log_override = t.log
@@ -253,9 +267,10 @@ class Apply:
         self.s.pid = t.pid or 0
         return False
 
-    def _init_conf(self, t) -> None:
+    def _init_conf(self, t: ServiceTarget) -> None:
         """The unit's opensm.conf, whole: OpenSM's defaults (`opensm -c`) with the plan's options
         and its files beside it. Options OpenSM reads only at start take effect on restart."""
+
         plan = load_plan(self.req.plan_path)
         conf_dir = t.conf.parent
         with tempfile.TemporaryDirectory(prefix="ibqos-init-") as tmp:
@@ -274,7 +289,7 @@ class Apply:
         if "partitions.conf" in side:
             updates["partition_config_file"] = str(side["partitions.conf"])
         merged = osmconf.merge(opensm_defaults(), updates, f"ibqos apply {plan.policy_sha256[:12]}")
-        for name, path in side.items():
+        for path in side.values():
             if path.exists():
                 raise InputError(f"exists beside a missing {t.conf.name}: move it away first", file=path)
         if self.req.dry_run:
@@ -297,7 +312,7 @@ class Apply:
     # ---- steps -------------------------------------------------------------
     def stage_recover(self) -> None:
         cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
-        line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout))
+        line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout), hook=self.hook)
         if line:
             self.s.recovered = line
             self.echo(f"recovered: {line}")
@@ -376,6 +391,7 @@ class Apply:
 
     def _stored_set(self, conf_path: Path, opts: dict[str, str]) -> None:
         """ibqos rollback: the files of a stored version (and its plan, to verify against)."""
+
         cs = ConfigSet.beside(conf_path, {})
         v = self.req.rollback_to
         if v not in cs.versions():
@@ -416,6 +432,7 @@ class Apply:
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
         drops take their P_Keys off every port: only with --allow-pkey-removal."""
+
         path = self.s.paths.get("partitions.conf")
         if path is None:
             return
@@ -445,7 +462,7 @@ class Apply:
 
     def show_diff(self) -> None:
         """Every managed file: added, changed, removed (emptied) or unchanged, with its diff."""
-        line = self.s.confset.tamper_line(self.s.confset.current_version())
+        line = self.confset.tamper_line(self.confset.current_version())
         if line:
             self.echo(f"note: {line} (apply refuses to build on it without --accept-edits)")
         changed = False
@@ -479,32 +496,33 @@ class Apply:
 
     def stage_snapshot(self) -> None:
         self.s.before = read_live(self.req.env)
-        self.s.journal = Journal(self.s.confset.state)
+        self.s.journal = Journal(self.confset.state)
 
     def stage_adopt(self) -> None:
         with deferred():  # this step and the next three are quick and local: done whole or not begun
-            self.s.confset.adopt()
+            self.confset.adopt()
 
     def stage_stage(self) -> None:  # the step "stage": the new version's files, beside the current ones
         with deferred():
             self._stage()
 
     def _stage(self) -> None:
-        cs = self.s.confset
+        cs = self.confset
         cs.cleanup_staging()
         self.s.previous = cs.current_version()
         sha = self.s.plan_sha256 or None
         if self.req.rollback_to:
-            meta: dict = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
+            meta: dict[str, str | None] = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
         else:
-            meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": self.s.plan.policy_sha256}
+            plan = produced(self.s.plan, "the plan (stage render)")
+            meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": plan.policy_sha256}
             meta["plan_sha256"] = sha
         extra = {"plan.json": self.s.plan_text} if self.s.plan_text else None
         self.s.version = cs.stage(self.s.files, meta, extra=extra)
         if self.s.journal is None:  # --standby: no read-back before
             self.s.journal = Journal(cs.state)
         else:
-            self.s.journal.save_before(self.s.before)
+            self.s.journal.save_before(produced(self.s.before, "the fabric before (stage snapshot)"))
         self.s.entry = Entry(
             "intent",
             self.s.previous,
@@ -520,7 +538,7 @@ class Apply:
 
     def stage_flip(self) -> None:
         with deferred():
-            self.s.confset.flip(self.s.version)
+            self.confset.flip(produced(self.s.version, "the new version (stage stage)"))
             self._journal("swapped")
             if self.req.standby:
                 self._journal("standby")  # done: its SM reads the files when it becomes master
@@ -546,37 +564,42 @@ class Apply:
     def stage_verify(self) -> None:
         self._check_plan()
         if self.s.plan is not None:
-            self.s.confset.save_verified_fabric(self.s.version, self.s.after)
+            self.confset.save_verified_fabric(
+                produced(self.s.version, "the new version (stage stage)"),
+                produced(self.s.after, "the fabric read back (stage readback)"),
+            )
         self._journal("verified")
 
     def _check_plan(self) -> None:
         if self.s.plan is None:  # a rollback to the admin's original files: no plan to hold them to
             self.echo(f"{self.req.rollback_to} has no plan (the admin's own files): swept without OpenSM errors")
             return
+        after = produced(self.s.after, "the fabric read back (stage readback)")
         expected = expected_from_plan(self.s.plan)
         groups = None
         if expected.dragonfly:  # the groups dla routed this sweep with (docs/groups.md)
-            groups = groups_in_force(self.s.after, record_in(self.s.dumps, since=self.s.swept_at))
+            groups = groups_in_force(after, record_in(self.s.dumps, since=self.s.swept_at))
             if groups.disagreement:
                 self.echo(f"groups: {groups.disagreement}")
-        diffs = diff_programmed(self.s.after, expected, groups)
+        diffs = diff_programmed(after, expected, groups)
         if diffs:
             raise VerificationFailed(
                 f"programmed tables differ from the plan on {len(diffs)} port(s), first: {diffs[0]}"
             )
-        low = mtu_findings(self.s.after, self.s.plan.fabric.mtu)
+        low = mtu_findings(after, self.s.plan.fabric.mtu)
         if low:
             raise VerificationFailed(f"{len(low)} port(s) run below the plan's MTU, first: {low[0]}")
         self.echo("read back: every port equals the plan")
         self.echo(f"read back: every link runs at least the plan's MTU {self.s.plan.fabric.mtu}")
 
     def stage_prune(self) -> None:
-        cs = self.s.confset
+        cs = self.confset
         with deferred():
-            self.s.pruned = cs.prune(self.req.keep, protect={cs.current_version(), self.s.previous})
+            kept = {cs.current_version(), self.s.previous}
+            self.s.pruned = cs.prune(self.req.keep, protect={v for v in kept if v is not None})
 
     @staticmethod
-    def say_not_begun(e: KeyboardInterrupt, echo) -> None:
+    def say_not_begun(e: KeyboardInterrupt, echo: Callable[[str], None]) -> None:
         sig = f" by {e.name}" if isinstance(e, Interrupted) else ""
         echo(f"interrupted{sig} before the swap: nothing changed")
 
@@ -595,7 +618,7 @@ class Apply:
             if entry is None or cs is None or cs.current_version() != self.s.version:
                 if entry is not None and cs is not None:
                     cs.discard(entry.version)
-                    self.s.journal.write(entry, "discarded")
+                    self.journal.write(entry, "discarded")
                 if cs is not None:
                     cs.cleanup_staging()
                 self.say_not_begun(e, self.echo)
@@ -605,7 +628,7 @@ class Apply:
                 return
             access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
             try:
-                proved = restore(cs, self.s.journal, entry, access)
+                proved = restore(cs, self.journal, entry, access, hook=self.hook)
             except IbqosError as err:
                 self.echo(
                     f"interrupted{sig} after the swap; rolling back to {self.s.previous} failed: {err} "
@@ -620,7 +643,8 @@ class Apply:
         access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
         try:
             with deferred():  # a signal now waits for the rollback to finish
-                proved = restore(self.s.confset, self.s.journal, self.s.entry, access)
+                entry = produced(self.s.entry, "the journal entry (stage stage)")
+                proved = restore(self.confset, self.journal, entry, access, hook=self.hook)
         except ExternalError as e:
             raise ExternalError(f"{cause}; {e}") from e
         raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause

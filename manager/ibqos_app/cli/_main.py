@@ -12,7 +12,6 @@ import sys
 import traceback
 
 import click
-
 from ibqos.errors import IbqosError
 from ibqos.interrupt import Interrupted, install
 
@@ -28,14 +27,17 @@ def _commands() -> dict[str, importlib.metadata.EntryPoint]:
 
 
 class LazyGroup(click.Group):
-    def list_commands(self, ctx):
+    def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_commands())
 
-    def get_command(self, ctx, name):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         ep = _commands().get(name)
-        return ep.load() if ep is not None else None
+        if ep is None:
+            return None
+        cmd: click.Command = ep.load()
+        return cmd
 
-    def format_commands(self, ctx, formatter):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):
             try:

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import click
-
 from ibqos.errors import InputError
 from ibqos_sim.slurm.sbatch import SlurmOptions
 

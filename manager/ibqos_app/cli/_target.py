@@ -4,18 +4,24 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-
 from ibqos import paths
 from ibqos.apply.service import resolve
 from ibqos.errors import InputError
 
 from ..apply.run import ApplyRequest
 
+if TYPE_CHECKING:
+    from ..apply.run import ApplyRequest
 
-def config_options(f):
+F = TypeVar("F", bound=Callable[..., Any])  # a click command's function, options added
+
+
+def config_options(f: F) -> F:
     """--service or --opensm-conf: which configuration (all three commands)."""
     f = click.option(
         "--opensm-conf",
@@ -30,7 +36,7 @@ def config_options(f):
     )(f)
 
 
-def sm_options(f):
+def sm_options(f: F) -> F:
     """How to reach the running OpenSM and what an apply (or rollback) may do."""
     for opt in reversed(
         (
@@ -91,7 +97,7 @@ def sim_env(sim_socket: str | None) -> dict[str, str] | None:
     return dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
 
 
-def make_request(plan: Path | None, **kw):
+def make_request(plan: Path | None, **kw: Any) -> ApplyRequest:
     """An ApplyRequest from the shared options (and apply's or rollback's own)."""
     service, opensm_conf, pid, pidfile = kw["service"], kw["opensm_conf"], kw["pid"], kw["pidfile"]
     if service and (pid is not None or pidfile):
@@ -99,7 +105,7 @@ def make_request(plan: Path | None, **kw):
     _one_of(service, opensm_conf)
     return ApplyRequest(
         plan_path=plan or Path("-"),
-        opensm_conf=opensm_conf,
+        opensm_conf=opensm_conf or Path("-"),  # with --service: the unit's, found by the apply
         qos_policy=kw.get("qos_policy"),
         pid=pid,
         pidfile=pidfile,

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
-
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
 from ibqos.arbiter.rates import rate_gbps
 from ibqos.errors import InputError
-from ibqos.plan import ROLE_NAMES, load_plan
+from ibqos.plan import load_plan
+from ibqos.roles import ROLES
 from ibqos.term import console, print_table
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from ibqos.arbiter.result import ArbAnalysis
+    from ibqos.plan import Plan, PlanClass
+
+T = TypeVar("T", int, float)
+# (label, table, the plan's classes or None): one analysis each
+Job = tuple[str, "ArbTable", "list[PlanClass] | None"]
 
 # Algorithm 1 keeps every delivery of every cycle, so time and memory grow with the runs:
 # 100000 took 84 s and 2.2 GB for the campaign in issue 13; 10000 of a 4-entry table take
@@ -64,15 +73,29 @@ PROGRESS_FROM = 1000  # runs; shorter analyses finish before a bar would help
     "(default: the plan's, 3 under dla).",
 )
 @click.option("--json", "as_json", is_flag=True, help="JSON instead of tables.")
-def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs, role, switch_hops, as_json):
+def analyze(
+    plan_path: Path | None,
+    high: str | None,
+    low: str | None,
+    limit: int,
+    mode: str | None,
+    packet_bytes: int | None,
+    rate: str | float | None,
+    engine: str,
+    runs: int,
+    role: str | None,
+    switch_hops: int | None,
+    as_json: bool,
+) -> None:
     """Analyze the tables of PLAN, or the table set given with --high/--low/--limit."""
+
     if not 1 <= runs <= MAX_RUNS:
         raise InputError(
             f"{runs} is outside 1..{MAX_RUNS}: Algorithm 1 keeps every delivery, so "
             "its time and memory grow with the runs",
             field="--runs",
         )
-    jobs = []  # (label, table, classes or None)
+    jobs: list[Job] = []
     plan = None
     if plan_path is not None:
         if high is not None or low is not None:
@@ -82,10 +105,10 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         mode = mode or plan.accounting
         packet_bytes = packet_bytes or plan.fabric.mtu
         rate = rate or plan.fabric.rate_gbps
-        roles = [role] if role else list(ROLE_NAMES)
+        roles = [role] if role else list(ROLES)
         for r in roles:
-            if r not in ROLE_NAMES:
-                raise InputError(f"unknown role {r!r} (one of {', '.join(ROLE_NAMES)})", field="--role")
+            if r not in ROLES:
+                raise InputError(f"unknown role {r!r} (one of {', '.join(ROLES)})", field="--role")
             jobs.append((r, plan.vlarb.role(r), plan.classes))
     else:
         if high is None and low is None:
@@ -114,7 +137,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
     except ValueError as e:
         raise InputError(str(e), field="--rate") from e
 
-    out = {}
+    out: dict[str, dict[str, Any]] = {}  # label -> its analysis as JSON
     for label, table, classes in jobs:
         if engine == "exact":
             try:
@@ -127,7 +150,7 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         if classes:
             doc["per_class"] = _per_class(a, classes)
         out[label] = doc
-    e2e = _end_to_end(plan, out, switch_hops) if plan_path is not None and not role else None
+    e2e = _end_to_end(plan, out, switch_hops) if plan is not None and not role else None
     if as_json:
         click.echo(json.dumps((out | ({"end_to_end": e2e} if e2e else {})) if plan_path else out["tables"], indent=1))
         return
@@ -136,8 +159,11 @@ def analyze(plan_path, high, low, limit, mode, packet_bytes, rate, engine, runs,
         _print_e2e(e2e)
 
 
-def _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs):
+def _algorithm1_with_progress(
+    label: str, table: ArbTable, packet_bytes: int, mode: str, gbps: float, runs: int
+) -> ArbAnalysis:
     """Algorithm 1, with a progress bar on stderr for long runs (stdout stays clean for --json)."""
+
     if runs < PROGRESS_FROM:
         return analyze_algorithm1(table, packet_bytes, mode, gbps, runs)
 
@@ -151,23 +177,27 @@ def _algorithm1_with_progress(label, table, packet_bytes, mode, gbps, runs):
     ) as bar:
         task = bar.add_task(f"{label}: Algorithm 1 cycles", total=runs)
         step = max(1, runs // 200)  # redraw at most ~200 times
-        return analyze_algorithm1(
-            table,
-            packet_bytes,
-            mode,
-            gbps,
-            runs,
-            progress=lambda done, _: (done % step == 0 or done == runs) and bar.update(task, completed=done),
-        )
+
+        def tick(done: int, _: int) -> None:
+            if done % step == 0 or done == runs:
+                bar.update(task, completed=done)
+
+        return analyze_algorithm1(table, packet_bytes, mode, gbps, runs, progress=tick)
 
 
-def _per_class(a, classes) -> dict:
+def _known_max(xs: list[T | None]) -> T | None:
+    """The largest, or None when one is unknown (unbounded)."""
+    known = [x for x in xs if x is not None]
+    return max(known) if known and len(known) == len(xs) else None
+
+
+def _per_class(a: ArbAnalysis, classes: list[PlanClass]) -> dict[str, dict[str, float | None]]:
     res = {}
     for c in classes:
         stats = [a.per_vl[v] for v in c.vls if v in a.per_vl]
         if not stats:
             continue
-        known = lambda xs: None if any(x is None for x in xs) else max(xs)  # noqa: E731
+        known = _known_max
         res[c.name] = {
             "share": sum(s.share for s in stats),
             "max_distance": known([s.max_distance for s in stats]),
@@ -177,7 +207,7 @@ def _per_class(a, classes) -> dict:
     return res
 
 
-def _end_to_end(plan, out: dict, switch_hops: int | None) -> dict | None:
+def _end_to_end(plan: Plan, out: dict[str, dict[str, Any]], switch_hops: int | None) -> dict[str, Any] | None:
     """Per class, the end-to-end bound from the waits just analysed (docs/policy.md)."""
     if switch_hops is None:
         switch_hops = plan.route_switch_hops
@@ -185,7 +215,12 @@ def _end_to_end(plan, out: dict, switch_hops: int | None) -> dict | None:
         return None
     per_class = {}
     for c in plan.classes:
-        e = plan.e2e_bound(lambda r, n=c.name: out[r].get("per_class", {}).get(n, {}).get("worst_wait_us"), switch_hops)
+
+        def wait_us(r: str, n: str = c.name) -> float | None:
+            w: float | None = out[r].get("per_class", {}).get(n, {}).get("worst_wait_us")
+            return w
+
+        e = plan.e2e_bound(wait_us, switch_hops)
         per_class[c.name] = e.to_dict() | {"max_e2e_latency_us": c.latency.max_e2e_latency_us}
     return {
         "switch_hops": switch_hops,
@@ -195,7 +230,7 @@ def _end_to_end(plan, out: dict, switch_hops: int | None) -> dict | None:
     }
 
 
-def _print_e2e(e2e: dict) -> None:
+def _print_e2e(e2e: dict[str, Any]) -> None:
     first = next(iter(e2e["per_class"].values()))
     t = Table(
         title=f"end to end per packet: route {' → '.join(first['ports'])} ({e2e['switch_hops']} switch hops), "
@@ -218,7 +253,7 @@ def _print_e2e(e2e: dict) -> None:
     Console().print(t)
 
 
-def _print(out: dict, jobs) -> None:
+def _print(out: dict[str, dict[str, Any]], jobs: list[Job]) -> None:
     con = console()
     for label, table, _ in jobs:
         doc = out[label]
@@ -250,7 +285,7 @@ def _print(out: dict, jobs) -> None:
             con.print(f"note: {note}")
 
 
-def _f(x, digits: int | None = None) -> str:
+def _f(x: float | None, digits: int | None = None) -> str:
     if x is None:
         return "∞"
     return f"{x:.{digits}f}" if digits is not None else str(x)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
-
 from ibqos.errors import InputError
 
 from ..apply.run import Apply
@@ -38,7 +38,7 @@ from ._target import config_options, make_request, sm_options
     is_flag=True,
     help="Build on a current version whose files were changed by hand (what the plan does not set is kept).",
 )
-def apply(plan: Path, **kw) -> None:
+def apply(plan: Path, **kw: Any) -> None:
     """Apply a plan to a running OpenSM: validate, swap the files atomically, SIGHUP, wait for
     the heavy sweep, read the fabric back and verify it equals the plan; on any failure
     restore the previous files and prove the fabric is back as it was. An apply killed half-way

@@ -6,11 +6,6 @@ import tempfile
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import Progress
-from rich.table import Table
-
 from ibqos.docfile import write_json
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
@@ -21,6 +16,10 @@ from ibqos_sim import sweeprun
 from ibqos_sim.harness.netfile import check_net
 from ibqos_sim.harness.topology import from_spec
 from ibqos_sim.sim import SimParams
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress
+from rich.table import Table
 
 from . import _sim_args as cli_args
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import click
-
 from ibqos.paths import REPO_ROOT
+
 from .dryrun import dryrun
 
 

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+from ibqos.errors import InputError, VerificationFailed
+from ibqos.extras import require_plot
+from ibqos.outpath import OUT_DIR
+from ibqos.term import console, print_table
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
-from ibqos.errors import InputError, VerificationFailed
-from ibqos.extras import require_plot
-from ibqos.outpath import OUT_DIR
-from ibqos.term import console, print_table
-
 from ..dryrun import STAGES, DryRun, DryRunConfig
 from ..dryrun.judge import LATENCY_RULE, bandwidth_rule
 from ..dryrun.verdict import passed, summary
+
+if TYPE_CHECKING:
+    from ibqos_sim.sim.traffic import Pattern
 
 
 @click.command()
@@ -71,7 +74,7 @@ def dryrun(
     policy: Path,
     topology: str | None,
     net: Path | None,
-    traffic: str,
+    traffic: Pattern,  # a click.Choice of them
     out: Path,
     sim_time_us: float,
     seed: int,
@@ -86,6 +89,7 @@ def dryrun(
 
     Exit 0 only when every SLA passes and the fabric is verified deadlock-free; a defect is
     VerificationFailed (exit 1, mapped in ibqos_app.cli)."""
+
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
     require_plot("the dry run's report.html")

@@ -5,10 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from ibqos.errors import InputError
-
-from ibqos_sim.harness import Harness
+from ibqos_sim.harness import Harness, engine_chain
 from ibqos_sim.harness.netfile import check_net
 from ibqos_sim.harness.topology import from_spec
 
@@ -37,7 +35,7 @@ def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
     if (run_dir / "harness.json").exists():
         # a second `up` must not orphan the first fabric's ibsim (and its OpenSMs)
         old = Harness.attach(run_dir)
-        if old.ibsim.alive():
+        if old.ibsim is not None and old.ibsim.alive():
             raise InputError(
                 f"a fabric is already up here (ibsim pid {old.ibsim.pid}): "
                 f"'ibqos fabric down --run-dir {run_dir}' first",
@@ -50,6 +48,7 @@ def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     if topo is not None:
         net = topo.write_net(run_dir / "fabric.net")
+    assert net is not None  # NET or --topology, checked above
     h = Harness(net, run_dir)
     h.start()
     h.detach()
@@ -81,15 +80,14 @@ def run_sm(
     """Run OpenSM on the fabric: once (default) or as a daemon."""
     h = Harness.attach(run_dir)
     if plugin is None:
-        plugin = "dla" in engine.split(",")
-    kwargs = dict(engine=engine, plugin=plugin, plugin_options=plugin_options, conf_files=conf_files)
+        plugin = "dla" in engine_chain(engine)
     if daemon:
-        sm = h.start_sm(**kwargs)
+        sm = h.start_sm(engine=engine, plugin=plugin, plugin_options=plugin_options, conf_files=conf_files)
         h.record_sm(sm)
         h.detach()
         click.echo(f"OpenSM daemon pid {sm.pid}, {sm.sweeps()} sweep(s); log {sm.log}")
         return
-    run = h.run_sm(**kwargs)
+    run = h.run_sm(engine=engine, plugin=plugin, plugin_options=plugin_options, conf_files=conf_files)
     h.detach()
     engines = ", ".join(run.configured_engines()) or "none"
     t = run.engine_seconds()

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import click
-from rich.markup import escape
-from rich.table import Table
-
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import rows
 from ibqos.errors import VerificationFailed
 from ibqos.term import console, print_table
+from rich.markup import escape
+from rich.table import Table
 
 from ._target import conf_of, config_options
 
@@ -20,7 +20,7 @@ from ._target import conf_of, config_options
 @click.command()
 @config_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON document (a list of versions) on stdout.")
-def history(service, opensm_conf, as_json: bool) -> None:
+def history(service: str | None, opensm_conf: Path | None, as_json: bool) -> None:
     """List the stored configuration versions of one OpenSM: when, which plan (sha256 of its
     plan.json), who (SUDO_USER or the login name) and how it ended (verified, rolled back,
     original). A version changed by hand since ibqos wrote it is named in one line (exit 1)."""

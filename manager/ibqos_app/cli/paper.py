@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import Progress
-
 from ibqos.errors import InputError
 from ibqos.outpath import OUT_DIR
 from ibqos_sim import sweeprun
 from ibqos_sim.paper import seed003
+from rich.console import Console
+from rich.progress import Progress
 
 from . import _sim_args as cli_args
 from ._sim_args import csv_list

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.markup import escape
-from rich.table import Table
-
+from ibqos.arbiter.table import MAX_CAP
 from ibqos.errors import InputError
 from ibqos.outpath import OUT_FILE
 from ibqos.planner import plan_and_analyze
 from ibqos.term import console, print_table
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from ibqos.plan import Plan
 
 
 def parse_cap(text: str | None) -> tuple[int, int] | None:
@@ -23,8 +27,8 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
         nums = [int(p) for p in parts]
     except ValueError:
         nums = []
-    if len(nums) not in (1, 2) or not all(1 <= n <= 64 for n in nums):
-        raise InputError(f"--cap {text!r}: give HIGH/LOW or N, entries 1..64", field="--cap")
+    if len(nums) not in (1, 2) or not all(1 <= n <= MAX_CAP for n in nums):
+        raise InputError(f"--cap {text!r}: give HIGH/LOW or N, entries 1..{MAX_CAP}", field="--cap")
     return (nums[0], nums[-1])
 
 
@@ -46,6 +50,7 @@ def parse_cap(text: str | None) -> tuple[int, int] | None:
 @click.option("--json", "as_json", is_flag=True, help="Print the per-class analysis as JSON.")
 def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     """Synthesize VLArb tables, VLHighLimit and the SL->class->VL plan from POLICY."""
+
     if not out.name or out.is_dir():  # -o '' is the current directory
         raise InputError("is a directory, not a plan file to write", file=out, field="--output")
     if not out.parent.is_dir():
@@ -59,7 +64,7 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
     _summary(result, out)
 
 
-def _summary(p, out: Path) -> None:
+def _summary(p: Plan, out: Path) -> None:
     t = Table(
         title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
         f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}"
@@ -93,7 +98,7 @@ def _summary(p, out: Path) -> None:
         click.echo(f"note: {note}")
 
 
-def e2e_lines(p) -> list[str]:
+def e2e_lines(p: Plan) -> list[str]:
     """The end-to-end bound per class, one line each, after a line that says what it sums."""
     e2e = p.end_to_end
     if e2e is None:
@@ -118,7 +123,7 @@ def e2e_lines(p) -> list[str]:
     return out
 
 
-def vl_budget(p) -> str:
+def vl_budget(p: Plan) -> str:
     """One line: how many classes the data VLs hold without and with dla's fault reservation."""
     fit = p.fabric.classes_fit
     if "links" not in fit:

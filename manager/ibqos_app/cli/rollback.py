@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import click
+from typing import Any
 
+import click
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import previous_verified
 from ibqos.errors import InputError
@@ -16,7 +17,7 @@ from ._target import conf_of, config_options, make_request, sm_options
 @click.argument("version", required=False)
 @config_options
 @sm_options
-def rollback(version: str | None, **kw) -> None:
+def rollback(version: str | None, **kw: Any) -> None:
     """Re-apply a stored configuration version (default: the previous verified one) exactly as
     `apply` applies a plan: a new version with its files, SIGHUP, heavy sweep, read back,
     checked against that version's plan, and rolled back on any failure. `ibqos history`

@@ -5,9 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from pydantic import ValidationError
-from rich.console import Console
-
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.fabric.source import load_fabric
@@ -26,6 +23,8 @@ from ibqos_sim.sim import (
 )
 from ibqos_sim.sim.points import Point
 from ibqos_sim.sim.run import network_for
+from pydantic import ValidationError
+from rich.console import Console
 
 from . import _sim_args as cli_args
 
@@ -61,7 +60,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
                     raise InputError(
-                        err["msg"], file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
+                        str(err["msg"]), file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
                     ) from e
         elif plan is not None:
             # each class offers its planned share of the link, scaled by --load: a sweep then
@@ -98,10 +97,10 @@ def _link_defaults(rate, mtu, accounting, plan, console) -> tuple:
     defaults for every command); a flag overrides, and says so."""
     defaults = (plan.fabric.rate, plan.fabric.mtu, plan.accounting) if plan else ("QDR", 4096, "byte")
     given = (rate, mtu, accounting)
-    for name, flag, planned in zip(("rate", "mtu", "accounting"), given, defaults):
+    for name, flag, planned in zip(("rate", "mtu", "accounting"), given, defaults, strict=True):
         if plan and flag is not None and str(flag) != str(planned):
             console.print(f"note: --{name} {flag} overrides the plan's {planned}", highlight=False, markup=False)
-    return tuple(d if g is None else g for g, d in zip(given, defaults))
+    return tuple(d if g is None else g for g, d in zip(given, defaults, strict=True))
 
 
 @click.command()
@@ -281,9 +280,10 @@ def simulate(
     fabrics = {str(source): fabric}
     points = [Point(str(source), traffic, params, ld) for ld in loads]
     if slurm_opts is not None:
-        results = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
-        if results is None:
+        submitted = sweeprun.run_slurm(fabrics, points, merge, slurm_opts, wait, console)
+        if submitted is None:  # --no-wait: the jobs run on
             return None
+        results = submitted
     else:
         results = sweeprun.run_local(fabrics, points, jobs, console)
     return sweeprun.finish(results, merge, console, as_json)

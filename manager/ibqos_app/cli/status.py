@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.markup import escape
-from rich.table import Table
-
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
@@ -31,9 +30,14 @@ from ibqos.status import sl2vl_by_hop, vlarb_by_role
 from ibqos.term import console, print_table
 from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 from ibqos.verify.sa_paths import query_path_sls
+from rich.markup import escape
+from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
+
+if TYPE_CHECKING:
+    from ibqos.plan import Plan
 
 
 @click.command()
@@ -86,6 +90,7 @@ def status(
 ) -> None:
     """Show what the fabric is programmed with now, per port role and per SL, and whether it is
     what the plan says and sound: exit 1 with one line per finding otherwise."""
+
     say = (lambda line: None) if as_json else click.echo
     if plan_path is None and rundir is not None and not live:
         # one set of defaults: a run directory is judged by the plan it was made with
@@ -155,7 +160,7 @@ def status(
         )
 
 
-def _show_tables(fabric) -> None:
+def _show_tables(fabric: Fabric) -> None:
     con = console()
     t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):
@@ -179,9 +184,12 @@ def _show_tables(fabric) -> None:
     print_table(con, t)
 
 
-def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
+def _applied(
+    opensm_conf: Path, plan: Plan | None, plan_path: Path | None, say: Callable[[str], None]
+) -> tuple[Plan | None, Path | None, Fabric | None, str | None]:
     """The applied plan of the configuration (unless --plan gave one) and the fabric read back
     at its verified apply (whose links are the planned links)."""
+
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     version = cs.current_version()
     if version is None:
@@ -196,8 +204,9 @@ def _applied(opensm_conf: Path, plan, plan_path: Path | None, say):
     return plan, plan_path, Fabric.load(ref), f"the fabric verified at apply {version}"
 
 
-def _first_run(rundir: Path):
+def _first_run(rundir: Path) -> tuple[Fabric | None, str | None]:
     """The links of the run's first OpenSM run (its healthy fabric), or None without dumps."""
+
     try:
         first = find_dumps(rundir, newest=False)
     except InputError:  # no dumps in the run
@@ -205,8 +214,17 @@ def _first_run(rundir: Path):
     return load_dumps(first, require_sl2vl=False), f"the run's first OpenSM run ({first})"
 
 
-def _routing(fabric, rundir: Path | None, live: bool, osm_log: Path | None, opensm_conf, plan, env):
+def _routing(
+    fabric: Fabric,
+    rundir: Path | None,
+    live: bool,
+    osm_log: Path | None,
+    opensm_conf: Path | None,
+    plan: Plan | None,
+    env: dict[str, str] | None,
+) -> Routing:
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
+
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = None
     if live and opensm_conf is not None:

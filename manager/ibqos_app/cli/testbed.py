@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-
 from ibqos.errors import ExternalError, VerificationFailed
 from ibqos.outpath import OUT_DIR
 from ibqos_testbed import compare, render_report, runplan

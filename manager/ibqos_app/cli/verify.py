@@ -10,9 +10,9 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.source import load_fabric
 from ibqos.plan import load_plan
@@ -24,8 +24,13 @@ from ibqos.verify.sa_paths import query_path_sls
 
 from ._rundir import plan_beside
 
+if TYPE_CHECKING:
+    from ibqos.fabric.model import Fabric
+    from ibqos.verify.pathsl import PathSLs
+    from ibqos.verify.report import VerifyReport
 
-def _load(source: Path | None, live: bool):
+
+def _load(source: Path | None, live: bool) -> tuple[Fabric, Path | None]:
     """Dumps first (ibdmchk and the path-SL file sit beside them); a fabric.json as given."""
     lf = load_fabric(source, live=live, env=dict(os.environ), prefer="dumps", default_sl2vl=True)
     for note in lf.notes:
@@ -76,11 +81,21 @@ def _load(source: Path | None, live: bool):
     help="Check one SL of every class of this plan (default: a plan.json in RUNDIR "
     "or above the dumps; without one, --sl or SL 0).",
 )
-def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, plan_path):
+def verify(
+    rundir: Path | None,
+    live: bool,
+    as_json: bool,
+    sl: int | None,
+    path_sl: Path | None,
+    sa_paths: bool | None,
+    with_ibdmchk: bool,
+    osm_log: Path | None,
+    plan_path: Path | None,
+) -> None:
     """Verify RUNDIR (OpenSM dumps, a harness run directory or a fabric .json) or --live."""
     if live == (rundir is not None):
         raise InputError("give either RUNDIR or --live", field="RUNDIR")
-    beside = None if live or plan_path else plan_beside(rundir)
+    beside = None if rundir is None or plan_path else plan_beside(rundir)  # rundir: not --live
     if beside is not None and (sl is not None or path_sl is not None):
         # one set of defaults: the run's plan gives the SLs; a flag overrides, and says so
         flag = f"--sl {sl}" if sl is not None else f"--path-sl {path_sl}"
@@ -154,7 +169,7 @@ def verify(rundir, live, as_json, sl, path_sl, sa_paths, with_ibdmchk, osm_log, 
         raise VerificationFailed("verify: " + "; ".join(found))
 
 
-def _loop_line(report, engine: str | None, psl) -> str | None:
+def _loop_line(report: VerifyReport, engine: str | None, psl: PathSLs | None) -> str | None:
     """The red line, or a plain warning when one SL for every pair cannot judge a layered engine."""
     if report.cdg_acyclic:
         return None

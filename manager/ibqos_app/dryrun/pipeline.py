@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ibqos.arbiter.e2e import NS_PER_M
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
@@ -19,7 +20,7 @@ from ibqos.fabric.groups import dragonfly_groups
 from ibqos.fabric.groups_in_force import groups_in_force
 from ibqos.faultspec import parse_fault
 from ibqos.faultspec import resolve as resolve_fault
-from ibqos.pipeline import Hooks, Pipeline, StageTime
+from ibqos.pipeline import Hooks, Pipeline, StageTime, produced
 from ibqos.plan import load_plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
@@ -39,6 +40,24 @@ from .judge import PROBE_FRACTION, judge_classes
 from .report import write_reports
 from .verdict import fabric_checks, passed, planned_entries
 
+if TYPE_CHECKING:
+    from ibqos.conformance import MtuFinding
+    from ibqos.fabric.groups_in_force import GroupsInForce
+    from ibqos.fabric.model import Fabric
+    from ibqos.faultspec import ResolvedFault
+    from ibqos.plan import Plan
+    from ibqos.policy.model import Policy
+    from ibqos.verify.report import VerifyReport
+    from ibqos_sim.harness import SmRun
+    from ibqos_sim.harness.ibsim_binary import IbsimBinary
+    from ibqos_sim.harness.topology import Topology
+    from ibqos_sim.sim.result import SimResult
+    from ibqos_sim.sim.shares import LinkShares
+    from ibqos_sim.sim.traffic import Pattern
+
+    from .capacity import Capacity
+    from .judge import ClassVerdict
+
 STAGES = ("launch", "plan", "render", "configure", "readback", "conform", "verify", "simulate", "judge")
 
 
@@ -48,7 +67,7 @@ class DryRunConfig:
     out: Path
     topology: str | None = "df72"  # generator spec (ibqos_sim.harness.topology.from_spec) ...
     net: Path | None = None  # ... or an ibsim net file
-    traffic: str = "uniform"  # the pattern every class's saturating flows follow
+    traffic: Pattern = "uniform"  # the pattern every class's saturating flows follow
     sim_time_us: float = 200.0
     sim_warmup_us: float = 50.0
     seed: int = 1
@@ -66,31 +85,34 @@ class DryRunConfig:
 
 @dataclass
 class DryRunState:
-    plan: object = None
-    policy: object = None  # ibqos.policy.model.Policy
-    capacity: object = None  # ibqos_app.dryrun.capacity.Capacity: the ports' VLArb capacity vs the policy's
-    ibsim: object = None  # ibqos_sim.harness.ibsim_binary.IbsimBinary: the simulator that runs the fabric
-    topology: object = None  # the generator's Topology, when not --net
-    rendered: dict = field(default_factory=dict)
+    """What the stages produced, in stage order; None until the stage that produces it ran
+    (DryRun's properties of the same name read them, and say so if it did not)."""
+
+    plan: Plan | None = None
+    policy: Policy | None = None
+    capacity: Capacity | None = None  # the ports' VLArb capacity vs the policy's
+    ibsim: IbsimBinary | None = None  # the simulator that runs the fabric
+    topology: Topology | None = None  # the generator's, when not --net
+    rendered: dict[str, Path] = field(default_factory=dict)
     netfile: Path | None = None
     topology_name: str = ""
-    harness: object = None
-    sm_run: object = None
+    harness: Harness | None = None
+    sm_run: SmRun | None = None
     engines: list[str] = field(default_factory=list)  # that configured the tables (the last is in force)
-    pristine_run: object = None  # with faults: the run before them
-    faults: list = field(default_factory=list)  # ResolvedFault, in the order applied
+    pristine_run: SmRun | None = None  # with faults: the run before them
+    faults: list[ResolvedFault] = field(default_factory=list)  # in the order applied
     refusal: str = ""  # dla's reason when it refused the degraded fabric
-    fabric: object = None
+    fabric: Fabric | None = None
     conform: list[str] = field(default_factory=list)
-    mtu: list = field(default_factory=list)  # ibqos.conformance.MtuFinding: links below the plan's MTU
-    verify: object = None
-    verify_by_class: dict = field(default_factory=dict)
+    mtu: list[MtuFinding] = field(default_factory=list)  # links below the plan's MTU
+    verify: VerifyReport | None = None
+    verify_by_class: dict[str, VerifyReport] = field(default_factory=dict)
     vls_used: list[int] = field(default_factory=list)
-    sim: object = None
-    sim_latency: object = None
-    sim_probe: object = None  # high-priority classes at PROBE_FRACTION of their share
-    link_shares: object = None  # ibqos_sim.sim.shares.LinkShares: the verdict's shares
-    verdicts: list = field(default_factory=list)
+    sim: SimResult | None = None
+    sim_latency: SimResult | None = None
+    sim_probe: SimResult | None = None  # high-priority classes at PROBE_FRACTION of their share
+    link_shares: LinkShares | None = None  # the verdict's shares
+    verdicts: list[ClassVerdict] = field(default_factory=list)
     stages: list[StageTime] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -110,6 +132,35 @@ class DryRun:
             hooks.failed = failed
         self.pipeline = Pipeline(STAGES, hooks, self.s.stages)
 
+    # ---- what earlier stages produced ---------------------------------------
+    @property
+    def plan(self) -> Plan:
+        return produced(self.s.plan, "the plan (validate_inputs)")
+
+    @property
+    def policy(self) -> Policy:
+        return produced(self.s.policy, "the policy (validate_inputs)")
+
+    @property
+    def harness(self) -> Harness:
+        return produced(self.s.harness, "the ibsim harness (stage launch)")
+
+    @property
+    def sm_run(self) -> SmRun:
+        return produced(self.s.sm_run, "OpenSM's run (stage configure)")
+
+    @property
+    def fabric(self) -> Fabric:
+        return produced(self.s.fabric, "the fabric read back (stage readback)")
+
+    @property
+    def netfile(self) -> Path:
+        return produced(self.s.netfile, "the net file (stage launch or render)")
+
+    @property
+    def ibsim(self) -> IbsimBinary:
+        return produced(self.s.ibsim, "the ibsim binary (validate_inputs)")
+
     # ---- driver ------------------------------------------------------------
     def run(self) -> DryRunState:
         self.validate_inputs()  # all of them, before anything is written
@@ -126,6 +177,7 @@ class DryRun:
     def validate_inputs(self) -> None:
         """Policy (planned) or plan (checked), fault specs and the fabric (topology spec or net
         file): a bad one is one InputError line and nothing in --out."""
+
         if self.cfg.plan_given and self.cfg.fit_to_fabric:
             raise InputError(
                 "fitting plans the policy again for the fabric's ports, and a plan is judged as it is: "
@@ -140,9 +192,9 @@ class DryRun:
         if self.cfg.net:
             check_net(self.cfg.net)
         else:
-            self.s.topology = from_spec(self.cfg.topology)
+            self.s.topology = from_spec(produced(self.cfg.topology, "--topology or --net"))
         self.s.ibsim = resolve(self.cfg.ibsim or default_choice("auto"))
-        self.s.notes.append(f"fabric simulated by {self.s.ibsim.describe()}")
+        self.s.notes.append(f"fabric simulated by {self.ibsim.describe()}")
         self.s.policy = policy
         # the policy's own plan (an infeasible policy stops here), or the admin's as it is
         self.s.plan = make_plan(policy) if policy is not None else plan
@@ -152,6 +204,7 @@ class DryRun:
         """The policy's plan, judged only on a fabric whose ports hold the policy's capacity
         (launch read it): below it, the run is refused unless --fit-to-fabric asked for a
         plan fitted to the ports (ibqos_app.dryrun.capacity)."""
+
         if self.s.plan is None:  # a stage run on its own (tests): inputs first
             self.validate_inputs()
             self.cfg.out.mkdir(parents=True, exist_ok=True)
@@ -159,16 +212,17 @@ class DryRun:
         if cap is not None and not cap.fits and not cap.fitted:
             raise VerificationFailed(f"dry run refused: {self._capacity_where()}: {cap.refusal()}")
         if cap is not None and cap.fitted:
-            self.s.plan = make_plan(self.s.policy, cap=cap.plan_cap)
-            self.s.notes.append(f"judged the {cap.describe(planned_entries(self.s.plan))}")
-        self.s.notes.extend(self.s.plan.notes)  # e.g. what OpenSM can program of a 64-entry table
-        self.s.plan.save(self.cfg.out / "plan.json")
-        return f"{len(self.s.plan.classes)} classes, routing {self.s.plan.fabric.routing}"
+            self.s.plan = make_plan(self.policy, cap=cap.plan_cap)
+            self.s.notes.append(f"judged the {cap.describe(planned_entries(self.plan))}")
+        self.s.notes.extend(self.plan.notes)  # e.g. what OpenSM can program of a 64-entry table
+        self.plan.save(self.cfg.out / "plan.json")
+        return f"{len(self.plan.classes)} classes, routing {self.plan.fabric.routing}"
 
     def stage_render(self) -> str:
+
         # The fabric is known before it runs: node_type filters are resolved against it.
         self._write_net()
-        self.s.rendered = render_plan(self.s.plan, self.cfg.out / "config", port_types=net_port_types(self.s.netfile))
+        self.s.rendered = render_plan(self.plan, self.cfg.out / "config", port_types=net_port_types(self.netfile))
         return ", ".join(sorted(self.s.rendered))
 
     def _write_net(self) -> None:
@@ -177,20 +231,21 @@ class DryRun:
         if self.cfg.net:
             self.s.netfile, self.s.topology_name = self.cfg.net, self.cfg.net.name
         else:
-            topo = self.s.topology or from_spec(self.cfg.topology)
+            topo = self.s.topology or from_spec(produced(self.cfg.topology, "--topology or --net"))
             self.s.netfile = topo.write_net(self.cfg.out / "fabric.net")
             self.s.topology_name = f"{self.cfg.topology} ({topo.name}, {len(topo.cas)} CAs)"
 
     def stage_launch(self) -> str:
         """The fabric first: its ports' VLArb capacity, read back before any SM runs (the
         reader walks it by directed route), decides which plan the run may judge."""
+
         self._write_net()
         self.s.harness = Harness(
-            self.s.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.s.ibsim.kind
+            self.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.ibsim.kind
         )  # faults go down on the console
-        self.s.harness.start()
+        self.harness.start()
         self.s.capacity = read_capacity(
-            self.s.harness.read_back(save=False), self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given
+            self.harness.read_back(save=False), self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given
         )
         f = self.s.capacity.fabric
         return f"{self.s.topology_name}, VLArb {f[0]}/{f[1]} on {self.s.capacity.ports} ports"
@@ -199,7 +254,7 @@ class DryRun:
         """The VLArb entries per table the run asks of the ports: the policy's fabric.vlarb_cap,
         or the given plan's tables."""
         if self.s.policy is None:
-            return planned_entries(self.s.plan)
+            return planned_entries(self.plan)
         vc = self.s.policy.fabric.vlarb_cap
         return (vc.high, vc.low)
 
@@ -237,14 +292,15 @@ class DryRun:
 
     @property
     def _dla(self) -> bool:
-        return self.s.plan.fabric.routing == "dla"
+        return self.plan.fabric.routing == "dla"
 
     def _run_sm(self):
         """One `opensm --once` with the rendered configuration. Any OpenSM error is an
         external failure, except dla's refusal: its record names it, and the caller reports
         it as what it is, a fabric dla does not route."""
-        run = self.s.harness.run_sm(
-            engine=DLA_CHAIN if self._dla else self.s.plan.fabric.routing,
+
+        run = self.harness.run_sm(
+            engine=DLA_CHAIN if self._dla else self.plan.fabric.routing,
             plugin=self._dla,
             conf_files=[self.s.rendered["opensm.conf"]],
             check=False,
@@ -256,7 +312,7 @@ class DryRun:
     def _record(self, run):
         return read_record(run.dumps) if self._dla else None
 
-    def _engines(self, run) -> list[str]:
+    def _engines(self, run: SmRun) -> list[str]:
         """Engines that configured the tables: dla's record says when dla did; after its
         refusal, or without dla, only OpenSM's log names the engine in force (ibqos.osmlog)."""
         record = self._record(run)
@@ -270,23 +326,23 @@ class DryRun:
         return (record.refusal if record else None) or ""
 
     def _apply_faults(self) -> None:
-        fabric = load_dumps(self.s.pristine_run.dumps)
-        sm_node = sm_node_name(self.s.netfile)
+        fabric = load_dumps(produced(self.s.pristine_run, "the run before the faults").dumps)
+        sm_node = sm_node_name(self.netfile)
         self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
         for f in self.s.faults:
-            self.s.harness.unlink(f.node, f.port)
+            self.harness.unlink(f.node, f.port)
 
     def stage_readback(self) -> str:
-        fabric = self.s.harness.read_back(save=False)
+        fabric = self.harness.read_back(save=False)
         note = f"{len(list(fabric.switches()))} switches, {len(list(fabric.cas()))} CAs"
-        if fabric.source.startswith("live:ibsim:") and not self.s.ibsim.stores_high_limit:
-            recorded, conf = overlay_high_limits(fabric, read_record(self.s.sm_run.dumps), self.s.sm_run.conf)
+        if fabric.source.startswith("live:ibsim:") and not self.ibsim.stores_high_limit:
+            recorded, conf = overlay_high_limits(fabric, read_record(self.sm_run.dumps), self.sm_run.conf)
             self.s.notes.append(
                 f"ibsim does not store VLHighLimit, so the model carries what the SM "
                 f"sent: {recorded} ports from the dla plugin's record, {conf} from "
                 "OpenSM's qos_*_high_limit (docs/ibsim.md)"
             )
-        elif self.s.ibsim.stores_high_limit:
+        elif self.ibsim.stores_high_limit:
             caps = {(v.high_cap, v.low_cap) for n in fabric.nodes.values() for p in n.ports.values() if (v := p.vlarb)}
             self.s.notes.append(
                 "VLHighLimit and VLArb as read back from the patched ibsim, capacity "
@@ -297,27 +353,27 @@ class DryRun:
         return note
 
     def stage_conform(self) -> str:
-        expected = expected_from_plan(self.s.plan)
-        groups = None
-        record = self._record(self.s.sm_run)
+        expected = expected_from_plan(self.plan)
+        groups: GroupsInForce | dict[int, int] | None = None
+        record = self._record(self.sm_run)
         if expected.dragonfly and record is not None and record.groups is not None:
             # the groups dla routed with (docs/groups.md), cross-checked with the checker's
 
-            groups = groups_in_force(self.s.fabric, record)
+            groups = groups_in_force(self.fabric, record)
             if groups.disagreement:
                 self.s.notes.append(f"groups: {groups.disagreement}")
         elif self.s.faults and expected.dragonfly:
             # a degraded dragonfly is no clique cover: its groups are those it had before
 
-            groups = dragonfly_groups(load_dumps(self.s.pristine_run.dumps))
-        self.s.conform = diff_programmed(self.s.fabric, expected, groups, degraded=bool(self.s.faults))
-        self.s.mtu = mtu_findings(self.s.fabric, self.s.plan.fabric.mtu)
+            groups = dragonfly_groups(load_dumps(produced(self.s.pristine_run, "the run before the faults").dumps))
+        self.s.conform = diff_programmed(self.fabric, expected, groups, degraded=bool(self.s.faults))
+        self.s.mtu = mtu_findings(self.fabric, self.plan.fabric.mtu)
         return ("every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences") + (
             f"; {len(self.s.mtu)} ports below the plan's MTU" if self.s.mtu else ""
         )
 
     def stage_verify(self) -> str:
-        reports = verify_per_class(self.s.fabric, self.s.plan)
+        reports = verify_per_class(self.fabric, self.plan)
         self.s.verify_by_class = reports
         self.s.verify = w = worst(reports)
         self.s.vls_used = sorted({vl for r in reports.values() for vl in r.vls_used})
@@ -332,7 +388,8 @@ class DryRun:
         low-priority classes still saturate. Probe: the high-priority classes at 5% of their
         share, so their packets rarely queue behind each other, as the end-to-end bound
         assumes; the others still saturate."""
-        plan = self.s.plan
+
+        plan = self.plan
         params = SimParams(
             rate=plan.fabric.rate_gbps,
             mtu=plan.fabric.mtu,
@@ -359,15 +416,17 @@ class DryRun:
         mixes = (("shares", saturating), ("latency", paced(0.8)), ("probe", paced(PROBE_FRACTION)))
         for i, (name, classes) in enumerate(mixes):
             traffic = TrafficSpec(pattern=self.cfg.traffic, msg_bytes=plan.fabric.mtu, classes=classes)
-            runs[name] = simulate(
-                self.s.fabric, traffic, params, load=1.0, progress=lambda f, i=i: self.progress("simulate", (i + f) / 4)
-            )
+
+            def run_progress(f: float, i: int = i) -> None:
+                self.progress("simulate", (i + f) / 4)
+
+            runs[name] = simulate(self.fabric, traffic, params, load=1.0, progress=run_progress)
         self.s.sim, self.s.sim_latency, self.s.sim_probe = runs["shares"], runs["latency"], runs["probe"]
         # The classes' shares of one link where every class stays backlogged (an incast onto
         # one CA), batch by batch until the 95 % interval is known to 0.02 pp: what the plan
         # promises per link, without the all-to-all run's back-pressure drift.
 
-        net = compile_network(self.s.fabric, rate_gbps=params.rate_gbps, source=str(self.cfg.out / "fabric.json"))
+        net = compile_network(self.fabric, rate_gbps=params.rate_gbps, source=str(self.cfg.out / "fabric.json"))
         self.s.link_shares = measure_link_shares(net, saturating, params.model_copy(update={"warmup_us": 100.0}))
         self.progress("simulate", 1.0)
         doc = {k: r.to_json() for k, r in runs.items()} | {"link_shares": self.s.link_shares.to_json()}
@@ -383,7 +442,11 @@ class DryRun:
         # the end-to-end bound on each class's longest route as routed (the verifier's hops)
         hops = {n: max(r.hops) for n, r in self.s.verify_by_class.items() if r.hops}
         self.s.verdicts = judge_classes(
-            self.s.plan, self.s.link_shares.shares, self.s.sim_latency, hops, sim_probe=self.s.sim_probe
+            self.plan,
+            produced(self.s.link_shares, "the link shares (stage simulate)").shares,
+            self.s.sim_latency,
+            hops,
+            sim_probe=self.s.sim_probe,
         )
         for v in self.s.verdicts:
             if v.e2e_bound_us is None or v.sim_p99_us is None or v.priority != "high":

@@ -10,7 +10,7 @@ from ibqos import __version__
 from ibqos.arbiter import ArbTable
 from ibqos.docfile import write_atomic, write_json
 from ibqos.extras import pyplot
-from ibqos.plan import ROLE_NAMES
+from ibqos.roles import ROLES
 from ibqos.templating import render
 
 from .judge import LATENCY_RULE, bandwidth_rule
@@ -43,12 +43,16 @@ def plots(verdicts) -> list[dict]:
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
     a1.bar(list(x), [v.worst_wait_us for v in verdicts], 0.5, label="worst wait for a turn (analysis)")
-    bounds = [(i, v.latency_bound_us) for i, v in zip(x, verdicts) if v.latency_bound_us is not None]
+    bounds = [(i, v.latency_bound_us) for i, v in zip(x, verdicts, strict=True) if v.latency_bound_us is not None]
     _bound_marks(a1, bounds, "the class's bound")
     a1.set_title("per-port arbitration wait")
     a2.bar([i - w / 2 for i in x], [v.sim_mean_us or 0 for v in verdicts], w, label="mean")
     a2.bar([i + w / 2 for i in x], [v.sim_p99_us or 0 for v in verdicts], w, label="p99")
-    e2e = [(i, v.e2e_bound_us) for i, v in zip(x, verdicts) if v.e2e_bound_us is not None and v.sim_p99_us is not None]
+    e2e = [
+        (i, v.e2e_bound_us)
+        for i, v in zip(x, verdicts, strict=True)
+        if v.e2e_bound_us is not None and v.sim_p99_us is not None
+    ]
     # the bound beside the simulated classes only: a saturating class's p99 is its backlog
     _bound_marks(a2, e2e, "end-to-end bound (analysis)")
     a2.set_title("end to end: simulated network latency (paced run) and the bound")
@@ -119,7 +123,7 @@ def report_dict(dr) -> dict:
 def tables(plan) -> dict:
     """What the HTML shows of the configuration: VLArb per role and SL -> class -> VL."""
     roles = []
-    for role in ROLE_NAMES:
+    for role in ROLES:
         t = plan.vlarb.role(role)
         roles.append(
             {

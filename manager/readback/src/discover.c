@@ -27,6 +27,7 @@ struct disc {
 	struct rb_fabric *f;
 	char *msg;
 	size_t msglen;
+	int tables;
 };
 
 static int fail(struct disc *d, const struct mp_req *req, const char *fmt, ...)
@@ -92,7 +93,8 @@ static int on_nodeinfo(struct disc *d, const struct mp_req *req, const uint8_t *
 		n->port_guid = pguid;
 		rc = ask(d, &req->path, K_NODEDESC, 0, idx, 0, 0);
 		if (type == IB_NODE_SWITCH) {
-			rc = rc ? rc : ask(d, &req->path, K_SWINFO, 0, idx, 0, 0);
+			if (d->tables)
+				rc = rc ? rc : ask(d, &req->path, K_SWINFO, 0, idx, 0, 0);
 			for (int p = 0; p <= nports && !rc; p++)
 				rc = ask(d, &req->path, K_PORTINFO, (uint32_t)p, idx, p, 0);
 		}
@@ -186,7 +188,7 @@ static int on_portinfo(struct disc *d, const struct mp_req *req, const uint8_t *
 
 		rc = ask(d, &across, K_NODEINFO, 0, req->node, req->port, 0);
 	}
-	return rc ? rc : ask_port_tables(d, req, n, p);
+	return rc || !d->tables ? rc : ask_port_tables(d, req, n, p);
 }
 
 static int on_swinfo(struct disc *d, const struct mp_req *req, const uint8_t *data)
@@ -265,9 +267,9 @@ static int on_answer(void *ctx, const struct mp_req *req, int status, const uint
 	}
 }
 
-int rb_discover(struct mad_pipe *mp, struct rb_fabric *f, char *msg, size_t msglen)
+int rb_discover(struct mad_pipe *mp, struct rb_fabric *f, int tables, char *msg, size_t msglen)
 {
-	struct disc d = {.mp = mp, .f = f, .msg = msg, .msglen = msglen};
+	struct disc d = {.mp = mp, .f = f, .msg = msg, .msglen = msglen, .tables = tables};
 	ib_dr_path_t local = {.cnt = 0};
 	int rc;
 

@@ -5,7 +5,8 @@
 #include "fabric.h"
 #include "mad_pipe.h"
 
-/* Fills f from the node behind the local port. Returns 0, or -1 with msg set. */
-int rb_discover(struct mad_pipe *mp, struct rb_fabric *f, char *msg, size_t msglen);
+/* Fills f from the node behind the local port. Returns 0, or -1 with msg set.
+ * tables 0: nodes, ports and links only (no SwitchInfo, LFT, SL2VL or VLArb). */
+int rb_discover(struct mad_pipe *mp, struct rb_fabric *f, int tables, char *msg, size_t msglen);
 
 #endif

@@ -45,7 +45,7 @@ const char *mp_path_str(const ib_dr_path_t *path, char *buf, size_t len)
 int mp_open(struct mad_pipe *mp, char *ca, int port, int window, int timeout_ms, int retries)
 {
 	memset(mp, 0, sizeof(*mp));
-	mp->fd = mp->agent = -1;
+	mp->fd = mp->agent = mp->pma_agent = -1;
 	if (window < 1 || window > MP_MAX_WINDOW)
 		return -EINVAL;
 	mp->window = window;
@@ -77,8 +77,17 @@ int mp_open(struct mad_pipe *mp, char *ca, int port, int window, int timeout_ms,
 	return 0;
 }
 
+int mp_open_pma(struct mad_pipe *mp, int rate)
+{
+	mp->pma_agent = umad_register(mp->fd, IB_PERFORMANCE_CLASS, 1, 0, NULL);
+	mp->rate = rate;
+	return mp->pma_agent < 0 ? mp->pma_agent : 0;
+}
+
 void mp_close(struct mad_pipe *mp)
 {
+	if (mp->pma_agent >= 0)
+		umad_unregister(mp->fd, mp->pma_agent);
 	if (mp->agent >= 0)
 		umad_unregister(mp->fd, mp->agent);
 	if (mp->fd >= 0)
@@ -90,7 +99,7 @@ void mp_close(struct mad_pipe *mp)
 		umad_free(mp->sbuf);
 	if (mp->rbuf)
 		umad_free(mp->rbuf);
-	mp->fd = mp->agent = -1;
+	mp->fd = mp->agent = mp->pma_agent = -1;
 	mp->queue = NULL;
 	mp->slots = NULL;
 	mp->free_slots = NULL;
@@ -117,15 +126,23 @@ int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
 static int send_slot(struct mad_pipe *mp, int s)
 {
 	struct mp_slot *slot = &mp->slots[s];
+	int pma = slot->req.lid != 0;
 	ib_rpc_t rpc = {
-		.mgtclass = IB_SMI_DIRECT_CLASS,
+		.mgtclass = pma ? IB_PERFORMANCE_CLASS : IB_SMI_DIRECT_CLASS,
 		.method = IB_MAD_METHOD_GET,
 		.attr = {.id = slot->req.attr, .mod = slot->req.mod},
-		.dataoffs = IB_SMP_DATA_OFFS,
-		.datasz = IB_SMP_DATA_SIZE,
+		.dataoffs = pma ? IB_PC_DATA_OFFS : IB_SMP_DATA_OFFS,
+		.datasz = pma ? IB_PC_DATA_SZ : IB_SMP_DATA_SIZE,
 	};
 	ib_portid_t dport = {.lid = 0, .drpath = slot->req.path};
+	uint8_t data[IB_PC_DATA_SZ] = {0};
 
+	if (pma) {
+		/* LID-routed to the port's PMA on QP1; the PortSelect field of the counter
+		 * attributes names the port (a switch answers for all its ports at port 0's LID). */
+		dport = (ib_portid_t){.lid = slot->req.lid, .qp = 1, .qkey = IB_DEFAULT_QP1_QKEY};
+		mad_set_field(data, 0, IB_PC_PORT_SELECT_F, slot->req.port);
+	}
 	/* The kernel owns the upper 32 TID bits; the slot index in the low bits finds the
 	 * request, the sequence number above it rejects late answers to a resent MAD. */
 	slot->tid = (mp->seq++ << MP_SLOT_BITS | (uint32_t)s) & 0xffffffffu;
@@ -133,19 +150,29 @@ static int send_slot(struct mad_pipe *mp, int s)
 		slot->tid = (mp->seq++ << MP_SLOT_BITS | (uint32_t)s) & 0xffffffffu;
 	rpc.trid = slot->tid;
 	memset(mp->sbuf, 0, umad_size() + IB_MAD_SIZE);
-	if (mad_build_pkt(mp->sbuf, &rpc, &dport, NULL, NULL) < 0)
+	if (mad_build_pkt(mp->sbuf, &rpc, &dport, NULL, pma ? data : NULL) < 0)
 		return -EINVAL;
-	if (umad_send(mp->fd, mp->agent, mp->sbuf, IB_MAD_SIZE, mp->timeout_ms, 0) < 0)
+	if (umad_send(mp->fd, pma ? mp->pma_agent : mp->agent, mp->sbuf, IB_MAD_SIZE,
+		      mp->timeout_ms, 0) < 0)
 		return -EIO;
 	slot->tries++;
 	slot->deadline = now_ms() + mp->timeout_ms;
 	mp->sent++;
+	if (mp->rate) {
+		/* a token bucket of `window` MADs: bursts up to the window, `rate` on average */
+		double burst = now_ms() - mp->window * 1e3 / mp->rate;
+
+		mp->next_send_ms =
+			(mp->next_send_ms > burst ? mp->next_send_ms : burst) + 1e3 / mp->rate;
+	}
 	return 0;
 }
 
 static int fill_window(struct mad_pipe *mp)
 {
 	while (mp->nfree && mp->qhead < mp->qlen) {
+		if (mp->rate && now_ms() < mp->next_send_ms)
+			return 0; /* the rate limit: mp_run waits for next_send_ms */
 		int s = mp->free_slots[--mp->nfree];
 
 		mp->slots[s].req = mp->queue[mp->qhead++];
@@ -204,18 +231,30 @@ int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 	for (;;) {
 		if ((rc = fill_window(mp)) < 0)
 			return rc;
-		if (mp->nfree == mp->window)
+		if (mp->nfree == mp->window && mp->qhead == mp->qlen)
 			return 0;
-		int wait = (int)(next - now_ms());
+		double until = next, gap;
+
+		if (mp->rate && mp->nfree && mp->qhead < mp->qlen && mp->next_send_ms < until)
+			until = mp->next_send_ms;
+		gap = until - now_ms();
 		int len = IB_MAD_SIZE;
-		rc = umad_recv(mp->fd, mp->rbuf, &len, wait > 0 ? wait : 0);
+		/* umad_recv waits whole milliseconds: a shorter gap (the rate limit's) is slept */
+		rc = umad_recv(mp->fd, mp->rbuf, &len, gap >= 1.0 ? (int)gap : 0);
+		if (rc < 0 && gap > 0 && gap < 1.0) {
+			struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(gap * 1e6)};
+
+			nanosleep(&ts, NULL);
+		}
 		if (rc >= 0 && umad_status(mp->rbuf) == 0) {
 			uint8_t *mad = umad_get_mad(mp->rbuf);
 			uint32_t tid = (uint32_t)mad_get_field64(mad, 0, IB_MAD_TRID_F);
 			int s = (int)(tid & (MP_MAX_WINDOW - 1));
 
 			if (s < mp->window && mp->slots[s].tid == tid) {
-				int status = (int)mad_get_field(mad, 0, IB_DRSMP_STATUS_F);
+				int status = mp->slots[s].req.lid
+					? (int)mad_get_field(mad, 0, IB_MAD_STATUS_F)
+					: (int)mad_get_field(mad, 0, IB_DRSMP_STATUS_F);
 
 				mp->received++;
 				rc = complete(mp, s, status, status ? NULL : mad + IB_SMP_DATA_OFFS,

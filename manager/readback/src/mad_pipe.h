@@ -4,6 +4,11 @@
  * its response by transaction ID. The completion callback may submit more requests, so a
  * whole discovery runs as one pipeline without per-level barriers. umad2sim (and many real
  * HCAs behind a busy SM) generate no timeout completions, so timeouts and resends are ours.
+ *
+ * A request with a LID is a GMP of the performance management class (PMA, QP1), routed by
+ * LID; without one it is a directed-route SMP. `rate` bounds the MADs sent per second (0:
+ * only the window bounds them), so a sampler can be kept from loading the fabric's
+ * management queues.
  */
 #ifndef IBQOS_READBACK_MAD_PIPE_H
 #define IBQOS_READBACK_MAD_PIPE_H
@@ -13,25 +18,27 @@
 #include <infiniband/mad.h>
 
 struct mp_req {
-	ib_dr_path_t path;
-	uint32_t mod;  /* attribute modifier */
-	uint32_t node; /* caller's cookies */
+	ib_dr_path_t path; /* SMPs */
+	uint16_t lid;	   /* PMA GMPs: destination LID (0: an SMP) */
+	uint32_t mod;	   /* attribute modifier */
+	uint32_t node;	   /* caller's cookies */
 	uint32_t aux;
 	uint16_t attr; /* attribute ID */
 	uint8_t kind;
 	uint8_t port;
 };
 
-/* status: 0, the SMP status word (> 0), or -ETIMEDOUT after all resends.
- * data: the 64-byte SMP data of the response (NULL unless status == 0).
+/* status: 0, the SMP / GMP status word (> 0), or -ETIMEDOUT after all resends.
+ * data: the 64-byte data of the response (NULL unless status == 0).
  * Return < 0 to stop the pipeline with that value. */
 typedef int (*mp_done_fn)(void *ctx, const struct mp_req *req, int status, const uint8_t *data);
 
 struct mp_slot;
 
 struct mad_pipe {
-	int fd, agent;
-	int window, timeout_ms, retries;
+	int fd, agent, pma_agent;
+	int window, timeout_ms, retries, rate;
+	double next_send_ms; /* rate limit: no send before this */
 	struct mp_req *queue;
 	size_t qhead, qlen, qcap;
 	struct mp_slot *slots;
@@ -43,6 +50,8 @@ struct mad_pipe {
 
 int mp_open(struct mad_pipe *mp, char *ca, int port, int window, int timeout_ms, int retries);
 void mp_close(struct mad_pipe *mp);
+/* Registers the performance management agent; PMA requests need it. rate: MADs/s, 0 none */
+int mp_open_pma(struct mad_pipe *mp, int rate);
 int mp_submit(struct mad_pipe *mp, const struct mp_req *req);
 int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx);
 

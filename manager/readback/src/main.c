@@ -2,7 +2,11 @@
  * its ibqos fabric model (JSON, schema ibqos.fabric/1).
  *
  *   ibqos-readback [-C ca] [-P port] [-w window] [-t timeout_ms] [-r retries]
- *                  [-o model.json] [-s]
+ *                  [-o model.json] [-s] [-T] [-c counters.json] [-R rate]
+ *
+ * -T reads nodes, ports and links only (no forwarding or QoS tables). -c then samples the
+ * PMA counters of every linked port (pma.h; schema ibqos.counters/1), at most -R MADs per
+ * second over the whole run (default 40000; 0: only the window bounds it).
  *
  * Exit 0 on success, 1 when the fabric cannot be read, 2 on bad usage. Errors are one line
  * on stderr; -o files are written whole or not at all.
@@ -21,18 +25,19 @@
 
 #include "discover.h"
 #include "model_json.h"
+#include "pma.h"
 
 struct options {
 	char *ca;
-	int port, window, timeout_ms, retries, stats;
-	const char *out;
+	int port, window, timeout_ms, retries, stats, topology_only, rate;
+	const char *out, *counters;
 };
 
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ibqos-readback [-C ca] [-P port] [-w window] [-t timeout_ms] "
-		"[-r retries] [-o model.json] [-s]\n");
+		"[-r retries] [-o model.json] [-s] [-T] [-c counters.json] [-R rate]\n");
 	exit(2);
 }
 
@@ -48,10 +53,10 @@ static int int_arg(const char *s, int lo, int hi)
 
 static struct options parse(int argc, char **argv)
 {
-	struct options o = {.window = 16, .timeout_ms = 500, .retries = 3};
+	struct options o = {.window = 16, .timeout_ms = 500, .retries = 3, .rate = 40000};
 	int c;
 
-	while ((c = getopt(argc, argv, "C:P:w:t:r:o:sh")) != -1) {
+	while ((c = getopt(argc, argv, "C:P:w:t:r:o:sTc:R:h")) != -1) {
 		switch (c) {
 		case 'C':
 			o.ca = optarg;
@@ -74,6 +79,15 @@ static struct options parse(int argc, char **argv)
 		case 's':
 			o.stats = 1;
 			break;
+		case 'T':
+			o.topology_only = 1;
+			break;
+		case 'c':
+			o.counters = optarg;
+			break;
+		case 'R':
+			o.rate = int_arg(optarg, 0, 10000000);
+			break;
 		default:
 			usage();
 		}
@@ -83,22 +97,41 @@ static struct options parse(int argc, char **argv)
 	return o;
 }
 
-static int write_model(const struct options *o, const struct rb_fabric *f)
+typedef int (*writer_fn)(FILE *out, const void *what);
+
+static int model_writer(FILE *out, const void *f)
+{
+	return rb_write_model(out, f, "live:ibqos-readback");
+}
+
+struct counters_ctx {
+	const struct rb_fabric *f;
+	const struct pma_sample *s;
+};
+
+static int counters_writer(FILE *out, const void *c)
+{
+	const struct counters_ctx *cc = c;
+
+	return pma_write_json(out, cc->f, cc->s);
+}
+
+/* to stdout when path is NULL or "-", else whole or not at all */
+static int write_file(const char *path, writer_fn fn, const void *what)
 {
 	char tmp[4096];
 	FILE *out;
 
-	if (!o->out)
-		return rb_write_model(stdout, f, "live:ibqos-readback") || fflush(stdout) ? -1 : 0;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", o->out, (long)getpid());
+	if (!path || !strcmp(path, "-"))
+		return fn(stdout, what) || fflush(stdout) ? -1 : 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
 	out = fopen(tmp, "w");
 	if (!out) {
-		fprintf(stderr, "ibqos-readback: %s: %s\n", o->out, strerror(errno));
+		fprintf(stderr, "ibqos-readback: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	if (rb_write_model(out, f, "live:ibqos-readback") < 0 || fclose(out) != 0 ||
-	    rename(tmp, o->out) != 0) {
-		fprintf(stderr, "ibqos-readback: %s: %s\n", o->out, strerror(errno));
+	if (fn(out, what) < 0 || fclose(out) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "ibqos-readback: %s: %s\n", path, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -110,33 +143,46 @@ int main(int argc, char **argv)
 	struct options o = parse(argc, argv);
 	struct mad_pipe mp;
 	struct rb_fabric f;
+	struct pma_sample sample = {0};
 	struct timespec t0, t1;
 	char msg[512];
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rc = mp_open(&mp, o.ca, o.port, o.window, o.timeout_ms, o.retries);
+	if (rc == 0 && o.counters)
+		rc = mp_open_pma(&mp, o.rate);
 	if (rc < 0) {
 		fprintf(stderr, "ibqos-readback: cannot open umad port %s:%d: %s\n",
 			o.ca ? o.ca : "(first)", o.port, strerror(-rc));
+		mp_close(&mp);
 		return 1;
 	}
 	rb_fabric_init(&f);
-	rc = rb_discover(&mp, &f, msg, sizeof(msg));
+	rc = rb_discover(&mp, &f, !o.topology_only, msg, sizeof(msg));
+	if (rc == 0 && o.counters)
+		rc = pma_sample(&mp, &f, &sample, msg, sizeof(msg));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (o.stats)
 		fprintf(stderr,
-			"ibqos-readback: %zu nodes, %lu MADs sent, %lu answered, "
-			"%lu resent, %.3f s\n",
-			f.n, mp.sent, mp.received, mp.resent,
+			"ibqos-readback: %zu nodes, %zu ports sampled, %lu MADs sent, "
+			"%lu answered, %lu resent, %.3f s\n",
+			f.n, sample.n, mp.sent, mp.received, mp.resent,
 			(double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	mp_close(&mp);
 	if (rc < 0) {
 		fprintf(stderr, "ibqos-readback: %s\n", msg);
+		pma_free(&sample);
 		rb_fabric_free(&f);
 		return 1;
 	}
-	rc = write_model(&o, &f);
+	rc = write_file(o.out, model_writer, &f);
+	if (rc == 0 && o.counters) {
+		struct counters_ctx cc = {.f = &f, .s = &sample};
+
+		rc = write_file(o.counters, counters_writer, &cc);
+	}
+	pma_free(&sample);
 	rb_fabric_free(&f);
 	return rc < 0 ? 1 : 0;
 }

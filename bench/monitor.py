@@ -1,0 +1,65 @@
+"""`ibqos monitor`'s cost: one full PMA sample of a dla-routed dragonfly (issue 23: <= 5 s at
+2550 CAs), beside per-port `perfquery` on the same fabric in the same run.
+
+perfquery is one process per port and attribute; it is timed on a subset of ports (every
+SUBSET-th CA port, never the SM's: perfquery would kill OpenSM on Debian's ibsim,
+docs/monitor.md) for the four attributes the monitor reads, and extrapolated to the ports the
+monitor sampled."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+from ibqos.fabric.live import sample_live
+from ibqos.monitor.counters import Sample
+from ibqos_sim.harness import Harness, sm_node_name
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
+
+SUBSET = 20  # perfquery'd ports
+PERFQUERY_ATTRS = (["--xmtsl"], ["--rcvsl"], ["--vlxmitcounters"], ["-x"])
+
+
+def bench_monitor(sizes: list[int], log) -> list[dict]:
+    rows = []
+    for size in sizes:
+        topo = dragonfly(*DRAGONFLY_SIZES[size])
+        with tempfile.TemporaryDirectory(prefix=f"bench-mon{size}-") as tmp:
+            net = topo.write_net(Path(tmp) / "fabric.net")
+            with Harness(net, run_dir=Path(tmp) / "run", ibsim="auto") as h:
+                log(f"df{size}: OpenSM with dla")
+                h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03, timeout=1800)
+                log(f"df{size}: monitor sample")
+                t0 = time.monotonic()
+                fabric, text = sample_live(h.env, timeout=600)
+                t_sample = time.monotonic() - t0
+                sample = Sample.from_json(text)
+                answered = sum(1 for p in sample.ports.values() if p.per_sl_xmit is not None)
+                sm = sm_node_name(h.netfile)
+                cas = [n for n in fabric.cas() if n.desc != sm]
+                picked = cas[:: max(1, len(cas) // SUBSET)][:SUBSET]
+                log(f"df{size}: perfquery on {len(picked)} ports")
+                t0 = time.monotonic()
+                for n in picked:
+                    lid = n.ports[1].lid
+                    for attr in PERFQUERY_ATTRS:
+                        h.diag(["perfquery", *attr, str(lid), "1"], timeout=60)
+                t_pq = time.monotonic() - t0
+            per_port = t_pq / len(picked)
+            est = per_port * len(sample.ports)
+            rows.append(
+                {
+                    "cas": size,
+                    "ibsim": h.binary.kind,
+                    "ports_sampled": len(sample.ports),
+                    "ports_with_per_sl": answered,
+                    "monitor_sample_s": round(t_sample, 2),
+                    "under_5s": t_sample <= 5.0,
+                    "perfquery_ports_timed": len(picked),
+                    "perfquery_s_per_port": round(per_port, 3),
+                    "perfquery_all_ports_est_s": round(est, 1),
+                    "perfquery/monitor": round(est / t_sample, 1),
+                }
+            )
+    return rows

@@ -1,0 +1,144 @@
+"""One sample of every linked port's PMA counters, and the traffic between two samples.
+
+The reader (ibqos-readback -T -c, manager/readback/src/pma.c) writes ibqos.counters/1:
+per port PortXmitDataSL / PortRcvDataSL (32 bits per SL, octets / 4), PortVLXmitWaitCounters
+(16 bits per VL, ticks) and the 64-bit PortXmitData / PortRcvData of PortCountersExtended
+(octets / 4). An attribute a port did not answer is absent and named in its `errors`; a
+subnet manager's port is `skipped` (never asked: docs/monitor.md, "Never hurt the SM").
+
+Between two samples a counter that went down has wrapped, unless the port was reset: the
+64-bit counters never wrap in practice, so one of them going down marks a reset, and every
+counter of that port counts from zero again (its new value is the traffic since the reset).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import InputError
+
+SCHEMA = "ibqos.counters/1"
+BITS = {"xmit_data_sl": 32, "rcv_data_sl": 32, "vl_xmit_wait": 16}
+WORD = 4  # the data counters count octets / 4
+
+
+@dataclass(frozen=True)
+class PortCounters:
+    guid: int
+    port: int
+    lid: int
+    skipped: str | None = None
+    per_sl_xmit: tuple[int, ...] | None = None  # octets / 4
+    per_sl_rcv: tuple[int, ...] | None = None
+    vl_wait: tuple[int, ...] | None = None
+    xmit_data: int | None = None  # PortCountersExtended, octets / 4
+    rcv_data: int | None = None
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sample:
+    time: float  # the reader's wall clock when the last answer came (s)
+    ports: dict[tuple[int, int], PortCounters]
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "counters") -> Sample:
+        try:
+            doc = json.loads(text)
+            if doc.get("schema") != SCHEMA:
+                raise ValueError(f"schema is {doc.get('schema')!r}, not {SCHEMA}")
+            ports = {}
+            for p in doc["ports"]:
+                pc = PortCounters(
+                    guid=int(p["guid"], 16) if isinstance(p["guid"], str) else int(p["guid"]),
+                    port=int(p["port"]),
+                    lid=int(p.get("lid", 0)),
+                    skipped=p.get("skipped"),
+                    per_sl_xmit=_words(p, "xmit_data_sl", 16),
+                    per_sl_rcv=_words(p, "rcv_data_sl", 16),
+                    vl_wait=_words(p, "vl_xmit_wait", 16),
+                    xmit_data=_opt_int(p, "xmit_data"),
+                    rcv_data=_opt_int(p, "rcv_data"),
+                    errors={str(k): str(v) for k, v in p.get("errors", {}).items()},
+                )
+                ports[(pc.guid, pc.port)] = pc
+            return cls(time=float(doc["time"]), ports=ports)
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise InputError(f"{where}: not an {SCHEMA} document: {e}", field="counters") from e
+
+    def to_json(self) -> str:
+        ports = []
+        for pc in self.ports.values():
+            d: dict[str, Any] = {"guid": f"0x{pc.guid:016x}", "port": pc.port, "lid": pc.lid}
+            if pc.skipped:
+                d["skipped"] = pc.skipped
+            for key, v in (
+                ("xmit_data_sl", pc.per_sl_xmit),
+                ("rcv_data_sl", pc.per_sl_rcv),
+                ("vl_xmit_wait", pc.vl_wait),
+            ):
+                if v is not None:
+                    d[key] = list(v)
+            for key, n in (("xmit_data", pc.xmit_data), ("rcv_data", pc.rcv_data)):
+                if n is not None:
+                    d[key] = n
+            d["errors"] = pc.errors
+            ports.append(d)
+        return json.dumps({"schema": SCHEMA, "time": self.time, "ports": ports})
+
+
+def _words(p: dict, key: str, n: int) -> tuple[int, ...] | None:
+    v = p.get(key)
+    if v is None:
+        return None
+    if len(v) != n or any(not isinstance(x, int) or x < 0 or x >= 1 << BITS[key] for x in v):
+        raise ValueError(f"port {p.get('guid')}[{p.get('port')}] {key}: {n} counters of {BITS[key]} bits expected")
+    return tuple(v)
+
+
+def _opt_int(p: dict, key: str) -> int | None:
+    v = p.get(key)
+    if v is not None and (not isinstance(v, int) or v < 0):
+        raise ValueError(f"port {p.get('guid')}[{p.get('port')}] {key}: not a counter")
+    return v
+
+
+@dataclass(frozen=True)
+class PortTraffic:
+    """What one port counted between two samples: bytes per SL each way, ticks per VL."""
+
+    xmit_sl_bytes: tuple[int, ...] | None
+    rcv_sl_bytes: tuple[int, ...] | None
+    vl_wait: tuple[int, ...] | None
+    reset: bool
+
+
+def was_reset(old: PortCounters, new: PortCounters) -> bool:
+    """A 64-bit data counter went down: the port's counters were cleared in between."""
+    return any(
+        a is not None and b is not None and b < a
+        for a, b in ((old.xmit_data, new.xmit_data), (old.rcv_data, new.rcv_data))
+    )
+
+
+def delta(old: int, new: int, bits: int, reset: bool) -> int:
+    """Counted between two readings of a `bits`-wide counter that wraps (at most once)."""
+    return new if reset else (new - old) % (1 << bits)
+
+
+def traffic(old: PortCounters, new: PortCounters) -> PortTraffic:
+    reset = was_reset(old, new)
+
+    def per(key: str, a: tuple[int, ...] | None, b: tuple[int, ...] | None, scale: int) -> tuple[int, ...] | None:
+        if a is None or b is None:
+            return None
+        return tuple(delta(x, y, BITS[key], reset) * scale for x, y in zip(a, b))
+
+    return PortTraffic(
+        xmit_sl_bytes=per("xmit_data_sl", old.per_sl_xmit, new.per_sl_xmit, WORD),
+        rcv_sl_bytes=per("rcv_data_sl", old.per_sl_rcv, new.per_sl_rcv, WORD),
+        vl_wait=per("vl_xmit_wait", old.vl_wait, new.vl_wait, 1),
+        reset=reset,
+    )

@@ -1,0 +1,96 @@
+"""The monitor's Prometheus metrics (documented in docs/monitor.md; names are stable).
+
+The `_total` counters accumulate the traffic the monitor measured since it started (the
+ports' own counters wrap at 32 bits, so they are not exported raw).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from ..docfile import write_atomic
+from ..templating import render
+from .judge import Judged
+
+
+class MonitorCollector(Collector):
+    def __init__(self) -> None:
+        self.judged: Judged | None = None
+        self.bytes_total: dict[tuple[str, str, str], int] = defaultdict(int)
+        self.wait_total: dict[tuple[str, str, str], int] = defaultdict(int)
+        self.samples = 0
+        self.engine: str | None = None
+
+    def update(self, judged: Judged, engine: str | None = None) -> None:
+        self.judged = judged
+        self.engine = engine
+        self.samples += 1
+        for link in judged.links:
+            for c in link.classes:
+                self.bytes_total[(link.node, str(link.port), c.name)] += c.bytes
+            for vl, ticks in link.vl_wait.items():
+                self.wait_total[(link.node, str(link.port), str(vl))] += ticks
+
+    def collect(self):
+        share = GaugeMetricFamily(
+            "ibqos_class_share_ratio",
+            "Class's share of the bytes a port sent in the last interval",
+            labels=["node", "port", "class"],
+        )
+        util = GaugeMetricFamily(
+            "ibqos_link_utilisation_ratio", "Port's sent bytes over its link's data rate", labels=["node", "port"]
+        )
+        viol = GaugeMetricFamily(
+            "ibqos_sla_violation",
+            "1: the class waited below its guaranteed share on a saturated link",
+            labels=["class", "node", "port"],
+        )
+        j = self.judged
+        for link in j.links if j else ():
+            port = str(link.port)
+            if link.utilisation is not None:
+                util.add_metric([link.node, port], link.utilisation)
+            for c in link.classes:
+                share.add_metric([link.node, port, c.name], c.share)
+                viol.add_metric([c.name, link.node, port], 1.0 if c.violation else 0.0)
+        nbytes = CounterMetricFamily(
+            "ibqos_class_bytes", "Bytes a port sent per class", labels=["node", "port", "class"]
+        )
+        for labels, value in self.bytes_total.items():
+            nbytes.add_metric(list(labels), value)
+        wait = CounterMetricFamily(
+            "ibqos_vl_xmit_wait_ticks", "PortVLXmitWait ticks per VL", labels=["node", "port", "vl"]
+        )
+        for labels, value in self.wait_total.items():
+            wait.add_metric(list(labels), value)
+        samples = CounterMetricFamily("ibqos_monitor_samples", "Intervals the monitor has judged")
+        samples.add_metric([], self.samples)
+        unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
+        unmeasured.add_metric([], len(j.unmeasured) if j else 0)
+        yield from (share, nbytes, wait, util, viol, samples, unmeasured)
+        if self.engine is not None:
+            yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
+
+
+def registry_for(collector: MonitorCollector) -> CollectorRegistry:
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(collector)
+    return reg
+
+
+def write_config(out_dir, saturation: float, hold: str = "10m") -> list:
+    """The alerting rules and the Grafana dashboard for these metrics (templates/), in out_dir."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for template, name in (
+        ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
+        ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
+    ):
+        write_atomic(out / name, render(template, saturation=saturation, hold=hold))
+        written.append(out / name)
+    return written

@@ -1,0 +1,33 @@
+"""The monitor's terminal view: one row per link direction that carried traffic."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..plan import Plan
+from .judge import Judged
+
+
+def render(judged: Judged, plan: Plan) -> Table:
+    t = Table(title=f"ibqos monitor: {judged.interval_s:.1f} s interval, {len(judged.links)} link directions")
+    t.add_column("link")
+    t.add_column("util", justify="right")
+    for c in plan.classes:
+        t.add_column(f"{c.name} ({c.bandwidth.target:g}%)", justify="right")
+    t.add_column("VL wait")
+    busy = sorted((ln for ln in judged.links if ln.utilisation), key=lambda ln: -(ln.utilisation or 0))
+    for link in busy:
+        cells = []
+        for c in link.classes:
+            text = f"{100 * c.share:.1f}% {c.gbps:.2f}G"
+            cells.append(f"[red]{text} !![/]" if c.violation else f"[yellow]{text} ~[/]" if c.congested else text)
+        wait = " ".join(f"{v}:{n}" for v, n in link.vl_wait.items())
+        t.add_row(
+            f"{link.node}[{link.port}] → {link.peer}[{link.peer_port}]",
+            f"{100 * (link.utilisation or 0):.0f}%",
+            *cells,
+            wait,
+        )
+    for f in judged.findings:
+        t.caption = (t.caption + "\n" if t.caption else "") + f.message
+    return t

@@ -1,0 +1,77 @@
+"""Issue 23: the counter arithmetic between two samples: 32-bit per-SL and 16-bit per-VL
+wrap, a reset (a 64-bit counter going down), and ports that did not answer an attribute."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from ibqos.errors import InputError
+from ibqos.monitor.counters import Sample, traffic
+
+
+def _doc(ports, t=100.0):
+    return json.dumps({"schema": "ibqos.counters/1", "time": t, "ports": ports})
+
+
+def _port(xmit, wait=None, ext=None, **extra):
+    p = {"guid": "0x0000000000200000", "port": 3, "lid": 2, "xmit_data_sl": xmit, "errors": {}}
+    if wait is not None:
+        p["vl_xmit_wait"] = wait
+    if ext is not None:
+        p["xmit_data"], p["rcv_data"] = ext
+    p.update(extra)
+    return p
+
+
+def _sl(**v):
+    return [v.get(f"s{i}", 0) for i in range(16)]
+
+
+def _one(doc):
+    return next(iter(Sample.from_json(doc).ports.values()))
+
+
+def test_32_bit_per_sl_and_16_bit_per_vl_counters_wrap():
+    old = _one(_doc([_port(_sl(s1=2**32 - 10, s2=5), wait=_sl(s4=65530), ext=(10, 10))]))
+    new = _one(_doc([_port(_sl(s1=20, s2=7), wait=_sl(s4=4), ext=(50, 10))]))
+    t = traffic(old, new)
+    assert not t.reset
+    assert t.xmit_sl_bytes[1] == 30 * 4 and t.xmit_sl_bytes[2] == 2 * 4  # octets / 4 on the wire
+    assert t.vl_wait[4] == 10
+
+
+def test_a_64_bit_counter_going_down_is_a_reset_and_new_values_count_from_zero():
+    old = _one(_doc([_port(_sl(s1=1000), ext=(5000, 900))]))
+    new = _one(_doc([_port(_sl(s1=300), ext=(400, 900))]))
+    t = traffic(old, new)
+    assert t.reset and t.xmit_sl_bytes[1] == 300 * 4
+
+
+def test_a_port_without_per_sl_counters_has_none_and_says_why():
+    p = _port(None, errors={"xmit_data_sl": "MAD status 0x000c"})
+    del p["xmit_data_sl"]
+    pc = _one(_doc([p]))
+    assert pc.per_sl_xmit is None and pc.errors == {"xmit_data_sl": "MAD status 0x000c"}
+    assert traffic(pc, pc).xmit_sl_bytes is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        _doc([_port(_sl(s1=2**32))]),  # wider than the attribute's 32 bits
+        _doc([_port([1, 2, 3])]),  # not 16 SLs
+        json.dumps({"schema": "ibqos.fabric/1", "time": 0, "ports": []}),
+        "{",
+    ],
+)
+def test_a_malformed_sample_is_one_input_error(bad):
+    with pytest.raises(InputError, match="ibqos.counters/1"):
+        Sample.from_json(bad, "state.json")
+
+
+def test_a_sample_round_trips_through_the_state_file():
+    s = Sample.from_json(
+        _doc([_port(_sl(s3=7), wait=_sl(s1=1), ext=(9, 8)), {"guid": "0x1", "port": 1, "lid": 1, "skipped": "sm-port"}])
+    )
+    assert Sample.from_json(s.to_json()) == s

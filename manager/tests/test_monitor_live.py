@@ -1,0 +1,259 @@
+"""Issue 23: `ibqos monitor` on a live ibsim fabric run by OpenSM with the applied plan.
+
+Counter values are loaded into the patched ibsim (ci-sim/ibsim-patch/0003-pma-data-per-sl.patch: PortXmitDataSL,
+PortRcvDataSL, through its console's PerformanceSet, from a command file) and read back by the
+monitor through the real MAD path; the expected shares are the loaded values' own ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from apply_helpers import IBQOS, child_env, make_plan_file, run_apply, sm_on_plan_a
+from ibqos_sim.harness.ibsim_binary import patched_skip_reason
+from ibqos_sim.harness.topology import fat_tree
+
+pytestmark = pytest.mark.fabric
+SKIP = patched_skip_reason()
+needs_patched = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+GB = 10**9
+
+
+def monitor(h, sm, *extra, timeout=120):
+    cmd = [IBQOS, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *map(str, extra)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=child_env())
+
+
+def load(h, tmp, name, lines):
+    f = tmp / f"{name}.cmds"
+    f.write_text("\n".join(lines) + "\n")
+    h.command(f"!{f}")
+
+
+def sl_lines(node, port, attr, words_per_sl):
+    return [f'PerformanceSet "{node}"[{port}] {attr}.{attr}{sl}={w}' for sl, w in words_per_sl.items()]
+
+
+@pytest.fixture
+def applied(tmp_path):
+    with sm_on_plan_a(tmp_path, ibsim="patched", console=True) as (h, sm, plan, path):
+        r = run_apply(h, sm, path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        yield h, sm, plan
+
+
+@needs_patched
+def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(applied, tmp_path):
+    h, sm, plan = applied
+    fabric = h.read_back(save=False)
+    ca = next(n for n in fabric.nodes.values() if n.kind == "ca" and not n.desc.startswith(_sm_desc(h)))
+    sw_guid, sw_port = ca.ports[1].remote
+    sw = fabric.nodes[sw_guid].desc
+    by_class = {c.name: c for c in plan.classes}
+    low = min(plan.classes, key=lambda c: c.bandwidth.target)  # squeezed below its guarantee
+    other = next(c for c in plan.classes if c is not low)
+    low_sl, other_sl = low.sls[0], other.sls[0]
+    state = tmp_path / "state.json"
+    # baseline near the 32-bit wrap: the interval's traffic wraps the counter
+    base = 2**32 - 1000
+    load(h, tmp_path, "base", sl_lines(sw, sw_port, "PortXmitDataSL", {low_sl: base, other_sl: base}))
+    first = monitor(h, sm, "--once", "--json", "--interval", "0.5", "--state", state)
+    assert first.returncode in (0, 1), first.stderr
+    # the switch sends the CA 10 GB (saturates an 8 Gb/s link for ~11 s): 2% for the low class,
+    # which waits on its VL meanwhile
+    low_words, other_words = int(0.02 * 10 * GB / 4), int(0.98 * 10 * GB / 4)
+    after = {low_sl: (base + low_words) % 2**32, other_sl: (base + other_words) % 2**32}
+    lines = sl_lines(sw, sw_port, "PortXmitDataSL", after)
+    lines += [f'PerformanceSet "{sw}"[{sw_port}] PortVLXmitWaitCounters.PortVLXmitWaitCounters{low.vls[0]}=500']
+    load(h, tmp_path, "after", lines)
+    prom = tmp_path / "ibqos.prom"
+    cp = monitor(h, sm, "--once", "--json", "--state", state, "--textfile", prom)
+    assert cp.returncode == 1, cp.stdout + cp.stderr
+    doc = json.loads(cp.stdout)
+    assert doc["classes"] == [c.name for c in plan.classes]
+    # every class of the applied plan on every link direction, the SM's port included
+    assert len(doc["links"]) == sum(
+        1 for n in fabric.nodes.values() for p, port in n.ports.items() if p and port.remote
+    )
+    for link in doc["links"]:
+        assert [c["class"] for c in link["classes"]] == list(by_class)
+    sm_links = [ln for ln in doc["links"] if ln["node"] == _sm_desc(h)]
+    assert sm_links and all(ln["source"] == "peer-rcv" for ln in sm_links)
+    squeezed = next(ln for ln in doc["links"] if ln["node"] == sw and ln["port"] == sw_port)
+    shares = {c["class"]: c["share_pct"] for c in squeezed["classes"]}
+    assert shares[low.name] == pytest.approx(100 * low_words / (low_words + other_words), abs=1e-3)
+    assert shares[other.name] == pytest.approx(100 * other_words / (low_words + other_words), abs=1e-3)
+    assert squeezed["saturated"]
+    found = [(f["kind"], f["node"], f["port"], f["class"]) for f in doc["findings"]]
+    assert found == [("sla-violation", sw, sw_port, low.name)]
+    # node_exporter's textfile: the same judgement
+    assert f'ibqos_sla_violation{{class="{low.name}",node="{sw}",port="{sw_port}"}} 1.0' in prom.read_text()
+    # never hurt the SM: it still runs and answers
+    assert sm.alive()
+    assert "sminfo: sm lid" in h.diag(["sminfo"]).stdout  # exit 0, and it answers
+
+
+def _sm_desc(h) -> str:
+    from ibqos_sim.harness import sm_node_name
+
+    return sm_node_name(h.netfile)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@needs_patched
+def test_prometheus_exposition_is_served_and_scraped(applied, tmp_path):
+    h, sm, plan = applied
+    port = _free_port()
+    cmd = [IBQOS, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, "--json"]
+    cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.5", "--count", "60"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+    try:
+        body, deadline = "", time.monotonic() + 60
+        while "ibqos_class_share_ratio{" not in body and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    body = r.read().decode()
+            except OSError:
+                pass
+            time.sleep(0.2)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    for name in (
+        "ibqos_class_share_ratio",
+        "ibqos_class_bytes_total",
+        "ibqos_link_utilisation_ratio",
+        "ibqos_sla_violation",
+        "ibqos_monitor_samples_total",
+    ):
+        assert f"\n{name}" in body, name
+    for c in plan.classes:
+        assert f'class="{c.name}"' in body
+    assert 'ibqos_routing_engine_info{engine="dla"} 1.0' in body
+    assert sm.alive()
+
+
+def test_alerting_rules_pass_promtool(tmp_path):
+    import shutil
+
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.fail("promtool not found: Debian package prometheus (make deps)")
+    cp = subprocess.run([IBQOS, "monitor", "--write-config", str(tmp_path)], capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    check = subprocess.run(
+        [promtool, "check", "rules", str(tmp_path / "ibqos-alerts.rules.yml")], capture_output=True, text=True
+    )
+    assert check.returncode == 0 and "SUCCESS: 5 rules found" in check.stdout, check.stdout + check.stderr
+    json.loads((tmp_path / "ibqos-grafana-dashboard.json").read_text())
+
+
+def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_path, ibsim_fabric):
+    """Debian's ibsim forwards PortXmitDataSL to the SM's process, which dies of it
+    (docs/monitor.md, "Never hurt the SM"): the monitor samples every port, the SM's included
+    (from its peer), and OpenSM keeps running; perfquery to the SM's LID, the control, kills it."""
+    plan, path = make_plan_file(tmp_path, "a", 40)
+    net = fat_tree(1, 0, 3).write_net(tmp_path / "fabric.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+        sm = h.start_sm(engine="minhop")
+        cp = subprocess.run(
+            [IBQOS, "monitor", "--plan", str(path), "--sim-socket", h.sock, "--once", "--json", "--interval", "0.2"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=child_env(),
+        )
+        assert cp.returncode == 1, cp.stdout + cp.stderr  # no per-SL counters on Debian's ibsim
+        assert [f["kind"] for f in json.loads(cp.stdout)["findings"]] == ["counters-unavailable"]
+        assert sm.alive() and "sminfo: sm lid" in h.diag(["sminfo"]).stdout
+        fabric = h.read_back(save=False)
+        sm_lid = next(n for n in fabric.nodes.values() if n.desc == _sm_desc(h)).ports[1].lid
+        h.diag(["perfquery", "--xmtsl", str(sm_lid), "1"], check=False, timeout=30)
+        deadline = time.monotonic() + 10
+        while sm.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not sm.alive()
+
+
+def test_bad_monitor_input_is_one_line_and_exit_2(tmp_path):
+    _, path = make_plan_file(tmp_path, "a", 40)
+    for args, field in (
+        (["--plan", str(path), "--listen", "nowhere"], "--listen"),
+        (["--listen", "127.0.0.1:9"], "--plan"),
+    ):
+        cp = subprocess.run([IBQOS, "monitor", *args, "--once"], capture_output=True, text=True, env=child_env())
+        assert cp.returncode == 2 and cp.stderr.count("\n") == 1 and field in cp.stderr, cp.stderr
+    state = tmp_path / "state.json"
+    state.write_text("{}")
+    cp = subprocess.run(
+        [IBQOS, "monitor", "--plan", str(path), "--state", str(state), "--once", "--sim-socket", "none"],
+        capture_output=True,
+        text=True,
+        env=child_env(),
+    )
+    assert cp.returncode == 2 and "state.json: not an ibqos.counters/1 document" in cp.stderr, cp.stderr
+
+
+def _perfquery(h, attr: str, lid: int, port: int) -> dict[str, int]:
+    out = h.diag(["perfquery", attr, str(lid), str(port)]).stdout
+    return {
+        k: int(v, 0)
+        for k, v in (ln.split(":", 1) for ln in out.splitlines() if ":" in ln and not ln.startswith("#"))
+        for v in [v.strip(".")]
+    }
+
+
+@needs_patched
+def test_the_sampler_decodes_every_counter_as_perfquery_does(tmp_path, ibsim_fabric):
+    """Crafted values at the widths' edges in every port's PortXmitDataSL, PortRcvDataSL and
+    PortVLXmitWaitCounters; the sampler's numbers equal infiniband-diags' perfquery's."""
+    from ibqos.fabric.live import sample_live
+    from ibqos.monitor.counters import Sample
+
+    net = fat_tree(1, 0, 3).write_net(tmp_path / "fabric.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="patched", console=True) as h:
+        h.start_sm(engine="minhop")
+        fabric = h.read_back(save=False)
+        sm = _sm_desc(h)
+        lines, ports = [], []
+        for n in fabric.nodes.values():
+            for p, port in n.ports.items():
+                if p == 0 or port.remote is None:
+                    continue
+                k = len(ports)
+                ports.append((n, p))
+                for i in range(16):
+                    x, r, w = (2**32 - 1 - 977 * (16 * k + i), 7919 * (16 * k + i) + 1, 0xFFFF - 13 * (16 * k + i))
+                    lines += [
+                        f'PerformanceSet "{n.desc}"[{p}] PortXmitDataSL.PortXmitDataSL{i}={x}',
+                        f'PerformanceSet "{n.desc}"[{p}] PortRcvDataSL.PortRcvDataSL{i}={r}',
+                        f'PerformanceSet "{n.desc}"[{p}] PortVLXmitWaitCounters.PortVLXmitWaitCounters{i}={w}',
+                    ]
+        load(h, tmp_path, "crafted", lines)
+        _, text = sample_live(h.env)
+        sample = Sample.from_json(text)
+        for n, p in ports:
+            got = sample.ports[(n.guid, p)]
+            if n.desc == sm:
+                assert got.skipped == "sm-port" and got.per_sl_xmit is None
+                continue
+            lid = n.ports[0].lid if n.kind == "switch" else n.ports[p].lid
+            xmit, rcv = _perfquery(h, "--xmtsl", lid, p), _perfquery(h, "--rcvsl", lid, p)
+            wait, ext = _perfquery(h, "--vlxmitcounters", lid, p), _perfquery(h, "-x", lid, p)
+            assert list(got.per_sl_xmit or ()) == [xmit[f"XmtDataSL{i}"] for i in range(16)]
+            assert list(got.per_sl_rcv or ()) == [rcv[f"RcvDataSL{i}"] for i in range(16)]
+            assert list(got.vl_wait or ()) == [wait[f"PortVLXmitWait{i}"] for i in range(16)]
+            # the extended counters move with every MAD (ibsim counts them): bounded, not equal
+            assert got.xmit_data is not None and got.xmit_data <= ext["PortXmitData"]
