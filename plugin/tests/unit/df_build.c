@@ -95,7 +95,7 @@ int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsig
 
 int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dla_fabric *dst)
 {
-	uint32_t n = src->nsw - 1;
+	uint32_t n = src->nsw - (dead < src->nsw); /* DLA_NO_SWITCH: a plain copy */
 
 	if (dla_fabric_init(dst, n, src->max_lid))
 		return -1;
