@@ -298,6 +298,8 @@ void test_dfplus(void)
 	odd.uneven = 0, odd.groups = 5;
 	pristine(&odd, "several globals per group pair (g5)");
 	missing_spine(&issue);
+	odd.leaves = odd.spines = 3, odd.hosts = 2;
+	single_faults(&odd, "L3 S3 p2 h2 g5");
 	single_faults(&small, "L3 S3 p2 h2 g7");
 	single_faults(&issue, "L4 S4 p4 h2 g9");
 	double_faults(&small, "L3 S3 p2 h2 g7", 20);
