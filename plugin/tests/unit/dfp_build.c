@@ -20,10 +20,20 @@ static uint8_t phys(const struct dfp *d, unsigned s, unsigned logical)
 	return d->perm ? d->perm[s * 256 + logical] : (uint8_t)logical;
 }
 
+/* group G's n-th global slot is spine n % S, port L+1 + n/S */
+static void dfp_link(void *ctx, unsigned G, unsigned nG, unsigned H, unsigned nH)
+{
+	struct dfp *d = ctx;
+	unsigned L = d->spec.leaves, S = d->spec.spines, per = L + S;
+	unsigned a = G * per + L + nG % S, b = H * per + L + nH % S;
+
+	dla_fabric_link(&d->f, a, phys(d, a, L + 1 + nG / S), b, phys(d, b, L + 1 + nH / S));
+}
+
 int dfp_build(struct dfp *d, const struct dfp_spec *sp)
 {
 	unsigned L = sp->leaves, S = sp->spines, g = sp->groups, per = L + S, lid = 1;
-	unsigned pmax = sp->uneven ? 2 * sp->hosts : sp->hosts, *used;
+	unsigned pmax = sp->uneven ? 2 * sp->hosts : sp->hosts;
 	uint32_t rnd = 2463534242u + sp->seed;
 
 	memset(d, 0, sizeof(*d));
@@ -32,7 +42,6 @@ int dfp_build(struct dfp *d, const struct dfp_spec *sp)
 		return -1;
 	d->group = calloc(per * g, sizeof(*d->group));
 	d->role = calloc(per * g, 1);
-	used = calloc(g, sizeof(*used));
 	if (sp->shuffle) {
 		d->perm = calloc((size_t)per * g * 256, 1);
 		for (unsigned s = 0; s < per * g; s++) {
@@ -77,26 +86,7 @@ int dfp_build(struct dfp *d, const struct dfp_spec *sp)
 				dla_fabric_link(&d->f, l, phys(d, l, pmax + 1 + j), s,
 						phys(d, s, 1 + i));
 			}
-	/* group G's n-th global slot is spine n % S, port L+1 + n/S; pairs dealt by distance */
-	for (int progress = 1; progress;) {
-		progress = 0;
-		for (unsigned dist = 1; dist <= g / 2; dist++)
-			for (unsigned G = 0; G < g; G++) {
-				unsigned H = (G + dist) % g;
-
-				if (2 * dist == g && H < G)
-					continue;
-				if (used[G] < S * sp->globals && used[H] < S * sp->globals) {
-					unsigned nG = used[G]++, nH = used[H]++;
-					unsigned a = G * per + L + nG % S, b = H * per + L + nH % S;
-
-					dla_fabric_link(&d->f, a, phys(d, a, L + 1 + nG / S), b,
-							phys(d, b, L + 1 + nH / S));
-					progress = 1;
-				}
-			}
-	}
-	free(used);
+	deal_global_links(g, S * sp->globals, dfp_link, d);
 	d->f.max_lid = (uint16_t)(lid - 1);
 	return 0;
 }

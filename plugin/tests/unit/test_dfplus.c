@@ -150,6 +150,17 @@ static void count(struct tally *t, const struct run *o, const char *what, const 
 	}
 }
 
+/* Print and check a campaign: nothing cyclic, lost or beyond 3 levels. */
+static void tally_done(const struct tally *t, const char *what, const char *kind)
+{
+	fprintf(stderr,
+		"  dragonfly+ %s %s faults: %u tried, %u routed (at most %u levels), %u refused "
+		"with a reason, %u bad\n",
+		what, kind, t->tried, t->routed, t->worst, t->refused, t->bad);
+	EXPECT_EQ(t->bad, 0);
+	EXPECT(t->worst <= 3);
+}
+
 static void unlink_port(struct dla_fabric *f, uint32_t s, unsigned p)
 {
 	struct dla_port *pt = &f->sw[s].ports[p];
@@ -199,13 +210,7 @@ static void single_faults(const struct dfp_spec *sp, const char *what)
 		dla_fabric_free(&f);
 		free(st);
 	}
-	fprintf(stderr,
-		"  dragonfly+ %s single faults: %u tried, %u routed (at most %u levels), %u "
-		"refused "
-		"with a reason, %u bad\n",
-		what, t.tried, t.routed, t.worst, t.refused, t.bad);
-	EXPECT_EQ(t.bad, 0);
-	EXPECT(t.worst <= 3);
+	tally_done(&t, what, "single");
 	EXPECT(t.routed >= t.tried * 9 / 10);
 	dfp_free(&d);
 }
@@ -253,13 +258,7 @@ static void double_faults(const struct dfp_spec *sp, const char *what, unsigned 
 		free(st);
 		dla_fabric_free(&f);
 	}
-	fprintf(stderr,
-		"  dragonfly+ %s double faults: %u tried, %u routed (at most %u levels), %u "
-		"refused "
-		"with a reason, %u bad\n",
-		what, t.tried, t.routed, t.worst, t.refused, t.bad);
-	EXPECT_EQ(t.bad, 0);
-	EXPECT(t.worst <= 3);
+	tally_done(&t, what, "double");
 	dfp_free(&d);
 }
 

@@ -42,6 +42,12 @@ struct df {
 	unsigned *group;
 };
 int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g);
+/* Global links as the generator deals them: over group pairs by distance, round-robin while
+ * both groups have free slots (slots per group); link(ctx, G, nG, H, nH) joins G's nG-th slot
+ * to H's nH-th. */
+void deal_global_links(unsigned g, unsigned slots,
+		       void (*link)(void *ctx, unsigned G, unsigned nG, unsigned H, unsigned nH),
+		       void *ctx);
 /* Other global wirings (df_wired.c); absolute, relative and circulant need g = a*h + 1
  * (circulant also a*h even); shuffle permutes every switch's port numbers. */
 enum df_wiring { DF_PAIR_ORDER, DF_ABSOLUTE, DF_RELATIVE, DF_CIRCULANT, DF_RANDOM };
