@@ -93,3 +93,19 @@ def test_dla_routes_dfplus_wirings_the_generator_does_not_draw(tmp_path, name, t
 def test_dla_routes_dfplus_missing_a_spine_within_3_vls(tmp_path):
     """A spine never installed: its group pairs go through a third group (a VL shift)."""
     judged(tmp_path, wired_dfplus(3, 3, 2, 2, missing_spine=(1, 2)), vls=3)
+
+
+def test_dla_routes_dfplus_on_pinned_groups(tmp_path):
+    """Pins work as for dragonflies: a group_pattern naming the racks is used as such."""
+    topo = dfplus(3, 3, 2, 2)
+    net = topo.write_net(tmp_path / "fabric.net")
+    tables = tmp_path / "plan.tables"
+    tables.write_text("version 1\n" r"group_pattern ^sw-g(?<group>\d+)-[ls]\d+$" "\n")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        run = run_dla(h, tables=tables)
+        fabric = load_dumps(run.dumps)
+    assert run.configured_engines() == ["dla"]
+    assert any("dla: 7 groups (pinned by the table file)" in ln.text for ln in run.lines())
+    assert not any("ERR D1A" in ln.text for ln in run.lines())
+    report = verify_fabric(fabric)
+    assert report.ok and report.cdg_acyclic and report.vls_used == [0, 1], report.defects()
