@@ -106,6 +106,16 @@ int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsig
 	return 0;
 }
 
+uint32_t *labels_without(const unsigned *group, uint32_t nsw, uint32_t dead)
+{
+	uint32_t *l = malloc(nsw * sizeof(*l)), i = 0;
+
+	for (uint32_t s = 0; s < nsw; s++)
+		if (s != dead)
+			l[i++] = group[s];
+	return l;
+}
+
 int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dla_fabric *dst)
 {
 	uint32_t n = src->nsw - (dead < src->nsw); /* DLA_NO_SWITCH: a plain copy */

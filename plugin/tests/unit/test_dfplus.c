@@ -13,29 +13,22 @@
 #include <stdlib.h>
 
 struct run {
-	int ret;
-	unsigned levels;
-	struct verdict v;
+	struct outcome o;
 	uint32_t leaf_ca_hops; /* most links from a leaf to a CA LID */
 	uint32_t gmax, gmin, glinks;
 	uint64_t gsum;
-	char err[768];
 };
 
 static void route(const struct dla_fabric *f, const uint32_t *stored, unsigned stride,
 		  struct run *o)
 {
 	struct dla_result res;
-	char note[768];
 
 	memset(o, 0, sizeof(*o));
 	o->gmin = UINT32_MAX;
-	o->ret = dla_compute(f, NULL, stored, stride, &res, note, sizeof(note), o->err,
-			     sizeof(o->err));
-	if (o->ret)
+	judged_compute(f, stored, stride, &o->o, &res);
+	if (o->o.ret)
 		return;
-	judge(f, &res.groups, &res.routes, &res.vl, stride, &o->v);
-	o->levels = res.vl.levels;
 	for (uint32_t s = 0; s < f->nsw; s++) {
 		for (unsigned p = 1; p < f->sw[s].num_ports; p++) {
 			uint32_t n = res.routes.routes[res.routes.port_off[s] + p];
@@ -64,7 +57,7 @@ static void route(const struct dla_fabric *f, const uint32_t *stored, unsigned s
 	dla_result_free(&res);
 }
 
-static int clean(const struct run *o, unsigned stride)
+static int clean(const struct outcome *o, unsigned stride)
 {
 	return o->ret == 0 && o->v.delivered == o->v.routes && !o->v.looped && !o->v.cyclic &&
 		o->levels <= stride;
@@ -107,33 +100,23 @@ static void pristine(const struct dfp_spec *sp, const char *what)
 	}
 	dla_result_free(&res);
 	route(&d.f, NULL, 2, &o);
-	EXPECT(clean(&o, 2));
-	EXPECT(o.levels <= 2);
-	EXPECT(o.v.max_globals <= 1);
+	EXPECT(clean(&o.o, 2));
+	EXPECT(o.o.levels <= 2);
+	EXPECT(o.o.v.max_globals <= 1);
 	EXPECT(o.leaf_ca_hops <= 4); /* leaf, spine, global, spine, leaf: 3 links, then the CA */
 	fprintf(stderr,
 		"  dragonfly+ %s (%u switches): levels %u, delivered %u/%u, cyclic %d, most hops "
 		"leaf to CA %u, routes per global link min %u max %u mean %.1f\n",
-		what, d.f.nsw, o.levels, o.v.delivered, o.v.routes, o.v.cyclic, o.leaf_ca_hops,
-		o.gmin, o.gmax, o.glinks ? (double)o.gsum / o.glinks : 0.0);
+		what, d.f.nsw, o.o.levels, o.o.v.delivered, o.o.v.routes, o.o.v.cyclic,
+		o.leaf_ca_hops, o.gmin, o.gmax, o.glinks ? (double)o.gsum / o.glinks : 0.0);
 	dfp_free(&d);
-}
-
-static uint32_t *labels_without(const struct dfp *d, uint32_t dead)
-{
-	uint32_t *l = malloc(d->f.nsw * sizeof(*l)), i = 0;
-
-	for (uint32_t s = 0; s < d->f.nsw; s++)
-		if (s != dead)
-			l[i++] = d->group[s];
-	return l;
 }
 
 struct tally {
 	unsigned tried, routed, refused, bad, worst;
 };
 
-static void count(struct tally *t, const struct run *o, const char *what, const char *fault)
+static void count(struct tally *t, const struct outcome *o, const char *what, const char *fault)
 {
 	t->tried++;
 	if (clean(o, 3)) {
@@ -185,13 +168,13 @@ static void single_faults(const struct dfp_spec *sp, const char *what)
 
 			if (keep.peer_kind != DLA_PEER_SWITCH || keep.peer_sw < s)
 				continue;
-			st = labels_without(&d, DLA_NO_SWITCH);
+			st = labels_without(d.group, d.f.nsw, DLA_NO_SWITCH);
 			unlink_port(&d.f, s, p);
 			route(&d.f, st, 3, &o);
 			snprintf(fault, sizeof(fault), "%s link %u/%u",
 				 d.group[s] == d.group[keep.peer_sw] ? "leaf-spine" : "global", s,
 				 p);
-			count(&t, &o, what, fault);
+			count(&t, &o.o, what, fault);
 			d.f.sw[s].ports[p] = keep;
 			d.f.sw[keep.peer_sw].ports[keep.peer_port] =
 				(struct dla_port){.peer_kind = DLA_PEER_SWITCH,
@@ -201,12 +184,12 @@ static void single_faults(const struct dfp_spec *sp, const char *what)
 		}
 	for (uint32_t s = 0; s < d.f.nsw; s++) {
 		struct dla_fabric f;
-		uint32_t *st = labels_without(&d, s);
+		uint32_t *st = labels_without(d.group, d.f.nsw, s);
 
 		fabric_without_switch(&d.f, s, &f);
 		route(&f, st, 3, &o);
 		snprintf(fault, sizeof(fault), "%s %u", dla_sw_role_name(d.role[s]), s);
-		count(&t, &o, what, fault);
+		count(&t, &o.o, what, fault);
 		dla_fabric_free(&f);
 		free(st);
 	}
@@ -252,9 +235,9 @@ static void double_faults(const struct dfp_spec *sp, const char *what, unsigned 
 				 " link %u/%u", s, p);
 			links++;
 		}
-		st = labels_without(&d, dead);
+		st = labels_without(d.group, d.f.nsw, dead);
 		route(&f, st, 3, &o);
-		count(&t, &o, what, fault);
+		count(&t, &o.o, what, fault);
 		free(st);
 		dla_fabric_free(&f);
 	}
@@ -273,9 +256,9 @@ static void missing_spine(const struct dfp_spec *sp)
 	dfp_build(&d, sp);
 	fabric_without_switch(&d.f, 2 * (sp->leaves + sp->spines) + sp->leaves + 1, &f);
 	route(&f, NULL, 3, &o);
-	EXPECT(clean(&o, 3));
+	EXPECT(clean(&o.o, 3));
 	fprintf(stderr, "  dragonfly+ missing a spine: ret %d levels %u delivered %u/%u %s\n",
-		o.ret, o.levels, o.v.delivered, o.v.routes, o.err);
+		o.o.ret, o.o.levels, o.o.v.delivered, o.o.v.routes, o.o.err);
 	dla_fabric_free(&f);
 	dfp_free(&d);
 }

@@ -63,6 +63,9 @@ void df_free(struct df *d);
 int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsigned hosts);
 /* A copy of src without switch `dead` (its end ports go with it); indices above it shift.
  * DLA_NO_SWITCH: a plain copy. */
+/* The group labels of nsw switches without switch `dead` (DLA_NO_SWITCH: all): a stored map
+ * after the switch died. Malloc'd. */
+uint32_t *labels_without(const unsigned *group, uint32_t nsw, uint32_t dead);
 int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dla_fabric *dst);
 
 /* A dragonfly+ (dfp_build.c): per group `leaves` leaves with `hosts` CAs each (uneven: 0 ..
