@@ -17,7 +17,8 @@ from ibqos.redline import needs_path_sls
 from .paper.seed003 import QOS_CONF
 from ibqos.docfile import write_figure
 
-PATTERNS = ("uniform", "stencil", "hotspot")
+# adversarial: every CA sends to the next group (sim/traffic.py), dragonflies and dragonflies+
+PATTERNS = ("uniform", "stencil", "hotspot", "adversarial")
 PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
 # `file` routes from LFT dumps this command does not take; without them OpenSM builds
 # minhop's tables and still names them "file", so it would be minhop under another name.
