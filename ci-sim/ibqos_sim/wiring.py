@@ -170,7 +170,7 @@ def shuffle_ports(t: Topology, rng: random.Random) -> Topology:
     return t
 
 
-def wired_dfplus(
+def wired_dfplus(  # noqa: PLR0913 (a generator's wiring knobs, keyword-only past the shape)
     leaves: int,
     spines: int,
     p: int,
