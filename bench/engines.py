@@ -4,6 +4,7 @@ verifier verdict. OpenSM's own engines are the baseline the `dla` plugin is comp
 from __future__ import annotations
 
 import os
+import re
 import signal
 import tempfile
 import time
@@ -16,7 +17,9 @@ from ibqos.redline import needs_path_sls
 from ibqos.verify import verify_fabric
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
-from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, Topology, dragonfly
+
+LINK_LINE = re.compile(r"dla: global link .*: (\d+) routes, \d+ LIDs")
 
 
 def engine_vls(run) -> int | None:
@@ -78,23 +81,37 @@ def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
     return round(rest[len(rest) // 2], 4) if rest else None
 
 
+def global_link_routes(lines) -> dict:
+    """dla's routes per global link (its level-0x40 lines): max and mean over the links."""
+    counts = [int(m.group(1)) for ln in lines if (m := LINK_LINE.search(ln.text))]
+    if not counts:
+        return {}
+    return {"global_routes_max": max(counts), "global_routes_mean": round(sum(counts) / len(counts), 1)}
+
+
 def bench_engines(sizes: list[int], engines: list[str], log, skip=frozenset()) -> list[dict]:
+    return bench_topologies([dragonfly(*DRAGONFLY_SIZES[size]) for size in sizes], engines, log, skip)
+
+
+def bench_topologies(topos: list[Topology], engines: list[str], log, skip=frozenset()) -> list[dict]:
+    """The engines on each generated fabric (skip: (CAs, engine) pairs left out)."""
     rows = []
     plugin = (paths.plugin_dir() / "libibqos.so").exists()
-    for size in sizes:
-        topo = dragonfly(*DRAGONFLY_SIZES[size])
-        with tempfile.TemporaryDirectory(prefix=f"bench-df{size}-") as tmp:
+    for topo in topos:
+        size = len(topo.cas)
+        with tempfile.TemporaryDirectory(prefix=f"bench-{topo.name}-") as tmp:
             net = topo.write_net(Path(tmp) / "fabric.net")
             with Harness(net, run_dir=Path(tmp) / "run") as h:
                 for engine in engines:
                     if (engine == "dla" and not plugin) or (size, engine) in skip:
                         continue
-                    log(f"df{size}: {engine}")
+                    log(f"{topo.name}: {engine}")
                     spec = "dla,minhop" if engine == "dla" else engine
                     run = h.run_sm(engine=spec, plugin=engine == "dla", check=False, conf={"qos": "TRUE"}, timeout=1800)
                     used = run.configured_engines()
                     row = {
                         "cas": size,
+                        "fabric": topo.name,
                         "engine": engine,
                         "rc": run.rc,
                         "engine_s": run.engine_seconds(),
@@ -104,8 +121,10 @@ def bench_engines(sizes: list[int], engines: list[str], log, skip=frozenset()) -
                         "fell_back": bool(used) and used[-1] != engine,
                     }
                     row.update(verdict(engine, run, h))
+                    if engine == "dla":
+                        row.update(global_link_routes(run.lines()))
                     if engine in RESWEEP_ENGINES and row["configured_by"] == engine:
-                        log(f"df{size}: {engine} re-sweeps")
+                        log(f"{topo.name}: {engine} re-sweeps")
                         row["resweep_s"] = resweep_seconds(h, engine)
                     rows.append(row)
     return rows

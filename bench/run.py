@@ -3,6 +3,7 @@
 make bench                                   # 42..2550 CAs; at 2550 no LASH/updn
 make bench BENCH_ARGS="--lash-2550"          # opt in to LASH at 2550 (about 2 minutes)
 make bench BENCH_ARGS="--only engines --sizes 42,72"
+make bench BENCH_ARGS="--only dfplus"                        # dla vs minhop on dragonflies+ (144, 1088 CAs)
 make bench BENCH_ARGS="--only sweep"                         # --jobs 2 against --jobs 1 (~1 min)
 make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
 make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
@@ -16,14 +17,15 @@ import time
 from pathlib import Path
 
 from ibqos.docfile import write_atomic, write_json
+from ibqos_sim.harness.topology import from_spec
 from rich.console import Console
 
-from . import engines, fabric, faults, monitor, planner
+from . import engines, fabric, faults, monitor, planner, simspeed, sweep
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "fabric", "simspeed", "sweep", "faults", "monitor")
+SECTIONS = ("planner", "engines", "dfplus", "fabric", "simspeed", "sweep", "faults", "monitor")
 
 
 def _fmt(v) -> str:
@@ -55,6 +57,12 @@ def main() -> None:
     ap.add_argument("--sizes", default="42,72,342,1056,2550")
     ap.add_argument("--engines", default="minhop,updn,lash,dfsssp,dla")
     ap.add_argument("--lash-2550", action="store_true", help="LASH at 2550 CAs too (about 2 min)")
+    ap.add_argument(
+        "--dfplus",
+        default="dfplus:l=4,s=4,p=4,h=2;dfplus:l=8,s=8,p=8,h=2",
+        help="dfplus section: dragonfly+ topology specs, ';'-separated (default 144 and 1088 CAs)",
+    )
+    ap.add_argument("--dfplus-engines", default="minhop,dla")
     ap.add_argument("--only", default=",".join(SECTIONS))
     ap.add_argument(
         "--fault-sizes",
@@ -99,6 +107,26 @@ def main() -> None:
                     "under_1s",
                 ],
             ),
+            "",
+        ]
+
+    if "dfplus" in only:
+        topos = [from_spec(spec) for spec in args.dfplus.split(";")]
+        rows = engines.bench_topologies(topos, args.dfplus_engines.split(","), log=console.log)
+        ratios_vs(rows, "minhop")
+        ratios_vs(rows, "minhop", key="resweep_s")
+        write_json(RESULTS / "dfplus.json", {"meta": meta, "rows": rows})
+        cols = ["fabric", "cas", "engine", "engine_s", "engine_s/minhop", "resweep_s", "resweep_s/minhop"]
+        cols += ["vls_engine", "vls_used", "configured_by", "verdict", "cdg_acyclic", "max_hops"]
+        cols += ["global_routes_max", "global_routes_mean"]
+        sections["dfplus"] = [
+            "## dla on dragonflies+ against minhop",
+            "",
+            "Each group a two-level leaf/spine fat tree (`dfplus:l=leaves,s=spines,p=hosts per "
+            "leaf,h=globals per spine`, one global link per group pair). Columns as in the engines "
+            "table; global_routes_max/mean: dla's (source switch, LID) routes per global link.",
+            "",
+            markdown(rows, cols),
             "",
         ]
 
@@ -229,8 +257,6 @@ def main() -> None:
         ]
 
     if "simspeed" in only:
-        from . import simspeed
-
         rows = simspeed.bench_simspeed(console.log)
         write_json(RESULTS / "simspeed.json", {"meta": meta, "rows": rows})
         sections["simspeed"] = [
@@ -255,8 +281,6 @@ def main() -> None:
         ]
 
     if "sweep" in only:
-        from . import sweep
-
         rows = sweep.bench_sweep(console.log)
         write_json(RESULTS / "sweep.json", {"meta": meta, "rows": rows})
         sections["sweep"] = [

@@ -6,6 +6,7 @@ rates drift, same-run ratios much less)."""
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -72,8 +73,6 @@ def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: floa
         env=env,
         timeout=3600,
     )
-    import json
-
     return float(json.loads(cp.stdout.strip().splitlines()[-1])["hops_per_cpu_s"])
 
 

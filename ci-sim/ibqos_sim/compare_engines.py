@@ -36,7 +36,8 @@ QOS_CONF = {
     "qos_vlarb_low": ",".join(f"{v}:64" for v in range(8)),
 }
 
-PATTERNS = ("uniform", "stencil", "hotspot")
+# adversarial: every CA sends to the next group (sim/traffic.py), dragonflies and dragonflies+
+PATTERNS = ("uniform", "stencil", "hotspot", "adversarial")
 PATTERN_ALIASES = {"stencil3d": "stencil"}  # seed 003's name for the 6-point 3D stencil
 # `file` routes from LFT dumps this command does not take; without them OpenSM builds
 # minhop's tables and still names them "file", so it would be minhop under another name.

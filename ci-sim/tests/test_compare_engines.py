@@ -162,3 +162,41 @@ def test_a_missing_net_file_or_unknown_size_is_bad_input(tmp_path):
     r = _ibqos("compare-engines", "df7", "--out", str(tmp_path / "out"), timeout=60)
     assert r.returncode == 2 and "FABRIC: no preset dragonfly with 7 CAs" in r.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.fabric
+def test_compare_engines_on_a_dragonfly_plus_gives_every_engine_its_curves(tmp_path):
+    """Issue 24: dla against ftree, updn, dfsssp, lash and minhop on a dragonfly+, uniform,
+    hotspot and adversarial (every CA to the next group, by the checker's groups)."""
+    engines = ("dla", "ftree", "updn", "dfsssp", "lash", "minhop")
+    r = _ibqos(
+        "compare-engines",
+        "dfplus:l=3,s=3,p=2,h=2",
+        "--engines",
+        ",".join(engines),
+        "--patterns",
+        "uniform,hotspot,adversarial",
+        "--loads",
+        "0.2,1.0",
+        "--time-us",
+        "60",
+        "--warmup-us",
+        "10",
+        "--out",
+        str(tmp_path),
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    doc = json.loads((tmp_path / "compare.json").read_text())
+    eng = {e["engine"]: e for e in doc["engines"]}
+    assert list(eng) == list(engines) and doc["patterns"] == ["uniform", "hotspot", "adversarial"]
+    dla = eng["dla"]
+    assert dla["routed_by"] == "dla" and dla["vls_used"] == [0, 1] and not dla["credit_loop"]
+    for e in eng.values():
+        if e["routed_by"] != e["engine"]:
+            assert e["skipped"], e  # said so, with OpenSM's reason
+            continue
+        assert set(e["curves"]) == {"uniform", "hotspot", "adversarial"}
+        assert all(len(pts) == 2 for pts in e["curves"].values())
+    # the throughput-against-load table for every pattern, one row per engine routed
+    for pattern in ("uniform", "hotspot", "adversarial"):
+        assert f"{pattern}: accepted traffic" in " ".join(r.stdout.split())

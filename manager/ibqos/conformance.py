@@ -6,7 +6,10 @@ Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
   (3c, 3c+1, 3c+2) under dla with fault_tolerance links, (c,) under OpenSM's own engines.
 - CA ports: SL s → vls[c][0].
 - Switches, per (in, out): vls[c][1] when `in` is a global port and `out` a local port (dla),
-  else vls[c][0]. The third VL of a class (fault_tolerance links) is dla's detour VL: it
+  and on a dragonfly+ spine when both are local (up from a leaf, down to a leaf), else
+  vls[c][0]; on a dragonfly+ leaf a turn between two spines takes the level of the routes
+  through it (arriving ones 1, leaving ones 0: plugin/README.md), so either VL of the class
+  is accepted there. The third VL of a class (fault_tolerance links) is dla's detour VL: it
   appears only around a fault, on whatever (in, out) pairs the detour crosses, so it is
   accepted on any switch pair. On a fabric known to be degraded (`degraded=True`) dla gives
   each turn the level its routes need (plugin/README.md, "VL levels"), so any VL of the
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 
 from .arbiter import ArbTable
 from .fabric.dla_record import DlaRecord
-from .fabric.groups import port_roles, port_types
+from .fabric.groups import port_roles, port_types, switch_roles
 from .fabric.groups_in_force import GroupsInForce, groups_in_force
 from .fabric.model import Fabric, Node
 from .plan import Plan
@@ -62,8 +65,9 @@ def expected_sl2vl(
     in_role: str | None,
     out_role: str | None,
     vls_of: VlsOf = lambda c: (2 * c, 2 * c + 1),
+    switch_role: str = "member",
 ) -> tuple[int, ...]:
-    shifted = in_role == "global" and out_role == "local"
+    shifted = out_role == "local" and (in_role == "global" or (switch_role == "spine" and in_role == "local"))
     out = []
     for c in sl2class:
         vls = vls_of(c)
@@ -118,6 +122,7 @@ def diff_programmed(  # noqa: PLR0912
         degraded, broken = degraded or groups.degraded, groups.broken
         groups = groups.groups
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
+    sw_roles = switch_roles(fabric, groups) if expected.dragonfly and groups is not None else {}
     vls_of = expected.vls_of
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
     for n in sorted(fabric.nodes.values(), key=lambda n: n.guid):
@@ -136,11 +141,14 @@ def diff_programmed(  # noqa: PLR0912
                 for o in ext:
                     if i == o:
                         continue
-                    want = expected_sl2vl(expected.sl2class, roles.get((n.guid, i)), roles.get((n.guid, o)), vls_of)
+                    sw_role = sw_roles.get(n.guid, "member")
+                    ri, ro = roles.get((n.guid, i)), roles.get((n.guid, o))
+                    want = expected_sl2vl(expected.sl2class, ri, ro, vls_of, sw_role)
+                    either = sw_role == "leaf" and ri == ro == "local"  # a leaf's (down, up) turn
                     got = n.sl2vl.get((i, o))
                     if got is None:
                         out["missing"].append(f"{_name(n, o)}: no SL2VL for in-port {i}")
-                    elif got != want and not detour_ok(got, want, expected.sl2class, vls_of, degraded):
+                    elif got != want and not detour_ok(got, want, expected.sl2class, vls_of, degraded or either):
                         out["sl2vl"].append(
                             f"{_name(n, o)} in {i} ({roles.get((n.guid, i))}→"
                             f"{roles.get((n.guid, o))}) SL2VL {_vl(got)} planned {_vl(want)}"

@@ -8,3 +8,9 @@ from typing import Literal, get_args
 
 Role = Literal["ca", "sw0", "terminal", "local", "global"]
 ROLES: tuple[Role, ...] = get_args(Role)  # in plan order
+
+SwitchRole = Literal["member", "leaf", "spine"]
+SWITCH_ROLES: tuple[SwitchRole, ...] = get_args(SwitchRole)
+"""What a switch is in its dragonfly group (docs/groups.md, "Switch roles"): a member of a
+fully-connected group, or a leaf or spine of a dragonfly+ group. The plugin's `enum
+dla_sw_role` (dla_groups.h, named in dla_dfplus.c) has the same names in the same order."""

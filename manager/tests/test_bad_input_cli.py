@@ -129,6 +129,8 @@ def test_analyze_refuses_tables_that_send_nothing(args):
         ("dragonfly:a=4,p=2", "give h="),
         ("dragonfly:a=4,p=2,h=2,q=1", "unknown parameter 'q'"),
         ("fattree:leaves=0", "leaves >= 1"),
+        ("dfplus:l=4,s=4,p=4", "give h="),
+        ("dfplus:l=4,s=4,p=4,h=2,g=10", "2 <= g <= s*h+1"),
     ],
 )
 def test_dryrun_bad_topology_writes_nothing_and_leaks_nothing(tmp_path, spec, says):

@@ -38,6 +38,8 @@ CASES = [
     ("four-class.yaml", "df72", 72 + 36),
     ("two-class.yaml", "df72", 72 + 36),
     ("seed002-config-a.yaml", "fattree:leaves=1,spines=0,hosts=4", 4 + 1),
+    # a dragonfly+ (7 groups of 3 leaves and 3 spines): dla's leaf/spine SL2VL as planned
+    ("four-class.yaml", "dfplus:l=3,s=3,p=2,h=2", 42 + 42),
 ]
 
 

@@ -4,7 +4,7 @@ discovery and port roles (docs/groups.md)."""
 from __future__ import annotations
 
 import pytest
-from ibqos.fabric.groups import NotADragonfly, find_groups, port_roles
+from ibqos.fabric.groups import NotADragonfly, find_groups, port_roles, switch_roles
 from ibqos.fabric.model import Fabric, Node, Port
 from ibqos.paths import REPO_ROOT
 
@@ -18,7 +18,7 @@ def read_vectors() -> dict[str, dict]:
     for line in VECTORS.read_text().splitlines():
         word, _, rest = line.partition(" ")
         if word == "fabric":
-            cur = out[rest] = {"switches": {}, "roles": {}, "groups": None, "refused": None}
+            cur = out[rest] = {"switches": {}, "roles": {}, "groups": None, "refused": None, "switch_roles": {}}
         elif word == "switch":
             i, nports, *cells = rest.split()
             ports = {}
@@ -33,6 +33,10 @@ def read_vectors() -> dict[str, dict]:
             for c in cells:
                 p, role = c.split(":")
                 cur["roles"][(int(i), int(p))] = role
+        elif word == "switch_roles":
+            for c in rest.split():
+                i, role = c.split(":")
+                cur["switch_roles"][int(i)] = role
         elif word == "refused":
             cur["refused"] = rest
     return out
@@ -62,6 +66,8 @@ VECS = read_vectors()
 def test_the_vectors_cover_the_spec_cases():
     assert {"half_rack", "chain", "df72_dead_switch", "installer"} <= set(VECS)
     assert len(VECS) >= 8
+    assert {"dfp42", "dfp42_missing_spine", "dfp30_odd"} <= set(VECS)
+    assert {"leaf", "spine"} == set(VECS["dfp42"]["switch_roles"].values())
 
 
 @pytest.mark.parametrize("name", sorted(VECS))
@@ -80,3 +86,5 @@ def test_golden_fabric(name):
     roles = port_roles(fabric, part.groups)
     got = {(guid - 1, p): r for (guid, p), r in roles.items() if guid < CA_BASE and p != 0}
     assert got == vec["roles"]
+    want = {i: vec["switch_roles"].get(i, "member") for i in vec["switches"]}
+    assert {guid - 1: r for guid, r in switch_roles(fabric, part.groups).items()} == want

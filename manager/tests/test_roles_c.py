@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ibqos.paths import REPO_ROOT
-from ibqos.roles import ROLES
+from ibqos.roles import ROLES, SWITCH_ROLES
 
 SRC = REPO_ROOT / "plugin" / "src"
 
@@ -28,3 +28,12 @@ def test_dla_switch_roles_map_onto_the_enum():
     pairs = re.findall(r"case DLA_ROLE_(\w+):\s*return IBQOS_ROLE_(\w+);", bridge)
     assert pairs == [("TERMINAL", "TERMINAL"), ("LOCAL", "LOCAL"), ("GLOBAL", "GLOBAL")]
     assert {b.lower() for _, b in pairs} <= set(ROLES)
+
+
+def test_c_switch_role_enum_is_the_python_one():
+    header = (SRC / "dla_groups.h").read_text()
+    body = re.search(r"enum dla_sw_role \{(.*?)\};", header, re.S).group(1)
+    enum = re.findall(r"DLA_SW_(\w+)", body)
+    assert tuple(e.lower() for e in enum) == SWITCH_ROLES
+    names = dict(re.findall(r'\[DLA_SW_(\w+)\] = "(\w+)"', (SRC / "dla_dfplus.c").read_text()))
+    assert tuple(names[e] for e in enum) == SWITCH_ROLES

@@ -706,6 +706,37 @@ int dla_groups_discover_steps(const struct dla_fabric *f, unsigned alternative,
 	if (ret)
 		goto out;
 
+	/* dragonfly+ (dla_dfplus.c): leaf twin classes and their spines, every group pair linked;
+	 * a clique-free reading, so it goes first (cliques of 2 would match its links) */
+	{
+		long dfsteps = 0;
+
+		r = dla_dfplus_find(&d.g, d.raw, &dfsteps);
+		d.left -= dfsteps;
+		if (r < 0) {
+			ret = r;
+			goto out;
+		}
+		if (r) {
+			ret = accept(&d, out);
+			if (ret)
+				goto out;
+			/* every group pair linked: exact; through one group (a spine never
+			 * installed, a global link down): degraded */
+			r = dla_groups_quotient_ok(&d.g, out, 0);
+			if (r == 1)
+				*exact = 1;
+			if (r == 0)
+				r = dla_groups_quotient_ok(&d.g, out, 1);
+			if (r == 1)
+				goto out;
+			dla_groups_free(out);
+			if (r < 0) {
+				ret = r;
+				goto out;
+			}
+		}
+	}
 	/* exact: every size that divides the switch count, largest first */
 	for (uint32_t a = d.maxomega; a >= 1; a--) {
 		if (n % a)

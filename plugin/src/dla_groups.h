@@ -33,6 +33,33 @@ int dla_graph_build(const struct dla_fabric *f, struct dla_graph *g);
 int dla_graph_adjacent(const struct dla_graph *g, uint32_t u, uint32_t v);
 void dla_graph_free(struct dla_graph *g);
 
+/* What a switch is in its group: a member of a fully-connected group, or a leaf or spine of a
+ * dragonfly+ group (a two-level fat tree). The names are manager/ibqos/roles.py's
+ * SWITCH_ROLES, in the same order (manager/tests/test_roles_c.py). */
+enum dla_sw_role {
+	DLA_SW_MEMBER = 0,
+	DLA_SW_LEAF,
+	DLA_SW_SPINE,
+};
+
+const char *dla_sw_role_name(enum dla_sw_role role);
+
+/*
+ * Dragonfly+ discovery (dla_dfplus.c): labels[nsw] gets one group per leaf twin class and its
+ * spines. 1: every switch labelled, two groups or more (the quotient is not checked); 0: not a
+ * dragonfly+; -ENOMEM. Adds its work to *steps.
+ */
+int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps);
+/* role[nsw]: leaf/spine for switches of groups whose local links are bipartite with the global
+ * links on one side (docs/groups.md, "Switch roles"), member elsewhere. Returns how many groups
+ * are leaf/spine, or -ENOMEM. */
+int dla_dfplus_roles(const struct dla_fabric *f, const struct dla_graph *gr,
+		     const struct dla_groups *g, uint8_t *role);
+/* 1 if every leaf of leaf/spine group k is linked to every spine of it; else 0 with the first
+ * unlinked pair in *u (leaf), *v (spine). */
+int dla_dfplus_complete(const struct dla_graph *gr, const struct dla_groups *g, const uint8_t *role,
+			uint32_t k, uint32_t *u, uint32_t *v);
+
 /* Where the partition in force came from (for the log). */
 enum dla_groups_source {
 	DLA_GROUPS_PINNED,	    /* the admin's `group` / `group_pattern` lines */

@@ -72,13 +72,31 @@ static int cliques_linked(const struct dla_graph *gr, const struct dla_groups *g
 	return dla_groups_quotient_ok(gr, g, 1) == 1;
 }
 
+/* 1 if g has leaf/spine groups and is usable; 0 if not; -ENOMEM. */
+static int leafspine_usable(const struct dla_fabric *f, const struct dla_graph *gr,
+			    const struct dla_groups *g)
+{
+	uint8_t *role = malloc(f->nsw + 1);
+	char why[640];
+	int ret;
+
+	if (!role)
+		return -ENOMEM;
+	ret = dla_dfplus_roles(f, gr, g, role);
+	free(role);
+	if (ret <= 0)
+		return ret;
+	ret = dla_groups_usable(f, gr, g, why, sizeof(why));
+	return ret == -ENOMEM ? ret : !ret;
+}
+
 int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
 		      unsigned alternative, struct dla_groups *out, enum dla_groups_source *src,
 		      char *note, size_t note_len, char *err, size_t len)
 {
 	struct dla_graph gr;
 	struct dla_groups fresh;
-	char why_stored[640] = "none stored", why_fresh[768] = "";
+	char why_stored[768] = "none stored", why_fresh[768] = "";
 	int ret, found, exact = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -99,6 +117,32 @@ int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const 
 		if (ret <= 0)
 			goto done;
 	}
+	if (stored) {
+		/* a stored dragonfly+ map that is still usable wins over a fresh search: a
+		 * damaged leaf/spine fabric can look like cliques of 2 to it */
+		ret = from_given(f, stored, out, "stored group map", why_fresh, sizeof(why_fresh));
+		if (ret < 0)
+			goto done;
+		if (!ret) {
+			int ls = leafspine_usable(f, &gr, out);
+
+			if (ls < 0) {
+				ret = ls;
+				dla_groups_free(out);
+				goto done;
+			}
+			if (ls) {
+				*src = DLA_GROUPS_STORED_DEGRADED;
+				snprintf(note, note_len,
+					 "the fabric is degraded (%s); routing on the stored group "
+					 "map",
+					 why_stored);
+				goto done;
+			}
+			dla_groups_free(out);
+		}
+		*why_fresh = '\0';
+	}
 	found = dla_groups_discover(f, alternative, &fresh, &exact, why_fresh, sizeof(why_fresh));
 	if (found && found != -EINVAL) {
 		ret = found;
@@ -111,7 +155,7 @@ int dla_groups_choose(const struct dla_fabric *f, const uint32_t *pinned, const 
 		goto done;
 	}
 	if (stored) {
-		char why[640];
+		char why[768];
 
 		ret = take(f, &gr, stored, 0, "stored group map", out, why, sizeof(why));
 		if (ret < 0)

@@ -63,6 +63,7 @@ void dla_routes_free(struct dla_routes *r)
 {
 	free(r->port_off);
 	free(r->role);
+	free(r->swrole);
 	free(r->routes);
 	free(r->lids);
 	free(r->lft);
@@ -104,8 +105,21 @@ static int assign_roles(const struct dla_fabric *f, const struct dla_groups *g,
 	r->role = calloc(total ? total : 1, 1);
 	r->routes = calloc(total ? total : 1, sizeof(*r->routes));
 	r->lids = calloc(total ? total : 1, sizeof(*r->lids));
-	if (!r->role || !r->routes || !r->lids)
+	r->swrole = calloc(f->nsw + 1, 1);
+	if (!r->role || !r->routes || !r->lids || !r->swrole)
 		return -ENOMEM;
+	{
+		struct dla_graph gr;
+		int n = dla_graph_build(f, &gr);
+
+		if (n)
+			return n;
+		n = dla_dfplus_roles(f, &gr, g, r->swrole);
+		dla_graph_free(&gr);
+		if (n < 0)
+			return n;
+		r->leafspine = (uint32_t)n;
+	}
 	for (uint32_t s = 0; s < f->nsw; s++)
 		for (unsigned p = 1; p < f->sw[s].num_ports; p++) {
 			const struct dla_port *pt = &f->sw[s].ports[p];
@@ -293,6 +307,8 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 			   uint32_t k, uint32_t via, uint32_t idx, int arrival)
 {
 	uint32_t two = 0;
+	/* a dragonfly+ group: two local hops is its normal shape, not a detour */
+	int leafspine = r->swrole[g->members[g->first[k]]] != DLA_SW_MEMBER;
 
 	if (via != DLA_NO_SWITCH)
 		for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++) {
@@ -317,6 +333,11 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 
 				lo = arrival && half ? n - half : 0;
 				span = arrival && half ? half : n - half;
+				/* a leaf goes up to any spine: its down turn (up, down) is
+				 * the same in both phases; a spine's turn through a leaf
+				 * (down, up) is not, so spines keep the halves */
+				if (r->swrole[s] == DLA_SW_LEAF)
+					lo = 0, span = n;
 			}
 			for (uint32_t q = g->first[k]; q < g->first[k + 1]; q++) {
 				uint32_t t = g->members[q], kind;
@@ -347,7 +368,7 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 		join(w, s, local_port(w, s, t), (uint8_t)(w->depth[t] + 1));
 		two++;
 	}
-	return two;
+	return leafspine ? 0 : two;
 }
 
 /* Links from group x towards groups one step closer to the destination, by preference. */

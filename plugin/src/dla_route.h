@@ -22,6 +22,8 @@ struct dla_routes {
 	uint16_t max_lid;
 	uint32_t *port_off; /* [nsw + 1]: port p of switch s is index port_off[s] + p */
 	uint8_t *role;	    /* [port_off[nsw]] enum dla_role */
+	uint8_t *swrole; /* [nsw] enum dla_sw_role: member, or leaf/spine of a dragonfly+ group */
+	uint32_t leafspine; /* groups that are leaf/spine (dragonfly+) */
 	uint32_t *routes; /* [port_off[nsw]] (source switch, LID) routes leaving on a global port */
 	uint32_t *lids;	  /* [port_off[nsw]] LFT entries that forward to the port */
 	uint8_t *lft;	  /* [nsw * (max_lid + 1)] out port per LID, DLA_NO_PATH if none */
@@ -40,6 +42,14 @@ static inline uint8_t *dla_lft_row(const struct dla_routes *r, uint32_t s)
 static inline uint8_t *dla_hops_row(const struct dla_routes *r, uint32_t s)
 {
 	return r->hops + (size_t)s * ((size_t)r->max_lid + 1);
+}
+
+/* Links leaving a spine towards a leaf of its group go *down*; dla_vl.c orders them first. */
+static inline int dla_port_down(const struct dla_fabric *f, const struct dla_routes *r, uint32_t s,
+				unsigned p)
+{
+	return r->swrole[s] == DLA_SW_SPINE && r->role[r->port_off[s] + p] == DLA_ROLE_LOCAL &&
+		r->swrole[f->sw[s].ports[p].peer_sw] == DLA_SW_LEAF;
 }
 
 static inline enum dla_role dla_port_role(const struct dla_routes *r, uint32_t s, unsigned p)

@@ -55,10 +55,32 @@ int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 			const struct dla_groups *g, char *err, size_t len)
 {
 	char l1[160], l2[160];
-	uint8_t *joined;
-	uint32_t ng = g->ngroups;
+	uint8_t *joined, *role = malloc(f->nsw + 1);
+	uint32_t ng = g->ngroups, u, v;
+	int leafspine;
 
-	for (uint32_t k = 0; k < ng; k++) {
+	if (!role)
+		return -ENOMEM;
+	leafspine = dla_dfplus_roles(f, gr, g, role);
+	/* dragonfly+ when every group is leaf/spine: every leaf linked to every spine; a partition
+	 * of any other shape is judged by the clique rules below, with their messages */
+	if (leafspine > 0 && (uint32_t)leafspine != ng)
+		leafspine = 0;
+	for (uint32_t k = 0; k < ng && leafspine > 0; k++) {
+		if (!dla_dfplus_complete(gr, g, role, k, &u, &v)) {
+			snprintf(err, len,
+				 "group %u: leaf %s and spine %s are not linked [rule: every leaf "
+				 "of a dragonfly+ group is linked to every spine]",
+				 k, dla_switch_label(f, u, l1, sizeof(l1)),
+				 dla_switch_label(f, v, l2, sizeof(l2)));
+			free(role);
+			return -EINVAL;
+		}
+	}
+	free(role);
+	if (leafspine < 0)
+		return leafspine;
+	for (uint32_t k = 0; k < ng && !leafspine; k++) {
 		const uint32_t *m = g->members + g->first[k];
 
 		for (uint32_t i = 0; i < gsize(g, k); i++)
@@ -74,7 +96,7 @@ int dla_groups_validate(const struct dla_fabric *f, const struct dla_graph *gr,
 					return -EINVAL;
 				}
 	}
-	for (uint32_t k = 1; k < ng; k++)
+	for (uint32_t k = 1; k < ng && !leafspine; k++)
 		if (gsize(g, k) != gsize(g, 0)) {
 			snprintf(err, len,
 				 "group %u (incl. switch %s) has %u switches but group 0 "
@@ -197,7 +219,12 @@ int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
 	char l1[160], l2[160];
 	size_t words;
 	uint64_t *bits;
+	uint8_t *role = malloc(f->nsw + 1);
 
+	if (!role || dla_dfplus_roles(f, gr, g, role) < 0) {
+		free(role);
+		return -ENOMEM;
+	}
 	for (uint32_t k = 0; k < g->ngroups; k++) {
 		const uint32_t *m = g->members + g->first[k];
 		uint32_t size = gsize(g, k);
@@ -207,6 +234,10 @@ int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
 				uint32_t w;
 
 				if (dla_graph_adjacent(gr, m[i], m[j]))
+					continue;
+				/* leaf/spine: two leaves share a spine, two spines a leaf; a
+				 * leaf reaches a spine it lost through those (three hops) */
+				if (role[m[i]] != DLA_SW_MEMBER && role[m[i]] != role[m[j]])
 					continue;
 				for (w = 0; w < size; w++)
 					if (dla_graph_adjacent(gr, m[i], m[w]) &&
@@ -223,9 +254,11 @@ int dla_groups_usable(const struct dla_fabric *f, const struct dla_graph *gr,
 					 "bridges]",
 					 k, size, dla_switch_label(f, m[i], l1, sizeof(l1)),
 					 dla_switch_label(f, m[j], l2, sizeof(l2)));
+				free(role);
 				return -EINVAL;
 			}
 	}
+	free(role);
 	bits = quotient_bits(gr, g, &words);
 	if (!bits)
 		return -ENOMEM;

@@ -33,6 +33,19 @@ static uint32_t link_id(const struct dla_routes *r, uint32_t s, unsigned p)
 	return r->port_off[s] + p;
 }
 
+/* The tier of the link leaving s on p in the link order: 0 down (spine to leaf), 1 other local
+ * links, 2 global; -1 not a switch-to-switch link. */
+static int link_tier(const struct dla_fabric *f, const struct dla_routes *r, uint32_t s, unsigned p)
+{
+	enum dla_role role = dla_port_role(r, s, p);
+
+	if (role == DLA_ROLE_GLOBAL)
+		return 2;
+	if (role != DLA_ROLE_LOCAL)
+		return -1;
+	return dla_port_down(f, r, s, p) ? 0 : 1;
+}
+
 /* Mark every turn some route makes: used[turn] = 1. */
 static void mark_used(const struct dla_fabric *f, const struct dla_routes *r,
 		      const struct dla_vl *v, uint8_t *used)
@@ -97,7 +110,8 @@ static int order_links(const struct dla_fabric *f, const struct dla_routes *r,
 				continue;
 			for (unsigned out = 1; out < v->nports[s]; out++)
 				if (used[v->turn_off[s] + in * v->nports[s] + out] &&
-				    dla_port_role(r, s, in) == dla_port_role(r, s, out) &&
+				    link_tier(f, r, pt->peer_sw, pt->peer_port) ==
+					    link_tier(f, r, s, out) &&
 				    arcs_push(&a, link_id(r, pt->peer_sw, pt->peer_port),
 					      link_id(r, s, out)))
 					goto out;
@@ -125,15 +139,14 @@ static int order_links(const struct dla_fabric *f, const struct dla_routes *r,
 		}
 		free(fill);
 	}
-	for (int tier = 0; tier < 2; tier++) {
-		enum dla_role want = tier ? DLA_ROLE_GLOBAL : DLA_ROLE_LOCAL;
+	for (int tier = 0; tier < 3; tier++) {
 		uint32_t head = 0, tail = 0;
 
 		for (uint32_t s = 0; s < f->nsw; s++)
 			for (unsigned p = 1; p < v->nports[s]; p++) {
 				uint32_t id = link_id(r, s, p);
 
-				if (dla_port_role(r, s, p) == want && !indeg[id])
+				if (link_tier(f, r, s, p) == tier && !indeg[id])
 					queue[tail++] = id;
 			}
 		while (head < tail) {
@@ -149,7 +162,7 @@ static int order_links(const struct dla_fabric *f, const struct dla_routes *r,
 			for (unsigned p = 1; p < v->nports[s]; p++) {
 				uint32_t id = link_id(r, s, p);
 
-				if (dla_port_role(r, s, p) == want && !done[id])
+				if (link_tier(f, r, s, p) == tier && !done[id])
 					rank[id] = next++; /* on a cycle of this tier */
 			}
 	}
@@ -323,7 +336,7 @@ static int assign(const struct dla_fabric *f, const struct dla_routes *r, unsign
 	if (!used || !rank || !v->port_levels || !ps.bucket || !ps.bstart || !ps.mo)
 		goto out;
 	if (closed_form && !r->local_detours && !r->via_intermediate && !r->fallback &&
-	    budget >= 2) {
+	    !r->leafspine && budget >= 2) {
 		v->levels = 1;
 		fig8(f, r, v);
 		ret = 0;

@@ -22,7 +22,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
-from ibqos_sim.harness.topology import dragonfly  # noqa: E402
+from ibqos_sim.harness.topology import dfplus, dragonfly  # noqa: E402
+from ibqos_sim.harness.wiring import uneven_leaf_hosts, wired_dfplus  # noqa: E402
 
 OUT = HERE.parents[1] / "docs" / "group-vectors.txt"
 RACK = re.compile(r"sw-r(\d+)-u")
@@ -41,6 +42,9 @@ HEADER = """\
 # roles I P:ROLE ...                  the role of every connected port of switch I
 #                                     (terminal, local or global: roles.py / ibqos_tables.h);
 #                                     a port left out has none (a cable looped back)
+# switch_roles I:ROLE ...             dragonfly+ fabrics: every switch's role in its group,
+#                                     leaf or spine (roles.py SWITCH_ROLES); without this
+#                                     line every switch is a member
 # refused WORDS                       instead of groups and roles: no partition; the reason
 #                                     names WORDS
 # end
@@ -78,7 +82,7 @@ def without_switch(topo, name: str):
     return topo
 
 
-def write_fabric(out: list[str], name: str, built, group_of, refused: str | None = None) -> None:
+def write_fabric(out: list[str], name: str, built, group_of, refused: str | None = None, role_of=None) -> None:
     names, ports, nports = built
     out.append(f"fabric {name}")
     for i, ps in enumerate(ports):
@@ -100,6 +104,8 @@ def write_fabric(out: list[str], name: str, built, group_of, refused: str | None
                 role = "terminal" if peer == "ca" else "local" if truth[peer[0]] == truth[i] else "global"
                 cells.append(f"{p}:{role}")
             out.append(f"roles {i} " + " ".join(cells))
+        if role_of:
+            out.append("switch_roles " + " ".join(f"{i}:{role_of(n)}" for i, n in enumerate(names)))
     out.append("end")
     out.append("")
 
@@ -131,6 +137,16 @@ def main() -> None:
         ("df72_dead_switch", without_switch(dragonfly(4, 2, 2), "sw-g3-s1")),
     ):
         write_fabric(out, name, generated(topo), gen_group(topo))
+    # dragonfly+ (leaf/spine groups): pristine (3 leaves, 3 spines, 7 groups); a spine never
+    # installed (degraded: its pairs go through a third group); shuffled ports, uneven hosts
+    # and several global links per group pair (5 groups)
+    for name, topo in (
+        ("dfp42", dfplus(3, 3, 2, 2)),
+        ("dfp42_missing_spine", wired_dfplus(3, 3, 2, 2, missing_spine=(1, 2))),
+        ("dfp30_odd", wired_dfplus(3, 3, 2, 2, g=5, seed=4, shuffle=True, hosts=uneven_leaf_hosts(3, 5, 2, 4))),
+    ):
+        roles = {n.name: n.role for n in topo.nodes.values()}
+        write_fabric(out, name, generated(topo), gen_group(topo), role_of=roles.__getitem__)
     OUT.write_text("\n".join(out))
     print(f"wrote {OUT}")
 

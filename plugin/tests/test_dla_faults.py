@@ -1,7 +1,9 @@
-"""The fault campaign (issue 10): one daemon OpenSM per size with the plugin and the chain
+"""The fault campaign (issues 10, 24): one daemon OpenSM per fabric with the plugin and the chain
 `ibqos render` writes (dla, then dfsssp and lash with their SL2VL),
 and on it every single link (terminal, local, global) and every switch taken down, judged,
-and brought back; then 20 seeded random double faults.
+and brought back; then 20 seeded random double faults. Canonical dragonflies (42, 72 CAs)
+and dragonflies+ (30 and 42 CAs: there a local link is a leaf-spine link and a switch a leaf or
+a spine; every one of the four is faulted).
 
 After each fault: ibqos.verify finds every surviving CA pair delivered and the CDG acyclic,
 ibdmchk finds no credit loop, at most 3 VLs per class, and dla (not minhop) configured the
@@ -24,7 +26,7 @@ from dla_testlib import start_dla
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos_sim.campaign import Campaign, double_faults, single_faults, summary
 from ibqos_sim.harness import Harness
-from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
+from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dfplus, dragonfly
 
 pytestmark = pytest.mark.fabric
 
@@ -32,11 +34,19 @@ DOUBLE_FAULTS = 20
 SEED = 10
 
 
-@pytest.fixture(scope="module", params=[42, 72], ids=lambda n: f"df{n}")
+FABRICS = {
+    "df42": lambda: dragonfly(*DRAGONFLY_SIZES[42]),
+    "df72": lambda: dragonfly(*DRAGONFLY_SIZES[72]),
+    "dfp30": lambda: dfplus(3, 3, 2, 2, 5),
+    "dfp42": lambda: dfplus(3, 3, 2, 2),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(FABRICS))
 def campaign(request, tmp_path_factory):
-    size = request.param
-    d = tmp_path_factory.mktemp(f"faults-df{size}")
-    topo = dragonfly(*DRAGONFLY_SIZES[size])
+    d = tmp_path_factory.mktemp(f"faults-{request.param}")
+    topo = FABRICS[request.param]()
+    size = len(topo.cas)
     net = topo.write_net(d / "fabric.net")
     with Harness(net, run_dir=d / "run", console=True) as h:
         # sweep_interval 1: a light sweep finds what a lost trap did not report
@@ -72,6 +82,14 @@ def test_every_single_fault_keeps_dla_deadlock_free(campaign):
     kinds = summary(outcomes)
     assert set(kinds) == {"terminal", "local", "global", "switch"}
     assert sum(k["tried"] for k in kinds.values()) == len(faults)
+    if any(n.role for n in c.topo.switches):  # dragonfly+: leaf-spine links, spines and leaves
+        roles = {c.topo.nodes[f.node].role for f in faults if f.kind == "switch"}
+        assert roles == {"leaf", "spine"}
+        assert all(
+            {c.topo.nodes[f.node].role, c.topo.nodes[f.peer[0]].role} == {"leaf", "spine"}
+            for f in faults
+            if f.kind == "local"
+        )
     bad = [o for o in outcomes if not o.survived]
     if bad:
         pytest.fail(_fail_message(bad, outcomes, "single faults"), pytrace=False)

@@ -7,6 +7,11 @@ Switch port numbering, the one place it is defined (the plugin must not rely on 
   p+a .. p+a+h-1         global ports
 Names: switches `sw-g<G>-s<I>`, CAs `ca-g<G>-s<I>-h<J>` (fat tree: `leaf<I>`, `spine<J>`,
 `ca-l<I>-h<J>`). The first node written is the CA `ca-g0-s0-h0`, where ibsim attaches the SM.
+
+Dragonfly+ (`dfplus`): per group leaves `sw-g<G>-l<I>` (hosts on ports 1 .. p, spine j on
+port p+1+j) and spines `sw-g<G>-s<J>` (leaf i on port 1+i, global ports l+1 .. l+h); CAs
+`ca-g<G>-l<I>-h<J>`, the first written `ca-g0-l0-h0`. Group G's n-th global slot is spine
+n % s, port l+1 + n // s, dealt over group pairs as `dragonfly` deals them.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class NodeSpec:
     nports: int
     group: int | None = None
     links: dict[int, tuple[str, int]] = field(default_factory=dict)
+    role: str | None = None  # dragonfly+ switches: "leaf" or "spine" (roles.SWITCH_ROLES)
 
 
 @dataclass
@@ -132,15 +138,16 @@ def dragonfly(a: int, p: int, h: int, g: int | None = None) -> Topology:
     return t
 
 
-def _deal_global_links(t: Topology, a: int, p: int, h: int, g: int) -> None:
+def _deal_global_links(t: Topology, a: int, p: int, h: int, g: int, slot=None) -> None:
     # Group G's n-th global port is switch n % a, slot n // a: consecutive links of a group
     # land on different switches, which spreads the extra links of the round-robin.
+    # slot(G, n) -> (switch, port) overrides where the n-th global port of group G sits.
     used = [0] * g
 
     def next_port(G: int) -> tuple[str, int]:
         n = used[G]
         used[G] += 1
-        return _sw(G, n % a), p + a + n // a
+        return slot(G, n) if slot else (_sw(G, n % a), p + a + n // a)
 
     progress = True
     while progress:
@@ -154,6 +161,44 @@ def _deal_global_links(t: Topology, a: int, p: int, h: int, g: int) -> None:
                     (sa, pa), (sb, pb) = next_port(G), next_port(H)
                     t.connect(sa, pa, sb, pb)
                     progress = True
+
+
+def dfplus(leaves: int, spines: int, p: int, h: int, g: int | None = None, hosts: list[int] | None = None) -> Topology:
+    """Dragonfly+ (Shpiner et al., HiPINEB 2017): each group a two-level fat tree, every leaf
+    linked to every spine, hosts on the leaves, h global ports per spine. g defaults to
+    spines*h+1 (one link per group pair); fewer groups deal several links to some pairs.
+    hosts: one count per leaf (group by group) instead of p everywhere."""
+    if g is None:
+        g = spines * h + 1
+    if leaves < 1 or spines < 1 or p < 0 or h < 1 or not 2 <= g <= spines * h + 1:
+        raise ValueError(
+            f"invalid dragonfly+ l={leaves} s={spines} p={p} h={h} g={g} (need l, s, h >= 1, 2 <= g <= s*h+1)"
+        )
+    nhosts = hosts if hosts is not None else [p] * (leaves * g)
+    if len(nhosts) != leaves * g or min(nhosts) < 0:
+        raise ValueError(f"hosts needs one count >= 0 per leaf ({leaves * g})")
+    pmax = max(nhosts)
+    if pmax + spines > 254 or leaves + h > 254:
+        raise ValueError(f"a switch has at most 254 ports, not {max(pmax + spines, leaves + h)}")
+    if g * (leaves + spines) + sum(nhosts) > 0xBFFF:
+        raise ValueError("more switches and CAs than unicast LIDs")
+    t = Topology(name=f"dfplus-l{leaves}-s{spines}-p{p}-h{h}-g{g}", params=dict(l=leaves, s=spines, p=p, h=h, g=g))
+    first = t.add(NodeSpec("ca-g0-l0-h0", "Hca", 1, group=0)) if nhosts[0] else None
+    for G in range(g):
+        for j in range(spines):
+            t.add(NodeSpec(f"sw-g{G}-s{j}", "Switch", leaves + h, group=G, role="spine"))
+        for i in range(leaves):
+            leaf = t.add(NodeSpec(f"sw-g{G}-l{i}", "Switch", pmax + spines, group=G, role="leaf"))
+            for k in range(nhosts[G * leaves + i]):
+                name = f"ca-g{G}-l{i}-h{k}"
+                ca = first if first and name == first.name else t.add(NodeSpec(name, "Hca", 1, group=G))
+                t.connect(ca.name, 1, leaf.name, k + 1)
+            for j in range(spines):
+                t.connect(leaf.name, pmax + 1 + j, f"sw-g{G}-s{j}", 1 + i)
+    _deal_global_links(t, spines, 0, h, g, slot=lambda G, n: (f"sw-g{G}-s{n % spines}", leaves + 1 + n // spines))
+    if first is None:  # ibsim attaches the SM to the first node written: make that a CA
+        t.nodes = dict(sorted(t.nodes.items(), key=lambda kv: kv[1].kind != "Hca"))
+    return t
 
 
 def dragonfly_missing_local_link(
@@ -202,13 +247,19 @@ def fat_tree(leaves: int = 4, spines: int = 2, hosts: int = 4) -> Topology:
     return t
 
 
-_SPEC = re.compile(r"^(?P<kind>dragonfly|df|fattree)(?::(?P<args>.*))?$")
+_SPEC = re.compile(r"^(?P<kind>dragonfly|df|fattree|dfplus)(?::(?P<args>.*))?$")
 # kind -> (required, optional) parameters of the generator
-_SPEC_PARAMS = {"dragonfly": (("a", "p", "h"), ("g",)), "fattree": ((), ("leaves", "spines", "hosts"))}
+_SPEC_PARAMS = {
+    "dragonfly": (("a", "p", "h"), ("g",)),
+    "fattree": ((), ("leaves", "spines", "hosts")),
+    "dfplus": (("l", "s", "p", "h"), ("g",)),
+}
 
 
 def from_spec(spec: str) -> Topology:
-    """`dragonfly:a=4,p=2,h=2[,g=9]`, `df72` (a seed size by CA count), `fattree:leaves=4,...`."""
+    """`dragonfly:a=4,p=2,h=2[,g=9]`, `df72` (a seed size by CA count), `fattree:leaves=4,...`,
+    `dfplus:l=4,s=4,p=4,h=2[,g=9]` (dragonfly+: leaves, spines, hosts per leaf, globals per
+    spine per group)."""
     m = re.fullmatch(r"df(\d+)", spec)
     if m:
         n = int(m.group(1))
@@ -218,9 +269,11 @@ def from_spec(spec: str) -> Topology:
     m = _SPEC.match(spec)
     if not m:
         raise InputError(
-            f"unknown topology {spec!r} (want dragonfly:a=..,p=..,h=..[,g=..], dfN or fattree:...)", field="--topology"
+            f"unknown topology {spec!r} (want dragonfly:a=..,p=..,h=..[,g=..], dfN, dfplus:l=..,s=..,p=..,h=..[,g=..]"
+            " or fattree:...)",
+            field="--topology",
         )
-    kind = "fattree" if m.group("kind") == "fattree" else "dragonfly"
+    kind = {"fattree": "fattree", "dfplus": "dfplus"}.get(m.group("kind"), "dragonfly")
     required, optional = _SPEC_PARAMS[kind]
     kv = {}
     for part in filter(None, (m.group("args") or "").split(",")):
@@ -235,7 +288,7 @@ def from_spec(spec: str) -> Topology:
         if k in kv:
             raise InputError(f"{spec!r}: {k} given twice", field="--topology")
         kv[k] = int(v)
-    if kind == "dragonfly" and kv.get("p") == 0:
+    if kind in ("dragonfly", "dfplus") and kv.get("p") == 0:
         raise InputError(f"{spec!r}: p=0 gives a dragonfly without CAs: nothing to route", field="--topology")
     missing = [k for k in required if k not in kv]
     if missing:
@@ -244,6 +297,8 @@ def from_spec(spec: str) -> Topology:
             field="--topology",
         )
     try:
+        if kind == "dfplus":
+            return dfplus(kv["l"], kv["s"], kv["p"], kv["h"], kv.get("g"))
         return fat_tree(**kv) if kind == "fattree" else dragonfly(**kv)
     except ValueError as e:
         raise InputError(f"{spec!r}: {e}", field="--topology") from e

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 
-from .topology import NodeSpec, Topology, _deal_global_links, _sw
+from .topology import NodeSpec, Topology, _deal_global_links, _sw, dfplus
 
 WIRINGS = ("distance", "pair-order", "absolute", "relative", "circulant", "random")
 
@@ -146,5 +146,65 @@ def uneven_hosts(a: int, g: int, p: int, seed: int = 0) -> list[int]:
     """Per-switch host counts around p (1 .. 2p-1), switch 0 of group 0 keeps at least one."""
     rng = random.Random(seed)
     counts = [rng.randint(max(0, p - 1), p + 1) for _ in range(a * g)]
+    counts[0] = max(counts[0], 1)
+    return counts
+
+
+def shuffle_ports(t: Topology, rng: random.Random) -> Topology:
+    """Permute every switch's port numbers (CAs keep port 1): the plugin must not read roles
+    from port numbers."""
+    perm: dict[str, list[int]] = {}
+    for n in t.switches:
+        order = list(range(1, n.nports + 1))
+        rng.shuffle(order)
+        perm[n.name] = [0] + order
+    links = t.links()
+    for n in t.nodes.values():
+        n.links = {}
+
+    def phys(name: str, port: int) -> int:
+        return perm[name][port] if name in perm else port
+
+    for a, pa, b, pb in links:
+        t.connect(a, phys(a, pa), b, phys(b, pb))
+    return t
+
+
+def wired_dfplus(  # noqa: PLR0913 (a generator's wiring knobs, keyword-only past the shape)
+    leaves: int,
+    spines: int,
+    p: int,
+    h: int,
+    *,
+    g: int | None = None,
+    seed: int = 0,
+    shuffle: bool = False,
+    hosts: list[int] | None = None,
+    missing_spine: tuple[int, int] | None = None,
+) -> Topology:
+    """A dragonfly+ (`topology.dfplus`) with the quirks installers leave: shuffled ports, uneven
+    hosts (one count per leaf), several globals per group pair (g < spines*h+1), a spine
+    (group, index) never installed (its global ports stay dark)."""
+
+    t = dfplus(leaves, spines, p, h, g, hosts=hosts)
+    rng = random.Random(seed)
+    if missing_spine is not None:
+        name = f"sw-g{missing_spine[0]}-s{missing_spine[1]}"
+        for port in list(t.nodes[name].links):
+            t.disconnect(name, port)
+        del t.nodes[name]
+        t.name += f"-nospine-g{missing_spine[0]}-s{missing_spine[1]}"
+    if shuffle:
+        shuffle_ports(t, rng)
+        t.name += f"-shuffled-s{seed}"
+    if hosts is not None:
+        t.name += "-uneven"
+    return t
+
+
+def uneven_leaf_hosts(leaves: int, g: int, p: int, seed: int = 0) -> list[int]:
+    """Per-leaf host counts 0 .. 2p (the first leaf keeps at least one: ibsim's SM port)."""
+    rng = random.Random(seed)
+    counts = [rng.randint(0, 2 * p) for _ in range(leaves * g)]
     counts[0] = max(counts[0], 1)
     return counts

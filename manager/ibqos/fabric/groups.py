@@ -12,6 +12,11 @@ the partition. Global links close cliques too (triangles when a = 3, any link wh
 which is why the quotient is checked and the search backtracks. Then a partly populated rack
 (groups of a and one maximal clique of the n mod a switches left over).
 
+Dragonfly+ first (its groups are two-level fat trees, no cliques): the leaves of a group are
+twins (the same neighbours, its spines, pairwise unlinked); each twin class of two or more,
+largest first, makes a group with its spines unless it overlaps one taken (`_dfplus`).
+Switch roles (member, leaf, spine) follow from any partition (`switch_roles`).
+
 A degraded fabric (a dead switch, a dead local or global link) has no such cover; with
 `degraded=True` a *usable* partition is accepted instead: groups of a and as few of a-1 as
 the count allows, cliques or (a >= 4) cliques missing one link, every group pair linked
@@ -49,14 +54,17 @@ def switch_graph(fabric: Fabric) -> dict[int, set[int]]:
 
 def usable(adj: dict[int, set[int]], groups: dict[int, int]) -> str | None:
     """The rule a partition breaks (docs/groups.md, "Usable"), None if it breaks none: every
-    member pair of a group within two local hops, every group pair within one intermediate
-    group."""
+    member pair of a group within two local hops (in a leaf/spine group: every pair of leaves,
+    and every pair of spines), every group pair within one intermediate group."""
     members: dict[int, list[int]] = {}
     for s in sorted(groups):
         members.setdefault(groups[s], []).append(s)
+    role = _roles(adj, groups, {})
     for _, m in sorted(members.items()):
         for i, u in enumerate(m):
             for v in m[i + 1 :]:
+                if role[u] != "member" and role[u] != role[v]:
+                    continue  # a leaf reaches a spine it lost through the others
                 if v not in adj[u] and not any(u in adj[w] and v in adj[w] for w in m):
                     return f"switches {hex(u)} and {hex(v)} of one group are more than two local hops apart"
     if not _quotient_ok(adj, groups, len(members), True):
@@ -194,6 +202,76 @@ def _partial_rack(adj: dict[int, set[int]], top: int, quotient: str) -> dict[int
     return None
 
 
+def _dfplus(adj: dict[int, set[int]]) -> dict[int, int] | None:
+    """Dragonfly+ groups: leaf twin classes (two or more switches with one neighbour set, its
+    members pairwise unlinked), largest first then lowest switch, each with its neighbours as
+    spines, skipped where it would overlap a group taken. None unless every switch is in a
+    group and there are two groups or more (the quotient is the caller's)."""
+    classes: dict[frozenset[int], list[int]] = {}
+    for v in sorted(adj):
+        classes.setdefault(frozenset(adj[v]), []).append(v)
+    group_of: dict[int, int] = {}
+    ng = 0
+    for spines, leaves in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
+        if len(leaves) < 2 or not spines:
+            continue
+        if any(x in group_of for x in (*leaves, *spines)) or any(adj[s] & spines for s in spines):
+            continue
+        for x in (*leaves, *spines):
+            group_of[x] = ng
+        ng += 1
+    return group_of if ng >= 2 and len(group_of) == len(adj) else None
+
+
+def _roles(adj: dict[int, set[int]], groups: dict[int, int], hosts: dict[int, int]) -> dict[int, str]:
+    """Switch roles (docs/groups.md, "Switch roles"): per group, its local links 2-coloured
+    component by component; the spine side holds the global links (both sides holding some, or
+    an odd cycle: member); a component without any takes the side with more hosts as leaves
+    (ties: the side of its lowest switch). A group needs a leaf and a spine, else member."""
+    role = dict.fromkeys(adj, "member")
+    members: dict[int, list[int]] = {}
+    for s in sorted(adj):
+        members.setdefault(groups[s], []).append(s)
+    for m in members.values():
+        if len(m) < 2:
+            continue
+        side: dict[int, str] = {}
+        ok = True
+        for start in m:
+            if start in side or not ok:
+                continue
+            colour = {start: 0}
+            queue = [start]
+            for u in queue:
+                for w in sorted(adj[u]):
+                    if groups[w] != groups[u]:
+                        continue
+                    if w not in colour:
+                        colour[w] = 1 - colour[u]
+                        queue.append(w)
+                    elif colour[w] == colour[u]:
+                        ok = False
+            glob = [any(groups[w] != groups[u] for u in queue if colour[u] == c for w in adj[u]) for c in (0, 1)]
+            if glob[0] and glob[1]:
+                ok = False
+            load = [sum(hosts.get(u, 0) for u in queue if colour[u] == c) for c in (0, 1)]
+            spine = 0 if glob[0] else 1 if glob[1] else 0 if load[1] > load[0] else 1
+            for u in queue:
+                side[u] = "spine" if colour[u] == spine else "leaf"
+        if ok and {"leaf", "spine"} <= set(side.values()):
+            role.update(side)
+    return role
+
+
+def switch_roles(fabric: Fabric, groups: dict[int, int]) -> dict[int, str]:
+    """Switch GUID → member, leaf or spine (roles.SWITCH_ROLES) under the partition `groups`."""
+    hosts = {
+        n.guid: sum(1 for p in n.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind != "switch")
+        for n in fabric.switches()
+    }
+    return _roles(switch_graph(fabric), groups, hosts)
+
+
 def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
     """The partition docs/groups.md defines, tried in its order: exact; a partly populated
     rack; (degraded=True) degraded; a partly populated rack on a degraded fabric. Raises
@@ -202,9 +280,14 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
     if not adj:
         raise NotADragonfly("no switches")
     n = len(adj)
+    found, exact = _dfplus(adj), False
+    if found and _quotient_ok(adj, found, max(found.values()) + 1, False):
+        return _numbered(adj, found, True)
+    if found and degraded and _quotient_ok(adj, found, max(found.values()) + 1, True):
+        return _numbered(adj, found, False)
+    found = None
     top = max(_max_clique(adj, v) for v in adj)
     edges = sum(map(len, adj.values())) // 2
-    found, exact = None, False
     for a in range(top, 0, -1):
         g = n // a
         if n % a or edges - g * a * (a - 1) // 2 < g * (g - 1) // 2:
@@ -237,6 +320,11 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
             found = _partial_rack(adj, top, "exactly_two")
     if not found:
         raise NotADragonfly(_why(adj, top, degraded))
+    return _numbered(adj, found, exact)
+
+
+def _numbered(adj: dict[int, set[int]], found: dict[int, int], exact: bool) -> Partition:
+    """Groups renumbered in order of their lowest switch GUID."""
     order: dict[int, int] = {}
     for s in sorted(adj):
         order.setdefault(found[s], len(order))

@@ -42,7 +42,10 @@ def _fabric(spec: str):
 @click.argument("fabric")
 @click.option("--engines", default="dla,lash,dfsssp,updn,minhop", show_default=True)
 @click.option(
-    "--patterns", default="uniform,stencil,hotspot", show_default=True, help="uniform, stencil (3D, 6-point), hotspot"
+    "--patterns",
+    default="uniform,stencil,hotspot",
+    show_default=True,
+    help="uniform, stencil (3D, 6-point), hotspot, adversarial (dragonflies: every CA to the next group)",
 )
 @click.option("--loads", default="0.2,0.4,0.6,0.8,1.0", show_default=True)
 @click.option("--time-us", type=click.FloatRange(10, 100_000), default=300.0, show_default=True)

@@ -5,15 +5,47 @@
 /* "sw-g%u-s%u" with two 10-digit numbers is 26 bytes plus NUL: gcc 12 checks the worst case */
 static char names[4096][32];
 
+void deal_global_links(unsigned g, unsigned slots,
+		       void (*link)(void *ctx, unsigned G, unsigned nG, unsigned H, unsigned nH),
+		       void *ctx)
+{
+	unsigned *used = calloc(g, sizeof(*used));
+
+	for (int progress = 1; progress;) {
+		progress = 0;
+		for (unsigned dist = 1; dist <= g / 2; dist++)
+			for (unsigned G = 0; G < g; G++) {
+				unsigned H = (G + dist) % g;
+
+				if (2 * dist == g && H < G)
+					continue;
+				if (used[G] < slots && used[H] < slots) {
+					link(ctx, G, used[G]++, H, used[H]++);
+					progress = 1;
+				}
+			}
+	}
+	free(used);
+}
+
+/* group G's n-th global slot is switch n % a, port p + a + n / a */
+static void df_link(void *ctx, unsigned G, unsigned nG, unsigned H, unsigned nH)
+{
+	struct df *d = ctx;
+	unsigned a = d->a, p = d->p;
+
+	dla_fabric_link(&d->f, df_sw(d, G, nG % a), (uint8_t)(p + a + nG / a), df_sw(d, H, nH % a),
+			(uint8_t)(p + a + nH / a));
+}
+
 int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g)
 {
-	unsigned nports = 1 + p + (a - 1) + h, lid = 1, *used;
+	unsigned nports = 1 + p + (a - 1) + h, lid = 1;
 
 	d->a = a, d->p = p, d->h = h, d->g = g;
 	if (dla_fabric_init(&d->f, a * g, 0xbfff))
 		return -1;
 	d->group = calloc(a * g, sizeof(*d->group));
-	used = calloc(g, sizeof(*used));
 	for (unsigned G = 0; G < g; G++)
 		for (unsigned i = 0; i < a; i++) {
 			unsigned s = df_sw(d, G, i);
@@ -31,26 +63,7 @@ int df_build(struct df *d, unsigned a, unsigned p, unsigned h, unsigned g)
 			for (unsigned k = i + 1; k < a; k++)
 				dla_fabric_link(&d->f, df_sw(d, G, i), (uint8_t)(p + 1 + k - 1),
 						df_sw(d, G, k), (uint8_t)(p + 1 + i));
-	for (int progress = 1; progress;) {
-		progress = 0;
-		for (unsigned dist = 1; dist <= g / 2; dist++)
-			for (unsigned G = 0; G < g; G++) {
-				unsigned H = (G + dist) % g;
-
-				if (2 * dist == g && H < G)
-					continue;
-				if (used[G] < a * h && used[H] < a * h) {
-					unsigned nG = used[G]++, nH = used[H]++;
-
-					dla_fabric_link(&d->f, df_sw(d, G, nG % a),
-							(uint8_t)(p + a + nG / a),
-							df_sw(d, H, nH % a),
-							(uint8_t)(p + a + nH / a));
-					progress = 1;
-				}
-			}
-	}
-	free(used);
+	deal_global_links(g, a * h, df_link, d);
 	d->f.max_lid = (uint16_t)(lid - 1);
 	return 0;
 }
@@ -93,9 +106,19 @@ int fat_tree_build(struct dla_fabric *f, unsigned leaves, unsigned spines, unsig
 	return 0;
 }
 
+uint32_t *labels_without(const unsigned *group, uint32_t nsw, uint32_t dead)
+{
+	uint32_t *l = malloc(nsw * sizeof(*l)), i = 0;
+
+	for (uint32_t s = 0; s < nsw; s++)
+		if (s != dead)
+			l[i++] = group[s];
+	return l;
+}
+
 int fabric_without_switch(const struct dla_fabric *src, uint32_t dead, struct dla_fabric *dst)
 {
-	uint32_t n = src->nsw - 1;
+	uint32_t n = src->nsw - (dead < src->nsw); /* DLA_NO_SWITCH: a plain copy */
 
 	if (dla_fabric_init(dst, n, src->max_lid))
 		return -1;

@@ -126,3 +126,23 @@ void judge(const struct dla_fabric *f, const struct dla_groups *g, const struct 
 	free(a.from);
 	free(a.to);
 }
+
+void judged_compute(const struct dla_fabric *f, const uint32_t *stored, unsigned stride,
+		    struct outcome *o, struct dla_result *keep)
+{
+	struct dla_result res;
+	char note[768];
+
+	memset(o, 0, sizeof(*o));
+	o->ret = dla_compute(f, NULL, stored, stride, &res, note, sizeof(note), o->err,
+			     sizeof(o->err));
+	if (o->ret)
+		return;
+	o->src = res.source;
+	judge(f, &res.groups, &res.routes, &res.vl, stride, &o->v);
+	o->levels = res.vl.levels;
+	if (keep)
+		*keep = res;
+	else
+		dla_result_free(&res);
+}

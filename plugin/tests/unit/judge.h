@@ -7,7 +7,7 @@
 #ifndef IBQOS_JUDGE_H
 #define IBQOS_JUDGE_H
 
-#include "dla_vl.h"
+#include "dla_compute.h"
 
 struct verdict {
 	unsigned routes, delivered, looped;
@@ -19,5 +19,18 @@ struct verdict {
 
 void judge(const struct dla_fabric *f, const struct dla_groups *g, const struct dla_routes *r,
 	   const struct dla_vl *v, unsigned stride, struct verdict *out);
+
+/* One dla routing pass (dla_compute, stored map, stride VLs per class), judged. With keep, a
+ * routed result stays in *keep for the caller to read and free. */
+struct outcome {
+	int ret;
+	enum dla_groups_source src;
+	unsigned levels;
+	struct verdict v;
+	char err[768];
+};
+
+void judged_compute(const struct dla_fabric *f, const uint32_t *stored, unsigned stride,
+		    struct outcome *o, struct dla_result *keep);
 
 #endif

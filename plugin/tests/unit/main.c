@@ -11,6 +11,7 @@ int main(void)
 	test_faults();
 	test_vlcap();
 	test_group_vectors();
+	test_dfplus();
 	if (unit_failures) {
 		fprintf(stderr, "%d failure(s)\n", unit_failures);
 		return 1;

@@ -9,29 +9,10 @@
 
 #include <stdlib.h>
 
-struct outcome {
-	int ret;
-	enum dla_groups_source src;
-	unsigned levels;
-	struct verdict v;
-	char err[768];
-};
-
 static void run(const struct dla_fabric *f, const uint32_t *stored, unsigned stride,
 		struct outcome *o)
 {
-	struct dla_result res;
-	char note[768];
-
-	memset(o, 0, sizeof(*o));
-	o->ret = dla_compute(f, NULL, stored, stride, &res, note, sizeof(note), o->err,
-			     sizeof(o->err));
-	if (o->ret)
-		return;
-	o->src = res.source;
-	judge(f, &res.groups, &res.routes, &res.vl, stride, &o->v);
-	o->levels = res.vl.levels;
-	dla_result_free(&res);
+	judged_compute(f, stored, stride, o, NULL);
 }
 
 /* Routed, every live pair delivered, acyclic, within the class's VLs. */
@@ -65,12 +46,7 @@ static void tally(const struct dla_fabric *f, const uint32_t *stored, const char
 /* truth labels of a df with switch `dead` removed (DLA_NO_SWITCH: none) */
 static uint32_t *truth(const struct df *d, uint32_t dead)
 {
-	uint32_t *l = malloc(d->f.nsw * sizeof(*l)), i = 0;
-
-	for (uint32_t s = 0; s < d->f.nsw; s++)
-		if (s != dead)
-			l[i++] = d->group[s];
-	return l;
+	return labels_without(d->group, d->f.nsw, dead);
 }
 
 /* every step-th link and switch (1: all of them) */

@@ -21,6 +21,7 @@ struct vec {
 	int peer[MAX_SW][MAX_PORT]; /* -1 unconnected, -2 CA, else switch * 256 + port */
 	uint32_t group[MAX_SW];	    /* expected label, DLA_NO_GROUP before `groups` */
 	char role[MAX_SW][MAX_PORT][12];
+	char swrole[MAX_SW][8]; /* `switch_roles`; empty: member */
 	char refused[128];
 };
 
@@ -88,6 +89,15 @@ static void check(const struct vec *v)
 				s = t = v->nsw - 1;
 			}
 	EXPECT_EQ(dla_routes_build(&f, &g, &r, err, sizeof(err)), 0);
+	for (uint32_t s = 0; s < v->nsw; s++) {
+		const char *want = *v->swrole[s] ? v->swrole[s] : "member";
+
+		if (strcmp(dla_sw_role_name(r.swrole[s]), want)) {
+			fprintf(stderr, "  %s: switch %u is a %s, vector says %s\n", v->name, s,
+				dla_sw_role_name(r.swrole[s]), want);
+			unit_failures++;
+		}
+	}
 	for (uint32_t s = 0; s < v->nsw; s++)
 		for (unsigned p = 1; p <= v->nports[s]; p++) {
 			const char *want = *v->role[s][p] ? v->role[s][p] : "none";
@@ -142,6 +152,10 @@ static int parse_line(struct vec *v, char *line)
 
 		while ((tok = strtok_r(NULL, " \n", &save)))
 			snprintf(v->role[s][atoi(tok)], sizeof(v->role[s][0]), "%s",
+				 strchr(tok, ':') + 1);
+	} else if (!strcmp(word, "switch_roles")) {
+		while ((tok = strtok_r(NULL, " \n", &save)))
+			snprintf(v->swrole[atoi(tok) % MAX_SW], sizeof(v->swrole[0]), "%s",
 				 strchr(tok, ':') + 1);
 	} else if (!strcmp(word, "refused")) {
 		snprintf(v->refused, sizeof(v->refused), "%s", save);

@@ -1,0 +1,255 @@
+/*
+ * Dragonfly+ groups (Shpiner et al., HiPINEB 2017): each group a two-level fat tree, every leaf
+ * linked to every spine, hosts on the leaves, global links from the spines.
+ *
+ * Found from the switch graph alone: the leaves of one group are twins (the same neighbours:
+ * its spines), the spines of a group are pairwise unlinked, and a leaf has no neighbour outside
+ * its group. So a twin class of two or more switches whose common neighbours are pairwise
+ * unlinked is the leaf side of a group and those neighbours its spine side. Classes are taken
+ * largest first (lowest switch on ties); a class whose group would overlap one taken already
+ * is skipped. The partition is kept only if it covers every switch with two or more groups
+ * (the caller checks that every group pair is linked). A group needs two leaves to be found
+ * (one leaf is a twin of nobody); a fabric that lost a leaf-spine link is read through the
+ * stored map, not found afresh (docs/groups.md).
+ *
+ * The roles of switches in a partition from anywhere (discovery, pins, the stored map) follow
+ * from the partition and the graph: dla_dfplus_roles.
+ */
+#include "dla_groups.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct twin {
+	uint64_t hash;
+	uint32_t v;
+};
+
+static int cmp_twin(const void *a, const void *b)
+{
+	const struct twin *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return (x->hash > y->hash) - (x->hash < y->hash);
+	return (x->v > y->v) - (x->v < y->v);
+}
+
+static uint32_t deg(const struct dla_graph *gr, uint32_t v)
+{
+	return gr->off[v + 1] - gr->off[v];
+}
+
+static int same_neighbours(const struct dla_graph *gr, uint32_t u, uint32_t v)
+{
+	return deg(gr, u) == deg(gr, v) &&
+		!memcmp(gr->nb + gr->off[u], gr->nb + gr->off[v], deg(gr, u) * sizeof(*gr->nb));
+}
+
+struct cls {
+	uint32_t head, size;
+};
+
+static int cmp_cls(const void *a, const void *b)
+{
+	const struct cls *x = a, *y = b;
+
+	if (x->size != y->size)
+		return (x->size < y->size) - (x->size > y->size);
+	return (x->head > y->head) - (x->head < y->head);
+}
+
+int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps)
+{
+	uint32_t n = gr->n, ncls = 0, ngroups = 0;
+	struct twin *tw = malloc((n + 1) * sizeof(*tw));
+	struct cls *cl = malloc((n + 1) * sizeof(*cl));
+	uint32_t *cls_of = malloc((n + 1) * sizeof(*cls_of));
+	int ret = -ENOMEM;
+
+	if (!tw || !cl || !cls_of)
+		goto out;
+	for (uint32_t v = 0; v < n; v++) {
+		uint64_t h = 1469598103934665603ULL; /* FNV-1a over the neighbour list */
+
+		for (uint32_t e = gr->off[v]; e < gr->off[v + 1]; e++) {
+			h ^= gr->nb[e] + 1;
+			h *= 1099511628211ULL;
+		}
+		tw[v] = (struct twin){.hash = h, .v = v};
+		labels[v] = DLA_NO_GROUP;
+	}
+	*steps += n;
+	qsort(tw, n, sizeof(*tw), cmp_twin);
+	/* twin classes: runs of one hash whose neighbour lists equal the run's first */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = tw[i].v;
+
+		if (i && tw[i].hash == tw[i - 1].hash &&
+		    same_neighbours(gr, cl[ncls - 1].head, v)) {
+			cl[ncls - 1].size++;
+		} else {
+			cl[ncls++] = (struct cls){.head = v, .size = 1};
+		}
+		cls_of[v] = ncls - 1;
+		*steps += deg(gr, v);
+	}
+	qsort(cl, ncls, sizeof(*cl), cmp_cls);
+	for (uint32_t c = 0; c < ncls && cl[c].size >= 2; c++) {
+		uint32_t h = cl[c].head, ok = deg(gr, h) > 0;
+		const uint32_t *sp = gr->nb + gr->off[h];
+
+		for (uint32_t v = 0; v < n && ok; v++)
+			ok = !(same_neighbours(gr, h, v) && labels[v] != DLA_NO_GROUP);
+		for (uint32_t i = 0; i < deg(gr, h) && ok; i++) {
+			ok = labels[sp[i]] == DLA_NO_GROUP;
+			for (uint32_t j = i + 1; j < deg(gr, h) && ok; j++)
+				ok = !dla_graph_adjacent(gr, sp[i], sp[j]);
+		}
+		*steps += n + (uint64_t)deg(gr, h) * deg(gr, h);
+		if (!ok)
+			continue;
+		for (uint32_t v = 0; v < n; v++)
+			if (same_neighbours(gr, h, v))
+				labels[v] = ngroups;
+		for (uint32_t i = 0; i < deg(gr, h); i++)
+			labels[sp[i]] = ngroups;
+		ngroups++;
+	}
+	ret = ngroups >= 2;
+	for (uint32_t v = 0; v < n && ret; v++)
+		ret = labels[v] != DLA_NO_GROUP;
+out:
+	free(tw);
+	free(cl);
+	free(cls_of);
+	return ret;
+}
+
+static int has_global(const struct dla_graph *gr, const struct dla_groups *g, uint32_t v)
+{
+	for (uint32_t e = gr->off[v]; e < gr->off[v + 1]; e++)
+		if (g->group_of[gr->nb[e]] != g->group_of[v])
+			return 1;
+	return 0;
+}
+
+static uint32_t terminals(const struct dla_fabric *f, uint32_t v)
+{
+	uint32_t n = 0;
+
+	for (unsigned p = 1; p < f->sw[v].num_ports; p++)
+		n += f->sw[v].ports[p].peer_kind == DLA_PEER_ENDPORT;
+	return n;
+}
+
+/*
+ * One group: 2-colour its local links component by component. A component's spine side is the
+ * colour holding its global links (both colours holding some: no dragonfly+ group); a
+ * component without any takes the colour with more hosts as leaves (ties: the colour of its
+ * lowest switch). 1 if the group is leaf/spine, with role set; 0 if not (roles untouched).
+ */
+static int group_roles(const struct dla_fabric *f, const struct dla_graph *gr,
+		       const struct dla_groups *g, uint32_t k, uint8_t *colour, uint32_t *queue,
+		       uint8_t *role)
+{
+	const uint32_t *m = g->members + g->first[k];
+	uint32_t size = g->first[k + 1] - g->first[k], leaves = 0, spines = 0;
+
+	if (size < 2)
+		return 0;
+	for (uint32_t i = 0; i < size; i++)
+		colour[m[i]] = 2;
+	for (uint32_t i = 0; i < size; i++) {
+		uint32_t head = 0, tail = 0, glob[2] = {0, 0}, hosts[2] = {0, 0};
+
+		if (colour[m[i]] != 2)
+			continue;
+		colour[m[i]] = 0;
+		queue[tail++] = m[i];
+		while (head < tail) {
+			uint32_t u = queue[head++];
+
+			glob[colour[u]] += (uint32_t)has_global(gr, g, u);
+			hosts[colour[u]] += terminals(f, u);
+			for (uint32_t e = gr->off[u]; e < gr->off[u + 1]; e++) {
+				uint32_t w = gr->nb[e];
+
+				if (g->group_of[w] != k)
+					continue;
+				if (colour[w] == colour[u])
+					return 0; /* an odd cycle: a clique's triangle */
+				if (colour[w] == 2) {
+					colour[w] = (uint8_t)!colour[u];
+					queue[tail++] = w;
+				}
+			}
+		}
+		if (glob[0] && glob[1])
+			return 0;
+		/* spine colour: the one with global links; else the one with fewer hosts */
+		uint8_t spine = glob[0] ? 0 : glob[1] ? 1 : hosts[1] > hosts[0] ? 0 : 1;
+
+		for (uint32_t q = 0; q < tail; q++)
+			colour[queue[q]] = colour[queue[q]] == spine ? 4 : 3;
+	}
+	for (uint32_t i = 0; i < size; i++) {
+		leaves += colour[m[i]] == 3;
+		spines += colour[m[i]] == 4;
+	}
+	if (!leaves || !spines)
+		return 0;
+	for (uint32_t i = 0; i < size; i++)
+		role[m[i]] = colour[m[i]] == 4 ? DLA_SW_SPINE : DLA_SW_LEAF;
+	return 1;
+}
+
+int dla_dfplus_roles(const struct dla_fabric *f, const struct dla_graph *gr,
+		     const struct dla_groups *g, uint8_t *role)
+{
+	uint8_t *colour = malloc(f->nsw + 1);
+	uint32_t *queue = malloc((f->nsw + 1) * sizeof(*queue));
+	int found = 0;
+
+	if (!colour || !queue) {
+		free(colour);
+		free(queue);
+		return -ENOMEM;
+	}
+	memset(role, DLA_SW_MEMBER, f->nsw);
+	for (uint32_t k = 0; k < g->ngroups; k++)
+		found += group_roles(f, gr, g, k, colour, queue, role);
+	free(colour);
+	free(queue);
+	return found;
+}
+
+int dla_dfplus_complete(const struct dla_graph *gr, const struct dla_groups *g, const uint8_t *role,
+			uint32_t k, uint32_t *u, uint32_t *v)
+{
+	const uint32_t *m = g->members + g->first[k];
+	uint32_t size = g->first[k + 1] - g->first[k];
+
+	for (uint32_t i = 0; i < size; i++) {
+		if (role[m[i]] != DLA_SW_LEAF)
+			continue;
+		for (uint32_t j = 0; j < size; j++)
+			if (role[m[j]] == DLA_SW_SPINE && !dla_graph_adjacent(gr, m[i], m[j])) {
+				*u = m[i];
+				*v = m[j];
+				return 0;
+			}
+	}
+	return 1;
+}
+
+const char *dla_sw_role_name(enum dla_sw_role role)
+{
+	static const char *const names[] = {
+		[DLA_SW_MEMBER] = "member",
+		[DLA_SW_LEAF] = "leaf",
+		[DLA_SW_SPINE] = "spine",
+	};
+
+	return (unsigned)role < sizeof(names) / sizeof(names[0]) ? names[role] : "member";
+}
