@@ -97,7 +97,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 			s->nvl = nvl;
 		p->ps_per_byte = 8000.0 / c->port_rate_gbps[g];
 		for (uint32_t v = 0; v < nvl; v++)
-			p->vl[v].credits = c->buf_credits;
+			p->credits[v] = c->buf_credits;
 	}
 	for (uint32_t g = 0; g < c->n_ports; g++) {
 		struct port *p = &s->ports[g];
@@ -173,9 +173,11 @@ static int alloc_stats(struct ibs_sim *s)
 	s->klass = calloc(s->cfg.n_classes, sizeof(*s->klass));
 	s->klass_out = calloc(s->cfg.n_classes, sizeof(*s->klass_out));
 	s->port_vl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
+	s->vl_last_tx = calloc((size_t)s->n_ports * 16, sizeof(uint32_t));
 	s->ep_rx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	s->ep_tx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
-	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->ep_rx || !s->ep_tx)
+	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->vl_last_tx || !s->ep_rx ||
+	    !s->ep_tx)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < IBS_NUM_SLS && !rc; i++)
 		if (!(rc = hist_init(&s->sl[i].lat)))
@@ -291,6 +293,7 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->klass);
 	free(s->klass_out);
 	free(s->port_vl_bytes);
+	free(s->vl_last_tx);
 	free(s->ep_rx);
 	free(s->ep_tx);
 	free(s->witness);

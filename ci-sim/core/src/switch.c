@@ -7,7 +7,7 @@
 #include "sim.h"
 
 /* Per-output VOQ buffers: every (port, VL, next output) starts with a full buffer of credits.
- * Rows are as wide as the largest switch; a CA peer's ports keep using port.vl[]. */
+ * Rows are as wide as the largest switch; a CA peer's ports keep using port.credits[]. */
 static int oq_setup(struct ibs_sim *s)
 {
 	size_t cells;
@@ -282,7 +282,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		uint32_t bytes = q->head_bytes;
 
-		if (s->oq || p->vl[v].credits >= credits_of(bytes)) {
+		if (s->oq || p->credits[v] >= credits_of(bytes)) {
 			active |= (uint16_t)(1u << v);
 			head_bytes[v] = bytes;
 			cand[v] = key;
