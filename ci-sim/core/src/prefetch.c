@@ -20,11 +20,10 @@ static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
 	const struct port *p = e->kind <= EV_CREDIT ? &s->ports[e->obj] : NULL;
 
 	switch (e->kind) {
-	case EV_ARRIVE:
+	case EV_ARRIVE: /* the port's block is not read: its place is in s->at */
 		if (st == 0) {
-			__builtin_prefetch(p);
 			__builtin_prefetch(&s->pkts[e->arg]);
-		} else if (p->sw < 0) {
+		} else if (!port_on_switch(s, e->obj)) {
 			if (st == 1)
 				ca_prefetch_arrive(s, e->arg);
 		} else if (st <= 2) {
@@ -37,7 +36,7 @@ static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
 			port_prefetch_send(p);
 			if (e->kind == EV_TXDONE && e->arg != NIL)
 				port_prefetch_credits(&s->ports[e->arg]);
-		} else if (p->sw >= 0) {
+		} else if (port_on_switch(s, e->obj)) {
 			sw_prefetch_send(s, e->obj, st - 1);
 		} else if (st <= 2) {
 			ca_prefetch_send(s, e->obj, st - 1);

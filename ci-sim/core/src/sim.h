@@ -63,12 +63,23 @@ struct port {
 	uint32_t tx_from;    /* ... in this input buffer (switch) ... */
 	uint32_t tx_up;	     /* ... which this port fills */
 	uint8_t tx_vl;
-	uint8_t reading; /* switch input: transmissions reading its buffer now */
-	bool peer_sw;	 /* the peer is a switch port (cut-through at its end) */
+	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
 	uint64_t busy_until;	       /* end of the transmission in progress */
 	uint32_t credits[IBS_MAX_VLS]; /* per VL: free space in the peer's input buffer */
 	struct vlarb arb;	       /* linked ports only */
+};
+
+/* Where a port is, what an arrival needs before it touches any state: 16 bytes a port, in
+ * one array small enough to stay in cache (a 2550-CA fabric: 240 KB), so an arrival reads
+ * no line of its input port's block. A copy of the block's fields, set once. */
+struct port_at {
+	int32_t sw; /* as struct port */
+	uint16_t num;
+	uint8_t nvl;
+	uint8_t pad;
+	int32_t peer;
+	uint32_t node;
 };
 
 struct sw {
@@ -119,9 +130,11 @@ struct ibs_sim {
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
-	int32_t *node_sw; /* node -> switch index, -1 for CAs */
-	int32_t *node_ep; /* node -> first endpoint, -1 if none */
-	int32_t *port_ep; /* global port -> endpoint, -1 */
+	struct port_at *at; /* [port] */
+	uint8_t *reading;   /* [port] switch input: transmissions reading its buffer now */
+	int32_t *node_sw;   /* node -> switch index, -1 for CAs */
+	int32_t *node_ep;   /* node -> first endpoint, -1 if none */
+	int32_t *port_ep;   /* global port -> endpoint, -1 */
 	struct sw *sws;
 	struct queue *queues;
 	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
@@ -197,7 +210,7 @@ static inline void port_prefetch_credits(const struct port *p)
  * what route-aware credits assume. */
 static inline uint32_t oq_slot(const struct ibs_sim *s, uint32_t g, uint32_t dst)
 {
-	const struct sw *w = &s->sws[s->ports[s->ports[g].peer].sw];
+	const struct sw *w = &s->sws[s->at[s->at[g].peer].sw];
 	uint32_t out = dst < s->n_ep ? w->route[dst] : 0;
 
 	return out < w->nports ? out : 0;
@@ -218,6 +231,11 @@ static inline uint32_t *send_credits(struct ibs_sim *s, uint32_t g, uint32_t vl,
 	if (s->oq && p->peer_sw)
 		return oq_cell(s->oq_credits, s, g, vl, oq_slot(s, g, dst));
 	return &p->credits[vl];
+}
+
+static inline bool port_on_switch(const struct ibs_sim *s, uint32_t gport)
+{
+	return s->at[gport].sw >= 0;
 }
 
 static inline bool is_switch(const struct ibs_sim *s, uint32_t node)

@@ -79,7 +79,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 		uint64_t feeding = occ[(size_t)g * 16 + 15];
 
 		if (s->ports[g].sw >= 0 &&
-		    (s->ports[g].reading != feeding ||
+		    (s->reading[g] != feeding ||
 		     (s->cfg.input_reads && feeding > s->cfg.input_reads)))
 			a->read_errors++;
 		occ[(size_t)g * 16 + 15] = 0;
