@@ -7,25 +7,29 @@ make bench BENCH_ARGS="--only dfplus"                        # dla vs minhop on 
 make bench BENCH_ARGS="--only sweep"                         # --jobs 2 against --jobs 1 (~1 min)
 make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
 make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
+make bench BENCH_ARGS="--only churn --churn-sizes 342"       # LFT churn after a fault, 3 engines
+make bench BENCH_ARGS="--only scale"                         # a 10,112-CA dry run, per stage (~10 min)
 """
 
 from __future__ import annotations
 
 import argparse
 import platform
+import tempfile
 import time
 from pathlib import Path
 
 from ibqos.docfile import write_atomic, write_json
+from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness.topology import from_spec
 from rich.console import Console
 
-from . import engines, fabric, faults, monitor, planner, simspeed, sweep
+from . import churn, engines, fabric, faults, monitor, planner, scale, simspeed, sweep
 
 RESULTS = Path(__file__).resolve().parent / "results"
 console = Console(stderr=True)
 
-SECTIONS = ("planner", "engines", "dfplus", "fabric", "simspeed", "sweep", "faults", "monitor")
+SECTIONS = ("planner", "engines", "dfplus", "fabric", "simspeed", "sweep", "faults", "churn", "monitor", "scale")
 
 
 def _fmt(v) -> str:
@@ -75,6 +79,9 @@ def main() -> None:
         default=20,
         help="faults section: faults per size re-swept by minhop too, for the ratio",
     )
+    ap.add_argument("--churn-sizes", default="342,2550", help="churn section: dragonfly sizes")
+    ap.add_argument("--churn-faults", type=int, default=2, help="churn section: faults per kind and size")
+    ap.add_argument("--scale-spec", default=None, help="scale section: topology spec (default: bench.scale.SPEC)")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     only = set(args.only.split(","))
@@ -263,7 +270,9 @@ def main() -> None:
             "## Simulator speed against the core of a reference commit, same run",
             "",
             f"packet-hops per CPU second, median of {simspeed.REPEATS} alternating runs of each "
-            f"library on the same read-back fabric; baseline: the core at {simspeed.BASELINE_REF}.",
+            f"library on the same read-back fabric (uniform, VOQ, QDR, 4 KB); baseline: the core "
+            f"at {simspeed.BASELINE_REF}. identical: every pair of runs agreed on all results but "
+            "the host's timings (packets, hops, events, latencies).",
             "",
             markdown(
                 rows,
@@ -274,7 +283,7 @@ def main() -> None:
                     "baseline_Mhops_per_cpu_s",
                     "now_Mhops_per_cpu_s",
                     "now/baseline",
-                    "within_10pct",
+                    "identical",
                 ],
             ),
             "",
@@ -354,6 +363,68 @@ def main() -> None:
             ),
             "",
             markdown(rows, ["cas", "kind", "hops_before", "hops_after"]),
+            "",
+        ]
+
+    if "churn" in only:
+        rows, details = churn.bench_churn([int(c) for c in args.churn_sizes.split(",")], args.churn_faults, console.log)
+        write_json(RESULTS / "churn.json", {"meta": meta, "rows": rows, "details": details})
+        sections["churn"] = [
+            "## Churn after a fault: LFT entries each engine changes, same faults, same run",
+            "",
+            f"{args.churn_faults} faults per kind and size (links: local and global alternating; "
+            "seeded, the same for every engine), each taken down under a running OpenSM, then "
+            "repaired (bench/churn.py). Sums over the faults of a kind: crossed, the pristine "
+            "entries whose route crossed the fault; direct, those whose own output was the failed "
+            "link or led into the failed switch; entries and blocks changed by the re-sweep; "
+            "collateral, changed entries whose route did not cross the fault; smps, QP0 SMPs "
+            "OpenSM sent in the re-sweep (SMInfo ActCount); resweep_s, first line after the fault "
+            "to SUBNET UP; restored_pristine, faults after whose repair the LFTs were the pristine "
+            "ones again.",
+            "",
+            markdown(
+                rows,
+                [
+                    "cas",
+                    "kind",
+                    "engine",
+                    "faults",
+                    "crossed",
+                    "direct",
+                    "entries",
+                    "entries/crossed",
+                    "entries/dla",
+                    "collateral",
+                    "blocks",
+                    "smps",
+                    "resweep_s_median",
+                    "routed_by",
+                    "restored_pristine",
+                ],
+            ),
+            "",
+        ]
+
+    if "scale" in only:
+        with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+            res = scale.bench_scale(args.scale_spec or scale.SPEC, Path(tmp) / "run", console.log)
+        write_json(RESULTS / "scale.json", {"meta": meta, **res})
+        head = {k: v for k, v in res.items() if k != "stages"}
+        sections["scale"] = [
+            "## A whole dry run at scale: time and peak memory of every stage",
+            "",
+            f"`ibqos dryrun {scale.POLICY.relative_to(REPO_ROOT)} --topology {res['spec']}` "
+            "in its own interpreter (bench/scale.py): OpenSM with dla on ibsim, read-back, verify "
+            "and a short simulation. python_peak_mb: the dry run's own peak RSS in the stage; "
+            "children_peak_mb: a child that ended in the stage (OpenSM --once, the read-back "
+            "tool), when it set a new maximum; ibsim_peak_mb: ibsim's peak so far.",
+            "",
+            markdown([head], [k for k in head if k != "summary"]),
+            "",
+            markdown(
+                res.get("stages", []),
+                ["stage", "seconds", "python_peak_mb", "children_peak_mb", "ibsim_peak_mb"],
+            ),
             "",
         ]
 

@@ -282,3 +282,17 @@ def test_each_pair_travels_on_the_sl_the_sa_gave_it():
     g.path_sls[(lids[0], lids[1])] = 9
     with pytest.raises(InputError, match="SL 9 maps to VL 9"):
         simulate(g, TrafficSpec(), SimParams(rate="EDR", warmup_us=20, time_us=50), 0.3)
+
+
+def test_twonode_names_a_port_by_description_or_node_guid():
+    """Sources and destination by name or by node GUID (any case); an unknown name is one
+    InputError naming the field."""
+    net = compile_network(star(4, config_a()), rate_gbps=100, source="star")
+    spec = TrafficSpec(pattern="twonode", src="ca0,0x0000000000000201", dst="CA3".lower())
+    fs = build_flows(net, spec, 1.0, 100, 4096)
+    assert fs.info["twonode"] == {"src": ["ca0", "ca1"], "dst": "ca3"}
+    spec = TrafficSpec(pattern="twonode", src="0x0000000000000202", dst="0X0000000000000203")
+    assert build_flows(net, spec, 1.0, 100, 4096).info["twonode"] == {"src": ["ca2"], "dst": "ca3"}
+    with pytest.raises(InputError, match="no CA port named 'ca9'") as e:
+        build_flows(net, TrafficSpec(pattern="twonode", src="ca9", dst="ca0"), 1.0, 100, 4096)
+    assert e.value.field == "src"

@@ -34,7 +34,9 @@ static uint32_t buf_width(const struct ibs_sim *s)
 
 static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
-	return !p->busy && (s->now >> 10) - p->vl[vl].last_tx >= s->cfg.deadlock_ps >> 10;
+	return !p->busy &&
+		(s->now >> 10) - s->vl_last_tx[(size_t)(p - s->ports) * 16 + vl] >=
+		s->cfg.deadlock_ps >> 10;
 }
 
 /* Edges of the wait-for graph between switch input buffers (gport * nvl + vl). */

@@ -22,13 +22,13 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
 	if (s->oq)
 		*send_credits(s, gport, vl, k->dst) -= c;
 	else
-		p->vl[vl].credits -= c;
+		p->credits[vl] -= c;
 	p->busy = 1;
 	p->busy_until = end;
-	p->vl[vl].last_tx = (uint32_t)(s->now >> 10);
+	s->vl_last_tx[(size_t)gport * 16 + vl] = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s)) {
-		p->vl[vl].bytes += k->bytes;
+		s->port_vl_bytes[(size_t)gport * 16 + vl] += k->bytes;
 		s->port_sl_bytes[(size_t)gport * 16 + k->sl] += k->bytes;
 	}
 	s->res.hops++;
@@ -79,7 +79,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 		if (oq)
 			*oq_cell(s->oq_credits, s, up, vl, slot) += n;
 		else
-			u->vl[vl].credits += n;
+			u->credits[vl] += n;
 		return;
 	}
 	if (s->credits_back) {
@@ -104,7 +104,7 @@ void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)
 	} else {
 		if (s->credits_back)
 			s->credits_back[(size_t)gport * 16 + vl] -= n;
-		p->vl[vl].credits += n;
+		p->credits[vl] += n;
 	}
 	sim_kick(s, gport);
 }

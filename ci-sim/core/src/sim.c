@@ -47,7 +47,7 @@ static void run_kicks(struct ibs_sim *s)
 		s->kick_mark[g] = 0;
 		if (p->busy || p->peer < 0)
 			continue;
-		if (is_switch(s, p->node))
+		if (port_on_switch(s, g))
 			sw_try_send(s, g);
 		else
 			ca_try_send(s, g);
@@ -97,7 +97,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 			s->nvl = nvl;
 		p->ps_per_byte = 8000.0 / c->port_rate_gbps[g];
 		for (uint32_t v = 0; v < nvl; v++)
-			p->vl[v].credits = c->buf_credits;
+			p->credits[v] = c->buf_credits;
 	}
 	for (uint32_t g = 0; g < c->n_ports; g++) {
 		struct port *p = &s->ports[g];
@@ -127,8 +127,16 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 	s->sws = calloc(s->n_sw ? s->n_sw : 1, sizeof(*s->sws));
 	if (!s->sws)
 		return -ENOMEM;
-	for (uint32_t g = 0; g < c->n_ports; g++)
-		s->ports[g].sw = s->node_sw[s->ports[g].node];
+	for (uint32_t g = 0; g < c->n_ports; g++) {
+		struct port *p = &s->ports[g];
+
+		p->sw = s->node_sw[p->node];
+		s->at[g] = (struct port_at){.sw = p->sw,
+					    .num = p->num,
+					    .nvl = p->nvl,
+					    .peer = p->peer,
+					    .node = p->node};
+	}
 	for (uint32_t n = 0; n < c->n_nodes; n++) {
 		if (s->node_sw[n] < 0)
 			continue;
@@ -175,10 +183,11 @@ static int alloc_stats(struct ibs_sim *s)
 	s->port_vl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
 	s->port_sl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
 	s->port_vl_wait_ps = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
+	s->vl_last_tx = calloc((size_t)s->n_ports * 16, sizeof(uint32_t));
 	s->ep_rx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	s->ep_tx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->port_sl_bytes ||
-	    !s->port_vl_wait_ps || !s->ep_rx || !s->ep_tx)
+	    !s->port_vl_wait_ps || !s->vl_last_tx || !s->ep_rx || !s->ep_tx)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < IBS_NUM_SLS && !rc; i++)
 		if (!(rc = hist_init(&s->sl[i].lat)))
@@ -225,13 +234,15 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->flows = aligned_alloc(64, (cfg->n_flows ? cfg->n_flows : 1) * sizeof(*s->flows));
 	if (s->flows)
 		memset(s->flows, 0, (cfg->n_flows ? cfg->n_flows : 1) * sizeof(*s->flows));
+	s->at = calloc(s->n_ports ? s->n_ports : 1, sizeof(*s->at));
+	s->reading = calloc(s->n_ports ? s->n_ports : 1, 1);
 	s->kick = malloc((size_t)s->n_ports * sizeof(uint32_t));
 	s->kick_mark = calloc(s->n_ports, 1);
 	rc = -ENOMEM;
 	if (cfg->audit && !(s->credits_back = calloc((size_t)s->n_ports * 16, sizeof(uint32_t))))
 		goto bad;
-	if (!s->ports || !s->node_sw || !s->node_ep || !s->port_ep || !s->eps || !s->flows ||
-	    !s->kick || !s->kick_mark)
+	if (!s->ports || !s->at || !s->reading || !s->node_sw || !s->node_ep || !s->port_ep ||
+	    !s->eps || !s->flows || !s->kick || !s->kick_mark)
 		goto bad;
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		s->ports[g].node = NIL;
@@ -276,6 +287,8 @@ void ibs_destroy(struct ibs_sim *s)
 		for (uint32_t g = 0; g < s->n_ports; g++)
 			vlarb_free(&s->ports[g].arb);
 	free(s->ports);
+	free(s->at);
+	free(s->reading);
 	free(s->node_sw);
 	free(s->node_ep);
 	free(s->port_ep);
@@ -296,6 +309,7 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->port_vl_bytes);
 	free(s->port_sl_bytes);
 	free(s->port_vl_wait_ps);
+	free(s->vl_last_tx);
 	free(s->ep_rx);
 	free(s->ep_tx);
 	free(s->witness);
@@ -308,7 +322,7 @@ static void dispatch(struct ibs_sim *s, const struct ibs_event *ev)
 {
 	switch (ev->kind) {
 	case EV_ARRIVE:
-		if (is_switch(s, s->ports[ev->obj].node))
+		if (port_on_switch(s, ev->obj))
 			sw_arrive(s, ev->obj, ev->arg);
 		else
 			ca_arrive(s, ev->obj, ev->arg);

@@ -45,16 +45,12 @@ struct queue {
 	uint32_t head_bytes;
 };
 
-/* Per (port, VL) state that a transmission updates. */
-struct port_vl {
-	uint32_t credits; /* free space in the peer's input buffer */
-	uint32_t last_tx; /* in 1024-ps units: for the deadlock detector */
-	uint64_t bytes;	  /* sent inside the measured window */
-};
-
-/* Everything a hop reads or writes about a port lives in this one block, in the order of
- * use (header, arbiter, the first VLs): three adjacent cache lines instead of six lines
- * in five arrays. Ports are 64-byte aligned and never move (the arbiter points into itself). */
+/* Everything a hop reads about a port lives in this one block, in the order of use
+ * (header and the VLs' credits, then the arbiter with its table entries): four adjacent
+ * cache lines, all of them hot. What a transmission only writes (the VL's last send for the
+ * deadlock detector, its bytes for the results) is kept apart, per (port, VL), in
+ * ibs_sim.vl_last_tx and port_vl_bytes: stores do not wait for their line. Ports are
+ * 64-byte aligned and never move (the arbiter points into itself). */
 struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
@@ -67,12 +63,23 @@ struct port {
 	uint32_t tx_from;    /* ... in this input buffer (switch) ... */
 	uint32_t tx_up;	     /* ... which this port fills */
 	uint8_t tx_vl;
-	uint8_t reading; /* switch input: transmissions reading its buffer now */
-	bool peer_sw;	 /* the peer is a switch port (cut-through at its end) */
+	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
-	uint64_t busy_until; /* end of the transmission in progress */
-	struct vlarb arb;    /* linked ports only */
-	struct port_vl vl[IBS_MAX_VLS];
+	uint64_t busy_until;	       /* end of the transmission in progress */
+	uint32_t credits[IBS_MAX_VLS]; /* per VL: free space in the peer's input buffer */
+	struct vlarb arb;	       /* linked ports only */
+};
+
+/* Where a port is, what an arrival needs before it touches any state: 16 bytes a port, in
+ * one array small enough to stay in cache (a 2550-CA fabric: 240 KB), so an arrival reads
+ * no line of its input port's block. A copy of the block's fields, set once. */
+struct port_at {
+	int32_t sw; /* as struct port */
+	uint16_t num;
+	uint8_t nvl;
+	uint8_t pad;
+	int32_t peer;
+	uint32_t node;
 };
 
 struct sw {
@@ -123,9 +130,11 @@ struct ibs_sim {
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
-	int32_t *node_sw; /* node -> switch index, -1 for CAs */
-	int32_t *node_ep; /* node -> first endpoint, -1 if none */
-	int32_t *port_ep; /* global port -> endpoint, -1 */
+	struct port_at *at; /* [port] */
+	uint8_t *reading;   /* [port] switch input: transmissions reading its buffer now */
+	int32_t *node_sw;   /* node -> switch index, -1 for CAs */
+	int32_t *node_ep;   /* node -> first endpoint, -1 if none */
+	int32_t *port_ep;   /* global port -> endpoint, -1 */
 	struct sw *sws;
 	struct queue *queues;
 	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
@@ -150,9 +159,10 @@ struct ibs_sim {
 	struct group_acc *klass;
 	struct ibs_group sl_out[IBS_NUM_SLS];
 	struct ibs_group *klass_out;
-	uint64_t *port_vl_bytes;   /* [port][16]: filled from the ports by ibs_results() */
+	uint64_t *port_vl_bytes;   /* [port][16]: bytes sent inside the measured window */
 	uint64_t *port_sl_bytes;   /* [port][16]: counted at each transmission in the window */
 	uint64_t *port_vl_wait_ps; /* [port][16]: sw_try_send, in the window */
+	uint32_t *vl_last_tx;      /* [port][16]: last send, in 1024-ps units (deadlock.c) */
 	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;
@@ -177,8 +187,9 @@ static inline uint32_t credits_of(uint32_t bytes)
 	return (bytes + IBS_CREDIT - 1) / IBS_CREDIT;
 }
 
-/* Prefetch hints for a port about to arbitrate and send: its header, its arbiter (the
- * second line) and the first VLs' credits (the third); the header alone misses on both. */
+/* Prefetch hints for a port about to arbitrate and send: its header with the first VLs'
+ * credits, the other VLs' credits and its arbiter with its table entries (the other three
+ * lines); the header alone misses on all of them. */
 static inline void port_prefetch_send(const struct port *p)
 {
 	const char *b = (const char *)p;
@@ -186,15 +197,13 @@ static inline void port_prefetch_send(const struct port *p)
 	__builtin_prefetch(b);
 	__builtin_prefetch(b + 64);
 	__builtin_prefetch(b + 128);
+	__builtin_prefetch(b + 192);
 }
 
-/* For a port that gets credits back: its header (busy) and the first VLs' credits. */
+/* For a port that gets credits back: its header (busy), which holds the first VLs' credits. */
 static inline void port_prefetch_credits(const struct port *p)
 {
-	const char *b = (const char *)p;
-
-	__builtin_prefetch(b);
-	__builtin_prefetch(b + 128);
+	__builtin_prefetch(p);
 }
 
 /* Per-output VOQ buffers: the queue that a packet port g sends to destination dst joins at
@@ -203,7 +212,7 @@ static inline void port_prefetch_credits(const struct port *p)
  * what route-aware credits assume. */
 static inline uint32_t oq_slot(const struct ibs_sim *s, uint32_t g, uint32_t dst)
 {
-	const struct sw *w = &s->sws[s->ports[s->ports[g].peer].sw];
+	const struct sw *w = &s->sws[s->at[s->at[g].peer].sw];
 	uint32_t out = dst < s->n_ep ? w->route[dst] : 0;
 
 	return out < w->nports ? out : 0;
@@ -223,7 +232,12 @@ static inline uint32_t *send_credits(struct ibs_sim *s, uint32_t g, uint32_t vl,
 
 	if (s->oq && p->peer_sw)
 		return oq_cell(s->oq_credits, s, g, vl, oq_slot(s, g, dst));
-	return &p->vl[vl].credits;
+	return &p->credits[vl];
+}
+
+static inline bool port_on_switch(const struct ibs_sim *s, uint32_t gport)
+{
+	return s->at[gport].sw >= 0;
 }
 
 static inline bool is_switch(const struct ibs_sim *s, uint32_t node)

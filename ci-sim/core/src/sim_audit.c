@@ -79,7 +79,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 		uint64_t feeding = occ[(size_t)g * 16 + 15];
 
 		if (s->ports[g].sw >= 0 &&
-		    (s->ports[g].reading != feeding ||
+		    (s->reading[g] != feeding ||
 		     (s->cfg.input_reads && feeding > s->cfg.input_reads)))
 			a->read_errors++;
 		occ[(size_t)g * 16 + 15] = 0;
@@ -120,7 +120,7 @@ done:
 		if (p->peer < 0 || (s->oq && p->peer_sw))
 			continue; /* per-output VOQ buffers: audit_oq() */
 		for (uint32_t v = 0; v < p->nvl; v++)
-			if (p->vl[v].credits + s->credits_back[(size_t)g * 16 + v] +
+			if (p->credits[v] + s->credits_back[(size_t)g * 16 + v] +
 				    occ[(size_t)p->peer * 16 + v] !=
 			    s->cfg.buf_credits)
 				a->credit_errors++;

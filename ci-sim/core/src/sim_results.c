@@ -28,9 +28,6 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 	memcpy(r->sl, s->sl_out, sizeof(r->sl));
 	r->n_classes = s->cfg.n_classes;
 	r->klass = s->klass_out;
-	for (uint32_t g = 0; g < s->n_ports; g++)
-		for (uint32_t v = 0; v < IBS_MAX_VLS; v++)
-			s->port_vl_bytes[(size_t)g * 16 + v] = s->ports[g].vl[v].bytes;
 	r->port_vl_bytes = s->port_vl_bytes;
 	r->port_sl_bytes = s->port_sl_bytes;
 	r->port_vl_wait_ps = s->port_vl_wait_ps;

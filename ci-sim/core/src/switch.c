@@ -7,7 +7,7 @@
 #include "sim.h"
 
 /* Per-output VOQ buffers: every (port, VL, next output) starts with a full buffer of credits.
- * Rows are as wide as the largest switch; a CA peer's ports keep using port.vl[]. */
+ * Rows are as wide as the largest switch; a CA peer's ports keep using port.credits[]. */
 static int oq_setup(struct ibs_sim *s)
 {
 	size_t cells;
@@ -123,7 +123,7 @@ static uint32_t next_key(const uint64_t *m, uint32_t words, uint32_t nkeys, uint
  * before it loaded (packet -> LFT entry -> output port, SL2VL index and queue). */
 void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage)
 {
-	const struct port *ip = &s->ports[in_gport];
+	const struct port_at *ip = &s->at[in_gport];
 	const struct sw *w = &s->sws[ip->sw];
 	const struct pkt *k = &s->pkts[pid];
 
@@ -182,18 +182,18 @@ static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 
 void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
 {
-	const struct port *ip = &s->ports[in_gport];
+	const struct port_at *ip = &s->at[in_gport];
 	struct sw *w = &s->sws[ip->sw];
 	struct pkt *k = &s->pkts[pid];
 	uint32_t in = ip->num, out = w->route[k->dst];
 
 	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports ||
-	    s->ports[w->port_base + out].peer < 0) {
+	    s->at[w->port_base + out].peer < 0) {
 		drop(s, pid, &s->res.dropped_route);
 		return;
 	}
 	uint8_t ovl = s->cfg.sl2vl_rows[(uint32_t)w->sl2vl[in * w->nports + out] * 16 + k->sl];
-	if (ovl >= s->ports[w->port_base + out].nvl) { /* includes VL15: the spec drops */
+	if (ovl >= s->at[w->port_base + out].nvl) { /* includes VL15: the spec drops */
 		drop(s, pid, &s->res.dropped_vl);
 		return;
 	}
@@ -241,7 +241,7 @@ static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint32_t o, u
 	uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]), first = key;
 
 	while ((s->cfg.input_reads &&
-		s->ports[w->port_base + key / s->nvl].reading >= s->cfg.input_reads) ||
+		s->reading[w->port_base + key / s->nvl] >= s->cfg.input_reads) ||
 	       (s->oq && !head_fits(s, w, o, v, key))) {
 		key = next_key(map, w->words, nkeys, key);
 		if (key == first)
@@ -253,10 +253,9 @@ static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint32_t o, u
 /* A switch input finished feeding an output: outputs it blocked may go now. */
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
 {
-	struct port *ip = &s->ports[in_gport];
-	const struct sw *w = &s->sws[ip->sw];
+	const struct sw *w = &s->sws[s->at[in_gport].sw];
 
-	ip->reading--;
+	s->reading[in_gport]--;
 	if (!s->cfg.input_reads)
 		return;
 	for (uint32_t o = 1; o < w->nports; o++)
@@ -282,7 +281,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
 		uint32_t bytes = q->head_bytes;
 
-		if (s->oq || p->vl[v].credits >= credits_of(bytes)) {
+		if (s->oq || p->credits[v] >= credits_of(bytes)) {
 			active |= (uint16_t)(1u << v);
 			head_bytes[v] = bytes;
 			cand[v] = key;
@@ -312,7 +311,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		}
 	}
 	p->tx_from = w->port_base + in;
-	s->ports[p->tx_from].reading++;
+	s->reading[p->tx_from]++;
 	p->tx_up = k->up;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);

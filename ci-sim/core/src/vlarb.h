@@ -13,7 +13,7 @@
 #include "ibqos_sim.h"
 
 #define VLARB_MAX_ENTRIES 64
-#define VLARB_INLINE 4 /* entries kept inside struct vlarb (no extra cache line) */
+#define VLARB_INLINE 8 /* entries kept inside struct vlarb (no extra cache line) */
 
 struct vlarb_slot {
 	uint8_t vl, weight;
