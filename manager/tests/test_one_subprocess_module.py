@@ -1,4 +1,4 @@
-"""Every child process of the product goes through ibqos.proc (style.md, "One subprocess
+"""Every child process of the product goes through ibqos.proc (the developers' guide, "One subprocess
 module"): its own session, stopped by killing its process group. Checked on the source of
 every product package (pyproject's wheel.packages), imports inside functions included."""
 
