@@ -76,3 +76,37 @@ def test_a_sample_round_trips_through_the_state_file():
         _doc([_port(_sl(s3=7), wait=_sl(s1=1), ext=(9, 8)), {"guid": "0x1", "port": 1, "lid": 1, "skipped": "sm-port"}])
     )
     assert Sample.from_json(s.to_json()) == s
+
+
+def test_a_per_sl_counter_cleared_alone_counts_from_zero_not_as_a_wrap():
+    """`perfquery --xmtsl -r` clears PortXmitDataSL, not the 64-bit counters: the counter going
+    down from 3e9 to 250 is no wrap (that would be 1.3e9 words, 5 GB, in one second of a link
+    that carries 1 GB), so the traffic is the 250 words since the clear."""
+    old = _one(_doc([_port(_sl(s1=3_000_000_000, s2=400), ext=(10**12, 10**12))]))
+    new = _one(_doc([_port(_sl(s1=250, s2=500), ext=(10**12 + 350, 10**12))]))
+    one_second_of_sdr_4x = 8 * 10**9 // 8 // 4  # words
+    t = traffic(old, new, max_words=one_second_of_sdr_4x)
+    assert t.xmit_sl_bytes is not None
+    assert t.xmit_sl_bytes[1] == 250 * 4 and t.xmit_sl_bytes[2] == 100 * 4
+    # a counter that went down by less than the link carries is a wrap, as before
+    near = _one(_doc([_port(_sl(s1=2**32 - 10), ext=(10**12, 10**12))]))
+    assert traffic(near, new, max_words=one_second_of_sdr_4x).xmit_sl_bytes[1] == 260 * 4
+
+
+def test_per_sl_counters_that_wrapped_twice_are_ambiguous_not_a_share():
+    """One SL alone at EDR wraps its 32-bit counter every 1.4 s: in 10 s the 64-bit total moves
+    2^32 words more than the per-SL deltas say, and the direction is not measured."""
+    old = _one(_doc([_port(_sl(s1=100, s2=100), ext=(0, 0))]))
+    new = _one(_doc([_port(_sl(s1=200, s2=300), ext=(3 * 2**32 + 300, 0))]))
+    t = traffic(old, new)
+    assert t.xmit_sl_bytes is None and t.ambiguous == ("xmit_data_sl",)
+    # the same per-SL deltas with a 64-bit total that agrees are measured
+    agree = _one(_doc([_port(_sl(s1=200, s2=300), ext=(300, 0))]))
+    assert traffic(old, agree).xmit_sl_bytes[1:3] == (400, 800) and not traffic(old, agree).ambiguous
+
+
+def test_a_truncated_state_file_names_its_line():
+    text = _doc([_port(_sl(s1=1))]).replace(", ", ",\n")
+    with pytest.raises(InputError) as e:
+        Sample.from_json(text[: len(text) // 2], "state.json")
+    assert str(e.value).startswith("state.json:") and e.value.line is not None

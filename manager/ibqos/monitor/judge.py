@@ -19,7 +19,7 @@ from typing import Any
 from ..fabric.model import Fabric
 from ..findings import Finding
 from ..plan import Plan
-from .counters import PortTraffic, Sample, traffic
+from .counters import WORD, PortTraffic, Sample, traffic
 
 SATURATION = 0.9
 
@@ -93,16 +93,32 @@ class Judged:
     links: list[LinkLoad]
     findings: list[Finding]
     unmeasured: list[str]  # "node[port]": no per-SL counters either end
+    # "node[port]": counters, but no earlier sample of them (the link came up in between)
+    unbaselined: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)  # "node[port]": per-SL counters wrapped twice
+
+
+def max_words(fabric: Fabric, guid: int, port: int, interval: float) -> int | None:
+    """More data words (octets / 4) than the port's link can carry in the interval: twice its
+    rate over the interval plus a second, as the ports of one sample are read over a few seconds."""
+    node = fabric.nodes.get(guid)
+    p = node.ports.get(port) if node is not None else None
+    gbps = link_gbps(p.width, p.speed) if p is not None else None
+    if not gbps:
+        return None
+    return int(2 * (interval + 1) * gbps * 1e9 / 8 / WORD)
 
 
 def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: float = SATURATION) -> Judged:
     interval = new.time - old.time
+    if interval <= 0:
+        raise ValueError(f"samples {interval:g} s apart: the later one must be newer")
     per_port: dict[tuple[int, int], PortTraffic] = {}
     for key, pc in new.ports.items():
         prev = old.ports.get(key)
         if prev is not None and not pc.skipped and not prev.skipped:
-            per_port[key] = traffic(prev, pc)
-    links, findings, unmeasured = [], [], []
+            per_port[key] = traffic(prev, pc, max_words(fabric, *key, interval))
+    links, findings, unmeasured, unbaselined, ambiguous = [], [], [], [], []
     tol = plan.share_tolerance_pp
     for node in fabric.nodes.values():
         for pn, port in sorted(node.ports.items()):
@@ -118,7 +134,13 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             elif theirs is not None and theirs.rcv_sl_bytes is not None:
                 sl_bytes, source = theirs.rcv_sl_bytes, "peer-rcv"
             else:
-                unmeasured.append(f"{node.desc}[{pn}]")
+                where = f"{node.desc}[{pn}]"
+                if any(t is not None and t.ambiguous for t in (mine, theirs)):
+                    ambiguous.append(where)
+                elif _counted_now(new, (node.guid, pn), (peer_guid, peer_pn)):
+                    unbaselined.append(where)  # measured from the next sample on
+                else:
+                    unmeasured.append(where)
                 continue
             wait = mine.vl_wait if mine is not None else None
             total = sum(sl_bytes)
@@ -178,4 +200,20 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                 {"ports": unmeasured},
             )
         )
-    return Judged(interval, links, findings, unmeasured)
+    if ambiguous:
+        findings.append(
+            Finding(
+                "counters-ambiguous",
+                f"{len(ambiguous)} link direction(s) whose 32-bit per-SL counters wrapped more than once "
+                f"in {interval:.1f} s (the 64-bit data counters moved 2^32 words more): shorten --interval, "
+                f"e.g. {', '.join(ambiguous[:3])}",
+                {"ports": ambiguous},
+            )
+        )
+    return Judged(interval, links, findings, unmeasured, unbaselined, ambiguous)
+
+
+def _counted_now(new: Sample, mine: tuple[int, int], theirs: tuple[int, int]) -> bool:
+    """The direction has per-SL counters in the new sample (so the old one lacked the port)."""
+    a, b = new.ports.get(mine), new.ports.get(theirs)
+    return (a is not None and a.per_sl_xmit is not None) or (b is not None and b.per_sl_rcv is not None)
