@@ -110,3 +110,55 @@ def test_a_truncated_state_file_names_its_line():
     with pytest.raises(InputError) as e:
         Sample.from_json(text[: len(text) // 2], "state.json")
     assert str(e.value).startswith("state.json:") and e.value.line is not None
+
+
+def _link_fabric():
+    from ibqos.fabric.model import Fabric
+
+    port = {"width": "4X", "speed": "10.0"}
+    return Fabric.from_json(json.dumps(
+        {
+            "schema": "ibqos.fabric/1",
+            "nodes": [
+                {"guid": "0x20", "kind": "switch", "desc": "sw", "nports": 1,
+                 "ports": [{"num": 0, "lid": 1}, {"num": 1, "remote": ["0x30", 1], **port}]},
+                {"guid": "0x30", "kind": "ca", "desc": "ca", "nports": 1,
+                 "ports": [{"num": 1, "lid": 2, "remote": ["0x20", 1], **port}]},
+            ]
+        }
+    ))  # fmt: skip
+
+
+def _both(t, sw_xmit, ca_xmit):
+    return _doc(
+        [
+            {"guid": "0x20", "port": 1, "lid": 1, "xmit_data_sl": sw_xmit, "rcv_data_sl": ca_xmit, "errors": {}},
+            {"guid": "0x30", "port": 1, "lid": 2, "xmit_data_sl": ca_xmit, "rcv_data_sl": sw_xmit, "errors": {}},
+        ],
+        t,
+    )
+
+
+def test_an_idle_link_gives_no_class_a_share_and_exports_none(tmp_path):
+    """A 0 % share means a class got nothing of a link that carried traffic; a link that
+    carried none gives no share (JSON null, no gauge sample), not 0 % for every class."""
+    from prometheus_client import generate_latest
+
+    from apply_helpers import make_plan_file
+    from ibqos.monitor.export import MonitorCollector, registry_for
+    from ibqos.monitor.judge import judge
+
+    plan, _ = make_plan_file(tmp_path, "a", 40)
+    be = next(c for c in plan.classes if c.name == "best-effort")
+    busy = _sl(**{f"s{be.sls[0]}": 1000})
+    j = judge(
+        plan, _link_fabric(), Sample.from_json(_both(0.0, _sl(), _sl())), Sample.from_json(_both(1.0, busy, _sl()))
+    )
+    by_node = {ln.node: {c.name: c.to_json()["share_pct"] for c in ln.classes} for ln in j.links}
+    assert by_node["sw"] == {"qos": 0.0, "best-effort": 100.0}  # sent: its classes' shares
+    assert by_node["ca"] == {"qos": None, "best-effort": None}  # idle: none
+    c = MonitorCollector()
+    c.update(j)
+    text = generate_latest(registry_for(c)).decode()
+    assert 'ibqos_class_share_ratio{class="qos",node="sw",port="1"} 0.0' in text
+    assert 'node="ca"' not in text.split("# HELP ibqos_class_bytes_total")[0]

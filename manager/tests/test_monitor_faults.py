@@ -14,13 +14,12 @@ import time
 from pathlib import Path
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-
 from apply_helpers import IBQOS, child_env, make_plan_file
 from ibqos.proc import pid_alive
 from ibqos_sim.harness import Harness, sm_node_name
 from ibqos_sim.ibsim_binary import patched_skip_reason
 from ibqos_sim.topology import fat_tree
+from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = [
     pytest.mark.fabric,
@@ -49,7 +48,7 @@ def _numbers(doc):
     for link in doc["links"]:
         yield link["utilisation"] or 0
         for c in link["classes"]:
-            yield from (c["bytes"], c["share_pct"], c["gbps"])
+            yield from (c["bytes"], c["share_pct"] or 0, c["gbps"])  # None: the port sent nothing
 
 
 def test_a_link_down_then_up_between_samples_is_no_finding_and_measured_again(fabric, tmp_path):
@@ -77,6 +76,25 @@ def test_a_link_down_then_up_between_samples_is_no_finding_and_measured_again(fa
     assert rc == 0 and again["without_baseline"] == []
     assert ends <= {f"{ln['node']}[{ln['port']}]" for ln in again["links"]}
     assert all(x >= 0 for x in _numbers(again))
+
+
+def test_a_saved_sample_from_a_clock_ahead_is_no_negative_interval(fabric, tmp_path):
+    """The state's sample is newer than now (the clock was stepped back, or it was copied from
+    a host whose clock is ahead): the monitor measures from now on, never a negative interval."""
+    h, plan = fabric
+    state = tmp_path / "state.json"
+    once(h, plan, state)
+    doc = json.loads(state.read_text())
+    doc["time"] += 3600
+    state.write_text(json.dumps(doc))
+    cmd = [IBQOS, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
+    cp = subprocess.run(
+        [*cmd, "--interval", "0.2", "--state", str(state)], capture_output=True, text=True, timeout=120, env=child_env()
+    )
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "measuring from now" in cp.stderr
+    assert 0 < json.loads(cp.stdout)["interval_s"] < 60
+    assert json.loads(state.read_text())["time"] < doc["time"]
 
 
 def _children(pid: int) -> list[int]:

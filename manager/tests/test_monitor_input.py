@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from apply_helpers import IBQOS, child_env, make_plan_file
 
 NO_FABRIC = ["--sim-socket", "ibqos-test-no-such-ibsim"]  # any sample fails with exit 3
@@ -92,6 +91,11 @@ def test_an_output_file_in_no_directory_is_said_before_sampling(plan, tmp_path, 
 )
 def test_options_that_contradict_are_one_line(plan, args, words):
     one_line(run("--plan", plan, *args, *NO_FABRIC), 2, *words)
+
+
+def test_a_textfile_node_exporter_would_not_read_is_said(plan, tmp_path):
+    cp = run("--plan", plan, "--once", "--json", "--textfile", tmp_path / "ibqos.txt", *NO_FABRIC)
+    one_line(cp, 2, "--textfile: ", "*.prom")
 
 
 def test_an_opensm_conf_that_is_not_there_is_said_so(tmp_path):

@@ -191,6 +191,8 @@ def monitor(
         raise InputError("--once is one interval: give --once or --count N", field="--count")
     plan, plan_path = _plan(plan_path, opensm_conf, say)
     _writable(textfile, "--textfile")
+    if textfile is not None and textfile.suffix != ".prom":
+        raise InputError(f"{textfile}: node_exporter's textfile collector reads only *.prom files", field="--textfile")
     _writable(state, "--state")
     prev = _saved(state)
     env = sim_env(sim_socket)

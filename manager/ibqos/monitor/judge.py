@@ -39,7 +39,7 @@ def link_gbps(width: str, speed: str) -> float | None:
 class ClassLoad:
     name: str
     bytes: int
-    share: float  # of the bytes the port sent, 0..1
+    share: float | None  # of the bytes the port sent, 0..1; None when it sent none
     gbps: float
     guaranteed: float  # percent of the link, the plan's target
     wait_ticks: int | None  # on the class's VLs; None when the port was not asked
@@ -50,7 +50,7 @@ class ClassLoad:
         return {
             "class": self.name,
             "bytes": self.bytes,
-            "share_pct": round(100 * self.share, 4),
+            "share_pct": None if self.share is None else round(100 * self.share, 4),
             "gbps": round(self.gbps, 6),
             "guaranteed_pct": self.guaranteed,
             "wait_ticks": self.wait_ticks,
@@ -153,12 +153,12 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             for c in plan.classes:
                 b = sum(sl_bytes[sl] for sl in range(16) if plan.sl2class[sl] == c.index)
                 w = None if wait is None else sum(wait[v] for v in c.vls if v < 16)
-                share = b / total if total else 0.0
+                share = b / total if total else None  # an idle link gives no class a share
                 load = ClassLoad(
                     c.name, b, share, b * 8 / interval / 1e9 if interval > 0 else 0.0, c.bandwidth.target, w
                 )
                 if saturated and w:
-                    load.violation = 100 * share < c.bandwidth.target - tol
+                    load.violation = share is not None and 100 * share < c.bandwidth.target - tol
                     load.congested = not load.violation
                 classes.append(load)
             link = LinkLoad(
@@ -180,13 +180,13 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                         Finding(
                             "sla-violation",
                             f"{node.desc}[{pn}] -> {peer.desc}[{peer_pn}]: class {c.name} got "
-                            f"{100 * c.share:.2f}% of a saturated link while waiting "
+                            f"{100 * (c.share or 0.0):.2f}% of a saturated link while waiting "
                             f"({c.wait_ticks} ticks); guaranteed {c.guaranteed:g}%",
                             {
                                 "node": node.desc,
                                 "port": pn,
                                 "class": c.name,
-                                "share_pct": round(100 * c.share, 4),
+                                "share_pct": round(100 * (c.share or 0.0), 4),
                                 "guaranteed_pct": c.guaranteed,
                             },
                         )
