@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 from apply_helpers import IBQOS, child_env, make_plan_file
@@ -20,6 +19,8 @@ from ibqos_sim.harness import Harness, sm_node_name
 from ibqos_sim.ibsim_binary import patched_skip_reason
 from ibqos_sim.topology import fat_tree
 from prometheus_client.parser import text_string_to_metric_families
+from test_monitor_live import _free_port
+from test_signals import _children
 
 pytestmark = [
     pytest.mark.fabric,
@@ -97,19 +98,6 @@ def test_a_saved_sample_from_a_clock_ahead_is_no_negative_interval(fabric, tmp_p
     assert json.loads(state.read_text())["time"] < doc["time"]
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("when", ["listening", "sampling"])
 def test_a_signal_stops_the_monitor_whole(fabric, tmp_path, sig, when):
@@ -147,3 +135,14 @@ def test_a_signal_stops_the_monitor_whole(fabric, tmp_path, sig, when):
     assert os.listdir(out) == ["ibqos.prom"], "a temp file was left"
     names = {s.name for f in text_string_to_metric_families(textfile.read_text()) for s in f.samples}
     assert "ibqos_monitor_samples_total" in names
+
+
+def test_once_without_json_prints_the_table_and_the_findings_exit_code(fabric, tmp_path):
+    """From cron without --json: the rich table on stdout (no live display, no terminal), the
+    findings as its caption, the exit code as with --json."""
+    h, plan = fabric
+    cmd = [IBQOS, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--interval", "0.2"]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=child_env())
+    assert cp.returncode == 0 and cp.stderr == "", cp.stderr
+    assert "ibqos monitor:" in cp.stdout and "link directions" in cp.stdout, cp.stdout
+    assert "\x1b[" not in cp.stdout  # no escape codes into a pipe or a mail
