@@ -2,7 +2,8 @@
 [--textfile FILE] [--state FILE]`: the traffic each class gets on every link, now.
 
 Exit codes as `ibqos status`: 0 nothing found, 1 findings (a class squeezed below its share,
-ports without per-SL counters), 2 unusable input.
+ports without per-SL counters), 2 unusable input (said before the first sample), 3 the fabric
+did not answer, 128+N on a signal (ibqos.interrupt).
 """
 
 from __future__ import annotations
@@ -103,6 +104,20 @@ def _writable(path: Path | None, field: str) -> None:
         raise InputError(f"{path}: directory {d} is not writable", field=field)
 
 
+def _check_options(once: bool, count: int | None, listen: str | None) -> None:
+    if once and listen:
+        raise InputError("serves until stopped, and --once stops after one interval: use --textfile", field="--listen")
+    if once and count is not None:
+        raise InputError("--once is one interval: give --once or --count N", field="--count")
+
+
+def _check_outputs(textfile: Path | None, state: Path | None) -> None:
+    _writable(textfile, "--textfile")
+    if textfile is not None and textfile.suffix != ".prom":
+        raise InputError(f"{textfile}: node_exporter's textfile collector reads only *.prom files", field="--textfile")
+    _writable(state, "--state")
+
+
 @click.command()
 @click.option("--plan", "plan_path", type=click.Path(dir_okay=False, path_type=Path), help="The plan to judge against.")
 @click.option(
@@ -185,15 +200,9 @@ def monitor(
         for path in write(write_config, saturation):
             say(f"wrote {path}")
         return
-    if once and listen:
-        raise InputError("serves until stopped, and --once stops after one interval: use --textfile", field="--listen")
-    if once and count is not None:
-        raise InputError("--once is one interval: give --once or --count N", field="--count")
+    _check_options(once, count, listen)
     plan, plan_path = _plan(plan_path, opensm_conf, say)
-    _writable(textfile, "--textfile")
-    if textfile is not None and textfile.suffix != ".prom":
-        raise InputError(f"{textfile}: node_exporter's textfile collector reads only *.prom files", field="--textfile")
-    _writable(state, "--state")
+    _check_outputs(textfile, state)
     prev = _saved(state)
     env = sim_env(sim_socket)
     collector = MonitorCollector()
@@ -223,8 +232,10 @@ def monitor(
         while True:
             fabric, cur = sample()
             if cur.time <= prev.time:
-                # the saved sample is from a clock ahead of this one: measure from now on
-                click.echo(f"ibqos: {state}: its sample is not older than this one; measuring from now", err=True)
+                # the previous sample is from a clock ahead of this one (stepped back, or the
+                # state copied from another host): no negative interval, measure from now on
+                where = state or "the previous sample"
+                click.echo(f"ibqos: {where}: its sample is not older than this one; measuring from now", err=True)
                 prev = cur
                 time.sleep(interval)
                 continue
