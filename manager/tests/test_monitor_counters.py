@@ -75,3 +75,89 @@ def test_a_sample_round_trips_through_the_state_file():
         _doc([_port(_sl(s3=7), wait=_sl(s1=1), ext=(9, 8)), {"guid": "0x1", "port": 1, "lid": 1, "skipped": "sm-port"}])
     )
     assert Sample.from_json(s.to_json()) == s
+
+
+def test_a_per_sl_counter_cleared_alone_counts_from_zero_not_as_a_wrap():
+    """`perfquery --xmtsl -r` clears PortXmitDataSL, not the 64-bit counters: the counter going
+    down from 3e9 to 250 is no wrap (that would be 1.3e9 words, 5 GB, in one second of a link
+    that carries 1 GB), so the traffic is the 250 words since the clear."""
+    old = _one(_doc([_port(_sl(s1=3_000_000_000, s2=400), ext=(10**12, 10**12))]))
+    new = _one(_doc([_port(_sl(s1=250, s2=500), ext=(10**12 + 350, 10**12))]))
+    one_second_of_sdr_4x = 8 * 10**9 // 8 // 4  # words
+    t = traffic(old, new, max_words=one_second_of_sdr_4x)
+    assert t.xmit_sl_bytes is not None
+    assert t.xmit_sl_bytes[1] == 250 * 4 and t.xmit_sl_bytes[2] == 100 * 4
+    # a counter that went down by less than the link carries is a wrap, as before
+    near = _one(_doc([_port(_sl(s1=2**32 - 10), ext=(10**12, 10**12))]))
+    assert traffic(near, new, max_words=one_second_of_sdr_4x).xmit_sl_bytes[1] == 260 * 4
+
+
+def test_per_sl_counters_that_wrapped_twice_are_ambiguous_not_a_share():
+    """One SL alone at EDR wraps its 32-bit counter every 1.4 s: in 10 s the 64-bit total moves
+    2^32 words more than the per-SL deltas say, and the direction is not measured."""
+    old = _one(_doc([_port(_sl(s1=100, s2=100), ext=(0, 0))]))
+    new = _one(_doc([_port(_sl(s1=200, s2=300), ext=(3 * 2**32 + 300, 0))]))
+    t = traffic(old, new)
+    assert t.xmit_sl_bytes is None and t.ambiguous == ("xmit_data_sl",)
+    # the same per-SL deltas with a 64-bit total that agrees are measured
+    agree = _one(_doc([_port(_sl(s1=200, s2=300), ext=(300, 0))]))
+    assert traffic(old, agree).xmit_sl_bytes[1:3] == (400, 800) and not traffic(old, agree).ambiguous
+
+
+def test_a_truncated_state_file_names_its_line():
+    text = _doc([_port(_sl(s1=1))]).replace(", ", ",\n")
+    with pytest.raises(InputError) as e:
+        Sample.from_json(text[: len(text) // 2], "state.json")
+    assert str(e.value).startswith("state.json:") and e.value.line is not None
+
+
+def _link_fabric():
+    from ibqos.fabric.model import Fabric
+
+    port = {"width": "4X", "speed": "10.0"}
+    return Fabric.from_json(json.dumps(
+        {
+            "schema": "ibqos.fabric/1",
+            "nodes": [
+                {"guid": "0x20", "kind": "switch", "desc": "sw", "nports": 1,
+                 "ports": [{"num": 0, "lid": 1}, {"num": 1, "remote": ["0x30", 1], **port}]},
+                {"guid": "0x30", "kind": "ca", "desc": "ca", "nports": 1,
+                 "ports": [{"num": 1, "lid": 2, "remote": ["0x20", 1], **port}]},
+            ]
+        }
+    ))  # fmt: skip
+
+
+def _both(t, sw_xmit, ca_xmit):
+    return _doc(
+        [
+            {"guid": "0x20", "port": 1, "lid": 1, "xmit_data_sl": sw_xmit, "rcv_data_sl": ca_xmit, "errors": {}},
+            {"guid": "0x30", "port": 1, "lid": 2, "xmit_data_sl": ca_xmit, "rcv_data_sl": sw_xmit, "errors": {}},
+        ],
+        t,
+    )
+
+
+def test_an_idle_link_gives_no_class_a_share_and_exports_none(tmp_path):
+    """A 0 % share means a class got nothing of a link that carried traffic; a link that
+    carried none gives no share (JSON null, no gauge sample), not 0 % for every class."""
+    from prometheus_client import generate_latest
+
+    from apply_helpers import make_plan_file
+    from ibqos.monitor.export import MonitorCollector, registry_for
+    from ibqos.monitor.judge import judge
+
+    plan, _ = make_plan_file(tmp_path, "a", 40)
+    be = next(c for c in plan.classes if c.name == "best-effort")
+    busy = _sl(**{f"s{be.sls[0]}": 1000})
+    j = judge(
+        plan, _link_fabric(), Sample.from_json(_both(0.0, _sl(), _sl())), Sample.from_json(_both(1.0, busy, _sl()))
+    )
+    by_node = {ln.node: {c.name: c.to_json()["share_pct"] for c in ln.classes} for ln in j.links}
+    assert by_node["sw"] == {"qos": 0.0, "best-effort": 100.0}  # sent: its classes' shares
+    assert by_node["ca"] == {"qos": None, "best-effort": None}  # idle: none
+    c = MonitorCollector()
+    c.update(j)
+    text = generate_latest(registry_for(c)).decode()
+    assert 'ibqos_class_share_ratio{class="qos",node="sw",port="1"} 0.0' in text
+    assert 'node="ca"' not in text.split("# HELP ibqos_class_bytes_total")[0]

@@ -117,10 +117,17 @@ def test_prometheus_exposition_is_served_and_scraped(applied, tmp_path):
     port = _free_port()
     cmd = [IBQOS, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, "--json"]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.5", "--count", "60"]
+    # traffic on one switch port, so that it has shares (an idle port has none)
+    fabric = h.read_back(save=False)
+    ca = next(n for n in fabric.nodes.values() if n.kind == "ca" and not n.desc.startswith(_sm_desc(h)))
+    sw_guid, sw_port = ca.ports[1].remote
+    sl = plan.classes[0].sls[0]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
     try:
-        body, deadline = "", time.monotonic() + 60
+        body, deadline, words = "", time.monotonic() + 60, 0
         while "ibqos_class_share_ratio{" not in body and time.monotonic() < deadline:
+            words += 10**6
+            load(h, tmp_path, "traffic", sl_lines(fabric.nodes[sw_guid].desc, sw_port, "PortXmitDataSL", {sl: words}))
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
@@ -169,14 +176,24 @@ def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_
     with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="debian") as h:
         sm = h.start_sm(engine="minhop")
         cp = subprocess.run(
-            [IBQOS, "monitor", "--plan", str(path), "--sim-socket", h.sock, "--once", "--json", "--interval", "0.2"],
+            [IBQOS, "monitor", "--plan", str(path), "--sim-socket", h.sock, "--once", "--json", "--interval", "0.2"]
+            + ["--textfile", str(tmp_path / "ibqos.prom")],
             capture_output=True,
             text=True,
             timeout=120,
             env=child_env(),
         )
         assert cp.returncode == 1, cp.stdout + cp.stderr  # no per-SL counters on Debian's ibsim
-        assert [f["kind"] for f in json.loads(cp.stdout)["findings"]] == ["counters-unavailable"]
+        doc = json.loads(cp.stdout)
+        assert [f["kind"] for f in doc["findings"]] == ["counters-unavailable"]
+        # missing attributes are reported as missing, never as 0 % shares
+        directions = sum(
+            1 for n in h.read_back(save=False).nodes.values() for p, x in n.ports.items() if p and x.remote
+        )
+        assert doc["links"] == [] and len(doc["findings"][0]["ports"]) == directions
+        prom = (tmp_path / "ibqos.prom").read_text()
+        assert "\nibqos_class_share_ratio{" not in prom and "\nibqos_link_utilisation_ratio{" not in prom
+        assert f"\nibqos_monitor_unmeasured_ports {float(directions)}" in prom
         assert sm.alive() and "sminfo: sm lid" in h.diag(["sminfo"]).stdout
         fabric = h.read_back(save=False)
         sm_lid = next(n for n in fabric.nodes.values() if n.desc == _sm_desc(h)).ports[1].lid
@@ -191,7 +208,7 @@ def test_bad_monitor_input_is_one_line_and_exit_2(tmp_path):
     _, path = make_plan_file(tmp_path, "a", 40)
     for args, field in (
         (["--plan", str(path), "--listen", "nowhere"], "--listen"),
-        (["--listen", "127.0.0.1:9"], "--plan"),
+        (["--json"], "--plan"),  # no plan to judge against
     ):
         cp = subprocess.run([IBQOS, "monitor", *args, "--once"], capture_output=True, text=True, env=child_env())
         assert cp.returncode == 2 and cp.stderr.count("\n") == 1 and field in cp.stderr, cp.stderr

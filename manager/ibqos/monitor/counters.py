@@ -9,6 +9,13 @@ subnet manager's port is `skipped` (never asked: docs/monitor.md, "Never hurt th
 Between two samples a counter that went down has wrapped, unless the port was reset: the
 64-bit counters never wrap in practice, so one of them going down marks a reset, and every
 counter of that port counts from zero again (its new value is the traffic since the reset).
+A per-SL data counter can also be cleared alone (`perfquery --xmtsl -r` clears
+PortXmitDataSL, not the 64-bit ones): a wrap that would mean more words than the link carries
+in the interval (`max_words`) is that, and its new value is the traffic since.
+
+A 32-bit per-SL counter can wrap more than once in an interval (one SL alone at EDR 4x does
+every 1.4 s): the wraps lost are those the 64-bit PortXmitData / PortRcvData counted beyond
+the per-SL deltas' sum. Such a direction is `ambiguous`, not measured.
 """
 
 from __future__ import annotations
@@ -66,7 +73,8 @@ class Sample:
                 ports[(pc.guid, pc.port)] = pc
             return cls(time=float(doc["time"]), ports=ports)
         except (ValueError, KeyError, TypeError, AttributeError) as e:
-            raise InputError(f"{where}: not an {SCHEMA} document: {e}", field="counters") from e
+            line = e.lineno if isinstance(e, json.JSONDecodeError) else None
+            raise InputError(f"not an {SCHEMA} document: {e}", file=where, line=line) from e
 
     def to_json(self) -> str:
         ports = []
@@ -113,6 +121,7 @@ class PortTraffic:
     rcv_sl_bytes: tuple[int, ...] | None
     vl_wait: tuple[int, ...] | None
     reset: bool
+    ambiguous: tuple[str, ...] = ()  # per-SL attributes that wrapped more than once
 
 
 def was_reset(old: PortCounters, new: PortCounters) -> bool:
@@ -123,22 +132,44 @@ def was_reset(old: PortCounters, new: PortCounters) -> bool:
     )
 
 
-def delta(old: int, new: int, bits: int, reset: bool) -> int:
-    """Counted between two readings of a `bits`-wide counter that wraps (at most once)."""
-    return new if reset else (new - old) % (1 << bits)
+def delta(old: int, new: int, bits: int, reset: bool, max_count: int | None = None) -> int:
+    """Counted between two readings of a `bits`-wide counter that wraps (at most once). A
+    counter that went down by a wrap of more than `max_count` was cleared: its new value."""
+    wrapped = (new - old) % (1 << bits)
+    if reset or (new < old and max_count is not None and wrapped > max_count):
+        return new
+    return wrapped
 
 
-def traffic(old: PortCounters, new: PortCounters) -> PortTraffic:
+def _lost_wraps(sl_words: tuple[int, ...], old_total: int | None, new_total: int | None, reset: bool) -> bool:
+    """The 64-bit total moved a 32-bit wrap or more beyond the per-SL deltas' sum."""
+    if reset or old_total is None or new_total is None:
+        return False
+    return new_total - old_total - sum(sl_words) >= 1 << BITS["xmit_data_sl"]
+
+
+def traffic(old: PortCounters, new: PortCounters, max_words: int | None = None) -> PortTraffic:
+    """`max_words`: what the port's link carries in the interval, in data words (octets / 4)."""
     reset = was_reset(old, new)
+    ambiguous = []
 
-    def per(key: str, a: tuple[int, ...] | None, b: tuple[int, ...] | None, scale: int) -> tuple[int, ...] | None:
+    def data(
+        key: str, a: tuple[int, ...] | None, b: tuple[int, ...] | None, totals: tuple[int | None, int | None]
+    ) -> tuple[int, ...] | None:
         if a is None or b is None:
             return None
-        return tuple(delta(x, y, BITS[key], reset) * scale for x, y in zip(a, b))
+        words = tuple(delta(x, y, BITS[key], reset, max_words) for x, y in zip(a, b, strict=True))
+        if _lost_wraps(words, totals[0], totals[1], reset):
+            ambiguous.append(key)
+            return None
+        return tuple(w * WORD for w in words)
 
     return PortTraffic(
-        xmit_sl_bytes=per("xmit_data_sl", old.per_sl_xmit, new.per_sl_xmit, WORD),
-        rcv_sl_bytes=per("rcv_data_sl", old.per_sl_rcv, new.per_sl_rcv, WORD),
-        vl_wait=per("vl_xmit_wait", old.vl_wait, new.vl_wait, 1),
+        xmit_sl_bytes=data("xmit_data_sl", old.per_sl_xmit, new.per_sl_xmit, (old.xmit_data, new.xmit_data)),
+        rcv_sl_bytes=data("rcv_data_sl", old.per_sl_rcv, new.per_sl_rcv, (old.rcv_data, new.rcv_data)),
+        vl_wait=None
+        if old.vl_wait is None or new.vl_wait is None
+        else tuple(delta(x, y, BITS["vl_xmit_wait"], reset) for x, y in zip(old.vl_wait, new.vl_wait, strict=True)),
         reset=reset,
+        ambiguous=tuple(ambiguous),
     )

@@ -55,7 +55,8 @@ class MonitorCollector(Collector):
             if link.utilisation is not None:
                 util.add_metric([link.node, port], link.utilisation)
             for c in link.classes:
-                share.add_metric([link.node, port, c.name], c.share)
+                if c.share is not None:  # the port sent nothing: no share, not 0
+                    share.add_metric([link.node, port, c.name], c.share)
                 viol.add_metric([c.name, link.node, port], 1.0 if c.violation else 0.0)
         nbytes = CounterMetricFamily(
             "ibqos_class_bytes", "Bytes a port sent per class", labels=["node", "port", "class"]

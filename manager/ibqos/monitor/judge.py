@@ -19,7 +19,7 @@ from typing import Any
 from ..fabric.model import Fabric
 from ..findings import Finding
 from ..plan import Plan
-from .counters import PortTraffic, Sample, traffic
+from .counters import WORD, PortTraffic, Sample, traffic
 
 SATURATION = 0.9
 
@@ -39,7 +39,7 @@ def link_gbps(width: str, speed: str) -> float | None:
 class ClassLoad:
     name: str
     bytes: int
-    share: float  # of the bytes the port sent, 0..1
+    share: float | None  # of the bytes the port sent, 0..1; None when it sent none
     gbps: float
     guaranteed: float  # percent of the link, the plan's target
     wait_ticks: int | None  # on the class's VLs; None when the port was not asked
@@ -50,7 +50,7 @@ class ClassLoad:
         return {
             "class": self.name,
             "bytes": self.bytes,
-            "share_pct": round(100 * self.share, 4),
+            "share_pct": None if self.share is None else round(100 * self.share, 4),
             "gbps": round(self.gbps, 6),
             "guaranteed_pct": self.guaranteed,
             "wait_ticks": self.wait_ticks,
@@ -93,16 +93,32 @@ class Judged:
     links: list[LinkLoad]
     findings: list[Finding]
     unmeasured: list[str]  # "node[port]": no per-SL counters either end
+    # "node[port]": counters, but no earlier sample of them (the link came up in between)
+    unbaselined: list[str] = field(default_factory=list)
+    ambiguous: list[str] = field(default_factory=list)  # "node[port]": per-SL counters wrapped twice
+
+
+def max_words(fabric: Fabric, guid: int, port: int, interval: float) -> int | None:
+    """More data words (octets / 4) than the port's link can carry in the interval: twice its
+    rate over the interval plus a second, as the ports of one sample are read over a few seconds."""
+    node = fabric.nodes.get(guid)
+    p = node.ports.get(port) if node is not None else None
+    gbps = link_gbps(p.width, p.speed) if p is not None else None
+    if not gbps:
+        return None
+    return int(2 * (interval + 1) * gbps * 1e9 / 8 / WORD)
 
 
 def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: float = SATURATION) -> Judged:
     interval = new.time - old.time
+    if interval <= 0:
+        raise ValueError(f"samples {interval:g} s apart: the later one must be newer")
     per_port: dict[tuple[int, int], PortTraffic] = {}
     for key, pc in new.ports.items():
         prev = old.ports.get(key)
         if prev is not None and not pc.skipped and not prev.skipped:
-            per_port[key] = traffic(prev, pc)
-    links, findings, unmeasured = [], [], []
+            per_port[key] = traffic(prev, pc, max_words(fabric, *key, interval))
+    links, findings, unmeasured, unbaselined, ambiguous = [], [], [], [], []
     tol = plan.share_tolerance_pp
     for node in fabric.nodes.values():
         for pn, port in sorted(node.ports.items()):
@@ -118,7 +134,13 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             elif theirs is not None and theirs.rcv_sl_bytes is not None:
                 sl_bytes, source = theirs.rcv_sl_bytes, "peer-rcv"
             else:
-                unmeasured.append(f"{node.desc}[{pn}]")
+                where = f"{node.desc}[{pn}]"
+                if any(t is not None and t.ambiguous for t in (mine, theirs)):
+                    ambiguous.append(where)
+                elif _counted_now(new, (node.guid, pn), (peer_guid, peer_pn)):
+                    unbaselined.append(where)  # measured from the next sample on
+                else:
+                    unmeasured.append(where)
                 continue
             wait = mine.vl_wait if mine is not None else None
             total = sum(sl_bytes)
@@ -131,12 +153,12 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             for c in plan.classes:
                 b = sum(sl_bytes[sl] for sl in range(16) if plan.sl2class[sl] == c.index)
                 w = None if wait is None else sum(wait[v] for v in c.vls if v < 16)
-                share = b / total if total else 0.0
+                share = b / total if total else None  # an idle link gives no class a share
                 load = ClassLoad(
                     c.name, b, share, b * 8 / interval / 1e9 if interval > 0 else 0.0, c.bandwidth.target, w
                 )
                 if saturated and w:
-                    load.violation = 100 * share < c.bandwidth.target - tol
+                    load.violation = share is not None and 100 * share < c.bandwidth.target - tol
                     load.congested = not load.violation
                 classes.append(load)
             link = LinkLoad(
@@ -158,13 +180,13 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                         Finding(
                             "sla-violation",
                             f"{node.desc}[{pn}] -> {peer.desc}[{peer_pn}]: class {c.name} got "
-                            f"{100 * c.share:.2f}% of a saturated link while waiting "
+                            f"{100 * (c.share or 0.0):.2f}% of a saturated link while waiting "
                             f"({c.wait_ticks} ticks); guaranteed {c.guaranteed:g}%",
                             {
                                 "node": node.desc,
                                 "port": pn,
                                 "class": c.name,
-                                "share_pct": round(100 * c.share, 4),
+                                "share_pct": round(100 * (c.share or 0.0), 4),
                                 "guaranteed_pct": c.guaranteed,
                             },
                         )
@@ -178,4 +200,20 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                 {"ports": unmeasured},
             )
         )
-    return Judged(interval, links, findings, unmeasured)
+    if ambiguous:
+        findings.append(
+            Finding(
+                "counters-ambiguous",
+                f"{len(ambiguous)} link direction(s) whose 32-bit per-SL counters wrapped more than once "
+                f"in {interval:.1f} s (the 64-bit data counters moved 2^32 words more): shorten --interval, "
+                f"e.g. {', '.join(ambiguous[:3])}",
+                {"ports": ambiguous},
+            )
+        )
+    return Judged(interval, links, findings, unmeasured, unbaselined, ambiguous)
+
+
+def _counted_now(new: Sample, mine: tuple[int, int], theirs: tuple[int, int]) -> bool:
+    """The direction has per-SL counters in the new sample (so the old one lacked the port)."""
+    a, b = new.ports.get(mine), new.ports.get(theirs)
+    return (a is not None and a.per_sl_xmit is not None) or (b is not None and b.per_sl_rcv is not None)

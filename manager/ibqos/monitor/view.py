@@ -19,7 +19,7 @@ def render(judged: Judged, plan: Plan) -> Table:
     for link in busy:
         cells = []
         for c in link.classes:
-            text = f"{100 * c.share:.1f}% {c.gbps:.2f}G"
+            text = "-" if c.share is None else f"{100 * c.share:.1f}% {c.gbps:.2f}G"
             cells.append(f"[red]{text} !![/]" if c.violation else f"[yellow]{text} ~[/]" if c.congested else text)
         wait = " ".join(f"{v}:{n}" for v, n in link.vl_wait.items())
         t.add_row(

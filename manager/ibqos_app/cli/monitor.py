@@ -2,14 +2,17 @@
 [--textfile FILE] [--state FILE]`: the traffic each class gets on every link, now.
 
 Exit codes as `ibqos status`: 0 nothing found, 1 findings (a class squeezed below its share,
-ports without per-SL counters), 2 unusable input.
+ports without per-SL counters), 2 unusable input (said before the first sample), 3 the fabric
+did not answer, 128+N on a signal (ibqos.interrupt).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from ibqos import osmconf, osmlog
@@ -18,6 +21,7 @@ from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record, record_dir
 from ibqos.fabric.live import sample_live
 from ibqos.health import engine_of
+from ibqos.inputfile import read_text
 from ibqos.monitor.counters import Sample
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
@@ -25,11 +29,17 @@ from ibqos.monitor.judge import judge
 from ibqos.monitor.view import render
 from ibqos.plan import load_plan
 from ibqos.term import console
-from prometheus_client import start_http_server, write_to_textfile
+from prometheus_client import generate_latest, start_http_server
 from rich.live import Live
 
 from ._target import sim_env
 from .status import _applied
+
+if TYPE_CHECKING:
+    import threading
+    from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.registry import CollectorRegistry
 
 
 def _plan(plan_path: Path | None, opensm_conf: Path | None, say):
@@ -38,10 +48,19 @@ def _plan(plan_path: Path | None, opensm_conf: Path | None, say):
     if opensm_conf is None:
         raise InputError("give --plan PLAN or --opensm-conf PATH (its applied plan)", field="--plan")
 
+    if not opensm_conf.is_file():
+        raise InputError("no such file", file=opensm_conf, field="--opensm-conf")
     plan, plan_path, _, _ = _applied(opensm_conf, None, None, say)
     if plan is None:
         raise InputError(f"{opensm_conf}: no plan applied there (ibqos apply); give --plan", field="--opensm-conf")
     return plan, plan_path
+
+
+def _saved(state: Path | None) -> Sample | None:
+    """The sample a previous run kept in --state, or None (no file yet)."""
+    if state is None or not state.exists():
+        return None
+    return Sample.from_json(read_text(state), str(state))
 
 
 def _engine(opensm_conf: Path | None, osm_log: Path | None) -> str | None:
@@ -60,8 +79,47 @@ def _engine(opensm_conf: Path | None, osm_log: Path | None) -> str | None:
 def _listen(addr: str) -> tuple[str, int]:
     host, sep, port = addr.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
-        raise InputError(f"--listen {addr!r}: give ADDR:PORT, e.g. 127.0.0.1:9687", field="--listen")
+        raise InputError(f"{addr!r}: give ADDR:PORT, e.g. 127.0.0.1:9687", field="--listen")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _serve(listen: str, registry: CollectorRegistry) -> tuple[WSGIServer, threading.Thread]:
+    """The exposition's HTTP server (a daemon thread), bound before the first sample: a port in
+    use, a privileged one or an address not of this host is bad input, said at once."""
+    host, port = _listen(listen)
+    try:
+        server, thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as e:  # socket.gaierror included
+        raise InputError(f"{listen}: {e.strerror or e}", field="--listen") from e
+    return server, thread
+
+
+def _writable(path: Path | None, field: str) -> None:
+    """An output file's directory exists and takes new files (the write is a rename into it),
+    checked before the first sample rather than after it."""
+    if path is None:
+        return
+    d = path.parent
+    if not d.is_dir():
+        raise InputError(f"{path}: no directory {d}", field=field)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory", field=field)
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: directory {d} is not writable", field=field)
+
+
+def _check_options(once: bool, count: int | None, listen: str | None) -> None:
+    if once and listen:
+        raise InputError("serves until stopped, and --once stops after one interval: use --textfile", field="--listen")
+    if once and count is not None:
+        raise InputError("--once is one interval: give --once or --count N", field="--count")
+
+
+def _check_outputs(textfile: Path | None, state: Path | None) -> None:
+    _writable(textfile, "--textfile")
+    if textfile is not None and textfile.suffix != ".prom":
+        raise InputError(f"{textfile}: node_exporter's textfile collector reads only *.prom files", field="--textfile")
+    _writable(state, "--state")
 
 
 @click.command()
@@ -137,25 +195,21 @@ def monitor(
         for path in write(write_config, saturation):
             say(f"wrote {path}")
         return
+    _check_options(once, count, listen)
     plan, plan_path = _plan(plan_path, opensm_conf, say)
-    addr = _listen(listen) if listen else None
+    _check_outputs(textfile, state)
+    prev = _saved(state)
     env = sim_env(sim_socket)
     collector = MonitorCollector()
     registry = registry_for(collector)
-    if addr:
-        start_http_server(addr[1], addr=addr[0], registry=registry)
-        say(f"metrics: http://{addr[0]}:{addr[1]}/metrics")
+    server = _serve(listen, registry) if listen else None
+    if server is not None:
+        say(f"metrics: http://{listen}/metrics")
 
     def sample():
         fabric, text = sample_live(env, rate=rate)
         return fabric, Sample.from_json(text, "ibqos-readback")
 
-    prev = None
-    if state is not None and state.is_file():
-        prev = Sample.from_json(state.read_text(), str(state))
-    if prev is None:
-        _, prev = sample()
-        time.sleep(interval)
     rounds = 1 if once else count
     done, judged = 0, None
     live = None
@@ -163,14 +217,25 @@ def monitor(
         live = Live(auto_refresh=False)
         live.start()
     try:
+        if prev is None:
+            _, prev = sample()
+            time.sleep(interval)
         while True:
             fabric, cur = sample()
+            if cur.time <= prev.time:
+                # the previous sample is from a clock ahead of this one (stepped back, or the
+                # state copied from another host): no negative interval, measure from now on
+                where = state or "the previous sample"
+                click.echo(f"ibqos: {where}: its sample is not older than this one; measuring from now", err=True)
+                prev = cur
+                time.sleep(interval)
+                continue
             judged = judge(plan, fabric, prev, cur, saturation)
             collector.update(judged, _engine(opensm_conf, osm_log))
             if state is not None:
                 write_atomic(state, cur.to_json())
             if textfile is not None:
-                write_to_textfile(str(textfile), registry)
+                write_atomic(textfile, generate_latest(registry))
             if live is not None:
                 live.update(render(judged, plan), refresh=True)
             done += 1
@@ -181,6 +246,11 @@ def monitor(
     finally:
         if live is not None:
             live.stop()
+        if server is not None:
+            # stop serving before exit, whatever stopped the loop: no scrape sees a dying process
+            server[0].shutdown()
+            server[0].server_close()
+            server[1].join(timeout=5)
     assert judged is not None
     if as_json:
         doc = {
@@ -192,6 +262,8 @@ def monitor(
             "engine": collector.engine,
             "links": [link.to_json() for link in judged.links],
             "findings": [f.to_json() for f in judged.findings],
+            # link directions counted now but not at the previous sample (they came up): next time
+            "without_baseline": judged.unbaselined,
         }
         click.echo(json.dumps(doc, indent=1))
     elif live is None:

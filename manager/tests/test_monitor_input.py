@@ -1,0 +1,127 @@
+"""Issue 23, an admin's bad input to `ibqos monitor`: one line `ibqos: error: …` naming the
+file or the option, exit 2 (3 when the fabric is not there, as `ibqos status --live`), before
+the first sample, no traceback, nothing written."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from apply_helpers import IBQOS, child_env, make_plan_file
+
+NO_FABRIC = ["--sim-socket", "ibqos-test-no-such-ibsim"]  # any sample fails with exit 3
+
+
+def run(*args, user=None):
+    cmd = [IBQOS, "monitor", *map(str, args)]
+    if user is not None:
+        cmd = [shutil.which("setpriv") or "setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=child_env())
+
+
+def one_line(cp, code, *words):
+    assert cp.returncode == code, cp.stdout + cp.stderr
+    assert cp.stderr.count("\n") == 1 and cp.stderr.startswith("ibqos: error: "), cp.stderr
+    assert "Traceback" not in cp.stderr
+    for w in words:
+        assert w in cp.stderr, (w, cp.stderr)
+
+
+@pytest.fixture
+def plan(tmp_path):
+    return make_plan_file(tmp_path, "a", 40)[1]
+
+
+def test_a_listen_port_in_use_is_named_before_sampling(plan):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        cp = run("--plan", plan, "--listen", f"127.0.0.1:{port}", *NO_FABRIC)
+    one_line(cp, 2, f"--listen: 127.0.0.1:{port}: Address already in use")
+
+
+@pytest.mark.parametrize(
+    ("addr", "reason"),
+    [
+        ("no-such-host.invalid:9687", "--listen: no-such-host.invalid:9687: "),
+        ("192.0.2.1:9687", "--listen: 192.0.2.1:9687: Cannot assign requested address"),  # not this host's
+        ("127.0.0.1:70000", "--listen: '127.0.0.1:70000': give ADDR:PORT"),
+        ("9687", "--listen: '9687': give ADDR:PORT"),
+    ],
+)
+def test_a_listen_address_that_cannot_be_bound_is_one_line(plan, addr, reason):
+    one_line(run("--plan", plan, "--listen", addr, *NO_FABRIC), 2, reason)
+
+
+def test_a_privileged_port_without_the_right_is_one_line():
+    """As nobody (uid 65534), in a directory it may read: binding port 81 is refused."""
+    import tempfile
+
+    if shutil.which("setpriv") is None:
+        pytest.fail("setpriv not found (util-linux)")
+    with tempfile.TemporaryDirectory() as d:
+        Path(d).chmod(0o755)
+        _, plan = make_plan_file(Path(d), "a", 40)
+        plan.chmod(0o644)
+        cp = run("--plan", plan, "--listen", "127.0.0.1:81", *NO_FABRIC, user=65534)
+    one_line(cp, 2, "--listen: 127.0.0.1:81: Permission denied")
+
+
+@pytest.mark.parametrize("option", ["--textfile", "--state"])
+def test_an_output_file_in_no_directory_is_said_before_sampling(plan, tmp_path, option):
+    cp = run("--plan", plan, "--once", "--json", option, tmp_path / "no-dir" / "ibqos.prom", *NO_FABRIC)
+    one_line(cp, 2, f"{option}: ", "no directory")
+    (tmp_path / "a-file").write_text("")
+    cp = run("--plan", plan, "--once", "--json", option, tmp_path / "a-file" / "ibqos.prom", *NO_FABRIC)
+    one_line(cp, 2, f"{option}: ", "no directory")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--once", "--listen", "127.0.0.1:9687"], ["--listen: ", "--textfile"]),
+        (["--once", "--count", "3"], ["--count: "]),
+        (["--interval", "0"], ["'--interval'"]),
+        (["--interval", "-5"], ["'--interval'"]),
+    ],
+)
+def test_options_that_contradict_are_one_line(plan, args, words):
+    one_line(run("--plan", plan, *args, *NO_FABRIC), 2, *words)
+
+
+def test_a_textfile_node_exporter_would_not_read_is_said(plan, tmp_path):
+    cp = run("--plan", plan, "--once", "--json", "--textfile", tmp_path / "ibqos.txt", *NO_FABRIC)
+    one_line(cp, 2, "--textfile: ", "*.prom")
+
+
+def test_an_opensm_conf_that_is_not_there_is_said_so(tmp_path):
+    one_line(run("--opensm-conf", tmp_path / "opensm.conf", "--once", *NO_FABRIC), 2, "opensm.conf: ", "no such file")
+
+
+@pytest.mark.parametrize(
+    ("mangle", "words"),
+    [
+        (lambda t: t[: len(t) // 2], [":", "not JSON"]),
+        (lambda t: '{"schema": "ibqos.fabric/1"}', ["not an ibqos plan"]),
+    ],
+)
+def test_a_hostile_plan_is_one_line(plan, mangle, words):
+    plan.write_text(mangle(plan.read_text()))
+    one_line(run("--plan", plan, "--once", *NO_FABRIC), 2, str(plan.name), *words)
+
+
+def test_a_truncated_state_file_names_file_and_line(plan, tmp_path):
+    state = tmp_path / "state.json"
+    state.write_text('{"schema": "ibqos.counters/1",\n "time": 1.0,\n "ports": [{"guid": ')
+    one_line(run("--plan", plan, "--once", "--json", "--state", state, *NO_FABRIC), 2, f"{state}:3: ")
+
+
+def test_no_fabric_is_one_line_and_exit_3_as_status(plan, tmp_path):
+    textfile = tmp_path / "ibqos.prom"
+    cp = run("--plan", plan, "--once", "--json", "--textfile", textfile, *NO_FABRIC)
+    one_line(cp, 3, "live read-back failed")
+    assert not textfile.exists() and not list(tmp_path.glob(".ibqos.prom*")), "nothing written"
