@@ -15,9 +15,9 @@ import time
 import pytest
 from apply_helpers import IBQOS, child_env, make_plan_file
 from ibqos.proc import pid_alive
-from ibqos_sim.harness import Harness, sm_node_name
-from ibqos_sim.ibsim_binary import patched_skip_reason
-from ibqos_sim.topology import fat_tree
+from ibqos_sim.harness import sm_node_name
+from ibqos_sim.harness.ibsim_binary import patched_skip_reason
+from ibqos_sim.harness.topology import fat_tree
 from prometheus_client.parser import text_string_to_metric_families
 from test_monitor_live import _free_port
 from test_signals import _children
@@ -29,10 +29,10 @@ pytestmark = [
 
 
 @pytest.fixture
-def fabric(tmp_path):
+def fabric(tmp_path, ibsim_fabric):
     _, plan = make_plan_file(tmp_path, "a", 40)
     net = fat_tree(1, 0, 3).write_net(tmp_path / "fabric.net")
-    with Harness(net, run_dir=tmp_path / "run", ibsim="patched", console=True) as h:
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="patched", console=True) as h:
         h.start_sm(engine="minhop")
         yield h, plan
 

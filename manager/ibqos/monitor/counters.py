@@ -97,7 +97,7 @@ class Sample:
         return json.dumps({"schema": SCHEMA, "time": self.time, "ports": ports})
 
 
-def _words(p: dict, key: str, n: int) -> tuple[int, ...] | None:
+def _words(p: dict[str, Any], key: str, n: int) -> tuple[int, ...] | None:
     v = p.get(key)
     if v is None:
         return None
@@ -106,7 +106,7 @@ def _words(p: dict, key: str, n: int) -> tuple[int, ...] | None:
     return tuple(v)
 
 
-def _opt_int(p: dict, key: str) -> int | None:
+def _opt_int(p: dict[str, Any], key: str) -> int | None:
     v = p.get(key)
     if v is not None and (not isinstance(v, int) or v < 0):
         raise ValueError(f"port {p.get('guid')}[{p.get('port')}] {key}: not a counter")

@@ -7,9 +7,10 @@ ports' own counters wrap at 32 bits, so they are not exported raw).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from ..docfile import write_atomic
@@ -35,7 +36,7 @@ class MonitorCollector(Collector):
             for vl, ticks in link.vl_wait.items():
                 self.wait_total[(link.node, str(link.port), str(vl))] += ticks
 
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         share = GaugeMetricFamily(
             "ibqos_class_share_ratio",
             "Class's share of the bytes a port sent in the last interval",
@@ -83,7 +84,7 @@ def registry_for(collector: MonitorCollector) -> CollectorRegistry:
     return reg
 
 
-def write_config(out_dir, saturation: float, hold: str = "10m") -> list:
+def write_config(out_dir: str | Path, saturation: float, hold: str = "10m") -> list[Path]:
     """The alerting rules and the Grafana dashboard for these metrics (templates/), in out_dir."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -174,20 +174,20 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                 {v: t for v, t in enumerate(wait or ()) if t},
             )
             links.append(link)
-            for c in classes:
-                if c.violation:
+            for load in classes:
+                if load.violation:
                     findings.append(
                         Finding(
                             "sla-violation",
-                            f"{node.desc}[{pn}] -> {peer.desc}[{peer_pn}]: class {c.name} got "
-                            f"{100 * (c.share or 0.0):.2f}% of a saturated link while waiting "
-                            f"({c.wait_ticks} ticks); guaranteed {c.guaranteed:g}%",
+                            f"{node.desc}[{pn}] -> {peer.desc}[{peer_pn}]: class {load.name} got "
+                            f"{100 * (load.share or 0.0):.2f}% of a saturated link while waiting "
+                            f"({load.wait_ticks} ticks); guaranteed {load.guaranteed:g}%",
                             {
                                 "node": node.desc,
                                 "port": pn,
-                                "class": c.name,
-                                "share_pct": round(100 * (c.share or 0.0), 4),
-                                "guaranteed_pct": c.guaranteed,
+                                "class": load.name,
+                                "share_pct": round(100 * (load.share or 0.0), 4),
+                                "guaranteed_pct": load.guaranteed,
                             },
                         )
                     )

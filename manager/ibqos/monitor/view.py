@@ -18,9 +18,9 @@ def render(judged: Judged, plan: Plan) -> Table:
     busy = sorted((ln for ln in judged.links if ln.utilisation), key=lambda ln: -(ln.utilisation or 0))
     for link in busy:
         cells = []
-        for c in link.classes:
-            text = "-" if c.share is None else f"{100 * c.share:.1f}% {c.gbps:.2f}G"
-            cells.append(f"[red]{text} !![/]" if c.violation else f"[yellow]{text} ~[/]" if c.congested else text)
+        for load in link.classes:
+            text = "-" if load.share is None else f"{100 * load.share:.1f}% {load.gbps:.2f}G"
+            cells.append(f"[red]{text} !![/]" if load.violation else f"[yellow]{text} ~[/]" if load.congested else text)
         wait = " ".join(f"{v}:{n}" for v, n in link.vl_wait.items())
         t.add_row(
             f"{link.node}[{link.port}] → {link.peer}[{link.peer_port}]",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,10 +40,12 @@ if TYPE_CHECKING:
     import threading
     from wsgiref.simple_server import WSGIServer
 
+    from ibqos.fabric.model import Fabric
+    from ibqos.plan import Plan
     from prometheus_client.registry import CollectorRegistry
 
 
-def _plan(plan_path: Path | None, opensm_conf: Path | None, say):
+def _plan(plan_path: Path | None, opensm_conf: Path | None, say: Callable[[str], None]) -> tuple[Plan, Path | None]:
     if plan_path is not None:
         return load_plan(plan_path), plan_path
     if opensm_conf is None:
@@ -172,21 +175,21 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
     help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit.",
 )
 def monitor(
-    plan_path,
-    opensm_conf,
-    interval,
-    once,
-    count,
-    as_json,
-    listen,
-    textfile,
-    state,
-    rate,
-    saturation,
-    sim_socket,
-    osm_log,
-    write_config,
-):
+    plan_path: Path | None,
+    opensm_conf: Path | None,
+    interval: float,
+    once: bool,
+    count: int | None,
+    as_json: bool,
+    listen: str | None,
+    textfile: Path | None,
+    state: Path | None,
+    rate: int | None,
+    saturation: float,
+    sim_socket: str | None,
+    osm_log: Path | None,
+    write_config: Path | None,
+) -> None:
     """Sample every port's per-SL and per-VL counters over the PMA and judge each class's share
     of every link against the plan: exit 1 with one line per finding."""
 
@@ -206,7 +209,7 @@ def monitor(
     if server is not None:
         say(f"metrics: http://{listen}/metrics")
 
-    def sample():
+    def sample() -> tuple[Fabric, Sample]:
         fabric, text = sample_live(env, rate=rate)
         return fabric, Sample.from_json(text, "ibqos-readback")
 
