@@ -66,7 +66,7 @@ def test_a_port_without_per_sl_counters_has_none_and_says_why():
     ],
 )
 def test_a_malformed_sample_is_one_input_error(bad):
-    with pytest.raises(InputError, match="ibqos.counters/1"):
+    with pytest.raises(InputError, match=r"ibqos\.counters/1"):
         Sample.from_json(bad, "state.json")
 
 

@@ -171,7 +171,7 @@ def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_
     """Debian's ibsim forwards PortXmitDataSL to the SM's process, which dies of it
     (docs/monitor.md, "Never hurt the SM"): the monitor samples every port, the SM's included
     (from its peer), and OpenSM keeps running; perfquery to the SM's LID, the control, kills it."""
-    plan, path = make_plan_file(tmp_path, "a", 40)
+    _, path = make_plan_file(tmp_path, "a", 40)
     net = fat_tree(1, 0, 3).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="debian") as h:
         sm = h.start_sm(engine="minhop")
