@@ -30,7 +30,7 @@ TRACKED = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, tex
 TOP_DIRS = {p.split("/")[0] for p in TRACKED if "/" in p}
 PACKAGES = {
     "ibqos": ROOT / "manager" / "ibqos",
-    "ibqos_app.dryrun": ROOT / "manager" / "ibqos_app.dryrun",
+    "ibqos_app": ROOT / "manager" / "ibqos_app",
     "ibqos_sim": ROOT / "ci-sim" / "ibqos_sim",
     "ibqos_testbed": ROOT / "testbed" / "ibqos_testbed",
 }

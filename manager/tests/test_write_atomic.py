@@ -12,13 +12,15 @@ from ibqos.docfile import write_atomic, write_json
 from ibqos.fabric.model import Fabric, Node, Port
 
 ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = [ROOT / "manager" / "ibqos", ROOT / "manager" / "ibqos_app.dryrun", ROOT / "ci-sim" / "ibqos_sim"]
+PRODUCT = [ROOT / "manager" / "ibqos", ROOT / "manager" / "ibqos_app", ROOT / "ci-sim" / "ibqos_sim"]
 PRODUCT += [ROOT / "testbed" / "ibqos_testbed", ROOT / "bench"]
 # Not artefacts: scratch files for `opensm -c` / ibqos-tablecheck in a private temp dir, and
 # the empty capture files a perftest child then writes its own output into.
 SCRATCH = {
     ("manager/ibqos_app/apply/run.py", 'conf.write_text(self.s.files["opensm.conf"])'),
     ("manager/ibqos_app/apply/run.py", 'tables.write_text(self.s.files["plugin-tables.conf"])'),
+    # a kernel control file, written to reset the peak-RSS mark (proc(5)), not an artefact
+    ("bench/scale.py", 'Path("/proc/self/clear_refs").write_text("5")  # Linux >= 4.0: VmHWM := current RSS'),
     ("testbed/ibqos_testbed/runner.py", '(self.dir / rel).write_bytes(b"")  # an interrupted earlier run\'s leftovers'),
 }
 # Opening for append is a daemon's log, not an artefact.
