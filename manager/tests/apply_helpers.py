@@ -4,8 +4,6 @@ on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the adm
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,8 +17,6 @@ from ibqos.policy import load_policy
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.topology import dragonfly
-
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
 def policy_file(tmp: Path, name: str, share: int, cap: int = 8) -> Path:
@@ -63,9 +59,13 @@ def live_sm(tmp_path):
         yield h, sm, plan_a, path_a
 
 
-def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
+def apply_cmd(ibqos_cli, h, sm, plan_path, *extra) -> list[str]:
+    """`ibqos apply` on this fabric's OpenSM, as an argv (for Popen); ibqos_cli: conftest's."""
+    return [*ibqos_cli.argv, *apply_args(h, sm, plan_path, *extra)]
+
+
+def apply_args(h, sm, plan_path, *extra) -> list[str]:
     return [
-        IBQOS,
         "apply",
         str(plan_path),
         "--opensm-conf",
@@ -85,23 +85,17 @@ def child_env(fault: str | None = None, extra: dict[str, str] | None = None) -> 
     return env
 
 
-def run_apply(h, sm, plan_path, *extra, fault=None, env=None):
-    return subprocess.run(
-        apply_cmd(h, sm, plan_path, *extra), capture_output=True, text=True, timeout=300, env=child_env(fault, env)
-    )
+def run_apply(ibqos_cli, h, sm, plan_path, *extra, fault=None, env=None):
+    return ibqos_cli(*apply_args(h, sm, plan_path, *extra), env=child_env(fault, env))
 
 
-def run_ibqos(*args, env=None):
-    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(None, env))
+def run_status(ibqos_cli, h, sm, *extra):
+    return ibqos_cli("status", "--opensm-conf", sm.conf, "--sim-socket", h.sock, *extra, env=child_env())
 
 
-def run_status(h, sm, *extra):
-    return run_ibqos("status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *extra)
-
-
-def run_rollback(h, sm, *extra, env=None):
+def run_rollback(ibqos_cli, h, sm, *extra, env=None):
     target = ("--opensm-conf", str(sm.conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
-    return run_ibqos("rollback", *extra, *target, env=env)
+    return ibqos_cli("rollback", *extra, *target, env=child_env(None, env))
 
 
 def managed_texts(sm) -> tuple[str, ...]:

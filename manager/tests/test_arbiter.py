@@ -7,6 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from ibqos.arbiter import ArbTable
+from ibqos.arbiter.accounting import Accounting
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
 from ibqos.arbiter.shares import long_run_shares
@@ -126,3 +127,24 @@ def test_table_validation():
     assert ArbTable.parse_entries("0:9, 1:10") == [(0, 9), (1, 10)]
     with pytest.raises(ValueError):
         ArbTable.parse_entries("0-9")
+
+
+def test_a_turn_charged_as_docs_arbiter_md_says():
+    """docs/arbiter.md, "Accounting modes", by hand. byte: a turn adds 64*weight to the
+    deficit and sends while it is positive, carrying the overshoot; packet: max(1,
+    ceil(64*weight/size)) packets, nothing carried. After a low turn the byte counter keeps the
+    overshoot past the limit (4096*L, 1 byte for L = 0); the packet counter restarts."""
+    byte = Accounting("byte", 4096, 2)
+    assert byte.turn(64, 0) == (1, 0)  # 4096 bytes earned, one packet
+    assert byte.turn(6, 0) == (1, 384 - 4096)  # seed 002's SL3: one packet on credit
+    assert byte.turn(6, -3712) == (0, -3328)  # still in debt: nothing sent
+    assert byte.turn(100, -10) == (2, 6390 - 8192)
+    assert (byte.after_low_turn(9000), byte.after_low_turn(8000)) == (9000 - 8192, 0)
+    assert Accounting("byte", 4096, 0).after_low_turn(5000) == 0
+    packet = Accounting("packet", 2048, 2)
+    assert [packet.turn(w, -999) for w in (1, 32, 33, 64)] == [(1, 0), (1, 0), (2, 0), (2, 0)]
+    assert packet.after_low_turn(9000) == 0
+    with pytest.raises(ValueError, match="mode"):
+        Accounting("bytes", 4096, 0)
+    with pytest.raises(ValueError, match="packet size"):
+        Accounting("byte", 0, 0)

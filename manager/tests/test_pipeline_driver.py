@@ -4,16 +4,12 @@ stage starts, the failure hook when one raises, and the exception leaves unchang
 
 from __future__ import annotations
 
-import sys
 
 import pytest
 
 from ibqos import pipeline
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.pipeline import Hooks, Pipeline
-from ibqos.proc import run_command
-
-IBQOS = [sys.executable, "-c", "from ibqos.cli import main; main()"]
 
 
 class Clock:
@@ -103,11 +99,11 @@ def test_a_subset_runs_in_the_order_given_and_an_unknown_stage_is_a_bug():
         p.run_stage("d", lambda: None)
 
 
-def test_the_cli_shows_one_line_and_under_v_the_chained_cause(tmp_path):
+def test_the_cli_shows_one_line_and_under_v_the_chained_cause(ibqos_cli, tmp_path):
     bad = tmp_path / "fabric.json"
     bad.write_text('{"schema": "ibqos.fabric/1", "nodes": [\n')
-    quiet = run_command(IBQOS + ["verify", str(bad)], check=False, timeout=60)
+    quiet = ibqos_cli("verify", bad, timeout=60)
     assert quiet.returncode == 2 and quiet.stderr == f"ibqos: error: {bad}:2: not JSON: Expecting value\n"
-    loud = run_command(IBQOS + ["-v", "verify", str(bad)], check=False, timeout=60)
+    loud = ibqos_cli("-v", "verify", bad, timeout=60)
     assert loud.returncode == 2 and loud.stderr.endswith(quiet.stderr)
     assert "json.decoder.JSONDecodeError" in loud.stderr and "direct cause" in loud.stderr

@@ -205,3 +205,46 @@ def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
     assert cdg["ok"] is False and "acyclic" not in cdg["result"] and "not meaningful" in cdg["result"]
     clean = verify_fabric(line(3).sl2vl(identity).f)
     assert clean.cdg_state == "acyclic" and clean.findings() == [] and "acyclic" in clean.text()
+
+
+def test_the_report_text_as_verify_prints_it():
+    """What `ibqos verify` prints for the 3-ring on one VL, checked by hand: every CA sends
+    clockwise, so the three next-switch pairs take 1 link and the three others 2 links, where
+    the cabling allows 1; each 2-link route makes one channel wait for the next."""
+    r = verify_fabric(ring(3).sl2vl(identity).f)
+    assert r.text().splitlines() == [
+        "fabric: synthetic: 3 switches, 3 CA ports, 6 CA→CA pairs",
+        "service levels: SL 0 for every pair; SLs used 0, VLs used 0",
+        "delivered: 6/6",
+        "switch-to-switch hops (pairs):",
+        "    1          3  50.00%",
+        "    2          3  50.00%",
+        "minimal routes: 3/6 (3 longer than the cabling requires, by up to 1 links)",
+        "channel dependency graph: 3 channels, 3 dependencies, CYCLE of 3 channels (switch:port/VL, "
+        "each waiting for the next; a route that makes it wait):",
+        "  sw0:2/0 -> sw1:2/0  h0 -> h2 on SL 0",
+        "  sw1:2/0 -> sw2:2/0  h1 -> h0 on SL 0",
+        "  sw2:2/0 -> sw0:2/0  h2 -> h1 on SL 0",
+        "verdict: DEFECT: credit loop: the channel dependency graph has a cycle",
+    ]
+    d = r.to_json()
+    assert (d["channels"], d["dependencies"], d["nonminimal"], d["cdg"]) == (3, 3, 3, "cycle")
+    assert d["stretch"] == {"0": 3, "1": 3} and d["findings"][0]["cycle"] == ["sw0:2/0", "sw1:2/0", "sw2:2/0"]
+
+
+def test_a_routing_loop_in_the_report_text():
+    s = line(3).sl2vl(identity)
+    s.set_route("sw1", "h2", 3)
+    lines = verify_fabric(s.f).text().splitlines()
+    assert lines[2:6] == [
+        "delivered: 4/6",
+        "  loop: 2 pairs",
+        "    h0 -> h2: loop: sw0 -> sw1 -> sw0",
+        "    h1 -> h2: loop: sw1 -> sw0 -> sw1",
+    ]
+    assert lines[-3:] == [
+        "minimal routes: 4/4",
+        "channel dependency graph: 2 channels, 1 dependencies, not meaningful: 2 pairs loop in the LFTs, so "
+        "the graph lacks their channels (a routing loop is a defect of its own); no cycle among the delivered routes",
+        "verdict: DEFECT: 2 pairs in routing loops (e.g. h0 -> h2: sw0 -> sw1 -> sw0)",
+    ]
