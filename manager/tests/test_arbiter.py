@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+
+from pydantic import TypeAdapter, ValidationError
 
 from ibqos.arbiter import ArbTable
 from ibqos.arbiter.accounting import Accounting
@@ -148,3 +152,38 @@ def test_a_turn_charged_as_docs_arbiter_md_says():
         Accounting("bytes", 4096, 0)
     with pytest.raises(ValueError, match="packet size"):
         Accounting("byte", 0, 0)
+
+
+def test_a_table_document_is_validated_and_written_back():
+    """The JSON form of a table (plan.json, fabric.json): read through pydantic into an ArbTable,
+    written back the same; every bound the IBA puts on it is refused by name."""
+    ta = TypeAdapter(ArbTable)
+    doc = {"high": [[0, 9], [1, 10]], "low": [[3, 6]], "high_limit": 1}
+    t = ta.validate_python(doc)
+    assert t == ArbTable([(0, 9), (1, 10)], [(3, 6)], 1)
+    assert ta.validate_json(json.dumps(doc)) == t and ta.validate_python(t) is t
+    assert ta.dump_python(t) == doc and json.loads(ta.dump_json(t)) == doc
+    capped = ta.validate_python({"high": [], "low": [], "high_limit": 255, "high_cap": 64, "low_cap": 8})
+    assert (capped.limit, capped.high_cap, capped.low_cap) == (255, 64, 8)
+    for bad in (
+        {"high": [[15, 1]], "low": [], "high_limit": 0},  # VL 15 is never arbitrated
+        {"high": [[0, 256]], "low": [], "high_limit": 0},
+        {"high": [[-1, 1]], "low": [], "high_limit": 0},
+        {"high": [[0, -1]], "low": [], "high_limit": 0},
+        {"high": [[0, 1, 2]], "low": [], "high_limit": 0},
+        {"high": [[0]], "low": [], "high_limit": 0},
+        {"high": [[0, 1]] * 65, "low": [], "high_limit": 0},
+        {"high": [], "low": [[0, 1]] * 65, "high_limit": 0},
+        {"high": [], "low": [], "high_limit": 256},
+        {"high": [], "low": [], "high_limit": -1},
+        {"high": [], "low": [], "high_limit": 0, "high_cap": 65},
+        {"high": [], "low": [], "high_limit": 0, "low_cap": -1},
+        {"high": [], "low": [], "high_limit": 0, "extra": 1},
+        {"high": [], "high_limit": 0},
+        {"low": [], "high_limit": 0},
+        {"high": [], "low": []},
+    ):
+        with pytest.raises(ValidationError):
+            ta.validate_python(bad)
+        with pytest.raises(ValidationError):
+            ta.validate_json(json.dumps(bad))
