@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from ibqos.paths import REPO_ROOT
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
 
 from test_planner_fixes import _apply, offered_fixes
 
@@ -56,6 +58,11 @@ def test_config_a_on_one_switch_matches_the_hand_computation(ibqos_cli, tmp_path
     assert json.loads(a.stdout)["end_to_end"]["per_class"]["sl3"]["bound_us"] == pytest.approx(want, abs=1e-6)
     table = ibqos_cli("analyze", plan_file)
     assert "end to end per packet" in table.stdout and "7.984" in table.stdout
+    # the planner in this process too (the commands above ran in children)
+    inproc = make_plan(load_policy(EXAMPLES / "seed002-config-a.yaml")).end_to_end
+    assert inproc is not None and inproc.switch_hops == 0
+    assert inproc.per_class["sl3"]["bound_us"] == pytest.approx(want, abs=1e-6)
+    assert inproc.per_class["sl3"]["wait_us"] == pytest.approx(2 * wait_us, abs=1e-6)
 
 
 def test_dla_bound_sums_the_dragonfly_route(ibqos_cli, tmp_path):

@@ -248,3 +248,29 @@ def test_a_routing_loop_in_the_report_text():
         "the graph lacks their channels (a routing loop is a defect of its own); no cycle among the delivered routes",
         "verdict: DEFECT: 2 pairs in routing loops (e.g. h0 -> h2: sw0 -> sw1 -> sw0)",
     ]
+
+
+def test_the_ca_injects_on_its_own_sl2vl():
+    """A CA sends SL s on the VL its own SL2VL table (in port 0, out its port) gives; a VL its
+    port does not run is dropped there, before any switch."""
+    s = line(3).sl2vl(identity)
+    h0 = s.node("h0")
+    h0.sl2vl[(0, 1)] = (2,) + (0,) * 15  # SL 0 -> VL 2 at h0 only
+    h0.ports[1].op_vls = 2
+    r = verify_fabric(s.f, sl=0)
+    assert r.lost == {"dropped": 2} and r.delivered == 4
+    assert {(x.src, x.detail) for x in r.lost_examples} == {("h0", "CA sends SL 0 on VL 2")}
+    h0.ports[1].op_vls = 4
+    routes = {(s.f.nodes[a[0]].desc, s.f.nodes[b[0]].desc): h for a, b, h in iter_routes(s.f, sl=0)}
+    g = s.by_name
+    # h0's packets cross sw0 on the VL the switch maps SL 0 to (identity: VL 0), not the CA's
+    assert routes[("h0", "h1")] == [(g["sw0"], 1, 2, 0), (g["sw1"], 3, 1, 0)]
+
+
+def test_the_sl_is_0_to_15():
+    f = line(2).sl2vl(identity).f
+    assert verify_fabric(f, sl=15).lost == {"dropped": 2}  # VL 15 carries no data
+    for sl in (-1, 16):
+        with pytest.raises(InputError, match=f"SL {sl} out of range 0..15") as info:
+            verify_fabric(f, sl=sl)
+        assert info.value.field == "sl"
