@@ -22,7 +22,7 @@ IBSIM_SOURCE ?= $(firstword $(wildcard $(CURDIR)/../shared/vendor/ibsim-0.10.tar
 export IBSIM_SOURCE
 FUZZ_RUNS ?= 2000000
 
-.PHONY: all deps lock build lint ibsim-patched install deb paper format lint test test-floors test-sanitize test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
+.PHONY: all deps lock build lint ibsim-patched install deb paper format test test-floors test-sanitize test-mutation test-apply-many fuzz fuzz-policy fuzz-tables fuzz-cli demo bench clean
 
 all: build
 
@@ -53,7 +53,7 @@ UV_COMPILE = .venv-lock/bin/uv pip compile pyproject.toml -q --python-version 3.
 lock:
 	test -x .venv-lock/bin/uv || { $(PYTHON) -m venv .venv-lock && .venv-lock/bin/pip install -q uv==$(UV_VERSION); }
 	$(UV_COMPILE) --upgrade -o $(LOCK)/runtime.txt
-	$(UV_COMPILE) --upgrade --extra test --extra plot -c $(LOCK)/runtime.txt -o $(LOCK)/dev.txt
+	$(UV_COMPILE) --upgrade --extra test --extra plot --extra mutation -c $(LOCK)/runtime.txt -o $(LOCK)/dev.txt
 	$(UV_COMPILE) --upgrade --extra test --extra plot --resolution lowest-direct -o $(LOCK)/floors.txt
 
 # The suite's fast part (neither `fabric` nor `slow`) in its own venv at the floors: the
@@ -138,6 +138,13 @@ test-sanitize: build
 	cmake --build $(SAN_BUILD) -j 2
 	cd $(SAN_BUILD) && ctest --output-on-failure
 	IBQOS_BUILD_DIR=$(CURDIR)/$(SAN_BUILD) $(PYTEST) -q -p no:cacheprovider plugin/tests/sanitize_dla_run.py
+
+# Mutation testing of the core's arbiter, planner and verifier (mutmut, [tool.mutmut] in
+# pyproject.toml) with their fast unit tests, one test process at a time: prints the score
+# (killed/survived/total); the survivors are in build/mutation/results.txt and explained in
+# docs/mutation.md. Not part of `make test`: about 40 minutes here.
+test-mutation: deps
+	VENV=$(CURDIR)/$(VENV) scripts/test-mutation.sh
 
 # 500 consecutive applies on one daemon OpenSM (make test runs 50): ~6 minutes.
 test-apply-many: build

@@ -1,5 +1,7 @@
 """Fixtures shared by every test directory.
 
+`ibqos_cli` is the suite's one way to run the `ibqos` command.
+
 `no_leaked_processes` (autouse) fails any test after which a process it started is still
 alive: children of this pytest process, and anything attached to a fabric whose
 IBSIM_SOCKNAME this process created (the harness embeds our PID in it).
@@ -10,11 +12,13 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
-from ibqos.proc import proc_stat
+from ibqos.proc import proc_stat, run_command
 from ibqos_sim.harness import Harness, sock_prefix_for
 
 
@@ -99,3 +103,28 @@ def ibsim_fabric(tmp_path):
     yield make
     for h in made:
         h.stop()
+
+
+class IbqosCli:
+    """`ibqos_cli(*args)`: the `ibqos` console script of this venv in a child process, as users
+    run it, through ibqos.proc.run_command (its own session, killed by process group on
+    timeout, stdin closed unless `input` is given); output captured as text, the exit code
+    left to the test. `argv` is the command alone, for a test that must hold the process
+    itself (Popen, signals)."""
+
+    argv = (str(Path(sys.executable).parent / "ibqos"),)
+
+    def __call__(
+        self,
+        *args: object,
+        cwd: str | Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 300,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess:
+        return run_command([*self.argv, *map(str, args)], cwd=cwd, env=env, timeout=timeout, check=False, input=input)
+
+
+@pytest.fixture(scope="session")
+def ibqos_cli() -> IbqosCli:
+    return IbqosCli()

@@ -1,10 +1,12 @@
 """Routed fabric models for simulator tests, built in Python (no OpenSM).
 
 - star(): one switch and n CAs, every port with the same VLArb tables (seed 002 two-node method).
-- dragonfly_dla(): the generator's dragonfly with seed 003 Fig. 4 routes; with vls=2 the
-  Fig. 8 SL2VL (VL1 after a global hop), with vls=1 every SL on VL0 (a credit loop).
-The routes here are test fixtures
-the simulator itself only reads LFTs.
+- dragonfly_dla(): the generator's dragonfly routed by an independent reference of seed 003's
+  DLA, written from the paper (/work/shared/seeds/003_*), not from the plugin: Fig. 4's
+  minimal routing for the LFTs and, with vls=2, Fig. 8's SL2VL (VL 1 from a global channel into
+  a local one, else VL 0); with vls=1 every SL stays on VL 0 (a credit loop).
+The routes here are test fixtures (the simulator itself only reads LFTs). Groups are the
+generator's labels, not a discovery, so these fabrics do not depend on dla's group rules.
 """
 
 from __future__ import annotations
@@ -62,7 +64,12 @@ def star(
 
 # PLR0912: Fig. 4, rule by rule
 def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:  # noqa: PLR0912
-    """Fig. 4 routes; the global link to a group is the first one the group has."""
+    """Seed 003 Fig. 4, per switch S and destination switch S_d (groups G_s, G_d):
+    G_s != G_d and S not connected to G_d: route to the switch S_i of G_s that holds the
+    global channel to G_d; G_s != G_d: take that global channel (to S_k in G_d); same group,
+    S != S_d: the local channel to S_d; S == S_d: the end node's terminal port. Where a group
+    pair has several global channels the paper leaves the choice open: here the first one
+    (lowest switch GUID, then lowest port). SL2VL is Fig. 8 (see the module docstring)."""
     t = dragonfly(a, p, h)
     f = t.to_fabric()
     group = {}
@@ -107,7 +114,8 @@ def dragonfly_dla(a: int = 4, p: int = 2, h: int = 2, vls: int = 2) -> Fabric:  
             else:
                 gsw, gport = gateway[(group[s.guid], group[dsw])]
                 s.lft[L] = gport if gsw == s.guid else local[(s.guid, gsw)]
-    # SL2VL (Fig. 8) and VLArb: one round-robin table over the VLs
+    # SL2VL, seed 003 Fig. 8: VL 1 iff in-port is a global channel and out-port a local one;
+    # VLArb: one round-robin table over the VLs
     arb = ArbTable([(v, 1) for v in range(vls)], [], 255, 8, 8) if vls > 1 else None
     for s in switches:
         for i, pi in s.ports.items():

@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ibqos_sim.sim import SimParams, TrafficClass, TrafficSpec, simulate  # noqa: E402
-from ibqos_sim.sim.result import without_timing  # noqa: E402
-from simfabrics import config_a, dragonfly_dla, star  # noqa: E402
+from ibqos_sim.sim import SimParams, TrafficClass, TrafficSpec, simulate
+from ibqos_sim.sim.result import without_timing
+from simfabrics import config_a, dragonfly_dla, star
 
 REFERENCE = Path(__file__).resolve().parent / "data" / "sim_reference.json"
 SHORT = dict(warmup_us=50, time_us=250)

@@ -7,30 +7,21 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from ibqos.fabric.model import Fabric
 from ibqos_sim.sim import SimParams, Simulation, TrafficSpec, compile_network
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 ENGINES = ("dla", "lash", "dfsssp", "updn", "minhop")
 LOADS = (0.6, 1.0)
 
 
-def _ibqos(*args, timeout=900, columns=None):
-    env = dict(os.environ, COLUMNS=str(columns)) if columns else None
-    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=timeout, env=env)
-
-
 @pytest.fixture(scope="module")
-def compared(tmp_path_factory):
+def compared(ibqos_cli, tmp_path_factory):
     """One run, 1-packet buffers (where a credit loop closes soonest), high loads."""
     out = tmp_path_factory.mktemp("cmp")
-    r = _ibqos(
+    r = ibqos_cli(
         "compare-engines",
         "df72",
         "--engines",
@@ -47,7 +38,8 @@ def compared(tmp_path_factory):
         "30",
         "--out",
         str(out),
-        columns=80,
+        env=dict(os.environ, COLUMNS="80"),
+        timeout=900,
     )
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads((out / "compare.json").read_text())
@@ -96,7 +88,7 @@ def test_every_engine_is_compared_as_it_really_routed(compared):
 
 
 @pytest.mark.fabric
-def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(compared):
+def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(ibqos_cli, compared):
     """OUT/lash/fabric.json keeps the SA's SL per CA pair (so `ibqos verify` of it finds no
     credit loop, where SL 0 for every pair would); simulating it, every packet rides
     its pair's SL (delivered share per SL = share of pairs on it, at a load nothing
@@ -110,7 +102,7 @@ def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(compared):
     assert len(pairs) > 1
     assert Fabric.load(out / "dla" / "fabric.json").path_sls is None  # dla: one SL, no table
     # the verifier judges the saved model by the same pair SLs: lash has no credit loop
-    v = _ibqos("verify", str(out / "lash" / "fabric.json"), timeout=120)
+    v = ibqos_cli("verify", str(out / "lash" / "fabric.json"), timeout=120)
     assert v.returncode == 0, v.stdout[-1500:]
     assert "SA path records saved in" in v.stdout and "acyclic" in v.stdout
 
@@ -148,28 +140,28 @@ def test_saved_read_back_carries_the_pair_sls_and_the_audit_holds(compared):
         (["--loads", "0.5,1.5"], "--loads: loads are fractions of the link in (0, 1]"),
     ],
 )
-def test_bad_options_are_one_line_before_anything_starts(tmp_path, args, message):
-    r = _ibqos("compare-engines", "df72", *args, "--out", str(tmp_path / "out"), timeout=60)
+def test_bad_options_are_one_line_before_anything_starts(ibqos_cli, tmp_path, args, message):
+    r = ibqos_cli("compare-engines", "df72", *args, "--out", str(tmp_path / "out"), timeout=60)
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"ibqos: error: {message}"), r.stderr
     assert not (tmp_path / "out").exists()
 
 
-def test_a_missing_net_file_or_unknown_size_is_bad_input(tmp_path):
-    r = _ibqos("compare-engines", str(tmp_path / "x.net"), "--out", str(tmp_path / "out"), timeout=60)
+def test_a_missing_net_file_or_unknown_size_is_bad_input(ibqos_cli, tmp_path):
+    r = ibqos_cli("compare-engines", str(tmp_path / "x.net"), "--out", str(tmp_path / "out"), timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == f"ibqos: error: {tmp_path / 'x.net'}: no such ibsim net file"
-    r = _ibqos("compare-engines", "df7", "--out", str(tmp_path / "out"), timeout=60)
+    r = ibqos_cli("compare-engines", "df7", "--out", str(tmp_path / "out"), timeout=60)
     assert r.returncode == 2 and "FABRIC: no preset dragonfly with 7 CAs" in r.stderr
     assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.fabric
-def test_compare_engines_on_a_dragonfly_plus_gives_every_engine_its_curves(tmp_path):
+def test_compare_engines_on_a_dragonfly_plus_gives_every_engine_its_curves(ibqos_cli, tmp_path):
     """Issue 24: dla against ftree, updn, dfsssp, lash and minhop on a dragonfly+, uniform,
     hotspot and adversarial (every CA to the next group, by the checker's groups)."""
     engines = ("dla", "ftree", "updn", "dfsssp", "lash", "minhop")
-    r = _ibqos(
+    r = ibqos_cli(
         "compare-engines",
         "dfplus:l=3,s=3,p=2,h=2",
         "--engines",
@@ -184,6 +176,7 @@ def test_compare_engines_on_a_dragonfly_plus_gives_every_engine_its_curves(tmp_p
         "10",
         "--out",
         str(tmp_path),
+        timeout=900,
     )
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads((tmp_path / "compare.json").read_text())

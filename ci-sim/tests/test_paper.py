@@ -7,35 +7,26 @@ packet already, as in the paper."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.fabric
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
-def test_seed003_quick_run_writes_table_and_figures(tmp_path):
+def test_seed003_quick_run_writes_table_and_figures(ibqos_cli, tmp_path):
     out = tmp_path / "paper"
-    r = subprocess.run(
-        [
-            IBQOS,
-            "paper",
-            "seed003-5.1",
-            "--quick",
-            "--engines",
-            "dla,updn",
-            "--buffers",
-            "1,4",
-            "--input-reads",
-            "1",
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
+    r = ibqos_cli(
+        "paper",
+        "seed003-5.1",
+        "--quick",
+        "--engines",
+        "dla,updn",
+        "--buffers",
+        "1,4",
+        "--input-reads",
+        "1",
+        "--out",
+        out,
         timeout=600,
     )
     assert r.returncode == 0, r.stderr[-2000:]

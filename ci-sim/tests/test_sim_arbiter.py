@@ -81,3 +81,30 @@ def test_configs_a_b_against_exact_analyzer(config, mode):
     got = run_vector(v, sources=1)
     for vl, st in exact.per_vl.items():
         assert got.get(vl, 0.0) == pytest.approx(st.share, abs=0.1), (vl, got)
+
+
+@pytest.mark.parametrize("example", ["two-class", "four-class", "seed002-config-a"])
+def test_planned_tables_deliver_the_policy_shares(example):
+    """The planner's tables, measured by the simulator's own arbiter (C, ci-sim/core), give
+    every class the share its policy asks, whatever the analyzers say: the planner and its
+    check (manager/tests/test_planner.py) both use the Python analyzers, so a fault shared by
+    them would pass there and not here. One CA saturates every VL of the role's table towards
+    another; each class's share is the sum over its VLs, within the planner's 0.5 points plus
+    the measurement's 0.1."""
+    from ibqos.planner import make_plan
+    from ibqos.policy import load_policy
+
+    policy = load_policy(REPO_ROOT / "examples" / f"{example}.yaml")
+    plan = make_plan(policy)
+    fixed = sum(c.bandwidth for c in policy.classes if c.bandwidth != "rest")
+    nrest = sum(c.bandwidth == "rest" for c in policy.classes)
+    for role in ("terminal", "global"):
+        t = plan.vlarb.role(role)
+        # a 1 MiB "period" only sets the window (4 MiB): no analyzer is asked for the real one
+        v = {"high": t.high, "low": t.low, "limit": t.limit, "mode": policy.fabric.accounting}
+        got = run_vector(v | {"packet_bytes": policy.fabric.mtu, "period_bytes": 2**20}, sources=1)
+        for c in plan.classes:
+            pc = next(p for p in policy.classes if p.name == c.name)
+            want = (100 - fixed) / nrest if pc.bandwidth == "rest" else pc.bandwidth
+            share = sum(got.get(vl, 0.0) for vl in c.vls)
+            assert share == pytest.approx(want, abs=0.6), (role, c.name, got)

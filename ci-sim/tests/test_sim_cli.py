@@ -3,20 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from simfabrics import config_a, dragonfly_dla, star
-
-IBQOS = [str(Path(sys.executable).parent / "ibqos")]
-
-
-def ibqos(*args, timeout=300):
-    return subprocess.run(
-        IBQOS + [str(a) for a in args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
 
 
 @pytest.fixture
@@ -35,8 +24,8 @@ def dragonfly_runs(tmp_path_factory):
     return runs
 
 
-def test_two_node_table_and_json(star_run):
-    cp = ibqos("simulate", star_run, "--traffic", "twonode", "--rate", "EDR", "--time-us", "1000")
+def test_two_node_table_and_json(ibqos_cli, star_run):
+    cp = ibqos_cli("simulate", star_run, "--traffic", "twonode", "--rate", "EDR", "--time-us", "1000")
     assert cp.returncode == 0, cp.stderr
     assert "sl3" in cp.stdout and "done" in cp.stdout
     doc = json.loads((star_run / "sim" / "twonode-0.80.json").read_text())
@@ -45,9 +34,9 @@ def test_two_node_table_and_json(star_run):
     assert shares[3] == pytest.approx(100 * 6 / 70, abs=0.3)
 
 
-def test_uniform_sweep_draws_the_curves(dragonfly_runs):
+def test_uniform_sweep_draws_the_curves(ibqos_cli, dragonfly_runs):
     run = dragonfly_runs[2]
-    cp = ibqos(
+    cp = ibqos_cli(
         "simulate",
         run,
         "--traffic",
@@ -69,8 +58,8 @@ def test_uniform_sweep_draws_the_curves(dragonfly_runs):
         assert (run / "sim" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_deadlock_exits_1_with_the_cycle_on_one_line(dragonfly_runs):
-    cp = ibqos(
+def test_deadlock_exits_1_with_the_cycle_on_one_line(ibqos_cli, dragonfly_runs):
+    cp = ibqos_cli(
         "simulate", dragonfly_runs[1], "--load", "1.0", "--buffer-packets", "1", "--warmup-us", "10", "--time-us", "200"
     )
     assert cp.returncode == 1
@@ -89,43 +78,43 @@ def test_deadlock_exits_1_with_the_cycle_on_one_line(dragonfly_runs):
         (["--traffic", "mix"], "--traffic: --traffic mix needs --classes FILE or a plan"),
     ],
 )
-def test_bad_options_give_one_error_line(star_run, args, match):
-    cp = ibqos("simulate", star_run, *args)
+def test_bad_options_give_one_error_line(ibqos_cli, star_run, args, match):
+    cp = ibqos_cli("simulate", star_run, *args)
     assert cp.returncode == 2
     assert cp.stderr.strip().splitlines() == [cp.stderr.strip()]
     assert match in cp.stderr
 
 
-def test_missing_tables_give_one_error_line(tmp_path):
+def test_missing_tables_give_one_error_line(ibqos_cli, tmp_path):
     star(2, None, vls=2).save(tmp_path / "fabric.json")
-    cp = ibqos("simulate", tmp_path)
+    cp = ibqos_cli("simulate", tmp_path)
     assert cp.returncode == 2
     assert len(cp.stderr.strip().splitlines()) == 1
     assert "fabric.json: vlarb: sw0 port 1: missing for a port with 2 operational VLs" in cp.stderr
     assert not (tmp_path / "sim").exists()  # nothing half-written
-    cp = ibqos("simulate", tmp_path / "nowhere")
+    cp = ibqos_cli("simulate", tmp_path / "nowhere")
     assert cp.returncode == 2 and "no fabric.json" in cp.stderr
 
 
 @pytest.mark.fabric
-def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
+def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(ibqos_cli, tmp_path):
     """Issue 15: on an HDR / MTU 2048 dry run, `ibqos simulate RUNDIR` (no --rate, no --mtu)
     simulates at the plan's rate and MTU and reproduces the dry run's class shares; a flag
     overrides and says so."""
     from ibqos.paths import REPO_ROOT
 
     run = tmp_path / "run"
-    r = ibqos("dryrun", REPO_ROOT / "examples" / "two-class.yaml", "--topology", "df42", "--out", run, timeout=600)
+    r = ibqos_cli("dryrun", REPO_ROOT / "examples" / "two-class.yaml", "--topology", "df42", "--out", run, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     report = json.loads((run / "report.json").read_text())
     dry = {c["sls"][0]: c["simulated_share"] for c in report["classes"]}
-    r = ibqos("simulate", run, "--traffic", "mix", "--load", "1.0", "--json")
+    r = ibqos_cli("simulate", run, "--traffic", "mix", "--load", "1.0", "--json")
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(r.stdout)["results"][0]
     assert (res["params"]["rate"], res["params"]["mtu"]) == ("HDR", 2048)
     got = {s["sl"]: s["share_pct"] for s in res["per_sl"]}
     assert all(abs(got[sl] - share) <= 0.5 for sl, share in dry.items()), (got, dry)
-    r = ibqos(
+    r = ibqos_cli(
         "simulate",
         run,
         "--traffic",
@@ -143,13 +132,13 @@ def test_simulate_takes_rate_and_mtu_from_the_dry_runs_plan(tmp_path):
     assert "note: --accounting packet overrides the plan's byte" in r.stdout
 
 
-def test_voq_buffers_is_a_switch_model_option(dragonfly_runs, tmp_path):
+def test_voq_buffers_is_a_switch_model_option(ibqos_cli, dragonfly_runs, tmp_path):
     """--voq-buffers reaches the core and the saved parameters: with 1-packet buffers the
     per-output model accepts more than the shared one (docs/simulator.md, "Switch model")."""
     acc = {}
     for vb in ("shared", "per-output"):
         out = tmp_path / vb
-        cp = ibqos(
+        cp = ibqos_cli(
             "simulate",
             dragonfly_runs[2],
             "--load",
@@ -173,14 +162,14 @@ def test_voq_buffers_is_a_switch_model_option(dragonfly_runs, tmp_path):
         assert doc["results"][0]["params"]["voq_buffers"] == vb
         acc[vb] = doc["results"][0]["accepted_pct"]
     assert acc["per-output"] > acc["shared"] + 10
-    bad = ibqos("simulate", dragonfly_runs[2], "--voq-buffers", "per-queue")
+    bad = ibqos_cli("simulate", dragonfly_runs[2], "--voq-buffers", "per-queue")
     assert bad.returncode == 2 and "per-queue" in bad.stderr
 
 
-def test_a_sweep_of_too_many_points_is_refused_at_once(dragonfly_runs, tmp_path):
+def test_a_sweep_of_too_many_points_is_refused_at_once(ibqos_cli, dragonfly_runs, tmp_path):
     """A tiny STEP once meant 10^8 simulations and a hang; now one line before anything runs."""
     out = tmp_path / "out"
-    cp = ibqos("simulate", dragonfly_runs[2], "--sweep", "0.1:0.2:1e-9", "--out", out, timeout=60)
+    cp = ibqos_cli("simulate", dragonfly_runs[2], "--sweep", "0.1:0.2:1e-9", "--out", out, timeout=60)
     assert cp.returncode == 2, cp.stderr
     assert cp.stderr.strip().splitlines() == [
         "ibqos: error: --sweep: '0.1:0.2:1e-9' gives 100000001 loads; at most 1000: take a larger STEP"

@@ -3,10 +3,6 @@ the issue's validation tests 2-4 on the 72-CA dragonfly of seed 003 §5.1."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 from ibqos import paths
 from ibqos.fabric.dumps import load_dumps
@@ -19,13 +15,12 @@ from ibqos_sim.sim.traffic import classes_from_plan
 
 pytestmark = pytest.mark.fabric
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 DLA = "dla,minhop"
 SHORT = dict(warmup_us=20, time_us=150)
 
 
 @pytest.fixture(scope="module")
-def df72(tmp_path_factory):
+def df72(ibqos_cli, tmp_path_factory):
     """minhop dumps, dla read live, and dla with the four-class plan read live; every process
     is stopped before the tests run."""
     lib = paths.plugin_dir() / "libibqos.so"
@@ -37,7 +32,7 @@ def df72(tmp_path_factory):
         ["plan", paths.REPO_ROOT / "examples" / "four-class.yaml", "-o", plan_path],
         ["render", plan_path, "-o", d / "render"],
     ):
-        cp = subprocess.run([IBQOS, *map(str, cmd)], capture_output=True, text=True, timeout=300)
+        cp = ibqos_cli(*cmd, timeout=300)
         assert cp.returncode == 0, cp.stderr
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(d / "fabric.net")
     with Harness(net, run_dir=d / "run") as h:

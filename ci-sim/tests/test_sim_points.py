@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from ibqos.errors import InputError
@@ -16,8 +13,6 @@ from ibqos_sim.sim import SimParams, TrafficSpec
 from ibqos_sim.sim.points import Point, run_points
 from ibqos_sim.sim.result import SimResult, without_timing
 from simfabrics import config_a, dragonfly_dla, star
-
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
 def _points() -> list[Point]:
@@ -72,22 +67,22 @@ def test_a_failing_point_raises_its_error_from_the_worker():
         (["--jobs", "0"], "Invalid value for '--jobs'"),
     ],
 )
-def test_bad_sweep_options_are_one_line(tmp_path, args, message):
+def test_bad_sweep_options_are_one_line(ibqos_cli, tmp_path, args, message):
     dragonfly_dla(vls=2).save(tmp_path / "fabric.json")
-    cp = subprocess.run([IBQOS, "simulate", str(tmp_path), *args], capture_output=True, text=True, timeout=60)
+    cp = ibqos_cli("simulate", tmp_path, *args, timeout=60)
     assert cp.returncode == 2, cp.stderr
     assert message in cp.stderr and "Traceback" not in cp.stderr
     assert not (tmp_path / "sim").exists()
 
 
-def test_collect_needs_a_sweep_directory(tmp_path):
+def test_collect_needs_a_sweep_directory(ibqos_cli, tmp_path):
     env = {**os.environ, "COLUMNS": "200"}
-    cp = subprocess.run([IBQOS, "simulate", "--collect", str(tmp_path)], capture_output=True, text=True, env=env)
+    cp = ibqos_cli("simulate", "--collect", tmp_path, env=env)
     assert cp.returncode == 2
     assert cp.stderr.strip() == (
         f"ibqos: error: {tmp_path}/sweep.json: no sweep here (no sweep.json): give the directory a --slurm sweep wrote"
     )
-    cp = subprocess.run([IBQOS, "simulate"], capture_output=True, text=True, env=env)
+    cp = ibqos_cli("simulate", env=env)
     assert cp.returncode == 2 and "RUNDIR: give RUNDIR (or --collect DIR)" in cp.stderr
 
 
@@ -99,10 +94,10 @@ def test_collect_needs_a_sweep_directory(tmp_path):
         ('{"schema": "ibqos.sweep/1", "points": [], "x": NaN}', "NaN"),
     ],
 )
-def test_collect_of_a_damaged_sweep_is_one_line(tmp_path, text, says):
+def test_collect_of_a_damaged_sweep_is_one_line(ibqos_cli, tmp_path, text, says):
     """sweep.json is read like every other input (inputfile, finite numbers) and a document
     this ibqos did not write is one error line, not a KeyError traceback."""
     (tmp_path / "sweep.json").write_text(text)
-    cp = subprocess.run([IBQOS, "simulate", "--collect", str(tmp_path)], capture_output=True, text=True)
+    cp = ibqos_cli("simulate", "--collect", tmp_path)
     assert cp.returncode == 2, cp.stderr
     assert len(cp.stderr.strip().splitlines()) == 1 and says in cp.stderr, cp.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from simreference import REFERENCE, cases, run_case
 
 WANT = json.loads(REFERENCE.read_text())

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from ibqos.proc import pid_alive, proc_stat, wait_until
 from simfabrics import dragonfly_dla
-
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
 def _children(pid: int) -> list[int]:
@@ -26,9 +23,9 @@ def _children(pid: int) -> list[int]:
 
 
 @pytest.mark.parametrize("later", [0.0, 1.5], ids=["workers-started", "points-running"])
-def test_sweep_stopped_by_sigterm_leaves_no_worker_and_no_half_file(tmp_path, half_written, later):
+def test_sweep_stopped_by_sigterm_leaves_no_worker_and_no_half_file(ibqos_cli, tmp_path, half_written, later):
     dragonfly_dla(vls=2).save(tmp_path / "fabric.json")
-    cmd = [IBQOS, "simulate", str(tmp_path), "--sweep", "0.1:1.0:0.1", "--jobs", "2", "--plot"]
+    cmd = [*ibqos_cli.argv, "simulate", str(tmp_path), "--sweep", "0.1:1.0:0.1", "--jobs", "2", "--plot"]
     with open(tmp_path / "out.txt", "w") as out:
         p = subprocess.Popen(
             [*cmd, "--warmup-us", "10", "--time-us", "20000"],

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,20 +15,8 @@ from ibqos_sim.sim.result import without_timing
 from simfabrics import dragonfly_dla
 from slurmcluster import PARTITION, logs, slurm_cluster  # noqa: F401
 
-IBQOS = [str(Path(sys.executable).parent / "ibqos")]
 # 4 points, a few hundred ms of CPU each on the 72-CA dragonfly
 SWEEP = ["--traffic", "uniform", "--sweep", "0.25:1.0:0.25", "--warmup-us", "30", "--time-us", "150", "--seed", "7"]
-
-
-def ibqos(*args, env=None, timeout=120):
-    return subprocess.run(
-        IBQOS + [str(a) for a in args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
 
 
 def measured(path: Path) -> dict:
@@ -39,18 +26,18 @@ def measured(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def local_run(tmp_path_factory):
+def local_run(ibqos_cli, tmp_path_factory):
     """The fabric, and the same sweep run on this host's cores."""
     run = tmp_path_factory.mktemp("run")
     dragonfly_dla(vls=2).save(run / "fabric.json")
-    cp = ibqos("simulate", run, *SWEEP, "--jobs", "2", "--out", run / "local")
+    cp = ibqos_cli("simulate", run, *SWEEP, "--jobs", "2", "--out", run / "local")
     assert cp.returncode == 0, cp.stderr
     return run, measured(run / "local" / "uniform-sweep.json")
 
 
-def test_array_sweep_merges_to_the_local_results(slurm_cluster, local_run):
+def test_array_sweep_merges_to_the_local_results(ibqos_cli, slurm_cluster, local_run):
     run, local = local_run
-    cp = ibqos(
+    cp = ibqos_cli(
         "simulate", run, *SWEEP, "--slurm", "--slurm-partition", PARTITION, "--slurm-time", "5", "--plot",
         "--out", run / "slurm", env=slurm_cluster.env,
     )  # fmt: skip
@@ -67,9 +54,9 @@ def test_array_sweep_merges_to_the_local_results(slurm_cluster, local_run):
     assert (run / "slurm" / "uniform-sweep-throughput.png").stat().st_size > 0
 
 
-def test_no_wait_then_collect(slurm_cluster, local_run):
+def test_no_wait_then_collect(ibqos_cli, slurm_cluster, local_run):
     run, local = local_run
-    cp = ibqos(
+    cp = ibqos_cli(
         "simulate", run, *SWEEP, "--slurm", "--no-wait", "--slurm-opt", f"--partition={PARTITION} --time=5",
         "--out", run / "later", env=slurm_cluster.env,
     )  # fmt: skip
@@ -77,27 +64,27 @@ def test_no_wait_then_collect(slurm_cluster, local_run):
     jobdir = run / "later" / "uniform-sweep.slurm"
     assert f"ibqos simulate --collect {jobdir}" in cp.stdout
     assert not (run / "later" / "uniform-sweep.json").exists()
-    cp = collect_when_done(jobdir, slurm_cluster.env)
+    cp = collect_when_done(ibqos_cli, jobdir, slurm_cluster.env)
     assert cp.returncode == 0, cp.stderr + logs(slurm_cluster)
     assert measured(run / "later" / "uniform-sweep.json") == local
     assert [without_timing(r) for r in json.loads(cp.stdout)["results"]] == local["results"]
 
 
-def collect_when_done(jobdir: Path, env: dict) -> subprocess.CompletedProcess:
+def collect_when_done(ibqos_cli, jobdir: Path, env: dict) -> subprocess.CompletedProcess:
     """`ibqos simulate --collect` once it no longer says the job is still running."""
     deadline = time.monotonic() + 60
     while True:
-        cp = ibqos("simulate", "--collect", jobdir, "--json", env=env)
+        cp = ibqos_cli("simulate", "--collect", jobdir, "--json", env=env)
         if "still running" not in cp.stderr or time.monotonic() > deadline:
             return cp
         assert cp.returncode == 3, cp.stderr
         time.sleep(0.5)
 
 
-def test_a_failed_task_is_named_with_its_log(slurm_cluster, local_run, tmp_path):
+def test_a_failed_task_is_named_with_its_log(ibqos_cli, slurm_cluster, local_run, tmp_path):
     """A point whose task fails leaves no result: the merge names it, its log and the error."""
     run, _ = local_run
-    cp = ibqos(
+    cp = ibqos_cli(
         "simulate", run, *SWEEP, "--slurm", "--no-wait", "--slurm-partition", PARTITION, "--slurm-opt", "--hold",
         "--out", tmp_path, env=slurm_cluster.env,
     )  # fmt: skip
@@ -106,7 +93,7 @@ def test_a_failed_task_is_named_with_its_log(slurm_cluster, local_run, tmp_path)
     job = json.loads((jobdir / "job.json").read_text())["job_id"]
     (jobdir / "fabrics" / "0.json").write_text('{"schema": "not a fabric"}')  # held: no task has read it
     subprocess.run(["scontrol", "release", job], env=slurm_cluster.env, check=True, timeout=30)
-    cp = collect_when_done(jobdir, slurm_cluster.env)
+    cp = collect_when_done(ibqos_cli, jobdir, slurm_cluster.env)
     assert cp.returncode == 3, cp.stderr
     line = cp.stderr.strip()
     assert line.startswith(f"ibqos: error: job {job}: 4 of 4 points have no result: point 0 ("), line
@@ -115,14 +102,14 @@ def test_a_failed_task_is_named_with_its_log(slurm_cluster, local_run, tmp_path)
 
 
 @pytest.mark.fabric
-def test_compare_engines_points_as_an_array(slurm_cluster, tmp_path):
+def test_compare_engines_points_as_an_array(ibqos_cli, slurm_cluster, tmp_path):
     """compare-engines routes on OpenSM here and sends its simulations out as one array: its
     compare.json equals the one of the same comparison run on local cores."""
     args = ["compare-engines", "df42", "--engines", "dla,minhop", "--patterns", "uniform,hotspot"]
     args += ["--loads", "0.5,1.0", "--warmup-us", "20", "--time-us", "100", "--buffer-packets", "2"]
-    local = ibqos(*args, "--jobs", "2", "--out", tmp_path / "local", timeout=300)
+    local = ibqos_cli(*args, "--jobs", "2", "--out", tmp_path / "local", timeout=300)
     assert local.returncode == 0, local.stderr
-    cp = ibqos(*args, "--slurm", "--slurm-partition", PARTITION, "--out", tmp_path / "slurm", env=slurm_cluster.env)
+    cp = ibqos_cli(*args, "--slurm", "--slurm-partition", PARTITION, "--out", tmp_path / "slurm", env=slurm_cluster.env)
     assert cp.returncode == 0, cp.stderr + logs(slurm_cluster)
     assert "submitted job array" in cp.stderr
     jobdir = tmp_path / "slurm" / "compare.slurm"

@@ -13,29 +13,19 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from simfabrics import config_a, star
 
 ROOT = Path(__file__).resolve().parents[2]
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 TESTBED = ROOT / "testbed/tests/fixtures"
 NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
 
 
-def run_at(width: int, *args, cwd: Path) -> subprocess.CompletedProcess:
+def run_at(ibqos_cli, width: int, *args, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, COLUMNS=str(width))
-    cp = subprocess.run(
-        [IBQOS, *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    cp = ibqos_cli(*args, cwd=cwd, env=env, timeout=300)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     return cp
 
@@ -79,18 +69,18 @@ def work(tmp_path):
     return tmp_path
 
 
-def both(*args, cwd) -> dict[int, str]:
-    return {w: run_at(w, *args, cwd=cwd).stdout for w in (80, 200)}
+def both(ibqos_cli, *args, cwd) -> dict[int, str]:
+    return {w: run_at(ibqos_cli, w, *args, cwd=cwd).stdout for w in (80, 200)}
 
 
-def test_plan_and_analyze(work):
-    doc = json.loads(run_at(200, "plan", "policy.yaml", "-o", "plan.json", "--json", cwd=work).stdout)
-    texts = both("plan", "policy.yaml", "-o", "plan.json", cwd=work)
+def test_plan_and_analyze(ibqos_cli, work):
+    doc = json.loads(run_at(ibqos_cli, 200, "plan", "policy.yaml", "-o", "plan.json", "--json", cwd=work).stdout)
+    texts = both(ibqos_cli, "plan", "policy.yaml", "-o", "plan.json", cwd=work)
     assert_uncut(texts)
     assert_shown([x for c in doc.values() for x in (c["share"], c["max_distance"], c["worst_wait_us"])], texts)
 
-    doc = json.loads(run_at(200, "analyze", "plan.json", "--json", cwd=work).stdout)
-    texts = both("analyze", "plan.json", cwd=work)
+    doc = json.loads(run_at(ibqos_cli, 200, "analyze", "plan.json", "--json", cwd=work).stdout)
+    texts = both(ibqos_cli, "analyze", "plan.json", cwd=work)
     assert_uncut(texts)
     e2e = doc.pop("end_to_end")["per_class"].values()
     per_vl = [s for role in doc.values() for s in role["per_vl"].values()]
@@ -101,8 +91,8 @@ def test_plan_and_analyze(work):
     )
 
 
-def test_status(work):
-    texts = both("status", ".", cwd=work)
+def test_status(ibqos_cli, work):
+    texts = both(ibqos_cli, "status", ".", cwd=work)
     assert_uncut(texts)
     # every weight of the 64-entry high table read back is there, whole, at 80 columns too
     weights = [w for _, w in config_a().high if w]
@@ -112,10 +102,10 @@ def test_status(work):
         assert [int(w) for w in re.findall(r"\d+:(\d+)", high)] == weights
 
 
-def test_simulate_one_load_and_a_sweep(work):
+def test_simulate_one_load_and_a_sweep(ibqos_cli, work):
     args = ("simulate", ".", "--traffic", "twonode", "--rate", "EDR", "--time-us", "300")
-    doc = json.loads(run_at(200, *args, "--json", cwd=work).stdout)
-    texts = both(*args, cwd=work)
+    doc = json.loads(run_at(ibqos_cli, 200, *args, "--json", cwd=work).stdout)
+    texts = both(ibqos_cli, *args, cwd=work)
     assert_uncut(texts)
     (res,) = doc["results"]
     assert_shown(
@@ -127,8 +117,8 @@ def test_simulate_one_load_and_a_sweep(work):
 
     star(4, config_a()).save(work / "fabric.json")
     args = ("simulate", ".", "--traffic", "uniform", "--sweep", "0.2:1.0:0.4", "--warmup-us", "20", "--time-us", "100")
-    doc = json.loads(run_at(200, *args, "--json", cwd=work).stdout)
-    texts = both(*args, cwd=work)
+    doc = json.loads(run_at(ibqos_cli, 200, *args, "--json", cwd=work).stdout)
+    texts = both(ibqos_cli, *args, cwd=work)
     assert_uncut(texts)
     assert_shown(
         [r["accepted_pct"] for r in doc["results"]]
@@ -138,10 +128,10 @@ def test_simulate_one_load_and_a_sweep(work):
     )
 
 
-def test_testbed_report(tmp_path):
+def test_testbed_report(ibqos_cli, tmp_path):
     args = ("testbed", "report", TESTBED / "results_configA", "--prediction", TESTBED / "plan_configA.json")
-    doc = json.loads(run_at(200, *args, "--json", cwd=tmp_path).stdout)
-    texts = both(*args, cwd=tmp_path)
+    doc = json.loads(run_at(ibqos_cli, 200, *args, "--json", cwd=tmp_path).stdout)
+    texts = both(ibqos_cli, *args, cwd=tmp_path)
     assert_uncut(texts)
     assert_shown(
         [c[k] for c in doc["per_class"] for k in ("predicted", "measured", "diff_predicted")] + [doc["total_gbps"]],

@@ -4,9 +4,6 @@ get the plan's table, and `ibqos simulate` says which ports those were."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from ibqos.fabric.groups import port_roles
 from ibqos.paths import REPO_ROOT
@@ -14,8 +11,6 @@ from ibqos.planner import make_plan
 from ibqos.policy.load import load_policy
 from ibqos_sim.sim import overlay_plan_vlarb
 from simfabrics import dragonfly_dla
-
-IBQOS = [str(Path(sys.executable).parent / "ibqos")]
 
 
 def _plan():
@@ -47,17 +42,11 @@ def test_only_ports_without_vlarb_get_the_plans_table_and_are_listed():
     assert sorted(ov.names(f)) == sorted([f"{ca.desc}:1 (ca)", f"{sw.desc}:{glob} (global)"])
 
 
-def test_simulate_reports_which_ports_came_from_the_plan(tmp_path):
+def test_simulate_reports_which_ports_came_from_the_plan(ibqos_cli, tmp_path):
     f, _, (ca, sw, glob) = _fabric_missing_two()
     f.save(tmp_path / "fabric.json")
     _plan().save(tmp_path / "plan.json")
-    cp = subprocess.run(
-        IBQOS + ["simulate", str(tmp_path), "--time-us", "30", "--load", "0.3", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    cp = ibqos_cli("simulate", tmp_path, "--time-us", "30", "--load", "0.3", "--json", timeout=300)
     assert cp.returncode == 0, cp.stderr[-2000:]
     ov = json.loads(cp.stdout)["vlarb_overlay"]
     assert ov["source"] == f"plan {tmp_path / 'plan.json'}" and ov["count"] == 2
@@ -66,11 +55,5 @@ def test_simulate_reports_which_ports_came_from_the_plan(tmp_path):
     assert saved["vlarb_overlay"] == ov
 
     dragonfly_dla(vls=2).save(tmp_path / "fabric.json")  # every table read back: no overlay
-    cp = subprocess.run(
-        IBQOS + ["simulate", str(tmp_path), "--time-us", "30", "--load", "0.3", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        stdin=subprocess.DEVNULL,
-    )
+    cp = ibqos_cli("simulate", tmp_path, "--time-us", "30", "--load", "0.3", "--json", timeout=300)
     assert cp.returncode == 0 and "vlarb_overlay" not in json.loads(cp.stdout)

@@ -4,7 +4,6 @@ on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the adm
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,11 +14,11 @@ from ibqos.fabric.live import read_live
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
+from ibqos.proc import run_command
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 APPLY_FAULT = Path(__file__).with_name("apply_fault.py")
 
 
@@ -63,9 +62,13 @@ def live_sm(tmp_path):
         yield h, sm, plan_a, path_a
 
 
-def apply_cmd(h, sm, plan_path, *extra) -> list[str]:
+def apply_cmd(ibqos_cli, h, sm, plan_path, *extra) -> list[str]:
+    """`ibqos apply` on this fabric's OpenSM, as an argv (for Popen); ibqos_cli: conftest's."""
+    return [*ibqos_cli.argv, *apply_args(h, sm, plan_path, *extra)]
+
+
+def apply_args(h, sm, plan_path, *extra) -> list[str]:
     return [
-        IBQOS,
         "apply",
         str(plan_path),
         "--opensm-conf",
@@ -82,26 +85,23 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
 
 
-def run_apply(h, sm, plan_path, *extra, fault=None, env=None):
+def run_apply(ibqos_cli, h, sm, plan_path, *extra, fault=None, env=None):
     """`ibqos apply`; with `fault` (a step, or journal:<state>) the apply process SIGKILLs
     itself there (apply_fault.py) and returns -9."""
-    cmd = apply_cmd(h, sm, plan_path, *extra)
+    args = apply_args(h, sm, plan_path, *extra)
     if fault:
-        cmd = [sys.executable, str(APPLY_FAULT), fault, *cmd[1:]]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=child_env(env))
+        cmd = [sys.executable, str(APPLY_FAULT), fault, *args]
+        return run_command(cmd, env=child_env(env), timeout=300, check=False)
+    return ibqos_cli(*args, env=child_env(env))
 
 
-def run_ibqos(*args, env=None):
-    return subprocess.run([IBQOS, *args], capture_output=True, text=True, timeout=300, env=child_env(env))
+def run_status(ibqos_cli, h, sm, *extra):
+    return ibqos_cli("status", "--opensm-conf", sm.conf, "--sim-socket", h.sock, *extra, env=child_env())
 
 
-def run_status(h, sm, *extra):
-    return run_ibqos("status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *extra)
-
-
-def run_rollback(h, sm, *extra, env=None):
+def run_rollback(ibqos_cli, h, sm, *extra, env=None):
     target = ("--opensm-conf", str(sm.conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
-    return run_ibqos("rollback", *extra, *target, env=env)
+    return ibqos_cli("rollback", *extra, *target, env=child_env(env))
 
 
 def managed_texts(sm) -> tuple[str, ...]:

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 import yaml
 from apply_helpers import (
+    child_env,
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
     managed_texts,
     programmed_equals,
     run_apply,
-    run_ibqos,
     run_rollback,
     run_status,
     sm_on_plan_a,
@@ -73,8 +73,8 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _history(sm) -> list[dict]:
-    r = run_ibqos("history", "--opensm-conf", str(sm.conf), "--json")
+def _history(ibqos_cli, sm) -> list[dict]:
+    r = ibqos_cli("history", "--opensm-conf", str(sm.conf), "--json", env=child_env())
     assert r.returncode == 0, r.stdout + r.stderr
     return json.loads(r.stdout)
 
@@ -83,19 +83,19 @@ def _state(sm) -> Path:
     return sm.conf.parent / "ibqos.d"
 
 
-def test_history_rollback_and_one_syslog_line_each(live_sm, tmp_path, syslog):
+def test_history_rollback_and_one_syslog_line_each(ibqos_cli, live_sm, tmp_path, syslog):
     h, sm, plan_a, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     _, path_c = make_plan_file(tmp_path, "c", 30)
     env = {"IBQOS_SYSLOG_SOCKET": syslog.path, "SUDO_USER": "alice"}
     for path, version in ((path_b, "v0001"), (path_c, "v0002")):
-        r = run_apply(h, sm, path, env=env)
+        r = run_apply(ibqos_cli, h, sm, path, env=env)
         assert r.returncode == 0, r.stdout + r.stderr
         lines = syslog.lines()
         assert len(lines) == 1, lines
         assert f"plan sha256 {_sha(path)[:16]} by alice: verified {version}" in lines[0]
         assert lines[0].startswith("<30>ibqos[")  # facility daemon, level info
-    rows = _history(sm)
+    rows = _history(ibqos_cli, sm)
     assert [(r["version"], r["result"], r["current"]) for r in rows] == [
         ("v0000", "original", False),
         ("v0001", "verified", False),
@@ -103,7 +103,7 @@ def test_history_rollback_and_one_syslog_line_each(live_sm, tmp_path, syslog):
     ]
     assert rows[1]["plan_sha256"] == _sha(path_b) and rows[1]["who"] == "alice"
 
-    r = run_rollback(h, sm, env=env)  # the previous verified version: v0001, plan B
+    r = run_rollback(ibqos_cli, h, sm, env=env)  # the previous verified version: v0001, plan B
     assert r.returncode == 0, r.stdout + r.stderr
     assert "rollback to v0001, the previous verified version" in r.stdout
     assert "configuration v0002 → v0003" in r.stdout and "read back: every port equals the plan" in r.stdout
@@ -112,29 +112,29 @@ def test_history_rollback_and_one_syslog_line_each(live_sm, tmp_path, syslog):
     assert len(lines) == 1 and f"rollback to v0001 {sm.conf} plan sha256 {_sha(path_b)[:16]}" in lines[0], lines
     assert lines[0].endswith("verified v0003")
 
-    r = run_rollback(h, sm, "v0000", env=env)  # the admin's own files: plan A as the SM started
+    r = run_rollback(ibqos_cli, h, sm, "v0000", env=env)  # the admin's own files: plan A as the SM started
     assert r.returncode == 0, r.stdout + r.stderr
     assert "v0000 has no plan (the admin's own files)" in r.stdout
     assert programmed_equals(h, plan_a)
     assert len(syslog.lines()) == 1
-    rows = _history(sm)
+    rows = _history(ibqos_cli, sm)
     assert [(r["version"], r["rollback_of"], r["result"]) for r in rows[3:]] == [
         ("v0003", "v0001", "verified"),
         ("v0004", "v0000", "verified"),
     ]
-    human = run_ibqos("history", "--opensm-conf", str(sm.conf))
+    human = ibqos_cli("history", "--opensm-conf", str(sm.conf), env=child_env())
     assert human.returncode == 0 and "the admin's original files" in human.stdout, human.stdout
 
 
-def test_a_failed_rollback_is_rolled_back_and_failed_versions_are_pruned(live_sm, tmp_path, syslog):
+def test_a_failed_rollback_is_rolled_back_and_failed_versions_are_pruned(ibqos_cli, live_sm, tmp_path, syslog):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     # 16-entry tables: more than ibsim's 8-entry ports hold, so the plugin refuses them
     _, path_big = make_plan_file(tmp_path, "big", 30, cap=16)
     env = {"IBQOS_SYSLOG_SOCKET": syslog.path}
-    assert run_apply(h, sm, path_b, "--keep", "2", env=env).returncode == 0
+    assert run_apply(ibqos_cli, h, sm, path_b, "--keep", "2", env=env).returncode == 0
     for _ in range(3):
-        r = run_apply(h, sm, path_big, "--keep", "2", env=env)
+        r = run_apply(ibqos_cli, h, sm, path_big, "--keep", "2", env=env)
         assert r.returncode == 1 and "rolled back" in r.stderr, r.stdout + r.stderr
     lines = syslog.lines()
     assert len(lines) == 4 and all("rolled back" in ln for ln in lines[1:]), lines
@@ -145,52 +145,52 @@ def test_a_failed_rollback_is_rolled_back_and_failed_versions_are_pruned(live_sm
         "v0003",
         "v0004",
     ]
-    r = run_rollback(h, sm, "v0004", env=env)  # a version OpenSM refuses: the rollback rolls back
+    r = run_rollback(ibqos_cli, h, sm, "v0004", env=env)  # a version OpenSM refuses: the rollback rolls back
     assert r.returncode == 1, r.stdout + r.stderr
     assert "rolled back to v0001, fabric verified as before" in r.stderr and "Traceback" not in r.stderr
     assert programmed_equals(h, plan_b)
     assert os.readlink(_state(sm) / "current") == "v0001"
-    assert _history(sm)[-1]["result"] == "rolled back"
+    assert _history(ibqos_cli, sm)[-1]["result"] == "rolled back"
     assert len(syslog.lines()) == 1
 
 
-def test_a_version_changed_by_hand_is_found_and_refused(live_sm, tmp_path):
+def test_a_version_changed_by_hand_is_found_and_refused(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 25)
     plan_c, path_c = make_plan_file(tmp_path, "c", 30)
-    assert run_apply(h, sm, path_b).returncode == 0
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
     v1 = _state(sm) / "v0001"
     assert all(stat.S_IMODE(p.stat().st_mode) & 0o222 == 0 for p in (v1, *v1.iterdir()))  # read-only
     policy = Path(os.path.realpath(sm.conf)).parent / "qos-policy.conf"
     with open(policy, "a") as f:  # root edits through the managed path, mode or not
         f.write("# tuned by hand\n")
     want = f"TAMPERED: {v1} changed since ibqos wrote it (qos-policy.conf differ from its manifest.json)"
-    for r in (run_ibqos("history", "--opensm-conf", str(sm.conf)), run_status(h, sm)):
+    for r in (ibqos_cli("history", "--opensm-conf", str(sm.conf), env=child_env()), run_status(ibqos_cli, h, sm)):
         assert r.returncode == 1 and r.stderr.count("\n") == 1 and want in r.stderr, r.stdout + r.stderr
     before = managed_texts(sm)
-    r = run_apply(h, sm, path_c)
+    r = run_apply(ibqos_cli, h, sm, path_c)
     assert r.returncode == 1 and want in r.stderr and "--accept-edits" in r.stderr, r.stdout + r.stderr
     assert managed_texts(sm) == before
-    r = run_apply(h, sm, path_c, "--accept-edits")
+    r = run_apply(ibqos_cli, h, sm, path_c, "--accept-edits")
     assert r.returncode == 0, r.stdout + r.stderr
     assert programmed_equals(h, plan_c)
-    assert [r["tampered"] for r in _history_rows_allowing_tamper(sm)] == [[], ["qos-policy.conf"], []]
+    assert [r["tampered"] for r in _history_rows_allowing_tamper(ibqos_cli, sm)] == [[], ["qos-policy.conf"], []]
 
 
-def _history_rows_allowing_tamper(sm) -> list[dict]:
-    r = run_ibqos("history", "--opensm-conf", str(sm.conf), "--json")
+def _history_rows_allowing_tamper(ibqos_cli, sm) -> list[dict]:
+    r = ibqos_cli("history", "--opensm-conf", str(sm.conf), "--json", env=child_env())
     assert r.returncode == 1, r.stderr  # a tampered version is a defect
     return json.loads(r.stdout)
 
 
-def test_an_unchanged_plan_writes_nothing(live_sm, tmp_path, syslog):
+def test_an_unchanged_plan_writes_nothing(ibqos_cli, live_sm, tmp_path, syslog):
     h, sm, _, _ = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 25)
     env = {"IBQOS_SYSLOG_SOCKET": syslog.path}
-    assert run_apply(h, sm, path_b, env=env).returncode == 0
+    assert run_apply(ibqos_cli, h, sm, path_b, env=env).returncode == 0
     before = snapshot(_state(sm), skip=("apply.lock",)), managed_texts(sm), os.readlink(sm.conf)
     syslog.lines()
-    r = run_apply(h, sm, path_b, env=env)
+    r = run_apply(ibqos_cli, h, sm, path_b, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "no change" in r.stdout and "applied" not in r.stdout
     after = snapshot(_state(sm), skip=("apply.lock",)), managed_texts(sm), os.readlink(sm.conf)
@@ -199,10 +199,10 @@ def test_an_unchanged_plan_writes_nothing(live_sm, tmp_path, syslog):
     assert len(lines) == 1 and lines[0].endswith("no change (v0001)"), lines
 
 
-def test_without_a_syslog_socket_apply_still_works(live_sm, tmp_path):
+def test_without_a_syslog_socket_apply_still_works(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
-    r = run_apply(h, sm, path_b, env={"IBQOS_SYSLOG_SOCKET": str(tmp_path / "no-such-socket")})
+    r = run_apply(ibqos_cli, h, sm, path_b, env={"IBQOS_SYSLOG_SOCKET": str(tmp_path / "no-such-socket")})
     assert r.returncode == 0 and r.stderr == "", r.stdout + r.stderr
     assert programmed_equals(h, plan_b)
 
@@ -225,20 +225,20 @@ def _ca_pkeys(h) -> str:
     return h.diag(["smpquery", "pkeys", "-D", "0"]).stdout
 
 
-def test_dropping_partitions_needs_allow_pkey_removal_and_never_dangles(tmp_path):
+def test_dropping_partitions_needs_allow_pkey_removal_and_never_dangles(ibqos_cli, tmp_path):
     part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
     part.write_text("Default=0x7fff : ALL=full ;\n")
     with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, plan_a, path_a):
         _, path_t = _tenant_plan(tmp_path)
-        r = run_apply(h, sm, path_t)
+        r = run_apply(ibqos_cli, h, sm, path_t)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "0x8101" in _ca_pkeys(h)
         before = managed_texts(sm), part.read_text()
-        r = run_apply(h, sm, path_a)
+        r = run_apply(ibqos_cli, h, sm, path_a)
         assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stdout + r.stderr
         assert "--allow-pkey-removal: P_Keys 0x8101, 0x8102, 0x8103 would go from every port" in r.stderr
         assert (managed_texts(sm), part.read_text()) == before and "0x8101" in _ca_pkeys(h)
-        r = run_apply(h, sm, path_a, "--allow-pkey-removal")
+        r = run_apply(ibqos_cli, h, sm, path_a, "--allow-pkey-removal")
         assert r.returncode == 0, r.stdout + r.stderr
         assert "P_Keys removed from every port: 0x8101, 0x8102, 0x8103" in r.stdout
         assert part.is_symlink() and part.exists() and part.read_text() == ""  # emptied, never dangling
@@ -246,13 +246,13 @@ def test_dropping_partitions_needs_allow_pkey_removal_and_never_dangles(tmp_path
         assert programmed_equals(h, plan_a)
 
 
-def test_a_killed_apply_gets_its_syslog_line_from_the_recovery(live_sm, tmp_path, syslog):
+def test_a_killed_apply_gets_its_syslog_line_from_the_recovery(ibqos_cli, live_sm, tmp_path, syslog):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     env = {"IBQOS_SYSLOG_SOCKET": syslog.path}
-    assert run_apply(h, sm, path_b, fault="journal:swapped", env=env).returncode == -9
+    assert run_apply(ibqos_cli, h, sm, path_b, fault="journal:swapped", env=env).returncode == -9
     assert syslog.lines() == []  # SIGKILL: no line of its own
-    r = run_ibqos("status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, env=env)
+    r = ibqos_cli("status", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, env=child_env(env))
     assert r.returncode == 0, r.stdout + r.stderr
     lines = syslog.lines()
     assert len(lines) == 1 and "recovered" in lines[0] and "verified v0001; it stays" in lines[0], lines

@@ -56,7 +56,7 @@ def _stop(*procs) -> None:
             p.wait()
 
 
-def test_sigstop_after_the_flip_serializes_the_second_apply(live_sm, tmp_path):
+def test_sigstop_after_the_flip_serializes_the_second_apply(ibqos_cli, live_sm, tmp_path):
     """Issue 13 defect 1: A stopped right after `configuration v0000 → v0001` must not let B
     run under it; once A resumes and finishes, B applies, and the fabric equals B's plan."""
     h, sm, _, _ = live_sm
@@ -64,12 +64,14 @@ def test_sigstop_after_the_flip_serializes_the_second_apply(live_sm, tmp_path):
     plan_c, path_c = make_plan_file(tmp_path, "c", 30)
     out_a, out_b = tmp_path / "a.out", tmp_path / "b.out"
     with open(out_a, "w") as fa, open(out_b, "w") as fb:
-        a = subprocess.Popen(apply_cmd(h, sm, path_b), stdout=fa, stderr=subprocess.STDOUT, env=child_env())
+        a = subprocess.Popen(apply_cmd(ibqos_cli, h, sm, path_b), stdout=fa, stderr=subprocess.STDOUT, env=child_env())
         b = None
         try:
             assert _wait_for_line(a, out_a, "configuration v0000 → v0001"), out_a.read_text()
             os.kill(a.pid, signal.SIGSTOP)
-            b = subprocess.Popen(apply_cmd(h, sm, path_c), stdout=fb, stderr=subprocess.STDOUT, env=child_env())
+            b = subprocess.Popen(
+                apply_cmd(ibqos_cli, h, sm, path_c), stdout=fb, stderr=subprocess.STDOUT, env=child_env()
+            )
             waiting = _wait_for_line(b, out_b, f"waiting for ibqos apply pid {a.pid}", timeout=30)
             assert waiting, "B did not wait for A: " + out_b.read_text()
             time.sleep(1)
@@ -86,7 +88,7 @@ def test_sigstop_after_the_flip_serializes_the_second_apply(live_sm, tmp_path):
     assert os.readlink(_state(sm) / "current") == "v0002"
 
 
-def test_many_applies_keep_a_flat_bounded_store(live_sm, tmp_path):
+def test_many_applies_keep_a_flat_bounded_store(ibqos_cli, live_sm, tmp_path):
     """Issue 13 defect 2 / issue 15 defect 2: each apply nested the store one level deeper
     until 'File name too long'. Now the store stays flat and keeps --keep versions."""
     from ibqos_app.apply.run import Apply, ApplyRequest
@@ -94,7 +96,7 @@ def test_many_applies_keep_a_flat_bounded_store(live_sm, tmp_path):
     h, sm, _, _ = live_sm
     plans = [make_plan_file(tmp_path, n, s) for n, s in (("b", 25), ("c", 30))]
     state = _state(sm)
-    r = run_apply(h, sm, plans[0][1], "--keep", "3")  # the first one as the admin runs it
+    r = run_apply(ibqos_cli, h, sm, plans[0][1], "--keep", "3")  # the first one as the admin runs it
     assert r.returncode == 0 and "v0000 → v0001" in r.stdout, r.stdout + r.stderr
     for i in range(1, MANY):  # the rest in-process: no start-up
         _, path = plans[i % 2]
@@ -121,18 +123,18 @@ KILL_POINTS = {
 
 
 @pytest.mark.parametrize("point", list(KILL_POINTS))
-def test_kill_at_a_journal_state_is_finished_by_status(live_sm, tmp_path, point):
+def test_kill_at_a_journal_state_is_finished_by_status(ibqos_cli, live_sm, tmp_path, point):
     """Issue 13 defect 3: kill -9 at each journal state; `ibqos status` finds it and finishes
     or undoes it, in one line. 'swapped' is the crash between the swap and the sweep."""
     h, sm, plan_a, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
-    r = run_apply(h, sm, path_b, fault=f"journal:{point}")
+    r = run_apply(ibqos_cli, h, sm, path_b, fault=f"journal:{point}")
     assert r.returncode == -9, (r.stdout, r.stderr)
     assert _journal(sm)["state"] == point
     if point in ("intent", "swapped"):
         assert programmed_equals(h, plan_a)  # the new set is not live yet
-    s = run_status(h, sm)
+    s = run_status(ibqos_cli, h, sm)
     line, ends_on, files = KILL_POINTS[point]
     assert s.returncode == 0, s.stdout + s.stderr
     assert s.stdout.splitlines() == [
@@ -140,17 +142,17 @@ def test_kill_at_a_journal_state_is_finished_by_status(live_sm, tmp_path, point)
     ]
     assert programmed_equals(h, {"a": plan_a, "b": plan_b}[ends_on])
     assert (managed_texts(sm) == old) == (files == "old")
-    again = run_status(h, sm)  # nothing left to do the second time
+    again = run_status(ibqos_cli, h, sm)  # nothing left to do the second time
     assert again.returncode == 0 and "recovered" not in again.stdout, again.stdout
     assert sm.alive()
 
 
-def test_kill_after_verified_needs_nothing(live_sm, tmp_path):
+def test_kill_after_verified_needs_nothing(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
-    r = run_apply(h, sm, path_b, fault="journal:verified")
+    r = run_apply(ibqos_cli, h, sm, path_b, fault="journal:verified")
     assert r.returncode == -9, (r.stdout, r.stderr)
-    s = run_status(h, sm)
+    s = run_status(ibqos_cli, h, sm)
     assert s.returncode == 0, s.stderr
     sha = hashlib.sha256(path_b.read_bytes()).hexdigest()  # the plan applied, by its bytes
     assert s.stdout.splitlines() == [
@@ -159,27 +161,27 @@ def test_kill_after_verified_needs_nothing(live_sm, tmp_path):
     assert programmed_equals(h, plan_b)
 
 
-def test_kill_between_swap_and_sweep_is_finished_by_the_next_apply(live_sm, tmp_path):
+def test_kill_between_swap_and_sweep_is_finished_by_the_next_apply(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 25)
     plan_c, path_c = make_plan_file(tmp_path, "c", 30)
-    assert run_apply(h, sm, path_b, fault="journal:swapped").returncode == -9
-    r = run_apply(h, sm, path_c)
+    assert run_apply(ibqos_cli, h, sm, path_b, fault="journal:swapped").returncode == -9
+    r = run_apply(ibqos_cli, h, sm, path_c)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[0].startswith("recovered: found apply of v0001")
     assert "verified v0001" in r.stdout and "configuration v0001 → v0002" in r.stdout
     assert programmed_equals(h, plan_c)
 
 
-def test_kill_during_rollback_is_finished_by_status(live_sm, tmp_path):
+def test_kill_during_rollback_is_finished_by_status(ibqos_cli, live_sm, tmp_path):
     h, sm, plan_a, _ = live_sm
     # 16-entry tables: more than ibsim's 8-entry ports hold, so the plugin refuses them
     # inside OpenSM and the apply rolls back; it is killed as the rollback starts.
     _, path_big = make_plan_file(tmp_path, "big", 30, cap=16)
     old = managed_texts(sm)
-    r = run_apply(h, sm, path_big, fault="journal:rollback")
+    r = run_apply(ibqos_cli, h, sm, path_big, fault="journal:rollback")
     assert r.returncode == -9, (r.stdout, r.stderr)
-    s = run_status(h, sm)
+    s = run_status(ibqos_cli, h, sm)
     assert s.returncode == 0, s.stdout + s.stderr
     assert "stopped at 'rollback': finished the rollback to v0000, fabric verified as before" in s.stdout
     assert managed_texts(sm) == old

@@ -7,7 +7,6 @@ Debian's unit set-up: test_apply_debian_unit.py. No OpenSM runs here: a dry run 
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,6 @@ from ibqos.render import render_plan
 from ibqos_app.apply.run import Apply, ApplyRequest
 from tree_snapshot import changes, snapshot
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 TENANTS = "Default=0x7fff : ALL=full ;\nt1=0x8101 : ALL=full ;\nt2=0x8102 : ALL=full ;\nt3=0x8103 : ALL=full ;\n"
 STATES = ("no-conf", "conf", "store-a", "store-p", "tampered")
 OPTION_SETS = (
@@ -85,12 +83,12 @@ def make_state(etc: Path, state: str, plans: dict[str, Path]) -> None:
             f.write("# edited by hand\n")
 
 
-def dry(etc: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([IBQOS, *args, "--dry-run"], capture_output=True, text=True, timeout=120)
+def dry(ibqos_cli, etc: Path, *args: str) -> subprocess.CompletedProcess:
+    return ibqos_cli(*args, "--dry-run", timeout=120)
 
 
 @pytest.mark.parametrize("state", STATES)
-def test_every_dry_run_leaves_the_tree_unchanged(tmp_path, plans, state):
+def test_every_dry_run_leaves_the_tree_unchanged(ibqos_cli, tmp_path, plans, state):
     etc = tmp_path / "etc"
     make_state(etc, state, plans)
     runs = [
@@ -104,40 +102,40 @@ def test_every_dry_run_leaves_the_tree_unchanged(tmp_path, plans, state):
     bad = []
     for args in runs:
         before = snapshot(etc)
-        r = dry(etc, *args)
+        r = dry(ibqos_cli, etc, *args)
         diff = changes(before, snapshot(etc))
         if diff or "Traceback" in r.stderr or r.returncode not in (0, 1, 2, 3):
             bad.append((args, r.returncode, r.stderr[-300:], diff))
     assert not bad, bad
 
 
-def test_the_diff_names_added_changed_and_removed_files(tmp_path, plans):
+def test_the_diff_names_added_changed_and_removed_files(ibqos_cli, tmp_path, plans):
     etc = tmp_path / "etc"
     make_state(etc, "conf", plans)
-    r = dry(etc, "apply", str(plans["p"]), "--opensm-conf", str(etc / "opensm.conf"))
+    r = dry(ibqos_cli, etc, "apply", str(plans["p"]), "--opensm-conf", str(etc / "opensm.conf"))
     assert r.returncode == 0, r.stderr
     assert f"added: {etc}/partitions.conf" in r.stdout and "+t1=0x8101" in r.stdout
     assert f"changed: {etc}/opensm.conf" in r.stdout
 
     etc2 = tmp_path / "etc2"
     make_state(etc2, "store-p", plans)
-    r = dry(etc2, "apply", str(plans["a"]), "--opensm-conf", str(etc2 / "opensm.conf"))
+    r = dry(ibqos_cli, etc2, "apply", str(plans["a"]), "--opensm-conf", str(etc2 / "opensm.conf"))
     assert r.returncode == 0, r.stderr
     assert f"removed: {etc2}/partitions.conf" in r.stdout and "-t1=0x8101 : ALL=full ;" in r.stdout
     assert "P_Keys removed from every port: 0x8101, 0x8102, 0x8103 (apply refuses this" in r.stdout
 
 
-def test_an_unchanged_plan_previews_as_no_change(tmp_path, plans):
+def test_an_unchanged_plan_previews_as_no_change(ibqos_cli, tmp_path, plans):
     etc = tmp_path / "etc"
     make_state(etc, "store-a", plans)
-    r = dry(etc, "apply", str(plans["a"]), "--opensm-conf", str(etc / "opensm.conf"))
+    r = dry(ibqos_cli, etc, "apply", str(plans["a"]), "--opensm-conf", str(etc / "opensm.conf"))
     assert r.returncode == 0, r.stderr
     assert "no change" in r.stdout and "changed:" not in r.stdout
 
 
-def test_a_tampered_store_is_named_in_the_preview(tmp_path, plans):
+def test_a_tampered_store_is_named_in_the_preview(ibqos_cli, tmp_path, plans):
     etc = tmp_path / "etc"
     make_state(etc, "tampered", plans)
-    r = dry(etc, "apply", str(plans["a"]), "--opensm-conf", str(etc / "opensm.conf"))
+    r = dry(ibqos_cli, etc, "apply", str(plans["a"]), "--opensm-conf", str(etc / "opensm.conf"))
     assert r.returncode == 0, r.stderr
     assert f"TAMPERED: {etc}/ibqos.d/v0001 changed since ibqos wrote it (qos-policy.conf differ" in r.stdout

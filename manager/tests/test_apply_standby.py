@@ -6,35 +6,30 @@ files are the master's."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import IBQOS, child_env, live_sm, make_plan_file, run_apply  # noqa: F401 (fixture)
+from apply_helpers import child_env, live_sm, make_plan_file, run_apply  # noqa: F401 (fixture)
 from ibqos import osmconf
 from ibqos.render import render_plan
 
 pytestmark = pytest.mark.fabric
 
 
-def _ibqos(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, timeout=300, env=child_env())
-
-
 def _current(conf: Path) -> Path:
     return (conf.parent / "ibqos.d" / "current").resolve()
 
 
-def test_standby_gets_the_masters_version_by_hash_without_a_sweep(live_sm, tmp_path):
+def test_standby_gets_the_masters_version_by_hash_without_a_sweep(ibqos_cli, live_sm, tmp_path):
     h, sm, plan_a, _ = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 25)
     # the standby host's configuration: the same plan A, its own paths, no OpenSM to signal
     standby = render_plan(plan_a, tmp_path / "standby")["opensm.conf"]
-    master = run_apply(h, sm, path_b)
+    master = run_apply(ibqos_cli, h, sm, path_b)
     assert master.returncode == 0, master.stdout + master.stderr
     sweeps = sm.record().heavy_sweeps
 
-    r = _ibqos("apply", path_b, "--opensm-conf", standby, "--standby")
+    r = ibqos_cli("apply", path_b, "--opensm-conf", standby, "--standby", env=child_env())
     assert r.returncode == 0, r.stdout + r.stderr
     assert "for the standby SM" in r.stdout and "not swept" in r.stdout
     assert sm.record().heavy_sweeps == sweeps  # nothing was signalled
@@ -52,6 +47,6 @@ def test_standby_gets_the_masters_version_by_hash_without_a_sweep(live_sm, tmp_p
     # the paths the standby's OpenSM reads now hold that version
     assert Path(ours["qos_policy_file"]).read_bytes() == (m / "qos-policy.conf").read_bytes()
 
-    said = [_ibqos("status", "--opensm-conf", c).stdout for c in (sm.conf, standby)]
+    said = [ibqos_cli("status", "--opensm-conf", c, env=child_env()).stdout for c in (sm.conf, standby)]
     assert f"(plan sha256 {meta_m['plan_sha256']})" in said[0]
     assert f"(plan sha256 {meta_m['plan_sha256']})" in said[1] and "standby" in said[1]

@@ -4,8 +4,6 @@ defines it (applied whole)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,6 @@ from ibqos.render import render_plan
 from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
 def _plan(tmp: Path, name: str, pkey: str | None = None, partitions: str | None = None):
@@ -35,7 +32,7 @@ def _plan(tmp: Path, name: str, pkey: str | None = None, partitions: str | None 
     return plan, tmp / f"{name}.plan.json"
 
 
-def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(tmp_path, ibsim_fabric):
+def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(ibqos_cli, tmp_path, ibsim_fabric):
     plan_a, _ = _plan(tmp_path, "a")
     files = render_plan(plan_a, tmp_path / "cfg-a")
     part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
@@ -50,21 +47,8 @@ def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(tmp_path, 
         )
 
         def apply(path):
-            return subprocess.run(
-                [
-                    IBQOS,
-                    "apply",
-                    str(path),
-                    "--opensm-conf",
-                    str(sm.conf),
-                    "--pid",
-                    str(sm.pid),
-                    "--sim-socket",
-                    h.sock,
-                ],
-                capture_output=True,
-                text=True,
-                timeout=300,
+            return ibqos_cli(
+                "apply", path, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock, timeout=300
             )
 
         _, path_b = _plan(tmp_path, "b", pkey="0x0a01")  # no partition for it

@@ -19,14 +19,16 @@ def _truncations(sm) -> int:
 
 
 @pytest.mark.fabric
-def test_apply_works_with_the_log_truncated_under_it(tmp_path):
+def test_apply_works_with_the_log_truncated_under_it(ibqos_cli, tmp_path):
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     # log_max_size is in MB, 1 the smallest limit (0: none); every log level makes a heavy
     # sweep log several MB, so OpenSM truncates the log several times in each
     with sm_on_plan_a(tmp_path, conf={"log_max_size": 1}, log_flags=0xFF, wait=False) as (h, sm, _, _):
         sm.wait_for_record_sweeps(1)
         before, cut = sm.record(), _truncations(sm)
-        r = subprocess.run(apply_cmd(h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env())
+        r = subprocess.run(
+            apply_cmd(ibqos_cli, h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env()
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         assert "read back: every port equals the plan" in r.stdout
         assert _truncations(sm) > cut, "OpenSM did not truncate its log during the apply"
@@ -38,7 +40,7 @@ def test_apply_works_with_the_log_truncated_under_it(tmp_path):
 
 
 @pytest.mark.fabric
-def test_apply_accepts_the_plugin_beside_another_event_plugin(tmp_path):
+def test_apply_accepts_the_plugin_beside_another_event_plugin(ibqos_cli, tmp_path):
     """OpenSM loads every plugin event_plugin_name names, space separated. osmeventplugin,
     OpenSM's sample plugin, is not in Debian's package: OpenSM logs that it cannot load it
     (ERR 1000) and runs with ibqos, as on a host where the second plugin is missing."""
@@ -51,7 +53,9 @@ def test_apply_accepts_the_plugin_beside_another_event_plugin(tmp_path):
         assert osmconf.parse(sm.conf.read_text())["event_plugin_name"] == "ibqos osmeventplugin"
         assert sm.record() is not None  # ibqos loaded
         assert "cannot load plugin 'osmeventplugin'" in sm.log.read_text()
-        r = subprocess.run(apply_cmd(h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env())
+        r = subprocess.run(
+            apply_cmd(ibqos_cli, h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env()
+        )
         assert r.returncode == 0, r.stdout + r.stderr
         assert osmconf.parse(managed_texts(sm)[0])["event_plugin_name"] == "ibqos osmeventplugin"  # as it was
         assert programmed_equals(h, plan_b)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from ibqos.arbiter import ArbTable
+from ibqos.arbiter.accounting import Accounting
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
 from ibqos.arbiter.shares import long_run_shares
+from pydantic import TypeAdapter, ValidationError
 from seed002_tables import CONFIG_A, CONFIG_B, byte_shares
 
 A_TOTALS, B_TOTALS = [264, 158, 106], [704, 432, 288]
@@ -124,3 +128,59 @@ def test_table_validation():
     assert ArbTable.parse_entries("0:9, 1:10") == [(0, 9), (1, 10)]
     with pytest.raises(ValueError):
         ArbTable.parse_entries("0-9")
+
+
+def test_a_turn_charged_as_docs_arbiter_md_says():
+    """docs/arbiter.md, "Accounting modes", by hand. byte: a turn adds 64*weight to the
+    deficit and sends while it is positive, carrying the overshoot; packet: max(1,
+    ceil(64*weight/size)) packets, nothing carried. After a low turn the byte counter keeps the
+    overshoot past the limit (4096*L, 1 byte for L = 0); the packet counter restarts."""
+    byte = Accounting("byte", 4096, 2)
+    assert byte.turn(64, 0) == (1, 0)  # 4096 bytes earned, one packet
+    assert byte.turn(6, 0) == (1, 384 - 4096)  # seed 002's SL3: one packet on credit
+    assert byte.turn(6, -3712) == (0, -3328)  # still in debt: nothing sent
+    assert byte.turn(100, -10) == (2, 6390 - 8192)
+    assert (byte.after_low_turn(9000), byte.after_low_turn(8000)) == (9000 - 8192, 0)
+    assert Accounting("byte", 4096, 0).after_low_turn(5000) == 0
+    packet = Accounting("packet", 2048, 2)
+    assert [packet.turn(w, -999) for w in (1, 32, 33, 64)] == [(1, 0), (1, 0), (2, 0), (2, 0)]
+    assert packet.after_low_turn(9000) == 0
+    with pytest.raises(ValueError, match="mode"):
+        Accounting("bytes", 4096, 0)
+    with pytest.raises(ValueError, match="packet size"):
+        Accounting("byte", 0, 0)
+
+
+def test_a_table_document_is_validated_and_written_back():
+    """The JSON form of a table (plan.json, fabric.json): read through pydantic into an ArbTable,
+    written back the same; every bound the IBA puts on it is refused by name."""
+    ta = TypeAdapter(ArbTable)
+    doc = {"high": [[0, 9], [1, 10]], "low": [[3, 6]], "high_limit": 1}
+    t = ta.validate_python(doc)
+    assert t == ArbTable([(0, 9), (1, 10)], [(3, 6)], 1)
+    assert ta.validate_json(json.dumps(doc)) == t and ta.validate_python(t) is t
+    assert ta.dump_python(t) == doc and json.loads(ta.dump_json(t)) == doc
+    capped = ta.validate_python({"high": [], "low": [], "high_limit": 255, "high_cap": 64, "low_cap": 8})
+    assert (capped.limit, capped.high_cap, capped.low_cap) == (255, 64, 8)
+    for bad in (
+        {"high": [[15, 1]], "low": [], "high_limit": 0},  # VL 15 is never arbitrated
+        {"high": [[0, 256]], "low": [], "high_limit": 0},
+        {"high": [[-1, 1]], "low": [], "high_limit": 0},
+        {"high": [[0, -1]], "low": [], "high_limit": 0},
+        {"high": [[0, 1, 2]], "low": [], "high_limit": 0},
+        {"high": [[0]], "low": [], "high_limit": 0},
+        {"high": [[0, 1]] * 65, "low": [], "high_limit": 0},
+        {"high": [], "low": [[0, 1]] * 65, "high_limit": 0},
+        {"high": [], "low": [], "high_limit": 256},
+        {"high": [], "low": [], "high_limit": -1},
+        {"high": [], "low": [], "high_limit": 0, "high_cap": 65},
+        {"high": [], "low": [], "high_limit": 0, "low_cap": -1},
+        {"high": [], "low": [], "high_limit": 0, "extra": 1},
+        {"high": [], "high_limit": 0},
+        {"low": [], "high_limit": 0},
+        {"high": [], "low": []},
+    ):
+        with pytest.raises(ValidationError):
+            ta.validate_python(bad)
+        with pytest.raises(ValidationError):
+            ta.validate_json(json.dumps(bad))

@@ -5,8 +5,6 @@ internal message or a half-written output; a cut dump is bad input, not a fabric
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,14 +12,9 @@ import yaml
 from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness.topology import dragonfly, fat_tree
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 EXAMPLES = REPO_ROOT / "examples"
 RESULTS = REPO_ROOT / "testbed" / "tests" / "fixtures" / "results_configA"
 NOT_UTF8 = b"fabric:\n  rate: EDR\xff\xfe\n"  # byte 19 is the 0xff
-
-
-def ibqos(*args, cwd=None):
-    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300)
 
 
 def one_error_line(r, code=2) -> str:
@@ -61,8 +54,8 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("cmd", sorted(COMMANDS))
-def test_non_utf8_input_is_one_line_naming_the_file_and_byte(cmd, bad, rundir, tmp_path):
-    line = one_error_line(ibqos(*COMMANDS[cmd](bad, rundir, tmp_path)))
+def test_non_utf8_input_is_one_line_naming_the_file_and_byte(ibqos_cli, cmd, bad, rundir, tmp_path):
+    line = one_error_line(ibqos_cli(*COMMANDS[cmd](bad, rundir, tmp_path)))
     assert f"{bad}: not UTF-8 (byte 19)" in line, line
     for out in ("p.json", "out", "tb", "res", "dr"):
         assert not (tmp_path / out).exists(), out  # nothing half-written
@@ -79,10 +72,10 @@ def _dumps(tmp_path) -> Path:
 
 
 @pytest.mark.fabric
-def test_cut_lft_dumps_are_bad_input_not_a_fabric_defect(tmp_path):
+def test_cut_lft_dumps_are_bad_input_not_a_fabric_defect(ibqos_cli, tmp_path):
     dumps = _dumps(tmp_path)
     whole = (dumps / "opensm-lfts.dump").read_text()
-    assert ibqos("verify", dumps).returncode == 0
+    assert ibqos_cli("verify", dumps).returncode == 0
     blocks = whole.split("lids dumped\n")
     cuts = {
         "mid-line": whole[: len(whole) // 2 + 7],
@@ -95,31 +88,31 @@ def test_cut_lft_dumps_are_bad_input_not_a_fabric_defect(tmp_path):
         for f in dumps.iterdir():
             (d / f.name).write_bytes(f.read_bytes())
         (d / "opensm-lfts.dump").write_text(text)
-        line = one_error_line(ibqos("verify", d))
+        line = one_error_line(ibqos_cli("verify", d))
         assert "opensm-lfts.dump:" in line and ("cut" in line or "not an OpenSM" in line), (what, line)
 
 
-def test_non_finite_numbers_are_refused(tmp_path):
+def test_non_finite_numbers_are_refused(ibqos_cli, tmp_path):
     doc = yaml.safe_load((EXAMPLES / "two-class.yaml").read_text())
     doc["classes"][0]["max_latency_us"] = "INF"
     text = yaml.safe_dump(doc).replace("max_latency_us: INF", "max_latency_us: 1e400")
     (tmp_path / "p.yaml").write_text(text)
-    line = one_error_line(ibqos("plan", tmp_path / "p.yaml", "-o", tmp_path / "p.json"))
+    line = one_error_line(ibqos_cli("plan", tmp_path / "p.yaml", "-o", tmp_path / "p.json"))
     assert "max_latency_us" in line and "finite" in line
     assert not (tmp_path / "p.json").exists()
     # a plan document with Infinity in it is not JSON
     ok = tmp_path / "ok.json"
-    assert ibqos("plan", EXAMPLES / "two-class.yaml", "-o", ok).returncode == 0
+    assert ibqos_cli("plan", EXAMPLES / "two-class.yaml", "-o", ok).returncode == 0
     doc = json.loads(ok.read_text())
     doc["classes"][0]["latency"]["max_latency_us"] = float("inf")
     (tmp_path / "inf.json").write_text(json.dumps(doc))
-    line = one_error_line(ibqos("analyze", tmp_path / "inf.json"))
+    line = one_error_line(ibqos_cli("analyze", tmp_path / "inf.json"))
     assert "inf.json" in line and "Infinity" in line
 
 
 @pytest.mark.parametrize("args", [["--high", ""], ["--high", "0:0", "--low", ""]])
-def test_analyze_refuses_tables_that_send_nothing(args):
-    line = one_error_line(ibqos("analyze", *args))
+def test_analyze_refuses_tables_that_send_nothing(ibqos_cli, args):
+    line = one_error_line(ibqos_cli("analyze", *args))
     assert "no entry with a weight above 0" in line
 
 
@@ -133,17 +126,17 @@ def test_analyze_refuses_tables_that_send_nothing(args):
         ("dfplus:l=4,s=4,p=4,h=2,g=10", "2 <= g <= s*h+1"),
     ],
 )
-def test_dryrun_bad_topology_writes_nothing_and_leaks_nothing(tmp_path, spec, says):
+def test_dryrun_bad_topology_writes_nothing_and_leaks_nothing(ibqos_cli, tmp_path, spec, says):
     out = tmp_path / "dr"
-    line = one_error_line(ibqos("dryrun", EXAMPLES / "two-class.yaml", "--topology", spec, "--out", out))
+    line = one_error_line(ibqos_cli("dryrun", EXAMPLES / "two-class.yaml", "--topology", spec, "--out", out))
     assert says in line and "positional argument" not in line
     assert not out.exists()
 
 
-def test_dryrun_bad_net_file_is_named_with_its_line(tmp_path):
+def test_dryrun_bad_net_file_is_named_with_its_line(ibqos_cli, tmp_path):
     net = tmp_path / "bad.net"
     net.write_text('Switch 4 "s"\n[1] "c"[1]\n')
     out = tmp_path / "dr"
-    line = one_error_line(ibqos("dryrun", EXAMPLES / "two-class.yaml", "--net", net, "--out", out))
+    line = one_error_line(ibqos_cli("dryrun", EXAMPLES / "two-class.yaml", "--net", net, "--out", out))
     assert f"{net}:2:" in line and "'c'" in line and "ibpanic" not in line
     assert not out.exists()

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from html import unescape
 from pathlib import Path
 
@@ -15,19 +14,12 @@ import pytest
 from ibqos.paths import REPO_ROOT
 
 pytestmark = pytest.mark.fabric
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 EXAMPLES = REPO_ROOT / "examples"
 
 
-def dryrun(policy, out, *extra):
+def dryrun(ibqos_cli, policy, out, *extra):
     # at 80 columns: the verdict and fabric tables must cut no number (test_example_policies_pass)
-    return subprocess.run(
-        [IBQOS, "dryrun", str(policy), "--out", str(out), *extra],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ, COLUMNS="80"),
-    )
+    return ibqos_cli("dryrun", policy, "--out", out, *extra, env=dict(os.environ, COLUMNS="80"), timeout=600)
 
 
 # Seed 002's configuration A is a two-node method with OpenSM's own routing (minhop): it runs
@@ -44,7 +36,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("policy, topology, nodes", CASES)
-def test_example_policies_pass(tmp_path, policy, topology, nodes):
+def test_example_policies_pass(ibqos_cli, tmp_path, policy, topology, nodes):
     from ibqos.policy import load_policy
     from ibqos_sim.harness.ibsim_binary import DEBIAN_VLARB_CAP, default_choice, resolve
 
@@ -53,7 +45,9 @@ def test_example_policies_pass(tmp_path, policy, topology, nodes):
     vc = load_policy(EXAMPLES / policy).fabric.vlarb_cap
     above_debian = vc.high > DEBIAN_VLARB_CAP[0] or vc.low > DEBIAN_VLARB_CAP[1]
     fit = above_debian and resolve(default_choice("auto")).kind == "debian"
-    r = dryrun(EXAMPLES / policy, tmp_path / "run", "--topology", topology, *(["--fit-to-fabric"] if fit else []))
+    r = dryrun(
+        ibqos_cli, EXAMPLES / policy, tmp_path / "run", "--topology", topology, *(["--fit-to-fabric"] if fit else [])
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
@@ -125,11 +119,11 @@ def check_e2e_in_report(rep: dict, plan: dict, html: str, stdout: str) -> None:
         assert above == any(n.startswith(f"{c['name']}: simulated p99 at 80 %") for n in rep["notes"]), c
 
 
-def test_stage_progress_in_an_80_column_terminal_cuts_nothing(tmp_path):
+def test_stage_progress_in_an_80_column_terminal_cuts_nothing(ibqos_cli, tmp_path):
     """The stage bars (drawn when stderr is a terminal: TTY_COMPATIBLE makes rich draw them
     into the pipe) wrap their notes and keep the elapsed time whole."""
     r = subprocess.run(
-        [IBQOS, "dryrun", str(EXAMPLES / "seed002-config-a.yaml"), "--out", str(tmp_path / "run")]
+        [*ibqos_cli.argv, "dryrun", str(EXAMPLES / "seed002-config-a.yaml"), "--out", str(tmp_path / "run")]
         + ["--topology", "fattree:leaves=1,spines=0,hosts=4"],
         capture_output=True,
         text=True,
@@ -144,21 +138,21 @@ def test_stage_progress_in_an_80_column_terminal_cuts_nothing(tmp_path):
     assert all(len(ln) <= 80 for ln in final), final
 
 
-def test_minhop_on_a_dragonfly_fails_with_the_credit_loop(tmp_path):
+def test_minhop_on_a_dragonfly_fails_with_the_credit_loop(ibqos_cli, tmp_path):
     policy = tmp_path / "minhop.yaml"
     policy.write_text((EXAMPLES / "two-class.yaml").read_text().replace("routing: dla", "routing: minhop"))
-    r = dryrun(policy, tmp_path / "run", "--sim-time", "50")
+    r = dryrun(ibqos_cli, policy, tmp_path / "run", "--sim-time", "50")
     assert r.returncode == 1, r.stderr[-2000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     assert not rep["ok"] and "channel dependency graph" in rep["summary"]
     assert rep["verify"]["cycle"] and all("/" in ch for ch in rep["verify"]["cycle"])
 
 
-def test_infeasible_policy_fails_at_the_plan_stage(tmp_path):
+def test_infeasible_policy_fails_at_the_plan_stage(ibqos_cli, tmp_path):
     bad = tmp_path / "greedy.yaml"
     text = (EXAMPLES / "two-class.yaml").read_text().replace("bandwidth: 40", "bandwidth: 140")
     bad.write_text(text)
-    r = dryrun(bad, tmp_path / "run")
+    r = dryrun(ibqos_cli, bad, tmp_path / "run")
     assert r.returncode == 2
     assert "greedy.yaml" in r.stderr and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("ibqos: error: ")
@@ -166,10 +160,10 @@ def test_infeasible_policy_fails_at_the_plan_stage(tmp_path):
     assert not (tmp_path / "run" / "fabric").exists()  # never got to launch a fabric
 
 
-def test_report_html_renders_in_headless_chromium(tmp_path):
+def test_report_html_renders_in_headless_chromium(ibqos_cli, tmp_path):
     chromium = shutil.which("chromium")
     assert chromium, "chromium is installed by make deps"
-    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run")
+    r = dryrun(ibqos_cli, EXAMPLES / "two-class.yaml", tmp_path / "run")
     assert r.returncode == 0, r.stderr[-2000:]
     html = tmp_path / "run" / "report.html"
     text = html.read_text()
@@ -203,38 +197,36 @@ def test_report_html_renders_in_headless_chromium(tmp_path):
     assert "best-effort" in dom.stdout
 
 
-def test_status_shows_the_programmed_tables_and_diffs_a_plan(tmp_path):
+def test_status_shows_the_programmed_tables_and_diffs_a_plan(ibqos_cli, tmp_path):
     run = tmp_path / "run"
-    assert dryrun(EXAMPLES / "two-class.yaml", run).returncode == 0
-    same = subprocess.run(
-        [IBQOS, "status", str(run), "--plan", str(run / "plan.json")], capture_output=True, text=True, timeout=120
-    )
+    assert dryrun(ibqos_cli, EXAMPLES / "two-class.yaml", run).returncode == 0
+    same = ibqos_cli("status", run, "--plan", run / "plan.json", timeout=120)
     assert same.returncode == 0, same.stderr
     assert "terminal" in same.stdout and "global→local" in same.stdout
     assert "equals" in same.stdout
     # without --plan the run's own plan.json is the default, and status says it took it
-    beside = subprocess.run([IBQOS, "status", str(run)], capture_output=True, text=True, timeout=120)
+    beside = ibqos_cli("status", run, timeout=120)
     assert beside.returncode == 0, beside.stderr
     assert f"plan: {run / 'plan.json'} (the run's; --plan overrides)" in beside.stdout
     assert "equals" in beside.stdout
     other = tmp_path / "other.json"
     subprocess.run(
-        [IBQOS, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],
+        [*ibqos_cli.argv, "plan", str(EXAMPLES / "four-class.yaml"), "-o", str(other)],
         check=True,
         capture_output=True,
         timeout=120,
     )
-    diff = subprocess.run(
-        [IBQOS, "status", str(run), "--plan", str(other)], capture_output=True, text=True, timeout=120
-    )
+    diff = ibqos_cli("status", run, "--plan", other, timeout=120)
     assert diff.returncode == 1 and "finding(s): tables" in diff.stderr and "differ from" in diff.stdout
     assert "SL2VL" in diff.stdout and "planned" in diff.stdout
 
 
-def test_dla_refusal_is_reported_from_the_plugin_record(tmp_path):
+def test_dla_refusal_is_reported_from_the_plugin_record(ibqos_cli, tmp_path):
     """A fat tree is no dragonfly: dla refuses, OpenSM falls back, and the dry run names the
     plugin's error and reason as its record gives them (ibqos-dla.json, not the log)."""
-    r = dryrun(EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "fattree:leaves=2,spines=1,hosts=2")
+    r = dryrun(
+        ibqos_cli, EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "fattree:leaves=2,spines=1,hosts=2"
+    )
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
     dumps = next((tmp_path / "run").rglob("ibqos-dla.json")).parent
     record = json.loads((dumps / "ibqos-dla.json").read_text())
@@ -243,10 +235,18 @@ def test_dla_refusal_is_reported_from_the_plugin_record(tmp_path):
     assert f"D1A0: {record['engine']['reason']}" in r.stderr
 
 
-def test_vlhighlimit_overlay_comes_from_the_record(tmp_path):
+def test_vlhighlimit_overlay_comes_from_the_record(ibqos_cli, tmp_path):
     """On Debian's ibsim, which does not store VLHighLimit (docs/ibsim.md)."""
     r = dryrun(
-        EXAMPLES / "two-class.yaml", tmp_path / "run", "--topology", "df42", "--sim-time", "50", "--ibsim", "debian"
+        ibqos_cli,
+        EXAMPLES / "two-class.yaml",
+        tmp_path / "run",
+        "--topology",
+        "df42",
+        "--sim-time",
+        "50",
+        "--ibsim",
+        "debian",
     )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
@@ -319,7 +319,7 @@ def _policy_64(tmp_path: Path, bandwidth: int = 40) -> Path:
     return policy
 
 
-def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
+def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(ibqos_cli, tmp_path):
     """Issue 11 item 3, issue 21 item 4: on the patched ibsim the dry run plans the policy's own
     64/64 capacity (what OpenSM 3.3.23 can program of it: entries 0-31), programs it through
     OpenSM + dla and reads back 64-entry VLArb tables and VLHighLimit, equal to the plan on
@@ -331,7 +331,7 @@ def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
         pytest.skip(skip)
     # 98 % needs more than 8 entries: a plan fitted to 8/8 could not give it
     policy = _policy_64(tmp_path, bandwidth=98)
-    r = dryrun(policy, tmp_path / "run", "--topology", "df42", "--sim-time", "50", "--ibsim", "patched")
+    r = dryrun(ibqos_cli, policy, tmp_path / "run", "--topology", "df42", "--sim-time", "50", "--ibsim", "patched")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
@@ -366,13 +366,13 @@ def test_64_entry_policy_on_the_patched_ibsim_reads_back_as_planned(tmp_path):
         }
 
 
-def test_policy_above_the_fabric_capacity_is_refused_unless_fitted(tmp_path):
+def test_policy_above_the_fabric_capacity_is_refused_unless_fitted(ibqos_cli, tmp_path):
     """Issue 21 item 4: a 64/64 policy on Debian's ibsim (8/8 ports, read back) is refused with
     both capacities and the ports named, exit 1, nothing judged. With --fit-to-fabric it runs
     a plan fitted to 8/8, and the report, the HTML and the terminal say it judged that plan."""
     policy = _policy_64(tmp_path)
     args = ("--topology", "df42", "--sim-time", "50", "--ibsim", "debian")
-    r = dryrun(policy, tmp_path / "refused", *args)
+    r = dryrun(ibqos_cli, policy, tmp_path / "refused", *args)
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
     err = r.stderr.strip().splitlines()[-1]
     line = next(i for i, ln in enumerate(policy.read_text().splitlines(), 1) if "vlarb_cap:" in ln)
@@ -385,7 +385,7 @@ def test_policy_above_the_fabric_capacity_is_refused_unless_fitted(tmp_path):
     assert "--fit-to-fabric judges a plan fitted to 8/8 instead" in err and "Traceback" not in r.stderr
     assert not (tmp_path / "refused" / "plan.json").exists() and not (tmp_path / "refused" / "report.json").exists()
 
-    r = dryrun(policy, tmp_path / "fitted", *args, "--fit-to-fabric")
+    r = dryrun(ibqos_cli, policy, tmp_path / "fitted", *args, "--fit-to-fabric")
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     run = tmp_path / "fitted"
     rep = json.loads((run / "report.json").read_text())

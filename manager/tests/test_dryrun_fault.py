@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,18 +11,23 @@ from ibqos.paths import REPO_ROOT
 from test_dryrun import check_e2e_in_report
 
 pytestmark = pytest.mark.fabric
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 POLICY = REPO_ROOT / "examples" / "two-class.yaml"
 
 
-def dryrun(out, *extra, policy: Path = POLICY):
+def dryrun(ibqos_cli, out, *extra, policy: Path = POLICY):
     # a wide terminal: the verdict's title line names the fault and must not wrap
-    return subprocess.run(
-        [IBQOS, "dryrun", str(policy), "--out", str(out), "--topology", "df42", "--sim-time", "50", *extra],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    return ibqos_cli(
+        "dryrun",
+        policy,
+        "--out",
+        out,
+        "--topology",
+        "df42",
+        "--sim-time",
+        "50",
+        *extra,
         env={**os.environ, "COLUMNS": "200"},
+        timeout=600,
     )
 
 
@@ -46,14 +49,14 @@ def one_error_line(r) -> str:
     return lines[0]
 
 
-def test_bad_fault_spelling_stops_before_anything_starts(tmp_path):
-    r = dryrun(tmp_path / "run", "--fault", "link:sw-g0-s0")
+def test_bad_fault_spelling_stops_before_anything_starts(ibqos_cli, tmp_path):
+    r = dryrun(ibqos_cli, tmp_path / "run", "--fault", "link:sw-g0-s0")
     assert one_error_line(r) == ("ibqos: error: --fault: 'link:sw-g0-s0': a link needs its port, e.g. link:sw-g0-s0[1]")
     assert not (tmp_path / "run").exists()
 
 
-def test_unknown_node_is_one_line_and_no_report(tmp_path):
-    r = dryrun(tmp_path / "run", "--fault", "switch:sw-g9-s0")
+def test_unknown_node_is_one_line_and_no_report(ibqos_cli, tmp_path):
+    r = dryrun(ibqos_cli, tmp_path / "run", "--fault", "switch:sw-g9-s0")
     assert one_error_line(r) == "ibqos: error: --fault: 'switch:sw-g9-s0': no node named 'sw-g9-s0' on this fabric"
     assert not (tmp_path / "run" / "report.json").exists()
 
@@ -64,9 +67,9 @@ def links_of(fabric_json: dict, name: str) -> dict[int, str]:
     return {p["num"]: by_guid[p["remote"][0]] for p in node["ports"] if p.get("remote")}
 
 
-def test_global_link_fault_with_a_spare_link_keeps_every_sla(tmp_path):
+def test_global_link_fault_with_a_spare_link_keeps_every_sla(ibqos_cli, tmp_path):
     # df42 deals two global links to some group pairs: sw-g0-s1 port 7 is one of a pair's two
-    r = dryrun(tmp_path / "run", "--fault", "link:sw-g0-s1[7]")
+    r = dryrun(ibqos_cli, tmp_path / "run", "--fault", "link:sw-g0-s1[7]")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     [f] = rep["faults"]
@@ -86,9 +89,9 @@ def test_global_link_fault_with_a_spare_link_keeps_every_sla(tmp_path):
     assert "<code>link:sw-g0-s1[7]</code>" in html
 
 
-def test_switch_down_is_routed_by_dla_and_the_report_names_it(tmp_path):
+def test_switch_down_is_routed_by_dla_and_the_report_names_it(ibqos_cli, tmp_path):
     """Issue 10's acceptance: dla routes around a switch that is down (hosts cut off)."""
-    r = dryrun(tmp_path / "run", "--fault", "switch:sw-g3-s1", policy=with_fault_tolerance(tmp_path))
+    r = dryrun(ibqos_cli, tmp_path / "run", "--fault", "switch:sw-g3-s1", policy=with_fault_tolerance(tmp_path))
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     [f] = rep["faults"]
     assert f["kind"] == "switch" and f["lost_cas"] == ["ca-g3-s1-h0", "ca-g3-s1-h1"]

@@ -6,7 +6,6 @@ chain is deadlock-free by `ibqos verify --live`, with every CA pair reachable.""
 from __future__ import annotations
 
 import re
-import sys
 import tempfile
 from pathlib import Path
 
@@ -14,7 +13,6 @@ import pytest
 from ibqos import osmlog
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
-from ibqos.proc import run_command
 from ibqos.render import render_plan
 from ibqos.render.fallback import DLA_CHAIN
 from ibqos.verify import verify_fabric
@@ -37,7 +35,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_refused_fabric_falls_back_deadlock_free(tmp_path, case, ibsim_fabric):
+def test_refused_fabric_falls_back_deadlock_free(ibqos_cli, tmp_path, case, ibsim_fabric):
     make, conf, refusal = CASES[case]
     files = render_plan(make_plan(load_policy(POLICY), cap=(8, 8)), tmp_path / "cfg")
     net = make().write_net(tmp_path / "fabric.net")
@@ -73,11 +71,10 @@ PER_COUNT = {
     # (before it, OpenSM fell to minhop and verify found a credit loop)
     "2-df42-lmc1": (2, "df42", "nue"),
 }
-IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 @pytest.mark.parametrize("case", PER_COUNT)
-def test_fallback_per_data_vls_count(tmp_path, case, ibsim_fabric):
+def test_fallback_per_data_vls_count(ibqos_cli, tmp_path, case, ibsim_fabric):
     data_vls, fab, engine = PER_COUNT[case]
     _, files = render_count(tmp_path, data_vls)
     text = files["opensm.conf"].read_text()
@@ -90,7 +87,7 @@ def test_fallback_per_data_vls_count(tmp_path, case, ibsim_fabric):
         assert any("dla: fabric refused" in ln.text for ln in lines)
         assert osmlog.configured_engines(lines)[-1:] == [engine]
         fabric = h.read_back()
-        cp = run_command(IBQOS + ["verify", "--live", "--osm-log", str(sm.log)], env=h.env, check=False, timeout=300)
+        cp = ibqos_cli("verify", "--live", "--osm-log", sm.log, env=h.env, timeout=300)
     assert set(linked_op_vls(fabric).values()) == {data_vls}
     out = cp.stdout + cp.stderr
     assert cp.returncode == 0 and "CREDIT LOOP" not in out, out[-3000:]

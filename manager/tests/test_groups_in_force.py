@@ -27,8 +27,6 @@ from ibqos_sim.harness.topology import dragonfly
 sys.path.insert(0, str(REPO_ROOT / "plugin" / "tests"))
 import adversarial_fabrics
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
-
 
 def override_policy(tmp: Path, name: str, share: int) -> Path:
     """two-class.yaml with the qos class's share on global ports raised to 60 %."""
@@ -112,9 +110,9 @@ def test_a_record_older_than_the_sweep_is_not_used(tmp_path):
 
 
 @pytest.mark.fabric
-def test_half_rack_with_a_role_override_dry_runs_clean(tmp_path):
+def test_half_rack_with_a_role_override_dry_runs_clean(ibqos_cli, tmp_path):
     r = subprocess.run(
-        [IBQOS, "dryrun", str(override_policy(tmp_path, "p", 40)), "--net", str(half_rack_net(tmp_path))]
+        [*ibqos_cli.argv, "dryrun", str(override_policy(tmp_path, "p", 40)), "--net", str(half_rack_net(tmp_path))]
         + ["--out", str(tmp_path / "run"), "--sim-time", "50"],
         capture_output=True,
         text=True,
@@ -126,12 +124,12 @@ def test_half_rack_with_a_role_override_dry_runs_clean(tmp_path):
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert not any(n.startswith("groups:") for n in rep["notes"]), rep["notes"]
     # status judges the run by the same groups (dla's record): no table finding
-    s = subprocess.run([IBQOS, "status", str(tmp_path / "run"), "--json"], capture_output=True, text=True, timeout=300)
+    s = ibqos_cli("status", tmp_path / "run", "--json", timeout=300)
     assert s.returncode == 0 and json.loads(s.stdout)["findings"] == [], s.stdout[-2000:] + s.stderr[-2000:]
 
 
 @pytest.mark.fabric
-def test_half_rack_apply_with_a_role_override_is_not_rolled_back(tmp_path, ibsim_fabric):
+def test_half_rack_apply_with_a_role_override_is_not_rolled_back(ibqos_cli, tmp_path, ibsim_fabric):
     plans = {}
     for name, share in (("a", 40), ("b", 30)):
         plans[name] = make_plan(load_policy(override_policy(tmp_path, name, share)))
@@ -142,7 +140,7 @@ def test_half_rack_apply_with_a_role_override_is_not_rolled_back(tmp_path, ibsim
         used = groups_in_force(read_live(h.env), record_in(sm.dumps))
         assert used.source == "dla's record (discovered)" and used.disagreement is None
         assert sorted(map(list(used.groups.values()).count, set(used.groups.values()))) == [2, 4, 4, 4, 4]
-        r = run_apply(h, sm, tmp_path / "b.plan.json")
+        r = run_apply(ibqos_cli, h, sm, tmp_path / "b.plan.json")
         assert r.returncode == 0, r.stdout + r.stderr
         assert "rolled back" not in r.stdout + r.stderr
         assert "the fabric equals the plan" in r.stdout

@@ -17,7 +17,6 @@ import json
 import os
 import random
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -29,7 +28,6 @@ from verify_fabrics import identity, line
 
 EXAMPLES = REPO_ROOT / "examples"
 RESULTS = REPO_ROOT / "testbed" / "tests" / "fixtures" / "results_configA"
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 FUZZ = int(os.environ.get("IBQOS_FUZZ_CLI", "0"))
 SAMPLES = FUZZ or 60
 SEED = random.randrange(1 << 30) if FUZZ else 15
@@ -86,9 +84,11 @@ def mutations(doc, n: int, seed: int):
 
 
 @pytest.fixture(scope="module")
-def plan_doc(tmp_path_factory) -> dict:
+def plan_doc(ibqos_cli, tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("plan") / "plan.json"
-    r = subprocess.run([IBQOS, "plan", EXAMPLES / "four-class.yaml", "-o", out], capture_output=True, timeout=120)
+    r = subprocess.run(
+        [*ibqos_cli.argv, "plan", EXAMPLES / "four-class.yaml", "-o", out], capture_output=True, timeout=120
+    )
     assert r.returncode == 0, r.stderr
     return json.loads(out.read_text())
 
@@ -329,8 +329,11 @@ def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(capsy
     assert list(here.iterdir()) == []
 
 
-def _concurrently(argvs: list[list[str]]) -> None:
-    procs = [subprocess.Popen([IBQOS, *map(str, a)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for a in argvs]
+def _concurrently(ibqos_cli, argvs: list[list[str]]) -> None:
+    procs = [
+        subprocess.Popen([*ibqos_cli.argv, *map(str, a)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for a in argvs
+    ]
     try:
         for p in procs:
             assert p.wait(timeout=120) == 0, p.stderr.read() if p.stderr else ""
@@ -346,34 +349,32 @@ def _files(d: Path) -> dict[str, str]:
     return {f.name: f.read_text().replace(str(d), "DIR") for f in d.iterdir()}
 
 
-def test_concurrent_writers_leave_one_whole_output(tmp_path):
+def test_concurrent_writers_leave_one_whole_output(ibqos_cli, tmp_path):
     """Two `plan -o same.json` and two `render -o same/` at once: one run's output, whole."""
     policies = [EXAMPLES / "two-class.yaml", EXAMPLES / "four-class.yaml"]
     alone = []
     for i, pol in enumerate(policies):
         p = tmp_path / f"alone{i}.json"
-        _concurrently([["plan", pol, "-o", p]])
-        _concurrently([["render", p, "-o", tmp_path / f"alone{i}"]])
+        _concurrently(ibqos_cli, [["plan", pol, "-o", p]])
+        _concurrently(ibqos_cli, [["render", p, "-o", tmp_path / f"alone{i}"]])
         alone.append((p.read_text(), _files(tmp_path / f"alone{i}")))
     for round_ in range(3):
         same = tmp_path / f"same{round_}.json"
-        _concurrently([["plan", pol, "-o", same] for pol in policies])
+        _concurrently(ibqos_cli, [["plan", pol, "-o", same] for pol in policies])
         assert same.read_text() in (alone[0][0], alone[1][0])
         out = tmp_path / f"out{round_}"
-        _concurrently([["render", tmp_path / f"alone{i}.json", "-o", out] for i in (0, 1)] * 2)
+        _concurrently(ibqos_cli, [["render", tmp_path / f"alone{i}.json", "-o", out] for i in (0, 1)] * 2)
         got = _files(out)
         assert got in (alone[0][1], alone[1][1]), "a mix of two renders"
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")], "temp files left"
 
 
 @pytest.mark.parametrize("cmd", ["verify", "status"])
-def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(tmp_path, fabric_doc, cmd):
+def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(ibqos_cli, tmp_path, fabric_doc, cmd):
     (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
     os.mkfifo(tmp_path / "osm.fifo")
     target = tmp_path / "fabric.json" if cmd == "verify" else tmp_path
-    r = subprocess.run(
-        [IBQOS, cmd, target, "--osm-log", tmp_path / "osm.fifo"], capture_output=True, text=True, timeout=60
-    )
+    r = ibqos_cli(cmd, target, "--osm-log", tmp_path / "osm.fifo", timeout=60)
     assert r.returncode == 2 and r.stderr.strip().splitlines()[-1].startswith("ibqos: error: "), r.stderr
     assert "osm.fifo: not a regular file" in r.stderr and "Traceback" not in r.stderr
 

@@ -141,11 +141,10 @@ def _both(t, sw_xmit, ca_xmit):
 def test_an_idle_link_gives_no_class_a_share_and_exports_none(tmp_path):
     """A 0 % share means a class got nothing of a link that carried traffic; a link that
     carried none gives no share (JSON null, no gauge sample), not 0 % for every class."""
-    from prometheus_client import generate_latest
-
     from apply_helpers import make_plan_file
     from ibqos.monitor.export import MonitorCollector, registry_for
     from ibqos.monitor.judge import judge
+    from prometheus_client import generate_latest
 
     plan, _ = make_plan_file(tmp_path, "a", 40)
     be = next(c for c in plan.classes if c.name == "best-effort")

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import IBQOS, child_env, live_sm, make_plan_file, managed_texts, run_apply  # noqa: F401
+from apply_helpers import child_env, live_sm, make_plan_file, managed_texts, run_apply  # noqa: F401
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.fabric.live import read_live
 from ibqos.paths import REPO_ROOT
@@ -45,12 +44,12 @@ def _guid(fabric_json: Path, desc: str) -> int:
 
 
 @needs_patched
-def test_dry_run_and_status_name_the_port_below_the_plans_mtu(tmp_path):
+def test_dry_run_and_status_name_the_port_below_the_plans_mtu(ibqos_cli, tmp_path):
     """seed002's policy (MTU 4096) on one switch whose port to ca-l0-h2 can run only 1024:
     OpenSM runs that link at 1024 on both ends, the verdict fails naming both ports, and
     `status` on the run exits 1 with one line per port."""
     net = net_with_mtu_cap(tmp_path / "f.net", "leaf0", 3, 3)
-    r = dryrun(EXAMPLES / "seed002-config-a.yaml", tmp_path / "run", "--net", str(net), "--ibsim", "patched")
+    r = dryrun(ibqos_cli, EXAMPLES / "seed002-config-a.yaml", tmp_path / "run", "--net", str(net), "--ibsim", "patched")
     assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
     rep = json.loads((tmp_path / "run" / "report.json").read_text())
     leaf, ca = _guid(tmp_path / "run" / "fabric.json", "leaf0"), _guid(tmp_path / "run" / "fabric.json", "ca-l0-h2")
@@ -68,14 +67,14 @@ def test_dry_run_and_status_name_the_port_below_the_plans_mtu(tmp_path):
     assert mtus == [1024, 1024] + [4096] * 6
     assert all(c["ok"] for c in rep["classes"])
 
-    s = subprocess.run([IBQOS, "status", str(tmp_path / "run")], capture_output=True, text=True, timeout=120)
+    s = ibqos_cli("status", tmp_path / "run", timeout=120)
     assert s.returncode == 1, s.stdout + s.stderr
     lines = [ln for ln in s.stdout.splitlines() if "below the plan's MTU" in ln]
     assert len(lines) == 2 and f"leaf0 0x{leaf:016x} port 3: link MTU 1024" in lines[1], s.stdout
     assert "status: 2 finding(s): mtu, mtu" in s.stderr
 
 
-def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_path):
+def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(ibqos_cli, live_sm, tmp_path):
     """Debian's ibsim runs every link at 2048. Plan A (MTU 2048) is in force; plan B is the
     same policy at 4096: apply programs it, reads back, finds every port below 4096 and rolls
     back. `status --live` then exits 0 against A and 1 against B, one line per port."""
@@ -85,7 +84,7 @@ def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_pat
     plan_b = make_plan(load_policy(tmp_path / "b.yaml"))
     plan_b.save(tmp_path / "b.plan.json")
     before = managed_texts(sm)
-    r = run_apply(h, sm, tmp_path / "b.plan.json")
+    r = run_apply(ibqos_cli, h, sm, tmp_path / "b.plan.json")
     assert r.returncode == 1, r.stdout + r.stderr
     live = read_live(h.env)
     linked = sum(1 for n in live.nodes.values() for p in n.ports.values() if p.num and p.remote)
@@ -96,12 +95,17 @@ def test_apply_rolls_back_a_plan_whose_mtu_the_links_do_not_run(live_sm, tmp_pat
     assert diff_programmed(live, expected_from_plan(plan_a)) == [] and mtu_findings(live, 2048) == []
 
     def status(plan: Path):
-        return subprocess.run(
-            [IBQOS, "status", "--live", "--sim-socket", h.sock, "--osm-log", str(sm.log), "--plan", str(plan)],
-            capture_output=True,
-            text=True,
-            timeout=300,
+        return ibqos_cli(
+            "status",
+            "--live",
+            "--sim-socket",
+            h.sock,
+            "--osm-log",
+            sm.log,
+            "--plan",
+            plan,
             env=child_env(),
+            timeout=300,
         )
 
     ok = status(path_a)

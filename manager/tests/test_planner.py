@@ -21,7 +21,11 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 
 
 def check_plan_meets_policy(plan: Plan, policy) -> None:
-    """Independent of the planner's own verdict: re-analyse every role's tables."""
+    """Independent of the planner's own verdict: re-analyse every role's tables (the analyzer
+    is pinned by docs/arbiter-vectors.json), and hold the plan's recorded shares to the policy.
+    The simulator's arbiter measures the planned tables too (ci-sim/tests/test_sim_arbiter.py,
+    test_planned_tables_deliver_the_policy_shares), which no fault shared by the Python
+    analyzers and the planner passes."""
     f = policy.fabric
     vpc = f.vls_per_class
     fixed = sum(c.bandwidth for c in policy.classes if c.bandwidth != "rest")
@@ -36,7 +40,8 @@ def check_plan_meets_policy(plan: Plan, policy) -> None:
             want = (100 - fixed) / nrest if c.bandwidth == "rest" else c.bandwidth
             share = sum(a.per_vl[v].share for v in vls)
             assert abs(share - want) <= 0.5, (role, c.name, share, want)
-            assert plan.analysis[role]["per_class"][c.name]["share"] == pytest.approx(share)
+            # the plan's own claim against the policy, not against the re-analysis above
+            assert abs(plan.analysis[role]["per_class"][c.name]["share"] - want) <= 0.5, (role, c.name)
             if c.max_latency_us is not None:
                 assert max(a.per_vl[v].worst_wait_us for v in vls) <= c.max_latency_us + 1e-9
             if c.max_distance is not None:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +10,6 @@ from ibqos.errors import InputError
 from ibqos.policy import load_policy
 
 ROOT = Path(__file__).resolve().parents[2]
-IBQOS = Path(sys.executable).with_name("ibqos")
 BAD = sorted((Path(__file__).parent / "policies" / "bad").glob("*.yaml"))
 EXAMPLES = sorted((ROOT / "examples").glob("*.yaml"))
 
@@ -55,9 +52,9 @@ def test_every_bad_policy_has_an_expectation():
 
 
 @pytest.mark.parametrize("path", BAD, ids=lambda p: p.stem)
-def test_bad_policy_one_clear_line_through_the_cli(path, tmp_path):
+def test_bad_policy_one_clear_line_through_the_cli(ibqos_cli, path, tmp_path):
     out = tmp_path / "plan.json"
-    cp = subprocess.run([str(IBQOS), "plan", str(path), "-o", str(out)], capture_output=True, text=True, timeout=120)
+    cp = ibqos_cli("plan", path, "-o", out, timeout=120)
     assert cp.returncode == 2, cp.stderr
     lines = cp.stderr.splitlines()
     assert len(lines) == 1, cp.stderr

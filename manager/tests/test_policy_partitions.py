@@ -2,59 +2,45 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 from ibqos.paths import REPO_ROOT
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 
-
-def _plan(tmp: Path, match: dict, partitions: str | None):
+def _plan(ibqos_cli, tmp: Path, match: dict, partitions: str | None):
     doc = yaml.safe_load((REPO_ROOT / "examples" / "two-class.yaml").read_text())
     doc["classes"][0]["match"] = match
     if partitions is not None:
         (tmp / "p.conf").write_text(partitions)
         doc["partitions"] = "p.conf"
     (tmp / "pol.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
-    return subprocess.run(
-        [IBQOS, "plan", str(tmp / "pol.yaml"), "-o", str(tmp / "plan.json")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return ibqos_cli("plan", tmp / "pol.yaml", "-o", tmp / "plan.json", timeout=120)
 
 
-def test_a_pkey_without_its_partition_is_refused(tmp_path):
-    r = _plan(tmp_path, {"pkey": ["0x0a01-0x0a02"]}, "Default=0x7fff : ALL=full ;\nt=0x0a01 : ALL ;\n")
+def test_a_pkey_without_its_partition_is_refused(ibqos_cli, tmp_path):
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a01-0x0a02"]}, "Default=0x7fff : ALL=full ;\nt=0x0a01 : ALL ;\n")
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert "pol.yaml:" in r.stderr and "0x0a02 has no partition" in r.stderr
     assert not (tmp_path / "plan.json").exists()
 
 
-def test_partition_syntax_errors_name_the_line(tmp_path):
-    r = _plan(tmp_path, {}, "Default=0x7fff : ALL=full ;\n# c\nt=0xzz : ALL ;\n")
+def test_partition_syntax_errors_name_the_line(ibqos_cli, tmp_path):
+    r = _plan(ibqos_cli, tmp_path, {}, "Default=0x7fff : ALL=full ;\n# c\nt=0xzz : ALL ;\n")
     assert r.returncode == 2 and "p.conf:3:" in r.stderr and "not a number" in r.stderr, r.stderr
-    r = _plan(tmp_path, {}, "Default=0x7fff : ALL=full\n")
+    r = _plan(ibqos_cli, tmp_path, {}, "Default=0x7fff : ALL=full\n")
     assert r.returncode == 2 and "p.conf:1:" in r.stderr and "end with ';'" in r.stderr, r.stderr
 
 
-def test_the_plan_carries_the_partitions_and_port_0_is_refused(tmp_path):
+def test_the_plan_carries_the_partitions_and_port_0_is_refused(ibqos_cli, tmp_path):
     text = "Default=0x7fff, ipoib : ALL=full ;\nt=0x0a01 :\n  ALL=full ;\n"
-    r = _plan(tmp_path, {"pkey": ["0x0a01"]}, text)
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a01"]}, text)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run(
-        [IBQOS, "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = ibqos_cli("render", tmp_path / "plan.json", "-o", tmp_path / "r", timeout=120)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "r" / "partitions.conf").read_text() == text
     assert f"partition_config_file {tmp_path / 'r' / 'partitions.conf'}" in (tmp_path / "r" / "opensm.conf").read_text()
-    r = _plan(tmp_path, {"groups": [{"name": "g", "port_name": ["sw1/P0"]}]}, None)
+    r = _plan(ibqos_cli, tmp_path, {"groups": [{"name": "g", "port_name": ["sw1/P0"]}]}, None)
     assert r.returncode == 2 and "port from 1" in r.stderr and len(r.stderr.splitlines()) == 1
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,6 @@ from ibqos.errors import InputError
 from ibqos.policy import load_policy
 from ibqos_app.cli import main
 
-IBQOS = Path(sys.executable).with_name("ibqos")
 GOOD = """\
 fabric:
   rate: HDR
@@ -143,10 +141,10 @@ def _limited_memory():
     resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
 
 
-def test_alias_bomb_is_refused_at_once_in_little_memory(tmp_path):
+def test_alias_bomb_is_refused_at_once_in_little_memory(ibqos_cli, tmp_path):
     f = _write(tmp_path, _bomb(9))
     cp = subprocess.run(
-        [str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
+        [*ibqos_cli.argv, "plan", str(f), "-o", str(tmp_path / "plan.json")],
         capture_output=True,
         text=True,
         timeout=30,
@@ -193,14 +191,14 @@ def test_a_directory_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
-def test_not_a_regular_file_is_refused_without_blocking(tmp_path, kind):
+def test_not_a_regular_file_is_refused_without_blocking(ibqos_cli, tmp_path, kind):
     f = tmp_path / "p.yaml"
     if kind == "fifo":
         os.mkfifo(f)  # nobody writes: reading it would block forever
     else:
         f.symlink_to("/dev/zero")  # endless: reading it would exhaust memory
     cp = subprocess.run(
-        [str(IBQOS), "plan", str(f), "-o", str(tmp_path / "plan.json")],
+        [*ibqos_cli.argv, "plan", str(f), "-o", str(tmp_path / "plan.json")],
         capture_output=True,
         text=True,
         timeout=30,

@@ -4,20 +4,13 @@ engine in force whenever the routing has a credit loop, on real OpenSM routing o
 from __future__ import annotations
 
 import re
-import sys
 
 import pytest
-from ibqos.proc import run_command
 from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
-IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 LINE = re.compile(r"^CREDIT LOOP: routing in force \((\S+)\) has a credit loop: (.+)$", re.M)
 CHANNEL = r"sw-g\d+-s\d+:\d+/\d+"
-
-
-def _cli(h, *args):
-    return run_command(IBQOS + [str(a) for a in args], env=h.env, check=False, timeout=300)
 
 
 def _one_line(text: str) -> re.Match:
@@ -34,16 +27,16 @@ def _one_line(text: str) -> re.Match:
     return m
 
 
-def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path, ibsim_fabric):
+def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(ibqos_cli, tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="minhop", conf={"qos": "TRUE"})
         h.read_back()  # run/fabric.json for `status RUNDIR`
-        live = _cli(h, "verify", "--live", "--osm-log", sm.log)
-        saved = _cli(h, "verify", h.run_dir)  # dumps and osm.log found in sm0/
-        status = _cli(h, "status", "--live", "--osm-log", sm.log)
-        status_dir = _cli(h, "status", h.run_dir)
-        as_json = _cli(h, "verify", "--live", "--json", "--osm-log", sm.log)
+        live = ibqos_cli("verify", "--live", "--osm-log", sm.log, env=h.env)
+        saved = ibqos_cli("verify", h.run_dir, env=h.env)  # dumps and osm.log found in sm0/
+        status = ibqos_cli("status", "--live", "--osm-log", sm.log, env=h.env)
+        status_dir = ibqos_cli("status", h.run_dir, env=h.env)
+        as_json = ibqos_cli("verify", "--live", "--json", "--osm-log", sm.log, env=h.env)
     for cp in (live, saved, status, status_dir):
         assert cp.returncode == 1, cp.stdout + cp.stderr
         assert _one_line(cp.stdout).group(1) == "minhop"
@@ -52,22 +45,22 @@ def test_minhop_on_the_72_ca_dragonfly_gets_the_red_line(tmp_path, ibsim_fabric)
     assert _one_line(as_json.stderr).group(1) == "minhop"
 
 
-def test_the_line_names_the_engine_dla_fell_back_to(tmp_path, ibsim_fabric):
+def test_the_line_names_the_engine_dla_fell_back_to(ibqos_cli, tmp_path, ibsim_fabric):
     """Old chain dla,minhop where dla refuses (LMC 1): the line says minhop, not dla."""
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE", "lmc": 1})
-        cp = _cli(h, "status", "--live", "--osm-log", sm.log)
+        cp = ibqos_cli("status", "--live", "--osm-log", sm.log, env=h.env)
     assert cp.returncode == 1, cp.stdout + cp.stderr
     assert _one_line(cp.stdout).group(1) == "minhop"
 
 
-def test_no_red_line_when_the_routing_is_deadlock_free(tmp_path, ibsim_fabric):
+def test_no_red_line_when_the_routing_is_deadlock_free(ibqos_cli, tmp_path, ibsim_fabric):
     net = dragonfly(4, 2, 2, 9).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"})
-        verify = _cli(h, "verify", "--live", "--osm-log", sm.log)
-        status = _cli(h, "status", "--live", "--osm-log", sm.log)
+        verify = ibqos_cli("verify", "--live", "--osm-log", sm.log, env=h.env)
+        status = ibqos_cli("status", "--live", "--osm-log", sm.log, env=h.env)
     assert verify.returncode == 0 and not LINE.search(verify.stdout + verify.stderr), verify.stdout
     assert status.returncode == 0 and "routing in force (dla): no credit loops" in status.stdout
     assert "CREDIT LOOP" not in status.stdout

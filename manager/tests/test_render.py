@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +16,6 @@ from ibqos.render import render_plan
 from ibqos.roles import ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
-IBQOS = Path(sys.executable).with_name("ibqos")
 FOUR = ROOT / "examples" / "four-class.yaml"
 
 
@@ -106,15 +103,10 @@ def _conf(path: Path) -> dict[str, str]:
     return dict(ln.split(None, 1) for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#"))
 
 
-def test_render_cli_and_no_half_written_output(tmp_path):
+def test_render_cli_and_no_half_written_output(ibqos_cli, tmp_path):
     plan = _plan()
     plan.save(tmp_path / "plan.json")
-    cp = subprocess.run(
-        [str(IBQOS), "render", str(tmp_path / "plan.json"), "-o", str(tmp_path / "r")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    cp = ibqos_cli("render", tmp_path / "plan.json", "-o", tmp_path / "r", timeout=120)
     assert cp.returncode == 0, cp.stderr
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == [
         "opensm.conf",
@@ -124,9 +116,7 @@ def test_render_cli_and_no_half_written_output(tmp_path):
     # A broken plan: one error line, and nothing is created.
     bad = tmp_path / "bad.json"
     bad.write_text((tmp_path / "plan.json").read_text().replace('"high_limit": ', '"high_limit": 999'))
-    cp = subprocess.run(
-        [str(IBQOS), "render", str(bad), "-o", str(tmp_path / "r2")], capture_output=True, text=True, timeout=120
-    )
+    cp = ibqos_cli("render", bad, "-o", tmp_path / "r2", timeout=120)
     assert cp.returncode == 2 and len(cp.stderr.splitlines()) == 1 and "Traceback" not in cp.stderr
     assert not (tmp_path / "r2").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from apply_helpers import (  # noqa: F401 (fixture)
-    IBQOS,
     apply_cmd,
     child_env,
     live_sm,
@@ -92,9 +91,9 @@ def _simulating(out: Path):
         ("opensm", signal.SIGHUP),
     ],
 )
-def test_dryrun_stopped_by_a_signal_leaves_no_process_and_no_half_file(tmp_path, half_written, point, sig):
+def test_dryrun_stopped_by_a_signal_leaves_no_process_and_no_half_file(ibqos_cli, tmp_path, half_written, point, sig):
     log, out = tmp_path / "out.txt", tmp_path / "run"
-    cmd = [IBQOS, "dryrun", str(REPO_ROOT / "examples" / "two-class.yaml"), "--topology", "df42"]
+    cmd = [*ibqos_cli.argv, "dryrun", str(REPO_ROOT / "examples" / "two-class.yaml"), "--topology", "df42"]
     p = _start([*cmd, "--out", str(out), "--sim-time", "3000"], log)
     ready = {"ibsim": _ibsim_runs, "opensm": _opensm_runs, "simulate": _simulating(log)}[point]
     try:
@@ -118,12 +117,12 @@ def test_dryrun_stopped_by_a_signal_leaves_no_process_and_no_half_file(tmp_path,
 # ---- apply ---------------------------------------------------------------------------------
 
 
-def test_apply_stopped_before_the_swap_changes_nothing(live_sm, tmp_path, half_written):
+def test_apply_stopped_before_the_swap_changes_nothing(ibqos_cli, live_sm, tmp_path, half_written):
     h, sm, plan_a, _ = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
     log = tmp_path / "apply.txt"
-    p = _start(apply_cmd(h, sm, path_b), log)
+    p = _start(apply_cmd(ibqos_cli, h, sm, path_b), log)
     wait_until(lambda: _children(p.pid) or p.poll() is not None, timeout=60, interval=0.005, what="apply's child")
     kids = _children(p.pid)
     rc = _stop_with(p, signal.SIGTERM)
@@ -137,12 +136,14 @@ def test_apply_stopped_before_the_swap_changes_nothing(live_sm, tmp_path, half_w
 
 
 @pytest.mark.parametrize("point", ["sweep", "readback"])
-def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(live_sm, tmp_path, half_written, point):
+def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(
+    ibqos_cli, live_sm, tmp_path, half_written, point
+):
     h, sm, plan_a, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
     log = tmp_path / "apply.txt"
-    p = _start(apply_cmd(h, sm, path_b), log)
+    p = _start(apply_cmd(ibqos_cli, h, sm, path_b), log)
     mark = {"sweep": "configuration v", "readback": "heavy sweep done"}[point]
     wait_until(lambda: mark in log.read_text() or p.poll() is not None, timeout=120, interval=0.005, what=mark)
     rc = _stop_with(p, signal.SIGTERM)
@@ -159,7 +160,9 @@ def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(liv
     assert half_written(sm.conf.parent) == []
     assert sm.alive()
     # the journal says the apply is over: the next one starts clean
-    again = subprocess.run(apply_cmd(h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env())
+    again = subprocess.run(
+        apply_cmd(ibqos_cli, h, sm, path_b), capture_output=True, text=True, timeout=300, env=child_env()
+    )
     assert again.returncode == 0 and "recovered" not in again.stdout, again.stdout + again.stderr
     assert programmed_equals(h, plan_b)
     assert os.path.exists(sm.conf)

@@ -14,13 +14,8 @@ from types import SimpleNamespace
 import pytest
 from ibqos.paths import REPO_ROOT
 
-IBQOS = str(Path(sys.executable).parent / "ibqos")
 EXAMPLES = REPO_ROOT / "examples"
 sys.path.insert(0, str(REPO_ROOT / "ci-sim" / "tests"))
-
-
-def ibqos(*args, cwd=None, env=None, timeout=300):
-    return subprocess.run([IBQOS, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -43,49 +38,49 @@ def dla_run(tmp_path_factory):
 
 
 @pytest.mark.fabric
-def test_verify_ibdmchk_takes_a_relative_dumps_path(dla_run):
+def test_verify_ibdmchk_takes_a_relative_dumps_path(ibqos_cli, dla_run):
     d, dumps, _ = dla_run
-    r = ibqos("verify", os.path.relpath(dumps, d), "--ibdmchk", "--sl", "0", cwd=d)
+    r = ibqos_cli("verify", os.path.relpath(dumps, d), "--ibdmchk", "--sl", "0", cwd=d)
     assert r.returncode == 0, r.stdout[-800:] + r.stderr[-800:]
     assert "ibdmchk: no credit loops" in r.stdout and "agrees" in r.stdout
 
 
 @pytest.mark.fabric
-def test_verify_checks_every_class_of_the_plan_beside_the_dumps(dla_run):
+def test_verify_checks_every_class_of_the_plan_beside_the_dumps(ibqos_cli, dla_run):
     d, _, plan = dla_run
-    r = ibqos("verify", d)
+    r = ibqos_cli("verify", d)
     assert r.returncode == 0, r.stdout[-800:] + r.stderr[-800:]
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("SLs from"))
     for c in plan.classes:
         assert f"{c.sls[0]} ({c.name}: ok)" in line, line
     # --sl still means one SL, as asked, and says that it overrides the plan's
-    r = ibqos("verify", d, "--sl", "0")
+    r = ibqos_cli("verify", d, "--sl", "0")
     assert r.returncode == 0 and "SLs from" not in r.stdout
     assert f"note: --sl 0 overrides the SLs of the plan beside the dumps ({d / 'plan.json'})" in r.stderr
 
 
 @pytest.mark.fabric
-def test_fabric_up_twice_refuses_instead_of_orphaning_ibsim(tmp_path):
+def test_fabric_up_twice_refuses_instead_of_orphaning_ibsim(ibqos_cli, tmp_path):
     run_dir = tmp_path / "f"
     try:
-        r = ibqos("fabric", "up", "--topology", "df42", "--run-dir", run_dir)
+        r = ibqos_cli("fabric", "up", "--topology", "df42", "--run-dir", run_dir)
         assert r.returncode == 0, r.stderr
         first = json.loads((run_dir / "harness.json").read_text())["ibsim_pid"]
-        r = ibqos("fabric", "up", "--topology", "df42", "--run-dir", run_dir)
+        r = ibqos_cli("fabric", "up", "--topology", "df42", "--run-dir", run_dir)
         assert r.returncode == 2 and "already up" in r.stderr and str(first) in r.stderr
         assert json.loads((run_dir / "harness.json").read_text())["ibsim_pid"] == first
         assert Path(f"/proc/{first}").exists()
     finally:
-        ibqos("fabric", "down", "--run-dir", run_dir)
+        ibqos_cli("fabric", "down", "--run-dir", run_dir)
     assert not Path(f"/proc/{first}").exists() or b"ibsim" not in Path(f"/proc/{first}/cmdline").read_bytes()
 
 
 @pytest.mark.fabric
-def test_piped_dryrun_reports_each_stage_as_it_ends(tmp_path):
+def test_piped_dryrun_reports_each_stage_as_it_ends(ibqos_cli, tmp_path):
     """Piped, the dry run says each stage when it ends, not everything at exit (rich draws
     its progress bars only at the end when stderr is not a terminal)."""
     p = subprocess.Popen(
-        [IBQOS, "dryrun", EXAMPLES / "two-class.yaml", "--topology", "df72", "--out", tmp_path / "dr"],
+        [*ibqos_cli.argv, "dryrun", EXAMPLES / "two-class.yaml", "--topology", "df72", "--out", tmp_path / "dr"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -103,10 +98,10 @@ def test_piped_dryrun_reports_each_stage_as_it_ends(tmp_path):
     assert p.returncode == 0
 
 
-def test_rich_markup_in_file_names_is_printed_as_written(tmp_path):
+def test_rich_markup_in_file_names_is_printed_as_written(ibqos_cli, tmp_path):
     policy = tmp_path / "p[bold].yaml"
     policy.write_text((EXAMPLES / "two-class.yaml").read_text())
-    r = ibqos("plan", policy, "-o", tmp_path / "o[red].json", env=dict(os.environ, COLUMNS="200"))
+    r = ibqos_cli("plan", policy, "-o", tmp_path / "o[red].json", env=dict(os.environ, COLUMNS="200"))
     assert r.returncode == 0, r.stderr
     assert "o[red].json" in r.stdout
 
@@ -128,11 +123,11 @@ def test_fabric_check_results_are_wrapped_not_cut(capsys):
     assert "w89" in out and "w0 " in out
 
 
-def test_outputs_are_readable_as_the_umask_says(tmp_path):
+def test_outputs_are_readable_as_the_umask_says(ibqos_cli, tmp_path):
     old = os.umask(0o022)
     try:
-        assert ibqos("plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "p.json").returncode == 0
-        assert ibqos("render", tmp_path / "p.json", "-o", tmp_path / "cfg").returncode == 0
+        assert ibqos_cli("plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "p.json").returncode == 0
+        assert ibqos_cli("render", tmp_path / "p.json", "-o", tmp_path / "cfg").returncode == 0
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "p.json").stat().st_mode) == 0o644
@@ -173,9 +168,9 @@ def _sim_run(tmp_path) -> Path:
     return d
 
 
-def test_mix_sweep_offers_each_class_its_share_times_the_load(tmp_path):
+def test_mix_sweep_offers_each_class_its_share_times_the_load(ibqos_cli, tmp_path):
     d = _sim_run(tmp_path)
-    r = ibqos(
+    r = ibqos_cli(
         "simulate", d, "--traffic", "mix", "--sweep", "0.2:1.0:0.8", "--time-us", "100", "--warmup-us", "20", "--json"
     )
     assert r.returncode == 0, r.stderr
@@ -186,11 +181,11 @@ def test_mix_sweep_offers_each_class_its_share_times_the_load(tmp_path):
     # classes that all saturate make a sweep meaningless: said, not run
     cls = tmp_path / "c.yaml"
     cls.write_text("- {name: a, sl: 0, msg_bytes: 4096, rate: saturate}\n")
-    r = ibqos("simulate", d, "--traffic", "mix", "--classes", cls, "--sweep", "0.2:1.0:0.8")
+    r = ibqos_cli("simulate", d, "--traffic", "mix", "--classes", cls, "--sweep", "0.2:1.0:0.8")
     assert r.returncode == 2 and "load changes nothing" in r.stderr
 
 
-def test_simulated_time_is_bounded(tmp_path):
+def test_simulated_time_is_bounded(ibqos_cli, tmp_path):
     d = _sim_run(tmp_path)
-    r = ibqos("simulate", d, "--time-us", "1e12", timeout=60)
+    r = ibqos_cli("simulate", d, "--time-us", "1e12", timeout=60)
     assert r.returncode == 2 and "--time-us" in r.stderr and "Traceback" not in r.stderr

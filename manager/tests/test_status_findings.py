@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import IBQOS, child_env, make_plan_file, run_apply
+from apply_helpers import child_env, make_plan_file, run_apply
 from ibqos.fabric.live import read_live
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.osmconf import parse
@@ -26,14 +26,12 @@ pytestmark = pytest.mark.fabric
 CHAIN = "dla,dfsssp,lash,nue"  # what the plan renders (templates/opensm.conf.j2)
 
 
-def status(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [IBQOS, "status", *map(str, args)], capture_output=True, text=True, timeout=300, env=env or child_env()
-    )
+def status(ibqos_cli, *args, env=None) -> subprocess.CompletedProcess:
+    return ibqos_cli("status", *args, env=env or child_env(), timeout=300)
 
 
-def findings(*args, env=None) -> tuple[int, list[dict]]:
-    cp = status(*args, "--json", env=env)
+def findings(ibqos_cli, *args, env=None) -> tuple[int, list[dict]]:
+    cp = status(ibqos_cli, *args, "--json", env=env)
     assert cp.returncode in (0, 1), cp.stdout + cp.stderr
     doc = json.loads(cp.stdout)
     assert doc["ok"] == (cp.returncode == 0) == (doc["findings"] == [])
@@ -102,49 +100,47 @@ def empty_lfts(doc) -> None:
             n["lft"] = [NO_ROUTE] * len(n["lft"])
 
 
-def test_healthy_run_exits_0(healthy_run):
-    rc, found = findings(healthy_run)
+def test_healthy_run_exits_0(ibqos_cli, healthy_run):
+    rc, found = findings(ibqos_cli, healthy_run)
     assert rc == 0 and found == []
-    cp = status(healthy_run)
+    cp = status(ibqos_cli, healthy_run)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "routing in force (dla): no credit loops" in cp.stdout
     assert "every CA pair reachable (132/132)" in cp.stdout and "every planned link up" in cp.stdout
 
 
-def test_an_lft_routing_loop_exits_1_and_verify_never_says_acyclic(healthy_run, tmp_path):
+def test_an_lft_routing_loop_exits_1_and_verify_never_says_acyclic(ibqos_cli, healthy_run, tmp_path):
     run = edited_copy(healthy_run, tmp_path / "loop", lft_loop)
-    rc, found = findings(run)
+    rc, found = findings(ibqos_cli, run)
     assert rc == 1 and "routing-loop" in kinds(found), found
     loop = next(f for f in found if f["kind"] == "routing-loop")
     assert loop["pairs"] > 0 and " -> " in loop["message"]
-    cp = status(run)
+    cp = status(ibqos_cli, run)
     assert cp.returncode == 1 and "pairs in routing loops" in cp.stdout
     assert "no credit loops" not in cp.stdout
-    v = subprocess.run([IBQOS, "verify", str(run / "fabric.json")], capture_output=True, text=True, timeout=300)
+    v = ibqos_cli("verify", run / "fabric.json", timeout=300)
     assert v.returncode == 1, v.stdout + v.stderr
     assert "pairs in routing loops" in v.stdout
     assert "acyclic" not in v.stdout and "channel dependency graph" in v.stdout
     assert "not meaningful" in v.stdout
-    vj = subprocess.run(
-        [IBQOS, "verify", str(run / "fabric.json"), "--json"], capture_output=True, text=True, timeout=300
-    )
+    vj = ibqos_cli("verify", run / "fabric.json", "--json", timeout=300)
     assert json.loads(vj.stdout)["cdg"] == "incomplete"
 
 
-def test_empty_lfts_exit_1(healthy_run, tmp_path):
+def test_empty_lfts_exit_1(ibqos_cli, healthy_run, tmp_path):
     run = edited_copy(healthy_run, tmp_path / "empty", empty_lfts)
-    rc, found = findings(run)
+    rc, found = findings(ibqos_cli, run)
     assert rc == 1 and "unreachable" in kinds(found), found
     assert next(f for f in found if f["kind"] == "unreachable")["pairs"] == 132
 
 
-def test_an_mtu_below_the_plans_exits_1(healthy_run, tmp_path):
+def test_an_mtu_below_the_plans_exits_1(ibqos_cli, healthy_run, tmp_path):
     """Debian's ibsim's ports run MTU 2048 (read back); the copy's plan says 4096."""
     run = edited_copy(healthy_run, tmp_path / "mtu", lambda doc: None)
     plan = json.loads((run / "plan.json").read_text())
     plan["fabric"]["mtu"] = 4096
     (run / "plan.json").write_text(json.dumps(plan))
-    rc, found = findings(run)
+    rc, found = findings(ibqos_cli, run)
     mtu = [f for f in found if f["kind"] == "mtu"]
     assert rc == 1 and mtu and all(f["mtu"] == 2048 and "below the plan's MTU 4096" in f["message"] for f in mtu), found
 
@@ -153,30 +149,30 @@ def test_an_mtu_below_the_plans_exits_1(healthy_run, tmp_path):
 
 
 @pytest.fixture
-def applied(tmp_path):
+def applied(ibqos_cli, tmp_path):
     """Plan A applied (ibqos.d/current) to a daemon OpenSM with the dla plugin; ibsim console on."""
     plan_a, path_a = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan_a, tmp_path / "cfg-a")
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
     with Harness(net, run_dir=tmp_path / "run", console=True) as h:
         sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
-        r = run_apply(h, sm, path_a)
+        r = run_apply(ibqos_cli, h, sm, path_a)
         assert r.returncode == 0, r.stdout + r.stderr
         yield h, sm
 
 
-def live_status(h, sm, *extra):
-    return findings("--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock, *extra)
+def live_status(ibqos_cli, h, sm, *extra):
+    return findings(ibqos_cli, "--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock, *extra)
 
 
-def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, tmp_path):
+def test_applied_plan_is_the_default_then_link_down_and_tables_differ(ibqos_cli, applied, tmp_path):
     h, sm = applied
     state = sm.conf.parent / "ibqos.d"
     version = (state / "current").readlink().name
     assert (state / "readbacks" / f"{version}.fabric.json").is_file()  # the planned links, saved at verify
-    rc, found = live_status(h, sm)
+    rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 0, found
-    cp = status("--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock)
+    cp = status(ibqos_cli, "--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock)
     assert f"plan: {state / 'current' / 'plan.json'} (applied v0001; --plan overrides)" in cp.stdout
 
     # a planned switch-to-switch link goes down (ibsim's Unlink), OpenSM re-sweeps
@@ -188,12 +184,12 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, t
     )
     port = next(p.num for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch")
     h.unlink(sw.desc, port, sm=sm)
-    rc, found = live_status(h, sm)
+    rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 1 and "link-down" in kinds(found), found
     down = next(f for f in found if f["kind"] == "link-down")
     assert any(f"{sw.desc}:{port}" in link for link in down["links"]), down
     h.relink(sw.desc, port, sm=sm)
-    rc, found = live_status(h, sm)
+    rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 0, found
 
     # the tables OpenSM programs change behind ibqos's back: plan B's table file, a heavy sweep
@@ -204,20 +200,20 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(applied, t
     os.kill(sm.pid, signal.SIGHUP)
     sm.wait_for_sweeps(mark + 1)
     # written through the managed path, so the stored version changed by hand as well
-    rc, found = live_status(h, sm)
+    rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 1 and kinds(found) == ["tampered", "tables"], found
     assert found[0]["message"].startswith(f"TAMPERED: {state / version}")
     assert "differ from" in found[1]["message"] and str(state / "current" / "plan.json") in found[1]["message"]
 
 
-def test_dla_refused_with_a_fallback_in_force_exits_1(tmp_path, ibsim_fabric):
+def test_dla_refused_with_a_fallback_in_force_exits_1(ibqos_cli, tmp_path, ibsim_fabric):
     """A fat tree is no dragonfly: dla refuses (D1A0), dfsssp routes; the QoS plan is not in force."""
     plan, plan_path = make_plan_file(tmp_path, "a", 40)
     files = render_plan(plan, tmp_path / "cfg")
     net = fat_tree().write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine=CHAIN, plugin=True, conf_files=[files["opensm.conf"]])
-        rc, found = live_status(h, sm, "--plan", plan_path)
+        rc, found = live_status(ibqos_cli, h, sm, "--plan", plan_path)
         record = json.loads((sm.dumps / "ibqos-dla.json").read_text())
     assert record["engine"]["status"] == "refused"
     assert rc == 1

@@ -5,18 +5,15 @@ SL2VL and writes no opensm-sl2vl.dump. verify assumes OpenSM's default mapping w
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 from ibqos.fabric.dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
-from ibqos.proc import run_command
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
-IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
-def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path, ibsim_fabric):
+def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(ibqos_cli, tmp_path, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[42]).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         plain = h.run_sm(engine="minhop", conf={"qos": "FALSE"}, name="plain")
@@ -37,7 +34,7 @@ def test_qos_false_dumps_are_verified_on_opensms_default_sl2vl(tmp_path, ibsim_f
         for k, v in n.sl2vl.items():
             assert held[g, k] == v == OSM_DEFAULT_SL2VL, (n.desc, k, held[g, k])
 
-    cp = run_command(IBQOS + ["verify", str(plain.dumps), "--json", "--ibdmchk"], check=False, timeout=300)
+    cp = ibqos_cli("verify", plain.dumps, "--json", "--ibdmchk", timeout=300)
     assert cp.returncode == 1, cp.stderr  # minhop on a dragonfly: a credit loop, not an input error
     notes = [ln for ln in cp.stderr.splitlines() if ln.startswith("note: ")]
     assert len(notes) == 1 and SL2VL_DUMP in notes[0] and "qos FALSE" in notes[0] and "default" in notes[0]

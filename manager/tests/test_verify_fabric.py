@@ -5,12 +5,10 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from ibqos.fabric.dumps import load_dumps
-from ibqos.proc import run_command
 from ibqos.verify import iter_routes, verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.pathsl import PATH_SL_FILE, read_path_sls, write_path_sls
@@ -19,11 +17,6 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly, fat_tree
 
 pytestmark = pytest.mark.fabric
-IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
-
-
-def ibqos(*args):
-    return run_command(IBQOS + [str(a) for a in args], check=False, timeout=300)
 
 
 def _run(tmp_path: Path, topo, engine: str) -> Path:
@@ -43,15 +36,15 @@ def _witness_is_real(fabric, cycle: list[str]) -> None:
         assert (c, cycle[(k + 1) % len(cycle)]) in follows, (c, cycle[(k + 1) % len(cycle)])
 
 
-def test_minhop_dragonfly72_has_a_credit_loop_and_ibdmchk_agrees(tmp_path):
+def test_minhop_dragonfly72_has_a_credit_loop_and_ibdmchk_agrees(ibqos_cli, tmp_path):
     dumps = _run(tmp_path, dragonfly(*DRAGONFLY_SIZES[72]), "minhop")
 
-    cp = ibqos("verify", tmp_path / "run")  # the harness run dir: finds sm0/dumps
+    cp = ibqos_cli("verify", tmp_path / "run")  # the harness run dir: finds sm0/dumps
     assert cp.returncode == 1, cp.stderr
     assert "verdict: DEFECT: credit loop" in cp.stdout
     assert "delivered: 5112/5112" in cp.stdout
 
-    cp = ibqos("verify", dumps, "--json")
+    cp = ibqos_cli("verify", dumps, "--json")
     assert cp.returncode == 1
     doc = json.loads(cp.stdout)
     assert doc["ok"] is False and doc["cdg_acyclic"] is False
@@ -67,13 +60,13 @@ def test_minhop_dragonfly72_has_a_credit_loop_and_ibdmchk_agrees(tmp_path):
     # ibdmchk counts CA links too: its hop count is ours + 2. Same routes, same histogram.
     assert cross.hop_histogram == {h + 2: n for h, n in doc["hops"].items() for h in [int(h)]}
 
-    cp = ibqos("verify", dumps, "--ibdmchk")
+    cp = ibqos_cli("verify", dumps, "--ibdmchk")
     assert cp.returncode == 1 and "ibdmchk: credit loops" in cp.stdout and "agrees" in cp.stdout
 
 
-def test_minhop_fat_tree_is_clean_and_ibdmchk_agrees(tmp_path):
+def test_minhop_fat_tree_is_clean_and_ibdmchk_agrees(ibqos_cli, tmp_path):
     dumps = _run(tmp_path, fat_tree(leaves=4, spines=2, hosts=4), "minhop")
-    cp = ibqos("verify", dumps, "--ibdmchk")
+    cp = ibqos_cli("verify", dumps, "--ibdmchk")
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "acyclic" in cp.stdout and "ibdmchk: no credit loops" in cp.stdout
     assert "agrees" in cp.stdout
@@ -81,7 +74,7 @@ def test_minhop_fat_tree_is_clean_and_ibdmchk_agrees(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["lash", "dfsssp"])
-def test_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path, engine, ibsim_fabric):
+def test_path_sls_from_the_sa_break_the_loop_for_both_tools(ibqos_cli, tmp_path, engine, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         sm = h.start_sm(engine=engine, conf={"qos": "TRUE"})
@@ -103,15 +96,15 @@ def test_path_sls_from_the_sa_break_the_loop_for_both_tools(tmp_path, engine, ib
     # Saved next to the dumps, the SLs are picked up by the command.
     write_path_sls(sm.dumps / PATH_SL_FILE, psl, fabric)
     assert read_path_sls(sm.dumps / PATH_SL_FILE, fabric).by_lids == psl.by_lids
-    cp = ibqos("verify", sm.dumps, "--ibdmchk")
+    cp = ibqos_cli("verify", sm.dumps, "--ibdmchk")
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert "path SLs:" in cp.stdout and "agrees" in cp.stdout
 
 
-def test_bad_rundir_is_one_line_exit_2(tmp_path):
+def test_bad_rundir_is_one_line_exit_2(ibqos_cli, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
-    cp = ibqos("verify", empty)
+    cp = ibqos_cli("verify", empty)
     assert cp.returncode == 2 and cp.stdout == ""
     assert cp.stderr.count("\n") == 1 and "opensm-subnet.lst" in cp.stderr
 
@@ -121,24 +114,24 @@ def test_bad_rundir_is_one_line_exit_2(tmp_path):
     lines = (bad / "opensm-lfts.dump").read_text().splitlines()
     lines[5] = "0x00zz garbage"
     (bad / "opensm-lfts.dump").write_text("\n".join(lines) + "\n")
-    cp = ibqos("verify", bad)
+    cp = ibqos_cli("verify", bad)
     assert cp.returncode == 2 and cp.stdout == ""
     assert cp.stderr.count("\n") == 1 and "opensm-lfts.dump:6:" in cp.stderr
 
     (bad / "opensm-lfts.dump").unlink()
-    cp = ibqos("verify", bad)
+    cp = ibqos_cli("verify", bad)
     assert cp.returncode == 2 and "opensm-lfts.dump" in cp.stderr and "Traceback" not in cp.stderr
 
-    cp = ibqos("verify", dumps, "--path-sl", tmp_path / "nope")
+    cp = ibqos_cli("verify", dumps, "--path-sl", tmp_path / "nope")
     assert cp.returncode == 2 and cp.stderr.count("\n") == 1
 
 
-def test_live_verify_asks_the_sa_for_path_sls(tmp_path, ibsim_fabric):
+def test_live_verify_asks_the_sa_for_path_sls(ibqos_cli, tmp_path, ibsim_fabric):
     net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "fabric.net")
     with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
         h.start_sm(engine="lash", conf={"qos": "TRUE"})
-        live = run_command(IBQOS + ["verify", "--live", "--json"], env=h.env, check=False, timeout=300)
-        sl0 = run_command(IBQOS + ["verify", "--live", "--sl", "0"], env=h.env, check=False, timeout=300)
+        live = ibqos_cli("verify", "--live", "--json", env=h.env)
+        sl0 = ibqos_cli("verify", "--live", "--sl", "0", env=h.env)
     assert live.returncode == 0, live.stdout + live.stderr
     doc = json.loads(live.stdout)
     assert doc["sl_source"].startswith("SA path records (5112 pairs")

@@ -14,7 +14,9 @@ def test_ring_with_one_vl_has_a_credit_loop():
     s = ring(3).sl2vl(identity)
     r = verify_fabric(s.f)
     assert r.delivered == r.pairs == 6
-    assert not r.cdg_acyclic and r.exit_code == 1
+    # what `ibqos verify` reports and exits 1 on (VerifyReport.ok and .defects())
+    assert not r.cdg_acyclic and not r.ok
+    assert r.defects() == ["credit loop: the channel dependency graph has a cycle"]
     # The witness is the ring itself, each channel on VL 0, each depending on the next.
     assert sorted(r.cycle) == ["sw0:2/0", "sw1:2/0", "sw2:2/0"]
     k = r.cycle.index("sw0:2/0")
@@ -29,7 +31,7 @@ def test_ring_with_one_vl_has_a_credit_loop():
 def test_vl_change_on_transit_breaks_the_ring_loop():
     s = ring(3).sl2vl(transit_vl1)
     r = verify_fabric(s.f)
-    assert r.cdg_acyclic and r.ok and r.exit_code == 0
+    assert r.cdg_acyclic and r.ok and r.defects() == []
     assert r.vls_used == [0, 1]
     assert r.cycle == []
 
@@ -62,7 +64,8 @@ def test_missing_lft_entry_is_an_unreachable_pair():
     r = verify_fabric(s.f)
     # h0 -> h2 and h1 -> h2 both cross sw1.
     assert r.lost == {"no_route": 2}
-    assert r.unreachable == 2 and r.loops == 0 and r.exit_code == 1
+    assert r.unreachable == 2 and r.loops == 0 and not r.ok
+    assert r.defects() == ["2 unreachable pairs"]
     assert {(x.src, x.dst) for x in r.lost_examples} == {("h0", "h2"), ("h1", "h2")}
     assert all("sw1" in x.detail for x in r.lost_examples)
 
@@ -201,3 +204,72 @@ def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
     assert cdg["ok"] is False and "acyclic" not in cdg["result"] and "not meaningful" in cdg["result"]
     clean = verify_fabric(line(3).sl2vl(identity).f)
     assert clean.cdg_state == "acyclic" and clean.findings() == [] and "acyclic" in clean.text()
+
+
+def test_the_report_text_as_verify_prints_it():
+    """What `ibqos verify` prints for the 3-ring on one VL, checked by hand: every CA sends
+    clockwise, so the three next-switch pairs take 1 link and the three others 2 links, where
+    the cabling allows 1; each 2-link route makes one channel wait for the next."""
+    r = verify_fabric(ring(3).sl2vl(identity).f)
+    assert r.text().splitlines() == [
+        "fabric: synthetic: 3 switches, 3 CA ports, 6 CA→CA pairs",
+        "service levels: SL 0 for every pair; SLs used 0, VLs used 0",
+        "delivered: 6/6",
+        "switch-to-switch hops (pairs):",
+        "    1          3  50.00%",
+        "    2          3  50.00%",
+        "minimal routes: 3/6 (3 longer than the cabling requires, by up to 1 links)",
+        "channel dependency graph: 3 channels, 3 dependencies, CYCLE of 3 channels (switch:port/VL, "
+        "each waiting for the next; a route that makes it wait):",
+        "  sw0:2/0 -> sw1:2/0  h0 -> h2 on SL 0",
+        "  sw1:2/0 -> sw2:2/0  h1 -> h0 on SL 0",
+        "  sw2:2/0 -> sw0:2/0  h2 -> h1 on SL 0",
+        "verdict: DEFECT: credit loop: the channel dependency graph has a cycle",
+    ]
+    d = r.to_json()
+    assert (d["channels"], d["dependencies"], d["nonminimal"], d["cdg"]) == (3, 3, 3, "cycle")
+    assert d["stretch"] == {"0": 3, "1": 3} and d["findings"][0]["cycle"] == ["sw0:2/0", "sw1:2/0", "sw2:2/0"]
+
+
+def test_a_routing_loop_in_the_report_text():
+    s = line(3).sl2vl(identity)
+    s.set_route("sw1", "h2", 3)
+    lines = verify_fabric(s.f).text().splitlines()
+    assert lines[2:6] == [
+        "delivered: 4/6",
+        "  loop: 2 pairs",
+        "    h0 -> h2: loop: sw0 -> sw1 -> sw0",
+        "    h1 -> h2: loop: sw1 -> sw0 -> sw1",
+    ]
+    assert lines[-3:] == [
+        "minimal routes: 4/4",
+        "channel dependency graph: 2 channels, 1 dependencies, not meaningful: 2 pairs loop in the LFTs, so "
+        "the graph lacks their channels (a routing loop is a defect of its own); no cycle among the delivered routes",
+        "verdict: DEFECT: 2 pairs in routing loops (e.g. h0 -> h2: sw0 -> sw1 -> sw0)",
+    ]
+
+
+def test_the_ca_injects_on_its_own_sl2vl():
+    """A CA sends SL s on the VL its own SL2VL table (in port 0, out its port) gives; a VL its
+    port does not run is dropped there, before any switch."""
+    s = line(3).sl2vl(identity)
+    h0 = s.node("h0")
+    h0.sl2vl[(0, 1)] = (2,) + (0,) * 15  # SL 0 -> VL 2 at h0 only
+    h0.ports[1].op_vls = 2
+    r = verify_fabric(s.f, sl=0)
+    assert r.lost == {"dropped": 2} and r.delivered == 4
+    assert {(x.src, x.detail) for x in r.lost_examples} == {("h0", "CA sends SL 0 on VL 2")}
+    h0.ports[1].op_vls = 4
+    routes = {(s.f.nodes[a[0]].desc, s.f.nodes[b[0]].desc): h for a, b, h in iter_routes(s.f, sl=0)}
+    g = s.by_name
+    # h0's packets cross sw0 on the VL the switch maps SL 0 to (identity: VL 0), not the CA's
+    assert routes[("h0", "h1")] == [(g["sw0"], 1, 2, 0), (g["sw1"], 3, 1, 0)]
+
+
+def test_the_sl_is_0_to_15():
+    f = line(2).sl2vl(identity).f
+    assert verify_fabric(f, sl=15).lost == {"dropped": 2}  # VL 15 carries no data
+    for sl in (-1, 16):
+        with pytest.raises(InputError, match=f"SL {sl} out of range 0..15") as info:
+            verify_fabric(f, sl=sl)
+        assert info.value.field == "sl"

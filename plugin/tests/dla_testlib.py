@@ -1,5 +1,11 @@
 """Helpers for the dla plugin's fabric tests: run OpenSM with the plugin, read tables back with
-infiniband-diags (the independent cross-check), ground-truth groups from generator names."""
+infiniband-diags (the independent cross-check), ground-truth groups from generator names.
+
+name_groups, port_kind and fig8_vl are the tests' independent reference for dla's groups,
+port roles and SL2VL, written from seed 003 (/work/shared/seeds/003_*, "DLA") and not from the
+plugin: groups come from the names the generator gave the switches, never from a discovery;
+the channel kinds are the paper's terminal, local and global channels (§2.1, Fig. 1); the VL is
+the paper's Fig. 8 function. Nothing here is imported by, or imports, the plugin's code."""
 
 from __future__ import annotations
 
@@ -50,7 +56,9 @@ def name_groups(fabric: Fabric) -> dict[int, int]:
 
 
 def port_kind(fabric: Fabric, groups: dict[int, int], guid: int, port: int) -> str:
-    """terminal / local / global / none, from the names' groups."""
+    """Seed 003 §2.1 (Fig. 1): the channel out of `port` is a terminal channel (tc) to an end
+    node, a local channel (lc) to a switch of the same group, or a global channel (gc) to a
+    switch of another group; "none" for port 0 and unlinked ports. Groups from the names."""
     p = fabric.nodes[guid].ports.get(port)
     if port == 0 or p is None or p.remote is None:
         return "none"
@@ -61,5 +69,7 @@ def port_kind(fabric: Fabric, groups: dict[int, int], guid: int, port: int) -> s
 
 
 def fig8_vl(sl_class: int, in_kind: str, out_kind: str) -> int:
-    """Seed 003 Fig. 8 per class: shift to 2c+1 from a global in-port to a local out-port."""
+    """Seed 003 Fig. 8: sl2vl(op, ip, sl) is VL 1 when op is a local channel and ip a global
+    one, else VL 0, whatever the SL. ibqos runs Fig. 8 once per QoS class on the class's VL
+    pair (2c, 2c+1) (docs/policy.md, "routing: dla"): the paper's VL 0/1 become 2c/2c+1."""
     return 2 * sl_class + (1 if in_kind == "global" and out_kind == "local" else 0)

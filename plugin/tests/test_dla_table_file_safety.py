@@ -4,12 +4,14 @@ one printable `file:line` message, identical to ibqos-tablecheck's), and dla kee
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
 import pytest
 from dla_testlib import TABLES_REJECTED, refusals, run_dla
 from ibqos import paths
+from ibqos.fabric.dumps import load_dumps
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -88,3 +90,13 @@ def test_new_directives_are_accepted(fabric):
     run = run_dla(h, tables=path, check=False, timeout=60)
     assert rejections(run) == []
     assert run.configured_engines() == ["dla"]
+    # accepted means in force, not only parsed: the groups come from the pattern (the GUID
+    # pin names no switch of this fabric), and SL1 is class 1, on VLs 2 and 3
+    record = json.loads((run.dumps / "ibqos-dla.json").read_text())
+    assert record["table_file"] == {"status": "applied", "path": str(path)}
+    assert record["groups"]["source"] == "pinned by the table file"
+    live = load_dumps(run.dumps)
+    assert {vls[1] for ca in live.cas() for vls in ca.sl2vl.values()} == {2}
+    on_switches = {vls[1] for sw in live.switches() for vls in sw.sl2vl.values()}
+    assert on_switches == {2, 3}, on_switches
+    assert {vls[0] for sw in live.switches() for vls in sw.sl2vl.values()} == {0, 1}

@@ -71,10 +71,18 @@ def test_out_json_matches_the_table(json_name, text_name):
 
 
 def test_parse_file_recognises_json_and_text(tmp_path):
-    for name in ("send_bw_25.10_out.json", "send_bw_4.5_server_MB.txt"):
-        (tmp_path / name).write_text(fixture_text(name))
-        assert parse_file(tmp_path / name).bw_average == 5209.31
-    assert parse_file(tmp_path / "send_bw_25.10_out.json", json_unit="Gb/sec").unit == "Gb/sec"
+    json_out, text_out = tmp_path / "send_bw_25.10_out.json", tmp_path / "send_bw_4.5_server_MB.txt"
+    for path in (json_out, text_out):
+        path.write_text(fixture_text(path.name))
+        r = parse_file(path)
+        assert isinstance(r, Bandwidth) and (r.bw_average, r.unit) == (5209.31, "MB/sec")
+        # 5209.31 MB/sec (2^20 bytes) is the 43.70 Gb/sec perftest itself prints for the same
+        # link with --report_gbits (send_bw_4.5_server_Gb.txt)
+        assert r.gbps == pytest.approx(43.70, abs=0.005)
+    # json_unit says how to read the JSON's bare numbers (what the run printed); a text capture
+    # names its unit in its header, and json_unit does not change it
+    assert parse_file(json_out, json_unit="Gb/sec").gbps == 5209.31
+    assert parse_file(text_out, json_unit="Gb/sec").gbps == pytest.approx(43.70, abs=0.005)
 
 
 def test_noise_inside_the_table_is_skipped():

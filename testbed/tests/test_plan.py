@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import shlex
 
-from testbed_helpers import run_ibqos
 
-
-def _plan(plan_file, out, *extra):
-    return run_ibqos("testbed", "plan", plan_file, "--server", "node1", "--client", "node2", "-o", out, *extra)
+def _plan(ibqos_cli, plan_file, out, *extra):
+    return ibqos_cli("testbed", "plan", plan_file, "--server", "node1", "--client", "node2", "-o", out, *extra)
 
 
 def _opt(argv, flag):
     return argv[argv.index(flag) + 1]
 
 
-def test_run_plan_follows_the_seed_method(plan_file, tmp_path):
-    r = _plan(plan_file, tmp_path / "rp", "--duration", "7", "--size", "8192")
+def test_run_plan_follows_the_seed_method(ibqos_cli, plan_file, tmp_path):
+    r = _plan(ibqos_cli, plan_file, tmp_path / "rp", "--duration", "7", "--size", "8192")
     assert r.returncode == 0, r.stderr
     run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
     assert run["schema"] == "ibqos.testbed-run/1"
@@ -52,8 +50,8 @@ def test_run_plan_follows_the_seed_method(plan_file, tmp_path):
         assert len({f["tcp_port"] for f in loaded}) == len(loaded)
 
 
-def test_listing_shows_exactly_the_commands_that_run(plan_file, tmp_path):
-    r = _plan(plan_file, tmp_path / "rp")
+def test_listing_shows_exactly_the_commands_that_run(ibqos_cli, plan_file, tmp_path):
+    r = _plan(ibqos_cli, plan_file, tmp_path / "rp")
     assert r.returncode == 0, r.stderr
     listing = (tmp_path / "rp" / "runplan.txt").read_text()
     assert r.stdout.startswith(listing)
@@ -67,14 +65,14 @@ def test_listing_shows_exactly_the_commands_that_run(plan_file, tmp_path):
         assert line in listing
 
 
-def test_plan_without_analysis_still_plans(make_plan, tmp_path):
+def test_plan_without_analysis_still_plans(ibqos_cli, make_plan, tmp_path):
     plan = make_plan(lambda d: d.update(analysis={}))
-    r = _plan(plan, tmp_path / "rp")
+    r = _plan(ibqos_cli, plan, tmp_path / "rp")
     assert r.returncode == 0, r.stderr
     assert "(none)" in (tmp_path / "rp" / "runplan.txt").read_text()
 
 
-def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
+def test_bad_plans_give_one_line_errors(ibqos_cli, make_plan, tmp_path):
     def dup_sl(d):
         d["classes"][1]["sls"] = [0]
 
@@ -87,7 +85,7 @@ def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
     cases = [(dup_sl, "classes.1.sls.0: SL 0 is in both class"), (bad_mtu, "fabric.mtu"), (no_name, "classes.0.name")]
     for edit, message in cases:
         plan = make_plan(edit)
-        r = _plan(plan, tmp_path / "rp")
+        r = _plan(ibqos_cli, plan, tmp_path / "rp")
         assert r.returncode == 2, r.stderr
         assert message in r.stderr and str(plan) in r.stderr
         assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -95,18 +93,18 @@ def test_bad_plans_give_one_line_errors(make_plan, tmp_path):
 
     broken = tmp_path / "broken.json"
     broken.write_text('{"schema": "ibqos.plan/1",\n "fabric": }')
-    r = _plan(broken, tmp_path / "rp")
+    r = _plan(ibqos_cli, broken, tmp_path / "rp")
     assert r.returncode == 2 and f"{broken}:2: not JSON" in r.stderr
 
 
-def test_missing_plan_file(tmp_path):
-    r = _plan(tmp_path / "nope.json", tmp_path / "rp")
+def test_missing_plan_file(ibqos_cli, tmp_path):
+    r = _plan(ibqos_cli, tmp_path / "nope.json", tmp_path / "rp")
     assert r.returncode == 2 and "nope.json" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_class_with_two_sls_gets_a_flow_per_sl(make_plan, tmp_path):
+def test_class_with_two_sls_gets_a_flow_per_sl(ibqos_cli, make_plan, tmp_path):
     plan = make_plan(lambda d: d["classes"][3].update(sls=[3, 7]))
-    r = _plan(plan, tmp_path / "rp")
+    r = _plan(ibqos_cli, plan, tmp_path / "rp")
     assert r.returncode == 0, r.stderr
     run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
     bw = run["phases"][0]["flows"]

@@ -20,7 +20,7 @@ from ibqos_testbed import diagnose, runplan
 from ibqos_testbed.hosts import Host, parse_listening
 from ibqos_testbed.planinput import load_plan
 from ibqos_testbed.runner import Runner
-from testbed_helpers import free_base_port, run_ibqos
+from testbed_helpers import free_base_port
 
 FAKE_SSH = """#!{python}
 import json, os, sys
@@ -85,11 +85,11 @@ def test_remote_run_reports_pids_and_kills_stragglers_on_the_node(plan_file, tmp
 
 
 @pytest.mark.timeout(60)
-def test_unreachable_node_fails_each_flow_in_one_line(plan_file, tmp_path, fake_ssh):
+def test_unreachable_node_fails_each_flow_in_one_line(ibqos_cli, plan_file, tmp_path, fake_ssh):
     rp, _ = fake_ssh
     run = _bw_phase(plan_file, client="node9.invalid")
     path, _ = runplan.write(run, tmp_path / "rp")
-    r = run_ibqos("testbed", "run", path, env=rp.env)
+    r = ibqos_cli("testbed", "run", path, env=rp.env)
     assert r.returncode == 3 and "Traceback" not in r.stderr
     lines = [ln for ln in r.stderr.splitlines() if ln.startswith("ibqos: flow ")]
     assert lines == [
@@ -99,12 +99,12 @@ def test_unreachable_node_fails_each_flow_in_one_line(plan_file, tmp_path, fake_
     ]
 
 
-def test_results_directory_is_never_mixed(plan_file, tmp_path, replay):
+def test_results_directory_is_never_mixed(ibqos_cli, plan_file, tmp_path, replay):
     replay()
     (tmp_path / "res").mkdir()
     (tmp_path / "res" / "results.json").write_text("{}")
     path, _ = runplan.write(_bw_phase(plan_file, server="localhost", client="localhost"), tmp_path / "rp")
-    r = run_ibqos("testbed", "run", path, "-o", tmp_path / "res")
+    r = ibqos_cli("testbed", "run", path, "-o", tmp_path / "res")
     assert r.returncode == 2 and "already holds the results of a run" in r.stderr
 
 

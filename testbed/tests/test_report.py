@@ -9,15 +9,15 @@ import shutil
 import pytest
 from ibqos_testbed import chart
 from ibqos_testbed.compare import build_report
-from testbed_helpers import FIXTURES, run_ibqos
+from testbed_helpers import FIXTURES
 
 GOOD = FIXTURES / "results_configA"
 SL2_OFF = FIXTURES / "results_configA_sl2_off"
 PLAN = FIXTURES / "plan_configA.json"
 
 
-def test_configuration_a_passes():
-    r = run_ibqos("testbed", "report", GOOD, "--prediction", PLAN, "--json")
+def test_configuration_a_passes(ibqos_cli):
+    r = ibqos_cli("testbed", "report", GOOD, "--prediction", PLAN, "--json")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["passed"] and doc["failures"] == []
@@ -42,8 +42,8 @@ def test_configuration_a_passes():
     assert loaded == sorted(loaded) and by_sl[0]["lat_idle_us"]["t_avg"] < loaded[0]
 
 
-def test_one_sl_off_by_3pp_fails_naming_it():
-    r = run_ibqos("testbed", "report", SL2_OFF, "--prediction", PLAN)
+def test_one_sl_off_by_3pp_fails_naming_it(ibqos_cli):
+    r = ibqos_cli("testbed", "report", SL2_OFF, "--prediction", PLAN)
     assert r.returncode == 1
     err = r.stderr.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in r.stderr
@@ -54,15 +54,15 @@ def test_one_sl_off_by_3pp_fails_naming_it():
     assert "FAIL" in r.stdout and r.stdout.count("pass") == 3
 
 
-def test_tolerance_is_the_plans_unless_given(tmp_path):
+def test_tolerance_is_the_plans_unless_given(ibqos_cli, tmp_path):
     """One set of defaults: the dry run and the testbed judge with the policy's
     verdict.share_tolerance_pp, carried by the plan; --tolerance overrides it."""
     doc = json.loads(PLAN.read_text())
     doc["share_tolerance_pp"] = 3.0
     wide = tmp_path / "plan.json"
     wide.write_text(json.dumps(doc))
-    assert run_ibqos("testbed", "report", SL2_OFF, "--prediction", wide).returncode == 0
-    r = run_ibqos("testbed", "report", SL2_OFF, "--prediction", wide, "--tolerance", "1")
+    assert ibqos_cli("testbed", "report", SL2_OFF, "--prediction", wide).returncode == 0
+    r = ibqos_cli("testbed", "report", SL2_OFF, "--prediction", wide, "--tolerance", "1")
     assert r.returncode == 1 and "tolerance 1 pp" in r.stderr
     assert "note: --tolerance 1 overrides the plan's 3 pp" in r.stderr
 
@@ -80,7 +80,7 @@ def test_prediction_defaults_to_the_run_plans_copy():
     assert [c.predicted for c in rep.classes] == [c.predicted for c in build_report(GOOD, prediction=PLAN).classes]
 
 
-def test_simulated_shares_are_compared_too(tmp_path):
+def test_simulated_shares_are_compared_too(ibqos_cli, tmp_path):
     sim = tmp_path / "sim.json"
     sim.write_text(json.dumps({"per_sl": {"0": 45.6, "1": 27.5, "2": 18.3, "3": 8.6}}))
     assert build_report(GOOD, simulated=sim).passed
@@ -95,13 +95,13 @@ def test_simulated_shares_are_compared_too(tmp_path):
     sim.write_text(json.dumps({"status": "done", "per_sl": rows, "per_class": []}))
     assert build_report(GOOD, simulated=sim).passed  # ibqos_sim's SimResult JSON
     sim.write_text(json.dumps({"per_class": {"latency": 45.6}}))
-    r = run_ibqos("testbed", "report", GOOD, "--simulated", sim)
+    r = ibqos_cli("testbed", "report", GOOD, "--simulated", sim)
     assert r.returncode == 2 and "per_class: no share for class 'storage'" in r.stderr
 
 
-def test_prediction_from_another_plan_must_match_the_classes(make_plan):
+def test_prediction_from_another_plan_must_match_the_classes(ibqos_cli, make_plan):
     plan = make_plan(lambda d: d["classes"][2].update(name="bulky"))
-    r = run_ibqos("testbed", "report", GOOD, "--prediction", plan)
+    r = ibqos_cli("testbed", "report", GOOD, "--prediction", plan)
     assert r.returncode == 2
     assert r.stderr.strip() == f"ibqos: error: {plan}: classes: class 'bulk' of the run is not in this plan"
 
@@ -122,15 +122,15 @@ def test_a_failed_flow_is_reported_not_hidden(tmp_path):
     assert all(row.measured is None and row.passed is None for row in rep.classes), rep.classes
 
 
-def test_results_directory_errors(tmp_path):
-    r = run_ibqos("testbed", "report", tmp_path)
+def test_results_directory_errors(ibqos_cli, tmp_path):
+    r = ibqos_cli("testbed", "report", tmp_path)
     assert r.returncode == 2 and "results.json" in r.stderr and "Traceback" not in r.stderr
     (tmp_path / "results.json").write_text('{"schema": "ibqos.testbed-results/1"}')
-    r = run_ibqos("testbed", "report", tmp_path)
+    r = ibqos_cli("testbed", "report", tmp_path)
     assert r.returncode == 2 and "runplan: Field required" in r.stderr
 
 
-def test_png_has_labelled_axes_and_legends(tmp_path):
+def test_png_has_labelled_axes_and_legends(ibqos_cli, tmp_path):
     rep = build_report(SL2_OFF)
     fig = chart.figure(rep)
     (bw, lat) = fig.axes
@@ -142,7 +142,7 @@ def test_png_has_labelled_axes_and_legends(tmp_path):
 
     plt.close(fig)
     out = tmp_path / "r.png"
-    r = run_ibqos("testbed", "report", GOOD, "--png", out)
+    r = ibqos_cli("testbed", "report", GOOD, "--png", out)
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temporary left behind

@@ -13,7 +13,7 @@ from ibqos_testbed import runplan
 from ibqos_testbed.planinput import load_plan
 from ibqos_testbed.results import Results
 from ibqos_testbed.runner import Runner
-from testbed_helpers import free_base_port, run_ibqos
+from testbed_helpers import free_base_port
 
 
 def _runplan(plan_file, tmp_path, *, duration=1, slack=10.0, client="localhost", server="localhost"):
@@ -40,10 +40,10 @@ def _only_bw_phase(run):
 
 
 @pytest.mark.timeout(120)
-def test_replayed_run_start_order_concurrency_and_collection(plan_file, tmp_path, replay):
+def test_replayed_run_start_order_concurrency_and_collection(ibqos_cli, plan_file, tmp_path, replay):
     rp = replay()
     _, path = _runplan(plan_file, tmp_path, duration=2)
-    r = run_ibqos("testbed", "run", path, "-o", tmp_path / "res", env=rp.env)
+    r = ibqos_cli("testbed", "run", path, "-o", tmp_path / "res", env=rp.env)
     assert r.returncode == 0, r.stderr
     res = Results.load(tmp_path / "res")
     assert len(res.flows) == 1 * 4 + 4 + 4 * 4 and all(f.ok for f in res.flows)
@@ -79,7 +79,7 @@ def test_replayed_run_start_order_concurrency_and_collection(plan_file, tmp_path
             assert (tmp_path / "res" / p.stdout).read_text().strip().endswith("-" * 87)
             assert (tmp_path / "res" / p.stderr).exists()
     # And the report of what was collected passes against the plan's predictions.
-    rep = run_ibqos("testbed", "report", tmp_path / "res", "--json")
+    rep = ibqos_cli("testbed", "report", tmp_path / "res", "--json")
     assert rep.returncode == 0, rep.stderr
     assert json.loads(rep.stdout)["passed"] is True
 
@@ -130,10 +130,10 @@ def test_missing_binary_fails_its_flows_only(plan_file, tmp_path, replay):
 
 @pytest.mark.timeout(90)
 @pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the ssh client")
-def test_unreachable_host_is_one_line_per_flow(plan_file, tmp_path, replay):
+def test_unreachable_host_is_one_line_per_flow(ibqos_cli, plan_file, tmp_path, replay):
     replay()
     run, path = _runplan(plan_file, tmp_path, client="ibqos-no-such-node.invalid")
-    r = run_ibqos("testbed", "run", path, "-o", tmp_path / "res")
+    r = ibqos_cli("testbed", "run", path, "-o", tmp_path / "res")
     assert r.returncode == 3 and "Traceback" not in r.stderr
     flow_lines = [ln for ln in r.stderr.splitlines() if "flow " in ln]
     assert len(flow_lines) == sum(len(p.flows) for p in run.phases)
@@ -142,10 +142,10 @@ def test_unreachable_host_is_one_line_per_flow(plan_file, tmp_path, replay):
 
 @pytest.mark.timeout(120)
 @pytest.mark.skipif(shutil.which("ib_send_bw") is None, reason="needs Debian package perftest")
-def test_real_perftest_without_rdma_device(plan_file, tmp_path):
+def test_real_perftest_without_rdma_device(ibqos_cli, plan_file, tmp_path):
     _, path = _runplan(plan_file, tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBQOS_REPLAY")}
-    r = run_ibqos("testbed", "run", path, "-o", tmp_path / "res", env=env)
+    r = ibqos_cli("testbed", "run", path, "-o", tmp_path / "res", env=env)
     assert r.returncode == 3, r.stderr
     assert "Traceback" not in r.stderr
     res = Results.load(tmp_path / "res")

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import random
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPLAYER = Path(__file__).parent / "replayer" / "perftest_replay.py"
-IBQOS = [sys.executable, "-c", "from ibqos_app.cli import main; main()"]
 
 
 def fixture_text(name: str) -> str:
     """A perftest fixture without its provenance notes (lines starting '#: ')."""
     text = (FIXTURES / "perftest" / name).read_text()
     return "".join(ln for ln in text.splitlines(True) if not ln.startswith("#: "))
-
-
-def run_ibqos(*args, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The real console entry point in a child, to see exit codes and stderr as users do."""
-    return subprocess.run([*IBQOS, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def free_base_port() -> int:

@@ -66,10 +66,6 @@ class VerifyReport:
     def ok(self) -> bool:
         return not self.lost and self.cdg_acyclic
 
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.ok else 1
-
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["hops"] = {str(k): v for k, v in sorted(self.hops.items())}
