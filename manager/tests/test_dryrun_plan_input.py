@@ -5,10 +5,9 @@ switch, four CAs, minhop)."""
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-from test_dryrun import EXAMPLES, IBQOS, dryrun
+from test_dryrun import EXAMPLES, dryrun
 
 ONE_SWITCH = ("--topology", "fattree:leaves=1,spines=0,hosts=4")
 # 8/8 entries and MTU 2048: what the ports of either ibsim hold
@@ -33,27 +32,27 @@ classes:
 """
 
 
-def _plan(tmp_path, policy_text: str = POLICY) -> dict:
+def _plan(ibqos_cli, tmp_path, policy_text: str = POLICY) -> dict:
     policy = tmp_path / "policy.yaml"
     policy.write_text(policy_text)
-    cp = subprocess.run([IBQOS, "plan", str(policy), "-o", str(tmp_path / "plan.json")], capture_output=True, text=True)
+    cp = ibqos_cli("plan", policy, "-o", tmp_path / "plan.json")
     assert cp.returncode == 0, cp.stderr
     policy.unlink()  # a dry run of the plan cannot plan it again
     return json.loads((tmp_path / "plan.json").read_text())
 
 
 @pytest.mark.fabric
-def test_the_admins_plan_is_programmed_and_judged_as_given(tmp_path):
+def test_the_admins_plan_is_programmed_and_judged_as_given(ibqos_cli, tmp_path):
     """The CA role's low table in the reverse order of the planner's (same shares, another
     table the planner never writes): OpenSM programs exactly it, and the run judges it."""
-    doc = _plan(tmp_path)
+    doc = _plan(ibqos_cli, tmp_path)
     low = doc["vlarb"]["ca"]["low"]
     assert low != low[::-1], "the edit must change the table"
     doc["vlarb"]["ca"]["low"] = low[::-1]
     given = tmp_path / "edited.json"
     given.write_text(json.dumps(doc, indent=1))
 
-    r = dryrun(given, tmp_path / "run", *ONE_SWITCH)
+    r = dryrun(ibqos_cli, given, tmp_path / "run", *ONE_SWITCH)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     run = tmp_path / "run"
     assert json.loads((run / "plan.json").read_text()) == doc  # kept as given, not re-planned
@@ -68,12 +67,12 @@ def test_the_admins_plan_is_programmed_and_judged_as_given(tmp_path):
 
 
 @pytest.mark.fabric
-def test_a_plan_above_the_ports_is_refused_naming_the_plan(tmp_path):
+def test_a_plan_above_the_ports_is_refused_naming_the_plan(ibqos_cli, tmp_path):
     """Seed 002's 64/64 policy plans 32/32 entries (what OpenSM programs); Debian's ibsim holds
     8/8: refused, exit 1, nothing judged, and the way out is to plan for the ports."""
-    _plan(tmp_path, (EXAMPLES / "seed002-config-a.yaml").read_text())
+    _plan(ibqos_cli, tmp_path, (EXAMPLES / "seed002-config-a.yaml").read_text())
     plan = tmp_path / "plan.json"
-    r = dryrun(plan, tmp_path / "run", *ONE_SWITCH, "--ibsim", "debian")
+    r = dryrun(ibqos_cli, plan, tmp_path / "run", *ONE_SWITCH, "--ibsim", "debian")
     assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
     err = r.stderr.strip().splitlines()[-1]
     assert err.startswith(
@@ -92,12 +91,12 @@ def test_a_plan_above_the_ports_is_refused_naming_the_plan(tmp_path):
         (lambda d: None, ("--fit-to-fabric",), "given.json: --fit-to-fabric: fitting plans the policy again"),
     ],
 )
-def test_a_plan_the_run_cannot_judge_is_one_line_before_anything_starts(tmp_path, edit, extra, says):
-    doc = _plan(tmp_path)
+def test_a_plan_the_run_cannot_judge_is_one_line_before_anything_starts(ibqos_cli, tmp_path, edit, extra, says):
+    doc = _plan(ibqos_cli, tmp_path)
     edit(doc)
     given = tmp_path / "given.json"
     given.write_text(json.dumps(doc, indent=1))
-    r = dryrun(given, tmp_path / "run", *ONE_SWITCH, *extra)
+    r = dryrun(ibqos_cli, given, tmp_path / "run", *ONE_SWITCH, *extra)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("ibqos: error: ") and says in lines[0], r.stderr

@@ -162,7 +162,7 @@ struct ibs_sim {
 	uint64_t *port_vl_bytes;   /* [port][16]: bytes sent inside the measured window */
 	uint64_t *port_sl_bytes;   /* [port][16]: counted at each transmission in the window */
 	uint64_t *port_vl_wait_ps; /* [port][16]: sw_try_send, in the window */
-	uint32_t *vl_last_tx;      /* [port][16]: last send, in 1024-ps units (deadlock.c) */
+	uint32_t *vl_last_tx;	   /* [port][16]: last send, in 1024-ps units (deadlock.c) */
 	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;
