@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from apply_helpers import IBQOS, child_env, make_plan_file
+from apply_helpers import child_env, make_plan_file
 from ibqos.proc import pid_alive
 from ibqos_sim.harness import sm_node_name
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
@@ -37,8 +37,8 @@ def fabric(tmp_path, ibsim_fabric):
         yield h, plan
 
 
-def once(h, plan, state):
-    cmd = [IBQOS, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
+def once(ibqos_cli, h, plan, state):
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
     cmd += ["--interval", "0.2", "--state", str(state)]
     cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=child_env())
     assert cp.returncode in (0, 1) and cp.stdout, cp.stderr
@@ -52,43 +52,43 @@ def _numbers(doc):
             yield from (c["bytes"], c["share_pct"] or 0, c["gbps"])  # None: the port sent nothing
 
 
-def test_a_link_down_then_up_between_samples_is_no_finding_and_measured_again(fabric, tmp_path):
+def test_a_link_down_then_up_between_samples_is_no_finding_and_measured_again(ibqos_cli, fabric, tmp_path):
     h, plan = fabric
     model = h.read_back(save=False)
     ca = next(n for n in model.nodes.values() if n.kind == "ca" and n.desc != sm_node_name(h.netfile))
     sw_guid, sw_port = ca.ports[1].remote
     ends = {f"{ca.desc}[1]", f"{model.nodes[sw_guid].desc}[{sw_port}]"}
     state = tmp_path / "state.json"
-    rc, first = once(h, plan, state)
+    rc, first = once(ibqos_cli, h, plan, state)
     assert rc == 0, first["findings"]
 
     h.unlink(ca.desc, 1)
-    rc, down = once(h, plan, state)
+    rc, down = once(ibqos_cli, h, plan, state)
     assert rc == 0, down["findings"]
     assert not ends & {f"{ln['node']}[{ln['port']}]" for ln in down["links"]}
     assert all(x >= 0 for x in _numbers(down)) and down["without_baseline"] == []
 
     h.relink(ca.desc, 1)
-    rc, up = once(h, plan, state)
+    rc, up = once(ibqos_cli, h, plan, state)
     # counted now, not at the sample before: measured from the next one, not "no counters"
     assert rc == 0, up["findings"]
     assert set(up["without_baseline"]) == ends
-    rc, again = once(h, plan, state)
+    rc, again = once(ibqos_cli, h, plan, state)
     assert rc == 0 and again["without_baseline"] == []
     assert ends <= {f"{ln['node']}[{ln['port']}]" for ln in again["links"]}
     assert all(x >= 0 for x in _numbers(again))
 
 
-def test_a_saved_sample_from_a_clock_ahead_is_no_negative_interval(fabric, tmp_path):
+def test_a_saved_sample_from_a_clock_ahead_is_no_negative_interval(ibqos_cli, fabric, tmp_path):
     """The state's sample is newer than now (the clock was stepped back, or it was copied from
     a host whose clock is ahead): the monitor measures from now on, never a negative interval."""
     h, plan = fabric
     state = tmp_path / "state.json"
-    once(h, plan, state)
+    once(ibqos_cli, h, plan, state)
     doc = json.loads(state.read_text())
     doc["time"] += 3600
     state.write_text(json.dumps(doc))
-    cmd = [IBQOS, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
     cp = subprocess.run(
         [*cmd, "--interval", "0.2", "--state", str(state)], capture_output=True, text=True, timeout=120, env=child_env()
     )
@@ -100,12 +100,22 @@ def test_a_saved_sample_from_a_clock_ahead_is_no_negative_interval(fabric, tmp_p
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("when", ["listening", "sampling"])
-def test_a_signal_stops_the_monitor_whole(fabric, tmp_path, sig, when):
+def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when):
     h, plan = fabric
     out = tmp_path / "prom"
     out.mkdir()
     textfile, port = out / "ibqos.prom", _free_port()
-    cmd = [IBQOS, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--json", "--textfile", str(textfile)]
+    cmd = [
+        *ibqos_cli.argv,
+        "monitor",
+        "--plan",
+        str(plan),
+        "--sim-socket",
+        h.sock,
+        "--json",
+        "--textfile",
+        str(textfile),
+    ]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.1" if when == "sampling" else "5"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
     reader = None
@@ -137,11 +147,11 @@ def test_a_signal_stops_the_monitor_whole(fabric, tmp_path, sig, when):
     assert "ibqos_monitor_samples_total" in names
 
 
-def test_once_without_json_prints_the_table_and_the_findings_exit_code(fabric, tmp_path):
+def test_once_without_json_prints_the_table_and_the_findings_exit_code(ibqos_cli, fabric, tmp_path):
     """From cron without --json: the rich table on stdout (no live display, no terminal), the
     findings as its caption, the exit code as with --json."""
     h, plan = fabric
-    cmd = [IBQOS, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--interval", "0.2"]
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--interval", "0.2"]
     cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=child_env())
     assert cp.returncode == 0 and cp.stderr == "", cp.stderr
     assert "ibqos monitor:" in cp.stdout and "link directions" in cp.stdout, cp.stdout

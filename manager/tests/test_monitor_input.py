@@ -10,13 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import IBQOS, child_env, make_plan_file
+from apply_helpers import child_env, make_plan_file
 
 NO_FABRIC = ["--sim-socket", "ibqos-test-no-such-ibsim"]  # any sample fails with exit 3
 
 
-def run(*args, user=None):
-    cmd = [IBQOS, "monitor", *map(str, args)]
+def run(ibqos_cli, *args, user=None):
+    cmd = [*ibqos_cli.argv, "monitor", *map(str, args)]
     if user is not None:
         cmd = [shutil.which("setpriv") or "setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=child_env())
@@ -35,12 +35,12 @@ def plan(tmp_path):
     return make_plan_file(tmp_path, "a", 40)[1]
 
 
-def test_a_listen_port_in_use_is_named_before_sampling(plan):
+def test_a_listen_port_in_use_is_named_before_sampling(ibqos_cli, plan):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
         port = s.getsockname()[1]
-        cp = run("--plan", plan, "--listen", f"127.0.0.1:{port}", *NO_FABRIC)
+        cp = run(ibqos_cli, "--plan", plan, "--listen", f"127.0.0.1:{port}", *NO_FABRIC)
     one_line(cp, 2, f"--listen: 127.0.0.1:{port}: Address already in use")
 
 
@@ -53,11 +53,11 @@ def test_a_listen_port_in_use_is_named_before_sampling(plan):
         ("9687", "--listen: '9687': give ADDR:PORT"),
     ],
 )
-def test_a_listen_address_that_cannot_be_bound_is_one_line(plan, addr, reason):
-    one_line(run("--plan", plan, "--listen", addr, *NO_FABRIC), 2, reason)
+def test_a_listen_address_that_cannot_be_bound_is_one_line(ibqos_cli, plan, addr, reason):
+    one_line(run(ibqos_cli, "--plan", plan, "--listen", addr, *NO_FABRIC), 2, reason)
 
 
-def test_a_privileged_port_without_the_right_is_one_line():
+def test_a_privileged_port_without_the_right_is_one_line(ibqos_cli):
     """As nobody (uid 65534), in a directory it may read: binding port 81 is refused."""
     import tempfile
 
@@ -67,16 +67,16 @@ def test_a_privileged_port_without_the_right_is_one_line():
         Path(d).chmod(0o755)
         _, plan = make_plan_file(Path(d), "a", 40)
         plan.chmod(0o644)
-        cp = run("--plan", plan, "--listen", "127.0.0.1:81", *NO_FABRIC, user=65534)
+        cp = run(ibqos_cli, "--plan", plan, "--listen", "127.0.0.1:81", *NO_FABRIC, user=65534)
     one_line(cp, 2, "--listen: 127.0.0.1:81: Permission denied")
 
 
 @pytest.mark.parametrize("option", ["--textfile", "--state"])
-def test_an_output_file_in_no_directory_is_said_before_sampling(plan, tmp_path, option):
-    cp = run("--plan", plan, "--once", "--json", option, tmp_path / "no-dir" / "ibqos.prom", *NO_FABRIC)
+def test_an_output_file_in_no_directory_is_said_before_sampling(ibqos_cli, plan, tmp_path, option):
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", option, tmp_path / "no-dir" / "ibqos.prom", *NO_FABRIC)
     one_line(cp, 2, f"{option}: ", "no directory")
     (tmp_path / "a-file").write_text("")
-    cp = run("--plan", plan, "--once", "--json", option, tmp_path / "a-file" / "ibqos.prom", *NO_FABRIC)
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", option, tmp_path / "a-file" / "ibqos.prom", *NO_FABRIC)
     one_line(cp, 2, f"{option}: ", "no directory")
 
 
@@ -89,17 +89,22 @@ def test_an_output_file_in_no_directory_is_said_before_sampling(plan, tmp_path, 
         (["--interval", "-5"], ["'--interval'"]),
     ],
 )
-def test_options_that_contradict_are_one_line(plan, args, words):
-    one_line(run("--plan", plan, *args, *NO_FABRIC), 2, *words)
+def test_options_that_contradict_are_one_line(ibqos_cli, plan, args, words):
+    one_line(run(ibqos_cli, "--plan", plan, *args, *NO_FABRIC), 2, *words)
 
 
-def test_a_textfile_node_exporter_would_not_read_is_said(plan, tmp_path):
-    cp = run("--plan", plan, "--once", "--json", "--textfile", tmp_path / "ibqos.txt", *NO_FABRIC)
+def test_a_textfile_node_exporter_would_not_read_is_said(ibqos_cli, plan, tmp_path):
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", "--textfile", tmp_path / "ibqos.txt", *NO_FABRIC)
     one_line(cp, 2, "--textfile: ", "*.prom")
 
 
-def test_an_opensm_conf_that_is_not_there_is_said_so(tmp_path):
-    one_line(run("--opensm-conf", tmp_path / "opensm.conf", "--once", *NO_FABRIC), 2, "opensm.conf: ", "no such file")
+def test_an_opensm_conf_that_is_not_there_is_said_so(ibqos_cli, tmp_path):
+    one_line(
+        run(ibqos_cli, "--opensm-conf", tmp_path / "opensm.conf", "--once", *NO_FABRIC),
+        2,
+        "opensm.conf: ",
+        "no such file",
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,19 +114,19 @@ def test_an_opensm_conf_that_is_not_there_is_said_so(tmp_path):
         (lambda t: '{"schema": "ibqos.fabric/1"}', ["not an ibqos plan"]),
     ],
 )
-def test_a_hostile_plan_is_one_line(plan, mangle, words):
+def test_a_hostile_plan_is_one_line(ibqos_cli, plan, mangle, words):
     plan.write_text(mangle(plan.read_text()))
-    one_line(run("--plan", plan, "--once", *NO_FABRIC), 2, str(plan.name), *words)
+    one_line(run(ibqos_cli, "--plan", plan, "--once", *NO_FABRIC), 2, str(plan.name), *words)
 
 
-def test_a_truncated_state_file_names_file_and_line(plan, tmp_path):
+def test_a_truncated_state_file_names_file_and_line(ibqos_cli, plan, tmp_path):
     state = tmp_path / "state.json"
     state.write_text('{"schema": "ibqos.counters/1",\n "time": 1.0,\n "ports": [{"guid": ')
-    one_line(run("--plan", plan, "--once", "--json", "--state", state, *NO_FABRIC), 2, f"{state}:3: ")
+    one_line(run(ibqos_cli, "--plan", plan, "--once", "--json", "--state", state, *NO_FABRIC), 2, f"{state}:3: ")
 
 
-def test_no_fabric_is_one_line_and_exit_3_as_status(plan, tmp_path):
+def test_no_fabric_is_one_line_and_exit_3_as_status(ibqos_cli, plan, tmp_path):
     textfile = tmp_path / "ibqos.prom"
-    cp = run("--plan", plan, "--once", "--json", "--textfile", textfile, *NO_FABRIC)
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", "--textfile", textfile, *NO_FABRIC)
     one_line(cp, 3, "live read-back failed")
     assert not textfile.exists() and not list(tmp_path.glob(".ibqos.prom*")), "nothing written"

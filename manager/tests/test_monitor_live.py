@@ -13,7 +13,7 @@ import time
 import urllib.request
 
 import pytest
-from apply_helpers import IBQOS, child_env, make_plan_file, run_apply, sm_on_plan_a
+from apply_helpers import child_env, make_plan_file, run_apply, sm_on_plan_a
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
 from ibqos_sim.harness.topology import fat_tree
 
@@ -23,8 +23,8 @@ needs_patched = pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
 GB = 10**9
 
 
-def monitor(h, sm, *extra, timeout=120):
-    cmd = [IBQOS, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *map(str, extra)]
+def monitor(ibqos_cli, h, sm, *extra, timeout=120):
+    cmd = [*ibqos_cli.argv, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, *map(str, extra)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=child_env())
 
 
@@ -39,15 +39,15 @@ def sl_lines(node, port, attr, words_per_sl):
 
 
 @pytest.fixture
-def applied(tmp_path):
+def applied(ibqos_cli, tmp_path):
     with sm_on_plan_a(tmp_path, ibsim="patched", console=True) as (h, sm, plan, path):
-        r = run_apply(h, sm, path)
+        r = run_apply(ibqos_cli, h, sm, path)
         assert r.returncode == 0, r.stdout + r.stderr
         yield h, sm, plan
 
 
 @needs_patched
-def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(applied, tmp_path):
+def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ibqos_cli, applied, tmp_path):
     h, sm, plan = applied
     fabric = h.read_back(save=False)
     ca = next(n for n in fabric.nodes.values() if n.kind == "ca" and not n.desc.startswith(_sm_desc(h)))
@@ -61,7 +61,7 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ap
     # baseline near the 32-bit wrap: the interval's traffic wraps the counter
     base = 2**32 - 1000
     load(h, tmp_path, "base", sl_lines(sw, sw_port, "PortXmitDataSL", {low_sl: base, other_sl: base}))
-    first = monitor(h, sm, "--once", "--json", "--interval", "0.5", "--state", state)
+    first = monitor(ibqos_cli, h, sm, "--once", "--json", "--interval", "0.5", "--state", state)
     assert first.returncode in (0, 1), first.stderr
     # the switch sends the CA 10 GB (saturates an 8 Gb/s link for ~11 s): 2% for the low class,
     # which waits on its VL meanwhile
@@ -71,7 +71,7 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ap
     lines += [f'PerformanceSet "{sw}"[{sw_port}] PortVLXmitWaitCounters.PortVLXmitWaitCounters{low.vls[0]}=500']
     load(h, tmp_path, "after", lines)
     prom = tmp_path / "ibqos.prom"
-    cp = monitor(h, sm, "--once", "--json", "--state", state, "--textfile", prom)
+    cp = monitor(ibqos_cli, h, sm, "--once", "--json", "--state", state, "--textfile", prom)
     assert cp.returncode == 1, cp.stdout + cp.stderr
     doc = json.loads(cp.stdout)
     assert doc["classes"] == [c.name for c in plan.classes]
@@ -112,10 +112,10 @@ def _free_port() -> int:
 
 
 @needs_patched
-def test_prometheus_exposition_is_served_and_scraped(applied, tmp_path):
+def test_prometheus_exposition_is_served_and_scraped(ibqos_cli, applied, tmp_path):
     h, sm, plan = applied
     port = _free_port()
-    cmd = [IBQOS, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, "--json"]
+    cmd = [*ibqos_cli.argv, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock, "--json"]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.5", "--count", "60"]
     # traffic on one switch port, so that it has shares (an idle port has none)
     fabric = h.read_back(save=False)
@@ -152,13 +152,13 @@ def test_prometheus_exposition_is_served_and_scraped(applied, tmp_path):
     assert sm.alive()
 
 
-def test_alerting_rules_pass_promtool(tmp_path):
+def test_alerting_rules_pass_promtool(ibqos_cli, tmp_path):
     import shutil
 
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.fail("promtool not found: Debian package prometheus (make deps)")
-    cp = subprocess.run([IBQOS, "monitor", "--write-config", str(tmp_path)], capture_output=True, text=True)
+    cp = subprocess.run([*ibqos_cli.argv, "monitor", "--write-config", str(tmp_path)], capture_output=True, text=True)
     assert cp.returncode == 0, cp.stderr
     check = subprocess.run(
         [promtool, "check", "rules", str(tmp_path / "ibqos-alerts.rules.yml")], capture_output=True, text=True
@@ -167,7 +167,7 @@ def test_alerting_rules_pass_promtool(tmp_path):
     json.loads((tmp_path / "ibqos-grafana-dashboard.json").read_text())
 
 
-def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_path, ibsim_fabric):
+def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(ibqos_cli, tmp_path, ibsim_fabric):
     """Debian's ibsim forwards PortXmitDataSL to the SM's process, which dies of it
     (docs/monitor.md, "Never hurt the SM"): the monitor samples every port, the SM's included
     (from its peer), and OpenSM keeps running; perfquery to the SM's LID, the control, kills it."""
@@ -176,7 +176,18 @@ def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_
     with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="debian") as h:
         sm = h.start_sm(engine="minhop")
         cp = subprocess.run(
-            [IBQOS, "monitor", "--plan", str(path), "--sim-socket", h.sock, "--once", "--json", "--interval", "0.2"]
+            [
+                *ibqos_cli.argv,
+                "monitor",
+                "--plan",
+                str(path),
+                "--sim-socket",
+                h.sock,
+                "--once",
+                "--json",
+                "--interval",
+                "0.2",
+            ]
             + ["--textfile", str(tmp_path / "ibqos.prom")],
             capture_output=True,
             text=True,
@@ -204,18 +215,20 @@ def test_on_debian_ibsim_the_monitor_spares_the_sm_where_perfquery_kills_it(tmp_
         assert not sm.alive()
 
 
-def test_bad_monitor_input_is_one_line_and_exit_2(tmp_path):
+def test_bad_monitor_input_is_one_line_and_exit_2(ibqos_cli, tmp_path):
     _, path = make_plan_file(tmp_path, "a", 40)
     for args, field in (
         (["--plan", str(path), "--listen", "nowhere"], "--listen"),
         (["--json"], "--plan"),  # no plan to judge against
     ):
-        cp = subprocess.run([IBQOS, "monitor", *args, "--once"], capture_output=True, text=True, env=child_env())
+        cp = subprocess.run(
+            [*ibqos_cli.argv, "monitor", *args, "--once"], capture_output=True, text=True, env=child_env()
+        )
         assert cp.returncode == 2 and cp.stderr.count("\n") == 1 and field in cp.stderr, cp.stderr
     state = tmp_path / "state.json"
     state.write_text("{}")
     cp = subprocess.run(
-        [IBQOS, "monitor", "--plan", str(path), "--state", str(state), "--once", "--sim-socket", "none"],
+        [*ibqos_cli.argv, "monitor", "--plan", str(path), "--state", str(state), "--once", "--sim-socket", "none"],
         capture_output=True,
         text=True,
         env=child_env(),

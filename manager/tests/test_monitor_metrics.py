@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from apply_helpers import IBQOS
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.judge import ClassLoad, Judged, LinkLoad
 from prometheus_client import generate_latest
@@ -73,9 +72,11 @@ def test_credit_loops_are_documented_as_not_exported_with_the_reason():
 
 
 @pytest.fixture(scope="module")
-def config(tmp_path_factory) -> Path:
+def config(ibqos_cli, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("config")
-    cp = subprocess.run([IBQOS, "monitor", "--write-config", str(out)], capture_output=True, text=True, timeout=60)
+    cp = subprocess.run(
+        [*ibqos_cli.argv, "monitor", "--write-config", str(out)], capture_output=True, text=True, timeout=60
+    )
     assert cp.returncode == 0, cp.stderr
     return out
 

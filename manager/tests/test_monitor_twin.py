@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from apply_helpers import IBQOS, child_env, sm_on_plan_a
+from apply_helpers import child_env, sm_on_plan_a
 from ibqos_sim import twin
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
 from ibqos_sim.sim import SimParams, Simulation, TrafficSpec, classes_from_plan, compile_network
@@ -34,7 +34,7 @@ def class_shares(plan, sl_bytes) -> dict[str, float]:
 
 
 @pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
-def test_monitor_shares_equal_the_simulators_on_congested_links_and_the_planted_violation_is_found(tmp_path):
+def test_monitor_shares_equal_the_simulators_on_congested_links_and_the_planted_violation_is_found(ibqos_cli, tmp_path):
     with sm_on_plan_a(tmp_path, ibsim="patched", console=True) as (h, sm, plan, plan_path):
         fabric = h.read_back(save=False)
         params = SimParams(rate=plan.fabric.rate, mtu=plan.fabric.mtu, time_us=1000, warmup_us=100)
@@ -64,7 +64,7 @@ def test_monitor_shares_equal_the_simulators_on_congested_links_and_the_planted_
 
         load("base", twin.baseline(counts, names, BASE))
         state = tmp_path / "state.json"
-        monitor = [IBQOS, "monitor", "--plan", str(plan_path), "--sim-socket", h.sock, "--state", str(state)]
+        monitor = [*ibqos_cli.argv, "monitor", "--plan", str(plan_path), "--sim-socket", h.sock, "--state", str(state)]
         monitor += ["--once", "--json", "--saturation", "0.5"]
         first = subprocess.run(
             monitor + ["--interval", "0.2"], capture_output=True, text=True, timeout=120, env=child_env()
