@@ -77,6 +77,17 @@ def pending() -> int | None:
 
 
 @contextmanager
+def held() -> Iterator[None]:
+    """Signals that arrive inside the block wait for its end, without being raised there: the
+    caller looks at `pending()` and decides (proc's spawn kills the child it just made)."""
+    _held[0] += 1
+    try:
+        yield
+    finally:
+        _held[0] -= 1
+
+
+@contextmanager
 def deferred() -> Iterator[None]:
     """Signals that arrive inside the block are held until it ends, then raised."""
     _held[0] += 1

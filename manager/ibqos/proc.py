@@ -14,8 +14,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import ProcessError
+from .interrupt import Interrupted, held, pending
 
 log = logging.getLogger("ibqos.proc")
 
@@ -35,19 +37,16 @@ def run_command(
 ) -> subprocess.CompletedProcess[str]:
     """Run to completion, capturing output. Raises ProcessError on timeout or (with check) rc != 0."""
     log.debug("run: %s", " ".join(map(str, cmd)))
-    try:
-        p = subprocess.Popen(
-            [str(c) for c in cmd],
-            env=env,
-            cwd=cwd,
-            text=True,
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    except OSError as e:
-        raise ProcessError(f"cannot run {cmd[0]}: {e.strerror}", cmd=cmd) from e
+    p = _spawn(
+        f"cannot run {cmd[0]}",
+        cmd,
+        env=env,
+        cwd=cwd,
+        text=True,
+        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = p.communicate(input=input, timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -67,6 +66,24 @@ def run_command(
             output=_tail(out + err),
         )
     return cp
+
+
+def _spawn(cannot: str, cmd: list[str], **popen: Any) -> subprocess.Popen[Any]:
+    """Popen in a session of its own. A signal from the fork to Popen's return would raise where
+    nothing holds the child yet, and it would outlive ibqos: the signal waits for the return,
+    then the child is killed by its group and the signal raised."""
+    before = pending()
+    with held():
+        try:
+            p = subprocess.Popen([str(c) for c in cmd], start_new_session=True, **popen)
+        except OSError as e:
+            raise ProcessError(f"{cannot}: {e.strerror}", cmd=cmd) from e
+    came = pending()
+    if came is not None and before is None:
+        _killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise Interrupted(came)
+    return p
 
 
 def _killpg(pid: int, sig: int) -> None:
@@ -157,18 +174,16 @@ def start_daemon(
     fh = open(log_path, "ab", buffering=0)  # noqa: SIM115
     eh = open(stderr_path, "ab", buffering=0) if stderr_path is not None else None  # noqa: SIM115
     try:
-        p = subprocess.Popen(
-            [str(c) for c in cmd],
+        p = _spawn(
+            f"cannot start {name} ({cmd[0]})",
+            cmd,
             env=env,
             cwd=cwd,
             stdin=subprocess.PIPE if console else subprocess.DEVNULL,
             stdout=fh,
             stderr=eh if eh is not None else subprocess.STDOUT,
-            start_new_session=True,
             text=console or None,
         )
-    except OSError as e:
-        raise ProcessError(f"cannot start {name} ({cmd[0]}): {e.strerror}", cmd=cmd) from e
     finally:
         fh.close()
         if eh is not None:

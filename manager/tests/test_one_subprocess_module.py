@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import ast
 import os
+import signal
+import subprocess
 import tomllib
 from pathlib import Path
 
-from ibqos.proc import pid_alive, start_daemon, stop_group, wait_until
+import pytest
+from ibqos import interrupt
+from ibqos.proc import pid_alive, run_command, start_daemon, stop_group, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 OWNER = ROOT / "manager" / "ibqos" / "proc.py"
@@ -89,3 +93,33 @@ def test_stop_group_signals_only_the_pid_of_a_process_that_leads_no_group(tmp_pa
         assert d.alive()
     finally:
         d.stop()
+
+
+@pytest.mark.parametrize("start", ["run_command", "start_daemon"])
+def test_a_signal_while_a_child_is_spawned_leaves_no_child(tmp_path, monkeypatch, start):
+    """SIGTERM delivered after the fork, before Popen returns (a dry run stopped as it started the
+    read-back left `ibqos-readback` running): the child is killed and the signal raised."""
+    children: list[int] = []
+    real_popen = subprocess.Popen
+
+    def popen_then_signal(*args, **kwargs):
+        p = real_popen(*args, **kwargs)
+        children.append(p.pid)
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs before this call returns
+        return p
+
+    saved = {s: signal.getsignal(s) for s in interrupt.SIGNALS}
+    monkeypatch.setattr(interrupt, "_received", [])
+    monkeypatch.setattr(subprocess, "Popen", popen_then_signal)
+    interrupt.install()
+    try:
+        with pytest.raises(interrupt.Interrupted):
+            if start == "run_command":
+                run_command(["sleep", "30"], timeout=60)
+            else:
+                start_daemon("sleeper", ["sleep", "30"], log_path=tmp_path / "sleep.log")
+    finally:
+        for s, h in saved.items():
+            signal.signal(s, h)
+    assert len(children) == 1
+    wait_until(lambda: not pid_alive(children[0]), timeout=5, what=f"child {children[0]} to be gone")
