@@ -8,7 +8,7 @@ make bench BENCH_ARGS="--only sweep"                         # --jobs 2 against 
 make bench BENCH_ARGS="--only faults"                        # faults alone: 342:120,1056:12 (~10 min)
 make bench BENCH_ARGS="--only faults --fault-sizes 342:all"  # every single fault at 342 (~25 min)
 make bench BENCH_ARGS="--only churn --churn-sizes 342"       # LFT churn after a fault, 3 engines
-make bench BENCH_ARGS="--only scale"                         # a 10,112-CA dry run, per stage (~10 min)
+make bench BENCH_ARGS="--only scale"                         # 10,112- and 10,240-CA dry runs, per stage (~20 min)
 """
 
 from __future__ import annotations
@@ -81,7 +81,11 @@ def main() -> None:
     )
     ap.add_argument("--churn-sizes", default="342,2550", help="churn section: dragonfly sizes")
     ap.add_argument("--churn-faults", type=int, default=2, help="churn section: faults per kind and size")
-    ap.add_argument("--scale-spec", default=None, help="scale section: topology spec (default: bench.scale.SPEC)")
+    ap.add_argument(
+        "--scale-specs",
+        default=";".join(scale.SPECS),
+        help="scale section: topology specs, ';'-separated (default: bench.scale.SPECS, about 10,000 CAs each)",
+    )
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     only = set(args.only.split(","))
@@ -406,25 +410,27 @@ def main() -> None:
         ]
 
     if "scale" in only:
-        with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
-            res = scale.bench_scale(args.scale_spec or scale.SPEC, Path(tmp) / "run", console.log)
-        write_json(RESULTS / "scale.json", {"meta": meta, **res})
-        head = {k: v for k, v in res.items() if k != "stages"}
+        runs = []
+        for spec in args.scale_specs.split(";"):  # one fresh interpreter per fabric (bench_scale)
+            with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+                runs.append(scale.bench_scale(spec, Path(tmp) / "run", console.log))
+        write_json(RESULTS / "scale.json", {"meta": meta, "runs": runs})
+        heads = [{k: v for k, v in r.items() if k != "stages"} for r in runs]
+        head_cols = list(dict.fromkeys(k for h in heads for k in h if k != "summary"))
+        stage_cols, stage_rows = scale.side_by_side(runs)
         sections["scale"] = [
             "## A whole dry run at scale: time and peak memory of every stage",
             "",
-            f"`ibqos dryrun {scale.POLICY.relative_to(REPO_ROOT)} --topology {res['spec']}` "
+            f"`ibqos dryrun {scale.POLICY.relative_to(REPO_ROOT)} --topology SPEC` for each fabric, each "
             "in its own interpreter (bench/scale.py): OpenSM with dla on ibsim, read-back, verify "
-            "and a short simulation. python_peak_mb: the dry run's own peak RSS in the stage; "
-            "children_peak_mb: a child that ended in the stage (OpenSM --once, the read-back "
-            "tool), when it set a new maximum; ibsim_peak_mb: ibsim's peak so far.",
+            "and a short simulation. Per fabric (column prefix: its spec's kind): s, the stage's "
+            "seconds; py_mb, the dry run's own peak RSS in the stage; child_mb, a child that ended "
+            "in the stage (OpenSM --once, the read-back tool), when it set a new maximum; "
+            "ibsim_mb, ibsim's peak so far.",
             "",
-            markdown([head], [k for k in head if k != "summary"]),
+            markdown(heads, head_cols),
             "",
-            markdown(
-                res.get("stages", []),
-                ["stage", "seconds", "python_peak_mb", "children_peak_mb", "ibsim_peak_mb"],
-            ),
+            markdown(stage_rows, stage_cols),
             "",
         ]
 

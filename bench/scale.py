@@ -1,7 +1,8 @@
-"""The dry run at scale (issue 25): one whole `ibqos dryrun` of a large dragonfly (OpenSM with
-dla on ibsim, read-back, verify, a short simulation), each stage's time and peak memory.
+"""The dry run at scale (issue 25): one whole `ibqos dryrun` of each large fabric of SPECS (OpenSM
+with dla on ibsim, read-back, verify, a short simulation), each stage's time and peak memory.
 
-Run in its own interpreter (`python -m bench.scale SPEC OUT`), so the peaks are the run's:
+Each fabric runs in its own interpreter (`python -m bench.scale SPEC OUT`), so the peaks are
+that run's:
 
 - python_peak_mb: this process's peak RSS during the stage (VmHWM, reset at the start of each
   stage through /proc/self/clear_refs);
@@ -24,8 +25,13 @@ from ibqos.proc import run_command
 from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
 
 POLICY = REPO_ROOT / "examples" / "four-class.yaml"
-# a=16, p=8, h=8 with 79 groups: 10,112 CAs on 632 x 2 = 1,264 switches
-SPEC = "dragonfly:a=16,p=8,h=8,g=79"
+SPECS = (
+    # a=16, p=8, h=8 with 79 groups: 10,112 CAs on 632 x 2 = 1,264 switches
+    "dragonfly:a=16,p=8,h=8,g=79",
+    # 16 leaves (16 hosts each) and 16 spines (8 globals each) per group, 40 groups: 10,240 CAs on
+    # 1,280 switches, each group's 128 global links dealt over its 39 peers (3 or 4 each)
+    "dfplus:l=16,s=16,p=16,h=8,g=40",
+)
 
 
 def _hwm_mb(pid: int | str = "self") -> float | None:
@@ -102,6 +108,23 @@ def bench_scale(spec: str, out: Path, log, sim_time_us: float = 20.0, sim_warmup
         return {"spec": spec, "ok": False, "error": (cp.stderr.strip().splitlines() or ["?"])[-1]}
     doc: dict = json.loads(cp.stdout.strip().splitlines()[-1])
     return doc
+
+
+_STAGE_COLS = {"seconds": "s", "python_peak_mb": "py_mb", "children_peak_mb": "child_mb", "ibsim_peak_mb": "ibsim_mb"}
+
+
+def side_by_side(runs: list[dict]) -> tuple[list[str], list[dict]]:
+    """One row per stage, the runs' columns next to each other (prefixed with the spec's kind,
+    and its position when two runs share a kind)."""
+    kinds = [r["spec"].split(":")[0] for r in runs]
+    labels = [k if kinds.count(k) == 1 else f"{k}{i}" for i, k in enumerate(kinds)]
+    cols = ["stage"] + [f"{lab} {short}" for lab in labels for short in _STAGE_COLS.values()]
+    rows: dict[str, dict] = {}
+    for lab, r in zip(labels, runs, strict=True):
+        for st in r.get("stages", []):
+            row = rows.setdefault(st["stage"], {"stage": st["stage"]})
+            row.update({f"{lab} {short}": st.get(key) for key, short in _STAGE_COLS.items()})
+    return cols, list(rows.values())
 
 
 def main() -> None:

@@ -124,6 +124,8 @@ def diff_programmed(  # noqa: PLR0912
     roles = port_roles(fabric, groups) if expected.dragonfly else opensm_roles(fabric)
     sw_roles = switch_roles(fabric, groups) if expected.dragonfly and groups is not None else {}
     vls_of = expected.vls_of
+    # SL2VL wanted per (in role, out role, switch role): a few keys for ~10^6 port pairs at 10k CAs
+    wants: dict[tuple[str | None, str | None, str], tuple[int, ...]] = {}
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
     for n in sorted(fabric.nodes.values(), key=lambda n: n.guid):
         present = sorted(n.ports)
@@ -143,7 +145,10 @@ def diff_programmed(  # noqa: PLR0912
                         continue
                     sw_role = sw_roles.get(n.guid, "member")
                     ri, ro = roles.get((n.guid, i)), roles.get((n.guid, o))
-                    want = expected_sl2vl(expected.sl2class, ri, ro, vls_of, sw_role)
+                    key = (ri, ro, sw_role)
+                    if key not in wants:
+                        wants[key] = expected_sl2vl(expected.sl2class, ri, ro, vls_of, sw_role)
+                    want = wants[key]
                     either = sw_role == "leaf" and ri == ro == "local"  # a leaf's (down, up) turn
                     got = n.sl2vl.get((i, o))
                     if got is None:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.verify import build_index, iter_walks, sl_matrix, verify_fabric
-from ibqos.verify.analyze import analyze
+from ibqos.verify.analyze import analyze, analyze_many
 from ibqos.verify.pathsl import PathSLs
 from verify_fabrics import Synth
 
@@ -104,6 +104,23 @@ def _has_cycle(edges) -> bool:
     return any(u not in color and dfs(u) for u in list(succ))
 
 
+def _chan(ix, c):
+    link, vl = divmod(int(c), 16)
+    sw, o = divmod(link, ix.P)
+    return (ix.sw_guid[sw], o, vl)
+
+
+def _assert_matches(ix, stats, reference) -> None:
+    lost, hops, stretch, vls, edges = reference
+    a, b = np.divmod(stats.edges, stats.n_channels)
+    assert {(_chan(ix, x), _chan(ix, y)) for x, y in zip(a, b, strict=True)} == edges
+    assert +stats.lost == +lost
+    assert +stats.hops == hops
+    assert +stats.stretch == stretch
+    if stats.delivered:
+        assert stats.vls == vls
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fabrics(), st.integers(1, 4))
 def test_array_verifier_matches_reference_walks(case, block):
@@ -113,24 +130,29 @@ def test_array_verifier_matches_reference_walks(case, block):
     ix = build_index(s.f)
     slm, _ = sl_matrix(ix, 0, psl)
     stats = analyze(ix, slm, block=block)
+    _assert_matches(ix, stats, (lost, hops, stretch, vls, edges))
     a, b = np.divmod(stats.edges, stats.n_channels)
-
-    def chan(c):
-        link, vl = divmod(int(c), 16)
-        sw, o = divmod(link, ix.P)
-        return (ix.sw_guid[sw], o, vl)
-
-    assert {(chan(x), chan(y)) for x, y in zip(a, b, strict=True)} == edges
-    assert +stats.lost == +lost
-    assert +stats.hops == hops
-    assert +stats.stretch == stretch
-    if stats.delivered:
-        assert stats.vls == vls
 
     r = verify_fabric(s.f, path_sls=psl)
     assert r.cdg_acyclic == (not _has_cycle(edges))
     if r.cycle:
-        ids = {ix.channel_str(x): chan(x) for x in np.concatenate([a, b])}
+        ids = {ix.channel_str(x): _chan(ix, x) for x in np.concatenate([a, b])}
         cyc = [ids[c] for c in r.cycle]
         assert all((cyc[k], cyc[(k + 1) % len(cyc)]) in edges for k in range(len(cyc)))
         assert len(r.cycle_routes) == len(r.cycle) and "?" not in r.cycle_routes
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fabrics(), st.integers(1, 4))
+def test_one_walk_for_several_sl_matrices_matches_reference_walks_of_each(case, block):
+    """analyze_many walks the routes once for all matrices (the classes of verify_per_class):
+    each matrix's stats equal the reference walks with its SLs, whether its sources match
+    another matrix's (one SL for every pair, states shared) or not (per-pair SLs)."""
+    s, psl = case
+    shifted = PathSLs(source="shifted", by_lids={k: (v + 1) % 3 for k, v in psl.by_lids.items()})
+    one = [PathSLs(source=f"SL {sl}", by_lids=dict.fromkeys(psl.by_lids, sl)) for sl in (1, 2)]
+    psls = [psl, shifted, *one]
+    ix = build_index(s.f)
+    many = analyze_many(ix, [sl_matrix(ix, 0, p)[0] for p in psls], block=block)
+    for p, stats in zip(psls, many, strict=True):
+        _assert_matches(ix, stats, _reference(s.f, p))

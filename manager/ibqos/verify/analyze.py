@@ -7,6 +7,10 @@ sources route through it. The VL a packet takes out of a switch depends on its i
 channel use is tracked per (switch, in port) state, propagated from the sources down the tree.
 
 Destinations are processed in blocks of columns to bound memory: (S, P, B) booleans.
+
+The routes depend on the LFTs alone, the VLs on the SL: `analyze_many` walks each block once
+for several SL matrices (one per class) and shares the states the sources use among the
+matrices whose sources agree, so only the VL lookups and the dependencies are per SL.
 """
 
 from __future__ import annotations
@@ -47,17 +51,23 @@ class RouteStats:
 
 def analyze(ix: FabricIndex, sl_matrix: np.ndarray, block: int = 256) -> RouteStats:
     """sl_matrix: (E, E) SL of each (src ep, dst ep) pair."""
-    st = RouteStats()
+    return analyze_many(ix, [sl_matrix], block)[0]
+
+
+def analyze_many(ix: FabricIndex, sl_matrices: list[np.ndarray], block: int = 256) -> list[RouteStats]:
+    """One RouteStats per (E, E) SL matrix, each as `analyze` alone would give it."""
     S, E, P = ix.S, ix.E, ix.P
-    st.n_channels = S * P * 16
+    stats = [RouteStats(n_channels=S * P * 16) for _ in sl_matrices]
     shortest = switch_distances(ix)
-    edge_chunks = []
+    edge_chunks: list[list[np.ndarray]] = [[] for _ in sl_matrices]
     for b0 in range(0, E, block):
         dst = np.arange(b0, min(E, b0 + block))
-        edge_chunks.append(_block(ix, sl_matrix, dst, st, shortest))
-    if edge_chunks:
-        st.edges = np.unique(np.concatenate(edge_chunks))
-    return st
+        for chunks, edges in zip(edge_chunks, _block(ix, sl_matrices, dst, stats, shortest), strict=True):
+            chunks.append(edges)
+    for st, chunks in zip(stats, edge_chunks, strict=True):
+        if chunks:
+            st.edges = np.unique(np.concatenate(chunks))
+    return stats
 
 
 def switch_distances(ix: FabricIndex) -> np.ndarray:
@@ -77,7 +87,10 @@ def switch_distances(ix: FabricIndex) -> np.ndarray:
     return dist
 
 
-def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats, shortest: np.ndarray) -> np.ndarray:
+def _block(
+    ix: FabricIndex, slms: list[np.ndarray], dst: np.ndarray, stats: list[RouteStats], shortest: np.ndarray
+) -> list[np.ndarray]:
+    """The block's routes, walked once; per SL matrix its stats updated and its CDG edges."""
     S, E = ix.S, ix.E
     rows = np.arange(S)[:, None]
 
@@ -98,21 +111,28 @@ def _block(ix: FabricIndex, slm: np.ndarray, dst: np.ndarray, st: RouteStats, sh
     # Pairs: every source endpoint against every destination of the block.
     src_sw = ix.ep_sw
     pair = np.arange(E)[:, None] != dst[None, :]  # (E, B)
-    st.pairs += int(pair.sum())
     cabled = (src_sw >= 0)[:, None] & pair
-    st.note("dead_port", _pairs(pair & ~cabled, dst))
+    dead = _pairs(pair & ~cabled, dst)
     d_src = np.where(cabled, dist[np.maximum(src_sw, 0)], -1)  # (E, B) hops from the source
     broken = cabled & (d_src < 0)
-    if broken.any():
-        _classify_broken(ix, out, nsw, nep, dst, broken, st)
+    why = _classify_broken(ix, out, nsw, nep, dst, broken) if broken.any() else {}
     ok = cabled & (d_src >= 0)
+    n_pairs = int(pair.sum())
+    walk = _Walk(ix, dst, out, nsw, inport, dist, d_src, shortest)
 
-    edges = []
-    sls = slm[:, dst]
-    for sl in np.unique(sls[ok]).tolist():
-        st.sls.add(sl)
-        edges.append(_channels(ix, sl, dst, out, nsw, inport, dist, d_src, ok & (sls == sl), st, shortest))
-    return np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64)
+    per_matrix = []
+    for slm, st in zip(slms, stats, strict=True):
+        st.pairs += n_pairs
+        st.note("dead_port", dead)
+        for status, lost in why.items():
+            st.note(status, lost)
+        edges = []
+        sls = slm[:, dst]
+        for sl in np.unique(sls[ok]).tolist():
+            st.sls.add(sl)
+            edges.append(_channels(ix, sl, walk, walk.states(ok & (sls == sl)), st))
+        per_matrix.append(np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64))
+    return per_matrix
 
 
 def _pairs(mask: np.ndarray, dst: np.ndarray) -> np.ndarray:
@@ -121,62 +141,126 @@ def _pairs(mask: np.ndarray, dst: np.ndarray) -> np.ndarray:
     return np.stack([e, dst[b]], axis=1)
 
 
-# PLR0913: the vectorised walk's arrays, passed rather than recomputed
-def _channels(  # noqa: PLR0913
-    ix: FabricIndex,
-    sl: int,
-    dst: np.ndarray,
-    out: np.ndarray,
-    nsw: np.ndarray,
-    inport: np.ndarray,
-    dist: np.ndarray,
-    d_src: np.ndarray,
-    src_ok: np.ndarray,
-    st: RouteStats,
-    shortest: np.ndarray,
-) -> np.ndarray:
-    """Mark the (switch, in port) states the sources with this SL use; return CDG edges."""
-    S, P, B = ix.S, ix.P, len(dst)
-    used = np.zeros((S, P, B), dtype=bool)
-    sw_used = np.zeros((S, B), dtype=bool)  # used.any(axis=1), kept up
-    es, bs = np.nonzero(src_ok)
-    used[ix.ep_sw[es], ix.ep_swport[es], bs] = True
-    sw_used[ix.ep_sw[es], bs] = True
-    maxd = int(d_src[src_ok].max())
-    for k in range(maxd, 0, -1):  # downstream, level by level
-        s, b = np.nonzero((dist == k) & sw_used)
-        used[nsw[s, b], inport[s, b], b] = True
-        sw_used[nsw[s, b], b] = True
+@dataclass
+class _States:
+    """The (switch, in port, destination) states that a set of sources' packets pass. What an
+    SL changes (the VL) depends on (switch, in port, out port) alone, so the per-SL work runs
+    on the distinct such triples and the distinct dependencies, not on every destination's."""
 
-    s, i, b = np.nonzero(used)
-    oo = out[s, b]
-    vl = ix.sl2vl[s, i, oo, sl].astype(np.int64)
-    inj = ix.ep_sl2vl[es, sl].astype(np.int64)
-    st.vls.update(np.unique(vl).tolist())
-    st.vls.update(np.unique(inj).tolist())
+    es: np.ndarray  # source endpoint of each (source, destination) pair
+    bs: np.ndarray  # its destination's column in the block
+    s: np.ndarray  # each state: switch,
+    i: np.ndarray  # in port,
+    b: np.ndarray  # destination column,
+    oo: np.ndarray  # and the out port it takes
+    srcs: np.ndarray  # the distinct source endpoints
+    hops: list[int]  # pairs per switch-to-switch hop count, as delivered when nothing drops
+    stretch: list[int]  # pairs per hop beyond the shortest, likewise
+    # the distinct (switch, in port, out port) of the states
+    ts: np.ndarray
+    ti: np.ndarray
+    to: np.ndarray
+    # the distinct dependencies (a state's channel -> the next switch's): switch, in and out
+    # port, the next switch, its in port and out port
+    ds: np.ndarray
+    di: np.ndarray
+    do: np.ndarray
+    dt: np.ndarray
+    dj: np.ndarray
+    do2: np.ndarray
 
-    lost_here = (vl == 15) | ((ix.op_vls[s, oo] > 0) & (vl >= ix.op_vls[s, oo]))
-    lost_inj = (inj == 15) | ((ix.ep_op_vls[es] > 0) & (inj >= ix.ep_op_vls[es]))
-    if lost_here.any() or lost_inj.any():
-        lost = _dropped(ix, dist, nsw, inport, s, i, b, lost_here, es, bs, lost_inj)
-        st.note("dropped", np.stack([es[lost], dst[bs[lost]]], axis=1))
+
+@dataclass
+class _Walk:
+    """One block's routes (SL-independent) and the states of the source sets seen so far."""
+
+    ix: FabricIndex
+    dst: np.ndarray
+    out: np.ndarray
+    nsw: np.ndarray
+    inport: np.ndarray
+    dist: np.ndarray
+    d_src: np.ndarray
+    shortest: np.ndarray
+    seen: list[tuple[np.ndarray, _States]] = field(default_factory=list)
+
+    def states(self, src_ok: np.ndarray) -> _States:
+        """The states of the sources in src_ok (E, B); classes whose SLs cover the same
+        sources (every class with one SL for all pairs) share one walk."""
+        for mask, st in self.seen:
+            if np.array_equal(mask, src_ok):
+                return st
+        st = self._walk(src_ok)
+        self.seen.append((src_ok, st))
+        return st
+
+    def _walk(self, src_ok: np.ndarray) -> _States:
+        ix, out, nsw, inport, dist, shortest = self.ix, self.out, self.nsw, self.inport, self.dist, self.shortest
+        S, P, B = ix.S, ix.P, len(self.dst)
+        used = np.zeros((S, P, B), dtype=bool)
+        sw_used = np.zeros((S, B), dtype=bool)  # used.any(axis=1), kept up
+        es, bs = np.nonzero(src_ok)
+        used[ix.ep_sw[es], ix.ep_swport[es], bs] = True
+        sw_used[ix.ep_sw[es], bs] = True
+        maxd = int(self.d_src[src_ok].max())
+        for k in range(maxd, 0, -1):  # downstream, level by level
+            s, b = np.nonzero((dist == k) & sw_used)
+            used[nsw[s, b], inport[s, b], b] = True
+            sw_used[nsw[s, b], b] = True
+        s, i, b = np.nonzero(used)
+        oo = out[s, b]
+        tri = (s * P + i) * P + oo
+        ts, rest = np.divmod(np.unique(tri), P * P)
+        ti, to = np.divmod(rest, P)
+        # Dependencies: this state's channel -> the next state's (switch-to-switch onward);
+        # the next switch and its in port follow from (switch, out port).
+        t = nsw[s, b]
+        fwd = np.nonzero(t >= 0)[0]
+        dep = fwd[nsw[t[fwd], b[fwd]] >= 0]
+        dk, do2 = np.divmod(np.unique(tri[dep] * P + out[t[dep], b[dep]]), P)
+        ds, rest = np.divmod(dk, P * P)
+        di, do = np.divmod(rest, P)
+        dt, dj = ix.peer_sw[ds, do].astype(np.int64), ix.peer_port[ds, do].astype(np.int64)
+        hops, stretch = _hops(ix, self.dst, self.d_src, es, bs, shortest)
+        return _States(es, bs, s, i, b, oo, np.unique(es), hops, stretch, ts, ti, to, ds, di, do, dt, dj, do2)
+
+
+def _hops(
+    ix: FabricIndex, dst: np.ndarray, d_src: np.ndarray, es: np.ndarray, bs: np.ndarray, shortest: np.ndarray
+) -> tuple[list[int], list[int]]:
+    """Pairs per hop count and per hop beyond the shortest, of the pairs (es, bs)."""
+    d = d_src[es, bs]
+    extra = d - shortest[ix.ep_sw[es], ix.ep_sw[dst[bs]]]
+    return np.bincount(d).tolist(), np.bincount(extra).tolist()
+
+
+def _channels(ix: FabricIndex, sl: int, walk: _Walk, w: _States, st: RouteStats) -> np.ndarray:
+    """The VLs the states use with this SL, the pairs delivered; return CDG edges."""
+    S, P = ix.S, ix.P
+    vl_t = ix.sl2vl[w.ts, w.ti, w.to, sl].astype(np.int64)
+    inj_ep = ix.ep_sl2vl[:, sl].astype(np.int64)  # per source endpoint
+    st.vls.update(np.unique(vl_t).tolist())
+    st.vls.update(np.unique(inj_ep[w.srcs]).tolist())
+
+    lost_t = (vl_t == 15) | ((ix.op_vls[w.ts, w.to] > 0) & (vl_t >= ix.op_vls[w.ts, w.to]))
+    lost_ep = (inj_ep == 15) | ((ix.ep_op_vls > 0) & (inj_ep >= ix.ep_op_vls))
+    if lost_t.any() or lost_ep[w.srcs].any():
+        es, bs, s, i, b, oo = w.es, w.bs, w.s, w.i, w.b, w.oo
+        vl = ix.sl2vl[s, i, oo, sl].astype(np.int64)
+        lost_here = (vl == 15) | ((ix.op_vls[s, oo] > 0) & (vl >= ix.op_vls[s, oo]))
+        lost = _dropped(ix, walk.dist, walk.nsw, walk.inport, s, i, b, lost_here, es, bs, lost_ep[es])
+        st.note("dropped", np.stack([es[lost], walk.dst[bs[lost]]], axis=1))
         es, bs = es[~lost], bs[~lost]
-    st.delivered += len(es)
-    st.hops.update(dict(enumerate(np.bincount(d_src[es, bs]).tolist())))
-    extra = d_src[es, bs] - shortest[ix.ep_sw[es], ix.ep_sw[dst[bs]]]
-    st.stretch.update(dict(enumerate(np.bincount(extra).tolist())))
+        st.delivered += len(es)
+        hops, stretch = _hops(ix, walk.dst, walk.d_src, es, bs, walk.shortest)
+    else:
+        st.delivered += len(w.es)
+        hops, stretch = w.hops, w.stretch
+    st.hops.update(dict(enumerate(hops)))
+    st.stretch.update(dict(enumerate(stretch)))
 
-    # Edges between switch-to-switch channels: this state's channel -> the next state's.
-    ch = (s * P + oo) * 16 + vl
-    t = nsw[s, b]
-    fwd = t >= 0
-    s2, b2, ch, t = s[fwd], b[fwd], ch[fwd], t[fwd]
-    onward = nsw[t, b2] >= 0
-    t, b2, ch = t[onward], b2[onward], ch[onward]
-    j = inport[s2[onward], b2]
-    o2 = out[t, b2]
-    vl2 = ix.sl2vl[t, j, o2, sl].astype(np.int64)
-    ch2 = (t * P + o2) * 16 + vl2
+    ch = (w.ds * P + w.do) * 16 + ix.sl2vl[w.ds, w.di, w.do, sl].astype(np.int64)
+    ch2 = (w.dt * P + w.do2) * 16 + ix.sl2vl[w.dt, w.dj, w.do2, sl].astype(np.int64)
     return np.unique(ch * (S * P * 16) + ch2)
 
 
@@ -212,9 +296,9 @@ def _classify_broken(
     nep: np.ndarray,
     dst: np.ndarray,
     broken: np.ndarray,
-    st: RouteStats,
-) -> None:
-    """Why routes die: follow the switch chain (memoised per switch) to its end."""
+) -> dict[str, np.ndarray]:
+    """Why routes die: follow the switch chain (memoised per switch) to its end; status ->
+    (k, 2) array of (src ep, dst ep)."""
     memo: dict[tuple[int, int], str] = {}
     es, bs = np.nonzero(broken)
     outl, nswl, nepl = out.tolist(), nsw.tolist(), nep.tolist()
@@ -242,5 +326,4 @@ def _classify_broken(
         for q in path:
             memo[(q, b)] = why
         found.setdefault(why, []).append((e, int(dst[b])))
-    for why, pairs in found.items():
-        st.note(why, np.asarray(pairs, dtype=np.int64))
+    return {why: np.asarray(pairs, dtype=np.int64) for why, pairs in found.items()}
