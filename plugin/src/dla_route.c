@@ -59,8 +59,15 @@ const char *dla_role_name(enum dla_role role)
 	return role == DLA_ROLE_NONE ? "none" : ibqos_role_keyword(dla_vlarb_role(role));
 }
 
+void dla_numbering_free(struct dla_numbering *nb)
+{
+	free(nb->e);
+	memset(nb, 0, sizeof(*nb));
+}
+
 void dla_routes_free(struct dla_routes *r)
 {
+	dla_numbering_free(&r->numbering);
 	free(r->port_off);
 	free(r->role);
 	free(r->swrole);
@@ -183,8 +190,63 @@ static int group_distances(const struct dla_groups *g, struct work *w)
 	return 0;
 }
 
+static int cmp_destnum(const void *a, const void *b)
+{
+	const struct dla_destnum *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return (x->guid > y->guid) - (x->guid < y->guid);
+	return (x->port > y->port) - (x->port < y->port);
+}
+
+/* The numbers in force (dla_route.h): this fabric's own, unless a known destination is gone;
+ * then the known ones keep theirs and the reference stays the known numbering. */
+static int renumber(const struct dla_fabric *f, const struct dla_numbering *known, struct work *w,
+		    struct dla_numbering *out)
+{
+	uint32_t found = 0;
+	const struct dla_destnum **hit;
+
+	if (known && known->n) {
+		hit = malloc((w->ndest + 1) * sizeof(*hit));
+		if (!hit)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < w->ndest; i++) {
+			struct dla_destnum key = {.guid = f->sw[w->dest[i].sw].guid,
+						  .port = w->dest[i].port};
+
+			hit[i] = bsearch(&key, known->e, known->n, sizeof(key), cmp_destnum);
+			found += hit[i] != NULL;
+		}
+		if (found < known->n) {
+			for (uint32_t i = 0; i < w->ndest; i++)
+				if (hit[i])
+					w->dest[i].idx = hit[i]->idx;
+			free(hit);
+			out->e = malloc(known->n * sizeof(*out->e));
+			if (!out->e)
+				return -ENOMEM;
+			memcpy(out->e, known->e, known->n * sizeof(*out->e));
+			out->n = known->n;
+			return 0;
+		}
+		free(hit);
+	}
+	out->e = malloc((w->ndest + 1) * sizeof(*out->e));
+	if (!out->e)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->ndest; i++)
+		out->e[i] = (struct dla_destnum){.guid = f->sw[w->dest[i].sw].guid,
+						 .idx = w->dest[i].idx,
+						 .port = w->dest[i].port};
+	out->n = w->ndest;
+	qsort(out->e, out->n, sizeof(*out->e), cmp_destnum);
+	return 0;
+}
+
 static int collect(const struct dla_fabric *f, const struct dla_groups *g,
-		   const struct dla_routes *r, struct work *w, char *err, size_t len)
+		   const struct dla_numbering *known, struct dla_routes *r, struct work *w,
+		   char *err, size_t len)
 {
 	uint32_t ng = g->ngroups, total = 0;
 	int ret;
@@ -230,6 +292,9 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 			}
 		}
 	}
+	ret = renumber(f, known, w, &r->numbering);
+	if (ret)
+		return ret;
 
 	/* local ports and global links per group pair, in member then port order */
 	memset(w->lport, DLA_NO_PATH, (size_t)f->nsw * w->maxgsz);
@@ -548,8 +613,8 @@ static void route_dest(const struct dla_fabric *f, const struct dla_groups *g, s
 	r->unreachable += f->nsw - w->norder;
 }
 
-int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
-		     char *err, size_t len)
+int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
+		     const struct dla_numbering *known, struct dla_routes *r, char *err, size_t len)
 {
 	struct work w;
 	size_t cells = (size_t)f->nsw * ((size_t)f->max_lid + 1);
@@ -569,7 +634,7 @@ int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, str
 		goto out;
 	memset(r->lft, DLA_NO_PATH, cells);
 	memset(r->hops, DLA_NO_PATH, cells);
-	ret = collect(f, g, r, &w, err, len);
+	ret = collect(f, g, known, r, &w, err, len);
 	if (ret)
 		goto out;
 	for (uint32_t i = 0; i < w.ndest; i++)

@@ -78,6 +78,9 @@ int ibqos_build_lid_matrices(void *context)
 	ibqos_log_link_counts(ctx, &next, 0);
 	ibqos_log_route_shapes(ctx, &next);
 	ibqos_store_groups(ctx, &next);
+	dla_numbering_free(&ctx->numbering);
+	ctx->numbering = next.dla.routes.numbering;
+	memset(&next.dla.routes.numbering, 0, sizeof(next.dla.routes.numbering));
 	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: groups, routes and checks took %.3f ms",
 		  now_ms() - t0);
 	next.valid = 1;
@@ -155,4 +158,5 @@ void ibqos_engine_destroy(void *context)
 	struct ibqos_ctx *ctx = context;
 
 	ibqos_sweep_free(&ctx->sweep);
+	dla_numbering_free(&ctx->numbering);
 }
