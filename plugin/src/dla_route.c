@@ -37,8 +37,37 @@ struct work {
 	uint32_t norder;
 	struct exitlink *cand, *good; /* [max links per group] */
 	uint32_t *subtree;	      /* [nsw] routes through each switch (per-link counts) */
-	uint32_t *via; /* [nsw] scratch: the switch or port a member will join through */
+	uint32_t *via;	     /* [nsw] scratch: the switch or port a member will join through */
+	uint32_t *peer;	     /* [ports] the switch at the other end of a switch-switch link */
+	uint32_t batch[256]; /* destinations of one switch that share a tree */
+	uint8_t done[256];   /* ... and which of them have their routes */
+	/* The tree last built: its destination switch, and the moduli by which the
+	 * destination's idx chose among equal links (their lcm; 0: too large to share). A
+	 * destination on the same switch whose idx has the same residue gets the same tree. */
+	uint64_t tree_mod;
+	uint32_t tree_detours, tree_via, tree_fallback; /* the counters the tree added */
 };
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* idx was reduced modulo m to choose: the tree depends on idx % m. */
+static void note_mod(struct work *w, uint32_t m)
+{
+	if (m <= 1 || !w->tree_mod || w->tree_mod % m == 0)
+		return;
+	w->tree_mod = w->tree_mod / gcd64(w->tree_mod, m) * m;
+	if (w->tree_mod > UINT32_MAX)
+		w->tree_mod = 0;
+}
 
 enum ibqos_vlarb_role dla_vlarb_role(enum dla_role role)
 {
@@ -94,6 +123,7 @@ static void work_free(struct work *w)
 	free(w->good);
 	free(w->subtree);
 	free(w->via);
+	free(w->peer);
 }
 
 static int assign_roles(const struct dla_fabric *f, const struct dla_groups *g,
@@ -263,9 +293,13 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 	w->order = malloc((f->nsw + 1) * sizeof(*w->order));
 	w->subtree = malloc((f->nsw + 1) * sizeof(*w->subtree));
 	w->via = malloc((f->nsw + 1) * sizeof(*w->via));
+	w->peer = malloc((r->port_off[f->nsw] + 1) * sizeof(*w->peer));
 	if (!w->dest || !w->pos || !w->lport || !w->poff || !w->next || !w->depth || !w->order ||
-	    !w->subtree || !w->via)
+	    !w->subtree || !w->via || !w->peer)
 		return -ENOMEM;
+	for (uint32_t s = 0; s < f->nsw; s++)
+		for (unsigned p = 0; p < f->sw[s].num_ports; p++)
+			w->peer[r->port_off[s] + p] = f->sw[s].ports[p].peer_sw;
 
 	/* destinations, numbered within their group: switch LID first, then end ports */
 	for (uint32_t k = 0; k < ng; k++) {
@@ -403,6 +437,7 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 				 * (down, up) is not, so spines keep the halves */
 				if (r->swrole[s] == DLA_SW_LEAF)
 					lo = 0, span = n;
+				note_mod(w, span);
 			}
 			for (uint32_t q = g->first[k]; q < g->first[k + 1]; q++) {
 				uint32_t t = g->members[q], kind;
@@ -501,6 +536,7 @@ static void join_remote_group(const struct dla_fabric *f, const struct dla_group
 			best = dk, nbest = 0;
 		nbest += dk == best;
 	}
+	note_mod(w, nbest);
 	pick = d->idx % nbest;
 	for (uint32_t k = 0; k < nl && !c; k++)
 		if (landing_depth(f, w, &list[k]) == best && pick-- == 0)
@@ -522,6 +558,7 @@ static void join_remote_group(const struct dla_fabric *f, const struct dla_group
 		}
 		if (!own)
 			continue;
+		note_mod(w, own);
 		want = d->idx % own;
 		for (uint32_t k = 0; k < nl && c->sw != s; k++)
 			if (list[k].sw == s && landing_depth(f, w, &list[k]) == mine &&
@@ -572,12 +609,14 @@ static void join_leftovers(const struct dla_fabric *f, struct dla_routes *r, str
 	}
 }
 
-static void route_dest(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
+static void build_tree(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
 		       struct work *w, const struct dest *d)
 {
 	uint32_t ng = g->ngroups, y = g->group_of[d->sw];
 	const uint32_t *order = w->gorder + (size_t)y * ng, *dist = w->gdist + (size_t)y * ng;
+	uint32_t detours = r->local_detours, via = r->via_intermediate, fallback = r->fallback;
 
+	w->tree_mod = 1;
 	memset(w->depth, UNSET, f->nsw);
 	w->norder = 0;
 	join(w, d->sw, d->port, 0);
@@ -593,24 +632,78 @@ static void route_dest(const struct dla_fabric *f, const struct dla_groups *g, s
 	}
 	if (w->norder < f->nsw)
 		join_leftovers(f, r, w);
+	w->tree_detours = r->local_detours - detours;
+	w->tree_via = r->via_intermediate - via;
+	w->tree_fallback = r->fallback - fallback;
+}
 
-	/* LFT, hop counts and per-port counts; routes per link from subtree sizes */
+/* LFT, hop counts and per-port counts of the destinations dest[batch[0..nb)], which share the
+ * tree just built (they differ only in their LID and the destination switch's out port); routes
+ * per link from subtree sizes. */
+static void emit(const struct dla_fabric *f, struct dla_routes *r, struct work *w,
+		 const uint32_t *batch, uint32_t nb)
+{
+	uint32_t root = w->dest[batch[0]].sw;
+
 	memset(w->subtree, 0, f->nsw * sizeof(*w->subtree));
 	for (uint32_t i = w->norder; i-- > 0;) {
-		uint32_t s = w->order[i];
-		uint8_t p = w->next[s];
+		uint32_t s = w->order[i], at = r->port_off[s];
+		uint8_t p = w->next[s], *lft = dla_lft_row(r, s), *hops = dla_hops_row(r, s);
 
-		dla_lft_row(r, s)[d->lid] = p;
-		dla_hops_row(r, s)[d->lid] = (uint8_t)(w->depth[s] + d->endport);
-		r->lids[r->port_off[s] + p]++;
 		w->subtree[s]++;
-		if (s != d->sw) {
-			w->subtree[f->sw[s].ports[p].peer_sw] += w->subtree[s];
-			if (dla_port_role(r, s, p) == DLA_ROLE_GLOBAL)
-				r->routes[r->port_off[s] + p] += w->subtree[s];
+		if (s == root) {
+			for (uint32_t k = 0; k < nb; k++) {
+				const struct dest *d = &w->dest[batch[k]];
+
+				lft[d->lid] = d->port;
+				hops[d->lid] = d->endport;
+				r->lids[at + d->port]++;
+			}
+			continue;
 		}
+		for (uint32_t k = 0; k < nb; k++) {
+			const struct dest *d = &w->dest[batch[k]];
+
+			lft[d->lid] = p;
+			hops[d->lid] = (uint8_t)(w->depth[s] + d->endport);
+		}
+		r->lids[at + p] += nb;
+		w->subtree[w->peer[at + p]] += w->subtree[s];
+		if (r->role[at + p] == DLA_ROLE_GLOBAL)
+			r->routes[at + p] += nb * w->subtree[s];
 	}
-	r->unreachable += f->nsw - w->norder;
+	r->unreachable += nb * (f->nsw - w->norder);
+	r->local_detours += (nb - 1) * w->tree_detours;
+	r->via_intermediate += (nb - 1) * w->tree_via;
+	r->fallback += (nb - 1) * w->tree_fallback;
+}
+
+/*
+ * The destinations dest[i..end) of one switch: a tree for the first not yet routed, shared by
+ * every other whose idx has the same residue modulo the counts the tree chose among (the
+ * choices, hence the tree, are then the same); repeated until all are routed.
+ */
+static void route_switch(const struct dla_fabric *f, const struct dla_groups *g,
+			 struct dla_routes *r, struct work *w, uint32_t i, uint32_t end)
+{
+	for (uint32_t k = i; k < end; k++)
+		w->done[k - i] = 0;
+	for (uint32_t k = i; k < end; k++) {
+		uint32_t nb = 0;
+
+		if (w->done[k - i])
+			continue;
+		build_tree(f, g, r, w, &w->dest[k]);
+		for (uint32_t j = k; j < end; j++)
+			if (!w->done[j - i] &&
+			    (j == k ||
+			     (w->tree_mod &&
+			      w->dest[j].idx % w->tree_mod == w->dest[k].idx % w->tree_mod))) {
+				w->done[j - i] = 1;
+				w->batch[nb++] = j;
+			}
+		emit(f, r, w, w->batch, nb);
+	}
 }
 
 int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
@@ -637,8 +730,11 @@ int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
 	ret = collect(f, g, known, r, &w, err, len);
 	if (ret)
 		goto out;
-	for (uint32_t i = 0; i < w.ndest; i++)
-		route_dest(f, g, r, &w, &w.dest[i]);
+	for (uint32_t i = 0, end; i < w.ndest; i = end) {
+		for (end = i + 1; end < w.ndest && w.dest[end].sw == w.dest[i].sw; end++)
+			;
+		route_switch(f, g, r, &w, i, end);
+	}
 out:
 	work_free(&w);
 	if (ret)
