@@ -11,8 +11,8 @@ void dla_result_free(struct dla_result *r)
 }
 
 int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
-		unsigned budget, struct dla_result *out, char *note, size_t note_len, char *err,
-		size_t len)
+		const struct dla_numbering *known, unsigned budget, struct dla_result *out,
+		char *note, size_t note_len, char *err, size_t len)
 {
 	int ret;
 
@@ -23,7 +23,7 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		ret = dla_groups_choose(f, pinned, stored, alt, &out->groups, &out->source, note,
 					note_len, err, len);
 		if (!ret)
-			ret = dla_routes_build(f, &out->groups, &out->routes, err, len);
+			ret = dla_routes_build(f, &out->groups, known, &out->routes, err, len);
 		if (!ret)
 			ret = dla_vl_assign(f, &out->routes, budget, &out->vl, err, len);
 		out->alternative = alt;

@@ -18,13 +18,14 @@ struct dla_result {
 };
 
 /*
- * pinned, stored: see dla_groups_choose. budget: VLs per class. 0 with out filled; -EINVAL
+ * pinned, stored: see dla_groups_choose. known: the previous sweep's destination numbering
+ * (dla_routes_build; NULL: none). budget: VLs per class. 0 with out filled; -EINVAL
  * with err naming the rule (and the switch, group pair or turn) that stops dla; -ENOMEM.
  * note: as dla_groups_choose. out is empty on error.
  */
 int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
-		unsigned budget, struct dla_result *out, char *note, size_t note_len, char *err,
-		size_t len);
+		const struct dla_numbering *known, unsigned budget, struct dla_result *out,
+		char *note, size_t note_len, char *err, size_t len);
 void dla_result_free(struct dla_result *r);
 
 #endif

@@ -88,3 +88,23 @@ const char *dla_switch_label(const struct dla_fabric *f, uint32_t s, char *buf, 
 		snprintf(buf, len, "0x%016" PRIx64, f->sw[s].guid);
 	return buf;
 }
+
+int dla_fabric_equal(const struct dla_fabric *a, const struct dla_fabric *b)
+{
+	if (a->nsw != b->nsw || a->max_lid != b->max_lid)
+		return 0;
+	for (uint32_t s = 0; s < a->nsw; s++) {
+		const struct dla_switch *x = &a->sw[s], *y = &b->sw[s];
+
+		if (x->guid != y->guid || x->lid != y->lid || x->num_ports != y->num_ports)
+			return 0;
+		for (unsigned p = 0; p < x->num_ports; p++) {
+			const struct dla_port *u = &x->ports[p], *v = &y->ports[p];
+
+			if (u->peer_kind != v->peer_kind || u->peer_port != v->peer_port ||
+			    u->endport_lid != v->endport_lid || u->peer_sw != v->peer_sw)
+				return 0;
+		}
+	}
+	return 1;
+}

@@ -45,6 +45,9 @@ int dla_fabric_set_switch(struct dla_fabric *f, uint32_t idx, uint64_t guid, con
 int dla_fabric_link(struct dla_fabric *f, uint32_t s1, uint8_t p1, uint32_t s2, uint8_t p2);
 int dla_fabric_attach_endport(struct dla_fabric *f, uint32_t s, uint8_t p, uint16_t lid);
 void dla_fabric_free(struct dla_fabric *f);
+/* 1 if a and b are the same switch graph: switches (GUID, LID, ports) and every port's peer,
+ * in the same order; names are not compared. */
+int dla_fabric_equal(const struct dla_fabric *a, const struct dla_fabric *b);
 
 /* "0x0002c90300000001 "sw-g0-s0"" for messages; returns buf. */
 const char *dla_switch_label(const struct dla_fabric *f, uint32_t s, char *buf, size_t len);

@@ -37,8 +37,37 @@ struct work {
 	uint32_t norder;
 	struct exitlink *cand, *good; /* [max links per group] */
 	uint32_t *subtree;	      /* [nsw] routes through each switch (per-link counts) */
-	uint32_t *via; /* [nsw] scratch: the switch or port a member will join through */
+	uint32_t *via;	     /* [nsw] scratch: the switch or port a member will join through */
+	uint32_t *peer;	     /* [ports] the switch at the other end of a switch-switch link */
+	uint32_t batch[256]; /* destinations of one switch that share a tree */
+	uint8_t done[256];   /* ... and which of them have their routes */
+	/* The tree last built: its destination switch, and the moduli by which the
+	 * destination's idx chose among equal links (their lcm; 0: too large to share). A
+	 * destination on the same switch whose idx has the same residue gets the same tree. */
+	uint64_t tree_mod;
+	uint32_t tree_detours, tree_via, tree_fallback; /* the counters the tree added */
 };
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* idx was reduced modulo m to choose: the tree depends on idx % m. */
+static void note_mod(struct work *w, uint32_t m)
+{
+	if (m <= 1 || !w->tree_mod || w->tree_mod % m == 0)
+		return;
+	w->tree_mod = w->tree_mod / gcd64(w->tree_mod, m) * m;
+	if (w->tree_mod > UINT32_MAX)
+		w->tree_mod = 0;
+}
 
 enum ibqos_vlarb_role dla_vlarb_role(enum dla_role role)
 {
@@ -59,8 +88,15 @@ const char *dla_role_name(enum dla_role role)
 	return role == DLA_ROLE_NONE ? "none" : ibqos_role_keyword(dla_vlarb_role(role));
 }
 
+void dla_numbering_free(struct dla_numbering *nb)
+{
+	free(nb->e);
+	memset(nb, 0, sizeof(*nb));
+}
+
 void dla_routes_free(struct dla_routes *r)
 {
+	dla_numbering_free(&r->numbering);
 	free(r->port_off);
 	free(r->role);
 	free(r->swrole);
@@ -87,6 +123,7 @@ static void work_free(struct work *w)
 	free(w->good);
 	free(w->subtree);
 	free(w->via);
+	free(w->peer);
 }
 
 static int assign_roles(const struct dla_fabric *f, const struct dla_groups *g,
@@ -183,8 +220,63 @@ static int group_distances(const struct dla_groups *g, struct work *w)
 	return 0;
 }
 
+static int cmp_destnum(const void *a, const void *b)
+{
+	const struct dla_destnum *x = a, *y = b;
+
+	if (x->guid != y->guid)
+		return (x->guid > y->guid) - (x->guid < y->guid);
+	return (x->port > y->port) - (x->port < y->port);
+}
+
+/* The numbers in force (dla_route.h): this fabric's own, unless a known destination is gone;
+ * then the known ones keep theirs and the reference stays the known numbering. */
+static int renumber(const struct dla_fabric *f, const struct dla_numbering *known, struct work *w,
+		    struct dla_numbering *out)
+{
+	uint32_t found = 0;
+	const struct dla_destnum **hit;
+
+	if (known && known->n) {
+		hit = malloc((w->ndest + 1) * sizeof(*hit));
+		if (!hit)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < w->ndest; i++) {
+			struct dla_destnum key = {.guid = f->sw[w->dest[i].sw].guid,
+						  .port = w->dest[i].port};
+
+			hit[i] = bsearch(&key, known->e, known->n, sizeof(key), cmp_destnum);
+			found += hit[i] != NULL;
+		}
+		if (found < known->n) {
+			for (uint32_t i = 0; i < w->ndest; i++)
+				if (hit[i])
+					w->dest[i].idx = hit[i]->idx;
+			free(hit);
+			out->e = malloc(known->n * sizeof(*out->e));
+			if (!out->e)
+				return -ENOMEM;
+			memcpy(out->e, known->e, known->n * sizeof(*out->e));
+			out->n = known->n;
+			return 0;
+		}
+		free(hit);
+	}
+	out->e = malloc((w->ndest + 1) * sizeof(*out->e));
+	if (!out->e)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->ndest; i++)
+		out->e[i] = (struct dla_destnum){.guid = f->sw[w->dest[i].sw].guid,
+						 .idx = w->dest[i].idx,
+						 .port = w->dest[i].port};
+	out->n = w->ndest;
+	qsort(out->e, out->n, sizeof(*out->e), cmp_destnum);
+	return 0;
+}
+
 static int collect(const struct dla_fabric *f, const struct dla_groups *g,
-		   const struct dla_routes *r, struct work *w, char *err, size_t len)
+		   const struct dla_numbering *known, struct dla_routes *r, struct work *w,
+		   char *err, size_t len)
 {
 	uint32_t ng = g->ngroups, total = 0;
 	int ret;
@@ -201,9 +293,13 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 	w->order = malloc((f->nsw + 1) * sizeof(*w->order));
 	w->subtree = malloc((f->nsw + 1) * sizeof(*w->subtree));
 	w->via = malloc((f->nsw + 1) * sizeof(*w->via));
+	w->peer = malloc((r->port_off[f->nsw] + 1) * sizeof(*w->peer));
 	if (!w->dest || !w->pos || !w->lport || !w->poff || !w->next || !w->depth || !w->order ||
-	    !w->subtree || !w->via)
+	    !w->subtree || !w->via || !w->peer)
 		return -ENOMEM;
+	for (uint32_t s = 0; s < f->nsw; s++)
+		for (unsigned p = 0; p < f->sw[s].num_ports; p++)
+			w->peer[r->port_off[s] + p] = f->sw[s].ports[p].peer_sw;
 
 	/* destinations, numbered within their group: switch LID first, then end ports */
 	for (uint32_t k = 0; k < ng; k++) {
@@ -230,6 +326,9 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 			}
 		}
 	}
+	ret = renumber(f, known, w, &r->numbering);
+	if (ret)
+		return ret;
 
 	/* local ports and global links per group pair, in member then port order */
 	memset(w->lport, DLA_NO_PATH, (size_t)f->nsw * w->maxgsz);
@@ -338,6 +437,7 @@ static uint32_t join_group(const struct dla_groups *g, const struct dla_routes *
 				 * (down, up) is not, so spines keep the halves */
 				if (r->swrole[s] == DLA_SW_LEAF)
 					lo = 0, span = n;
+				note_mod(w, span);
 			}
 			for (uint32_t q = g->first[k]; q < g->first[k + 1]; q++) {
 				uint32_t t = g->members[q], kind;
@@ -436,6 +536,7 @@ static void join_remote_group(const struct dla_fabric *f, const struct dla_group
 			best = dk, nbest = 0;
 		nbest += dk == best;
 	}
+	note_mod(w, nbest);
 	pick = d->idx % nbest;
 	for (uint32_t k = 0; k < nl && !c; k++)
 		if (landing_depth(f, w, &list[k]) == best && pick-- == 0)
@@ -457,6 +558,7 @@ static void join_remote_group(const struct dla_fabric *f, const struct dla_group
 		}
 		if (!own)
 			continue;
+		note_mod(w, own);
 		want = d->idx % own;
 		for (uint32_t k = 0; k < nl && c->sw != s; k++)
 			if (list[k].sw == s && landing_depth(f, w, &list[k]) == mine &&
@@ -507,12 +609,14 @@ static void join_leftovers(const struct dla_fabric *f, struct dla_routes *r, str
 	}
 }
 
-static void route_dest(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
+static void build_tree(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
 		       struct work *w, const struct dest *d)
 {
 	uint32_t ng = g->ngroups, y = g->group_of[d->sw];
 	const uint32_t *order = w->gorder + (size_t)y * ng, *dist = w->gdist + (size_t)y * ng;
+	uint32_t detours = r->local_detours, via = r->via_intermediate, fallback = r->fallback;
 
+	w->tree_mod = 1;
 	memset(w->depth, UNSET, f->nsw);
 	w->norder = 0;
 	join(w, d->sw, d->port, 0);
@@ -528,28 +632,82 @@ static void route_dest(const struct dla_fabric *f, const struct dla_groups *g, s
 	}
 	if (w->norder < f->nsw)
 		join_leftovers(f, r, w);
-
-	/* LFT, hop counts and per-port counts; routes per link from subtree sizes */
-	memset(w->subtree, 0, f->nsw * sizeof(*w->subtree));
-	for (uint32_t i = w->norder; i-- > 0;) {
-		uint32_t s = w->order[i];
-		uint8_t p = w->next[s];
-
-		dla_lft_row(r, s)[d->lid] = p;
-		dla_hops_row(r, s)[d->lid] = (uint8_t)(w->depth[s] + d->endport);
-		r->lids[r->port_off[s] + p]++;
-		w->subtree[s]++;
-		if (s != d->sw) {
-			w->subtree[f->sw[s].ports[p].peer_sw] += w->subtree[s];
-			if (dla_port_role(r, s, p) == DLA_ROLE_GLOBAL)
-				r->routes[r->port_off[s] + p] += w->subtree[s];
-		}
-	}
-	r->unreachable += f->nsw - w->norder;
+	w->tree_detours = r->local_detours - detours;
+	w->tree_via = r->via_intermediate - via;
+	w->tree_fallback = r->fallback - fallback;
 }
 
-int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
-		     char *err, size_t len)
+/* LFT, hop counts and per-port counts of the destinations dest[batch[0..nb)], which share the
+ * tree just built (they differ only in their LID and the destination switch's out port); routes
+ * per link from subtree sizes. */
+static void emit(const struct dla_fabric *f, struct dla_routes *r, struct work *w,
+		 const uint32_t *batch, uint32_t nb)
+{
+	uint32_t root = w->dest[batch[0]].sw;
+
+	memset(w->subtree, 0, f->nsw * sizeof(*w->subtree));
+	for (uint32_t i = w->norder; i-- > 0;) {
+		uint32_t s = w->order[i], at = r->port_off[s];
+		uint8_t p = w->next[s], *lft = dla_lft_row(r, s), *hops = dla_hops_row(r, s);
+
+		w->subtree[s]++;
+		if (s == root) {
+			for (uint32_t k = 0; k < nb; k++) {
+				const struct dest *d = &w->dest[batch[k]];
+
+				lft[d->lid] = d->port;
+				hops[d->lid] = d->endport;
+				r->lids[at + d->port]++;
+			}
+			continue;
+		}
+		for (uint32_t k = 0; k < nb; k++) {
+			const struct dest *d = &w->dest[batch[k]];
+
+			lft[d->lid] = p;
+			hops[d->lid] = (uint8_t)(w->depth[s] + d->endport);
+		}
+		r->lids[at + p] += nb;
+		w->subtree[w->peer[at + p]] += w->subtree[s];
+		if (r->role[at + p] == DLA_ROLE_GLOBAL)
+			r->routes[at + p] += nb * w->subtree[s];
+	}
+	r->unreachable += nb * (f->nsw - w->norder);
+	r->local_detours += (nb - 1) * w->tree_detours;
+	r->via_intermediate += (nb - 1) * w->tree_via;
+	r->fallback += (nb - 1) * w->tree_fallback;
+}
+
+/*
+ * The destinations dest[i..end) of one switch: a tree for the first not yet routed, shared by
+ * every other whose idx has the same residue modulo the counts the tree chose among (the
+ * choices, hence the tree, are then the same); repeated until all are routed.
+ */
+static void route_switch(const struct dla_fabric *f, const struct dla_groups *g,
+			 struct dla_routes *r, struct work *w, uint32_t i, uint32_t end)
+{
+	for (uint32_t k = i; k < end; k++)
+		w->done[k - i] = 0;
+	for (uint32_t k = i; k < end; k++) {
+		uint32_t nb = 0;
+
+		if (w->done[k - i])
+			continue;
+		build_tree(f, g, r, w, &w->dest[k]);
+		for (uint32_t j = k; j < end; j++)
+			if (!w->done[j - i] &&
+			    (j == k ||
+			     (w->tree_mod &&
+			      w->dest[j].idx % w->tree_mod == w->dest[k].idx % w->tree_mod))) {
+				w->done[j - i] = 1;
+				w->batch[nb++] = j;
+			}
+		emit(f, r, w, w->batch, nb);
+	}
+}
+
+int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
+		     const struct dla_numbering *known, struct dla_routes *r, char *err, size_t len)
 {
 	struct work w;
 	size_t cells = (size_t)f->nsw * ((size_t)f->max_lid + 1);
@@ -569,11 +727,14 @@ int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, str
 		goto out;
 	memset(r->lft, DLA_NO_PATH, cells);
 	memset(r->hops, DLA_NO_PATH, cells);
-	ret = collect(f, g, r, &w, err, len);
+	ret = collect(f, g, known, r, &w, err, len);
 	if (ret)
 		goto out;
-	for (uint32_t i = 0; i < w.ndest; i++)
-		route_dest(f, g, r, &w, &w.dest[i]);
+	for (uint32_t i = 0, end; i < w.ndest; i = end) {
+		for (end = i + 1; end < w.ndest && w.dest[end].sw == w.dest[i].sw; end++)
+			;
+		route_switch(f, g, r, &w, i, end);
+	}
 out:
 	work_free(&w);
 	if (ret)

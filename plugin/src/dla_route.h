@@ -17,6 +17,25 @@ enum dla_role {
 	DLA_ROLE_GLOBAL,   /* to a switch of another group */
 };
 
+/*
+ * A destination's number in its group (its LID's switch, port 0 for the switch's own LID),
+ * by which a group pair's parallel links are shared out. Numbers come from the reference
+ * fabric: the last one on which every destination known so far was present. A failure
+ * elsewhere then renumbers no surviving destination, so its routes stay where they were.
+ */
+struct dla_destnum {
+	uint64_t guid;
+	uint32_t idx;
+	uint8_t port;
+};
+
+struct dla_numbering {
+	uint32_t n;
+	struct dla_destnum *e; /* [n] sorted by (guid, port) */
+};
+
+void dla_numbering_free(struct dla_numbering *nb);
+
 struct dla_routes {
 	uint32_t nsw;
 	uint16_t max_lid;
@@ -32,6 +51,7 @@ struct dla_routes {
 	uint32_t local_detours;	   /* (switch, LID) routes with two local hops in one group */
 	uint32_t fallback;    /* (switch, LID) routes found only by the nearest-neighbour rule */
 	uint32_t unreachable; /* (switch, LID) pairs without any route */
+	struct dla_numbering numbering; /* the numbers in force: the reference for the next sweep */
 };
 
 static inline uint8_t *dla_lft_row(const struct dla_routes *r, uint32_t s)
@@ -70,10 +90,14 @@ static inline enum dla_role dla_port_role(const struct dla_routes *r, uint32_t s
  *    the destination's index;
  *  - anything still without a route (a group split in two) joins the tree at its nearest
  *    neighbour that has one.
+ * Destinations are numbered in group, member and port order, unless known (the previous
+ * sweep's numbering, may be NULL) holds one that is missing now: then every destination it
+ * knows keeps its number (struct dla_destnum).
  * 0 or -ENOMEM / -EINVAL (message in err).
  */
-int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g, struct dla_routes *r,
-		     char *err, size_t len);
+int dla_routes_build(const struct dla_fabric *f, const struct dla_groups *g,
+		     const struct dla_numbering *known, struct dla_routes *r, char *err,
+		     size_t len);
 void dla_routes_free(struct dla_routes *r);
 
 /* The switch-port roles are the table file's (ibqos_tables.h, named once there and checked

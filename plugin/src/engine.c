@@ -32,6 +32,14 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* The previous sweep's result holds for next: same fabric, no table file then or now, and the
+ * same VLs per class. */
+static int reusable(const struct ibqos_sweep *prev, const struct ibqos_sweep *next)
+{
+	return prev->valid && !prev->tables.path && !next->tables.path &&
+		prev->stride == next->stride && dla_fabric_equal(&prev->fabric, &next->fabric);
+}
+
 int ibqos_build_lid_matrices(void *context)
 {
 	struct ibqos_ctx *ctx = context;
@@ -53,8 +61,15 @@ int ibqos_build_lid_matrices(void *context)
 	}
 	ibqos_load_tables(ctx, &next);
 	ret = ibqos_snapshot(ctx, &next, err, sizeof(err));
-	if (!ret)
+	if (!ret && reusable(&ctx->sweep, &next)) {
+		/* the result depends on the fabric, the table file, the stored group map and the
+		 * numbering: the last two are what the previous sweep left, so it is this one's */
+		next.dla = ctx->sweep.dla;
+		memset(&ctx->sweep.dla, 0, sizeof(ctx->sweep.dla));
+		ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: fabric unchanged: the previous routes hold");
+	} else if (!ret) {
 		ret = ibqos_compute(ctx, &next, err, sizeof(err));
+	}
 	if (ret) {
 		refusal = ret == -ENOMEM ? "D1A4" : "D1A0";
 		goto fail;
@@ -78,6 +93,11 @@ int ibqos_build_lid_matrices(void *context)
 	ibqos_log_link_counts(ctx, &next, 0);
 	ibqos_log_route_shapes(ctx, &next);
 	ibqos_store_groups(ctx, &next);
+	if (next.dla.routes.numbering.e) { /* computed now, not the previous result reused */
+		dla_numbering_free(&ctx->numbering);
+		ctx->numbering = next.dla.routes.numbering;
+		memset(&next.dla.routes.numbering, 0, sizeof(next.dla.routes.numbering));
+	}
 	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: groups, routes and checks took %.3f ms",
 		  now_ms() - t0);
 	next.valid = 1;
@@ -155,4 +175,5 @@ void ibqos_engine_destroy(void *context)
 	struct ibqos_ctx *ctx = context;
 
 	ibqos_sweep_free(&ctx->sweep);
+	dla_numbering_free(&ctx->numbering);
 }

@@ -103,8 +103,8 @@ int ibqos_compute(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = dla_compute(&sw->fabric, pinned, stored, sw->stride, &sw->dla, note, sizeof(note),
-			  err, len);
+	ret = dla_compute(&sw->fabric, pinned, stored, &ctx->numbering, sw->stride, &sw->dla, note,
+			  sizeof(note), err, len);
 	if (pinned && sw->dla.source != DLA_GROUPS_PINNED)
 		/* the admin asked for these groups: say loudly that they are not in force */
 		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A7: dla: %s; groups found without them", note);

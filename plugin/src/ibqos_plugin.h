@@ -66,6 +66,9 @@ struct ibqos_record {
 struct ibqos_ctx {
 	osm_opensm_t *osm;
 	struct ibqos_sweep sweep;
+	/* the last routed sweep's destination numbering (dla_route.h): kept across refusals so
+	 * that routes survive a fault and its repair where they were */
+	struct dla_numbering numbering;
 	struct ibqos_record rec;
 };
 

@@ -34,6 +34,7 @@ static void plugin_destroy(void *context)
 	if (!ctx)
 		return;
 	ibqos_sweep_free(&ctx->sweep);
+	dla_numbering_free(&ctx->numbering);
 	ibqos_record_free(&ctx->rec);
 	free(ctx);
 }

@@ -134,7 +134,7 @@ void judged_compute(const struct dla_fabric *f, const uint32_t *stored, unsigned
 	char note[768];
 
 	memset(o, 0, sizeof(*o));
-	o->ret = dla_compute(f, NULL, stored, stride, &res, note, sizeof(note), o->err,
+	o->ret = dla_compute(f, NULL, stored, NULL, stride, &res, note, sizeof(note), o->err,
 			     sizeof(o->err));
 	if (o->ret)
 		return;

@@ -74,7 +74,7 @@ static void pristine(const struct dfp_spec *sp, const char *what)
 	int ret;
 
 	dfp_build(&d, sp);
-	ret = dla_compute(&d.f, NULL, NULL, 2, &res, note, sizeof(note), err, sizeof(err));
+	ret = dla_compute(&d.f, NULL, NULL, NULL, 2, &res, note, sizeof(note), err, sizeof(err));
 	EXPECT_EQ(ret, 0);
 	if (ret) {
 		fprintf(stderr, "  dragonfly+ %s: %s\n", what, err);

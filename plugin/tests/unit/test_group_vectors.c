@@ -88,7 +88,7 @@ static void check(const struct vec *v)
 				EXPECT(!"partition differs from the vector's");
 				s = t = v->nsw - 1;
 			}
-	EXPECT_EQ(dla_routes_build(&f, &g, &r, err, sizeof(err)), 0);
+	EXPECT_EQ(dla_routes_build(&f, &g, NULL, &r, err, sizeof(err)), 0);
 	for (uint32_t s = 0; s < v->nsw; s++) {
 		const char *want = *v->swrole[s] ? v->swrole[s] : "member";
 

@@ -15,7 +15,7 @@ static void check_routes(struct df *d, int expect_vls)
 	int exact;
 
 	EXPECT_EQ(dla_groups_discover(&d->f, 0, &g, &exact, err, sizeof(err)), 0);
-	EXPECT_EQ(dla_routes_build(&d->f, &g, &r, err, sizeof(err)), 0);
+	EXPECT_EQ(dla_routes_build(&d->f, &g, NULL, &r, err, sizeof(err)), 0);
 	EXPECT_EQ(dla_vl_assign(&d->f, &r, 2, &v, err, sizeof(err)), 0);
 	judge(&d->f, &g, &r, &v, 2, &vd);
 	EXPECT_EQ(vd.delivered, vd.routes);
@@ -132,7 +132,7 @@ static void minimal_exits(void)
 	EXPECT_EQ(dla_fabric_link(&f, 0, 5, 3, 4), 0); /* x0 - y0 */
 	EXPECT_EQ(dla_fabric_link(&f, 1, 4, 3, 5), 0); /* x1 - y0 */
 	EXPECT_EQ(dla_groups_from_labels(&g, labels, 6), 0);
-	EXPECT_EQ(dla_routes_build(&f, &g, &r, err, sizeof(err)), 0);
+	EXPECT_EQ(dla_routes_build(&f, &g, NULL, &r, err, sizeof(err)), 0);
 	EXPECT_EQ(longer_than_lgl(&f, &g, &r), 0);
 	dla_routes_free(&r);
 	dla_groups_free(&g);
@@ -167,7 +167,7 @@ void test_route(void)
 		int exact;
 
 		dla_groups_discover(&d.f, 0, &g, &exact, err, sizeof(err));
-		dla_routes_build(&d.f, &g, &r, err, sizeof(err));
+		dla_routes_build(&d.f, &g, NULL, &r, err, sizeof(err));
 		for (uint32_t x = 0; x < g.ngroups; x++)
 			for (uint32_t y = 0; y < g.ngroups; y++) {
 				uint32_t lo = UINT32_MAX, hi = 0;

@@ -20,7 +20,7 @@ static void wired_ok(unsigned a, unsigned p, unsigned h, unsigned g, enum df_wir
 	int ret;
 
 	df_build_wired(&d, a, p, h, g, w, seed, shuffle);
-	ret = dla_compute(&d.f, NULL, NULL, 2, &res, note, sizeof(note), err, sizeof(err));
+	ret = dla_compute(&d.f, NULL, NULL, NULL, 2, &res, note, sizeof(note), err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "  %s a=%u h=%u g=%u seed %u shuffle %d: %s\n", wname[w], a, h, g,
 			seed, shuffle, err);
