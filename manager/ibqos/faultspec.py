@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import InputError
+from .fabric.check import MAX_PORTS
 from .fabric.groups import NotADragonfly, dragonfly_groups
 from .fabric.model import Fabric, Node
 
@@ -86,7 +87,7 @@ def parse_fault(text: str) -> FaultSpec:
         raise InputError(
             f"{text!r}: a switch fault takes no port (for one of its links: link:{node}[{port}])", field=FIELD
         )
-    if port is not None and not 1 <= int(port) <= 254:
+    if port is not None and not 1 <= int(port) <= MAX_PORTS:
         raise InputError(f"{text!r}: port {port} out of range 1..254", field=FIELD)
     return FaultSpec(kind, node, int(port) if port else None, text.strip())
 

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ibqos.errors import InputError
+from ibqos.fabric.check import MAX_PORTS
 from ibqos.inputfile import MiB, read_text
 
 NODE = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"', re.I)
 LINK = re.compile(r'^\s*\[(\d+)\]\S*\s+"([^"]*)"\[(\d+)\]')
 KEYVAL = re.compile(r"^\s*\w+\s*=\s*\S+")
-MAX_PORTS = 254
 
 
 # what a node record's type keyword is to OpenSM (node type) and to ibsim

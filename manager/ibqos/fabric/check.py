@@ -12,7 +12,7 @@ from typing import Any
 from ..docfile import JsonDoc
 from ..vls import DATA_VL_COUNTS
 
-MAX_PORTS = 254  # IBA: NumPorts of a switch
+MAX_PORTS = 254  # IBA: NumPorts of a switch (port numbers 1-254; the one owner of the limit)
 MAX_UCAST_LID = 0xBFFF
 NO_ROUTE = 255
 VL_COUNTS = (0, *DATA_VL_COUNTS)  # 0: not read

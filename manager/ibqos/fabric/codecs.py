@@ -19,6 +19,8 @@ from typing import Any, get_args
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema as cs
 
+from .check import MAX_PORTS
+
 MAX_LID = 0xBFFF  # unicast LIDs
 GUID_PATTERN = r"^0x[0-9a-fA-F]{1,16}$"
 
@@ -87,7 +89,7 @@ class Sl2vlRows:
 
     @staticmethod
     def __get_pydantic_core_schema__(source: Any, handler: GetCoreSchemaHandler) -> cs.CoreSchema:
-        port = cs.int_schema(ge=0, le=254)
+        port = cs.int_schema(ge=0, le=MAX_PORTS)
         row = cs.tuple_schema([port, port, cs.str_schema(pattern=r"^[0-9a-fA-F]{16}$")])
         return _codec(
             cs.list_schema(row),

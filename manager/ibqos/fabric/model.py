@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..arbiter.table import ArbTable
 from ..docfile import read_json_text, write_atomic
 from ..errors import InputError
-from .check import check_fabric_doc
+from .check import MAX_PORTS, check_fabric_doc
 from .codecs import HexGuid, KeyedList, PathSlRows, Sl2vlRows
 
 SCHEMA = "ibqos.fabric/1"
@@ -53,11 +53,11 @@ class _M(BaseModel):
 
 
 class Port(_M):
-    num: int = Field(ge=0, le=254)
+    num: int = Field(ge=0, le=MAX_PORTS)
     guid: Guid = 0
     lid: int = Field(0, ge=0, le=0xFFFF)  # CA ports and switch port 0; 0 on switch external ports
     lmc: int = Field(0, ge=0, le=7)
-    remote: tuple[Guid, Annotated[int, Field(ge=0, le=254)]] | None = None  # (peer node GUID, port)
+    remote: tuple[Guid, Annotated[int, Field(ge=0, le=MAX_PORTS)]] | None = None  # (peer node GUID, port)
     width: str = ""  # "4X"
     speed: str = ""  # "2.5" Gb/s per lane, as PortInfo reports it
     vl_cap: int = Field(0, ge=0, le=15)
@@ -71,7 +71,7 @@ class Node(_M):
     guid: Guid
     kind: NodeKind
     desc: str
-    nports: int = Field(ge=0, le=254)
+    nports: int = Field(ge=0, le=MAX_PORTS)
     ports: Annotated[dict[int, Port], KeyedList("num")] = Field(default_factory=dict)
     lft: list[Annotated[int, Field(ge=0, le=255)]] = Field(default_factory=list)
     sl2vl: Annotated[dict[tuple[int, int], tuple[int, ...]], Sl2vlRows()] = Field(default_factory=dict)

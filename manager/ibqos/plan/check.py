@@ -13,6 +13,7 @@ import pydantic
 
 from ..arbiter.table import MAX_CAP, MAX_WEIGHT
 from ..docfile import JsonDoc
+from ..fabric.check import MAX_PORTS
 from ..policy.model import Match
 from ..roles import ROLES
 from ..vls import vlcap_code
@@ -92,8 +93,8 @@ def _check_vlarb(plan: Plan, w: JsonDoc) -> None:
             int(o.guid, 16)
         except ValueError:
             raise w.error(f"{o.guid!r} is not a hex GUID", "vlarb", "ports", k, "guid") from None
-        if not 0 <= o.port <= 254:
-            raise w.error(f"port {o.port} outside 0..254", "vlarb", "ports", k, "port")
+        if not 0 <= o.port <= MAX_PORTS:
+            raise w.error(f"port {o.port} outside 0..{MAX_PORTS}", "vlarb", "ports", k, "port")
     for where, t in tables:
         for which, cap in (("high", f.high_cap), ("low", f.low_cap)):
             entries = getattr(t, which)
