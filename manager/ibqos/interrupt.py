@@ -90,10 +90,7 @@ def held() -> Iterator[None]:
 @contextmanager
 def deferred() -> Iterator[None]:
     """Signals that arrive inside the block are held until it ends, then raised."""
-    _held[0] += 1
-    try:
+    with held():
         yield
-    finally:
-        _held[0] -= 1
     if not _held[0] and _received:
         raise Interrupted(_received[0])
