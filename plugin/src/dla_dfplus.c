@@ -7,10 +7,13 @@
  * its group. So a twin class of two or more switches whose common neighbours are pairwise
  * unlinked is the leaf side of a group and those neighbours its spine side. Classes are taken
  * largest first (lowest switch on ties); a class whose group would overlap one taken already
- * is skipped. The partition is kept only if it covers every switch with two or more groups
- * (the caller checks that every group pair is linked). A group needs two leaves to be found
- * (one leaf is a twin of nobody); a fabric that lost a leaf-spine link is read through the
- * stored map, not found afresh (docs/groups.md).
+ * is skipped. Then groups of one leaf: a switch left over whose neighbours are all left over,
+ * pairwise unlinked, and not a proper subset of another such switch's, is the only leaf of a
+ * group with its neighbours as spines (refused as ambiguous when two such groups overlap).
+ * Last, near-twins: a switch left over all of whose neighbours are spines of one group is a
+ * leaf of it that lost links to the others (a leaf-spine link down at boot). The partition is
+ * kept only if it covers every switch with two or more groups (the caller checks that every
+ * group pair is linked, and that the groups are usable). docs/groups.md, step 0.
  *
  * The roles of switches in a partition from anywhere (discovery, pins, the stored map) follow
  * from the partition and the graph: dla_dfplus_roles.
@@ -20,6 +23,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* steps for groups of one leaf; past it none are made (the fabric is not read as a dragonfly+) */
+#define DFPLUS_BUDGET 4000000L
 
 struct twin {
 	uint64_t hash;
@@ -59,15 +65,109 @@ static int cmp_cls(const void *a, const void *b)
 	return (x->head > y->head) - (x->head < y->head);
 }
 
-int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps)
+/* 1 if every neighbour of u is a neighbour of v (both lists sorted) */
+static int nb_subset(const struct dla_graph *gr, uint32_t u, uint32_t v)
 {
-	uint32_t n = gr->n, ncls = 0, ngroups = 0;
+	uint32_t j = gr->off[v];
+
+	for (uint32_t i = gr->off[u]; i < gr->off[u + 1]; i++) {
+		while (j < gr->off[v + 1] && gr->nb[j] < gr->nb[i])
+			j++;
+		if (j == gr->off[v + 1] || gr->nb[j] != gr->nb[i])
+			return 0;
+	}
+	return 1;
+}
+
+static void group_of_class(const struct dla_graph *gr, uint32_t *labels, uint8_t *spine, uint32_t h,
+			   uint32_t k)
+{
+	for (uint32_t e = gr->off[h]; e < gr->off[h + 1]; e++) {
+		labels[gr->nb[e]] = k;
+		spine[gr->nb[e]] = 1;
+	}
+	labels[h] = k;
+}
+
+/* 1 if v has neighbours, all of them unlabelled and pairwise unlinked */
+static int leaf_like(const struct dla_graph *gr, const uint32_t *labels, uint32_t v, long *steps)
+{
+	const uint32_t *sp = gr->nb + gr->off[v];
+	uint32_t d = deg(gr, v);
+
+	*steps += 1 + (long)d * d;
+	if (!d)
+		return 0;
+	for (uint32_t i = 0; i < d; i++) {
+		if (labels[sp[i]] != DLA_NO_GROUP)
+			return 0;
+		for (uint32_t j = i + 1; j < d; j++)
+			if (dla_graph_adjacent(gr, sp[i], sp[j]))
+				return 0;
+	}
+	return 1;
+}
+
+/*
+ * Groups of one leaf among the switches left over: candidates are the leaf-like switches
+ * whose neighbours are all left over; a candidate whose neighbour set is not a proper subset
+ * of another candidate's is the leaf of a group. Two such groups sharing a switch: ambiguous
+ * (why->kind 2). Returns how many groups were made.
+ */
+static uint32_t single_leaf_groups(const struct dla_graph *gr, uint32_t *labels, uint8_t *spine,
+				   uint8_t *cand, uint32_t ngroups, long *steps,
+				   struct dla_dfplus_why *why)
+{
+	uint32_t n = gr->n, made = 0;
+
+	for (uint32_t v = 0; v < n && *steps < DFPLUS_BUDGET; v++)
+		cand[v] = labels[v] == DLA_NO_GROUP && leaf_like(gr, labels, v, steps);
+	for (uint32_t v = 0; v < n && *steps < DFPLUS_BUDGET; v++) {
+		uint32_t s0;
+		int seed = cand[v];
+
+		if (!seed)
+			continue;
+		/* a candidate with more neighbours around v's first one holding all of v's */
+		s0 = gr->nb[gr->off[v]];
+		for (uint32_t e = gr->off[s0]; e < gr->off[s0 + 1] && seed; e++) {
+			uint32_t u = gr->nb[e];
+
+			*steps += deg(gr, v) + deg(gr, u);
+			seed = !(u != v && cand[u] && deg(gr, u) > deg(gr, v) &&
+				 nb_subset(gr, v, u));
+		}
+		if (!seed)
+			continue;
+		for (uint32_t e = gr->off[v]; e <= gr->off[v + 1]; e++) {
+			uint32_t w = e < gr->off[v + 1] ? gr->nb[e] : v;
+
+			if (labels[w] != DLA_NO_GROUP && labels[w] >= ngroups) {
+				*why = (struct dla_dfplus_why){.kind = 2, .u = v, .w = w};
+				for (uint32_t x = 0; x < n; x++)
+					if (labels[x] == labels[w] && !spine[x])
+						why->v = x; /* the other group's leaf */
+				return made;
+			}
+		}
+		group_of_class(gr, labels, spine, v, ngroups + made);
+		made++;
+	}
+	return made;
+}
+
+int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
+		    struct dla_dfplus_why *why)
+{
+	uint32_t n = gr->n, ncls = 0, ngroups = 0, near = 0;
 	struct twin *tw = malloc((n + 1) * sizeof(*tw));
 	struct cls *cl = malloc((n + 1) * sizeof(*cl));
-	uint32_t *cls_of = malloc((n + 1) * sizeof(*cls_of));
+	uint8_t *spine = calloc(n + 1, 1), *cand = calloc(n + 1, 1);
+	uint32_t *nspines = calloc(n + 1, sizeof(*nspines));
 	int ret = -ENOMEM;
 
-	if (!tw || !cl || !cls_of)
+	*why = (struct dla_dfplus_why){0};
+	if (!tw || !cl || !spine || !cand || !nspines)
 		goto out;
 	for (uint32_t v = 0; v < n; v++) {
 		uint64_t h = 1469598103934665603ULL; /* FNV-1a over the neighbour list */
@@ -91,38 +191,72 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps)
 		} else {
 			cl[ncls++] = (struct cls){.head = v, .size = 1};
 		}
-		cls_of[v] = ncls - 1;
 		*steps += deg(gr, v);
 	}
 	qsort(cl, ncls, sizeof(*cl), cmp_cls);
 	for (uint32_t c = 0; c < ncls && cl[c].size >= 2; c++) {
-		uint32_t h = cl[c].head, ok = deg(gr, h) > 0;
-		const uint32_t *sp = gr->nb + gr->off[h];
+		uint32_t h = cl[c].head, ok = 1;
 
 		for (uint32_t v = 0; v < n && ok; v++)
 			ok = !(same_neighbours(gr, h, v) && labels[v] != DLA_NO_GROUP);
-		for (uint32_t i = 0; i < deg(gr, h) && ok; i++) {
-			ok = labels[sp[i]] == DLA_NO_GROUP;
-			for (uint32_t j = i + 1; j < deg(gr, h) && ok; j++)
-				ok = !dla_graph_adjacent(gr, sp[i], sp[j]);
-		}
-		*steps += n + (uint64_t)deg(gr, h) * deg(gr, h);
+		ok = ok && leaf_like(gr, labels, h, steps);
+		*steps += n;
 		if (!ok)
 			continue;
 		for (uint32_t v = 0; v < n; v++)
 			if (same_neighbours(gr, h, v))
 				labels[v] = ngroups;
-		for (uint32_t i = 0; i < deg(gr, h); i++)
-			labels[sp[i]] = ngroups;
+		group_of_class(gr, labels, spine, h, ngroups);
 		ngroups++;
 	}
+	ret = 0;
+	if (!ngroups)
+		goto out; /* no twins at all: not read as a dragonfly+ */
+	ngroups += single_leaf_groups(gr, labels, spine, cand, ngroups, steps, why);
+	if (why->kind || *steps >= DFPLUS_BUDGET)
+		goto out;
+	/* near-twins: every neighbour a spine of one group */
+	for (uint32_t v = 0; v < n; v++) {
+		uint32_t k = deg(gr, v) ? labels[gr->nb[gr->off[v]]] : DLA_NO_GROUP, ok = 1;
+
+		if (labels[v] != DLA_NO_GROUP || k == DLA_NO_GROUP)
+			continue;
+		for (uint32_t e = gr->off[v]; e < gr->off[v + 1] && ok; e++)
+			ok = spine[gr->nb[e]];
+		for (uint32_t e = gr->off[v]; e < gr->off[v + 1] && ok; e++)
+			if (labels[gr->nb[e]] != k) {
+				ok = 0;
+				if (!why->kind)
+					*why = (struct dla_dfplus_why){.kind = 1,
+								       .u = v,
+								       .v = gr->nb[gr->off[v]],
+								       .w = gr->nb[e]};
+			}
+		*steps += deg(gr, v);
+		if (ok)
+			cand[v] = 2;
+	}
+	for (uint32_t v = 0; v < n; v++)
+		if (cand[v] == 2)
+			labels[v] = labels[gr->nb[gr->off[v]]];
+	for (uint32_t v = 0; v < n; v++)
+		if (spine[v] && labels[v] != DLA_NO_GROUP)
+			nspines[labels[v]]++;
+	for (uint32_t v = 0; v < n; v++)
+		near += cand[v] == 2 && deg(gr, v) < nspines[labels[v]];
 	ret = ngroups >= 2;
 	for (uint32_t v = 0; v < n && ret; v++)
 		ret = labels[v] != DLA_NO_GROUP;
+	if (ret) {
+		*why = (struct dla_dfplus_why){0};
+		ret = near ? 2 : 1;
+	}
 out:
 	free(tw);
 	free(cl);
-	free(cls_of);
+	free(spine);
+	free(cand);
+	free(nspines);
 	return ret;
 }
 

@@ -675,6 +675,65 @@ static int diagnose(struct discovery *d, char *err, size_t len)
 	return -EINVAL;
 }
 
+/*
+ * The dragonfly+ reading: 1 with out set (*exact when every group is complete and every group
+ * pair linked; degraded when linked through one group or a leaf lost spines), 0 when there is
+ * none (*why may name the reason), <0 on error. A reading whose groups are not usable (two
+ * near-twins sharing no spine) is none.
+ */
+static int dfplus(struct discovery *d, struct dla_groups *out, int *exact,
+		  struct dla_dfplus_why *why)
+{
+	long steps = 0;
+	char no[8];
+	int r = dla_dfplus_find(&d->g, d->raw, &steps, why), q;
+
+	d->left -= steps;
+	if (r <= 0)
+		return r;
+	q = accept(d, out);
+	if (q)
+		return q;
+	q = dla_groups_quotient_ok(&d->g, out, 0);
+	if (q == 1 && r == 1)
+		*exact = 1;
+	if (q == 0)
+		q = dla_groups_quotient_ok(&d->g, out, 1);
+	if (q == 1 && r == 2) {
+		int u = dla_groups_usable(d->f, &d->g, out, no, sizeof(no));
+
+		q = u == -ENOMEM ? u : !u;
+	}
+	if (q == 1)
+		return 1;
+	*exact = 0;
+	dla_groups_free(out);
+	return q < 0 ? q : 0;
+}
+
+static void dfplus_why(const struct dla_fabric *f, const struct dla_dfplus_why *why, char *err,
+		       size_t len)
+{
+	char a[160], b[160], c[160];
+
+	if (why->kind == 1)
+		snprintf(err, len,
+			 "switch %s is linked only to spines, of two groups (spines %s and %s) "
+			 "[rule: a leaf left over joins the one group whose spines hold all its "
+			 "neighbours]",
+			 dla_switch_label(f, why->u, a, sizeof(a)),
+			 dla_switch_label(f, why->v, b, sizeof(b)),
+			 dla_switch_label(f, why->w, c, sizeof(c)));
+	else
+		snprintf(err, len,
+			 "the dragonfly+ reading is ambiguous: switches %s and %s each read as the "
+			 "one leaf of a group, and both groups hold switch %s [rule: groups of one "
+			 "leaf do not overlap]",
+			 dla_switch_label(f, why->u, a, sizeof(a)),
+			 dla_switch_label(f, why->v, b, sizeof(b)),
+			 dla_switch_label(f, why->w, c, sizeof(c)));
+}
+
 int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct dla_groups *out,
 			int *exact, char *err, size_t len)
 {
@@ -688,6 +747,7 @@ int dla_groups_discover_steps(const struct dla_fabric *f, unsigned alternative,
 			      size_t len)
 {
 	struct discovery d;
+	struct dla_dfplus_why why = {0};
 	uint32_t n = f->nsw;
 	int ret, r;
 
@@ -706,37 +766,12 @@ int dla_groups_discover_steps(const struct dla_fabric *f, unsigned alternative,
 	if (ret)
 		goto out;
 
-	/* dragonfly+ (dla_dfplus.c): leaf twin classes and their spines, every group pair linked;
-	 * a clique-free reading, so it goes first (cliques of 2 would match its links) */
-	{
-		long dfsteps = 0;
-
-		r = dla_dfplus_find(&d.g, d.raw, &dfsteps);
-		d.left -= dfsteps;
-		if (r < 0) {
-			ret = r;
-			goto out;
-		}
-		if (r) {
-			ret = accept(&d, out);
-			if (ret)
-				goto out;
-			/* every group pair linked: exact; through one group (a spine never
-			 * installed, a global link down): degraded */
-			r = dla_groups_quotient_ok(&d.g, out, 0);
-			if (r == 1)
-				*exact = 1;
-			if (r == 0)
-				r = dla_groups_quotient_ok(&d.g, out, 1);
-			if (r == 1)
-				goto out;
-			dla_groups_free(out);
-			if (r < 0) {
-				ret = r;
-				goto out;
-			}
-		}
-	}
+	/* dragonfly+ (dla_dfplus.c): leaf twin classes and their spines, groups of one leaf,
+	 * leaves that lost spines; a clique-free reading, so it goes first (cliques of 2 would
+	 * match its links) */
+	r = dfplus(&d, out, exact, &why);
+	if (r)
+		goto out_ret;
 	/* exact: every size that divides the switch count, largest first */
 	for (uint32_t a = d.maxomega; a >= 1; a--) {
 		if (n % a)
@@ -784,9 +819,14 @@ int dla_groups_discover_steps(const struct dla_fabric *f, unsigned alternative,
 	if (r)
 		goto found;
 	ret = diagnose(&d, err, len);
+	if (why.kind)
+		dfplus_why(f, &why, err, len);
 	goto out;
 found:
 	ret = r < 0 ? r : accept(&d, out);
+	goto out;
+out_ret:
+	ret = r < 0 ? r : 0;
 out:
 	if (ret)
 		dla_groups_free(out);

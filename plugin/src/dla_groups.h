@@ -44,12 +44,23 @@ enum dla_sw_role {
 
 const char *dla_sw_role_name(enum dla_sw_role role);
 
+/* Why a fabric with leaf twins was not read as a dragonfly+ (docs/groups.md, step 0). */
+struct dla_dfplus_why {
+	int kind; /* 0: no reason to name; 1: switch u's neighbours are spines of two groups,
+		   * v and w among them; 2: switches u and v each read as the one leaf of a group,
+		   * both groups holding w */
+	uint32_t u, v, w;
+};
+
 /*
  * Dragonfly+ discovery (dla_dfplus.c): labels[nsw] gets one group per leaf twin class and its
- * spines. 1: every switch labelled, two groups or more (the quotient is not checked); 0: not a
- * dragonfly+; -ENOMEM. Adds its work to *steps.
+ * spines, then groups of one leaf, then the near-twins (leaves that lost spines) join theirs.
+ * 1: every switch labelled, two groups or more, every leaf linked to every spine of its group;
+ * 2: the same, with leaves that lost spines; 0: not a dragonfly+ (a reason in *why when there
+ * were leaf twins); -ENOMEM. The quotient is not checked. Adds its work to *steps.
  */
-int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps);
+int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
+		    struct dla_dfplus_why *why);
 /* role[nsw]: leaf/spine for switches of groups whose local links are bipartite with the global
  * links on one side (docs/groups.md, "Switch roles"), member elsewhere. Returns how many groups
  * are leaf/spine, or -ENOMEM. */

@@ -82,6 +82,24 @@ def without_switch(topo, name: str):
     return topo
 
 
+def without_link(topo, a: str, b: str):
+    """The first cable between switches a and b removed (b a prefix: the first peer matching)."""
+    port = next(p for p, (peer, _) in sorted(topo.nodes[a].links.items()) if peer.startswith(b))
+    topo.disconnect(a, port)
+    topo.name += f"-no-{a}-{b}"
+    return topo
+
+
+def without_leaves(topo, group: int, keep: int):
+    """Group `group` keeps its first `keep` leaves (and their hosts)."""
+    for n in [n for n in topo.nodes.values() if n.role == "leaf" and n.group == group][keep:]:
+        for peer, _ in list(n.links.values()):
+            if topo.nodes[peer].kind != "Switch":
+                without_switch(topo, peer)
+        without_switch(topo, n.name)
+    return topo
+
+
 def write_fabric(out: list[str], name: str, built, group_of, refused: str | None = None, role_of=None) -> None:
     names, ports, nports = built
     out.append(f"fabric {name}")
@@ -147,6 +165,41 @@ def main() -> None:
     ):
         roles = {n.name: n.role for n in topo.nodes.values()}
         write_fabric(out, name, generated(topo), gen_group(topo), role_of=roles.__getitem__)
+    # dragonfly+ booted degraded (no stored map): a leaf that lost a spine joins the group
+    # whose spines hold all its neighbours (on dfp42, on shuffled ports with several globals
+    # per group pair, in a group of two leaves); a global link down; a leaf without hosts; a
+    # group of one leaf (pristine, and with a second leaf that lost a spine)
+    hostless = [2] * 21
+    hostless[4] = 0
+    for name, topo in (
+        ("dfp42_leaf_spine_down", without_link(dfplus(3, 3, 2, 2), "sw-g1-l0", "sw-g1-s0")),
+        ("dfp42_global_down", without_link(dfplus(3, 3, 2, 2), "sw-g1-s0", "sw-g6")),
+        ("dfp42_hostless_leaf", wired_dfplus(3, 3, 2, 2, hosts=hostless)),
+        (
+            "dfp30_shuffled_leaf_spine_down",
+            without_link(wired_dfplus(3, 3, 2, 2, g=5, seed=4, shuffle=True), "sw-g3-l2", "sw-g3-s1"),
+        ),
+        ("dfp_two_leaves_leaf_spine_down", without_link(dfplus(2, 2, 2, 2), "sw-g2-l1", "sw-g2-s0")),
+        ("dfp_one_leaf_group", without_leaves(dfplus(3, 3, 2, 2), 3, 1)),
+        ("dfp_two_leaf_group_one_down", without_link(without_leaves(dfplus(3, 3, 2, 2), 3, 2), "sw-g3-l1", "sw-g3-s2")),
+    ):
+        roles = {n.name: n.role for n in topo.nodes.values()}
+        write_fabric(out, name, generated(topo), gen_group(topo), role_of=roles.__getitem__)
+    # refused: two leaves of a group of two that lost different spines share one spine only
+    # (the two readings as groups of one leaf overlap); a leaf cabled to spines of two groups
+    crossed = without_link(without_link(dfplus(2, 3, 2, 1), "sw-g1-l0", "sw-g1-s2"), "sw-g1-l1", "sw-g1-s0")
+    write_fabric(
+        out, "dfp_crossed_leaf_faults", generated(crossed), None, refused="the dragonfly+ reading is ambiguous"
+    )
+    stray = dfplus(3, 3, 2, 2)
+    leaf_port = next(p for p, (peer, _) in stray.nodes["sw-g1-l0"].links.items() if peer == "sw-g1-s0")
+    spine_port = next(p for p, (peer, _) in stray.nodes["sw-g2-s0"].links.items() if peer == "sw-g2-l0")
+    stray.disconnect("sw-g1-l0", leaf_port)
+    stray.disconnect("sw-g2-s0", spine_port)
+    stray.connect("sw-g1-l0", leaf_port, "sw-g2-s0", spine_port)
+    write_fabric(
+        out, "dfp42_leaf_on_two_groups", generated(stray), None, refused="linked only to spines, of two groups"
+    )
     OUT.write_text("\n".join(out))
     print(f"wrote {OUT}")
 

@@ -202,25 +202,71 @@ def _partial_rack(adj: dict[int, set[int]], top: int, quotient: str) -> dict[int
     return None
 
 
-def _dfplus(adj: dict[int, set[int]]) -> dict[int, int] | None:
-    """Dragonfly+ groups: leaf twin classes (two or more switches with one neighbour set, its
-    members pairwise unlinked), largest first then lowest switch, each with its neighbours as
-    spines, skipped where it would overlap a group taken. None unless every switch is in a
-    group and there are two groups or more (the quotient is the caller's)."""
+class Ambiguous(NotADragonfly):
+    """A fabric with leaf twins whose dragonfly+ reading is ambiguous (docs/groups.md, step 0)."""
+
+
+def _leaf_like(adj: dict[int, set[int]], v: int, taken: dict[int, int]) -> bool:
+    """v has neighbours, none of them in a group, pairwise unlinked: the leaf side of a group."""
+    nb = adj[v]
+    return bool(nb) and not any(s in taken for s in nb) and not any(adj[s] & nb for s in nb)
+
+
+def _dfplus(adj: dict[int, set[int]]) -> tuple[dict[int, int], bool] | None:
+    """Dragonfly+ groups (docs/groups.md, step 0): leaf twin classes (two or more switches with
+    one neighbour set, its members pairwise unlinked), largest first then lowest switch, each
+    with its neighbours as spines, skipped where it would overlap a group taken; then groups
+    of one leaf among the switches left over; then the near-twins (every neighbour a spine of
+    one group) join it as leaves. (groups, complete) or None unless every switch is in a group
+    and there are two groups or more (the quotient is the caller's); complete is False when a
+    leaf lacks one of its group's spines. Raises Ambiguous with the reason instead of None
+    where the spec names one."""
     classes: dict[frozenset[int], list[int]] = {}
     for v in sorted(adj):
         classes.setdefault(frozenset(adj[v]), []).append(v)
     group_of: dict[int, int] = {}
+    spines: set[int] = set()
     ng = 0
-    for spines, leaves in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
-        if len(leaves) < 2 or not spines:
+    for nb, leaves in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
+        if len(leaves) < 2 or any(x in group_of for x in leaves) or not _leaf_like(adj, leaves[0], group_of):
             continue
-        if any(x in group_of for x in (*leaves, *spines)) or any(adj[s] & spines for s in spines):
-            continue
-        for x in (*leaves, *spines):
+        for x in (*leaves, *nb):
             group_of[x] = ng
+        spines |= nb
         ng += 1
-    return group_of if ng >= 2 and len(group_of) == len(adj) else None
+    if not ng:
+        return None
+    # groups of one leaf: a left-over leaf-like switch whose neighbours no other one's hold
+    cand = {v for v in sorted(adj) if v not in group_of and _leaf_like(adj, v, group_of)}
+    for v in sorted(cand):
+        if any(u != v and adj[v] < adj[u] for u in cand):
+            continue
+        clash = next((w for w in sorted(adj[v] | {v}) if w in group_of), None)
+        if clash is not None:
+            other = min(x for x in group_of if group_of[x] == group_of[clash] and x not in spines)
+            raise Ambiguous(
+                f"the dragonfly+ reading is ambiguous: switches {hex(v)} and {hex(other)} each read as the one "
+                f"leaf of a group, and both groups hold switch {hex(clash)}"
+            )
+        for x in (v, *adj[v]):
+            group_of[x] = ng
+        spines |= adj[v]
+        ng += 1
+    # near-twins: a left-over switch all of whose neighbours are spines of one group
+    near = {}
+    for v in sorted(adj):
+        if v in group_of or not adj[v] or not adj[v] <= spines:
+            continue
+        ks = {group_of[s] for s in adj[v]}
+        if len(ks) > 1:
+            a, b = sorted(adj[v])[0], next(s for s in sorted(adj[v]) if group_of[s] != group_of[min(adj[v])])
+            raise Ambiguous(f"switch {hex(v)} is linked only to spines, of two groups (spines {hex(a)} and {hex(b)})")
+        near[v] = ks.pop()
+    group_of.update(near)
+    if ng < 2 or len(group_of) != len(adj):
+        return None
+    count = {k: sum(1 for s in spines if group_of[s] == k) for k in range(ng)}
+    return group_of, all(len(adj[v]) == count[k] for v, k in near.items())
 
 
 def _roles(adj: dict[int, set[int]], groups: dict[int, int], hosts: dict[int, int]) -> dict[int, str]:
@@ -280,12 +326,20 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
     if not adj:
         raise NotADragonfly("no switches")
     n = len(adj)
-    found, exact = _dfplus(adj), False
-    if found and _quotient_ok(adj, found, max(found.values()) + 1, False):
-        return _numbered(adj, found, True)
-    if found and degraded and _quotient_ok(adj, found, max(found.values()) + 1, True):
-        return _numbered(adj, found, False)
-    found = None
+    ambiguous = None
+    try:
+        plus = _dfplus(adj)
+    except Ambiguous as e:
+        plus, ambiguous = None, e
+    if plus:
+        labels, complete = plus
+        ng = max(labels.values()) + 1
+        if complete and _quotient_ok(adj, labels, ng, False):
+            return _numbered(adj, labels, True)
+        if degraded and _quotient_ok(adj, labels, ng, True) and (complete or usable(adj, labels) is None):
+            return _numbered(adj, labels, False)
+    found: dict[int, int] | None = None
+    exact = False
     top = max(_max_clique(adj, v) for v in adj)
     edges = sum(map(len, adj.values())) // 2
     for a in range(top, 0, -1):
@@ -319,7 +373,7 @@ def find_groups(fabric: Fabric, *, degraded: bool = True) -> Partition:
         if not found:
             found = _partial_rack(adj, top, "exactly_two")
     if not found:
-        raise NotADragonfly(_why(adj, top, degraded))
+        raise ambiguous or NotADragonfly(_why(adj, top, degraded))
     return _numbered(adj, found, exact)
 
 
