@@ -258,6 +258,12 @@ class Campaign:
             lfts_pristine=True,
         )
 
+    def settle(self, faults: list[ResolvedFault], *, down: bool) -> tuple[Resweep, Fabric]:
+        """Take the faults down (or bring them back, in reverse) and wait until OpenSM's dumps
+        show it: the re-sweep that did, and the fabric it programmed."""
+        sweeps = [self._apply(f, down=down) for f in (faults if down else list(reversed(faults)))]
+        return self._settle(sweeps[-1], faults, down)
+
     # ---- a whole fault ---------------------------------------------------------
     def run(self, faults: list[ResolvedFault], *, restore: bool = True) -> Outcome:
         t0 = time.monotonic()
@@ -267,14 +273,12 @@ class Campaign:
             phases[name] = round(time.monotonic() - t0 - sum(phases.values()), 3)
 
         n = len(self.topo.cas) - len({ca for f in faults for ca in f.lost_cas})
-        sweeps = [self._apply(f, down=True) for f in faults]
-        sweep, fabric = self._settle(sweeps[-1], faults, down=True)
+        sweep, fabric = self.settle(faults, down=True)
         lap("down")
         out = Outcome([str(f) for f in faults], [f.short_kind for f in faults], n * (n - 1), self._judge(sweep, fabric))
         lap("judge")
         if restore:
-            sweeps = [self._apply(f, down=False) for f in reversed(faults)]
-            sweep, fabric = self._settle(sweeps[-1], faults, down=False)
+            sweep, fabric = self.settle(faults, down=False)
             lap("up")
             out.restored = self._judge_restored(sweep, fabric)
             lap("rejudge")

@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
 from ibqos_sim.harness.topology import dfplus, dragonfly  # noqa: E402
-from ibqos_sim.harness.wiring import uneven_leaf_hosts, wired_dfplus  # noqa: E402
+from ibqos_sim.harness.wiring import dfplus_few_leaves, uneven_leaf_hosts, wired_dfplus  # noqa: E402
 
 OUT = HERE.parents[1] / "docs" / "group-vectors.txt"
 RACK = re.compile(r"sw-r(\d+)-u")
@@ -87,16 +87,6 @@ def without_link(topo, a: str, b: str):
     port = next(p for p, (peer, _) in sorted(topo.nodes[a].links.items()) if peer.startswith(b))
     topo.disconnect(a, port)
     topo.name += f"-no-{a}-{b}"
-    return topo
-
-
-def without_leaves(topo, group: int, keep: int):
-    """Group `group` keeps its first `keep` leaves (and their hosts)."""
-    for n in [n for n in topo.nodes.values() if n.role == "leaf" and n.group == group][keep:]:
-        for peer, _ in list(n.links.values()):
-            if topo.nodes[peer].kind != "Switch":
-                without_switch(topo, peer)
-        without_switch(topo, n.name)
     return topo
 
 
@@ -180,8 +170,11 @@ def main() -> None:
             without_link(wired_dfplus(3, 3, 2, 2, g=5, seed=4, shuffle=True), "sw-g3-l2", "sw-g3-s1"),
         ),
         ("dfp_two_leaves_leaf_spine_down", without_link(dfplus(2, 2, 2, 2), "sw-g2-l1", "sw-g2-s0")),
-        ("dfp_one_leaf_group", without_leaves(dfplus(3, 3, 2, 2), 3, 1)),
-        ("dfp_two_leaf_group_one_down", without_link(without_leaves(dfplus(3, 3, 2, 2), 3, 2), "sw-g3-l1", "sw-g3-s2")),
+        ("dfp_one_leaf_group", dfplus_few_leaves(dfplus(3, 3, 2, 2), 3, 1)),
+        (
+            "dfp_two_leaf_group_one_down",
+            without_link(dfplus_few_leaves(dfplus(3, 3, 2, 2), 3, 2), "sw-g3-l1", "sw-g3-s2"),
+        ),
     ):
         roles = {n.name: n.role for n in topo.nodes.values()}
         write_fabric(out, name, generated(topo), gen_group(topo), role_of=roles.__getitem__)

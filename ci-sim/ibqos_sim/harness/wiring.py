@@ -208,3 +208,17 @@ def uneven_leaf_hosts(leaves: int, g: int, p: int, seed: int = 0) -> list[int]:
     counts = [rng.randint(0, 2 * p) for _ in range(leaves * g)]
     counts[0] = max(counts[0], 1)
     return counts
+
+
+def dfplus_few_leaves(t: Topology, group: int, keep: int) -> Topology:
+    """Group `group` of a dragonfly+ keeps its first `keep` leaves (and their hosts): a group
+    of one leaf, or of two."""
+    doomed = [n.name for n in t.switches if n.role == "leaf" and n.group == group][keep:]
+    for name in doomed:
+        gone = [name] + [peer for peer, _ in t.nodes[name].links.values() if t.nodes[peer].kind != "Switch"]
+        for node in gone:
+            for port in list(t.nodes[node].links):
+                t.disconnect(node, port)
+            del t.nodes[node]
+    t.name += f"-g{group}-{keep}leaves"
+    return t
