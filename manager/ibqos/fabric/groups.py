@@ -14,7 +14,8 @@ which is why the quotient is checked and the search backtracks. Then a partly po
 
 Dragonfly+ first (its groups are two-level fat trees, no cliques): the leaves of a group are
 twins (the same neighbours, its spines, pairwise unlinked); each twin class of two or more,
-largest first, makes a group with its spines unless it overlaps one taken (`_dfplus`).
+largest first, makes a group with its spines unless it overlaps one taken; then groups of one
+leaf, then near-twins (leaves that lost spines) join theirs (`_dfplus`).
 Switch roles (member, leaf, spine) follow from any partition (`switch_roles`).
 
 A degraded fabric (a dead switch, a dead local or global link) has no such cover; with
