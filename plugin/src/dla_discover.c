@@ -714,24 +714,22 @@ static int dfplus(struct discovery *d, struct dla_groups *out, int *exact,
 static void dfplus_why(const struct dla_fabric *f, const struct dla_dfplus_why *why, char *err,
 		       size_t len)
 {
+	static const char *const fmt[] = {
+		[1] = "switch %s is linked only to spines, of two groups (spines %s and %s) [rule: "
+		      "a "
+		      "leaf left over joins the one group whose spines hold all its neighbours]",
+		[2] = "the dragonfly+ reading is ambiguous: switches %s and %s each read as the "
+		      "one "
+		      "leaf of a group, and both groups hold switch %s [rule: groups of one leaf "
+		      "do "
+		      "not overlap]",
+	};
 	char a[160], b[160], c[160];
 
-	if (why->kind == 1)
-		snprintf(err, len,
-			 "switch %s is linked only to spines, of two groups (spines %s and %s) "
-			 "[rule: a leaf left over joins the one group whose spines hold all its "
-			 "neighbours]",
-			 dla_switch_label(f, why->u, a, sizeof(a)),
-			 dla_switch_label(f, why->v, b, sizeof(b)),
-			 dla_switch_label(f, why->w, c, sizeof(c)));
-	else
-		snprintf(err, len,
-			 "the dragonfly+ reading is ambiguous: switches %s and %s each read as the "
-			 "one leaf of a group, and both groups hold switch %s [rule: groups of one "
-			 "leaf do not overlap]",
-			 dla_switch_label(f, why->u, a, sizeof(a)),
-			 dla_switch_label(f, why->v, b, sizeof(b)),
-			 dla_switch_label(f, why->w, c, sizeof(c)));
+	dla_switch_label(f, why->u, a, sizeof(a));
+	dla_switch_label(f, why->v, b, sizeof(b));
+	dla_switch_label(f, why->w, c, sizeof(c));
+	snprintf(err, len, fmt[why->kind == 1 ? 1 : 2], a, b, c);
 }
 
 int dla_groups_discover(const struct dla_fabric *f, unsigned alternative, struct dla_groups *out,

@@ -23,7 +23,12 @@ sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
 from ibqos_sim.harness.topology import dfplus, dragonfly  # noqa: E402
-from ibqos_sim.harness.wiring import dfplus_few_leaves, uneven_leaf_hosts, wired_dfplus  # noqa: E402
+from ibqos_sim.harness.wiring import (  # noqa: E402
+    dfplus_few_leaves,
+    uneven_leaf_hosts,
+    wired_dfplus,
+    without_cable,
+)
 
 OUT = HERE.parents[1] / "docs" / "group-vectors.txt"
 RACK = re.compile(r"sw-r(\d+)-u")
@@ -79,14 +84,6 @@ def without_switch(topo, name: str):
     for p in list(topo.nodes[name].links):
         topo.disconnect(name, p)
     del topo.nodes[name]
-    return topo
-
-
-def without_link(topo, a: str, b: str):
-    """The first cable between switches a and b removed (b a prefix: the first peer matching)."""
-    port = next(p for p, (peer, _) in sorted(topo.nodes[a].links.items()) if peer.startswith(b))
-    topo.disconnect(a, port)
-    topo.name += f"-no-{a}-{b}"
     return topo
 
 
@@ -162,25 +159,25 @@ def main() -> None:
     hostless = [2] * 21
     hostless[4] = 0
     for name, topo in (
-        ("dfp42_leaf_spine_down", without_link(dfplus(3, 3, 2, 2), "sw-g1-l0", "sw-g1-s0")),
-        ("dfp42_global_down", without_link(dfplus(3, 3, 2, 2), "sw-g1-s0", "sw-g6")),
+        ("dfp42_leaf_spine_down", without_cable(dfplus(3, 3, 2, 2), "sw-g1-l0", "sw-g1-s0")),
+        ("dfp42_global_down", without_cable(dfplus(3, 3, 2, 2), "sw-g1-s0", "sw-g6")),
         ("dfp42_hostless_leaf", wired_dfplus(3, 3, 2, 2, hosts=hostless)),
         (
             "dfp30_shuffled_leaf_spine_down",
-            without_link(wired_dfplus(3, 3, 2, 2, g=5, seed=4, shuffle=True), "sw-g3-l2", "sw-g3-s1"),
+            without_cable(wired_dfplus(3, 3, 2, 2, g=5, seed=4, shuffle=True), "sw-g3-l2", "sw-g3-s1"),
         ),
-        ("dfp_two_leaves_leaf_spine_down", without_link(dfplus(2, 2, 2, 2), "sw-g2-l1", "sw-g2-s0")),
+        ("dfp_two_leaves_leaf_spine_down", without_cable(dfplus(2, 2, 2, 2), "sw-g2-l1", "sw-g2-s0")),
         ("dfp_one_leaf_group", dfplus_few_leaves(dfplus(3, 3, 2, 2), 3, 1)),
         (
             "dfp_two_leaf_group_one_down",
-            without_link(dfplus_few_leaves(dfplus(3, 3, 2, 2), 3, 2), "sw-g3-l1", "sw-g3-s2"),
+            without_cable(dfplus_few_leaves(dfplus(3, 3, 2, 2), 3, 2), "sw-g3-l1", "sw-g3-s2"),
         ),
     ):
         roles = {n.name: n.role for n in topo.nodes.values()}
         write_fabric(out, name, generated(topo), gen_group(topo), role_of=roles.__getitem__)
     # refused: two leaves of a group of two that lost different spines share one spine only
     # (the two readings as groups of one leaf overlap); a leaf cabled to spines of two groups
-    crossed = without_link(without_link(dfplus(2, 3, 2, 1), "sw-g1-l0", "sw-g1-s2"), "sw-g1-l1", "sw-g1-s0")
+    crossed = without_cable(without_cable(dfplus(2, 3, 2, 1), "sw-g1-l0", "sw-g1-s2"), "sw-g1-l1", "sw-g1-s0")
     write_fabric(
         out, "dfp_crossed_leaf_faults", generated(crossed), None, refused="the dragonfly+ reading is ambiguous"
     )

@@ -8,13 +8,21 @@ import json
 
 import pytest
 from dla_testlib import refusals, start_dla
-from ibqos_sim.harness.topology import dragonfly, fat_tree
+from ibqos_sim.harness.topology import dfplus, dragonfly, fat_tree
+from ibqos_sim.harness.wiring import without_cable
 
 pytestmark = pytest.mark.fabric
 
 CASES = {
     "fat_tree": (fat_tree, {}, ["do not split into groups that are cliques of 2", "[rule: "]),
     "lmc": (lambda: dragonfly(4, 2, 2), {"lmc": 1}, ["LMC 1 is set", "[rule: lmc 0]"]),
+    # a fresh start on a dragonfly+ whose group of two leaves lost a different spine on each:
+    # two readings as groups of one leaf overlap (docs/groups.md, step 0)
+    "dfplus_ambiguous": (
+        lambda: without_cable(without_cable(dfplus(2, 3, 2, 1), "sw-g1-l0", "sw-g1-s2"), "sw-g1-l1", "sw-g1-s0"),
+        {},
+        ["the dragonfly+ reading is ambiguous", '"sw-g1-l', "[rule: groups of one leaf do not overlap]"],
+    ),
 }
 
 

@@ -222,3 +222,12 @@ def dfplus_few_leaves(t: Topology, group: int, keep: int) -> Topology:
             del t.nodes[node]
     t.name += f"-g{group}-{keep}leaves"
     return t
+
+
+def without_cable(t: Topology, a: str, b: str) -> Topology:
+    """The first cable between switch a and a switch whose name starts with b removed (a link
+    an installer left out, or one that was down when the SM started)."""
+    port = next(p for p, (peer, _) in sorted(t.nodes[a].links.items()) if peer.startswith(b))
+    t.disconnect(a, port)
+    t.name += f"-no-{a}-{b}"
+    return t
