@@ -1,6 +1,7 @@
 """A fresh OpenSM (no stored group map) on a dragonfly+ that is already degraded when it
-starts: one leaf-spine link, one spine or one global link missing, a leaf without hosts. dla
-must find the groups itself (docs/groups.md, step 0: near-twins) and route deadlock-free
+starts: one leaf-spine link, one spine or one global link missing, a leaf without hosts, a
+group of one leaf. dla must find the groups itself (docs/groups.md, step 0: near-twins,
+groups of one leaf) and route deadlock-free
 within the VLs it uses when the same fault strikes after a pristine boot (its stored map);
 where every destination is present at boot (a link fault), with the same LFTs too. Repairing
 the fault gives the pristine LFTs.
@@ -49,16 +50,9 @@ def link(topo: Topology, a: str, b: str) -> ResolvedFault:
 
 def global_link(topo: Topology, spine: str) -> ResolvedFault:
     """The spine's first global link (to a switch of another group)."""
-    group = topo.nodes[spine].group
-    return link(
-        topo,
-        spine,
-        next(
-            p
-            for p, _ in sorted(topo.nodes[spine].links.values())
-            if topo.nodes[p].group not in (None, group) and topo.nodes[p].kind == "Switch"
-        ),
-    )
+    nodes = topo.nodes
+    peers = sorted(p for p, _ in nodes[spine].links.values() if nodes[p].kind == "Switch")
+    return link(topo, spine, next(p for p in peers if nodes[p].group != nodes[spine].group))
 
 
 FABRICS = {
@@ -81,6 +75,7 @@ CASES = {
     ("dfp42_hostless", "leaf_spine"): lambda t: link(t, "sw-g1-l1", "sw-g1-s2"),
     ("dfp30", "leaf_spine"): lambda t: link(t, "sw-g3-l0", "sw-g3-s2"),
     ("dfp30", "spine"): lambda t: switch_fault(t, "sw-g2-s2"),
+    ("dfp30", "global"): lambda t: global_link(t, "sw-g4-s0"),
     ("dfp40_one_leaf", "none"): lambda t: None,
     ("dfp40_one_leaf", "global"): lambda t: global_link(t, "sw-g3-s1"),
     ("dfp40_one_leaf", "spine"): lambda t: switch_fault(t, "sw-g3-s2"),
