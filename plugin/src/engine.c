@@ -9,6 +9,7 @@
 #include "ibqos_vlarb.h"
 
 #include <errno.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,41 @@ static void refuse(struct ibqos_ctx *ctx, const char *id, const char *why)
 	ibqos_record_refusal(ctx, id, why);
 }
 
-static double now_ms(void)
+static double clock_ms(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Wall time is what a sweep waits; this thread's CPU time is what dla spent of it, which on a
+ * loaded machine can be much less. */
+struct stopwatch {
+	double wall, cpu;
+	long faults;
+};
+
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? 0 : ru.ru_minflt;
+}
+
+static struct stopwatch stopwatch_start(void)
+{
+	return (struct stopwatch){clock_ms(CLOCK_MONOTONIC), clock_ms(CLOCK_THREAD_CPUTIME_ID),
+				  thread_faults()};
+}
+
+/* CPU ms since *w, which moves on to now */
+static double lap_cpu(struct stopwatch *w)
+{
+	double now = clock_ms(CLOCK_THREAD_CPUTIME_ID), d = now - w->cpu;
+
+	w->cpu = now;
+	return d;
 }
 
 /* The previous sweep's result holds for next: same fabric, no table file then or now, and the
@@ -43,7 +73,8 @@ static int reusable(const struct ibqos_sweep *prev, const struct ibqos_sweep *ne
 int ibqos_build_lid_matrices(void *context)
 {
 	struct ibqos_ctx *ctx = context;
-	double t0 = now_ms();
+	struct stopwatch t0 = stopwatch_start(), lap = t0;
+	double snap_cpu, compute_cpu;
 	struct ibqos_sweep next;
 	const char *refusal;
 	char err[ERRLEN];
@@ -61,6 +92,7 @@ int ibqos_build_lid_matrices(void *context)
 	}
 	ibqos_load_tables(ctx, &next);
 	ret = ibqos_snapshot(ctx, &next, err, sizeof(err));
+	snap_cpu = lap_cpu(&lap);
 	if (!ret && reusable(&ctx->sweep, &next)) {
 		/* the result depends on the fabric, the table file, the stored group map and the
 		 * numbering: the last two are what the previous sweep left, so it is this one's */
@@ -70,6 +102,7 @@ int ibqos_build_lid_matrices(void *context)
 	} else if (!ret) {
 		ret = ibqos_compute(ctx, &next, err, sizeof(err));
 	}
+	compute_cpu = lap_cpu(&lap);
 	if (ret) {
 		refusal = ret == -ENOMEM ? "D1A4" : "D1A0";
 		goto fail;
@@ -98,8 +131,11 @@ int ibqos_build_lid_matrices(void *context)
 		ctx->numbering = next.dla.routes.numbering;
 		memset(&next.dla.routes.numbering, 0, sizeof(next.dla.routes.numbering));
 	}
-	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: groups, routes and checks took %.3f ms",
-		  now_ms() - t0);
+	ibqos_log(ctx, OSM_LOG_VERBOSE,
+		  "dla: groups, routes and checks took %.3f ms (CPU %.3f ms: snapshot %.3f, "
+		  "groups and routes %.3f, checks and logs %.3f; %ld page faults)",
+		  clock_ms(CLOCK_MONOTONIC) - t0.wall, clock_ms(CLOCK_THREAD_CPUTIME_ID) - t0.cpu,
+		  snap_cpu, compute_cpu, lap_cpu(&lap), thread_faults() - t0.faults);
 	next.valid = 1;
 	/* complete and checked: only now does it replace the previous sweep's result, which
 	 * stayed whole (and valid for the hooks) until here */
@@ -135,38 +171,105 @@ static void unwrite(struct ibqos_sweep *sw)
 	}
 }
 
+/* The switch each LID belongs to: its own (port 0) or the one an end port is attached to;
+ * DLA_NO_SWITCH for LIDs the fabric does not hold. NULL when out of memory. */
+static uint32_t *lid_switches(const struct dla_fabric *f, unsigned max_lid)
+{
+	uint32_t *at = malloc(((size_t)max_lid + 1) * sizeof(*at));
+
+	if (!at)
+		return NULL;
+	for (unsigned lid = 0; lid <= max_lid; lid++)
+		at[lid] = DLA_NO_SWITCH;
+	for (uint32_t s = 0; s < f->nsw; s++) {
+		const struct dla_switch *w = &f->sw[s];
+
+		if (w->lid <= max_lid)
+			at[w->lid] = s;
+		for (unsigned p = 1; p < w->num_ports; p++)
+			if (w->ports[p].peer_kind == DLA_PEER_ENDPORT &&
+			    w->ports[p].endport_lid <= max_lid)
+				at[w->ports[p].endport_lid] = s;
+	}
+	return at;
+}
+
+/*
+ * OpenSM's hop rows (p_sw->hops[lid], one malloc of num_ports bytes each on the first sweep)
+ * for the LIDs its readers look up. Outside minhop's own path (osm_ucast_mgr.c, which dla
+ * replaces), OpenSM 3.3.23 reads hop counts only towards a switch's base LID and reaches an
+ * end port through the switch it is attached to, adding one: osm_switch_recommend_mcast_path
+ * and osm_switch_get_port_least_hops (multicast trees), mcast_mgr_compute_max_hops, and
+ * dump_ucast_routes (opensm.fdbs) when the end port's LID has no row of its own. So every
+ * switch LID gets its row, with the hop count through the LFT port (its only entry, as
+ * before: the multicast trees are unchanged). An end port's row is needed only where that
+ * fallback would print something else: its LFT port or hop count differ from its switch's
+ * (+1). dump_ucast_routes never resets the flag a first row of an end port sets (no +1 for
+ * every end port after it on that switch), so from the first end port that needs a row, every
+ * routed end port after it in LID order gets one, and opensm.fdbs reads as when every LID had
+ * a row. On a pristine dragonfly no end port needs one: 510 x 510 rows at 2550 CAs, not
+ * 510 x 3060. opensm-lid-matrix.dump lists the LIDs with a row.
+ */
+static int write_hops(osm_switch_t *p_sw, uint32_t s, const uint8_t *lft, const uint8_t *hops,
+		      const uint32_t *at, const struct dla_fabric *f, unsigned top)
+{
+	int all_endports = 0;
+
+	for (unsigned lid = 1; lid <= top; lid++) {
+		uint32_t t = at[lid];
+
+		if (lft[lid] == DLA_NO_PATH || t == DLA_NO_SWITCH)
+			continue;
+		if (f->sw[t].lid != lid && !all_endports && t != s) {
+			uint16_t base = f->sw[t].lid;
+
+			all_endports = base > top || lft[base] != lft[lid] ||
+				hops[base] == DLA_NO_PATH || hops[base] + 1 != hops[lid];
+		}
+		if ((f->sw[t].lid == lid || all_endports) &&
+		    osm_switch_set_hops(p_sw, (uint16_t)lid, lft[lid], hops[lid]))
+			return -1;
+	}
+	return 0;
+}
+
 int ibqos_build_fwd_tables(void *context)
 {
 	struct ibqos_ctx *ctx = context;
 	struct ibqos_sweep *sw = &ctx->sweep;
-
-	double t0 = now_ms();
+	struct stopwatch t0 = stopwatch_start();
+	uint32_t *at;
 
 	if (!sw->valid)
 		return -1;
-	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
+	at = lid_switches(&sw->fabric, sw->dla.routes.max_lid);
+	for (uint32_t s = 0; at && s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
 		const uint8_t *lft = dla_lft_row(&sw->dla.routes, s),
 			      *hops = dla_hops_row(&sw->dla.routes, s);
 		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho
 									 : sw->dla.routes.max_lid;
 
-		for (unsigned lid = 1; lid <= top; lid++) {
-			p_sw->new_lft[lid] = lft[lid];
-			if (lft[lid] != DLA_NO_PATH &&
-			    osm_switch_set_hops(p_sw, (uint16_t)lid, lft[lid], hops[lid])) {
-				unwrite(sw);
-				ibqos_log(ctx, OSM_LOG_ERROR,
-					  "ERR D1A5: dla: cannot store hop "
-					  "counts (out of memory); tables cleared, falling back to "
-					  "the next routing engine");
-				ibqos_sweep_free(sw);
-				return -1;
-			}
+		if (top)
+			memcpy(p_sw->new_lft + 1, lft + 1, top);
+		if (write_hops(p_sw, s, lft, hops, at, &sw->fabric, top)) {
+			unwrite(sw);
+			free(at);
+			at = NULL;
 		}
 	}
-	ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: writing LFTs and hop tables took %.3f ms",
-		  now_ms() - t0);
+	if (!at) {
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A5: dla: cannot store hop "
+			  "counts (out of memory); tables cleared, falling back to "
+			  "the next routing engine");
+		ibqos_sweep_free(sw);
+		return -1;
+	}
+	free(at);
+	ibqos_log(ctx, OSM_LOG_VERBOSE,
+		  "dla: writing LFTs and hop tables took %.3f ms (CPU %.3f ms; %ld page faults)",
+		  clock_ms(CLOCK_MONOTONIC) - t0.wall, lap_cpu(&t0), thread_faults() - t0.faults);
 	return 0;
 }
 
