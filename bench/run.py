@@ -14,6 +14,7 @@ make bench BENCH_ARGS="--only scale"                         # 10,112- and 10,24
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import tempfile
 import time
@@ -54,6 +55,22 @@ def ratios_vs(rows: list[dict], baseline: str, key: str = "engine_s") -> None:
     for r in rows:
         b = base.get(r["cas"])
         r[f"{key}/{baseline}"] = round(r[key] / b, 3) if b and r.get(key) else None
+
+
+def keep_other_rows(path: Path, rows: list[dict], when: str, key: tuple[str, ...]) -> list[dict]:
+    """A narrow run (`--sizes 2550 --engines minhop,dla`) replaces the stored rows it measured and
+    keeps the others, each with the date it was measured: ratios are only ever computed within
+    one run, so a kept row's ratio is still its own run's."""
+    for r in rows:
+        r["measured"] = when
+    fresh = {tuple(r[k] for k in key) for r in rows}
+    doc = json.loads(path.read_text()) if path.exists() else {"meta": {}, "rows": []}
+    stored = doc["rows"]
+    kept = [r for r in stored if tuple(r.get(k) for k in key) not in fresh]
+    for r in kept:
+        r.setdefault("measured", doc["meta"].get("when"))
+    order = {e: i for i, e in enumerate(dict.fromkeys(r["engine"] for r in [*stored, *rows]))}
+    return sorted([*kept, *rows], key=lambda r: (r["cas"], order[r["engine"]]))
 
 
 def main() -> None:
@@ -146,8 +163,10 @@ def main() -> None:
         rows = engines.bench_engines(sizes, args.engines.split(","), log=console.log, skip=skip)
         ratios_vs(rows, "minhop")
         ratios_vs(rows, "minhop", key="resweep_s")
+        rows = keep_other_rows(RESULTS / "engines.json", rows, meta["when"], key=("cas", "engine"))
         write_json(RESULTS / "engines.json", {"meta": meta, "rows": rows})
         cols = [
+            "measured",
             "cas",
             "engine",
             "engine_s",
