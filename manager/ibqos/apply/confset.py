@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import osmconf
 from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
 from .stamp import stamp
@@ -141,7 +142,7 @@ class ConfigSet:
             if not (self.state / "v0000").is_dir():
                 self._write_version(
                     "v0000",
-                    {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()},
+                    {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()},
                     {"adopted_from": {n: str(p) for n, p in self.paths.items()}},
                     # the admin's file keeps its read bits: 0644 stays readable by tools that read it
                     modes={n: p.stat().st_mode & 0o7777 for n, p in self.paths.items() if p.exists()},
@@ -152,8 +153,8 @@ class ConfigSet:
             # a file this configuration did not manage yet (e.g. the partitions file, the first
             # time a plan has partitions): its present contents join a new version, so taking
             # it over changes nothing OpenSM reads
-            files = {name: (self.current / name).read_text() for name in self.paths if name not in new}
-            files.update({name: (p.read_text() if p.exists() else "") for name, p in new.items()})
+            files = {name: osmconf.read(self.current / name) for name in self.paths if name not in new}
+            files.update({name: (osmconf.read(p) if p.exists() else "") for name, p in new.items()})
             self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}}))
         stray = {}
         for name, p in self.paths.items():
@@ -165,7 +166,7 @@ class ConfigSet:
             ):
                 stray[name] = p
         if stray:
-            live = {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()}
+            live = {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()}
             self.flip(self.stage(live, {"adopted_from": {n: os.readlink(p) for n, p in stray.items()}}))
         for name, p in self.paths.items():
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
@@ -211,7 +212,8 @@ class ConfigSet:
         _remove_tree(tmp)
         tmp.mkdir(parents=True)
         for fname, text in {**files, **(extra or {})}.items():
-            write_atomic(tmp / fname, text, mode=(modes or {}).get(fname))
+            # the admin's bytes as read (osmconf.read): CRLF, any encoding
+            write_atomic(tmp / fname, osmconf.to_bytes(text), mode=(modes or {}).get(fname))
         write_atomic(tmp / "meta.json", json.dumps({**stamp(), **meta}, indent=1) + "\n")
         sums = {f.name: sha256_hex(f.read_bytes()) for f in sorted(tmp.iterdir())}
         write_atomic(tmp / MANIFEST, json.dumps({"sha256": sums}, indent=1) + "\n")
@@ -278,7 +280,7 @@ class ConfigSet:
 
     def read(self, version: str | None = None) -> dict[str, str]:
         base = self.state / version if version else self.current
-        return {role: (base / role).read_text() for role in self.paths}
+        return {role: osmconf.read(base / role) for role in self.paths}
 
     def prune(self, keep: int, protect: set[str]) -> list[str]:
         """Delete all but the newest `keep` version directories (never one in `protect`, e.g.
