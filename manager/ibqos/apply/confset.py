@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
 MANIFEST = "manifest.json"
+PATHS = "paths.json"  # the managed paths, by role, as adopt() last linked them
 
 
 def sha256_hex(data: bytes) -> str:
@@ -156,26 +157,52 @@ class ConfigSet:
             files = {name: osmconf.read(self.current / name) for name in self.paths if name not in new}
             files.update({name: (osmconf.read(p) if p.exists() else "") for name, p in new.items()})
             self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}}))
-        stray = {}
-        for name, p in self.paths.items():
-            if (
-                p.is_symlink()
-                and os.readlink(p) != str(self.current / name)
-                and p.exists()
-                and p.read_bytes() != (self.current / name).read_bytes()
-            ):
-                stray[name] = p
+        # a path that no longer reads `current` (a symlink elsewhere, or a file of its own that
+        # replaced the link: `sed -i`, an editor's rename) keeps what it holds now: a new version
+        stray = self.drifted()
         if stray:
             live = {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()}
-            self.flip(self.stage(live, {"adopted_from": {n: os.readlink(p) for n, p in stray.items()}}))
+            where = {n: os.readlink(p) if p.is_symlink() else str(p) for n, p in stray.items()}
+            self.flip(self.stage(live, {"adopted_from": where}))
         for name, p in self.paths.items():
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
-                if p.exists() and not p.is_symlink() and p.read_bytes() != (self.current / name).read_bytes():
-                    raise ExternalError(
-                        f"{p} changed since ibqos adopted it; merge it into {self.current / name} first"
-                    )
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
+        write_atomic(self.state / PATHS, json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n")
+
+    def managed_paths(self) -> dict[str, Path]:
+        """The paths ibqos links into `current`, by role: as the last adoption recorded them
+        (stores from before that record: the admin's files taken over as v0000)."""
+        if self.paths:
+            return self.paths
+        try:
+            doc = json.loads((self.state / PATHS).read_text())
+        except (OSError, ValueError):
+            doc = self.meta("v0000").get("adopted_from", {})
+        return {str(n): Path(p) for n, p in doc.items()} if isinstance(doc, dict) else {}
+
+    def drifted(self) -> dict[str, Path]:
+        """Managed paths that read other bytes than `current` holds for them: the link was
+        replaced (by a file of its own, or a symlink elsewhere) behind ibqos's back."""
+        out = {}
+        for name, p in self.managed_paths().items():
+            mine = self.current / name
+            if not mine.exists() or (p.is_symlink() and os.readlink(p) == str(mine)) or not p.exists():
+                continue
+            if p.read_bytes() != mine.read_bytes():
+                out[name] = p
+        return out
+
+    def drift_line(self) -> str | None:
+        """One line naming the managed paths that no longer read the current version, or None."""
+        bad = self.drifted()
+        if not bad:
+            return None
+        return (
+            f"DRIFT: {', '.join(map(str, bad.values()))} no longer read{'s' if len(bad) == 1 else ''} "
+            f"{self.current_version()} (the link into {self.current} was replaced by hand, e.g. by "
+            "'sed -i'): OpenSM reads the edit at its next heavy sweep"
+        )
 
     def stage(
         self,

@@ -172,7 +172,8 @@ def _plan_hash(cs: ConfigSet) -> str:
 
 
 def current_tampered(opensm_conf: Path) -> str | None:
-    """One line when the version the configuration runs on was changed since ibqos wrote it."""
+    """One line when the version the configuration runs on was changed since ibqos wrote it,
+    or a managed path no longer reads it (OpenSM would read the hand edit at its next sweep)."""
 
     cs = ConfigSet({}, state_dir_for(opensm_conf))
-    return cs.tamper_line(cs.current_version())
+    return cs.tamper_line(cs.current_version()) or cs.drift_line()
