@@ -1,13 +1,22 @@
-"""ibqos.d's own files after a crash or a full disk: a history line cut short (the process
-killed inside append(), or ENOSPC) stays one skipped line; the applies after it append whole
-lines, and `ibqos history` and `ibqos rollback` go on reading the file."""
+"""ibqos.d's own files after a crash or on a full or read-only filesystem: a history line cut
+short (the process killed inside append(), or ENOSPC) stays one skipped line, and the
+applies after it append whole lines that `ibqos history` and `ibqos rollback` go on reading;
+an apply that meets ENOSPC names the file and stops before the swap with nothing changed;
+`ibqos status --opensm-conf` on a read-only /etc (or as a user who cannot write there)
+reports instead of failing on the lock it cannot take."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from apply_helpers import (
+    child_env,
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
     programmed_equals,
@@ -35,3 +44,43 @@ def test_a_history_line_cut_by_a_crash_does_not_poison_the_lines_after_it(ibqos_
     assert cp.returncode == 0 and "rollback to v0002" in cp.stdout, cp.stdout + cp.stderr
     assert programmed_equals(h, plan_a)
     assert len(hist.read_text().splitlines()) == len(whole.splitlines()) + 4  # the cut line, ended, + 3
+
+
+@contextmanager
+def small_etc(tmp_path: Path, sm):
+    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and the files it names."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(etc)], check=True)
+    try:
+        text = sm.conf.read_text()
+        for key, path in re.findall(r"(?m)^(qos_policy_file|event_plugin_options) (\S+)$", text):
+            shutil.copy(path, etc / Path(path).name)
+            text = text.replace(f"{key} {path}", f"{key} {etc / Path(path).name}")
+        (etc / "opensm.conf").write_text(text)
+        yield etc
+    finally:
+        subprocess.run(["umount", "-l", str(etc)], check=False)
+
+
+def test_a_full_etc_stops_before_the_swap_and_a_read_only_one_still_has_a_status(ibqos_cli, live_sm, tmp_path):
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    with small_etc(tmp_path, sm) as etc:
+        conf = etc / "opensm.conf"
+        before = {p.name: p.read_bytes() for p in etc.iterdir()}
+        subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
+        args = ("apply", path_b, "--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, env=child_env())
+        assert cp.returncode == 3, cp.stdout + cp.stderr
+        line = cp.stderr.strip()
+        assert line.startswith(f"ibqos: error: {etc}/") and "No space left on device" in line, line
+        assert line.endswith("stopped before the swap, nothing changed"), line
+        assert {p.name: p.read_bytes() for p in etc.iterdir() if p.name in before} == before
+        assert not list((etc / "ibqos.d").glob(".v*"))  # no staging left behind
+
+        (etc / "fill").unlink()
+        subprocess.run(["mount", "-o", "remount,ro", str(etc)], check=True)
+        cp = ibqos_cli("status", "--opensm-conf", conf, env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert cp.stdout.startswith(f"{conf}: configuration ")

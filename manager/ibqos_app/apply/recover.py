@@ -146,6 +146,7 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
+    lock = cs.state / "apply.lock"
     try:
         with apply_lock(cs.state, timeout=0):
             line = recover(cs, io)
@@ -153,6 +154,17 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
         if "another ibqos apply" not in str(e):
             raise
         return f"{opensm_conf}: an apply is running ({e}); nothing recovered"
+    except OSError as e:
+        # a monitoring user, or a read-only /etc: the state can be read, not changed
+        if e.filename != str(lock):
+            raise
+        entry = Journal(cs.state).read()
+        if entry is not None and not entry.done:
+            raise ExternalError(
+                f"{lock}: {e.strerror}, and an apply of {entry.version} stopped at '{entry.state}': "
+                "run this as a user who may write there to finish or roll it back"
+            ) from e
+        line = None
     if line:
         return f"recovered: {line}"
     entry = Journal(cs.state).read()

@@ -181,7 +181,14 @@ class Apply:
             self.echo(f"note: {line}")
         if not line and self._unchanged():
             return
-        self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
+        try:
+            self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
+        except OSError as e:  # a full or read-only /etc: say what failed and that nothing went live
+            if self.s.version is not None and self.confset.current_version() == self.s.version:
+                raise  # the flip happened: the journal's next reader finishes it
+            self._drop_unswapped()
+            where = e.filename or self.confset.state
+            raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         try:
             try:
                 self.pipeline.run(self, ("sweep", "readback", "verify"))
@@ -629,11 +636,7 @@ class Apply:
                 self.echo(f"interrupted{sig} after the rollback to {self.s.previous}: it stays")
                 return
             if entry is None or cs is None or cs.current_version() != self.s.version:
-                if entry is not None and cs is not None:
-                    cs.discard(entry.version)
-                    self.journal.write(entry, "discarded")
-                if cs is not None:
-                    cs.cleanup_staging()
+                self._drop_unswapped()
                 self.say_not_begun(e, self.echo)
                 return
             if entry.state == "verified":
@@ -649,6 +652,15 @@ class Apply:
                 )
                 return
             self.echo(f"interrupted{sig} after the swap: rolled back to {self.s.previous}, {proved}")
+
+    def _drop_unswapped(self) -> None:
+        """Before the flip: the staged version (if any) goes, and the journal says so."""
+        entry, cs = self.s.entry, self.s.confset
+        if entry is not None and cs is not None:
+            cs.discard(entry.version)
+            self.journal.write(entry, "discarded")
+        if cs is not None:
+            cs.cleanup_staging()
 
     def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
