@@ -32,7 +32,7 @@ from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
-from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
+from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.service import is_whole_conf, opensm_defaults, resolve
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
@@ -515,6 +515,7 @@ class Apply:
         self.echo("".join(diff).rstrip("\n"))
 
     def stage_snapshot(self) -> None:
+        require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self.s.before = read_live(self.req.env)
         self.s.journal = Journal(self.confset.state)
 
