@@ -84,3 +84,18 @@ def test_a_full_etc_stops_before_the_swap_and_a_read_only_one_still_has_a_status
         cp = ibqos_cli("status", "--opensm-conf", conf, env=child_env())
         assert cp.returncode == 0, cp.stdout + cp.stderr
         assert cp.stdout.startswith(f"{conf}: configuration ")
+
+
+def test_a_killed_apply_whose_opensm_restarted_says_what_to_give(ibqos_cli, live_sm, tmp_path):
+    """The journal holds the PID of the OpenSM the killed apply signalled; after a restart
+    (systemd, a reboot) that process is gone, and status must say so next to what it found."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b, fault="journal:swapped").returncode == -9
+    pid = sm.pid
+    sm.stop()
+    cp = ibqos_cli("status", "--opensm-conf", sm.conf, "--sim-socket", h.sock, env=child_env())
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    line = cp.stderr.strip()
+    assert "found apply of v0001" in line and "stopped at 'swapped'" in line, line
+    assert f"no process {pid}" in line and "give --pid or --service of the running OpenSM" in line, line

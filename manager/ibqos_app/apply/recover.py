@@ -117,7 +117,16 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
-    io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    try:
+        io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    except ExternalError as e:
+        if io.pid is not None:
+            raise
+        # OpenSM restarted since (systemd, a reboot): its new PID is not in the journal
+        raise ExternalError(
+            f"{found}, and the OpenSM it signalled is gone ({e}): give --pid or --service of the "
+            "running OpenSM to finish it"
+        ) from e
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
