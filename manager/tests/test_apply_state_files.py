@@ -99,3 +99,24 @@ def test_a_killed_apply_whose_opensm_restarted_says_what_to_give(ibqos_cli, live
     line = cp.stderr.strip()
     assert "found apply of v0001" in line and "stopped at 'swapped'" in line, line
     assert f"no process {pid}" in line and "give --pid or --service of the running OpenSM" in line, line
+
+
+def test_a_removed_current_version_is_named_by_status_and_history(ibqos_cli, live_sm, tmp_path):
+    """`rm -rf ibqos.d/v0001` (to free space, say) while it is current: every managed path is a
+    dangling link, and OpenSM reads none of them from its next sweep or start on."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    state = sm.conf.parent / "ibqos.d"
+    subprocess.run(["chmod", "-R", "u+w", str(state / "v0001")], check=True)
+    shutil.rmtree(state / "v0001")
+    assert not sm.conf.exists()  # dangling
+    for cp in (
+        ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env()),
+        ibqos_cli("history", "--opensm-conf", sm.conf, env=child_env()),
+    ):
+        assert cp.returncode == 1, cp.stdout + cp.stderr
+        assert f"BROKEN: {state / 'current'} points at v0001, which is not in {state}" in cp.stderr
+        assert f"ln -sfn v0000 {state / 'current'}" in cp.stderr
+    subprocess.run(["ln", "-sfn", "v0000", str(state / "current")], check=True)  # as the line says
+    assert ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env()).returncode == 0

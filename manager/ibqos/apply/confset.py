@@ -204,6 +204,20 @@ class ConfigSet:
             "'sed -i'): OpenSM reads the edit at its next heavy sweep"
         )
 
+    def damage_line(self) -> str | None:
+        """What makes the managed paths read something other than the current version as ibqos
+        stored it, in one line, or None: the version edited (TAMPERED), gone (BROKEN: every
+        link dangles, e.g. its directory removed by hand) or bypassed (DRIFT)."""
+        version = self.current_version()
+        if version is not None and not (self.state / version).is_dir():
+            stored = self.versions()
+            fix = f"relink a stored version ('ln -sfn {stored[-1]} {self.current}')" if stored else "restore it"
+            return (
+                f"BROKEN: {self.current} points at {version}, which is not in {self.state}: every managed "
+                f"path dangles and OpenSM reads none of them (at its next start it runs on its defaults): {fix}"
+            )
+        return self.tamper_line(version) or self.drift_line()
+
     def stage(
         self,
         files: dict[str, str],

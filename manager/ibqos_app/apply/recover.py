@@ -197,4 +197,4 @@ def current_tampered(opensm_conf: Path) -> str | None:
     or a managed path no longer reads it (OpenSM would read the hand edit at its next sweep)."""
 
     cs = ConfigSet({}, state_dir_for(opensm_conf))
-    return cs.tamper_line(cs.current_version()) or cs.drift_line()
+    return cs.damage_line()

@@ -171,7 +171,7 @@ class Apply:
 
     def _locked(self) -> None:
         self.pipeline.run(self, ("recover", "render", "validate"))
-        line = self.confset.tamper_line(self.confset.current_version()) or self.confset.drift_line()
+        line = self.confset.damage_line()
         if line and not (self.req.accept_edits or self.req.rollback_to):
             raise VerificationFailed(
                 f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
@@ -482,7 +482,7 @@ class Apply:
 
     def show_diff(self) -> None:
         """Every managed file: added, changed, removed (emptied) or unchanged, with its diff."""
-        line = self.confset.tamper_line(self.confset.current_version()) or self.confset.drift_line()
+        line = self.confset.damage_line()
         if line:
             self.echo(f"note: {line} (apply refuses to build on it without --accept-edits)")
         changed = False
