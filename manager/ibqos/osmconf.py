@@ -29,6 +29,11 @@ def to_bytes(text: str) -> bytes:
     return text.encode("utf-8", "surrogateescape")
 
 
+def printable(text: str) -> str:
+    """`text` for a terminal: a byte that is not UTF-8 shown as `\\xe9`, never an encoding error."""
+    return to_bytes(text).decode("utf-8", "backslashreplace")
+
+
 def lines(text: str) -> list[str]:
     """The lines as fgets() returns them: split after each `\\n` only (never at a `\\r` or a
     form feed, as str.splitlines would), each keeping its `\\n`. (OpenSM also cuts a line

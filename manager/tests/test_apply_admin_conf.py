@@ -110,3 +110,21 @@ def test_a_null_table_path_is_refused_before_anything_is_written(ibqos_cli, live
     assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
     assert changes(before[1], snapshot(cwd)) == []  # no "(null)" table file where it ran
     assert not sm.conf.is_symlink()
+
+
+def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
+    """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
+    UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""
+    conf = tmp_path / "opensm.conf"
+    run_command(["opensm", "-c", str(conf)], timeout=60, cwd=tmp_path)
+    plan = make_plan_file(tmp_path, "a", 40)[1]
+    text = conf.read_text().replace("/etc/opensm/", f"{tmp_path}/")
+    for key, value in (("event_plugin_name", "ibqos"), ("routing_engine", "dla,dfsssp,lash,nue")):
+        text = text.replace(f"{key} (null)", f"{key} {value}")
+    text = text.replace("event_plugin_options (null)", f"event_plugin_options {tmp_path}/tables.conf")
+    conf.write_bytes(text.replace("qos FALSE", "# r\xe9glage du site\nqos FALSE").encode("latin-1"))
+    cp = ibqos_cli(
+        "apply", plan, "--opensm-conf", conf, "--dry-run", env=dict(os.environ, PYTHONIOENCODING="utf-8:strict")
+    )
+    assert cp.returncode == 0, cp.stderr
+    assert " # r\\xe9glage du site\n-qos FALSE\n+qos TRUE" in cp.stdout

@@ -512,7 +512,7 @@ class Apply:
             fromfile="/dev/null" if kind == "added" else str(path),
             tofile=f"{path} (new)",
         )
-        self.echo("".join(diff).rstrip("\n"))
+        self.echo(osmconf.printable("".join(diff).rstrip("\n")))
 
     def stage_snapshot(self) -> None:
         require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
