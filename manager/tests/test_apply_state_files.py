@@ -120,3 +120,17 @@ def test_a_removed_current_version_is_named_by_status_and_history(ibqos_cli, liv
         assert f"ln -sfn v0000 {state / 'current'}" in cp.stderr
     subprocess.run(["ln", "-sfn", "v0000", str(state / "current")], check=True)  # as the line says
     assert ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env()).returncode == 0
+
+
+def test_status_as_a_user_who_cannot_take_the_lock_reports(ibqos_cli, live_sm, tmp_path):
+    """A monitoring check that may read ibqos.d but not write it (here: root without the
+    capabilities that bypass file permissions, on a store owned by nobody)."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    subprocess.run(["chown", "-R", "nobody:nogroup", str(sm.conf.parent / "ibqos.d")], check=True)
+    drop = "cap_dac_override,cap_dac_read_search,cap_fowner,cap_chown"
+    argv = " ".join([*ibqos_cli.argv, "status", "--opensm-conf", str(sm.conf)])
+    cp = subprocess.run(["capsh", f"--drop={drop}", "--", "-c", argv], capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.startswith(f"{sm.conf}: configuration v0001")
