@@ -177,6 +177,11 @@ def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        if e.filename is None:  # write() or fsync() on the fd: ENOSPC, EIO, EDQUOT
+            raise OSError(e.errno, e.strerror, str(path)) from e
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -1,38 +1,96 @@
-"""opensm.conf as OpenSM reads it: `key value` lines, `#` comments, the last occurrence wins."""
+"""opensm.conf as OpenSM 3.3.23 reads it (osm_subn_parse_conf_file and
+osm_subn_rescan_conf_files in opensm/osm_subnet.c): lines end at `\\n` only; a `#` anywhere
+starts a comment; the key is the first token between blanks (space, tab); the value is the
+rest, with C isspace() trimmed at both ends (a CRLF file's `\\r` too) and one pair of
+enclosing quotes removed; the last occurrence of a key wins; `(null)` unsets a string option.
+
+The admin's file is kept byte for byte where ibqos sets nothing: it is read as bytes (any
+encoding, `\\r\\n` or `\\n`, `read`), edited line by line (`merge`) and written back with
+`to_bytes`.
+"""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
-_KV = re.compile(r"^\s*([A-Za-z0-9_]+)(?:\s+(.*?))?\s*$")
+_KEY = re.compile(r"[ \t\n]*([^ \t\n]+)")  # strtok_r(line, " \t\n", ...)
+_C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
+UNSET = "(null)"  # what opensm -c writes for an unset string option, and reads as NULL
+
+
+def read(path: str | Path) -> str:
+    """The file's bytes as text that `to_bytes` turns back into the same bytes: no newline
+    translation, and bytes that are not UTF-8 (a Latin-1 comment) kept as they are."""
+    return Path(path).read_bytes().decode("utf-8", "surrogateescape")
+
+
+def to_bytes(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def printable(text: str) -> str:
+    """`text` for a terminal: a byte that is not UTF-8 shown as `\\xe9`, never an encoding error."""
+    return to_bytes(text).decode("utf-8", "backslashreplace")
+
+
+def lines(text: str) -> list[str]:
+    """The lines as fgets() returns them: split after each `\\n` only (never at a `\\r` or a
+    form feed, as str.splitlines would), each keeping its `\\n`. (OpenSM also cuts a line
+    longer than 1022 bytes in two; no option ibqos writes comes near that.)"""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def key_value(line: str) -> tuple[str, str] | None:
+    """(key, value) of one line as OpenSM reads it, or None for a blank or comment line."""
+    line = line.split("#", 1)[0]
+    m = _KEY.match(line)
+    if not m:
+        return None
+    rest = line[m.end() + 1 :]  # strtok_r ends the key at its delimiter; the value is after it
+    val = rest.strip(_C_SPACE)
+    if len(val) >= 1 and val[0] == val[-1] and val[0] in "\"'":
+        val = val[1:-1]
+    return m.group(1), val
 
 
 def parse(text: str) -> dict[str, str]:
     out = {}
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0]
-        m = _KV.match(line)
-        if m:
-            out[m.group(1)] = (m.group(2) or "").strip()
+    for line in lines(text):
+        kv = key_value(line)
+        if kv:
+            out[kv[0]] = kv[1]
     return out
+
+
+def is_set(opts: dict[str, str], key: str) -> bool:
+    """Whether a string option has a value OpenSM uses (not absent, empty or `(null)`)."""
+    return opts.get(key, "") not in ("", UNSET)
 
 
 def merge(base: str, updates: dict[str, str], banner: str) -> str:
     """The admin's file with `updates` applied: a key already set is changed in place (so the
-    admin's layout and comments stay), a new key is appended under a banner."""
+    admin's layout and comments stay, and the line keeps its own line ending), a new key is
+    appended under a banner; every other line stays as it was, byte for byte."""
     seen = set()
-    lines = []
-    for line in base.splitlines():
-        m = _KV.match(line.split("#", 1)[0])
-        if m and m.group(1) in updates:
-            key = m.group(1)
+    out = []
+    body = lines(base)
+    for line in body:
+        kv = key_value(line)
+        if kv and kv[0] in updates:
+            key = kv[0]
             if key in seen:
                 continue  # drop later duplicates: the merged value is the one
             seen.add(key)
-            lines.append(f"{key} {updates[key]}")
+            ending = line[len(line.rstrip("\r\n")) :] or "\n"
+            out.append(f"{key} {updates[key]}{ending}")
         else:
-            lines.append(line)
+            out.append(line)
     new = [k for k in updates if k not in seen]
+    eol = "\r\n" if body and body[0].endswith("\r\n") else "\n"
+    if out and not out[-1].endswith("\n"):
+        out[-1] += eol
     if new:
-        lines += ["", f"# ---- {banner}"] + [f"{k} {updates[k]}" for k in new]
-    return "\n".join(lines) + "\n"
+        out += [eol, f"# ---- {banner}{eol}"] + [f"{k} {updates[k]}{eol}" for k in new]
+    return "".join(out)

@@ -10,6 +10,10 @@ import pytest
 from apply_helpers import apply_cmd, child_env, make_plan_file, managed_texts, programmed_equals, sm_on_plan_a
 from ibqos import osmconf
 from ibqos.osmlog import log_mark, read_since, sweep_failures
+from ibqos.render import render_plan
+from ibqos_sim.harness import Harness
+from ibqos_sim.harness.topology import dragonfly
+from tree_snapshot import changes, snapshot
 
 TRUNCATED = "exceeds the limit"  # OpenSM's stderr line as it truncates (osm_log.c)
 
@@ -87,3 +91,29 @@ def test_a_truncated_log_is_read_from_its_start(tmp_path):
     log.write_text("Nov 24 10:00:03 000003 [1] 0x01 -> ERR 4A07: new log\n" * 60)
     data, truncated = read_since(mark)
     assert truncated and data.startswith(b"Nov 24 10:00:03")
+
+
+@pytest.mark.fabric
+def test_an_opensm_started_before_the_plugin_was_set_is_refused_before_the_swap(ibqos_cli, tmp_path):
+    """The admin adds `event_plugin_name ibqos` to opensm.conf but does not restart OpenSM:
+    the running process never writes the plugin's record, so no sweep could be seen to end.
+    (A STANDBY SM writes none either.) apply says so at once and changes nothing, instead of
+    waiting out --timeout for the sweep and again for its rollback's (it waits --timeout once,
+    before the swap, for an OpenSM still in its first sweep)."""
+    plan_a, _ = make_plan_file(tmp_path, "a", 40)
+    _, path_b = make_plan_file(tmp_path, "b", 25)
+    files = render_plan(plan_a, tmp_path / "cfg-a")
+    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+        sm = h.start_sm(engine="minhop", plugin=False)
+        edits = osmconf.parse(files["opensm.conf"].read_text())
+        keep = ("routing_engine", "event_plugin_name", "event_plugin_options", "qos_policy_file")
+        sm.conf.write_text(osmconf.merge(sm.conf.read_text(), {k: edits[k] for k in keep}, "the admin, no restart"))
+        theirs = ("osm.log", "dumps", "opensm.out", ".")  # OpenSM's; apply makes only its lock
+        before = snapshot(sm.conf.parent, skip=theirs)
+        cp = ibqos_cli(*apply_cmd(ibqos_cli, h, sm, path_b, "--timeout", "3")[1:], env=child_env())
+        assert cp.returncode == 3, cp.stdout + cp.stderr
+        assert "has written no ibqos plugin record" in cp.stderr and "restart it once" in cp.stderr
+        assert "→" not in cp.stdout  # no swap, no rollback
+        assert changes(before, snapshot(sm.conf.parent, skip=(*theirs, "ibqos.d", "ibqos.d/apply.lock"))) == []
+        assert sm.alive()

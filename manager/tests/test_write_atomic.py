@@ -17,7 +17,7 @@ PRODUCT += [ROOT / "testbed" / "ibqos_testbed", ROOT / "bench"]
 # Not artefacts: scratch files for `opensm -c` / ibqos-tablecheck in a private temp dir, and
 # the empty capture files a perftest child then writes its own output into.
 SCRATCH = {
-    ("manager/ibqos_app/apply/run.py", 'conf.write_text(self.s.files["opensm.conf"])'),
+    ("manager/ibqos_app/apply/run.py", 'conf.write_bytes(osmconf.to_bytes(self.s.files["opensm.conf"]))'),
     ("manager/ibqos_app/apply/run.py", 'tables.write_text(self.s.files["plugin-tables.conf"])'),
     # a kernel control file, written to reset the peak-RSS mark (proc(5)), not an artefact
     ("bench/scale.py", 'Path("/proc/self/clear_refs").write_text("5")  # Linux >= 4.0: VmHWM := current RSS'),

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import osmconf
 from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
 from .stamp import stamp
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 _VERSION = re.compile(r"^v(\d{4,})$")  # v0000 … v9999, then v10000 …
 MANIFEST = "manifest.json"
+PATHS = "paths.json"  # the managed paths, by role, as adopt() last linked them
 
 
 def sha256_hex(data: bytes) -> str:
@@ -141,7 +143,7 @@ class ConfigSet:
             if not (self.state / "v0000").is_dir():
                 self._write_version(
                     "v0000",
-                    {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()},
+                    {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()},
                     {"adopted_from": {n: str(p) for n, p in self.paths.items()}},
                     # the admin's file keeps its read bits: 0644 stays readable by tools that read it
                     modes={n: p.stat().st_mode & 0o7777 for n, p in self.paths.items() if p.exists()},
@@ -152,29 +154,69 @@ class ConfigSet:
             # a file this configuration did not manage yet (e.g. the partitions file, the first
             # time a plan has partitions): its present contents join a new version, so taking
             # it over changes nothing OpenSM reads
-            files = {name: (self.current / name).read_text() for name in self.paths if name not in new}
-            files.update({name: (p.read_text() if p.exists() else "") for name, p in new.items()})
+            files = {name: osmconf.read(self.current / name) for name in self.paths if name not in new}
+            files.update({name: (osmconf.read(p) if p.exists() else "") for name, p in new.items()})
             self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}}))
-        stray = {}
-        for name, p in self.paths.items():
-            if (
-                p.is_symlink()
-                and os.readlink(p) != str(self.current / name)
-                and p.exists()
-                and p.read_bytes() != (self.current / name).read_bytes()
-            ):
-                stray[name] = p
+        # a path that no longer reads `current` (a symlink elsewhere, or a file of its own that
+        # replaced the link: `sed -i`, an editor's rename) keeps what it holds now: a new version
+        stray = self.drifted()
         if stray:
-            live = {name: (p.read_text() if p.exists() else "") for name, p in self.paths.items()}
-            self.flip(self.stage(live, {"adopted_from": {n: os.readlink(p) for n, p in stray.items()}}))
+            live = {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()}
+            where = {n: os.readlink(p) if p.is_symlink() else str(p) for n, p in stray.items()}
+            self.flip(self.stage(live, {"adopted_from": where}))
         for name, p in self.paths.items():
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
-                if p.exists() and not p.is_symlink() and p.read_bytes() != (self.current / name).read_bytes():
-                    raise ExternalError(
-                        f"{p} changed since ibqos adopted it; merge it into {self.current / name} first"
-                    )
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
+        write_atomic(self.state / PATHS, json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n")
+
+    def managed_paths(self) -> dict[str, Path]:
+        """The paths ibqos links into `current`, by role: as the last adoption recorded them
+        (stores from before that record: the admin's files taken over as v0000)."""
+        if self.paths:
+            return self.paths
+        try:
+            doc = json.loads((self.state / PATHS).read_text())
+        except (OSError, ValueError):
+            doc = self.meta("v0000").get("adopted_from", {})
+        return {str(n): Path(p) for n, p in doc.items()} if isinstance(doc, dict) else {}
+
+    def drifted(self) -> dict[str, Path]:
+        """Managed paths that read other bytes than `current` holds for them: the link was
+        replaced (by a file of its own, or a symlink elsewhere) behind ibqos's back."""
+        out = {}
+        for name, p in self.managed_paths().items():
+            mine = self.current / name
+            if not mine.exists() or (p.is_symlink() and os.readlink(p) == str(mine)) or not p.exists():
+                continue
+            if p.read_bytes() != mine.read_bytes():
+                out[name] = p
+        return out
+
+    def drift_line(self) -> str | None:
+        """One line naming the managed paths that no longer read the current version, or None."""
+        bad = self.drifted()
+        if not bad:
+            return None
+        return (
+            f"DRIFT: {', '.join(map(str, bad.values()))} no longer read{'s' if len(bad) == 1 else ''} "
+            f"{self.current_version()} (the link into {self.current} was replaced by hand, e.g. by "
+            "'sed -i'): OpenSM reads the edit at its next heavy sweep"
+        )
+
+    def damage_line(self) -> str | None:
+        """What makes the managed paths read something other than the current version as ibqos
+        stored it, in one line, or None: the version edited (TAMPERED), gone (BROKEN: every
+        link dangles, e.g. its directory removed by hand) or bypassed (DRIFT)."""
+        version = self.current_version()
+        if version is not None and not (self.state / version).is_dir():
+            stored = self.versions()
+            fix = f"relink a stored version ('ln -sfn {stored[-1]} {self.current}')" if stored else "restore it"
+            return (
+                f"BROKEN: {self.current} points at {version}, which is not in {self.state}: every managed "
+                f"path dangles and OpenSM reads none of them (at its next start it runs on its defaults): {fix}"
+            )
+        return self.tamper_line(version) or self.drift_line()
 
     def stage(
         self,
@@ -211,7 +253,8 @@ class ConfigSet:
         _remove_tree(tmp)
         tmp.mkdir(parents=True)
         for fname, text in {**files, **(extra or {})}.items():
-            write_atomic(tmp / fname, text, mode=(modes or {}).get(fname))
+            # the admin's bytes as read (osmconf.read): CRLF, any encoding
+            write_atomic(tmp / fname, osmconf.to_bytes(text), mode=(modes or {}).get(fname))
         write_atomic(tmp / "meta.json", json.dumps({**stamp(), **meta}, indent=1) + "\n")
         sums = {f.name: sha256_hex(f.read_bytes()) for f in sorted(tmp.iterdir())}
         write_atomic(tmp / MANIFEST, json.dumps({"sha256": sums}, indent=1) + "\n")
@@ -278,7 +321,7 @@ class ConfigSet:
 
     def read(self, version: str | None = None) -> dict[str, str]:
         base = self.state / version if version else self.current
-        return {role: (base / role).read_text() for role in self.paths}
+        return {role: osmconf.read(base / role) for role in self.paths}
 
     def prune(self, keep: int, protect: set[str]) -> list[str]:
         """Delete all but the newest `keep` version directories (never one in `protect`, e.g.

@@ -23,10 +23,15 @@ LOG = "history.jsonl"
 
 
 def append(state_dir: Path, event: dict[str, Any]) -> None:
-    """One line, appended and fsynced: a crash leaves whole lines before it."""
+    """One line, appended and fsynced: a crash leaves whole lines before it. A line cut by an
+    earlier crash (or a full disk) is ended first, so it stays the one bad line, never glued
+    to the next event (which would make the file unreadable once more lines follow it)."""
     line = json.dumps(event, sort_keys=True) + "\n"
-    fd = os.open(state_dir / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    fd = os.open(state_dir / LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = "\n" + line
         os.write(fd, line.encode())
         os.fsync(fd)
     finally:
@@ -43,7 +48,9 @@ def events(state_dir: Path) -> list[dict[str, Any]]:
         try:
             out.append(json.loads(line))
         except ValueError:
-            if n < len(text.splitlines()):  # only the last line may be cut by a crash
+            # an event is one flat JSON object: a line cut by a crash lacks its closing brace
+            # (and append() ended it); anything else is damage from outside ibqos
+            if line.rstrip().endswith("}"):
                 raise ExternalError(f"{state_dir / LOG}:{n}: not a JSON line; inspect it") from None
     return out
 

@@ -50,7 +50,10 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], Non
                     told = True
                 time.sleep(0.1)
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:  # a full disk: the flock is the lock; the PID only names its holder
+            pass
         yield
     finally:
         os.close(fd)  # closing drops the flock, also when the process is killed

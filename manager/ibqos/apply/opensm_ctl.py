@@ -25,7 +25,7 @@ import signal
 import time
 from pathlib import Path
 
-from ..errors import ExternalError, InputError
+from ..errors import ExternalError, InputError, ProcessError
 from ..fabric.dla_record import own_record
 from ..proc import wait_until
 
@@ -66,6 +66,21 @@ def plugin_loaded(opts: dict[str, str]) -> bool:
     """Whether an opensm.conf loads the ibqos plugin, alone or beside others
     (`event_plugin_name ibqos osmeventplugin`)."""
     return "ibqos" in plugin_names(opts.get("event_plugin_name", ""))
+
+
+def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
+    """Refuse, before anything changes, an OpenSM that writes no plugin record: every master's
+    first heavy sweep writes one (waited for, up to `timeout`: an OpenSM just restarted).
+    Without it a SIGHUP's sweep could never be seen to end, and apply, then its rollback,
+    would each wait out the timeout."""
+    try:
+        wait_until(lambda: own_record(dumps, pid) is not None, timeout=timeout, interval=0.1)
+    except ProcessError:
+        raise ExternalError(
+            f"OpenSM (pid {pid}) has written no ibqos plugin record in {dumps} since it started "
+            f"(waited {timeout:g} s): it runs without the plugin (event_plugin_name was set after it "
+            "started: restart it once) or is a STANDBY SM (apply --standby on its host)"
+        ) from None
 
 
 def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:

@@ -57,7 +57,7 @@ def resolve(unit: str) -> ServiceTarget:
     conf = Path(opts["config"]) if "config" in opts else OSM_DEFAULT_CONF
     log = opts.get("log_file")
     if log is None:
-        file_opts = osmconf.parse(conf.read_text()) if conf.is_file() else {}
+        file_opts = osmconf.parse(osmconf.read(conf)) if conf.is_file() else {}
         log = file_opts.get("log_file") or str(OSM_DEFAULT_LOG)
     return ServiceTarget(
         unit=name, argv=tuple(argv), conf=conf, conf_given="config" in opts, log=Path(log), pid=_main_pid(name, argv)

@@ -10,7 +10,7 @@ from pathlib import Path
 from .. import paths
 from ..arbiter.table import MAX_CAP, MAX_VL, MAX_WEIGHT, ArbTable
 from ..errors import ExternalError
-from ..osmconf import parse
+from ..osmconf import parse, read
 from ..proc import run_command
 from ..vls import vls_of_code
 
@@ -18,7 +18,7 @@ from ..vls import vls_of_code
 def _check_qos_values(conf: Path) -> None:
     """OpenSM parses qos_*_vlarb_* and qos_*_sl2vl strings only when it sets QoS up in a sweep,
     and then silently skips what it cannot read, and takes any max_op_vls: check them here."""
-    for key, value in parse(conf.read_text()).items():
+    for key, value in parse(read(conf)).items():
         if value == "(null)":
             continue  # OpenSM's own way to write an unset option (opensm -c)
         if re.fullmatch(r"qos(_\w+?)?_vlarb_(high|low)", key):
@@ -47,6 +47,9 @@ def _check_qos_values(conf: Path) -> None:
             raise ExternalError(f"{conf}: {key}: want 0-255: {value!r}")
 
 
+_UNRECOGNIZED = re.compile(r'Unrecognized token: "([^"]*)"')  # log_report in osm_subn_parse_conf_file
+
+
 def validate_opensm_conf(conf: Path) -> None:
     """`opensm -F conf -c scratch` parses the file with OpenSM's own option table and exits."""
     _check_qos_values(conf)
@@ -55,8 +58,10 @@ def validate_opensm_conf(conf: Path) -> None:
         cp = run_command([opensm, "-F", str(conf), "-c", str(Path(tmp) / "out.conf")], timeout=30, check=False)
         out = cp.stdout + cp.stderr
         # OpenSM reports a value it cannot read as "-E- Parsing error ..." and keeps its default,
-        # exit 0: that file would run with another sweep_interval than the one verified.
-        bad = [ln.strip() for ln in out.splitlines() if "Unrecognized token" in ln or "ERR" in ln or "-E-" in ln]
+        # exit 0: that file would run with another sweep_interval than the one verified. A
+        # blank line of a CRLF file is the token "\r" to it: harmless, and not a key.
+        bad = [f'Unrecognized token: "{t}"' for t in _UNRECOGNIZED.findall(out) if t.strip()]
+        bad += [ln.strip() for ln in out.split("\n") if "ERR" in ln or "-E-" in ln]
         if cp.returncode != 0 or bad:
             raise ExternalError(f"{conf}: OpenSM rejects it: {bad[0] if bad else out.strip()[-200:]}")
 

@@ -117,7 +117,16 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
-    io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    try:
+        io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
+    except ExternalError as e:
+        if io.pid is not None:
+            raise
+        # OpenSM restarted since (systemd, a reboot): its new PID is not in the journal
+        raise ExternalError(
+            f"{found}, and the OpenSM it signalled is gone ({e}): give --pid or --service of the "
+            "running OpenSM to finish it"
+        ) from e
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
@@ -146,6 +155,7 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
+    lock = cs.state / "apply.lock"
     try:
         with apply_lock(cs.state, timeout=0):
             line = recover(cs, io)
@@ -153,6 +163,17 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
         if "another ibqos apply" not in str(e):
             raise
         return f"{opensm_conf}: an apply is running ({e}); nothing recovered"
+    except OSError as e:
+        # a monitoring user, or a read-only /etc: the state can be read, not changed
+        if e.filename != str(lock):
+            raise
+        entry = Journal(cs.state).read()
+        if entry is not None and not entry.done:
+            raise ExternalError(
+                f"{lock}: {e.strerror}, and an apply of {entry.version} stopped at '{entry.state}': "
+                "run this as a user who may write there to finish or roll it back"
+            ) from e
+        line = None
     if line:
         return f"recovered: {line}"
     entry = Journal(cs.state).read()
@@ -172,7 +193,8 @@ def _plan_hash(cs: ConfigSet) -> str:
 
 
 def current_tampered(opensm_conf: Path) -> str | None:
-    """One line when the version the configuration runs on was changed since ibqos wrote it."""
+    """One line when the version the configuration runs on was changed since ibqos wrote it,
+    or a managed path no longer reads it (OpenSM would read the hand edit at its next sweep)."""
 
     cs = ConfigSet({}, state_dir_for(opensm_conf))
-    return cs.tamper_line(cs.current_version())
+    return cs.damage_line()

@@ -32,7 +32,7 @@ from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
-from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, resolve_pid
+from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.service import is_whole_conf, opensm_defaults, resolve
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
@@ -171,7 +171,7 @@ class Apply:
 
     def _locked(self) -> None:
         self.pipeline.run(self, ("recover", "render", "validate"))
-        line = self.confset.tamper_line(self.confset.current_version())
+        line = self.confset.damage_line()
         if line and not (self.req.accept_edits or self.req.rollback_to):
             raise VerificationFailed(
                 f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
@@ -181,7 +181,14 @@ class Apply:
             self.echo(f"note: {line}")
         if not line and self._unchanged():
             return
-        self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
+        try:
+            self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
+        except OSError as e:  # a full or read-only /etc: say what failed and that nothing went live
+            if self.s.version is not None and self.confset.current_version() == self.s.version:
+                raise  # the flip happened: the journal's next reader finishes it
+            self._drop_unswapped()
+            where = e.filename or self.confset.state
+            raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         try:
             try:
                 self.pipeline.run(self, ("sweep", "readback", "verify"))
@@ -199,7 +206,7 @@ class Apply:
         # they hold this plan: `status` and `history` need the version and its plan.
         if not cs.adopted():
             return False
-        same = all(p.exists() and p.read_text() == self.s.files[r] for r, p in self.s.paths.items())
+        same = all(p.exists() and osmconf.read(p) == self.s.files[r] for r, p in self.s.paths.items())
         stored_plan = cs.current / "plan.json"
         same_plan = not self.s.plan_text or (stored_plan.is_file() and stored_plan.read_text() == self.s.plan_text)
         if not same or not same_plan:
@@ -255,7 +262,7 @@ class Apply:
             )
         if self.req.init_conf:
             raise InputError("exists: --init-conf only creates a missing configuration", file=t.conf)
-        text = t.conf.read_text()
+        text = osmconf.read(t.conf)
         if not is_whole_conf(text):
             raise InputError(
                 "holds only some of OpenSM's options (an ibqos fragment?), not a "
@@ -320,7 +327,7 @@ class Apply:
     def stage_render(self) -> None:
         conf_path = self.req.opensm_conf
         try:
-            current = conf_path.read_text()
+            current = osmconf.read(conf_path)
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=conf_path) from e
         opts = osmconf.parse(current)
@@ -357,7 +364,7 @@ class Apply:
             # OpenSM reads partition_config_file's path only at start (its option table marks
             # it not updatable) but the file's contents at every heavy sweep: apply writes the
             # plan's partitions at the path the running SM already reads.
-            if not opts.get("partition_config_file"):
+            if not osmconf.is_set(opts, "partition_config_file"):
                 raise ExternalError(
                     f"{conf_path} sets no partition_config_file and the plan has "
                     "partitions: set it and restart OpenSM once, then apply"
@@ -378,14 +385,27 @@ class Apply:
         self._finish_render(conf_path, opts)
 
     def _managed_paths(self, conf_path: Path, opts: dict[str, str]) -> dict[str, Path]:
-        """Paths OpenSM never re-reads stay as they are; their contents are what changes."""
+        """Paths OpenSM never re-reads stay as they are; their contents are what changes. A
+        path option set to `(null)` (as `opensm -c` writes it) is one OpenSM reads no file
+        from: the tables and the QoS policy then need a restart first, as `routing_engine` does."""
+        for key, what, name in (
+            ("event_plugin_options", "table file for the ibqos plugin", "ibqos-tables.conf"),
+            ("qos_policy_file", "QoS policy file", "qos-policy.conf"),
+        ):
+            # unset, OpenSM's default is NULL for the first, /etc/opensm/qos-policy.conf for the second
+            if (key in opts or key == "event_plugin_options") and not osmconf.is_set(opts, key):
+                raise ExternalError(
+                    f"{conf_path}: {key} is {opts.get(key, '(unset)')!r}, so OpenSM reads no {what} and it "
+                    f"reads this option only at start: set it to a path (e.g. {conf_path.parent / name}) and "
+                    "restart OpenSM once, then apply"
+                )
         paths = {
             "opensm.conf": conf_path,
             "qos-policy.conf": self.req.qos_policy
             or Path(opts.get("qos_policy_file") or conf_path.parent / "qos-policy.conf"),
-            "plugin-tables.conf": Path(opts.get("event_plugin_options") or conf_path.parent / "ibqos-tables.conf"),
+            "plugin-tables.conf": Path(opts["event_plugin_options"]),
         }
-        if opts.get("partition_config_file"):
+        if osmconf.is_set(opts, "partition_config_file"):
             paths["partitions.conf"] = Path(opts["partition_config_file"])
         return paths
 
@@ -403,7 +423,7 @@ class Apply:
         for role in cs.roles(v):
             if role not in paths:
                 raise ExternalError(f"{cs.state / v} holds {role}, but {conf_path} names no path for it")
-            self.s.files[role] = (cs.state / v / role).read_text()
+            self.s.files[role] = osmconf.read(cs.state / v / role)
             self.s.paths[role] = paths[role]
         plan_file = cs.state / v / "plan.json"
         if plan_file.exists():
@@ -436,7 +456,7 @@ class Apply:
         path = self.s.paths.get("partitions.conf")
         if path is None:
             return
-        old = pkeys_in(path.read_text() if path.exists() else "")
+        old = pkeys_in(osmconf.read(path) if path.exists() else "")
         gone = set(old) - set(pkeys_in(self.s.files["partitions.conf"])) - {DEFAULT_PKEY}
         self.s.pkeys_gone = sorted(gone)
         if not gone:
@@ -454,7 +474,7 @@ class Apply:
     def stage_validate(self) -> None:
         with tempfile.TemporaryDirectory(prefix="ibqos-validate-") as tmp:
             conf = Path(tmp) / "opensm.conf"
-            conf.write_text(self.s.files["opensm.conf"])
+            conf.write_bytes(osmconf.to_bytes(self.s.files["opensm.conf"]))
             tables = Path(tmp) / "plugin-tables.conf"
             tables.write_text(self.s.files["plugin-tables.conf"])
             validate_opensm_conf(conf)
@@ -462,12 +482,12 @@ class Apply:
 
     def show_diff(self) -> None:
         """Every managed file: added, changed, removed (emptied) or unchanged, with its diff."""
-        line = self.confset.tamper_line(self.confset.current_version())
+        line = self.confset.damage_line()
         if line:
             self.echo(f"note: {line} (apply refuses to build on it without --accept-edits)")
         changed = False
         for role, path in self.s.paths.items():
-            old = path.read_text() if path.exists() else None
+            old = osmconf.read(path) if path.exists() else None
             new = self.s.files[role]
             if role in self.s.removed:
                 kind = "removed"
@@ -492,9 +512,10 @@ class Apply:
             fromfile="/dev/null" if kind == "added" else str(path),
             tofile=f"{path} (new)",
         )
-        self.echo("".join(diff).rstrip("\n"))
+        self.echo(osmconf.printable("".join(diff).rstrip("\n")))
 
     def stage_snapshot(self) -> None:
+        require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self.s.before = read_live(self.req.env)
         self.s.journal = Journal(self.confset.state)
 
@@ -616,11 +637,7 @@ class Apply:
                 self.echo(f"interrupted{sig} after the rollback to {self.s.previous}: it stays")
                 return
             if entry is None or cs is None or cs.current_version() != self.s.version:
-                if entry is not None and cs is not None:
-                    cs.discard(entry.version)
-                    self.journal.write(entry, "discarded")
-                if cs is not None:
-                    cs.cleanup_staging()
+                self._drop_unswapped()
                 self.say_not_begun(e, self.echo)
                 return
             if entry.state == "verified":
@@ -636,6 +653,15 @@ class Apply:
                 )
                 return
             self.echo(f"interrupted{sig} after the swap: rolled back to {self.s.previous}, {proved}")
+
+    def _drop_unswapped(self) -> None:
+        """Before the flip: the staged version (if any) goes, and the journal says so."""
+        entry, cs = self.s.entry, self.s.confset
+        if entry is not None and cs is not None:
+            cs.discard(entry.version)
+            self.journal.write(entry, "discarded")
+        if cs is not None:
+            cs.cleanup_staging()
 
     def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")

@@ -49,7 +49,8 @@ def history(service: str | None, opensm_conf: Path | None, as_json: bool) -> Non
             t.add_row(r["version"], when, (r["plan_sha256"] or "–")[:16], r["who"] or "?", r["result"], note)
         if found:
             print_table(console(), t)
-    bad = [cs.tamper_line(r["version"]) for r in found if r["tampered"]]
+    bad = [cs.tamper_line(r["version"]) for r in found if r["tampered"] and not r["current"]] + [cs.damage_line()]
+    bad = [line for line in bad if line]
     if bad:
         for line in bad[:-1]:
             click.echo(line, err=True)

@@ -72,7 +72,7 @@ def _engine(opensm_conf: Path | None, osm_log: Path | None) -> str | None:
     record = None
     if opensm_conf is not None:
         try:
-            opts = osmconf.parse(opensm_conf.read_text())
+            opts = osmconf.parse(osmconf.read(opensm_conf))
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
         record = read_record(record_dir(opts, None))

@@ -229,7 +229,7 @@ def _routing(
     dumps = None
     if live and opensm_conf is not None:
         try:
-            opts = osmconf.parse(Path(opensm_conf).read_text())
+            opts = osmconf.parse(osmconf.read(opensm_conf))
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
         dumps = record_dir(opts, None)

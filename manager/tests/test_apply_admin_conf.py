@@ -1,0 +1,130 @@
+"""An opensm.conf as admins leave it: `opensm -c` output edited by hand with CRLF line
+endings, a Latin-1 comment, quoted values, duplicate keys and tabs. ibqos reads it as OpenSM
+3.3.23 does (osm_subnet.c; the oracle here is OpenSM itself, `opensm -F FILE -c OUT`, which
+writes back what it parsed), applies a plan over it with every line it does not own kept byte
+for byte, and refuses, before writing anything, a file whose `event_plugin_options` is
+`(null)`, where OpenSM gives the plugin no table file."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from apply_helpers import (
+    live_sm,  # noqa: F401 (fixture)
+    make_plan_file,
+    programmed_equals,
+    run_apply,
+)
+from ibqos import osmconf
+from ibqos.proc import run_command
+from tree_snapshot import changes, snapshot
+
+pytestmark = pytest.mark.fabric
+
+
+def opensm_reads(conf: Path, tmp: Path) -> dict[str, str]:
+    """What OpenSM parsed from `conf`, as the canonical file `opensm -c` writes of it."""
+    out = tmp / "opensm-read.conf"
+    run_command(["opensm", "-F", str(conf), "-c", str(out)], timeout=60, cwd=tmp)
+    lines = out.read_text().split("\n")
+    return dict(ln.split(" ", 1) for ln in lines if ln and not ln.startswith("#") and " " in ln)
+
+
+HOSTILE = (
+    "# Site conf, Ma\xeetrise r\xe9seau (Latin-1)\r\n"
+    "sweep_interval 30\r\n"
+    "sweep_interval\t\t17   # the last one counts\r\n"
+    '\r\nqos_policy_file "/etc/opensm/my qos.conf"\r\n'
+    "event_plugin_options  '/etc/opensm/ibqos-tables.conf'  \r\n"
+    "log_file /var/log/site#1.log\r\n"
+    "routing_engine\tdla,minhop\r\n"
+)
+
+
+def test_options_are_read_as_opensm_reads_them(tmp_path):
+    conf = tmp_path / "admin.conf"
+    conf.write_bytes(HOSTILE.encode("latin-1"))
+    theirs = opensm_reads(conf, tmp_path)
+    ours = osmconf.parse(osmconf.read(conf))
+    for key in ("sweep_interval", "qos_policy_file", "event_plugin_options", "log_file", "routing_engine"):
+        assert ours[key] == theirs[key], key
+    assert ours["qos_policy_file"] == "/etc/opensm/my qos.conf"  # the oracle is not vacuous
+    assert ours["log_file"] == "/var/log/site"
+
+
+def _admin_edit(text: str) -> bytes:
+    """The harness's opensm.conf as an admin's editor leaves it: CRLF, a Latin-1 comment, a
+    quoted path, a duplicate key (the last one counts), tabs; the values OpenSM runs with
+    are unchanged."""
+    out = ["# Ma\xeetrise r\xe9seau: edited by hand", "sweep_interval 30"]
+    for line in text.split("\n"):
+        m = re.match(r"(qos_policy_file|event_plugin_options) (\S+)$", line)
+        out.append(f'{m.group(1)}\t"{m.group(2)}"   # quoted by the admin' if m else line)
+    return "\r\n".join(out).encode("latin-1")
+
+
+def test_an_edited_crlf_latin1_conf_is_applied_and_kept_byte_for_byte(ibqos_cli, live_sm, tmp_path):
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    original = _admin_edit(sm.conf.read_text())
+    sm.conf.write_bytes(original)
+
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert programmed_equals(h, plan_b)
+
+    state = sm.conf.parent / "ibqos.d"
+    assert (state / "v0000" / "opensm.conf").read_bytes() == original  # the admin's own file, whole
+    new = sm.conf.read_bytes()
+    assert new.count(b"\n") == new.count(b"\r\n")  # still a CRLF file
+
+    # every line whose key the plan does not set, in order and byte for byte
+    def owned(line: bytes) -> bool:  # the options a plan sets (templates/opensm.conf.j2)
+        key = line.split()[0].decode("latin-1") if line.split() else ""
+        return key.startswith("qos") or key in ("max_op_vls", "force_log_flush", "nue_max_num_vls")
+
+    kept = [ln for ln in original.split(b"\r\n") if not owned(ln)]
+    new_lines = iter(new.split(b"\r\n"))
+    missing = [ln for ln in kept if not any(ln == n for n in new_lines)]
+    assert missing == []
+    assert opensm_reads(sm.conf, tmp_path)["sweep_interval"] == "2"  # the harness's, last: still in force
+
+
+def test_a_null_table_path_is_refused_before_anything_is_written(ibqos_cli, live_sm, tmp_path):
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text()
+    sm.conf.write_text(re.sub(r"(?m)^event_plugin_options .*$", "event_plugin_options (null)", text))
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    # OpenSM's own log and dumps live beside its conf here; the lock file is all apply makes
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip), snapshot(cwd)
+    args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
+    cp = ibqos_cli(*args, cwd=cwd, env=dict(os.environ))
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    assert "event_plugin_options is '(null)'" in cp.stderr and "restart OpenSM once" in cp.stderr
+    assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
+    assert changes(before[1], snapshot(cwd)) == []  # no "(null)" table file where it ran
+    assert not sm.conf.is_symlink()
+
+
+def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
+    """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
+    UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""
+    conf = tmp_path / "opensm.conf"
+    run_command(["opensm", "-c", str(conf)], timeout=60, cwd=tmp_path)
+    plan = make_plan_file(tmp_path, "a", 40)[1]
+    text = conf.read_text().replace("/etc/opensm/", f"{tmp_path}/")
+    for key, value in (("event_plugin_name", "ibqos"), ("routing_engine", "dla,dfsssp,lash,nue")):
+        text = text.replace(f"{key} (null)", f"{key} {value}")
+    text = text.replace("event_plugin_options (null)", f"event_plugin_options {tmp_path}/tables.conf")
+    conf.write_bytes(text.replace("qos FALSE", "# r\xe9glage du site\nqos FALSE").encode("latin-1"))
+    cp = ibqos_cli(
+        "apply", plan, "--opensm-conf", conf, "--dry-run", env=dict(os.environ, PYTHONIOENCODING="utf-8:strict")
+    )
+    assert cp.returncode == 0, cp.stderr
+    assert " # r\\xe9glage du site\n-qos FALSE\n+qos TRUE" in cp.stdout

@@ -1,0 +1,136 @@
+"""ibqos.d's own files after a crash or on a full or read-only filesystem: a history line cut
+short (the process killed inside append(), or ENOSPC) stays one skipped line, and the
+applies after it append whole lines that `ibqos history` and `ibqos rollback` go on reading;
+an apply that meets ENOSPC names the file and stops before the swap with nothing changed;
+`ibqos status --opensm-conf` on a read-only /etc (or as a user who cannot write there)
+reports instead of failing on the lock it cannot take."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from apply_helpers import (
+    child_env,
+    live_sm,  # noqa: F401 (fixture)
+    make_plan_file,
+    programmed_equals,
+    run_apply,
+    run_rollback,
+)
+
+pytestmark = pytest.mark.fabric
+
+
+def test_a_history_line_cut_by_a_crash_does_not_poison_the_lines_after_it(ibqos_cli, live_sm, tmp_path):
+    h, sm, plan_a, path_a = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    hist = sm.conf.parent / "ibqos.d" / "history.jsonl"
+    whole = hist.read_bytes()
+    hist.write_bytes(whole + whole.splitlines()[-1][:25])  # an append cut after 25 bytes
+
+    assert run_apply(ibqos_cli, h, sm, path_a).returncode == 0
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    cp = ibqos_cli("history", "--opensm-conf", sm.conf, "--json")
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert [r["result"] for r in json.loads(cp.stdout)] == ["original", "verified", "verified", "verified"]
+    cp = run_rollback(ibqos_cli, h, sm)  # its default target comes from the history
+    assert cp.returncode == 0 and "rollback to v0002" in cp.stdout, cp.stdout + cp.stderr
+    assert programmed_equals(h, plan_a)
+    assert len(hist.read_text().splitlines()) == len(whole.splitlines()) + 4  # the cut line, ended, + 3
+
+
+@contextmanager
+def small_etc(tmp_path: Path, sm):
+    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and the files it names."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(etc)], check=True)
+    try:
+        text = sm.conf.read_text()
+        for key, path in re.findall(r"(?m)^(qos_policy_file|event_plugin_options) (\S+)$", text):
+            shutil.copy(path, etc / Path(path).name)
+            text = text.replace(f"{key} {path}", f"{key} {etc / Path(path).name}")
+        (etc / "opensm.conf").write_text(text)
+        yield etc
+    finally:
+        subprocess.run(["umount", "-l", str(etc)], check=False)
+
+
+def test_a_full_etc_stops_before_the_swap_and_a_read_only_one_still_has_a_status(ibqos_cli, live_sm, tmp_path):
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    with small_etc(tmp_path, sm) as etc:
+        conf = etc / "opensm.conf"
+        before = {p.name: p.read_bytes() for p in etc.iterdir()}
+        subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
+        args = ("apply", path_b, "--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, env=child_env())
+        assert cp.returncode == 3, cp.stdout + cp.stderr
+        line = cp.stderr.strip()
+        assert line.startswith(f"ibqos: error: {etc}/") and "No space left on device" in line, line
+        assert line.endswith("stopped before the swap, nothing changed"), line
+        assert {p.name: p.read_bytes() for p in etc.iterdir() if p.name in before} == before
+        assert not list((etc / "ibqos.d").glob(".v*"))  # no staging left behind
+
+        (etc / "fill").unlink()
+        subprocess.run(["mount", "-o", "remount,ro", str(etc)], check=True)
+        cp = ibqos_cli("status", "--opensm-conf", conf, env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert cp.stdout.startswith(f"{conf}: configuration ")
+
+
+def test_a_killed_apply_whose_opensm_restarted_says_what_to_give(ibqos_cli, live_sm, tmp_path):
+    """The journal holds the PID of the OpenSM the killed apply signalled; after a restart
+    (systemd, a reboot) that process is gone, and status must say so next to what it found."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b, fault="journal:swapped").returncode == -9
+    pid = sm.pid
+    sm.stop()
+    cp = ibqos_cli("status", "--opensm-conf", sm.conf, "--sim-socket", h.sock, env=child_env())
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    line = cp.stderr.strip()
+    assert "found apply of v0001" in line and "stopped at 'swapped'" in line, line
+    assert f"no process {pid}" in line and "give --pid or --service of the running OpenSM" in line, line
+
+
+def test_a_removed_current_version_is_named_by_status_and_history(ibqos_cli, live_sm, tmp_path):
+    """`rm -rf ibqos.d/v0001` (to free space, say) while it is current: every managed path is a
+    dangling link, and OpenSM reads none of them from its next sweep or start on."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    state = sm.conf.parent / "ibqos.d"
+    subprocess.run(["chmod", "-R", "u+w", str(state / "v0001")], check=True)
+    shutil.rmtree(state / "v0001")
+    assert not sm.conf.exists()  # dangling
+    for cp in (
+        ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env()),
+        ibqos_cli("history", "--opensm-conf", sm.conf, env=child_env()),
+    ):
+        assert cp.returncode == 1, cp.stdout + cp.stderr
+        assert f"BROKEN: {state / 'current'} points at v0001, which is not in {state}" in cp.stderr
+        assert f"ln -sfn v0000 {state / 'current'}" in cp.stderr
+    subprocess.run(["ln", "-sfn", "v0000", str(state / "current")], check=True)  # as the line says
+    assert ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env()).returncode == 0
+
+
+def test_status_as_a_user_who_cannot_take_the_lock_reports(ibqos_cli, live_sm, tmp_path):
+    """A monitoring check that may read ibqos.d but not write it (here: root without the
+    capabilities that bypass file permissions, on a store owned by nobody)."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    subprocess.run(["chown", "-R", "nobody:nogroup", str(sm.conf.parent / "ibqos.d")], check=True)
+    drop = "cap_dac_override,cap_dac_read_search,cap_fowner,cap_chown"
+    argv = " ".join([*ibqos_cli.argv, "status", "--opensm-conf", str(sm.conf)])
+    cp = subprocess.run(["capsh", f"--drop={drop}", "--", "-c", argv], capture_output=True, text=True, timeout=120)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.startswith(f"{sm.conf}: configuration v0001")
