@@ -112,6 +112,28 @@ def test_a_null_table_path_is_refused_before_anything_is_written(ibqos_cli, live
     assert not sm.conf.is_symlink()
 
 
+def test_an_unset_qos_policy_file_outside_etc_opensm_is_refused_before_anything_is_written(
+    ibqos_cli, live_sm, tmp_path
+):
+    """Unset, OpenSM reads its compiled-in /etc/opensm/qos-policy.conf wherever its conf lives:
+    a policy written beside a conf elsewhere would never be read (before: written there, then
+    the sweep's read-back differed and apply rolled back with 'tables differ')."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    sm.conf.write_text(re.sub(r"(?m)^qos_policy_file .*\n", "", sm.conf.read_text()))
+    default = Path("/etc/opensm/qos-policy.conf")
+    etc_before = default.stat() if default.exists() else None
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip)
+    args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
+    cp = ibqos_cli(*args, env=dict(os.environ))
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    assert f"qos_policy_file is unset, so OpenSM reads {default}" in cp.stderr, cp.stderr
+    assert len(cp.stderr.strip().splitlines()) == 1
+    assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
+    assert (default.stat() if default.exists() else None) == etc_before
+
+
 def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
     """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
     UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""

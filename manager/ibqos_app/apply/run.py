@@ -33,7 +33,7 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
-from ibqos.apply.service import is_whole_conf, opensm_defaults, resolve
+from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -399,10 +399,18 @@ class Apply:
                     f"reads this option only at start: set it to a path (e.g. {conf_path.parent / name}) and "
                     "restart OpenSM once, then apply"
                 )
+        qos_read = Path(opts.get("qos_policy_file") or OSM_DEFAULT_QOS_POLICY_FILE)
+        if not self.req.qos_policy and qos_read.parent != conf_path.parent and "qos_policy_file" not in opts:
+            # unset, OpenSM reads its compiled-in default, wherever this conf lives: writing
+            # beside the conf would change a file OpenSM never reads
+            raise ExternalError(
+                f"{conf_path}: qos_policy_file is unset, so OpenSM reads {qos_read}, outside this "
+                f"conf's directory: add 'qos_policy_file {qos_read}' to it (the path OpenSM reads "
+                "now, no restart needed), or --qos-policy, then apply"
+            )
         paths = {
             "opensm.conf": conf_path,
-            "qos-policy.conf": self.req.qos_policy
-            or Path(opts.get("qos_policy_file") or conf_path.parent / "qos-policy.conf"),
+            "qos-policy.conf": self.req.qos_policy or qos_read,
             "plugin-tables.conf": Path(opts["event_plugin_options"]),
         }
         if osmconf.is_set(opts, "partition_config_file"):
