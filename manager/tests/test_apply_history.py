@@ -175,6 +175,13 @@ def test_a_version_changed_by_hand_is_found_and_refused(ibqos_cli, live_sm, tmp_
     assert r.returncode == 0, r.stdout + r.stderr
     assert programmed_equals(h, plan_c)
     assert [r["tampered"] for r in _history_rows_allowing_tamper(ibqos_cli, sm)] == [[], ["qos-policy.conf"], []]
+    # a manifest removed by hand would otherwise switch the check off for its version
+    v3 = _state(sm) / "v0002"
+    os.chmod(v3, 0o755)
+    (v3 / "manifest.json").unlink()
+    want = f"TAMPERED: {v3} changed since ibqos wrote it (its manifest.json is gone or unreadable"
+    r = run_status(ibqos_cli, h, sm)
+    assert r.returncode == 1 and want in r.stderr, r.stdout + r.stderr
 
 
 def _history_rows_allowing_tamper(ibqos_cli, sm) -> list[dict]:

@@ -281,11 +281,14 @@ class ConfigSet:
 
     def check(self, version: str) -> list[str]:
         """Files of `version` that changed (or went missing) since ibqos wrote it, by its
-        manifest; [] for a version written before manifests existed."""
+        manifest. Every version ibqos writes has one (`_write_version`), so a manifest that is
+        gone or unreadable is itself the change: without it nothing else could be checked."""
         try:
             sums = json.loads((self.state / version / MANIFEST).read_text())["sha256"]
-        except (OSError, ValueError, KeyError):
-            return []
+            if not isinstance(sums, dict):
+                raise ValueError("sha256 is not a map")
+        except (OSError, ValueError, KeyError, TypeError):
+            return [MANIFEST]
         bad = []
         for fname, want in sums.items():
             f = self.state / version / fname
@@ -301,9 +304,14 @@ class ConfigSet:
         bad = self.check(version) if version else []
         if not bad or not version:
             return None
+        if bad == [MANIFEST]:
+            return (
+                f"TAMPERED: {self.state / version} changed since ibqos wrote it (its {MANIFEST} is gone or "
+                "unreadable, so nothing in it can be checked): edited by hand?"
+            )
         return (
             f"TAMPERED: {self.state / version} changed since ibqos wrote it ({', '.join(bad)} differ from "
-            f"its manifest.json): edited by hand through the managed paths?"
+            f"its {MANIFEST}): edited by hand through the managed paths?"
         )
 
     def discard(self, version: str) -> None:
