@@ -9,7 +9,8 @@ them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,16 @@ KEYVAL = re.compile(r"^\s*\w+\s*=\s*\S+")
 KINDS = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
 
 
+# ibsim 0.10 (sim_net.c, parse_node_desc): the node description is the text after the
+# record's `#`, up to its closing quote when quoted (ibnetdiscover writes `# "node01 HCA-1"`),
+# else up to " enhanced port ", " base port ", " lid " or " lmc "; without a `#` it is the
+# node's id. Real ibnetdiscover files name nodes "S-<guid>"/"H-<guid>" and put the
+# description in that comment, so the id and the description differ.
+# A NodeDescription holds 64 bytes: ibsim keeps the first 63 (and a NUL).
+_DESC_END = re.compile(r" enhanced port | base port | lid | lmc ")
+_DESC_BYTES = 63
+
+
 @dataclass(frozen=True)
 class NetNode:
     """One node record: `Switch 36 "sw-g0-s0"` (type, ports, name as ibsim takes them)."""
@@ -33,7 +44,22 @@ class NetNode:
     line: int
     kind: str  # SWITCH, CA or ROUTER (KINDS)
     ports: int
-    name: str  # quoted in the file; ibsim makes it the node description
+    name: str  # the quoted id: what ibsim's console commands (Unlink, ReLink) take
+    desc: str  # the node description ibsim gives it, which OpenSM and the read-back see
+
+
+def _node_desc(rest: str, name: str) -> str:
+    """What ibsim makes the node description of a record whose id is `name`, from the text
+    after the id (`rest`)."""
+    if "#" not in rest:
+        return name
+    s = rest.split("#", 1)[1].lstrip()
+    if s.startswith('"'):
+        desc = s[1:].split('"', 1)[0]
+    else:
+        m = _DESC_END.search(s)
+        desc = s[: m.start()] if m else s
+    return (desc or name).encode()[:_DESC_BYTES].decode(errors="ignore")
 
 
 def read_net(netfile: str | Path) -> str:
@@ -44,7 +70,9 @@ def read_net(netfile: str | Path) -> str:
 def node_record(line: str, n: int = 0) -> NetNode | None:
     """The node record on `line` (number `n`), or None when the line is not one."""
     m = NODE.match(line)
-    return NetNode(n, KINDS[m.group(1).lower()], int(m.group(2)), m.group(3)) if m else None
+    if not m:
+        return None
+    return NetNode(n, KINDS[m.group(1).lower()], int(m.group(2)), m.group(3), _node_desc(line[m.end() :], m.group(3)))
 
 
 def node_records(text: str) -> Iterator[NetNode]:
@@ -54,11 +82,37 @@ def node_records(text: str) -> Iterator[NetNode]:
             yield node
 
 
+def ibsim_node_id(netfile: str | Path, node: str) -> str:
+    """The id ibsim's console knows a node by, for `node` given as that id or as the node's
+    description (what a fault names, from the read-back fabric)."""
+    records = list(node_records(read_net(netfile)))
+    if any(r.name == node for r in records):
+        return node
+    ids = [r.name for r in records if r.desc == node]
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise InputError(f"no node {node!r} (neither a node id nor a node description)", file=netfile)
+    raise InputError(
+        f"node description {node!r} is shared by {len(ids)} nodes ({', '.join(ids[:4])}): name one by its id",
+        file=netfile,
+    )
+
+
+def undiscovered(netfile: str | Path, descs: Iterable[str]) -> list[str]:
+    """The net file's nodes (by description) that are not among `descs`, the nodes a
+    read-back found: those the SM could not reach (an island, a link both ends do not list)."""
+    missing = Counter(r.desc for r in node_records(read_net(netfile)))
+    missing.subtract(descs)
+    return sorted(d for d, n in missing.items() for _ in range(max(n, 0)))
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
     links: list[tuple[int, str, int, int, str]] = []  # line, node, port, peer port, peer
     current = None
+    router_guids = False
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not body.strip():
@@ -67,6 +121,14 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             name, nports = node.name, node.ports
             if not name:
                 raise InputError("a node needs a name", file=netfile, line=n)
+            if node.kind == "ROUTER" and not router_guids:
+                # ibsim 0.10 numbers routers from GUID 0 (its absguids[] stops at switches),
+                # and OpenSM drops a node whose GUID is 0 (ERR 0D16)
+                raise InputError(
+                    f"router {name!r} has no GUID: give an rtguid=0x... line before it, as ibnetdiscover writes",
+                    file=netfile,
+                    line=n,
+                )
             if name in nodes:
                 raise InputError(f"node {name!r} is defined twice", file=netfile, line=n)
             if not 1 <= nports <= MAX_PORTS:
@@ -79,10 +141,13 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
             links.append((n, current, port, pport, peer))
-        elif not KEYVAL.match(line):
+        elif KEYVAL.match(line):
+            router_guids |= line.strip().startswith("rtguid")
+        else:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
+    ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
     for n, owner, port, pport, peer in links:
         if peer not in nodes:
             raise InputError(
@@ -91,6 +156,15 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
         if not 1 <= pport <= nodes[peer]:
             raise InputError(
                 f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
+                file=netfile,
+                line=n,
+            )
+        back = ends.get((peer, pport))
+        if back is not None and back[:2] != (owner, port):
+            # ibsim builds no fabric then, and says only "sim_init failed"
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r} port {pport}, but line {back[2]} links that port "
+                f"to {back[0]!r} port {back[1]}",
                 file=netfile,
                 line=n,
             )

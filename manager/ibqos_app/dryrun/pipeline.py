@@ -29,7 +29,7 @@ from ibqos.render.fallback import DLA_CHAIN
 from ibqos.verify import verify_per_class, worst
 from ibqos_sim.harness import Harness, check_sm_run, net_port_types, sm_node_name
 from ibqos_sim.harness.ibsim_binary import default_choice, resolve
-from ibqos_sim.harness.netfile import check_net
+from ibqos_sim.harness.netfile import check_net, undiscovered
 from ibqos_sim.harness.topology import from_spec
 from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, compile_network, simulate
 from ibqos_sim.sim.shares import measure_link_shares
@@ -106,6 +106,7 @@ class DryRunState:
     fabric: Fabric | None = None
     conform: list[str] = field(default_factory=list)
     mtu: list[MtuFinding] = field(default_factory=list)  # links below the plan's MTU
+    undiscovered: list[str] = field(default_factory=list)  # net-file nodes the SM did not reach
     verify: VerifyReport | None = None
     verify_by_class: dict[str, VerifyReport] = field(default_factory=dict)
     vls_used: list[int] = field(default_factory=list)
@@ -358,6 +359,9 @@ class DryRun:
             )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
+        gone = {c for f in self.s.faults for c in f.lost_cas} | {f.node for f in self.s.faults if f.kind == "switch"}
+        found = [n.desc for n in fabric.nodes.values()]
+        self.s.undiscovered = [d for d in undiscovered(self.netfile, found) if d not in gone]
         return note
 
     def stage_conform(self) -> str:
