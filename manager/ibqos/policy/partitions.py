@@ -121,14 +121,15 @@ def _statement(
                 fail(f"sl={value}: an SL is 0-15")
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
+        shown = num if len(num) <= 20 else num[:20] + "…"
         try:
             pkey = int(num, 0)
         except ValueError:
-            fail(f"P_Key {num!r} is not a number (use 0x... for hex)")
+            fail(f"P_Key {shown!r} is not a number (use 0x... for hex)")
         if not pkey & 0x7FFF > 0 or pkey > 0xFFFF:
-            fail(f"P_Key {num} is out of range (0x0001-0x7fff)")
+            fail(f"P_Key {shown} is out of range (0x0001-0x7fff)")
         if (pkey & 0x7FFF) in pkeys and pkeys[pkey & 0x7FFF] != name:
-            fail(f"P_Key {num} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")
+            fail(f"P_Key {shown} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")
         pkeys[pkey & 0x7FFF] = name
         if written is not None:
             written[pkey & 0x7FFF] = num
