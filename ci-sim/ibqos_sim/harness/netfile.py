@@ -107,16 +107,47 @@ def undiscovered(netfile: str | Path, descs: Iterable[str]) -> list[str]:
     return sorted(d for d, n in missing.items() for _ in range(max(n, 0)))
 
 
+# ibsim's link settings and the values it takes (sim_net.c is_link*_valid); any other value
+# is an ibpanic with no line
+_LINK_SETTINGS = {"width": (1, 31), "speed": (1, 7), "extspeed": (0, 7)}
+
+
+def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
+    key, _, value = (s.strip() for s in body.partition("="))
+    if key not in _LINK_SETTINGS:
+        return
+    lo, hi = _LINK_SETTINGS[key]
+    try:
+        v = int(value, 0)
+    except ValueError:
+        v = None
+    if v is None or not lo <= v <= hi:
+        raise InputError(f"{key}={value[:20]}: ibsim takes {lo}..{hi}", file=netfile, line=n)
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
     links: list[tuple[int, str, int, int, str]] = []  # line, node, port, peer port, peer
     current = None
+    listing: str | None = None  # the record whose port lines ibsim is reading
+    listed: set[int] = set()
     router_guids = False
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
+        if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
+            listing = None  # ibsim: the port list ends here, and this line with it
         if not body.strip():
             continue
+        if listing is not None and not LINK.match(line) and len(listed) < nodes[listing]:
+            # ibsim (parse_ports) reads a record's port lines until it has all its ports or
+            # meets another line, and drops that line: a record or a key=value line there is lost
+            raise InputError(
+                f"{listing!r} lists {len(listed)} of its {nodes[listing]} ports and this line follows at once: "
+                "ibsim takes it as the end of the port list and drops it; leave a blank line before it",
+                file=netfile,
+                line=n,
+            )
         if node := node_record(line, n):
             name, nports = node.name, node.ports
             if not name:
@@ -134,6 +165,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= nports <= MAX_PORTS:
                 raise InputError(f"node {name!r} has {nports} ports (1..{MAX_PORTS})", file=netfile, line=n)
             nodes[name], current = nports, name
+            listing, listed = name, set()
         elif m := LINK.match(line):
             if current is None:
                 raise InputError("a link before any node record", file=netfile, line=n)
@@ -141,8 +173,10 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
             links.append((n, current, port, pport, peer))
+            listed.add(port)
         elif KEYVAL.match(line):
             router_guids |= line.strip().startswith("rtguid")
+            _check_link_setting(body, netfile, n)
         else:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
