@@ -162,3 +162,37 @@ def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_p
     r = _dryrun(ibqos_cli, net, tmp_path / "dr")
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "dr").exists()
+
+
+UNSET = "MT4123 ConnectX6 Mellanox Technologies"  # a CA's description where no one set it
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        # two single-port CAs with one description, the first the link-shares incast's target
+        lambda t: (
+            t.replace('[17]\t"H-0002c90300001000"[2](2c90300001002) \t\t# "node01 HCA-1 [mlx5_0]" lid 6 4xEDR\n', "")
+            .replace(
+                '[2](2c90300001002) \t"S-7cfe900300a5b3d0"[17]\t\t# lid 6 lmc 0 "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n',
+                "",
+            )
+            .replace('Ca\t2 "H-0002c90300001000"', 'Ca\t1 "H-0002c90300001000"')
+            .replace("node01 HCA-1 [mlx5_0]", UNSET)
+            .replace("oss01 HCA-1", UNSET)
+        ),
+        # commas (the incast's list separator), '#', quotes and brackets in descriptions
+        lambda t: t.replace("node01 HCA-1 [mlx5_0]", "node01: a=b, c;d HCA-1").replace("oss01 HCA-1", "oss#1 'x' (y)"),
+    ],
+    ids=["shared-description", "commas-and-hashes"],
+)
+def test_descriptions_as_sites_have_them_do_not_break_the_simulation(ibqos_cli, tmp_path, edit):
+    """Before: the link-shares incast named its sources by description, joined with commas:
+    exit 2, 'dst: two-node source and destination are the same port' / "src: no CA port named
+    'node01: a=b'". Now by port GUID."""
+    net = tmp_path / "cluster.net"
+    net.write_text(edit(NET.read_text()))
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["ok"] is True
