@@ -66,6 +66,10 @@ def test_node_descriptions_are_the_ones_ibsim_gives():
     assert sm_node_name(NET) == LEAF1  # the first record: ibsim attaches the SM to its port 0
     assert netfile.ibsim_node_id(NET, "oss01 HCA-1") == "H-0002c90300002000"
     assert netfile.ibsim_node_id(NET, "H-0002c90300002000") == "H-0002c90300002000"
+    # GUIDs as ibsim numbers them from the caguid=/switchguid= lines: node, port, switch
+    assert netfile.ibsim_node_id(NET, "0x0002c90300001000") == "H-0002c90300001000"
+    assert netfile.ibsim_node_id(NET, "0x0002c90300001002") == "H-0002c90300001000"
+    assert netfile.ibsim_node_id(NET, "0x7cfe900300a5b3d0") == "S-7cfe900300a5b3d0"
 
 
 def test_a_description_two_nodes_share_is_refused_for_a_fault(tmp_path):
@@ -167,20 +171,23 @@ def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_p
 UNSET = "MT4123 ConnectX6 Mellanox Technologies"  # a CA's description where no one set it
 
 
+def _shared(t: str) -> str:
+    """Two single-port CAs with one description, the first the link-shares incast's target."""
+    return (
+        t.replace('[17]\t"H-0002c90300001000"[2](2c90300001002) \t\t# "node01 HCA-1 [mlx5_0]" lid 6 4xEDR\n', "")
+        .replace(
+            '[2](2c90300001002) \t"S-7cfe900300a5b3d0"[17]\t\t# lid 6 lmc 0 "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n', ""
+        )
+        .replace('Ca\t2 "H-0002c90300001000"', 'Ca\t1 "H-0002c90300001000"')
+        .replace("node01 HCA-1 [mlx5_0]", UNSET)
+        .replace("oss01 HCA-1", UNSET)
+    )
+
+
 @pytest.mark.parametrize(
     "edit",
     [
-        # two single-port CAs with one description, the first the link-shares incast's target
-        lambda t: (
-            t.replace('[17]\t"H-0002c90300001000"[2](2c90300001002) \t\t# "node01 HCA-1 [mlx5_0]" lid 6 4xEDR\n', "")
-            .replace(
-                '[2](2c90300001002) \t"S-7cfe900300a5b3d0"[17]\t\t# lid 6 lmc 0 "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n',
-                "",
-            )
-            .replace('Ca\t2 "H-0002c90300001000"', 'Ca\t1 "H-0002c90300001000"')
-            .replace("node01 HCA-1 [mlx5_0]", UNSET)
-            .replace("oss01 HCA-1", UNSET)
-        ),
+        _shared,
         # commas (the incast's list separator), '#', quotes and brackets in descriptions
         lambda t: t.replace("node01 HCA-1 [mlx5_0]", "node01: a=b, c;d HCA-1").replace("oss01 HCA-1", "oss#1 'x' (y)"),
     ],
@@ -196,3 +203,14 @@ def test_descriptions_as_sites_have_them_do_not_break_the_simulation(ibqos_cli, 
     r = _dryrun(ibqos_cli, net, out)
     assert r.returncode == 0, r.stderr[-1500:]
     assert _checks(out)["every node of the net file discovered"]["ok"] is True
+
+
+def test_a_fault_on_a_node_whose_description_is_shared_is_named_by_guid(ibqos_cli, tmp_path):
+    """faultspec refuses the shared description and asks for a GUID; the GUID then reached
+    ibsim as the description, which names two nodes."""
+    net = tmp_path / "cluster.net"
+    net.write_text(_shared(NET.read_text()))
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out, "--fault", "link:0x0002c90300002001[1]")
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert f"terminal link {UNSET}[1]-MF0;leaf02:QM8700/U1[33] down" in _checks(out)["fault applied"]["result"]

@@ -82,12 +82,44 @@ def node_records(text: str) -> Iterator[NetNode]:
             yield node
 
 
+# ibsim 0.10 (sim_net.c new_node, parse_guidbase): each node type numbers its nodes from a
+# base (`caguid=`/`hcaguids=`, `switchguid=`, `rtguid=` set it; `+` adds to it), a switch
+# takes one GUID, a CA or router one for the node and one per port (port p: node GUID + p).
+_GUID_BASES = {"switchguid": "SWITCH", "caguid": "CA", "hcaguids": "CA", "rtguid": "ROUTER"}
+_FIRST_GUID = {"CA": 0x100000, "SWITCH": 0x200000, "ROUTER": 0}
+
+
+def node_guids(text: str) -> dict[str, int]:
+    """Node id -> the node GUID ibsim gives it."""
+    base, nxt = dict(_FIRST_GUID), dict(_FIRST_GUID)
+    out: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if node := node_record(line, n):
+            out[node.name] = nxt[node.kind]
+            nxt[node.kind] += 1 if node.kind == "SWITCH" else node.ports + 1
+            continue
+        key = next((k for k in _GUID_BASES if line.startswith(k)), None)
+        if key and (m := re.match(r"\s*([=+])\s*(0[xX][0-9a-fA-F]+|\d+)", line[len(key) :])):
+            kind, value = _GUID_BASES[key], int(m.group(2), 0)
+            if m.group(1) == "=":
+                base[kind] = value
+            nxt[kind] = base[kind] + (value if m.group(1) == "+" else 0)
+    return out
+
+
 def ibsim_node_id(netfile: str | Path, node: str) -> str:
-    """The id ibsim's console knows a node by, for `node` given as that id or as the node's
-    description (what a fault names, from the read-back fabric)."""
-    records = list(node_records(read_net(netfile)))
+    """The id ibsim's console knows a node by, for `node` given as that id, as the node's
+    description (what a fault names, from the read-back fabric) or as its node or port GUID
+    (0x...: the one name of a node whose description others share)."""
+    text = read_net(netfile)
+    records = list(node_records(text))
     if any(r.name == node for r in records):
         return node
+    if re.fullmatch(r"0[xX][0-9a-fA-F]{1,16}", node):
+        guid, span = int(node, 16), {r.name: 0 if r.kind == "SWITCH" else r.ports for r in records}
+        hit = [i for i, g in node_guids(text).items() if g <= guid <= g + span[i]]
+        if hit:
+            return hit[0]
     ids = [r.name for r in records if r.desc == node]
     if len(ids) == 1:
         return ids[0]

@@ -354,7 +354,8 @@ class DryRun:
         sm_node = sm_node_name(self.netfile)
         self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
         for f in self.s.faults:
-            self.harness.unlink(f.node, f.port)
+            # a GUID as typed names the node even where its description is shared
+            self.harness.unlink(f.spec.node if f.spec.node.lower().startswith("0x") else f.node, f.port)
 
     def stage_readback(self) -> str:
         fabric = self.harness.read_back(save=False)
