@@ -72,6 +72,12 @@ def test_an_ipoib_class_needs_its_partitions_broadcast_group_on_its_sl(ibqos_cli
     assert r.returncode == 2 and "p.conf:2:" in r.stderr and "on SL 2, but class 'qos'" in r.stderr, r.stderr
     r = _plan(ibqos_cli, tmp_path, {"ulps": ["ipoib"]}, two.replace("ipoib :", "ipoib, sl=1 :"))
     assert r.returncode == 0, r.stderr
+    # without a partitions file the SM's own decides: the plan says so
+    r = _plan(ibqos_cli, tmp_path, {"ulps": ["ipoib"]}, None)
+    assert r.returncode == 0, r.stderr
+    assert "note: class 'qos' takes IPoIB on SL 1, but IPoIB's broadcast group is on its partition's sl=" in (
+        r.stdout + r.stderr
+    )
     # a P_Key match is not IPoIB's own rule: the partition's SL is the admin's choice there
     r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a02"]}, two)
     assert r.returncode == 0, r.stderr

@@ -55,7 +55,7 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
         )
         high_cap, low_cap = usable
     sls, sl2class = assign_sls(policy)
-    check_ipoib_sls(policy, sls)  # before the synthesis: a mistake in the files is said at once
+    notes += check_ipoib_sls(policy, sls)  # before the synthesis: a mistake in the files is said at once
     results = synthesize_roles(policy, (high_cap, low_cap))
     e2e = check_e2e(policy, results, lambda p: _replan(p, (high_cap, low_cap)))
     vpc = f.vls_per_class

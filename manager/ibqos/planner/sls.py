@@ -25,17 +25,25 @@ def assign_sls(policy: Policy) -> tuple[list[list[int]], list[int]]:
     return per_class, sl2class
 
 
-def check_ipoib_sls(policy: Policy, sls: list[list[int]]) -> None:
+def check_ipoib_sls(policy: Policy, sls: list[list[int]]) -> list[str]:
     """A class that takes IPoIB (`ulps: [ipoib]`) gets its unicast path records on its SL from
     the QoS policy, but IPoIB's broadcast and multicast groups are created by OpenSM on the
     SL of the partition's `sl=` flag (0 without one), so they would run in another class.
-    With the policy's partitions file, each such partition must say the class's SL."""
+    With the policy's partitions file, each such partition must say the class's SL; without
+    one, the SM's own file decides, and the plan says so (the notes returned)."""
     parts = policy.partitions_file
-    if parts is None:
-        return
+    notes = []
     for i, c in enumerate(policy.classes):
         for u in c.match.ulps:
             if u.ulp != "ipoib":
+                continue
+            if parts is None:
+                if sls[i][0] != 0:
+                    notes.append(
+                        f"class {c.name!r} takes IPoIB on SL {sls[i][0]}, but IPoIB's broadcast group is on its "
+                        "partition's sl= (OpenSM's partitions file, 0 without one): give that partition "
+                        f"sl={sls[i][0]}, or the policy a partitions: file, which ibqos checks"
+                    )
                 continue
             pkey = (int(u.pkey, 0) if isinstance(u.pkey, str) else u.pkey) if u.pkey is not None else DEFAULT_PKEY
             got = parts.ipoib_sl.get(pkey & 0x7FFF)
@@ -51,3 +59,4 @@ def check_ipoib_sls(policy: Policy, sls: list[list[int]]) -> None:
                     line=line,
                     field="partitions",
                 )
+    return notes
