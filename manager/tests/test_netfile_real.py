@@ -214,3 +214,51 @@ def test_a_fault_on_a_node_whose_description_is_shared_is_named_by_guid(ibqos_cl
     r = _dryrun(ibqos_cli, net, out, "--fault", "link:0x0002c90300002001[1]")
     assert r.returncode == 0, r.stderr[-1500:]
     assert f"terminal link {UNSET}[1]-MF0;leaf02:QM8700/U1[33] down" in _checks(out)["fault applied"]["result"]
+
+
+NAMED = """\
+fabric: {rate: HDR, mtu: 2048, data_vls: 8, vlarb_cap: {high: 8, low: 8}, routing: minhop, max_switch_hops: 1}
+classes:
+  - name: storage
+    priority: high
+    bandwidth: 30
+    sls: [3]
+    match:
+      groups:
+        - {name: oss, port_name: ["oss01 HCA-1/P1"]}
+  - name: bracketed
+    bandwidth: 30
+    sls: [4]
+    match:
+      groups:
+        - {name: n01, port_name: ["node01 HCA-1 [mlx5_0]/P2"]}
+      direction: destination
+  - name: rest
+    bandwidth: rest
+    default: true
+"""
+
+
+def test_port_names_with_spaces_match_on_real_opensm(tmp_path, ibsim_fabric):
+    """Node descriptions as Linux sets them ("host HCA-1", "host mlx5_0") hold a space. The
+    rendered `port-name: oss01 HCA-1/P1` matched nothing in OpenSM 3.3.23 (every path SL 0,
+    no error logged); quoted, the SA answers the class's SL."""
+    from ibqos import osmlog
+    from ibqos.verify.sa_paths import query_path_sl_keys
+    from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
+
+    policy = tmp_path / "named.yaml"
+    policy.write_text(NAMED)
+    (tmp_path / "dry").mkdir()
+    dry = DryRun(DryRunConfig(policy=policy, out=tmp_path / "dry", net=NET))
+    dry.stage_plan()
+    dry.stage_render()
+    long_, oss, node01 = 0x0002C90300003001, 0x0002C90300002001, 0x0002C90300001000
+    with ibsim_fabric(NET, run_dir=tmp_path / "run", console=False) as h:
+        sm = h.start_sm(engine="minhop", plugin=False, conf_files=[dry.s.rendered["opensm.conf"]])
+        assert osmlog.errors(sm.lines()) == []
+        got = query_path_sl_keys(
+            [(long_, oss, None, None), (long_, node01 + 2, None, None), (long_, node01 + 1, None, None)], h.env
+        )
+        sm.stop()
+    assert got == [3, 4, 0]  # storage (either end), bracketed (destination port 2 only), rest

@@ -66,7 +66,8 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
         assert [int(x) for x in conf[key].split(",")] == [0, 1, 2, 3, 4, 5, 6, 7] + [7] * 8
     pol = files["qos-policy.conf"].read_text()
     assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)
-    assert "port-name: storage01 HCA-1/P1" in pol and "service-id: 0xab0000-0xabffff" in pol
+    # quoted: OpenSM ends an unquoted name at the space (test_netfile_real.py, on the SA)
+    assert 'port-name: "storage01 HCA-1/P1"' in pol and "service-id: 0xab0000-0xabffff" in pol
     # ULPs become match rules in their class's place (OpenSM would put qos-ulps after every
     # match rule): SDP ports 5004-5005 are service IDs 0x10000 + port, iSER 0x1060000 + 3260.
     assert "\nqos-ulps" not in pol

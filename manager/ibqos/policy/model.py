@@ -150,8 +150,10 @@ class PortGroup(_Strict):
     @classmethod
     def _no_commas(cls, v: Any, info: ValidationInfo) -> Any:
         for x in v:
-            if "," in x or "\n" in x:
-                raise ValueError(f"{info.field_name}: {x!r} must not contain commas or newlines")
+            if "," in x or "\n" in x or '"' in x:
+                # OpenSM's qos-policy.conf separates names by commas and quotes one with
+                # spaces; nothing in it can spell a '"'
+                raise ValueError(f"{info.field_name}: {x!r} must not contain commas, newlines or '\"'")
         return v
 
     @field_validator("port_name")
