@@ -139,6 +139,7 @@ def diff_programmed(  # noqa: PLR0912
                     out["sl2vl"].append(f"{_name(n, p)} (ca) SL2VL {_vl(got)} planned {_vl(want)}")
         else:
             ext = [p for p in present if p != 0]
+            peer = {p: (n.ports[p].remote or (None,))[0] for p in ext}
             for i in ext:
                 for o in ext:
                     if i == o:
@@ -149,7 +150,10 @@ def diff_programmed(  # noqa: PLR0912
                     if key not in wants:
                         wants[key] = expected_sl2vl(expected.sl2class, ri, ro, vls_of, sw_role)
                     want = wants[key]
-                    either = sw_role == "leaf" and ri == ro == "local"  # a leaf's (down, up) turn
+                    # a leaf's (down, up) turn; or a turn back to the switch the packet came
+                    # from (parallel links, a trunk), which no route makes: dla leaves it at
+                    # the class's first VL
+                    either = (sw_role == "leaf" and ri == ro == "local") or (peer[i] is not None and peer[i] == peer[o])
                     got = n.sl2vl.get((i, o))
                     if got is None:
                         out["missing"].append(f"{_name(n, o)}: no SL2VL for in-port {i}")

@@ -13,6 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def one_line(text: str) -> str:
+    """`text` with its line breaks written as \\n and \\r: a file name may hold one, and the
+    error about it must stay one line."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 class IbqosError(Exception):
     exit_code = 2
 
@@ -26,7 +32,8 @@ class InputError(IbqosError):
         self.file, self.line, self.field, self.detail = file, line, field, message
         where = ""
         if file is not None:
-            where = f"{file}:{line}: " if line is not None else f"{file}: "
+            shown = one_line(str(file))
+            where = f"{shown}:{line}: " if line is not None else f"{shown}: "
         if field:
             where += f"{field}: "
         super().__init__(where + message)

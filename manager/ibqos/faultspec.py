@@ -41,7 +41,7 @@ class ResolvedFault:
     fabric (`ibqos dryrun --fault`); ibqos_sim.campaign from a generated topology."""
 
     spec: FaultSpec
-    node: str  # node description, as ibsim names the node
+    node: str  # node description (Harness.unlink finds the net file's node id for it)
     port: int | None  # None: the whole switch
     peer: tuple[str, int] | None  # the other end of a link
     kind: str  # "terminal link", "local link", "global link", "switch link" or "switch"
@@ -158,7 +158,9 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             kind,
             tuple(sorted(n.desc for n in ends if n.kind == "ca")),
         )
-    if sm_node is not None and sm_node in res.lost_cas:
+    # the SM's node is a CA, or a switch (port 0) when a net file lists a switch first, as
+    # ibnetdiscover does
+    if sm_node is not None and (sm_node in res.lost_cas or (res.kind == "switch" and res.node == sm_node)):
         raise InputError(
             f"{spec.text!r}: OpenSM runs on {sm_node}, which this fault cuts off the "
             "fabric; name another link or switch",

@@ -41,6 +41,11 @@ KEYS = [
     0x1061388,
     0x2000,
     0xAB0001,
+    # site.yaml's services: MPI ranges, Lustre o2ib (RDMA CM port 987), NFS/RDMA (port 20049)
+    0x1500,
+    0x2FFF,
+    0x10603DB,
+    0x1064E51,
 ]
 PKEYS = [0x7FFF, 0x0A01, 0x0A02]
 PAIRS = 36
@@ -122,6 +127,23 @@ def expected_class(doc: dict, src: dict, dst: dict, sid: int | None, pkey: int |
 
 
 # ---- the fabric run -----------------------------------------------------------------------
+
+
+def _ipoib_broadcast_sls(env: dict[str, str], cwd: Path) -> dict[int, int]:
+    """P_Key -> SL of each IPoIB broadcast group (MGID ff12:401b:<P_Key>::ffff:ffff) the SA
+    lists (`saquery -g`, MCMemberRecords of the groups OpenSM created)."""
+    from ibqos.proc import run_command
+
+    out: dict[int, int] = {}
+    mgid = ""
+    # umad2sim writes a fake sysfs into the client's working directory
+    for line in run_command(["saquery", "-g"], env=env, cwd=cwd, timeout=60).stdout.splitlines():
+        key, _, value = (s.strip(".") for s in line.strip().partition("."))
+        if key == "MGID":
+            mgid = value
+        elif key == "SL" and (m := re.fullmatch(r"ff12:401b:([0-9a-f]{1,4})::ffff:ffff", mgid)):
+            out[int(m[1], 16) & 0x7FFF] = int(value, 0)
+    return out
 
 
 def _ports(fabric) -> dict[str, dict]:
@@ -213,7 +235,9 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabr
         sm = h.start_sm(
             engine=DLA_CHAIN if dla else plan.fabric.routing, plugin=dla, conf_files=[dry.s.rendered["opensm.conf"]]
         )
+        # OpenSM's qos-policy parser logs ERR AC..; its partitions parser "PARSE ERROR" only
         errs = [e for e in osmlog.errors(sm.lines()) if "ERR D1A" not in e]
+        errs += osmlog.matching(sm.lines(), "PARSE ERROR")
         assert errs == [], errs[:3]
         ports = _ports(h.read_back(save=False))
         rng = random.Random(policy.stem)
@@ -233,6 +257,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabr
                     queries.append((ports[a]["guid"], ports[b]["guid"], None, None))
                     want.append((a, b, None, None, expected_class(doc, ports[a], ports[b], None, None)))
         got = query_path_sl_keys(queries, h.env)
+        broadcast = _ipoib_broadcast_sls(h.env, tmp_path) if doc.get("partitions") else {}
         sm.stop()
 
     sl_of = {c.name: c.sls[0] for c in plan.classes}
@@ -242,6 +267,13 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabr
         if sl != sl_of[cls]
     ]
     assert not wrong, f"{len(wrong)} of {len(want)} paths:\n" + "\n".join(wrong[:12])
+    # IPoIB's broadcast group, which OpenSM creates on the partition's SL, is on the SL of the
+    # class that takes IPoIB there too (its multicast would run in another class otherwise)
+    for c in doc["classes"]:
+        for u in (c.get("match") or {}).get("ulps") or []:
+            if u == "ipoib" or (isinstance(u, dict) and u["ulp"] == "ipoib"):
+                pk = _num(u.get("pkey", "0x7fff") if isinstance(u, dict) else "0x7fff") & 0x7FFF
+                assert broadcast.get(pk) == sl_of[c["name"]], (hex(pk), broadcast, c["name"])
     if policy.parent == HERE:  # the sample reaches more than the default class
         assert len({c for *_, c in want}) >= 2
 

@@ -46,3 +46,25 @@ def test_a_policy_within_every_port_is_its_own_plan_even_when_fitting_is_allowed
     assert cap.fits and not cap.fitted and cap.plan_cap == (16, 16) and cap.below == ()
     assert cap.to_json((16, 16))["judged"] == "policy"
     assert cap.describe((16, 16)) == "the policy's plan 16/16; the fabric's 4 ports hold 16/32"
+
+
+def test_a_plan_for_more_data_vls_than_the_ports_run_is_refused_before_opensm(ibqos_cli, tmp_path):
+    """15 data VLs on ports whose VLCap is 8 (ibsim's, and many HCAs'): the dla plugin refused
+    its table file inside OpenSM (ERR D1A3) and the run ended as an external failure (exit 3);
+    now it is refused before OpenSM runs, naming the policy's line and the ports, as a VLArb
+    capacity below the policy's is."""
+    from ibqos.paths import REPO_ROOT
+
+    policy = tmp_path / "vl15.yaml"
+    text = (REPO_ROOT / "examples" / "two-class.yaml").read_text()
+    assert "data_vls: 8" in text
+    policy.write_text(text.replace("data_vls: 8", "data_vls: 15"))
+    out = tmp_path / "dr"
+    r = ibqos_cli("dryrun", policy, "--topology", "fattree:leaves=1,spines=0,hosts=2", "--out", out, timeout=300)
+    line = text[: text.index("data_vls: 8")].count("\n") + 1
+    assert r.returncode == 1, r.stderr[-1500:]
+    assert (
+        f"ibqos: error: dry run refused: {policy}:{line}: fabric.data_vls: the plan runs 15 data VLs, 4 of the "
+        "fabric's ports fewer (ca-l0-h0[1] 8, ca-l0-h1[1] 8, leaf0[1] 8, …)" in r.stderr
+    ), r.stderr
+    assert not (out / "fabric" / "sm0").exists()  # OpenSM never ran

@@ -393,3 +393,18 @@ def test_topology_specs_that_cannot_be_a_fabric_are_refused_at_once(capsys, tmp_
     rc, _, err = run(capsys, "dryrun", EXAMPLES / "two-class.yaml", "--topology", spec, "--out", out)
     assert rc == 2 and says in err and len(err.strip().splitlines()) == 1, err
     assert not out.exists()
+
+
+def test_a_file_name_with_a_line_break_stays_on_one_error_line(capsys, tmp_path):
+    """An error names its file; a name holding a newline printed the error on two lines."""
+    bad = tmp_path / "bad\nname.yaml"
+    bad.write_text("fabric: [\n")
+    for args in (
+        ["plan", bad, "-o", tmp_path / "p.json"],
+        ["plan", tmp_path / "no\rsuch.yaml", "-o", tmp_path / "p.json"],
+        ["verify", tmp_path / "no\nsuch"],
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and len(err.strip().splitlines()) == 1, (args, err)
+        assert err.startswith(f"ibqos: error: {tmp_path}/") and ("\\n" in err or "\\r" in err), err
+    assert not (tmp_path / "p.json").exists()

@@ -97,3 +97,30 @@ def test_shorthands(tmp_path):
     assert p.fabric.rate_gbps == 200 and p.classes[0].bandwidth == 25
     assert p.classes[0].match.groups[0].port_guid == ["0x1", "0x10-0x1f"]
     assert [u.criterion for u in p.classes[0].match.ulps] == ["", "port-num 3000"]
+
+
+@pytest.mark.parametrize(
+    "match, says",
+    [
+        ('{service_id: ["0x10000000000000000"]}', "service_id: 0x10000000000000000 does not fit in 64 bits"),
+        ('{pkey: ["0x10000"]}', "pkey: 0x10000 does not fit in 16 bits"),
+        ("{pkey: [0x8000]}", "pkey: 0x8000 is the invalid P_Key"),
+        ("{qos_class: [5000]}", "qos_class: 0x1388 does not fit in 12 bits"),
+        ('{groups: [{name: g, port_guid: ["0x1-0x10000000000000000"]}]}', "does not fit in 64 bits"),
+        ('{ulps: [{ulp: sdp, port_num: "70000"}]}', "port_num: 70000 is not a TCP port (0-65535)"),
+        ('{ulps: [{ulp: iser, port_num: "3261-3260"}]}', "port_num: range '3261-3260' is empty"),
+    ],
+)
+def test_numbers_wider_than_their_field_are_refused(tmp_path, match, says):
+    """These were rendered as written: OpenSM's parser saturates a service ID past 64 bits
+    (strtoull), an SDP port past 65535 lands in another ULP's service IDs, a reversed port
+    range and a P_Key of 0 match nothing."""
+    f = tmp_path / "p.yaml"
+    f.write_text(
+        "fabric: {rate: HDR, mtu: 2048, vlarb_cap: {high: 8, low: 8}}\n"
+        f"classes:\n  - {{name: a, priority: high, bandwidth: 30, match: {match}}}\n"
+        "  - {name: b, bandwidth: rest, default: true}\n"
+    )
+    with pytest.raises(InputError) as e:
+        load_policy(f)
+    assert e.value.line == 3 and says in str(e.value), str(e.value)

@@ -53,3 +53,31 @@ def test_pkeys_in_names_them_as_written_even_in_syntax_ibqos_does_not_check():
     theirs = "# hand-written\nstorage=0x8105, weird_flag : 0x1234=full ;\nalso=0x0106 : SELF=strange ;\n"
     assert pkeys_in(theirs) == {0x0105: "0x8105", 0x0106: "0x0106"}
     assert pkeys_in("") == {}
+
+
+def test_an_ipoib_class_needs_its_partitions_broadcast_group_on_its_sl(ibqos_cli, tmp_path):
+    """OpenSM creates IPoIB's broadcast group on the partition's sl= (0 without one), not on
+    the QoS level's SL: IPoIB's broadcast and multicast would run in the default class (seen
+    with `saquery -g` on ibsim; test_classify_fabric checks the SA's answer)."""
+    two = "# IPoIB\nDefault=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib,\n  mtu=5 : ALL ;\n"
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, two)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert (
+        "p.conf:3: partitions: partition 't' (0x0a02) has OpenSM create IPoIB's broadcast group on SL 0 (no sl= flag)"
+        in r.stderr
+    )
+    assert "class 'qos' takes IPoIB on SL 1" in r.stderr and "add sl=1 to the partition's flags" in r.stderr
+    assert not (tmp_path / "plan.json").exists()
+    r = _plan(ibqos_cli, tmp_path, {"ulps": ["ipoib"]}, two.replace("ipoib :", "ipoib, sl=2 :"))
+    assert r.returncode == 2 and "p.conf:2:" in r.stderr and "on SL 2, but class 'qos'" in r.stderr, r.stderr
+    r = _plan(ibqos_cli, tmp_path, {"ulps": ["ipoib"]}, two.replace("ipoib :", "ipoib, sl=1 :"))
+    assert r.returncode == 0, r.stderr
+    # without a partitions file the SM's own decides: the plan says so
+    r = _plan(ibqos_cli, tmp_path, {"ulps": ["ipoib"]}, None)
+    assert r.returncode == 0, r.stderr
+    assert "note: class 'qos' takes IPoIB on SL 1, but IPoIB's broadcast group is on its partition's sl=" in (
+        r.stdout + r.stderr
+    )
+    # a P_Key match is not IPoIB's own rule: the partition's SL is the admin's choice there
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a02"]}, two)
+    assert r.returncode == 0, r.stderr

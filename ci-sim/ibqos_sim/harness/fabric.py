@@ -30,7 +30,7 @@ from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, stop_group,
 from ibqos.templating import render
 
 from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
-from .netfile import node_records, read_net
+from .netfile import ibsim_node_id, node_records, read_net
 from .resweep import Resweep, sweep_mark, wait_resweep
 
 _counter = itertools.count()
@@ -89,21 +89,22 @@ def net_size(netfile: Path) -> NetSize:
 
 
 def sm_node_name(netfile: Path) -> str:
-    """The node ibsim attaches OpenSM to: the net file's first node record."""
+    """The node description of the node ibsim attaches OpenSM to: the net file's first node
+    record."""
     for node in node_records(read_net(netfile)):
         if node.name:
-            return node.name
+            return node.desc
     raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
 
 
 def net_port_types(netfile: Path) -> dict[str, str]:
     """OpenSM port names ("<node description>/P<n>") of a net file's ports -> node type (CA,
     SWITCH, ROUTER), for resolving a policy's node_type filters before the fabric runs.
-    ibsim gives every node its quoted name as node description."""
+    ibsim gives every node the description netfile.NetNode.desc says."""
     out: dict[str, str] = {}
     for node in node_records(read_net(netfile)):
         ports = range(node.ports + 1) if node.kind == "SWITCH" else range(1, node.ports + 1)
-        out.update({f"{node.name}/P{p}": node.kind for p in ports})
+        out.update({f"{node.desc}/P{p}": node.kind for p in ports})
     return out
 
 
@@ -416,14 +417,19 @@ class Harness:
     def unlink(
         self, node: str, port: int | None = None, *, sm: SmDaemon | None = None, timeout: float = 120
     ) -> Resweep | None:
-        """Take one link down (`Unlink "node"[port]`), or without a port every link of node."""
-        return self._change(f'Unlink "{node}"' + (f"[{port}]" if port else ""), sm, timeout)
+        """Take one link down (`Unlink "node"[port]`), or without a port every link of node
+        (its id in the net file, or its node description)."""
+        return self._change(
+            f'Unlink "{ibsim_node_id(self.netfile, node)}"' + (f"[{port}]" if port else ""), sm, timeout
+        )
 
     def relink(
         self, node: str, port: int | None = None, *, sm: SmDaemon | None = None, timeout: float = 120
     ) -> Resweep | None:
         """Bring back what `unlink` took down (`ReLink "node"[port]`), on the same peer ports."""
-        return self._change(f'ReLink "{node}"' + (f"[{port}]" if port else ""), sm, timeout)
+        return self._change(
+            f'ReLink "{ibsim_node_id(self.netfile, node)}"' + (f"[{port}]" if port else ""), sm, timeout
+        )
 
     def switch_down(self, name: str, **kw) -> Resweep | None:
         """A switch fails: every link of it goes down (its CAs lose their only link)."""

@@ -9,7 +9,8 @@ them."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,16 @@ KEYVAL = re.compile(r"^\s*\w+\s*=\s*\S+")
 KINDS = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
 
 
+# ibsim 0.10 (sim_net.c, parse_node_desc): the node description is the text after the
+# record's `#`, up to its closing quote when quoted (ibnetdiscover writes `# "node01 HCA-1"`),
+# else up to " enhanced port ", " base port ", " lid " or " lmc "; without a `#` it is the
+# node's id. Real ibnetdiscover files name nodes "S-<guid>"/"H-<guid>" and put the
+# description in that comment, so the id and the description differ.
+# A NodeDescription holds 64 bytes: ibsim keeps the first 63 (and a NUL).
+_DESC_END = re.compile(r" enhanced port | base port | lid | lmc ")
+_DESC_BYTES = 63
+
+
 @dataclass(frozen=True)
 class NetNode:
     """One node record: `Switch 36 "sw-g0-s0"` (type, ports, name as ibsim takes them)."""
@@ -33,7 +44,22 @@ class NetNode:
     line: int
     kind: str  # SWITCH, CA or ROUTER (KINDS)
     ports: int
-    name: str  # quoted in the file; ibsim makes it the node description
+    name: str  # the quoted id: what ibsim's console commands (Unlink, ReLink) take
+    desc: str  # the node description ibsim gives it, which OpenSM and the read-back see
+
+
+def _node_desc(rest: str, name: str) -> str:
+    """What ibsim makes the node description of a record whose id is `name`, from the text
+    after the id (`rest`)."""
+    if "#" not in rest:
+        return name
+    s = rest.split("#", 1)[1].lstrip()
+    if s.startswith('"'):
+        desc = s[1:].split('"', 1)[0]
+    else:
+        m = _DESC_END.search(s)
+        desc = s[: m.start()] if m else s
+    return (desc or name).encode()[:_DESC_BYTES].decode(errors="ignore")
 
 
 def read_net(netfile: str | Path) -> str:
@@ -44,7 +70,9 @@ def read_net(netfile: str | Path) -> str:
 def node_record(line: str, n: int = 0) -> NetNode | None:
     """The node record on `line` (number `n`), or None when the line is not one."""
     m = NODE.match(line)
-    return NetNode(n, KINDS[m.group(1).lower()], int(m.group(2)), m.group(3)) if m else None
+    if not m:
+        return None
+    return NetNode(n, KINDS[m.group(1).lower()], int(m.group(2)), m.group(3), _node_desc(line[m.end() :], m.group(3)))
 
 
 def node_records(text: str) -> Iterator[NetNode]:
@@ -54,24 +82,122 @@ def node_records(text: str) -> Iterator[NetNode]:
             yield node
 
 
+# ibsim 0.10 (sim_net.c new_node, parse_guidbase): each node type numbers its nodes from a
+# base (`caguid=`/`hcaguids=`, `switchguid=`, `rtguid=` set it; `+` adds to it), a switch
+# takes one GUID, a CA or router one for the node and one per port (port p: node GUID + p).
+_GUID_BASES = {"switchguid": "SWITCH", "caguid": "CA", "hcaguids": "CA", "rtguid": "ROUTER"}
+_FIRST_GUID = {"CA": 0x100000, "SWITCH": 0x200000, "ROUTER": 0}
+
+
+def node_guids(text: str) -> dict[str, int]:
+    """Node id -> the node GUID ibsim gives it."""
+    base, nxt = dict(_FIRST_GUID), dict(_FIRST_GUID)
+    out: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if node := node_record(line, n):
+            out[node.name] = nxt[node.kind]
+            nxt[node.kind] += 1 if node.kind == "SWITCH" else node.ports + 1
+            continue
+        key = next((k for k in _GUID_BASES if line.startswith(k)), None)
+        if key and (m := re.match(r"\s*([=+])\s*(0[xX][0-9a-fA-F]+|\d+)", line[len(key) :])):
+            kind, value = _GUID_BASES[key], int(m.group(2), 0)
+            if m.group(1) == "=":
+                base[kind] = value
+            nxt[kind] = base[kind] + (value if m.group(1) == "+" else 0)
+    return out
+
+
+def ibsim_node_id(netfile: str | Path, node: str) -> str:
+    """The id ibsim's console knows a node by, for `node` given as that id, as the node's
+    description (what a fault names, from the read-back fabric) or as its node or port GUID
+    (0x...: the one name of a node whose description others share)."""
+    text = read_net(netfile)
+    records = list(node_records(text))
+    if any(r.name == node for r in records):
+        return node
+    if re.fullmatch(r"0[xX][0-9a-fA-F]{1,16}", node):
+        guid, span = int(node, 16), {r.name: 0 if r.kind == "SWITCH" else r.ports for r in records}
+        hit = [i for i, g in node_guids(text).items() if g <= guid <= g + span[i]]
+        if hit:
+            return hit[0]
+    ids = [r.name for r in records if r.desc == node]
+    if len(ids) == 1:
+        return ids[0]
+    if not ids:
+        raise InputError(f"no node {node!r} (neither a node id nor a node description)", file=netfile)
+    raise InputError(
+        f"node description {node!r} is shared by {len(ids)} nodes ({', '.join(ids[:4])}): name one by its id",
+        file=netfile,
+    )
+
+
+def undiscovered(netfile: str | Path, descs: Iterable[str]) -> list[str]:
+    """The net file's nodes (by description) that are not among `descs`, the nodes a
+    read-back found: those the SM could not reach (an island, a link both ends do not list)."""
+    missing = Counter(r.desc for r in node_records(read_net(netfile)))
+    missing.subtract(descs)
+    return sorted(d for d, n in missing.items() for _ in range(max(n, 0)))
+
+
+# ibsim's link settings and the values it takes (sim_net.c is_link*_valid); any other value
+# is an ibpanic with no line
+_LINK_SETTINGS = {"width": (1, 31), "speed": (1, 7), "extspeed": (0, 7)}
+
+
+def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
+    key, _, value = (s.strip() for s in body.partition("="))
+    if key not in _LINK_SETTINGS:
+        return
+    lo, hi = _LINK_SETTINGS[key]
+    try:
+        v = int(value, 0)
+    except ValueError:
+        v = None
+    if v is None or not lo <= v <= hi:
+        raise InputError(f"{key}={value[:20]}: ibsim takes {lo}..{hi}", file=netfile, line=n)
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
     links: list[tuple[int, str, int, int, str]] = []  # line, node, port, peer port, peer
     current = None
+    listing: str | None = None  # the record whose port lines ibsim is reading
+    listed: set[int] = set()
+    router_guids = False
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
+        if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
+            listing = None  # ibsim: the port list ends here, and this line with it
         if not body.strip():
             continue
+        if listing is not None and not LINK.match(line) and len(listed) < nodes[listing]:
+            # ibsim (parse_ports) reads a record's port lines until it has all its ports or
+            # meets another line, and drops that line: a record or a key=value line there is lost
+            raise InputError(
+                f"{listing!r} lists {len(listed)} of its {nodes[listing]} ports and this line follows at once: "
+                "ibsim takes it as the end of the port list and drops it; leave a blank line before it",
+                file=netfile,
+                line=n,
+            )
         if node := node_record(line, n):
             name, nports = node.name, node.ports
             if not name:
                 raise InputError("a node needs a name", file=netfile, line=n)
+            if node.kind == "ROUTER" and not router_guids:
+                # ibsim 0.10 numbers routers from GUID 0 (its absguids[] stops at switches),
+                # and OpenSM drops a node whose GUID is 0 (ERR 0D16)
+                raise InputError(
+                    f"router {name!r} has no GUID: give an rtguid=0x... line before it, as ibnetdiscover writes",
+                    file=netfile,
+                    line=n,
+                )
             if name in nodes:
                 raise InputError(f"node {name!r} is defined twice", file=netfile, line=n)
             if not 1 <= nports <= MAX_PORTS:
                 raise InputError(f"node {name!r} has {nports} ports (1..{MAX_PORTS})", file=netfile, line=n)
             nodes[name], current = nports, name
+            listing, listed = name, set()
         elif m := LINK.match(line):
             if current is None:
                 raise InputError("a link before any node record", file=netfile, line=n)
@@ -79,10 +205,15 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
             links.append((n, current, port, pport, peer))
-        elif not KEYVAL.match(line):
+            listed.add(port)
+        elif KEYVAL.match(line):
+            router_guids |= line.strip().startswith("rtguid")
+            _check_link_setting(body, netfile, n)
+        else:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
+    ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
     for n, owner, port, pport, peer in links:
         if peer not in nodes:
             raise InputError(
@@ -91,6 +222,15 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
         if not 1 <= pport <= nodes[peer]:
             raise InputError(
                 f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
+                file=netfile,
+                line=n,
+            )
+        back = ends.get((peer, pport))
+        if back is not None and back[:2] != (owner, port):
+            # ibsim builds no fabric then, and says only "sim_init failed"
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r} port {pport}, but line {back[2]} links that port "
+                f"to {back[0]!r} port {back[1]}",
                 file=netfile,
                 line=n,
             )

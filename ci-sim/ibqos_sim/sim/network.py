@@ -103,6 +103,8 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         for p in n.ports.values():
             if not p.remote or p.num == 0:
                 continue
+            if (far := fabric.nodes.get(p.remote[0])) is not None and far.kind == "router":
+                continue  # a router ends the subnet: no CA pair's route crosses it
             if p.remote[0] not in index:
                 raise err(
                     f"{fabric.nodes[g].desc or hex(g)} port {p.num}",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .network import Network
 from .params import SimParams
 from .run import Simulation
-from .traffic import TrafficClass, TrafficSpec
+from .traffic import TrafficClass, TrafficSpec, port_guid_name
 
 
 @dataclass
@@ -46,7 +46,8 @@ def measure_link_shares(
     min_batches: int = 10,
     max_us: float = 50_000.0,
 ) -> LinkShares:
-    eps = [net.ep_desc(e) for e in range(net.n_endpoints)]
+    # by port GUID: descriptions can repeat (unset ones) and hold commas, the list's separator
+    eps = [port_guid_name(net, e) for e in range(net.n_endpoints)]
     dst, srcs = eps[0], ",".join(eps[1:])
     incast = [c.model_copy(update={"pattern": "twonode", "rate": "saturate"}) for c in classes]
     max_batches = max(min_batches, int(max_us // batch_us))
@@ -70,7 +71,7 @@ def measure_link_shares(
         total = sum(last)
     hw = _half_widths(per_batch)
     return LinkShares(
-        destination=dst,
+        destination=net.ep_desc(0),
         shares={n: round(100.0 * b / total, 4) if total else 0.0 for n, b in zip(names, last, strict=True)},
         half_width_pp={n: round(h, 4) for n, h in zip(names, hw, strict=True)},
         batches=len(per_batch),

@@ -29,7 +29,7 @@ from ..policy.model import FabricSpec, Policy
 from ..roles import Role
 from .e2e_check import check_e2e
 from .fixes import checked_fixes, refusal
-from .sls import assign_sls
+from .sls import assign_sls, check_ipoib_sls
 from .synth import Infeasible, RoleResult, synthesize
 from .targets import RoleSpec, role_spec
 
@@ -54,9 +54,10 @@ def make_plan(policy: Policy, cap: tuple[int, int] | None = None) -> Plan:
             "entries: OpenSM 3.3.23 cannot program entries 32-63 of a 64-entry table"
         )
         high_cap, low_cap = usable
+    sls, sl2class = assign_sls(policy)
+    notes += check_ipoib_sls(policy, sls)  # before the synthesis: a mistake in the files is said at once
     results = synthesize_roles(policy, (high_cap, low_cap))
     e2e = check_e2e(policy, results, lambda p: _replan(p, (high_cap, low_cap)))
-    sls, sl2class = assign_sls(policy)
     vpc = f.vls_per_class
     terminal = role_spec(policy, "terminal", (high_cap, low_cap))
     classes = []

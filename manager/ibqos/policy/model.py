@@ -29,6 +29,7 @@ def _hex_or_range(v: Any, what: str) -> str:
     if isinstance(v, int):
         if v < 0:
             raise ValueError(f"{what}: must not be negative")
+        _in_field([v], what)
         return hex(v)
     text = str(v).strip()
     parts = [p.strip() for p in text.split("-")]
@@ -42,7 +43,30 @@ def _hex_or_range(v: Any, what: str) -> str:
             raise ValueError(f"{what}: {p!r} is not a number (use 0x... for hex)") from exc
     if len(nums) == 2 and nums[0] > nums[1]:
         raise ValueError(f"{what}: range {text!r} is empty")
+    _in_field(nums, what)
     return "-".join(hex(n) for n in nums)
+
+
+# The width of each number's field (IBA: 64-bit service IDs and GUIDs, 16-bit P_Keys whose
+# top bit is the membership, 12-bit QoS classes): OpenSM's qos parser reads a wider number as
+# another one (strtoull saturates), so it would match other traffic.
+_FIELD_BITS = {
+    "service_id": 64,
+    "port_guid": 64,
+    "target_port_guid": 64,
+    "source_port_guid": 64,
+    "pkey": 16,
+    "qos_class": 12,
+}
+
+
+def _in_field(nums: list[int], what: str) -> None:
+    bits = _FIELD_BITS.get(what)
+    for n in nums:
+        if bits is not None and n >= 1 << bits:
+            raise ValueError(f"{what}: {n:#x} does not fit in {bits} bits")
+        if what == "pkey" and not n & 0x7FFF:
+            raise ValueError(f"{what}: {n:#06x} is the invalid P_Key (its low 15 bits are 0)")
 
 
 class Capacity(_Strict):
@@ -126,8 +150,10 @@ class PortGroup(_Strict):
     @classmethod
     def _no_commas(cls, v: Any, info: ValidationInfo) -> Any:
         for x in v:
-            if "," in x or "\n" in x:
-                raise ValueError(f"{info.field_name}: {x!r} must not contain commas or newlines")
+            if "," in x or "\n" in x or '"' in x:
+                # OpenSM's qos-policy.conf separates names by commas and quotes one with
+                # spaces; nothing in it can spell a '"'
+                raise ValueError(f"{info.field_name}: {x!r} must not contain commas, newlines or '\"'")
         return v
 
     @field_validator("port_name")
@@ -174,6 +200,12 @@ class UlpRule(_Strict):
         text = str(v).strip()
         if not re.fullmatch(r"\d{1,5}(-\d{1,5})?", text):
             raise ValueError(f"port_num: {text!r} is not a TCP port or range a-b")
+        ports = [int(p) for p in text.split("-")]
+        if max(ports) > 0xFFFF:
+            # the service ID would leave the ULP's space (SDP 0x10000 + port) for another's
+            raise ValueError(f"port_num: {max(ports)} is not a TCP port (0-65535)")
+        if ports[0] > ports[-1]:
+            raise ValueError(f"port_num: range {text!r} is empty")
         return text
 
     @model_validator(mode="after")

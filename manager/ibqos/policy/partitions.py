@@ -36,6 +36,9 @@ class Partitions:
     file: str
     text: str
     pkeys: dict[int, str] = field(default_factory=dict)  # P_Key (15 bits) -> name
+    # P_Key -> (its sl= flag, None without one: OpenSM's default, 0; the statement's line)
+    # of each partition with the `ipoib` flag: OpenSM creates its IPoIB broadcast group on it
+    ipoib_sl: dict[int, tuple[int | None, int]] = field(default_factory=dict)
 
     def has(self, pkey: int) -> bool:
         return (pkey & 0x7FFF) in self.pkeys or (pkey & 0x7FFF) == DEFAULT_PKEY
@@ -43,7 +46,9 @@ class Partitions:
 
 def read_partitions(path: Path) -> Partitions:
     text = read_text(path, limit=16 * MiB, what="a partitions.conf")
-    return Partitions(str(path), text, _parse(text, path))
+    parts = Partitions(str(path), text)
+    parts.pkeys = _parse(text, path, ipoib_sl=parts.ipoib_sl)
+    return parts
 
 
 def pkeys_in(text: str) -> dict[int, str]:
@@ -59,7 +64,12 @@ def pkeys_in(text: str) -> dict[int, str]:
         return {int(m, 0) & 0x7FFF: m for d in defs for m in re.findall(r"=\s*(0x[0-9a-fA-F]+|\d+)", d)}
 
 
-def _parse(text: str, path: Path, written: dict[int, str] | None = None) -> dict[int, str]:
+def _parse(
+    text: str,
+    path: Path,
+    written: dict[int, str] | None = None,
+    ipoib_sl: dict[int, tuple[int | None, int]] | None = None,
+) -> dict[int, str]:
     pkeys: dict[int, str] = {}
     stmt, start = "", 1
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -71,7 +81,7 @@ def _parse(text: str, path: Path, written: dict[int, str] | None = None) -> dict
             stmt += head + " "
             if not sep:
                 break
-            _statement(stmt.strip(), path, start, pkeys, written)
+            _statement(stmt.strip(), path, start, pkeys, written, ipoib_sl)
             stmt = ""
     if stmt.strip():
         raise InputError(
@@ -80,7 +90,14 @@ def _parse(text: str, path: Path, written: dict[int, str] | None = None) -> dict
     return pkeys
 
 
-def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str], written: dict[int, str] | None = None) -> None:
+def _statement(
+    stmt: str,
+    path: Path,
+    line: int,
+    pkeys: dict[int, str],
+    written: dict[int, str] | None = None,
+    ipoib_sl: dict[int, tuple[int | None, int]] | None = None,
+) -> None:
     def fail(msg: str) -> NoReturn:
         raise InputError(msg, file=path, line=line, field="partitions")
 
@@ -90,22 +107,34 @@ def _statement(stmt: str, path: Path, line: int, pkeys: dict[int, str], written:
         fail(f"{stmt[:40]!r}: want '<name>=<pkey> : <members> ;'")
     definition, members = (s.strip() for s in stmt.split(":", 1))
     name, *flags = (f.strip() for f in definition.split(","))
+    sl = None
     for f in flags:
         if not _DEF_FLAG.match(f):
             fail(f"unknown partition flag {f!r}")
+        key, _, value = (s.strip() for s in f.partition("="))
+        if key.lower() == "sl":
+            try:
+                sl = int(value, 0)
+            except ValueError:
+                sl = 16
+            if not 0 <= sl <= 15:
+                fail(f"sl={value}: an SL is 0-15")
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
+        shown = num if len(num) <= 20 else num[:20] + "…"
         try:
             pkey = int(num, 0)
         except ValueError:
-            fail(f"P_Key {num!r} is not a number (use 0x... for hex)")
+            fail(f"P_Key {shown!r} is not a number (use 0x... for hex)")
         if not pkey & 0x7FFF > 0 or pkey > 0xFFFF:
-            fail(f"P_Key {num} is out of range (0x0001-0x7fff)")
+            fail(f"P_Key {shown} is out of range (0x0001-0x7fff)")
         if (pkey & 0x7FFF) in pkeys and pkeys[pkey & 0x7FFF] != name:
-            fail(f"P_Key {num} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")
+            fail(f"P_Key {shown} is already partition {pkeys[pkey & 0x7FFF]!r}; P_Keys are unique")
         pkeys[pkey & 0x7FFF] = name
         if written is not None:
             written[pkey & 0x7FFF] = num
+        if ipoib_sl is not None and any(f.lower() == "ipoib" for f in flags):
+            ipoib_sl[pkey & 0x7FFF] = (sl, line)
     for m in (x.strip() for x in members.split(",")):
         if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
             fail(

@@ -11,6 +11,6 @@ Files are written to a temporary directory next to `out_dir` and renamed into pl
 failure never leaves half-written configuration behind.
 """
 
-from .render import FILES, render_plan, render_texts
+from .render import FILES, check_osm_dir, render_plan, render_texts
 
-__all__ = ["FILES", "render_plan", "render_texts"]
+__all__ = ["FILES", "check_osm_dir", "render_plan", "render_texts"]

@@ -16,6 +16,10 @@ from ..vls import vlcap_code
 from .fallback import DLA_CHAIN, fallback_sl2vl
 from .rules import policy_rules
 
+# OpenSM 3.3.23 reads an opensm.conf value up to a line break or a '#' (checked with `opensm
+# -F conf -c out`: `qos_policy_file /a#b/x` comes back as `/a`)
+OSM_PATH_BREAKS = "\n\r#"
+
 FILES = {
     "opensm.conf": "opensm.conf.j2",
     "qos-policy.conf": "qos-policy.conf.j2",
@@ -27,6 +31,7 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
     """Write the files into `out_dir`. `port_types` (port name or GUID -> CA/SWITCH/ROUTER,
     when the fabric is known) resolves `node_type` filters on named ports (rules.py)."""
     out_dir = Path(out_dir).absolute()
+    check_osm_dir(out_dir)
     texts = render_texts(plan, out_dir, port_types)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -34,6 +39,17 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
         raise InputError("cannot create its directory: part of the path is a file", file=out_dir) from e
     write_dir_atomic(out_dir, texts)
     return {name: out_dir / name for name in texts}
+
+
+def check_osm_dir(out_dir: Path) -> None:
+    """Refuse a directory the rendered opensm.conf could not name (OSM_PATH_BREAKS)."""
+    if bad := sorted({c for c in str(out_dir) if c in OSM_PATH_BREAKS}):
+        raise InputError(
+            "OpenSM's opensm.conf cannot name a file under this directory: its option parser ends a value at "
+            + " and ".join({"\n": "a newline", "\r": "a carriage return", "#": "'#' (a comment)"}[c] for c in bad)
+            + ", so qos_policy_file would name another file; choose another directory",
+            file=out_dir,
+        )
 
 
 def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = None) -> dict[str, str]:

@@ -40,6 +40,13 @@ class Group:
     pkey: list[str] = field(default_factory=list)
     partition: list[str] = field(default_factory=list)
 
+    @property
+    def port_name_osm(self) -> list[str]:
+        """The port names as qos-policy.conf must spell them: OpenSM 3.3.23's lexer ends an
+        unquoted name at whitespace and '#' (Linux's default node description, "host
+        mlx5_0", then matched nothing: checked with the SA on ibsim), so those are quoted."""
+        return [f'"{n}"' if any(c.isspace() or c == "#" for c in n) else n for n in self.port_name]
+
 
 @dataclass
 class Rule:

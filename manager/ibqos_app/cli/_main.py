@@ -12,7 +12,7 @@ import sys
 import traceback
 
 import click
-from ibqos.errors import IbqosError
+from ibqos.errors import IbqosError, one_line
 from ibqos.interrupt import Interrupted, install
 
 # Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), one module
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as e:
         if e.errno == errno.EPIPE:
             sys.exit(0)
-        click.echo(f"ibqos: error: {e.filename or ''}: {e.strerror}", err=True)
+        click.echo(f"ibqos: error: {one_line(str(e.filename or ''))}: {e.strerror}", err=True)
         sys.exit(2)
     except UnicodeDecodeError as e:
         # every file is meant to be read through ibqos.inputfile, which names it; this is the

@@ -10,6 +10,7 @@ import click
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
+from ibqos.render import check_osm_dir
 from ibqos.term import console, print_table
 from rich.console import Console
 from rich.markup import escape
@@ -93,6 +94,7 @@ def dryrun(
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
     require_plot("the dry run's report.html")
+    check_osm_dir(out.absolute())  # before the fabric starts: the run renders into it
     cfg = DryRunConfig(
         policy=policy,
         out=out.absolute(),

@@ -29,12 +29,12 @@ from ibqos.render.fallback import DLA_CHAIN
 from ibqos.verify import verify_per_class, worst
 from ibqos_sim.harness import Harness, check_sm_run, net_port_types, sm_node_name
 from ibqos_sim.harness.ibsim_binary import default_choice, resolve
-from ibqos_sim.harness.netfile import check_net
+from ibqos_sim.harness.netfile import check_net, undiscovered
 from ibqos_sim.harness.topology import from_spec
 from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, compile_network, simulate
 from ibqos_sim.sim.shares import measure_link_shares
 
-from .capacity import FIT_OPTION, read_capacity
+from .capacity import FIT_OPTION, SHOWN_PORTS, data_vls_below, read_capacity
 from .highlimit import overlay_high_limits
 from .judge import PROBE_FRACTION, judge_classes
 from .report import write_reports
@@ -92,6 +92,7 @@ class DryRunState:
     plan: Plan | None = None
     policy: Policy | None = None
     capacity: Capacity | None = None  # the ports' VLArb capacity vs the policy's
+    vls_below: list[str] = field(default_factory=list)  # ports whose VLCap is below the plan's data VLs
     ibsim: IbsimBinary | None = None  # the simulator that runs the fabric
     topology: Topology | None = None  # the generator's, when not --net
     rendered: dict[str, Path] = field(default_factory=dict)
@@ -106,6 +107,7 @@ class DryRunState:
     fabric: Fabric | None = None
     conform: list[str] = field(default_factory=list)
     mtu: list[MtuFinding] = field(default_factory=list)  # links below the plan's MTU
+    undiscovered: list[str] = field(default_factory=list)  # net-file nodes the SM did not reach
     verify: VerifyReport | None = None
     verify_by_class: dict[str, VerifyReport] = field(default_factory=dict)
     vls_used: list[int] = field(default_factory=list)
@@ -213,6 +215,14 @@ class DryRun:
         cap = self.s.capacity
         if cap is not None and not cap.fits and not cap.fitted:
             raise VerificationFailed(f"dry run refused: {self._capacity_where()}: {cap.refusal()}")
+        if below := self.s.vls_below:
+            n = self.plan.fabric.data_vls
+            raise VerificationFailed(
+                f"dry run refused: {self._where('fabric', 'data_vls')}: fabric.data_vls: the plan runs {n} data VLs, "
+                f"{len(below)} of the fabric's ports fewer ({', '.join(below[:SHOWN_PORTS])}"
+                + (", …" if len(below) > SHOWN_PORTS else "")
+                + "): lower fabric.data_vls to what every port runs"
+            )
         if cap is not None and cap.fitted:
             self.s.plan = make_plan(self.policy, cap=cap.plan_cap)
             self.s.notes.append(f"judged the {cap.describe(planned_entries(self.plan))}")
@@ -246,9 +256,9 @@ class DryRun:
             self.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.ibsim.kind
         )  # faults go down on the console
         self.harness.start()
-        self.s.capacity = read_capacity(
-            self.harness.read_back(save=False), self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given
-        )
+        fabric = self.harness.read_back(save=False)
+        self.s.capacity = read_capacity(fabric, self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given)
+        self.s.vls_below = data_vls_below(fabric, self.plan.fabric.data_vls)
         f = self.s.capacity.fabric
         return f"{self.s.topology_name}, VLArb {f[0]}/{f[1]} on {self.s.capacity.ports} ports"
 
@@ -264,8 +274,14 @@ class DryRun:
         """FILE:LINE: FIELD of the capacity a refusal names."""
         if self.s.policy is None:
             return f"{self.cfg.policy}: fabric.high_cap/low_cap"
-        file, line = self.s.policy.where("fabric", "vlarb_cap")
-        return (f"{file}:{line}" if line is not None else str(file or self.cfg.policy)) + ": fabric.vlarb_cap"
+        return self._where("fabric", "vlarb_cap") + ": fabric.vlarb_cap"
+
+    def _where(self, *loc: str) -> str:
+        """FILE[:LINE] of a policy field (the plan file when a plan was given)."""
+        if self.s.policy is None:
+            return str(self.cfg.policy)
+        file, line = self.s.policy.where(*loc)
+        return f"{file}:{line}" if line is not None else str(file or self.cfg.policy)
 
     def stage_configure(self) -> str:
         run = self._run_sm()
@@ -338,7 +354,8 @@ class DryRun:
         sm_node = sm_node_name(self.netfile)
         self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
         for f in self.s.faults:
-            self.harness.unlink(f.node, f.port)
+            # a GUID as typed names the node even where its description is shared
+            self.harness.unlink(f.spec.node if f.spec.node.lower().startswith("0x") else f.node, f.port)
 
     def stage_readback(self) -> str:
         fabric = self.harness.read_back(save=False)
@@ -358,6 +375,9 @@ class DryRun:
             )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
+        gone = {c for f in self.s.faults for c in f.lost_cas} | {f.node for f in self.s.faults if f.kind == "switch"}
+        found = [n.desc for n in fabric.nodes.values()]
+        self.s.undiscovered = [d for d in undiscovered(self.netfile, found) if d not in gone]
         return note
 
     def stage_conform(self) -> str:

@@ -35,6 +35,17 @@ def fabric_checks(s) -> list[dict]:
             if not s.mtu
             else "; ".join(map(str, s.mtu[:3])) + (f"; and {len(s.mtu) - 3} more ports" if len(s.mtu) > 3 else ""),
         },
+        # a node the SM cannot reach (an island) is in no CA pair: without this row a fabric
+        # with half its nodes cut off would pass on the half that is left
+        {
+            "check": "every node of the net file discovered",
+            "ok": not s.undiscovered,
+            "result": "yes"
+            if not s.undiscovered
+            else f"{len(s.undiscovered)} not reached by the SM: "
+            + ", ".join(s.undiscovered[:6])
+            + (" …" if len(s.undiscovered) > 6 else ""),
+        },
         {"check": "reachability", "ok": v.delivered == v.pairs, "result": f"{v.delivered}/{v.pairs} CA pairs"},
         # the verifier's one routing-loop check (VerifyReport.findings), as verify and status
         {"check": "routing loops", "ok": loops is None, "result": loops.message if loops else "none in the LFTs"},

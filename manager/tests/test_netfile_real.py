@@ -1,0 +1,264 @@
+"""Net files as ibnetdiscover writes them on a real cluster, not as our generator does:
+`vendid=`/`devid=`/`sysimgguid=`/`switchguid=`/`caguid=` lines, nodes named "S-<guid>" and
+"H-<guid>" with the node description in a `# "…"` comment (spaces, brackets, `;` and `:`,
+longer than a NodeDescription holds), `[n](guid)` port suffixes, `# lid N lmc 0` comments,
+switches of 36 and 40 ports with links on scattered ports, a CA with two ports on two switches
+(nets/ibnetdiscover-two-leaves.net). Edited copies add an island, a router, and a link whose
+two ends disagree. Each goes through `ibqos dryrun --net` on real OpenSM and ibsim."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from ibqos.errors import InputError
+from ibqos.paths import REPO_ROOT
+from ibqos_sim.harness import net_port_types, netfile, sm_node_name
+
+NET = Path(__file__).resolve().parent / "nets" / "ibnetdiscover-two-leaves.net"
+POLICY = REPO_ROOT / "examples" / "two-class.yaml"
+LEAF1 = "MF0;leaf01:MSB7700/U1"
+LONG = "compute-rack12-chassis03-blade07 ConnectX-6 VPI adapter card HDR100 mlx5_2"
+
+ISLAND = """
+switchguid=0x7cfe900300a5c4e0(7cfe900300a5c4e0)
+Switch\t36 "S-7cfe900300a5c4e0"\t\t# "MF0;spare01:MSB7700/U1" enhanced port 0 lid 0 lmc 0
+[1]\t"H-0002c90300009000"[1](2c90300009001) \t\t# "spare-node HCA-1" lid 0 4xEDR
+
+caguid=0x2c90300009000
+Ca\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"
+[1](2c90300009001) \t"S-7cfe900300a5c4e0"[1]\t\t# lid 0 lmc 0 "MF0;spare01:MSB7700/U1" lid 0 4xEDR
+"""
+
+ROUTER = """
+rtguid=0x2c9030000a000
+Rt\t1 "R-0002c9030000a000"\t\t# "ib-router01"
+[1](2c9030000a001) \t"S-7cfe900300a5a2c0"[2]\t\t# lid 9 lmc 0 "MF0;leaf01:MSB7700/U1" lid 1 4xEDR
+"""
+
+
+def _edited(tmp_path: Path, extra: str = "", replace: tuple[str, str] = ("", "")) -> Path:
+    net = tmp_path / "cluster.net"
+    net.write_text(NET.read_text().replace(*replace) + extra)
+    return net
+
+
+def _dryrun(ibqos_cli, net: Path, out: Path, *extra: str):
+    r = ibqos_cli("dryrun", POLICY, "--net", net, "--out", out, *extra, timeout=600)
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    return r
+
+
+def _checks(out: Path) -> dict[str, dict]:
+    return {c["check"]: c for c in json.loads((out / "report.json").read_text())["fabric_checks"]}
+
+
+def test_node_descriptions_are_the_ones_ibsim_gives():
+    """ibsim (sim_net.c) takes the description from the record's comment, cut to 63 bytes;
+    policies' port names, node_type filters and faults name nodes by it."""
+    nodes = {r.name: r for r in netfile.node_records(netfile.read_net(NET))}
+    assert nodes["S-7cfe900300a5a2c0"].desc == LEAF1
+    assert nodes["H-0002c90300001000"].desc == "node01 HCA-1 [mlx5_0]"
+    assert nodes["H-0002c90300003000"].desc == LONG[:63]
+    types = net_port_types(NET)
+    assert types["node01 HCA-1 [mlx5_0]/P2"] == "CA" and types[f"{LEAF1}/P0"] == "SWITCH"
+    assert sm_node_name(NET) == LEAF1  # the first record: ibsim attaches the SM to its port 0
+    assert netfile.ibsim_node_id(NET, "oss01 HCA-1") == "H-0002c90300002000"
+    assert netfile.ibsim_node_id(NET, "H-0002c90300002000") == "H-0002c90300002000"
+    # GUIDs as ibsim numbers them from the caguid=/switchguid= lines: node, port, switch
+    assert netfile.ibsim_node_id(NET, "0x0002c90300001000") == "H-0002c90300001000"
+    assert netfile.ibsim_node_id(NET, "0x0002c90300001002") == "H-0002c90300001000"
+    assert netfile.ibsim_node_id(NET, "0x7cfe900300a5b3d0") == "S-7cfe900300a5b3d0"
+
+
+def test_a_description_two_nodes_share_is_refused_for_a_fault(tmp_path):
+    net = _edited(tmp_path, replace=('# "oss01 HCA-1"', '# "node01 HCA-1 [mlx5_0]"'))
+    with pytest.raises(InputError, match="shared by 2 nodes"):
+        netfile.ibsim_node_id(net, "node01 HCA-1 [mlx5_0]")
+
+
+def test_two_leaves_joined_by_a_trunk_pass_as_planned(ibqos_cli, tmp_path):
+    """Before: "tables equal the plan" failed on the spine's turn back down the parallel
+    link it came in on (a turn no route makes, which dla leaves at the class's first VL)."""
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, NET, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks["tables equal the plan"]["result"] == "every port"
+    assert checks["every node of the net file discovered"]["ok"] is True
+
+
+def test_a_real_cluster_file_runs_with_a_fault_named_by_description(ibqos_cli, tmp_path):
+    """Before: ibsim's console was sent the description and refused it (exit 3)."""
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, NET, out, "--fault", f"link:{LEAF1}[31]")
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert "MF0;leaf01:MSB7700/U1[31]-MF0;leaf02:QM8700/U1[40] down" in checks["fault applied"]["result"]
+    assert checks["reachability"]["result"] == "12/12 CA pairs"  # 4 CA ports, node01 has two
+    assert checks["every node of the net file discovered"]["ok"] is True
+
+
+def test_a_fault_on_the_sms_own_switch_is_refused_up_front(ibqos_cli, tmp_path):
+    """Before: the switch went down under the SM and the run ended in 'live:ibsim:…: 0 CA
+    ports with a LID and a link' (exit 2, naming no input)."""
+    r = _dryrun(ibqos_cli, NET, tmp_path / "dr", "--fault", f"switch:{LEAF1}")
+    assert r.returncode == 2, r.stderr[-1500:]
+    assert f"OpenSM runs on {LEAF1}, which this fault cuts off" in r.stderr, r.stderr
+
+
+def test_an_island_the_sm_cannot_reach_fails_the_dry_run(ibqos_cli, tmp_path):
+    """Before: the island was left out of every check and the run passed (exit 0)."""
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, _edited(tmp_path, ISLAND), out)
+    assert r.returncode == 1, r.stderr[-1500:]
+    row = _checks(out)["every node of the net file discovered"]
+    assert row["ok"] is False and row["result"] == "2 not reached by the SM: MF0;spare01:MSB7700/U1, spare-node HCA-1"
+
+
+def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
+    """Before: the simulator refused the dry run's own fabric.json (exit 2: 'links to
+    unknown node'), as it models no router."""
+    net = _edited(tmp_path, ROUTER)
+    net.write_text(
+        net.read_text().replace(
+            '[5]\t"H-0002c90300001000"[1]',
+            '[2]\t"R-0002c9030000a000"[1](2c9030000a001) \t\t# "ib-router01" lid 9 4xEDR\n[5]\t"H-0002c90300001000"[1]',
+        )
+    )
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    kinds = [n["kind"] for n in json.loads((out / "fabric.json").read_text())["nodes"]]
+    assert kinds.count("router") == 1
+
+
+@pytest.mark.parametrize(
+    "extra, replace, says",
+    [
+        # ibsim numbers routers from GUID 0 without it, and OpenSM drops them (ERR 0D16)
+        (ROUTER.replace("rtguid=0x2c9030000a000\n", ""), ("", ""), ":48: router 'R-0002c9030000a000' has no GUID"),
+        # ibsim: "sim_init failed", no line
+        (
+            "",
+            ('"S-7cfe900300a5a2c0"[5]\t\t# lid 5', '"S-7cfe900300a5a2c0"[6]\t\t# lid 5'),
+            ":11: 'S-7cfe900300a5a2c0' port 5 links to 'H-0002c90300001000' port 1, but line 31 links that port "
+            "to 'S-7cfe900300a5a2c0' port 6",
+        ),
+        # ibsim ends a port list at the first other line and drops it: the next record was
+        # lost ("sim_init failed", blamed on the links)
+        (
+            "",
+            ("4xEDR\n\nvendid=0x2c9\ndevid=0xd2f0", "4xEDR\nvendid=0x2c9\ndevid=0xd2f0"),
+            ":15: 'S-7cfe900300a5a2c0' lists 4 of its 36 ports and this line follows at once",
+        ),
+        # ibsim: an ibpanic, exit 3 without a line
+        ("", ("vendid=0x2c9\ndevid=0xcb20", "width=99\nvendid=0x2c9\ndevid=0xcb20"), ":6: width=99: ibsim takes 1..31"),
+    ],
+    ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width"],
+)
+def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
+    net = _edited(tmp_path, extra, replace)
+    with pytest.raises(InputError) as e:
+        netfile.check_net(net)
+    assert says in str(e.value), str(e.value)
+    r = _dryrun(ibqos_cli, net, tmp_path / "dr")
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "dr").exists()
+
+
+UNSET = "MT4123 ConnectX6 Mellanox Technologies"  # a CA's description where no one set it
+
+
+def _shared(t: str) -> str:
+    """Two single-port CAs with one description, the first the link-shares incast's target."""
+    return (
+        t.replace('[17]\t"H-0002c90300001000"[2](2c90300001002) \t\t# "node01 HCA-1 [mlx5_0]" lid 6 4xEDR\n', "")
+        .replace(
+            '[2](2c90300001002) \t"S-7cfe900300a5b3d0"[17]\t\t# lid 6 lmc 0 "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n', ""
+        )
+        .replace('Ca\t2 "H-0002c90300001000"', 'Ca\t1 "H-0002c90300001000"')
+        .replace("node01 HCA-1 [mlx5_0]", UNSET)
+        .replace("oss01 HCA-1", UNSET)
+    )
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _shared,
+        # commas (the incast's list separator), '#', quotes and brackets in descriptions
+        lambda t: t.replace("node01 HCA-1 [mlx5_0]", "node01: a=b, c;d HCA-1").replace("oss01 HCA-1", "oss#1 'x' (y)"),
+    ],
+    ids=["shared-description", "commas-and-hashes"],
+)
+def test_descriptions_as_sites_have_them_do_not_break_the_simulation(ibqos_cli, tmp_path, edit):
+    """Before: the link-shares incast named its sources by description, joined with commas:
+    exit 2, 'dst: two-node source and destination are the same port' / "src: no CA port named
+    'node01: a=b'". Now by port GUID."""
+    net = tmp_path / "cluster.net"
+    net.write_text(edit(NET.read_text()))
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["ok"] is True
+
+
+def test_a_fault_on_a_node_whose_description_is_shared_is_named_by_guid(ibqos_cli, tmp_path):
+    """faultspec refuses the shared description and asks for a GUID; the GUID then reached
+    ibsim as the description, which names two nodes."""
+    net = tmp_path / "cluster.net"
+    net.write_text(_shared(NET.read_text()))
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out, "--fault", "link:0x0002c90300002001[1]")
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert f"terminal link {UNSET}[1]-MF0;leaf02:QM8700/U1[33] down" in _checks(out)["fault applied"]["result"]
+
+
+NAMED = """\
+fabric: {rate: HDR, mtu: 2048, data_vls: 8, vlarb_cap: {high: 8, low: 8}, routing: minhop, max_switch_hops: 1}
+classes:
+  - name: storage
+    priority: high
+    bandwidth: 30
+    sls: [3]
+    match:
+      groups:
+        - {name: oss, port_name: ["oss01 HCA-1/P1"]}
+  - name: bracketed
+    bandwidth: 30
+    sls: [4]
+    match:
+      groups:
+        - {name: n01, port_name: ["node01 HCA-1 [mlx5_0]/P2"]}
+      direction: destination
+  - name: rest
+    bandwidth: rest
+    default: true
+"""
+
+
+def test_port_names_with_spaces_match_on_real_opensm(tmp_path, ibsim_fabric):
+    """Node descriptions as Linux sets them ("host HCA-1", "host mlx5_0") hold a space. The
+    rendered `port-name: oss01 HCA-1/P1` matched nothing in OpenSM 3.3.23 (every path SL 0,
+    no error logged); quoted, the SA answers the class's SL."""
+    from ibqos import osmlog
+    from ibqos.verify.sa_paths import query_path_sl_keys
+    from ibqos_app.dryrun.pipeline import DryRun, DryRunConfig
+
+    policy = tmp_path / "named.yaml"
+    policy.write_text(NAMED)
+    (tmp_path / "dry").mkdir()
+    dry = DryRun(DryRunConfig(policy=policy, out=tmp_path / "dry", net=NET))
+    dry.stage_plan()
+    dry.stage_render()
+    long_, oss, node01 = 0x0002C90300003001, 0x0002C90300002001, 0x0002C90300001000
+    with ibsim_fabric(NET, run_dir=tmp_path / "run", console=False) as h:
+        sm = h.start_sm(engine="minhop", plugin=False, conf_files=[dry.s.rendered["opensm.conf"]])
+        assert osmlog.errors(sm.lines()) == []
+        got = query_path_sl_keys(
+            [(long_, oss, None, None), (long_, node01 + 2, None, None), (long_, node01 + 1, None, None)], h.env
+        )
+        sm.stop()
+    assert got == [3, 4, 0]  # storage (either end), bracketed (destination port 2 only), rest
