@@ -193,8 +193,8 @@ static int alloc_stats(struct ibs_sim *s)
 	s->ep_rx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	s->ep_tx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->port_sl_bytes ||
-	    !s->pub_vl_bytes || !s->pub_sl_bytes ||
-	    !s->port_vl_wait_ps || !s->vl_last_tx || !s->ep_rx || !s->ep_tx)
+	    !s->pub_vl_bytes || !s->pub_sl_bytes || !s->port_vl_wait_ps || !s->vl_last_tx ||
+	    !s->ep_rx || !s->ep_tx)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < IBS_NUM_SLS && !rc; i++)
 		if (!(rc = hist_init(&s->sl[i].lat)))

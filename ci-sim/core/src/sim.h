@@ -162,12 +162,12 @@ struct ibs_sim {
 	/* Added to at every hop, so dense: [port][nvl] and [port][nsl] (2550 CAs, 2 VLs: 200 KB
 	 * each, stays in cache; [port][16] was 1.6 MB each and missed on every hop). The
 	 * public [port][16] copies are filled by ibs_results(). */
-	uint32_t nsl;		 /* SLs a packet can carry: the largest flow SL + 1, 16 with pair_sl */
+	uint32_t nsl; /* SLs a packet can carry: the largest flow SL + 1, 16 with pair_sl */
 	uint64_t *port_vl_bytes; /* [port][nvl]: bytes sent inside the measured window */
 	uint64_t *port_sl_bytes; /* [port][nsl]: counted at each transmission in the window */
 	uint32_t *vl_last_tx;	 /* [port][nvl]: last send, in 1024-ps units (deadlock.c) */
 	uint64_t *pub_vl_bytes, *pub_sl_bytes; /* [port][16]: the above for ibs_results */
-	uint64_t *port_vl_wait_ps; /* [port][16]: sw_try_send, in the window */
+	uint64_t *port_vl_wait_ps;	       /* [port][16]: sw_try_send, in the window */
 	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;
