@@ -47,10 +47,10 @@ struct queue {
 
 /* Everything a hop reads about a port lives in this one block, in the order of use
  * (header and the VLs' credits, then the arbiter with its table entries): four adjacent
- * cache lines, all of them hot. What a transmission only writes (the VL's last send for the
- * deadlock detector, its bytes for the results) is kept apart, per (port, VL), in
- * ibs_sim.vl_last_tx and port_vl_bytes: stores do not wait for their line. Ports are
- * 64-byte aligned and never move (the arbiter points into itself). */
+ * cache lines, all of them hot. What a transmission only updates (the VL's last send for the
+ * deadlock detector, its bytes for the results) is kept apart, in the dense per-(port, VL)
+ * arrays of ibs_sim (vl_last_tx, port_vl_bytes). Ports are 64-byte aligned and never move
+ * (the arbiter points into itself). */
 struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
