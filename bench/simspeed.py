@@ -20,8 +20,11 @@ from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
-# The core before issue 25's layout changes (main when the work began).
-BASELINE_REF = "5015b44"
+# Main's core when issue 25's second round on the simulator began. The first round's baseline,
+# 5015b44 ('ibqos-sim 4'), no longer loads: 'ibqos-sim 5' put two arrays in the middle of
+# struct ibs_results, so its structs are not a prefix of today's.
+BASELINE_REF = "bd85dcc"
+BASELINE_ABI = "ibqos-sim 5"
 # size: (load, warm-up µs, measured µs); 2550 at full load is issue 25's target
 RUNS = {72: (1.0, 1000, 5000), 2550: (1.0, 200, 800)}
 REPEATS = 3
@@ -55,7 +58,7 @@ def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: floa
     env = dict(os.environ)
     if lib is not None:
         # the baseline core's structs are a prefix of today's: the loader may take it
-        env.update(IBQOS_SIM_LIB=str(lib), IBQOS_SIM_ACCEPT_ABI="ibqos-sim 1")
+        env.update(IBQOS_SIM_LIB=str(lib), IBQOS_SIM_ACCEPT_ABI=BASELINE_ABI)
     cp = subprocess.run(
         [
             sys.executable,

@@ -35,7 +35,7 @@ static uint32_t buf_width(const struct ibs_sim *s)
 static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
 	return !p->busy &&
-		(s->now >> 10) - s->vl_last_tx[(size_t)(p - s->ports) * 16 + vl] >=
+		(s->now >> 10) - s->vl_last_tx[(size_t)(p - s->ports) * s->nvl + vl] >=
 		s->cfg.deadlock_ps >> 10;
 }
 

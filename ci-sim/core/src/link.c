@@ -25,11 +25,11 @@ void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
 		p->credits[vl] -= c;
 	p->busy = 1;
 	p->busy_until = end;
-	s->vl_last_tx[(size_t)gport * 16 + vl] = (uint32_t)(s->now >> 10);
+	s->vl_last_tx[(size_t)gport * s->nvl + vl] = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s)) {
-		s->port_vl_bytes[(size_t)gport * 16 + vl] += k->bytes;
-		s->port_sl_bytes[(size_t)gport * 16 + k->sl] += k->bytes;
+		s->port_vl_bytes[(size_t)gport * s->nvl + vl] += k->bytes;
+		s->port_sl_bytes[(size_t)gport * s->nsl + k->sl] += k->bytes;
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);

@@ -180,14 +180,21 @@ static int alloc_stats(struct ibs_sim *s)
 
 	s->klass = calloc(s->cfg.n_classes, sizeof(*s->klass));
 	s->klass_out = calloc(s->cfg.n_classes, sizeof(*s->klass_out));
-	s->port_vl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
-	s->port_sl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
+	s->nsl = s->cfg.pair_sl ? IBS_NUM_SLS : 1;
+	for (uint32_t i = 0; i < s->cfg.n_flows; i++)
+		if (s->cfg.flows[i].sl >= s->nsl)
+			s->nsl = s->cfg.flows[i].sl + 1u;
+	s->port_vl_bytes = calloc((size_t)s->n_ports * (s->nvl ? s->nvl : 1), sizeof(uint64_t));
+	s->port_sl_bytes = calloc((size_t)s->n_ports * s->nsl, sizeof(uint64_t));
+	s->pub_vl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
+	s->pub_sl_bytes = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
 	s->port_vl_wait_ps = calloc((size_t)s->n_ports * 16, sizeof(uint64_t));
-	s->vl_last_tx = calloc((size_t)s->n_ports * 16, sizeof(uint32_t));
+	s->vl_last_tx = calloc((size_t)s->n_ports * (s->nvl ? s->nvl : 1), sizeof(uint32_t));
 	s->ep_rx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	s->ep_tx = calloc(s->n_ep ? s->n_ep : 1, sizeof(uint64_t));
 	if (!s->klass || !s->klass_out || !s->port_vl_bytes || !s->port_sl_bytes ||
-	    !s->port_vl_wait_ps || !s->vl_last_tx || !s->ep_rx || !s->ep_tx)
+	    !s->pub_vl_bytes || !s->pub_sl_bytes || !s->port_vl_wait_ps || !s->vl_last_tx ||
+	    !s->ep_rx || !s->ep_tx)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < IBS_NUM_SLS && !rc; i++)
 		if (!(rc = hist_init(&s->sl[i].lat)))
@@ -308,6 +315,8 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->klass_out);
 	free(s->port_vl_bytes);
 	free(s->port_sl_bytes);
+	free(s->pub_vl_bytes);
+	free(s->pub_sl_bytes);
 	free(s->port_vl_wait_ps);
 	free(s->vl_last_tx);
 	free(s->ep_rx);

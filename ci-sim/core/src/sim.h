@@ -47,10 +47,10 @@ struct queue {
 
 /* Everything a hop reads about a port lives in this one block, in the order of use
  * (header and the VLs' credits, then the arbiter with its table entries): four adjacent
- * cache lines, all of them hot. What a transmission only writes (the VL's last send for the
- * deadlock detector, its bytes for the results) is kept apart, per (port, VL), in
- * ibs_sim.vl_last_tx and port_vl_bytes: stores do not wait for their line. Ports are
- * 64-byte aligned and never move (the arbiter points into itself). */
+ * cache lines, all of them hot. What a transmission only updates (the VL's last send for the
+ * deadlock detector, its bytes for the results) is kept apart, in the dense per-(port, VL)
+ * arrays of ibs_sim (vl_last_tx, port_vl_bytes). Ports are 64-byte aligned and never move
+ * (the arbiter points into itself). */
 struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
@@ -159,10 +159,15 @@ struct ibs_sim {
 	struct group_acc *klass;
 	struct ibs_group sl_out[IBS_NUM_SLS];
 	struct ibs_group *klass_out;
-	uint64_t *port_vl_bytes;   /* [port][16]: bytes sent inside the measured window */
-	uint64_t *port_sl_bytes;   /* [port][16]: counted at each transmission in the window */
-	uint64_t *port_vl_wait_ps; /* [port][16]: sw_try_send, in the window */
-	uint32_t *vl_last_tx;	   /* [port][16]: last send, in 1024-ps units (deadlock.c) */
+	/* Added to at every hop, so dense: [port][nvl] and [port][nsl] (2550 CAs, 2 VLs: 200 KB
+	 * each, stays in cache; [port][16] was 1.6 MB each and missed on every hop). The
+	 * public [port][16] copies are filled by ibs_results(). */
+	uint32_t nsl; /* SLs a packet can carry: the largest flow SL + 1, 16 with pair_sl */
+	uint64_t *port_vl_bytes; /* [port][nvl]: bytes sent inside the measured window */
+	uint64_t *port_sl_bytes; /* [port][nsl]: counted at each transmission in the window */
+	uint32_t *vl_last_tx;	 /* [port][nvl]: last send, in 1024-ps units (deadlock.c) */
+	uint64_t *pub_vl_bytes, *pub_sl_bytes; /* [port][16]: the above for ibs_results */
+	uint64_t *port_vl_wait_ps;	       /* [port][16]: sw_try_send, in the window */
 	uint64_t *ep_rx, *ep_tx;
 	struct ibs_results res;
 	uint32_t *witness;

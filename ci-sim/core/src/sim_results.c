@@ -28,8 +28,14 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 	memcpy(r->sl, s->sl_out, sizeof(r->sl));
 	r->n_classes = s->cfg.n_classes;
 	r->klass = s->klass_out;
-	r->port_vl_bytes = s->port_vl_bytes;
-	r->port_sl_bytes = s->port_sl_bytes;
+	for (uint32_t g = 0; g < s->n_ports; g++) {
+		memcpy(&s->pub_vl_bytes[(size_t)g * 16], &s->port_vl_bytes[(size_t)g * s->nvl],
+		       s->nvl * sizeof(uint64_t));
+		memcpy(&s->pub_sl_bytes[(size_t)g * 16], &s->port_sl_bytes[(size_t)g * s->nsl],
+		       s->nsl * sizeof(uint64_t));
+	}
+	r->port_vl_bytes = s->pub_vl_bytes;
+	r->port_sl_bytes = s->pub_sl_bytes;
 	r->port_vl_wait_ps = s->port_vl_wait_ps;
 	r->ep_rx_bytes = s->ep_rx;
 	r->ep_tx_bytes = s->ep_tx;
