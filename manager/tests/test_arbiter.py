@@ -7,7 +7,7 @@ import json
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from ibqos.arbiter import ArbTable
+from ibqos.arbiter import ArbTable, accounting
 from ibqos.arbiter.accounting import Accounting
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
@@ -184,3 +184,49 @@ def test_a_table_document_is_validated_and_written_back():
             ta.validate_python(bad)
         with pytest.raises(ValidationError):
             ta.validate_json(json.dumps(bad))
+
+
+BAD_BOUNDS = [
+    ([(15, 1)], [], 0, 0, 0),  # VL 15 is never arbitrated
+    ([(0, 256)], [], 0, 0, 0),
+    ([(-1, 1)], [], 0, 0, 0),
+    ([(0, -1)], [], 0, 0, 0),
+    ([(0, 1)] * 65, [], 0, 0, 0),  # a port holds at most 64 entries
+    ([], [(0, 1)] * 65, 0, 0, 0),
+    ([], [], 256, 0, 0),
+    ([], [], -1, 0, 0),
+    ([], [], 0, 65, 0),
+    ([], [], 0, 0, -1),
+]
+
+
+@pytest.mark.parametrize("high, low, limit, high_cap, low_cap", BAD_BOUNDS)
+def test_a_table_built_in_python_has_the_documents_bounds(high, low, limit, high_cap, low_cap):
+    """One check of a table's bounds: what a plan or fabric document may not hold, the
+    constructor (the planner, `analyze --high`, the read-back) refuses too, naming the part.
+    Before, the two were separate checks and a 65-entry table passed the constructor."""
+    doc = {"high": high, "low": low, "high_limit": limit, "high_cap": high_cap, "low_cap": low_cap}
+    with pytest.raises(ValidationError):
+        TypeAdapter(ArbTable).validate_python(doc)
+    with pytest.raises(ValueError, match=r"^(high|low|limit|high_cap|low_cap)\b"):
+        ArbTable(high, low, limit, high_cap, low_cap)
+
+
+def test_the_exact_analyzer_charges_turns_as_accounting_does(monkeypatch):
+    """exact.py's hot loop takes a turn's charge and the counter's reset from Accounting (the
+    owner of docs/arbiter.md's accounting modes), not from a copy: a different weight unit
+    or reset there changes its result. Before, exact.py kept its own turn and the literal 64,
+    and its shares stayed the same under both changes below."""
+    table = ArbTable([(0, 40), (1, 24)], [(2, 30)], 2)
+    base = shares(analyze_exact(table, 4096, "byte"))
+    assert base == pytest.approx(byte_shares([40, 24], 30, limit=2))
+    monkeypatch.setattr(accounting, "UNIT", 32)  # a weight unit of 32 bytes: the low turn halves
+    assert shares(analyze_exact(table, 4096, "byte")) == pytest.approx(
+        [100 * 8192 / (8192 + 960) * w / 64 for w in (40, 24)] + [100 * 960 / (8192 + 960)], abs=0.05
+    )
+    monkeypatch.setattr(accounting, "UNIT", 64)
+    # 3000-byte packets overshoot the limit (3 packets, 9000 bytes, per 8192): byte accounting
+    # carries the overshoot; a counter that restarts at 0 instead gives the low table less
+    assert shares(analyze_exact(table, 3000, "byte")) == pytest.approx(list(long_run_shares(table, 3000).values()))
+    monkeypatch.setattr(accounting.Accounting, "after_low_turn", lambda self, hi_count: 0)
+    assert shares(analyze_exact(table, 3000, "byte"))[2] == pytest.approx(100 * 1920 / (9000 + 1920), abs=0.05)
