@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import signal
 import threading
 
 import pytest
 from ibqos.errors import InputError
+from ibqos_sim.harness.fabric import Harness, SmOptions
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
@@ -108,3 +110,34 @@ def test_ibsim_refusing_the_net_file_is_bad_input_naming_it(tmp_path, ibsim_fabr
         ibsim_fabric(bad, run_dir=tmp_path / "r", ready_timeout=10),
     ):
         pass
+
+
+def test_run_sm_and_start_sm_take_one_options_type(tmp_path, ibsim_fabric):
+    """The OpenSM options a run may set are one type, SmOptions, that both starters take as
+    keywords beside their own (run_sm: timeout, check; start_sm: wait, timeout), so they cannot
+    drift apart; the same options give the same opensm.conf but for the daemon's sweep
+    interval, and a misspelt one is refused by both before any OpenSM starts. Before, each
+    repeated the option list in its signature (duplicates D4)."""
+    own = {"run_sm": ["timeout", "check"], "start_sm": ["wait", "timeout"]}
+    for name, params in own.items():
+        sig = inspect.signature(getattr(Harness, name))
+        assert [p for p in sig.parameters if p != "self"] == [*params, "opts"], (name, sig)
+        assert sig.parameters["opts"].annotation == "Unpack[SmOptions]", (name, sig)
+    assert set(SmOptions.__optional_keys__) == {
+        "engine", "conf", "conf_files", "plugin", "plugin_options", "name", "log_flags"
+    }  # fmt: skip
+    frag = tmp_path / "frag.conf"
+    frag.write_text("# a fragment\nlmc 0\n")
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
+    opts: SmOptions = {"engine": "updn,minhop", "conf": {"qos": "TRUE"}, "conf_files": [frag], "log_flags": 0x03}
+    with ibsim_fabric(net, run_dir=tmp_path / "r") as h:
+        once = h.run_sm(name="once", **opts)
+        sm = h.start_sm(name="daemon", **opts)
+        confs = [r.conf.read_text().replace(str(r.conf.parent), "RUN") for r in (once, sm)]
+        assert confs[0].replace("sweep_interval 0", "sweep_interval 2") == confs[1]
+        assert "routing_engine updn,minhop" in confs[0] and "lmc 0" in confs[0] and "qos TRUE" in confs[0]
+        sm.stop()
+        for start in (h.run_sm, h.start_sm):
+            with pytest.raises(TypeError, match=r"unknown OpenSM run option.*plugins"):
+                start(engine="minhop", plugins=True)  # type: ignore[call-arg]
+        assert sorted(p.name for p in (tmp_path / "r").iterdir() if p.is_dir()) == ["daemon", "once"]

@@ -136,11 +136,13 @@ _HEAD = 256  # bytes: a log's first line, with its µs timestamp, tells one log 
 @dataclass(frozen=True)
 class LogMark:
     """Where a log ended at some moment. OpenSM's `log_max_size` truncates the file in place
-    (same inode, from byte 0), so a smaller size or a different first line means it restarted."""
+    (same inode, from byte 0), so a smaller size or a different first line means it restarted;
+    logrotate puts another file (another inode) at the path."""
 
     path: Path
     offset: int
     head: bytes
+    ino: int | None = None  # None: not known (no file at the mark)
 
 
 def _head(f: BinaryIO) -> bytes:
@@ -151,24 +153,46 @@ def _head(f: BinaryIO) -> bytes:
 def log_mark(log: str | Path) -> LogMark:
     try:
         with open(log, "rb") as f:
-            return LogMark(Path(log), os.fstat(f.fileno()).st_size, _head(f))
+            st = os.fstat(f.fileno())
+            return LogMark(Path(log), st.st_size, _head(f), st.st_ino)
     except FileNotFoundError:
         return LogMark(Path(log), 0, b"")
 
 
-def read_since(mark: LogMark) -> tuple[bytes, bool]:
-    """What was logged after `mark`, and whether the log was truncated in between (then all it
-    holds now: what was logged before the truncation is gone)."""
+def _read_after(mark: LogMark) -> tuple[bytes, bool, int, bytes, int | None]:
+    """(what the log holds after `mark`, or all of it when it restarted; whether it did; the
+    offset the bytes start at; the log's head and inode now)."""
     try:
         with open(mark.path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+            st = os.fstat(f.fileno())
             head = _head(f)
             n = min(len(head), len(mark.head))
-            truncated = size < mark.offset or head[:n] != mark.head[:n]
-            f.seek(0 if truncated else mark.offset)
-            return f.read(), truncated
+            restarted = (
+                st.st_size < mark.offset
+                or head[:n] != mark.head[:n]
+                or (mark.ino is not None and st.st_ino != mark.ino)
+            )
+            start = 0 if restarted else mark.offset
+            f.seek(start)
+            return f.read(), restarted, start, head, st.st_ino
     except FileNotFoundError:
-        return b"", mark.offset > 0
+        return b"", mark.offset > 0, 0, b"", None
+
+
+def read_since(mark: LogMark) -> tuple[bytes, bool]:
+    """What was logged after `mark`, and whether the log was truncated (or rotated) in between
+    (then all it holds now: what was logged before is gone)."""
+    data, restarted, _, _, _ = _read_after(mark)
+    return data, restarted
+
+
+def lines_since(mark: LogMark) -> tuple[list[LogLine], bool, LogMark]:
+    """The complete lines logged after `mark`, whether the log restarted in between (then all
+    its lines), and the mark after the last complete line (a line still being written is read
+    whole next time)."""
+    data, restarted, start, head, ino = _read_after(mark)
+    data = data[: data.rfind(b"\n") + 1]
+    return parse_text(data.decode(errors="replace")), restarted, LogMark(mark.path, start + len(data), head, ino)
 
 
 def sweep_failures(mark: LogMark) -> tuple[list[str], bool]:

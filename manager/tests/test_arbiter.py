@@ -7,11 +7,14 @@ import json
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from ibqos.arbiter import ArbTable
+from ibqos.arbiter import ArbTable, accounting
 from ibqos.arbiter.accounting import Accounting
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
+from ibqos.arbiter.rates import bytes_to_us, rate_gbps, us_to_bytes
 from ibqos.arbiter.shares import long_run_shares
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
 from pydantic import TypeAdapter, ValidationError
 from seed002_tables import CONFIG_A, CONFIG_B, byte_shares
 
@@ -184,3 +187,178 @@ def test_a_table_document_is_validated_and_written_back():
             ta.validate_python(bad)
         with pytest.raises(ValidationError):
             ta.validate_json(json.dumps(bad))
+
+
+BAD_BOUNDS = [
+    ([(15, 1)], [], 0, 0, 0),  # VL 15 is never arbitrated
+    ([(0, 256)], [], 0, 0, 0),
+    ([(-1, 1)], [], 0, 0, 0),
+    ([(0, -1)], [], 0, 0, 0),
+    ([(0, 1)] * 65, [], 0, 0, 0),  # a port holds at most 64 entries
+    ([], [(0, 1)] * 65, 0, 0, 0),
+    ([], [], 256, 0, 0),
+    ([], [], -1, 0, 0),
+    ([], [], 0, 65, 0),
+    ([], [], 0, 0, -1),
+]
+
+
+@pytest.mark.parametrize("high, low, limit, high_cap, low_cap", BAD_BOUNDS)
+def test_a_table_built_in_python_has_the_documents_bounds(high, low, limit, high_cap, low_cap):
+    """One check of a table's bounds: what a plan or fabric document may not hold, the
+    constructor (the planner, `analyze --high`, the read-back) refuses too, naming the part.
+    Before, the two were separate checks and a 65-entry table passed the constructor."""
+    doc = {"high": high, "low": low, "high_limit": limit, "high_cap": high_cap, "low_cap": low_cap}
+    with pytest.raises(ValidationError):
+        TypeAdapter(ArbTable).validate_python(doc)
+    with pytest.raises(ValueError, match=r"^(high|low|limit|high_cap|low_cap)\b"):
+        ArbTable(high, low, limit, high_cap, low_cap)
+
+
+def test_the_exact_analyzer_charges_turns_as_accounting_does(monkeypatch):
+    """exact.py's hot loop takes a turn's charge and the counter's reset from Accounting (the
+    owner of docs/arbiter.md's accounting modes), not from a copy: a different weight unit
+    or reset there changes its result. Before, exact.py kept its own turn and the literal 64,
+    and its shares stayed the same under both changes below."""
+    table = ArbTable([(0, 40), (1, 24)], [(2, 30)], 2)
+    base = shares(analyze_exact(table, 4096, "byte"))
+    assert base == pytest.approx(byte_shares([40, 24], 30, limit=2))
+    monkeypatch.setattr(accounting, "UNIT", 32)  # a weight unit of 32 bytes: the low turn halves
+    assert shares(analyze_exact(table, 4096, "byte")) == pytest.approx(
+        [100 * 8192 / (8192 + 960) * w / 64 for w in (40, 24)] + [100 * 960 / (8192 + 960)], abs=0.05
+    )
+    monkeypatch.setattr(accounting, "UNIT", 64)
+    # 3000-byte packets overshoot the limit (3 packets, 9000 bytes, per 8192): byte accounting
+    # carries the overshoot; a counter that restarts at 0 instead gives the low table less
+    assert shares(analyze_exact(table, 3000, "byte")) == pytest.approx(list(long_run_shares(table, 3000).values()))
+    monkeypatch.setattr(accounting.Accounting, "after_low_turn", lambda self, hi_count: 0)
+    assert shares(analyze_exact(table, 3000, "byte"))[2] == pytest.approx(100 * 1920 / (9000 + 1920), abs=0.05)
+
+
+# ---- VLHighLimit above one packet (docs/mutation.md's gap: every example plans limit 0 or 1) --
+
+LIMIT_POLICY = """\
+fabric: {rate: EDR, mtu: 4096, data_vls: 4, vlarb_cap: {high: 64, low: 64}, routing: minhop, accounting: byte}
+classes:
+  - {name: bulk, priority: high, bandwidth: 60, sls: [0]}
+  - {name: mpi, priority: high, bandwidth: 39, sls: [1]}
+  - {name: scavenger, priority: low, bandwidth: rest, sls: [2], default: true}
+"""
+
+
+def paper_algorithm1(table: ArbTable, unit: int, per_entry, limit_bytes: int, runs: int) -> dict[int, int]:
+    """Seed 002's Algorithm 1 as printed (its line numbers), bytes per VL, written for these
+    tests from the paper, not from ibqos.arbiter: `unit` bytes per delivery (line 14),
+    `per_entry(weight)` deliveries per entry (lines 6-7, 10), the counter compared with
+    `limit_bytes` (line 8) and reset to 0 after a low turn (line 12); weight-0 entries are
+    never selected."""
+    hp = [(vl, w) for vl, w in table.high if w]
+    lp = [(vl, w) for vl, w in table.low if w]
+    sent = dict.fromkeys(table.vls, 0)
+    counter, lp_next = 0, 0  # line 3
+    for i in range(len(hp) * runs):  # line 4
+        vl, w = hp[i % len(hp)]  # lines 5-6
+        for _ in range(per_entry(w)):  # line 7
+            if table.limit != 255 and counter >= limit_bytes:  # line 8
+                lvl, lw = lp[lp_next]  # line 9
+                sent[lvl] += per_entry(lw) * unit  # line 10: all the entry's packets at once
+                lp_next = (lp_next + 1) % len(lp)
+                counter = 0  # line 12
+            sent[vl] += unit  # line 14
+            counter += unit  # line 15
+    return sent
+
+
+@pytest.fixture(scope="module")
+def limit_table(tmp_path_factory) -> ArbTable:
+    """The terminal table the planner makes for a 1% low class: too little for one low turn per
+    4096 bytes (weight < 1), so it plans VLHighLimit 2."""
+    f = tmp_path_factory.mktemp("limit") / "policy.yaml"
+    f.write_text(LIMIT_POLICY)
+    table = make_plan(load_policy(f)).vlarb.role("terminal")
+    assert table.limit == 2 and table.low, table  # the premise: a limit above one packet
+    return table
+
+
+@pytest.mark.parametrize(
+    "mode, size, runs", [("byte", 4096, 3), ("byte", 2048, 2), ("packet", 2048, 2), ("packet", 3000, 2)]
+)
+def test_algorithm1_with_a_planned_vlhighlimit_of_2_delivers_what_the_paper_does(limit_table, mode, size, runs):
+    """Byte accounting runs the paper's loop on 64-byte units (a turn is its weight in units,
+    the counter reaches 4096*2 bytes exactly); packet accounting on whole packets, the counter
+    restarting at 0 (3000-byte packets overshoot 8192 at 9000: nothing is carried)."""
+    if mode == "byte":
+        want = paper_algorithm1(limit_table, 64, lambda w: w, 2 * 4096, runs)
+    else:
+        want = paper_algorithm1(limit_table, size, lambda w: max(1, -(-64 * w // size)), 2 * 4096, runs)
+    got = analyze_algorithm1(limit_table, size, mode, runs=runs)
+    assert {vl: s.bytes for vl, s in got.per_vl.items()} == want
+    assert got.window_bytes == sum(want.values())
+
+
+def test_algorithm1_and_exact_shares_at_vlhighlimit_2_by_hand(limit_table):
+    """Long-run shares by hand (seed002_tables.byte_shares: per 4096*2 bytes of high traffic,
+    one low entry's 64*weight bytes, the low entries taken in turn): Algorithm 1 over whole
+    low-table cycles and the exact analyzer agree with it."""
+    high_totals = [sum(w for vl, w in limit_table.high if vl == v) for v in (0, 1)]
+    low_mean = sum(w for _, w in limit_table.low) / len(limit_table.low)
+    want = byte_shares(high_totals, low_mean, limit=2)
+    assert want[2] == pytest.approx(100 * 64 * low_mean / (8192 + 64 * low_mean))
+    assert shares(analyze_exact(limit_table, 4096, "byte")) == pytest.approx(want, abs=1e-9)
+    # 32 runs of the high table send 32 x 32 x 64 x ~64.4 bytes: ~8 low cycles, not whole; 0.01 pp
+    assert shares(analyze_algorithm1(limit_table, 4096, "byte", runs=32)) == pytest.approx(want, abs=0.01)
+
+
+@pytest.mark.parametrize("mode", ["byte", "packet"])
+def test_algorithm1_vlhighlimit_0_is_one_packet_per_low_turn(mode):
+    """Limit 0: one high packet (4096 bytes), then a low turn; the packet counter compares
+    with 1 byte, which one packet passes as well."""
+    table = ArbTable([(0, 64), (1, 128)], [(2, 32)], 0)
+    per = (lambda w: w) if mode == "byte" else (lambda w: max(1, -(-64 * w // 4096)))
+    unit = 64 if mode == "byte" else 4096
+    want = paper_algorithm1(table, unit, per, 4096 if mode == "byte" else 1, 5)
+    got = analyze_algorithm1(table, 4096, mode, runs=5)
+    assert {vl: s.bytes for vl, s in got.per_vl.items()} == want
+    # 5 runs of 3 high packets (weights 64 + 128 units): a low turn between each two, 14,
+    # of 2048 bytes (32 units) or one whole packet
+    low = 14 * (2048 if mode == "byte" else 4096)
+    assert shares(got)[2] == pytest.approx(100 * low / (15 * 4096 + low))
+
+
+def test_exact_analysis_of_tables_that_send_nothing():
+    """Empty tables, or only weight-0 entries (which the arbiter skips): nothing is sent, no VL
+    has a share, and the analysis says why instead of searching for a period."""
+    for table in (ArbTable([], [], 1), ArbTable([(0, 0), (1, 0)], [(2, 0)], 0)):
+        for mode in ("byte", "packet"):
+            a = analyze_exact(table, 2048, mode, rate_gbps=54.54)
+            assert (a.engine, a.mode, a.packet_bytes, a.rate_gbps) == ("exact", mode, 2048, 54.54)
+            assert (a.per_vl, a.window_bytes, a.window_packets) == ({}, 0, 0)
+            assert a.notes == ["both tables are empty: nothing is sent"]
+
+
+def test_rates_by_name_number_and_suffix():
+    """IBA 4x data rates after encoding, and Gb/s given as a number with or without a unit."""
+    assert [rate_gbps(r) for r in ("SDR", "ddr", " QDR ", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR")] == [
+        8.0, 16.0, 32.0, 40.0, 54.54, 100.0, 200.0, 400.0, 800.0
+    ]  # fmt: skip
+    assert [rate_gbps(r) for r in (56, 56.5, "56", "56G", "56g", "56 Gb/s", "56gbps", "12.5 GB/S")] == [
+        56.0, 56.5, 56.0, 56.0, 56.0, 56.0, 56.0, 12.5
+    ]  # fmt: skip
+    for bad, says in (("EDRx", "unknown link rate 'EDRx'"), (True, "unknown link rate"), ("fast", "one of SDR")):
+        with pytest.raises(ValueError, match=says):
+            rate_gbps(bad)
+    for bad in (0, -1, "0", "-5G", 0.0):
+        with pytest.raises(ValueError, match="must be positive"):
+            rate_gbps(bad)
+    # 4096 bytes at 100 Gb/s: 32768 bits / 100 bits per ns = 327.68 ns; 1 µs at 54.54 Gb/s
+    assert bytes_to_us(4096, 100.0) == pytest.approx(0.32768)
+    assert us_to_bytes(1.0, 54.54) == pytest.approx(6817.5)
+    assert us_to_bytes(bytes_to_us(12345, 200.0), 200.0) == pytest.approx(12345)
+
+
+@pytest.mark.parametrize("limit", [0, 1, 2])
+def test_algorithm1_without_a_low_table_ignores_the_limit(limit):
+    """A port may hold a high table alone with any VLHighLimit: there is no low turn to give,
+    so the high table keeps the link (seed 002's line 8 applies only beside a low table)."""
+    got = analyze_algorithm1(ArbTable([(0, 96), (1, 32)], [], limit), 4096, "byte", runs=4)
+    assert {vl: s.bytes for vl, s in got.per_vl.items()} == {0: 4 * 96 * 64, 1: 4 * 32 * 64}

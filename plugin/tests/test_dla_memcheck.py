@@ -106,7 +106,9 @@ def test_valgrind_heavy_sweep_and_resweep_no_plugin_leaks(tmp_path, ibsim_fabric
     net = topo.write_net(tmp_path / "fabric.net")
     vlog = tmp_path / "valgrind.log"
     with ibsim_fabric(net, run_dir=tmp_path / "run", console=True) as h:
-        d, log, dumps, cmd, env = h._prepare_sm(None, ENGINE, {"qos": "TRUE"}, None, True, None, 0x47, daemon=True)
+        d, log, dumps, cmd, env = h._prepare_sm(
+            {"engine": ENGINE, "conf": {"qos": "TRUE"}, "plugin": True}, daemon=True
+        )
         # keep-debuginfo: OpenSM dlcloses the plugin before exit; without it our frames are ???
         cmd = [valgrind, "--leak-check=full", "--keep-debuginfo=yes", "--num-callers=30", f"--log-file={vlog}"] + cmd
         from ibqos.proc import start_daemon

@@ -17,9 +17,10 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ibqos import osmlog, paths
 from ibqos.docfile import write_atomic, write_json
@@ -32,6 +33,20 @@ from ibqos.templating import render
 from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
 from .netfile import ibsim_node_id, node_records, read_net
 from .resweep import Resweep, sweep_mark, wait_resweep
+
+
+class SmOptions(TypedDict, total=False):
+    """How the harness runs one OpenSM: the keywords run_sm and start_sm both take (the
+    defaults are _prepare_sm's)."""
+
+    engine: str  # routing_engine, a chain such as "dla,minhop"; default "minhop"
+    conf: Mapping[str, Any] | None  # opensm.conf options over the harness's own
+    conf_files: Iterable[str | Path] | None  # files appended to opensm.conf whole
+    plugin: bool  # load the ibqos event plugin (dla); default False
+    plugin_options: str | Path | None  # its event_plugin_options (the table file)
+    name: str | None  # the run's directory under run_dir; default the next free smN
+    log_flags: int  # OpenSM's -D; default 0x47
+
 
 _counter = itertools.count()
 SOCK_PREFIX = "ibqos-"
@@ -457,17 +472,15 @@ class Harness:
             )
 
     # ---- OpenSM ----------------------------------------------------------
-    def _prepare_sm(
-        self,
-        name: str | None,
-        engine: str,
-        conf: dict | None,
-        conf_files,
-        plugin: bool,
-        plugin_options: str | Path | None,
-        log_flags: int,
-        daemon: bool,
-    ) -> tuple[Path, Path, Path, list[str], dict[str, str]]:
+    def _prepare_sm(self, opts: SmOptions, *, daemon: bool) -> tuple[Path, Path, Path, list[str], dict[str, str]]:
+        unknown = sorted(opts.keys() - SmOptions.__optional_keys__)
+        if unknown:  # a TypedDict is a type, not a check: a misspelt option must not pass
+            raise TypeError(
+                f"unknown OpenSM run option(s) {', '.join(unknown)} (SmOptions: {sorted(SmOptions.__optional_keys__)})"
+            )
+        engine, plugin = opts.get("engine", "minhop"), opts.get("plugin", False)
+        plugin_options, log_flags = opts.get("plugin_options"), opts.get("log_flags", 0x47)
+        name, conf, conf_files = opts.get("name"), opts.get("conf"), opts.get("conf_files")
         self._check_alive()
         check_engines(engine, plugin)
         if name is None:
@@ -516,25 +529,10 @@ class Harness:
         cmd = [opensm, "-F", str(conf_path), "-f", str(log), "-D", f"0x{log_flags:02x}"]
         return d, log, dumps, cmd, env
 
-    # PLR0913: keyword-only: the OpenSM options a run may set
-    def run_sm(  # noqa: PLR0913
-        self,
-        *,
-        engine: str = "minhop",
-        conf: dict | None = None,
-        conf_files=None,
-        plugin: bool = False,
-        plugin_options: str | Path | None = None,
-        name: str | None = None,
-        log_flags: int = 0x47,
-        timeout: float = 600,
-        check: bool = True,
-    ) -> SmRun:
+    def run_sm(self, *, timeout: float = 600, check: bool = True, **opts: Unpack[SmOptions]) -> SmRun:
         """One `opensm --once`. With check, any ERR line, a non-zero exit or a missing
         SUBNET UP raises one ExternalError that quotes the relevant log lines."""
-        d, log, dumps, cmd, env = self._prepare_sm(
-            name, engine, conf, conf_files, plugin, plugin_options, log_flags, daemon=False
-        )
+        d, log, dumps, cmd, env = self._prepare_sm(opts, daemon=False)
         t0 = time.monotonic()
         cp = run_command(cmd + ["--once"], env=env, timeout=timeout, cwd=d, check=False)
         write_atomic(d / "opensm.out", cp.stdout + cp.stderr)
@@ -543,23 +541,10 @@ class Harness:
             check_sm_run(run.lines(), run.rc, log)
         return run
 
-    # PLR0913: keyword-only: the OpenSM options a run may set
-    def start_sm(  # noqa: PLR0913
-        self,
-        *,
-        engine: str = "minhop",
-        conf: dict | None = None,
-        conf_files=None,
-        plugin: bool = False,
-        plugin_options: str | Path | None = None,
-        name: str | None = None,
-        log_flags: int = 0x47,
-        wait: bool = True,
-        timeout: float = 300,
-    ) -> SmDaemon:
-        d, log, dumps, cmd, env = self._prepare_sm(
-            name, engine, conf, conf_files, plugin, plugin_options, log_flags, daemon=True
-        )
+    def start_sm(self, *, wait: bool = True, timeout: float = 300, **opts: Unpack[SmOptions]) -> SmDaemon:
+        """OpenSM as a daemon (sweeping every 2 s unless `conf` says otherwise); with wait, once
+        its first sweep ended."""
+        d, log, dumps, cmd, env = self._prepare_sm(opts, daemon=True)
         sm = SmDaemon(
             start_daemon("opensm", cmd, log_path=d / "opensm.out", env=env, cwd=d), log, dumps, d / "opensm.conf"
         )

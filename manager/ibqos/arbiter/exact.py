@@ -68,30 +68,21 @@ def _run_to_period(
 ) -> tuple[Trace, int, int]:
     # The hot loop of the planner: kept flat (no per-packet calls) on purpose.
     size = acct.size
-    byte_mode = acct.mode == "byte"
     limit_bytes = acct.limit_bytes
     trace = Trace()
     t_vl, t_bytes, t_visit = trace.vl, trace.nbytes, trace.visit
     hi_vl = [vl for vl, _ in hi]
-    hi_credit = [64 * w for _, w in hi]
+    hi_w = [w for _, w in hi]
     hi_def = [0] * len(hi)
     lo_vl = [vl for vl, _ in lo]
-    lo_credit = [64 * w for _, w in lo]
+    lo_w = [w for _, w in lo]
     lo_def = [0] * len(lo)
     nlo = len(lo)
     lo_pos = 0
     hi_count = 0
     low_can_interrupt = bool(lo) and limit != NO_LIMIT
     seen: dict[tuple[object, ...], int] = {}
-
-    def turn(credit: int, d: int) -> tuple[int, int]:  # packets of one turn, deficit after (accounting.py)
-        if not byte_mode:
-            return max(1, -(-credit // size)), 0
-        d += credit
-        if d <= 0:
-            return 0, d
-        n = -(-d // size)
-        return n, d - n * size
+    turn = acct.turn  # packets of one turn, and the entry's deficit after it
 
     if not hi:  # only the low table: rule 3 forever
         for _ in range(MAX_WRAPS * max(nlo, 1)):
@@ -102,7 +93,7 @@ def _run_to_period(
                 if key in seen:
                     return trace, seen[key], len(t_vl)
                 seen[key] = len(t_vl)
-            n, lo_def[lo_pos] = turn(lo_credit[lo_pos], lo_def[lo_pos])
+            n, lo_def[lo_pos] = turn(lo_w[lo_pos], lo_def[lo_pos])
             if n:
                 t_vl.append(lo_vl[lo_pos])
                 t_bytes.append(n * size)
@@ -111,7 +102,7 @@ def _run_to_period(
         raise NoPeriodError(f"no period within {MAX_WRAPS} low-table cycles")
 
     nhi = len(hi)
-    reset_to_zero = (not byte_mode) or limit == 0
+    after_low_turn = acct.after_low_turn
     for _ in range(MAX_WRAPS):
         state = (tuple(hi_def), lo_pos, tuple(lo_def), hi_count)
         if len(t_vl) > max_runs:
@@ -120,7 +111,7 @@ def _run_to_period(
             return trace, seen[state], len(t_vl)
         seen[state] = len(t_vl)
         for i in range(nhi):  # one high-table cycle
-            left, hi_def[i] = turn(hi_credit[i], hi_def[i])
+            left, hi_def[i] = turn(hi_w[i], hi_def[i])
             if not left:
                 continue
             vl = hi_vl[i]
@@ -132,7 +123,7 @@ def _run_to_period(
             visit = True
             while left:
                 if hi_count >= limit_bytes:  # rule 1: one low turn
-                    n, lo_def[lo_pos] = turn(lo_credit[lo_pos], lo_def[lo_pos])
+                    n, lo_def[lo_pos] = turn(lo_w[lo_pos], lo_def[lo_pos])
                     if n:
                         t_vl.append(lo_vl[lo_pos])
                         t_bytes.append(n * size)
@@ -140,7 +131,7 @@ def _run_to_period(
                     lo_pos += 1
                     if lo_pos == nlo:
                         lo_pos = 0
-                    hi_count = 0 if reset_to_zero else max(0, hi_count - limit_bytes)
+                    hi_count = after_low_turn(hi_count)
                     continue
                 k = -(-(limit_bytes - hi_count) // size)  # rule 2, up to the limit
                 k = min(k, left)

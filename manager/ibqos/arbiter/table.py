@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import GetCoreSchemaHandler
+from pydantic_core import ErrorDetails, SchemaValidator, ValidationError
 from pydantic_core import core_schema as cs
 
 MAX_WEIGHT = 255
@@ -22,25 +23,34 @@ NO_LIMIT = 255
 MAX_CAP = 64  # PortInfo VLArbitrationHighCap/LowCap: at most 64 entries per table
 
 
-def _entries(raw: Iterable[Iterable[int]], side: str) -> tuple[tuple[int, int], ...]:
-    out = []
-    for i, e in enumerate(raw):
-        try:
-            vl, weight = (int(x) for x in e)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"{side}[{i}]: an entry is (vl, weight), got {e!r}") from exc
-        if not 0 <= vl <= MAX_VL:
-            raise ValueError(f"{side}[{i}]: VL {vl} is outside 0..{MAX_VL}")
-        if not 0 <= weight <= MAX_WEIGHT:
-            raise ValueError(f"{side}[{i}]: weight {weight} is outside 0..{MAX_WEIGHT}")
-        out.append((vl, weight))
-    return tuple(out)
+def _document(entry: cs.CoreSchema) -> cs.CoreSchema:
+    """A table's JSON form, its entries as `entry`."""
+    return cs.typed_dict_schema(
+        {
+            "high": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
+            "low": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
+            "high_limit": cs.typed_dict_field(cs.int_schema(ge=0, le=NO_LIMIT)),
+            "high_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+            "low_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+        },
+        extra_behavior="forbid",
+    )
 
 
-def _bounded(value: int, name: str, top: int) -> int:
-    if not 0 <= int(value) <= top:
-        raise ValueError(f"{name}: {value} is outside 0..{top}")
-    return int(value)
+# The one check of a table's bounds (the IBA's): documents are validated by it through
+# pydantic (errors naming the field and line), tables built in Python by the constructor.
+_BOUNDED = _document(cs.tuple_schema([cs.int_schema(ge=0, le=MAX_VL), cs.int_schema(ge=0, le=MAX_WEIGHT)]))
+_CHECK = SchemaValidator(_BOUNDED)
+_ENTRY_FIELD = ("VL", "weight")
+
+
+def _where(err: ErrorDetails) -> str:
+    """`high[3]: VL 15`, `limit 256`: the constructor's argument, and the value when it is one number."""
+    side, *rest = err["loc"]
+    where = "limit" if side == "high_limit" else f"{side}[{rest[0]}]" if rest else str(side)
+    if len(rest) == 2:
+        return f"{where}: {_ENTRY_FIELD[int(rest[1])]} {err['input']!r}"
+    return f"{where} {err['input']!r}" if isinstance(err["input"], int) else where
 
 
 @dataclass(frozen=True)
@@ -64,11 +74,26 @@ class ArbTable:
         high_cap: int = 0,
         low_cap: int = 0,
     ):
-        object.__setattr__(self, "high", _entries(high, "high"))
-        object.__setattr__(self, "low", _entries(low, "low"))
-        object.__setattr__(self, "limit", _bounded(limit, "limit", NO_LIMIT))
-        object.__setattr__(self, "high_cap", _bounded(high_cap, "high_cap", MAX_CAP))
-        object.__setattr__(self, "low_cap", _bounded(low_cap, "low_cap", MAX_CAP))
+        doc = {"high": list(high), "low": list(low), "high_limit": limit, "high_cap": high_cap, "low_cap": low_cap}
+        try:
+            self._fill(_CHECK.validate_python(doc))
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise ValueError(f"{_where(err)}: {err['msg']}") from None
+
+    def _fill(self, d: Any) -> None:
+        """Fields from a document the schema has checked."""
+        object.__setattr__(self, "high", tuple(d["high"]))
+        object.__setattr__(self, "low", tuple(d["low"]))
+        object.__setattr__(self, "limit", d["high_limit"])
+        object.__setattr__(self, "high_cap", d.get("high_cap", 0))
+        object.__setattr__(self, "low_cap", d.get("low_cap", 0))
+
+    @classmethod
+    def _checked(cls, d: Any) -> ArbTable:
+        t = cls.__new__(cls)
+        t._fill(d)
+        return t
 
     @property
     def vls(self) -> list[int]:
@@ -77,7 +102,7 @@ class ArbTable:
 
     def tables(self) -> ArbTable:
         """The same tables without the port's capacities (what a plan compares)."""
-        return ArbTable(self.high, self.low, self.limit)
+        return ArbTable._checked({"high": self.high, "low": self.low, "high_limit": self.limit})
 
     # ---- JSON --------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -91,34 +116,11 @@ class ArbTable:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> ArbTable:
-        return cls(
-            d.get("high", ()),
-            d.get("low", ()),
-            d.get("high_limit", d.get("limit", 1)),
-            d.get("high_cap", 0),
-            d.get("low_cap", 0),
-        )
-
-    @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> cs.CoreSchema:
         """Validated from (and dumped to) the JSON form above; an ArbTable passes as itself."""
 
-        def doc(entry: cs.CoreSchema) -> cs.CoreSchema:
-            return cs.typed_dict_schema(
-                {
-                    "high": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
-                    "low": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
-                    "high_limit": cs.typed_dict_field(cs.int_schema(ge=0, le=NO_LIMIT)),
-                    "high_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
-                    "low_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
-                },
-                extra_behavior="forbid",
-            )
-
-        vl, weight = cs.int_schema(ge=0, le=MAX_VL), cs.int_schema(ge=0, le=MAX_WEIGHT)
-        written = doc(cs.list_schema(cs.int_schema(), min_length=2, max_length=2))  # what to_dict gives
-        from_doc = cs.no_info_after_validator_function(cls.from_dict, doc(cs.tuple_schema([vl, weight])))
+        written = _document(cs.list_schema(cs.int_schema(), min_length=2, max_length=2))  # what to_dict gives
+        from_doc = cs.no_info_after_validator_function(cls._checked, _BOUNDED)
         return cs.json_or_python_schema(
             json_schema=from_doc,
             python_schema=cs.no_info_wrap_validator_function(

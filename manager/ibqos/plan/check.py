@@ -69,9 +69,30 @@ def _check_classes(plan: Plan, w: JsonDoc) -> None:
         except pydantic.ValidationError as e:
             err = e.errors()[0]
             raise w.error(err["msg"], "classes", i, "match", *err["loc"]) from e
+    defaults = [i for i, c in enumerate(plan.classes) if c.default]
+    if not defaults:
+        raise w.error("no class is the default (one must be: it takes the SLs no class lists)", "classes")
+    if len(defaults) > 1:
+        first = plan.classes[defaults[0]].name
+        raise w.error(
+            f"class {plan.classes[defaults[1]].name!r} is a second default, beside {first!r}",
+            "classes",
+            defaults[1],
+            "default",
+        )
     for sl, k in enumerate(plan.sl2class):
         if k not in indexes:
             raise w.error(f"SL {sl} maps to class index {k}, which no class has", "sl2class", sl)
+        # as the planner assigns them (planner/sls.py): a class's SLs are the ones it lists,
+        # and only the default class also takes the SLs nobody lists
+        c = plan.classes[indexes[k]]
+        if not c.default and sl not in c.sls:
+            raise w.error(
+                f"SL {sl} maps to class {c.name!r} (index {k}), whose sls {c.sls} do not list it; "
+                "only the default class takes SLs it does not list",
+                "sl2class",
+                sl,
+            )
     for c in plan.classes:
         for sl in c.sls:
             if plan.sl2class[sl] != c.index:

@@ -4,15 +4,18 @@ lists them). Commands signal a defect one way only: they raise (VerificationFail
 
 from __future__ import annotations
 
+import ast
 import errno
 import functools
 import importlib.metadata
+import importlib.util
 import logging
 import sys
 import traceback
+from pathlib import Path
 
 import click
-from ibqos.errors import IbqosError, one_line
+from ibqos.errors import ExternalError, IbqosError, one_line
 from ibqos.interrupt import Interrupted, install
 
 # Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), one module
@@ -26,6 +29,19 @@ def _commands() -> dict[str, importlib.metadata.EntryPoint]:
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
 
 
+def short_help(ep: importlib.metadata.EntryPoint) -> str:
+    """The one-line help of the command `ep` names, as click makes it from the function's
+    docstring, read from the module's source without running it: `ibqos --help` lists every
+    command without importing any (test_cli_help.py holds it equal to the loaded command's)."""
+    spec = importlib.util.find_spec(ep.module)
+    if spec is None or spec.origin is None:
+        return ""
+    tree = ast.parse(Path(spec.origin).read_text(), spec.origin)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == ep.attr), None)
+    doc = ast.get_docstring(fn) if fn is not None else None
+    return click.Command(ep.name, help=doc).get_short_help_str(limit=60)
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_commands())
@@ -34,20 +50,16 @@ class LazyGroup(click.Group):
         ep = _commands().get(name)
         if ep is None:
             return None
-        cmd: click.Command = ep.load()
+        try:
+            cmd: click.Command = ep.load()
+        except ImportError as e:
+            # a command's dependency missing from this installation (numpy uninstalled
+            # beside plan, analyze and render) costs that command, not the others
+            raise ExternalError(f"{name} cannot run here: {e}") from e
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = []
-        for name in self.list_commands(ctx):
-            try:
-                cmd = self.get_command(ctx, name)
-            except ImportError as e:
-                # a command's dependency missing from this installation (numpy uninstalled
-                # beside plan, analyze and render) costs that command, not the whole help
-                rows.append((name, f"(cannot run here: {e})"))
-                continue
-            rows.append((name, cmd.get_short_help_str(limit=60) if cmd else ""))
+        rows = [(name, short_help(ep)) for name, ep in sorted(_commands().items())]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)

@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from ibqos import osmconf, osmlog
 from ibqos.docfile import write_atomic
 from ibqos.errors import InputError, VerificationFailed
-from ibqos.fabric.dla_record import read_record, record_dir
 from ibqos.fabric.live import sample_live
-from ibqos.health import engine_of
 from ibqos.inputfile import read_text
 from ibqos.monitor.counters import Sample
+from ibqos.monitor.engine import EngineWatch
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import judge
@@ -64,19 +62,6 @@ def _saved(state: Path | None) -> Sample | None:
     if state is None or not state.exists():
         return None
     return Sample.from_json(read_text(state), str(state))
-
-
-def _engine(opensm_conf: Path | None, osm_log: Path | None) -> str | None:
-    """The routing engine in force, as `ibqos status` names it: OpenSM's log, else dla's record."""
-
-    record = None
-    if opensm_conf is not None:
-        try:
-            opts = osmconf.parse(osmconf.read(opensm_conf))
-        except OSError as e:
-            raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
-        record = read_record(record_dir(opts, None))
-    return engine_of(osmlog.parse(osm_log) if osm_log is not None else [], record)
 
 
 def _listen(addr: str) -> tuple[str, int]:
@@ -202,6 +187,7 @@ def monitor(
     plan, plan_path = _plan(plan_path, opensm_conf, say)
     _check_outputs(textfile, state)
     prev = _saved(state)
+    engine = EngineWatch(opensm_conf, osm_log)
     env = sim_env(sim_socket)
     collector = MonitorCollector()
     registry = registry_for(collector)
@@ -234,7 +220,7 @@ def monitor(
                 time.sleep(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
-            collector.update(judged, _engine(opensm_conf, osm_log))
+            collector.update(judged, engine.engine())
             if state is not None:
                 write_atomic(state, cur.to_json())
             if textfile is not None:

@@ -1,0 +1,91 @@
+"""The routing engine in force, for `ibqos monitor`, which asks every interval: the last
+engine OpenSM's log says configured the tables, else dla when its record says it routed
+(health.engine_of, as `ibqos status` names it).
+
+Every file is read again only when it changed (device, inode, size or mtime): at 10,000 CAs
+dla's record is 29 MB and a verbose log grows by GBs. The log is read on from where the last
+look ended, and from its start when it restarted: rotated (another file at the path) or
+truncated in place by OpenSM's `log_max_size` (osmlog.LogMark)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .. import osmconf, osmlog
+from ..errors import InputError
+from ..fabric.dla_record import RECORD_FILE, DlaRecord, read_record, record_dir
+from ..health import engine_of
+
+Stamp = tuple[int, int, int, int]
+
+
+def _stamp(path: Path) -> Stamp | None:
+    """What tells a file's versions apart without reading it; None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise InputError(e.strerror or "cannot read", file=path) from e
+    if not stat.S_ISREG(st.st_mode):
+        # a FIFO or a device: opening it would wait (or read) forever
+        raise InputError("not a regular file", file=path)
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class EngineWatch:
+    def __init__(self, opensm_conf: Path | None, osm_log: Path | None):
+        self.conf, self.log = opensm_conf, osm_log
+        self._conf_stamp: Stamp | None = None
+        self._dumps: Path | None = None
+        self._log_stamp: Stamp | None = None
+        self._mark = osmlog.LogMark(Path(osm_log), 0, b"") if osm_log is not None else None
+        self._logged: str | None = None  # the log's last configured engine
+        self._record_stamp: Stamp | None = None
+        self._record: DlaRecord | None = None
+
+    def engine(self) -> str | None:
+        logged = self._from_log()
+        return logged if logged is not None else engine_of([], self._routed())
+
+    def _from_log(self) -> str | None:
+        if self.log is None or self._mark is None:
+            return None
+        now = _stamp(self.log)
+        if now is not None and now == self._log_stamp:
+            return self._logged
+        lines, restarted, self._mark = osmlog.lines_since(self._mark)
+        self._log_stamp = now
+        if restarted:
+            self._logged = None  # what named the engine before is gone with the old log
+        used = osmlog.configured_engines(lines)
+        if used:
+            self._logged = used[-1]
+        return self._logged
+
+    def _routed(self) -> DlaRecord | None:
+        dumps = self._record_dir()
+        if dumps is None:
+            return None
+        now = _stamp(dumps / RECORD_FILE)
+        if now != self._record_stamp:
+            self._record = read_record(dumps) if now is not None else None
+            self._record_stamp = now
+        return self._record
+
+    def _record_dir(self) -> Path | None:
+        if self.conf is None:
+            return None
+        now = _stamp(self.conf)
+        if now is None:
+            raise InputError("no such file", file=self.conf)
+        if now != self._conf_stamp:
+            try:  # as OpenSM reads it: an admin's Latin-1 comment or CRLF is no error
+                text = osmconf.read(self.conf)
+            except OSError as e:
+                raise InputError(e.strerror or "cannot read", file=self.conf) from e
+            self._dumps = record_dir(osmconf.parse(text), None)
+            self._conf_stamp = now
+        return self._dumps
