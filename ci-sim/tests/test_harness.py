@@ -9,7 +9,7 @@ import threading
 
 import pytest
 from ibqos.errors import InputError
-from ibqos_sim.harness.fabric import Harness, SmOptions
+from ibqos_sim.harness.fabric import ONCE_SWEEP_INTERVAL_S, Harness, SmOptions
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 pytestmark = pytest.mark.fabric
@@ -134,7 +134,7 @@ def test_run_sm_and_start_sm_take_one_options_type(tmp_path, ibsim_fabric):
         once = h.run_sm(name="once", **opts)
         sm = h.start_sm(name="daemon", **opts)
         confs = [r.conf.read_text().replace(str(r.conf.parent), "RUN") for r in (once, sm)]
-        assert confs[0].replace("sweep_interval 0", "sweep_interval 2") == confs[1]
+        assert confs[0].replace(f"sweep_interval {ONCE_SWEEP_INTERVAL_S}", "sweep_interval 2") == confs[1]
         assert "routing_engine updn,minhop" in confs[0] and "lmc 0" in confs[0] and "qos TRUE" in confs[0]
         sm.stop()
         for start in (h.run_sm, h.start_sm):
