@@ -243,7 +243,9 @@ int ibqos_build_fwd_tables(void *context)
 	if (!sw->valid)
 		return -1;
 	at = lid_switches(&sw->fabric, sw->dla.routes.max_lid);
-	for (uint32_t s = 0; at && s < sw->fabric.nsw; s++) {
+	if (!at)
+		goto oom;
+	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
 		const uint8_t *lft = dla_lft_row(&sw->dla.routes, s),
 			      *hops = dla_hops_row(&sw->dla.routes, s);
@@ -254,23 +256,22 @@ int ibqos_build_fwd_tables(void *context)
 			memcpy(p_sw->new_lft + 1, lft + 1, top);
 		if (write_hops(p_sw, s, lft, hops, at, &sw->fabric, top)) {
 			unwrite(sw);
-			free(at);
-			at = NULL;
+			goto oom;
 		}
-	}
-	if (!at) {
-		ibqos_log(ctx, OSM_LOG_ERROR,
-			  "ERR D1A5: dla: cannot store hop "
-			  "counts (out of memory); tables cleared, falling back to "
-			  "the next routing engine");
-		ibqos_sweep_free(sw);
-		return -1;
 	}
 	free(at);
 	ibqos_log(ctx, OSM_LOG_VERBOSE,
 		  "dla: writing LFTs and hop tables took %.3f ms (CPU %.3f ms; %ld page faults)",
 		  clock_ms(CLOCK_MONOTONIC) - t0.wall, lap_cpu(&t0), thread_faults() - t0.faults);
 	return 0;
+oom:
+	free(at);
+	ibqos_log(ctx, OSM_LOG_ERROR,
+		  "ERR D1A5: dla: cannot store hop "
+		  "counts (out of memory); tables cleared, falling back to "
+		  "the next routing engine");
+	ibqos_sweep_free(sw);
+	return -1;
 }
 
 void ibqos_engine_destroy(void *context)
