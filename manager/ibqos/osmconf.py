@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from .errors import InputError
+
 _KEY = re.compile(r"[ \t\n]*([^ \t\n]+)")  # strtok_r(line, " \t\n", ...)
 _C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
 UNSET = "(null)"  # what opensm -c writes for an unset string option, and reads as NULL
@@ -23,6 +25,15 @@ def read(path: str | Path) -> str:
     """The file's bytes as text that `to_bytes` turns back into the same bytes: no newline
     translation, and bytes that are not UTF-8 (a Latin-1 comment) kept as they are."""
     return Path(path).read_bytes().decode("utf-8", "surrogateescape")
+
+
+def options(path: str | Path) -> dict[str, str]:
+    """The options of the opensm.conf at `path` as OpenSM reads them; a file that cannot be
+    read is bad input naming it."""
+    try:
+        return parse(read(path))
+    except OSError as e:
+        raise InputError(e.strerror or "cannot read", file=path) from e
 
 
 def to_bytes(text: str) -> bytes:

@@ -26,11 +26,14 @@ def _holder(fd: int) -> str:
     return os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
 
 
+LOCK_FILE = "apply.lock"  # in the state directory, beside the versions
+
+
 @contextmanager
 def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], None] = _quiet) -> Iterator[None]:
     """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    path = state_dir / "apply.lock"
+    path = state_dir / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         deadline = time.monotonic() + timeout

@@ -82,10 +82,7 @@ class EngineWatch:
         if now is None:
             raise InputError("no such file", file=self.conf)
         if now != self._conf_stamp:
-            try:  # as OpenSM reads it: an admin's Latin-1 comment or CRLF is no error
-                text = osmconf.read(self.conf)
-            except OSError as e:
-                raise InputError(e.strerror or "cannot read", file=self.conf) from e
-            self._dumps = record_dir(osmconf.parse(text), None)
+            # as OpenSM reads it: an admin's Latin-1 comment or CRLF is no error
+            self._dumps = record_dir(osmconf.options(self.conf), None)
             self._conf_stamp = now
         return self._dumps

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.journal import Entry, Journal
-from ibqos.apply.lock import apply_lock
+from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
@@ -155,7 +155,7 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
-    lock = cs.state / "apply.lock"
+    lock = cs.state / LOCK_FILE
     try:
         with apply_lock(cs.state, timeout=0):
             line = recover(cs, io)

@@ -399,10 +399,10 @@ class Apply:
                     f"reads this option only at start: set it to a path (e.g. {conf_path.parent / name}) and "
                     "restart OpenSM once, then apply"
                 )
+        # set (to a path: the loop above refused the rest) or, unset, OpenSM's compiled-in
+        # default wherever this conf lives: never a file beside the conf that OpenSM never reads
         qos_read = Path(opts.get("qos_policy_file") or OSM_DEFAULT_QOS_POLICY_FILE)
-        if not self.req.qos_policy and qos_read.parent != conf_path.parent and "qos_policy_file" not in opts:
-            # unset, OpenSM reads its compiled-in default, wherever this conf lives: writing
-            # beside the conf would change a file OpenSM never reads
+        if "qos_policy_file" not in opts and not self.req.qos_policy and qos_read.parent != conf_path.parent:
             raise ExternalError(
                 f"{conf_path}: qos_policy_file is unset, so OpenSM reads {qos_read}, outside this "
                 f"conf's directory: add 'qos_policy_file {qos_read}' to it (the path OpenSM reads "

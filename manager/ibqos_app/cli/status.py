@@ -228,11 +228,7 @@ def _routing(
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = None
     if live and opensm_conf is not None:
-        try:
-            opts = osmconf.parse(osmconf.read(opensm_conf))
-        except OSError as e:
-            raise InputError(e.strerror or "cannot read", file=opensm_conf) from e
-        dumps = record_dir(opts, None)
+        dumps = record_dir(osmconf.options(opensm_conf), None)
     elif rundir is not None:
         try:
             dumps = find_dumps(rundir)
