@@ -81,6 +81,15 @@ def apply_args(h, sm, plan_path, *extra) -> list[str]:
     ]
 
 
+TERMINAL_EXEC = Path(__file__).with_name("terminal_exec.py")
+
+
+def as_from_a_terminal(cmd: list[str], nohup: bool = False) -> list[str]:
+    """`cmd` started with a terminal's signal dispositions (terminal_exec.py): for tests that
+    signal ibqos."""
+    return [sys.executable, str(TERMINAL_EXEC), *(["--nohup"] if nohup else []), *cmd]
+
+
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return dict(os.environ, PYTHONUNBUFFERED="1", **(extra or {}))  # lines reach a pipe as printed
 

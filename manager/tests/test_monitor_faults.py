@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from apply_helpers import child_env, make_plan_file
+from apply_helpers import as_from_a_terminal, child_env, make_plan_file
 from ibqos.proc import pid_alive
 from ibqos_sim.harness import sm_node_name
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
@@ -117,7 +117,9 @@ def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when
         str(textfile),
     ]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.1" if when == "sampling" else "5"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+    proc = subprocess.Popen(
+        as_from_a_terminal(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env()
+    )
     reader = None
     try:
         deadline = time.monotonic() + 60

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from apply_helpers import (  # noqa: F401 (fixture)
     apply_cmd,
+    as_from_a_terminal,
     child_env,
     live_sm,
     make_plan_file,
@@ -52,9 +53,15 @@ def _children(pid: int) -> list[int]:
     return [p for p, (ppid, _, _) in _procs().items() if ppid == pid]
 
 
-def _start(cmd: list[str], out: Path) -> subprocess.Popen:
+def _start(cmd: list[str], out: Path, nohup: bool = False) -> subprocess.Popen:
     with open(out, "w") as f:
-        return subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=child_env(), stdin=subprocess.DEVNULL)
+        return subprocess.Popen(
+            as_from_a_terminal(cmd, nohup),
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            env=child_env(),
+            stdin=subprocess.DEVNULL,
+        )
 
 
 def _stop_with(p: subprocess.Popen, sig: int) -> int:
@@ -112,6 +119,27 @@ def test_dryrun_stopped_by_a_signal_leaves_no_process_and_no_half_file(ibqos_cli
     assert _on_fabric_of(p.pid) == {}, f"left running: {_on_fabric_of(p.pid)}"
     assert not any(pid_alive(q) for q in on_fabric)
     assert half_written(out) == []
+
+
+def test_a_dryrun_under_nohup_outlives_its_terminal(ibqos_cli, tmp_path):
+    """`nohup ibqos dryrun … &` ignores SIGHUP: the run goes on to its verdict, and its
+    OpenSM and ibsim are stopped as after any run."""
+    log, out = tmp_path / "out.txt", tmp_path / "run"
+    cmd = [*ibqos_cli.argv, "dryrun", str(REPO_ROOT / "examples" / "two-class.yaml"), "--topology", "df42"]
+    p = _start([*cmd, "--out", str(out), "--sim-time", "3000"], log, nohup=True)
+    try:
+        wait_until(lambda: _opensm_runs(p.pid) or p.poll() is not None, timeout=120, interval=0.01, what="opensm")
+        assert p.poll() is None, f"the dry run ended before OpenSM ran: {log.read_text()}"
+        on_fabric = _on_fabric_of(p.pid)
+        rc = _stop_with(p, signal.SIGHUP)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    text = log.read_text()
+    assert rc == 0, text
+    assert "interrupted" not in text and "PASS" in text and (out / "report.html").is_file()
+    assert not any(pid_alive(q) for q in on_fabric)
 
 
 # ---- apply ---------------------------------------------------------------------------------
