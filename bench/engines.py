@@ -20,13 +20,12 @@ from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, Topology, dragonfly
 
 LINK_LINE = re.compile(r"dla: global link .*: (\d+) routes, \d+ LIDs")
-# dla fills OpenSM's hop rows after the routing, outside engine_s: the work moved, not gone
-HOP_FILL_LINE = re.compile(r"dla: hop rows filled after the routing in ([0-9.]+) ms")
 
 
 def hop_fills_ms(lines) -> list[float]:
-    """dla's hop-row fill of every routing pass, in ms (none when it filled them in its hook)."""
-    return [float(m.group(1)) for ln in lines if (m := HOP_FILL_LINE.search(ln.text))]
+    """dla's hop-row fill of every routing pass, in ms: work moved out of engine_s, not gone
+    (none when dla filled the rows in its routing hook)."""
+    return [ms for _, ms in osmlog.hop_fill_passes(lines)]
 
 
 def median(xs: list[float]) -> float | None:

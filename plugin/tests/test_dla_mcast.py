@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from dla_testlib import start_dla
+from ibqos import osmlog
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, Topology, dfplus, dragonfly
@@ -105,6 +106,11 @@ def test_mcast_trees_as_when_dla_filled_hop_rows_in_its_hook(ibsim_fabric, tmp_p
     net = topo().write_net(tmp_path / f"{name}.net")
     with ibsim_fabric(net, console=True) as h:
         sm = start_dla(h, conf={"sweep_interval": 0})
+        lines = sm.lines()
+        configured = [ln.t for ln in lines if "dla tables configured on all switches" in ln.text]
+        fills = osmlog.hop_fill_passes(lines)
+        # the rows came after the routing window, once, and dla said what they cost
+        assert len(fills) == len(configured) == 1 and fills[0][0] >= configured[0]
         fabric = load_dumps(sm.dumps, require_sl2vl=False)
         members = join_every_ca(h, fabric)
         for state in ("pristine", "fault"):
