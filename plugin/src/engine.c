@@ -313,7 +313,6 @@ void ibqos_fill_hop_rows(struct ibqos_ctx *ctx)
 {
 	struct ibqos_sweep *sw = &ctx->sweep;
 	struct osm_routing_engine *re = ctx->osm->routing_engine_used;
-	struct stopwatch t0;
 	int ret;
 
 	/* only rows this sweep's dla routing left pending: not after a refusal (another engine
@@ -321,7 +320,7 @@ void ibqos_fill_hop_rows(struct ibqos_ctx *ctx)
 	if (!sw->valid || !sw->hops_pending || !re || re->context != ctx)
 		return;
 	sw->hops_pending = 0;
-	t0 = stopwatch_start();
+	struct stopwatch t0 = stopwatch_start();
 	/* the multicast manager and the dumps read the rows under this lock */
 	cl_plock_excl_acquire(&ctx->osm->lock);
 	ret = write_all_hops(sw);
