@@ -22,6 +22,17 @@ from ibqos_sim.harness.topology import DRAGONFLY_SIZES, Topology, dragonfly
 LINK_LINE = re.compile(r"dla: global link .*: (\d+) routes, \d+ LIDs")
 
 
+def hop_fills_ms(lines) -> list[float]:
+    """dla's hop-row fill of every routing pass, in ms: work moved out of engine_s, not gone
+    (none when dla filled the rows in its routing hook)."""
+    return [ms for _, ms in osmlog.hop_fill_passes(lines)]
+
+
+def median(xs: list[float]) -> float | None:
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if xs else None
+
+
 def engine_vls(run) -> int | None:
     """VLs per class the engine needed: dla's from its record, OpenSM's engines' from their
     own report."""
@@ -64,9 +75,10 @@ def verdict(engine: str, run, harness) -> dict:
 RESWEEP_ENGINES = ("minhop", "dla")
 
 
-def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
+def resweep_seconds(h, engine: str, n: int = 2) -> tuple[float | None, float | None]:
     """Engine time of a heavy re-sweep (SIGHUP) of a running OpenSM: the steady state, where
-    OpenSM reuses the hop tables it allocated in the first sweep. Median of n."""
+    OpenSM reuses the hop tables it allocated in the first sweep. Median of n; with dla's hop
+    fill of those re-sweeps in ms (median), None for other engines."""
     spec, plugin = ("dla,minhop", True) if engine == "dla" else (engine, False)
     sm = h.start_sm(engine=spec, plugin=plugin, conf={"qos": "TRUE", "sweep_interval": 0}, log_flags=0x07, timeout=1800)
     try:
@@ -74,11 +86,12 @@ def resweep_seconds(h, engine: str, n: int = 2) -> float | None:
             k = sm.sweeps()
             os.kill(sm.pid, signal.SIGHUP)
             sm.wait_for_sweeps(k + 1, timeout=1800)
-        passes = osmlog.engine_passes(sm.lines())
+        lines = sm.lines()
     finally:
         sm.stop()
-    rest = sorted(passes[1:])
-    return round(rest[len(rest) // 2], 4) if rest else None
+    passes, fills = osmlog.engine_passes(lines), hop_fills_ms(lines)
+    rest, fill = median(passes[1:]), median(fills[1:])
+    return (round(rest, 4) if rest is not None else None), (round(fill, 3) if fill is not None else None)
 
 
 def global_link_routes(lines) -> dict:
@@ -116,6 +129,7 @@ def bench_topologies(topos: list[Topology], engines: list[str], log, skip=frozen
                         "rc": run.rc,
                         "engine_s": run.engine_seconds(),
                         "sm_s": round(run.wall_s, 3),
+                        "hop_fill_ms": median(hop_fills_ms(run.lines())),
                         "vls_engine": engine_vls(run),
                         "configured_by": used[-1] if used else None,
                         "fell_back": bool(used) and used[-1] != engine,
@@ -125,6 +139,6 @@ def bench_topologies(topos: list[Topology], engines: list[str], log, skip=frozen
                         row.update(global_link_routes(run.lines()))
                     if engine in RESWEEP_ENGINES and row["configured_by"] == engine:
                         log(f"{topo.name}: {engine} re-sweeps")
-                        row["resweep_s"] = resweep_seconds(h, engine)
+                        row["resweep_s"], row["resweep_hop_fill_ms"] = resweep_seconds(h, engine)
                     rows.append(row)
     return rows

@@ -161,8 +161,8 @@ def main() -> None:
     if "engines" in only:
         skip = set() if args.lash_2550 else {(2550, "lash"), (2550, "updn")}
         rows = engines.bench_engines(sizes, args.engines.split(","), log=console.log, skip=skip)
-        ratios_vs(rows, "minhop")
-        ratios_vs(rows, "minhop", key="resweep_s")
+        for key in ("engine_s", "resweep_s", "sm_s"):
+            ratios_vs(rows, "minhop", key=key)
         rows = keep_other_rows(RESULTS / "engines.json", rows, meta["when"], key=("cas", "engine"))
         write_json(RESULTS / "engines.json", {"meta": meta, "rows": rows})
         cols = [
@@ -173,7 +173,10 @@ def main() -> None:
             "engine_s/minhop",
             "resweep_s",
             "resweep_s/minhop",
+            "hop_fill_ms",
+            "resweep_hop_fill_ms",
             "sm_s",
+            "sm_s/minhop",
             "vls_engine",
             "vls_used",
             "configured_by",
@@ -189,7 +192,9 @@ def main() -> None:
             "engine_s: routing-engine time from osm.log ('building routing with' → "
             "'tables configured') of the first sweep; resweep_s: the same for a heavy re-sweep "
             "(SIGHUP) of a running OpenSM, median of 2, where OpenSM reuses its hop tables; "
-            "sm_s: whole `opensm --once`.",
+            "hop_fill_ms, resweep_hop_fill_ms: dla's fill of OpenSM's hop rows, done after the "
+            "routing (at UCAST_ROUTING_DONE, outside engine_s; docs/hop-rows.md), first sweep and "
+            "re-sweep; sm_s: whole `opensm --once`.",
             "",
             markdown(rows, cols),
             "",

@@ -40,6 +40,8 @@ _ERR = re.compile(r"\bERR ([0-9A-F]{4}):")
 _BUILD = re.compile(r"building routing with '([^']+)'")
 _CONFIGURED = re.compile(r"(\S+) tables configured on all switches")
 _LANES = re.compile(r"(?:Virtual )?Lanes needed: (\d+)")
+# dla fills OpenSM's hop rows after the routing (docs/hop-rows.md), outside engine_passes
+_HOP_FILL = re.compile(r"dla: hop rows filled after the routing in ([0-9.]+) ms")
 _FUNC = re.compile(r"^\w+: ")  # the logging function's name before the message
 # the same marks, on raw bytes: polling a growing verbose log must not decode and parse it
 _BUILD_B = re.compile(rb"building routing with '")
@@ -255,6 +257,12 @@ def engine_passes(lines: list[LogLine]) -> list[float]:
             out.append(ln.t - start)
             start = None
     return out
+
+
+def hop_fill_passes(lines: list[LogLine]) -> list[tuple[float, float]]:
+    """dla's fill of OpenSM's hop rows after each routing pass it routed: (log time, ms).
+    Needs log_flags with VERBOSE (0x04)."""
+    return [(ln.t, float(m.group(1))) for ln in lines if (m := _HOP_FILL.search(ln.text))]
 
 
 def engine_seconds(lines: list[LogLine]) -> float | None:

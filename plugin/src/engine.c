@@ -8,6 +8,8 @@
 #include "dla_sl2vl.h"
 #include "ibqos_vlarb.h"
 
+#include <opensm/osm_console_io.h>
+
 #include <errno.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -233,45 +235,108 @@ static int write_hops(osm_switch_t *p_sw, uint32_t s, const uint8_t *lft, const 
 	return 0;
 }
 
+/* Every switch's hop rows from the sweep's result; on out of memory none (rows cleared). */
+static int write_all_hops(struct ibqos_sweep *sw)
+{
+	uint32_t *at = lid_switches(&sw->fabric, sw->dla.routes.max_lid);
+
+	for (uint32_t s = 0; at && s < sw->fabric.nsw; s++) {
+		osm_switch_t *p_sw = sw->osw[s];
+		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho
+									 : sw->dla.routes.max_lid;
+
+		if (write_hops(p_sw, s, dla_lft_row(&sw->dla.routes, s),
+			       dla_hops_row(&sw->dla.routes, s), at, &sw->fabric, top)) {
+			free(at);
+			at = NULL;
+		}
+	}
+	if (at) {
+		free(at);
+		return 0;
+	}
+	for (uint32_t s = 0; s < sw->fabric.nsw; s++)
+		osm_switch_clear_hops(sw->osw[s]);
+	return -1;
+}
+
+/*
+ * Whether the hop rows wait for OSM_EVENT_ID_UCAST_ROUTING_DONE (docs/hop-rows.md has the
+ * argument from OpenSM 3.3.23's source). Without a console OpenSM routes only in a heavy
+ * sweep, where nothing between the routing and that event reads a hop row and the event
+ * always follows unless OpenSM is exiting. The console's reroute command routes outside a
+ * heavy sweep, where an SMP error skips the event: then the rows are written here, at once.
+ */
+static int hop_rows_deferred(const struct ibqos_ctx *ctx)
+{
+	const char *console = ctx->osm->subn.opt.console;
+
+	return !console || !strcmp(console, OSM_DISABLE_CONSOLE);
+}
+
 int ibqos_build_fwd_tables(void *context)
 {
 	struct ibqos_ctx *ctx = context;
 	struct ibqos_sweep *sw = &ctx->sweep;
 	struct stopwatch t0 = stopwatch_start();
-	uint32_t *at;
+	int deferred;
 
 	if (!sw->valid)
 		return -1;
-	at = lid_switches(&sw->fabric, sw->dla.routes.max_lid);
-	if (!at)
-		goto oom;
 	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
-		const uint8_t *lft = dla_lft_row(&sw->dla.routes, s),
-			      *hops = dla_hops_row(&sw->dla.routes, s);
 		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho
 									 : sw->dla.routes.max_lid;
 
 		if (top)
-			memcpy(p_sw->new_lft + 1, lft + 1, top);
-		if (write_hops(p_sw, s, lft, hops, at, &sw->fabric, top)) {
-			unwrite(sw);
-			goto oom;
-		}
+			memcpy(p_sw->new_lft + 1, dla_lft_row(&sw->dla.routes, s) + 1, top);
 	}
-	free(at);
+	deferred = hop_rows_deferred(ctx);
+	if (!deferred && write_all_hops(sw)) {
+		unwrite(sw);
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A5: dla: cannot store hop "
+			  "counts (out of memory); tables cleared, falling back to "
+			  "the next routing engine");
+		ibqos_sweep_free(sw);
+		return -1;
+	}
+	sw->hops_pending = deferred;
 	ibqos_log(ctx, OSM_LOG_VERBOSE,
-		  "dla: writing LFTs and hop tables took %.3f ms (CPU %.3f ms; %ld page faults)",
+		  "dla: writing LFTs%s took %.3f ms (CPU %.3f ms; %ld page faults)",
+		  deferred ? " (hop rows after the routing)" : " and hop tables",
 		  clock_ms(CLOCK_MONOTONIC) - t0.wall, lap_cpu(&t0), thread_faults() - t0.faults);
 	return 0;
-oom:
-	free(at);
-	ibqos_log(ctx, OSM_LOG_ERROR,
-		  "ERR D1A5: dla: cannot store hop "
-		  "counts (out of memory); tables cleared, falling back to "
-		  "the next routing engine");
-	ibqos_sweep_free(sw);
-	return -1;
+}
+
+void ibqos_fill_hop_rows(struct ibqos_ctx *ctx)
+{
+	struct ibqos_sweep *sw = &ctx->sweep;
+	struct osm_routing_engine *re = ctx->osm->routing_engine_used;
+	int ret;
+
+	/* only rows this sweep's dla routing left pending: not after a refusal (another engine
+	 * routed and filled its own), nor after OpenSM's unicast cache replaced the routing */
+	if (!sw->valid || !sw->hops_pending || !re || re->context != ctx)
+		return;
+	sw->hops_pending = 0;
+	struct stopwatch t0 = stopwatch_start();
+	/* the multicast manager and the dumps read the rows under this lock */
+	cl_plock_excl_acquire(&ctx->osm->lock);
+	ret = write_all_hops(sw);
+	if (ret) /* a full heavy sweep again, once memory allows */
+		ctx->osm->subn.subnet_initialization_error = TRUE;
+	cl_plock_release(&ctx->osm->lock);
+	if (ret) {
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A5: dla: cannot store hop counts (out of memory); hop rows "
+			  "cleared, multicast trees wait for the next heavy sweep");
+		return;
+	}
+	ibqos_log(
+		ctx, OSM_LOG_VERBOSE,
+		"dla: hop rows filled after the routing in %.3f ms (CPU %.3f ms; %ld page faults)",
+		clock_ms(CLOCK_MONOTONIC) - t0.wall, lap_cpu(&t0), thread_faults() - t0.faults);
 }
 
 void ibqos_engine_destroy(void *context)

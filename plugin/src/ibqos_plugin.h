@@ -34,6 +34,7 @@ struct ibqos_sweep {
 	uint8_t sl2class[IBQOS_NUM_SL];
 	unsigned stride; /* VLs per class: class c owns VLs stride*c .. stride*c+stride-1 */
 	int counts_logged;
+	int hops_pending; /* LFTs written; OpenSM's hop rows wait for UCAST_ROUTING_DONE */
 };
 
 #define IBQOS_RECORD_ENTRIES 64
@@ -100,6 +101,8 @@ void ibqos_record_free(struct ibqos_record *r);
 /* engine.c: the LFT hooks */
 int ibqos_build_lid_matrices(void *context);
 int ibqos_build_fwd_tables(void *context);
+/* at OSM_EVENT_ID_UCAST_ROUTING_DONE: OpenSM's hop rows, if this sweep's routing left them */
+void ibqos_fill_hop_rows(struct ibqos_ctx *ctx);
 void ibqos_engine_destroy(void *context);
 
 /* engine_tables.c; ibqos_reject_tables: ERR D1A3, the record, and class 0 for every SL */

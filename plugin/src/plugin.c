@@ -55,6 +55,10 @@ static void plugin_report(void *context, osm_epi_event_id_t event_id, void *even
 	if (ctx &&
 	    (event_id == OSM_EVENT_ID_HEAVY_SWEEP_START || event_id == OSM_EVENT_ID_SUBNET_UP))
 		ibqos_record_sweep_event(ctx, event_id == OSM_EVENT_ID_HEAVY_SWEEP_START);
+	/* the LFTs and QoS tables are on the switches; before the multicast manager reads them:
+	 * OpenSM's hop rows (engine.c) */
+	if (ctx && event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE)
+		ibqos_fill_hop_rows(ctx);
 	/* osm_qos_setup() has just run the VLArb hooks: the sweep's record is complete */
 	if (ctx && event_id == OSM_EVENT_ID_UCAST_ROUTING_DONE && ctx->rec.dirty)
 		ibqos_record_write(ctx);

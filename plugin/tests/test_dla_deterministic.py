@@ -22,7 +22,7 @@ BUSY = 4  # busy loops on OpenSM's CPU: it gets about a fifth of it
 
 
 # every line of engine.c that handles a reading of the clock or of the page-fault counter: the
-# helpers, and the two log lines their readings go to
+# helpers, and the log lines their readings go to
 ENGINE_TIMING_LINES = {
     "static double clock_ms(clockid_t clock)",
     "static long thread_faults(void)",

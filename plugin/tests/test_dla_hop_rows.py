@@ -8,7 +8,8 @@ from them must be what it read when dla filled a row for every LID:
   LFT port holds the walk's hop count, port 0 the same (the least), every other port none.
 Pristine, after a global and a local link fault under a running OpenSM (the re-sweep reuses
 the first sweep's rows), and on a dragonfly+, where destinations behind one switch leave a
-source by different ports."""
+source by different ports; written after the routing (docs/hop-rows.md), or in the routing
+hook when OpenSM runs a console."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from dla_testlib import run_dla, start_dla
+from ibqos import osmlog
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dfplus, dragonfly
@@ -104,3 +106,16 @@ def test_hop_rows_on_a_dragonfly_plus(ibsim_fabric, tmp_path):
         run = run_dla(h)
         # leaves reach the CAs of one leaf through different spines: those rows are needed
         assert check_hop_rows(run.dumps)
+
+
+def test_hop_rows_in_the_routing_hook_with_a_console(ibsim_fabric, tmp_path):
+    """With OpenSM's console on, its reroute command can route where UCAST_ROUTING_DONE may not
+    follow (docs/hop-rows.md): dla writes the rows in its routing hook, as before. (--once
+    starts no console thread: the option alone is what dla reads.)"""
+    net = dragonfly(*DRAGONFLY_SIZES[72]).write_net(tmp_path / "df72.net")
+    with ibsim_fabric(net) as h:
+        run = run_dla(h, conf={"console": "local"})
+        lines = run.lines()
+        assert any("dla: writing LFTs and hop tables took" in ln.text for ln in lines)
+        assert not osmlog.hop_fill_passes(lines)
+        assert check_hop_rows(run.dumps) == set()

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from dla_testlib import refusals, start_dla
+from ibqos import osmlog
 from ibqos_sim.harness.topology import dfplus, dragonfly, fat_tree
 from ibqos_sim.harness.wiring import without_cable
 
@@ -40,6 +41,7 @@ def test_refused_fabric_falls_back_to_minhop(tmp_path, case, ibsim_fabric):
             assert want in found[0], found[0]
         assert any("minhop tables configured on all switches" in ln.text for ln in lines)
         assert not any("dla tables configured" in ln.text for ln in lines)
+        assert not osmlog.hop_fill_passes(lines)  # minhop filled its own hop rows, dla none
         assert sm.alive()
         # the record says the same for tools, with nothing programmed by dla
         record = json.loads((sm.dumps / "ibqos-dla.json").read_text())
