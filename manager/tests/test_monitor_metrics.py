@@ -36,13 +36,18 @@ def documented() -> dict[str, tuple[str, set[str]]]:
 
 def exposition() -> str:
     """What the exporter writes after one judged interval with everything in it: a link with
-    a class, a violation and VL wait, and the engine known."""
+    a class, a violation and VL wait, one measured over the interval and one over a sub-window,
+    an ambiguous direction, and the engine known."""
     link = LinkLoad(
         "sw1", 0x20, 3, "ca1", 1, "xmit", 0.95, True,
-        [ClassLoad("bulk", 4000, 0.02, 0.1, 40.0, 7, violation=True)], {2: 7},
+        [ClassLoad("bulk", 4000, 0.02, 0.1, 40.0, 7, violation=True)], {2: 7}, "interval", 10.0, 4000,
+    )  # fmt: skip
+    fast = LinkLoad(
+        "sw1", 0x20, 4, "ca2", 1, "xmit", 0.5, False,
+        [ClassLoad("bulk", 10**8, 0.5, 16.0, 40.0, 0)], {}, "window", 0.05, 10**11,
     )  # fmt: skip
     c = MonitorCollector()
-    c.update(Judged(10.0, [link], [], ["ca9[1]"]), "dla")
+    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla")
     return generate_latest(registry_for(c)).decode()
 
 

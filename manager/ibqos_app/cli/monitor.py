@@ -142,6 +142,14 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
     help="At most this many MADs per second to the fabric (0: only the window of 16 bounds it).",
 )
 @click.option(
+    "--window",
+    type=click.FloatRange(0, 10),
+    default=0.05,
+    show_default=True,
+    help="Read each port's per-SL counters again this many seconds after the first answer: the shares "
+    "of links whose 32-bit counters wrap within --interval (HDR, NDR) come from this sub-window (0: none).",
+)
+@click.option(
     "--saturation",
     type=click.FloatRange(0, 1),
     default=0.9,
@@ -170,6 +178,7 @@ def monitor(
     textfile: Path | None,
     state: Path | None,
     rate: int | None,
+    window: float,
     saturation: float,
     sim_socket: str | None,
     osm_log: Path | None,
@@ -196,7 +205,7 @@ def monitor(
         say(f"metrics: http://{listen}/metrics")
 
     def sample() -> tuple[Fabric, Sample]:
-        fabric, text = sample_live(env, rate=rate)
+        fabric, text = sample_live(env, rate=rate, window=window)
         return fabric, Sample.from_json(text, "ibqos-readback")
 
     rounds = 1 if once else count

@@ -15,9 +15,10 @@ struct mp_slot {
 	uint32_t tid;
 	int tries;
 	double deadline;
+	double sent_ms;
 };
 
-static double now_ms(void)
+double mp_now_ms(void)
 {
 	struct timespec ts;
 
@@ -93,6 +94,8 @@ void mp_close(struct mad_pipe *mp)
 	if (mp->fd >= 0)
 		umad_close_port(mp->fd);
 	free(mp->queue);
+	free(mp->later);
+	free(mp->later_due);
 	free(mp->slots);
 	free(mp->free_slots);
 	if (mp->sbuf)
@@ -101,6 +104,8 @@ void mp_close(struct mad_pipe *mp)
 		umad_free(mp->rbuf);
 	mp->fd = mp->agent = mp->pma_agent = -1;
 	mp->queue = NULL;
+	mp->later = NULL;
+	mp->later_due = NULL;
 	mp->slots = NULL;
 	mp->free_slots = NULL;
 	mp->sbuf = mp->rbuf = NULL;
@@ -121,6 +126,35 @@ int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
 	}
 	mp->queue[mp->qlen++] = *req;
 	return 0;
+}
+
+int mp_submit_at(struct mad_pipe *mp, const struct mp_req *req, double due_ms)
+{
+	if (mp->lhead == mp->nlater)
+		mp->lhead = mp->nlater = 0;
+	if (mp->nlater == mp->later_cap) {
+		size_t cap = mp->later_cap ? 2 * mp->later_cap : 256;
+		struct mp_req *q = realloc(mp->later, cap * sizeof(*q));
+
+		if (!q)
+			return -ENOMEM;
+		mp->later = q;
+		double *due = realloc(mp->later_due, cap * sizeof(*due));
+
+		if (!due)
+			return -ENOMEM;
+		mp->later_due = due;
+		mp->later_cap = cap;
+	}
+	mp->later[mp->nlater] = *req;
+	mp->later_due[mp->nlater++] = due_ms;
+	return 0;
+}
+
+/* the earliest due time among the delayed requests (their FIFO's head), or -1 when none */
+static double first_due(const struct mad_pipe *mp)
+{
+	return mp->lhead < mp->nlater ? mp->later_due[mp->lhead] : -1;
 }
 
 static int send_slot(struct mad_pipe *mp, int s)
@@ -156,11 +190,12 @@ static int send_slot(struct mad_pipe *mp, int s)
 		      mp->timeout_ms, 0) < 0)
 		return -EIO;
 	slot->tries++;
-	slot->deadline = now_ms() + mp->timeout_ms;
+	slot->sent_ms = mp_now_ms();
+	slot->deadline = slot->sent_ms + mp->timeout_ms;
 	mp->sent++;
 	if (mp->rate) {
 		/* a token bucket of `window` MADs: bursts up to the window, `rate` on average */
-		double burst = now_ms() - mp->window * 1e3 / mp->rate;
+		double burst = mp_now_ms() - mp->window * 1e3 / mp->rate;
 
 		mp->next_send_ms =
 			(mp->next_send_ms > burst ? mp->next_send_ms : burst) + 1e3 / mp->rate;
@@ -170,12 +205,22 @@ static int send_slot(struct mad_pipe *mp, int s)
 
 static int fill_window(struct mad_pipe *mp)
 {
-	while (mp->nfree && mp->qhead < mp->qlen) {
-		if (mp->rate && now_ms() < mp->next_send_ms)
+	for (;;) {
+		double due = first_due(mp);
+		int is_due = due >= 0 && due <= mp_now_ms();
+
+		if (!mp->nfree || (!is_due && mp->qhead == mp->qlen))
+			return 0;
+		if (mp->rate && mp_now_ms() < mp->next_send_ms)
 			return 0; /* the rate limit: mp_run waits for next_send_ms */
 		int s = mp->free_slots[--mp->nfree];
 
-		mp->slots[s].req = mp->queue[mp->qhead++];
+		if (is_due) {
+			/* a timed second read goes first: its window is kept short and known */
+			mp->slots[s].req = mp->later[mp->lhead++];
+		} else {
+			mp->slots[s].req = mp->queue[mp->qhead++];
+		}
 		mp->slots[s].tries = 0;
 		int rc = send_slot(mp, s);
 		if (rc < 0)
@@ -189,6 +234,7 @@ static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data,
 {
 	struct mp_req req = mp->slots[s].req;
 
+	mp->done_sent_ms = mp->slots[s].sent_ms;
 	mp->slots[s].tid = 0;
 	mp->free_slots[mp->nfree++] = s;
 	return done(ctx, &req, status, data);
@@ -197,7 +243,7 @@ static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data,
 /* Resend what has waited past its deadline; fail what has used up its resends. */
 static int expire(struct mad_pipe *mp, mp_done_fn done, void *ctx, double *next)
 {
-	double now = now_ms();
+	double now = mp_now_ms();
 
 	*next = now + mp->timeout_ms;
 	for (int s = 0; s < mp->window; s++) {
@@ -225,19 +271,31 @@ static int expire(struct mad_pipe *mp, mp_done_fn done, void *ctx, double *next)
 
 int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 {
-	double next = now_ms() + mp->timeout_ms;
+	double next = mp_now_ms() + mp->timeout_ms;
 	int rc;
 
 	for (;;) {
 		if ((rc = fill_window(mp)) < 0)
 			return rc;
-		if (mp->nfree == mp->window && mp->qhead == mp->qlen)
+		double due = first_due(mp);
+
+		if (mp->nfree == mp->window && mp->qhead == mp->qlen && due < 0)
 			return 0;
 		double until = next, gap;
 
-		if (mp->rate && mp->nfree && mp->qhead < mp->qlen && mp->next_send_ms < until)
-			until = mp->next_send_ms;
-		gap = until - now_ms();
+		if (mp->nfree) {
+			/* what can be sent next: the FIFO's head now, a delayed request when due,
+			 * either not before the rate limit allows */
+			double wake = mp->qhead < mp->qlen ? mp_now_ms() : -1;
+
+			if (due >= 0 && (wake < 0 || due < wake))
+				wake = due;
+			if (wake >= 0 && mp->rate && mp->next_send_ms > wake)
+				wake = mp->next_send_ms;
+			if (wake >= 0 && wake < until)
+				until = wake;
+		}
+		gap = until - mp_now_ms();
 		int len = IB_MAD_SIZE;
 		/* umad_recv waits whole milliseconds: a shorter gap (the rate limit's) is slept */
 		rc = umad_recv(mp->fd, mp->rbuf, &len, gap >= 1.0 ? (int)gap : 0);
@@ -265,7 +323,7 @@ int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 		} else if (rc < 0 && rc != -ETIMEDOUT && rc != -EWOULDBLOCK && rc != -EINTR) {
 			return -EIO;
 		}
-		if (now_ms() >= next && (rc = expire(mp, done, ctx, &next)) < 0)
+		if (mp_now_ms() >= next && (rc = expire(mp, done, ctx, &next)) < 0)
 			return rc;
 	}
 }
