@@ -10,13 +10,17 @@ comments, from the link rates:
 
 from __future__ import annotations
 
+import io
+
 import pytest
 from apply_helpers import make_plan_file
 from ibqos.monitor.counters import Sample, traffic
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.judge import judge
+from ibqos.monitor.view import render
 from monitor_helpers import CA, SW, link_fabric, per_sl, sample_doc
 from prometheus_client import generate_latest
+from rich.console import Console
 
 HDR, NDR = ("4X", "50"), ("4X", "100")
 
@@ -89,6 +93,11 @@ def test_hdr_shares_come_from_the_window_and_the_volume_from_the_64_bit_counters
     assert 'ibqos_port_bytes_total{node="sw",port="1"} 2e+11' in text
     # the window's bytes are not the interval's: no class byte count is claimed for it
     assert 'ibqos_class_bytes_total{class="qos",node="sw"' not in text
+    # and the terminal view says the row is a window's
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(render(j, plan))
+    row = next(line for line in console.export_text().splitlines() if "sw[1]" in line)
+    assert "0.050 s window" in row and "60.0% 96.00G" in row
 
 
 def _ndr(first, window, ext=(0, 0)):

@@ -93,9 +93,10 @@ void mp_close(struct mad_pipe *mp)
 		umad_unregister(mp->fd, mp->agent);
 	if (mp->fd >= 0)
 		umad_close_port(mp->fd);
-	free(mp->queue);
-	free(mp->later);
-	free(mp->later_due);
+	free(mp->queue.req);
+	free(mp->queue.due);
+	free(mp->later.req);
+	free(mp->later.due);
 	free(mp->slots);
 	free(mp->free_slots);
 	if (mp->sbuf)
@@ -103,58 +104,50 @@ void mp_close(struct mad_pipe *mp)
 	if (mp->rbuf)
 		umad_free(mp->rbuf);
 	mp->fd = mp->agent = mp->pma_agent = -1;
-	mp->queue = NULL;
-	mp->later = NULL;
-	mp->later_due = NULL;
+	memset(&mp->queue, 0, sizeof(mp->queue));
+	memset(&mp->later, 0, sizeof(mp->later));
 	mp->slots = NULL;
 	mp->free_slots = NULL;
 	mp->sbuf = mp->rbuf = NULL;
 }
 
-int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
+static int fifo_push(struct mp_fifo *f, const struct mp_req *req, double due_ms)
 {
-	if (mp->qhead == mp->qlen)
-		mp->qhead = mp->qlen = 0; /* drained: reuse the buffer from the start */
-	if (mp->qlen == mp->qcap) {
-		size_t cap = mp->qcap ? 2 * mp->qcap : 4096;
-		struct mp_req *q = realloc(mp->queue, cap * sizeof(*q));
+	if (f->head == f->len)
+		f->head = f->len = 0; /* drained: reuse the buffer from the start */
+	if (f->len == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 4096;
+		struct mp_req *q = realloc(f->req, cap * sizeof(*q));
 
 		if (!q)
 			return -ENOMEM;
-		mp->queue = q;
-		mp->qcap = cap;
+		f->req = q;
+		double *due = realloc(f->due, cap * sizeof(*due));
+
+		if (!due)
+			return -ENOMEM;
+		f->due = due;
+		f->cap = cap;
 	}
-	mp->queue[mp->qlen++] = *req;
+	f->req[f->len] = *req;
+	f->due[f->len++] = due_ms;
 	return 0;
+}
+
+int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
+{
+	return fifo_push(&mp->queue, req, 0);
 }
 
 int mp_submit_at(struct mad_pipe *mp, const struct mp_req *req, double due_ms)
 {
-	if (mp->lhead == mp->nlater)
-		mp->lhead = mp->nlater = 0;
-	if (mp->nlater == mp->later_cap) {
-		size_t cap = mp->later_cap ? 2 * mp->later_cap : 256;
-		struct mp_req *q = realloc(mp->later, cap * sizeof(*q));
-
-		if (!q)
-			return -ENOMEM;
-		mp->later = q;
-		double *due = realloc(mp->later_due, cap * sizeof(*due));
-
-		if (!due)
-			return -ENOMEM;
-		mp->later_due = due;
-		mp->later_cap = cap;
-	}
-	mp->later[mp->nlater] = *req;
-	mp->later_due[mp->nlater++] = due_ms;
-	return 0;
+	return fifo_push(&mp->later, req, due_ms);
 }
 
 /* the earliest due time among the delayed requests (their FIFO's head), or -1 when none */
 static double first_due(const struct mad_pipe *mp)
 {
-	return mp->lhead < mp->nlater ? mp->later_due[mp->lhead] : -1;
+	return mp->later.head < mp->later.len ? mp->later.due[mp->later.head] : -1;
 }
 
 static int send_slot(struct mad_pipe *mp, int s)
@@ -209,7 +202,7 @@ static int fill_window(struct mad_pipe *mp)
 		double due = first_due(mp);
 		int is_due = due >= 0 && due <= mp_now_ms();
 
-		if (!mp->nfree || (!is_due && mp->qhead == mp->qlen))
+		if (!mp->nfree || (!is_due && mp->queue.head == mp->queue.len))
 			return 0;
 		if (mp->rate && mp_now_ms() < mp->next_send_ms)
 			return 0; /* the rate limit: mp_run waits for next_send_ms */
@@ -217,9 +210,9 @@ static int fill_window(struct mad_pipe *mp)
 
 		if (is_due) {
 			/* a timed second read goes first: its window is kept short and known */
-			mp->slots[s].req = mp->later[mp->lhead++];
+			mp->slots[s].req = mp->later.req[mp->later.head++];
 		} else {
-			mp->slots[s].req = mp->queue[mp->qhead++];
+			mp->slots[s].req = mp->queue.req[mp->queue.head++];
 		}
 		mp->slots[s].tries = 0;
 		int rc = send_slot(mp, s);
@@ -279,14 +272,14 @@ int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 			return rc;
 		double due = first_due(mp);
 
-		if (mp->nfree == mp->window && mp->qhead == mp->qlen && due < 0)
+		if (mp->nfree == mp->window && mp->queue.head == mp->queue.len && due < 0)
 			return 0;
 		double until = next, gap;
 
 		if (mp->nfree) {
 			/* what can be sent next: the FIFO's head now, a delayed request when due,
 			 * either not before the rate limit allows */
-			double wake = mp->qhead < mp->qlen ? mp_now_ms() : -1;
+			double wake = mp->queue.head < mp->queue.len ? mp_now_ms() : -1;
 
 			if (due >= 0 && (wake < 0 || due < wake))
 				wake = due;

@@ -37,16 +37,20 @@ typedef int (*mp_done_fn)(void *ctx, const struct mp_req *req, int status, const
 
 struct mp_slot;
 
+/* requests waiting to be sent, in order; `due` (mp_now_ms) not before which each may go */
+struct mp_fifo {
+	struct mp_req *req;
+	double *due;
+	size_t head, len, cap;
+};
+
 struct mad_pipe {
 	int fd, agent, pma_agent;
 	int window, timeout_ms, retries, rate;
-	double next_send_ms; /* rate limit: no send before this */
-	struct mp_req *queue;
-	size_t qhead, qlen, qcap;
-	struct mp_req *later; /* mp_submit_at's requests, a FIFO in due order */
-	double *later_due;    /* their due times (mp_now_ms) */
-	size_t lhead, nlater, later_cap;
-	double done_sent_ms; /* during a callback: when its request was (last) sent */
+	double next_send_ms;  /* rate limit: no send before this */
+	struct mp_fifo queue; /* mp_submit's, due at once */
+	struct mp_fifo later; /* mp_submit_at's, in due order */
+	double done_sent_ms;  /* during a callback: when its request was (last) sent */
 	struct mp_slot *slots;
 	int *free_slots, nfree;
 	uint32_t seq;
