@@ -204,8 +204,8 @@ def main() -> None:
             "monitor_sample_s: `ibqos-readback -T -c -W 0.05` (nodes, ports, links, then PortXmitDataSL, "
             "PortRcvDataSL, PortVLXmitWaitCounters and PortCountersExtended of every linked port, and "
             "PortXmitDataSL again 0.05 s after its answer, the sub-window; the default bound of 40000 "
-            "MADs/s); no_window_s: the same without the sub-window, in the same run; mads: PMA Gets of "
-            "the first. perfquery: the four attributes, one process "
+            "MADs/s); no_window_s: the same without the sub-window, in the same run (medians of two, "
+            "alternated); mads: PMA Gets of the first. perfquery: the four attributes, one process "
             "each, timed on perfquery_ports_timed CA ports in the same run and extrapolated to "
             "ports_sampled.",
             "",

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.judge import ClassLoad, Judged, LinkLoad
+from ibqos.verdict import Verdict
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -47,7 +48,8 @@ def exposition() -> str:
         [ClassLoad("bulk", 10**8, 0.5, 16.0, 40.0, 0)], {}, "window", 0.05, 10**11,
     )  # fmt: skip
     c = MonitorCollector()
-    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla")
+    verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
+    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla", verdict)
     return generate_latest(registry_for(c)).decode()
 
 
@@ -68,12 +70,18 @@ def test_the_exposition_has_exactly_the_documented_metrics_and_labels():
         assert got[name] == ({"info": "gauge"}.get(kind, kind), labels), name
 
 
-def test_credit_loops_are_documented_as_not_exported_with_the_reason():
-    """ibqos_credit_loops (in issue 23's list) needs the forwarding tables: the doc says why
-    the monitor does not read them, and the exporter does not pretend."""
-    text = DOC.read_text()
-    assert "ibqos_credit_loops" in text and "ibqos_credit_loops" not in documented()
-    assert "ibqos_credit_loops" not in exposition()
+def test_the_credit_loop_is_the_verdicts_and_absent_without_one():
+    """The monitor exports the verifier's verdict as `ibqos status --verdict` kept it, with the
+    time its tables were read; no verdict, or one that could not judge, exports no 0."""
+    text = exposition()
+    assert 'ibqos_credit_loop{engine="dla"} 1.0' in text
+    assert "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
+    c = MonitorCollector()
+    c.update(Judged(10.0, [], [], []), "dla")
+    assert "ibqos_credit_loop" not in generate_latest(registry_for(c)).decode()
+    c.update(Judged(10.0, [], [], []), "updn", Verdict(read_at=1.7e9, source="live", engine="updn", credit_loop=None))
+    text = generate_latest(registry_for(c)).decode()
+    assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
 
 
 @pytest.fixture(scope="module")
@@ -131,4 +139,50 @@ def test_promtool_fires_the_sla_alert_after_the_hold_and_only_for_the_squeezed_c
     test = PROMTOOL_TEST.replace("{description}", json.dumps(sla["annotations"]["description"]))
     (config / "sla.test.yml").write_text(test)
     cp = subprocess.run([promtool, "test", "rules", "sla.test.yml"], cwd=config, capture_output=True, text=True)
+    assert cp.returncode == 0 and "SUCCESS" in cp.stdout, cp.stdout + cp.stderr
+
+
+CREDIT_TEST = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_credit_loop{engine="minhop",instance="h:9687",job="ibqos"}'
+        values: '0 0 1 1 1'
+      - series: 'ibqos_credit_loop_read_timestamp_seconds{instance="h:9687",job="ibqos"}'
+        values: '0x80'
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: IbqosCreditLoop
+        exp_alerts: []
+      - eval_time: 2m   # at once: a loop is not a condition to wait out
+        alertname: IbqosCreditLoop
+        exp_alerts:
+          - exp_labels: {severity: critical, engine: minhop, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: "The routing in force (minhop) has a credit loop: the fabric can deadlock"
+              description: {description}
+      - eval_time: 4m   # read at time 0: 240 s old, not stale yet
+        alertname: IbqosCreditLoopVerdictStale
+        exp_alerts: []
+      - eval_time: 70m  # 4200 s old
+        alertname: IbqosCreditLoopVerdictStale
+        exp_alerts:
+          - exp_labels: {severity: info, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: {stale}
+"""
+
+
+def test_promtool_fires_the_credit_loop_alert_at_once_and_the_stale_verdict_after_an_hour(config):
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.fail("promtool not found: Debian package prometheus (make deps)")
+    rules = yaml.safe_load((config / "ibqos-alerts.rules.yml").read_text())["groups"][0]["rules"]
+    loop = next(r for r in rules if r["alert"] == "IbqosCreditLoop")
+    stale = next(r for r in rules if r["alert"] == "IbqosCreditLoopVerdictStale")
+    test = CREDIT_TEST.replace("{description}", json.dumps(loop["annotations"]["description"]))
+    (config / "loop.test.yml").write_text(test.replace("{stale}", json.dumps(stale["annotations"]["summary"])))
+    cp = subprocess.run([promtool, "test", "rules", "loop.test.yml"], cwd=config, capture_output=True, text=True)
     assert cp.returncode == 0 and "SUCCESS" in cp.stdout, cp.stdout + cp.stderr

@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from ..docfile import write_atomic
 from ..templating import render
+from ..verdict import Verdict
 from .judge import Judged
 
 
@@ -30,10 +31,12 @@ class MonitorCollector(Collector):
         self.port_total: dict[tuple[str, str], int] = defaultdict(int)
         self.samples = 0
         self.engine: str | None = None
+        self.verdict: Verdict | None = None
 
-    def update(self, judged: Judged, engine: str | None = None) -> None:
+    def update(self, judged: Judged, engine: str | None = None, verdict: Verdict | None = None) -> None:
         self.judged = judged
         self.engine = engine
+        self.verdict = verdict
         self.samples += 1
         for link in judged.links:
             if link.sent_bytes is not None:
@@ -101,6 +104,28 @@ class MonitorCollector(Collector):
         yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, unmeasured, ambiguous)
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
+        yield from self._credit_loop()
+
+    def _credit_loop(self) -> Iterator[Metric]:
+        """The verifier's verdict on the tables `ibqos status --live --verdict` read, and when it
+        read them: nothing when there is none, or it could not judge."""
+        v = self.verdict
+        if v is None:
+            return
+        read = GaugeMetricFamily(
+            "ibqos_credit_loop_read_timestamp_seconds",
+            "When the tables of the credit-loop verdict were read back (ibqos status --live --verdict)",
+        )
+        read.add_metric([], v.read_at)
+        yield read
+        if v.credit_loop is not None:
+            loop = GaugeMetricFamily(
+                "ibqos_credit_loop",
+                "1: the verifier found a credit loop in the routing read back; 0: none",
+                labels=["engine"],
+            )
+            loop.add_metric([v.engine or "unknown"], 1.0 if v.credit_loop else 0.0)
+            yield loop
 
 
 def registry_for(collector: MonitorCollector) -> CollectorRegistry:
