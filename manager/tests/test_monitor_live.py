@@ -156,6 +156,13 @@ def test_on_links_whose_per_sl_counters_wrap_in_the_interval_the_shares_come_fro
     assert w is not None and 0.5 <= w.s_min <= w.s <= w.s_max and w.s == pytest.approx(link["seconds"], abs=1e-6)
     counted_s = sum(c["bytes"] for c in link["classes"]) / 4 / 200_000_000
     assert w.s_min <= counted_s <= w.s_max
+    # PortRcvDataSL is read again only where it measures a port never asked: the SM's partner
+    sample = Sample.from_json(kept.read_text())
+    sm_node = next(n for n in fabric.nodes.values() if n.desc == _sm_desc(h))
+    facing_sm = sm_node.ports[1].remote
+    assert sample.ports[(sm_node.guid, 1)].skipped == "sm-port"
+    assert [k for k, p in sample.ports.items() if p.rcv_window is not None] == [facing_sm]
+    assert all(p.xmit_window is not None for p in sample.ports.values() if not p.skipped)
     text = prom.read_text()
     assert f'ibqos_class_share_seconds{{node="{sw}",over="window",port="{sw_port}"}}' in text
     assert f'ibqos_class_bytes_total{{class="{low.name}",node="{sw}",port="{sw_port}"}}' not in text
