@@ -72,10 +72,31 @@ def test_a_malformed_sample_is_one_input_error(bad):
 
 
 def test_a_sample_round_trips_through_the_state_file():
+    window = {"s": 0.05, "s_min": 0.0499, "s_max": 0.0502, "values": _sl(s3=9)}
     s = Sample.from_json(
-        _doc([_port(_sl(s3=7), wait=_sl(s1=1), ext=(9, 8)), {"guid": "0x1", "port": 1, "lid": 1, "skipped": "sm-port"}])
+        _doc(
+            [
+                _port(_sl(s3=7), wait=_sl(s1=1), ext=(9, 8), xmit_data_sl_window=window),
+                {"guid": "0x1", "port": 1, "lid": 1, "skipped": "sm-port"},
+            ]
+        )
     )
+    assert s.ports[(0x200000, 3)].xmit_window is not None
     assert Sample.from_json(s.to_json()) == s
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        {"s": 0.05, "s_min": 0.06, "s_max": 0.07, "values": _sl()},  # s_min after s
+        {"s": 0.05, "s_min": 0.04, "s_max": 0.06, "values": [1, 2]},  # not 16 SLs
+        {"s": 0.05, "s_min": 0.04, "s_max": 0.06, "values": _sl(s1=2**32)},  # wider than 32 bits
+        {"s": 0.05, "values": _sl()},  # no bounds
+    ],
+)
+def test_a_malformed_sub_window_is_one_input_error(window):
+    with pytest.raises(InputError, match=r"ibqos\.counters/1 document: .*(xmit_data_sl|s_min)"):
+        Sample.from_json(_doc([_port(_sl(), xmit_data_sl_window=window)]), "state.json")
 
 
 def test_a_per_sl_counter_cleared_alone_counts_from_zero_not_as_a_wrap():

@@ -129,17 +129,26 @@ tests:
 """
 
 
-def test_promtool_fires_the_sla_alert_after_the_hold_and_only_for_the_squeezed_class(config):
+def promtool_test(config: Path, name: str, test: str, texts: dict[str, tuple[str, str]]) -> None:
+    """`promtool test rules` on `test`, with each {key} replaced by the (alert, annotation) text
+    the rules give, JSON-quoted: fixed texts are the rules', templated ones are what is checked."""
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.fail("promtool not found: Debian package prometheus (make deps)")
-    rules = yaml.safe_load((config / "ibqos-alerts.rules.yml").read_text())["groups"][0]["rules"]
-    sla = next(r for r in rules if r["alert"] == "IbqosClassBelowGuaranteedShare")
-    # the description is fixed text; the summary, templated per series, is what is checked
-    test = PROMTOOL_TEST.replace("{description}", json.dumps(sla["annotations"]["description"]))
-    (config / "sla.test.yml").write_text(test)
-    cp = subprocess.run([promtool, "test", "rules", "sla.test.yml"], cwd=config, capture_output=True, text=True)
+    rules = {
+        r["alert"]: r for r in yaml.safe_load((config / "ibqos-alerts.rules.yml").read_text())["groups"][0]["rules"]
+    }
+    for key, (alert, annotation) in texts.items():
+        test = test.replace("{" + key + "}", json.dumps(rules[alert]["annotations"][annotation]))
+    (config / name).write_text(test)
+    cp = subprocess.run([promtool, "test", "rules", name], cwd=config, capture_output=True, text=True)
     assert cp.returncode == 0 and "SUCCESS" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_promtool_fires_the_sla_alert_after_the_hold_and_only_for_the_squeezed_class(config):
+    promtool_test(
+        config, "sla.test.yml", PROMTOOL_TEST, {"description": ("IbqosClassBelowGuaranteedShare", "description")}
+    )
 
 
 CREDIT_TEST = """
@@ -176,13 +185,5 @@ tests:
 
 
 def test_promtool_fires_the_credit_loop_alert_at_once_and_the_stale_verdict_after_an_hour(config):
-    promtool = shutil.which("promtool")
-    if promtool is None:
-        pytest.fail("promtool not found: Debian package prometheus (make deps)")
-    rules = yaml.safe_load((config / "ibqos-alerts.rules.yml").read_text())["groups"][0]["rules"]
-    loop = next(r for r in rules if r["alert"] == "IbqosCreditLoop")
-    stale = next(r for r in rules if r["alert"] == "IbqosCreditLoopVerdictStale")
-    test = CREDIT_TEST.replace("{description}", json.dumps(loop["annotations"]["description"]))
-    (config / "loop.test.yml").write_text(test.replace("{stale}", json.dumps(stale["annotations"]["summary"])))
-    cp = subprocess.run([promtool, "test", "rules", "loop.test.yml"], cwd=config, capture_output=True, text=True)
-    assert cp.returncode == 0 and "SUCCESS" in cp.stdout, cp.stdout + cp.stderr
+    texts = {"description": ("IbqosCreditLoop", "description"), "stale": ("IbqosCreditLoopVerdictStale", "summary")}
+    promtool_test(config, "loop.test.yml", CREDIT_TEST, texts)

@@ -133,7 +133,7 @@ def _window(p: dict[str, Any], key: str) -> Window | None:
     w = p.get(f"{key}_window")
     if w is None:
         return None
-    values = _words({key: w.get("values")}, key, 16)
+    values = _words({"guid": p.get("guid"), "port": p.get("port"), key: w.get("values")}, key, 16)
     s, lo, hi = (float(w[k]) for k in ("s", "s_min", "s_max"))
     if values is None or not 0 <= lo <= s <= hi or hi == float("inf"):
         raise ValueError(f"port {p.get('guid')}[{p.get('port')}] {key}_window: 16 values and 0 <= s_min <= s <= s_max")
