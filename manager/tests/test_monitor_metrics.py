@@ -187,3 +187,43 @@ tests:
 def test_promtool_fires_the_credit_loop_alert_at_once_and_the_stale_verdict_after_an_hour(config):
     texts = {"description": ("IbqosCreditLoop", "description"), "stale": ("IbqosCreditLoopVerdictStale", "summary")}
     promtool_test(config, "loop.test.yml", CREDIT_TEST, texts)
+
+
+ESTIMATE_TEST = """
+rule_files: []
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="1"}'
+        values: '0.6x10'
+      - series: 'ibqos_class_share_ratio{class="bulk",node="sw",port="1"}'
+        values: '0.4x10'
+      - series: 'ibqos_class_share_seconds{node="sw",over="window",port="1"}'
+        values: '0.05x10'
+      - series: 'ibqos_port_bytes_total{node="sw",port="1"}'
+        values: '0+6000000000x10'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="2"}'
+        values: '1x10'
+      - series: 'ibqos_class_share_seconds{node="sw",over="interval",port="2"}'
+        values: '10x10'
+      - series: 'ibqos_port_bytes_total{node="sw",port="2"}'
+        values: '0+600000000x10'
+    promql_expr_test:
+      - expr: {expr}
+        eval_time: 10m
+        exp_samples:
+          - labels: '{class="qos"}'
+            value: 6e7
+          - labels: '{class="bulk"}'
+            value: 4e7
+"""
+
+
+def test_the_dashboards_class_rate_estimate_is_window_share_times_port_rate(config):
+    """Port 1, measured by a window: 60 % / 40 % of 6e9 bytes a minute (1e8 B/s) is 6e7 and
+    4e7 B/s. Port 2, measured over whole intervals, is in the measured series, not here."""
+    panels = json.loads((config / "ibqos-grafana-dashboard.json").read_text())["panels"]
+    estimate = next(t["expr"] for p in panels for t in p["targets"] if "estimate" in t.get("legendFormat", ""))
+    expr = estimate.replace('node=~"$node"', 'node=~".*"')
+    promtool_test(config, "estimate.test.yml", ESTIMATE_TEST.replace("{expr}", json.dumps(expr)), {})
