@@ -75,3 +75,12 @@ def test_a_verdict_that_cannot_be_written_is_said_before_the_fabric_is_read(ibqo
     assert cp.returncode == 2, cp.stdout + cp.stderr
     assert cp.stderr.startswith("ibqos: error: ") and "--verdict" in cp.stderr and "no directory" in cp.stderr
     assert cp.stderr.count("\n") == 1
+
+
+def test_a_verdict_is_kept_only_for_tables_read_now(ibqos_cli, tmp_path):
+    """A run directory's tables were read when it was made: no verdict stamped with now."""
+    (tmp_path / "run").mkdir()
+    cp = ibqos_cli("status", tmp_path / "run", "--verdict", tmp_path / "v.json")
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.stderr.startswith("ibqos: error: ") and "--verdict" in cp.stderr and "--live" in cp.stderr
+    assert not (tmp_path / "v.json").exists()

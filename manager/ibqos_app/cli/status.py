@@ -109,7 +109,7 @@ def status(
         if plan_path is not None:
             say(f"plan: {plan_path} (the run's; --plan overrides)")
     plan = load_plan(plan_path) if plan_path else None  # bad input first, before any output
-    check_writable(verdict_path, "--verdict")
+    _check_verdict(verdict_path, live)
     if service:
         t = resolve(service)
         if t.conf.is_file():
@@ -199,6 +199,14 @@ def _show_tables(fabric: Fabric) -> None:
         for m, count in maps.most_common():
             t.add_row(kind, m, str(count))
     print_table(con, t)
+
+
+def _check_verdict(path: Path | None, live: bool) -> None:
+    """--verdict is about tables read now (a run directory's were read when it was made), and
+    its file must take the write: both said before the fabric is read."""
+    if path is not None and not live:
+        raise InputError("the verdict is on tables read now: give --live", field="--verdict")
+    check_writable(path, "--verdict")
 
 
 def _applied(
