@@ -206,9 +206,11 @@ def main() -> None:
         sections["monitor"] = [
             "## ibqos monitor: one PMA sample of every port against per-port perfquery",
             "",
-            "monitor_sample_s: `ibqos-readback -T -c` (nodes, ports, links, then PortXmitDataSL, "
-            "PortRcvDataSL, PortVLXmitWaitCounters and PortCountersExtended of every linked port; "
-            "the default bound of 40000 MADs/s). perfquery: the same four attributes, one process "
+            "monitor_sample_s: `ibqos-readback -T -c -W 0.05` (nodes, ports, links, then PortXmitDataSL, "
+            "PortRcvDataSL, PortVLXmitWaitCounters and PortCountersExtended of every linked port, and "
+            "PortXmitDataSL again 0.05 s after its answer, the sub-window; the default bound of 40000 "
+            "MADs/s); no_window_s: the same without the sub-window, in the same run (medians of two, "
+            "alternated); mads: PMA Gets of the first. perfquery: the four attributes, one process "
             "each, timed on perfquery_ports_timed CA ports in the same run and extrapolated to "
             "ports_sampled.",
             "",
@@ -220,6 +222,9 @@ def main() -> None:
                     "ports_sampled",
                     "ports_with_per_sl",
                     "monitor_sample_s",
+                    "no_window_s",
+                    "window/no_window",
+                    "mads",
                     "under_5s",
                     "perfquery_s_per_port",
                     "perfquery_all_ports_est_s",

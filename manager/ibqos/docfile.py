@@ -152,6 +152,20 @@ def default_mode(directory: bool = False) -> int:
     return (0o777 if directory else 0o666) & ~mask
 
 
+def check_writable(path: Path | None, field: str) -> None:
+    """An output file's directory exists and takes new files (write_atomic renames into it),
+    checked before the work that produces it rather than after."""
+    if path is None:
+        return
+    d = path.parent
+    if not d.is_dir():
+        raise InputError(f"{path}: no directory {d}", field=field)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory", field=field)
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise InputError(f"{path}: directory {d} is not writable", field=field)
+
+
 def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None) -> None:
     """The one way ibqos writes a file (plans, fabric models, reports, results, configuration):
     a temp file in the same directory, fsynced, renamed over `path`, then the directory

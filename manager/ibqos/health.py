@@ -55,6 +55,8 @@ class Judged:
     notes: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # what holds, for people (one line each)
     table_diffs: list[str] = field(default_factory=list)
+    # the verifier's credit-loop verdict on the routing: None when it could not judge it
+    credit_loop: bool | None = None
 
 
 def engine_finding(planned: str, routing: Routing) -> Finding | None:
@@ -114,6 +116,7 @@ def routing_findings(fabric: Fabric, plan: Plan | None, routing: Routing, out: J
         if f.kind == "credit-loop":
             if layered and psl is None:
                 continue  # one SL for every pair cannot judge an engine that layers by SL
+            out.credit_loop = True
             out.findings.append(
                 Finding(f.kind, red_line(report.cycle, routing.engine), f.data | {"engine": routing.engine})
             )
@@ -129,6 +132,7 @@ def routing_findings(fabric: Fabric, plan: Plan | None, routing: Routing, out: J
             )
         )
     elif report.cdg_state == "acyclic":
+        out.credit_loop = False
         engine = routing.engine or "engine unknown"
         out.said.append(f"routing in force ({engine}): no credit loops ({sls})")
     if report.ok:

@@ -130,3 +130,10 @@ def test_no_fabric_is_one_line_and_exit_3_as_status(ibqos_cli, plan, tmp_path):
     cp = run(ibqos_cli, "--plan", plan, "--once", "--json", "--textfile", textfile, *NO_FABRIC)
     one_line(cp, 3, "live read-back failed")
     assert not textfile.exists() and not list(tmp_path.glob(".ibqos.prom*")), "nothing written"
+
+
+def test_a_verdict_file_that_is_not_one_is_named_before_sampling(ibqos_cli, plan, tmp_path):
+    bad = tmp_path / "verdict.json"
+    bad.write_text('{"schema": "ibqos.verdict/1", "read_at": 1.0,\n "source": "live", "engine": "dla"}\n')
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--verdict", bad, *NO_FABRIC)
+    one_line(cp, 2, f"{bad}:", "credit_loop")

@@ -97,6 +97,79 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ib
     assert "sminfo: sm lid" in h.diag(["sminfo"]).stdout  # exit 0, and it answers
 
 
+@needs_patched
+def test_on_links_whose_per_sl_counters_wrap_in_the_interval_the_shares_come_from_the_sub_window(
+    ibqos_cli, applied, tmp_path
+):
+    """One switch port sends to its CA at a steady rate (ibsim-patch 0004: the PMA counts it at
+    every read, the CA receiving it alike): 6e7 words/s on the low class's SL, 1.4e8 on
+    another's, 2e8 of the 2.5e8 words/s a 4x SDR link (8 Gb/s) carries: 30 % / 70 %,
+    utilisation 0.8. The 64-bit PortXmitData (and the CA's PortRcvData) are then moved 10 x 2^32
+    words on, as ten lost wraps of the 32-bit per-SL counters leave them on a fast link: the
+    interval measures no share at either end. Without a sub-window the direction is
+    ambiguous; with one, the shares are the rates' and the window is what the export says."""
+    h, sm, plan = applied
+    fabric = h.read_back(save=False)
+    ca = next(n for n in fabric.nodes.values() if n.kind == "ca" and not n.desc.startswith(_sm_desc(h)))
+    sw_guid, sw_port = ca.ports[1].remote
+    sw = fabric.nodes[sw_guid].desc
+    assert (fabric.nodes[sw_guid].ports[sw_port].width, fabric.nodes[sw_guid].ports[sw_port].speed) == ("4X", "2.5")
+    low = min(plan.classes, key=lambda c: c.bandwidth.target)
+    other = next(c for c in plan.classes if c is not low)
+    rates = {low.sls[0]: 60_000_000, other.sls[0]: 140_000_000}
+    lines = sl_lines(sw, sw_port, "PortXmitDataSLRate", rates) + sl_lines(ca.desc, 1, "PortRcvDataSLRate", rates)
+    for line in lines:
+        h.command(line)  # an answer starting with '#' (a refusal) raises
+    state = tmp_path / "state.json"
+    base = monitor(ibqos_cli, h, sm, "--once", "--json", "--interval", "0.5", "--state", state)
+    assert base.returncode == 0, base.stdout + base.stderr
+    from ibqos.monitor.counters import Sample
+
+    sent = Sample.from_json(state.read_text()).ports[(sw_guid, sw_port)].xmit_data
+    received = Sample.from_json(state.read_text()).ports[(ca.guid, 1)].rcv_data
+    assert sent is not None and received is not None
+    h.command(f'PerformanceSet "{sw}"[{sw_port}] PortCountersExtended.PortXmitData={sent + 10 * 2**32}')
+    h.command(f'PerformanceSet "{ca.desc}"[1] PortCountersExtended.PortRcvData={received + 10 * 2**32}')
+    kept = tmp_path / "kept.json"
+    kept.write_text(state.read_text())
+
+    blind = monitor(ibqos_cli, h, sm, "--once", "--json", "--state", state, "--window", "0")
+    assert blind.returncode == 1, blind.stdout + blind.stderr
+    doc = json.loads(blind.stdout)
+    assert [f["kind"] for f in doc["findings"]] == ["counters-ambiguous"]
+    assert f"{sw}[{sw_port}]" in doc["findings"][0]["ports"]
+    assert not [ln for ln in doc["links"] if ln["node"] == sw and ln["port"] == sw_port]
+
+    prom = tmp_path / "ibqos.prom"
+    cp = monitor(ibqos_cli, h, sm, "--once", "--json", "--state", kept, "--window", "0.5", "--textfile", prom)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    doc = json.loads(cp.stdout)
+    assert doc["findings"] == []
+    link = next(ln for ln in doc["links"] if ln["node"] == sw and ln["port"] == sw_port)
+    assert link["over"] == "window"
+    shares = {c["class"]: c["share_pct"] for c in link["classes"]}
+    assert shares[low.name] == pytest.approx(30.0, abs=1e-3)
+    assert shares[other.name] == pytest.approx(70.0, abs=1e-3)
+    # the window as the reader timed it: the second read was sent no sooner than 0.5 s after
+    # the first answer, and the words counted are 2e8/s over a time inside its bounds
+    w = Sample.from_json(kept.read_text()).ports[(sw_guid, sw_port)].xmit_window
+    assert w is not None and 0.5 <= w.s_min <= w.s <= w.s_max and w.s == pytest.approx(link["seconds"], abs=1e-6)
+    counted_s = sum(c["bytes"] for c in link["classes"]) / 4 / 200_000_000
+    assert w.s_min <= counted_s <= w.s_max
+    # PortRcvDataSL is read again only where it measures a port never asked: the SM's partner
+    sample = Sample.from_json(kept.read_text())
+    sm_node = next(n for n in fabric.nodes.values() if n.desc == _sm_desc(h))
+    facing_sm = sm_node.ports[1].remote
+    assert sample.ports[(sm_node.guid, 1)].skipped == "sm-port"
+    assert [k for k, p in sample.ports.items() if p.rcv_window is not None] == [facing_sm]
+    assert all(p.xmit_window is not None for p in sample.ports.values() if not p.skipped)
+    text = prom.read_text()
+    assert f'ibqos_class_share_seconds{{node="{sw}",over="window",port="{sw_port}"}}' in text
+    assert f'ibqos_class_bytes_total{{class="{low.name}",node="{sw}",port="{sw_port}"}}' not in text
+    assert f'ibqos_port_bytes_total{{node="{sw}",port="{sw_port}"}}' in text
+    assert sm.alive()
+
+
 def _sm_desc(h) -> str:
     from ibqos_sim.harness import sm_node_name
 
@@ -163,7 +236,7 @@ def test_alerting_rules_pass_promtool(ibqos_cli, tmp_path):
     check = subprocess.run(
         [promtool, "check", "rules", str(tmp_path / "ibqos-alerts.rules.yml")], capture_output=True, text=True
     )
-    assert check.returncode == 0 and "SUCCESS: 5 rules found" in check.stdout, check.stdout + check.stderr
+    assert check.returncode == 0 and "SUCCESS: 8 rules found" in check.stdout, check.stdout + check.stderr
     json.loads((tmp_path / "ibqos-grafana-dashboard.json").read_text())
 
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.judge import ClassLoad, Judged, LinkLoad
+from ibqos.verdict import Verdict
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -36,13 +37,19 @@ def documented() -> dict[str, tuple[str, set[str]]]:
 
 def exposition() -> str:
     """What the exporter writes after one judged interval with everything in it: a link with
-    a class, a violation and VL wait, and the engine known."""
+    a class, a violation and VL wait, one measured over the interval and one over a sub-window,
+    an ambiguous direction, and the engine known."""
     link = LinkLoad(
         "sw1", 0x20, 3, "ca1", 1, "xmit", 0.95, True,
-        [ClassLoad("bulk", 4000, 0.02, 0.1, 40.0, 7, violation=True)], {2: 7},
+        [ClassLoad("bulk", 4000, 0.02, 0.1, 40.0, 7, violation=True)], {2: 7}, "interval", 10.0, 4000,
+    )  # fmt: skip
+    fast = LinkLoad(
+        "sw1", 0x20, 4, "ca2", 1, "xmit", 0.5, False,
+        [ClassLoad("bulk", 10**8, 0.5, 16.0, 40.0, 0)], {}, "window", 0.05, 10**11,
     )  # fmt: skip
     c = MonitorCollector()
-    c.update(Judged(10.0, [link], [], ["ca9[1]"]), "dla")
+    verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
+    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla", verdict)
     return generate_latest(registry_for(c)).decode()
 
 
@@ -63,12 +70,18 @@ def test_the_exposition_has_exactly_the_documented_metrics_and_labels():
         assert got[name] == ({"info": "gauge"}.get(kind, kind), labels), name
 
 
-def test_credit_loops_are_documented_as_not_exported_with_the_reason():
-    """ibqos_credit_loops (in issue 23's list) needs the forwarding tables: the doc says why
-    the monitor does not read them, and the exporter does not pretend."""
-    text = DOC.read_text()
-    assert "ibqos_credit_loops" in text and "ibqos_credit_loops" not in documented()
-    assert "ibqos_credit_loops" not in exposition()
+def test_the_credit_loop_is_the_verdicts_and_absent_without_one():
+    """The monitor exports the verifier's verdict as `ibqos status --verdict` kept it, with the
+    time its tables were read; no verdict, or one that could not judge, exports no 0."""
+    text = exposition()
+    assert 'ibqos_credit_loop{engine="dla"} 1.0' in text
+    assert "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
+    c = MonitorCollector()
+    c.update(Judged(10.0, [], [], []), "dla")
+    assert "ibqos_credit_loop" not in generate_latest(registry_for(c)).decode()
+    c.update(Judged(10.0, [], [], []), "updn", Verdict(read_at=1.7e9, source="live", engine="updn", credit_loop=None))
+    text = generate_latest(registry_for(c)).decode()
+    assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
 
 
 @pytest.fixture(scope="module")
@@ -116,14 +129,101 @@ tests:
 """
 
 
-def test_promtool_fires_the_sla_alert_after_the_hold_and_only_for_the_squeezed_class(config):
+def promtool_test(config: Path, name: str, test: str, texts: dict[str, tuple[str, str]]) -> None:
+    """`promtool test rules` on `test`, with each {key} replaced by the (alert, annotation) text
+    the rules give, JSON-quoted: fixed texts are the rules', templated ones are what is checked."""
     promtool = shutil.which("promtool")
     if promtool is None:
         pytest.fail("promtool not found: Debian package prometheus (make deps)")
-    rules = yaml.safe_load((config / "ibqos-alerts.rules.yml").read_text())["groups"][0]["rules"]
-    sla = next(r for r in rules if r["alert"] == "IbqosClassBelowGuaranteedShare")
-    # the description is fixed text; the summary, templated per series, is what is checked
-    test = PROMTOOL_TEST.replace("{description}", json.dumps(sla["annotations"]["description"]))
-    (config / "sla.test.yml").write_text(test)
-    cp = subprocess.run([promtool, "test", "rules", "sla.test.yml"], cwd=config, capture_output=True, text=True)
+    rules = {
+        r["alert"]: r for r in yaml.safe_load((config / "ibqos-alerts.rules.yml").read_text())["groups"][0]["rules"]
+    }
+    for key, (alert, annotation) in texts.items():
+        test = test.replace("{" + key + "}", json.dumps(rules[alert]["annotations"][annotation]))
+    (config / name).write_text(test)
+    cp = subprocess.run([promtool, "test", "rules", name], cwd=config, capture_output=True, text=True)
     assert cp.returncode == 0 and "SUCCESS" in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_promtool_fires_the_sla_alert_after_the_hold_and_only_for_the_squeezed_class(config):
+    promtool_test(
+        config, "sla.test.yml", PROMTOOL_TEST, {"description": ("IbqosClassBelowGuaranteedShare", "description")}
+    )
+
+
+CREDIT_TEST = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_credit_loop{engine="minhop",instance="h:9687",job="ibqos"}'
+        values: '0 0 1 1 1'
+      - series: 'ibqos_credit_loop_read_timestamp_seconds{instance="h:9687",job="ibqos"}'
+        values: '0x80'
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: IbqosCreditLoop
+        exp_alerts: []
+      - eval_time: 2m   # at once: a loop is not a condition to wait out
+        alertname: IbqosCreditLoop
+        exp_alerts:
+          - exp_labels: {severity: critical, engine: minhop, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: "The routing in force (minhop) has a credit loop: the fabric can deadlock"
+              description: {description}
+      - eval_time: 4m   # read at time 0: 240 s old, not stale yet
+        alertname: IbqosCreditLoopVerdictStale
+        exp_alerts: []
+      - eval_time: 70m  # 4200 s old
+        alertname: IbqosCreditLoopVerdictStale
+        exp_alerts:
+          - exp_labels: {severity: info, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: {stale}
+"""
+
+
+def test_promtool_fires_the_credit_loop_alert_at_once_and_the_stale_verdict_after_an_hour(config):
+    texts = {"description": ("IbqosCreditLoop", "description"), "stale": ("IbqosCreditLoopVerdictStale", "summary")}
+    promtool_test(config, "loop.test.yml", CREDIT_TEST, texts)
+
+
+ESTIMATE_TEST = """
+rule_files: []
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="1"}'
+        values: '0.6x10'
+      - series: 'ibqos_class_share_ratio{class="bulk",node="sw",port="1"}'
+        values: '0.4x10'
+      - series: 'ibqos_class_share_seconds{node="sw",over="window",port="1"}'
+        values: '0.05x10'
+      - series: 'ibqos_port_bytes_total{node="sw",port="1"}'
+        values: '0+6000000000x10'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="2"}'
+        values: '1x10'
+      - series: 'ibqos_class_share_seconds{node="sw",over="interval",port="2"}'
+        values: '10x10'
+      - series: 'ibqos_port_bytes_total{node="sw",port="2"}'
+        values: '0+600000000x10'
+    promql_expr_test:
+      - expr: {expr}
+        eval_time: 10m
+        exp_samples:
+          - labels: '{class="qos"}'
+            value: 6e7
+          - labels: '{class="bulk"}'
+            value: 4e7
+"""
+
+
+def test_the_dashboards_class_rate_estimate_is_window_share_times_port_rate(config):
+    """Port 1, measured by a window: 60 % / 40 % of 6e9 bytes a minute (1e8 B/s) is 6e7 and
+    4e7 B/s. Port 2, measured over whole intervals, is in the measured series, not here."""
+    panels = json.loads((config / "ibqos-grafana-dashboard.json").read_text())["panels"]
+    estimate = next(t["expr"] for p in panels for t in p["targets"] if "estimate" in t.get("legendFormat", ""))
+    expr = estimate.replace('node=~"$node"', 'node=~".*"')
+    promtool_test(config, "estimate.test.yml", ESTIMATE_TEST.replace("{expr}", json.dumps(expr)), {})

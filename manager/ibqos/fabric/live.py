@@ -53,11 +53,14 @@ def sample_live(
     ca: str | None = None,
     port: int | None = None,
     rate: int | None = None,
+    window: float | None = None,
 ) -> tuple[Fabric, str]:
     """Nodes, ports and links (no tables), and the PMA counters of every linked port as the
     reader's ibqos.counters/1 JSON text (manager/readback/src/pma.h), in one process. `rate`
-    bounds the MADs per second (the reader's default, 40000, when None)."""
-    return _run_reader((("-C", ca), ("-P", port), ("-R", rate)), ("-T",), env, timeout, ca, port, counters=True)
+    bounds the MADs per second (the reader's default, 40000, when None); `window` (s) reads
+    each port's per-SL data counters again that long after the first answer (None, 0: not)."""
+    opts = (("-C", ca), ("-P", port), ("-R", rate), ("-W", window or None))
+    return _run_reader(opts, ("-T",), env, timeout, ca, port, counters=True)
 
 
 def _run_reader(

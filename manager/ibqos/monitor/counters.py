@@ -14,8 +14,12 @@ PortXmitDataSL, not the 64-bit ones): a wrap that would mean more words than the
 in the interval (`max_words`) is that, and its new value is the traffic since.
 
 A 32-bit per-SL counter can wrap more than once in an interval (one SL alone at EDR 4x does
-every 1.4 s): the wraps lost are those the 64-bit PortXmitData / PortRcvData counted beyond
-the per-SL deltas' sum. Such a direction is `ambiguous`, not measured.
+every 1.4 s, at HDR every 0.69 s, at NDR every 0.34 s): the wraps lost are those the 64-bit
+PortXmitData / PortRcvData counted beyond the per-SL deltas' sum. Over such an interval the
+per-SL counters measure nothing; the reader's sub-window does: the same counters read twice
+within the new sample, `window.s` seconds apart (at most `s_max`), which is measured only when
+the port's link cannot carry 2^31 words (half a wrap) in `s_max`. A direction neither measures
+is `ambiguous`, never a share computed from a fraction of its traffic.
 """
 
 from __future__ import annotations
@@ -32,6 +36,18 @@ WORD = 4  # the data counters count octets / 4
 
 
 @dataclass(frozen=True)
+class Window:
+    """A per-SL attribute read a second time in the same sample: its values then, and the
+    seconds since the first reading (between the two round trips' midpoints; the counters were
+    read somewhere in each round trip, so the true length lies in [s_min, s_max])."""
+
+    values: tuple[int, ...]  # octets / 4
+    s: float
+    s_min: float
+    s_max: float
+
+
+@dataclass(frozen=True)
 class PortCounters:
     guid: int
     port: int
@@ -43,6 +59,8 @@ class PortCounters:
     xmit_data: int | None = None  # PortCountersExtended, octets / 4
     rcv_data: int | None = None
     errors: dict[str, str] = field(default_factory=dict)
+    xmit_window: Window | None = None  # PortXmitDataSL's sub-window
+    rcv_window: Window | None = None  # PortRcvDataSL's (on a port facing a subnet manager's)
 
 
 @dataclass(frozen=True)
@@ -69,6 +87,8 @@ class Sample:
                     xmit_data=_opt_int(p, "xmit_data"),
                     rcv_data=_opt_int(p, "rcv_data"),
                     errors={str(k): str(v) for k, v in p.get("errors", {}).items()},
+                    xmit_window=_window(p, "xmit_data_sl"),
+                    rcv_window=_window(p, "rcv_data_sl"),
                 )
                 ports[(pc.guid, pc.port)] = pc
             return cls(time=float(doc["time"]), ports=ports)
@@ -92,6 +112,9 @@ class Sample:
             for key, n in (("xmit_data", pc.xmit_data), ("rcv_data", pc.rcv_data)):
                 if n is not None:
                     d[key] = n
+            for key, w in (("xmit_data_sl", pc.xmit_window), ("rcv_data_sl", pc.rcv_window)):
+                if w is not None:
+                    d[f"{key}_window"] = {"s": w.s, "s_min": w.s_min, "s_max": w.s_max, "values": list(w.values)}
             d["errors"] = pc.errors
             ports.append(d)
         return json.dumps({"schema": SCHEMA, "time": self.time, "ports": ports})
@@ -106,6 +129,17 @@ def _words(p: dict[str, Any], key: str, n: int) -> tuple[int, ...] | None:
     return tuple(v)
 
 
+def _window(p: dict[str, Any], key: str) -> Window | None:
+    w = p.get(f"{key}_window")
+    if w is None:
+        return None
+    values = _words({"guid": p.get("guid"), "port": p.get("port"), key: w.get("values")}, key, 16)
+    s, lo, hi = (float(w[k]) for k in ("s", "s_min", "s_max"))
+    if values is None or not 0 <= lo <= s <= hi or hi == float("inf"):
+        raise ValueError(f"port {p.get('guid')}[{p.get('port')}] {key}_window: 16 values and 0 <= s_min <= s <= s_max")
+    return Window(values, s, lo, hi)
+
+
 def _opt_int(p: dict[str, Any], key: str) -> int | None:
     v = p.get(key)
     if v is not None and (not isinstance(v, int) or v < 0):
@@ -114,14 +148,26 @@ def _opt_int(p: dict[str, Any], key: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class PortTraffic:
-    """What one port counted between two samples: bytes per SL each way, ticks per VL."""
+class SlBytes:
+    """Bytes per SL, counted over `seconds`: the whole interval, or the new sample's sub-window."""
 
-    xmit_sl_bytes: tuple[int, ...] | None
-    rcv_sl_bytes: tuple[int, ...] | None
+    bytes: tuple[int, ...]
+    seconds: float
+    window: bool = False
+
+
+@dataclass(frozen=True)
+class PortTraffic:
+    """What one port counted between two samples: bytes per SL each way (over the interval, or
+    its sub-window), the 64-bit counters' bytes each way over the interval, ticks per VL."""
+
+    xmit_sl: SlBytes | None
+    rcv_sl: SlBytes | None
     vl_wait: tuple[int, ...] | None
     reset: bool
-    ambiguous: tuple[str, ...] = ()  # per-SL attributes that wrapped more than once
+    ambiguous: tuple[str, ...] = ()  # per-SL attributes neither the interval nor a window measured
+    xmit_bytes: int | None = None  # PortXmitData (64 bits) over the interval
+    rcv_bytes: int | None = None
 
 
 def was_reset(old: PortCounters, new: PortCounters) -> bool:
@@ -141,35 +187,70 @@ def delta(old: int, new: int, bits: int, reset: bool, max_count: int | None = No
     return wrapped
 
 
-def _lost_wraps(sl_words: tuple[int, ...], old_total: int | None, new_total: int | None, reset: bool) -> bool:
-    """The 64-bit total moved a 32-bit wrap or more beyond the per-SL deltas' sum."""
-    if reset or old_total is None or new_total is None:
-        return False
-    return new_total - old_total - sum(sl_words) >= 1 << BITS["xmit_data_sl"]
+def _total(old: int | None, new: int | None, reset: bool) -> int | None:
+    """Words a 64-bit data counter counted in the interval (since the reset, after one)."""
+    if old is None or new is None:
+        return None
+    return new if reset else new - old
 
 
-def traffic(old: PortCounters, new: PortCounters, max_words: int | None = None) -> PortTraffic:
-    """`max_words`: what the port's link carries in the interval, in data words (octets / 4)."""
+def _interval_measures(sl_words: tuple[int, ...], total: int | None, most: int | None) -> bool:
+    """The interval's per-SL deltas are the traffic: no wrap was lost. With the 64-bit total,
+    it moved less than a wrap beyond their sum; without it, the link cannot carry a wrap's
+    worth in the interval (`most` words; unknown rate: nothing says otherwise)."""
+    if total is not None:
+        return total - sum(sl_words) < 1 << BITS["xmit_data_sl"]
+    return most is None or most < 1 << BITS["xmit_data_sl"]
+
+
+def _window_words(first: tuple[int, ...], w: Window, words_per_s: float | None) -> tuple[int, ...] | None:
+    """The sub-window's words per SL, when it is short enough at the link's rate that no
+    counter could wrap even once past half-way (`2 * s_max * rate < 2^32`), and what it
+    counted fits in the link (else a counter was cleared in it)."""
+    if not words_per_s:
+        return None  # no rate, no bound: a window of unknown capacity measures nothing
+    most = 2 * w.s_max * words_per_s
+    if most >= 1 << BITS["xmit_data_sl"]:
+        return None
+    words = tuple((b - a) % (1 << BITS["xmit_data_sl"]) for a, b in zip(first, w.values, strict=True))
+    return words if sum(words) <= most else None
+
+
+def traffic(old: PortCounters, new: PortCounters, interval: float, words_per_s: float | None = None) -> PortTraffic:
+    """`interval`: the samples' distance (s); `words_per_s`: what the port's link carries, in
+    data words (octets / 4) per second. The ports of one sample are read over seconds, so a port
+    may have been counted for up to a second more than the interval (`carried`). A per-SL
+    counter that went down by more than twice that was cleared, not wrapped."""
     reset = was_reset(old, new)
+    carried = None if not words_per_s else int((interval + 1) * words_per_s)
     ambiguous = []
 
     def data(
-        key: str, a: tuple[int, ...] | None, b: tuple[int, ...] | None, totals: tuple[int | None, int | None]
-    ) -> tuple[int, ...] | None:
-        if a is None or b is None:
-            return None
-        words = tuple(delta(x, y, BITS[key], reset, max_words) for x, y in zip(a, b, strict=True))
-        if _lost_wraps(words, totals[0], totals[1], reset):
+        key: str, a: tuple[int, ...] | None, b: tuple[int, ...] | None, total: int | None, w: Window | None
+    ) -> SlBytes | None:
+        if a is not None and b is not None:
+            cleared = None if carried is None else 2 * carried
+            words = tuple(delta(x, y, BITS[key], reset, cleared) for x, y in zip(a, b, strict=True))
+            if _interval_measures(words, total, carried):
+                return SlBytes(tuple(n * WORD for n in words), interval)
+        if b is not None and w is not None:
+            in_window = _window_words(b, w, words_per_s)
+            if in_window is not None:
+                return SlBytes(tuple(n * WORD for n in in_window), w.s, window=True)
+        if a is not None and b is not None:
             ambiguous.append(key)
-            return None
-        return tuple(w * WORD for w in words)
+        return None
 
+    xmit_total = _total(old.xmit_data, new.xmit_data, reset)
+    rcv_total = _total(old.rcv_data, new.rcv_data, reset)
     return PortTraffic(
-        xmit_sl_bytes=data("xmit_data_sl", old.per_sl_xmit, new.per_sl_xmit, (old.xmit_data, new.xmit_data)),
-        rcv_sl_bytes=data("rcv_data_sl", old.per_sl_rcv, new.per_sl_rcv, (old.rcv_data, new.rcv_data)),
+        xmit_sl=data("xmit_data_sl", old.per_sl_xmit, new.per_sl_xmit, xmit_total, new.xmit_window),
+        rcv_sl=data("rcv_data_sl", old.per_sl_rcv, new.per_sl_rcv, rcv_total, new.rcv_window),
         vl_wait=None
         if old.vl_wait is None or new.vl_wait is None
         else tuple(delta(x, y, BITS["vl_xmit_wait"], reset) for x, y in zip(old.vl_wait, new.vl_wait, strict=True)),
         reset=reset,
         ambiguous=tuple(ambiguous),
+        xmit_bytes=None if xmit_total is None else xmit_total * WORD,
+        rcv_bytes=None if rcv_total is None else rcv_total * WORD,
     )

@@ -21,7 +21,7 @@ from ..health import engine_of
 Stamp = tuple[int, int, int, int]
 
 
-def _stamp(path: Path) -> Stamp | None:
+def stamp(path: Path) -> Stamp | None:
     """What tells a file's versions apart without reading it; None when there is none."""
     try:
         st = os.stat(path)
@@ -53,7 +53,7 @@ class EngineWatch:
     def _from_log(self) -> str | None:
         if self.log is None or self._mark is None:
             return None
-        now = _stamp(self.log)
+        now = stamp(self.log)
         if now is not None and now == self._log_stamp:
             return self._logged
         lines, restarted, self._mark = osmlog.lines_since(self._mark)
@@ -69,7 +69,7 @@ class EngineWatch:
         dumps = self._record_dir()
         if dumps is None:
             return None
-        now = _stamp(dumps / RECORD_FILE)
+        now = stamp(dumps / RECORD_FILE)
         if now != self._record_stamp:
             self._record = read_record(dumps) if now is not None else None
             self._record_stamp = now
@@ -78,7 +78,7 @@ class EngineWatch:
     def _record_dir(self) -> Path | None:
         if self.conf is None:
             return None
-        now = _stamp(self.conf)
+        now = stamp(self.conf)
         if now is None:
             raise InputError("no such file", file=self.conf)
         if now != self._conf_stamp:

@@ -1,7 +1,11 @@
 """The monitor's Prometheus metrics (documented in docs/monitor.md; names are stable).
 
 The `_total` counters accumulate the traffic the monitor measured since it started (the
-ports' own counters wrap at 32 bits, so they are not exported raw).
+ports' own counters wrap at 32 bits, so they are not exported raw). A class's bytes are
+counted only from intervals its port's per-SL counters measured whole: a share measured over a
+sub-window (HDR/NDR links, docs/monitor.md "Fast links") says nothing exact of the bytes
+outside it, so those intervals add to `ibqos_port_bytes_total` (64-bit counters) alone, and
+`ibqos_class_share_seconds` says what each share was measured over.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 
 from ..docfile import write_atomic
 from ..templating import render
+from ..verdict import Verdict
 from .judge import Judged
 
 
@@ -23,15 +28,20 @@ class MonitorCollector(Collector):
         self.judged: Judged | None = None
         self.bytes_total: dict[tuple[str, str, str], int] = defaultdict(int)
         self.wait_total: dict[tuple[str, str, str], int] = defaultdict(int)
+        self.port_total: dict[tuple[str, str], int] = defaultdict(int)
         self.samples = 0
         self.engine: str | None = None
+        self.verdict: Verdict | None = None
 
-    def update(self, judged: Judged, engine: str | None = None) -> None:
+    def update(self, judged: Judged, engine: str | None = None, verdict: Verdict | None = None) -> None:
         self.judged = judged
         self.engine = engine
+        self.verdict = verdict
         self.samples += 1
         for link in judged.links:
-            for c in link.classes:
+            if link.sent_bytes is not None:
+                self.port_total[(link.node, str(link.port))] += link.sent_bytes
+            for c in link.classes if link.over == "interval" else ():
                 self.bytes_total[(link.node, str(link.port), c.name)] += c.bytes
             for vl, ticks in link.vl_wait.items():
                 self.wait_total[(link.node, str(link.port), str(vl))] += ticks
@@ -50,9 +60,17 @@ class MonitorCollector(Collector):
             "1: the class waited below its guaranteed share on a saturated link",
             labels=["class", "node", "port"],
         )
+        seconds = GaugeMetricFamily(
+            "ibqos_class_share_seconds",
+            "Seconds the port's class shares and utilisation were counted over: the whole interval, "
+            "or a sub-window of it where its 32-bit per-SL counters wrapped beyond recovery",
+            labels=["node", "port", "over"],
+        )
         j = self.judged
         for link in j.links if j else ():
             port = str(link.port)
+            if link.seconds is not None:
+                seconds.add_metric([link.node, port, link.over], link.seconds)
             if link.utilisation is not None:
                 util.add_metric([link.node, port], link.utilisation)
             for c in link.classes:
@@ -69,13 +87,45 @@ class MonitorCollector(Collector):
         )
         for labels, value in self.wait_total.items():
             wait.add_metric(list(labels), value)
+        port_bytes = CounterMetricFamily(
+            "ibqos_port_bytes", "Bytes a port sent (64-bit data counters)", labels=["node", "port"]
+        )
+        for labels2, value in self.port_total.items():
+            port_bytes.add_metric(list(labels2), value)
         samples = CounterMetricFamily("ibqos_monitor_samples", "Intervals the monitor has judged")
         samples.add_metric([], self.samples)
         unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
         unmeasured.add_metric([], len(j.unmeasured) if j else 0)
-        yield from (share, nbytes, wait, util, viol, samples, unmeasured)
+        ambiguous = GaugeMetricFamily(
+            "ibqos_monitor_ambiguous_ports",
+            "Link directions whose per-SL counters wrapped beyond recovery and no sub-window measured",
+        )
+        ambiguous.add_metric([], len(j.ambiguous) if j else 0)
+        yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, unmeasured, ambiguous)
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
+        yield from self._credit_loop()
+
+    def _credit_loop(self) -> Iterator[Metric]:
+        """The verifier's verdict on the tables `ibqos status --live --verdict` read, and when it
+        read them: nothing when there is none, or it could not judge."""
+        v = self.verdict
+        if v is None:
+            return
+        read = GaugeMetricFamily(
+            "ibqos_credit_loop_read_timestamp_seconds",
+            "When the tables of the credit-loop verdict were read back (ibqos status --live --verdict)",
+        )
+        read.add_metric([], v.read_at)
+        yield read
+        if v.credit_loop is not None:
+            loop = GaugeMetricFamily(
+                "ibqos_credit_loop",
+                "1: the verifier found a credit loop in the routing read back; 0: none",
+                labels=["engine"],
+            )
+            loop.add_metric([v.engine or "unknown"], 1.0 if v.credit_loop else 0.0)
+            yield loop
 
 
 def registry_for(collector: MonitorCollector) -> CollectorRegistry:

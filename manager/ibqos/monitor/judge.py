@@ -2,8 +2,10 @@
 utilisation and the transmit wait per VL, held against the plan.
 
 - share: the class's bytes (its SLs, plan.sl2class) over all bytes the port sent, per SL
-  counters (PortXmitDataSL; for a port never asked, the SM's, its partner's PortRcvDataSL);
-- utilisation: those bytes over what the link carries in the interval at its data rate
+  counters (PortXmitDataSL; for a port never asked, the SM's, its partner's PortRcvDataSL),
+  over the interval, or over the sub-window of the new sample when the 32-bit counters wrapped
+  beyond recovery in the interval (counters.traffic): `over` and `seconds` say which;
+- utilisation: those bytes over what the link carries in the same time at its data rate
   (width x lane speed x line coding);
 - saturated: utilisation at least `saturation` (default 0.9);
 - violation: on a saturated link, a class that was waiting (PortVLXmitWait on its VLs) got
@@ -19,7 +21,7 @@ from typing import Any
 from ..fabric.model import Fabric
 from ..findings import Finding
 from ..plan import Plan
-from .counters import WORD, PortTraffic, Sample, traffic
+from .counters import WORD, PortTraffic, Sample, SlBytes, traffic
 
 SATURATION = 0.9
 
@@ -71,6 +73,9 @@ class LinkLoad:
     saturated: bool
     classes: list[ClassLoad]
     vl_wait: dict[int, int] = field(default_factory=dict)
+    over: str = "interval"  # what shares and utilisation were counted over: "interval" or "window"
+    seconds: float | None = None  # its length
+    sent_bytes: int | None = None  # over the interval, from the 64-bit data counters
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +85,9 @@ class LinkLoad:
             "peer": self.peer,
             "peer_port": self.peer_port,
             "source": self.source,
+            "over": self.over,
+            "seconds": None if self.seconds is None else round(self.seconds, 6),
+            "sent_bytes": self.sent_bytes,
             "utilisation": None if self.utilisation is None else round(self.utilisation, 6),
             "saturated": self.saturated,
             "vl_xmit_wait": {str(v): t for v, t in self.vl_wait.items()},
@@ -95,18 +103,16 @@ class Judged:
     unmeasured: list[str]  # "node[port]": no per-SL counters either end
     # "node[port]": counters, but no earlier sample of them (the link came up in between)
     unbaselined: list[str] = field(default_factory=list)
-    ambiguous: list[str] = field(default_factory=list)  # "node[port]": per-SL counters wrapped twice
+    # "node[port]": per-SL counters that wrapped beyond recovery, and no sub-window measured them
+    ambiguous: list[str] = field(default_factory=list)
 
 
-def max_words(fabric: Fabric, guid: int, port: int, interval: float) -> int | None:
-    """More data words (octets / 4) than the port's link can carry in the interval: twice its
-    rate over the interval plus a second, as the ports of one sample are read over a few seconds."""
+def words_per_s(fabric: Fabric, guid: int, port: int) -> float | None:
+    """The data words (octets / 4) per second the port's link carries; None when unknown."""
     node = fabric.nodes.get(guid)
     p = node.ports.get(port) if node is not None else None
     gbps = link_gbps(p.width, p.speed) if p is not None else None
-    if not gbps:
-        return None
-    return int(2 * (interval + 1) * gbps * 1e9 / 8 / WORD)
+    return gbps * 1e9 / 8 / WORD if gbps else None
 
 
 def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: float = SATURATION) -> Judged:
@@ -117,7 +123,7 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
     for key, pc in new.ports.items():
         prev = old.ports.get(key)
         if prev is not None and not pc.skipped and not prev.skipped:
-            per_port[key] = traffic(prev, pc, max_words(fabric, *key, interval))
+            per_port[key] = traffic(prev, pc, interval, words_per_s(fabric, *key))
     links, findings, unmeasured, unbaselined, ambiguous = [], [], [], [], []
     tol = plan.share_tolerance_pp
     for node in fabric.nodes.values():
@@ -129,11 +135,13 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             if peer is None:
                 continue
             mine, theirs = per_port.get((node.guid, pn)), per_port.get((peer_guid, peer_pn))
-            if mine is not None and mine.xmit_sl_bytes is not None:
-                sl_bytes, source = mine.xmit_sl_bytes, "xmit"
-            elif theirs is not None and theirs.rcv_sl_bytes is not None:
-                sl_bytes, source = theirs.rcv_sl_bytes, "peer-rcv"
-            else:
+            counted: SlBytes | None = None
+            source, sent = "", None
+            if mine is not None and mine.xmit_sl is not None:
+                counted, source, sent = mine.xmit_sl, "xmit", mine.xmit_bytes
+            elif theirs is not None and theirs.rcv_sl is not None:
+                counted, source, sent = theirs.rcv_sl, "peer-rcv", theirs.rcv_bytes
+            if counted is None:
                 where = f"{node.desc}[{pn}]"
                 if any(t is not None and t.ambiguous for t in (mine, theirs)):
                     ambiguous.append(where)
@@ -143,20 +151,19 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                     unmeasured.append(where)
                 continue
             wait = mine.vl_wait if mine is not None else None
+            sl_bytes, seconds = counted.bytes, counted.seconds
             total = sum(sl_bytes)
             gbps = link_gbps(port.width, port.speed)
             util = None
-            if gbps and interval > 0:
-                util = min(1.0, total * 8 / (interval * gbps * 1e9))
+            if gbps and seconds > 0:
+                util = min(1.0, total * 8 / (seconds * gbps * 1e9))
             saturated = util is not None and util >= saturation
             classes = []
             for c in plan.classes:
                 b = sum(sl_bytes[sl] for sl in range(16) if plan.sl2class[sl] == c.index)
                 w = None if wait is None else sum(wait[v] for v in c.vls if v < 16)
                 share = b / total if total else None  # an idle link gives no class a share
-                load = ClassLoad(
-                    c.name, b, share, b * 8 / interval / 1e9 if interval > 0 else 0.0, c.bandwidth.target, w
-                )
+                load = ClassLoad(c.name, b, share, b * 8 / seconds / 1e9 if seconds > 0 else 0.0, c.bandwidth.target, w)
                 if saturated and w:
                     load.violation = share is not None and 100 * share < c.bandwidth.target - tol
                     load.congested = not load.violation
@@ -172,6 +179,9 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                 saturated,
                 classes,
                 {v: t for v, t in enumerate(wait or ()) if t},
+                "window" if counted.window else "interval",
+                seconds,
+                sent,
             )
             links.append(link)
             for load in classes:
@@ -205,7 +215,8 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             Finding(
                 "counters-ambiguous",
                 f"{len(ambiguous)} link direction(s) whose 32-bit per-SL counters wrapped more than once "
-                f"in {interval:.1f} s (the 64-bit data counters moved 2^32 words more): shorten --interval, "
+                f"in {interval:.1f} s (the 64-bit data counters moved 2^32 words more) and no sub-window "
+                f"measured them (give --window, shorter than half the wrap time at the link's rate), "
                 f"e.g. {', '.join(ambiguous[:3])}",
                 {"ports": ambiguous},
             )

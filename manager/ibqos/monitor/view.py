@@ -12,6 +12,7 @@ def render(judged: Judged, plan: Plan) -> Table:
     t = Table(title=f"ibqos monitor: {judged.interval_s:.1f} s interval, {len(judged.links)} link directions")
     t.add_column("link")
     t.add_column("util", justify="right")
+    t.add_column("over", justify="right")  # a sub-window's shares say so: they are not the interval's
     for c in plan.classes:
         t.add_column(f"{c.name} ({c.bandwidth.target:g}%)", justify="right")
     t.add_column("VL wait")
@@ -25,6 +26,7 @@ def render(judged: Judged, plan: Plan) -> Table:
         t.add_row(
             f"{link.node}[{link.port}] → {link.peer}[{link.peer_port}]",
             f"{100 * (link.utilisation or 0):.0f}%",
+            f"{link.seconds:.3f} s window" if link.over == "window" and link.seconds is not None else "interval",
             *cells,
             wait,
         )

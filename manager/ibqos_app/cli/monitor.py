@@ -9,18 +9,18 @@ did not answer, 128+N on a signal (ibqos.interrupt).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from ibqos.docfile import write_atomic
+from ibqos.docfile import check_writable, write_atomic
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.live import sample_live
 from ibqos.inputfile import read_text
 from ibqos.monitor.counters import Sample
+from ibqos.monitor.credit import VerdictWatch
 from ibqos.monitor.engine import EngineWatch
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
@@ -82,20 +82,6 @@ def _serve(listen: str, registry: CollectorRegistry) -> tuple[WSGIServer, thread
     return server, thread
 
 
-def _writable(path: Path | None, field: str) -> None:
-    """An output file's directory exists and takes new files (the write is a rename into it),
-    checked before the first sample rather than after it."""
-    if path is None:
-        return
-    d = path.parent
-    if not d.is_dir():
-        raise InputError(f"{path}: no directory {d}", field=field)
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory", field=field)
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: directory {d} is not writable", field=field)
-
-
 def _check_options(once: bool, count: int | None, listen: str | None) -> None:
     if once and listen:
         raise InputError("serves until stopped, and --once stops after one interval: use --textfile", field="--listen")
@@ -104,10 +90,10 @@ def _check_options(once: bool, count: int | None, listen: str | None) -> None:
 
 
 def _check_outputs(textfile: Path | None, state: Path | None) -> None:
-    _writable(textfile, "--textfile")
+    check_writable(textfile, "--textfile")
     if textfile is not None and textfile.suffix != ".prom":
         raise InputError(f"{textfile}: node_exporter's textfile collector reads only *.prom files", field="--textfile")
-    _writable(state, "--state")
+    check_writable(state, "--state")
 
 
 @click.command()
@@ -142,6 +128,14 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
     help="At most this many MADs per second to the fabric (0: only the window of 16 bounds it).",
 )
 @click.option(
+    "--window",
+    type=click.FloatRange(0, 10),
+    default=0.05,
+    show_default=True,
+    help="Read each port's per-SL counters again this many seconds after the first answer: the shares "
+    "of links whose 32-bit counters wrap within --interval (HDR, NDR) come from this sub-window (0: none).",
+)
+@click.option(
     "--saturation",
     type=click.FloatRange(0, 1),
     default=0.9,
@@ -153,6 +147,12 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
     "--osm-log",
     type=click.Path(dir_okay=False, path_type=Path),
     help="OpenSM's log, to name the routing engine in force (else dla's record beside --opensm-conf's dumps).",
+)
+@click.option(
+    "--verdict",
+    "verdict_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Export the credit-loop verdict `ibqos status --live --verdict FILE` keeps here.",
 )
 @click.option(
     "--write-config",
@@ -170,9 +170,11 @@ def monitor(
     textfile: Path | None,
     state: Path | None,
     rate: int | None,
+    window: float,
     saturation: float,
     sim_socket: str | None,
     osm_log: Path | None,
+    verdict_path: Path | None,
     write_config: Path | None,
 ) -> None:
     """Sample every port's per-SL and per-VL counters over the PMA and judge each class's share
@@ -188,6 +190,8 @@ def monitor(
     _check_outputs(textfile, state)
     prev = _saved(state)
     engine = EngineWatch(opensm_conf, osm_log)
+    verdict = VerdictWatch(verdict_path)
+    verdict.verdict()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
     collector = MonitorCollector()
     registry = registry_for(collector)
@@ -196,7 +200,7 @@ def monitor(
         say(f"metrics: http://{listen}/metrics")
 
     def sample() -> tuple[Fabric, Sample]:
-        fabric, text = sample_live(env, rate=rate)
+        fabric, text = sample_live(env, rate=rate, window=window)
         return fabric, Sample.from_json(text, "ibqos-readback")
 
     rounds = 1 if once else count
@@ -220,7 +224,7 @@ def monitor(
                 time.sleep(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
-            collector.update(judged, engine.engine())
+            collector.update(judged, engine.engine(), verdict.verdict())
             if state is not None:
                 write_atomic(state, cur.to_json())
             if textfile is not None:
@@ -249,6 +253,7 @@ def monitor(
             "classes": [c.name for c in plan.classes],
             "interval_s": round(judged.interval_s, 6),
             "engine": collector.engine,
+            "credit_loop": None if collector.verdict is None else collector.verdict.model_dump(by_alias=True),
             "links": [link.to_json() for link in judged.links],
             "findings": [f.to_json() for f in judged.findings],
             # link directions counted now but not at the previous sample (they came up): next time

@@ -1,4 +1,5 @@
-"""`ibqos status [RUNDIR | --live] [--plan PLAN] [--opensm-conf PATH [--pid P | --pidfile F]] [--json]`.
+"""`ibqos status [RUNDIR | --live] [--plan PLAN] [--opensm-conf PATH [--pid P | --pidfile F]] [--json]
+[--verdict FILE]`.
 
 Exit 0 only when nothing is found (ibqos.health lists the checks), 1 with one line per
 finding, 2 for unusable input.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +19,7 @@ from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
 from ibqos.apply.service import resolve
+from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record, record_dir
 from ibqos.fabric.dumps import load_dumps
@@ -28,6 +31,7 @@ from ibqos.plan import load_plan
 from ibqos.redline import find_osm_log, needs_path_sls
 from ibqos.status import sl2vl_by_hop, vlarb_by_role
 from ibqos.term import console, print_table
+from ibqos.verdict import Verdict
 from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 from ibqos.verify.sa_paths import query_path_sls
 from rich.markup import escape
@@ -71,6 +75,12 @@ if TYPE_CHECKING:
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON on stdout, instead of the tables.")
 @click.option(
+    "--verdict",
+    "verdict_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Keep the credit-loop verdict on the tables read here, for `ibqos monitor --verdict`.",
+)
+@click.option(
     "--service",
     metavar="opensm@GUID",
     help="Debian's per-port unit: its config, log and PID (instead of --opensm-conf, --pid and --osm-log).",
@@ -86,6 +96,7 @@ def status(
     timeout: float,
     sim_socket: str | None,
     as_json: bool,
+    verdict_path: Path | None,
     service: str | None,
 ) -> None:
     """Show what the fabric is programmed with now, per port role and per SL, and whether it is
@@ -98,6 +109,7 @@ def status(
         if plan_path is not None:
             say(f"plan: {plan_path} (the run's; --plan overrides)")
     plan = load_plan(plan_path) if plan_path else None  # bad input first, before any output
+    _check_verdict(verdict_path, live)
     if service:
         t = resolve(service)
         if t.conf.is_file():
@@ -123,6 +135,7 @@ def status(
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
 
+    read_at = time.time()
     fabric = load_fabric(rundir, live=live, env=env).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
@@ -131,6 +144,10 @@ def status(
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
         judged.findings.insert(0, Finding("tampered", tampered))
+    if verdict_path is not None:
+        Verdict(read_at=read_at, source=fabric.source, engine=routing.engine, credit_loop=judged.credit_loop).save(
+            verdict_path
+        )
     if as_json:
         doc = {
             "schema": "ibqos.status/1",
@@ -182,6 +199,14 @@ def _show_tables(fabric: Fabric) -> None:
         for m, count in maps.most_common():
             t.add_row(kind, m, str(count))
     print_table(con, t)
+
+
+def _check_verdict(path: Path | None, live: bool) -> None:
+    """--verdict is about tables read now (a run directory's were read when it was made), and
+    its file must take the write: both said before the fabric is read."""
+    if path is not None and not live:
+        raise InputError("the verdict is on tables read now: give --live", field="--verdict")
+    check_writable(path, "--verdict")
 
 
 def _applied(

@@ -15,9 +15,10 @@ struct mp_slot {
 	uint32_t tid;
 	int tries;
 	double deadline;
+	double sent_ms;
 };
 
-static double now_ms(void)
+double mp_now_ms(void)
 {
 	struct timespec ts;
 
@@ -92,7 +93,10 @@ void mp_close(struct mad_pipe *mp)
 		umad_unregister(mp->fd, mp->agent);
 	if (mp->fd >= 0)
 		umad_close_port(mp->fd);
-	free(mp->queue);
+	free(mp->queue.req);
+	free(mp->queue.due);
+	free(mp->later.req);
+	free(mp->later.due);
 	free(mp->slots);
 	free(mp->free_slots);
 	if (mp->sbuf)
@@ -100,27 +104,50 @@ void mp_close(struct mad_pipe *mp)
 	if (mp->rbuf)
 		umad_free(mp->rbuf);
 	mp->fd = mp->agent = mp->pma_agent = -1;
-	mp->queue = NULL;
+	memset(&mp->queue, 0, sizeof(mp->queue));
+	memset(&mp->later, 0, sizeof(mp->later));
 	mp->slots = NULL;
 	mp->free_slots = NULL;
 	mp->sbuf = mp->rbuf = NULL;
 }
 
-int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
+static int fifo_push(struct mp_fifo *f, const struct mp_req *req, double due_ms)
 {
-	if (mp->qhead == mp->qlen)
-		mp->qhead = mp->qlen = 0; /* drained: reuse the buffer from the start */
-	if (mp->qlen == mp->qcap) {
-		size_t cap = mp->qcap ? 2 * mp->qcap : 4096;
-		struct mp_req *q = realloc(mp->queue, cap * sizeof(*q));
+	if (f->head == f->len)
+		f->head = f->len = 0; /* drained: reuse the buffer from the start */
+	if (f->len == f->cap) {
+		size_t cap = f->cap ? 2 * f->cap : 4096;
+		struct mp_req *q = realloc(f->req, cap * sizeof(*q));
 
 		if (!q)
 			return -ENOMEM;
-		mp->queue = q;
-		mp->qcap = cap;
+		f->req = q;
+		double *due = realloc(f->due, cap * sizeof(*due));
+
+		if (!due)
+			return -ENOMEM;
+		f->due = due;
+		f->cap = cap;
 	}
-	mp->queue[mp->qlen++] = *req;
+	f->req[f->len] = *req;
+	f->due[f->len++] = due_ms;
 	return 0;
+}
+
+int mp_submit(struct mad_pipe *mp, const struct mp_req *req)
+{
+	return fifo_push(&mp->queue, req, 0);
+}
+
+int mp_submit_at(struct mad_pipe *mp, const struct mp_req *req, double due_ms)
+{
+	return fifo_push(&mp->later, req, due_ms);
+}
+
+/* the earliest due time among the delayed requests (their FIFO's head), or -1 when none */
+static double first_due(const struct mad_pipe *mp)
+{
+	return mp->later.head < mp->later.len ? mp->later.due[mp->later.head] : -1;
 }
 
 static int send_slot(struct mad_pipe *mp, int s)
@@ -156,11 +183,12 @@ static int send_slot(struct mad_pipe *mp, int s)
 		      mp->timeout_ms, 0) < 0)
 		return -EIO;
 	slot->tries++;
-	slot->deadline = now_ms() + mp->timeout_ms;
+	slot->sent_ms = mp_now_ms();
+	slot->deadline = slot->sent_ms + mp->timeout_ms;
 	mp->sent++;
 	if (mp->rate) {
 		/* a token bucket of `window` MADs: bursts up to the window, `rate` on average */
-		double burst = now_ms() - mp->window * 1e3 / mp->rate;
+		double burst = mp_now_ms() - mp->window * 1e3 / mp->rate;
 
 		mp->next_send_ms =
 			(mp->next_send_ms > burst ? mp->next_send_ms : burst) + 1e3 / mp->rate;
@@ -170,12 +198,22 @@ static int send_slot(struct mad_pipe *mp, int s)
 
 static int fill_window(struct mad_pipe *mp)
 {
-	while (mp->nfree && mp->qhead < mp->qlen) {
-		if (mp->rate && now_ms() < mp->next_send_ms)
+	for (;;) {
+		double due = first_due(mp);
+		int is_due = due >= 0 && due <= mp_now_ms();
+
+		if (!mp->nfree || (!is_due && mp->queue.head == mp->queue.len))
+			return 0;
+		if (mp->rate && mp_now_ms() < mp->next_send_ms)
 			return 0; /* the rate limit: mp_run waits for next_send_ms */
 		int s = mp->free_slots[--mp->nfree];
 
-		mp->slots[s].req = mp->queue[mp->qhead++];
+		if (is_due) {
+			/* a timed second read goes first: its window is kept short and known */
+			mp->slots[s].req = mp->later.req[mp->later.head++];
+		} else {
+			mp->slots[s].req = mp->queue.req[mp->queue.head++];
+		}
 		mp->slots[s].tries = 0;
 		int rc = send_slot(mp, s);
 		if (rc < 0)
@@ -189,6 +227,7 @@ static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data,
 {
 	struct mp_req req = mp->slots[s].req;
 
+	mp->done_sent_ms = mp->slots[s].sent_ms;
 	mp->slots[s].tid = 0;
 	mp->free_slots[mp->nfree++] = s;
 	return done(ctx, &req, status, data);
@@ -197,7 +236,7 @@ static int complete(struct mad_pipe *mp, int s, int status, const uint8_t *data,
 /* Resend what has waited past its deadline; fail what has used up its resends. */
 static int expire(struct mad_pipe *mp, mp_done_fn done, void *ctx, double *next)
 {
-	double now = now_ms();
+	double now = mp_now_ms();
 
 	*next = now + mp->timeout_ms;
 	for (int s = 0; s < mp->window; s++) {
@@ -225,19 +264,31 @@ static int expire(struct mad_pipe *mp, mp_done_fn done, void *ctx, double *next)
 
 int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 {
-	double next = now_ms() + mp->timeout_ms;
+	double next = mp_now_ms() + mp->timeout_ms;
 	int rc;
 
 	for (;;) {
 		if ((rc = fill_window(mp)) < 0)
 			return rc;
-		if (mp->nfree == mp->window && mp->qhead == mp->qlen)
+		double due = first_due(mp);
+
+		if (mp->nfree == mp->window && mp->queue.head == mp->queue.len && due < 0)
 			return 0;
 		double until = next, gap;
 
-		if (mp->rate && mp->nfree && mp->qhead < mp->qlen && mp->next_send_ms < until)
-			until = mp->next_send_ms;
-		gap = until - now_ms();
+		if (mp->nfree) {
+			/* what can be sent next: the FIFO's head now, a delayed request when due,
+			 * either not before the rate limit allows */
+			double wake = mp->queue.head < mp->queue.len ? mp_now_ms() : -1;
+
+			if (due >= 0 && (wake < 0 || due < wake))
+				wake = due;
+			if (wake >= 0 && mp->rate && mp->next_send_ms > wake)
+				wake = mp->next_send_ms;
+			if (wake >= 0 && wake < until)
+				until = wake;
+		}
+		gap = until - mp_now_ms();
 		int len = IB_MAD_SIZE;
 		/* umad_recv waits whole milliseconds: a shorter gap (the rate limit's) is slept */
 		rc = umad_recv(mp->fd, mp->rbuf, &len, gap >= 1.0 ? (int)gap : 0);
@@ -265,7 +316,7 @@ int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx)
 		} else if (rc < 0 && rc != -ETIMEDOUT && rc != -EWOULDBLOCK && rc != -EINTR) {
 			return -EIO;
 		}
-		if (now_ms() >= next && (rc = expire(mp, done, ctx, &next)) < 0)
+		if (mp_now_ms() >= next && (rc = expire(mp, done, ctx, &next)) < 0)
 			return rc;
 	}
 }

@@ -6,7 +6,9 @@
  * HCAs behind a busy SM) generate no timeout completions, so timeouts and resends are ours.
  *
  * A request with a LID is a GMP of the performance management class (PMA, QP1), routed by
- * LID; without one it is a directed-route SMP. `rate` bounds the MADs sent per second (0:
+ * LID; without one it is a directed-route SMP. A request submitted with a due time
+ * (mp_submit_at) is sent once it is due, ahead of the FIFO: the monitor's second read of a
+ * port's counters, which must come a known short time after the first. `rate` bounds the MADs sent per second (0:
  * only the window bounds them), so a sampler can be kept from loading the fabric's
  * management queues.
  */
@@ -35,12 +37,20 @@ typedef int (*mp_done_fn)(void *ctx, const struct mp_req *req, int status, const
 
 struct mp_slot;
 
+/* requests waiting to be sent, in order; `due` (mp_now_ms) not before which each may go */
+struct mp_fifo {
+	struct mp_req *req;
+	double *due;
+	size_t head, len, cap;
+};
+
 struct mad_pipe {
 	int fd, agent, pma_agent;
 	int window, timeout_ms, retries, rate;
-	double next_send_ms; /* rate limit: no send before this */
-	struct mp_req *queue;
-	size_t qhead, qlen, qcap;
+	double next_send_ms;  /* rate limit: no send before this */
+	struct mp_fifo queue; /* mp_submit's, due at once */
+	struct mp_fifo later; /* mp_submit_at's, in due order */
+	double done_sent_ms;  /* during a callback: when its request was (last) sent */
 	struct mp_slot *slots;
 	int *free_slots, nfree;
 	uint32_t seq;
@@ -53,6 +63,11 @@ void mp_close(struct mad_pipe *mp);
 /* Registers the performance management agent; PMA requests need it. rate: MADs/s, 0 none */
 int mp_open_pma(struct mad_pipe *mp, int rate);
 int mp_submit(struct mad_pipe *mp, const struct mp_req *req);
+/* sent no earlier than due_ms (mp_now_ms's clock), before any FIFO request; due times are
+ * kept in submission order (a caller that submits an earlier one after a later waits for it) */
+int mp_submit_at(struct mad_pipe *mp, const struct mp_req *req, double due_ms);
+/* CLOCK_MONOTONIC in milliseconds: the clock of due times, done_sent_ms and answers */
+double mp_now_ms(void);
 int mp_run(struct mad_pipe *mp, mp_done_fn done, void *ctx);
 
 /* path extended by one hop out of `port` */

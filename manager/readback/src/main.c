@@ -2,11 +2,12 @@
  * its ibqos fabric model (JSON, schema ibqos.fabric/1).
  *
  *   ibqos-readback [-C ca] [-P port] [-w window] [-t timeout_ms] [-r retries]
- *                  [-o model.json] [-s] [-T] [-c counters.json] [-R rate]
+ *                  [-o model.json] [-s] [-T] [-c counters.json] [-R rate] [-W seconds]
  *
  * -T reads nodes, ports and links only (no forwarding or QoS tables). -c then samples the
  * PMA counters of every linked port (pma.h; schema ibqos.counters/1), at most -R MADs per
- * second over the whole run (default 40000; 0: only the window bounds it).
+ * second over the whole run (default 40000; 0: only the window bounds it), and with -W each
+ * port's per-SL data counters a second time, that many seconds after the first answer (pma.h).
  *
  * Exit 0 on success, 1 when the fabric cannot be read, 2 on bad usage. Errors are one line
  * on stderr; -o files are written whole or not at all.
@@ -30,6 +31,7 @@
 struct options {
 	char *ca;
 	int port, window, timeout_ms, retries, stats, topology_only, rate;
+	double sub_window_s;
 	const char *out, *counters;
 };
 
@@ -37,7 +39,8 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ibqos-readback [-C ca] [-P port] [-w window] [-t timeout_ms] "
-		"[-r retries] [-o model.json] [-s] [-T] [-c counters.json] [-R rate]\n");
+		"[-r retries] [-o model.json] [-s] [-T] [-c counters.json] [-R rate] "
+		"[-W seconds]\n");
 	exit(2);
 }
 
@@ -51,12 +54,22 @@ static int int_arg(const char *s, int lo, int hi)
 	return (int)v;
 }
 
+static double seconds_arg(const char *s, double lo, double hi)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*s == '\0' || *end != '\0' || !(v >= lo && v <= hi))
+		usage();
+	return v;
+}
+
 static struct options parse(int argc, char **argv)
 {
 	struct options o = {.window = 16, .timeout_ms = 500, .retries = 3, .rate = 40000};
 	int c;
 
-	while ((c = getopt(argc, argv, "C:P:w:t:r:o:sTc:R:h")) != -1) {
+	while ((c = getopt(argc, argv, "C:P:w:t:r:o:sTc:R:W:h")) != -1) {
 		switch (c) {
 		case 'C':
 			o.ca = optarg;
@@ -87,6 +100,9 @@ static struct options parse(int argc, char **argv)
 			break;
 		case 'R':
 			o.rate = int_arg(optarg, 0, 10000000);
+			break;
+		case 'W':
+			o.sub_window_s = seconds_arg(optarg, 0, 60);
 			break;
 		default:
 			usage();
@@ -161,7 +177,7 @@ int main(int argc, char **argv)
 	rb_fabric_init(&f);
 	rc = rb_discover(&mp, &f, !o.topology_only, msg, sizeof(msg));
 	if (rc == 0 && o.counters)
-		rc = pma_sample(&mp, &f, &sample, msg, sizeof(msg));
+		rc = pma_sample(&mp, &f, o.sub_window_s, &sample, msg, sizeof(msg));
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (o.stats)
 		fprintf(stderr,

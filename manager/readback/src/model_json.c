@@ -46,6 +46,8 @@ static const char *speed_str(const struct rb_port *p, const struct rb_port *ref)
 			return "25";
 		case 4:
 			return "50";
+		case 8: /* NDR (IBA 1.5); OpenSM 3.3.23's ib_types.h stops at HDR */
+			return "100";
 		default:
 			return "??";
 		}
