@@ -34,7 +34,7 @@ def read_json_text(path: str | Path, *, hint: str = "") -> tuple[Any, str]:
     try:
         text = read_text(path)
     except InputError as e:
-        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path) from e
+        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path, line=e.line) from e
     try:
         return json.loads(text, parse_constant=_no_constant(path), parse_float=_finite(path, text)), text
     except json.JSONDecodeError as e:

@@ -143,6 +143,11 @@ def _statement(
             )
 
 
-def missing_pkeys(parts: Partitions, text: str) -> list[int]:
+def pkey_range(text: str) -> range:
+    """The P_Keys of a policy's canonical P_Key text (`0xa01`, `0xa01-0xa02`), as written."""
     lo, _, hi = text.partition("-")
-    return [k for k in range(int(lo, 16), int(hi or lo, 16) + 1) if not parts.has(k)]
+    return range(int(lo, 16), int(hi or lo, 16) + 1)
+
+
+def missing_pkeys(parts: Partitions, text: str) -> list[int]:
+    return [k for k in pkey_range(text) if not parts.has(k)]
