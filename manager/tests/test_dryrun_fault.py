@@ -61,6 +61,24 @@ def test_unknown_node_is_one_line_and_no_report(ibqos_cli, tmp_path):
     assert not (tmp_path / "run" / "report.json").exists()
 
 
+def test_one_cable_named_from_both_ends_is_one_line_and_no_report(ibqos_cli, tmp_path):
+    """redteam: two faults at once on one cable; ibsim refused the second unlink (exit 3)."""
+    r = dryrun(ibqos_cli, tmp_path / "run", "--fault", "link:sw-g2-s0[3]", "--fault", "link:sw-g2-s1[3]")
+    assert one_error_line(r) == (
+        "ibqos: error: --fault: 'link:sw-g2-s1[3]': 'link:sw-g2-s0[3]' takes local link "
+        "sw-g2-s1[3]-sw-g2-s0[3] down too; name each link or switch once"
+    )
+    assert not (tmp_path / "run" / "report.json").exists()
+
+
+@pytest.mark.parametrize("sim_time", ["nan", "-5", "1e400"])
+def test_a_sim_time_the_simulator_cannot_run_stops_before_anything_starts(ibqos_cli, tmp_path, sim_time):
+    """redteam: was an internal error (SimParams' ValidationError) after the whole dry run."""
+    r = ibqos_cli("dryrun", POLICY, "--out", tmp_path / "run", "--sim-time", sim_time, timeout=120)
+    assert one_error_line(r).startswith("ibqos: error: --sim-time: ")
+    assert not (tmp_path / "run").exists()
+
+
 def links_of(fabric_json: dict, name: str) -> dict[int, str]:
     by_guid = {n["guid"]: n["desc"] for n in fabric_json["nodes"]}
     node = next(n for n in fabric_json["nodes"] if n["desc"] == name)

@@ -12,6 +12,8 @@ from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.render import check_osm_dir
 from ibqos.term import console, print_table
+from ibqos_sim.sim.params import SimParams
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -93,6 +95,10 @@ def dryrun(
 
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
+    try:  # the simulator's own rule for its window, before the fabric starts
+        SimParams(time_us=sim_time_us)
+    except ValidationError as e:
+        raise InputError(f"{sim_time_us:g}: {e.errors()[0]['msg']}", field="--sim-time") from e
     require_plot("the dry run's report.html")
     check_osm_dir(out.absolute())  # before the fabric starts: the run renders into it
     cfg = DryRunConfig(

@@ -18,6 +18,7 @@ from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.groups import dragonfly_groups
 from ibqos.fabric.groups_in_force import groups_in_force
+from ibqos.faultspec import check_disjoint as check_disjoint_faults
 from ibqos.faultspec import parse_fault
 from ibqos.faultspec import resolve as resolve_fault
 from ibqos.pipeline import Hooks, Pipeline, StageTime, produced
@@ -353,6 +354,7 @@ class DryRun:
         fabric = load_dumps(produced(self.s.pristine_run, "the run before the faults").dumps)
         sm_node = sm_node_name(self.netfile)
         self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
+        check_disjoint_faults(self.s.faults)
         for f in self.s.faults:
             # a GUID as typed names the node even where its description is shared
             self.harness.unlink(f.spec.node if f.spec.node.lower().startswith("0x") else f.node, f.port)
