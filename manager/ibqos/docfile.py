@@ -79,6 +79,15 @@ class JsonDoc:
         return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)) or None)
 
 
+def error_message(err: Any) -> str:
+    """A pydantic error's message without the prefix pydantic puts before a validator's own
+    words ("Value error, port_name: ...")."""
+    msg: str = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg
+
+
 def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = None) -> M:
     """The document as `cls`, or its first schema error as one line naming the field (and,
     given the document's text, its line)."""
@@ -86,7 +95,7 @@ def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = Non
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise JsonDoc(path, text).error(err["msg"], *err["loc"]) from e
+        raise JsonDoc(path, text).error(error_message(err), *err["loc"]) from e
 
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -145,6 +145,27 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
         (lambda d: d["classes"][1]["match"].__setitem__("groups", "x"), "classes.1.match.groups"),
         (lambda d: d["analysis"]["terminal"].__setitem__("per_class", 5), "analysis.terminal.per_class: want"),
         (lambda d: d.__setitem__("schema", "ibqos.plan/2"), "written by another version of ibqos"),
+        # redteam: each of these rendered lines of its own into OpenSM's files (exit 0)
+        (
+            lambda d: d["classes"][1].__setitem__("name", "VI\nqos-ulps\n  default : 5"),
+            "classes.1.name: String should match pattern",
+        ),
+        (lambda d: d.__setitem__("policy_sha256", "ab\nlmc 1"), "policy_sha256: String should match pattern"),
+        (
+            lambda d: d.__setitem__("partitions", {"file": "p.conf", "text": "Default=0x7fff : ALL=full\n"}),
+            "partitions.text: p.conf:1: partitions: statement 'Default=0x7fff : ALL=full' does not end with ';'",
+        ),
+        (
+            lambda d: (
+                d.__setitem__("partitions", {"file": "p.conf", "text": "Default=0x7fff : ALL=full ;\n"}),
+                d["classes"][1]["match"].__setitem__("pkey", ["0x0a01"]),
+            ),
+            "classes.1.match.pkey.0: P_Key 0x0a01 has no partition in p.conf",
+        ),
+        (
+            lambda d: d["classes"][1]["match"].__setitem__("groups", [{"name": "g", "port_name": ["a,b/P1"]}]),
+            "classes.1.match.groups.0.port_name: port_name: 'a,b/P1' must not",  # without "Value error, "
+        ),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):

@@ -45,7 +45,11 @@ class Partitions:
 
 
 def read_partitions(path: Path) -> Partitions:
-    text = read_text(path, limit=16 * MiB, what="a partitions.conf")
+    return partitions_of(read_text(path, limit=16 * MiB, what="a partitions.conf"), path)
+
+
+def partitions_of(text: str, path: Path) -> Partitions:
+    """A partitions file's text checked (errors name `path` and the line)."""
     parts = Partitions(str(path), text)
     parts.pkeys = _parse(text, path, ipoib_sl=parts.ipoib_sl)
     return parts
