@@ -88,6 +88,21 @@ def error_message(err: Any) -> str:
     return msg
 
 
+def error_loc(err: Any) -> tuple[str | int, ...]:
+    """A pydantic error's location in the document: pydantic adds union-member and validator
+    names to it (`rate.float`); drop them."""
+    return tuple(
+        p
+        for p in err["loc"]
+        if isinstance(p, int)
+        or not (
+            p.startswith(("function-", "literal[", "union["))
+            or p in ("float", "str", "int", "bool")
+            or p.startswith("constrained-")
+        )
+    )
+
+
 def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = None) -> M:
     """The document as `cls`, or its first schema error as one line naming the field (and,
     given the document's text, its line)."""

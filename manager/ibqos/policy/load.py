@@ -7,7 +7,7 @@ from pathlib import Path
 import pydantic
 from pydantic_core import ErrorDetails
 
-from ..docfile import error_message
+from ..docfile import error_loc, error_message
 from ..errors import InputError
 from .check import check_policy
 from .model import Match, Policy
@@ -23,7 +23,7 @@ def load_policy(path: str | Path) -> Policy:
         policy = Policy.model_validate(src.data)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        loc = _error_loc(err)
+        loc = error_loc(err)
         raise InputError(_message(err), file=path, line=src.line(loc), field=_dotted(loc) or None) from e
     policy._source = str(path)
     policy._lines = dict(src.lines)
@@ -61,20 +61,6 @@ def undefined_pkey(parts: Partitions, matches: list[Match]) -> tuple[tuple[str |
                     + ": define it there or drop it from the match"
                 )
     return None
-
-
-def _error_loc(err: ErrorDetails) -> tuple[str | int, ...]:
-    # pydantic adds union-member and validator names to the location; drop them.
-    return tuple(
-        p
-        for p in err["loc"]
-        if isinstance(p, int)
-        or not (
-            p.startswith(("function-", "literal[", "union["))
-            or p in ("float", "str", "int", "bool")
-            or p.startswith("constrained-")
-        )
-    )
 
 
 def _message(err: ErrorDetails) -> str:
