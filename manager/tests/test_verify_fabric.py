@@ -124,8 +124,8 @@ def test_bad_rundir_is_one_line_exit_2(ibqos_cli, tmp_path):
 
     cp = ibqos_cli("verify", dumps, "--path-sl", tmp_path / "nope")
     assert cp.returncode == 2 and cp.stderr.count("\n") == 1
-    # redteam: a capture that came back empty (or only comments) judged every pair on SL 0:
-    # under minhop a credit loop, exit 1, blamed on the fabric
+    # redteam: a capture that came back empty (or only comments) judged every pair on SL 0,
+    # under a layered engine (dfsssp, lash) a false credit loop, exit 1, blamed on the fabric
     for text in ("", "# saquery timed out\n"):
         (tmp_path / "psl").write_text(text)
         cp = ibqos_cli("verify", dumps, "--path-sl", tmp_path / "psl")
