@@ -61,6 +61,14 @@ if TYPE_CHECKING:
     "Repeat for several.",
 )
 @click.option(
+    "--lmc",
+    type=click.IntRange(0, 7),
+    default=0,
+    show_default=True,
+    help="The LMC your OpenSM runs with (opensm.conf `lmc`, for multipathing): dla routes one "
+    "LID per port and refuses LMC > 0, which the run then reports.",
+)
+@click.option(
     "--ibsim",
     type=click.Choice(["auto", "patched", "debian"]),
     default=None,
@@ -82,6 +90,7 @@ def dryrun(
     sim_time_us: float,
     seed: int,
     faults: tuple[str, ...],
+    lmc: int,
     ibsim: str | None,
     fit_to_fabric: bool,
 ) -> None:
@@ -112,6 +121,7 @@ def dryrun(
         faults=faults,
         ibsim=ibsim,
         fit_to_fabric=fit_to_fabric,
+        lmc=lmc,
     )
     con = Console(stderr=True)
     if not con.is_terminal:

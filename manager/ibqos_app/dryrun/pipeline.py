@@ -77,6 +77,7 @@ class DryRunConfig:
     faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
     ibsim: str | None = None  # "auto" (patched when built), "patched", "debian"; None: IBQOS_IBSIM or auto
     fit_to_fabric: bool = False  # judge a plan fitted to the ports' VLArb capacity when below the policy's
+    lmc: int = 0  # the LMC the site's OpenSM runs with (opensm.conf `lmc`): every port 2^lmc LIDs
 
     @property
     def plan_given(self) -> bool:
@@ -322,6 +323,7 @@ class DryRun:
             engine=DLA_CHAIN if self._dla else self.plan.fabric.routing,
             plugin=self._dla,
             conf_files=[self.s.rendered["opensm.conf"]],
+            conf={"lmc": self.cfg.lmc} if self.cfg.lmc else None,
             check=False,
         )
         record = self._record(run)
@@ -408,6 +410,7 @@ class DryRun:
         self.s.verify_by_class = reports
         self.s.verify = w = worst(reports)
         self.s.vls_used = sorted({vl for r in reports.values() for vl in r.vls_used})
+        self.s.notes += [m for m in w.warnings if m not in self.s.notes]  # what the verdict rests on (LMC)
         return f"{w.delivered}/{w.pairs} pairs per SL, VLs {self.s.vls_used}, " + (
             "; ".join(w.defects()) if not w.ok else "CDG acyclic"
         )
