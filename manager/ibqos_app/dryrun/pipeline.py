@@ -257,6 +257,7 @@ class DryRun:
         self.s.harness = Harness(
             self.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.ibsim.kind
         )  # faults go down on the console
+        self.harness.forget_sm_cache()  # a fresh fabric, whatever ran in --out before
         self.harness.start()
         fabric = self.harness.read_back(save=False)
         self.s.capacity = read_capacity(fabric, self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given)
