@@ -34,7 +34,7 @@ def read_json_text(path: str | Path, *, hint: str = "") -> tuple[Any, str]:
     try:
         text = read_text(path)
     except InputError as e:
-        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path) from e
+        raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path, line=e.line) from e
     try:
         return json.loads(text, parse_constant=_no_constant(path), parse_float=_finite(path, text)), text
     except json.JSONDecodeError as e:
@@ -79,6 +79,30 @@ class JsonDoc:
         return InputError(message, file=self.path, line=line, field=".".join(map(str, loc)) or None)
 
 
+def error_message(err: Any) -> str:
+    """A pydantic error's message without the prefix pydantic puts before a validator's own
+    words ("Value error, port_name: ...")."""
+    msg: str = err["msg"]
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    return msg
+
+
+def error_loc(err: Any) -> tuple[str | int, ...]:
+    """A pydantic error's location in the document: pydantic adds union-member and validator
+    names to it (`rate.float`); drop them."""
+    return tuple(
+        p
+        for p in err["loc"]
+        if isinstance(p, int)
+        or not (
+            p.startswith(("function-", "literal[", "union["))
+            or p in ("float", "str", "int", "bool")
+            or p.startswith("constrained-")
+        )
+    )
+
+
 def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = None) -> M:
     """The document as `cls`, or its first schema error as one line naming the field (and,
     given the document's text, its line)."""
@@ -86,7 +110,7 @@ def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = Non
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise JsonDoc(path, text).error(err["msg"], *err["loc"]) from e
+        raise JsonDoc(path, text).error(error_message(err), *err["loc"]) from e
 
 
 _WS = re.compile(r"[ \t\n\r]*")

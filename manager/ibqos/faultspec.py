@@ -167,3 +167,28 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             field=FIELD,
         )
     return res
+
+
+def _node_id(f: ResolvedFault) -> str:
+    # a GUID as typed names the node even where its description is shared
+    return f.spec.node.lower() if f.spec.node.lower().startswith("0x") else f.node
+
+
+def check_disjoint(faults: list[ResolvedFault]) -> None:
+    """Each fault takes down something no earlier one did: one link named twice (by either
+    end), a link of a switch also taken down, a switch twice. ibsim refuses to unlink a port
+    twice, half-way through the faults."""
+    for i, f in enumerate(faults):
+        for e in faults[:i]:
+            if f.port is not None and e.port is not None:
+                both = f if {(f.node, f.port), f.peer} == {(e.node, e.port), e.peer} else None
+            elif f.port is None and e.port is None:
+                both = f if _node_id(f) == _node_id(e) else None
+            else:
+                switch, link = (f, e) if f.port is None else (e, f)
+                both = link if switch.node in (link.node, link.peer[0] if link.peer else None) else None
+            if both is not None:
+                raise InputError(
+                    f"{f.spec.text!r}: {e.spec.text!r} takes {both} down too; name each link or switch once",
+                    field=FIELD,
+                )

@@ -1,6 +1,6 @@
 """Every file an admin hands ibqos is read here: one regular file (a FIFO or a device is
 refused, never waited on), at most a size cap, strictly UTF-8. Anything else is one
-InputError line naming the file (`plan.json: not UTF-8 (byte 19)`), exit code 2."""
+InputError line naming the file (`plan.json:2: not UTF-8 (byte 19)`), exit code 2."""
 
 from __future__ import annotations
 
@@ -52,7 +52,9 @@ def decode(raw: bytes, path: str | Path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 (byte {e.start})", file=path) from e
+        # The line too: an editor finds a byte by its line, not its offset.
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 (byte {e.start})", file=path, line=line) from e
 
 
 def read_text(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> str:

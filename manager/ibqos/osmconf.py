@@ -80,6 +80,20 @@ def is_set(opts: dict[str, str], key: str) -> bool:
     return opts.get(key, "") not in ("", UNSET)
 
 
+_STRTOUL = re.compile(r"[ \t]*[+]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def lmc(opts: dict[str, str]) -> int:
+    """The LMC OpenSM 3.3.23 runs with: strtoul(value, NULL, 0) (`0x2` is 2, `010` is 8), and
+    a value above 7 replaced by the default 0 (checked with `opensm -c`)."""
+    m = _STRTOUL.match(opts.get("lmc", ""))
+    if not m:
+        return 0
+    text = m.group(1)
+    n = int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if text.startswith("0") else int(text)
+    return n if n <= 7 else 0
+
+
 def merge(base: str, updates: dict[str, str], banner: str) -> str:
     """The admin's file with `updates` applied: a key already set is changed in place (so the
     admin's layout and comments stay, and the line keeps its own line ending), a new key is

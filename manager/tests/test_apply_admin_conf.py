@@ -112,6 +112,31 @@ def test_a_null_table_path_is_refused_before_anything_is_written(ibqos_cli, live
     assert not sm.conf.is_symlink()
 
 
+@pytest.mark.parametrize("value", ["1", "0x2"])
+def test_lmc_above_0_is_refused_for_a_dla_plan_before_anything_is_written(ibqos_cli, live_sm, tmp_path, value):
+    """redteam: a site's multipathing (`lmc 1`, or 0x2 as OpenSM's strtoul reads it) makes dla
+    refuse every sweep (ERR D1A1) and OpenSM route with the fallback, on its path SLs: apply
+    went on (or rolled back after a sweep); it now says why before it changes anything."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    sm.conf.write_text(sm.conf.read_text() + f"lmc {value}\n")
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip)
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    line = cp.stderr.strip().splitlines()[-1]
+    assert line == (
+        f"ibqos: error: {sm.conf}: lmc is {value!r}, but dla routes one LID per port: it would refuse the "
+        "fabric and OpenSM route it with dfsssp, lash, nue instead, without the plan's classes; set lmc 0 "
+        "and restart OpenSM, then apply"
+    ), cp.stderr
+    assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
+    # lmc 9 is no LMC to OpenSM (above 7: its default 0), so nothing to refuse
+    sm.conf.write_text(sm.conf.read_text().replace(f"lmc {value}\n", "lmc 9\n"))
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
 def test_an_unset_qos_policy_file_outside_etc_opensm_is_refused_before_anything_is_written(
     ibqos_cli, live_sm, tmp_path
 ):

@@ -56,7 +56,7 @@ COMMANDS = {
 @pytest.mark.parametrize("cmd", sorted(COMMANDS))
 def test_non_utf8_input_is_one_line_naming_the_file_and_byte(ibqos_cli, cmd, bad, rundir, tmp_path):
     line = one_error_line(ibqos_cli(*COMMANDS[cmd](bad, rundir, tmp_path)))
-    assert f"{bad}: not UTF-8 (byte 19)" in line, line
+    assert f"{bad}:2: not UTF-8 (byte 19)" in line, line
     for out in ("p.json", "out", "tb", "res", "dr"):
         assert not (tmp_path / out).exists(), out  # nothing half-written
 

@@ -138,6 +138,23 @@ def test_stage_progress_in_an_80_column_terminal_cuts_nothing(ibqos_cli, tmp_pat
     assert all(len(ln) <= 80 for ln in final), final
 
 
+def test_a_second_run_into_the_same_out_directory_starts_from_a_fresh_sm_cache(ibqos_cli, tmp_path):
+    """redteam: `--out` (default ibqos-dryrun) reused for another fabric gave OpenSM the first
+    fabric's guid2lid and neighbors (ERR 7518 'neighbor does not point back at us', exit 3)
+    and dla the first fabric's groups."""
+    out = tmp_path / "run"
+    policy = EXAMPLES / "two-class.yaml"
+    # the third failed so, after the cache had seen the first two (found by running these in turn)
+    for topology, cas in (
+        ("dragonfly:a=4,p=2,h=2,g=6", 48),
+        ("dragonfly:a=3,p=1,h=3,g=5", 15),
+        ("dfplus:l=2,s=3,p=2,h=2,g=4", 16),
+    ):
+        r = dryrun(ibqos_cli, policy, out, "--topology", topology, "--sim-time", "20")
+        assert r.returncode == 0, (topology, r.stderr[-2000:])
+        assert json.loads((out / "report.json").read_text())["verify"]["pairs"] == cas * (cas - 1)
+
+
 def test_minhop_on_a_dragonfly_fails_with_the_credit_loop(ibqos_cli, tmp_path):
     policy = tmp_path / "minhop.yaml"
     policy.write_text((EXAMPLES / "two-class.yaml").read_text().replace("routing: dla", "routing: minhop"))

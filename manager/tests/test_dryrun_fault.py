@@ -61,6 +61,45 @@ def test_unknown_node_is_one_line_and_no_report(ibqos_cli, tmp_path):
     assert not (tmp_path / "run" / "report.json").exists()
 
 
+def test_one_cable_named_from_both_ends_is_one_line_and_no_report(ibqos_cli, tmp_path):
+    """redteam: two faults at once on one cable; ibsim refused the second unlink (exit 3)."""
+    r = dryrun(ibqos_cli, tmp_path / "run", "--fault", "link:sw-g2-s0[3]", "--fault", "link:sw-g2-s1[3]")
+    assert one_error_line(r) == (
+        "ibqos: error: --fault: 'link:sw-g2-s1[3]': 'link:sw-g2-s0[3]' takes local link "
+        "sw-g2-s1[3]-sw-g2-s0[3] down too; name each link or switch once"
+    )
+    assert not (tmp_path / "run" / "report.json").exists()
+
+
+@pytest.mark.parametrize("sim_time", ["nan", "-5", "1e400"])
+def test_a_sim_time_the_simulator_cannot_run_stops_before_anything_starts(ibqos_cli, tmp_path, sim_time):
+    """redteam: was an internal error (SimParams' ValidationError) after the whole dry run."""
+    r = ibqos_cli("dryrun", POLICY, "--out", tmp_path / "run", "--sim-time", sim_time, timeout=120)
+    assert one_error_line(r).startswith("ibqos: error: --sim-time: ")
+    assert not (tmp_path / "run").exists()
+
+
+def test_lmc_the_site_runs_with_is_dlas_refusal_in_one_line(ibqos_cli, tmp_path):
+    """redteam: a site with `lmc 1` (multipathing) learns from the dry run, not from its SM,
+    that dla routes one LID per port and OpenSM falls back (the rendered chain's dfsssp)."""
+    r = dryrun(ibqos_cli, tmp_path / "run", "--lmc", "1")
+    assert r.returncode == 1, r.stderr[-2000:]
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("ibqos: error: ")]
+    assert lines == [
+        "ibqos: error: OpenSM fell back to dfsssp: D1A1: LMC 1 is set but dla routes one LID per port [rule: lmc 0]"
+    ], r.stderr[-2000:]
+    # an engine that routes every LID: judged to the end, every LID's routes verified
+    policy = tmp_path / "minhop.yaml"
+    policy.write_text(POLICY.read_text().replace("  routing: dla\n", "  routing: minhop\n  max_switch_hops: 3\n"))
+    out = tmp_path / "mh"
+    topo = ("--topology", "fattree:leaves=2,spines=1,hosts=3")
+    r = ibqos_cli("dryrun", policy, "--out", out, *topo, "--sim-time", "20", "--lmc", "1", timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["verify"]["pairs"] == report["verify"]["delivered"] == 2 * 6 * 5
+    assert "LMC 1: 2 LIDs per CA port; the routes to each are checked (pairs counts them)" in report["notes"]
+
+
 def links_of(fabric_json: dict, name: str) -> dict[int, str]:
     by_guid = {n["guid"]: n["desc"] for n in fabric_json["nodes"]}
     node = next(n for n in fabric_json["nodes"] if n["desc"] == name)

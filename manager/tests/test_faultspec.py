@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ibqos.errors import InputError
-from ibqos.faultspec import parse_fault, resolve
+from ibqos.faultspec import check_disjoint, parse_fault, resolve
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 
@@ -70,3 +70,25 @@ def test_what_the_fabric_does_not_have_is_refused(df42, text, message):
     with pytest.raises(InputError) as e:
         resolve(parse_fault(text), df42, sm_node="ca-g0-s0-h0")
     assert str(e.value).startswith(f"--fault: {text!r}: {message}")
+
+
+@pytest.mark.parametrize(
+    "first, second, down",
+    [
+        ("link:sw-g2-s0[3]", "link:sw-g2-s1[3]", "local link sw-g2-s1[3]-sw-g2-s0[3]"),  # both ends of one cable
+        ("link:sw-g2-s0[3]", "link:sw-g2-s0[3]", "local link sw-g2-s0[3]-sw-g2-s1[3]"),
+        ("switch:sw-g2-s0", "link:sw-g2-s1[3]", "local link sw-g2-s1[3]-sw-g2-s0[3]"),  # a link of a dead switch
+        ("link:ca-g1-s1-h0[1]", "switch:sw-g1-s1", "terminal link ca-g1-s1-h0[1]-sw-g1-s1[1]"),
+        ("switch:sw-g1-s1", "switch:sw-g1-s1", "switch sw-g1-s1"),
+    ],
+)
+def test_two_faults_on_one_link_or_switch_are_refused(df42, first, second, down):
+    """redteam: ibsim refused the second unlink half-way through the faults (exit 3)."""
+    faults = [resolve(parse_fault(t), df42) for t in (first, second)]
+    with pytest.raises(InputError) as e:
+        check_disjoint(faults)
+    assert str(e.value) == f"--fault: {second!r}: {first!r} takes {down} down too; name each link or switch once"
+
+
+def test_disjoint_faults_pass(df42):
+    check_disjoint([resolve(parse_fault(t), df42) for t in ("link:sw-g2-s0[3]", "switch:sw-g3-s1", "link:sw-g2-s0[4]")])

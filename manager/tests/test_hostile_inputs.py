@@ -24,6 +24,7 @@ import pytest
 from ibqos.docfile import write_atomic
 from ibqos.paths import REPO_ROOT
 from ibqos_app.cli._main import main
+from ibqos_sim.harness.topology import dragonfly
 from verify_fabrics import identity, line
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -145,6 +146,27 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
         (lambda d: d["classes"][1]["match"].__setitem__("groups", "x"), "classes.1.match.groups"),
         (lambda d: d["analysis"]["terminal"].__setitem__("per_class", 5), "analysis.terminal.per_class: want"),
         (lambda d: d.__setitem__("schema", "ibqos.plan/2"), "written by another version of ibqos"),
+        # redteam: each of these rendered lines of its own into OpenSM's files (exit 0)
+        (
+            lambda d: d["classes"][1].__setitem__("name", "VI\nqos-ulps\n  default : 5"),
+            "classes.1.name: String should match pattern",
+        ),
+        (lambda d: d.__setitem__("policy_sha256", "ab\nlmc 1"), "policy_sha256: String should match pattern"),
+        (
+            lambda d: d.__setitem__("partitions", {"file": "p.conf", "text": "Default=0x7fff : ALL=full\n"}),
+            "partitions.text: p.conf:1: partitions: statement 'Default=0x7fff : ALL=full' does not end with ';'",
+        ),
+        (
+            lambda d: (
+                d.__setitem__("partitions", {"file": "p.conf", "text": "Default=0x7fff : ALL=full ;\n"}),
+                d["classes"][1]["match"].__setitem__("pkey", ["0x0a01"]),
+            ),
+            "classes.1.match.pkey.0: P_Key 0x0a01 has no partition in p.conf",
+        ),
+        (
+            lambda d: d["classes"][1]["match"].__setitem__("groups", [{"name": "g", "port_name": ["a,b/P1"]}]),
+            "classes.1.match.groups.0.port_name: port_name: 'a,b/P1' must not",  # without "Value error, "
+        ),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):
@@ -246,6 +268,27 @@ def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_pa
     rc, _, err = done[0]
     # a flow without a measurement fails its SL and says why (testbed docs): exit 1 naming the file
     assert rc == 1 and "bw-sl0" in err and "Traceback" not in err and "internal" not in err, err
+
+
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        # redteam: an empty list ran one pattern on --sls instead of the mix (exit 0)
+        ("[]\n", ":1: not a list of traffic classes"),
+        # pydantic's own words were shown: "0.rate.float: ...", "Value error, rate must be"
+        ("- {name: VO, sl: 1, msg_bytes: 128, rate: fast}\n", ":1: 0.rate: Input should be a valid number"),
+        ("- {name: VO, sl: 1, msg_bytes: 128, rate: 2}\n", ":1: 0.rate: rate must be in (0, 1] of the link"),
+    ],
+)
+def test_traffic_class_files_name_file_line_and_field(capsys, tmp_path, text, says):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    dragonfly(2, 1, 1).to_fabric().save(run_dir / "fabric.json")
+    f = tmp_path / "classes.yaml"
+    f.write_text(text)
+    rc, _, err = run(capsys, "simulate", run_dir, "--traffic", "mix", "--classes", f)
+    assert rc == 2 and err == f"ibqos: error: {f}{says}" + err.split(says, 1)[1], err
+    assert len(err.strip().splitlines()) == 1 and not (run_dir / "sim").exists(), err
 
 
 def test_simulated_shares_that_are_not_numbers_are_refused(capsys, tmp_path):

@@ -168,6 +168,21 @@ def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_p
     assert not (tmp_path / "dr").exists()
 
 
+def test_a_first_node_without_a_link_is_named_with_its_line(ibqos_cli, tmp_path):
+    """redteam: ibsim attaches OpenSM to the first node; a spare HCA listed first left OpenSM
+    alone with it, and the dry run ended in an internal error ('no port reports a VLArb
+    capacity', exit 70)."""
+    net = tmp_path / "cluster.net"
+    net.write_text('caguid=0x2c90300009000\nCa\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"\n\n' + NET.read_text())
+    says = ":2: ibsim attaches OpenSM to the first node, 'H-0002c90300009000', which has no link"
+    with pytest.raises(InputError) as e:
+        netfile.check_net(net)
+    assert says in str(e.value), str(e.value)
+    r = _dryrun(ibqos_cli, net, tmp_path / "dr")
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "dr").exists()
+
+
 UNSET = "MT4123 ConnectX6 Mellanox Technologies"  # a CA's description where no one set it
 
 

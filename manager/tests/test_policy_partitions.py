@@ -78,6 +78,45 @@ def test_an_ipoib_class_needs_its_partitions_broadcast_group_on_its_sl(ibqos_cli
     assert "note: class 'qos' takes IPoIB on SL 1, but IPoIB's broadcast group is on its partition's sl=" in (
         r.stdout + r.stderr
     )
-    # a P_Key match is not IPoIB's own rule: the partition's SL is the admin's choice there
-    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a02"]}, two)
+
+
+def test_a_pkey_match_on_an_ipoib_partition_needs_its_sl_too(ibqos_cli, tmp_path):
+    """redteam: OpenSM's `ipoib` ULP is itself a P_Key match, and IPoIB asks the SA with the
+    partition's P_Key and no service ID, so a class's `pkey:` rule takes IPoIB's unicast there
+    as `ulps: [ipoib]` does, and the broadcast group on the partition's sl= splits it alike. A
+    site's set-up: Lustre on two o2ib nets (one an IPoIB child partition, named by a range),
+    GPFS verbs on its own partition, storage matched by the P_Key of an IPoIB partition."""
+    parts = (
+        "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nlnet0=0x8001 : ALL=full ;\nlnet1=0x8002, ipoib, sl=1 : ALL=full ;\n"
+        "gpfs=0x0a01 : ALL=full ;\n# the storage partition carries IPoIB too\nstorage=0x0b01, ipoib : ALL=full ;\n"
+    )
+    lustre = {"ulps": [{"ulp": "any", "service_id": "0x10603db"}, {"ulp": "ipoib", "pkey": "0x8001-0x8002"}]}
+    r = _plan(ibqos_cli, tmp_path, lustre, parts.replace("storage=0x0b01, ipoib", "storage=0x0b01"))
+    assert r.returncode == 0, r.stderr  # a range on an ipoib rule (was a ValueError traceback)
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a01"]}, parts.replace("storage=0x0b01, ipoib", "storage=0x0b01"))
+    assert r.returncode == 2 and "p.conf:3: partitions: partition 'lnet1' (0x0002)" in r.stderr, r.stderr
+    assert "but class 'best-effort' takes IPoIB on SL 0 as the default class (no rule matches" in r.stderr
+    parts = parts.replace("lnet1=0x8002, ipoib, sl=1", "lnet1=0x8002")  # Lustre's second net on verbs alone
+    (tmp_path / "plan.json").unlink()
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0b01"]}, parts)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("ibqos: error: ") and "p.conf:6: partitions: partition 'storage' (0x0b01)" in r.stderr
+    assert "class 'qos' takes IPoIB on SL 1" in r.stderr and "add sl=1 to the partition's flags" in r.stderr
+    assert not (tmp_path / "plan.json").exists()
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0a01", "0x8b01"], "groups": [{"name": "oss", "port_guid": [7]}]}, parts)
+    assert r.returncode == 2 and "class 'qos' takes IPoIB on SL 1 for its port groups" in r.stderr, r.stderr
+    r = _plan(
+        ibqos_cli, tmp_path, {"pkey": ["0x0b01"]}, parts.replace("storage=0x0b01, ipoib", "storage=0x0b01, ipoib, sl=1")
+    )
     assert r.returncode == 0, r.stderr
+    # a service ID narrows the rule to paths IPoIB never asks for: the partition's sl= is free
+    r = _plan(ibqos_cli, tmp_path, {"pkey": ["0x0b01"], "service_id": ["0x1000"]}, parts)
+    assert r.returncode == 0, r.stderr
+    # no rule takes IPoIB on the partition: the default class does, on its SL, not on sl=1's class
+    r = _plan(
+        ibqos_cli,
+        tmp_path,
+        {"service_id": ["0x1000"]},
+        parts.replace("storage=0x0b01, ipoib", "storage=0x0b01, ipoib, sl=1"),
+    )
+    assert r.returncode == 2 and "as the default class (no rule matches the partition)" in r.stderr, r.stderr

@@ -77,6 +77,10 @@ CASES = {
         "'1.0e+400' is not a finite number",
     ),
     "nan": (GOOD.replace("bandwidth: 40", "bandwidth: .nan"), 8, "classes[0].bandwidth", "not a finite number"),
+    # redteam: YAML 1.1 reads `1e400` (no dot) as a string, which the rate parser made inf
+    # (an internal error writing plan.json)
+    "rate-1e400": (GOOD.replace("rate: HDR", "rate: 1e400"), 2, "fabric.rate", "finite number of Gb/s, got '1e400'"),
+    "rate-inf": (GOOD.replace("rate: HDR", "rate: inf Gb/s"), 2, "fabric.rate", "finite number of Gb/s"),
     "python-tag": (
         GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"),
         2,
@@ -174,7 +178,8 @@ def test_non_utf8_names_the_byte(tmp_path):
     f = _write(tmp_path, GOOD.replace("qos", "q\u00e9s").encode("latin-1"))
     with pytest.raises(InputError) as e:
         load_policy(f)
-    assert str(e.value) == f"{f}: not UTF-8 (byte {GOOD.index('qos') + 1})"
+    # and its line (redteam: a byte offset alone sends the admin counting)
+    assert str(e.value) == f"{f}:6: not UTF-8 (byte {GOOD.index('qos') + 1})"
 
 
 def test_file_size_is_capped(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -101,6 +102,42 @@ def test_path_sls_from_the_sa_break_the_loop_for_both_tools(ibqos_cli, tmp_path,
     assert "path SLs:" in cp.stdout and "agrees" in cp.stdout
 
 
+def test_lmc_every_lid_of_a_port_is_routed_and_checked(ibqos_cli, tmp_path):
+    """redteam: with LMC 1 a port owns two LIDs, each routed by the LFTs on its own. Only the
+    base LIDs were checked: a leaf whose entry for a CA's second LID points back up (a loop
+    between the leaf and the spine) passed as clean, exit 0."""
+    net = fat_tree(leaves=2, spines=1, hosts=2).write_net(tmp_path / "fabric.net")
+    with Harness(net, run_dir=tmp_path / "run") as h:
+        dumps = h.run_sm(engine="minhop", conf={"qos": "TRUE", "lmc": 1}).dumps
+    cp = ibqos_cli("verify", dumps, "--json")
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    report = json.loads(cp.stdout)
+    assert report["pairs"] == report["delivered"] == 2 * 4 * 3  # every (source, destination LID)
+    assert "LMC 1: 2 LIDs per CA port; the routes to each are checked (pairs counts them)" in report["warnings"]
+
+    fabric = load_dumps(dumps)
+    ca = next(n for n in fabric.cas() if n.desc == "ca-l1-h0")
+    leaf_guid, _ = ca.ports[1].remote
+    second = ca.ports[1].lid + 1
+    up = next(
+        num
+        for num, p in fabric.nodes[leaf_guid].ports.items()
+        if num and p.remote and fabric.nodes[p.remote[0]].kind == "switch"
+    )
+    bad = tmp_path / "bad"
+    shutil.copytree(dumps, bad)
+    text = (bad / "opensm-lfts.dump").read_text()
+    head = f"guid 0x{leaf_guid:016x} "
+    before, section = text.split(head, 1)
+    section, n = re.subn(rf"(?m)^0x{second:04x} \d{{3}}", f"0x{second:04x} {up:03d}", section, count=1)
+    assert n == 1, "no LFT entry for the second LID on the leaf"
+    (bad / "opensm-lfts.dump").write_text(before + head + section)
+    cp = ibqos_cli("verify", bad, "--json")
+    assert cp.returncode == 1, cp.stdout + cp.stderr
+    report = json.loads(cp.stdout)
+    assert report["lost"] == {"loop": 3} and report["delivered"] == report["pairs"] - 3, report
+
+
 def test_bad_rundir_is_one_line_exit_2(ibqos_cli, tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -124,6 +161,13 @@ def test_bad_rundir_is_one_line_exit_2(ibqos_cli, tmp_path):
 
     cp = ibqos_cli("verify", dumps, "--path-sl", tmp_path / "nope")
     assert cp.returncode == 2 and cp.stderr.count("\n") == 1
+    # redteam: a capture that came back empty (or only comments) judged every pair on SL 0,
+    # under a layered engine (dfsssp, lash) a false credit loop, exit 1, blamed on the fabric
+    for text in ("", "# saquery timed out\n"):
+        (tmp_path / "psl").write_text(text)
+        cp = ibqos_cli("verify", dumps, "--path-sl", tmp_path / "psl")
+        assert cp.returncode == 2 and cp.stderr.count("\n") == 1, cp.stderr
+        assert f"{tmp_path / 'psl'}: no path SLs in it" in cp.stderr
 
 
 def test_live_verify_asks_the_sa_for_path_sls(ibqos_cli, tmp_path, ibsim_fabric):

@@ -49,6 +49,9 @@ class SmOptions(TypedDict, total=False):
 
 
 _counter = itertools.count()
+# What OpenSM 3.3.23 (guid2lid, guid2mkey, neighbors) and the dla plugin (dla_groupmap.h) keep
+# in OSM_CACHE_DIR
+OSM_CACHE_FILES = ("guid2lid", "guid2mkey", "neighbors", "ibqos-dla-groups")
 SOCK_PREFIX = "ibqos-"
 
 # OpenSM 3.3.23's engines, plus the plugin's. OpenSM itself silently ignores an unknown name
@@ -275,6 +278,15 @@ class Harness:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def forget_sm_cache(self) -> None:
+        """Drop what OpenSMs run here before kept in OSM_CACHE_DIR (the run directory). A run
+        directory is an SM host's cache, kept across its OpenSM restarts (a test of a restart
+        relies on it); a caller that starts another fabric there (the dry run's --out, used
+        again) drops it first: OpenSM took the old LIDs and neighbours (ERR 7518 on another
+        wiring), dla the old groups."""
+        for name in OSM_CACHE_FILES:
+            (self.run_dir / name).unlink(missing_ok=True)
 
     def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)

@@ -165,6 +165,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
     listing: str | None = None  # the record whose port lines ibsim is reading
     listed: set[int] = set()
     router_guids = False
+    first_line = 0  # the first node record's: where ibsim attaches OpenSM
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
@@ -197,6 +198,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= nports <= MAX_PORTS:
                 raise InputError(f"node {name!r} has {nports} ports (1..{MAX_PORTS})", file=netfile, line=n)
             nodes[name], current = nports, name
+            first_line = first_line or n
             listing, listed = name, set()
         elif m := LINK.match(line):
             if current is None:
@@ -234,3 +236,11 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
                 file=netfile,
                 line=n,
             )
+    first = next(iter(nodes))
+    if not any(first in (owner, peer) for _, owner, _, _, peer in links):
+        # OpenSM would discover its own node alone (the dry run then had nothing to read back)
+        raise InputError(
+            f"ibsim attaches OpenSM to the first node, {first!r}, which has no link: link it, or put a linked CA first",
+            file=netfile,
+            line=first_line,
+        )

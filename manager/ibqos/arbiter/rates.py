@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 # Data rates: what a byte count is divided by to get a time on the wire.
 RATES_GBPS = {
     "SDR": 8.0,
@@ -33,6 +35,8 @@ def rate_gbps(rate: str | float | int) -> float:
             ) from exc
     if not value > 0:
         raise ValueError(f"link rate must be positive, got {value}")
+    if not math.isfinite(value):  # `1e400` is a float too
+        raise ValueError(f"link rate must be a finite number of Gb/s, got {rate!r}")
     return value
 
 

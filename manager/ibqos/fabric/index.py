@@ -22,7 +22,7 @@ nothing). A channel is `link * 16 + vl`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -58,6 +58,16 @@ class FabricIndex:
     has_sl2vl: bool = True  # False: the model holds no table, every SL uses VL 0
     lid_to_ep: dict[int, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    ep_lmc: Array = field(default_factory=lambda: np.zeros(0, dtype=np.int16))  # (E,) LMC: 2^lmc LIDs from ep_lid
+
+    @property
+    def lmc(self) -> int:
+        return int(self.ep_lmc.max()) if len(self.ep_lmc) else 0
+
+    def at_lid_offset(self, k: int) -> FabricIndex:
+        """The same fabric with each endpoint named by its LID base + k (its base LID where it
+        has fewer LIDs): what the LFTs do with the routes to a port's other LIDs."""
+        return replace(self, ep_lid=self.ep_lid + np.where(k < (1 << self.ep_lmc), k, 0))
 
     @property
     def S(self) -> int:
@@ -110,7 +120,8 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
     ep_of = {k: i for i, k in enumerate(eps)}
     S, E = len(switches), len(eps)
     P = 1 + max([n.nports for n in fabric.switches()] + [max(n.ports, default=0) for n in fabric.switches()] + [1])
-    L = 1 + max([len(n.lft) - 1 for n in fabric.switches()] + [fabric.nodes[g].ports[p].lid for g, p in eps] + [0])
+    top = [(p := fabric.nodes[g].ports[num]).lid + (1 << p.lmc) - 1 for g, num in eps]  # an LMC's last LID
+    L = 1 + max([len(n.lft) - 1 for n in fabric.switches()] + top + [0])
     has_sl2vl = any(n.sl2vl for n in fabric.nodes.values())
     warnings: list[str] = [] if has_sl2vl else [NO_SL2VL_NOTE]
 
@@ -154,14 +165,14 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
     ep_swport = np.zeros(E, dtype=np.int16)
     ep_sl2vl = np.zeros((E, 16), dtype=np.uint8)
     ep_op_vls = np.zeros(E, dtype=np.int16)
+    ep_lmc = np.zeros(E, dtype=np.int16)
     lid_to_ep: dict[int, int] = {}
-    lmc = 0
     for e, (g, num) in enumerate(eps):
         n = fabric.nodes[g]
         p = n.ports[num]
         ep_lid[e] = p.lid
         lid_to_ep[p.lid] = e
-        lmc = max(lmc, p.lmc)
+        ep_lmc[e] = p.lmc
         ep_op_vls[e] = p.op_vls
         if p.remote and p.remote[0] in sw_of:
             ep_sw[e] = sw_of[p.remote[0]]
@@ -171,8 +182,6 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
             ep_sl2vl[e] = table
         elif has_sl2vl:
             raise _missing(f"CA {n.desc or hex(g)} port {num}", source)
-    if lmc:
-        warnings.append(f"LMC {lmc}: only routes to base LIDs are checked")
     return FabricIndex(
         fabric=fabric,
         sw_guid=switches,
@@ -192,4 +201,5 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
         has_sl2vl=has_sl2vl,
         lid_to_ep=lid_to_ep,
         warnings=warnings,
+        ep_lmc=ep_lmc,
     )

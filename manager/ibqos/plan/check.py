@@ -12,9 +12,12 @@ from typing import Any
 import pydantic
 
 from ..arbiter.table import MAX_CAP, MAX_WEIGHT
-from ..docfile import JsonDoc
+from ..docfile import JsonDoc, error_message
+from ..errors import InputError
 from ..fabric.check import MAX_PORTS
+from ..policy.load import undefined_pkey
 from ..policy.model import Match
+from ..policy.partitions import partitions_of
 from ..roles import ROLES
 from ..vls import vlcap_code
 from .model import Plan
@@ -37,8 +40,23 @@ def check_plan(plan: Plan, path: str | Path, text: str | None = None) -> None:
     if f.vls_per_class is not None and not 1 <= f.vls_per_class <= 3:
         raise w.error(f"{f.vls_per_class} VLs per class: ibqos plans 1 to 3", "fabric", "vls_per_class")
     _check_classes(plan, w)
+    _check_partitions(plan, w)
     _check_vlarb(plan, w)
     _check_analysis(plan.analysis, w)
+
+
+def _check_partitions(plan: Plan, w: JsonDoc) -> None:
+    """The partitions file a plan carries, as the policy's is checked when it is loaded: it is
+    rendered and applied as it is (an edit OpenSM cannot parse left every partition out)."""
+    if plan.partitions is None:
+        return
+    try:
+        parts = partitions_of(plan.partitions.text, Path(plan.partitions.file))
+    except InputError as e:
+        raise w.error(str(e), "partitions", "text") from e
+    found = undefined_pkey(parts, [Match.model_validate(c.match) for c in plan.classes])
+    if found:
+        raise w.error(found[1], *found[0])
 
 
 def _check_classes(plan: Plan, w: JsonDoc) -> None:
@@ -68,7 +86,7 @@ def _check_classes(plan: Plan, w: JsonDoc) -> None:
             c.match = Match.model_validate(c.match).model_dump(mode="json")
         except pydantic.ValidationError as e:
             err = e.errors()[0]
-            raise w.error(err["msg"], "classes", i, "match", *err["loc"]) from e
+            raise w.error(error_message(err), "classes", i, "match", *err["loc"]) from e
     defaults = [i for i, c in enumerate(plan.classes) if c.default]
     if not defaults:
         raise w.error("no class is the default (one must be: it takes the SLs no class lists)", "classes")

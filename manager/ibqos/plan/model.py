@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..docfile import write_json
+from ..policy.model import NAME_RE
 
 SCHEMA = "ibqos.plan/1"
 
@@ -62,7 +63,9 @@ class EndToEndPlan(_M):
 
 
 class PlanClass(_M):
-    name: str
+    # the policy's rule: the name is written into qos-policy.conf (a newline there would
+    # add lines of its own to OpenSM's QoS policy)
+    name: str = Field(pattern=NAME_RE)
     index: int
     priority: Literal["high", "low"]
     sls: list[Annotated[int, Field(ge=0, le=15)]] = Field(min_length=1)
@@ -114,7 +117,9 @@ class PlanPartitions(_M):
 
 class Plan(_M):
     schema_: Literal["ibqos.plan/1"] = Field("ibqos.plan/1", alias="schema")
-    policy_sha256: str
+    # hex (or "" for a policy planned from memory): rendered into opensm.conf's banner line,
+    # where a newline would add options of its own
+    policy_sha256: str = Field(pattern=r"^([0-9a-f]{64})?$")
     policy_file: str = ""
     partitions: PlanPartitions | None = None
     fabric: PlanFabric

@@ -7,10 +7,11 @@ from pathlib import Path
 import pydantic
 from pydantic_core import ErrorDetails
 
+from ..docfile import error_loc, error_message
 from ..errors import InputError
 from .check import check_policy
 from .model import Match, Policy
-from .partitions import missing_pkeys, read_partitions
+from .partitions import Partitions, missing_pkeys, read_partitions
 from .yamlsrc import _dotted, load_yaml
 
 
@@ -22,7 +23,7 @@ def load_policy(path: str | Path) -> Policy:
         policy = Policy.model_validate(src.data)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        loc = _error_loc(err)
+        loc = error_loc(err)
         raise InputError(_message(err), file=path, line=src.line(loc), field=_dotted(loc) or None) from e
     policy._source = str(path)
     policy._lines = dict(src.lines)
@@ -40,39 +41,30 @@ def _check_pkeys(policy: Policy) -> None:
     parts = policy.partitions_file
     if parts is None:
         return
-    for i, c in enumerate(policy.classes):
-        for loc, text in match_pkeys(c.match):
+    found = undefined_pkey(parts, [c.match for c in policy.classes])
+    if found:
+        loc, message = found
+        file, line = policy.where(*loc)
+        raise InputError(message, file=file, line=line, field=_dotted(loc))
+
+
+def undefined_pkey(parts: Partitions, matches: list[Match]) -> tuple[tuple[str | int, ...], str] | None:
+    """(location from `classes`, message) of the first P_Key a class's match names that the
+    partitions do not define: OpenSM would log ERR AC14 and the rule would never match."""
+    for i, match in enumerate(matches):
+        for loc, text in match_pkeys(match):
             missing = missing_pkeys(parts, text)
             if missing:
-                file, line = policy.where("classes", i, "match", *loc)
-                raise InputError(
+                return ("classes", i, "match", *loc), (
                     f"P_Key {missing[0]:#06x} has no partition in {parts.file}"
                     + (f" ({len(missing)} of {text} are missing)" if len(missing) > 1 else "")
-                    + ": define it there or drop it from the match",
-                    file=file,
-                    line=line,
-                    field=_dotted(("classes", i, "match", *loc)),
+                    + ": define it there or drop it from the match"
                 )
-
-
-def _error_loc(err: ErrorDetails) -> tuple[str | int, ...]:
-    # pydantic adds union-member and validator names to the location; drop them.
-    return tuple(
-        p
-        for p in err["loc"]
-        if isinstance(p, int)
-        or not (
-            p.startswith(("function-", "literal[", "union["))
-            or p in ("float", "str", "int", "bool")
-            or p.startswith("constrained-")
-        )
-    )
+    return None
 
 
 def _message(err: ErrorDetails) -> str:
-    msg: str = err["msg"]
-    for prefix in ("Value error, ", "Assertion failed, "):
-        msg = msg.removeprefix(prefix)
+    msg = error_message(err)
     if err["type"] == "extra_forbidden":
         return "unknown field"
     if err["type"] == "missing":

@@ -45,7 +45,11 @@ class Partitions:
 
 
 def read_partitions(path: Path) -> Partitions:
-    text = read_text(path, limit=16 * MiB, what="a partitions.conf")
+    return partitions_of(read_text(path, limit=16 * MiB, what="a partitions.conf"), path)
+
+
+def partitions_of(text: str, path: Path) -> Partitions:
+    """A partitions file's text checked (errors name `path` and the line)."""
     parts = Partitions(str(path), text)
     parts.pkeys = _parse(text, path, ipoib_sl=parts.ipoib_sl)
     return parts
@@ -143,6 +147,11 @@ def _statement(
             )
 
 
-def missing_pkeys(parts: Partitions, text: str) -> list[int]:
+def pkey_range(text: str) -> range:
+    """The P_Keys of a policy's canonical P_Key text (`0xa01`, `0xa01-0xa02`), as written."""
     lo, _, hi = text.partition("-")
-    return [k for k in range(int(lo, 16), int(hi or lo, 16) + 1) if not parts.has(k)]
+    return range(int(lo, 16), int(hi or lo, 16) + 1)
+
+
+def missing_pkeys(parts: Partitions, text: str) -> list[int]:
+    return [k for k in pkey_range(text) if not parts.has(k)]

@@ -81,6 +81,13 @@ def verify_sls(
         raise InputError(f"{ix.E} CA ports with a LID and a link: nothing to route", file=fabric.source or None)
     matrices = [sl_matrix(ix, sl, path_sls) for sl in sls]
     stats = analyze_many(ix, [m for m, _ in matrices], block=block)
+    if ix.lmc and path_sls is None:
+        # a port with LMC l owns 2^l LIDs, each routed by the LFTs on its own path: the routes
+        # to every one of them, on the pair's one SL (path records name base LIDs only)
+        for k in range(1, 1 << ix.lmc):
+            more = analyze_many(ix.at_lid_offset(k), [m for m, _ in matrices], block=block)
+            for st, extra in zip(stats, more, strict=True):
+                st.merge(extra)
     reports = [
         _report(fabric, ix, sl, path_sls, slm, missing, st)
         for sl, (slm, missing), st in zip(sls, matrices, stats, strict=True)
@@ -101,6 +108,12 @@ def _report(
     st: RouteStats,
 ) -> VerifyReport:
     warnings = list(ix.warnings)
+    if ix.lmc:
+        warnings.append(
+            f"LMC {ix.lmc}: only routes to base LIDs are checked (the path records name no others)"
+            if path_sls is not None
+            else f"LMC {ix.lmc}: {1 << ix.lmc} LIDs per CA port; the routes to each are checked (pairs counts them)"
+        )
     if missing:
         warnings.append(f"{missing} pairs have no path record: SL {sl} assumed")
     cycle = find_cycle(st.edges, st.n_channels)

@@ -40,6 +40,18 @@ class RouteStats:
     edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_channels: int = 0  # channel id space (for decoding edges)
 
+    def merge(self, other: RouteStats) -> None:
+        """Add the routes of `other` (the same fabric's routes to other LIDs; its examples,
+        (src ep, dst ep) pairs that name no LID, are left out)."""
+        self.pairs += other.pairs
+        self.delivered += other.delivered
+        self.hops += other.hops
+        self.stretch += other.stretch
+        self.lost += other.lost
+        self.vls |= other.vls
+        self.sls |= other.sls
+        self.edges = np.unique(np.concatenate([self.edges, other.edges]))
+
     def note(self, status: str, pairs: np.ndarray) -> None:
         """pairs: (k, 2) array of (src ep, dst ep) lost for `status`."""
         if len(pairs):

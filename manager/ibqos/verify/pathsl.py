@@ -105,9 +105,14 @@ def read_path_sls(path: str | Path, fabric: Fabric) -> PathSLs:
     p = Path(path)
     # saquery prints node descriptions, bytes a device reports: kept, not refused
     text = read_bytes(p, what="a path-SL file").decode("utf-8", errors="replace")
-    if "PathRecord dump:" in text:
-        return parse_saquery(text, p)
-    return parse_ibdmchk_psl(text, p, fabric)
+    found = parse_saquery(text, p) if "PathRecord dump:" in text else parse_ibdmchk_psl(text, p, fabric)
+    if not found.by_lids:
+        # every pair would fall back to one SL: under a layered engine a false credit loop
+        raise InputError(
+            "no path SLs in it (saquery PR records, or '<src node GUID> <dlid> <sl>' lines): did the capture fail?",
+            file=p,
+        )
+    return found
 
 
 def format_ibdmchk_psl(path_sls: PathSLs, fabric: Fabric) -> str:

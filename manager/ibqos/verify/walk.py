@@ -54,10 +54,11 @@ def _lost_vl(vl: int, op_vls: int) -> bool:
     return vl == 15 or (op_vls > 0 and vl >= op_vls)
 
 
-def walk_route(fabric: Fabric, src: PortRef, dst: PortRef, sl: int) -> Walk:
+def walk_route(fabric: Fabric, src: PortRef, dst: PortRef, sl: int, lid_offset: int = 0) -> Walk:
+    """The route to dst's base LID, or to base + lid_offset (one of an LMC's LIDs)."""
     nodes = fabric.nodes
     ca, cport = nodes[src[0]], nodes[src[0]].ports[src[1]]
-    dlid = nodes[dst[0]].ports[dst[1]].lid
+    dlid = nodes[dst[0]].ports[dst[1]].lid + lid_offset
     w = Walk(src, dst, sl, _vl(ca.sl2vl.get((0, src[1])), sl))
     if _lost_vl(w.inject_vl, cport.op_vls):
         w.status, w.detail = "dropped", f"CA sends SL {sl} on VL {w.inject_vl}"

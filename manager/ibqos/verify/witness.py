@@ -30,17 +30,24 @@ def cycle_routes(ix: FabricIndex, slm: np.ndarray, cycle: list[int]) -> list[str
     for k, a in enumerate(cycle):
         (s, o, va), (t, o2, vb) = _decode(ix, a), _decode(ix, cycle[(k + 1) % len(cycle)])
         want = ((ix.sw_guid[s], o, va), (ix.sw_guid[t], o2, vb))
-        outs_s, outs_t = ix.lft[s, ix.ep_lid], ix.lft[t, ix.ep_lid]
         found = None
-        for d in np.nonzero((outs_s == o) & (outs_t == o2))[0].tolist():
-            for e in range(ix.E):
-                if e == d or walks > MAX_WALKS:
-                    continue
-                walks += 1
-                w = walk_route(ix.fabric, ix.ep[e], ix.ep[d], int(slm[e, d]))
-                chans = [(g, out, vl) for g, _, out, vl in w.hops]
-                if any(pair == want for pair in itertools.pairwise(chans)):
-                    found = f"{ix.ep_desc(e)} -> {ix.ep_desc(d)} on SL {int(slm[e, d])}"
+        for lid_k in range(1 << ix.lmc):  # the routes to each LID of an LMC (verify checks them all)
+            lids = ix.at_lid_offset(lid_k).ep_lid
+            for d in np.nonzero((ix.lft[s, lids] == o) & (ix.lft[t, lids] == o2))[0].tolist():
+                offset = int(lids[d] - ix.ep_lid[d])
+                if lid_k and not offset:
+                    continue  # a port with fewer LIDs: its base route, searched at k = 0
+                for e in range(ix.E):
+                    if e == d or walks > MAX_WALKS:
+                        continue
+                    walks += 1
+                    w = walk_route(ix.fabric, ix.ep[e], ix.ep[d], int(slm[e, d]), offset)
+                    chans = [(g, out, vl) for g, _, out, vl in w.hops]
+                    if any(pair == want for pair in itertools.pairwise(chans)):
+                        to = f" (LID {int(lids[d])})" if offset else ""
+                        found = f"{ix.ep_desc(e)} -> {ix.ep_desc(d)}{to} on SL {int(slm[e, d])}"
+                        break
+                if found or walks > MAX_WALKS:
                     break
             if found or walks > MAX_WALKS:
                 break

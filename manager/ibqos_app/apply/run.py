@@ -356,6 +356,15 @@ class Apply:
                     f"{conf_path}: {key} is {opts.get(key, '(unset)')!r}, the plan needs "
                     f"{fragment[key]!r}; OpenSM reads it only at start: change it and restart"
                 )
+        engines = fragment.get("routing_engine", "").split(",")
+        if engines[0] == "dla" and osmconf.lmc(opts):
+            # dla refuses LMC > 0 (one LID per port) at every sweep: the fallback would route
+            # on its path SLs, not the plan's classes, and apply could only roll back
+            raise ExternalError(
+                f"{conf_path}: lmc is {opts['lmc']!r}, but dla routes one LID per port: it would refuse "
+                f"the fabric and OpenSM route it with {', '.join(engines[1:]) or 'minhop'} instead, without "
+                "the plan's classes; set lmc 0 and restart OpenSM, then apply"
+            )
         paths = self._managed_paths(conf_path, opts)
         qos_path, tables_path = paths["qos-policy.conf"], paths["plugin-tables.conf"]
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}

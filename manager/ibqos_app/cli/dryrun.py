@@ -12,6 +12,8 @@ from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.render import check_osm_dir
 from ibqos.term import console, print_table
+from ibqos_sim.sim.params import SimParams
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -59,6 +61,14 @@ if TYPE_CHECKING:
     "Repeat for several.",
 )
 @click.option(
+    "--lmc",
+    type=click.IntRange(0, 7),
+    default=0,
+    show_default=True,
+    help="The LMC your OpenSM runs with (opensm.conf `lmc`, for multipathing): dla routes one "
+    "LID per port and refuses LMC > 0, which the run then reports.",
+)
+@click.option(
     "--ibsim",
     type=click.Choice(["auto", "patched", "debian"]),
     default=None,
@@ -80,6 +90,7 @@ def dryrun(
     sim_time_us: float,
     seed: int,
     faults: tuple[str, ...],
+    lmc: int,
     ibsim: str | None,
     fit_to_fabric: bool,
 ) -> None:
@@ -93,6 +104,10 @@ def dryrun(
 
     if topology and net:
         raise InputError("give --topology or --net, not both", field="dryrun")
+    try:  # the simulator's own rule for its window, before the fabric starts
+        SimParams(time_us=sim_time_us)
+    except ValidationError as e:
+        raise InputError(f"{sim_time_us:g}: {e.errors()[0]['msg']}", field="--sim-time") from e
     require_plot("the dry run's report.html")
     check_osm_dir(out.absolute())  # before the fabric starts: the run renders into it
     cfg = DryRunConfig(
@@ -106,6 +121,7 @@ def dryrun(
         faults=faults,
         ibsim=ibsim,
         fit_to_fabric=fit_to_fabric,
+        lmc=lmc,
     )
     con = Console(stderr=True)
     if not con.is_terminal:

@@ -50,6 +50,7 @@ def up(net: Path | None, spec: str | None, run_dir: Path) -> None:
         net = topo.write_net(run_dir / "fabric.net")
     assert net is not None  # NET or --topology, checked above
     h = Harness(net, run_dir)
+    h.forget_sm_cache()  # another fabric: the last one's LIDs and groups are no SM cache of it
     h.start()
     h.detach()
     click.echo(f"fabric up: {net} (ibsim pid {h.run_dir_state()['ibsim_pid']}) in {h.run_dir}")

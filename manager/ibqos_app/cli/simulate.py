@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from ibqos.docfile import error_loc, error_message
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.fabric.source import load_fabric
@@ -49,7 +50,8 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
             located = load_yaml(classes_file, what="a list of traffic classes")
             doc = located.data
             items = doc.get("classes") if isinstance(doc, dict) else doc
-            if not isinstance(items, list) or not all(isinstance(c, dict) for c in items):
+            if not isinstance(items, list) or not items or not all(isinstance(c, dict) for c in items):
+                # an empty list too: the run would fall back to one pattern on --sls, not a mix
                 raise InputError(
                     "not a list of traffic classes (name, sl, msg_bytes, rate, pattern)", file=classes_file, line=1
                 )
@@ -58,9 +60,12 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                     classes.append(TrafficClass(**c))
                 except (ValidationError, TypeError) as e:
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
-                    loc = ("classes",) * isinstance(doc, dict) + (i,) + tuple(err["loc"])
+                    loc = ("classes",) * isinstance(doc, dict) + (i,) + error_loc(err)
                     raise InputError(
-                        str(err["msg"]), file=classes_file, line=located.line(loc), field=".".join(str(x) for x in loc)
+                        error_message(err),
+                        file=classes_file,
+                        line=located.line(loc),
+                        field=".".join(str(x) for x in loc),
                     ) from e
         elif plan is not None:
             # each class offers its planned share of the link, scaled by --load: a sweep then

@@ -18,6 +18,7 @@ from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.groups import dragonfly_groups
 from ibqos.fabric.groups_in_force import groups_in_force
+from ibqos.faultspec import check_disjoint as check_disjoint_faults
 from ibqos.faultspec import parse_fault
 from ibqos.faultspec import resolve as resolve_fault
 from ibqos.pipeline import Hooks, Pipeline, StageTime, produced
@@ -76,6 +77,7 @@ class DryRunConfig:
     faults: tuple[str, ...] = ()  # `--fault` specs (ibqos.faultspec), applied after routing
     ibsim: str | None = None  # "auto" (patched when built), "patched", "debian"; None: IBQOS_IBSIM or auto
     fit_to_fabric: bool = False  # judge a plan fitted to the ports' VLArb capacity when below the policy's
+    lmc: int = 0  # the LMC the site's OpenSM runs with (opensm.conf `lmc`): every port 2^lmc LIDs
 
     @property
     def plan_given(self) -> bool:
@@ -255,6 +257,7 @@ class DryRun:
         self.s.harness = Harness(
             self.netfile, self.cfg.out / "fabric", console=bool(self.cfg.faults), ibsim=self.ibsim.kind
         )  # faults go down on the console
+        self.harness.forget_sm_cache()  # a fresh fabric, whatever ran in --out before
         self.harness.start()
         fabric = self.harness.read_back(save=False)
         self.s.capacity = read_capacity(fabric, self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given)
@@ -321,6 +324,7 @@ class DryRun:
             engine=DLA_CHAIN if self._dla else self.plan.fabric.routing,
             plugin=self._dla,
             conf_files=[self.s.rendered["opensm.conf"]],
+            conf={"lmc": self.cfg.lmc} if self.cfg.lmc else None,
             check=False,
         )
         record = self._record(run)
@@ -353,6 +357,7 @@ class DryRun:
         fabric = load_dumps(produced(self.s.pristine_run, "the run before the faults").dumps)
         sm_node = sm_node_name(self.netfile)
         self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
+        check_disjoint_faults(self.s.faults)
         for f in self.s.faults:
             # a GUID as typed names the node even where its description is shared
             self.harness.unlink(f.spec.node if f.spec.node.lower().startswith("0x") else f.node, f.port)
@@ -406,6 +411,7 @@ class DryRun:
         self.s.verify_by_class = reports
         self.s.verify = w = worst(reports)
         self.s.vls_used = sorted({vl for r in reports.values() for vl in r.vls_used})
+        self.s.notes += [m for m in w.warnings if m not in self.s.notes]  # what the verdict rests on (LMC)
         return f"{w.delivered}/{w.pairs} pairs per SL, VLs {self.s.vls_used}, " + (
             "; ".join(w.defects()) if not w.ok else "CDG acyclic"
         )
