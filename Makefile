@@ -1,5 +1,8 @@
 # ibqos: `make demo` and `make test` are the two commands a new machine needs.
-PYTHON ?= python3
+# Debian's interpreter, not the first python3 on PATH: the .deb and `make install` run ibqos
+# on /usr/bin/python3 and build with the pip its venv brings (23.0.1 on Debian 12), so the tests
+# must too (a pyenv python3 ahead on PATH once hid a pip option Debian's pip lacks)
+PYTHON ?= /usr/bin/python3
 VENV   := .venv
 BUILD  := build
 IBQOS  := $(VENV)/bin/ibqos

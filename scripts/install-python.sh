@@ -27,7 +27,7 @@ trap 'rm -rf "$tmp"' EXIT
 # the templates where _layout.json says), from a copy of the sources, with the venv's backend.
 cp -r pyproject.toml README.md manager ci-sim testbed "$tmp"/
 find "$tmp" -name __pycache__ -prune -exec rm -rf {} +
-"$pip" wheel -q --no-deps --no-build-isolation -C wheel.cmake=false -w "$tmp/dist" "$tmp" >/dev/null
+"$pip" wheel -q --no-deps --no-build-isolation --config-settings wheel.cmake=false -w "$tmp/dist" "$tmp" >/dev/null
 
 rm -rf "$stage"
 "$python" -m venv --without-pip "$stage"

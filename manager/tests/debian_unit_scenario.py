@@ -122,7 +122,10 @@ def main() -> None:
         stop(sm)
         ups = len(re.findall(r"SUBNET UP", log.read_text(errors="replace")))
         sm = start_sm()
-        wait_up(log, ups + 1)
+        try:
+            wait_up(log, ups + 1)
+        except SystemExit as e:  # OpenSM on Debian's defaults flushes its log late: why no conf?
+            raise SystemExit(f"{e}; init_conf: {out['steps']['init_conf']}") from None
         out["pid_2"] = sm.pid
         out["log_after_restart"] = "\n".join(
             ln for ln in log.read_text(errors="replace").splitlines() if "dla" in ln or "ERR" in ln
