@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ibqos.apply.confset import ConfigSet, state_dir_for
+from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
@@ -109,6 +110,7 @@ def recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_ho
 def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
+    events(cs.state)  # a history a newer ibqos wrote is refused before anything changes
     if entry is None or entry.done:
         return None
     found = f"found apply of {entry.version} (pid {entry.apply_pid}) stopped at '{entry.state}'"
