@@ -6,7 +6,6 @@ exit 2, and change nothing: no file in ibqos.d/, no managed file, no sweep."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from apply_helpers import (
@@ -17,25 +16,12 @@ from apply_helpers import (
     run_apply,
     run_rollback,
     run_status,
+    state_tree,
 )
 
 pytestmark = pytest.mark.fabric
 
 NEWER = "ibqos.journal/2"
-
-
-def _tree(state: Path) -> dict[str, tuple[bytes, int]]:
-    """Every file under ibqos.d/ (the lock file's PID aside) with its bytes and mtime, and
-    where each link points."""
-    out: dict[str, tuple[bytes, int]] = {}
-    for p in sorted(state.rglob("*")):
-        if p.name == "apply.lock":
-            continue
-        if p.is_symlink():
-            out[str(p)] = (str(p.readlink()).encode(), 0)
-        elif p.is_file():
-            out[str(p)] = (p.read_bytes(), p.stat().st_mtime_ns)
-    return out
 
 
 def _refused(cp, where: str) -> None:
@@ -56,21 +42,21 @@ def test_a_journal_and_a_history_from_a_newer_ibqos_are_named_and_nothing_change
     assert all(json.loads(line)["schema"] == "ibqos.journal/1" for line in hist.read_text().splitlines())
     # the newer ibqos's last apply: a state and a field this one does not know
     journal.write_text(json.dumps(dict(ours, schema=NEWER, state="canary", canary_of="v0001")))
-    before, texts, sweeps = _tree(state), managed_texts(sm), sm.record().heavy_sweeps
+    before, texts, sweeps = state_tree(state), managed_texts(sm), sm.record().heavy_sweeps
 
     _refused(run_apply(ibqos_cli, h, sm, path_a), str(journal))
     _refused(run_status(ibqos_cli, h, sm), str(journal))
     _refused(run_rollback(ibqos_cli, h, sm, "v0000"), str(journal))
-    assert _tree(state) == before and managed_texts(sm) == texts
+    assert state_tree(state) == before and managed_texts(sm) == texts
 
     # its history line, after ours: the journal is ours again
     journal.write_text(json.dumps(ours))
     n = len(hist.read_text().splitlines()) + 1
     with hist.open("a") as f:
         f.write(json.dumps(dict(ours, schema=NEWER, state="canary")) + "\n")
-    before = _tree(state)
+    before = state_tree(state)
     _refused(ibqos_cli("history", "--opensm-conf", sm.conf, env=child_env()), f"{hist}:{n}")
     _refused(run_apply(ibqos_cli, h, sm, path_a), f"{hist}:{n}")
     _refused(run_rollback(ibqos_cli, h, sm), f"{hist}:{n}")
-    assert _tree(state) == before and managed_texts(sm) == texts
+    assert state_tree(state) == before and managed_texts(sm) == texts
     assert sm.record().heavy_sweeps == sweeps  # no SIGHUP either

@@ -37,7 +37,7 @@ from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, open
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
-from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import record_dir
@@ -525,7 +525,21 @@ class Apply:
     def stage_snapshot(self) -> None:
         require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self.s.before = read_live(self.req.env)
+        self._check_data_vls(self.s.before)
         self.s.journal = Journal(self.confset.state)
+
+    def _check_data_vls(self, fabric: Fabric) -> None:
+        """A plan for more data VLs than a port's VLCap is refused before anything is written,
+        as the dry run refuses it (conformance.data_vls_shortfall): OpenSM would take the
+        files and the plugin refuse its tables (ERR D1A3), costing a sweep and a rollback."""
+        if self.s.plan is None:  # the admin's own files: no plan to hold the fabric to
+            return
+        short = data_vls_shortfall(fabric, self.s.plan.fabric.data_vls)
+        if short:
+            plan_file = self.req.plan_path
+            if self.req.rollback_to:
+                plan_file = state_dir_for(self.req.opensm_conf) / self.req.rollback_to / "plan.json"
+            raise VerificationFailed(f"{plan_file}: fabric.data_vls: {short}; nothing changed")
 
     def stage_adopt(self) -> None:
         with deferred():  # this step and the next three are quick and local: done whole or not begun
