@@ -34,6 +34,7 @@ from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
+from ibqos.apply.sm_role import require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -523,6 +524,7 @@ class Apply:
         self.echo(osmconf.printable("".join(diff).rstrip("\n")))
 
     def stage_snapshot(self) -> None:
+        require_master(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
         require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self.s.before = read_live(self.req.env)
         self._check_data_vls(self.s.before)

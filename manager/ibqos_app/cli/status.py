@@ -17,6 +17,7 @@ from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
 from ibqos.apply.service import resolve
+from ibqos.apply.sm_role import role_line
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record, record_dir
 from ibqos.fabric.dumps import load_dumps
@@ -107,11 +108,14 @@ def status(
     env = None
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
-    config_line, tampered = None, None
+    config_line, tampered, master_line = None, None, None
     if opensm_conf is not None:
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         config_line = check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout))
         say(config_line)
+        if live and opensm_pid is not None:  # a standby's configuration is not what the fabric runs
+            master_line = role_line(opensm_pid, osmconf.options(opensm_conf), env)[1]
+            say(master_line)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -139,6 +143,7 @@ def status(
             "plan": str(plan_path) if plan_path else None,
             "engine": routing.engine,
             "configuration": config_line,
+            "master_sm": master_line,
             "findings": [f.to_json() for f in judged.findings],
             "notes": judged.notes,
         }
