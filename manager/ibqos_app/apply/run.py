@@ -33,6 +33,7 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
+from ibqos.apply.osm_process import check_target
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
 from ibqos.apply.sm_role import require_master
 from ibqos.apply.stamp import who
@@ -102,7 +103,7 @@ class ApplyState:
     recovered: str | None = None  # what recovery found and did, if anything
     pruned: list[str] = field(default_factory=list)
     service: ServiceTarget | None = None  # with --service
-    log_override: Path | None = None  # the unit's --log_file
+    log_override: Path | None = None  # the command line's --log_file (the unit's, or the process's)
     plan_text: str | None = None  # plan.json as stored with the version (None: an original)
     removed: set[str] = field(default_factory=set)  # managed roles the new set no longer has
     pkeys_gone: list[int] = field(default_factory=list)
@@ -157,6 +158,9 @@ class Apply:
                 return self.s
             if not self.req.service:
                 self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+            osm = check_target(self.s.pid, self.req.opensm_conf)
+            if osm is not None and self.s.log_override is None:
+                self.s.log_override = osm.log  # -f / --log_file beats the file's log_file
             with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
                 try:
                     self._locked()

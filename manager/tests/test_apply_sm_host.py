@@ -1,0 +1,102 @@
+"""What apply signals and reads is what the running OpenSM reads, on an SM host run the
+Debian way: OpenSM's command line (`-f/--log_file`, `-F`) beats opensm.conf, and Debian runs
+one OpenSM per port with one shared /etc/opensm/opensm.conf.
+
+- the log: an OpenSM started as the init script starts it (`-g PORT -f /var/log/opensm.PORT.log`)
+  while opensm.conf's `log_file` names another file logs to the command line's; the sweep's
+  ERR lines are read there (before: from the file's, so a sweep error went unseen and the
+  apply was "verified");
+- the config: `--opensm-conf` that the OpenSM does not read is refused (exit 2), and so is a
+  configuration a second running OpenSM reads too (two ports, two subnets, one file: exit 3),
+  each in one line and before anything changes."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from apply_helpers import (
+    child_env,
+    make_plan_file,
+    managed_texts,
+    programmed_equals,
+    sm_on_plan_a,
+    state_tree,
+)
+from ibqos import paths
+from ibqos.fabric.dla_record import own_record
+from ibqos.osmconf import parse
+from ibqos.proc import start_daemon, wait_until
+from ibqos_sim.harness import Harness
+from ibqos_sim.harness.topology import dragonfly
+from test_apply_sweep_errors import _plan
+
+pytestmark = pytest.mark.fabric
+
+
+def test_sweep_errors_are_read_from_the_command_lines_log_not_the_files(ibqos_cli, tmp_path):
+    elsewhere = tmp_path / "conf-says.log"  # the admin's log_file; OpenSM runs with -f
+    part = tmp_path / "partitions.conf"
+    part.write_text("Default=0x7fff : ALL=full ;\n")
+    with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part), "log_file": str(elsewhere)}) as (
+        h,
+        sm,
+        plan_a,
+        _,
+    ):
+        assert parse(sm.conf.read_text())["log_file"] == str(elsewhere) and not elsewhere.exists()
+        _, path_bad = _plan(tmp_path, "bad", pkey="0x0a01")  # no partition for it: ERR AC14
+        texts = managed_texts(sm)
+        r = ibqos_cli("apply", path_bad, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert f"OpenSM logged 1 error(s) in the sweep ({sm.log})" in r.stderr and "ERR AC14" in r.stderr, r.stderr
+        assert "rolled back" in r.stderr
+        assert managed_texts(sm) == texts and programmed_equals(h, plan_a)
+
+
+def test_a_conf_the_opensm_does_not_read_or_another_opensm_reads_too_is_refused(ibqos_cli, tmp_path):
+    with sm_on_plan_a(tmp_path) as (h, sm, plan_a, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        other_conf = tmp_path / "cfg-a" / "opensm.conf"  # a whole conf, but not the one OpenSM runs
+        r = ibqos_cli("apply", path_b, "--opensm-conf", other_conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"ibqos: error: {other_conf}: --opensm-conf: OpenSM (pid {sm.pid}) reads {sm.conf} (its -F), "
+            f"not this file: give --opensm-conf {sm.conf}"
+        ]
+
+        # a second subnet on this host (its own ibsim fabric), whose OpenSM reads the same file
+        net2 = dragonfly(3, 1, 1).write_net(tmp_path / "fabric2.net")
+        with Harness(net2, run_dir=tmp_path / "run2", ibsim="debian") as h2:
+            env = dict(h2.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
+            log2 = tmp_path / "run2" / "opensm.second.log"
+            argv = [paths.require_tool("opensm", "opensm"), "-F", str(sm.conf), "-f", str(log2)]
+            second = start_daemon("opensm", argv, log_path=tmp_path / "run2" / "opensm2.out", env=env, cwd=tmp_path)
+            try:
+                state = sm.conf.parent / "ibqos.d"
+                before, texts = state_tree(state), managed_texts(sm)
+                r = ibqos_cli(
+                    "apply",
+                    path_b,
+                    *("--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock),
+                    env=child_env(),
+                )
+                assert r.returncode == 3, r.stdout + r.stderr
+                lines = r.stderr.strip().splitlines()
+                assert len(lines) == 1 and lines[0].startswith(
+                    f"ibqos: error: {sm.conf} is also read by OpenSM pid {second.pid} ({' '.join(argv)}): "
+                ), r.stderr
+                assert "give each its own opensm.conf" in lines[0]
+                assert state_tree(state) == before and managed_texts(sm) == texts
+                assert programmed_equals(h, plan_a) and second.alive() and os.path.exists(log2)
+                # why: its plugin record went to the same dump_files_dir, over A's
+                wait_until(lambda: own_record(sm.dumps, second.pid) is not None, timeout=60)
+                assert own_record(sm.dumps, sm.pid) is None
+            finally:
+                second.stop()
+        # alone again, until A's next heavy sweep the record there is the second's: said so
+        r = ibqos_cli(
+            "apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock, "--timeout", "1"
+        )
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert f"the ibqos-dla.json there is OpenSM pid {second.pid}'s: another OpenSM shares" in r.stderr
