@@ -6,6 +6,9 @@ one OpenSM per port with one shared /etc/opensm/opensm.conf.
   while opensm.conf's `log_file` names another file logs to the command line's; the sweep's
   ERR lines are read there (before: from the file's, so a sweep error went unseen and the
   apply was "verified");
+- log rotation (Debian's /etc/logrotate.d/opensm: rename, SIGUSR1, compress) between the
+  sweep's ERR and apply reading the log: the rest of the old file is read from the file apply
+  holds open (before: the new, empty log was read, the error went unseen, the plan "verified");
 - the config: `--opensm-conf` that the OpenSM does not read is refused (exit 2), and so is a
   configuration a second running OpenSM reads too (two ports, two subnets, one file: exit 3),
   each in one line and before anything changes."""
@@ -20,6 +23,7 @@ from apply_helpers import (
     make_plan_file,
     managed_texts,
     programmed_equals,
+    run_apply,
     sm_on_plan_a,
     state_tree,
 )
@@ -52,6 +56,19 @@ def test_sweep_errors_are_read_from_the_command_lines_log_not_the_files(ibqos_cl
         assert f"OpenSM logged 1 error(s) in the sweep ({sm.log})" in r.stderr and "ERR AC14" in r.stderr, r.stderr
         assert "rolled back" in r.stderr
         assert managed_texts(sm) == texts and programmed_equals(h, plan_a)
+
+
+def test_a_log_rotated_during_the_sweep_still_shows_its_errors(ibqos_cli, tmp_path):
+    part = tmp_path / "partitions.conf"
+    part.write_text("Default=0x7fff : ALL=full ;\n")
+    with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, plan_a, _):
+        _, path_bad = _plan(tmp_path, "bad", pkey="0x0a01")  # ERR AC14 in the sweep
+        r = run_apply(ibqos_cli, h, sm, path_bad, fault="logrotate@journal:swept")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert f"OpenSM logged 1 error(s) in the sweep ({sm.log})" in r.stderr and "ERR AC14" in r.stderr, r.stderr
+        assert "truncated" not in r.stdout + r.stderr  # nothing was lost
+        assert sm.log.with_name(sm.log.name + ".1.gz").exists() and programmed_equals(h, plan_a)
+        assert "ERR AC14" not in sm.log.read_text()  # the error is only in the rotated file
 
 
 def test_a_conf_the_opensm_does_not_read_or_another_opensm_reads_too_is_refused(ibqos_cli, tmp_path):

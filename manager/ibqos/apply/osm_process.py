@@ -41,19 +41,18 @@ class OsmProcess:
         if not argv or Path(argv[0]).name != "opensm":
             return None
         opts = opensm_options(list(argv[1:]))
-        conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF
+        conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF  # as it sees them
         log = cwd / opts["log_file"] if opts.get("log_file") else None
         return cls(pid, argv, conf, "config" in opts, log)
 
     def reads(self, conf: Path) -> bool:
-        return _same(self.conf, conf)
-
-
-def _same(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return a.resolve() == b.resolve()
+        """Whether its config file is `conf`, by inode: its path is looked up in its own mount
+        namespace (/proc/PID/root), so an OpenSM in a container or in another test's private
+        /etc is not taken for one that reads this host's file."""
+        try:
+            return os.path.samefile(Path(f"/proc/{self.pid}/root") / self.conf.relative_to("/"), conf)
+        except (OSError, ValueError):
+            return False
 
 
 def running() -> list[OsmProcess]:

@@ -46,7 +46,7 @@ from ibqos.fabric.dla_record import record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.interrupt import Interrupted, deferred
-from ibqos.osmlog import log_mark, sweep_failures
+from ibqos.osmlog import held_mark, sweep_failures
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
@@ -594,11 +594,11 @@ class Apply:
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def stage_sweep(self) -> None:
-        mark = log_mark(self.s.log)
-        self.s.swept_at = time.time()
-        t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
-        self._journal("swept")
-        errs, truncated = sweep_failures(mark)
+        with held_mark(self.s.log) as mark:  # a log rotated meanwhile is read to its end
+            self.s.swept_at = time.time()
+            t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
+            self._journal("swept")
+            errs, truncated = sweep_failures(mark)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
             raise VerificationFailed(
