@@ -9,6 +9,7 @@ master, before anything changes; `status --live` says which SM is master; `apply
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,7 @@ from apply_helpers import (
     make_plan_file,
     managed_texts,
     programmed_equals,
+    run_apply,
     sm_on_plan_a,
     state_tree,
 )
@@ -33,14 +35,16 @@ TRIES = 5
 
 
 @contextmanager
-def master_then_standby(tmp_path: Path) -> Iterator[tuple]:
-    """(harness, A, B, plan A): A ran plan A as master, then handed the subnet over to B.
+def master_then_standby(tmp_path: Path, first=lambda h, a, tmp: None) -> Iterator[tuple]:
+    """(harness, A, B, plan A): A ran plan A as master (`first(h, A, tmp)` ran then), then
+    handed the subnet over to B.
     libumad2sim never times a MAD out, so a MAD lost in the handover (ibsim, about one run in
     three) leaves B's first heavy sweep waiting forever: that fabric is stopped (every
     process by PID) and the pair set up again on a fresh one."""
     for n in range(TRIES):
         (tmp_path / f"try{n}").mkdir()
         with sm_on_plan_a(tmp_path / f"try{n}") as (h, a, plan_a, _):
+            first(h, a, tmp_path / f"try{n}")
             try:
                 b = h.start_sm(
                     engine="dla,minhop",
@@ -99,3 +103,32 @@ def test_apply_on_a_standby_that_was_master_names_the_master_and_changes_nothing
         on_b = ("--opensm-conf", b.conf, "--pid", str(b.pid), "--sim-socket", h.sock)
         r = ibqos_cli("status", "--live", *on_b, env=child_env({"SIM_HOST": B_NODE}))
         assert f"{master}, this OpenSM (pid {b.pid})" in r.stdout, r.stdout + r.stderr
+
+
+def test_status_does_not_sweep_a_standby_to_finish_a_killed_apply(ibqos_cli, tmp_path):
+    """An apply killed after the swap on A, then A handed over to B: `status --opensm-conf`
+    on A names the master instead of waiting for a sweep (and then a rollback's) that a
+    standby never makes; the journal stays for A's host to finish once A is master again."""
+
+    def killed_apply(h, a, tmp):
+        _, path_b = make_plan_file(tmp, "b", 60)
+        assert run_apply(ibqos_cli, h, a, path_b, fault="journal:swapped").returncode == -9
+
+    with master_then_standby(tmp_path, killed_apply) as (h, a, _, _):
+        journal = a.conf.parent / "ibqos.d" / "journal.json"
+        assert json.loads(journal.read_text())["state"] == "swapped"
+        port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
+        a.wait_for_log("Entering STANDBY state")
+        wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+        before = journal.read_bytes()
+        r = ibqos_cli(
+            "status",
+            *("--opensm-conf", a.conf, "--pid", str(a.pid), "--sim-socket", h.sock, "--timeout", "10"),
+            env=child_env(),
+        )
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert len(lines) == 1 and lines[0].startswith(
+            f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM (pid {a.pid}"
+        ), r.stderr
+        assert journal.read_bytes() == before

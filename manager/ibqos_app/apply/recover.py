@@ -26,6 +26,7 @@ from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
+from ibqos.apply.sm_role import require_master
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.errors import ExternalError, IbqosError, VerificationFailed
@@ -129,6 +130,8 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
             f"{found}, and the OpenSM it signalled is gone ({e}): give --pid or --service of the "
             "running OpenSM to finish it"
         ) from e
+    # a standby (it handed over since) sweeps nothing: say so instead of waiting for a sweep
+    require_master(pid, {}, io.env)  # its port from its command line (-g), else the first
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
