@@ -30,9 +30,12 @@ from apply_helpers import (
 from ibqos import paths
 from ibqos.fabric.dla_record import own_record
 from ibqos.osmconf import parse
+from ibqos.paths import REPO_ROOT
+from ibqos.plan import load_plan
 from ibqos.proc import start_daemon, wait_until
+from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
-from ibqos_sim.harness.topology import dragonfly
+from ibqos_sim.harness.topology import dragonfly, fat_tree
 from test_apply_sweep_errors import _plan
 
 pytestmark = pytest.mark.fabric
@@ -117,3 +120,29 @@ def test_a_conf_the_opensm_does_not_read_or_another_opensm_reads_too_is_refused(
         )
         assert r.returncode == 3, r.stdout + r.stderr
         assert f"the ibqos-dla.json there is OpenSM pid {second.pid}'s: another OpenSM shares" in r.stderr
+
+
+def test_status_reads_the_log_the_opensm_writes(ibqos_cli, tmp_path):
+    """`status --live --opensm-conf --pid` names the engine in force from the log OpenSM
+    writes (its -f), not /var/log/opensm.log (absent on a Debian host, whose units log to
+    /var/log/opensm.GUID.log): before, a minhop plan on a running minhop was 'engine in force
+    unknown' (exit 1)."""
+    policy = tmp_path / "minhop.yaml"
+    policy.write_text(
+        (REPO_ROOT / "examples" / "two-class.yaml").read_text().replace("routing: dla", "routing: minhop")
+    )
+    plan_path = tmp_path / "minhop.plan.json"
+    assert ibqos_cli("plan", policy, "-o", plan_path).returncode == 0
+    conf = render_plan(load_plan(plan_path), tmp_path / "cfg")["opensm.conf"]
+    net = fat_tree(leaves=1, spines=0, hosts=4).write_net(tmp_path / "fabric.net")  # no credit loop
+    with Harness(net, run_dir=tmp_path / "run", ibsim="debian") as h:
+        sm = h.start_sm(engine="minhop", plugin=True, conf_files=[conf], conf={"log_file": str(tmp_path / "x.log")})
+        r = ibqos_cli(
+            "status",
+            "--live",
+            *("--opensm-conf", sm.conf, "--pid", str(sm.pid), "--plan", plan_path),
+            *("--sim-socket", h.sock),
+            env=child_env(),
+        )
+        assert "engine in force: minhop, as planned" in r.stdout, r.stdout + r.stderr
+        assert r.returncode == 0, r.stdout + r.stderr

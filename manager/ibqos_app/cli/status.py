@@ -16,6 +16,7 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
+from ibqos.apply.osm_process import OsmProcess
 from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import role_line
 from ibqos.errors import ExternalError, InputError, VerificationFailed
@@ -113,9 +114,8 @@ def status(
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         config_line = check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout))
         say(config_line)
-        if live and opensm_pid is not None:  # a standby's configuration is not what the fabric runs
-            master_line = role_line(opensm_pid, osmconf.options(opensm_conf), env)[1]
-            say(master_line)
+        if live:
+            master_line, osm_log = _live_sm(opensm_pid, opensm_conf, env, osm_log, say)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -163,6 +163,20 @@ def status(
         raise VerificationFailed(
             f"status: {len(judged.findings)} finding(s): " + ", ".join(f.kind for f in judged.findings)
         )
+
+
+def _live_sm(
+    pid: int | None, conf: Path, env: dict[str, str] | None, osm_log: Path | None, say: Callable[[str], None]
+) -> tuple[str | None, Path | None]:
+    """Which SM is master (said: a standby's configuration is not what the fabric runs), and
+    the log the OpenSM writes: --osm-log, else its command line's -f, else the file's log_file."""
+    opts = osmconf.options(conf)
+    master = role_line(pid, opts, env)[1] if pid is not None else None
+    if master:
+        say(master)
+    osm = OsmProcess.of(pid) if pid is not None else None
+    named = osm_log or (osm.log if osm is not None else None) or opts.get("log_file")
+    return master, Path(named) if named else None
 
 
 def _show_tables(fabric: Fabric) -> None:
