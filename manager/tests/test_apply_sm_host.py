@@ -146,3 +146,15 @@ def test_status_reads_the_log_the_opensm_writes(ibqos_cli, tmp_path):
         )
         assert "engine in force: minhop, as planned" in r.stdout, r.stdout + r.stderr
         assert r.returncode == 0, r.stdout + r.stderr
+        # a log naming none: the plugin's record (dla not in routing_engine: "unused") names none either
+        empty = tmp_path / "empty.log"
+        empty.write_text("")
+        r = ibqos_cli(
+            "status",
+            "--live",
+            *("--opensm-conf", sm.conf, "--pid", str(sm.pid), "--plan", plan_path),
+            *("--sim-socket", h.sock, "--osm-log", empty),
+            env=child_env(),
+        )
+        assert r.returncode == 1 and "engine in force unknown" in r.stdout, r.stdout + r.stderr
+        assert "dla routes" not in r.stdout
