@@ -16,6 +16,7 @@ one OpenSM per port with one shared /etc/opensm/opensm.conf.
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 from apply_helpers import (
@@ -32,7 +33,7 @@ from ibqos.fabric.dla_record import own_record
 from ibqos.osmconf import parse
 from ibqos.paths import REPO_ROOT
 from ibqos.plan import load_plan
-from ibqos.proc import start_daemon, wait_until
+from ibqos.proc import pid_alive, run_command, start_daemon, wait_until
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly, fat_tree
@@ -158,3 +159,25 @@ def test_status_reads_the_log_the_opensm_writes(ibqos_cli, tmp_path):
         )
         assert r.returncode == 1 and "engine in force unknown" in r.stdout, r.stdout + r.stderr
         assert "dla routes" not in r.stdout
+
+
+def test_an_opensm_run_as_a_daemon_with_its_own_pidfile(ibqos_cli, tmp_path):
+    """`opensm -B --pidfile F` forks twice before it starts: `apply --pidfile F` reaches the
+    daemon (the PID its plugin records), reads its -F and -f, and verifies."""
+    with sm_on_plan_a(tmp_path) as (h, sm, _, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        sm.stop()
+        pidfile, log = tmp_path / "opensm.pid", tmp_path / "daemon.log"
+        argv = [paths.require_tool("opensm", "opensm"), "-B", "--pidfile", str(pidfile), "-F", str(sm.conf)]
+        env = dict(h.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
+        assert run_command([*argv, "-f", str(log)], env=env, cwd=tmp_path, timeout=60).returncode == 0
+        wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), timeout=60)
+        pid = int(pidfile.read_text())
+        try:
+            wait_until(lambda: own_record(sm.dumps, pid) is not None, timeout=120)
+            r = ibqos_cli("apply", path_b, "--opensm-conf", sm.conf, "--pidfile", pidfile, "--sim-socket", h.sock)
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert "read back: every port equals the plan" in r.stdout
+        finally:
+            os.kill(pid, signal.SIGTERM)
+            wait_until(lambda: not pid_alive(pid), timeout=30)
