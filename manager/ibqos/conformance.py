@@ -223,6 +223,32 @@ def mtu_findings(fabric: Fabric, planned: int) -> list[MtuFinding]:
     ]
 
 
+def data_vls_below(fabric: Fabric, data_vls: int) -> list[str]:
+    """ "node[port] VLCap N" of each linked port whose VLCap holds fewer data VLs than the plan
+    runs: under dla the plugin refuses the table file (ERR D1A3) and no class gets its VLs;
+    real HCAs often stop at 8. The dry run and apply both refuse such a plan before OpenSM
+    reads it (data_vls_shortfall)."""
+    return [
+        f"{n.desc}[{p}] VLCap {port.vl_cap}"
+        for n in sorted(fabric.nodes.values(), key=lambda n: n.desc)
+        for p, port in sorted(n.ports.items())
+        if port.remote is not None and 0 < port.vl_cap < data_vls
+    ]
+
+
+def data_vls_shortfall(fabric: Fabric, data_vls: int, shown: int = 3) -> str | None:
+    """What a refusal says after `FILE: fabric.data_vls: ` when ports run fewer data VLs than
+    the plan (the first `shown` of them named), or None when every port runs them."""
+    below = data_vls_below(fabric, data_vls)
+    if not below:
+        return None
+    more = ", …" if len(below) > shown else ""
+    return (
+        f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports fewer "
+        f"({', '.join(below[:shown])}{more}): lower fabric.data_vls to what every port runs"
+    )
+
+
 def mtu_unread(fabric: Fabric) -> int:
     """Linked ports whose active MTU the source did not carry."""
     return sum(1 for n in fabric.nodes.values() for p in n.ports.values() if p.num and p.remote and not p.mtu)

@@ -213,4 +213,4 @@ def engine_of(lines: list[LogLine], record: DlaRecord | None) -> str | None:
     used = osmlog.configured_engines(lines)
     if used:
         return used[-1]
-    return "dla" if record is not None and not record.refused else None
+    return "dla" if record is not None and record.engine.status == "routed" else None

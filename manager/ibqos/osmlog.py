@@ -27,7 +27,9 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
@@ -145,6 +147,7 @@ class LogMark:
     offset: int
     head: bytes
     ino: int | None = None  # None: not known (no file at the mark)
+    held: BinaryIO | None = field(default=None, compare=False, repr=False)  # held_mark's open file
 
 
 def _head(f: BinaryIO) -> bytes:
@@ -181,10 +184,33 @@ def _read_after(mark: LogMark) -> tuple[bytes, bool, int, bytes, int | None]:
         return b"", mark.offset > 0, 0, b"", None
 
 
+@contextmanager
+def held_mark(log: str | Path) -> Iterator[LogMark]:
+    """log_mark, with the file held open until the block ends: what OpenSM logged after the
+    mark into a file logrotate has since moved away (Debian's /etc/logrotate.d/opensm renames
+    it, sends SIGUSR1, OpenSM opens a new one, and the old one is compressed and removed) is
+    still read, from the held file (read_since)."""
+    try:
+        f = open(log, "rb")  # noqa: SIM115 (held until the block ends)
+    except FileNotFoundError:
+        yield LogMark(Path(log), 0, b"")
+        return
+    with f:
+        st = os.fstat(f.fileno())
+        yield LogMark(Path(log), st.st_size, _head(f), st.st_ino, held=f)
+
+
 def read_since(mark: LogMark) -> tuple[bytes, bool]:
-    """What was logged after `mark`, and whether the log was truncated (or rotated) in between
-    (then all it holds now: what was logged before is gone)."""
-    data, restarted, _, _, _ = _read_after(mark)
+    """What was logged after `mark`, and whether some of it is lost: the log was truncated in
+    place in between (then all it holds now). A log rotated away from a held mark loses
+    nothing: its rest is read from the held file, then the new log."""
+    data, restarted, _, _, ino = _read_after(mark)
+    old = mark.held
+    if restarted and old is not None and ino != mark.ino:
+        size = os.fstat(old.fileno()).st_size
+        if size >= mark.offset and _head(old) == mark.head:  # the old file, not cut meanwhile
+            old.seek(mark.offset)
+            return old.read() + data, False
     return data, restarted
 
 

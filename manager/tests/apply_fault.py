@@ -6,13 +6,17 @@ the CLI as the console script does.
     python apply_fault.py POINT ibqos-args...
 
 POINT is a step name (killed as the step starts) or `journal:<state>` (killed right after the
-journal says <state>, "journal:rollback" included)."""
+journal says <state>, "journal:rollback" included). `logrotate@POINT` rotates OpenSM's log
+there instead, as Debian's /etc/logrotate.d/opensm does, and the apply goes on."""
 
 from __future__ import annotations
 
+import gzip
 import os
+import shutil
 import signal
 import sys
+import time
 
 from ibqos_app.apply.run import Apply
 from ibqos_app.cli import main
@@ -26,12 +30,36 @@ def _kill_at(point: str):
     return hook
 
 
+def _rotate_at(point: str, apply: Apply):
+    """Debian's stanza (rotate, compress, postrotate `killall -SIGUSR1 opensm`): the log is
+    renamed, OpenSM reopens its log_file on SIGUSR1, and the old file is compressed and removed."""
+
+    def hook(at: str) -> None:
+        if at != point:
+            return
+        log = apply.s.log
+        old = log.with_name(log.name + ".1")
+        os.rename(log, old)
+        os.kill(apply.s.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 30
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with old.open("rb") as f, gzip.open(f"{old}.gz", "wb") as g:
+            shutil.copyfileobj(f, g)
+        old.unlink()
+
+    return hook
+
+
 if __name__ == "__main__":
     point, argv = sys.argv[1], sys.argv[2:]
     init = Apply.__init__
 
     def with_fault(self, req, echo=print, hook=None):
-        init(self, req, echo, _kill_at(point))
+        if point.startswith("logrotate@"):
+            init(self, req, echo, _rotate_at(point.removeprefix("logrotate@"), self))
+        else:
+            init(self, req, echo, _kill_at(point))
 
     Apply.__init__ = with_fault  # type: ignore[method-assign]
     main(argv)

@@ -124,5 +124,19 @@ def managed_texts(sm) -> tuple[str, ...]:
     )
 
 
+def state_tree(state: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under ibqos.d/ (the lock file's PID aside) with its bytes and mtime, and
+    where each link points."""
+    out: dict[str, tuple[bytes, int]] = {}
+    for p in sorted(state.rglob("*")):
+        if p.name == "apply.lock":
+            continue
+        if p.is_symlink():
+            out[str(p)] = (str(p.readlink()).encode(), 0)
+        elif p.is_file():
+            out[str(p)] = (p.read_bytes(), p.stat().st_mtime_ns)
+    return out
+
+
 def programmed_equals(h, plan) -> bool:
     return diff_programmed(read_live(h.env), expected_from_plan(plan)) == []

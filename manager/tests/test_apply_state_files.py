@@ -68,6 +68,8 @@ def test_a_full_etc_stops_before_the_swap_and_a_read_only_one_still_has_a_status
     _, path_b = make_plan_file(tmp_path, "b", 60)
     with small_etc(tmp_path, sm) as etc:
         conf = etc / "opensm.conf"
+        sm.conf.unlink()  # the OpenSM's -F now reads the copy (apply refuses a conf it does not read)
+        sm.conf.symlink_to(conf)
         before = {p.name: p.read_bytes() for p in etc.iterdir()}
         subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
         args = ("apply", path_b, "--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)

@@ -65,6 +65,6 @@ def test_a_plan_for_more_data_vls_than_the_ports_run_is_refused_before_opensm(ib
     assert r.returncode == 1, r.stderr[-1500:]
     assert (
         f"ibqos: error: dry run refused: {policy}:{line}: fabric.data_vls: the plan runs 15 data VLs, 4 of the "
-        "fabric's ports fewer (ca-l0-h0[1] 8, ca-l0-h1[1] 8, leaf0[1] 8, …)" in r.stderr
+        "fabric's ports fewer (ca-l0-h0[1] VLCap 8, ca-l0-h1[1] VLCap 8, leaf0[1] VLCap 8, …)" in r.stderr
     ), r.stderr
     assert not (out / "fabric" / "sm0").exists()  # OpenSM never ran

@@ -163,9 +163,12 @@ def test_apply_stopped_before_the_swap_changes_nothing(ibqos_cli, live_sm, tmp_p
     assert sm.alive()
 
 
-@pytest.mark.parametrize("point", ["sweep", "readback"])
+@pytest.mark.parametrize(
+    "point,sig",
+    [("sweep", signal.SIGTERM), ("readback", signal.SIGTERM), ("sweep", signal.SIGHUP)],  # SIGHUP: a closed ssh
+)
 def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(
-    ibqos_cli, live_sm, tmp_path, half_written, point
+    ibqos_cli, live_sm, tmp_path, half_written, point, sig
 ):
     h, sm, plan_a, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
@@ -174,16 +177,17 @@ def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(
     p = _start(apply_cmd(ibqos_cli, h, sm, path_b), log)
     mark = {"sweep": "configuration v", "readback": "heavy sweep done"}[point]
     wait_until(lambda: mark in log.read_text() or p.poll() is not None, timeout=120, interval=0.005, what=mark)
-    rc = _stop_with(p, signal.SIGTERM)
+    rc = _stop_with(p, sig)
     text = log.read_text()
-    assert rc == 143, text
-    said = [ln for ln in text.splitlines() if ln.startswith("interrupted by SIGTERM")]
+    name = signal.Signals(sig).name
+    assert rc == 128 + sig, text
+    said = [ln for ln in text.splitlines() if ln.startswith(f"interrupted by {name}")]
     assert len(said) == 1, text
     if point == "sweep" or "rolled back" in said[0]:
-        assert said[0] == "interrupted by SIGTERM after the swap: rolled back to v0000, fabric verified as before"
+        assert said[0] == f"interrupted by {name} after the swap: rolled back to v0000, fabric verified as before"
         assert managed_texts(sm) == old and programmed_equals(h, plan_a)
     else:  # the verification ended before the signal came: the new version stays, whole
-        assert said[0] == "interrupted by SIGTERM after v0001 was verified: it stays", text
+        assert said[0] == f"interrupted by {name} after v0001 was verified: it stays", text
         assert managed_texts(sm) != old and programmed_equals(h, plan_b)
     assert half_written(sm.conf.parent) == []
     assert sm.alive()

@@ -46,6 +46,7 @@ class SmOptions(TypedDict, total=False):
     plugin_options: str | Path | None  # its event_plugin_options (the table file)
     name: str | None  # the run's directory under run_dir; default the next free smN
     log_flags: int  # OpenSM's -D; default 0x47
+    sim_host: str | None  # the node (ibsim id or description) OpenSM runs on; default ibsim's first
 
 
 _counter = itertools.count()
@@ -532,6 +533,8 @@ class Harness:
             ),
         )
         env = self.env
+        if opts.get("sim_host"):  # a second SM on its own node (libumad2sim's SIM_HOST)
+            env["SIM_HOST"] = str(opts["sim_host"])
         if plugin:
             lib = paths.plugin_dir()
             if not (lib / "libibqos.so").exists():

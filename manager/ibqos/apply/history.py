@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalError
+from . import state_schema
 
 if TYPE_CHECKING:
     from .confset import ConfigSet
@@ -46,12 +47,15 @@ def events(state_dir: Path) -> list[dict[str, Any]]:
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         try:
-            out.append(json.loads(line))
+            ev = json.loads(line)
         except ValueError:
             # an event is one flat JSON object: a line cut by a crash lacks its closing brace
             # (and append() ended it); anything else is damage from outside ibqos
             if line.rstrip().endswith("}"):
                 raise ExternalError(f"{state_dir / LOG}:{n}: not a JSON line; inspect it") from None
+            continue
+        state_schema.check(ev, state_dir / LOG, n)
+        out.append(ev)
     return out
 
 

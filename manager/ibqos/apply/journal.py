@@ -28,6 +28,7 @@ from pathlib import Path
 from ..docfile import write_atomic
 from ..errors import ExternalError
 from ..fabric.model import Fabric
+from . import state_schema
 from .history import append
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
@@ -47,6 +48,7 @@ class Entry:
     action: str = "apply"  # or "rollback" (ibqos rollback)
     plan_sha256: str | None = None  # of the version's plan.json
     who: str | None = None
+    schema: str = state_schema.SCHEMA  # the journal's and history's (state_schema.py)
 
     @property
     def done(self) -> bool:
@@ -61,6 +63,7 @@ class Journal:
     def read(self) -> Entry | None:
         try:
             doc = json.loads(self.path.read_text())
+            state_schema.check(doc, self.path)
             return Entry(**doc)
         except FileNotFoundError:
             return None

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, ProcessError
-from ..fabric.dla_record import own_record
+from ..fabric.dla_record import RECORD_FILE, own_record, read_record
 from ..proc import wait_until
 
 RESTART_ONLY = (
@@ -76,10 +76,17 @@ def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
     try:
         wait_until(lambda: own_record(dumps, pid) is not None, timeout=timeout, interval=0.1)
     except ProcessError:
+        rec = read_record(dumps)
+        theirs = (
+            f"; the {RECORD_FILE} there is OpenSM pid {rec.osm_pid}'s: another OpenSM shares this "
+            "dump_files_dir (give each its own)"
+            if rec is not None and rec.osm_pid != pid
+            else ""
+        )
         raise ExternalError(
             f"OpenSM (pid {pid}) has written no ibqos plugin record in {dumps} since it started "
             f"(waited {timeout:g} s): it runs without the plugin (event_plugin_name was set after it "
-            "started: restart it once) or is a STANDBY SM (apply --standby on its host)"
+            f"started: restart it once) or is a STANDBY SM (apply --standby on its host){theirs}"
         ) from None
 
 

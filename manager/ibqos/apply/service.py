@@ -54,7 +54,7 @@ def resolve(unit: str) -> ServiceTarget:
     argv = _exec_start_systemd(name) if systemd_running() else _exec_start_files(name, m["prefix"], m["instance"])
     if not argv or Path(argv[0]).name != "opensm":
         raise InputError(f"{name} does not start opensm (ExecStart: {' '.join(argv) or 'none'})", field="--service")
-    opts = _opensm_options(argv[1:])
+    opts = opensm_options(argv[1:])
     conf = Path(opts["config"]) if "config" in opts else OSM_DEFAULT_CONF
     log = opts.get("log_file")
     if log is None:
@@ -112,7 +112,7 @@ def _expand(arg: str, instance: str) -> str:
     return arg.replace("%I", instance).replace("%i", instance).replace("%%", "%")
 
 
-def _opensm_options(args: list[str]) -> dict[str, str]:
+def opensm_options(args: list[str]) -> dict[str, str]:
     """The options of an opensm command line that decide where it reads and logs."""
     names = {
         "-F": "config",

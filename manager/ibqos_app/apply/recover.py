@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ibqos.apply.confset import ConfigSet, state_dir_for
+from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
+from ibqos.apply.sm_role import require_master
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.errors import ExternalError, IbqosError, VerificationFailed
@@ -109,6 +111,7 @@ def recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_ho
 def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
+    events(cs.state)  # a history a newer ibqos wrote is refused before anything changes
     if entry is None or entry.done:
         return None
     found = f"found apply of {entry.version} (pid {entry.apply_pid}) stopped at '{entry.state}'"
@@ -127,6 +130,8 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
             f"{found}, and the OpenSM it signalled is gone ({e}): give --pid or --service of the "
             "running OpenSM to finish it"
         ) from e
+    # a standby (it handed over since) sweeps nothing: say so instead of waiting for a sweep
+    require_master(pid, {}, io.env)  # its port from its command line (-g), else the first
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"

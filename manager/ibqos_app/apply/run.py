@@ -33,18 +33,20 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
+from ibqos.apply.osm_process import check_target
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
+from ibqos.apply.sm_role import require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
-from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.interrupt import Interrupted, deferred
-from ibqos.osmlog import log_mark, sweep_failures
+from ibqos.osmlog import held_mark, sweep_failures
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
@@ -101,7 +103,7 @@ class ApplyState:
     recovered: str | None = None  # what recovery found and did, if anything
     pruned: list[str] = field(default_factory=list)
     service: ServiceTarget | None = None  # with --service
-    log_override: Path | None = None  # the unit's --log_file
+    log_override: Path | None = None  # the command line's --log_file (the unit's, or the process's)
     plan_text: str | None = None  # plan.json as stored with the version (None: an original)
     removed: set[str] = field(default_factory=set)  # managed roles the new set no longer has
     pkeys_gone: list[int] = field(default_factory=list)
@@ -156,6 +158,9 @@ class Apply:
                 return self.s
             if not self.req.service:
                 self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+            osm = check_target(self.s.pid, self.req.opensm_conf)
+            if osm is not None and self.s.log_override is None:
+                self.s.log_override = osm.log  # -f / --log_file beats the file's log_file
             with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
                 try:
                     self._locked()
@@ -532,9 +537,24 @@ class Apply:
         self.echo(osmconf.printable("".join(diff).rstrip("\n")))
 
     def stage_snapshot(self) -> None:
+        require_master(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
         require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
         self.s.before = read_live(self.req.env)
+        self._check_data_vls(self.s.before)
         self.s.journal = Journal(self.confset.state)
+
+    def _check_data_vls(self, fabric: Fabric) -> None:
+        """A plan for more data VLs than a port's VLCap is refused before anything is written,
+        as the dry run refuses it (conformance.data_vls_shortfall): OpenSM would take the
+        files and the plugin refuse its tables (ERR D1A3), costing a sweep and a rollback."""
+        if self.s.plan is None:  # the admin's own files: no plan to hold the fabric to
+            return
+        short = data_vls_shortfall(fabric, self.s.plan.fabric.data_vls)
+        if short:
+            plan_file = self.req.plan_path
+            if self.req.rollback_to:
+                plan_file = state_dir_for(self.req.opensm_conf) / self.req.rollback_to / "plan.json"
+            raise VerificationFailed(f"{plan_file}: fabric.data_vls: {short}; nothing changed")
 
     def stage_adopt(self) -> None:
         with deferred():  # this step and the next three are quick and local: done whole or not begun
@@ -583,11 +603,11 @@ class Apply:
         self.echo(f"configuration {self.s.previous} → {self.s.version}")
 
     def stage_sweep(self) -> None:
-        mark = log_mark(self.s.log)
-        self.s.swept_at = time.time()
-        t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
-        self._journal("swept")
-        errs, truncated = sweep_failures(mark)
+        with held_mark(self.s.log) as mark:  # a log rotated meanwhile is read to its end
+            self.s.swept_at = time.time()
+            t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
+            self._journal("swept")
+            errs, truncated = sweep_failures(mark)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
             raise VerificationFailed(

@@ -18,7 +18,9 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
+from ibqos.apply.osm_process import OsmProcess
 from ibqos.apply.service import resolve
+from ibqos.apply.sm_role import role_line
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record, record_dir
@@ -111,19 +113,17 @@ def status(
     plan = load_plan(plan_path) if plan_path else None  # bad input first, before any output
     _check_verdict(verdict_path, live)
     if service:
-        t = resolve(service)
-        if t.conf.is_file():
-            opensm_conf = opensm_conf or t.conf
-        pid = pid if pid is not None else t.pid
-        osm_log = osm_log or t.log
+        opensm_conf, pid, osm_log = _of_service(service, opensm_conf, pid, osm_log)
     env = None
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
-    config_line, tampered = None, None
+    config_line, tampered, master_line = None, None, None
     if opensm_conf is not None:
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         config_line = check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout))
         say(config_line)
+        if live:
+            master_line, osm_log = _live_sm(opensm_pid, opensm_conf, env, osm_log, say)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -156,6 +156,7 @@ def status(
             "plan": str(plan_path) if plan_path else None,
             "engine": routing.engine,
             "configuration": config_line,
+            "master_sm": master_line,
             "findings": [f.to_json() for f in judged.findings],
             "notes": judged.notes,
         }
@@ -175,6 +176,30 @@ def status(
         raise VerificationFailed(
             f"status: {len(judged.findings)} finding(s): " + ", ".join(f.kind for f in judged.findings)
         )
+
+
+def _of_service(
+    service: str, opensm_conf: Path | None, pid: int | None, osm_log: Path | None
+) -> tuple[Path | None, int | None, Path | None]:
+    """Debian's unit's config, PID and log, where the options did not name them."""
+    t = resolve(service)
+    if t.conf.is_file():
+        opensm_conf = opensm_conf or t.conf
+    return opensm_conf, pid if pid is not None else t.pid, osm_log or t.log
+
+
+def _live_sm(
+    pid: int | None, conf: Path, env: dict[str, str] | None, osm_log: Path | None, say: Callable[[str], None]
+) -> tuple[str | None, Path | None]:
+    """Which SM is master (said: a standby's configuration is not what the fabric runs), and
+    the log the OpenSM writes: --osm-log, else its command line's -f, else the file's log_file."""
+    opts = osmconf.options(conf)
+    master = role_line(pid, opts, env)[1] if pid is not None else None
+    if master:
+        say(master)
+    osm = OsmProcess.of(pid) if pid is not None else None
+    named = osm_log or (osm.log if osm is not None else None) or opts.get("log_file")
+    return master, Path(named) if named else None
 
 
 def _show_tables(fabric: Fabric) -> None:

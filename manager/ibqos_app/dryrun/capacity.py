@@ -101,15 +101,3 @@ def read_capacity(fabric: Fabric, policy: tuple[int, int], fit: bool, plan_given
     below = tuple(f"{name} {_cap(c)}" for name, c in caps if c[0] < policy[0] or c[1] < policy[1])
     low = (min(c[0] for _, c in caps), min(c[1] for _, c in caps))
     return Capacity(policy=policy, fabric=low, ports=len(caps), below=below, fit=fit, plan_given=plan_given)
-
-
-def data_vls_below(fabric: Fabric, data_vls: int) -> list[str]:
-    """ "node[port] N" of each linked port whose VLCap holds fewer data VLs than the plan runs:
-    under dla the plugin refuses the table file (ERR D1A3) and no class gets its VLs; real
-    HCAs often stop at 8."""
-    return [
-        f"{n.desc}[{p}] {port.vl_cap}"
-        for n in sorted(fabric.nodes.values(), key=lambda n: n.desc)
-        for p, port in sorted(n.ports.items())
-        if port.remote is not None and 0 < port.vl_cap < data_vls
-    ]

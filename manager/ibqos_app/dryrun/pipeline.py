@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ibqos.arbiter.e2e import NS_PER_M
-from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
+from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_json
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
@@ -35,7 +35,7 @@ from ibqos_sim.harness.topology import from_spec
 from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, compile_network, simulate
 from ibqos_sim.sim.shares import measure_link_shares
 
-from .capacity import FIT_OPTION, SHOWN_PORTS, data_vls_below, read_capacity
+from .capacity import FIT_OPTION, SHOWN_PORTS, read_capacity
 from .highlimit import overlay_high_limits
 from .judge import PROBE_FRACTION, judge_classes
 from .report import write_reports
@@ -94,7 +94,7 @@ class DryRunState:
     plan: Plan | None = None
     policy: Policy | None = None
     capacity: Capacity | None = None  # the ports' VLArb capacity vs the policy's
-    vls_below: list[str] = field(default_factory=list)  # ports whose VLCap is below the plan's data VLs
+    vls_short: str | None = None  # ports whose VLCap is below the plan's data VLs, said once
     ibsim: IbsimBinary | None = None  # the simulator that runs the fabric
     topology: Topology | None = None  # the generator's, when not --net
     rendered: dict[str, Path] = field(default_factory=dict)
@@ -217,14 +217,8 @@ class DryRun:
         cap = self.s.capacity
         if cap is not None and not cap.fits and not cap.fitted:
             raise VerificationFailed(f"dry run refused: {self._capacity_where()}: {cap.refusal()}")
-        if below := self.s.vls_below:
-            n = self.plan.fabric.data_vls
-            raise VerificationFailed(
-                f"dry run refused: {self._where('fabric', 'data_vls')}: fabric.data_vls: the plan runs {n} data VLs, "
-                f"{len(below)} of the fabric's ports fewer ({', '.join(below[:SHOWN_PORTS])}"
-                + (", …" if len(below) > SHOWN_PORTS else "")
-                + "): lower fabric.data_vls to what every port runs"
-            )
+        if short := self.s.vls_short:
+            raise VerificationFailed(f"dry run refused: {self._where('fabric', 'data_vls')}: fabric.data_vls: {short}")
         if cap is not None and cap.fitted:
             self.s.plan = make_plan(self.policy, cap=cap.plan_cap)
             self.s.notes.append(f"judged the {cap.describe(planned_entries(self.plan))}")
@@ -261,7 +255,7 @@ class DryRun:
         self.harness.start()
         fabric = self.harness.read_back(save=False)
         self.s.capacity = read_capacity(fabric, self._asked_capacity(), self.cfg.fit_to_fabric, self.cfg.plan_given)
-        self.s.vls_below = data_vls_below(fabric, self.plan.fabric.data_vls)
+        self.s.vls_short = data_vls_shortfall(fabric, self.plan.fabric.data_vls, SHOWN_PORTS)
         f = self.s.capacity.fabric
         return f"{self.s.topology_name}, VLArb {f[0]}/{f[1]} on {self.s.capacity.ports} ports"
 

@@ -1,0 +1,89 @@
+"""What a running OpenSM reads, from its command line (`/proc/PID/cmdline`), and which other
+OpenSMs on the host read the same configuration.
+
+OpenSM 3.3.23 reads the config file `-F` names, else /etc/opensm/opensm.conf, and logs to
+`-f`/`--log_file` over the file's `log_file`. Debian runs one OpenSM per port
+(`opensm@GUID.service`: `--guid %I --log_file /var/log/opensm.%I.log`, the init script:
+`-g PORT -f /var/log/opensm.PORT.log`), all without `-F`: two ports, two OpenSMs, one
+opensm.conf, one dump_files_dir. An apply for one of them would change the other's
+configuration at its next heavy sweep, unverified, and the two plugin records overwrite each
+other in that directory; so apply refuses a configuration another running OpenSM reads.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ExternalError, InputError
+from .service import OSM_DEFAULT_CONF, opensm_options
+
+
+@dataclass(frozen=True)
+class OsmProcess:
+    pid: int
+    argv: tuple[str, ...]
+    conf: Path  # -F, else OpenSM's default
+    conf_given: bool
+    log: Path | None  # -f / --log_file, which beats the file's log_file
+
+    @classmethod
+    def of(cls, pid: int) -> OsmProcess | None:
+        """The OpenSM `pid` as its command line says, or None if it is gone or not opensm."""
+        proc = Path(f"/proc/{pid}")
+        try:
+            raw = (proc / "cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+            cwd = Path(os.readlink(proc / "cwd"))
+        except OSError:
+            return None
+        argv = tuple(a.decode(errors="surrogateescape") for a in raw)
+        if not argv or Path(argv[0]).name != "opensm":
+            return None
+        opts = opensm_options(list(argv[1:]))
+        conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF  # as it sees them
+        log = cwd / opts["log_file"] if opts.get("log_file") else None
+        return cls(pid, argv, conf, "config" in opts, log)
+
+    def reads(self, conf: Path) -> bool:
+        """Whether its config file is `conf`, by inode: its path is looked up in its own mount
+        namespace (/proc/PID/root), so an OpenSM in a container or in another test's private
+        /etc is not taken for one that reads this host's file."""
+        try:
+            return os.path.samefile(Path(f"/proc/{self.pid}/root") / self.conf.relative_to("/"), conf)
+        except (OSError, ValueError):
+            return False
+
+
+def running() -> list[OsmProcess]:
+    found = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit() and (osm := OsmProcess.of(int(p.name))) is not None:
+            found.append(osm)
+    return found
+
+
+def check_target(pid: int, conf: Path) -> OsmProcess | None:
+    """The OpenSM `pid` must read `conf`, and no other running OpenSM may (see the module's
+    docstring). None when its command line cannot be read (another user's process)."""
+    osm = OsmProcess.of(pid)
+    if osm is None:
+        return None
+    if not osm.reads(conf):
+        how = "its -F" if osm.conf_given else "OpenSM's default: it runs without -F"
+        raise InputError(
+            f"OpenSM (pid {pid}) reads {osm.conf} ({how}), not this file: give --opensm-conf {osm.conf}",
+            file=conf,
+            field="--opensm-conf",
+        )
+    others = [o for o in running() if o.pid != pid and o.reads(conf)]
+    if others:
+        o = others[0]
+        raise ExternalError(
+            f"{conf} is also read by OpenSM pid {o.pid} ({' '.join(o.argv)}): an apply for pid {pid} "
+            "would change that OpenSM's configuration at its next heavy sweep, unverified, and both "
+            "write their plugin record to one dump_files_dir; give each its own opensm.conf (-F; for "
+            "Debian's unit a drop-in 'ExecStart=/usr/sbin/opensm --guid %I -F /etc/opensm/opensm.%I.conf "
+            "--log_file /var/log/opensm.%I.log') with its own dump_files_dir"
+        )
+    return osm

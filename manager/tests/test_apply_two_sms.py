@@ -1,0 +1,134 @@
+"""A master/standby pair on one fabric (two OpenSMs on two ibsim nodes, SIM_HOST): OpenSM A
+runs plan A as master, then B starts with sm_priority 15 and A hands the subnet over and goes
+STANDBY, keeping the plugin record it wrote as master (at `sweeping`, the sweep the handover
+cut short). Before, `apply` on A passed the record check, swapped the files in, sent a SIGHUP
+a standby ignores and waited out --timeout twice (the sweep, then the rollback's sweep). Now
+`apply` asks the fabric which SM is master (sminfo) and refuses A in one line naming the
+master, before anything changes; `status --live` says which SM is master; `apply` on B's host
+(its port, SIM_HOST) applies and verifies as usual."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from apply_helpers import (
+    child_env,
+    make_plan_file,
+    managed_texts,
+    programmed_equals,
+    run_apply,
+    sm_on_plan_a,
+    state_tree,
+)
+from ibqos.errors import ProcessError
+from ibqos.fabric.live import read_live
+from ibqos.proc import wait_until
+
+pytestmark = pytest.mark.fabric
+
+B_NODE = "ca-g1-s0-h0"
+TRIES = 5
+
+
+@contextmanager
+def master_then_standby(tmp_path: Path, first=lambda h, a, tmp: None) -> Iterator[tuple]:
+    """(harness, A, B, plan A): A ran plan A as master (`first(h, A, tmp)` ran then), then
+    handed the subnet over to B.
+    libumad2sim never times a MAD out, so a MAD lost in the handover (ibsim, about one run in
+    three) leaves B's first heavy sweep waiting forever: that fabric is stopped (every
+    process by PID) and the pair set up again on a fresh one."""
+    for n in range(TRIES):
+        (tmp_path / f"try{n}").mkdir()
+        with sm_on_plan_a(tmp_path / f"try{n}") as (h, a, plan_a, _):
+            first(h, a, tmp_path / f"try{n}")
+            try:
+                b = h.start_sm(
+                    engine="dla,minhop",
+                    plugin=True,
+                    conf_files=[tmp_path / f"try{n}" / "cfg-a" / "opensm.conf"],
+                    conf={"sm_priority": 15},
+                    sim_host=B_NODE,
+                    name="smB",
+                    timeout=30,
+                )
+            except ProcessError:
+                if n == TRIES - 1:
+                    raise
+                continue
+            yield h, a, b, plan_a
+            return
+
+
+def test_apply_on_a_standby_that_was_master_names_the_master_and_changes_nothing(ibqos_cli, tmp_path):
+    with master_then_standby(tmp_path) as (h, a, b, plan_a):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        fabric = read_live(h.env)
+        port_b = next(n for n in fabric.nodes.values() if n.desc == B_NODE).ports[1]
+        port_a = next(n for n in fabric.nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
+        a.wait_for_log("Entering STANDBY state")  # the handover, as A's log says it
+        wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+        assert a.alive() and b.alive() and programmed_equals(h, plan_a)
+        state = a.conf.parent / "ibqos.d"
+        before, texts, sweeps = state_tree(state), managed_texts(a), a.record().heavy_sweeps
+        on_a = ("--opensm-conf", a.conf, "--pid", str(a.pid), "--sim-socket", h.sock)
+
+        r = ibqos_cli("apply", path_b, *on_a, "--timeout", "20", env=child_env())
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 3, r.stdout + r.stderr
+        master = f"master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15)"
+        assert lines == [
+            f"ibqos: error: {master}; this OpenSM (pid {a.pid}, port 0x{port_a.guid:016x}) is not it "
+            "(standby): a standby sweeps nothing, so no SIGHUP would take effect; apply on the master's "
+            "host, or 'ibqos apply PLAN --standby' here to stage the version for when it takes over"
+        ], r.stderr
+        assert state_tree(state) == before and managed_texts(a) == texts
+        assert a.record().heavy_sweeps == sweeps and programmed_equals(h, plan_a)
+
+        r = ibqos_cli("status", "--live", *on_a, env=child_env())
+        assert f"{master}; this OpenSM (pid {a.pid}" in r.stdout, r.stdout + r.stderr
+
+        # on the master's host (its port: SIM_HOST), the same plan applies and verifies
+        r = ibqos_cli(
+            "apply",
+            path_b,
+            *("--opensm-conf", b.conf, "--pid", str(b.pid), "--sim-socket", h.sock),
+            env=child_env({"SIM_HOST": B_NODE}),
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "read back: every port equals the plan" in r.stdout
+        on_b = ("--opensm-conf", b.conf, "--pid", str(b.pid), "--sim-socket", h.sock)
+        r = ibqos_cli("status", "--live", *on_b, env=child_env({"SIM_HOST": B_NODE}))
+        assert f"{master}, this OpenSM (pid {b.pid})" in r.stdout, r.stdout + r.stderr
+
+
+def test_status_does_not_sweep_a_standby_to_finish_a_killed_apply(ibqos_cli, tmp_path):
+    """An apply killed after the swap on A, then A handed over to B: `status --opensm-conf`
+    on A names the master instead of waiting for a sweep (and then a rollback's) that a
+    standby never makes; the journal stays for A's host to finish once A is master again."""
+
+    def killed_apply(h, a, tmp):
+        _, path_b = make_plan_file(tmp, "b", 60)
+        assert run_apply(ibqos_cli, h, a, path_b, fault="journal:swapped").returncode == -9
+
+    with master_then_standby(tmp_path, killed_apply) as (h, a, _, _):
+        journal = a.conf.parent / "ibqos.d" / "journal.json"
+        assert json.loads(journal.read_text())["state"] == "swapped"
+        port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
+        a.wait_for_log("Entering STANDBY state")
+        wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+        before = journal.read_bytes()
+        r = ibqos_cli(
+            "status",
+            *("--opensm-conf", a.conf, "--pid", str(a.pid), "--sim-socket", h.sock, "--timeout", "10"),
+            env=child_env(),
+        )
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert len(lines) == 1 and lines[0].startswith(
+            f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM (pid {a.pid}"
+        ), r.stderr
+        assert journal.read_bytes() == before
