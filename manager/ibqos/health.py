@@ -11,7 +11,10 @@
   the plan was known good: for a configuration `ibqos apply` manages, the read-back of the
   last verified apply (`ibqos.d/readbacks/<version>.fabric.json`); for a run directory, its first
   OpenSM run (the dry run routes the healthy fabric before any --fault);
-- MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`).
+- MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`);
+- data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
+  apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
+  that runs fewer VLs, leaves classes without their VLs.
 
 What cannot be judged (no plan, no reference fabric) is a note, not a finding.
 """
@@ -22,7 +25,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import osmlog
-from .conformance import diff_programmed, expected_from_plan, mtu_findings, mtu_unread
+from .conformance import (
+    data_vls_below,
+    data_vls_shortfall,
+    diff_programmed,
+    expected_from_plan,
+    mtu_findings,
+    mtu_unread,
+)
 from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
 from .findings import Finding
@@ -197,6 +207,9 @@ def checks(
             out.notes.append(f"link MTU not checked on {unread} ports: {fabric.source} carries no MTU")
         elif not low:
             out.said.append(f"every link runs at least the plan's MTU {plan.fabric.mtu}")
+        if short := data_vls_shortfall(fabric, plan.fabric.data_vls):
+            below = data_vls_below(fabric, plan.fabric.data_vls)
+            out.findings.append(Finding("data-vls", short, {"ports": below}))
     return out
 
 

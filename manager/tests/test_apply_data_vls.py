@@ -6,6 +6,8 @@ its tables with ERR D1A3, and the apply rolled back after a sweep)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from apply_helpers import (
     live_sm,  # noqa: F401 (fixture)
@@ -46,3 +48,29 @@ def test_a_plan_for_more_data_vls_than_the_ports_run_is_refused_before_anything_
     assert lines[0].endswith("…): lower fabric.data_vls to what every port runs; nothing changed"), lines[0]
     assert state_tree(state) == before and managed_texts(sm) == texts
     assert sm.record().heavy_sweeps == sweeps
+
+
+def test_status_finds_a_plan_for_more_data_vls_than_the_ports_run(ibqos_cli, live_sm, tmp_path):
+    """A plan deployed by other means than apply (or a port replaced since by one with fewer
+    VLs): `status --live` names the ports, with the same check apply refuses by."""
+    h, _, _, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    policy = tmp_path / "b.yaml"
+    policy.write_text(policy.read_text().replace("data_vls: 8", "data_vls: 15"))
+    path_15 = tmp_path / "vl15.plan.json"
+    assert ibqos_cli("plan", policy, "-o", path_15).returncode == 0
+    linked = sorted(
+        f"{n.desc}[{p}] VLCap 8"
+        for n in read_live(h.env).nodes.values()
+        for p, port in n.ports.items()
+        if port.remote is not None
+    )
+
+    r = ibqos_cli("status", "--live", "--plan", path_15, "--sim-socket", h.sock, "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    found = {f["kind"]: f for f in json.loads(r.stdout)["findings"]}
+    assert sorted(found["data-vls"]["ports"]) == linked
+    assert found["data-vls"]["message"].startswith(f"the plan runs 15 data VLs, {len(linked)} of the fabric's ports")
+
+    r = ibqos_cli("status", "--live", "--plan", path_b, "--sim-socket", h.sock, "--json")
+    assert "data-vls" not in {f["kind"] for f in json.loads(r.stdout)["findings"]}
