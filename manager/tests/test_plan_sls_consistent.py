@@ -4,9 +4,11 @@ only the default takes the SLs no class lists. A hand-edited or foreign plan tha
 otherwise is refused by the one plan check (ibqos.plan.load_plan) in every command that reads
 a plan: one line naming the file, the line and the field, exit 2, nothing written.
 
-Before that check, the three edits below passed render, apply, dryrun, verify, simulate and
-monitor (a second default, an SL given to a class that does not list it), or crashed render
-with an internal error (no default class, exit 70)."""
+Before that check, the first three edits below passed render, apply, dryrun, verify, simulate
+and monitor (a second default, an SL given to a class that does not list it), or crashed render
+with an internal error (no default class, exit 70). The fourth, an `ipoib` partition whose
+broadcast SL is not the SL of the class that takes IPoIB there, was refused by `plan` only
+(policy.ipoib, the one check, now also run by plan.check)."""
 
 from __future__ import annotations
 
@@ -45,10 +47,18 @@ def _two_defaults(doc: dict) -> None:
     _non_default(doc)["default"] = True
 
 
+def _ipoib_off_its_broadcast_sl(doc: dict) -> None:
+    """A class that takes IPoIB on the Default partition, whose ipoib flag has no sl=: its
+    broadcast group would be on SL 0, the default class's (plan refuses that policy)."""
+    _non_default(doc)["match"]["ulps"] = [{"ulp": "ipoib"}]
+    doc["partitions"] = {"file": "p.conf", "text": "Default=0x7fff, ipoib : ALL=full ;\n"}
+
+
 EDITS = [
     (_sl_to_unlisting_class, "sl2class.", "whose sls"),
     (_no_default, "classes: ", "no class is the default"),
     (_two_defaults, ".default: ", "is a second default"),
+    (_ipoib_off_its_broadcast_sl, "partitions.text: ", "broadcast group on SL 0 (no sl= flag)"),
 ]
 
 

@@ -14,6 +14,7 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		const struct dla_numbering *known, unsigned budget, struct dla_result *out,
 		char *note, size_t note_len, char *err, size_t len)
 {
+	char first[1024] = "";
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -31,8 +32,15 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		    (out->source != DLA_GROUPS_FOUND_DEGRADED &&
 		     out->source != DLA_GROUPS_FOUND_KEPT))
 			break;
+		if (!alt)
+			snprintf(first, sizeof(first), "%s", err);
 		dla_result_free(out);
 	}
+	/* Refused on every partition: say why for the first, the groups discovery reads (and
+	 * the admin sees in the record); a later one's port roles are another partition's (a
+	 * global link read as local) and its VL count that partition's. */
+	if (ret == -EINVAL && *first)
+		snprintf(err, len, "%s", first);
 	if (ret)
 		dla_result_free(out);
 	return ret;

@@ -270,25 +270,30 @@ static int alloc_tables(const struct dla_fabric *f, struct dla_vl *v)
 	return v->level ? 0 : -ENOMEM;
 }
 
-/* Name the turn at index t for a refusal. */
+/* Name the turn at index t for a refusal. capped: a route needed a level above cap there
+ * (relax stops counting at cap, so only a lower bound is known). */
 static void describe_turn(const struct dla_fabric *f, const struct dla_routes *r,
-			  const struct dla_vl *v, uint32_t t, unsigned budget, char *err,
-			  size_t len)
+			  const struct dla_vl *v, uint32_t t, unsigned budget, unsigned cap,
+			  int capped, char *err, size_t len)
 {
 	uint32_t s = 0;
 	unsigned in, out;
-	char lb[160];
+	char lb[160], need[32];
 
 	while (s + 1 < f->nsw && v->turn_off[s + 1] <= t)
 		s++;
 	in = (t - v->turn_off[s]) / v->nports[s];
 	out = (t - v->turn_off[s]) % v->nports[s];
+	if (capped)
+		snprintf(need, sizeof(need), "more than %u", cap + 1u);
+	else
+		snprintf(need, sizeof(need), "%u", v->level[t] + 1u);
 	snprintf(err, len,
 		 "switch %s: routes entering on port %u (%s) and leaving on port %u "
-		 "(%s) need %u VLs per class, but %u are available [rule: along every route the "
+		 "(%s) need %s VLs per class, but %u are available [rule: along every route the "
 		 "VL never falls and stays within its class]",
 		 dla_switch_label(f, s, lb, sizeof(lb)), in, dla_role_name(dla_port_role(r, s, in)),
-		 out, dla_role_name(dla_port_role(r, s, out)), v->level[t] + 1u, budget);
+		 out, dla_role_name(dla_port_role(r, s, out)), need, budget);
 }
 
 /* Fig. 8: the only turn that goes down in the link order on local-global-local routes is
@@ -368,13 +373,16 @@ static int assign(const struct dla_fabric *f, const struct dla_routes *r, unsign
 					*pl = (uint8_t)(lvl + 1);
 			}
 	if (grew || v->levels > budget) {
-		if (worst == UINT32_MAX)
+		int capped = worst != UINT32_MAX;
+
+		if (!capped)
 			for (uint32_t t = 0; t < v->turn_off[f->nsw]; t++)
 				if (v->level[t] >= budget && used[t]) {
 					worst = t;
 					break;
 				}
-		describe_turn(f, r, v, worst == UINT32_MAX ? 0 : worst, budget, err, len);
+		describe_turn(f, r, v, worst == UINT32_MAX ? 0 : worst, budget, cap, capped, err,
+			      len);
 		ret = -EINVAL;
 		goto out;
 	}

@@ -90,3 +90,33 @@ def test_stored_map_keeps_groups_through_a_fault(tmp_path, ibsim_fabric):
         "the fabric is degraded (stored group map: group 0 (4 switches) is not a clique" in ln.text for ln in lines
     )
     judge(tmp_path, run, 72)
+
+
+def test_refusal_names_the_first_partitions_turn_and_its_vls(tmp_path, ibsim_fabric):
+    """A fresh start on a=3 g=10 missing one global link: the discovered partition needs a
+    third VL, so with 2 per class dla refuses, and says so of that partition (it tries other
+    degraded partitions first): the turn's ports with their roles in it (the generator's
+    wiring says which port is global) and 3 VLs, the count dla routes it with when given 3."""
+    topo = dragonfly(3, 2, 3, 10)
+    topo.disconnect("sw-g0-s0", 5)  # its first global link, to group 1
+    net = topo.write_net(tmp_path / "fabric.net")
+    sl2class = "sl2class 0,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0"
+    used = {}
+    for vls in (2, 3):
+        tables = tmp_path / f"vls{vls}.tables"
+        tables.write_text(f"version 1\n{sl2class}\nvls_per_class {vls}\n")
+        with ibsim_fabric(net, run_dir=tmp_path / f"run{vls}") as h:  # each a fresh start
+            run = run_dla(h, tables=tables, check=False)
+        lines = run.lines()
+        used[vls] = ([int(m.group(1)) for ln in lines if (m := VLS_LINE.search(ln.text))], refusals(lines))
+    assert used[3] == ([3], []), used[3]
+    found = used[2][1]
+    assert len(found) == 1 and used[2][0] == [], used[2]
+    turn = r'"(sw-[^"]+)": routes entering on port (\d+) \((\w+)\) and leaving on port (\d+) \((\w+)\)'
+    m = re.search(turn, found[0])
+    assert m, found[0]
+    node = topo.nodes[m.group(1)]
+    for port, role in ((int(m.group(2)), m.group(3)), (int(m.group(4)), m.group(5))):
+        peer = topo.nodes[node.links[port][0]]
+        assert role == ("local" if peer.group == node.group else "global"), (found[0], port, peer.name)
+    assert "need 3 VLs per class, but 2 are available" in found[0], found[0]

@@ -15,6 +15,7 @@ from ..arbiter.table import MAX_CAP, MAX_WEIGHT
 from ..docfile import JsonDoc, error_message
 from ..errors import InputError
 from ..fabric.check import MAX_PORTS
+from ..policy.ipoib import ClassSls, check_ipoib_broadcast
 from ..policy.load import undefined_pkey
 from ..policy.model import Match
 from ..policy.partitions import partitions_of
@@ -54,9 +55,15 @@ def _check_partitions(plan: Plan, w: JsonDoc) -> None:
         parts = partitions_of(plan.partitions.text, Path(plan.partitions.file))
     except InputError as e:
         raise w.error(str(e), "partitions", "text") from e
-    found = undefined_pkey(parts, [Match.model_validate(c.match) for c in plan.classes])
+    matches = [Match.model_validate(c.match) for c in plan.classes]
+    found = undefined_pkey(parts, matches)
     if found:
         raise w.error(found[1], *found[0])
+    classes = [ClassSls(c.name, m, c.sls, c.default) for c, m in zip(plan.classes, matches, strict=True)]
+    try:
+        check_ipoib_broadcast(parts, classes)
+    except InputError as e:
+        raise w.error(str(e), "partitions", "text") from e
 
 
 def _check_classes(plan: Plan, w: JsonDoc) -> None:
