@@ -5,11 +5,17 @@ smpquery and ibqos-readback. Debian's ibsim is run beside it where the differenc
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+from pathlib import Path
 
 import pytest
 from ibqos import paths
+from ibqos.errors import ExternalError
 from ibqos.fabric.live import read_live
+from ibqos.proc import Daemon, wait_until
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
 from ibqos_sim.harness.topology import from_spec
@@ -191,3 +197,46 @@ def test_neighbor_mtu_set_by_opensm_is_the_smaller_mtucap_of_the_link(tmp_path, 
         }
         assert _smpquery_field(h, "portinfo", "0", 1, "NeighborMTU") == str(linked)
         assert _smpquery_field(h, "portinfo", "0", 1, "MtuCap") == str(cap)
+
+
+def _waits_for_a_datagram(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "__skb_wait_for_more_packets"
+    except OSError:
+        return False
+
+
+def _client_killed_while_connecting(h: Harness) -> None:
+    """A umad2sim client (smpquery) killed after it asked ibsim to connect it and before ibsim
+    answered, as a diag killed by its parent on a loaded machine: ibsim is stopped meanwhile,
+    so the client waits for the answer to its first request, SIM_CTL_CONNECT, when it dies."""
+    assert isinstance(h.ibsim, Daemon)
+    os.kill(h.ibsim.pid, signal.SIGSTOP)
+    try:
+        c = subprocess.Popen(["smpquery", "nodeinfo", "1"], env=h.env, cwd=h.run_dir, stdout=subprocess.DEVNULL)
+        try:
+            wait_until(lambda: _waits_for_a_datagram(c.pid) or c.poll() is not None, timeout=60, what="CONNECT")
+            assert c.poll() is None, "smpquery ended without ibsim"
+        finally:
+            c.kill()
+            c.wait()
+    finally:
+        os.kill(h.ibsim.pid, signal.SIGCONT)
+
+
+@pytest.mark.parametrize("ibsim", [pytest.param("patched", marks=needs_patched), "debian"])
+def test_a_client_killed_while_it_connects_leaves_the_patched_ibsim_running(tmp_path, ibsim, ibsim_fabric):
+    """0005: the patched ibsim refuses the dead client and serves the next one; Debian's
+    exits 255 (`ibpanic: … can't connect to in socket`) and takes the fabric with it, which
+    the harness's error then says."""
+    with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim=ibsim) as h:
+        _client_killed_while_connecting(h)
+        log = h.run_dir / "ibsim.log"
+        refused = "is gone (can't connect to in socket"
+        wait_until(lambda: not h.alive() or refused in log.read_text(), timeout=60, what="ibsim to answer CONNECT")
+        if ibsim == "patched":
+            assert h.alive(), h.ibsim_ended()
+            assert "NodeType" in h.diag(["smpquery", "-D", "nodeinfo", "0"]).stdout
+            return
+        with pytest.raises(ExternalError, match=r"ibsim is not running \(pid \d+ exited with 255\).*ibpanic"):
+            h.read_back(save=False)

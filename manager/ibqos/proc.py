@@ -135,6 +135,18 @@ class Daemon:
     def alive(self) -> bool:
         return self.popen.poll() is None
 
+    def ended(self) -> str | None:
+        """How it ended ("exited with 255", "killed by SIGKILL"); None while it runs."""
+        rc = self.popen.poll()
+        if rc is None:
+            return None
+        if rc >= 0:
+            return f"exited with {rc}"
+        try:
+            return f"killed by {signal.Signals(-rc).name}"
+        except ValueError:  # a real-time signal has no name
+            return f"killed by signal {-rc}"
+
     def stop(self, grace: float = 3.0) -> int | None:
         if self.popen.poll() is None:
             _killpg(self.popen.pid, signal.SIGTERM)

@@ -14,7 +14,7 @@ from apply_helpers import (  # noqa: F401 (fixture)
     apply_cmd,
     as_from_a_terminal,
     child_env,
-    live_sm,
+    live_sm_surviving_killed_clients,
     make_plan_file,
     managed_texts,
     programmed_equals,
@@ -145,8 +145,10 @@ def test_a_dryrun_under_nohup_outlives_its_terminal(ibqos_cli, tmp_path):
 # ---- apply ---------------------------------------------------------------------------------
 
 
-def test_apply_stopped_before_the_swap_changes_nothing(ibqos_cli, live_sm, tmp_path, half_written):
-    h, sm, plan_a, _ = live_sm
+def test_apply_stopped_before_the_swap_changes_nothing(
+    ibqos_cli, live_sm_surviving_killed_clients, tmp_path, half_written
+):
+    h, sm, plan_a, _ = live_sm_surviving_killed_clients
     _, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
     log = tmp_path / "apply.txt"
@@ -168,9 +170,9 @@ def test_apply_stopped_before_the_swap_changes_nothing(ibqos_cli, live_sm, tmp_p
     [("sweep", signal.SIGTERM), ("readback", signal.SIGTERM), ("sweep", signal.SIGHUP)],  # SIGHUP: a closed ssh
 )
 def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(
-    ibqos_cli, live_sm, tmp_path, half_written, point, sig
+    ibqos_cli, live_sm_surviving_killed_clients, tmp_path, half_written, point, sig
 ):
-    h, sm, plan_a, _ = live_sm
+    h, sm, plan_a, _ = live_sm_surviving_killed_clients
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
     log = tmp_path / "apply.txt"

@@ -325,7 +325,7 @@ class Harness:
                         "ibsim cannot build a fabric from this net file (check that both ends of every link agree)",
                         file=self.netfile,
                     )
-                raise ExternalError(f"ibsim exited with {daemon.popen.returncode}: {_tail(daemon.log_path)}")
+                raise ExternalError(f"ibsim {daemon.ended()}: {_tail(daemon.log_path)}")
             # ready when its control socket is bound: ibsim binds it after building the fabric
             # (and after printing "Network simulator ready.", so that line is no signal)
             return ibsim_listening(self.sock) is not False
@@ -477,10 +477,19 @@ class Harness:
         self.command(line)
         return wait_resweep(sm, mark, timeout=timeout)
 
+    def ibsim_ended(self) -> str:
+        """Why ibsim is not running, for the error that says so: its exit status or signal
+        when this process started it (ibsim says why only in its log: `ibpanic: …`)."""
+        if self.ibsim is None:
+            return "fabric down?"
+        if isinstance(self.ibsim, Daemon):
+            return f"pid {self.ibsim.pid} {self.ibsim.ended() or 'running'}"
+        return f"pid {self.ibsim.pid} is gone"  # attach(): its exit status went to its parent
+
     def _check_alive(self) -> None:
         if not self.alive():
             raise ExternalError(
-                f"ibsim is not running (fabric down?); last lines of "
+                f"ibsim is not running ({self.ibsim_ended()}); last lines of "
                 f"{self.run_dir / 'ibsim.log'}: {_tail(self.run_dir / 'ibsim.log')}"
             )
 
