@@ -190,7 +190,7 @@ static uint64_t gap_to_busy(const struct cal *c)
 }
 
 /* Move `cur` to the earliest non-empty bucket and sort it. */
-static int settle(struct cal *c)
+static int settle_move(struct cal *c)
 {
 	for (;;) {
 		if (!c->ring) {
@@ -239,6 +239,17 @@ static int rewind_to(struct cal *c, uint64_t k)
 	}
 	c->cur = k;
 	return migrate(c);
+}
+
+/* settle_move() when the current bucket is drained or unsorted. After almost every insert and
+ * removal it is neither, and the call's cost (about 50 instructions, 2 per event) is saved. */
+static inline int settle(struct cal *c)
+{
+	const struct bucket *k = &c->b[c->cur & (NB - 1)];
+
+	if (c->ring && k->head < k->n && k->sorted)
+		return 0;
+	return settle_move(c);
 }
 
 static int cal_insert(void *q, const struct ibs_event *ev)

@@ -250,6 +250,14 @@ static inline bool is_switch(const struct ibs_sim *s, uint32_t node)
 	return s->node_sw[node] >= 0;
 }
 
+/* The queue of input key (input * nvl + VL) at switch w for output out: with VOQ one per
+ * (key, output), else one per key. A key needs no division into its input and VL here. */
+static inline uint32_t key_queue(const struct ibs_sim *s, const struct sw *w, uint32_t key,
+				 uint32_t out)
+{
+	return w->q_base + (s->cfg.voq ? key * w->nports + out : key);
+}
+
 /* sim_config.c */
 int sim_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
