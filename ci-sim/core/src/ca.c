@@ -189,8 +189,11 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 		return;
 	/* per VL, the first ready flow after the one served last (round robin) */
 	for (uint32_t v = 0; v < p->nvl; v++) {
+		uint32_t i = e->rr[v];
+
 		for (uint32_t j = 1; j <= n; j++) {
-			uint32_t i = (e->rr[v] + j) % n, id = e->flow_base + i;
+			i = i + 1 == n ? 0 : i + 1; /* (rr + j) % n, without a division */
+			uint32_t id = e->flow_base + i;
 			struct flow *f = &s->flows[id];
 
 			if (f->vl != v)
