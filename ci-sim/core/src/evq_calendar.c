@@ -95,7 +95,9 @@ static void drain(struct cal *c, struct bucket *k)
 	}
 }
 
-static int push(struct cal *c, struct bucket *k, const struct ibs_event *ev)
+/* Room for one more event in a full (or array-less) bucket: a spare array, else a larger
+ * one. Out of line: the insert's common path only compares n with cap. */
+static __attribute__((noinline)) int make_room(struct cal *c, struct bucket *k)
 {
 	if (!k->cap && c->n_spare) {
 		struct spare *sp = &c->spare[--c->n_spare];
@@ -112,7 +114,6 @@ static int push(struct cal *c, struct bucket *k, const struct ibs_event *ev)
 		k->a = a;
 		k->cap = cap;
 	}
-	k->a[k->n++] = *ev;
 	return 0;
 }
 
@@ -132,26 +133,27 @@ static void sort_bucket(struct bucket *k)
 	k->sorted = true;
 }
 
-static int ring_insert(struct cal *c, const struct ibs_event *ev)
+static inline int ring_insert(struct cal *c, const struct ibs_event *ev)
 {
 	uint32_t slot = (uint32_t)(abs_bucket(ev->ts) & (NB - 1));
 	struct bucket *k = &c->b[slot];
+	bool before_tail = k->n > k->head && ibs_event_before(ev, &k->a[k->n - 1]);
 
 	c->busy[slot / 64] |= 1ull << (slot % 64);
-	if (k->sorted && k->n > k->head && ibs_event_before(ev, &k->a[k->n - 1])) {
+	if (k->n == k->cap && make_room(c, k))
+		return -ENOMEM;
+	if (before_tail && k->sorted) {
 		/* into the sorted current bucket, at its place */
-		if (push(c, k, ev))
-			return -ENOMEM;
-		uint32_t j = k->n - 1;
+		uint32_t j = k->n++;
+
 		while (j > k->head && ibs_event_before(ev, &k->a[j - 1])) {
 			k->a[j] = k->a[j - 1];
 			j--;
 		}
 		k->a[j] = *ev;
 	} else {
-		if (push(c, k, ev))
-			return -ENOMEM;
-		if (k->n - k->head > 1 && ibs_event_before(ev, &k->a[k->n - 2]))
+		k->a[k->n++] = *ev;
+		if (before_tail)
 			k->sorted = false;
 	}
 	c->ring++;
