@@ -288,15 +288,18 @@ static const struct ibs_event *cal_peek_next(const void *q)
 	return ibs_evq_heap.peek_next(c->over); /* settle() keeps the ring filled first */
 }
 
-/* Within the current bucket, which settle() keeps sorted. */
-static const struct ibs_event *cal_peek_ahead(const void *q, uint32_t n)
+/* The current bucket, which settle() keeps sorted. */
+static const struct ibs_event *cal_peek_run(const void *q, uint32_t *len)
 {
 	const struct cal *c = q;
 	const struct bucket *k = &c->b[c->cur & (NB - 1)];
 
-	if (!c->ring || n >= k->n - k->head)
+	if (!c->ring) {
+		*len = 0;
 		return NULL;
-	return &k->a[k->head + n];
+	}
+	*len = k->n - k->head;
+	return &k->a[k->head];
 }
 
 static int cal_remove_next(void *q, struct ibs_event *out)
@@ -340,5 +343,5 @@ const struct ibs_evq_ops ibs_evq_calendar = {
 	.peek_next = cal_peek_next,
 	.remove_next = cal_remove_next,
 	.remove = cal_remove,
-	.peek_ahead = cal_peek_ahead,
+	.peek_run = cal_peek_run,
 };
