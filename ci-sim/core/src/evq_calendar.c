@@ -254,9 +254,9 @@ static inline int settle(struct cal *c)
 	return settle_move(c);
 }
 
-static int cal_insert(void *q, const struct ibs_event *ev)
+/* An insert into an empty ring, before it or beyond its horizon. */
+static __attribute__((noinline)) int insert_far(struct cal *c, const struct ibs_event *ev)
 {
-	struct cal *c = q;
 	uint64_t k = abs_bucket(ev->ts);
 	int rc;
 
@@ -269,6 +269,19 @@ static int cal_insert(void *q, const struct ibs_event *ev)
 	if ((rc = ring_insert(c, ev)))
 		return rc;
 	return settle(c);
+}
+
+/* The common insert, into the ring's horizon, without the rest's stack frame. */
+static int cal_insert(void *q, const struct ibs_event *ev)
+{
+	struct cal *c = q;
+	uint64_t k = abs_bucket(ev->ts);
+
+	if (!c->ring || k < c->cur || k >= c->cur + NB)
+		return insert_far(c, ev);
+	int rc = ring_insert(c, ev);
+
+	return rc ? rc : settle(c);
 }
 
 static bool cal_is_empty(const void *q)
