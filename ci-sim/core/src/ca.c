@@ -183,14 +183,21 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 	struct ep *e = &s->eps[s->port_ep[gport]];
 	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
 	uint16_t active = 0, nonempty = 0, ready_seen = 0;
-	uint32_t n = e->nflows;
+	uint32_t n = e->nflows, vls = 0;
 
 	if (!n)
 		return;
+	/* The VLs some flow's current message is on, in ascending order as before: the others
+	 * have nothing to look at (a CA port runs up to 8 VLs, a flow mix uses one or a few). */
+	for (uint32_t i = 0; i < n; i++)
+		vls |= 1u << s->flows[e->flow_base + i].vl;
 	/* per VL, the first ready flow after the one served last (round robin) */
-	for (uint32_t v = 0; v < p->nvl; v++) {
+	for (; vls; vls &= vls - 1) {
+		uint32_t v = (uint32_t)__builtin_ctz(vls), i = e->rr[v];
+
 		for (uint32_t j = 1; j <= n; j++) {
-			uint32_t i = (e->rr[v] + j) % n, id = e->flow_base + i;
+			i = i + 1 == n ? 0 : i + 1; /* (rr + j) % n, without a division */
+			uint32_t id = e->flow_base + i;
 			struct flow *f = &s->flows[id];
 
 			if (f->vl != v)

@@ -34,9 +34,11 @@ struct ibs_evq_ops {
 	const struct ibs_event *(*peek_next)(const void *q); /* NULL when empty */
 	int (*remove_next)(void *q, struct ibs_event *out);  /* 0 or -ENOENT */
 	int (*remove)(void *q, uint64_t ts, uint64_t uid);   /* 0 or -ENOENT */
-	/* The event n places after the next one (n = 0: peek_next), or NULL when the queue
-	 * cannot tell cheaply. Only a hint: later inserts may still come before it. */
-	const struct ibs_event *(*peek_ahead)(const void *q, uint32_t n);
+	/* The next event (NULL when empty) and in *len how many events, it included, follow in
+	 * order in one array from it: run[i] is the event i places after the next one, for
+	 * i < *len. Only a hint: later inserts may still come before them. One call instead
+	 * of one per event looked at (the prefetch pipeline looks at five per event). */
+	const struct ibs_event *(*peek_run)(const void *q, uint32_t *len);
 };
 
 extern const struct ibs_evq_ops ibs_evq_heap;	  /* binary heap, O(log n) */

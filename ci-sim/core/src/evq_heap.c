@@ -98,9 +98,12 @@ static const struct ibs_event *heap_peek_next(const void *q)
 }
 
 /* Beyond the root, heap order says nothing cheap about the order of the rest. */
-static const struct ibs_event *heap_peek_ahead(const void *q, uint32_t n)
+static const struct ibs_event *heap_peek_run(const void *q, uint32_t *len)
 {
-	return n ? NULL : heap_peek_next(q);
+	const struct ibs_event *e = heap_peek_next(q);
+
+	*len = e != NULL;
+	return e;
 }
 
 static void remove_at(struct heap *h, size_t i)
@@ -148,5 +151,5 @@ const struct ibs_evq_ops ibs_evq_heap = {
 	.peek_next = heap_peek_next,
 	.remove_next = heap_remove_next,
 	.remove = heap_remove,
-	.peek_ahead = heap_peek_ahead,
+	.peek_run = heap_peek_run,
 };

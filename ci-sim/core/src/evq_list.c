@@ -69,14 +69,14 @@ static const struct ibs_event *list_peek_next(const void *q)
 	return list_is_empty(q) ? NULL : &l->head.next->ev;
 }
 
-static const struct ibs_event *list_peek_ahead(const void *q, uint32_t n)
+/* Nodes are not one array: a run of one. */
+static const struct ibs_event *list_peek_run(const void *q, uint32_t *len)
 {
 	const struct list *l = q;
 	const struct node *x = l->head.next;
 
-	while (n-- && x != &l->head)
-		x = x->next;
-	return x == &l->head ? NULL : &x->ev;
+	*len = x != &l->head;
+	return *len ? &x->ev : NULL;
 }
 
 static void unlink_node(struct node *n)
@@ -118,5 +118,5 @@ const struct ibs_evq_ops ibs_evq_list = {
 	.peek_next = list_peek_next,
 	.remove_next = list_remove_next,
 	.remove = list_remove,
-	.peek_ahead = list_peek_ahead,
+	.peek_run = list_peek_run,
 };

@@ -67,15 +67,15 @@ void sim_prefetch(const struct ibs_sim *s)
 {
 	/* The events themselves were written microseconds ago and have left the cache: the
 	 * first stage would wait for its event record without this. */
-	const struct ibs_event *far = s->evq_ops->peek_ahead(s->evq, DEPTH + 1);
+	uint32_t len;
+	const struct ibs_event *run = s->evq_ops->peek_run(s->evq, &len);
 
-	if (far)
-		__builtin_prefetch(far);
-	for (int st = 0; st < DEPTH; st++) {
-		const struct ibs_event *e =
-			s->evq_ops->peek_ahead(s->evq, (uint32_t)(DEPTH - 1 - st));
+	if (len > DEPTH + 1)
+		__builtin_prefetch(&run[DEPTH + 1]);
+	for (uint32_t st = 0; st < DEPTH; st++) {
+		uint32_t at = DEPTH - 1 - st;
 
-		if (e)
-			stage(s, e, st);
+		if (at < len)
+			stage(s, &run[at], (int)st);
 	}
 }

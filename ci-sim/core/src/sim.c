@@ -17,19 +17,6 @@ const char *ibs_version(void)
 
 /* ---- events, packets, kicks ------------------------------------------------ */
 
-void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj, uint32_t arg,
-		  uint8_t vl)
-{
-	struct ibs_event ev = {
-		.ts = ts, .uid = s->next_uid++, .obj = obj, .arg = arg, .kind = kind, .vl = vl};
-	int rc = s->evq_ops->insert(s->evq, &ev);
-
-	if (++s->pending > s->res.max_pending)
-		s->res.max_pending = s->pending;
-	if (rc && !s->error)
-		s->error = rc;
-}
-
 void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
 	if (s->kick_mark[gport])

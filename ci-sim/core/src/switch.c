@@ -76,9 +76,7 @@ int sw_setup(struct ibs_sim *s)
 uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl,
 		     uint32_t out)
 {
-	uint32_t key = in * s->nvl + vl;
-
-	return w->q_base + (s->cfg.voq ? key * w->nports + out : key);
+	return key_queue(s, w, in * s->nvl + vl, out);
 }
 
 static uint64_t *req_map(const struct ibs_sim *s, const struct sw *w, uint32_t out, uint32_t vl)
@@ -161,8 +159,7 @@ void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage)
 		uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]);
 		if (key == NIL)
 			continue;
-		const struct queue *q =
-			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+		const struct queue *q = &s->queues[key_queue(s, w, key, o)];
 		if (stage == 1)
 			__builtin_prefetch(q);
 		else if (q->head != NIL)
@@ -223,7 +220,7 @@ void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
  * the queue it will join at the next switch. */
 static bool head_fits(struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_t v, uint32_t key)
 {
-	const struct queue *q = &s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+	const struct queue *q = &s->queues[key_queue(s, w, key, o)];
 
 	return *send_credits(s, w->port_base + o, v, s->pkts[q->head].dst) >=
 		credits_of(q->head_bytes);
@@ -277,8 +274,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 
 		if (key == NIL)
 			continue; /* backlogged but blocked, like a VL without credits */
-		const struct queue *q =
-			&s->queues[sw_queue_of(s, w, key / s->nvl, key % s->nvl, o)];
+		const struct queue *q = &s->queues[key_queue(s, w, key, o)];
 		uint32_t bytes = q->head_bytes;
 
 		if (s->oq || p->credits[v] >= credits_of(bytes)) {
@@ -292,7 +288,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		return;
 
 	uint32_t key = cand[vl], in = key / s->nvl, ivl = key % s->nvl;
-	struct queue *q = &s->queues[sw_queue_of(s, w, in, ivl, o)];
+	struct queue *q = &s->queues[key_queue(s, w, key, o)];
 	uint32_t pid = q->head;
 	struct pkt *k = &s->pkts[pid];
 

@@ -59,6 +59,13 @@ void vlarb_free(struct vlarb *a)
 	a->slots = NULL;
 }
 
+/* The entry after i, cyclically (no division: a modulo by the table's length was the
+ * costliest instruction of an arbitration) */
+static uint8_t next_idx(const struct vlarb_table *t, uint8_t i)
+{
+	return (uint8_t)(i + 1 == t->n ? 0 : i + 1);
+}
+
 static uint64_t limit_bytes(const struct vlarb *a)
 {
 	return a->limit ? 4096u * (uint64_t)a->limit : 1;
@@ -72,7 +79,7 @@ static void end_turn(struct vlarb *a, struct vlarb_table *t, uint16_t nonempty)
 	if (a->mode == IBS_ACCT_PACKET || (*left > 0 && !(nonempty & (1u << t->e[t->idx].vl))))
 		*left = 0;
 	t->in_turn = false;
-	t->idx = (uint8_t)((t->idx + 1) % t->n);
+	t->idx = next_idx(t, t->idx);
 }
 
 /* Byte mode: credit whole rounds of the table at once while no active entry could come
@@ -103,8 +110,9 @@ static void skip_debt_rounds(struct vlarb_table *t, uint16_t active)
 static void start_turn(struct vlarb *a, struct vlarb_table *t, uint16_t active,
 		       const uint32_t *head_bytes, bool may_skip)
 {
-	for (uint32_t k = 0; k < t->n; k++) {
-		uint8_t i = (uint8_t)((t->idx + k) % t->n);
+	uint8_t i = t->idx;
+
+	for (uint32_t k = 0; k < t->n; k++, i = next_idx(t, i)) {
 		uint8_t vl = t->e[i].vl;
 
 		if (!(active & (1u << vl)))
@@ -203,7 +211,7 @@ void vlarb_commit(struct vlarb *a, uint32_t bytes)
 		if (a->mode == IBS_ACCT_PACKET)
 			t->e[t->idx].left = 0;
 		t->in_turn = false;
-		t->idx = (uint8_t)((t->idx + 1) % t->n);
+		t->idx = next_idx(t, t->idx);
 	}
 	a->pending = 0;
 }

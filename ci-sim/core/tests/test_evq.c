@@ -108,11 +108,12 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 		}
 		const struct ibs_event *p = ops->peek_next(q);
 		EXPECT(n ? p && p->ts == ref[0].ts && p->uid == ref[0].uid : p == NULL);
-		EXPECT(ops->peek_ahead(q, 0) == p);
-		for (uint32_t a = 1; a < 4; a++) { /* a hint, but a right one when given */
-			const struct ibs_event *h = ops->peek_ahead(q, a);
-			EXPECT(!h || (a < n && h->ts == ref[a].ts && h->uid == ref[a].uid));
-		}
+		uint32_t len;
+		const struct ibs_event *run = ops->peek_run(q, &len);
+
+		EXPECT(run == p && (len > 0) == (n > 0) && len <= n);
+		for (uint32_t a = 1; a < len; a++) /* a hint, but a right one */
+			EXPECT(run[a].ts == ref[a].ts && run[a].uid == ref[a].uid);
 		EXPECT(ops->is_empty(q) == (n == 0));
 		if (failures > 10)
 			break;
