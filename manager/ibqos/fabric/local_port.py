@@ -9,9 +9,10 @@ read-back its `-C/-P`, the SA queries `mad_rpc_open_port(CA, PORT)`.
 The ports are what `ibstat` lists: libibumad reads them from
 /sys/class/infiniband/CA/ports/N (the port GUID is the low half of gids/0), in the CA order
 OpenSM itself takes them in; under umad2sim the same call reads the fake tree the shim builds
-(`sys-<pid>/` in the working directory, one CA, named after the simulated node's
-NodeDescription's HCA). Running `ibstat` (not reading /sys here) is what makes the mapping
-the one the tools see, on a real host and on ibsim alike.
+for its process (`sys-<pid>/sys/class/infiniband/ibsim0/`, one CA, one port: the node
+SIM_HOST names) in the working directory and removes at exit. Running `ibstat` (not reading
+/sys here) is what makes the mapping the one the tools see, on a real host and on ibsim
+alike.
 """
 
 from __future__ import annotations
