@@ -59,6 +59,12 @@ def parse_ibstat(text: str) -> list[LocalPort]:
     return found
 
 
+def bound_by_default(ports: list[LocalPort]) -> LocalPort:
+    """The port OpenSM 3.3.23 binds when told no GUID (main.c get_port_guid): the first whose
+    link is not Down, else the first."""
+    return next((p for p in ports if p.up), ports[0])
+
+
 def local_ports(env: dict[str, str] | None) -> list[LocalPort]:
     """This host's IB ports, or one error line when none can be listed."""
     # umad2sim builds its fake sysfs (sys-<pid>/) in the client's working directory
@@ -77,7 +83,7 @@ def port_of(guid: int | None, env: dict[str, str] | None, given: str) -> LocalPo
     the refusal of one that is not a port of this host (exit 2)."""
     ports = local_ports(env)
     if guid is None:
-        return next((p for p in ports if p.up), ports[0])
+        return bound_by_default(ports)
     for p in ports:
         if p.guid == guid:
             return p
