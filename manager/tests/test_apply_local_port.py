@@ -167,6 +167,7 @@ def test_an_opensm_whose_port_is_not_local_is_refused_before_anything_is_written
         with opensm_on(h, sm, tmp_path / "osm", guids[B_NODE], sim_host=B_NODE) as osm:
             env, log = recording(tmp_path)
             state = sm.conf.parent / "ibqos.d"
+            assert not state.exists()  # never applied: the refusal must not even take the lock
             before, texts = state_tree(state), managed_texts(sm)
             sweeps = own_record(sm.dumps, osm.pid).heavy_sweeps
             target = ("--opensm-conf", sm.conf, "--pid", str(osm.pid), "--sim-socket", h.sock)
@@ -193,7 +194,7 @@ def test_an_opensm_whose_port_is_not_local_is_refused_before_anything_is_written
             r = run_command(cmd, env=env, timeout=120, check=False)
             assert r.returncode == 2, r.stdout + r.stderr
             assert r.stderr.strip().splitlines() == [refusal], r.stderr
-            assert state_tree(state) == before and managed_texts(sm) == texts
+            assert not state.exists() and state_tree(state) == before and managed_texts(sm) == texts
             assert own_record(sm.dumps, osm.pid).heavy_sweeps == sweeps  # no SIGHUP: no sweep since
             assert ran(log, "sminfo") == [] and ran(log, "ibqos-readback") == []
             assert shutil.which("ibstat", path=env["PATH"]).startswith(str(tmp_path))
