@@ -23,9 +23,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from apply_helpers import child_env, make_plan_file, managed_texts, sm_on_plan_a, state_tree
+from apply_helpers import child_env, make_plan_file, managed_texts, run_apply, sm_on_plan_a, state_tree
 from ibqos import paths
 from ibqos.apply.sm_role import opensm_port
 from ibqos.errors import InputError
@@ -63,7 +64,7 @@ def opensm_on(h, sm, cwd: Path, guid: int, sim_host: str | None = None) -> Itera
 
 
 def recording(tmp: Path) -> tuple[dict[str, str], Path]:
-    """(env for an ibqos child, the log): sminfo and ibstat on PATH and ibqos-readback in
+    """(what an ibqos child's environment adds, the log): sminfo and ibstat on PATH and ibqos-readback in
     IBQOS_BUILD_DIR are wrappers that append `NAME ARGS` to the log, then exec the real tool."""
     log, bindir, build = tmp / "argv.log", tmp / "bin", tmp / "build"
     bindir.mkdir()
@@ -82,7 +83,7 @@ def recording(tmp: Path) -> tuple[dict[str, str], Path]:
                 (build / sub / e.name).symlink_to(e)
     (build / "manager" / "readback").mkdir()
     wrap(build / "manager" / "readback" / "ibqos-readback", str(real_build / "manager" / "readback" / "ibqos-readback"))
-    return child_env({"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "IBQOS_BUILD_DIR": str(build)}), log
+    return {"PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "IBQOS_BUILD_DIR": str(build)}, log
 
 
 def ran(log: Path, name: str) -> list[list[str]]:
@@ -134,7 +135,8 @@ def test_apply_rollback_status_and_monitor_go_out_of_the_opensms_port(ibqos_cli,
     with sm_on_plan_a(tmp_path) as (h, sm, _, _):
         _, path_b = make_plan_file(tmp_path, "b", 60)
         with opensm_on(h, sm, tmp_path / "osm", port_guids(h)[A_NODE]) as osm:
-            env, log = recording(tmp_path)
+            extra, log = recording(tmp_path)
+            env = child_env(extra)
             target = ("--opensm-conf", sm.conf, "--pid", str(osm.pid), "--sim-socket", h.sock)
             for args in (
                 ("apply", path_b, *target),
@@ -157,6 +159,24 @@ def test_apply_rollback_status_and_monitor_go_out_of_the_opensms_port(ibqos_cli,
                 assert {out_of(a) for a in ran(log, name)} == {("ibsim0", "1")}, log.read_text()
 
 
+def test_the_recovery_of_a_killed_apply_goes_out_of_the_opensms_port(ibqos_cli, tmp_path):
+    """An apply killed after the swap, finished by `status --opensm-conf` without --pid (the
+    journal's PID, its -g): the recovery's sminfo and read-back name -C ibsim0 -P 1."""
+    with sm_on_plan_a(tmp_path) as (h, sm, _, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        with opensm_on(h, sm, tmp_path / "osm", port_guids(h)[A_NODE]) as osm:
+            extra, log = recording(tmp_path)
+            target = SimpleNamespace(conf=sm.conf, pid=osm.pid)
+            assert run_apply(ibqos_cli, h, target, path_b, fault="journal:swapped", env=extra).returncode == -9
+            done = len(log.read_text().splitlines())
+            r = ibqos_cli("status", "--opensm-conf", sm.conf, "--sim-socket", h.sock, env=child_env(extra))
+            assert r.returncode == 0 and "recovered: " in r.stdout, r.stdout + r.stderr
+            lines = log.read_text().splitlines()[done:]
+            recovery = [ln.split() for ln in lines if ln.split()[0] in ("sminfo", "ibqos-readback")]
+            assert {ln[0] for ln in recovery} == {"sminfo", "ibqos-readback"}, lines
+            assert {out_of(ln[1:]) for ln in recovery} == {("ibsim0", "1")}, lines
+
+
 def test_an_opensm_whose_port_is_not_local_is_refused_before_anything_is_written(ibqos_cli, tmp_path):
     """OpenSM -g B's GUID on node B; ibqos on node A (umad2sim's default), where that GUID is no
     port: apply, status --live and monitor say so in one line, exit 2, and apply wrote nothing,
@@ -165,7 +185,8 @@ def test_an_opensm_whose_port_is_not_local_is_refused_before_anything_is_written
         _, path_b = make_plan_file(tmp_path, "b", 60)
         guids = port_guids(h)
         with opensm_on(h, sm, tmp_path / "osm", guids[B_NODE], sim_host=B_NODE) as osm:
-            env, log = recording(tmp_path)
+            extra, log = recording(tmp_path)
+            env = child_env(extra)
             state = sm.conf.parent / "ibqos.d"
             assert not state.exists()  # never applied: the refusal must not even take the lock
             before, texts = state_tree(state), managed_texts(sm)
