@@ -18,9 +18,10 @@ reached the disk is dropped, since nothing was live.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
@@ -42,18 +43,20 @@ from ibqos.plan import load_plan
 class FabricAccess:
     """How to reach OpenSM and the fabric: its pid, the read-back environment, the timeout,
     and the OpenSM's local port (None: found when first needed, from the pid's command line,
-    else `conf`'s guid: its opensm.conf options)."""
+    else the `guid` of `conf`, its opensm.conf)."""
 
     pid: int | None
     env: dict[str, str] | None
     sweep_timeout: float = 120
     port: LocalPort | None = None
-    conf: dict[str, str] = field(default_factory=dict)
+    conf: Path | None = None
 
     def port_of(self, pid: int | None) -> LocalPort:
         """The port OpenSM `pid` binds, the one every read-back and diag goes out of."""
         if self.port is None:
-            self.port = opensm_port(pid, self.conf, self.env)
+            # read only now: a BROKEN version's dangling opensm.conf is reported, not read
+            opts = osmconf.options(self.conf) if self.conf is not None and self.conf.is_file() else {}
+            self.port = opensm_port(pid, opts, self.env)
         return self.port
 
 

@@ -122,7 +122,7 @@ def status(
     if opensm_conf is not None:
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
-        access = FabricAccess(opensm_pid, env, timeout, conf=osmconf.options(opensm_conf))
+        access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf)
         config_line = check_and_recover(opensm_conf, access)
         say(config_line)
         if live:
