@@ -5,9 +5,10 @@ SIGHUP only wakes its polling of the master, so no heavy sweep ever ends, and th
 record it wrote while it was master stays (often at `sweeping`, the sweep the handover cut
 short). OpenSM 3.3.23 tells its plugins nothing of the handover, so the fabric is asked, as
 an admin would ask it: `sminfo` reads the SMInfo of the SM at the local port's MasterSMLID
-(its GUID, LID, priority and state). This OpenSM's port is its command line's `-g/--guid`,
-else opensm.conf's `guid`, else the first port `ibstat -p` lists (where OpenSM binds when
-told none).
+(its GUID, LID, priority and state), asked out of the OpenSM's own port. That port is its
+command line's `-g/--guid`, else opensm.conf's `guid`, else the port OpenSM binds when told
+none; `opensm_port` is the one place that decides it (ibqos.fabric.local_port maps it to a
+CA and port number), for every fabric access of apply, rollback and status.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ExternalError
+from .. import osmconf
+from ..errors import ExternalError, InputError
+from ..fabric.local_port import LocalPort, port_of
 from ..paths import require_tool
 from ..proc import run_command
+from .osm_process import OsmProcess, running
 from .service import opensm_options
 
 _SMINFO = re.compile(r"sm lid (\d+) sm guid (0x[0-9a-fA-F]+), activity count \d+ priority (\d+) state \d+ (\S+)")
@@ -35,48 +39,61 @@ class MasterSm:
         return f"0x{self.guid:016x} (lid {self.lid}, priority {self.priority})"
 
 
-def master_sm(env: dict[str, str] | None) -> MasterSm | None:
-    """The master SM as `sminfo` reports it, or None when no SM answers (none is master yet)."""
-    cp = run_command([require_tool("sminfo", "infiniband-diags")], env=env, timeout=30, check=False)
+def master_sm(env: dict[str, str] | None, at: LocalPort) -> MasterSm | None:
+    """The master SM of `at`'s subnet as `sminfo` reports it, or None when no SM answers."""
+    cmd = [require_tool("sminfo", "infiniband-diags"), *at.diag_args()]
+    cp = run_command(cmd, env=env, timeout=30, check=False)
     m = _SMINFO.search(cp.stdout)
     if cp.returncode != 0 or m is None:
         return None
     return MasterSm(int(m[1]), int(m[2], 16), int(m[3]), m[4])
 
 
-def opensm_port(pid: int, conf_opts: dict[str, str], env: dict[str, str] | None) -> int | None:
-    """The port GUID OpenSM `pid` runs on (see the module's docstring), None if unknown."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").decode(errors="replace").split("\0")
-    except OSError:
-        argv = []
-    for given in (opensm_options(argv[1:]).get("guid"), conf_opts.get("guid")):
+def opensm_port(pid: int | None, conf_opts: dict[str, str], env: dict[str, str] | None) -> LocalPort:
+    """The local port OpenSM `pid` binds (see the module's docstring); a GUID that is no port
+    of this host is refused (exit 2). `pid` None: an OpenSM not running, from its file."""
+    osm = OsmProcess.of(pid) if pid is not None else None
+    argv = osm.argv if osm is not None else ()
+    for given, where in (
+        (opensm_options(list(argv[1:])).get("guid"), f"OpenSM (pid {pid}) -g/--guid"),
+        (conf_opts.get("guid"), "opensm.conf guid"),
+    ):
         try:
             guid = int(given or "0", 16)
         except ValueError:
             continue
         if guid:
-            return guid
-    cp = run_command([require_tool("ibstat", "infiniband-diags"), "-p"], env=env, timeout=30, check=False)
-    first = cp.stdout.split()[:1] if cp.returncode == 0 else []
-    return int(first[0], 16) if first and re.fullmatch(r"0x[0-9a-fA-F]+", first[0]) else None
+            return port_of(guid, env, where)
+    return port_of(None, env, "OpenSM's port")
 
 
-def role_line(pid: int, conf_opts: dict[str, str], env: dict[str, str] | None) -> tuple[bool, str]:
-    """(whether OpenSM `pid` is the master, one line saying which SM is). Unknown counts as
-    master: the plugin record's wait then judges, as before."""
-    master = master_sm(env)
+def conf_port(conf: Path, env: dict[str, str] | None) -> LocalPort:
+    """The port of the OpenSM that reads `conf` (for a command given only the file): the
+    running one that reads it, else what the file says (its `guid`, else OpenSM's pick)."""
+    readers = [o.pid for o in running() if o.reads(conf)]
+    if len(readers) > 1:
+        raise InputError(
+            f"read by OpenSM pids {', '.join(map(str, readers))}, on different ports: give each its own "
+            "opensm.conf (-F, docs/sm-hosts.md)",
+            file=conf,
+        )
+    return opensm_port(readers[0] if readers else None, osmconf.options(conf), env)
+
+
+def role_line(pid: int, at: LocalPort, env: dict[str, str] | None) -> tuple[bool, str]:
+    """(whether OpenSM `pid`, on port `at`, is the master, one line saying which SM is).
+    Unknown counts as master: the plugin record's wait then judges, as before."""
+    master = master_sm(env, at)
     if master is None:
         return True, "master SM: none answers sminfo"
-    port = opensm_port(pid, conf_opts, env)
-    if port is None or port == master.guid:
+    if at.guid == master.guid:
         return True, f"master SM: {master}, this OpenSM (pid {pid})"
-    return False, f"master SM: {master}; this OpenSM (pid {pid}, port 0x{port:016x}) is not it (standby)"
+    return False, f"master SM: {master}; this OpenSM (pid {pid}, port 0x{at.guid:016x}) is not it (standby)"
 
 
-def require_master(pid: int, conf_opts: dict[str, str], env: dict[str, str] | None) -> None:
+def require_master(pid: int, at: LocalPort, env: dict[str, str] | None) -> None:
     """Refuse, before anything changes, to signal an OpenSM that is not the master."""
-    master, line = role_line(pid, conf_opts, env)
+    master, line = role_line(pid, at, env)
     if not master:
         raise ExternalError(
             f"{line}: a standby sweeps nothing, so no SIGHUP would take effect; apply on the "

@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import paths
 from ..errors import ExternalError, ProcessError
 from ..proc import run_command
+from .local_port import LocalPort
 from .model import Fabric
 
 READER = "manager/readback/ibqos-readback"
@@ -34,15 +35,14 @@ def read_live(
     env: dict[str, str] | None = None,
     *,
     timeout: float = 120,
-    ca: str | None = None,
-    port: int | None = None,
+    at: LocalPort | None = None,
     window: int | None = None,
     mad_timeout_ms: int | None = None,
     retries: int | None = None,
 ) -> Fabric:
-    """Read the fabric behind the local port (first umad port unless `ca`/`port`)."""
-    opts = (("-C", ca), ("-P", port), ("-w", window), ("-t", mad_timeout_ms), ("-r", retries))
-    fabric, _ = _run_reader(opts, (), env, timeout, ca, port)
+    """Read the fabric behind local port `at` (None: libibumad's first port)."""
+    opts = (("-w", window), ("-t", mad_timeout_ms), ("-r", retries))
+    fabric, _ = _run_reader(opts, (), env, timeout, at)
     return fabric
 
 
@@ -50,8 +50,7 @@ def sample_live(
     env: dict[str, str] | None = None,
     *,
     timeout: float = 120,
-    ca: str | None = None,
-    port: int | None = None,
+    at: LocalPort | None = None,
     rate: int | None = None,
     window: float | None = None,
 ) -> tuple[Fabric, str]:
@@ -59,8 +58,8 @@ def sample_live(
     reader's ibqos.counters/1 JSON text (manager/readback/src/pma.h), in one process. `rate`
     bounds the MADs per second (the reader's default, 40000, when None); `window` (s) reads
     each port's per-SL data counters again that long after the first answer (None, 0: not)."""
-    opts = (("-C", ca), ("-P", port), ("-R", rate), ("-W", window or None))
-    return _run_reader(opts, ("-T",), env, timeout, ca, port, counters=True)
+    opts = (("-R", rate), ("-W", window or None))
+    return _run_reader(opts, ("-T",), env, timeout, at, counters=True)
 
 
 def _run_reader(
@@ -68,11 +67,10 @@ def _run_reader(
     flags: tuple[str, ...],
     env: dict[str, str] | None,
     timeout: float,
-    ca: str | None,
-    port: int | None,
+    at: LocalPort | None,
     counters: bool = False,
 ) -> tuple[Fabric, str]:
-    cmd: list[str] = [str(reader_path()), *flags]
+    cmd: list[str] = [str(reader_path()), *flags, *(at.diag_args() if at else ())]
     for flag, value in opts:
         if value is not None:
             cmd += [flag, str(value)]
@@ -93,7 +91,7 @@ def _run_reader(
     except (ValueError, KeyError, TypeError) as e:
         raise ExternalError(f"live read-back: ibqos-readback wrote an unusable model: {e}") from e
     where = (env or os.environ).get("IBSIM_SOCKNAME")
-    fabric.source = f"live:ibsim:{where}" if where else f"live:{ca or 'umad'}:{port or ''}"
+    fabric.source = f"live:ibsim:{where}" if where else f"live:{at.ca}:{at.port}" if at else "live:umad:"
     fabric.pad_lfts()
     return fabric, text
 

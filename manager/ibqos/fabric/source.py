@@ -11,6 +11,7 @@ from typing import Literal
 from ..errors import InputError
 from .dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
 from .live import read_live
+from .local_port import LocalPort
 from .model import Fabric
 
 DUMP_MARKER = "opensm-subnet.lst"
@@ -54,14 +55,16 @@ def load_fabric(
     prefer: Literal["model", "dumps"] = "model",
     require_sl2vl: bool = True,
     default_sl2vl: bool = False,
+    at: LocalPort | None = None,
 ) -> LoadedFabric:
     """The one rule. `live`: read the running fabric. A `.json` file: that model. A directory:
-    its `fabric.json` (the read-back model, VLArb and PortInfo included) unless `prefer` is
-    "dumps" or there is none, then the newest OpenSM dumps in or below it. `default_sl2vl`:
-    dumps without opensm-sl2vl.dump (OpenSM with qos FALSE) get OpenSM's default SL2VL on
-    every port, with a note saying so, instead of an error."""
+        its `fabric.json` (the read-back model, VLArb and PortInfo included) unless `prefer` is
+        "dumps" or there is none, then the newest OpenSM dumps in or below it. `default_sl2vl`:
+        dumps without opensm-sl2vl.dump (OpenSM with qos FALSE) get OpenSM's default SL2VL on
+        every port, with a note saying so, instead of an error. `at`: the local port to read out
+    of (None: libibumad's first)."""
     if live:
-        return LoadedFabric(read_live(env), None, None)
+        return LoadedFabric(read_live(env, at=at), None, None)
     if source is None:
         raise InputError("give a run directory, a fabric.json or dumps, or --live", field="source")
     if not source.exists():

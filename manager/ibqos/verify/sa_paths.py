@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from typing import TextIO
 
 from ..errors import ExternalError, ProcessError
+from ..fabric.local_port import LocalPort
 from ..fabric.model import Fabric
 from ..proc import run_command
 from .pathsl import PathSLs
@@ -84,7 +85,7 @@ def _get_path_record_mad(
     return bytes(mad)
 
 
-def _serve(lines: Iterable[str], out: TextIO) -> int:
+def _serve(lines: Iterable[str], out: TextIO, ca: str | None = None, ca_port: int = 0) -> int:
     mad = ctypes.CDLL(ctypes.util.find_library("ibmad") or "libibmad.so.5")
     umad = ctypes.CDLL(ctypes.util.find_library("ibumad") or "libibumad.so.3")
     mad.mad_rpc_open_port.restype = ctypes.c_void_p
@@ -97,7 +98,7 @@ def _serve(lines: Iterable[str], out: TextIO) -> int:
     umad.umad_recv.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
     umad.umad_set_addr.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
     classes = (ctypes.c_int * 3)(IB_SMI_CLASS, IB_SMI_DIRECT_CLASS, IB_SA_CLASS)
-    port = mad.mad_rpc_open_port(None, 0, classes, 3)
+    port = mad.mad_rpc_open_port(ca.encode() if ca else None, ca_port, classes, 3)
     if not port:
         print("cannot open a local umad port", file=sys.stderr)
         return 3
@@ -168,13 +169,22 @@ def _serve(lines: Iterable[str], out: TextIO) -> int:
     return 0
 
 
+def _child(at: LocalPort | None) -> list[str]:
+    """The querying child's command line; its arguments name the local port (CA, number)."""
+    return [sys.executable, "-m", "ibqos.verify.sa_paths", *((at.ca, str(at.port)) if at else ())]
+
+
 def _request(f: list[str]) -> tuple[int, int, int | None, int | None]:
     key = [None if x == "-" else int(x, 16) for x in f[2:4]] + [None, None]
     return int(f[0], 16), int(f[1], 16), key[0], key[1]
 
 
 def query_path_sl_keys(
-    queries: Sequence[tuple[int, int, int | None, int | None]], env: dict[str, str] | None, *, timeout: float = 600
+    queries: Sequence[tuple[int, int, int | None, int | None]],
+    env: dict[str, str] | None,
+    *,
+    timeout: float = 600,
+    at: LocalPort | None = None,
 ) -> list[int | None]:
     """SL the SA answers for each (src port GUID, dst port GUID, service ID or None, P_Key or
     None), in order; None where it has no path (e.g. the ports share no such P_Key)."""
@@ -184,9 +194,7 @@ def query_path_sl_keys(
     )
     try:
         with tempfile.TemporaryDirectory(prefix="ibqos-sa-") as cwd:
-            cp = run_command(
-                [sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=text, timeout=timeout, cwd=cwd
-            )
+            cp = run_command(_child(at), env=env, input=text, timeout=timeout, cwd=cwd)
     except ProcessError as e:
         raise ExternalError(f"SA path record query failed: {e}") from e
     sls: list[int | None] = [None] * len(queries)
@@ -197,16 +205,16 @@ def query_path_sl_keys(
     return sls
 
 
-def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float = 3600) -> PathSLs:
-    """SL of every CA port pair as the SA answers it now (the SM must be running)."""
+def query_path_sls(
+    fabric: Fabric, env: dict[str, str] | None, *, timeout: float = 3600, at: LocalPort | None = None
+) -> PathSLs:
+    """SL of every CA port pair as the SA of `at`'s subnet answers it now (the SM must run)."""
     ports = sorted(p.guid for n in fabric.cas() for p in n.ports.values() if p.lid and p.guid)
     pairs = "".join(f"{s:x} {d:x}\n" for s in ports for d in ports if s != d)
     try:
         # umad2sim writes a fake sysfs (sys-<pid>/) into the client's working directory.
         with tempfile.TemporaryDirectory(prefix="ibqos-sa-") as cwd:
-            cp = run_command(
-                [sys.executable, "-m", "ibqos.verify.sa_paths"], env=env, input=pairs, timeout=timeout, cwd=cwd
-            )
+            cp = run_command(_child(at), env=env, input=pairs, timeout=timeout, cwd=cwd)
     except ProcessError as e:
         raise ExternalError(f"SA path record query failed: {e}") from e
     psl = PathSLs(source="SA path records")
@@ -224,4 +232,5 @@ def query_path_sls(fabric: Fabric, env: dict[str, str] | None, *, timeout: float
 
 
 if __name__ == "__main__":
-    sys.exit(_serve(sys.stdin, sys.stdout))
+    where = sys.argv[1:3]  # CA PORT (_child), else libibumad's first port
+    sys.exit(_serve(sys.stdin, sys.stdout, where[0], int(where[1])) if where else _serve(sys.stdin, sys.stdout))

@@ -21,12 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
-from ibqos.apply.sm_role import require_master
+from ibqos.apply.sm_role import opensm_port, require_master
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.errors import ExternalError, IbqosError, VerificationFailed
@@ -34,19 +35,32 @@ from ibqos.fabric.compare import diff
 from ibqos.fabric.dla_record import record_dir
 from ibqos.fabric.groups_in_force import record_in
 from ibqos.fabric.live import read_live
+from ibqos.fabric.local_port import LocalPort
 from ibqos.plan import load_plan
 
 
 @dataclass
 class FabricAccess:
-    """How to reach OpenSM and the fabric: its pid, the read-back environment, the timeout."""
+    """How to reach OpenSM and the fabric: its pid, the read-back environment, the timeout,
+    and the OpenSM's local port (None: found when first needed, from the pid's command line,
+    else the `guid` of `conf`, its opensm.conf)."""
 
     pid: int | None
     env: dict[str, str] | None
     sweep_timeout: float = 120
+    port: LocalPort | None = None
+    conf: Path | None = None
+
+    def port_of(self, pid: int | None) -> LocalPort:
+        """The port OpenSM `pid` binds, the one every read-back and diag goes out of."""
+        if self.port is None:
+            # read only now: a BROKEN version's dangling opensm.conf is reported, not read
+            opts = osmconf.options(self.conf) if self.conf is not None and self.conf.is_file() else {}
+            self.port = opensm_port(pid, opts, self.env)
+        return self.port
 
 
-def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dumps: Path) -> list[str]:
+def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dumps: Path, at: LocalPort) -> list[str]:
     """Differences between the live fabric and the plan stored with `version`: tables, and
     links below the plan's MTU (as apply's own verification). When there are none, the fabric
     read back is kept as the version's verified fabric (its planned links)."""
@@ -54,7 +68,7 @@ def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dump
     plan_file = cs.state / version / "plan.json"
     if not plan_file.exists():
         raise ExternalError(f"{plan_file} is missing: cannot verify {version}")
-    fabric, plan = read_live(env), load_plan(plan_file)
+    fabric, plan = read_live(env, at=at), load_plan(plan_file)
     record = record_in(dumps)  # the groups dla routed with (docs/groups.md), where the sweep was timed
     diffs = diff_programmed(fabric, expected_from_plan(plan), record=record)
     diffs += [str(f) for f in mtu_findings(fabric, plan.fabric.mtu)]
@@ -90,7 +104,7 @@ def restore(
     if before is None:
         journal.write(entry, "rolled-back")
         return "swept (no earlier read-back to compare with)"
-    back = read_live(io.env)
+    back = read_live(io.env, at=io.port_of(pid))
     left = [d for d in diff(before, back, vlarb=True) if "sl2vl" in d or "vlarb" in d]
     if left:
         raise ExternalError(f"rollback to {entry.previous} did NOT restore the fabric: {left[0]}")
@@ -131,7 +145,7 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
             "running OpenSM to finish it"
         ) from e
     # a standby (it handed over since) sweeps nothing: say so instead of waiting for a sweep
-    require_master(pid, {}, io.env)  # its port from its command line (-g), else the first
+    require_master(pid, io.port_of(pid), io.env)
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"
@@ -143,7 +157,7 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         if entry.state in ("intent", "swapped"):
             heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
             journal.write(entry, "swept")
-        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, pid))
+        diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, pid), io.port_of(pid))
         if diffs:
             raise VerificationFailed(f"the fabric differs from the plan on {len(diffs)} port(s), first: {diffs[0]}")
     except IbqosError as e:

@@ -35,7 +35,7 @@ from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.osm_process import check_target
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
-from ibqos.apply.sm_role import require_master
+from ibqos.apply.sm_role import opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -56,6 +56,7 @@ from .recover import FabricAccess, no_hook, recover, restore
 
 if TYPE_CHECKING:
     from ibqos.apply.service import ServiceTarget
+    from ibqos.fabric.local_port import LocalPort
     from ibqos.fabric.model import Fabric
     from ibqos.plan import Plan
 
@@ -111,6 +112,7 @@ class ApplyState:
     outcome: str = ""  # the system log's word for how it ended
     interrupt_said: bool = False  # interrupted() has said how a signal left things
     swept_at: float | None = None  # time.time() as the sweep was asked for
+    port: LocalPort | None = None  # the OpenSM's local port: every fabric access goes out of it
 
     @property
     def plan_sha256(self) -> str:
@@ -130,6 +132,10 @@ class Apply:
     @property
     def confset(self) -> ConfigSet:
         return produced(self.s.confset, "the configuration set (stage render)")
+
+    @property
+    def port(self) -> LocalPort:
+        return produced(self.s.port, "the OpenSM's local port (resolved before the lock)")
 
     @property
     def journal(self) -> Journal:
@@ -161,6 +167,8 @@ class Apply:
             osm = check_target(self.s.pid, self.req.opensm_conf)
             if osm is not None and self.s.log_override is None:
                 self.s.log_override = osm.log  # -f / --log_file beats the file's log_file
+            # its subnet, through its port: refused (exit 2) before anything is written
+            self.s.port = opensm_port(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
             with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
                 try:
                     self._locked()
@@ -241,6 +249,9 @@ class Apply:
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
+
+    def _access(self) -> FabricAccess:
+        return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port)
 
     def _journal(self, state: str) -> None:
         self.journal.write(produced(self.s.entry, "the journal entry (stage stage)"), state)
@@ -324,7 +335,7 @@ class Apply:
     # ---- steps -------------------------------------------------------------
     def stage_recover(self) -> None:
         cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
-        line = recover(cs, FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout), hook=self.hook)
+        line = recover(cs, self._access(), hook=self.hook)
         if line:
             self.s.recovered = line
             self.echo(f"recovered: {line}")
@@ -537,9 +548,9 @@ class Apply:
         self.echo(osmconf.printable("".join(diff).rstrip("\n")))
 
     def stage_snapshot(self) -> None:
-        require_master(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
+        require_master(self.s.pid, self.port, self.req.env)
         require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
-        self.s.before = read_live(self.req.env)
+        self.s.before = read_live(self.req.env, at=self.port)
         self._check_data_vls(self.s.before)
         self.s.journal = Journal(self.confset.state)
 
@@ -617,7 +628,7 @@ class Apply:
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s" + (cut if truncated else ""))
 
     def stage_readback(self) -> None:
-        self.s.after = read_live(self.req.env)
+        self.s.after = read_live(self.req.env, at=self.port)
 
     def stage_verify(self) -> None:
         self._check_plan()
@@ -680,7 +691,7 @@ class Apply:
             if entry.state == "verified":
                 self.echo(f"interrupted{sig} after {self.s.version} was verified: it stays")
                 return
-            access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
+            access = self._access()
             try:
                 proved = restore(cs, self.journal, entry, access, hook=self.hook)
             except IbqosError as err:
@@ -703,7 +714,7 @@ class Apply:
     def rollback(self, cause: IbqosError) -> None:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
         self.s.outcome = f"rolled back {self.s.version} to {self.s.previous}: {cause}"
-        access = FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout)
+        access = self._access()
         try:
             with deferred():  # a signal now waits for the rollback to finish
                 entry = produced(self.s.entry, "the journal entry (stage stage)")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, write_atomic
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.live import sample_live
@@ -193,6 +194,8 @@ def monitor(
     verdict = VerdictWatch(verdict_path)
     verdict.verdict()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
+    # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
+    at = conf_port(opensm_conf, env) if opensm_conf is not None else None
     collector = MonitorCollector()
     registry = registry_for(collector)
     server = _serve(listen, registry) if listen else None
@@ -200,7 +203,7 @@ def monitor(
         say(f"metrics: http://{listen}/metrics")
 
     def sample() -> tuple[Fabric, Sample]:
-        fabric, text = sample_live(env, rate=rate, window=window)
+        fabric, text = sample_live(env, at=at, rate=rate, window=window)
         return fabric, Sample.from_json(text, "ibqos-readback")
 
     rounds = 1 if once else count

@@ -43,6 +43,7 @@ from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
 
 if TYPE_CHECKING:
+    from ibqos.fabric.local_port import LocalPort
     from ibqos.plan import Plan
 
 
@@ -117,13 +118,16 @@ def status(
     env = None
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
-    config_line, tampered, master_line = None, None, None
+    config_line, tampered, master_line, port = None, None, None, None
     if opensm_conf is not None:
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
-        config_line = check_and_recover(opensm_conf, FabricAccess(opensm_pid, env, timeout))
+        # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
+        access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf)
+        config_line = check_and_recover(opensm_conf, access)
         say(config_line)
         if live:
-            master_line, osm_log = _live_sm(opensm_pid, opensm_conf, env, osm_log, say)
+            port = access.port_of(opensm_pid)
+            master_line, osm_log = _live_sm(opensm_pid, port, opensm_conf, osm_log, env, say)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -136,10 +140,10 @@ def status(
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
 
     read_at = time.time()
-    fabric = load_fabric(rundir, live=live, env=env).fabric
+    fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
-    routing = _routing(fabric, rundir, live, osm_log, opensm_conf, plan, env)
+    routing = _routing(fabric, rundir, live, osm_log, opensm_conf, plan, env, port)
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
@@ -189,12 +193,18 @@ def _of_service(
 
 
 def _live_sm(
-    pid: int | None, conf: Path, env: dict[str, str] | None, osm_log: Path | None, say: Callable[[str], None]
+    pid: int | None,
+    port: LocalPort | None,
+    conf: Path,
+    osm_log: Path | None,
+    env: dict[str, str] | None,
+    say: Callable[[str], None],
 ) -> tuple[str | None, Path | None]:
-    """Which SM is master (said: a standby's configuration is not what the fabric runs), and
-    the log the OpenSM writes: --osm-log, else its command line's -f, else the file's log_file."""
+    """Which SM is master on `port`'s subnet (said: a standby's configuration is not what the
+    fabric runs), and the log the OpenSM writes: --osm-log, else its command line's -f, else
+    the file's log_file."""
     opts = osmconf.options(conf)
-    master = role_line(pid, opts, env)[1] if pid is not None else None
+    master = role_line(pid, port, env)[1] if pid is not None and port is not None else None
     if master:
         say(master)
     osm = OsmProcess.of(pid) if pid is not None else None
@@ -272,6 +282,7 @@ def _routing(
     opensm_conf: Path | None,
     plan: Plan | None,
     env: dict[str, str] | None,
+    port: LocalPort | None,
 ) -> Routing:
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
 
@@ -294,7 +305,7 @@ def _routing(
     if live:
         if needs_path_sls(engine) or plan is None:
             try:
-                r.path_sls = query_path_sls(fabric, env or dict(os.environ))
+                r.path_sls = query_path_sls(fabric, env or dict(os.environ), at=port)
             except ExternalError as e:
                 r.path_sls_note = f"no path SLs from the SA: {e}"
     elif rundir is not None and (rundir / PATH_SL_FILE).exists():
