@@ -350,6 +350,10 @@ def test_rates_by_name_number_and_suffix():
     for bad in (0, -1, "0", "-5G", 0.0):
         with pytest.raises(ValueError, match="must be positive"):
             rate_gbps(bad)
+    assert rate_gbps(2400) == 2400.0  # XDR 12x
+    for bad in (2400.5, 100000, "1e300"):
+        with pytest.raises(ValueError, match=r"above the fastest InfiniBand port \(XDR 12x, 2400 Gb/s\)"):
+            rate_gbps(bad)
     # 4096 bytes at 100 Gb/s: 32768 bits / 100 bits per ns = 327.68 ns; 1 µs at 54.54 Gb/s
     assert bytes_to_us(4096, 100.0) == pytest.approx(0.32768)
     assert us_to_bytes(1.0, 54.54) == pytest.approx(6817.5)

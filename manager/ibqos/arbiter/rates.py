@@ -16,6 +16,8 @@ RATES_GBPS = {
     "NDR": 400.0,
     "XDR": 800.0,
 }
+# 12 lanes of XDR: no InfiniBand port is faster, so a larger number is a unit slip (Mb/s)
+MAX_GBPS = 3 * RATES_GBPS["XDR"]
 
 
 def rate_gbps(rate: str | float | int) -> float:
@@ -37,6 +39,11 @@ def rate_gbps(rate: str | float | int) -> float:
         raise ValueError(f"link rate must be positive, got {value}")
     if not math.isfinite(value):  # `1e400` is a float too
         raise ValueError(f"link rate must be a finite number of Gb/s, got {rate!r}")
+    if value > MAX_GBPS:
+        raise ValueError(
+            f"link rate {value:g} Gb/s is above the fastest InfiniBand port (XDR 12x, {MAX_GBPS:g} Gb/s): "
+            "the number is in Gb/s"
+        )
     return value
 
 
