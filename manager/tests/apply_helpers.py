@@ -79,8 +79,9 @@ def live_sm(tmp_path):
 def survives_killed_clients() -> dict:
     """Harness options for tests that kill apply mid-read (test_signals): the patched ibsim
     at Debian's 8-entry capacity (`-a 8`) when built, which refuses a umad2sim client killed
-    while it connects (ci-sim/ibsim-patch/0005); else Debian's, which exits 255 then and
-    takes the fabric with it (docs/ibsim.md), a rare failure on a loaded machine."""
+    while it connects (ci-sim/ibsim-patch/0005-client-gone-while-connecting.patch); else
+    Debian's, which exits 255 then and takes the fabric with it (docs/ibsim.md), a rare
+    failure on a loaded machine."""
     if patched_unavailable() is None:
         return {"ibsim": "patched", "ibsim_args": ("-a", "8")}
     return {}
