@@ -258,6 +258,9 @@ def test_a_request_a_client_never_answers_times_out_and_the_sweep_that_sent_it_e
             os.kill(a.pid, signal.SIGHUP)  # a heavy sweep, which asks every SM port for its SMInfo
             a.wait_for_sweeps(sweeps + 1, timeout=60)
             assert "Timeout while getting attribute 0x20 (SMInfo)" in a.log.read_text()
-            assert re.search(r"got no answer from client \d+ in 1000 ms \(class 0x81 method 0x1 attr 0x20", (h.run_dir / "ibsim.log").read_text())
+            assert re.search(
+                r"got no answer from client \d+ in 1000 ms \(class 0x81 method 0x1 attr 0x20",
+                (h.run_dir / "ibsim.log").read_text(),
+            )
         finally:
             os.kill(b.pid, signal.SIGCONT)
