@@ -2,7 +2,7 @@
 # Builds ibsim from Debian 12's source package with the patches beside this script, in order
 # (0001-vlarb-64-and-vlhighlimit.patch, 0002-mtucap-and-neighbor-mtu.patch,
 # 0003-pma-data-per-sl.patch, 0004-pma-steady-traffic.patch,
-# 0005-client-gone-while-connecting.patch):
+# 0005-client-gone-while-connecting.patch, 0006-forwarded-request-timeout.patch):
 #   build.sh OUTDIR
 # On success OUTDIR/ibsim is the patched simulator and OUTDIR/ibsim-patched.json says what it
 # was built from. When no source can be had, OUTDIR/unavailable.txt says why (one line) and the

@@ -240,3 +240,27 @@ def test_a_client_killed_while_it_connects_leaves_the_patched_ibsim_running(tmp_
             return
         with pytest.raises(ExternalError, match=r"ibsim is not running \(pid \d+ exited with 255\).*ibpanic"):
             h.read_back(save=False)
+
+
+@needs_patched
+def test_a_request_a_client_never_answers_times_out_and_the_sweep_that_sent_it_ends(tmp_path, ibsim_fabric):
+    """0006: master A's heavy sweep asks standby B (an SM port: IsSM) for its SMInfo; B is
+    stopped and never answers. umad2sim never times a MAD out, so on 0.10 (`-T 0`) A waits
+    for that answer forever and never ends the sweep; the patched ibsim returns the request to
+    A after -T ms with status 110 (ETIMEDOUT) and A ends it as after a fabric's MAD timeout."""
+    with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched", ibsim_args=("-T", "1000")) as h:
+        a = h.start_sm(name="smA", conf={"sm_priority": 1})
+        b = h.start_sm(name="smB", conf={"sm_priority": 0}, sim_host="ca-l0-h1", wait=False)
+        b.wait_for_log("Entering STANDBY state")
+        os.kill(b.pid, signal.SIGSTOP)
+        try:
+            sweeps = a.sweeps()
+            os.kill(a.pid, signal.SIGHUP)  # a heavy sweep, which asks every SM port for its SMInfo
+            a.wait_for_sweeps(sweeps + 1, timeout=60)
+            assert "Timeout while getting attribute 0x20 (SMInfo)" in a.log.read_text()
+            assert re.search(
+                r"got no answer from client \d+ in 1000 ms \(class 0x81 method 0x1 attr 0x20",
+                (h.run_dir / "ibsim.log").read_text(),
+            )
+        finally:
+            os.kill(b.pid, signal.SIGCONT)
