@@ -33,7 +33,8 @@ B_NODE = "ca-g1-s0-h0"
 # before its first sweep, drops A's SMInfo Get (OpenSM answers one only once it has found its
 # own port) and A waits for the answer forever, never ending that sweep nor handing over
 # (about one pair in three). The patched ibsim returns such a request after 5 s as timed out
-# (ci-sim/ibsim-patch/0006), at Debian's 8-entry ports (`-a 8`, as sm_on_plan_a's plans expect).
+# (ci-sim/ibsim-patch/0006-forwarded-request-timeout.patch), at Debian's 8-entry ports
+# (`-a 8`, as sm_on_plan_a's plans expect).
 SKIP = patched_skip_reason()
 pytestmark = [pytest.mark.fabric, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 # A handover that reaches B during its first sweep is ignored there (OpenSM: "we will discover
