@@ -235,6 +235,12 @@ static int write_hops(osm_switch_t *p_sw, uint32_t s, const uint8_t *lft, const 
 	return 0;
 }
 
+/* The LIDs a switch's rows hold: its LFT top, at most the LIDs dla routed. */
+static unsigned lft_top(const osm_switch_t *p_sw, const struct dla_routes *r)
+{
+	return p_sw->max_lid_ho < r->max_lid ? p_sw->max_lid_ho : r->max_lid;
+}
+
 /* Every switch's hop rows from the sweep's result; on out of memory none (rows cleared). */
 static int write_all_hops(struct ibqos_sweep *sw)
 {
@@ -242,11 +248,10 @@ static int write_all_hops(struct ibqos_sweep *sw)
 
 	for (uint32_t s = 0; at && s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
-		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho
-									 : sw->dla.routes.max_lid;
 
 		if (write_hops(p_sw, s, dla_lft_row(&sw->dla.routes, s),
-			       dla_hops_row(&sw->dla.routes, s), at, &sw->fabric, top)) {
+			       dla_hops_row(&sw->dla.routes, s), at, &sw->fabric,
+			       lft_top(p_sw, &sw->dla.routes))) {
 			free(at);
 			at = NULL;
 		}
@@ -285,8 +290,7 @@ int ibqos_build_fwd_tables(void *context)
 		return -1;
 	for (uint32_t s = 0; s < sw->fabric.nsw; s++) {
 		osm_switch_t *p_sw = sw->osw[s];
-		unsigned top = p_sw->max_lid_ho < sw->dla.routes.max_lid ? p_sw->max_lid_ho
-									 : sw->dla.routes.max_lid;
+		unsigned top = lft_top(p_sw, &sw->dla.routes);
 
 		if (top)
 			memcpy(p_sw->new_lft + 1, dla_lft_row(&sw->dla.routes, s) + 1, top);
