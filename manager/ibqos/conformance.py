@@ -240,8 +240,11 @@ def data_vls_shortfall(fabric: Fabric, data_vls: int, shown: int = 3) -> str | N
     """What a refusal says after `FILE: fabric.data_vls: ` when ports run fewer data VLs than
     the plan (the first `shown` of them named), or None when every port runs them."""
     below = data_vls_below(fabric, data_vls)
-    if not below:
-        return None
+    return shortfall_text(below, data_vls, shown) if below else None
+
+
+def shortfall_text(below: list[str], data_vls: int, shown: int = 3) -> str:
+    """data_vls_shortfall's words for the ports data_vls_below found."""
     more = ", …" if len(below) > shown else ""
     return (
         f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports fewer "

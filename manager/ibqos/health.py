@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 from . import osmlog
 from .conformance import (
     data_vls_below,
-    data_vls_shortfall,
     diff_programmed,
     expected_from_plan,
     mtu_findings,
     mtu_unread,
+    shortfall_text,
 )
 from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
@@ -207,8 +207,8 @@ def checks(
             out.notes.append(f"link MTU not checked on {unread} ports: {fabric.source} carries no MTU")
         elif not low:
             out.said.append(f"every link runs at least the plan's MTU {plan.fabric.mtu}")
-        if short := data_vls_shortfall(fabric, plan.fabric.data_vls):
-            below = data_vls_below(fabric, plan.fabric.data_vls)
+        if below := data_vls_below(fabric, plan.fabric.data_vls):
+            short = shortfall_text(below, plan.fabric.data_vls)
             out.findings.append(Finding("data-vls", short, {"ports": below}))
     return out
 
