@@ -116,6 +116,22 @@ def test_patched_ibsim_with_a_8_reports_the_old_capacity(tmp_path, ibsim_fabric)
         assert r.returncode == 1 and "Set(VLArbitrationTable) failed" in r.stderr
 
 
+@needs_patched
+@pytest.mark.parametrize("args", [("-a", "8"), ("-a16",), ("--VLArbcap=2",)])
+def test_harness_json_says_the_capacity_and_options_ibsim_ran_with(tmp_path, args, ibsim_fabric):
+    """harness.json (and the binary a later `fabric down` attaches to) records the options given
+    beyond the harness's own and the capacity the ports report with them: ibsim's own answer,
+    smpquery's HighCap/LowCap, not the build's 64."""
+    with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim="patched", ibsim_args=args) as h:
+        high = int(_smpquery_field(h, "vlarb", "0", 1, "HighCap"))
+        low = int(_smpquery_field(h, "vlarb", "0", 1, "LowCap"))
+        assert high == low != 64
+        ran = h.run_dir_state()["ibsim"]
+        assert (ran["kind"], ran["vlarb_cap"], ran["args"]) == ("patched", [high, low], list(args))
+        assert h.binary.vlarb_cap == (high, low)
+        assert Harness.attach(h.run_dir).binary.vlarb_cap == (high, low)
+
+
 @pytest.mark.parametrize("ibsim, limit, cap", [pytest.param("patched", 7, 64, marks=needs_patched), ("debian", 0, 8)])
 def test_vlhighlimit_set_by_opensm_reads_back_only_on_the_patched_ibsim(tmp_path, ibsim, limit, cap, ibsim_fabric):
     with ibsim_fabric(_net(tmp_path), run_dir=tmp_path / "run", ibsim=ibsim) as h:

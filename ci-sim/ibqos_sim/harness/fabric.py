@@ -263,9 +263,10 @@ class Harness:
 
     @property
     def binary(self) -> IbsimBinary:
-        """The ibsim this harness runs (resolved once: a build in between changes nothing)."""
+        """The ibsim this harness runs, with its options (resolved once: a build in between
+        changes nothing)."""
         if self._binary is None:
-            self._binary = resolve(self.ibsim_choice)
+            self._binary = resolve(self.ibsim_choice).running(self.ibsim_args)
         return self._binary
 
     # ---- lifecycle -------------------------------------------------------
@@ -353,7 +354,8 @@ class Harness:
             raise InputError("no fabric here (run 'ibqos fabric up' first)", file=state_file) from exc
         except json.JSONDecodeError as e:
             raise InputError(f"corrupt harness state: {e.msg}", file=state_file, line=e.lineno) from e
-        h = cls(state["netfile"], run_dir, ibsim=state.get("ibsim", {}).get("kind", "debian"))
+        ran = state.get("ibsim", {})
+        h = cls(state["netfile"], run_dir, ibsim=ran.get("kind", "debian"), ibsim_args=tuple(ran.get("args", ())))
         h.sock = state["sock"]
         h.ibsim = AttachedProcess(state["ibsim_pid"], h.sock, run_dir / "ibsim.log")
         h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out") for p in state.get("sm_pids", [])]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ibqos import paths
@@ -33,6 +33,7 @@ class IbsimBinary:
     vlarb_cap: tuple[int, int]
     stores_high_limit: bool
     built_from: str = ""  # the patched build's source and patch
+    args: tuple[str, ...] = ()  # the options given beyond the harness's own (running())
 
     def describe(self) -> str:
         if self.kind == "debian":
@@ -46,7 +47,41 @@ class IbsimBinary:
         )
 
     def to_json(self) -> dict:
-        return {"kind": self.kind, "path": self.path, "vlarb_cap": list(self.vlarb_cap), "built_from": self.built_from}
+        return {
+            "kind": self.kind,
+            "path": self.path,
+            "vlarb_cap": list(self.vlarb_cap),
+            "built_from": self.built_from,
+            "args": list(self.args),
+        }
+
+    def running(self, args: tuple[str, ...]) -> IbsimBinary:
+        """This binary as it runs with these extra options: the patched one's `-a N`
+        (--VLArbcap) makes every port report N/N instead of 64/64."""
+        cap = _vlarb_cap_option(args) if self.kind == "patched" else None
+        return replace(self, args=tuple(args), vlarb_cap=(cap, cap) if cap else self.vlarb_cap)
+
+
+def _vlarb_cap_option(args: tuple[str, ...]) -> int | None:
+    """The last -a/--VLArbcap value of an ibsim command line (as its getopt_long takes it:
+    `-a 8`, `-a8`, `--VLArbcap 8`, `--VLArbcap=8`; strtoul base 0), else None. A value ibsim
+    refuses (not 1..64) stops it at start, so it is never what a fabric ran with."""
+    cap = None
+    it = iter(args)
+    for a in it:
+        if a in ("-a", "--VLArbcap"):
+            value = next(it, "")
+        elif a.startswith("--VLArbcap="):
+            value = a.split("=", 1)[1]
+        elif a.startswith("-a") and not a.startswith("--"):
+            value = a[2:]
+        else:
+            continue
+        try:
+            cap = int(value, 0)
+        except ValueError:
+            cap = None
+    return cap
 
 
 def default_choice(fallback: str) -> str:
