@@ -98,6 +98,9 @@ def test_lmc_the_site_runs_with_is_dlas_refusal_in_one_line(ibqos_cli, tmp_path)
     report = json.loads((out / "report.json").read_text())
     assert report["verify"]["pairs"] == report["verify"]["delivered"] == 2 * 6 * 5
     assert "LMC 1: 2 LIDs per CA port; the routes to each are checked (pairs counts them)" in report["notes"]
+    # the simulation sent to base LIDs only, and the report says so beside verify's warning
+    sim_note = "LMC 1: packets go to each CA port's base LID only; the routes to its other 1 LID carry no"
+    assert any(n.startswith(sim_note) for n in report["notes"]), report["notes"]
 
 
 def links_of(fabric_json: dict, name: str) -> dict[int, str]:

@@ -5,7 +5,7 @@ res = simulate(fabric, TrafficSpec(pattern="uniform"), SimParams(rate="QDR"), lo
 res.accepted_pct, res.per_class, res.deadlock
 """
 
-from .network import Network, compile_network
+from .network import Network, base_lid_note, compile_network
 from .overlay import VlarbOverlay, overlay_plan_vlarb, overlay_round_robin_vlarb
 from .params import SimParams
 from .result import SimResult
@@ -21,6 +21,7 @@ __all__ = [
     "TrafficClass",
     "TrafficSpec",
     "VlarbOverlay",
+    "base_lid_note",
     "classes_from_plan",
     "compile_network",
     "overlay_plan_vlarb",

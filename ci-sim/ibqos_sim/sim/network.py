@@ -2,7 +2,7 @@
 
 Only what OpenSM (and the plugin) programmed is used: links, LFTs, per-(in, out) SL2VL,
 VLArb and VLHighLimit per port, operational VLs. Routes are never recomputed: a switch
-forwards a packet for endpoint e to `lft[lid(e)]`.
+forwards a packet for endpoint e to `lft[lid(e)]`, its base LID (base_lid_note).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class Network:
     endpoints: list[tuple[int, int]]  # endpoint -> (CA GUID, port number)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    lmc: int = 0  # the highest LMC of a CA port: its 2^lmc - 1 LIDs above the base carry no traffic
 
     @property
     def n_endpoints(self) -> int:
@@ -47,6 +48,15 @@ class Network:
         if remote and self.fabric.nodes[remote[0]].kind == "switch":
             return remote[0]
         return None
+
+
+def base_lid_note(lmc: int) -> str:
+    """What a simulation of a fabric with LMC > 0 leaves out: the LFT entries of a port's
+    other LIDs (each its own route) are never used, so a bad one passes the simulation."""
+    return (
+        f"LMC {lmc}: packets go to each CA port's base LID only; the routes to its other "
+        f"{(1 << lmc) - 1} LID{'s' if lmc > 1 else ''} carry no simulated traffic (verify checks them)"
+    )
 
 
 def _op_vls(port: Port, peer: Port, default: int) -> int:
@@ -170,6 +180,8 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
         idx_parts.append(mat)
     if not ix.has_sl2vl:
         notes.append(NO_SL2VL_NOTE)
+    if ix.lmc:
+        notes.append(base_lid_note(ix.lmc))
     if len(rows) > 65535:
         raise err("fabric", "sl2vl", "more than 65535 distinct SL2VL rows")
 
@@ -207,7 +219,7 @@ def compile_network(fabric: Fabric, *, rate_gbps: float, source: str = "fabric")
     if fabric.path_sls is not None:
         arr["pair_sl"] = _pair_sls(fabric, endpoints)
         notes.append(f"each CA pair's packets on the SL the SA gave it ({len(fabric.path_sls)} pairs)")
-    return Network(fabric, source, nodes, port_base, nslots, ports, endpoints, arr, notes)
+    return Network(fabric, source, nodes, port_base, nslots, ports, endpoints, arr, notes, ix.lmc)
 
 
 def _pair_sls(fabric: Fabric, endpoints: list[tuple[int, int]]) -> np.ndarray:

@@ -32,7 +32,7 @@ from ibqos_sim.harness import Harness, check_sm_run, net_port_types, sm_node_nam
 from ibqos_sim.harness.ibsim_binary import default_choice, resolve
 from ibqos_sim.harness.netfile import check_net, undiscovered
 from ibqos_sim.harness.topology import from_spec
-from ibqos_sim.sim import SimParams, TrafficSpec, classes_from_plan, compile_network, simulate
+from ibqos_sim.sim import SimParams, TrafficSpec, base_lid_note, classes_from_plan, compile_network, simulate
 from ibqos_sim.sim.shares import measure_link_shares
 
 from .capacity import FIT_OPTION, SHOWN_PORTS, read_capacity
@@ -443,6 +443,8 @@ class DryRun:
 
         # compiled once for the four runs (2 s at 2550 CAs, 4x that at 10,000)
         net = compile_network(self.fabric, rate_gbps=params.rate_gbps, source=str(self.cfg.out / "fabric.json"))
+        if net.lmc:  # what the verdict rests on, beside verify's LMC warning
+            self.s.notes.append(base_lid_note(net.lmc))
         runs = {}
         mixes = (("shares", saturating), ("latency", paced(0.8)), ("probe", paced(PROBE_FRACTION)))
         for i, (name, classes) in enumerate(mixes):
