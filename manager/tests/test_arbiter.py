@@ -11,7 +11,7 @@ from ibqos.arbiter import ArbTable, accounting
 from ibqos.arbiter.accounting import Accounting
 from ibqos.arbiter.algorithm1 import analyze_algorithm1
 from ibqos.arbiter.exact import NoPeriodError, analyze_exact
-from ibqos.arbiter.rates import bytes_to_us, rate_gbps, us_to_bytes
+from ibqos.arbiter.rates import bytes_to_us, link_data_gbps, rate_gbps, us_to_bytes
 from ibqos.arbiter.shares import long_run_shares
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
@@ -358,6 +358,33 @@ def test_rates_by_name_number_and_suffix():
     assert bytes_to_us(4096, 100.0) == pytest.approx(0.32768)
     assert us_to_bytes(1.0, 54.54) == pytest.approx(6817.5)
     assert us_to_bytes(bytes_to_us(12345, 200.0), 200.0) == pytest.approx(12345)
+
+
+@pytest.mark.parametrize(
+    "width, speed, gbps",
+    [
+        ("1X", "2.5", 2.0),  # SDR: 2.5 Gbaud x 8/10
+        ("4X", "5", 16.0),  # DDR: 4 x 5 x 8/10
+        ("4X", "10", 32.0),  # QDR: 4 x 10 x 8/10
+        ("4X", "10.0", 32.0),
+        ("12X", "10", 96.0),
+        ("4X", "FDR10", 40.0),  # 4 x 10.3125 x 64/66 = 4 x 10
+        ("4X", "14", 54.545),  # FDR: 4 x 14.0625 x 64/66 = 4 x 13.636
+        ("4X", "25", 100.0),  # EDR: 4 x 25.78125 x 64/66 = 4 x 25 (not 4 x 25 x 64/66 = 96.97)
+        ("8X", "25", 200.0),
+        ("4X", "50", 200.0),  # HDR: 50 Gb/s of data per lane (not 4 x 50 x 64/66 = 193.94)
+        ("2X", "50", 100.0),
+        ("4X", "100", 400.0),  # NDR: 100 Gb/s of data per lane (not 387.88)
+        ("12X", "100", 1200.0),
+        ("4X", "??", None),
+        ("??", "25", None),
+        ("4X", "53.125", None),  # a signalling rate is no lane speed PortInfo names
+    ],
+)
+def test_link_data_rate_from_portinfo_width_and_lane_speed(width, speed, gbps):
+    """The IBTA data rates behind PortInfo's nominal lane speeds, worked by hand."""
+    got = link_data_gbps(width, speed)
+    assert got == (None if gbps is None else pytest.approx(gbps, rel=2e-4))
 
 
 @pytest.mark.parametrize("limit", [0, 1, 2])

@@ -3,8 +3,9 @@ interval, and the shares come from the sub-window the reader takes in each sampl
 (docs/monitor.md, "Fast links"). Every expected value below is worked out by hand in the
 comments, from the link rates:
 
-    HDR 4x: 4 x 50 Gb/s x 64/66 = 193.94 Gb/s = 24.24e9 B/s = 6.0606e9 words/s
-    NDR 4x: 4 x 100 Gb/s x 64/66 = 387.88 Gb/s = 48.48e9 B/s = 12.1212e9 words/s
+    HDR 4x: 4 x 50 Gb/s of data per lane = 200 Gb/s = 25e9 B/s = 6.25e9 words/s
+    NDR 4x: 4 x 100 Gb/s of data per lane = 400 Gb/s = 50e9 B/s = 12.5e9 words/s
+    (the lanes signal 53.125 and 106.25 Gbaud: 50 and 100 are the data rates, after coding)
     2^32 = 4,294,967,296 words
 """
 
@@ -81,7 +82,7 @@ def sample(text: str, name: str, **labels: str) -> float | None:
 def test_hdr_shares_come_from_the_window_and_the_volume_from_the_64_bit_counters(plan):
     """In 0.05 s at the same rates the qos SL counts 150,000,000 words and best-effort's
     100,000,000: shares 60 % / 40 %; 6e8 B and 4e8 B, 96 and 64 Gb/s; the link carried
-    1e9 B in 0.05 s = 160 Gb/s = 0.825 of 193.94. The interval's volume is 5e10 words = 2e11 B."""
+    1e9 B in 0.05 s = 160 Gb/s = 0.8 of 200. The interval's volume is 5e10 words = 2e11 B."""
     q, be = sls(plan)
     window = {"s": 0.05, "s_min": 0.0498, "s_max": 0.0502,
               "values": per_sl({q: 935_228_928 + 150_000_000, be: 2_525_163_520 + 100_000_000})}  # fmt: skip
@@ -89,7 +90,7 @@ def test_hdr_shares_come_from_the_window_and_the_volume_from_the_64_bit_counters
     j = judge(plan, link_fabric(*HDR), old, new)
     link = next(ln for ln in j.links if ln.node == "sw")
     assert (link.over, link.seconds, link.sent_bytes) == ("window", 0.05, 200_000_000_000)
-    assert link.utilisation == pytest.approx(0.825)
+    assert link.utilisation == pytest.approx(0.8)
     got = {c.name: (c.bytes, c.share, c.gbps) for c in link.classes}
     assert got["qos"] == (600_000_000, pytest.approx(0.6), pytest.approx(96.0))
     assert got["best-effort"] == (400_000_000, pytest.approx(0.4), pytest.approx(64.0))
@@ -120,11 +121,11 @@ def _ndr(first, window, ext=(0, 0)):
 def test_ndr_a_counter_that_wraps_inside_the_window_is_counted_once_round(plan):
     """qos: 4,294,867,296 (2^32 - 100,000) -> 199,900,000: 100,000 + 199,900,000 = 2e8 words;
     best-effort: 1,000 -> 300,001,000: 3e8 words. Shares 40 % / 60 %; 2e9 B in 0.05 s =
-    320 Gb/s = 0.825 of 387.88."""
+    320 Gb/s = 0.8 of 400."""
     q, be = sls(plan)
     window = {"s": 0.05, "s_min": 0.0499, "s_max": 0.0501, "values": per_sl({q: 199_900_000, be: 300_001_000})}
     new = _ndr({q: 4_294_867_296, be: 1_000}, window)
-    ndr_words = 400e9 * 64 / 66 / 32
+    ndr_words = 400e9 / 32
     t = traffic(new, new, 10.0, ndr_words)  # the same sample twice: the interval counted nothing
     assert t.xmit_sl is not None and not t.xmit_sl.window  # an empty interval measures (zero)
     old = _ndr({q: 0, be: 0}, window, ext=(0, 0))
@@ -136,11 +137,11 @@ def test_ndr_a_counter_that_wraps_inside_the_window_is_counted_once_round(plan):
 
 
 def test_ndr_a_window_too_long_for_the_rate_is_not_used(plan):
-    """Half a wrap at NDR 4x: 2^31 / 12.1212e9 = 0.1772 s. A window whose s_max is 0.2003 s
-    could hide a wrap past half-way (2 x 0.2003 x 12.1212e9 = 4.856e9 >= 2^32); one of
-    0.1701 s (4.124e9) is used."""
+    """Half a wrap at NDR 4x: 2^31 / 12.5e9 = 0.1718 s. A window whose s_max is 0.2003 s
+    could hide a wrap past half-way (2 x 0.2003 x 12.5e9 = 5.008e9 >= 2^32); one of
+    0.1701 s (4.253e9) is used."""
     q, be = sls(plan)
-    ndr_words = 400e9 * 64 / 66 / 32
+    ndr_words = 400e9 / 32
     old = _ndr({q: 0, be: 0}, {"s": 0.2, "s_min": 0.1997, "s_max": 0.2003, "values": per_sl({})})
     long = {"s": 0.2, "s_min": 0.1997, "s_max": 0.2003, "values": per_sl({q: 1000, be: 3000})}
     t = traffic(old, _ndr({q: 10, be: 10}, long, ext=(3 * 2**32, 0)), 10.0, ndr_words)
@@ -153,9 +154,9 @@ def test_ndr_a_window_too_long_for_the_rate_is_not_used(plan):
 def test_ndr_a_counter_cleared_inside_the_window_voids_it(plan):
     """`perfquery --xmtsl -r` between the two reads: 3,000,000,000 -> 5,000 reads as a wrap of
     2^32 - 3e9 + 5,000 = 1,294,972,296 words, more than the link carries in 2 x 0.0502 s
-    (1.2170e9): not traffic, the window measures nothing."""
+    (1.255e9): not traffic, the window measures nothing."""
     q, be = sls(plan)
-    ndr_words = 400e9 * 64 / 66 / 32
+    ndr_words = 400e9 / 32
     window = {"s": 0.05, "s_min": 0.0498, "s_max": 0.0502, "values": per_sl({q: 5_000, be: 1_000})}
     old = _ndr({q: 0, be: 0}, window)
     t = traffic(old, _ndr({q: 3_000_000_000, be: 1_000}, window, ext=(4 * 2**32, 0)), 10.0, ndr_words)
@@ -163,13 +164,13 @@ def test_ndr_a_counter_cleared_inside_the_window_voids_it(plan):
 
 
 def test_without_64_bit_counters_an_interval_is_measured_only_where_no_wrap_fits(plan):
-    """No PortCountersExtended: over 10 s (+1 s of reading) HDR 4x carries 11 x 6.06e9 =
-    6.67e10 words, more than 2^32: not measured. 1x SDR (2 Gb/s: 62.5e6 words/s) carries
+    """No PortCountersExtended: over 10 s (+1 s of reading) HDR 4x carries 11 x 6.25e9 =
+    6.875e10 words, more than 2^32: not measured. 1x SDR (2 Gb/s: 62.5e6 words/s) carries
     6.875e8: measured."""
     q, _ = sls(plan)
     a = ports(0.0, {"xmit_data_sl": per_sl({q: 10})}).ports[(SW, 1)]
     b = ports(10.0, {"xmit_data_sl": per_sl({q: 20})}).ports[(SW, 1)]
-    assert traffic(a, b, 10.0, 200e9 * 64 / 66 / 32).xmit_sl is None
+    assert traffic(a, b, 10.0, 200e9 / 32).xmit_sl is None
     t = traffic(a, b, 10.0, 2e9 / 32)
     assert t.xmit_sl is not None and t.xmit_sl.bytes[q] == 40
 

@@ -19,6 +19,24 @@ RATES_GBPS = {
 # 12 lanes of XDR: no InfiniBand port is faster, so a larger number is a unit slip (Mb/s)
 MAX_GBPS = 3 * RATES_GBPS["XDR"]
 
+# PortInfo's active lane speed as OpenSM's dumps (osm_dump.c) and ibqos-readback name it (a
+# number, or OpenSM's "FDR10"), to the rate it belongs to. The numbers are nominal, not data
+# rates: SDR-QDR signal 2.5/5/10 Gbaud with 8b/10b (2/4/8 Gb/s of data), FDR10 10.3125 and
+# FDR 14.0625 with 64b/66b (10 and 13.64), EDR 25.78125 with 64b/66b (25), HDR 53.125 and
+# NDR 106.25 (50 and 100). A lane carries a quarter of the 4x data rate above.
+LANE_SPEED_RATES = {2.5: "SDR", 5.0: "DDR", 10.0: "QDR", 14.0: "FDR", 25.0: "EDR", 50.0: "HDR", 100.0: "NDR"}
+
+
+def link_data_gbps(width: str, speed: str) -> float | None:
+    """Data rate of a link from PortInfo's active width ("4X") and lane speed ("25", or "10.0",
+    or OpenSM's "FDR10"), in Gb/s; None when either is unknown ("??")."""
+    try:
+        lanes = int(width.strip().rstrip("Xx"))
+        rate = "FDR10" if speed.strip() == "FDR10" else LANE_SPEED_RATES.get(float(speed))
+    except ValueError:
+        return None
+    return lanes * RATES_GBPS[rate] / 4 if rate and lanes > 0 else None
+
 
 def rate_gbps(rate: str | float | int) -> float:
     """`EDR` -> 100.0; numbers (or numeric strings, optionally with `G`/`Gb/s`) are Gb/s."""

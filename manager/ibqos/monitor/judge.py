@@ -6,7 +6,7 @@ utilisation and the transmit wait per VL, held against the plan.
   over the interval, or over the sub-window of the new sample when the 32-bit counters wrapped
   beyond recovery in the interval (counters.traffic): `over` and `seconds` say which;
 - utilisation: those bytes over what the link carries in the same time at its data rate
-  (width x lane speed x line coding);
+  (width x the lane's data rate, ibqos.arbiter.rates.link_data_gbps);
 - saturated: utilisation at least `saturation` (default 0.9);
 - violation: on a saturated link, a class that was waiting (PortVLXmitWait on its VLs) got
   less than its guaranteed share minus the plan's tolerance (share_tolerance_pp);
@@ -18,23 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..arbiter.rates import link_data_gbps
 from ..fabric.model import Fabric
 from ..findings import Finding
 from ..plan import Plan
 from .counters import WORD, PortTraffic, Sample, SlBytes, traffic
 
 SATURATION = 0.9
-
-
-def link_gbps(width: str, speed: str) -> float | None:
-    """Data rate of a link from PortInfo's active width and lane speed (Gb/s)."""
-    try:
-        lanes = int(width.rstrip("Xx"))
-        lane = float(speed)
-    except ValueError:
-        return None
-    coding = 0.8 if lane <= 10 else 64 / 66  # 8b/10b up to QDR, 64b/66b from FDR
-    return lanes * lane * coding
 
 
 @dataclass
@@ -111,7 +101,7 @@ def words_per_s(fabric: Fabric, guid: int, port: int) -> float | None:
     """The data words (octets / 4) per second the port's link carries; None when unknown."""
     node = fabric.nodes.get(guid)
     p = node.ports.get(port) if node is not None else None
-    gbps = link_gbps(p.width, p.speed) if p is not None else None
+    gbps = link_data_gbps(p.width, p.speed) if p is not None else None
     return gbps * 1e9 / 8 / WORD if gbps else None
 
 
@@ -153,7 +143,7 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             wait = mine.vl_wait if mine is not None else None
             sl_bytes, seconds = counted.bytes, counted.seconds
             total = sum(sl_bytes)
-            gbps = link_gbps(port.width, port.speed)
+            gbps = link_data_gbps(port.width, port.speed)
             util = None
             if gbps and seconds > 0:
                 util = min(1.0, total * 8 / (seconds * gbps * 1e9))
