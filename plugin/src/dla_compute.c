@@ -14,7 +14,7 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		const struct dla_numbering *known, unsigned budget, struct dla_result *out,
 		char *note, size_t note_len, char *err, size_t len)
 {
-	char first[1024] = "";
+	char first[1024] = "", first_note[1024] = "";
 	int ret;
 
 	memset(out, 0, sizeof(*out));
@@ -32,15 +32,21 @@ int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32
 		    (out->source != DLA_GROUPS_FOUND_DEGRADED &&
 		     out->source != DLA_GROUPS_FOUND_KEPT))
 			break;
-		if (!alt)
+		if (!alt) {
 			snprintf(first, sizeof(first), "%s", err);
+			snprintf(first_note, sizeof(first_note), "%s", note);
+		}
 		dla_result_free(out);
 	}
 	/* Refused on every partition: say why for the first, the groups discovery reads (and
 	 * the admin sees in the record); a later one's port roles are another partition's (a
-	 * global link read as local) and its VL count that partition's. */
-	if (ret == -EINVAL && *first)
+	 * global link read as local) and its VL count that partition's. The note goes with it:
+	 * the last attempt's would depend on how many partitions there were (none left: no
+	 * note), not on the one refused. */
+	if (ret == -EINVAL && *first) {
 		snprintf(err, len, "%s", first);
+		snprintf(note, note_len, "%s", first_note);
+	}
 	if (ret)
 		dla_result_free(out);
 	return ret;

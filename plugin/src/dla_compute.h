@@ -21,7 +21,8 @@ struct dla_result {
  * pinned, stored: see dla_groups_choose. known: the previous sweep's destination numbering
  * (dla_routes_build; NULL: none). budget: VLs per class. 0 with out filled; -EINVAL
  * with err naming the rule (and the switch, group pair or turn) that stops dla; -ENOMEM.
- * note: as dla_groups_choose. out is empty on error.
+ * note: as dla_groups_choose, of the partition routed, or on a refusal of the one err names
+ * (the first). out is empty on error.
  */
 int dla_compute(const struct dla_fabric *f, const uint32_t *pinned, const uint32_t *stored,
 		const struct dla_numbering *known, unsigned budget, struct dla_result *out,

@@ -120,3 +120,20 @@ def test_refusal_names_the_first_partitions_turn_and_its_vls(tmp_path, ibsim_fab
         peer = topo.nodes[node.links[port][0]]
         assert role == ("local" if peer.group == node.group else "global"), (found[0], port, peer.name)
     assert "need 3 VLs per class, but 2 are available" in found[0], found[0]
+
+
+def test_a_refusal_after_other_partitions_logs_the_first_partitions_note(tmp_path, ibsim_fabric):
+    """A fresh start on the 72-CA dragonfly with one group pair unlinked and 2 VLs per class:
+    the partition discovery finds needs 3, and none other exists, yet dla tries 8. The refusal
+    names the first partition, and the note logged before it is that partition's (groups
+    discovered on a degraded fabric); it was the last attempt's, which found none: no note."""
+    net = dragonfly_unconnected_pair(4, 2, 2).write_net(tmp_path / "fabric.net")
+    tables = tmp_path / "vls2.tables"
+    tables.write_text("version 1\nsl2class 0,0,1,1,0,0,0,0,0,0,0,0,0,0,0,0\nvls_per_class 2\n")
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
+        run = run_dla(h, tables=tables, check=False)
+    lines = run.lines()
+    [refusal] = refusals(lines)
+    assert "need 3 VLs per class, but 2 are available" in refusal, refusal
+    notes = [ln.text for ln in lines if "dla: no stored group map fits" in ln.text]
+    assert notes and "(none stored); groups discovered on a degraded fabric" in notes[-1], notes

@@ -106,8 +106,38 @@ static void single_faults(unsigned a, unsigned p, unsigned h, unsigned g, int fr
 	df_free(&d);
 }
 
+/* A fresh start on the 72-CA dragonfly missing a global link (its pair left unlinked) with 2
+ * VLs per class: the first degraded partition needs 3 and no other partition exists, yet dla
+ * tries DLA_MAX_ALTERNATIVES. The refusal names the first partition, and so does the note;
+ * it was the last attempt's, which found no partition and wrote none. */
+static void refusal_note(void)
+{
+	struct df d;
+	struct dla_result res;
+	char note[1024] = "unset", err[768] = "";
+	int ret;
+
+	df_build(&d, 4, 2, 2, 9);
+	for (unsigned port = 1; port < d.f.sw[0].num_ports; port++) {
+		const struct dla_port *pt = &d.f.sw[0].ports[port];
+
+		if (pt->peer_kind == DLA_PEER_SWITCH && d.group[pt->peer_sw] != d.group[0]) {
+			df_unlink(&d, 0, port);
+			break;
+		}
+	}
+	ret = dla_compute(&d.f, NULL, NULL, NULL, 2, &res, note, sizeof(note), err, sizeof(err));
+	EXPECT_EQ(ret, -22);
+	EXPECT_STR_HAS(err, "need 3 VLs per class, but 2 are available");
+	EXPECT_STR_HAS(note,
+		       "no stored group map fits (none stored); groups discovered on a "
+		       "degraded fabric");
+	df_free(&d);
+}
+
 void test_faults(void)
 {
+	refusal_note();
 	single_faults(4, 2, 2, 9, 1, 1); /* 72 CAs */
 	/* groups of 3 missing a link are paths, as many global ones are: fresh discovery cannot
 	 * tell them apart (the stored map can) */
