@@ -266,8 +266,9 @@ def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_pa
     t.join(60)
     assert done, f"testbed report hung on a {kind} output"
     rc, _, err = done[0]
-    # a flow without a measurement fails its SL and says why (testbed docs): exit 1 naming the file
-    assert rc == 1 and "bw-sl0" in err and "Traceback" not in err and "internal" not in err, err
+    # a flow without a measurement is unusable input (testbed docs): exit 2 naming the file
+    assert rc == 2 and "bw-sl0" in err and "Traceback" not in err and "internal" not in err, err
+    assert err.startswith(f"ibqos: error: {r}/bw/bw-sl0.server.out"), err
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,15 @@ from pathlib import Path
 
 from ibqos.docfile import read_json
 from ibqos.errors import InputError
+from ibqos.inputfile import read_bytes
 
-from .perftest_output import Bandwidth, Latency, parse_file
+from .perftest_output import Bandwidth, Latency, Result, failure_line, parse_file
 from .planinput import load_plan
-from .results import FlowResult, Results
+from .results import FILE, FlowResult, ProcessResult, Results
+
+# Shares and predictions are compared in percentage points printed to 2 decimals: a
+# difference equal to the tolerance passes, which float subtraction misses by ~1e-15.
+_EPS_PP = 1e-9
 
 
 @dataclass
@@ -94,6 +99,7 @@ def build_report(
     results_dir = Path(results_dir)
     res = Results.load(results_dir)
     base = results_dir if results_dir.is_dir() else results_dir.parent
+    results_file = results_dir / FILE if results_dir.is_dir() else results_dir
     run = res.runplan
     planned = load_plan(prediction).share_tolerance_pp if prediction else run.share_tolerance_pp
     notes = []
@@ -101,7 +107,7 @@ def build_report(
         tolerance = planned
     elif tolerance != planned:  # one set of defaults: the plan's, unless a flag overrides and says so
         notes.append(f"note: --tolerance {tolerance:g} overrides the plan's {planned:g} pp")
-    per_sl = _measure(res, base)
+    per_sl, failures = _measure(res, base, _recorded_flows(res, results_file), notes)
     # A share is of the total of every SL: with one measurement missing the others' shares
     # would be of a partial total and judged wrongly, so none is judged.
     complete = all(m.bw_gbps is not None for m in per_sl)
@@ -112,9 +118,8 @@ def build_report(
 
     predicted = _predictions(run, prediction)
     sim = _simulated(simulated, run) if simulated else {}
-    failures = [
-        f"SL {m.sl} ({m.class_name}): no bandwidth measurement: {m.problems[0]}" for m in per_sl if m.bw_gbps is None
-    ]
+    if complete and total == 0:
+        failures.append("no SL moved any data: every bandwidth flow measured 0 (is the plan applied? ibqos status)")
     rows = []
     for c in run.classes:
         ms = [m for m in per_sl if m.sl in c.sls]
@@ -129,7 +134,7 @@ def build_report(
             row.diff_simulated = measured - row.simulated
             checks.append(("simulated", row.simulated, row.diff_simulated))
         if checks:
-            bad = [(what, ref, d) for what, ref, d in checks if abs(d) > tolerance]
+            bad = [(what, ref, d) for what, ref, d in checks if abs(d) > tolerance + _EPS_PP]
             row.passed = not bad
             failures += [
                 f"{row.label}: measured {measured:.2f} % vs {what} {ref:.2f} % "
@@ -155,43 +160,133 @@ def build_report(
     )
 
 
-def _measure(res: Results, base: Path) -> list[SLMeasure]:
-    unit = res.runplan.bw_unit
-    by_key = {(f.phase, f.id): f for f in res.flows}
+def _measure(
+    res: Results, base: Path, flows: dict[tuple[str, str], FlowResult], notes: list[str]
+) -> tuple[list[SLMeasure], list[str]]:
+    """Each SL's bandwidth (its receiver's, else its sender's) and latencies; and what the
+    recordings say against the plan (perftest ran at another MTU)."""
+    run = res.runplan
+    s = run.settings
     out = []
-    for c in res.runplan.classes:
+    mtus: dict[int, list[str]] = {}
+    for c in run.classes:
         for sl in c.sls:
             m = SLMeasure(sl, c.name)
-            bw = _result(by_key.get(("bw", f"bw-sl{sl}")), base, unit, ("server", "client"), m)
-            if isinstance(bw, Bandwidth):
-                m.bw_gbps = bw.gbps
-            m.lat_idle = _latency(by_key.get((f"lat-idle-sl{sl}", f"lat-idle-sl{sl}")), base, m)
-            m.lat_loaded = _latency(by_key.get((f"lat-loaded-sl{sl}", f"lat-loaded-sl{sl}")), base, m)
+            bw_flow = flows[("bw", f"bw-sl{sl}")]
+            bw, path = _result(bw_flow, base, run.bw_unit, s.size, ("server", "client"), notes)
+            assert isinstance(bw, Bandwidth)
+            if run.rate_gbps and bw.gbps > run.rate_gbps:
+                raise InputError(
+                    f"{bw.bw_average:g} {bw.unit} is {bw.gbps:.1f} Gb/s, more than the {run.rate} link carries "
+                    f"({run.rate_gbps:g} Gb/s): not this link's measurement, or not in {bw.unit}",
+                    file=path,
+                    line=bw.line,
+                    field=bw_flow.id,
+                )
+            m.bw_gbps = bw.gbps
+            results: list[tuple[str, Result]] = [(bw_flow.id, bw)]
+            for load in ("idle", "loaded"):
+                key = (f"lat-{load}-sl{sl}", f"lat-{load}-sl{sl}")
+                if key in flows:
+                    lat, _ = _result(flows[key], base, run.bw_unit, s.lat_size, ("client", "server"), notes)
+                    assert isinstance(lat, Latency)
+                    setattr(m, f"lat_{load}", lat)
+                    results.append((key[1], lat))
+            for fid, r in results:
+                if r.mtu is not None and r.mtu != run.mtu:
+                    mtus.setdefault(r.mtu, []).append(fid)
             out.append(m)
-    return out
+    failures = [
+        f"perftest ran at MTU {mtu}, the plan's is {run.mtu} ({', '.join(ids[:3])}"
+        f"{', ...' if len(ids) > 3 else ''}): a port's active MTU is below the plan's (ibqos status)"
+        for mtu, ids in mtus.items()
+    ]
+    return out, failures
 
 
-def _latency(flow: FlowResult | None, base: Path, m: SLMeasure) -> Latency | None:
-    if flow is None:
-        return None
-    r = _result(flow, base, "MB/sec", ("client", "server"), m)
-    return r if isinstance(r, Latency) else None
+def _recorded_flows(res: Results, path: Path) -> dict[tuple[str, str], FlowResult]:
+    """Every flow of the run plan, recorded once and as planned. A missing, doubled or
+    foreign recording leaves an SL's share unknowable (of which run? of what total?), so it
+    is refused, never picked from."""
+    planned = {(ph.name, f.id): f for ph, f in res.runplan.flows()}
+    lines = _flow_lines(path, len(res.flows))
+    got: dict[tuple[str, str], FlowResult] = {}
+    for i, fr in enumerate(res.flows):
+        key = (fr.phase, fr.id)
+        plan = planned.get(key)
+        problem = None
+        if plan is None:
+            problem = f"flow {fr.id} (phase {fr.phase}, SL {fr.sl}) is not in the run plan"
+        elif (fr.kind, fr.sl) != (plan.kind, plan.sl):
+            problem = f"flow {fr.id} is {fr.kind} on SL {fr.sl}; the run plan has {plan.kind} on SL {plan.sl}"
+        elif key in got:
+            problem = f"flow {fr.id} (phase {fr.phase}, SL {fr.sl}) is recorded twice: which run to judge is unknown"
+        if problem:
+            raise InputError(problem, file=path, line=lines[i] if lines else None, field=f"flows[{i}]")
+        got[key] = fr
+    missing = [k for k in planned if k not in got]
+    if missing:
+        phase, fid = missing[0]
+        raise InputError(
+            f"no recording of flow {fid} (phase {phase}, SL {planned[missing[0]].sl}); "
+            f"{len(missing)} of the run plan's {len(planned)} flows missing"
+            + (" (the run was interrupted)" if res.interrupted else ""),
+            file=path,
+            field="flows",
+        )
+    return got
 
 
-def _result(flow: FlowResult | None, base: Path, unit: str, roles: tuple[str, ...], m: SLMeasure):
-    """The first side whose output parses; records why when none does."""
-    if flow is None:
-        m.problems.append("flow missing from the results")
-        return None
-    why = []
+def _flow_lines(path: Path, count: int) -> list[int]:
+    """The line where each flow's object starts in results.json (Results.save writes one key
+    a line), or [] when the file is laid out otherwise."""
+    try:
+        text = read_bytes(path).decode("utf-8", errors="replace")
+    except (OSError, InputError):
+        return []
+    lines = [n for n, ln in enumerate(text.splitlines(), 1) if ln.lstrip().startswith('"phase":')]
+    return [n - 1 for n in lines] if len(lines) == count else []
+
+
+def _result(
+    flow: FlowResult,
+    base: Path,
+    unit: str,
+    size: int,
+    roles: tuple[str, str],
+    notes: list[str],
+) -> tuple[Result, Path]:
+    """The first side's result that parses; an InputError naming the file when neither does."""
+    why: list[tuple[ProcessResult, InputError]] = []
     for role in roles:
-        p = getattr(flow, role)
+        p: ProcessResult = getattr(flow, role)
+        path = base / p.stdout
         try:
-            return parse_file(base / p.stdout, json_unit=unit)
+            r = parse_file(path, json_unit=unit, size=size, kind=flow.kind)
         except InputError as e:
-            why.append(p.error or str(e))
-    m.problems.append(f"{flow.id}: {flow.error or why[0]}")
-    return None
+            why.append((p, e))
+            continue
+        if why:
+            notes.append(
+                f"note: {flow.id}: the {why[0][0].role}'s output is unusable ({why[0][1]}); the {role}'s is used"
+            )
+        return r, path
+    raise _unusable(flow, base, why)
+
+
+def _unusable(flow: FlowResult, base: Path, why: list[tuple[ProcessResult, InputError]]) -> InputError:
+    """Why a flow has no result: where perftest said it failed (the runner's diagnosis, at
+    its line of stderr), else why its output does not parse."""
+    for p, _ in why:
+        if p.error:
+            err = base / p.stderr
+            try:
+                said = failure_line(read_bytes(err, limit=1 << 20).decode("utf-8", errors="replace"))
+            except (OSError, InputError):
+                said = None
+            return InputError(p.error, file=err, line=said[0] if said else None, field=flow.id)
+    e = why[0][1]
+    return InputError(e.detail, file=e.file, line=e.line, field=flow.id)
 
 
 def _predictions(run, prediction: str | Path | None) -> dict[str, float | None]:

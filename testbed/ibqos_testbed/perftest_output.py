@@ -3,15 +3,22 @@
 Formats understood (learned from linux-rdma/perftest src/perftest_parameters.h, not copied):
 - bandwidth header `BW average[MB/sec]` (perftest <= 4.5 and releases before 24.07),
   `BW average[MiB/sec]` (24.07 and later; same unit, renamed) and `BW average[Gb/sec]`
-  (--report_gbits, any release);
-- the latency table `t_min[usec] ... 99.9% percentile[usec]` printed with -n iterations;
-- --out_json: valid JSON with quoted keys (24.07 and later) and the `key: value,` text that
+  (--report_gbits, any release), with or without --cpu_util's `CPU_Util[%]` column;
+- the latency table `t_min[usec] ... 99.9% percentile[usec]` printed with -n iterations, also
+  with -H/-U (the samples, then the header again, inside the table);
+- --out_json: valid JSON with quoted keys (24.01 and later) and the `key: value,` text that
   4.5 writes under the same option, which is not JSON (unquoted keys, trailing commas).
 
 A table starts at a line whose first word is `#bytes` and ends at the next line of dashes.
 Warnings that land inside it when stderr is captured with stdout (CPU frequency, PCIe
 relaxed ordering) are skipped; any other line there is an error, as is a table that never
 ends, so truncated and garbled output never yields a number.
+
+One measurement per flow is what the method compares, so these are refused with their reason:
+a bidirectional run (-b: both directions summed), rows of several message sizes (-a) unless
+the caller names the size, and several rows of one size (--run_infinitely, one per period).
+The `Mtu` perftest ran with is kept: when the port's active MTU is below -m, perftest says
+"Requested mtu is higher than active mtu" and runs at the smaller one.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ibqos.errors import InputError
@@ -34,12 +41,20 @@ _COLUMN = re.compile(
     r"|tps average"
 )
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_COUNT = re.compile(r"\d+")  # #bytes and #iterations: perftest prints them with %lu
 _END = re.compile(r"^-{20,}\s*$")
 _NOISE = (
     re.compile(r"Conflicting CPU frequency values detected"),
     re.compile(r"CPU Frequency is not max"),
     re.compile(r"^\s*WARNING\b", re.IGNORECASE),
+    # -H / -U: print_report_lat lists the samples as "#, usec" then "N, value" lines
+    re.compile(r"^#, \w+\s*$"),
+    re.compile(r"^\d+, \S+\s*$"),
 )
+_TITLE = re.compile(r"^\s+\S.*\bTest\s*$")  # "                    Send BW Test" (ctx_print_test_info)
+_MTU = re.compile(r"^\s*Mtu\s*:\s*(\d+)\[B\]")
+# what perftest prints on stderr/stdout when it gives up (send_bw.c, perftest_resources.c)
+_FAILED = re.compile(r"Couldn't|Failed to|Unable to|Did not detect|No IB devices|not found|Error\b")
 _LAT_COLUMNS = {
     "t_min[usec]": "t_min",
     "t_max[usec]": "t_max",
@@ -68,6 +83,8 @@ class Bandwidth:
     bw_average: float
     unit: str  # one of BW_UNITS
     msg_rate_mpps: float
+    mtu: int | None = None  # what perftest ran with (its "Mtu" line), None when not printed
+    line: int | None = field(default=None, compare=False)  # of the result row; None in --out_json
 
     @property
     def gbps(self) -> float:
@@ -88,13 +105,35 @@ class Latency:
     t_stdev: float
     p99: float
     p99_9: float
+    mtu: int | None = None
+    line: int | None = field(default=None, compare=False)
 
 
 Result = Bandwidth | Latency
 
 
-def parse_file(path: str | Path, *, json_unit: str = "MB/sec") -> Result:
-    """Parse a saved stdout capture or --out_json file; the format is recognised from the content."""
+def _latency(msg_size: int, iterations: int, t: dict[str, float], mtu: int | None, line: int | None) -> Latency:
+    return Latency(
+        msg_size,
+        iterations,
+        t["t_min"],
+        t["t_max"],
+        t["t_typical"],
+        t["t_avg"],
+        t["t_stdev"],
+        t["p99"],
+        t["p99_9"],
+        mtu=mtu,
+        line=line,
+    )
+
+
+def parse_file(
+    path: str | Path, *, json_unit: str = "MB/sec", size: int | None = None, kind: str | None = None
+) -> Result:
+    """Parse a saved stdout capture or --out_json file; the format is recognised from the content.
+    `size`: the message size the run asked for (-s), the row of that size is the result;
+    `kind`: "bw" or "lat", what the file must hold."""
     path = Path(path)
     # a FIFO or /dev/zero named in results.json is refused, not waited on or read forever;
     # perftest prints a few KiB, so 16 MiB is garbage, not output
@@ -102,54 +141,49 @@ def parse_file(path: str | Path, *, json_unit: str = "MB/sec") -> Result:
     if "\0" in text:
         raise InputError("binary data, not perftest output", file=path, line=text.count("\n", 0, text.index("\0")) + 1)
     if text.lstrip().startswith("{"):
-        return parse_json(text, source=path, unit=json_unit)
-    return parse_text(text, source=path)
+        return parse_json(text, source=path, unit=json_unit, size=size, kind=kind)
+    return parse_text(text, source=path, size=size, kind=kind)
 
 
-def parse_text(text: str, *, source: str | Path = "<stdout>") -> Result:
-    """The last result row of the first result table in perftest's stdout."""
+def parse_text(
+    text: str, *, source: str | Path = "<stdout>", size: int | None = None, kind: str | None = None
+) -> Result:
+    """The result row of the first result table in perftest's stdout (of message size `size`
+    when given; a table of several sizes needs it)."""
     lines = text.splitlines()
     if not text.strip():
         raise InputError("empty output: perftest printed nothing", file=source)
     start = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("#bytes")), None)
     if start is None:
+        if failed := failure_line(text):
+            raise InputError(f"perftest failed, no result: {failed[1]!r}", file=source, line=failed[0])
         raise InputError("no perftest result table (no '#bytes' header line)", file=source)
+    _refuse_bidirectional(lines[:start], source)
+    mtu = next((int(m.group(1)) for ln in lines[:start] if (m := _MTU.match(ln))), None)
     header = lines[start]
     columns = _COLUMN.findall(header)
-    kind = _table_kind(columns, source, start + 1)
-    rows: list[tuple[int, list[float]]] = []
-    for i in range(start + 1, len(lines)):
-        ln = lines[i]
-        if _END.match(ln):
-            break
-        if not ln.strip() or any(p.search(ln) for p in _NOISE):
-            continue
-        words = ln.split()
-        if not all(_NUMBER.fullmatch(w) for w in words) or len(words) != len(columns):
-            raise InputError(
-                f"garbled result row: expected {len(columns)} numbers under '{header.strip()}', got {ln.strip()!r}",
-                file=source,
-                line=i + 1,
-            )
-        values = [float(w) for w in words]
-        if not all(map(math.isfinite, values)):
-            raise InputError(f"number too large in result row {ln.strip()!r}", file=source, line=i + 1)
-        rows.append((i + 1, values))
-    else:
+    found = _table_kind(columns, source, start + 1)
+    _check_kind(found, kind, source, start + 1)
+    rows, ended = _rows(lines, start, columns, source)
+    if not ended and len(rows) > 1 and len({r[1][0] for r in rows}) == 1:
+        raise InputError(
+            f"{len(rows)} result rows of one message size and no end: a --run_infinitely capture (a row "
+            "per period); the method needs one measurement per flow (-D SECONDS)",
+            file=source,
+            line=rows[1][0],
+        )
+    if not ended:
         what = "after the last result row" if rows else "and no result row"
         raise InputError(
             f"truncated output: result table at line {start + 1} never ends ({what})", file=source, line=len(lines)
         )
     if not rows:
         raise InputError("truncated output: result table has a header but no result row", file=source, line=start + 1)
-    _, values = rows[-1]
+    line, values = _one_row(rows, size, source, start + 1)
     row = dict(zip(columns, values, strict=False))
-    if kind == "lat":
-        return Latency(
-            msg_size=int(row["#bytes"]),
-            iterations=int(row["#iterations"]),
-            **{field: row[col] for col, field in _LAT_COLUMNS.items()},
-        )
+    if found == "lat":
+        times = {field: row[col] for col, field in _LAT_COLUMNS.items()}
+        return _latency(int(row["#bytes"]), int(row["#iterations"]), times, mtu, line)
     unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
     return Bandwidth(
         msg_size=int(row["#bytes"]),
@@ -158,7 +192,90 @@ def parse_text(text: str, *, source: str | Path = "<stdout>") -> Result:
         bw_average=row[f"BW average[{unit}]"],
         unit=unit,
         msg_rate_mpps=row["MsgRate[Mpps]"],
+        mtu=mtu,
+        line=line,
     )
+
+
+def failure_line(text: str) -> tuple[int, str] | None:
+    """The first line (number, text) where perftest says it gave up, if it said so."""
+    return next(((n, ln.strip()) for n, ln in enumerate(text.splitlines(), 1) if _FAILED.search(ln)), None)
+
+
+def _rows(lines: list[str], start: int, columns: list[str], source) -> tuple[list[tuple[int, list[float]]], bool]:
+    """The table's rows as (line number, values), and whether its closing line of dashes came."""
+    header = lines[start].strip()
+    rows: list[tuple[int, list[float]]] = []
+    i = start + 1
+    while i < len(lines):
+        ln = lines[i]
+        if _END.match(ln):
+            # -H/-U print the header again after the samples, below a line of dashes
+            nxt = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+            if nxt is None or lines[nxt].strip() != header:
+                return rows, True
+            i = nxt + 1
+            continue
+        i += 1
+        if not ln.strip() or any(p.search(ln) for p in _NOISE):
+            continue
+        words = ln.split()
+        if not all(_NUMBER.fullmatch(w) for w in words) or len(words) != len(columns):
+            raise InputError(
+                f"garbled result row: expected {len(columns)} numbers under '{header}', got {ln.strip()!r}",
+                file=source,
+                line=i,
+            )
+        if not (_COUNT.fullmatch(words[0]) and _COUNT.fullmatch(words[1])):
+            raise InputError(f"#bytes and #iterations must be whole numbers, got {ln.strip()!r}", file=source, line=i)
+        values = [float(w) for w in words]
+        if not all(map(math.isfinite, values)):
+            raise InputError(f"number too large in result row {ln.strip()!r}", file=source, line=i)
+        if any(v < 0 for v in values):
+            raise InputError(f"negative number in result row {ln.strip()!r}", file=source, line=i)
+        rows.append((i, values))
+    return rows, False
+
+
+def _one_row(
+    rows: list[tuple[int, list[float]]], size: int | None, source, header_line: int
+) -> tuple[int, list[float]]:
+    sizes = list(dict.fromkeys(int(v[0]) for _, v in rows))
+    if size is not None:
+        rows = [r for r in rows if int(r[1][0]) == size]
+        if not rows:
+            raise InputError(
+                f"no result row of message size {size} (the run's -s); rows of {', '.join(map(str, sizes))} bytes",
+                file=source,
+                line=header_line,
+            )
+    elif len(sizes) > 1:
+        raise InputError(
+            f"result rows of {len(sizes)} message sizes ({sizes[0]}..{sizes[-1]} bytes, -a): name the size to compare",
+            file=source,
+            line=header_line,
+        )
+    if len(rows) > 1:
+        raise InputError(f"{len(rows)} result rows of message size {int(rows[0][1][0])}", file=source, line=rows[1][0])
+    return rows[0]
+
+
+def _check_kind(found: str, want: str | None, source, line: int | None) -> None:
+    if want is not None and found != want:
+        names = {"bw": "a bandwidth result (ib_send_bw's)", "lat": "a latency result (ib_send_lat's)"}
+        raise InputError(f"{names[found]}, not {names[want]}", file=source, line=line)
+
+
+def _refuse_bidirectional(head: list[str], source) -> None:
+    """-b sums both directions; the method compares one direction's shares at one port."""
+    for n, ln in enumerate(head, 1):
+        if _TITLE.match(ln) and "Bidirectional" in ln.split():
+            raise InputError(
+                f"a bidirectional run ({ln.strip()!r}, -b): its bandwidth is both directions' sum; "
+                "the method measures one direction, at the port facing the receiver (run without -b)",
+                file=source,
+                line=n,
+            )
 
 
 def _table_kind(columns: list[str], source, line: int) -> str:
@@ -178,9 +295,12 @@ def _table_kind(columns: list[str], source, line: int) -> str:
     raise InputError(f"unknown perftest result table header: {' '.join(columns) or '(empty)'}", file=source, line=line)
 
 
-def parse_json(text: str, *, source: str | Path = "<json>", unit: str = "MB/sec") -> Result:
+def parse_json(
+    text: str, *, source: str | Path = "<json>", unit: str = "MB/sec", size: int | None = None, kind: str | None = None
+) -> Result:
     """An --out_json file. `unit` is what the run printed (MB/sec unless --report_gbits was
-    given): the file itself does not say."""
+    given): the file itself does not say. perftest rewrites the file for each size of an -a
+    run, so it holds the last size's result: `size` is the one it must hold."""
     if unit not in BW_UNITS:
         raise InputError(f"unknown bandwidth unit {unit!r}", file=source, field="unit")
     if not text.strip():
@@ -196,7 +316,20 @@ def parse_json(text: str, *, source: str | Path = "<json>", unit: str = "MB/sec"
     else:
         info, results = _sections_of_v45_json(text, source)
     test = str(info.get("test", ""))
-    return _result_from_json(results, "lat" if "Latency" in test else "bw", unit, source)
+    if "Bidirectional" in test.split("_"):
+        raise InputError(
+            f"a bidirectional run ({test}, -b): its bandwidth is both directions' sum; the method "
+            "measures one direction, at the port facing the receiver (run without -b)",
+            file=source,
+            field="test_info.test",
+        )
+    mtu = info.get("Mtu")
+    found = "lat" if "Latency" in test or "t_avg" in results else "bw"
+    _check_kind(found, kind, source, None)
+    r = _result_from_json(results, found, unit, source, int(str(mtu)) if str(mtu).isdigit() else None)
+    if size is not None and r.msg_size != size:
+        raise InputError(f"MsgSize {r.msg_size}, not the run's -s {size}", file=source, field="results.MsgSize")
+    return r
 
 
 def _sections_of_v45_json(text: str, source) -> tuple[dict, dict]:
@@ -229,7 +362,7 @@ def _sections_of_v45_json(text: str, source) -> tuple[dict, dict]:
     return sections.get("test_info", {}), sections["results"]
 
 
-def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
+def _result_from_json(results: dict, kind: str, unit: str, source, mtu: int | None) -> Result:
     def num(key: str) -> float:
         if key not in results:
             raise InputError(f"--out_json results lack {key!r}", file=source, field=key)
@@ -241,12 +374,9 @@ def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
             raise InputError(f"not a finite number: {results[key]!r}", file=source, field=key)
         return v
 
-    if kind == "lat" or "t_avg" in results:
-        return Latency(
-            msg_size=int(num("MsgSize")),
-            iterations=int(num("n_iterations")),
-            **{field: num(key) for key, field in _LAT_JSON.items()},
-        )
+    if kind == "lat":
+        times = {field: num(key) for key, field in _LAT_JSON.items()}
+        return _latency(int(num("MsgSize")), int(num("n_iterations")), times, mtu, None)
     return Bandwidth(
         msg_size=int(num("MsgSize")),
         iterations=int(num("n_iterations")),
@@ -254,4 +384,5 @@ def _result_from_json(results: dict, kind: str, unit: str, source) -> Result:
         bw_average=num("BW_average"),
         unit=unit,
         msg_rate_mpps=num("MsgRate"),
+        mtu=mtu,
     )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -104,7 +107,8 @@ def _lines(name):
     [
         ("", "empty output"),
         ("   \n\n", "empty output"),
-        (" Did not detect devices \n If device exists, check if driver is up\n", "no perftest result table"),
+        (" Did not detect devices \n If device exists, check if driver is up\n", ":1: perftest failed, no result"),
+        ("5209.310000\n", "no perftest result table"),  # --output=bandwidth prints the bare number
     ],
 )
 def test_empty_or_tableless_output(text, message):
@@ -190,3 +194,127 @@ def test_fixtures_note_their_source_format():
     for path in (FIXTURES / "perftest").iterdir():
         notes = [ln for ln in path.read_text().splitlines() if ln.startswith("#: ")]
         assert notes and "perftest" in notes[0], path.name
+
+
+# Other versions and options, each fixture hand-written from what that perftest prints (its
+# '#: ' notes cite the format strings); the result is the row of the run's message size.
+
+
+def test_all_sizes_run_gives_the_row_of_the_runs_size():
+    """-a prints a row per size 2..2^23; the run's -s names the one to compare. Before, the last
+    row (8 MiB) was taken, for latency too, whatever size the run plan asked for."""
+    bw = fixture_text("send_bw_4.5_client_all_sizes.txt")
+    r = parse_text(bw, size=65536)
+    assert (r.msg_size, r.bw_average, r.iterations) == (65536, 5209.31, 833489)
+    with pytest.raises(InputError, match=r"^a.txt:\d+: result rows of 23 message sizes \(2\.\.8388608 bytes, -a\)"):
+        parse_text(bw, source="a.txt")
+    with pytest.raises(InputError, match=r"no result row of message size 65537 .* rows of 2, 4, 8, "):
+        parse_text(bw, size=65537)
+    lat = parse_text(fixture_text("send_lat_4.5_client_all_sizes.txt"), size=2)
+    assert (lat.msg_size, lat.t_avg, lat.p99) == (2, 1.10, 1.39)
+
+
+def test_run_infinitely_capture_is_refused_as_such():
+    """--run_infinitely prints a row per period and never the closing line; it was called
+    truncated output, which it is not."""
+    text = fixture_text("send_bw_4.5_server_run_infinitely.txt")
+    with pytest.raises(
+        InputError, match=r"^i.txt:\d+: 3 result rows of one message size and no end: a --run_infinitely"
+    ):
+        parse_text(text, source="i.txt", size=65536)
+
+
+def test_bidirectional_run_is_refused():
+    """-b: both directions' sum (the title says so); it had been taken as one direction's
+    bandwidth, up to twice the link."""
+    text = fixture_text("send_bw_4.5_client_bidirectional.txt")
+    with pytest.raises(InputError, match=r"^b.txt:2: a bidirectional run \('Send Bidirectional BW Test', -b\)"):
+        parse_text(text, source="b.txt")
+    doc = fixture_text("send_bw_25.10_out.json").replace('"Send_BW_Test"', '"Send_Bidirectional_BW_Test"')
+    with pytest.raises(InputError, match=r"test_info.test: a bidirectional run"):
+        parse_json(doc)
+
+
+def test_cpu_util_column_and_histogram_lines():
+    r = parse_text(fixture_text("send_bw_24.07_server_cpu_util.txt"))
+    assert (r.unit, r.bw_average, r.msg_size) == ("MiB/sec", 5209.31, 65536)
+    lat = parse_text(fixture_text("send_lat_4.5_client_histogram.txt"))  # -H: samples, header again, row
+    assert (lat.iterations, lat.t_avg, lat.p99_9) == (10, 1.10, 1.38)
+
+
+def test_the_mtu_perftest_ran_with_is_kept():
+    """When the port's active MTU is below -m, perftest says so and runs at the active one."""
+    assert parse_text(fixture_text("send_bw_4.5_client_mtu_fallback.txt")).mtu == 2048
+    assert parse_text(fixture_text("send_bw_4.5_server_MB.txt")).mtu == 4096
+    assert parse_json(fixture_text("send_bw_25.10_out.json")).mtu == 4096
+    assert parse_json(fixture_text("send_lat_4.5_out.json")).mtu == 4096
+
+
+@pytest.mark.parametrize(
+    "name, line, said",
+    [
+        ("send_bw_4.5_client_connect_failed.txt", 1, "Couldn't connect to node1:18518"),
+        ("send_bw_4.5_server_modify_qp_failed.txt", 23, "Failed to modify QP 275 to RTR"),
+    ],
+)
+def test_a_failed_run_says_where_perftest_gave_up(name, line, said):
+    with pytest.raises(InputError) as e:
+        parse_text(fixture_text(name), source="f.txt")
+    assert str(e.value) == f"f.txt:{line}: perftest failed, no result: {said!r}"
+
+
+@pytest.mark.parametrize(
+    "old, new, says",
+    [
+        ("5209.31", "-5209.31", "negative number"),
+        (" 833489 ", " 833489.5 ", "#bytes and #iterations must be whole numbers"),
+        (" 65536 ", " 6.5536e4 ", "#bytes and #iterations must be whole numbers"),
+    ],
+)
+def test_numbers_perftest_cannot_print_are_refused(old, new, says):
+    text = fixture_text("send_bw_4.5_server_MB.txt")
+    assert old in text
+    with pytest.raises(InputError, match=rf"^f.txt:24: {says}"):
+        parse_text(text.replace(old, new), source="f.txt")
+
+
+def test_crlf_line_ends_parse_alike():
+    for name in ALL_TEXT:
+        text = fixture_text(name)
+        assert parse_text(text.replace("\n", "\r\n")) == parse_text(text)
+
+
+def test_kind_and_size_of_an_out_json_file():
+    with pytest.raises(InputError, match=r"a latency result \(ib_send_lat's\), not a bandwidth result"):
+        parse_json(fixture_text("send_lat_25.10_out.json"), kind="bw")
+    with pytest.raises(InputError, match=r"results.MsgSize: MsgSize 65536, not the run's -s 4096"):
+        parse_json(fixture_text("send_bw_4.5_out.json"), size=4096)
+    with pytest.raises(InputError, match=r":23: a bandwidth result \(ib_send_bw's\), not a latency result"):
+        parse_text(fixture_text("send_bw_4.5_server_MB.txt"), source="f.txt", kind="lat")
+
+
+DEBIAN_TOOLS = [Path("/usr/bin/ib_send_bw"), Path("/usr/bin/ib_send_lat")]
+
+
+@pytest.mark.skipif(not all(p.exists() for p in DEBIAN_TOOLS), reason="Debian's perftest is not installed")
+def test_every_result_header_of_the_installed_perftest():
+    """Debian 12's perftest (4.5+0.17; `ib_send_bw --version` says 6.06) carries its table
+    headers as strings: each one, under a row of as many numbers as it has columns, parses
+    or is refused for its reason, never misread."""
+    headers = set()
+    for tool in DEBIAN_TOOLS:
+        headers |= {h.decode() for h in re.findall(rb" #bytes [ -~\t]+", tool.read_bytes())}
+    assert len(headers) >= 6, headers
+    refused = {"#sl": "raw Ethernet QoS", "tps average": "duration run"}
+    for header in headers:
+        n = header.count("[") + header.count("#") + ("tps average" in header)  # a column: '#name' or 'name[unit]'
+        row = " ".join(["65536", "1000"] + ["1.5"] * (n - 2))
+        text = f"{header}\n {row}\n" + "-" * 87 + "\n"
+        why = next((w for k, w in refused.items() if k in header), None)
+        if why:
+            with pytest.raises(InputError, match=why):
+                parse_text(text)
+            continue
+        r = parse_text(text)
+        assert (r.msg_size, r.iterations) == (65536, 1000), header
+        assert (r.bw_average if isinstance(r, Bandwidth) else r.t_avg) == 1.5, header
