@@ -19,6 +19,7 @@ BW_TEXT = {
     "send_bw_4.5_server_Gb.txt": ("Gb/sec", 43.70),
     "send_bw_25.10_server_MiB.txt": ("MiB/sec", 5209.31),
     "send_bw_25.10_client_Gb.txt": ("Gb/sec", 43.72),
+    "send_bw_25.10_server_rdma_cm.txt": ("MiB/sec", 5209.31),  # -R: GID lines, rdma_cm's own wait message
 }
 LAT_TEXT = {
     "send_lat_4.5_client.txt": (1.09, 1.38, 7.31),
