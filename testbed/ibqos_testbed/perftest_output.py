@@ -185,16 +185,38 @@ def parse_text(
         times = {field: row[col] for col, field in _LAT_COLUMNS.items()}
         return _latency(int(row["#bytes"]), int(row["#iterations"]), times, mtu, line)
     unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
-    return Bandwidth(
-        msg_size=int(row["#bytes"]),
-        iterations=int(row["#iterations"]),
-        bw_peak=row[f"BW peak[{unit}]"],
-        bw_average=row[f"BW average[{unit}]"],
-        unit=unit,
-        msg_rate_mpps=row["MsgRate[Mpps]"],
-        mtu=mtu,
-        line=line,
+    return _in_its_unit(
+        Bandwidth(
+            msg_size=int(row["#bytes"]),
+            iterations=int(row["#iterations"]),
+            bw_peak=row[f"BW peak[{unit}]"],
+            bw_average=row[f"BW average[{unit}]"],
+            unit=unit,
+            msg_rate_mpps=row["MsgRate[Mpps]"],
+            mtu=mtu,
+            line=line,
+        ),
+        source,
     )
+
+
+def _in_its_unit(bw: Bandwidth, source) -> Bandwidth:
+    """perftest derives both numbers from one count (print_report_bw): BW average x the unit's
+    bytes = MsgRate x 10^6 x #bytes. A row where they disagree beyond printing's rounding
+    (%.2f and %.6f) is in another unit than its header (or the run's, for --out_json) or edited."""
+    unit_bytes = 125_000_000 if bw.unit == "Gb/sec" else _BYTES_PER_UNIT[bw.unit]
+    said = bw.bw_average * unit_bytes
+    counted = bw.msg_rate_mpps * 1e6 * bw.msg_size
+    rounding = 0.005 * unit_bytes + 0.5 * bw.msg_size
+    if abs(said - counted) > rounding + 0.01 * max(said, counted):
+        raise InputError(
+            f"BW average {bw.bw_average:g} {bw.unit} is not MsgRate {bw.msg_rate_mpps:g} Mpps x {bw.msg_size} bytes "
+            f"({counted / unit_bytes:.2f} {bw.unit}): a number in another unit, or edited",
+            file=source,
+            line=bw.line,
+            field=None if bw.line else "results.BW_average",
+        )
+    return bw
 
 
 def failure_line(text: str) -> tuple[int, str] | None:
@@ -377,7 +399,7 @@ def _result_from_json(results: dict, kind: str, unit: str, source, mtu: int | No
     if kind == "lat":
         times = {field: num(key) for key, field in _LAT_JSON.items()}
         return _latency(int(num("MsgSize")), int(num("n_iterations")), times, mtu, None)
-    return Bandwidth(
+    bw = Bandwidth(
         msg_size=int(num("MsgSize")),
         iterations=int(num("n_iterations")),
         bw_peak=num("BW_peak"),
@@ -386,3 +408,4 @@ def _result_from_json(results: dict, kind: str, unit: str, source, mtu: int | No
         msg_rate_mpps=num("MsgRate"),
         mtu=mtu,
     )
+    return _in_its_unit(bw, source)

@@ -96,8 +96,8 @@ def _caption(rep: Report) -> str:
 
 
 def to_dict(rep: Report) -> dict:
-    def lat(x):
-        return None if x is None else dataclasses.asdict(x)
+    def lat(x):  # the row's line in its file is for error messages, not the report
+        return None if x is None else {k: v for k, v in dataclasses.asdict(x).items() if k != "line"}
 
     return {
         "schema": SCHEMA,

@@ -85,8 +85,10 @@ def test_parse_file_recognises_json_and_text(tmp_path):
         assert r.gbps == pytest.approx(43.70, abs=0.005)
     # json_unit says how to read the JSON's bare numbers (what the run printed); a text capture
     # names its unit in its header, and json_unit does not change it
-    assert parse_file(json_out, json_unit="Gb/sec").gbps == 5209.31
     assert parse_file(text_out, json_unit="Gb/sec").gbps == pytest.approx(43.70, abs=0.005)
+    # MB/sec numbers read as Gb/sec disagree with the file's own MsgRate (was: 5209.31 Gb/s)
+    with pytest.raises(InputError, match=r"results.BW_average: BW average 5209.31 Gb/sec is not MsgRate 0.083349"):
+        parse_file(json_out, json_unit="Gb/sec")
 
 
 def test_noise_inside_the_table_is_skipped():
@@ -309,7 +311,9 @@ def test_every_result_header_of_the_installed_perftest():
     refused = {"#sl": "raw Ethernet QoS", "tps average": "duration run"}
     for header in headers:
         n = header.count("[") + header.count("#") + ("tps average" in header)  # a column: '#name' or 'name[unit]'
-        row = " ".join(["65536", "1000"] + ["1.5"] * (n - 2))
+        # 1.5 MB/sec (2^20 B) of 65536-byte messages is 24 messages/s; 1.5 Gb/sec is 2861.02
+        rate = "0.002861" if "Gb/sec" in header else "0.000024"
+        row = " ".join(["65536", "1000"] + [rate if c.startswith("MsgRate") else "1.5" for c in _columns(header)[2:n]])
         text = f"{header}\n {row}\n" + "-" * 87 + "\n"
         why = next((w for k, w in refused.items() if k in header), None)
         if why:
@@ -319,3 +323,22 @@ def test_every_result_header_of_the_installed_perftest():
         r = parse_text(text)
         assert (r.msg_size, r.iterations) == (65536, 1000), header
         assert (r.bw_average if isinstance(r, Bandwidth) else r.t_avg) == 1.5, header
+
+
+def _columns(header: str) -> list[str]:
+    """A header's column names, split where perftest puts 3 or more spaces between them."""
+    return re.split(r"\s{3,}|(?<=\]) +|(?<=#bytes) +|(?<=#iterations) +", header.strip())
+
+
+def test_numbers_in_another_unit_than_the_header_are_refused():
+    """MB/sec numbers under a Gb/sec header (or the reverse) contradict the row's own MsgRate:
+    perftest prints BW average x unit = MsgRate x 10^6 x #bytes. Before: 5209.31 Gb/s."""
+    mb = fixture_text("send_bw_4.5_server_MB.txt")
+    with pytest.raises(
+        InputError,
+        match=r"^f.txt:24: BW average 5209.31 Gb/sec is not MsgRate 0.083349 Mpps x 65536 bytes \(43.70 Gb/sec\)",
+    ):
+        parse_text(mb.replace("[MB/sec]", "[Gb/sec]"), source="f.txt")
+    gb = fixture_text("send_bw_4.5_server_Gb.txt")
+    with pytest.raises(InputError, match=r"BW average 43.7 MB/sec is not .* \(5209.\d\d MB/sec\)"):
+        parse_text(gb.replace("[Gb/sec]", "[MB/sec]"), source="f.txt")

@@ -17,7 +17,7 @@ from testbed_helpers import FIXTURES, fixture_text
 
 GOOD = FIXTURES / "results_configA"
 PLAN = FIXTURES / "plan_configA.json"
-ROW = re.compile(r"^( 65536\s+\d+\s+\S+\s+)(\S+)", re.M)  # the result row of -s 65536, BW average
+ROW = re.compile(r"^( 65536\s+\d+\s+\S+\s+)(\S+)(\s+)(\S+)$", re.M)  # -s 65536's row: BW average, MsgRate
 
 
 @pytest.fixture
@@ -40,10 +40,12 @@ def _bw_flow(doc: dict, sl: int) -> dict:
 
 
 def _set_bw(res: Path, sl: int, value: str) -> None:
-    """SL's bandwidth flow measured `value` (MB/sec) on both sides."""
+    """SL's bandwidth flow measured `value` (MB/sec) on both sides, and the message rate that
+    goes with it (perftest prints both from one count: MB/sec x 2^20 = Mpps x 10^6 x 65536)."""
+    rate = f"{float(value) * 2**20 / 65536 / 1e6:.6f}"
     for role in ("server", "client"):
         p = res / "bw" / f"bw-sl{sl}.{role}.out"
-        text, n = ROW.subn(lambda m: m.group(1) + value.ljust(len(m.group(2))), p.read_text())
+        text, n = ROW.subn(lambda m: m.group(1) + value.ljust(len(m.group(2))) + m.group(3) + rate, p.read_text())
         assert n == 1
         p.write_text(text)
 
@@ -121,7 +123,7 @@ def test_a_failed_run_is_unusable_input_named_where_perftest_said_it(ibqos_cli, 
     "cut, says",
     [
         (lambda t: "", r"bw-sl1.server.out: bw-sl1: empty output: perftest printed nothing"),
-        (lambda t: t[: ROW.search(t).end() - 3], r"bw-sl1.server.out:24: bw-sl1: garbled result row"),
+        (lambda t: t[: ROW.search(t).end(2) - 3], r"bw-sl1.server.out:24: bw-sl1: garbled result row"),
         (lambda t: t[: t.rstrip().rindex("\n") + 1], r"bw-sl1.server.out:24: bw-sl1: truncated output: .* never ends"),
         (lambda t: fixture_text("send_bw_4.5_server_modify_qp_failed.txt"), r":23: bw-sl1: perftest failed, no result"),
     ],
@@ -157,16 +159,27 @@ def test_a_latency_table_in_a_bandwidth_flow(ibqos_cli, res):
     )
 
 
-def test_a_bandwidth_no_link_carries_is_a_unit_slip(ibqos_cli, res):
-    """MB/sec numbers under a Gb/sec header: 5205 'Gb/s' on an EDR link. Before: exit 1, judged."""
+def test_a_bandwidth_no_link_carries_is_refused(ibqos_cli, res):
+    """15000 MB/sec (its MsgRate agrees) is 125.8 Gb/s: no EDR link carries it. Before: judged (exit 1)."""
+    _set_bw(res, 0, "15000.00")
+    rc, err = _report(ibqos_cli, res)
+    assert rc == 2
+    assert err == (
+        f"ibqos: error: {res}/bw/bw-sl0.server.out:24: bw-sl0: 15000 MB/sec is 125.8 Gb/s, more than "
+        "the EDR link carries (100 Gb/s): not this link's measurement, or not in MB/sec"
+    )
+
+
+def test_numbers_in_another_unit_are_unusable_input(ibqos_cli, res):
+    """MB/sec numbers under a Gb/sec header: 5205 'Gb/s'. Before: exit 1, judged."""
     for role in ("server", "client"):
         p = res / "bw" / f"bw-sl0.{role}.out"
         p.write_text(p.read_text().replace("[MB/sec]", "[Gb/sec]"))
     rc, err = _report(ibqos_cli, res)
     assert rc == 2
     assert err == (
-        f"ibqos: error: {res}/bw/bw-sl0.server.out:24: bw-sl0: 5205.24 Gb/sec is 5205.2 Gb/s, more than "
-        "the EDR link carries (100 Gb/s): not this link's measurement, or not in Gb/sec"
+        f"ibqos: error: {res}/bw/bw-sl0.server.out:24: bw-sl0: BW average 5205.24 Gb/sec is not "
+        "MsgRate 0.083284 Mpps x 65536 bytes (43.66 Gb/sec): a number in another unit, or edited"
     )
 
 
@@ -224,6 +237,7 @@ def test_crlf_recordings_give_the_same_report(ibqos_cli, res):
     got = json.loads(ibqos_cli("testbed", "report", res, "--json").stdout)
     want = json.loads(ibqos_cli("testbed", "report", GOOD, "--json").stdout)
     assert got["per_class"] == want["per_class"] and got["per_sl"] == want["per_sl"]
+    assert got["per_sl"][0]["lat_idle_us"]["mtu"] == 4096 and "line" not in got["per_sl"][0]["lat_idle_us"]
 
 
 def _shares_plan(make_plan, shares: dict[str, float]) -> Path:
