@@ -33,7 +33,7 @@ class SLMeasure:
     share: float | None = None  # percent of the total measured
     lat_idle: Latency | None = None
     lat_loaded: Latency | None = None
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # a measurement taken from the other side, and why
 
 
 @dataclass
@@ -173,7 +173,7 @@ def _measure(
         for sl in c.sls:
             m = SLMeasure(sl, c.name)
             bw_flow = flows[("bw", f"bw-sl{sl}")]
-            bw, path = _result(bw_flow, base, run.bw_unit, s.size, ("server", "client"), notes)
+            bw, path = _result(bw_flow, base, run.bw_unit, s.size, ("server", "client"), m)
             assert isinstance(bw, Bandwidth)
             if run.rate_gbps and bw.gbps > run.rate_gbps:
                 raise InputError(
@@ -185,16 +185,16 @@ def _measure(
                 )
             m.bw_gbps = bw.gbps
             results: list[tuple[str, Result]] = [(bw_flow.id, bw)]
-            for load in ("idle", "loaded"):
-                key = (f"lat-{load}-sl{sl}", f"lat-{load}-sl{sl}")
-                if key in flows:
-                    lat, _ = _result(flows[key], base, run.bw_unit, s.lat_size, ("client", "server"), notes)
-                    assert isinstance(lat, Latency)
-                    setattr(m, f"lat_{load}", lat)
-                    results.append((key[1], lat))
+            # the run plan has no loaded phase when it has one SL
+            idle, loaded = (flows.get((f"lat-{load}-sl{sl}",) * 2) for load in ("idle", "loaded"))
+            if idle:
+                m.lat_idle = _latency(idle, base, s.lat_size, m, results)
+            if loaded:
+                m.lat_loaded = _latency(loaded, base, s.lat_size, m, results)
             for fid, r in results:
                 if r.mtu is not None and r.mtu != run.mtu:
                     mtus.setdefault(r.mtu, []).append(fid)
+            notes += [f"note: {problem}" for problem in m.problems]
             out.append(m)
     failures = [
         f"perftest ran at MTU {mtu}, the plan's is {run.mtu} ({', '.join(ids[:3])}"
@@ -202,6 +202,13 @@ def _measure(
         for mtu, ids in mtus.items()
     ]
     return out, failures
+
+
+def _latency(flow: FlowResult, base: Path, size: int, m: SLMeasure, results: list[tuple[str, Result]]) -> Latency:
+    lat, _ = _result(flow, base, "MB/sec", size, ("client", "server"), m)
+    assert isinstance(lat, Latency)
+    results.append((flow.id, lat))
+    return lat
 
 
 def _recorded_flows(res: Results, path: Path) -> dict[tuple[str, str], FlowResult]:
@@ -254,9 +261,10 @@ def _result(
     unit: str,
     size: int,
     roles: tuple[str, str],
-    notes: list[str],
+    m: SLMeasure,
 ) -> tuple[Result, Path]:
-    """The first side's result that parses; an InputError naming the file when neither does."""
+    """The first side's result that parses (in m.problems when it is not the first side's);
+    an InputError naming the file when neither does."""
     why: list[tuple[ProcessResult, InputError]] = []
     for role in roles:
         p: ProcessResult = getattr(flow, role)
@@ -267,8 +275,8 @@ def _result(
             why.append((p, e))
             continue
         if why:
-            notes.append(
-                f"note: {flow.id}: the {why[0][0].role}'s output is unusable ({why[0][1]}); the {role}'s is used"
+            m.problems.append(
+                f"{flow.id}: the {why[0][0].role}'s output is unusable ({why[0][1]}); the {role}'s is used"
             )
         return r, path
     raise _unusable(flow, base, why)

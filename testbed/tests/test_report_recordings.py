@@ -50,6 +50,13 @@ def _set_bw(res: Path, sl: int, value: str) -> None:
         p.write_text(text)
 
 
+def _both_sides(res: Path, flow: str, edit) -> None:
+    """Both recorded outputs of bandwidth flow `flow` replaced by edit(their text)."""
+    for role in ("server", "client"):
+        p = res / "bw" / f"{flow}.{role}.out"
+        p.write_text(edit(p.read_text()))
+
+
 def _report(ibqos_cli, res: Path, *args):
     r = ibqos_cli("testbed", "report", res, *args)
     err = r.stderr.strip().splitlines()
@@ -130,9 +137,7 @@ def test_a_failed_run_is_unusable_input_named_where_perftest_said_it(ibqos_cli, 
 )
 def test_cut_short_or_failed_output_is_unusable_input(ibqos_cli, res, cut, says):
     """Killed, empty or failed on both sides. Before: exit 1 and 'FAIL: SL 1 ... no bandwidth measurement'."""
-    for role in ("server", "client"):
-        p = res / "bw" / f"bw-sl1.{role}.out"
-        p.write_text(cut(p.read_text()))
+    _both_sides(res, "bw-sl1", cut)
     rc, err = _report(ibqos_cli, res)
     assert rc == 2 and err.startswith("ibqos: error: ") and re.search(says, err), err
 
@@ -145,13 +150,14 @@ def test_the_receivers_output_first_else_the_senders_with_a_note(ibqos_cli, res)
         f"note: bw-sl1: the server's output is unusable ({res}/bw/bw-sl1.server.out: empty output: "
         "perftest printed nothing); the client's is used"
     )
+    (sl1,) = [s for s in json.loads(ibqos_cli("testbed", "report", res, "--json").stdout)["per_sl"] if s["sl"] == 1]
+    assert sl1["problems"] == [err.removeprefix("note: ")]
 
 
 def test_a_latency_table_in_a_bandwidth_flow(ibqos_cli, res):
     """Before: internal error (IndexError), exit 70."""
     lat = (res / "lat-idle-sl2" / "lat-idle-sl2.client.out").read_text()
-    for role in ("server", "client"):
-        (res / "bw" / f"bw-sl2.{role}.out").write_text(lat)
+    _both_sides(res, "bw-sl2", lambda _: lat)
     rc, err = _report(ibqos_cli, res)
     assert rc == 2
     assert err.endswith(
@@ -172,9 +178,7 @@ def test_a_bandwidth_no_link_carries_is_refused(ibqos_cli, res):
 
 def test_numbers_in_another_unit_are_unusable_input(ibqos_cli, res):
     """MB/sec numbers under a Gb/sec header: 5205 'Gb/s'. Before: exit 1, judged."""
-    for role in ("server", "client"):
-        p = res / "bw" / f"bw-sl0.{role}.out"
-        p.write_text(p.read_text().replace("[MB/sec]", "[Gb/sec]"))
+    _both_sides(res, "bw-sl0", lambda t: t.replace("[MB/sec]", "[Gb/sec]"))
     rc, err = _report(ibqos_cli, res)
     assert rc == 2
     assert err == (
