@@ -27,6 +27,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 
 from ibqos.errors import InputError
@@ -112,7 +113,19 @@ class Latency:
 Result = Bandwidth | Latency
 
 
-def _latency(msg_size: int, iterations: int, t: dict[str, float], mtu: int | None, line: int | None) -> Latency:
+def _latency(msg_size: int, iterations: int, t: dict[str, float], mtu: int | None, source, line: int | None) -> Latency:
+    """print_report_lat prints them from one sorted array (min, median, p99, p99.9, the
+    element after the kept ones) and the mean of the kept ones: a row out of that order is
+    not one perftest printed."""
+    order = ("t_min", "t_typical", "p99", "p99_9", "t_max")
+    if any(t[a] > t[b] for a, b in pairwise(order)) or not t["t_min"] <= t["t_avg"] <= t["t_max"]:
+        raise InputError(
+            "latencies out of order: perftest prints t_min <= t_typical <= 99% <= 99.9% <= t_max "
+            f"and t_min <= t_avg <= t_max, got {', '.join(f'{k} {t[k]:g}' for k in (*order, 't_avg'))}",
+            file=source,
+            line=line,
+            field=None if line else "results",
+        )
     return Latency(
         msg_size,
         iterations,
@@ -183,7 +196,7 @@ def parse_text(
     row = dict(zip(columns, values, strict=False))
     if found == "lat":
         times = {field: row[col] for col, field in _LAT_COLUMNS.items()}
-        return _latency(int(row["#bytes"]), int(row["#iterations"]), times, mtu, line)
+        return _latency(int(row["#bytes"]), int(row["#iterations"]), times, mtu, source, line)
     unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
     return _in_its_unit(
         Bandwidth(
@@ -398,7 +411,7 @@ def _result_from_json(results: dict, kind: str, unit: str, source, mtu: int | No
 
     if kind == "lat":
         times = {field: num(key) for key, field in _LAT_JSON.items()}
-        return _latency(int(num("MsgSize")), int(num("n_iterations")), times, mtu, None)
+        return _latency(int(num("MsgSize")), int(num("n_iterations")), times, mtu, source, None)
     bw = Bandwidth(
         msg_size=int(num("MsgSize")),
         iterations=int(num("n_iterations")),

@@ -342,3 +342,16 @@ def test_numbers_in_another_unit_than_the_header_are_refused():
     gb = fixture_text("send_bw_4.5_server_Gb.txt")
     with pytest.raises(InputError, match=r"BW average 43.7 MB/sec is not .* \(5209.\d\d MB/sec\)"):
         parse_text(gb.replace("[Gb/sec]", "[MB/sec]"), source="f.txt")
+
+
+def test_latencies_out_of_perftest_order_are_refused():
+    """t_min, median, 99 %, 99.9 % and t_max come from one sorted array, t_avg is between the
+    ends: a row out of that order (columns swapped, edited) is no measurement. Before: read."""
+    text = fixture_text("send_lat_4.5_client.txt")
+    row = next(ln for ln in text.splitlines() if ln.startswith(" 2 "))
+    swapped = row.replace("1.02", "X").replace("7.31 ", "1.02 ", 1).replace("X", "7.31")  # t_min <-> t_max
+    with pytest.raises(InputError, match=r"^f.txt:19: latencies out of order: .* got t_min 7.31, t_typical 1.07"):
+        parse_text(text.replace(row, swapped), source="f.txt")
+    doc = fixture_text("send_lat_25.10_out.json").replace('"t_avg": 1.09', '"t_avg": 9.09')
+    with pytest.raises(InputError, match=r"results: latencies out of order: .* t_avg 9.09"):
+        parse_json(doc)
