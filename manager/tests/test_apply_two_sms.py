@@ -10,12 +10,16 @@ master, before anything changes; `status --live` says which SM is master; `apply
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from apply_helpers import (
+    APPLY_FAULT,
+    apply_args,
     child_env,
     make_plan_file,
     managed_texts,
@@ -130,3 +134,58 @@ def test_status_does_not_sweep_a_standby_to_finish_a_killed_apply(ibqos_cli, tmp
             f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM (pid {a.pid}"
         ), r.stderr
         assert journal.read_bytes() == before
+
+
+def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_names_the_new_master(ibqos_cli, tmp_path):
+    """A is master when apply checks (sminfo) and swaps the files in; B (priority 15) takes the
+    subnet over while apply waits for A's heavy sweep (paused after the swap until sminfo names
+    B). Before, apply waited out --timeout for a sweep a standby never ends, then its
+    rollback's as long, and ended on a timeout. Now the wait asks sminfo and stops at the
+    handover: A's files are back on the previous version (not swept: a standby sweeps
+    nothing; the journal stays at 'rollback' for when A is master again), and one line
+    names the new master, exit 3."""
+    with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8")) as (h, a, _, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        texts = managed_texts(a)
+        pause = tmp_path / "pause"
+        pause.mkdir()
+        cmd = [sys.executable, str(APPLY_FAULT), "pause@journal:swapped"]
+        cmd += apply_args(h, a, path_b, "--timeout", "20")
+        with (tmp_path / "apply.out").open("w") as out, (tmp_path / "apply.err").open("w") as err:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
+        try:
+            wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
+            assert p.poll() is None, (tmp_path / "apply.err").read_text()
+            port_a = next(n for n in read_live(h.env).nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
+            b = h.start_sm(
+                engine="dla,minhop",
+                plugin=True,
+                conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
+                conf=B_CONF,
+                sim_host=B_NODE,
+                name="smB",
+                timeout=60,
+            )
+            a.wait_for_log("Entering STANDBY state")
+            port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
+            wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+            (pause / "go").touch()
+            rc = p.wait(timeout=300)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err_lines = (tmp_path / "apply.err").read_text().strip().splitlines()
+        assert rc == 3, (tmp_path / "apply.out").read_text() + "\n".join(err_lines)
+        assert b.alive()
+        assert err_lines == [
+            f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM "
+            f"(pid {a.pid}, port 0x{port_a.guid:016x}) is not it (standby): it handed the subnet over "
+            "while v0001 was being swept; its files are back on v0000, not swept (a standby sweeps "
+            f"nothing): 'ibqos status --opensm-conf {a.conf}' sweeps and proves them once it is master "
+            "again; apply on the master's host"
+        ], err_lines
+        assert managed_texts(a) == texts  # what A reads when it is master again: the verified version
+        state = a.conf.parent / "ibqos.d"
+        assert (state / "current").readlink().name == "v0000"
+        assert json.loads((state / "journal.json").read_text())["state"] == "rollback"

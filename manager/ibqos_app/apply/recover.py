@@ -27,7 +27,7 @@ from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
-from ibqos.apply.sm_role import opensm_port, require_master
+from ibqos.apply.sm_role import master_watch, opensm_port, require_master
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.errors import ExternalError, IbqosError, VerificationFailed
@@ -58,6 +58,12 @@ class FabricAccess:
             opts = osmconf.options(self.conf) if self.conf is not None and self.conf.is_file() else {}
             self.port = opensm_port(pid, opts, self.env)
         return self.port
+
+    def sweep(self, pid: int, dumps: Path) -> float:
+        """A heavy sweep of OpenSM `pid`, ended early (NotMaster) when another SM takes the
+        subnet over meanwhile: a standby ends no sweep."""
+        watch = master_watch(pid, self.port_of(pid), self.env)
+        return heavy_sweep(pid, dumps, timeout=self.sweep_timeout, watch=watch)
 
 
 def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dumps: Path, at: LocalPort) -> list[str]:
@@ -99,7 +105,7 @@ def restore(
     journal.write(entry, "rollback")
     hook("journal:rollback")
     cs.flip(entry.previous)
-    heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
+    io.sweep(pid, _dumps(entry, pid))
     before = journal.load_before()
     if before is None:
         journal.write(entry, "rolled-back")
@@ -155,7 +161,7 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         )
     try:
         if entry.state in ("intent", "swapped"):
-            heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
+            io.sweep(pid, _dumps(entry, pid))
             journal.write(entry, "swept")
         diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, pid), io.port_of(pid))
         if diffs:

@@ -32,10 +32,10 @@ from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
-from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
+from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.osm_process import check_target
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
-from ibqos.apply.sm_role import opensm_port, require_master
+from ibqos.apply.sm_role import NotMaster, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -616,7 +616,7 @@ class Apply:
     def stage_sweep(self) -> None:
         with held_mark(self.s.log) as mark:  # a log rotated meanwhile is read to its end
             self.s.swept_at = time.time()
-            t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
+            t = self._access().sweep(self.s.pid, self.s.dumps)
             self._journal("swept")
             errs, truncated = sweep_failures(mark)
         if errs:
@@ -719,6 +719,15 @@ class Apply:
             with deferred():  # a signal now waits for the rollback to finish
                 entry = produced(self.s.entry, "the journal entry (stage stage)")
                 proved = restore(self.confset, self.journal, entry, access, hook=self.hook)
+        except NotMaster as e:
+            # the files are back on `previous` (restore flips before it sweeps), which the
+            # standby reads when it is master again; the journal stays at "rollback" until then
+            raise NotMaster(
+                f"{e}: it handed the subnet over while {self.s.version} was being swept; its files are "
+                f"back on {self.s.previous}, not swept (a standby sweeps nothing): 'ibqos status "
+                f"--opensm-conf {self.req.opensm_conf}' sweeps and proves them once it is master again; "
+                "apply on the master's host"
+            ) from cause
         except ExternalError as e:
             raise ExternalError(f"{cause}; {e}") from e
         raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause
