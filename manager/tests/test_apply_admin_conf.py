@@ -175,3 +175,35 @@ def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_p
     )
     assert cp.returncode == 0, cp.stderr
     assert " # r\\xe9glage du site\n-qos FALSE\n+qos TRUE" in cp.stdout
+
+
+@pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])
+def test_a_managed_path_that_config_management_links_elsewhere_is_refused_untouched(ibqos_cli, live_sm, tmp_path, role):
+    """/etc/opensm/opensm.conf -> /srv/cm/opensm.conf (Puppet, Ansible, a git checkout): the
+    swap makes every managed path a link into ibqos.d/current, which would have replaced the
+    admin's link, so the file config management writes would no longer be what OpenSM reads,
+    and nothing would say so (the path reads `current`: no DRIFT). Refused in one line, before
+    anything is written, by apply and by its dry run alike."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    cm = tmp_path / "srv" / "cm"
+    cm.mkdir(parents=True)
+    path = sm.conf if role == "opensm.conf" else Path(osmconf.options(sm.conf)["qos_policy_file"])
+    target = cm / path.name
+    path.rename(target)
+    path.symlink_to(target)
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip), snapshot(cm)
+    args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
+    for extra in ((), ("--dry-run",)):
+        cp = ibqos_cli(*args, *extra, env=dict(os.environ))
+        assert cp.returncode == 3, cp.stdout + cp.stderr
+        assert cp.stderr.splitlines() == [
+            f"ibqos: error: {path}: a symlink to {target} (config management?): apply would replace it "
+            f"with its own link into {sm.conf.parent / 'ibqos.d' / 'current'}, and {target} would no longer "
+            f"be what OpenSM reads: make {path} a file ('cp --remove-destination {target} {path}'), or have "
+            "config management write the files 'ibqos render' makes"
+        ], cp.stderr
+        assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
+        assert changes(before[1], snapshot(cm)) == []
+        assert path.readlink() == target

@@ -136,3 +136,30 @@ def test_status_as_a_user_who_cannot_take_the_lock_reports(ibqos_cli, live_sm, t
     cp = subprocess.run(["capsh", f"--drop={drop}", "--", "-c", argv], capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert cp.stdout.startswith(f"{sm.conf}: configuration v0001")
+
+
+def test_apply_on_a_read_only_etc_says_so_in_one_line_and_changes_nothing(ibqos_cli, live_sm, tmp_path):
+    """/etc mounted read-only (a rescue boot, an image-based host): before, the lock's open
+    failed into the generic OSError line, exit 2 (bad input), though the plan and options
+    were fine; now one line naming the path and saying nothing changed, exit 3, as on a full
+    /etc, for apply, its dry run aside (it writes nothing), and rollback."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    with small_etc(tmp_path, sm) as etc:
+        conf = etc / "opensm.conf"
+        sm.conf.unlink()  # the OpenSM's -F now reads the copy (apply refuses a conf it does not read)
+        sm.conf.symlink_to(conf)
+        args = ("--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        (etc / "ibqos.d").mkdir()  # as an earlier apply left it
+        before = {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()}
+        subprocess.run(["mount", "-o", "remount,ro", str(etc)], check=True)
+        for cmd in (("apply", path_b), ("rollback", "v0000")):
+            cp = ibqos_cli(*cmd, *args, env=child_env())
+            assert cp.returncode == 3, cp.stdout + cp.stderr
+            assert cp.stderr.splitlines() == [
+                f"ibqos: error: {etc / 'ibqos.d' / 'apply.lock'}: Read-only file system: cannot take the "
+                "apply lock, nothing changed"
+            ], cp.stderr
+        cp = ibqos_cli("apply", path_b, *args, "--dry-run", env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()} == before

@@ -23,7 +23,8 @@ from __future__ import annotations
 import difflib
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -169,7 +170,7 @@ class Apply:
                 self.s.log_override = osm.log  # -f / --log_file beats the file's log_file
             # its subnet, through its port: refused (exit 2) before anything is written
             self.s.port = opensm_port(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
-            with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+            with self._lock():
                 try:
                     self._locked()
                 except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP (ibqos.interrupt)
@@ -243,12 +244,25 @@ class Apply:
         """The same version a master runs, into a standby SM's configuration: validated and
         swapped in as one version, with the same plan hash and files, and no signal (a standby
         does not sweep; it reads them when it becomes master and starts its heavy sweep)."""
-        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+        with self._lock():
             try:
                 self.pipeline.run(self, self.STANDBY_STEPS)
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """The configuration's lock; where it cannot be made (a read-only or foreign /etc) one
+        line naming the path, exit 3: nothing was written yet."""
+        with ExitStack() as held:
+            try:
+                held.enter_context(
+                    apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo)
+                )
+            except OSError as e:
+                raise ExternalError(f"{e.filename}: {e.strerror}: cannot take the apply lock, nothing changed") from e
+            yield
 
     def _access(self) -> FabricAccess:
         return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port)
@@ -481,6 +495,9 @@ class Apply:
         )
         self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
+        foreign = self.s.confset.foreign_link_line()
+        if foreign:
+            raise ExternalError(foreign)
 
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
