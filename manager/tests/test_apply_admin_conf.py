@@ -15,11 +15,13 @@ import pytest
 from apply_helpers import (
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
+    opensm_restarted,
     programmed_equals,
     run_apply,
 )
 from ibqos import osmconf
 from ibqos.proc import run_command
+from ibqos.render import render_plan
 from tree_snapshot import changes, snapshot
 
 pytestmark = pytest.mark.fabric
@@ -207,3 +209,25 @@ def test_a_managed_path_that_config_management_links_elsewhere_is_refused_untouc
         assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
         assert changes(before[1], snapshot(cm)) == []
         assert path.readlink() == target
+
+
+def test_the_policy_file_opensm_is_given_on_its_command_line_is_the_one_applied(ibqos_cli, live_sm, tmp_path):
+    """`opensm -Y FILE` (--qos_policy_file) beats opensm.conf's qos_policy_file, and OpenSM
+    never re-reads that path. Before, apply wrote the plan's QoS policy to the file's path,
+    which OpenSM does not read, and verified (the read-back holds SL2VL and VLArb, not the
+    policy's qos-levels): exit 0 with the old policy in force. Now the path the command line
+    gives is the managed one, and the admin's qos_policy_file line stays as it was."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    conf_line = next(ln for ln in sm.conf.read_text().splitlines() if ln.startswith("qos_policy_file "))
+    in_conf = Path(osmconf.options(sm.conf)["qos_policy_file"])
+    site = tmp_path / "site-qos.conf"
+    site.write_bytes(in_conf.read_bytes())
+    with opensm_restarted(h, sm, tmp_path / "osm", "-Y", "../site-qos.conf") as osm:  # relative to its cwd
+        args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, env=dict(os.environ))
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
+        assert site.read_text() == want  # what OpenSM reads
+        assert site.is_symlink() and in_conf.read_text() != want  # managed; the conf's path untouched
+        assert conf_line in sm.conf.read_text().splitlines()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ExternalError, InputError
-from .service import OSM_DEFAULT_CONF, opensm_options
+from .service import CMDLINE_OVER_FILE, CMDLINE_PATHS, OSM_DEFAULT_CONF, opensm_options
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,7 @@ class OsmProcess:
     conf: Path  # -F, else OpenSM's default
     conf_given: bool
     log: Path | None  # -f / --log_file, which beats the file's log_file
+    over_file: dict[str, str]  # opensm.conf keys its command line sets (-Y, -P, -R, -l, --dump_files_dir)
 
     @classmethod
     def of(cls, pid: int) -> OsmProcess | None:
@@ -43,7 +44,13 @@ class OsmProcess:
         opts = opensm_options(list(argv[1:]))
         conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF  # as it sees them
         log = cwd / opts["log_file"] if opts.get("log_file") else None
-        return cls(pid, argv, conf, "config" in opts, log)
+        over = {k: opts[k] for k in set(CMDLINE_OVER_FILE.values()) if k in opts}
+        over.update({k: str(cwd / over[k]) for k in CMDLINE_PATHS if over.get(k)})
+        return cls(pid, argv, conf, "config" in opts, log, over)
+
+    def options(self, conf_opts: dict[str, str]) -> dict[str, str]:
+        """What it runs with of its config file's options `conf_opts`: its command line's over them."""
+        return {**conf_opts, **self.over_file}
 
     def reads(self, conf: Path) -> bool:
         """Whether its config file is `conf`, by inode: its path is looked up in its own mount

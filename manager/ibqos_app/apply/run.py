@@ -34,7 +34,7 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
-from ibqos.apply.osm_process import check_target
+from ibqos.apply.osm_process import OsmProcess, check_target
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
 from ibqos.apply.sm_role import NotMaster, opensm_port, require_master
 from ibqos.apply.stamp import who
@@ -360,7 +360,9 @@ class Apply:
             current = osmconf.read(conf_path)
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=conf_path) from e
-        opts = osmconf.parse(current)
+        # what the running OpenSM reads: its command line's -Y, -P, -R, -l, --dump_files_dir over the file
+        osm = OsmProcess.of(self.s.pid) if self.s.pid else None
+        opts = osm.options(osmconf.parse(current)) if osm is not None else osmconf.parse(current)
         if self.req.rollback_to:
             self._stored_set(conf_path, opts)
             self._finish_render(conf_path, opts)
@@ -398,7 +400,8 @@ class Apply:
         paths = self._managed_paths(conf_path, opts)
         qos_path, tables_path = paths["qos-policy.conf"], paths["plugin-tables.conf"]
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
-        updates["qos_policy_file"] = str(qos_path)
+        if osm is None or "qos_policy_file" not in osm.over_file:  # -Y's path is not the file's to name
+            updates["qos_policy_file"] = str(qos_path)
         if partitions is not None:
             # OpenSM reads partition_config_file's path only at start (its option table marks
             # it not updatable) but the file's contents at every heavy sweep: apply writes the
