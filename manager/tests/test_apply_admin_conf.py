@@ -22,6 +22,7 @@ from apply_helpers import (
 from ibqos import osmconf
 from ibqos.proc import run_command
 from ibqos.render import render_plan
+from ibqos_app.apply.run import Apply, ApplyRequest
 from tree_snapshot import changes, snapshot
 
 pytestmark = pytest.mark.fabric
@@ -231,3 +232,39 @@ def test_the_policy_file_opensm_is_given_on_its_command_line_is_the_one_applied(
         assert site.read_text() == want  # what OpenSM reads
         assert site.is_symlink() and in_conf.read_text() != want  # managed; the conf's path untouched
         assert conf_line in sm.conf.read_text().splitlines()
+
+
+def test_an_admins_per_port_kind_qos_lines_do_not_outlive_the_plan(tmp_path):
+    """OpenSM 3.3.23 programs each port kind from its qos_ca_/qos_sw0_/qos_swe_/qos_rtr_*
+    options, falling back to qos_* only where one is unset (subn_verify_qos_set). apply
+    rewrites what the plan renders and keeps every other line: the plan rendered no qos_rtr_*,
+    so an admin's old `qos_rtr_vlarb_high` stayed and OpenSM would program router ports with
+    it, not with the plan. OpenSM's own parser (`opensm -c`) is the oracle: every per-kind
+    option it reads from the applied file is the plan's."""
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    plan_files = render_plan(plan_b, tmp_path / "cfg-b")
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    stale = "0:1,1:1,2:1,3:1"
+    kinds = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
+    admin = "".join(
+        f"{k}_vlarb_high {stale}\n{k}_vlarb_low {stale}\n{k}_high_limit 3\n{k}_sl2vl {','.join(['0'] * 16)}\n"
+        for k in kinds
+    )
+    conf = etc / "opensm.conf"
+    planned_engine = osmconf.options(plan_files["opensm.conf"])["routing_engine"]
+    conf.write_text(
+        f"event_plugin_name ibqos\nevent_plugin_options {etc / 'ibqos-tables.conf'}\n"
+        f"qos_policy_file {etc / 'qos-policy.conf'}\nrouting_engine {planned_engine}\n{admin}"
+    )
+    a = Apply(ApplyRequest(path_b, conf, dry_run=True), echo=lambda line: None)
+    a.pipeline.run(a, ("render",))
+    applied = tmp_path / "applied.conf"
+    applied.write_bytes(osmconf.to_bytes(a.s.files["opensm.conf"]))
+    theirs, planned = opensm_reads(applied, tmp_path), osmconf.options(plan_files["opensm.conf"])
+    terminal = {f: planned[f"qos_{f}"] for f in ("vlarb_high", "vlarb_low", "high_limit", "sl2vl")}
+    for k in kinds:
+        for f, want in terminal.items():
+            got = theirs[f"{k}_{f}"]
+            assert got == planned.get(f"{k}_{f}", want), (k, f, got)
+            assert stale not in got
