@@ -268,3 +268,36 @@ def test_an_admins_per_port_kind_qos_lines_do_not_outlive_the_plan(tmp_path):
             got = theirs[f"{k}_{f}"]
             assert got == planned.get(f"{k}_{f}", want), (k, f, got)
             assert stale not in got
+
+
+def test_relative_paths_in_opensm_conf_are_the_running_opensms(ibqos_cli, live_sm, tmp_path):
+    """OpenSM opens a relative qos_policy_file or event_plugin_options from its own working
+    directory (Debian's unit: /), not from where the admin runs ibqos. Before, apply wrote
+    the plan's files relative to its own working directory, where OpenSM never reads them.
+    Now they are taken from the OpenSM's working directory (/proc/PID/cwd), as its -F and -f
+    are; with no OpenSM process to ask (a dry run without --pid), one line, exit 2."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text()
+    rel = {}
+    for key in ("qos_policy_file", "event_plugin_options"):
+        absolute = osmconf.options(sm.conf)[key]
+        rel[key] = Path(os.path.relpath(absolute, tmp_path / "osm"))
+        text = text.replace(f"{key} {absolute}", f"{key} {rel[key]}")
+    sm.conf.write_text(text)
+    elsewhere = tmp_path / "admin" / "home"
+    elsewhere.mkdir(parents=True)
+    with opensm_restarted(h, sm, tmp_path / "osm") as osm:
+        # without the process, its working directory is unknown: the dry run says so
+        cp = ibqos_cli("apply", path_b, "--opensm-conf", sm.conf, "--dry-run", cwd=elsewhere, env=dict(os.environ))
+        line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.startswith("qos_policy_file "))
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.startswith(
+            f"ibqos: error: {sm.conf}:{line}: qos_policy_file: {rel['qos_policy_file']} is relative: OpenSM opens it"
+        ), cp.stderr
+        args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, cwd=elsewhere, env=dict(os.environ))
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
+        assert (tmp_path / "osm" / rel["qos_policy_file"]).read_text() == want  # what OpenSM reads
+        assert list(elsewhere.rglob("*")) == [] and not (tmp_path / "admin" / "cfg-a").exists()
