@@ -144,7 +144,9 @@ def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_nam
     handover: A's files are back on the previous version (not swept: a standby sweeps
     nothing; the journal stays at 'rollback' for when A is master again), and one line
     names the new master, exit 3."""
-    with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8")) as (h, a, _, _):
+    # A takes the subnet back within seconds of B's end (OpenSM's polling: 10 s x 4 retries)
+    a_conf = {"sminfo_polling_timeout": 1000}
+    with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8"), conf=a_conf) as (h, a, plan_a, _):
         _, path_b = make_plan_file(tmp_path, "b", 60)
         texts = managed_texts(a)
         pause = tmp_path / "pause"
@@ -189,3 +191,16 @@ def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_nam
         state = a.conf.parent / "ibqos.d"
         assert (state / "current").readlink().name == "v0000"
         assert json.loads((state / "journal.json").read_text())["state"] == "rollback"
+
+        # the promise of that line: once A is master again, status finishes the rollback
+        b.stop()
+        wait_until(lambda: f"sm guid 0x{port_a.guid:x}," in h.diag(["sminfo"], check=False).stdout, timeout=120)
+        r = ibqos_cli(
+            "status",
+            *("--opensm-conf", a.conf, "--pid", str(a.pid), "--sim-socket", h.sock, "--timeout", "60"),
+            env=child_env(),
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "finished the rollback to v0000, fabric verified as before" in r.stdout, r.stdout
+        assert json.loads((state / "journal.json").read_text())["state"] == "rolled-back"
+        assert programmed_equals(h, plan_a)
