@@ -15,6 +15,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from apply_helpers import (
@@ -136,14 +137,12 @@ def test_status_does_not_sweep_a_standby_to_finish_a_killed_apply(ibqos_cli, tmp
         assert journal.read_bytes() == before
 
 
-def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_names_the_new_master(ibqos_cli, tmp_path):
-    """A is master when apply checks (sminfo) and swaps the files in; B (priority 15) takes the
-    subnet over while apply waits for A's heavy sweep (paused after the swap until sminfo names
-    B). Before, apply waited out --timeout for a sweep a standby never ends, then its
-    rollback's as long, and ended on a timeout. Now the wait asks sminfo and stops at the
-    handover: A's files are back on the previous version (not swept: a standby sweeps
-    nothing; the journal stays at 'rollback' for when A is master again), and one line
-    names the new master, exit 3."""
+@contextmanager
+def handover_mid_wait(ibqos_cli, tmp_path: Path) -> Iterator[SimpleNamespace]:
+    """A is master when apply checks (sminfo) and swaps plan B's files in; B (priority 15)
+    takes the subnet over while apply waits for A's heavy sweep (paused after the swap until
+    sminfo names B). Yields what happened: the harness, A, B, plan A, plan B's file, A's and
+    B's ports, the apply's exit code and stderr lines."""
     # A takes the subnet back within seconds of B's end (OpenSM's polling: 10 s x 4 retries)
     a_conf = {"sminfo_polling_timeout": 1000}
     with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8"), conf=a_conf) as (h, a, plan_a, _):
@@ -180,20 +179,33 @@ def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_nam
         err_lines = (tmp_path / "apply.err").read_text().strip().splitlines()
         assert rc == 3, (tmp_path / "apply.out").read_text() + "\n".join(err_lines)
         assert b.alive()
-        assert err_lines == [
+        yield SimpleNamespace(
+            h=h, a=a, b=b, plan_a=plan_a, path_b=path_b, port_a=port_a, port_b=port_b, err_lines=err_lines, texts=texts
+        )
+
+
+def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_names_the_new_master(ibqos_cli, tmp_path):
+    """Before, apply waited out --timeout for a sweep a standby never ends, then its
+    rollback's as long, and ended on a timeout. Now the wait asks sminfo and stops at the
+    handover: A's files are back on the previous version (not swept: a standby sweeps
+    nothing; the journal stays at 'rollback' for when A is master again), and one line
+    names the new master, exit 3."""
+    with handover_mid_wait(ibqos_cli, tmp_path) as w:
+        h, a, port_a, port_b = w.h, w.a, w.port_a, w.port_b
+        assert w.err_lines == [
             f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM "
             f"(pid {a.pid}, port 0x{port_a.guid:016x}) is not it (standby): it handed the subnet over "
             "while v0001 was being swept; its files are back on v0000, not swept (a standby sweeps "
             f"nothing): 'ibqos status --opensm-conf {a.conf}' sweeps and proves them once it is master "
             "again; apply on the master's host"
-        ], err_lines
-        assert managed_texts(a) == texts  # what A reads when it is master again: the verified version
+        ], w.err_lines
+        assert managed_texts(a) == w.texts  # what A reads when it is master again: the verified version
         state = a.conf.parent / "ibqos.d"
         assert (state / "current").readlink().name == "v0000"
         assert json.loads((state / "journal.json").read_text())["state"] == "rollback"
 
         # the promise of that line: once A is master again, status finishes the rollback
-        b.stop()
+        w.b.stop()
         wait_until(lambda: f"sm guid 0x{port_a.guid:x}," in h.diag(["sminfo"], check=False).stdout, timeout=120)
         r = ibqos_cli(
             "status",
@@ -203,4 +215,25 @@ def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_nam
         assert r.returncode == 0, r.stdout + r.stderr
         assert "finished the rollback to v0000, fabric verified as before" in r.stdout, r.stdout
         assert json.loads((state / "journal.json").read_text())["state"] == "rolled-back"
-        assert programmed_equals(h, plan_a)
+        assert programmed_equals(h, w.plan_a)
+
+
+def test_apply_standby_after_a_handover_mid_wait_stages_over_the_unfinished_apply(ibqos_cli, tmp_path):
+    """The refusals suggest 'ibqos apply PLAN --standby' on a host whose SM is a standby. After
+    a handover mid-wait (journal at 'rollback') or an apply killed there, that failed with
+    'no process 0: is OpenSM running?' (the recovery looked for an OpenSM to sweep, though
+    --standby names none). Now --standby closes the unfinished apply without signalling
+    anything (its rollback's files stay on the previous version) and stages the plan."""
+    with handover_mid_wait(ibqos_cli, tmp_path) as w:
+        state = w.a.conf.parent / "ibqos.d"
+        sweeps = w.a.record().heavy_sweeps
+        r = ibqos_cli("apply", w.path_b, "--opensm-conf", w.a.conf, "--standby", env=child_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith("recovered: found apply of v0001") and lines[0].endswith(
+            "stopped at 'rollback': its files are back on v0000 (unswept: --standby sweeps nothing)"
+        ), r.stdout
+        assert any(ln.startswith(f"staged {w.path_b} as v0002 for the standby SM") for ln in lines), r.stdout
+        assert (state / "current").readlink().name == "v0002"
+        assert json.loads((state / "journal.json").read_text())["state"] == "standby"
+        assert w.a.record().heavy_sweeps == sweeps

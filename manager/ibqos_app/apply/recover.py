@@ -118,17 +118,33 @@ def restore(
     return "fabric verified as before"
 
 
-def recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_hook) -> str | None:
+def recover(
+    cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_hook, standby: bool = False
+) -> str | None:
     """One line saying what a killed apply left and what was done, or None if nothing was.
-    The line also goes to the system log: the killed apply could not send its own."""
+    The line also goes to the system log: the killed apply could not send its own.
+    `standby`: for `apply --standby`, which signals and reads nothing (see _close_for_standby)."""
 
-    line = _recover(cs, io, hook)
+    line = _recover(cs, io, hook, standby)
     if line:
         log_line(f"recovered {cs.state}: {line}")
     return line
 
 
-def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> str | None:
+def _close_for_standby(cs: ConfigSet, journal: Journal, entry: Entry, found: str) -> str:
+    """`apply --standby` over an unfinished apply (killed, or ended by a handover: its SM is a
+    standby now, or stopped): nothing is signalled or read, the new version supersedes it.
+    A rollback's files go back to `previous`, as it would have; a new set on disk stays as
+    a standby's, unswept, under the version staged next."""
+    if entry.state == "rollback" and entry.previous is not None:
+        cs.flip(entry.previous)
+        journal.write(entry, "rolled-back")
+        return f"{found}: its files are back on {entry.previous} (unswept: --standby sweeps nothing)"
+    journal.write(entry, "standby")
+    return f"{found}: {entry.version} stays as staged for a standby, unswept"
+
+
+def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None], standby: bool) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
     events(cs.state)  # a history a newer ibqos wrote is refused before anything changes
@@ -140,6 +156,8 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
+    if standby:
+        return _close_for_standby(cs, journal, entry, found)
     try:
         io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
     except ExternalError as e:

@@ -349,7 +349,7 @@ class Apply:
     # ---- steps -------------------------------------------------------------
     def stage_recover(self) -> None:
         cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
-        line = recover(cs, self._access(), hook=self.hook)
+        line = recover(cs, self._access(), hook=self.hook, standby=self.req.standby)
         if line:
             self.s.recovered = line
             self.echo(f"recovered: {line}")
