@@ -48,7 +48,8 @@ def test_a_history_line_cut_by_a_crash_does_not_poison_the_lines_after_it(ibqos_
 
 @contextmanager
 def small_etc(tmp_path: Path, sm):
-    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and the files it names."""
+    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and the files it names; the SM's
+    -F path links to the copy (apply refuses a conf its OpenSM does not read)."""
     etc = tmp_path / "etc"
     etc.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(etc)], check=True)
@@ -58,6 +59,8 @@ def small_etc(tmp_path: Path, sm):
             shutil.copy(path, etc / Path(path).name)
             text = text.replace(f"{key} {path}", f"{key} {etc / Path(path).name}")
         (etc / "opensm.conf").write_text(text)
+        sm.conf.unlink()
+        sm.conf.symlink_to(etc / "opensm.conf")
         yield etc
     finally:
         subprocess.run(["umount", "-l", str(etc)], check=False)
@@ -68,8 +71,6 @@ def test_a_full_etc_stops_before_the_swap_and_a_read_only_one_still_has_a_status
     _, path_b = make_plan_file(tmp_path, "b", 60)
     with small_etc(tmp_path, sm) as etc:
         conf = etc / "opensm.conf"
-        sm.conf.unlink()  # the OpenSM's -F now reads the copy (apply refuses a conf it does not read)
-        sm.conf.symlink_to(conf)
         before = {p.name: p.read_bytes() for p in etc.iterdir()}
         subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
         args = ("apply", path_b, "--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
@@ -147,8 +148,6 @@ def test_apply_on_a_read_only_etc_says_so_in_one_line_and_changes_nothing(ibqos_
     _, path_b = make_plan_file(tmp_path, "b", 60)
     with small_etc(tmp_path, sm) as etc:
         conf = etc / "opensm.conf"
-        sm.conf.unlink()  # the OpenSM's -F now reads the copy (apply refuses a conf it does not read)
-        sm.conf.symlink_to(conf)
         args = ("--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
         (etc / "ibqos.d").mkdir()  # as an earlier apply left it
         before = {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()}

@@ -48,21 +48,26 @@ pytestmark = [pytest.mark.fabric, pytest.mark.skipif(SKIP is not None, reason=SK
 B_CONF = {"sm_priority": 15, "sminfo_polling_timeout": 1000}
 
 
+def start_b(h, tmp_path: Path):
+    """OpenSM B, priority 15, on B_NODE: it takes the subnet over from A."""
+    return h.start_sm(
+        engine="dla,minhop",
+        plugin=True,
+        conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
+        conf=B_CONF,
+        sim_host=B_NODE,
+        name="smB",
+        timeout=60,
+    )
+
+
 @contextmanager
 def master_then_standby(tmp_path: Path, first=lambda h, a, tmp: None) -> Iterator[tuple]:
     """(harness, A, B, plan A): A ran plan A as master (`first(h, A, tmp)` ran then), then
     handed the subnet over to B."""
     with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8")) as (h, a, plan_a, _):
         first(h, a, tmp_path)
-        b = h.start_sm(
-            engine="dla,minhop",
-            plugin=True,
-            conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
-            conf=B_CONF,
-            sim_host=B_NODE,
-            name="smB",
-            timeout=60,
-        )
+        b = start_b(h, tmp_path)
         yield h, a, b, plan_a
 
 
@@ -158,15 +163,7 @@ def handover_mid_wait(ibqos_cli, tmp_path: Path) -> Iterator[SimpleNamespace]:
             wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
             assert p.poll() is None, (tmp_path / "apply.err").read_text()
             port_a = next(n for n in read_live(h.env).nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
-            b = h.start_sm(
-                engine="dla,minhop",
-                plugin=True,
-                conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
-                conf=B_CONF,
-                sim_host=B_NODE,
-                name="smB",
-                timeout=60,
-            )
+            b = start_b(h, tmp_path)
             a.wait_for_log("Entering STANDBY state")
             port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
             wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
