@@ -11,11 +11,13 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from apply_helpers import (
+    APPLY_FAULT,
     child_env,
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
@@ -23,6 +25,7 @@ from apply_helpers import (
     run_apply,
     run_rollback,
 )
+from ibqos.proc import wait_until
 
 pytestmark = pytest.mark.fabric
 
@@ -47,15 +50,17 @@ def test_a_history_line_cut_by_a_crash_does_not_poison_the_lines_after_it(ibqos_
 
 
 @contextmanager
-def small_etc(tmp_path: Path, sm):
-    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and the files it names; the SM's
-    -F path links to the copy (apply refuses a conf its OpenSM does not read)."""
+def small_etc(tmp_path: Path, sm, copy_files: bool = True):
+    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and (`copy_files`) the files it
+    names; the SM's -F path links to the copy (apply refuses a conf its OpenSM does not read).
+    OpenSM reads those files' paths only at start: an apply that sweeps and verifies needs
+    them left where they are."""
     etc = tmp_path / "etc"
     etc.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(etc)], check=True)
     try:
         text = sm.conf.read_text()
-        for key, path in re.findall(r"(?m)^(qos_policy_file|event_plugin_options) (\S+)$", text):
+        for key, path in re.findall(r"(?m)^(qos_policy_file|event_plugin_options) (\S+)$", text * copy_files):
             shutil.copy(path, etc / Path(path).name)
             text = text.replace(f"{key} {path}", f"{key} {etc / Path(path).name}")
         (etc / "opensm.conf").write_text(text)
@@ -162,3 +167,41 @@ def test_apply_on_a_read_only_etc_says_so_in_one_line_and_changes_nothing(ibqos_
         cp = ibqos_cli("apply", path_b, *args, "--dry-run", env=child_env())
         assert cp.returncode == 0, cp.stdout + cp.stderr
         assert {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()} == before
+
+
+def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishes_it(ibqos_cli, live_sm, tmp_path):
+    """The version was written whole, then /etc filled up (a log, a core dump) before the
+    journal could say 'swapped': before, the bare OSError line, exit 2 (bad input), with new
+    files on disk that OpenSM reads at its next heavy sweep, unverified, and nothing saying
+    so. Now one line saying the new version is on disk, unswept, and what finishes it, exit 3;
+    once there is room, status sweeps and verifies it."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    with small_etc(tmp_path, sm, copy_files=False) as etc:
+        conf = etc / "opensm.conf"
+        pause = tmp_path / "pause"
+        pause.mkdir()
+        args = ("--opensm-conf", str(conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
+        cmd = [sys.executable, str(APPLY_FAULT), "pause@flip", "apply", str(path_b), *args]
+        with (tmp_path / "out").open("w") as out, (tmp_path / "err").open("w") as err:
+            p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
+        try:
+            wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
+            subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
+            (pause / "go").touch()
+            rc = p.wait(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        err_lines = (tmp_path / "err").read_text().splitlines()
+        assert rc == 3, (tmp_path / "out").read_text() + "\n".join(err_lines)
+        assert err_lines == [
+            f"ibqos: error: {etc / 'ibqos.d' / 'journal.json'}: No space left on device: after the swap to "
+            f"v0001, before its sweep: the new files are on disk, unverified; once there is room, 'ibqos status "
+            f"--opensm-conf {conf}' sweeps and verifies them, or rolls them back"
+        ], err_lines
+        (etc / "fill").unlink()
+        cp = ibqos_cli("status", *args, env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert "swept, read back and verified v0001; it stays" in cp.stdout, cp.stdout

@@ -197,11 +197,16 @@ class Apply:
             return
         try:
             self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
-        except OSError as e:  # a full or read-only /etc: say what failed and that nothing went live
-            if self.s.version is not None and self.confset.current_version() == self.s.version:
-                raise  # the flip happened: the journal's next reader finishes it
-            self._drop_unswapped()
+        except OSError as e:  # a full or read-only /etc: say what failed and what went live
             where = e.filename or self.confset.state
+            if self.s.version is not None and self.confset.current_version() == self.s.version:
+                # the flip happened (the journal still says 'intent'): its next reader finishes it
+                raise ExternalError(
+                    f"{where}: {e.strerror}: after the swap to {self.s.version}, before its sweep: the new "
+                    "files are on disk, unverified; once there is room, 'ibqos status --opensm-conf "
+                    f"{self.req.opensm_conf}' sweeps and verifies them, or rolls them back"
+                ) from e
+            self._drop_unswapped()
             raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         try:
             try:
