@@ -169,7 +169,16 @@ def test_apply_on_a_read_only_etc_says_so_in_one_line_and_changes_nothing(ibqos_
         assert {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()} == before
 
 
-def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishes_it(ibqos_cli, live_sm, tmp_path):
+@pytest.mark.parametrize(
+    ("point", "failed", "when"),
+    [
+        ("flip", "journal.json", "before its sweep"),  # the journal's 'swapped'
+        ("readback", "readbacks/v0001.fabric.json", "at 'swept'"),  # the verified fabric's copy
+    ],
+)
+def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishes_it(
+    ibqos_cli, live_sm, tmp_path, point, failed, when
+):
     """The version was written whole, then /etc filled up (a log, a core dump) before the
     journal could say 'swapped': before, the bare OSError line, exit 2 (bad input), with new
     files on disk that OpenSM reads at its next heavy sweep, unverified, and nothing saying
@@ -182,7 +191,7 @@ def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishe
         pause = tmp_path / "pause"
         pause.mkdir()
         args = ("--opensm-conf", str(conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
-        cmd = [sys.executable, str(APPLY_FAULT), "pause@flip", "apply", str(path_b), *args]
+        cmd = [sys.executable, str(APPLY_FAULT), f"pause@{point}", "apply", str(path_b), *args]
         with (tmp_path / "out").open("w") as out, (tmp_path / "err").open("w") as err:
             p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
         try:
@@ -197,11 +206,11 @@ def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishe
         err_lines = (tmp_path / "err").read_text().splitlines()
         assert rc == 3, (tmp_path / "out").read_text() + "\n".join(err_lines)
         assert err_lines == [
-            f"ibqos: error: {etc / 'ibqos.d' / 'journal.json'}: No space left on device: after the swap to "
-            f"v0001, before its sweep: the new files are on disk, unverified; once there is room, 'ibqos status "
+            f"ibqos: error: {etc / 'ibqos.d' / failed}: No space left on device: after the swap to "
+            f"v0001, {when}: the new files are on disk, unverified; once there is room, 'ibqos status "
             f"--opensm-conf {conf}' sweeps and verifies them, or rolls them back"
         ], err_lines
         (etc / "fill").unlink()
         cp = ibqos_cli("status", *args, env=child_env())
         assert cp.returncode == 0, cp.stdout + cp.stderr
-        assert "swept, read back and verified v0001; it stays" in cp.stdout, cp.stdout
+        assert "read back and verified v0001; it stays" in cp.stdout, cp.stdout

@@ -200,12 +200,7 @@ class Apply:
         except OSError as e:  # a full or read-only /etc: say what failed and what went live
             where = e.filename or self.confset.state
             if self.s.version is not None and self.confset.current_version() == self.s.version:
-                # the flip happened (the journal still says 'intent'): its next reader finishes it
-                raise ExternalError(
-                    f"{where}: {e.strerror}: after the swap to {self.s.version}, before its sweep: the new "
-                    "files are on disk, unverified; once there is room, 'ibqos status --opensm-conf "
-                    f"{self.req.opensm_conf}' sweeps and verifies them, or rolls them back"
-                ) from e
+                raise self._after_swap(e, "before its sweep") from e  # the journal still says 'intent'
             self._drop_unswapped()
             raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         try:
@@ -213,10 +208,24 @@ class Apply:
                 self.pipeline.run(self, ("sweep", "readback", "verify"))
             except IbqosError as e:
                 self.rollback(e)
+            except OSError as e:  # the journal or history could not be written: /etc filled up
+                raise self._after_swap(e, f"at '{produced(self.s.entry, 'the journal entry').state}'") from e
         finally:
             # a rolled-back version is pruned like any other
             self.pipeline.run(self, ("prune",))
         self.s.outcome = f"verified {self.s.version}"
+
+    def _after_swap(self, e: OSError, when: str) -> ExternalError:
+        """A write that failed after the flip: the new version is on disk, and the journal's
+        next reader (status, the next apply) finishes it once the write can succeed."""
+        where = f"{e.filename or self.confset.state}: {e.strerror}"
+        if self.s.entry is not None and self.s.entry.state == "verified":  # only its history line is missing
+            return ExternalError(f"{where}: {self.s.version} was verified and stays; its history line is missing")
+        return ExternalError(
+            f"{where}: after the swap to {self.s.version}, {when}: the new files are on disk, unverified; once "
+            f"there is room, 'ibqos status --opensm-conf {self.req.opensm_conf}' sweeps and verifies them, or "
+            "rolls them back"
+        )
 
     def _unchanged(self) -> bool:
         """The new set equals what the managed paths hold now: say so and write nothing."""
