@@ -226,6 +226,8 @@ def test_the_policy_file_opensm_is_given_on_its_command_line_is_the_one_applied(
     site.write_bytes(in_conf.read_bytes())
     with opensm_restarted(h, sm, tmp_path / "osm", "-Y", "../site-qos.conf") as osm:  # relative to its cwd
         args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, "--dry-run", env=dict(os.environ))  # the preview shows that file too
+        assert cp.returncode == 0 and f"changed: {tmp_path / 'osm' / '../site-qos.conf'}\n" in cp.stdout, cp.stdout
         cp = ibqos_cli(*args, env=dict(os.environ))
         assert cp.returncode == 0, cp.stdout + cp.stderr
         want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
@@ -296,6 +298,9 @@ def test_relative_paths_in_opensm_conf_are_the_running_opensms(ibqos_cli, live_s
             f"ibqos: error: {sm.conf}:{line}: qos_policy_file: {rel['qos_policy_file']} is relative: OpenSM opens it"
         ), cp.stderr
         args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, "--dry-run", cwd=elsewhere, env=dict(os.environ))  # with it, the preview is right
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert f"changed: {tmp_path / 'osm' / rel['qos_policy_file']}\n" in cp.stdout, cp.stdout
         cp = ibqos_cli(*args, cwd=elsewhere, env=dict(os.environ))
         assert cp.returncode == 0, cp.stdout + cp.stderr
         want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()

@@ -24,7 +24,7 @@ import difflib
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,6 +155,9 @@ class Apply:
         if self.req.service and self._target_service(self.req.service):
             return self.s  # --init-conf: the whole file written (or shown), restart next
         if self.req.dry_run:
+            if not self.s.pid:  # the files an apply would write follow its OpenSM (-Y, relative paths)
+                with suppress(IbqosError):  # ... when one is named: a dry run needs none
+                    self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
             return self.s
