@@ -4,8 +4,9 @@ on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the adm
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -113,6 +114,33 @@ def opensm_restarted(h, sm, cwd: Path, *args: str, sim_host: str | None = None) 
         yield osm
     finally:
         osm.stop()
+
+
+@contextmanager
+def paused_apply(tmp: Path, point: str, args) -> Iterator[Callable[[], tuple[int, str, list[str]]]]:
+    """`ibqos ARGS` paused at POINT (apply_fault.py's pause@POINT) while the test changes the
+    host or the fabric: yields resume(), which lets it go on and returns (exit code, stdout,
+    stderr lines). Killed by PID at the end if it still runs."""
+    pause = tmp / "pause"
+    pause.mkdir()
+    cmd = [sys.executable, str(APPLY_FAULT), f"pause@{point}", *map(str, args)]
+    out_path, err_path = tmp / "apply.out", tmp / "apply.err"
+    with out_path.open("w") as out, err_path.open("w") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
+    try:
+        wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
+        assert p.poll() is None, err_path.read_text()
+
+        def resume() -> tuple[int, str, list[str]]:
+            (pause / "go").touch()
+            rc = p.wait(timeout=300)
+            return rc, out_path.read_text(), err_path.read_text().strip().splitlines()
+
+        yield resume
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def apply_cmd(ibqos_cli, h, sm, plan_path, *extra) -> list[str]:

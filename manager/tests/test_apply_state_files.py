@@ -11,21 +11,19 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from apply_helpers import (
-    APPLY_FAULT,
     child_env,
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
+    paused_apply,
     programmed_equals,
     run_apply,
     run_rollback,
 )
-from ibqos.proc import wait_until
 
 pytestmark = pytest.mark.fabric
 
@@ -188,23 +186,11 @@ def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishe
     _, path_b = make_plan_file(tmp_path, "b", 60)
     with small_etc(tmp_path, sm, copy_files=False) as etc:
         conf = etc / "opensm.conf"
-        pause = tmp_path / "pause"
-        pause.mkdir()
         args = ("--opensm-conf", str(conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
-        cmd = [sys.executable, str(APPLY_FAULT), f"pause@{point}", "apply", str(path_b), *args]
-        with (tmp_path / "out").open("w") as out, (tmp_path / "err").open("w") as err:
-            p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
-        try:
-            wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
+        with paused_apply(tmp_path, point, ("apply", path_b, *args)) as resume:
             subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
-            (pause / "go").touch()
-            rc = p.wait(timeout=120)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        err_lines = (tmp_path / "err").read_text().splitlines()
-        assert rc == 3, (tmp_path / "out").read_text() + "\n".join(err_lines)
+            rc, out, err_lines = resume()
+        assert rc == 3, out + "\n".join(err_lines)
         assert err_lines == [
             f"ibqos: error: {etc / 'ibqos.d' / failed}: No space left on device: after the swap to "
             f"v0001, {when}: the new files are on disk, unverified; once there is room, 'ibqos status "

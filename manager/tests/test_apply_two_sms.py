@@ -10,8 +10,6 @@ master, before anything changes; `status --live` says which SM is master; `apply
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,11 +17,11 @@ from types import SimpleNamespace
 
 import pytest
 from apply_helpers import (
-    APPLY_FAULT,
     apply_args,
     child_env,
     make_plan_file,
     managed_texts,
+    paused_apply,
     programmed_equals,
     run_apply,
     sm_on_plan_a,
@@ -153,28 +151,14 @@ def handover_mid_wait(ibqos_cli, tmp_path: Path) -> Iterator[SimpleNamespace]:
     with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8"), conf=a_conf) as (h, a, plan_a, _):
         _, path_b = make_plan_file(tmp_path, "b", 60)
         texts = managed_texts(a)
-        pause = tmp_path / "pause"
-        pause.mkdir()
-        cmd = [sys.executable, str(APPLY_FAULT), "pause@journal:swapped"]
-        cmd += apply_args(h, a, path_b, "--timeout", "20")
-        with (tmp_path / "apply.out").open("w") as out, (tmp_path / "apply.err").open("w") as err:
-            p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
-        try:
-            wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
-            assert p.poll() is None, (tmp_path / "apply.err").read_text()
+        with paused_apply(tmp_path, "journal:swapped", apply_args(h, a, path_b, "--timeout", "20")) as resume:
             port_a = next(n for n in read_live(h.env).nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
             b = start_b(h, tmp_path)
             a.wait_for_log("Entering STANDBY state")
             port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
             wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
-            (pause / "go").touch()
-            rc = p.wait(timeout=300)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-        err_lines = (tmp_path / "apply.err").read_text().strip().splitlines()
-        assert rc == 3, (tmp_path / "apply.out").read_text() + "\n".join(err_lines)
+            rc, out, err_lines = resume()
+        assert rc == 3, out + "\n".join(err_lines)
         assert b.alive()
         yield SimpleNamespace(
             h=h, a=a, b=b, plan_a=plan_a, path_b=path_b, port_a=port_a, port_b=port_b, err_lines=err_lines, texts=texts
