@@ -75,6 +75,16 @@ def parse(text: str) -> dict[str, str]:
     return out
 
 
+def line_of(text: str, key: str) -> int | None:
+    """The 1-based line OpenSM takes `key` from (its last occurrence), or None."""
+    found = None
+    for n, line in enumerate(lines(text), 1):
+        kv = key_value(line)
+        if kv and kv[0] == key:
+            found = n
+    return found
+
+
 def is_set(opts: dict[str, str], key: str) -> bool:
     """Whether a string option has a value OpenSM uses (not absent, empty or `(null)`)."""
     return opts.get(key, "") not in ("", UNSET)

@@ -7,7 +7,9 @@ the CLI as the console script does.
 
 POINT is a step name (killed as the step starts) or `journal:<state>` (killed right after the
 journal says <state>, "journal:rollback" included). `logrotate@POINT` rotates OpenSM's log
-there instead, as Debian's /etc/logrotate.d/opensm does, and the apply goes on."""
+there instead, as Debian's /etc/logrotate.d/opensm does, and the apply goes on.
+`pause@POINT` stops the apply there until the test says go: it creates `paused` in the
+directory $APPLY_FAULT_PAUSE and waits for `go` there (the test changes the fabric meanwhile)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import shutil
 import signal
 import sys
 import time
+from pathlib import Path
 
 from ibqos_app.apply.run import Apply
 from ibqos_app.cli import main
@@ -51,6 +54,18 @@ def _rotate_at(point: str, apply: Apply):
     return hook
 
 
+def _pause_at(point: str):
+    def hook(at: str) -> None:
+        if at != point:
+            return
+        where = Path(os.environ["APPLY_FAULT_PAUSE"])
+        (where / "paused").touch()
+        while not (where / "go").exists():
+            time.sleep(0.1)
+
+    return hook
+
+
 if __name__ == "__main__":
     point, argv = sys.argv[1], sys.argv[2:]
     init = Apply.__init__
@@ -58,6 +73,8 @@ if __name__ == "__main__":
     def with_fault(self, req, echo=print, hook=None):
         if point.startswith("logrotate@"):
             init(self, req, echo, _rotate_at(point.removeprefix("logrotate@"), self))
+        elif point.startswith("pause@"):
+            init(self, req, echo, _pause_at(point.removeprefix("pause@")))
         else:
             init(self, req, echo, _kill_at(point))
 

@@ -4,16 +4,20 @@ on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the adm
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from ibqos import paths
 from ibqos.conformance import diff_programmed, expected_from_plan
+from ibqos.fabric.dla_record import own_record
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
-from ibqos.proc import run_command
+from ibqos.proc import Daemon, run_command, start_daemon, wait_until
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.ibsim_binary import patched_unavailable
@@ -92,6 +96,51 @@ def live_sm_surviving_killed_clients(tmp_path):
     """live_sm on survives_killed_clients()'s ibsim."""
     with _plan_a_read_back(tmp_path, **survives_killed_clients()) as running:
         yield running
+
+
+@contextmanager
+def opensm_restarted(h, sm, cwd: Path, *args: str, sim_host: str | None = None) -> Iterator[Daemon]:
+    """The harness's OpenSM restarted as `opensm ARGS -F CONF -f LOG` in `cwd` (e.g. `-g GUID`,
+    as Debian's unit runs it), on node `sim_host`; stopped by PID at the end."""
+    sm.stop()
+    cwd.mkdir()
+    env = dict(h.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
+    if sim_host:
+        env["SIM_HOST"] = sim_host
+    argv = [paths.require_tool("opensm", "opensm"), *args, "-F", str(sm.conf), "-f", str(cwd / "opensm.log")]
+    osm = start_daemon("opensm", argv, log_path=cwd / "out", env=env, cwd=cwd)
+    try:
+        wait_until(lambda: own_record(sm.dumps, osm.pid) is not None, timeout=120)
+        yield osm
+    finally:
+        osm.stop()
+
+
+@contextmanager
+def paused_apply(tmp: Path, point: str, args) -> Iterator[Callable[[], tuple[int, str, list[str]]]]:
+    """`ibqos ARGS` paused at POINT (apply_fault.py's pause@POINT) while the test changes the
+    host or the fabric: yields resume(), which lets it go on and returns (exit code, stdout,
+    stderr lines). Killed by PID at the end if it still runs."""
+    pause = tmp / "pause"
+    pause.mkdir()
+    cmd = [sys.executable, str(APPLY_FAULT), f"pause@{point}", *map(str, args)]
+    out_path, err_path = tmp / "apply.out", tmp / "apply.err"
+    with out_path.open("w") as out, err_path.open("w") as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=child_env({"APPLY_FAULT_PAUSE": str(pause)}))
+    try:
+        wait_until(lambda: (pause / "paused").exists() or p.poll() is not None, timeout=120)
+        assert p.poll() is None, err_path.read_text()
+
+        def resume() -> tuple[int, str, list[str]]:
+            (pause / "go").touch()
+            rc = p.wait(timeout=300)
+            return rc, out_path.read_text(), err_path.read_text().strip().splitlines()
+
+        yield resume
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def apply_cmd(ibqos_cli, h, sm, plan_path, *extra) -> list[str]:

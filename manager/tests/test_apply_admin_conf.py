@@ -15,11 +15,14 @@ import pytest
 from apply_helpers import (
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
+    opensm_restarted,
     programmed_equals,
     run_apply,
 )
 from ibqos import osmconf
 from ibqos.proc import run_command
+from ibqos.render import render_plan
+from ibqos_app.apply.run import Apply, ApplyRequest
 from tree_snapshot import changes, snapshot
 
 pytestmark = pytest.mark.fabric
@@ -175,3 +178,131 @@ def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_p
     )
     assert cp.returncode == 0, cp.stderr
     assert " # r\\xe9glage du site\n-qos FALSE\n+qos TRUE" in cp.stdout
+
+
+@pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])
+def test_a_managed_path_that_config_management_links_elsewhere_is_refused_untouched(ibqos_cli, live_sm, tmp_path, role):
+    """/etc/opensm/opensm.conf -> /srv/cm/opensm.conf (Puppet, Ansible, a git checkout): the
+    swap makes every managed path a link into ibqos.d/current, which would have replaced the
+    admin's link, so the file config management writes would no longer be what OpenSM reads,
+    and nothing would say so (the path reads `current`: no DRIFT). Refused in one line, before
+    anything is written, by apply and by its dry run alike."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    cm = tmp_path / "srv" / "cm"
+    cm.mkdir(parents=True)
+    path = sm.conf if role == "opensm.conf" else Path(osmconf.options(sm.conf)["qos_policy_file"])
+    target = cm / path.name
+    path.rename(target)
+    path.symlink_to(target)
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip), snapshot(cm)
+    args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
+    for extra in ((), ("--dry-run",)):
+        cp = ibqos_cli(*args, *extra, env=dict(os.environ))
+        assert cp.returncode == 3, cp.stdout + cp.stderr
+        assert cp.stderr.splitlines() == [
+            f"ibqos: error: {path}: a symlink to {target} (config management?): apply would replace it "
+            f"with its own link into {sm.conf.parent / 'ibqos.d' / 'current'}, and {target} would no longer "
+            f"be what OpenSM reads: make {path} a file ('cp --remove-destination {target} {path}'), or have "
+            "config management write the files 'ibqos render' makes"
+        ], cp.stderr
+        assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
+        assert changes(before[1], snapshot(cm)) == []
+        assert path.readlink() == target
+
+
+def test_the_policy_file_opensm_is_given_on_its_command_line_is_the_one_applied(ibqos_cli, live_sm, tmp_path):
+    """`opensm -Y FILE` (--qos_policy_file) beats opensm.conf's qos_policy_file, and OpenSM
+    never re-reads that path. Before, apply wrote the plan's QoS policy to the file's path,
+    which OpenSM does not read, and verified (the read-back holds SL2VL and VLArb, not the
+    policy's qos-levels): exit 0 with the old policy in force. Now the path the command line
+    gives is the managed one, and the admin's qos_policy_file line stays as it was."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    conf_line = next(ln for ln in sm.conf.read_text().splitlines() if ln.startswith("qos_policy_file "))
+    in_conf = Path(osmconf.options(sm.conf)["qos_policy_file"])
+    site = tmp_path / "site-qos.conf"
+    site.write_bytes(in_conf.read_bytes())
+    with opensm_restarted(h, sm, tmp_path / "osm", "-Y", "../site-qos.conf") as osm:  # relative to its cwd
+        args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, "--dry-run", env=dict(os.environ))  # the preview shows that file too
+        assert cp.returncode == 0 and f"changed: {tmp_path / 'osm' / '../site-qos.conf'}\n" in cp.stdout, cp.stdout
+        cp = ibqos_cli(*args, env=dict(os.environ))
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
+        assert site.read_text() == want  # what OpenSM reads
+        assert site.is_symlink() and in_conf.read_text() != want  # managed; the conf's path untouched
+        assert conf_line in sm.conf.read_text().splitlines()
+
+
+def test_an_admins_per_port_kind_qos_lines_do_not_outlive_the_plan(tmp_path):
+    """OpenSM 3.3.23 programs each port kind from its qos_ca_/qos_sw0_/qos_swe_/qos_rtr_*
+    options, falling back to qos_* only where one is unset (subn_verify_qos_set). apply
+    rewrites what the plan renders and keeps every other line: the plan rendered no qos_rtr_*,
+    so an admin's old `qos_rtr_vlarb_high` stayed and OpenSM would program router ports with
+    it, not with the plan. OpenSM's own parser (`opensm -c`) is the oracle: every per-kind
+    option it reads from the applied file is the plan's."""
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    plan_files = render_plan(plan_b, tmp_path / "cfg-b")
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    stale = "0:1,1:1,2:1,3:1"
+    kinds = ("qos", "qos_ca", "qos_sw0", "qos_swe", "qos_rtr")
+    admin = "".join(
+        f"{k}_vlarb_high {stale}\n{k}_vlarb_low {stale}\n{k}_high_limit 3\n{k}_sl2vl {','.join(['0'] * 16)}\n"
+        for k in kinds
+    )
+    conf = etc / "opensm.conf"
+    planned_engine = osmconf.options(plan_files["opensm.conf"])["routing_engine"]
+    conf.write_text(
+        f"event_plugin_name ibqos\nevent_plugin_options {etc / 'ibqos-tables.conf'}\n"
+        f"qos_policy_file {etc / 'qos-policy.conf'}\nrouting_engine {planned_engine}\n{admin}"
+    )
+    a = Apply(ApplyRequest(path_b, conf, dry_run=True), echo=lambda line: None)
+    a.pipeline.run(a, ("render",))
+    applied = tmp_path / "applied.conf"
+    applied.write_bytes(osmconf.to_bytes(a.s.files["opensm.conf"]))
+    theirs, planned = opensm_reads(applied, tmp_path), osmconf.options(plan_files["opensm.conf"])
+    terminal = {f: planned[f"qos_{f}"] for f in ("vlarb_high", "vlarb_low", "high_limit", "sl2vl")}
+    for k in kinds:
+        for f, want in terminal.items():
+            got = theirs[f"{k}_{f}"]
+            assert got == planned.get(f"{k}_{f}", want), (k, f, got)
+            assert stale not in got
+
+
+def test_relative_paths_in_opensm_conf_are_the_running_opensms(ibqos_cli, live_sm, tmp_path):
+    """OpenSM opens a relative qos_policy_file or event_plugin_options from its own working
+    directory (Debian's unit: /), not from where the admin runs ibqos. Before, apply wrote
+    the plan's files relative to its own working directory, where OpenSM never reads them.
+    Now they are taken from the OpenSM's working directory (/proc/PID/cwd), as its -F and -f
+    are; with no OpenSM process to ask (a dry run without --pid), one line, exit 2."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text()
+    rel = {}
+    for key in ("qos_policy_file", "event_plugin_options"):
+        absolute = osmconf.options(sm.conf)[key]
+        rel[key] = Path(os.path.relpath(absolute, tmp_path / "osm"))
+        text = text.replace(f"{key} {absolute}", f"{key} {rel[key]}")
+    sm.conf.write_text(text)
+    elsewhere = tmp_path / "admin" / "home"
+    elsewhere.mkdir(parents=True)
+    with opensm_restarted(h, sm, tmp_path / "osm") as osm:
+        # without the process, its working directory is unknown: the dry run says so
+        cp = ibqos_cli("apply", path_b, "--opensm-conf", sm.conf, "--dry-run", cwd=elsewhere, env=dict(os.environ))
+        line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.startswith("qos_policy_file "))
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.startswith(
+            f"ibqos: error: {sm.conf}:{line}: qos_policy_file: {rel['qos_policy_file']} is relative: OpenSM opens it"
+        ), cp.stderr
+        args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, "--dry-run", cwd=elsewhere, env=dict(os.environ))  # with it, the preview is right
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert f"changed: {tmp_path / 'osm' / rel['qos_policy_file']}\n" in cp.stdout, cp.stdout
+        cp = ibqos_cli(*args, cwd=elsewhere, env=dict(os.environ))
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
+        assert (tmp_path / "osm" / rel["qos_policy_file"]).read_text() == want  # what OpenSM reads
+        assert list(elsewhere.rglob("*")) == [] and not (tmp_path / "admin" / "cfg-a").exists()

@@ -19,20 +19,26 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from apply_helpers import child_env, make_plan_file, managed_texts, run_apply, sm_on_plan_a, state_tree
+from apply_helpers import (
+    child_env,
+    make_plan_file,
+    managed_texts,
+    opensm_restarted,
+    run_apply,
+    sm_on_plan_a,
+    state_tree,
+)
 from ibqos import paths
 from ibqos.apply.sm_role import opensm_port
 from ibqos.errors import InputError
 from ibqos.fabric.dla_record import own_record
 from ibqos.fabric.live import read_live
-from ibqos.proc import Daemon, run_command, start_daemon, wait_until
+from ibqos.proc import run_command
 
 pytestmark = pytest.mark.fabric
 
@@ -45,22 +51,10 @@ def port_guids(h) -> dict[str, int]:
     return {n.desc: n.ports[1].guid for n in read_live(h.env).nodes.values() if n.kind == "ca"}
 
 
-@contextmanager
-def opensm_on(h, sm, cwd: Path, guid: int, sim_host: str | None = None) -> Iterator[Daemon]:
+def opensm_on(h, sm, cwd: Path, guid: int, sim_host: str | None = None):
     """The harness's OpenSM restarted as `opensm -g GUID -F CONF -f LOG`, as Debian's unit runs
-    it (`--guid %I`), on node `sim_host`; stopped by PID at the end."""
-    sm.stop()
-    cwd.mkdir()
-    env = dict(h.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
-    if sim_host:
-        env["SIM_HOST"] = sim_host
-    argv = [paths.require_tool("opensm", "opensm"), "-g", f"0x{guid:016x}", "-F", str(sm.conf)]
-    osm = start_daemon("opensm", [*argv, "-f", str(cwd / "opensm.log")], log_path=cwd / "out", env=env, cwd=cwd)
-    try:
-        wait_until(lambda: own_record(sm.dumps, osm.pid) is not None, timeout=120)
-        yield osm
-    finally:
-        osm.stop()
+    it (`--guid %I`), on node `sim_host`."""
+    return opensm_restarted(h, sm, cwd, "-g", f"0x{guid:016x}", sim_host=sim_host)
 
 
 def recording(tmp: Path) -> tuple[dict[str, str], Path]:

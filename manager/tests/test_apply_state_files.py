@@ -19,6 +19,7 @@ from apply_helpers import (
     child_env,
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
+    paused_apply,
     programmed_equals,
     run_apply,
     run_rollback,
@@ -47,17 +48,22 @@ def test_a_history_line_cut_by_a_crash_does_not_poison_the_lines_after_it(ibqos_
 
 
 @contextmanager
-def small_etc(tmp_path: Path, sm):
-    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and the files it names."""
+def small_etc(tmp_path: Path, sm, copy_files: bool = True):
+    """A 256 KiB tmpfs holding a copy of the SM's opensm.conf and (`copy_files`) the files it
+    names; the SM's -F path links to the copy (apply refuses a conf its OpenSM does not read).
+    OpenSM reads those files' paths only at start: an apply that sweeps and verifies needs
+    them left where they are."""
     etc = tmp_path / "etc"
     etc.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(etc)], check=True)
     try:
         text = sm.conf.read_text()
-        for key, path in re.findall(r"(?m)^(qos_policy_file|event_plugin_options) (\S+)$", text):
+        for key, path in re.findall(r"(?m)^(qos_policy_file|event_plugin_options) (\S+)$", text * copy_files):
             shutil.copy(path, etc / Path(path).name)
             text = text.replace(f"{key} {path}", f"{key} {etc / Path(path).name}")
         (etc / "opensm.conf").write_text(text)
+        sm.conf.unlink()
+        sm.conf.symlink_to(etc / "opensm.conf")
         yield etc
     finally:
         subprocess.run(["umount", "-l", str(etc)], check=False)
@@ -68,8 +74,6 @@ def test_a_full_etc_stops_before_the_swap_and_a_read_only_one_still_has_a_status
     _, path_b = make_plan_file(tmp_path, "b", 60)
     with small_etc(tmp_path, sm) as etc:
         conf = etc / "opensm.conf"
-        sm.conf.unlink()  # the OpenSM's -F now reads the copy (apply refuses a conf it does not read)
-        sm.conf.symlink_to(conf)
         before = {p.name: p.read_bytes() for p in etc.iterdir()}
         subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
         args = ("apply", path_b, "--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
@@ -136,3 +140,63 @@ def test_status_as_a_user_who_cannot_take_the_lock_reports(ibqos_cli, live_sm, t
     cp = subprocess.run(["capsh", f"--drop={drop}", "--", "-c", argv], capture_output=True, text=True, timeout=120)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     assert cp.stdout.startswith(f"{sm.conf}: configuration v0001")
+
+
+def test_apply_on_a_read_only_etc_says_so_in_one_line_and_changes_nothing(ibqos_cli, live_sm, tmp_path):
+    """/etc mounted read-only (a rescue boot, an image-based host): before, the lock's open
+    failed into the generic OSError line, exit 2 (bad input), though the plan and options
+    were fine; now one line naming the path and saying nothing changed, exit 3, as on a full
+    /etc, for apply, its dry run aside (it writes nothing), and rollback."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    with small_etc(tmp_path, sm) as etc:
+        conf = etc / "opensm.conf"
+        args = ("--opensm-conf", conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        (etc / "ibqos.d").mkdir()  # as an earlier apply left it
+        before = {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()}
+        subprocess.run(["mount", "-o", "remount,ro", str(etc)], check=True)
+        for cmd in (("apply", path_b), ("rollback", "v0000")):
+            cp = ibqos_cli(*cmd, *args, env=child_env())
+            assert cp.returncode == 3, cp.stdout + cp.stderr
+            assert cp.stderr.splitlines() == [
+                f"ibqos: error: {etc / 'ibqos.d' / 'apply.lock'}: Read-only file system: cannot take the "
+                "apply lock, nothing changed"
+            ], cp.stderr
+        cp = ibqos_cli("apply", path_b, *args, "--dry-run", env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert {p: p.read_bytes() for p in etc.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("point", "failed", "when"),
+    [
+        ("flip", "journal.json", "before its sweep"),  # the journal's 'swapped'
+        ("readback", "readbacks/v0001.fabric.json", "at 'swept'"),  # the verified fabric's copy
+    ],
+)
+def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishes_it(
+    ibqos_cli, live_sm, tmp_path, point, failed, when
+):
+    """The version was written whole, then /etc filled up (a log, a core dump) before the
+    journal could say 'swapped': before, the bare OSError line, exit 2 (bad input), with new
+    files on disk that OpenSM reads at its next heavy sweep, unverified, and nothing saying
+    so. Now one line saying the new version is on disk, unswept, and what finishes it, exit 3;
+    once there is room, status sweeps and verifies it."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    with small_etc(tmp_path, sm, copy_files=False) as etc:
+        conf = etc / "opensm.conf"
+        args = ("--opensm-conf", str(conf), "--pid", str(sm.pid), "--sim-socket", h.sock)
+        with paused_apply(tmp_path, point, ("apply", path_b, *args)) as resume:
+            subprocess.run(["dd", "if=/dev/zero", f"of={etc}/fill", "bs=1k", "count=1000"], capture_output=True)
+            rc, out, err_lines = resume()
+        assert rc == 3, out + "\n".join(err_lines)
+        assert err_lines == [
+            f"ibqos: error: {etc / 'ibqos.d' / failed}: No space left on device: after the swap to "
+            f"v0001, {when}: the new files are on disk, unverified; once there is room, 'ibqos status "
+            f"--opensm-conf {conf}' sweeps and verifies them, or rolls them back"
+        ], err_lines
+        (etc / "fill").unlink()
+        cp = ibqos_cli("status", *args, env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert "read back and verified v0001; it stays" in cp.stdout, cp.stdout

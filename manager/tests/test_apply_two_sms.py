@@ -13,12 +13,15 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from apply_helpers import (
+    apply_args,
     child_env,
     make_plan_file,
     managed_texts,
+    paused_apply,
     programmed_equals,
     run_apply,
     sm_on_plan_a,
@@ -43,21 +46,26 @@ pytestmark = [pytest.mark.fabric, pytest.mark.skipif(SKIP is not None, reason=SK
 B_CONF = {"sm_priority": 15, "sminfo_polling_timeout": 1000}
 
 
+def start_b(h, tmp_path: Path):
+    """OpenSM B, priority 15, on B_NODE: it takes the subnet over from A."""
+    return h.start_sm(
+        engine="dla,minhop",
+        plugin=True,
+        conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
+        conf=B_CONF,
+        sim_host=B_NODE,
+        name="smB",
+        timeout=60,
+    )
+
+
 @contextmanager
 def master_then_standby(tmp_path: Path, first=lambda h, a, tmp: None) -> Iterator[tuple]:
     """(harness, A, B, plan A): A ran plan A as master (`first(h, A, tmp)` ran then), then
     handed the subnet over to B."""
     with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8")) as (h, a, plan_a, _):
         first(h, a, tmp_path)
-        b = h.start_sm(
-            engine="dla,minhop",
-            plugin=True,
-            conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
-            conf=B_CONF,
-            sim_host=B_NODE,
-            name="smB",
-            timeout=60,
-        )
+        b = start_b(h, tmp_path)
         yield h, a, b, plan_a
 
 
@@ -130,3 +138,83 @@ def test_status_does_not_sweep_a_standby_to_finish_a_killed_apply(ibqos_cli, tmp
             f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM (pid {a.pid}"
         ), r.stderr
         assert journal.read_bytes() == before
+
+
+@contextmanager
+def handover_mid_wait(ibqos_cli, tmp_path: Path) -> Iterator[SimpleNamespace]:
+    """A is master when apply checks (sminfo) and swaps plan B's files in; B (priority 15)
+    takes the subnet over while apply waits for A's heavy sweep (paused after the swap until
+    sminfo names B). Yields what happened: the harness, A, B, plan A, plan B's file, A's and
+    B's ports, the apply's exit code and stderr lines."""
+    # A takes the subnet back within seconds of B's end (OpenSM's polling: 10 s x 4 retries)
+    a_conf = {"sminfo_polling_timeout": 1000}
+    with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8"), conf=a_conf) as (h, a, plan_a, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        texts = managed_texts(a)
+        with paused_apply(tmp_path, "journal:swapped", apply_args(h, a, path_b, "--timeout", "20")) as resume:
+            port_a = next(n for n in read_live(h.env).nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
+            b = start_b(h, tmp_path)
+            a.wait_for_log("Entering STANDBY state")
+            port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
+            wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+            rc, out, err_lines = resume()
+        assert rc == 3, out + "\n".join(err_lines)
+        assert b.alive()
+        yield SimpleNamespace(
+            h=h, a=a, b=b, plan_a=plan_a, path_b=path_b, port_a=port_a, port_b=port_b, err_lines=err_lines, texts=texts
+        )
+
+
+def test_a_handover_while_apply_waits_for_the_sweep_rolls_the_files_back_and_names_the_new_master(ibqos_cli, tmp_path):
+    """Before, apply waited out --timeout for a sweep a standby never ends, then its
+    rollback's as long, and ended on a timeout. Now the wait asks sminfo and stops at the
+    handover: A's files are back on the previous version (not swept: a standby sweeps
+    nothing; the journal stays at 'rollback' for when A is master again), and one line
+    names the new master, exit 3."""
+    with handover_mid_wait(ibqos_cli, tmp_path) as w:
+        h, a, port_a, port_b = w.h, w.a, w.port_a, w.port_b
+        assert w.err_lines == [
+            f"ibqos: error: master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15); this OpenSM "
+            f"(pid {a.pid}, port 0x{port_a.guid:016x}) is not it (standby): it handed the subnet over "
+            "while v0001 was being swept; its files are back on v0000, not swept (a standby sweeps "
+            f"nothing): 'ibqos status --opensm-conf {a.conf}' sweeps and proves them once it is master "
+            "again; apply on the master's host"
+        ], w.err_lines
+        assert managed_texts(a) == w.texts  # what A reads when it is master again: the verified version
+        state = a.conf.parent / "ibqos.d"
+        assert (state / "current").readlink().name == "v0000"
+        assert json.loads((state / "journal.json").read_text())["state"] == "rollback"
+
+        # the promise of that line: once A is master again, status finishes the rollback
+        w.b.stop()
+        wait_until(lambda: f"sm guid 0x{port_a.guid:x}," in h.diag(["sminfo"], check=False).stdout, timeout=120)
+        r = ibqos_cli(
+            "status",
+            *("--opensm-conf", a.conf, "--pid", str(a.pid), "--sim-socket", h.sock, "--timeout", "60"),
+            env=child_env(),
+        )
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "finished the rollback to v0000, fabric verified as before" in r.stdout, r.stdout
+        assert json.loads((state / "journal.json").read_text())["state"] == "rolled-back"
+        assert programmed_equals(h, w.plan_a)
+
+
+def test_apply_standby_after_a_handover_mid_wait_stages_over_the_unfinished_apply(ibqos_cli, tmp_path):
+    """The refusals suggest 'ibqos apply PLAN --standby' on a host whose SM is a standby. After
+    a handover mid-wait (journal at 'rollback') or an apply killed there, that failed with
+    'no process 0: is OpenSM running?' (the recovery looked for an OpenSM to sweep, though
+    --standby names none). Now --standby closes the unfinished apply without signalling
+    anything (its rollback's files stay on the previous version) and stages the plan."""
+    with handover_mid_wait(ibqos_cli, tmp_path) as w:
+        state = w.a.conf.parent / "ibqos.d"
+        sweeps = w.a.record().heavy_sweeps
+        r = ibqos_cli("apply", w.path_b, "--opensm-conf", w.a.conf, "--standby", env=child_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith("recovered: found apply of v0001") and lines[0].endswith(
+            "stopped at 'rollback': its files are back on v0000 (unswept: --standby sweeps nothing)"
+        ), r.stdout
+        assert any(ln.startswith(f"staged {w.path_b} as v0002 for the standby SM") for ln in lines), r.stdout
+        assert (state / "current").readlink().name == "v0002"
+        assert json.loads((state / "journal.json").read_text())["state"] == "standby"
+        assert w.a.record().heavy_sweeps == sweeps

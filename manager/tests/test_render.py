@@ -62,7 +62,7 @@ def test_opensm_conf_and_policy_carry_the_plan(tmp_path):
     assert conf["qos_ca_vlarb_low"] == ",".join(f"{v}:{w}" for v, w in ca.low)
     assert conf["qos_ca_high_limit"] == str(ca.limit)
     # dla programs SL2VL itself; OpenSM's lines serve the fallback engines' layer SLs, one VL each.
-    for key in ("qos_sl2vl", "qos_ca_sl2vl", "qos_swe_sl2vl", "qos_sw0_sl2vl"):
+    for key in ("qos_sl2vl", "qos_ca_sl2vl", "qos_swe_sl2vl", "qos_sw0_sl2vl", "qos_rtr_sl2vl"):
         assert [int(x) for x in conf[key].split(",")] == [0, 1, 2, 3, 4, 5, 6, 7] + [7] * 8
     pol = files["qos-policy.conf"].read_text()
     assert re.search(r"name: DEFAULT\n\s+use: .*\n\s+sl: 0\n", pol)

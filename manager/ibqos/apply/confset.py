@@ -170,6 +170,25 @@ class ConfigSet:
                 _symlink_over(str(self.current / name), p)
         write_atomic(self.state / PATHS, json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n")
 
+    def foreign_link_line(self) -> str | None:
+        """One line naming a managed path that is a symlink out of the state directory (config
+        management's `/etc/opensm/opensm.conf -> /srv/cm/opensm.conf`), or None. Adopting it
+        would replace that link with ours: the file it named would silently stop being what
+        OpenSM reads, and the path would still read `current` (no DRIFT to say so)."""
+        for p in self.paths.values():
+            if not p.is_symlink():
+                continue
+            target = Path(os.path.realpath(p))
+            if target.is_relative_to(self.state.resolve()):
+                continue  # ours, or the nested layout older ibqos made (adopt keeps its contents)
+            return (
+                f"{p}: a symlink to {target} (config management?): apply would replace it with its own "
+                f"link into {self.current}, and {target} would no longer be what OpenSM reads: make {p} a "
+                f"file ('cp --remove-destination {target} {p}'), or have config management write the "
+                "files 'ibqos render' makes"
+            )
+        return None
+
     def managed_paths(self) -> dict[str, Path]:
         """The paths ibqos links into `current`, by role: as the last adoption recorded them
         (stores from before that record: the admin's files taken over as v0000)."""

@@ -23,6 +23,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, ProcessError
@@ -90,9 +91,14 @@ def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
         ) from None
 
 
-def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:
+def _no_watch() -> None:
+    pass
+
+
+def heavy_sweep(pid: int, dumps: Path, timeout: float = 120, watch: Callable[[], None] = _no_watch) -> float:
     """SIGHUP OpenSM and wait until a heavy sweep that started after the signal has ended
-    (the plugin's record in `dumps`, see the module's docstring); returns seconds.
+    (the plugin's record in `dumps`, see the module's docstring); returns seconds. `watch` is
+    called throughout the waits and raises to end them (sm_role.master_watch: a handover).
 
     A heavy sweep already running may have read the configuration before the files changed,
     and a SIGHUP that lands in its discovery phase only restarts that phase (no new
@@ -103,6 +109,7 @@ def heavy_sweep(pid: int, dumps: Path, timeout: float = 120) -> float:
     def alive() -> None:
         if not Path(f"/proc/{pid}").exists():
             raise ExternalError(f"OpenSM (pid {pid}) died during the heavy sweep")
+        watch()
 
     def idle() -> bool:
         alive()

@@ -17,7 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ExternalError, InputError
-from .service import OSM_DEFAULT_CONF, opensm_options
+from ..osmconf import is_set
+from .service import CMDLINE_OVER_FILE, CMDLINE_PATHS, OSM_DEFAULT_CONF, opensm_options
+
+# opensm.conf options naming files OpenSM (or the ibqos plugin, in its process) opens, from
+# its working directory when relative; ibqos writes or reads each
+FILE_PATHS = ("qos_policy_file", "event_plugin_options", "partition_config_file", "dump_files_dir")
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,8 @@ class OsmProcess:
     conf: Path  # -F, else OpenSM's default
     conf_given: bool
     log: Path | None  # -f / --log_file, which beats the file's log_file
+    over_file: dict[str, str]  # opensm.conf keys its command line sets (-Y, -P, -R, -l, --dump_files_dir)
+    cwd: Path  # where it opens a relative path, its config file's included
 
     @classmethod
     def of(cls, pid: int) -> OsmProcess | None:
@@ -43,7 +50,18 @@ class OsmProcess:
         opts = opensm_options(list(argv[1:]))
         conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF  # as it sees them
         log = cwd / opts["log_file"] if opts.get("log_file") else None
-        return cls(pid, argv, conf, "config" in opts, log)
+        over = {k: opts[k] for k in set(CMDLINE_OVER_FILE.values()) if k in opts}
+        over.update({k: str(cwd / over[k]) for k in CMDLINE_PATHS if over.get(k)})
+        return cls(pid, argv, conf, "config" in opts, log, over, cwd)
+
+    def options(self, conf_opts: dict[str, str]) -> dict[str, str]:
+        """What it runs with of its config file's options `conf_opts`: its command line's over
+        them, and a relative path taken from its working directory, as it opens them."""
+        out = {**conf_opts, **self.over_file}
+        for key in FILE_PATHS:
+            if is_set(out, key) and not Path(out[key]).is_absolute():
+                out[key] = str(self.cwd / out[key])
+        return out
 
     def reads(self, conf: Path) -> bool:
         """Whether its config file is `conf`, by inode: its path is looked up in its own mount

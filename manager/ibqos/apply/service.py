@@ -112,8 +112,25 @@ def _expand(arg: str, instance: str) -> str:
     return arg.replace("%I", instance).replace("%i", instance).replace("%%", "%")
 
 
+# Options OpenSM 3.3.23's command line sets over its config file (main.c parses the file
+# first), which apply's decisions depend on, by opensm.conf key; OpenSM re-reads none of them.
+CMDLINE_OVER_FILE = {
+    "-Y": "qos_policy_file",
+    "--qos_policy_file": "qos_policy_file",
+    "-P": "partition_config_file",
+    "--Pconfig": "partition_config_file",
+    "-R": "routing_engine",
+    "--routing_engine": "routing_engine",
+    "-l": "lmc",
+    "--lmc": "lmc",
+    "--dump_files_dir": "dump_files_dir",
+}
+CMDLINE_PATHS = ("qos_policy_file", "partition_config_file", "dump_files_dir")
+
+
 def opensm_options(args: list[str]) -> dict[str, str]:
-    """The options of an opensm command line that decide where it reads and logs."""
+    """The options of an opensm command line that decide where it reads and logs, and those
+    it sets over its config file (CMDLINE_OVER_FILE)."""
     names = {
         "-F": "config",
         "--config": "config",
@@ -121,6 +138,7 @@ def opensm_options(args: list[str]) -> dict[str, str]:
         "--log_file": "log_file",
         "-g": "guid",
         "--guid": "guid",
+        **CMDLINE_OVER_FILE,
     }
     out, it = {}, iter(args)
     for a in it:

@@ -14,11 +14,13 @@ CA and port number), for every fabric access of apply, rollback and status.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import osmconf
-from ..errors import ExternalError, InputError
+from ..errors import ExternalError, InputError, ProcessError
 from ..fabric.local_port import LocalPort, port_of
 from ..paths import require_tool
 from ..proc import run_command
@@ -80,12 +82,19 @@ def conf_port(conf: Path, env: dict[str, str] | None) -> LocalPort:
     return opensm_port(readers[0] if readers else None, osmconf.options(conf), env)
 
 
+class NotMaster(ExternalError):
+    """The OpenSM apply signals is not (or no longer) the master: no heavy sweep will end."""
+
+
 def role_line(pid: int, at: LocalPort, env: dict[str, str] | None) -> tuple[bool, str]:
     """(whether OpenSM `pid`, on port `at`, is the master, one line saying which SM is).
     Unknown counts as master: the plugin record's wait then judges, as before."""
     master = master_sm(env, at)
     if master is None:
         return True, "master SM: none answers sminfo"
+    if at.guid == master.guid and master.state in ("SMINFO_STANDBY", "SMINFO_NOTACTIVE"):
+        # our port's MasterSMLID still names us, but we say we are not (just handed over)
+        return False, f"master SM: none yet; this OpenSM (pid {pid}, port 0x{at.guid:016x}) is {master.state}"
     if at.guid == master.guid:
         return True, f"master SM: {master}, this OpenSM (pid {pid})"
     return False, f"master SM: {master}; this OpenSM (pid {pid}, port 0x{at.guid:016x}) is not it (standby)"
@@ -95,7 +104,28 @@ def require_master(pid: int, at: LocalPort, env: dict[str, str] | None) -> None:
     """Refuse, before anything changes, to signal an OpenSM that is not the master."""
     master, line = role_line(pid, at, env)
     if not master:
-        raise ExternalError(
+        raise NotMaster(
             f"{line}: a standby sweeps nothing, so no SIGHUP would take effect; apply on the "
             "master's host, or 'ibqos apply PLAN --standby' here to stage the version for when it takes over"
         )
+
+
+def master_watch(pid: int, at: LocalPort, env: dict[str, str] | None, every: float = 1.0) -> Callable[[], None]:
+    """For a wait on OpenSM `pid`'s sweep: a check, asking sminfo at most every `every`
+    seconds, that raises NotMaster (the role line) once another SM has taken the subnet over,
+    since a standby ends no sweep and the wait would run out its whole timeout."""
+    last = [float("-inf")]
+
+    def check() -> None:
+        now = time.monotonic()
+        if now - last[0] < every:
+            return
+        last[0] = now
+        try:
+            master, line = role_line(pid, at, env)
+        except ProcessError:  # sminfo hung (a loaded SM): unknown, so the sweep's record judges
+            return
+        if not master:
+            raise NotMaster(line)
+
+    return check

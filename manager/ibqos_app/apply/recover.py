@@ -27,7 +27,7 @@ from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LOCK_FILE, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
-from ibqos.apply.sm_role import opensm_port, require_master
+from ibqos.apply.sm_role import master_watch, opensm_port, require_master
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
 from ibqos.errors import ExternalError, IbqosError, VerificationFailed
@@ -58,6 +58,12 @@ class FabricAccess:
             opts = osmconf.options(self.conf) if self.conf is not None and self.conf.is_file() else {}
             self.port = opensm_port(pid, opts, self.env)
         return self.port
+
+    def sweep(self, pid: int, dumps: Path) -> float:
+        """A heavy sweep of OpenSM `pid`, ended early (NotMaster) when another SM takes the
+        subnet over meanwhile: a standby ends no sweep."""
+        watch = master_watch(pid, self.port_of(pid), self.env)
+        return heavy_sweep(pid, dumps, timeout=self.sweep_timeout, watch=watch)
 
 
 def verify_plan_of(cs: ConfigSet, version: str, env: dict[str, str] | None, dumps: Path, at: LocalPort) -> list[str]:
@@ -99,7 +105,7 @@ def restore(
     journal.write(entry, "rollback")
     hook("journal:rollback")
     cs.flip(entry.previous)
-    heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
+    io.sweep(pid, _dumps(entry, pid))
     before = journal.load_before()
     if before is None:
         journal.write(entry, "rolled-back")
@@ -112,17 +118,33 @@ def restore(
     return "fabric verified as before"
 
 
-def recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_hook) -> str | None:
+def recover(
+    cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None] = no_hook, standby: bool = False
+) -> str | None:
     """One line saying what a killed apply left and what was done, or None if nothing was.
-    The line also goes to the system log: the killed apply could not send its own."""
+    The line also goes to the system log: the killed apply could not send its own.
+    `standby`: for `apply --standby`, which signals and reads nothing (see _close_for_standby)."""
 
-    line = _recover(cs, io, hook)
+    line = _recover(cs, io, hook, standby)
     if line:
         log_line(f"recovered {cs.state}: {line}")
     return line
 
 
-def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> str | None:
+def _close_for_standby(cs: ConfigSet, journal: Journal, entry: Entry, found: str) -> str:
+    """`apply --standby` over an unfinished apply (killed, or ended by a handover: its SM is a
+    standby now, or stopped): nothing is signalled or read, the new version supersedes it.
+    A rollback's files go back to `previous`, as it would have; a new set on disk stays as
+    a standby's, unswept, under the version staged next."""
+    if entry.state == "rollback" and entry.previous is not None:
+        cs.flip(entry.previous)
+        journal.write(entry, "rolled-back")
+        return f"{found}: its files are back on {entry.previous} (unswept: --standby sweeps nothing)"
+    journal.write(entry, "standby")
+    return f"{found}: {entry.version} stays as staged for a standby, unswept"
+
+
+def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None], standby: bool) -> str | None:
     journal = Journal(cs.state)
     entry = journal.read()
     events(cs.state)  # a history a newer ibqos wrote is refused before anything changes
@@ -134,6 +156,8 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         cs.discard(entry.version)
         journal.write(entry, "discarded")
         return f"{found}: nothing had gone live; dropped {entry.version}, {current} stays"
+    if standby:
+        return _close_for_standby(cs, journal, entry, found)
     try:
         io.pid = pid = resolve_pid(io.pid if io.pid is not None else entry.opensm_pid, None)
     except ExternalError as e:
@@ -155,7 +179,7 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None]) -> st
         )
     try:
         if entry.state in ("intent", "swapped"):
-            heavy_sweep(pid, _dumps(entry, pid), timeout=io.sweep_timeout)
+            io.sweep(pid, _dumps(entry, pid))
             journal.write(entry, "swept")
         diffs = verify_plan_of(cs, entry.version, io.env, _dumps(entry, pid), io.port_of(pid))
         if diffs:

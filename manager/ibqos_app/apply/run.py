@@ -23,7 +23,8 @@ from __future__ import annotations
 import difflib
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,10 +33,10 @@ from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
-from ibqos.apply.opensm_ctl import RESTART_ONLY, heavy_sweep, plugin_loaded, require_record, resolve_pid
-from ibqos.apply.osm_process import check_target
+from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
+from ibqos.apply.osm_process import FILE_PATHS, OsmProcess, check_target
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
-from ibqos.apply.sm_role import opensm_port, require_master
+from ibqos.apply.sm_role import NotMaster, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -154,6 +155,9 @@ class Apply:
         if self.req.service and self._target_service(self.req.service):
             return self.s  # --init-conf: the whole file written (or shown), restart next
         if self.req.dry_run:
+            if not self.s.pid:  # the files an apply would write follow its OpenSM (-Y, relative paths)
+                with suppress(IbqosError):  # ... when one is named: a dry run needs none
+                    self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
             return self.s
@@ -169,7 +173,7 @@ class Apply:
                 self.s.log_override = osm.log  # -f / --log_file beats the file's log_file
             # its subnet, through its port: refused (exit 2) before anything is written
             self.s.port = opensm_port(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
-            with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+            with self._lock():
                 try:
                     self._locked()
                 except KeyboardInterrupt as e:  # Ctrl-C, SIGTERM, SIGHUP (ibqos.interrupt)
@@ -196,21 +200,35 @@ class Apply:
             return
         try:
             self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
-        except OSError as e:  # a full or read-only /etc: say what failed and that nothing went live
-            if self.s.version is not None and self.confset.current_version() == self.s.version:
-                raise  # the flip happened: the journal's next reader finishes it
-            self._drop_unswapped()
+        except OSError as e:  # a full or read-only /etc: say what failed and what went live
             where = e.filename or self.confset.state
+            if self.s.version is not None and self.confset.current_version() == self.s.version:
+                raise self._after_swap(e, "before its sweep") from e  # the journal still says 'intent'
+            self._drop_unswapped()
             raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         try:
             try:
                 self.pipeline.run(self, ("sweep", "readback", "verify"))
             except IbqosError as e:
                 self.rollback(e)
+            except OSError as e:  # the journal or history could not be written: /etc filled up
+                raise self._after_swap(e, f"at '{produced(self.s.entry, 'the journal entry').state}'") from e
         finally:
             # a rolled-back version is pruned like any other
             self.pipeline.run(self, ("prune",))
         self.s.outcome = f"verified {self.s.version}"
+
+    def _after_swap(self, e: OSError, when: str) -> ExternalError:
+        """A write that failed after the flip: the new version is on disk, and the journal's
+        next reader (status, the next apply) finishes it once the write can succeed."""
+        where = f"{e.filename or self.confset.state}: {e.strerror}"
+        if self.s.entry is not None and self.s.entry.state == "verified":  # only its history line is missing
+            return ExternalError(f"{where}: {self.s.version} was verified and stays; its history line is missing")
+        return ExternalError(
+            f"{where}: after the swap to {self.s.version}, {when}: the new files are on disk, unverified; once "
+            f"there is room, 'ibqos status --opensm-conf {self.req.opensm_conf}' sweeps and verifies them, or "
+            "rolls them back"
+        )
 
     def _unchanged(self) -> bool:
         """The new set equals what the managed paths hold now: say so and write nothing."""
@@ -243,12 +261,25 @@ class Apply:
         """The same version a master runs, into a standby SM's configuration: validated and
         swapped in as one version, with the same plan hash and files, and no signal (a standby
         does not sweep; it reads them when it becomes master and starts its heavy sweep)."""
-        with apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo):
+        with self._lock():
             try:
                 self.pipeline.run(self, self.STANDBY_STEPS)
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """The configuration's lock; where it cannot be made (a read-only or foreign /etc) one
+        line naming the path, exit 3: nothing was written yet."""
+        with ExitStack() as held:
+            try:
+                held.enter_context(
+                    apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo)
+                )
+            except OSError as e:
+                raise ExternalError(f"{e.filename}: {e.strerror}: cannot take the apply lock, nothing changed") from e
+            yield
 
     def _access(self) -> FabricAccess:
         return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port)
@@ -335,7 +366,7 @@ class Apply:
     # ---- steps -------------------------------------------------------------
     def stage_recover(self) -> None:
         cs = ConfigSet(self.s.paths, state_dir_for(self.req.opensm_conf))
-        line = recover(cs, self._access(), hook=self.hook)
+        line = recover(cs, self._access(), hook=self.hook, standby=self.req.standby)
         if line:
             self.s.recovered = line
             self.echo(f"recovered: {line}")
@@ -346,7 +377,18 @@ class Apply:
             current = osmconf.read(conf_path)
         except OSError as e:
             raise InputError(e.strerror or "cannot read", file=conf_path) from e
-        opts = osmconf.parse(current)
+        # what the running OpenSM reads: its command line's -Y, -P, -R, -l, --dump_files_dir over the file
+        osm = OsmProcess.of(self.s.pid) if self.s.pid else None
+        opts = osm.options(osmconf.parse(current)) if osm is not None else osmconf.parse(current)
+        for key in FILE_PATHS:  # relative, with no process to take them from: where is unknown
+            if osmconf.is_set(opts, key) and not Path(opts[key]).is_absolute():
+                raise InputError(
+                    f"{opts[key]} is relative: OpenSM opens it from its own working directory, which "
+                    "ibqos reads from a running OpenSM only: give --pid or --service, or make it absolute",
+                    file=conf_path,
+                    line=osmconf.line_of(current, key),
+                    field=key,
+                )
         if self.req.rollback_to:
             self._stored_set(conf_path, opts)
             self._finish_render(conf_path, opts)
@@ -384,7 +426,8 @@ class Apply:
         paths = self._managed_paths(conf_path, opts)
         qos_path, tables_path = paths["qos-policy.conf"], paths["plugin-tables.conf"]
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
-        updates["qos_policy_file"] = str(qos_path)
+        if osm is None or "qos_policy_file" not in osm.over_file:  # -Y's path is not the file's to name
+            updates["qos_policy_file"] = str(qos_path)
         if partitions is not None:
             # OpenSM reads partition_config_file's path only at start (its option table marks
             # it not updatable) but the file's contents at every heavy sweep: apply writes the
@@ -481,6 +524,9 @@ class Apply:
         )
         self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
+        foreign = self.s.confset.foreign_link_line()
+        if foreign:
+            raise ExternalError(foreign)
 
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
@@ -616,7 +662,7 @@ class Apply:
     def stage_sweep(self) -> None:
         with held_mark(self.s.log) as mark:  # a log rotated meanwhile is read to its end
             self.s.swept_at = time.time()
-            t = heavy_sweep(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
+            t = self._access().sweep(self.s.pid, self.s.dumps)
             self._journal("swept")
             errs, truncated = sweep_failures(mark)
         if errs:
@@ -719,6 +765,15 @@ class Apply:
             with deferred():  # a signal now waits for the rollback to finish
                 entry = produced(self.s.entry, "the journal entry (stage stage)")
                 proved = restore(self.confset, self.journal, entry, access, hook=self.hook)
+        except NotMaster as e:
+            # the files are back on `previous` (restore flips before it sweeps), which the
+            # standby reads when it is master again; the journal stays at "rollback" until then
+            raise NotMaster(
+                f"{e}: it handed the subnet over while {self.s.version} was being swept; its files are "
+                f"back on {self.s.previous}, not swept (a standby sweeps nothing): 'ibqos status "
+                f"--opensm-conf {self.req.opensm_conf}' sweeps and proves them once it is master again; "
+                "apply on the master's host"
+            ) from cause
         except ExternalError as e:
             raise ExternalError(f"{cause}; {e}") from e
         raise type(cause)(f"{cause}; rolled back to {self.s.previous}, {proved}") from cause
