@@ -451,3 +451,57 @@ def test_a_file_name_with_a_line_break_stays_on_one_error_line(capsys, tmp_path)
         assert rc == 2 and len(err.strip().splitlines()) == 1, (args, err)
         assert err.startswith(f"ibqos: error: {tmp_path}/") and ("\\n" in err or "\\r" in err), err
     assert not (tmp_path / "p.json").exists()
+
+
+def _not_a_conf(tmp_path: Path, kind: str) -> Path:
+    conf = tmp_path / "etc" / "opensm.conf"
+    conf.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(conf)  # reading it waits for a writer forever
+    elif kind == "dev-zero":
+        conf.symlink_to("/dev/zero")  # reading it never ends, and fills the memory
+    else:
+        with open(conf, "wb") as f:  # a sparse 600 MB file: read whole before
+            f.truncate(600 << 20)
+    return conf
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_an_opensm_conf_that_is_no_configuration_file_is_refused_not_read(ibqos_cli, tmp_path, plan_doc, kind):
+    """redteam: `apply --dry-run --opensm-conf FIFO` hung, /dev/zero was read until the
+    kernel killed ibqos, a 600 MB file was read whole and judged 'no plugin' (exit 3); the
+    admin's opensm.conf is read as every input is (inputfile)."""
+    conf = _not_a_conf(tmp_path, kind)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    says = "larger than 64 MiB" if kind == "huge" else "not a regular file"
+    for args in (
+        ["apply", plan, "--opensm-conf", conf, "--dry-run"],
+        ["apply", plan, "--opensm-conf", conf, "--standby"],
+        ["monitor", "--opensm-conf", conf, "--once", "--sim-socket", "ibqos-test-no-such-ibsim"],
+    ):
+        r = ibqos_cli(*args, timeout=60)
+        assert r.returncode == 2 and r.stderr == f"ibqos: error: {conf}: {says}" + r.stderr.split(says, 1)[1], (
+            args[:2],
+            r.stderr[-800:],
+        )
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert sorted(p.name for p in conf.parent.iterdir()) == ["opensm.conf"]  # no ibqos.d/, no lock
+
+
+def test_an_opensm_conf_that_is_not_there_is_a_typo_not_an_unmanaged_configuration(ibqos_cli, tmp_path, plan_doc):
+    """redteam: `status` and `history` took a mistyped --opensm-conf for a configuration not
+    managed yet (exit 0: a monitoring check passed forever), and `apply --standby` made
+    DIR/ibqos.d/apply.lock, directories included, beside the path before refusing it."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    typo = tmp_path / "etc" / "opensm" / "opensm.cnf"
+    for args in (["status"], ["history"], ["apply", plan, "--standby"]):
+        r = ibqos_cli(*args, "--opensm-conf", typo, timeout=60)
+        assert r.returncode == 2 and f"ibqos: error: {typo}: " in r.stderr and "no such file" in r.stderr, (
+            args,
+            r.stdout,
+            r.stderr,
+        )
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert list(tmp_path.iterdir()) == [plan], "a refused command made directories"

@@ -159,6 +159,8 @@ class Apply:
             return self.s
         try:
             if self.req.standby:
+                # a missing or unreadable file is refused before the lock makes ibqos.d/ beside it
+                osmconf.read(self.req.opensm_conf)
                 self.run_standby()
                 self.s.outcome = f"staged {self.s.version} for a standby SM"
                 return self.s
@@ -342,10 +344,7 @@ class Apply:
 
     def stage_render(self) -> None:
         conf_path = self.req.opensm_conf
-        try:
-            current = osmconf.read(conf_path)
-        except OSError as e:
-            raise InputError(e.strerror or "cannot read", file=conf_path) from e
+        current = osmconf.read(conf_path)
         opts = osmconf.parse(current)
         if self.req.rollback_to:
             self._stored_set(conf_path, opts)

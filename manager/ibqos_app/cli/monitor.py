@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from ibqos import osmconf
 from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, write_atomic
 from ibqos.errors import InputError, VerificationFailed
@@ -49,9 +50,7 @@ def _plan(plan_path: Path | None, opensm_conf: Path | None, say: Callable[[str],
         return load_plan(plan_path), plan_path
     if opensm_conf is None:
         raise InputError("give --plan PLAN or --opensm-conf PATH (its applied plan)", field="--plan")
-
-    if not opensm_conf.is_file():
-        raise InputError("no such file", file=opensm_conf, field="--opensm-conf")
+    osmconf.read(opensm_conf)  # a missing file, a FIFO or a device: named as every input is
     plan, plan_path, _, _ = _applied(opensm_conf, None, None, say)
     if plan is None:
         raise InputError(f"{opensm_conf}: no plan applied there (ibqos apply); give --plan", field="--opensm-conf")

@@ -41,6 +41,7 @@ from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
+from ._target import named_conf
 
 if TYPE_CHECKING:
     from ibqos.fabric.local_port import LocalPort
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
 @click.option(
     "--opensm-conf",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=named_conf,
     help="Also check the configuration ibqos apply manages there; finish or roll back "
     "an apply that was killed half-way (one line says what was found and done).",
 )
