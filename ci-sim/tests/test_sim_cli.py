@@ -175,3 +175,33 @@ def test_a_sweep_of_too_many_points_is_refused_at_once(ibqos_cli, dragonfly_runs
         "ibqos: error: --sweep: '0.1:0.2:1e-9' gives 100000001 loads; at most 1000: take a larger STEP"
     ]
     assert not out.exists()
+
+
+@pytest.mark.fabric
+def test_a_fat_tree_run_of_another_engine_simulates_with_opensms_port_types(ibqos_cli, tmp_path):
+    """redteam: `ibqos simulate RUNDIR` on a fat-tree dry run (a minhop plan) was an internal
+    error (NotADragonfly, exit 70), with fabric.json or on the dumps alone: the plan's tables
+    were looked up by dragonfly roles. Without dla every switch external port runs the
+    terminal tables (qos_swe_*), as the conformance check reads them."""
+    import yaml
+    from ibqos.paths import REPO_ROOT
+
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "two-class.yaml").read_text())
+    doc["fabric"].update(routing="minhop", max_switch_hops=2)
+    policy = tmp_path / "minhop.yaml"
+    policy.write_text(yaml.safe_dump(doc))
+    run = tmp_path / "run"
+    topo = "fattree:leaves=3,spines=2,hosts=2"
+    r = ibqos_cli("dryrun", policy, "--topology", topo, "--out", run, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dry = {c["sls"][0]: c["simulated_share"] for c in json.loads((run / "report.json").read_text())["classes"]}
+    r = ibqos_cli("simulate", run, "--traffic", "mix", "--load", "1.0", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = {s["sl"]: s["share_pct"] for s in json.loads(r.stdout)["results"][0]["per_sl"]}
+    assert all(abs(got[sl] - share) <= 0.5 for sl, share in dry.items()), (got, dry)
+    (run / "fabric.json").unlink()  # the dumps alone: VLArb from the plan, by port type
+    r = ibqos_cli("simulate", run, "--traffic", "mix", "--load", "1.0", "--json", "--time-us", "50")
+    assert r.returncode == 0, r.stderr[-2000:]
+    ports = json.loads(r.stdout)["vlarb_overlay"]["ports"]
+    assert any(p.startswith("spine0:") and p.endswith("(terminal)") for p in ports), ports
+    assert {p.rsplit(" ", 1)[1] for p in ports} == {"(ca)", "(terminal)"}, ports
