@@ -225,6 +225,20 @@ def test_bad_fabric_models_name_the_field(capsys, tmp_path, fabric_doc, edit, sa
         assert rc == 2 and says in err and str(f) in err, (args, err)
 
 
+def test_fabric_model_errors_name_the_line_without_pydantics_prefix(capsys, tmp_path, fabric_doc):
+    """redteam: a fabric.json error had no line and said pydantic's 'Value error, two entries
+    with the same guid' (plans and policies had lost that prefix: docfile.error_message)."""
+    doc = copy.deepcopy(fabric_doc)
+    doc["nodes"].append(copy.deepcopy(doc["nodes"][0]))
+    f = tmp_path / "fabric.json"
+    text = json.dumps(doc, indent=1)
+    f.write_text(text)
+    line_no = text[: text.index('"nodes":')].count("\n") + 1
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err == f"ibqos: error: {f}:{line_no}: nodes: two entries with the same guid\n", (args, err)
+
+
 def test_one_sided_link_is_bad_input(capsys, tmp_path, fabric_doc):
     doc = copy.deepcopy(fabric_doc)
     sw = next(n for n in doc["nodes"] if n["kind"] == "switch")
