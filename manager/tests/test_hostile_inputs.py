@@ -357,7 +357,7 @@ def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
         (["plan", EXAMPLES / "two-class.yaml", "-o", ""], "an empty path names no file or directory"),
         (["plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "afile" / "p.json"], "is not a directory"),
         (["render", plan, "-o", tmp_path / "afile" / "out"], "part of the path is a file"),
-        (["testbed", "report", RESULTS, "--png", ""], "is a directory"),
+        (["testbed", "report", RESULTS, "--png", ""], "an empty path names no file or directory"),
         (["testbed", "report", RESULTS, "--png", tmp_path / "afile" / "x.png"], "its directory does not exist"),
     ]
     for args, says in cases:
@@ -519,3 +519,30 @@ def test_an_opensm_conf_that_is_not_there_is_a_typo_not_an_unmanaged_configurati
         )
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert list(tmp_path.iterdir()) == [plan], "a refused command made directories"
+
+
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(capsys, tmp_path, monkeypatch):
+    """redteam: `ibqos plan policy.yaml -o - | jq` wrote the plan to a file named '-' in the
+    current directory (and piped the analysis table); every output option refuses '-'."""
+    plan = tmp_path / "plan.json"
+    rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
+    assert rc == 0, err
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    for args in (
+        ["plan", EXAMPLES / "two-class.yaml", "-o", "-"],
+        ["render", plan, "-o", "-"],
+        ["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", "-"],
+        ["simulate", tmp_path, "--out", "-"],
+        ["dryrun", EXAMPLES / "two-class.yaml", "--out", "-"],
+        ["testbed", "report", RESULTS, "--png", "-"],
+        ["monitor", "--plan", plan, "--once", "--textfile", "-"],
+        ["monitor", "--plan", plan, "--once", "--state", "-"],
+        ["monitor", "--write-config", "-"],
+        ["status", "--live", "--verdict", "-"],
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and "'-' is not standard output here" in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+    assert list(here.iterdir()) == []

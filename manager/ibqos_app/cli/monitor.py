@@ -28,6 +28,7 @@ from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import judge
 from ibqos.monitor.view import render
+from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.term import console
 from prometheus_client import generate_latest, start_http_server
@@ -112,12 +113,12 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 @click.option("--listen", metavar="ADDR:PORT", help="Serve the Prometheus exposition here.")
 @click.option(
     "--textfile",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Write the metrics for node_exporter's textfile collector.",
 )
 @click.option(
     "--state",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Keep the last sample here; the next run measures from it (cron with --once).",
 )
 @click.option(
@@ -156,7 +157,7 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 )
 @click.option(
     "--write-config",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit.",
 )
 def monitor(

@@ -29,6 +29,7 @@ from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
 from ibqos.health import Routing, checks, dla_refusal, engine_of
+from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.redline import find_osm_log, needs_path_sls
 from ibqos.status import sl2vl_by_hop, vlarb_by_role
@@ -82,7 +83,7 @@ if TYPE_CHECKING:
 @click.option(
     "--verdict",
     "verdict_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Keep the credit-loop verdict on the tables read here, for `ibqos monitor --verdict`.",
 )
 @click.option(
