@@ -546,3 +546,19 @@ def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(capsys, tmp_p
         assert rc == 2 and "'-' is not standard output here" in err, (args, err)
         assert len(err.strip().splitlines()) == 1, err
     assert list(here.iterdir()) == []
+
+
+def test_a_pidfile_that_is_a_fifo_is_refused_not_waited_on(ibqos_cli, tmp_path, plan_doc):
+    """redteam: `apply --pidfile FIFO` and `status --pidfile FIFO` waited for a writer forever
+    (the PID file was read with read_text); a PID file of -1 or 0 is no PID either."""
+    conf = tmp_path / "opensm.conf"
+    conf.write_text("event_plugin_name ibqos\n")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    fifo, neg = tmp_path / "opensm.pid", tmp_path / "neg.pid"
+    os.mkfifo(fifo)
+    neg.write_text("-1\n")
+    for pidfile, says in ((fifo, "not a regular file"), (neg, "no PID in it (-1)")):
+        for args in (["apply", plan], ["status"]):
+            r = ibqos_cli(*args, "--opensm-conf", conf, "--pidfile", pidfile, timeout=60)
+            assert r.returncode == 2 and r.stderr == f"ibqos: error: {pidfile}: {says}\n", (args, r.stderr)
