@@ -562,3 +562,16 @@ def test_a_pidfile_that_is_a_fifo_is_refused_not_waited_on(ibqos_cli, tmp_path, 
         for args in (["apply", plan], ["status"]):
             r = ibqos_cli(*args, "--opensm-conf", conf, "--pidfile", pidfile, timeout=60)
             assert r.returncode == 2 and r.stderr == f"ibqos: error: {pidfile}: {says}\n", (args, r.stderr)
+
+
+def test_a_cabled_ca_port_without_a_lid_is_named_not_silently_left_out(capsys, tmp_path, fabric_doc):
+    """redteam: a CA port whose LID is 0 (the SM never configured it) was no endpoint and in
+    no pair, and verify said 'no unreachable pairs' without a word about it."""
+    doc = copy.deepcopy(fabric_doc)
+    ca = next(n for n in doc["nodes"] if n["kind"] == "ca")
+    ca["ports"][0]["lid"] = 0
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(doc))
+    rc, out, err = run(capsys, "verify", f)
+    assert rc == 0, err
+    assert f"warning: 1 cabled CA port(s) without a LID (not configured by the SM), in no pair: {ca['desc']}:1" in out
