@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from simfabrics import config_a, dragonfly_dla, star
@@ -205,3 +206,41 @@ def test_a_fat_tree_run_of_another_engine_simulates_with_opensms_port_types(ibqo
     ports = json.loads(r.stdout)["vlarb_overlay"]["ports"]
     assert any(p.startswith("spine0:") and p.endswith("(terminal)") for p in ports), ports
     assert {p.rsplit(" ", 1)[1] for p in ports} == {"(ca)", "(terminal)"}, ports
+
+
+@pytest.mark.parametrize(
+    "merge, says",
+    [
+        ('{"name": "x"}', "merge.out_dir: Field required"),
+        ('{"name": "x", "out_dir": 5, "meta": {}, "plot": false}', "merge.out_dir: Input should be a valid string"),
+        ('{"name": "x", "out_dir": "o", "meta": [], "plot": false}', "merge.meta: Input should be a valid dictionary"),
+        ('{"name": "../x", "out_dir": "o", "meta": {}, "plot": false}', "merge.name: String should match pattern"),
+    ],
+)
+def test_a_hand_edited_slurm_sweep_is_one_line(ibqos_cli, tmp_path, merge, says):
+    """redteam: `simulate --collect` on a sweep.json whose merge was edited by hand ended in an
+    internal error (KeyError 'out_dir', TypeError: exit 70), and a name with a '/' wrote
+    sim.json outside its directory."""
+    (tmp_path / "sweep.json").write_text(
+        f'{{"schema": "ibqos.sweep/1", "fabrics": {{}}, "points": [], "merge": {merge}}}'
+    )
+    r = ibqos_cli("simulate", "--collect", tmp_path, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith(f"ibqos: error: {tmp_path}/sweep.json: "), r.stderr
+    assert says in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("job", ["list", "fifo"])
+def test_a_job_file_that_is_no_job_id_is_no_job_id(ibqos_cli, tmp_path, job):
+    """redteam: job.json holding a list was an internal error (TypeError) in --collect, and a
+    FIFO there was waited on forever."""
+    (tmp_path / "sweep.json").write_text(
+        '{"schema": "ibqos.sweep/1", "fabrics": {}, "merge": {"name": "x", "out_dir": "o", "meta": {}, "plot": false},'
+        ' "points": [{"fabric": "a", "traffic": {}, "params": {}, "load": 0.5}]}'
+    )
+    if job == "fifo":
+        os.mkfifo(tmp_path / "job.json")
+    else:
+        (tmp_path / "job.json").write_text("[]\n")
+    r = ibqos_cli("simulate", "--collect", tmp_path, timeout=60)
+    assert r.stderr.startswith("ibqos: error: ") and "points have no result" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr, r.stderr
