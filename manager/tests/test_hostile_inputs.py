@@ -365,15 +365,22 @@ def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
         assert rc == 2 and says in err and ".tmp" not in err, (args, err)
 
 
-def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(capsys, tmp_path, monkeypatch):
-    """`render -o ''` used to write its three files into the current directory (click reads
-    '' as '.'); every output option now refuses it, and nothing is written."""
+@pytest.fixture
+def plan_in_an_empty_cwd(capsys, tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """A plan, and an empty current directory (`here`), where a refused output must not land."""
     plan = tmp_path / "plan.json"
     rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
     assert rc == 0, err
     here = tmp_path / "cwd"
     here.mkdir()
     monkeypatch.chdir(here)
+    return plan, here
+
+
+def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(capsys, tmp_path, plan_in_an_empty_cwd):
+    """`render -o ''` used to write its three files into the current directory (click reads
+    '' as '.'); every output option now refuses it, and nothing is written."""
+    plan, here = plan_in_an_empty_cwd
     for args in (
         ["render", plan, "-o", ""],
         ["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", ""],
@@ -521,15 +528,10 @@ def test_an_opensm_conf_that_is_not_there_is_a_typo_not_an_unmanaged_configurati
     assert list(tmp_path.iterdir()) == [plan], "a refused command made directories"
 
 
-def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(capsys, tmp_path, monkeypatch):
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(capsys, tmp_path, plan_in_an_empty_cwd):
     """redteam: `ibqos plan policy.yaml -o - | jq` wrote the plan to a file named '-' in the
     current directory (and piped the analysis table); every output option refuses '-'."""
-    plan = tmp_path / "plan.json"
-    rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
-    assert rc == 0, err
-    here = tmp_path / "cwd"
-    here.mkdir()
-    monkeypatch.chdir(here)
+    plan, here = plan_in_an_empty_cwd
     for args in (
         ["plan", EXAMPLES / "two-class.yaml", "-o", "-"],
         ["render", plan, "-o", "-"],
@@ -575,3 +577,24 @@ def test_a_cabled_ca_port_without_a_lid_is_named_not_silently_left_out(capsys, t
     rc, out, err = run(capsys, "verify", f)
     assert rc == 0, err
     assert f"warning: 1 cabled CA port(s) without a LID (not configured by the SM), in no pair: {ca['desc']}:1" in out
+
+
+def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path):
+    """redteam: on a read-only filesystem the error named the temp file the atomic writer
+    tried to make (`ro/.p.json.30emcm9u: Read-only file system`), a path that never existed;
+    it names the output asked for."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)], check=True)
+    try:
+        plan = tmp_path / "plan.json"
+        assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+        for args, named in (
+            (["plan", EXAMPLES / "two-class.yaml", "-o", ro / "p.json"], ro / "p.json"),
+            (["render", plan, "-o", ro / "cfg"], ro / "cfg"),
+            (["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", ro / "tb"], ro / "tb"),
+        ):
+            rc, _, err = run(capsys, *args)
+            assert rc == 2 and err == f"ibqos: error: {named}: Read-only file system\n", (args, err)
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], check=False)
