@@ -221,6 +221,7 @@ def test_a_hand_edited_slurm_sweep_is_one_line(ibqos_cli, tmp_path, merge, says)
     """redteam: `simulate --collect` on a sweep.json whose merge was edited by hand ended in an
     internal error (KeyError 'out_dir', TypeError: exit 70), and a name with a '/' wrote
     sim.json outside its directory."""
+    merge = merge.replace('"o"', json.dumps(str(tmp_path / "o")))  # never into the test's cwd
     (tmp_path / "sweep.json").write_text(
         f'{{"schema": "ibqos.sweep/1", "fabrics": {{}}, "points": [], "merge": {merge}}}'
     )
@@ -233,10 +234,10 @@ def test_a_hand_edited_slurm_sweep_is_one_line(ibqos_cli, tmp_path, merge, says)
 def test_a_job_file_that_is_no_job_id_is_no_job_id(ibqos_cli, tmp_path, job):
     """redteam: job.json holding a list was an internal error (TypeError) in --collect, and a
     FIFO there was waited on forever."""
-    (tmp_path / "sweep.json").write_text(
-        '{"schema": "ibqos.sweep/1", "fabrics": {}, "merge": {"name": "x", "out_dir": "o", "meta": {}, "plot": false},'
-        ' "points": [{"fabric": "a", "traffic": {}, "params": {}, "load": 0.5}]}'
-    )
+    merge = {"name": "x", "out_dir": str(tmp_path / "o"), "meta": {}, "plot": False}
+    point = {"fabric": "a", "traffic": {}, "params": {}, "load": 0.5}
+    doc = {"schema": "ibqos.sweep/1", "fabrics": {}, "merge": merge, "points": [point]}
+    (tmp_path / "sweep.json").write_text(json.dumps(doc))
     if job == "fifo":
         os.mkfifo(tmp_path / "job.json")
     else:
