@@ -598,3 +598,13 @@ def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path)
             assert rc == 2 and err == f"ibqos: error: {named}: Read-only file system\n", (args, err)
     finally:
         subprocess.run(["umount", "-l", str(ro)], check=False)
+
+
+def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
+    """redteam: `ibqos status nosuch` in a directory holding a plan.json printed 'plan:
+    plan.json (the run's; --plan overrides)' before saying there was no run directory."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", "plan.json")[0] == 0
+    for cmd in ("status", "verify"):
+        rc, out, err = run(capsys, cmd, "nosuch")
+        assert rc == 2 and "plan.json" not in out + err and err.startswith("ibqos: error: nosuch: "), (cmd, out, err)
