@@ -167,6 +167,16 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
             lambda d: d["classes"][1]["match"].__setitem__("groups", [{"name": "g", "port_name": ["a,b/P1"]}]),
             "classes.1.match.groups.0.port_name: port_name: 'a,b/P1' must not",  # without "Value error, "
         ),
+        # redteam: a share the dry run judges by (and simulate's mix offers) of -5 or 500 %: simulate
+        # blamed fabric.json ('flow 0: rate must be positive'), and a class judged against -5 % passed
+        (
+            lambda d: d["classes"][1]["bandwidth"].__setitem__("planned", -5),
+            "classes.1.bandwidth.planned: Input should be greater than or equal to 0",
+        ),
+        (
+            lambda d: d["classes"][1]["bandwidth"].__setitem__("target", 500),
+            "classes.1.bandwidth.target: Input should be less than or equal to 100",
+        ),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):

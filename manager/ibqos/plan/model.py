@@ -41,11 +41,14 @@ class PlanFabric(_M):
     max_switch_hops: int | None = None  # the policy's; None: dla's 3, or no bound
 
 
+Percent = Annotated[float, Field(ge=0, le=100)]  # of a link: a hand-edited -5 or 500 is no share
+
+
 class Bandwidth(_M):
-    requested: float | Literal["rest"]
-    target: float  # "rest" resolved, on the terminal role
-    planned: float  # exact share on the terminal role
-    max: float | None = None  # the policy's max_bandwidth: checked, not planned
+    requested: Percent | Literal["rest"]
+    target: Percent  # "rest" resolved, on the terminal role
+    planned: Percent  # exact share on the terminal role: what the dry run judges a class by
+    max: Percent | None = None  # the policy's max_bandwidth: checked, not planned
 
 
 class Latency(_M):
