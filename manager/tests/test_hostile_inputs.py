@@ -177,6 +177,17 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
             lambda d: d["classes"][1]["bandwidth"].__setitem__("target", 500),
             "classes.1.bandwidth.target: Input should be less than or equal to 100",
         ),
+        # redteam: the end-to-end figures, bounds and tolerance a policy holds to ranges were
+        # taken as they came from a plan ('-50 ns per switch' in the bound, exit 0)
+        (
+            lambda d: d["fabric"].__setitem__("switch_latency_ns", -50),
+            "fabric.switch_latency_ns: Input should be greater than or equal to 0",
+        ),
+        (
+            lambda d: d["classes"][1]["latency"].__setitem__("max_latency_us", -1),
+            "classes.1.latency.max_latency_us: Input should be greater than 0",
+        ),
+        (lambda d: d.__setitem__("share_tolerance_pp", -1), "share_tolerance_pp: Input should be greater than 0"),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):
