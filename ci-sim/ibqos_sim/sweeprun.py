@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
+from ibqos.docfile import validate
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.model import Fabric
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -133,9 +136,27 @@ def collect(root: Path) -> tuple[list[SimResult], dict]:
     if not root.is_dir():
         raise InputError("no such directory", file=root)
     _, points, merge = jobdir.read(root)
-    if "name" not in merge:  # compare-engines and paper merge as they wait
+    if not isinstance(merge, dict) or "name" not in merge:  # compare-engines and paper merge as they wait
         raise InputError("not an `ibqos simulate` sweep: its command merged it when it ended", file=root)
-    return merged(root, len(points)), merge
+    # a sweep.json edited by hand: its merge names the files written, checked as every document is
+    checked = validate(_Collect, {"merge": merge}, root / "sweep.json").merge
+    return merged(root, len(points)), checked.model_dump()
+
+
+class _Merge(BaseModel):
+    """How `ibqos simulate` finishes a sweep (sweep.json's merge): sim.json's directory, its
+    name (a file name), what it records, and the plots."""
+
+    model_config = ConfigDict(extra="allow")
+    out_dir: StrictStr = Field(min_length=1)
+    name: StrictStr = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    meta: dict[str, Any]
+    plot: StrictBool
+    title: StrictStr = ""
+
+
+class _Collect(BaseModel):
+    merge: _Merge
 
 
 def finish(results: list[SimResult], merge: dict, console: Console, as_json: bool) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 
 import pytest
 from ibqos.proc import pid_alive
@@ -51,3 +53,48 @@ def test_missing_debian_package_is_one_line(ibqos_cli, tmp_path):
     )
     assert r.returncode == 3, r.stderr
     assert r.stderr == "ibqos: error: 'ibsim' not found: install Debian package ibsim-utils (make deps)\n"
+
+
+def test_a_fabric_whose_net_file_is_gone_still_comes_down(ibqos_cli, tmp_path):
+    """redteam: `fabric down` read the net file `fabric up` was given (its size) before it
+    stopped anything: with the file deleted (a net written to /tmp) it said 'no such file',
+    exit 2, and left ibsim running."""
+    from ibqos_sim.harness.topology import fat_tree
+
+    net = fat_tree(leaves=2, spines=1, hosts=2).write_net(tmp_path / "gone.net")
+    up = ibqos_cli("fabric", "up", net, "--run-dir", "f", cwd=tmp_path)
+    assert up.returncode == 0, up.stderr
+    pid = json.loads((tmp_path / "f" / "harness.json").read_text())["ibsim_pid"]
+    try:
+        net.unlink()
+        down = ibqos_cli("fabric", "down", "--run-dir", "f", cwd=tmp_path)
+        assert down.returncode == 0, down.stderr
+        assert not pid_alive(pid)
+    finally:
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize(
+    "doc, says",
+    [
+        ("{}", ":1: netfile: Field required"),
+        ("[]", ":1: Input should be a valid dictionary"),
+        ('{"netfile": 5, "sock": "s", "ibsim_pid": 1}', ":1: netfile: Input should be a valid string"),
+        ('{"netfile": "n.net", "sock": "s", "ibsim_pid": "12"}', ":1: ibsim_pid: Input should be a valid integer"),
+        ('{"netfile": "n.net", "sock": "s", "ibsim_pid": -1}', ":1: ibsim_pid: Input should be greater than 0"),
+        ('{"netfile": "n.net", "sock": "s", "ibsim_pid": 7, "sm_pids": 5}', ":1: sm_pids: Input should be"),
+        ('{"netfile": "n.net", "sock": "s", "ibsim_pid": 7, "ibsim": {"kind": "x"}}', ":1: ibsim.kind: 'x': expected"),
+        ("NaN", ": not JSON: NaN is not a number JSON allows"),
+    ],
+)
+def test_a_hand_edited_state_file_is_one_line(ibqos_cli, tmp_path, doc, says):
+    """redteam: each was an internal error (KeyError, TypeError: exit 70) in `fabric down`,
+    `fabric run-sm` and a second `fabric up`."""
+    state = tmp_path / "f" / "harness.json"
+    state.parent.mkdir()
+    state.write_text(doc)
+    for args in (["down"], ["run-sm"], ["up", "--topology", "df42"]):
+        r = ibqos_cli("fabric", *args, "--run-dir", "f", cwd=tmp_path, timeout=60)
+        assert r.returncode == 2 and r.stderr.startswith(f"ibqos: error: {state}{says}"), (args, r.stderr)
+        assert r.stderr.count("\n") == 1, r.stderr

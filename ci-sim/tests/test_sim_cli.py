@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from simfabrics import config_a, dragonfly_dla, star
@@ -175,3 +176,72 @@ def test_a_sweep_of_too_many_points_is_refused_at_once(ibqos_cli, dragonfly_runs
         "ibqos: error: --sweep: '0.1:0.2:1e-9' gives 100000001 loads; at most 1000: take a larger STEP"
     ]
     assert not out.exists()
+
+
+@pytest.mark.fabric
+def test_a_fat_tree_run_of_another_engine_simulates_with_opensms_port_types(ibqos_cli, tmp_path):
+    """redteam: `ibqos simulate RUNDIR` on a fat-tree dry run (a minhop plan) was an internal
+    error (NotADragonfly, exit 70), with fabric.json or on the dumps alone: the plan's tables
+    were looked up by dragonfly roles. Without dla every switch external port runs the
+    terminal tables (qos_swe_*), as the conformance check reads them."""
+    import yaml
+    from ibqos.paths import REPO_ROOT
+
+    doc = yaml.safe_load((REPO_ROOT / "examples" / "two-class.yaml").read_text())
+    doc["fabric"].update(routing="minhop", max_switch_hops=2)
+    policy = tmp_path / "minhop.yaml"
+    policy.write_text(yaml.safe_dump(doc))
+    run = tmp_path / "run"
+    topo = "fattree:leaves=3,spines=2,hosts=2"
+    r = ibqos_cli("dryrun", policy, "--topology", topo, "--out", run, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dry = {c["sls"][0]: c["simulated_share"] for c in json.loads((run / "report.json").read_text())["classes"]}
+    r = ibqos_cli("simulate", run, "--traffic", "mix", "--load", "1.0", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = {s["sl"]: s["share_pct"] for s in json.loads(r.stdout)["results"][0]["per_sl"]}
+    assert all(abs(got[sl] - share) <= 0.5 for sl, share in dry.items()), (got, dry)
+    (run / "fabric.json").unlink()  # the dumps alone: VLArb from the plan, by port type
+    r = ibqos_cli("simulate", run, "--traffic", "mix", "--load", "1.0", "--json", "--time-us", "50")
+    assert r.returncode == 0, r.stderr[-2000:]
+    ports = json.loads(r.stdout)["vlarb_overlay"]["ports"]
+    assert any(p.startswith("spine0:") and p.endswith("(terminal)") for p in ports), ports
+    assert {p.rsplit(" ", 1)[1] for p in ports} == {"(ca)", "(terminal)"}, ports
+
+
+@pytest.mark.parametrize(
+    "merge, says",
+    [
+        ('{"name": "x"}', "merge.out_dir: Field required"),
+        ('{"name": "x", "out_dir": 5, "meta": {}, "plot": false}', "merge.out_dir: Input should be a valid string"),
+        ('{"name": "x", "out_dir": "o", "meta": [], "plot": false}', "merge.meta: Input should be a valid dictionary"),
+        ('{"name": "../x", "out_dir": "o", "meta": {}, "plot": false}', "merge.name: String should match pattern"),
+    ],
+)
+def test_a_hand_edited_slurm_sweep_is_one_line(ibqos_cli, tmp_path, merge, says):
+    """redteam: `simulate --collect` on a sweep.json whose merge was edited by hand ended in an
+    internal error (KeyError 'out_dir', TypeError: exit 70), and a name with a '/' wrote
+    sim.json outside its directory."""
+    merge = merge.replace('"o"', json.dumps(str(tmp_path / "o")))  # never into the test's cwd
+    (tmp_path / "sweep.json").write_text(
+        f'{{"schema": "ibqos.sweep/1", "fabrics": {{}}, "points": [], "merge": {merge}}}'
+    )
+    r = ibqos_cli("simulate", "--collect", tmp_path, timeout=60)
+    assert r.returncode == 2 and r.stderr.startswith(f"ibqos: error: {tmp_path}/sweep.json: "), r.stderr
+    assert says in r.stderr and r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize("job", ["list", "fifo"])
+def test_a_job_file_that_is_no_job_id_is_no_job_id(ibqos_cli, tmp_path, job):
+    """redteam: job.json holding a list was an internal error (TypeError) in --collect, and a
+    FIFO there was waited on forever."""
+    merge = {"name": "x", "out_dir": str(tmp_path / "o"), "meta": {}, "plot": False}
+    point = {"fabric": "a", "traffic": {}, "params": {}, "load": 0.5}
+    doc = {"schema": "ibqos.sweep/1", "fabrics": {}, "merge": merge, "points": [point]}
+    (tmp_path / "sweep.json").write_text(json.dumps(doc))
+    if job == "fifo":
+        os.mkfifo(tmp_path / "job.json")
+    else:
+        (tmp_path / "job.json").write_text("[]\n")
+    r = ibqos_cli("simulate", "--collect", tmp_path, timeout=60)
+    assert r.stderr.startswith("ibqos: error: ") and "points have no result" in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr, r.stderr

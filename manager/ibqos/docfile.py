@@ -207,7 +207,10 @@ def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None
         raise OSError(errno.EEXIST, "exists and is not a regular file", str(path))
     if mode is None:
         mode = st.st_mode & 0o7777 if st is not None else default_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as e:  # a read-only or full directory: the file asked for, not a temp name
+        raise OSError(e.errno, e.strerror, str(path)) from e
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
@@ -260,7 +263,10 @@ def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:
         raise InputError("exists and is not a directory", file=out_dir)
     if not out_dir.parent.is_dir():
         raise InputError("the parent directory does not exist", file=out_dir.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
+    except OSError as e:  # a read-only or full directory: the directory asked for, not a temp name
+        raise OSError(e.errno, e.strerror, str(out_dir)) from e
     try:
         os.chmod(tmp, default_mode(directory=True))
         for name, text in files.items():

@@ -14,26 +14,28 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .errors import InputError
+from .inputfile import MiB, read_bytes
 
 _KEY = re.compile(r"[ \t\n]*([^ \t\n]+)")  # strtok_r(line, " \t\n", ...)
 _C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
 UNSET = "(null)"  # what opensm -c writes for an unset string option, and reads as NULL
+# opensm -c writes 40 KB; a partitions file listing every port GUID of a large site stays
+# far below this. A FIFO, a device or a 600 MB file is not a configuration file.
+LIMIT = 64 * MiB
 
 
 def read(path: str | Path) -> str:
     """The file's bytes as text that `to_bytes` turns back into the same bytes: no newline
-    translation, and bytes that are not UTF-8 (a Latin-1 comment) kept as they are."""
-    return Path(path).read_bytes().decode("utf-8", "surrogateescape")
+    translation, and bytes that are not UTF-8 (a Latin-1 comment) kept as they are. Read
+    as every input is (inputfile): a FIFO or a device is refused, never waited on or read
+    without end."""
+    return read_bytes(path, limit=LIMIT, what="an OpenSM configuration file").decode("utf-8", "surrogateescape")
 
 
 def options(path: str | Path) -> dict[str, str]:
     """The options of the opensm.conf at `path` as OpenSM reads them; a file that cannot be
     read is bad input naming it."""
-    try:
-        return parse(read(path))
-    except OSError as e:
-        raise InputError(e.strerror or "cannot read", file=path) from e
+    return parse(read(path))
 
 
 def to_bytes(text: str) -> bytes:

@@ -17,6 +17,10 @@ class OutPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             self.fail("an empty path names no file or directory", param, ctx)
+        if value == "-":
+            # the usual 'standard output': `plan -o - | jq` wrote a file named '-' and piped
+            # the table; a file of that name is still `./-`
+            self.fail("'-' is not standard output here: name a file or directory (./- for one called '-')", param, ctx)
         # click refuses only a regular file where a directory is wanted. A device, FIFO or
         # socket must be refused too: the atomic writer renames over its path, and as root
         # `-o /dev/null` replaced the device node with a regular file.

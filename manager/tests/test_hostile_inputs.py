@@ -167,6 +167,27 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
             lambda d: d["classes"][1]["match"].__setitem__("groups", [{"name": "g", "port_name": ["a,b/P1"]}]),
             "classes.1.match.groups.0.port_name: port_name: 'a,b/P1' must not",  # without "Value error, "
         ),
+        # redteam: a share the dry run judges by (and simulate's mix offers) of -5 or 500 %: simulate
+        # blamed fabric.json ('flow 0: rate must be positive'), and a class judged against -5 % passed
+        (
+            lambda d: d["classes"][1]["bandwidth"].__setitem__("planned", -5),
+            "classes.1.bandwidth.planned: Input should be greater than or equal to 0",
+        ),
+        (
+            lambda d: d["classes"][1]["bandwidth"].__setitem__("target", 500),
+            "classes.1.bandwidth.target: Input should be less than or equal to 100",
+        ),
+        # redteam: the end-to-end figures, bounds and tolerance a policy holds to ranges were
+        # taken as they came from a plan ('-50 ns per switch' in the bound, exit 0)
+        (
+            lambda d: d["fabric"].__setitem__("switch_latency_ns", -50),
+            "fabric.switch_latency_ns: Input should be greater than or equal to 0",
+        ),
+        (
+            lambda d: d["classes"][1]["latency"].__setitem__("max_latency_us", -1),
+            "classes.1.latency.max_latency_us: Input should be greater than 0",
+        ),
+        (lambda d: d.__setitem__("share_tolerance_pp", -1), "share_tolerance_pp: Input should be greater than 0"),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):
@@ -223,6 +244,20 @@ def test_bad_fabric_models_name_the_field(capsys, tmp_path, fabric_doc, edit, sa
     for args in (["verify", f], ["status", tmp_path]):
         rc, _, err = run(capsys, *args)
         assert rc == 2 and says in err and str(f) in err, (args, err)
+
+
+def test_fabric_model_errors_name_the_line_without_pydantics_prefix(capsys, tmp_path, fabric_doc):
+    """redteam: a fabric.json error had no line and said pydantic's 'Value error, two entries
+    with the same guid' (plans and policies had lost that prefix: docfile.error_message)."""
+    doc = copy.deepcopy(fabric_doc)
+    doc["nodes"].append(copy.deepcopy(doc["nodes"][0]))
+    f = tmp_path / "fabric.json"
+    text = json.dumps(doc, indent=1)
+    f.write_text(text)
+    line_no = text[: text.index('"nodes":')].count("\n") + 1
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err == f"ibqos: error: {f}:{line_no}: nodes: two entries with the same guid\n", (args, err)
 
 
 def test_one_sided_link_is_bad_input(capsys, tmp_path, fabric_doc):
@@ -344,7 +379,7 @@ def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
         (["plan", EXAMPLES / "two-class.yaml", "-o", ""], "an empty path names no file or directory"),
         (["plan", EXAMPLES / "two-class.yaml", "-o", tmp_path / "afile" / "p.json"], "is not a directory"),
         (["render", plan, "-o", tmp_path / "afile" / "out"], "part of the path is a file"),
-        (["testbed", "report", RESULTS, "--png", ""], "is a directory"),
+        (["testbed", "report", RESULTS, "--png", ""], "an empty path names no file or directory"),
         (["testbed", "report", RESULTS, "--png", tmp_path / "afile" / "x.png"], "its directory does not exist"),
     ]
     for args, says in cases:
@@ -352,15 +387,22 @@ def test_output_paths_that_cannot_be_written_are_named(capsys, tmp_path):
         assert rc == 2 and says in err and ".tmp" not in err, (args, err)
 
 
-def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(capsys, tmp_path, monkeypatch):
-    """`render -o ''` used to write its three files into the current directory (click reads
-    '' as '.'); every output option now refuses it, and nothing is written."""
+@pytest.fixture
+def plan_in_an_empty_cwd(capsys, tmp_path, monkeypatch) -> tuple[Path, Path]:
+    """A plan, and an empty current directory (`here`), where a refused output must not land."""
     plan = tmp_path / "plan.json"
     rc, _, err = run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)
     assert rc == 0, err
     here = tmp_path / "cwd"
     here.mkdir()
     monkeypatch.chdir(here)
+    return plan, here
+
+
+def test_an_empty_output_path_is_refused_not_read_as_the_current_directory(capsys, tmp_path, plan_in_an_empty_cwd):
+    """`render -o ''` used to write its three files into the current directory (click reads
+    '' as '.'); every output option now refuses it, and nothing is written."""
+    plan, here = plan_in_an_empty_cwd
     for args in (
         ["render", plan, "-o", ""],
         ["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", ""],
@@ -452,3 +494,139 @@ def test_a_file_name_with_a_line_break_stays_on_one_error_line(capsys, tmp_path)
         assert rc == 2 and len(err.strip().splitlines()) == 1, (args, err)
         assert err.startswith(f"ibqos: error: {tmp_path}/") and ("\\n" in err or "\\r" in err), err
     assert not (tmp_path / "p.json").exists()
+
+
+def _not_a_conf(tmp_path: Path, kind: str) -> Path:
+    conf = tmp_path / "etc" / "opensm.conf"
+    conf.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(conf)  # reading it waits for a writer forever
+    elif kind == "dev-zero":
+        conf.symlink_to("/dev/zero")  # reading it never ends, and fills the memory
+    else:
+        with open(conf, "wb") as f:  # a sparse 600 MB file: read whole before
+            f.truncate(600 << 20)
+    return conf
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge"])
+def test_an_opensm_conf_that_is_no_configuration_file_is_refused_not_read(ibqos_cli, tmp_path, plan_doc, kind):
+    """redteam: `apply --dry-run --opensm-conf FIFO` hung, /dev/zero was read until the
+    kernel killed ibqos, a 600 MB file was read whole and judged 'no plugin' (exit 3); the
+    admin's opensm.conf is read as every input is (inputfile)."""
+    conf = _not_a_conf(tmp_path, kind)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    says = "larger than 64 MiB" if kind == "huge" else "not a regular file"
+    for args in (
+        ["apply", plan, "--opensm-conf", conf, "--dry-run"],
+        ["apply", plan, "--opensm-conf", conf, "--standby"],
+        ["monitor", "--opensm-conf", conf, "--once", "--sim-socket", "ibqos-test-no-such-ibsim"],
+    ):
+        r = ibqos_cli(*args, timeout=60)
+        assert r.returncode == 2 and r.stderr == f"ibqos: error: {conf}: {says}" + r.stderr.split(says, 1)[1], (
+            args[:2],
+            r.stderr[-800:],
+        )
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert sorted(p.name for p in conf.parent.iterdir()) == ["opensm.conf"]  # no ibqos.d/, no lock
+
+
+def test_an_opensm_conf_that_is_not_there_is_a_typo_not_an_unmanaged_configuration(ibqos_cli, tmp_path, plan_doc):
+    """redteam: `status` and `history` took a mistyped --opensm-conf for a configuration not
+    managed yet (exit 0: a monitoring check passed forever), and `apply --standby` made
+    DIR/ibqos.d/apply.lock, directories included, beside the path before refusing it."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    typo = tmp_path / "etc" / "opensm" / "opensm.cnf"
+    for args in (["status"], ["history"], ["apply", plan, "--standby"]):
+        r = ibqos_cli(*args, "--opensm-conf", typo, timeout=60)
+        assert r.returncode == 2 and f"ibqos: error: {typo}: " in r.stderr and "no such file" in r.stderr, (
+            args,
+            r.stdout,
+            r.stderr,
+        )
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert list(tmp_path.iterdir()) == [plan], "a refused command made directories"
+
+
+def test_a_dash_output_is_refused_not_written_as_a_file_named_dash(capsys, tmp_path, plan_in_an_empty_cwd):
+    """redteam: `ibqos plan policy.yaml -o - | jq` wrote the plan to a file named '-' in the
+    current directory (and piped the analysis table); every output option refuses '-'."""
+    plan, here = plan_in_an_empty_cwd
+    for args in (
+        ["plan", EXAMPLES / "two-class.yaml", "-o", "-"],
+        ["render", plan, "-o", "-"],
+        ["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", "-"],
+        ["simulate", tmp_path, "--out", "-"],
+        ["dryrun", EXAMPLES / "two-class.yaml", "--out", "-"],
+        ["testbed", "report", RESULTS, "--png", "-"],
+        ["monitor", "--plan", plan, "--once", "--textfile", "-"],
+        ["monitor", "--plan", plan, "--once", "--state", "-"],
+        ["monitor", "--write-config", "-"],
+        ["status", "--live", "--verdict", "-"],
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and "'-' is not standard output here" in err, (args, err)
+        assert len(err.strip().splitlines()) == 1, err
+    assert list(here.iterdir()) == []
+
+
+def test_a_pidfile_that_is_a_fifo_is_refused_not_waited_on(ibqos_cli, tmp_path, plan_doc):
+    """redteam: `apply --pidfile FIFO` and `status --pidfile FIFO` waited for a writer forever
+    (the PID file was read with read_text); a PID file of -1 or 0 is no PID either."""
+    conf = tmp_path / "opensm.conf"
+    conf.write_text("event_plugin_name ibqos\n")
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    fifo, neg = tmp_path / "opensm.pid", tmp_path / "neg.pid"
+    os.mkfifo(fifo)
+    neg.write_text("-1\n")
+    for pidfile, says in ((fifo, "not a regular file"), (neg, "no PID in it (-1)")):
+        for args in (["apply", plan], ["status"]):
+            r = ibqos_cli(*args, "--opensm-conf", conf, "--pidfile", pidfile, timeout=60)
+            assert r.returncode == 2 and r.stderr == f"ibqos: error: {pidfile}: {says}\n", (args, r.stderr)
+
+
+def test_a_cabled_ca_port_without_a_lid_is_named_not_silently_left_out(capsys, tmp_path, fabric_doc):
+    """redteam: a CA port whose LID is 0 (the SM never configured it) was no endpoint and in
+    no pair, and verify said 'no unreachable pairs' without a word about it."""
+    doc = copy.deepcopy(fabric_doc)
+    ca = next(n for n in doc["nodes"] if n["kind"] == "ca")
+    ca["ports"][0]["lid"] = 0
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(doc))
+    rc, out, err = run(capsys, "verify", f)
+    assert rc == 0, err
+    assert f"warning: 1 cabled CA port(s) without a LID (not configured by the SM), in no pair: {ca['desc']}:1" in out
+
+
+def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path):
+    """redteam: on a read-only filesystem the error named the temp file the atomic writer
+    tried to make (`ro/.p.json.30emcm9u: Read-only file system`), a path that never existed;
+    it names the output asked for."""
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)], check=True)
+    try:
+        plan = tmp_path / "plan.json"
+        assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+        for args, named in (
+            (["plan", EXAMPLES / "two-class.yaml", "-o", ro / "p.json"], ro / "p.json"),
+            (["render", plan, "-o", ro / "cfg"], ro / "cfg"),
+            (["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", ro / "tb"], ro / "tb"),
+        ):
+            rc, _, err = run(capsys, *args)
+            assert rc == 2 and err == f"ibqos: error: {named}: Read-only file system\n", (args, err)
+    finally:
+        subprocess.run(["umount", "-l", str(ro)], check=False)
+
+
+def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
+    """redteam: `ibqos status nosuch` in a directory holding a plan.json printed 'plan:
+    plan.json (the run's; --plan overrides)' before saying there was no run directory."""
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", "plan.json")[0] == 0
+    for cmd in ("status", "verify"):
+        rc, out, err = run(capsys, cmd, "nosuch")
+        assert rc == 2 and "plan.json" not in out + err and err.startswith("ibqos: error: nosuch: "), (cmd, out, err)

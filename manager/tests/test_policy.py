@@ -44,6 +44,10 @@ EXPECT = {
     ),
     "22-data-vls-not-a-port-count": (2, "fabric.data_vls: 3 data VLs: a port runs 1, 2, 4, 8 or 15 (PortInfo VLCap)"),
     "23-dla-on-one-data-vl": (4, "1 classes but only 0 fit on 1 data VLs (dla uses 2 VLs per class)"),
+    # redteam: the line and field were the `rest` class's (line 4, classes[2]), not the share
+    # that passed 100
+    "24-over-100-before-rest": (3, "classes[1].bandwidth: guaranteed shares add up to 110%"),
+    "25-over-100-on-a-role": (6, "classes[1].roles.global.bandwidth: guaranteed shares add up to 110% on global"),
 }
 
 

@@ -12,7 +12,6 @@ The socket name embeds the creating PID: tests use that to prove no process outl
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
 import time
@@ -33,6 +32,7 @@ from ibqos.templating import render
 from .ibsim_binary import DEBIAN_VLARB_CAP, IbsimBinary, default_choice, resolve
 from .netfile import ibsim_node_id, node_records, read_net
 from .resweep import Resweep, sweep_mark, wait_resweep
+from .state import read_state
 
 
 class SmOptions(TypedDict, total=False):
@@ -249,7 +249,6 @@ class Harness:
         self.netfile = Path(netfile).resolve()
         self.ibsim_choice = ibsim or default_choice("debian")
         self._binary: IbsimBinary | None = None
-        self.size = net_size(self.netfile)
         if run_dir is None:
             run_dir = Path("runs") / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
         self.run_dir = Path(run_dir).resolve()
@@ -294,7 +293,7 @@ class Harness:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         ibsim = self.binary.path
         paths.umad2sim_lib()
-        s = self.size
+        s = net_size(self.netfile)  # read at start only: `fabric down` stops a fabric whose net file is gone
         cmd = [
             ibsim,
             "-s",
@@ -347,18 +346,11 @@ class Harness:
     def attach(cls, run_dir: str | Path) -> Harness:
         """The fabric that `ibqos fabric up` left running in run_dir."""
         run_dir = Path(run_dir).resolve()
-        state_file = run_dir / "harness.json"
-        try:
-            state = json.loads(state_file.read_text())
-        except FileNotFoundError as exc:
-            raise InputError("no fabric here (run 'ibqos fabric up' first)", file=state_file) from exc
-        except json.JSONDecodeError as e:
-            raise InputError(f"corrupt harness state: {e.msg}", file=state_file, line=e.lineno) from e
-        ran = state.get("ibsim", {})
-        h = cls(state["netfile"], run_dir, ibsim=ran.get("kind", "debian"), ibsim_args=tuple(ran.get("args", ())))
-        h.sock = state["sock"]
-        h.ibsim = AttachedProcess(state["ibsim_pid"], h.sock, run_dir / "ibsim.log")
-        h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out") for p in state.get("sm_pids", [])]
+        state, _ = read_state(run_dir)
+        h = cls(state.netfile, run_dir, ibsim=state.ibsim.kind, ibsim_args=tuple(state.ibsim.args))
+        h.sock = state.sock
+        h.ibsim = AttachedProcess(state.ibsim_pid, h.sock, run_dir / "ibsim.log")
+        h.attached_sms = [AttachedProcess(p, h.sock, run_dir / "opensm.out") for p in state.sm_pids]
         return h
 
     def record_sm(self, sm: SmDaemon) -> None:
@@ -368,8 +360,7 @@ class Harness:
         write_json(self.run_dir / "harness.json", state, indent=None)
 
     def run_dir_state(self) -> dict[str, Any]:
-        state: dict[str, Any] = json.loads((self.run_dir / "harness.json").read_text())
-        return state
+        return read_state(self.run_dir)[1]
 
     def detach(self) -> None:
         """Leave every process running (for `ibqos fabric up` / `run-sm --daemon`)."""

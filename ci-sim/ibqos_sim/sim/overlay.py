@@ -14,7 +14,8 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ibqos.arbiter import ArbTable
-from ibqos.fabric.groups import port_roles
+from ibqos.conformance import opensm_roles
+from ibqos.fabric.groups import NotADragonfly, port_roles
 from ibqos.fabric.model import Fabric
 from ibqos.plan import Plan
 
@@ -37,8 +38,14 @@ class VlarbOverlay:
 
 def overlay_plan_vlarb(fabric: Fabric, plan: Plan, plan_name: str = "plan") -> VlarbOverlay:
     """Give every linked port that has no VLArb the plan's table for its role, or its
-    per-port override, with the plan's capacities; ports without a role are left alone."""
-    roles = port_roles(fabric)
+    per-port override, with the plan's capacities; ports without a role are left alone.
+    The roles are those the tables were programmed by: dla's dragonfly roles, else
+    (another engine, or a fabric dla refused and its fallback routed) OpenSM's own port
+    types, as the conformance check reads them."""
+    try:
+        roles = port_roles(fabric) if plan.fabric.routing == "dla" else opensm_roles(fabric)
+    except NotADragonfly:
+        roles = opensm_roles(fabric)
     overrides = {(int(o.guid, 16), o.port): o.table for o in plan.vlarb.ports}
     out = VlarbOverlay(f"plan {plan_name}")
     for n in fabric.nodes.values():

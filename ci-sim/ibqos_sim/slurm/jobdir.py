@@ -101,9 +101,10 @@ def save_job_id(jobdir: Path, job_id: str) -> None:
 
 def job_id(jobdir: Path) -> str | None:
     try:
-        return str(json.loads((jobdir / "job.json").read_text())["job_id"])
-    except (OSError, ValueError, KeyError):
+        doc = read_json(jobdir / "job.json")  # a FIFO or a device refused, as every input is
+    except InputError:  # not submitted yet, or not readable: no ID to name
         return None
+    return str(doc["job_id"]) if isinstance(doc, dict) and "job_id" in doc else None
 
 
 def task_log(jobdir: Path, job: str | None, i: int) -> Path:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..errors import ExternalError, InputError, ProcessError
 from ..fabric.dla_record import RECORD_FILE, own_record, read_record
+from ..inputfile import read_text
 from ..proc import wait_until
 
 RESTART_ONLY = (
@@ -43,10 +44,14 @@ def resolve_pid(pid: int | None, pidfile: Path | None) -> int:
     if pid is None:
         if pidfile is None:
             raise InputError("give --pid or --pidfile of the running OpenSM", field="apply")
+        # read as every input is: a FIFO is refused, never waited on
+        text = read_text(pidfile, limit=4096, what="a PID file")
         try:
-            pid = int(pidfile.read_text().split()[0])
-        except (OSError, ValueError, IndexError) as exc:
+            pid = int(text.split()[0])
+        except (ValueError, IndexError) as exc:
             raise InputError("no PID in it", file=pidfile) from exc
+        if pid <= 0:
+            raise InputError(f"no PID in it ({pid})", file=pidfile)
     try:
         comm = Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError as exc:

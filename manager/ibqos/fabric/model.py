@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..arbiter.table import ArbTable
-from ..docfile import read_json_text, write_atomic
+from ..docfile import JsonDoc, error_loc, error_message, read_json_text, write_atomic
 from ..errors import InputError
 from .check import MAX_PORTS, check_fabric_doc
 from .codecs import HexGuid, KeyedList, PathSlRows, Sl2vlRows
@@ -170,7 +170,8 @@ class Fabric(_M):
             err = e.errors()[0]
             if err["loc"][:1] == ("schema",):
                 raise InputError(_first_error(e), file=path) from e
-            raise InputError(err["msg"], file=path, field=".".join(str(p) for p in err["loc"]) or None) from e
+            # pydantic's words without its "Value error, " prefix, with the field's line (docfile)
+            raise JsonDoc(path, text).error(error_message(err), *error_loc(err)) from e
         # then what the schema cannot say: links that lead nowhere or one way, LFT ports a
         # switch lacks, a LID owned twice, a missing SL2VL row (with the line and field)
         check_fabric_doc(doc, path, text)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..docfile import write_json
-from ..policy.model import NAME_RE
+from ..policy.model import NAME_RE, CableMetres, Distance, Microseconds, SwitchHops, SwitchLatencyNs, TolerancePp
 
 SCHEMA = "ibqos.plan/1"
 
@@ -36,22 +36,25 @@ class PlanFabric(_M):
     # How many classes fit in data_vls, per fault_tolerance setting ({"none": 4, "links": 2}).
     classes_fit: dict[str, int] = {}
     # The end-to-end bound's figures (policy fabric.*; these defaults in older plans).
-    switch_latency_ns: float = 100.0
-    max_cable_m: float = 2.0
-    max_switch_hops: int | None = None  # the policy's; None: dla's 3, or no bound
+    switch_latency_ns: SwitchLatencyNs = 100.0
+    max_cable_m: CableMetres = 2.0
+    max_switch_hops: SwitchHops | None = None  # the policy's; None: dla's 3, or no bound
+
+
+Percent = Annotated[float, Field(ge=0, le=100)]  # of a link: a hand-edited -5 or 500 is no share
 
 
 class Bandwidth(_M):
-    requested: float | Literal["rest"]
-    target: float  # "rest" resolved, on the terminal role
-    planned: float  # exact share on the terminal role
-    max: float | None = None  # the policy's max_bandwidth: checked, not planned
+    requested: Percent | Literal["rest"]
+    target: Percent  # "rest" resolved, on the terminal role
+    planned: Percent  # exact share on the terminal role: what the dry run judges a class by
+    max: Percent | None = None  # the policy's max_bandwidth: checked, not planned
 
 
 class Latency(_M):
-    max_latency_us: float | None = None
-    max_distance: int | None = None
-    max_e2e_latency_us: float | None = None
+    max_latency_us: Microseconds | None = None
+    max_distance: Distance | None = None
+    max_e2e_latency_us: Microseconds | None = None
 
 
 class EndToEndPlan(_M):
@@ -131,7 +134,7 @@ class Plan(_M):
     end_to_end: EndToEndPlan | None = None  # None: no route length known (docs/policy.md)
     notes: list[str] = []
     # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
-    share_tolerance_pp: float = 2.0
+    share_tolerance_pp: TolerancePp = 2.0
     # Dumps use the document's names ("schema", "global") whoever calls model_dump.
     model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
 

@@ -116,20 +116,29 @@ def _check_class_count(p: Policy) -> None:
     )
 
 
+def _share_loc(p: Policy, i: int, role: str) -> tuple[str | int, ...]:
+    """Where class i's share for `role` is written: its role override, else its bandwidth."""
+    o = p.classes[i].roles.get(role)  # type: ignore[call-overload]  # role: any role name
+    if o is not None and o.bandwidth is not None:
+        return ("classes", i, "roles", role, "bandwidth")
+    return ("classes", i, "bandwidth")
+
+
 def _check_shares(p: Policy, role: str) -> None:
-    fixed, rest = 0.0, []
+    fixed, rest, numbered = 0.0, [], []
     for i, c in enumerate(p.classes):
         bw = c.bounds(role)[0]
         if bw == "rest":
             rest.append(i)
         else:
             fixed += bw
+            numbered.append(i)
     where = f" on {role} ports" if any(c.roles for c in p.classes) else ""
     last = ("classes", len(p.classes) - 1, "bandwidth")
     if fixed > 100 + 1e-9:
         _fail(
             p,
-            last,
+            _share_loc(p, numbered[-1], role),  # where the sum passed 100, never a `rest`
             f"guaranteed shares add up to {fixed:g}%{where}, more than 100%; lower them by {fixed - 100:g} points",
         )
     if rest and fixed > 100 - 1.0 + 1e-9:

@@ -15,6 +15,14 @@ from .partitions import Partitions
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+# Figures a policy gives and its plan carries, checked alike in both (a plan edited by hand
+# is held to what a policy may say)
+SwitchLatencyNs = Annotated[float, Field(ge=0, le=1e6)]
+CableMetres = Annotated[float, Field(ge=0, le=1e5)]
+SwitchHops = Annotated[int, Field(ge=0, le=64)]
+Microseconds = Annotated[float, Field(gt=0)]  # a latency bound
+Distance = Annotated[int, Field(ge=1)]  # table entries between two turns
+TolerancePp = Annotated[float, Field(gt=0, le=25)]
 
 
 class _Strict(BaseModel):
@@ -88,9 +96,9 @@ class FabricSpec(_Strict):
     # forwarding latency per switch, the longest cable on a route (5 ns per metre), and the
     # switch-to-switch hops of the longest route (dla: 3, seed 003 Fig. 4; other engines:
     # give it to get the bound).
-    switch_latency_ns: float = Field(100.0, ge=0, le=1e6)
-    max_cable_m: float = Field(2.0, ge=0, le=1e5)
-    max_switch_hops: int | None = Field(None, ge=0, le=64)
+    switch_latency_ns: SwitchLatencyNs = 100.0
+    max_cable_m: CableMetres = 2.0
+    max_switch_hops: SwitchHops | None = None
 
     @field_validator("rate")
     @classmethod
@@ -286,8 +294,8 @@ Bandwidth = Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"]
 
 class RoleOverride(_Strict):
     bandwidth: Bandwidth | None = None
-    max_latency_us: float | None = Field(None, gt=0)
-    max_distance: int | None = Field(None, ge=1)
+    max_latency_us: Microseconds | None = None
+    max_distance: Distance | None = None
 
 
 class ClassSpec(_Strict):
@@ -297,11 +305,11 @@ class ClassSpec(_Strict):
     # A ceiling the verdict checks when every class saturates. The arbiter cannot enforce one
     # (it is work-conserving: an idle class's turns go to the others), so the plan does not.
     max_bandwidth: float | None = Field(None, ge=0.01, le=100)
-    max_latency_us: float | None = Field(None, gt=0)
-    max_distance: int | None = Field(None, ge=1)
+    max_latency_us: Microseconds | None = None
+    max_distance: Distance | None = None
     # One packet from its source CA to its destination, arbitration waits, serialization, wire
     # and switches summed over the worst route (ibqos/arbiter/e2e.py).
-    max_e2e_latency_us: float | None = Field(None, gt=0)
+    max_e2e_latency_us: Microseconds | None = None
     sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
     default: bool = False
     match: Match = Match()
@@ -328,7 +336,7 @@ class ClassSpec(_Strict):
 class VerdictSpec(_Strict):
     # How far a simulated or measured share may fall below the plan before the class fails
     # (and rise above max_bandwidth): contention, packet granularity and finite runs move it.
-    share_tolerance_pp: float = Field(2.0, gt=0, le=25)
+    share_tolerance_pp: TolerancePp = 2.0
 
 
 class Policy(_Strict):

@@ -147,6 +147,14 @@ _SELECTORS = ("port_guid", "port_name", "pkey", "partition")
 def _group(cls: str, g: dict[str, Any], port_types: dict[str, str] | None, notes: list[str]) -> Group | None:
     grp = Group(g["name"], f"ibqos class {cls}", **{k: list(g.get(k) or []) for k in _SELECTORS})
     types = list(g.get("node_type") or [])
+    if port_types is not None:
+        # a mistyped node description matches nothing, silently, in OpenSM too
+        unknown = [p for p in grp.port_name if p not in port_types]
+        if unknown:
+            notes.append(
+                f"class {cls}: port group {grp.name}: port_name {', '.join(map(repr, unknown))} "
+                "names no port of this fabric"
+            )
     if not any(getattr(grp, k) for k in _SELECTORS):
         grp.node_type = types  # a group of node types only
         return grp

@@ -108,6 +108,17 @@ def _report(
     st: RouteStats,
 ) -> VerifyReport:
     warnings = list(ix.warnings)
+    # a cabled CA port the SM gave no LID is no endpoint (fabric.index) and in no pair: said,
+    # or 'no unreachable pairs' would hide a host nothing can reach
+    no_lid = [
+        f"{n.desc or hex(n.guid)}:{p.num}" for n in fabric.cas() for p in n.ports.values() if p.remote and not p.lid
+    ]
+    if no_lid:
+        warnings.append(
+            f"{len(no_lid)} cabled CA port(s) without a LID (not configured by the SM), in no pair: "
+            + ", ".join(no_lid[:3])
+            + (", …" if len(no_lid) > 3 else "")
+        )
     if ix.lmc:
         warnings.append(
             f"LMC {ix.lmc}: only routes to base LIDs are checked (the path records name no others)"

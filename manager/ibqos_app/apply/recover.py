@@ -221,6 +221,8 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
         return f"recovered: {line}"
     entry = Journal(cs.state).read()
     last = f"; last apply {entry.version}: {entry.state}" if entry else ""
+    if cs.current_version() is None:  # ibqos.d/ holds only the lock of an apply refused early
+        return f"{opensm_conf}: not managed by ibqos apply yet{last}"
     return (
         f"{opensm_conf}: configuration {cs.current_version()}{_plan_hash(cs)}, "
         f"{len(cs.versions())} version(s) kept{last}"

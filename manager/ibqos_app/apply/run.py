@@ -163,6 +163,8 @@ class Apply:
             return self.s
         try:
             if self.req.standby:
+                # a missing or unreadable file is refused before the lock makes ibqos.d/ beside it
+                osmconf.read(self.req.opensm_conf)
                 self.run_standby()
                 self.s.outcome = f"staged {self.s.version} for a standby SM"
                 return self.s
@@ -373,10 +375,7 @@ class Apply:
 
     def stage_render(self) -> None:
         conf_path = self.req.opensm_conf
-        try:
-            current = osmconf.read(conf_path)
-        except OSError as e:
-            raise InputError(e.strerror or "cannot read", file=conf_path) from e
+        current = osmconf.read(conf_path)
         # what the running OpenSM reads: its command line's -Y, -P, -R, -l, --dump_files_dir over the file
         osm = OsmProcess.of(self.s.pid) if self.s.pid else None
         opts = osm.options(osmconf.parse(current)) if osm is not None else osmconf.parse(current)

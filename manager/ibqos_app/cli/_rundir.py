@@ -6,7 +6,10 @@ from pathlib import Path
 
 
 def plan_beside(rundir: Path) -> Path | None:
-    """plan.json in RUNDIR (a dry-run directory), or in a directory above RUNDIR's dumps."""
+    """plan.json in RUNDIR (a dry-run directory), or in a directory above RUNDIR's dumps. A
+    RUNDIR that is not there has none (a plan.json in the current directory is no run's)."""
+    if not rundir.exists():
+        return None
     d = rundir if rundir.is_dir() else rundir.parent
     for cand in [d, *list(d.parents)[:3]]:
         if (cand / "plan.json").is_file():

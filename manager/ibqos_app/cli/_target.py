@@ -21,11 +21,23 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])  # a click command's function, options added
 
 
+def named_conf(ctx: click.Context, param: click.Parameter, opensm_conf: Path | None) -> Path | None:
+    """--opensm-conf, as the admin typed it, names something: a path with nothing there is a
+    typo, refused (exit 2), never read as a configuration 'not managed yet' (exit 0 forever
+    to a monitoring check). A dangling link stays: it is a managed path whose version is gone
+    (BROKEN), which status and history name. (A unit's own path may be missing: OpenSM then
+    runs on its defaults.)"""
+    if opensm_conf is not None and not os.path.lexists(opensm_conf):
+        raise InputError("no such file", file=opensm_conf, field="--opensm-conf")
+    return opensm_conf
+
+
 def config_options(f: F) -> F:
     """--service or --opensm-conf: which configuration (all three commands)."""
     f = click.option(
         "--opensm-conf",
         type=click.Path(dir_okay=False, path_type=Path),
+        callback=named_conf,
         help="The opensm.conf the running OpenSM was started with (-F).",
     )(f)
     return click.option(

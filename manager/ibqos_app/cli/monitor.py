@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from ibqos import osmconf
 from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, write_atomic
 from ibqos.errors import InputError, VerificationFailed
@@ -27,6 +28,7 @@ from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import judge
 from ibqos.monitor.view import render
+from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.term import console
 from prometheus_client import generate_latest, start_http_server
@@ -49,9 +51,7 @@ def _plan(plan_path: Path | None, opensm_conf: Path | None, say: Callable[[str],
         return load_plan(plan_path), plan_path
     if opensm_conf is None:
         raise InputError("give --plan PLAN or --opensm-conf PATH (its applied plan)", field="--plan")
-
-    if not opensm_conf.is_file():
-        raise InputError("no such file", file=opensm_conf, field="--opensm-conf")
+    osmconf.read(opensm_conf)  # a missing file, a FIFO or a device: named as every input is
     plan, plan_path, _, _ = _applied(opensm_conf, None, None, say)
     if plan is None:
         raise InputError(f"{opensm_conf}: no plan applied there (ibqos apply); give --plan", field="--opensm-conf")
@@ -113,12 +113,12 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 @click.option("--listen", metavar="ADDR:PORT", help="Serve the Prometheus exposition here.")
 @click.option(
     "--textfile",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Write the metrics for node_exporter's textfile collector.",
 )
 @click.option(
     "--state",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Keep the last sample here; the next run measures from it (cron with --once).",
 )
 @click.option(
@@ -157,7 +157,7 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 )
 @click.option(
     "--write-config",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=OUT_DIR,
     help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit.",
 )
 def monitor(

@@ -29,6 +29,7 @@ from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
 from ibqos.health import Routing, checks, dla_refusal, engine_of
+from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.redline import find_osm_log, needs_path_sls
 from ibqos.status import sl2vl_by_hop, vlarb_by_role
@@ -41,6 +42,7 @@ from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
+from ._target import named_conf
 
 if TYPE_CHECKING:
     from ibqos.fabric.local_port import LocalPort
@@ -67,6 +69,7 @@ if TYPE_CHECKING:
 @click.option(
     "--opensm-conf",
     type=click.Path(dir_okay=False, path_type=Path),
+    callback=named_conf,
     help="Also check the configuration ibqos apply manages there; finish or roll back "
     "an apply that was killed half-way (one line says what was found and done).",
 )
@@ -80,7 +83,7 @@ if TYPE_CHECKING:
 @click.option(
     "--verdict",
     "verdict_path",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=OUT_FILE,
     help="Keep the credit-loop verdict on the tables read here, for `ibqos monitor --verdict`.",
 )
 @click.option(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 from ibqos.errors import ExternalError, VerificationFailed
-from ibqos.outpath import OUT_DIR
+from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos_testbed import compare, render_report, runplan
 from ibqos_testbed.chart import write_png
 from ibqos_testbed.planinput import load_plan
@@ -143,7 +143,7 @@ def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> 
     "(default: the plan's verdict.share_tolerance_pp, 2 unless the policy says).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.option("--png", type=_FILE, help="Write a bar chart (share and latency per SL).")
+@click.option("--png", type=OUT_FILE, help="Write a bar chart (share and latency per SL).")
 def report(
     results_dir: Path,
     prediction: Path | None,

@@ -27,6 +27,7 @@ from ibqos.planner import make_plan
 from ibqos.policy import load_policy
 from ibqos.render import render_plan
 from ibqos.render.fallback import DLA_CHAIN
+from ibqos.render.rules import policy_rules
 from ibqos.verify import verify_per_class, worst
 from ibqos_sim.harness import Harness, check_sm_run, net_port_types, sm_node_name
 from ibqos_sim.harness.ibsim_binary import default_choice, resolve
@@ -230,7 +231,9 @@ class DryRun:
 
         # The fabric is known before it runs: node_type filters are resolved against it.
         self._write_net()
-        self.s.rendered = render_plan(self.plan, self.cfg.out / "config", port_types=net_port_types(self.netfile))
+        types = net_port_types(self.netfile)
+        self.s.rendered = render_plan(self.plan, self.cfg.out / "config", port_types=types)
+        self.s.notes += policy_rules(self.plan.classes, types)[2]  # e.g. a port name no port has
         return ", ".join(sorted(self.s.rendered))
 
     def _write_net(self) -> None:
