@@ -13,9 +13,9 @@
  * Last, near-twins: a switch left over all of whose neighbours are spines of one group is a
  * leaf of it that lost links to the others (a leaf-spine link down at boot). A reading that
  * leaves switches in no group is tried again without a class it took that was spines (twins
- * too when they have no global links), once per class. The partition is
- * kept only if it covers every switch with two or more groups (the caller checks that every
- * group pair is linked, and that the groups are usable). docs/groups.md, step 0.
+ * too when they have no global links, or the same remote ones), once per class. The
+ * partition is kept only if it covers every switch with two or more groups (the caller checks
+ * that every group pair is linked, and that the groups are usable). docs/groups.md, step 0.
  *
  * The roles of switches in a partition from anywhere (discovery, pins, the stored map) follow
  * from the partition and the graph: dla_dfplus_roles.
@@ -282,10 +282,11 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
 			     .cand = malloc(n + 1),
 			     .nspines = malloc((n + 1) * sizeof(*rd.nspines))};
 	struct dla_dfplus_why first;
+	uint8_t *took = calloc(n + 1, 1); /* the classes the first reading took */
 	int ret = -ENOMEM;
 
 	*why = (struct dla_dfplus_why){0};
-	if (!tw || !rd.cl || !rd.aside || !rd.spine || !rd.cand || !rd.nspines)
+	if (!tw || !took || !rd.cl || !rd.aside || !rd.spine || !rd.cand || !rd.nspines)
 		goto out;
 	for (uint32_t v = 0; v < n; v++) {
 		uint64_t h = 1469598103934665603ULL; /* FNV-1a over the neighbour list */
@@ -321,9 +322,19 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
 	 * the fabric read again, at most once per class; the first complete reading counts
 	 * (checked as any), else the first reading's outcome and reason.
 	 */
+	memcpy(took, rd.aside, ncls);
 	for (uint32_t k = 0;
 	     !ret && k < ncls && *steps < DFPLUS_BUDGET && set_aside(gr, &rd, labels, steps); k++)
 		ret = read_groups(gr, &rd, labels, steps, why);
+	/* spines that share their remote neighbours are twins too, with a neighbour set no
+	 * left-over switch holds: then each class the first reading took is set aside alone */
+	for (uint32_t c = 0; !ret && c < ncls && *steps < DFPLUS_BUDGET; c++) {
+		if (took[c] != 2)
+			continue;
+		memset(rd.aside, 0, ncls);
+		rd.aside[c] = 1;
+		ret = read_groups(gr, &rd, labels, steps, why);
+	}
 	if (ret <= 0) {
 		*why = first;
 		for (uint32_t v = 0; v < n; v++)
@@ -331,6 +342,7 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
 	}
 out:
 	free(tw);
+	free(took);
 	free(rd.cl);
 	free(rd.aside);
 	free(rd.spine);

@@ -55,6 +55,10 @@ FABRICS = {
     "uneven-globals": Spec([Group(3, 3)] * 4, UNEVEN),
     # spines 1 and 2 of every group have no global link: twins, like the leaves
     "spines-without-globals": Spec([Group(2, 3)] * 3, [((0, 0), (1, 0)), ((0, 0), (2, 0)), ((1, 0), (2, 0))]),
+    # group 0's two spines both cabled to spine 0 of groups 1 and 2: twins, like its leaves
+    "spines-sharing-remotes": Spec(
+        [Group(2, 2)] * 3, [((0, 0), (1, 0)), ((0, 1), (1, 0)), ((0, 0), (2, 0)), ((0, 1), (2, 0)), ((1, 1), (2, 1))]
+    ),
     "dual-port-cas": Spec([Group(3, 3)] * 4, all_pairs(4, [3] * 4), dual=[(0, 0, 0, 1), (1, 2, 2, 0)]),
     "hostless-leaves": Spec(
         [Group(3, 3, [2, 0, 2]), Group(3, 3), Group(3, 3, [0, 1, 0]), Group(3, 3)], all_pairs(4, [3] * 4)

@@ -220,7 +220,8 @@ def _dfplus(adj: dict[int, set[int]]) -> tuple[dict[int, int], bool] | None:
     of one leaf among the switches left over; then the near-twins (every neighbour a spine of
     one group) join it as leaves. A reading that leaves switches in no group is read again
     with the first class it took whose spines a left-over switch all neighbours set aside (it
-    was spines: spines without global links are twins too), once per class. (groups,
+    was spines: spines without global links are twins too), once per class; failing that,
+    with each class the first reading took set aside alone. (groups,
     complete) or None unless every switch is in a group and there are two groups or more (the
     quotient is the caller's); complete is False when a leaf lacks one of its group's spines.
     Raises Ambiguous with the first reading's reason instead of None where the spec names one."""
@@ -230,6 +231,7 @@ def _dfplus(adj: dict[int, set[int]]) -> tuple[dict[int, int], bool] | None:
     order = sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
     aside: set[frozenset[int]] = set()
     first: Ambiguous | None = None
+    took: list[frozenset[int]] | None = None
     for _ in range(len(order) + 1):
         taken: list[frozenset[int]] = []
         group_of: dict[int, int] = {}
@@ -239,10 +241,20 @@ def _dfplus(adj: dict[int, set[int]]) -> tuple[dict[int, int], bool] | None:
             found, first = None, first or e
         if found:
             return found
+        took = taken if took is None else took
         side = next((nb for nb in taken if any(v not in group_of and nb < adj[v] for v in adj)), None)
         if side is None:
             break
         aside.add(side)
+    # spines that share their remote neighbours are twins too, with a neighbour set no
+    # left-over switch holds: then each class the first reading took is set aside alone
+    for side in took or []:
+        try:
+            found = _dfplus_reading(adj, order, {side}, [], {})
+        except Ambiguous:
+            found = None
+        if found:
+            return found
     if first:
         raise first
     return None
