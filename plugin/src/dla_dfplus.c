@@ -11,9 +11,11 @@
  * pairwise unlinked, and not a proper subset of another such switch's, is the only leaf of a
  * group with its neighbours as spines (refused as ambiguous when two such groups overlap).
  * Last, near-twins: a switch left over all of whose neighbours are spines of one group is a
- * leaf of it that lost links to the others (a leaf-spine link down at boot). The partition is
- * kept only if it covers every switch with two or more groups (the caller checks that every
- * group pair is linked, and that the groups are usable). docs/groups.md, step 0.
+ * leaf of it that lost links to the others (a leaf-spine link down at boot). A reading that
+ * leaves switches in no group is tried again without a class it took that was spines (twins
+ * too when they have no global links, or the same remote ones), once per class. The
+ * partition is kept only if it covers every switch with two or more groups (the caller checks
+ * that every group pair is linked, and that the groups are usable). docs/groups.md, step 0.
  *
  * The roles of switches in a partition from anywhere (discovery, pins, the stored map) follow
  * from the partition and the graph: dla_dfplus_roles.
@@ -156,46 +158,35 @@ static uint32_t single_leaf_groups(const struct dla_graph *gr, uint32_t *labels,
 	return made;
 }
 
-int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
-		    struct dla_dfplus_why *why)
+/* The arrays one reading works in (dla_dfplus_find). */
+struct reading {
+	struct cls *cl;
+	uint32_t ncls;
+	uint8_t *aside; /* [ncls] 1: not a leaf side; 2: taken as one by the last reading */
+	uint8_t *spine, *cand;
+	uint32_t *nspines;
+};
+
+/*
+ * One reading: the twin classes not set aside as leaf sides, largest first, then groups of
+ * one leaf, then near-twins. Returns as dla_dfplus_find.
+ */
+static int read_groups(const struct dla_graph *gr, struct reading *rd, uint32_t *labels,
+		       long *steps, struct dla_dfplus_why *why)
 {
-	uint32_t n = gr->n, ncls = 0, ngroups = 0, near = 0;
-	struct twin *tw = malloc((n + 1) * sizeof(*tw));
-	struct cls *cl = malloc((n + 1) * sizeof(*cl));
-	uint8_t *spine = calloc(n + 1, 1), *cand = calloc(n + 1, 1);
-	uint32_t *nspines = calloc(n + 1, sizeof(*nspines));
-	int ret = -ENOMEM;
+	uint32_t n = gr->n, ngroups = 0, near = 0;
+	int ret;
 
 	*why = (struct dla_dfplus_why){0};
-	if (!tw || !cl || !spine || !cand || !nspines)
-		goto out;
-	for (uint32_t v = 0; v < n; v++) {
-		uint64_t h = 1469598103934665603ULL; /* FNV-1a over the neighbour list */
-
-		for (uint32_t e = gr->off[v]; e < gr->off[v + 1]; e++) {
-			h ^= gr->nb[e] + 1;
-			h *= 1099511628211ULL;
-		}
-		tw[v] = (struct twin){.hash = h, .v = v};
+	for (uint32_t v = 0; v < n; v++)
 		labels[v] = DLA_NO_GROUP;
-	}
-	*steps += n;
-	qsort(tw, n, sizeof(*tw), cmp_twin);
-	/* twin classes: runs of one hash whose neighbour lists equal the run's first */
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t v = tw[i].v;
-
-		if (i && tw[i].hash == tw[i - 1].hash &&
-		    same_neighbours(gr, cl[ncls - 1].head, v)) {
-			cl[ncls - 1].size++;
-		} else {
-			cl[ncls++] = (struct cls){.head = v, .size = 1};
-		}
-		*steps += deg(gr, v);
-	}
-	qsort(cl, ncls, sizeof(*cl), cmp_cls);
-	for (uint32_t c = 0; c < ncls && cl[c].size >= 2; c++) {
-		uint32_t h = cl[c].head, ok = 1;
+	memset(rd->spine, 0, n + 1);
+	memset(rd->cand, 0, n + 1);
+	memset(rd->nspines, 0, (n + 1) * sizeof(*rd->nspines));
+	for (uint32_t c = 0; c < rd->ncls; c++)
+		rd->aside[c] = rd->aside[c] == 1;
+	for (uint32_t c = 0; c < rd->ncls && rd->cl[c].size >= 2; c++) {
+		uint32_t h = rd->cl[c].head, ok = rd->aside[c] != 1;
 
 		for (uint32_t v = 0; v < n && ok; v++)
 			ok = !(same_neighbours(gr, h, v) && labels[v] != DLA_NO_GROUP);
@@ -206,15 +197,15 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
 		for (uint32_t v = 0; v < n; v++)
 			if (same_neighbours(gr, h, v))
 				labels[v] = ngroups;
-		group_of_class(gr, labels, spine, h, ngroups);
+		group_of_class(gr, labels, rd->spine, h, ngroups);
+		rd->aside[c] = 2;
 		ngroups++;
 	}
-	ret = 0;
 	if (!ngroups)
-		goto out; /* no twins at all: not read as a dragonfly+ */
-	ngroups += single_leaf_groups(gr, labels, spine, cand, ngroups, steps, why);
+		return 0; /* no twins at all: not read as a dragonfly+ */
+	ngroups += single_leaf_groups(gr, labels, rd->spine, rd->cand, ngroups, steps, why);
 	if (why->kind || *steps >= DFPLUS_BUDGET)
-		goto out;
+		return 0;
 	/* near-twins: every neighbour a spine of one group */
 	for (uint32_t v = 0; v < n; v++) {
 		uint32_t k = deg(gr, v) ? labels[gr->nb[gr->off[v]]] : DLA_NO_GROUP, ok = 1;
@@ -222,7 +213,7 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
 		if (labels[v] != DLA_NO_GROUP || k == DLA_NO_GROUP)
 			continue;
 		for (uint32_t e = gr->off[v]; e < gr->off[v + 1] && ok; e++)
-			ok = spine[gr->nb[e]];
+			ok = rd->spine[gr->nb[e]];
 		for (uint32_t e = gr->off[v]; e < gr->off[v + 1] && ok; e++)
 			if (labels[gr->nb[e]] != k) {
 				ok = 0;
@@ -234,29 +225,129 @@ int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
 			}
 		*steps += deg(gr, v);
 		if (ok)
-			cand[v] = 2;
+			rd->cand[v] = 2;
 	}
 	for (uint32_t v = 0; v < n; v++)
-		if (cand[v] == 2)
+		if (rd->cand[v] == 2)
 			labels[v] = labels[gr->nb[gr->off[v]]];
 	for (uint32_t v = 0; v < n; v++)
-		if (spine[v] && labels[v] != DLA_NO_GROUP)
-			nspines[labels[v]]++;
+		if (rd->spine[v] && labels[v] != DLA_NO_GROUP)
+			rd->nspines[labels[v]]++;
 	for (uint32_t v = 0; v < n; v++)
-		near += cand[v] == 2 && deg(gr, v) < nspines[labels[v]];
+		near += rd->cand[v] == 2 && deg(gr, v) < rd->nspines[labels[v]];
 	ret = ngroups >= 2;
 	for (uint32_t v = 0; v < n && ret; v++)
 		ret = labels[v] != DLA_NO_GROUP;
-	if (ret) {
-		*why = (struct dla_dfplus_why){0};
-		ret = near ? 2 : 1;
+	if (!ret)
+		return 0;
+	*why = (struct dla_dfplus_why){0};
+	return near ? 2 : 1;
+}
+
+/*
+ * After a reading that left switches in no group: the first class taken as a leaf side whose
+ * spines are all neighbours of a switch left over (that switch would be one more leaf of the
+ * group, with links outside it: it is the group's spine, and the class is spines too, e.g.
+ * spines without global links, whose neighbours are exactly the leaves). 1 if one was set
+ * aside.
+ */
+static int set_aside(const struct dla_graph *gr, struct reading *rd, const uint32_t *labels,
+		     long *steps)
+{
+	for (uint32_t c = 0; c < rd->ncls; c++) {
+		uint32_t h = rd->cl[c].head;
+
+		if (rd->aside[c] != 2)
+			continue;
+		for (uint32_t v = 0; v < gr->n; v++) {
+			*steps += deg(gr, h);
+			if (labels[v] == DLA_NO_GROUP && deg(gr, v) > deg(gr, h) &&
+			    nb_subset(gr, h, v)) {
+				rd->aside[c] = 1;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+int dla_dfplus_find(const struct dla_graph *gr, uint32_t *labels, long *steps,
+		    struct dla_dfplus_why *why)
+{
+	uint32_t n = gr->n, ncls = 0;
+	struct twin *tw = malloc((n + 1) * sizeof(*tw));
+	struct reading rd = {.cl = malloc((n + 1) * sizeof(*rd.cl)),
+			     .aside = calloc(n + 1, 1),
+			     .spine = malloc(n + 1),
+			     .cand = malloc(n + 1),
+			     .nspines = malloc((n + 1) * sizeof(*rd.nspines))};
+	struct dla_dfplus_why first;
+	uint8_t *took = calloc(n + 1, 1); /* the classes the first reading took */
+	int ret = -ENOMEM;
+
+	*why = (struct dla_dfplus_why){0};
+	if (!tw || !took || !rd.cl || !rd.aside || !rd.spine || !rd.cand || !rd.nspines)
+		goto out;
+	for (uint32_t v = 0; v < n; v++) {
+		uint64_t h = 1469598103934665603ULL; /* FNV-1a over the neighbour list */
+
+		for (uint32_t e = gr->off[v]; e < gr->off[v + 1]; e++) {
+			h ^= gr->nb[e] + 1;
+			h *= 1099511628211ULL;
+		}
+		tw[v] = (struct twin){.hash = h, .v = v};
+	}
+	*steps += n;
+	qsort(tw, n, sizeof(*tw), cmp_twin);
+	/* twin classes: runs of one hash whose neighbour lists equal the run's first */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t v = tw[i].v;
+
+		if (i && tw[i].hash == tw[i - 1].hash &&
+		    same_neighbours(gr, rd.cl[ncls - 1].head, v)) {
+			rd.cl[ncls - 1].size++;
+		} else {
+			rd.cl[ncls++] = (struct cls){.head = v, .size = 1};
+		}
+		*steps += deg(gr, v);
+	}
+	qsort(rd.cl, ncls, sizeof(*rd.cl), cmp_cls);
+	rd.ncls = ncls;
+	ret = read_groups(gr, &rd, labels, steps, why);
+	first = *why;
+	/*
+	 * Leaves and spines can both be twin classes (spines without global links: their
+	 * neighbours are exactly the leaves), and the spines' class may come first: read as
+	 * leaves, they leave the group's other spines in no group. Such a class is set aside and
+	 * the fabric read again, at most once per class; the first complete reading counts
+	 * (checked as any), else the first reading's outcome and reason.
+	 */
+	memcpy(took, rd.aside, ncls);
+	for (uint32_t k = 0;
+	     !ret && k < ncls && *steps < DFPLUS_BUDGET && set_aside(gr, &rd, labels, steps); k++)
+		ret = read_groups(gr, &rd, labels, steps, why);
+	/* spines that share their remote neighbours are twins too, with a neighbour set no
+	 * left-over switch holds: then each class the first reading took is set aside alone */
+	for (uint32_t c = 0; !ret && c < ncls && *steps < DFPLUS_BUDGET; c++) {
+		if (took[c] != 2)
+			continue;
+		memset(rd.aside, 0, ncls);
+		rd.aside[c] = 1;
+		ret = read_groups(gr, &rd, labels, steps, why);
+	}
+	if (ret <= 0) {
+		*why = first;
+		for (uint32_t v = 0; v < n; v++)
+			labels[v] = DLA_NO_GROUP;
 	}
 out:
 	free(tw);
-	free(cl);
-	free(spine);
-	free(cand);
-	free(nspines);
+	free(took);
+	free(rd.cl);
+	free(rd.aside);
+	free(rd.spine);
+	free(rd.cand);
+	free(rd.nspines);
 	return ret;
 }
 

@@ -274,6 +274,25 @@ static int renumber(const struct dla_fabric *f, const struct dla_numbering *know
 	return 0;
 }
 
+static int cmp_dest_lid(const void *a, const void *b)
+{
+	const struct dest *x = a, *y = b;
+
+	return (x->lid > y->lid) - (x->lid < y->lid);
+}
+
+/* 1 if global link x of a switch sorts after y of the same switch: by the switch it lands on,
+ * then port (only parallel cables to one switch stay in port order). Group pairs list their
+ * links by owner in member order, then so: not by port, so that the same fabric numbered
+ * otherwise chooses the same links. */
+static int exitlink_after(const struct dla_fabric *f, const struct exitlink *x,
+			  const struct exitlink *y)
+{
+	uint32_t px = f->sw[x->sw].ports[x->port].peer_sw, py = f->sw[y->sw].ports[y->port].peer_sw;
+
+	return px != py ? px > py : x->port > y->port;
+}
+
 static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 		   const struct dla_numbering *known, struct dla_routes *r, struct work *w,
 		   char *err, size_t len)
@@ -301,7 +320,8 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 		for (unsigned p = 0; p < f->sw[s].num_ports; p++)
 			w->peer[r->port_off[s] + p] = f->sw[s].ports[p].peer_sw;
 
-	/* destinations, numbered within their group: switch LID first, then end ports */
+	/* destinations, numbered within their group: switch LID first, then end ports in LID
+	 * order (not port order: the same fabric numbered otherwise gets the same routes) */
 	for (uint32_t k = 0; k < ng; k++) {
 		uint32_t idx = 0;
 
@@ -314,23 +334,25 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 			if (ret)
 				return ret;
 			idx += w->ndest - before;
+			before = w->ndest;
 			for (unsigned p = 1; p < f->sw[s].num_ports; p++) {
 				if (dla_port_role(r, s, p) != DLA_ROLE_TERMINAL)
 					continue;
-				before = w->ndest;
 				ret = add_dest(f, w, f->sw[s].ports[p].endport_lid, s, (uint8_t)p,
-					       idx, err, len);
+					       0, err, len);
 				if (ret)
 					return ret;
-				idx += w->ndest - before;
 			}
+			qsort(w->dest + before, w->ndest - before, sizeof(*w->dest), cmp_dest_lid);
+			for (uint32_t i = before; i < w->ndest; i++)
+				w->dest[i].idx = idx++;
 		}
 	}
 	ret = renumber(f, known, w, &r->numbering);
 	if (ret)
 		return ret;
 
-	/* local ports and global links per group pair, in member then port order */
+	/* local ports (parallel cables: the first) and global links per group pair */
 	memset(w->lport, DLA_NO_PATH, (size_t)f->nsw * w->maxgsz);
 	for (uint32_t s = 0; s < f->nsw; s++)
 		for (unsigned p = 1; p < f->sw[s].num_ports; p++) {
@@ -371,8 +393,17 @@ static int collect(const struct dla_fabric *f, const struct dla_groups *g,
 					continue;
 				pair = (size_t)g->group_of[s] * ng +
 					g->group_of[f->sw[s].ports[p].peer_sw];
-				w->plink[w->poff[pair] + fill[pair]++] =
-					(struct exitlink){.sw = s, .port = (uint8_t)p};
+				struct exitlink *at = w->plink + w->poff[pair] + fill[pair]++;
+
+				*at = (struct exitlink){.sw = s, .port = (uint8_t)p};
+				for (; at > w->plink + w->poff[pair] && at[-1].sw == s &&
+				     exitlink_after(f, &at[-1], at);
+				     at--) {
+					struct exitlink t = at[-1];
+
+					at[-1] = at[0];
+					at[0] = t;
+				}
 			}
 		}
 		free(fill);

@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
+import dfplus_fabrics  # noqa: E402
 from ibqos_sim.harness.topology import dfplus, dragonfly  # noqa: E402
 from ibqos_sim.harness.wiring import (  # noqa: E402
     dfplus_few_leaves,
@@ -144,9 +145,18 @@ def main() -> None:
         write_fabric(out, name, generated(topo), gen_group(topo))
     # dragonfly+ (leaf/spine groups): pristine (3 leaves, 3 spines, 7 groups); a spine never
     # installed (degraded: its pairs go through a third group); shuffled ports, uneven hosts
-    # and several global links per group pair (5 groups)
+    # and several global links per group pair (5 groups); spines without global links, and
+    # spines with the same remote neighbours (twins like the leaves, dfplus_fabrics.py)
+    nog = dfplus_fabrics.Spec([dfplus_fabrics.Group(2, 3)] * 3, [((0, 0), (1, 0)), ((0, 0), (2, 0)), ((1, 0), (2, 0))])
+    # two spines of group 0 with the same two remote spines (twins like its leaves)
+    shared = dfplus_fabrics.Spec(
+        [dfplus_fabrics.Group(2, 2)] * 3,
+        [((0, 0), (1, 0)), ((0, 1), (1, 0)), ((0, 0), (2, 0)), ((0, 1), (2, 0)), ((1, 1), (2, 1))],
+    )
     for name, topo in (
         ("dfp42", dfplus(3, 3, 2, 2)),
+        ("dfp_spines_without_globals", dfplus_fabrics.build(nog, "spines-without-globals")),
+        ("dfp_spines_sharing_remotes", dfplus_fabrics.build(shared, "spines-sharing-remotes")),
         ("dfp42_missing_spine", wired_dfplus(3, 3, 2, 2, missing_spine=(1, 2))),
         ("dfp30_odd", wired_dfplus(3, 3, 2, 2, g=5, seed=4, shuffle=True, hosts=uneven_leaf_hosts(3, 5, 2, 4))),
     ):

@@ -218,22 +218,68 @@ def _dfplus(adj: dict[int, set[int]]) -> tuple[dict[int, int], bool] | None:
     one neighbour set, its members pairwise unlinked), largest first then lowest switch, each
     with its neighbours as spines, skipped where it would overlap a group taken; then groups
     of one leaf among the switches left over; then the near-twins (every neighbour a spine of
-    one group) join it as leaves. (groups, complete) or None unless every switch is in a group
-    and there are two groups or more (the quotient is the caller's); complete is False when a
-    leaf lacks one of its group's spines. Raises Ambiguous with the reason instead of None
-    where the spec names one."""
+    one group) join it as leaves. A reading that leaves switches in no group is read again
+    with the first class it took whose spines a left-over switch all neighbours set aside (it
+    was spines: spines without global links are twins too), once per class; failing that,
+    with each class the first reading took set aside alone. (groups,
+    complete) or None unless every switch is in a group and there are two groups or more (the
+    quotient is the caller's); complete is False when a leaf lacks one of its group's spines.
+    Raises Ambiguous with the first reading's reason instead of None where the spec names one."""
     classes: dict[frozenset[int], list[int]] = {}
     for v in sorted(adj):
         classes.setdefault(frozenset(adj[v]), []).append(v)
-    group_of: dict[int, int] = {}
+    order = sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
+    aside: set[frozenset[int]] = set()
+    first: Ambiguous | None = None
+    took: list[frozenset[int]] | None = None
+    for _ in range(len(order) + 1):
+        taken: list[frozenset[int]] = []
+        group_of: dict[int, int] = {}
+        try:
+            found = _dfplus_reading(adj, order, aside, taken, group_of)
+        except Ambiguous as e:
+            found, first = None, first or e
+        if found:
+            return found
+        took = taken if took is None else took
+        side = next((nb for nb in taken if any(v not in group_of and nb < adj[v] for v in adj)), None)
+        if side is None:
+            break
+        aside.add(side)
+    # spines that share their remote neighbours are twins too, with a neighbour set no
+    # left-over switch holds: then each class the first reading took is set aside alone
+    for side in took or []:
+        try:
+            found = _dfplus_reading(adj, order, {side}, [], {})
+        except Ambiguous:
+            found = None
+        if found:
+            return found
+    if first:
+        raise first
+    return None
+
+
+def _dfplus_reading(
+    adj: dict[int, set[int]],
+    order: list[tuple[frozenset[int], list[int]]],
+    aside: set[frozenset[int]],
+    taken: list[frozenset[int]],
+    group_of: dict[int, int],
+) -> tuple[dict[int, int], bool] | None:
+    """One reading of _dfplus: the twin classes in `order` whose neighbour set is not set
+    aside; the classes it takes as leaf sides go to `taken`, the groups to `group_of`."""
     spines: set[int] = set()
     ng = 0
-    for nb, leaves in sorted(classes.items(), key=lambda kv: (-len(kv[1]), kv[1][0])):
-        if len(leaves) < 2 or any(x in group_of for x in leaves) or not _leaf_like(adj, leaves[0], group_of):
+    for nb, leaves in order:
+        if len(leaves) < 2 or nb in aside or any(x in group_of for x in leaves):
+            continue
+        if not _leaf_like(adj, leaves[0], group_of):
             continue
         for x in (*leaves, *nb):
             group_of[x] = ng
         spines |= nb
+        taken.append(nb)
         ng += 1
     if not ng:
         return None
