@@ -69,10 +69,13 @@ static void semantics(const struct ibs_evq_ops *ops)
 }
 
 /* Simulator-like use with wide time spreads (across buckets and beyond any horizon),
- * checked in lockstep against a plain sorted array. */
-static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
+ * checked in lockstep against a plain sorted array. With `delays`, half the inserts are
+ * at one of 7 constant delays after `now`, as the simulator's are (ties among them and with
+ * the others; now and then one at a delay's time from an earlier `now`, before its stream's
+ * last). */
+static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread, const uint64_t *delays)
 {
-	enum { N = 3000 };
+	enum { N = 4000 };
 	static struct ibs_event ref[N];
 	struct ibs_event ev;
 	size_t n = 0;
@@ -87,7 +90,10 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 			uint64_t ts = r % 17 == 0	    ? now
 				: r % 29 == 0 && now > 5000 ? now - 5000
 							    : now + lcg(&x) % spread;
-			ev = (struct ibs_event){.ts = ts, .uid = uid++};
+			if (delays && r % 3 == 1)
+				ts = (r % 97 == 0 && now > 2000 ? now - 2000 : now) +
+					delays[lcg(&x) % 7];
+			ev = (struct ibs_event){.ts = ts, .uid = uid++, .obj = (uint32_t)step};
 			EXPECT(ops->insert(q, &ev) == 0);
 			size_t i = n++;
 			while (i > 0 && ibs_event_before(&ev, &ref[i - 1])) {
@@ -97,7 +103,7 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 			ref[i] = ev;
 		} else {
 			EXPECT(ops->remove_next(q, &ev) == 0);
-			EXPECT(ev.ts == ref[0].ts && ev.uid == ref[0].uid);
+			EXPECT(ev.ts == ref[0].ts && ev.uid == ref[0].uid && ev.obj == ref[0].obj);
 			memmove(ref, ref + 1, (--n) * sizeof(ref[0]));
 			now = ev.ts;
 			if (r % 11 == 0 && n > 2) { /* cancel one at random */
@@ -127,6 +133,7 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread)
 
 int main(void)
 {
+	static const uint64_t delays[] = {0, 50, 1000, 1050, 1000, 70000, 3};
 	const char *names[] = {"calendar", "heap", "list"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -135,9 +142,11 @@ int main(void)
 		EXPECT(ops != NULL);
 		if (ops) {
 			semantics(ops);
-			holds_order(ops, 3000);	      /* within one bucket or two */
-			holds_order(ops, 5000000);    /* a few us: the common case */
-			holds_order(ops, 1ull << 40); /* far beyond the horizon */
+			holds_order(ops, 3000, NULL);	    /* within one bucket or two */
+			holds_order(ops, 5000000, NULL);    /* a few us: the common case */
+			holds_order(ops, 1ull << 40, NULL); /* far beyond the horizon */
+			holds_order(ops, 5000, delays);
+			holds_order(ops, 1ull << 40, delays);
 		}
 	}
 	EXPECT(ibs_evq_find(NULL) == &ibs_evq_calendar);
