@@ -99,9 +99,12 @@ def live_sm_surviving_killed_clients(tmp_path):
 
 
 @contextmanager
-def opensm_restarted(h, sm, cwd: Path, *args: str, sim_host: str | None = None) -> Iterator[Daemon]:
+def opensm_restarted(
+    h, sm, cwd: Path, *args: str, sim_host: str | None = None, dumps: Path | None = None
+) -> Iterator[Daemon]:
     """The harness's OpenSM restarted as `opensm ARGS -F CONF -f LOG` in `cwd` (e.g. `-g GUID`,
-    as Debian's unit runs it), on node `sim_host`; stopped by PID at the end."""
+    as Debian's unit runs it), on node `sim_host`; stopped by PID at the end. `dumps`: where
+    its record is written when ARGS move it (--dump_files_dir), else the harness's."""
     sm.stop()
     cwd.mkdir()
     env = dict(h.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
@@ -110,7 +113,7 @@ def opensm_restarted(h, sm, cwd: Path, *args: str, sim_host: str | None = None) 
     argv = [paths.require_tool("opensm", "opensm"), *args, "-F", str(sm.conf), "-f", str(cwd / "opensm.log")]
     osm = start_daemon("opensm", argv, log_path=cwd / "out", env=env, cwd=cwd)
     try:
-        wait_until(lambda: own_record(sm.dumps, osm.pid) is not None, timeout=120)
+        wait_until(lambda: own_record(dumps or sm.dumps, osm.pid) is not None, timeout=120)
         yield osm
     finally:
         osm.stop()

@@ -10,7 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 from ibqos.paths import REPO_ROOT
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
 from ibqos_sim.harness.topology import dragonfly, fat_tree
+from tree_snapshot import changes, snapshot
 
 EXAMPLES = REPO_ROOT / "examples"
 RESULTS = REPO_ROOT / "testbed" / "tests" / "fixtures" / "results_configA"
@@ -140,3 +143,22 @@ def test_dryrun_bad_net_file_is_named_with_its_line(ibqos_cli, tmp_path):
     line = one_error_line(ibqos_cli("dryrun", EXAMPLES / "two-class.yaml", "--net", net, "--out", out))
     assert f"{net}:2:" in line and "'c'" in line and "ibpanic" not in line
     assert not out.exists()
+
+
+@pytest.mark.parametrize("pid", ["0", "-1"])
+@pytest.mark.parametrize("cmd", ["apply", "rollback", "status"])
+def test_a_pid_of_zero_or_below_is_unusable_input(ibqos_cli, tmp_path, cmd, pid):
+    """--pid 0 or below names no process (kill(2) would signal a process group): before,
+    `no process 0: is OpenSM running?`, exit 3, as if the SM had gone; now one line naming
+    the option, exit 2, nothing written."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    conf = etc / "opensm.conf"
+    conf.write_text("event_plugin_name ibqos\n")
+    plan = tmp_path / "p.json"
+    make_plan(load_policy(EXAMPLES / "two-class.yaml")).save(plan)
+    args = {"apply": ["apply", plan], "rollback": ["rollback", "v1"], "status": ["status"]}[cmd]
+    before = snapshot(etc)
+    line = one_error_line(ibqos_cli(*args, "--opensm-conf", conf, "--pid", pid))
+    assert line == f"ibqos: error: --pid: {pid} is not a process ID: give the running OpenSM's (above 0)", line
+    assert changes(before, snapshot(etc)) == []

@@ -16,7 +16,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import osmconf
 from ..errors import ExternalError, InputError
+from ..fabric.dla_record import record_dir
 from ..osmconf import is_set
 from .service import CMDLINE_OVER_FILE, CMDLINE_PATHS, OSM_DEFAULT_CONF, opensm_options
 
@@ -79,6 +81,49 @@ def running() -> list[OsmProcess]:
         if p.name.isdigit() and (osm := OsmProcess.of(int(p.name))) is not None:
             found.append(osm)
     return found
+
+
+def reader(conf: Path) -> OsmProcess | None:
+    """The running OpenSM that reads `conf` (for a command given only the file), or None."""
+    readers = [o for o in running() if o.reads(conf)]
+    if len(readers) > 1:
+        raise InputError(
+            f"read by OpenSM pids {', '.join(str(o.pid) for o in readers)}, on different ports: give each its own "
+            "opensm.conf (-F, docs/sm-hosts.md)",
+            file=conf,
+        )
+    return readers[0] if readers else None
+
+
+def running_options(
+    conf: Path,
+    text: str,
+    osm: OsmProcess | None,
+    keys: tuple[str, ...] = FILE_PATHS,
+    ask: str = "give --pid or --service",
+) -> dict[str, str]:
+    """The options OpenSM `osm` runs with from `conf` (its text `text`): its command line's
+    -Y, -P, -R, -l, --dump_files_dir over the file, relative paths from its working directory.
+    With no process (None) the file's; a relative path among `keys` is refused then: where
+    OpenSM opens it is unknown (`ask`: how the command names the process)."""
+    opts = osm.options(osmconf.parse(text)) if osm is not None else osmconf.parse(text)
+    for key in keys:
+        if is_set(opts, key) and not Path(opts[key]).is_absolute():
+            raise InputError(
+                f"{opts[key]} is relative: OpenSM opens it from its own working directory, which "
+                f"ibqos reads from a running OpenSM only: {ask}, or make it absolute",
+                file=conf,
+                line=osmconf.line_of(text, key),
+                field=key,
+            )
+    return opts
+
+
+def dump_dir(conf: Path, osm: OsmProcess | None, ask: str) -> Path:
+    """Where OpenSM `osm` (None: not known) started on `conf` writes its dumps, and so the
+    plugin's record: as running_options takes dump_files_dir, else record_dir's defaults."""
+    opts = running_options(conf, osmconf.read(conf), osm, ("dump_files_dir",), ask)
+    return record_dir(opts, osm.pid if osm is not None else None)
 
 
 def check_target(pid: int, conf: Path) -> OsmProcess | None:

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import osmconf
-from ..errors import ExternalError, InputError, ProcessError
+from ..errors import ExternalError, ProcessError
 from ..fabric.local_port import LocalPort, port_of
 from ..paths import require_tool
 from ..proc import run_command
-from .osm_process import OsmProcess, running
+from .osm_process import OsmProcess
 from .service import opensm_options
 
 _SMINFO = re.compile(r"sm lid (\d+) sm guid (0x[0-9a-fA-F]+), activity count \d+ priority (\d+) state \d+ (\S+)")
@@ -69,17 +69,11 @@ def opensm_port(pid: int | None, conf_opts: dict[str, str], env: dict[str, str] 
     return port_of(None, env, "OpenSM's port")
 
 
-def conf_port(conf: Path, env: dict[str, str] | None) -> LocalPort:
+def conf_port(conf: Path, osm: OsmProcess | None, env: dict[str, str] | None) -> LocalPort:
     """The port of the OpenSM that reads `conf` (for a command given only the file): the
-    running one that reads it, else what the file says (its `guid`, else OpenSM's pick)."""
-    readers = [o.pid for o in running() if o.reads(conf)]
-    if len(readers) > 1:
-        raise InputError(
-            f"read by OpenSM pids {', '.join(map(str, readers))}, on different ports: give each its own "
-            "opensm.conf (-F, docs/sm-hosts.md)",
-            file=conf,
-        )
-    return opensm_port(readers[0] if readers else None, osmconf.options(conf), env)
+    running one that reads it (`osm`, osm_process.reader), else what the file says (its
+    `guid`, else OpenSM's pick)."""
+    return opensm_port(osm.pid if osm is not None else None, osmconf.options(conf), env)
 
 
 class NotMaster(ExternalError):

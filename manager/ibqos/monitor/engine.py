@@ -13,9 +13,10 @@ import os
 import stat
 from pathlib import Path
 
-from .. import osmconf, osmlog
+from .. import osmlog
+from ..apply.osm_process import OsmProcess, dump_dir
 from ..errors import InputError
-from ..fabric.dla_record import RECORD_FILE, DlaRecord, read_record, record_dir
+from ..fabric.dla_record import RECORD_FILE, DlaRecord, read_record
 from ..health import engine_of
 
 Stamp = tuple[int, int, int, int]
@@ -36,8 +37,9 @@ def stamp(path: Path) -> Stamp | None:
 
 
 class EngineWatch:
-    def __init__(self, opensm_conf: Path | None, osm_log: Path | None):
+    def __init__(self, opensm_conf: Path | None, osm_log: Path | None, osm: OsmProcess | None = None):
         self.conf, self.log = opensm_conf, osm_log
+        self.osm = osm  # the OpenSM that reads the conf: its command line and working directory count
         self._conf_stamp: Stamp | None = None
         self._dumps: Path | None = None
         self._log_stamp: Stamp | None = None
@@ -83,6 +85,6 @@ class EngineWatch:
             raise InputError("no such file", file=self.conf)
         if now != self._conf_stamp:
             # as OpenSM reads it: an admin's Latin-1 comment or CRLF is no error
-            self._dumps = record_dir(osmconf.options(self.conf), None)
+            self._dumps = dump_dir(self.conf, self.osm, "none reads this file: start it")
             self._conf_stamp = now
         return self._dumps

@@ -34,7 +34,7 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
-from ibqos.apply.osm_process import FILE_PATHS, OsmProcess, check_target
+from ibqos.apply.osm_process import OsmProcess, check_target, running_options
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
 from ibqos.apply.sm_role import NotMaster, opensm_port, require_master
 from ibqos.apply.stamp import who
@@ -378,16 +378,7 @@ class Apply:
         current = osmconf.read(conf_path)
         # what the running OpenSM reads: its command line's -Y, -P, -R, -l, --dump_files_dir over the file
         osm = OsmProcess.of(self.s.pid) if self.s.pid else None
-        opts = osm.options(osmconf.parse(current)) if osm is not None else osmconf.parse(current)
-        for key in FILE_PATHS:  # relative, with no process to take them from: where is unknown
-            if osmconf.is_set(opts, key) and not Path(opts[key]).is_absolute():
-                raise InputError(
-                    f"{opts[key]} is relative: OpenSM opens it from its own working directory, which "
-                    "ibqos reads from a running OpenSM only: give --pid or --service, or make it absolute",
-                    file=conf_path,
-                    line=osmconf.line_of(current, key),
-                    field=key,
-                )
+        opts = running_options(conf_path, current, osm)
         if self.req.rollback_to:
             self._stored_set(conf_path, opts)
             self._finish_render(conf_path, opts)

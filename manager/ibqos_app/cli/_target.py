@@ -32,6 +32,14 @@ def named_conf(ctx: click.Context, param: click.Parameter, opensm_conf: Path | N
     return opensm_conf
 
 
+def positive_pid(ctx: click.Context, param: click.Parameter, pid: int | None) -> int | None:
+    """--pid names one process: 0 or below names none (kill(2) would signal a process group
+    or every process), refused as unusable input (exit 2), before anything is looked up."""
+    if pid is not None and pid <= 0:
+        raise InputError(f"{pid} is not a process ID: give the running OpenSM's (above 0)", field="--pid")
+    return pid
+
+
 def config_options(f: F) -> F:
     """--service or --opensm-conf: which configuration (all three commands)."""
     f = click.option(
@@ -52,7 +60,7 @@ def sm_options(f: F) -> F:
     """How to reach the running OpenSM and what an apply (or rollback) may do."""
     for opt in reversed(
         (
-            click.option("--pid", type=int, help="PID of the running OpenSM."),
+            click.option("--pid", type=int, callback=positive_pid, help="PID of the running OpenSM."),
             click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID."),
             click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing."),
             click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for the heavy sweep."),

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 from ibqos import osmconf
+from ibqos.apply.osm_process import reader
 from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, write_atomic
 from ibqos.errors import InputError, VerificationFailed
@@ -190,12 +191,14 @@ def monitor(
     plan, plan_path = _plan(plan_path, opensm_conf, say)
     _check_outputs(textfile, state)
     prev = _saved(state)
-    engine = EngineWatch(opensm_conf, osm_log)
+    osm = reader(opensm_conf) if opensm_conf is not None else None
+    engine = EngineWatch(opensm_conf, osm_log, osm)
+    engine.engine()  # a relative dump_files_dir with no OpenSM to take it from: said before the first sample
     verdict = VerdictWatch(verdict_path)
     verdict.verdict()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
     # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
-    at = conf_port(opensm_conf, env) if opensm_conf is not None else None
+    at = conf_port(opensm_conf, osm, env) if opensm_conf is not None else None
     collector = MonitorCollector()
     registry = registry_for(collector)
     server = _serve(listen, registry) if listen else None

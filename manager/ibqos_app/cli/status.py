@@ -18,12 +18,12 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess
+from ibqos.apply.osm_process import OsmProcess, dump_dir, reader
 from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import role_line
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
-from ibqos.fabric.dla_record import read_record, record_dir
+from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
@@ -42,7 +42,7 @@ from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
-from ._target import named_conf
+from ._target import named_conf, positive_pid
 
 if TYPE_CHECKING:
     from ibqos.fabric.local_port import LocalPort
@@ -74,7 +74,10 @@ if TYPE_CHECKING:
     "an apply that was killed half-way (one line says what was found and done).",
 )
 @click.option(
-    "--pid", type=int, help="PID of the running OpenSM (for a recovery sweep; default: the one the journal recorded)."
+    "--pid",
+    type=int,
+    callback=positive_pid,
+    help="PID of the running OpenSM (for a recovery sweep; default: the one the journal recorded).",
 )
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
@@ -121,7 +124,7 @@ def status(
     env = None
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
-    config_line, tampered, master_line, port = None, None, None, None
+    config_line, tampered, master_line, port, records = None, None, None, None, None
     if opensm_conf is not None:
         opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
@@ -129,6 +132,7 @@ def status(
         config_line = check_and_recover(opensm_conf, access)
         say(config_line)
         if live:
+            records = _records(opensm_conf, opensm_pid)
             port = access.port_of(opensm_pid)
             master_line, osm_log = _live_sm(opensm_pid, port, opensm_conf, osm_log, env, say)
         tampered = current_tampered(opensm_conf)
@@ -146,7 +150,7 @@ def status(
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
-    routing = _routing(fabric, rundir, live, osm_log, opensm_conf, plan, env, port)
+    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port)
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
@@ -193,6 +197,13 @@ def _of_service(
     if t.conf.is_file():
         opensm_conf = opensm_conf or t.conf
     return opensm_conf, pid if pid is not None else t.pid, osm_log or t.log
+
+
+def _records(conf: Path, pid: int | None) -> Path:
+    """Where the running OpenSM on `conf` writes dla's record, as apply finds it: the OpenSM
+    --pid, --pidfile or --service names, else the one that reads `conf`."""
+    osm = OsmProcess.of(pid) if pid is not None else reader(conf)
+    return dump_dir(conf, osm, "give --pid, --pidfile or --service")
 
 
 def _live_sm(
@@ -282,18 +293,17 @@ def _routing(
     rundir: Path | None,
     live: bool,
     osm_log: Path | None,
-    opensm_conf: Path | None,
+    records: Path | None,
     plan: Plan | None,
     env: dict[str, str] | None,
     port: LocalPort | None,
 ) -> Routing:
-    """The engine in force, dla's refusal, and the path SLs when the engine layers by SL."""
+    """The engine in force, dla's refusal, and the path SLs when the engine layers by SL
+    (`records`: where the running OpenSM writes dla's record, when --opensm-conf names it)."""
 
     log = osm_log or find_osm_log(None if live else rundir)
-    dumps = None
-    if live and opensm_conf is not None:
-        dumps = record_dir(osmconf.options(opensm_conf), None)
-    elif rundir is not None:
+    dumps = records
+    if rundir is not None:
         try:
             dumps = find_dumps(rundir)
         except InputError:

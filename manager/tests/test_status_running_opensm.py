@@ -1,0 +1,79 @@
+"""`ibqos status --live` and `ibqos monitor` name the routing engine in force from dla's
+record, in the dump directory of the OpenSM that runs: its command line's --dump_files_dir
+over its opensm.conf, and a relative dump_files_dir taken from its working directory
+(/proc/PID/cwd), as `ibqos apply` takes them (osm_process.running_options). Before, both read
+the file's dump_files_dir alone, a relative one from their own working directory: the record
+of another OpenSM, or none. With no OpenSM process to ask, a relative path is one line, exit 2.
+
+OpenSM's log is left empty here (just rotated), so the engine comes from the record alone."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from apply_helpers import live_sm, opensm_restarted  # noqa: F401 (fixture)
+from ibqos import osmconf
+from ibqos.fabric.dla_record import RECORD_FILE
+
+pytestmark = pytest.mark.fabric
+
+
+def _status(ibqos_cli, h, conf: Path, plan: Path, log: Path, cwd: Path, *extra):
+    args = ("status", "--live", "--opensm-conf", conf, "--plan", plan, "--osm-log", log, "--sim-socket", h.sock)
+    return ibqos_cli(*args, "--json", *extra, cwd=cwd, env=dict(os.environ))
+
+
+def test_status_reads_the_record_where_opensms_command_line_dumps(ibqos_cli, live_sm, tmp_path):
+    h, sm, _plan_a, path_a = live_sm
+    log, elsewhere, dumps = tmp_path / "rotated.log", tmp_path / "admin", tmp_path / "osm-dumps"
+    for d in (elsewhere, dumps):
+        d.mkdir()
+    log.write_text("")
+    with opensm_restarted(h, sm, tmp_path / "osm", "--dump_files_dir", "../osm-dumps", dumps=dumps) as osm:
+        (sm.dumps / RECORD_FILE).unlink()  # the stopped OpenSM's, in the file's dump_files_dir
+        cp = _status(ibqos_cli, h, sm.conf, path_a, log, elsewhere, "--pid", osm.pid)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert json.loads(cp.stdout)["engine"] == "dla"
+
+
+def test_a_relative_dump_files_dir_is_the_running_opensms(ibqos_cli, live_sm, tmp_path):
+    h, sm, _plan_a, path_a = live_sm
+    log, elsewhere, osm_cwd = tmp_path / "rotated.log", tmp_path / "admin" / "home", tmp_path / "osm"
+    elsewhere.mkdir(parents=True)  # where the relative path names no directory
+    log.write_text("")
+    text = sm.conf.read_text()
+    rel = os.path.relpath(sm.dumps, osm_cwd)
+    assert osmconf.options(sm.conf)["dump_files_dir"] == str(sm.dumps)
+    text = text.replace(f"dump_files_dir {sm.dumps}", f"dump_files_dir {rel}")
+    sm.conf.write_text(text)
+    copy = tmp_path / "copy" / "opensm.conf"  # no OpenSM reads it
+    copy.parent.mkdir()
+    copy.write_text(text)
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if ln.startswith("dump_files_dir "))
+    with opensm_restarted(h, sm, osm_cwd):
+        # no --pid: the OpenSM that reads the file (by inode) is found
+        cp = _status(ibqos_cli, h, sm.conf, path_a, log, elsewhere)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert json.loads(cp.stdout)["engine"] == "dla"
+        mon = ("monitor", "--plan", path_a, "--osm-log", log, "--sim-socket", h.sock, "--once", "--json")
+        cp = ibqos_cli(*mon, "--interval", "0.2", "--opensm-conf", sm.conf, cwd=elsewhere, env=dict(os.environ))
+        assert cp.returncode in (0, 1) and cp.stdout, cp.stdout + cp.stderr
+        assert json.loads(cp.stdout)["engine"] == "dla"
+
+        # no OpenSM to take the working directory from: said, exit 2, before the fabric is read
+        for cp, ask in (
+            (_status(ibqos_cli, h, copy, path_a, log, elsewhere), "give --pid, --pidfile or --service"),
+            (
+                ibqos_cli(*mon, "--opensm-conf", copy, cwd=elsewhere, env=dict(os.environ)),
+                "none reads this file: start it, or make it absolute",
+            ),
+        ):
+            assert cp.returncode == 2, cp.stdout + cp.stderr
+            assert cp.stderr.startswith(
+                f"ibqos: error: {copy}:{line}: dump_files_dir: {rel} is relative: OpenSM opens it from its "
+                f"own working directory, which ibqos reads from a running OpenSM only: {ask}"
+            ), cp.stderr
+            assert len(cp.stderr.splitlines()) == 1, cp.stderr
