@@ -78,7 +78,8 @@ def test_the_credit_loop_is_the_verdicts_and_absent_without_one():
     assert "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
     c = MonitorCollector()
     c.update(Judged(10.0, [], [], []), "dla")
-    assert "ibqos_credit_loop" not in generate_latest(registry_for(c)).decode()
+    text = generate_latest(registry_for(c)).decode()
+    assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds" not in text
     c.update(Judged(10.0, [], [], []), "updn", Verdict(read_at=1.7e9, source="live", engine="updn", credit_loop=None))
     text = generate_latest(registry_for(c)).decode()
     assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text

@@ -191,8 +191,8 @@ def monitor(
     _check_outputs(textfile, state)
     prev = _saved(state)
     engine = EngineWatch(opensm_conf, osm_log)
-    verdict = VerdictWatch(verdict_path)
-    verdict.verdict()  # a file that is not a verdict is bad input, said before the first sample
+    verdict = VerdictWatch(verdict_path, warn=lambda line: click.echo(line, err=True))
+    verdict.start()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
     # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
     at = conf_port(opensm_conf, env) if opensm_conf is not None else None
@@ -227,7 +227,7 @@ def monitor(
                 time.sleep(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
-            collector.update(judged, engine.engine(), verdict.verdict())
+            collector.update(judged, engine.engine(), verdict.verdict(), verdict_unreadable=verdict.unreadable)
             if state is not None:
                 write_atomic(state, cur.to_json())
             if textfile is not None:
