@@ -190,6 +190,31 @@ def test_promtool_fires_the_credit_loop_alert_at_once_and_the_stale_verdict_afte
     promtool_test(config, "loop.test.yml", CREDIT_TEST, texts)
 
 
+UNREADABLE_TEST = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_credit_loop_verdict_unreadable{instance="h:9687",job="ibqos"}'
+        values: '0 0 1 1'
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: IbqosCreditLoopVerdictUnreadable
+        exp_alerts: []
+      - eval_time: 2m   # the stale alert cannot fire: the file gives no read_at any more
+        alertname: IbqosCreditLoopVerdictUnreadable
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: {summary}
+"""
+
+
+def test_promtool_fires_the_unreadable_verdict_alert_at_once(config):
+    texts = {"summary": ("IbqosCreditLoopVerdictUnreadable", "summary")}
+    promtool_test(config, "unreadable.test.yml", UNREADABLE_TEST, texts)
+
 ESTIMATE_TEST = """
 rule_files: []
 evaluation_interval: 1m
