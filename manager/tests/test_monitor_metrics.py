@@ -215,6 +215,7 @@ def test_promtool_fires_the_unreadable_verdict_alert_at_once(config):
     texts = {"summary": ("IbqosCreditLoopVerdictUnreadable", "summary")}
     promtool_test(config, "unreadable.test.yml", UNREADABLE_TEST, texts)
 
+
 ESTIMATE_TEST = """
 rule_files: []
 evaluation_interval: 1m
