@@ -14,16 +14,18 @@ from typing import Literal
 
 import pydantic
 
-from .docfile import read_json_text, validate, write_atomic
+from .docfile import JsonDoc, read_json_text, validate, write_atomic
 
 SCHEMA = "ibqos.verdict/1"  # the one spelling: the model's Literal below
 
 
 class Verdict(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: a hand-edited `"credit_loop": "yes"` or a `read_at` of -5 is not a verdict the
+    # monitor may export (a quoted bool or number is refused, not coerced)
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
 
     schema_: Literal["ibqos.verdict/1"] = pydantic.Field("ibqos.verdict/1", alias="schema")
-    read_at: float  # when the tables were read back (s since the epoch)
+    read_at: float = pydantic.Field(gt=0, allow_inf_nan=False)  # when the tables were read back (s since the epoch)
     source: str  # the fabric read, as the read-back names it ("live:ibqos-readback", a run's dumps)
     engine: str | None  # the engine in force then, as `ibqos status` names it
     # True: a credit loop; False: none; None: not checked (an engine that layers by SL, no path SLs)
@@ -35,4 +37,7 @@ class Verdict(pydantic.BaseModel):
 
 def load_verdict(path: str | Path) -> Verdict:
     doc, text = read_json_text(path, hint=f"a {SCHEMA} file, as `ibqos status --live --verdict` writes")
-    return validate(Verdict, doc, path, text=text)
+    v = validate(Verdict, doc, path, text=text)
+    if "schema_" not in v.model_fields_set:  # implied in Python, required in a file
+        raise JsonDoc(path, text).error(f"missing: a verdict file says schema {SCHEMA!r}", "schema")
+    return v

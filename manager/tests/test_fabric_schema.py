@@ -42,6 +42,8 @@ BAD = [
     ("an SL2VL row of 15 VLs", lambda d: d["nodes"][0]["sl2vl"][0].__setitem__(2, "0" * 15), "nodes.0.sl2vl.0.2"),
     ("a VLArb VL 15", lambda d: d["nodes"][1]["ports"][0]["vlarb"]["high"][0].__setitem__(0, 15), "vlarb"),
     ("an SL 16 for a path", lambda d: d["path_sls"][0].__setitem__(2, 16), "path_sls.0.2"),
+    ("a lane speed nan", lambda d: d["nodes"][1]["ports"][0].update(speed="nan"), "nodes.1.ports.0.speed"),
+    ("a width 3X", lambda d: d["nodes"][1]["ports"][0].update(width="3X"), "nodes.1.ports.0.width"),
     ("no schema", lambda d: d.pop("schema"), None),
 ]
 

@@ -260,6 +260,43 @@ def test_fabric_model_errors_name_the_line_without_pydantics_prefix(capsys, tmp_
         assert rc == 2 and err == f"ibqos: error: {f}:{line_no}: nodes: two entries with the same guid\n", (args, err)
 
 
+def _ca_port(doc: dict, k: int) -> dict:
+    return [n for n in doc["nodes"] if n["kind"] == "ca"][k]["ports"][0]
+
+
+@pytest.mark.parametrize(
+    "edit, field, says",
+    [
+        (
+            lambda d: _ca_port(d, 1).__setitem__("guid", _ca_port(d, 0)["guid"]),
+            "guid",
+            "port GUID 0x0000000000101004 is also 0x0000000000001004 port 1's",
+        ),
+        (lambda d: _ca_port(d, 1).__setitem__("speed", "nan"), "speed", "want a lane speed 2.5, 5, 10, 14, 25, "),
+        (lambda d: _ca_port(d, 1).__setitem__("width", "nan"), "width", "want a link width 1X, 2X, 4X, 8X, 12X "),
+        (lambda d: _ca_port(d, 1).__setitem__("width", "3X"), "width", "got '3X'"),
+    ],
+    ids=["duplicate-port-guid", "speed-nan", "width-nan", "width-3x"],
+)
+def test_a_port_field_no_subnet_has_is_one_line_with_file_line_and_field(
+    capsys, tmp_path, fabric_doc, edit, field, says
+):
+    """IBA: a port GUID is unique in the subnet (the SA, partitions and QoS port groups address
+    ports by it); a width or lane speed is one PortInfo encodes, or unknown ('??')."""
+    doc = copy.deepcopy(fabric_doc)
+    edit(doc)
+    f = tmp_path / "fabric.json"
+    text = json.dumps(doc, indent=1)
+    f.write_text(text)
+    k = next(i for i, n in enumerate(doc["nodes"]) if n["kind"] == "ca") + 1
+    ports = text.index('"ports"', text.index('"guid": "0x0000000000001005"'))  # the second CA's
+    at = text.index(f'"{field}": ', ports)
+    want = f"ibqos: error: {f}:{text.count(chr(10), 0, at) + 1}: nodes.{k}.ports.0.{field}: "
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.startswith(want) and says in err and err.count("\n") == 1, (args, err)
+
+
 def test_one_sided_link_is_bad_input(capsys, tmp_path, fabric_doc):
     doc = copy.deepcopy(fabric_doc)
     sw = next(n for n in doc["nodes"] if n["kind"] == "switch")

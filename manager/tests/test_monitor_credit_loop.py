@@ -64,7 +64,9 @@ def test_without_a_verdict_file_yet_there_is_no_credit_loop_metric(ibqos_cli, tm
         )  # fmt: skip
     assert mon.returncode == 0, mon.stdout + mon.stderr
     assert json.loads(mon.stdout)["credit_loop"] is None
-    assert "ibqos_credit_loop" not in prom.read_text()
+    text = prom.read_text()
+    assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds" not in text
+    assert "ibqos_credit_loop_verdict_unreadable 0.0" in text  # no file yet is not a bad one
 
 
 def test_a_verdict_that_cannot_be_written_is_said_before_the_fabric_is_read(ibqos_cli, tmp_path):

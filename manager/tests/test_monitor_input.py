@@ -137,3 +137,20 @@ def test_a_verdict_file_that_is_not_one_is_named_before_sampling(ibqos_cli, plan
     bad.write_text('{"schema": "ibqos.verdict/1", "read_at": 1.0,\n "source": "live", "engine": "dla"}\n')
     cp = run(ibqos_cli, "--plan", plan, "--once", "--verdict", bad, *NO_FABRIC)
     one_line(cp, 2, f"{bad}:", "credit_loop")
+
+
+@pytest.mark.parametrize(
+    ("read_at", "credit_loop", "where"),
+    [("1.0", '"yes"', ":4: credit_loop: "), ("-5", "false", ":3: read_at: ")],
+    ids=["quoted-bool", "negative-time"],
+)
+def test_a_hand_edited_verdict_is_one_line_and_exit_2_before_sampling(
+    ibqos_cli, plan, tmp_path, read_at, credit_loop, where
+):
+    bad = tmp_path / "verdict.json"
+    bad.write_text(
+        '{"schema": "ibqos.verdict/1",\n "source": "live", "engine": "dla",\n'
+        f' "read_at": {read_at},\n "credit_loop": {credit_loop}}}\n'
+    )
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--verdict", bad, *NO_FABRIC)
+    one_line(cp, 2, f"{bad}{where}")

@@ -78,7 +78,8 @@ def test_the_credit_loop_is_the_verdicts_and_absent_without_one():
     assert "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
     c = MonitorCollector()
     c.update(Judged(10.0, [], [], []), "dla")
-    assert "ibqos_credit_loop" not in generate_latest(registry_for(c)).decode()
+    text = generate_latest(registry_for(c)).decode()
+    assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds" not in text
     c.update(Judged(10.0, [], [], []), "updn", Verdict(read_at=1.7e9, source="live", engine="updn", credit_loop=None))
     text = generate_latest(registry_for(c)).decode()
     assert "ibqos_credit_loop{" not in text and "ibqos_credit_loop_read_timestamp_seconds 1.7e+09" in text
@@ -187,6 +188,32 @@ tests:
 def test_promtool_fires_the_credit_loop_alert_at_once_and_the_stale_verdict_after_an_hour(config):
     texts = {"description": ("IbqosCreditLoop", "description"), "stale": ("IbqosCreditLoopVerdictStale", "summary")}
     promtool_test(config, "loop.test.yml", CREDIT_TEST, texts)
+
+
+UNREADABLE_TEST = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_credit_loop_verdict_unreadable{instance="h:9687",job="ibqos"}'
+        values: '0 0 1 1'
+    alert_rule_test:
+      - eval_time: 1m
+        alertname: IbqosCreditLoopVerdictUnreadable
+        exp_alerts: []
+      - eval_time: 2m   # the stale alert cannot fire: the file gives no read_at any more
+        alertname: IbqosCreditLoopVerdictUnreadable
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: {summary}
+"""
+
+
+def test_promtool_fires_the_unreadable_verdict_alert_at_once(config):
+    texts = {"summary": ("IbqosCreditLoopVerdictUnreadable", "summary")}
+    promtool_test(config, "unreadable.test.yml", UNREADABLE_TEST, texts)
 
 
 ESTIMATE_TEST = """

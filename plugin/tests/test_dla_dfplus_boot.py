@@ -24,7 +24,7 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.faultspec import ResolvedFault
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
-from ibqos_sim.campaign import Campaign, link_fault, switch_fault
+from ibqos_sim.campaign import Campaign, expected_pairs, link_fault, switch_fault
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import Topology, dfplus
 from ibqos_sim.harness.wiring import dfplus_few_leaves, wired_dfplus
@@ -95,7 +95,7 @@ def test_fresh_start_on_a_degraded_dfplus_is_routed_by_dla(tmp_path, fabric_name
     topo = FABRICS[fabric_name]()
     fault = CASES[(fabric_name, kind)](topo)
     faults = [fault] if fault else []
-    cas = len(topo.cas) - (len(fault.lost_cas) if fault else 0)
+    expected = expected_pairs(topo, faults)
     net = topo.write_net(tmp_path / "fabric.net")
     out: dict = {"case": f"{fabric_name}-{kind}"}
     with Harness(net, run_dir=tmp_path / "run", console=True) as h:
@@ -114,7 +114,7 @@ def test_fresh_start_on_a_degraded_dfplus_is_routed_by_dla(tmp_path, fabric_name
                 "groups": sources[-1] if sources else None,
                 "vls": list(r.vls_used),
                 "clean": r.ok and r.cdg_acyclic and not boot.pristine_ibdmchk,
-                "pairs": [r.delivered, r.pairs, cas * (cas - 1)],
+                "pairs": [r.delivered, r.pairs, expected],
             }
             if fault:
                 sweep, fabric = boot.settle(faults, down=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 # Data rates: what a byte count is divided by to get a time on the wire.
 RATES_GBPS = {
@@ -25,6 +26,16 @@ MAX_GBPS = 3 * RATES_GBPS["XDR"]
 # FDR 14.0625 with 64b/66b (10 and 13.64), EDR 25.78125 with 64b/66b (25), HDR 53.125 and
 # NDR 106.25 (50 and 100). A lane carries a quarter of the 4x data rate above.
 LANE_SPEED_RATES = {2.5: "SDR", 5.0: "DDR", 10.0: "QDR", 14.0: "FDR", 25.0: "EDR", 50.0: "HDR", 100.0: "NDR"}
+# Link widths (lanes) PortInfo's LinkWidthActive encodes: 1x, 4x, 8x, 12x and (IBA 1.3) 2x.
+LANE_COUNTS = (1, 2, 4, 8, 12)
+
+# What a fabric model may say of a port's width and lane speed: nothing ("", a source that does
+# not carry it), unknown (OpenSM's dumps write "???"/"????", ibqos-readback "??"), or a value
+# link_data_gbps reads ("4X"; "25", "10.0", "FDR10"). The one spelling of both, for the model's
+# check and its JSON Schema.
+_UNKNOWN = r"|\?+"
+WIDTH_PATTERN = rf"^(?:{_UNKNOWN}|(?:{'|'.join(map(str, LANE_COUNTS))})[Xx])$"
+LANE_SPEED_PATTERN = rf"^(?:{_UNKNOWN}|FDR10|(?:{'|'.join(re.escape(f'{v:g}') for v in LANE_SPEED_RATES)})(?:\.0*)?)$"
 
 
 def link_data_gbps(width: str, speed: str) -> float | None:

@@ -55,8 +55,9 @@ def check_fabric_doc(doc: Any, path: str | Path, text: str | None = None) -> Non
         raise w.error("want a string", "source")
     ports_of: dict[int, dict[int, Any]] = {}
     lid_owner: dict[int, str] = {}
+    guid_owner: dict[int, str] = {}
     for i, nd in enumerate(nodes):
-        guid, ports = _node(w, nd, i, lid_owner)
+        guid, ports = _node(w, nd, i, lid_owner, guid_owner)
         if guid in ports_of:
             raise w.error(f"node GUID 0x{guid:016x} listed twice", "nodes", i, "guid")
         ports_of[guid] = ports
@@ -65,7 +66,9 @@ def check_fabric_doc(doc: Any, path: str | Path, text: str | None = None) -> Non
         _sl2vl_complete(w, nodes)
 
 
-def _node(w: JsonDoc, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, dict[int, Any]]:
+def _node(
+    w: JsonDoc, nd: Any, i: int, lid_owner: dict[int, str], guid_owner: dict[int, str]
+) -> tuple[int, dict[int, Any]]:
     at: tuple[str | int, ...] = ("nodes", i)
     if not isinstance(nd, dict):
         raise w.error(f"want a node object, got {nd!r:.40}", *at)
@@ -83,7 +86,7 @@ def _node(w: JsonDoc, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, 
         raise w.error("want a list of ports", *at, "ports")
     ports: dict[int, Any] = {}
     for k, pd in enumerate(nd["ports"]):
-        num = _port(w, pd, kind, nports, (*at, "ports", k), lid_owner, f"0x{guid:016x}")
+        num = _port(w, pd, kind, nports, (*at, "ports", k), lid_owner, guid_owner, f"0x{guid:016x}")
         if num in ports:
             raise w.error(f"port {num} listed twice", *at, "ports", k, "num")
         ports[num] = pd
@@ -93,7 +96,14 @@ def _node(w: JsonDoc, nd: Any, i: int, lid_owner: dict[int, str]) -> tuple[int, 
 
 
 def _port(
-    w: JsonDoc, pd: Any, kind: str, nports: int, at: tuple[str | int, ...], lid_owner: dict[int, str], node: str
+    w: JsonDoc,
+    pd: Any,
+    kind: str,
+    nports: int,
+    at: tuple[str | int, ...],
+    lid_owner: dict[int, str],
+    guid_owner: dict[int, str],
+    node: str,
 ) -> int:
     if not isinstance(pd, dict):
         raise w.error(f"want a port object, got {pd!r:.40}", *at)
@@ -101,7 +111,13 @@ def _port(
         if key not in pd:
             raise w.error(f"a port needs {key}", *at, key)
     num = _ranged(w, pd["num"], 0 if kind == "switch" else 1, nports, *at, "num")
-    _guid(w, pd["guid"], *at, "guid")
+    pguid = _guid(w, pd["guid"], *at, "guid")
+    if pguid:  # 0: a switch's external port, which has no GUID of its own
+        # the SM addresses a port by its GUID (SA PathRecords, partitions, QoS port groups):
+        # IBA gives every port its own, unique in the subnet
+        if pguid in guid_owner:
+            raise w.error(f"port GUID 0x{pguid:016x} is also {guid_owner[pguid]}'s", *at, "guid")
+        guid_owner[pguid] = f"{node} port {num}"
     lid = _ranged(w, pd["lid"], 0, MAX_UCAST_LID, *at, "lid")
     lmc = _ranged(w, pd.get("lmc", 0), 0, 7, *at, "lmc")
     if lid:

@@ -28,12 +28,14 @@ The JSON shapes (hex GUIDs, lists for the dicts) are in codecs.py.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from ..arbiter.rates import LANE_COUNTS, LANE_SPEED_PATTERN, LANE_SPEED_RATES, WIDTH_PATTERN
 from ..arbiter.table import ArbTable
 from ..docfile import JsonDoc, error_loc, error_message, read_json_text, write_atomic
 from ..errors import InputError
@@ -47,6 +49,39 @@ NodeKind = Literal["switch", "ca", "router"]
 Guid = Annotated[int, HexGuid()]
 
 
+def _matching(pattern: str, want: str) -> Callable[[str], str]:
+    """A string field's check with words for the error, where pydantic's `pattern` would quote
+    the regular expression (which stays in the JSON Schema)."""
+    rx = re.compile(pattern)
+
+    def check(v: str) -> str:
+        if not rx.match(v):
+            raise ValueError(f"want {want}, got {v!r:.40}")
+        return v
+
+    return check
+
+
+# "nan" or "3X" is no link ibqos can time: refused here, not read as "unknown" by the monitor
+Width = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": WIDTH_PATTERN}),
+    AfterValidator(
+        _matching(WIDTH_PATTERN, f"a link width {', '.join(f'{n}X' for n in LANE_COUNTS)} ('' or '??': not known)")
+    ),
+]
+LaneSpeed = Annotated[
+    str,
+    Field(json_schema_extra={"pattern": LANE_SPEED_PATTERN}),
+    AfterValidator(
+        _matching(
+            LANE_SPEED_PATTERN,
+            f"a lane speed {', '.join(f'{v:g}' for v in LANE_SPEED_RATES)}, FDR10 ('' or '??': not known)",
+        )
+    ),
+]
+
+
 class _M(BaseModel):
     # a fabric.json is ibqos's own document (or its read-back's): an unknown field is a bug
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, serialize_by_alias=True)
@@ -58,8 +93,8 @@ class Port(_M):
     lid: int = Field(0, ge=0, le=0xFFFF)  # CA ports and switch port 0; 0 on switch external ports
     lmc: int = Field(0, ge=0, le=7)
     remote: tuple[Guid, Annotated[int, Field(ge=0, le=MAX_PORTS)]] | None = None  # (peer node GUID, port)
-    width: str = ""  # "4X"
-    speed: str = ""  # "2.5" Gb/s per lane, as PortInfo reports it
+    width: Width = ""  # "4X"
+    speed: LaneSpeed = ""  # "2.5" Gb/s per lane, as PortInfo reports it
     vl_cap: int = Field(0, ge=0, le=15)
     op_vls: int = Field(0, ge=0, le=15)
     mtu: int = Field(0, ge=0, le=4096)  # active: PortInfo NeighborMTU, bytes

@@ -1,26 +1,45 @@
 """The credit-loop verdict `ibqos monitor --verdict FILE` exports: the file `ibqos status --live
 --verdict FILE` keeps (ibqos.verdict), read again only when it changed. No file yet (the first
-`status` has not run) is no verdict, not an error."""
+`status` has not run) is no verdict, not an error.
+
+A file that is not a verdict is bad input at start (the caller exits 2). Replaced by one
+during a run (hand-edited, another tool's), it is no verdict from then on, not the last good
+one: the metric never claims a verdict the file does not give. The monitor keeps sampling,
+says the error once per change of the file, and `unreadable` is what it exports, so that an
+alert fires where the stale-verdict alert (on the file's `read_at`) no longer can."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from ..errors import InputError
 from ..verdict import Verdict, load_verdict
 from .engine import Stamp, stamp
 
 
 class VerdictWatch:
-    def __init__(self, path: Path | None):
-        self.path = path
+    def __init__(self, path: Path | None, warn: Callable[[str], None]):
+        self.path, self._warn = path, warn
         self._stamp: Stamp | None = None
         self._verdict: Verdict | None = None
+        self.unreadable = False
+
+    def start(self) -> None:
+        """The first read: a file that is not a verdict raises its InputError (exit 2)."""
+        if self.path is not None and (now := stamp(self.path)) is not None:
+            self._verdict, self._stamp = load_verdict(self.path), now
 
     def verdict(self) -> Verdict | None:
         if self.path is None:
             return None
         now = stamp(self.path)
         if now != self._stamp:
-            self._verdict = load_verdict(self.path) if now is not None else None
             self._stamp = now
+            try:
+                self._verdict = load_verdict(self.path) if now is not None else None
+                self.unreadable = False
+            except InputError as e:
+                self._verdict, self.unreadable = None, True
+                self._warn(f"ibqos: error: {e}")
         return self._verdict

@@ -32,11 +32,20 @@ class MonitorCollector(Collector):
         self.samples = 0
         self.engine: str | None = None
         self.verdict: Verdict | None = None
+        self.verdict_unreadable = False
 
-    def update(self, judged: Judged, engine: str | None = None, verdict: Verdict | None = None) -> None:
+    def update(
+        self,
+        judged: Judged,
+        engine: str | None = None,
+        verdict: Verdict | None = None,
+        *,
+        verdict_unreadable: bool = False,
+    ) -> None:
         self.judged = judged
         self.engine = engine
         self.verdict = verdict
+        self.verdict_unreadable = verdict_unreadable
         self.samples += 1
         for link in judged.links:
             if link.sent_bytes is not None:
@@ -108,7 +117,14 @@ class MonitorCollector(Collector):
 
     def _credit_loop(self) -> Iterator[Metric]:
         """The verifier's verdict on the tables `ibqos status --live --verdict` read, and when it
-        read them: nothing when there is none, or it could not judge."""
+        read them: nothing when there is none, or it could not judge; whether the --verdict
+        file stopped being one during the run (then no verdict, not the last good one)."""
+        unreadable = GaugeMetricFamily(
+            "ibqos_credit_loop_verdict_unreadable",
+            "1: the --verdict file is no longer a credit-loop verdict (its error is on stderr)",
+        )
+        unreadable.add_metric([], 1.0 if self.verdict_unreadable else 0.0)
+        yield unreadable
         v = self.verdict
         if v is None:
             return

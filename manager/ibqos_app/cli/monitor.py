@@ -194,8 +194,8 @@ def monitor(
     osm = reader(opensm_conf) if opensm_conf is not None else None
     engine = EngineWatch(opensm_conf, osm_log, osm)
     engine.engine()  # a relative dump_files_dir with no OpenSM to take it from: said before the first sample
-    verdict = VerdictWatch(verdict_path)
-    verdict.verdict()  # a file that is not a verdict is bad input, said before the first sample
+    verdict = VerdictWatch(verdict_path, warn=lambda line: click.echo(line, err=True))
+    verdict.start()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
     # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
     at = conf_port(opensm_conf, osm, env) if opensm_conf is not None else None
@@ -230,7 +230,7 @@ def monitor(
                 time.sleep(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
-            collector.update(judged, engine.engine(), verdict.verdict())
+            collector.update(judged, engine.engine(), verdict.verdict(), verdict_unreadable=verdict.unreadable)
             if state is not None:
                 write_atomic(state, cur.to_json())
             if textfile is not None:
