@@ -100,17 +100,20 @@ def live_sm_surviving_killed_clients(tmp_path):
 
 @contextmanager
 def opensm_restarted(
-    h, sm, cwd: Path, *args: str, sim_host: str | None = None, dumps: Path | None = None
+    h, sm, cwd: Path, *args: str, sim_host: str | None = None, dumps: Path | None = None, log: bool = True
 ) -> Iterator[Daemon]:
     """The harness's OpenSM restarted as `opensm ARGS -F CONF -f LOG` in `cwd` (e.g. `-g GUID`,
     as Debian's unit runs it), on node `sim_host`; stopped by PID at the end. `dumps`: where
-    its record is written when ARGS move it (--dump_files_dir), else the harness's."""
+    its record is written when ARGS move it (--dump_files_dir), else the harness's. Without
+    `log`, no -f: it logs to the file's log_file."""
     sm.stop()
     cwd.mkdir()
     env = dict(h.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
     if sim_host:
         env["SIM_HOST"] = sim_host
-    argv = [paths.require_tool("opensm", "opensm"), *args, "-F", str(sm.conf), "-f", str(cwd / "opensm.log")]
+    argv = [paths.require_tool("opensm", "opensm"), *args, "-F", str(sm.conf)]
+    if log:
+        argv += ["-f", str(cwd / "opensm.log")]
     osm = start_daemon("opensm", argv, log_path=cwd / "out", env=env, cwd=cwd)
     try:
         wait_until(lambda: own_record(dumps or sm.dumps, osm.pid) is not None, timeout=120)

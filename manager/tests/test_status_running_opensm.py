@@ -77,3 +77,44 @@ def test_a_relative_dump_files_dir_is_the_running_opensms(ibqos_cli, live_sm, tm
                 f"own working directory, which ibqos reads from a running OpenSM only: {ask}"
             ), cp.stderr
             assert len(cp.stderr.splitlines()) == 1, cp.stderr
+
+
+def test_a_pid_that_reads_another_conf_is_refused_as_apply_refuses_it(ibqos_cli, live_sm, tmp_path):
+    """--opensm-conf CONF --pid P, P an OpenSM that reads another file: before, status checked
+    CONF's state and a recovery sweep would have gone to P; now one line naming both, exit 2,
+    the line and exit code apply gives (osm_process.check_reads)."""
+    h, sm, _plan_a, path_a = live_sm
+    copy = tmp_path / "copy" / "opensm.conf"  # another file, with the same text
+    copy.parent.mkdir()
+    copy.write_text(sm.conf.read_text())
+    target = ("--opensm-conf", copy, "--pid", sm.pid, "--sim-socket", h.sock)
+    said = []
+    for cmd in (("status", *target), ("apply", path_a, *target)):
+        cp = ibqos_cli(*cmd, env=dict(os.environ))
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert len(cp.stderr.splitlines()) == 1, cp.stderr
+        said.append(cp.stderr)
+    assert said[0] == said[1]
+    assert said[0].startswith(f"ibqos: error: {copy}: --opensm-conf: OpenSM (pid {sm.pid}) reads {sm.conf} "), said[0]
+    assert not (copy.parent / "ibqos.d").exists()
+
+
+def test_a_relative_log_file_is_the_running_opensms(ibqos_cli, live_sm, tmp_path):
+    """opensm.conf's `log_file opensm.log`, OpenSM started without -f in its own directory:
+    status reads the engine in force from the log there. Before, it read ./opensm.log of its
+    own working directory: here another OpenSM's log, naming minhop."""
+    h, sm, _plan_a, path_a = live_sm
+    elsewhere, osm_cwd = tmp_path / "admin", tmp_path / "osm"
+    elsewhere.mkdir()
+    (elsewhere / "opensm.log").write_text(
+        "Nov 25 03:10:00 123456 [7F00] 0x02 -> minhop tables configured on all switches\n"
+    )
+    text = sm.conf.read_text()
+    log_line = next(ln for ln in text.splitlines() if ln.startswith("log_file "))
+    sm.conf.write_text(text.replace(log_line, "log_file opensm.log"))
+    with opensm_restarted(h, sm, osm_cwd, log=False) as osm:
+        assert (osm_cwd / "opensm.log").is_file()
+        args = ("status", "--live", "--opensm-conf", sm.conf, "--plan", path_a, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, "--pid", osm.pid, "--json", cwd=elsewhere, env=dict(os.environ))
+        assert cp.stdout, cp.stderr
+        assert json.loads(cp.stdout)["engine"] == "dla", cp.stdout + cp.stderr

@@ -23,8 +23,12 @@ from ..osmconf import is_set
 from .service import CMDLINE_OVER_FILE, CMDLINE_PATHS, OSM_DEFAULT_CONF, opensm_options
 
 # opensm.conf options naming files OpenSM (or the ibqos plugin, in its process) opens, from
-# its working directory when relative; ibqos writes or reads each
-FILE_PATHS = ("qos_policy_file", "event_plugin_options", "partition_config_file", "dump_files_dir")
+# its working directory when relative; ibqos writes each or reads the plugin's record there,
+# so with no process to ask a relative one is refused
+WRITTEN_PATHS = ("qos_policy_file", "event_plugin_options", "partition_config_file", "dump_files_dir")
+# ... and the log, which apply reads the sweep's errors from and status the engine in force
+# (a relative one not found is no log: nothing to refuse)
+FILE_PATHS = (*WRITTEN_PATHS, "log_file")
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def running_options(
     conf: Path,
     text: str,
     osm: OsmProcess | None,
-    keys: tuple[str, ...] = FILE_PATHS,
+    keys: tuple[str, ...] = WRITTEN_PATHS,
     ask: str = "give --pid or --service",
 ) -> dict[str, str]:
     """The options OpenSM `osm` runs with from `conf` (its text `text`): its command line's
@@ -126,19 +130,26 @@ def dump_dir(conf: Path, osm: OsmProcess | None, ask: str) -> Path:
     return record_dir(opts, osm.pid if osm is not None else None)
 
 
-def check_target(pid: int, conf: Path) -> OsmProcess | None:
-    """The OpenSM `pid` must read `conf`, and no other running OpenSM may (see the module's
-    docstring). None when its command line cannot be read (another user's process)."""
+def check_reads(pid: int, conf: Path) -> OsmProcess | None:
+    """The OpenSM `pid`, which must read `conf` (apply and status are given both). None when
+    its command line cannot be read (another user's process)."""
     osm = OsmProcess.of(pid)
-    if osm is None:
-        return None
-    if not osm.reads(conf):
+    if osm is not None and not osm.reads(conf):
         how = "its -F" if osm.conf_given else "OpenSM's default: it runs without -F"
         raise InputError(
             f"OpenSM (pid {pid}) reads {osm.conf} ({how}), not this file: give --opensm-conf {osm.conf}",
             file=conf,
             field="--opensm-conf",
         )
+    return osm
+
+
+def check_target(pid: int, conf: Path) -> OsmProcess | None:
+    """The OpenSM `pid` must read `conf`, and no other running OpenSM may (see the module's
+    docstring). None when its command line cannot be read (another user's process)."""
+    osm = check_reads(pid, conf)
+    if osm is None:
+        return None
     others = [o for o in running() if o.pid != pid and o.reads(conf)]
     if others:
         o = others[0]

@@ -508,10 +508,9 @@ class Apply:
             self.s.files[role], self.s.paths[role] = "", paths[role]
             self.s.removed.add(role)
         self._check_pkeys()
-        # the unit's --log_file beats the file's log_file, as on OpenSM's command line
-        self.s.log = self.s.log_override or Path(
-            osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or DEFAULT_LOG
-        )
+        # the unit's --log_file beats the file's log_file, as on OpenSM's command line; the
+        # file's is the running OpenSM's (opened at its start, relative from its working directory)
+        self.s.log = self.s.log_override or Path(opts.get("log_file") or DEFAULT_LOG)
         self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
         foreign = self.s.confset.foreign_link_line()

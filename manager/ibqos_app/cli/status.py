@@ -18,7 +18,7 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess, dump_dir, reader
+from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader
 from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import role_line
 from ibqos.docfile import check_writable
@@ -126,7 +126,7 @@ def status(
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
     if opensm_conf is not None:
-        opensm_pid = resolve_pid(pid, pidfile) if (pid is not None or pidfile is not None) else None
+        opensm_pid = _target_pid(opensm_conf, pid, pidfile)
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
         access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf)
         config_line = check_and_recover(opensm_conf, access)
@@ -199,6 +199,16 @@ def _of_service(
     return opensm_conf, pid if pid is not None else t.pid, osm_log or t.log
 
 
+def _target_pid(conf: Path, pid: int | None, pidfile: Path | None) -> int | None:
+    """The OpenSM --pid or --pidfile names, which must read `conf`, as apply checks it: a
+    recovery sweep on another OpenSM would judge this file's apply by that one's fabric."""
+    if pid is None and pidfile is None:
+        return None
+    opensm_pid = resolve_pid(pid, pidfile)
+    check_reads(opensm_pid, conf)
+    return opensm_pid
+
+
 def _records(conf: Path, pid: int | None) -> Path:
     """Where the running OpenSM on `conf` writes dla's record, as apply finds it: the OpenSM
     --pid, --pidfile or --service names, else the one that reads `conf`."""
@@ -216,12 +226,14 @@ def _live_sm(
 ) -> tuple[str | None, Path | None]:
     """Which SM is master on `port`'s subnet (said: a standby's configuration is not what the
     fabric runs), and the log the OpenSM writes: --osm-log, else its command line's -f, else
-    the file's log_file."""
-    opts = osmconf.options(conf)
+    the file's log_file, relative from its working directory, where it opens it."""
     master = role_line(pid, port, env)[1] if pid is not None and port is not None else None
     if master:
         say(master)
     osm = OsmProcess.of(pid) if pid is not None else None
+    opts = osmconf.options(conf)
+    if osm is not None:
+        opts = osm.options(opts)
     named = osm_log or (osm.log if osm is not None else None) or opts.get("log_file")
     return master, Path(named) if named else None
 
