@@ -7,6 +7,7 @@ for byte, and refuses, before writing anything, a file whose `event_plugin_optio
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -234,6 +235,25 @@ def test_the_policy_file_opensm_is_given_on_its_command_line_is_the_one_applied(
         assert site.read_text() == want  # what OpenSM reads
         assert site.is_symlink() and in_conf.read_text() != want  # managed; the conf's path untouched
         assert conf_line in sm.conf.read_text().splitlines()
+
+
+def test_a_relative_log_file_is_the_running_opensms(ibqos_cli, live_sm, tmp_path):
+    """opensm.conf's `log_file opensm.log`, OpenSM started without -f in its own directory:
+    apply reads the sweep's errors from the log there (the journal names it). Before, from
+    ./opensm.log of its own working directory, where OpenSM never logs."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text()
+    log_line = next(ln for ln in text.splitlines() if ln.startswith("log_file "))
+    sm.conf.write_text(text.replace(log_line, "log_file opensm.log"))
+    elsewhere, osm_cwd = tmp_path / "admin", tmp_path / "osm"
+    elsewhere.mkdir()
+    with opensm_restarted(h, sm, osm_cwd, log=False) as osm:
+        args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", osm.pid, "--sim-socket", h.sock)
+        cp = ibqos_cli(*args, cwd=elsewhere, env=dict(os.environ))
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+    last = json.loads((sm.conf.parent / "ibqos.d" / "history.jsonl").read_text().splitlines()[-1])
+    assert last["log"] == str(osm_cwd / "opensm.log"), last
 
 
 def test_an_admins_per_port_kind_qos_lines_do_not_outlive_the_plan(tmp_path):
