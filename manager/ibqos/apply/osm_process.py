@@ -20,7 +20,7 @@ from .. import osmconf
 from ..errors import ExternalError, InputError
 from ..fabric.dla_record import record_dir
 from ..osmconf import is_set
-from .service import CMDLINE_OVER_FILE, CMDLINE_PATHS, OSM_DEFAULT_CONF, opensm_options
+from .service import CMDLINE_OVER_FILE, OSM_DEFAULT_CONF, opensm_options
 
 # opensm.conf options naming files OpenSM (or the ibqos plugin, in its process) opens, from
 # its working directory when relative; ibqos writes each or reads the plugin's record there,
@@ -38,7 +38,7 @@ class OsmProcess:
     conf: Path  # -F, else OpenSM's default
     conf_given: bool
     log: Path | None  # -f / --log_file, which beats the file's log_file
-    over_file: dict[str, str]  # opensm.conf keys its command line sets (-Y, -P, -R, -l, --dump_files_dir)
+    over_file: dict[str, str]  # opensm.conf keys its command line sets (-Y, -P, -R, -l, --dump_files_dir), as given
     cwd: Path  # where it opens a relative path, its config file's included
 
     @classmethod
@@ -57,7 +57,6 @@ class OsmProcess:
         conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF  # as it sees them
         log = cwd / opts["log_file"] if opts.get("log_file") else None
         over = {k: opts[k] for k in set(CMDLINE_OVER_FILE.values()) if k in opts}
-        over.update({k: str(cwd / over[k]) for k in CMDLINE_PATHS if over.get(k)})
         return cls(pid, argv, conf, "config" in opts, log, over, cwd)
 
     def options(self, conf_opts: dict[str, str]) -> dict[str, str]:

@@ -125,7 +125,6 @@ CMDLINE_OVER_FILE = {
     "--lmc": "lmc",
     "--dump_files_dir": "dump_files_dir",
 }
-CMDLINE_PATHS = ("qos_policy_file", "partition_config_file", "dump_files_dir")
 
 
 def opensm_options(args: list[str]) -> dict[str, str]:
