@@ -98,3 +98,52 @@ def test_a_hand_edited_state_file_is_one_line(ibqos_cli, tmp_path, doc, says):
         r = ibqos_cli("fabric", *args, "--run-dir", "f", cwd=tmp_path, timeout=60)
         assert r.returncode == 2 and r.stderr.startswith(f"ibqos: error: {state}{says}"), (args, r.stderr)
         assert r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_cut_state_file_still_brings_down_what_is_provably_the_fabrics(ibqos_cli, tmp_path):
+    """harness.json cut short (a full disk, a hand's editor): `fabric down` said the one line
+    and stopped nothing, leaving ibsim and the daemon OpenSM for a hand to find and kill. Now
+    it stops those two, found by what the harness gave them (ibsim running in the run
+    directory, OpenSM below it with OSM_CACHE_DIR there, both on a socket of ours), and says so
+    in the same one line, exit 2. What merely carries the socket, as an admin's shell given the
+    'clients:' line does, or an ibsim elsewhere, is left alone."""
+    import shutil
+    import subprocess
+
+    from ibqos_sim.harness.topology import fat_tree
+
+    net = fat_tree(leaves=2, spines=1, hosts=2).write_net(tmp_path / "ft.net")
+    run, decoys = tmp_path / "f", []
+    assert ibqos_cli("fabric", "up", net, "--run-dir", "f", cwd=tmp_path).returncode == 0
+    state_path = run / "harness.json"
+    state = json.loads(state_path.read_text())
+    pids = [state["ibsim_pid"]]
+    try:
+        d = ibqos_cli("fabric", "run-sm", "--run-dir", "f", "--daemon", cwd=tmp_path)
+        assert d.returncode == 0, d.stderr
+        sm_pid = json.loads(state_path.read_text())["sm_pids"][0]
+        pids.append(sm_pid)
+        fake_ibsim = tmp_path / "elsewhere" / "ibsim"
+        fake_ibsim.parent.mkdir()
+        shutil.copy("/bin/sleep", fake_ibsim)
+        env = dict(os.environ, IBSIM_SOCKNAME=state["sock"], OSM_CACHE_DIR=str(run))
+        for argv, cwd in (([str(fake_ibsim), "600"], fake_ibsim.parent), (["sleep", "600"], run)):
+            decoys.append(subprocess.Popen(argv, cwd=cwd, env=env))
+        text = state_path.read_text()
+        state_path.write_text(text[: len(text) // 2])
+        down = ibqos_cli("fabric", "down", "--run-dir", "f", cwd=tmp_path)
+        assert down.returncode == 2, down.stdout + down.stderr
+        assert down.stderr.count("\n") == 1 and down.stderr.startswith(f"ibqos: error: {state_path}"), down.stderr
+        assert (
+            f"cannot tell from it which processes 'fabric up' started: stopped OpenSM pid {sm_pid}, "
+            f"ibsim pid {state['ibsim_pid']}, found in this run directory" in down.stderr
+        ), down.stderr
+        assert not pid_alive(state["ibsim_pid"]) and not pid_alive(sm_pid)
+        assert all(p.poll() is None for p in decoys)
+    finally:
+        for p in decoys:
+            p.kill()
+            p.wait()
+        for pid in pids:
+            if pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)

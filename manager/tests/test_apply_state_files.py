@@ -202,3 +202,41 @@ def test_a_full_etc_right_after_the_swap_says_what_is_on_disk_and_status_finishe
         cp = ibqos_cli("status", *args, env=child_env())
         assert cp.returncode == 0, cp.stdout + cp.stderr
         assert "read back and verified v0001; it stays" in cp.stdout, cp.stdout
+
+
+def test_a_lock_file_that_cannot_be_locked_is_one_line_naming_it(ibqos_cli, live_sm, tmp_path):
+    """ibqos.d/apply.lock replaced by a FIFO (a config-management tool, a hand's mkfifo): the
+    lock's errors came out as a bare OSError without a file name, which status let through as
+    'ibqos: error: : Invalid argument' (exit 2) and apply printed as 'None: Invalid argument:
+    cannot take the apply lock'. Now apply names the file and why, exit 3, nothing changed;
+    status reports as for a lock it may not take, and with a killed apply to finish says
+    which file kept it from doing so, exit 3."""
+    import os
+
+    h, sm, _plan_a, path_a = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    lock = sm.conf.parent / "ibqos.d" / "apply.lock"
+    lock.unlink()
+    os.mkfifo(lock)
+    cp = ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env())
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert cp.stdout.startswith(f"{sm.conf}: configuration v0001"), cp.stdout
+    before = {p: p.read_bytes() for p in sm.conf.parent.rglob("*") if p.is_file()}
+    cp = run_apply(ibqos_cli, h, sm, path_a)
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    assert cp.stderr.splitlines() == [
+        f"ibqos: error: {lock}: not a regular file: cannot take the apply lock, nothing changed"
+    ], cp.stderr
+    assert {p: p.read_bytes() for p in sm.conf.parent.rglob("*") if p.is_file()} == before
+
+    lock.unlink()
+    assert run_apply(ibqos_cli, h, sm, path_a, fault="journal:swapped").returncode == -9
+    lock.unlink()
+    os.mkfifo(lock)
+    cp = ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env())
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    assert cp.stderr.splitlines() == [
+        f"ibqos: error: {lock}: not a regular file, and an apply of v0002 stopped at 'swapped': "
+        "run this as a user who may write there to finish or roll it back"
+    ], cp.stderr

@@ -99,10 +99,13 @@ def test_a_pid_that_reads_another_conf_is_refused_as_apply_refuses_it(ibqos_cli,
     assert not (copy.parent / "ibqos.d").exists()
 
 
-def test_a_relative_log_file_is_the_running_opensms(ibqos_cli, live_sm, tmp_path):
+@pytest.mark.parametrize("given", [True, False], ids=["pid", "reader"])
+def test_a_relative_log_file_is_the_running_opensms(ibqos_cli, live_sm, tmp_path, given):
     """opensm.conf's `log_file opensm.log`, OpenSM started without -f in its own directory:
-    status reads the engine in force from the log there. Before, it read ./opensm.log of its
-    own working directory: here another OpenSM's log, naming minhop."""
+    status reads the engine in force from the log there, for the OpenSM --pid names and for
+    the one found reading the file (no --pid, as its dumps are found). Before, it read
+    ./opensm.log of its own working directory: here another OpenSM's log, naming minhop
+    (without --pid still so before this test's 'reader' case)."""
     h, sm, _plan_a, path_a = live_sm
     elsewhere, osm_cwd = tmp_path / "admin", tmp_path / "osm"
     elsewhere.mkdir()
@@ -115,6 +118,7 @@ def test_a_relative_log_file_is_the_running_opensms(ibqos_cli, live_sm, tmp_path
     with opensm_restarted(h, sm, osm_cwd, log=False) as osm:
         assert (osm_cwd / "opensm.log").is_file()
         args = ("status", "--live", "--opensm-conf", sm.conf, "--plan", path_a, "--sim-socket", h.sock)
-        cp = ibqos_cli(*args, "--pid", osm.pid, "--json", cwd=elsewhere, env=dict(os.environ))
+        pid = ("--pid", osm.pid) if given else ()
+        cp = ibqos_cli(*args, *pid, "--json", cwd=elsewhere, env=dict(os.environ))
         assert cp.stdout, cp.stderr
         assert json.loads(cp.stdout)["engine"] == "dla", cp.stdout + cp.stderr

@@ -16,6 +16,7 @@ from .fabric import (
     net_port_types,
     sm_node_name,
     sock_prefix_for,
+    stop_found,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "net_port_types",
     "sm_node_name",
     "sock_prefix_for",
+    "stop_found",
 ]

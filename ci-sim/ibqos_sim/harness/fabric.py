@@ -220,15 +220,51 @@ class AttachedProcess:
         self.pid, self.sock, self.log_path = pid, sock, log_path
 
     def alive(self) -> bool:
-        try:
-            env = Path(f"/proc/{self.pid}/environ").read_bytes()
-        except OSError:
-            return False
-        return pid_alive(self.pid) and f"IBSIM_SOCKNAME={self.sock}".encode() in env.split(b"\0")
+        env = _environ(self.pid)
+        return env is not None and pid_alive(self.pid) and env.get("IBSIM_SOCKNAME") == self.sock
 
     def stop(self, grace: float = 5.0) -> None:
         if self.alive():
             stop_group(self.pid, self.alive, grace=grace)
+
+
+def _environ(pid: int) -> dict[str, str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    return dict(e.decode(errors="surrogateescape").split("=", 1) for e in raw.split(b"\0") if b"=" in e)
+
+
+def stop_found(run_dir: Path) -> list[str]:
+    """Stop the ibsim and OpenSMs a Harness started for `run_dir` when its state file cannot
+    say which (cut short, garbled), found by what the harness gave each and nothing else has:
+    ibsim runs in run_dir, every OpenSM below it with OSM_CACHE_DIR=run_dir, both with a
+    socket name of ours (SOCK_PREFIX), and each is stopped only while it still carries that
+    socket (AttachedProcess). An admin's shell or diag given the fabric's IBSIM_SOCKNAME by
+    hand is neither ibsim nor opensm, so never among them. Returns what was stopped
+    ("ibsim pid N"), OpenSMs first, as Harness.stop."""
+    run_dir = run_dir.resolve()
+    found: list[tuple[str, AttachedProcess]] = []
+    for p in Path("/proc").iterdir():
+        env = _environ(int(p.name)) if p.name.isdigit() else None
+        sock = env.get("IBSIM_SOCKNAME", "") if env is not None else ""
+        if env is None or not sock.startswith(SOCK_PREFIX):
+            continue
+        try:
+            name = Path(os.fsdecode((p / "cmdline").read_bytes().split(b"\0")[0])).name
+            cwd = Path(os.readlink(p / "cwd"))
+        except OSError:
+            continue
+        if name == "ibsim" and cwd == run_dir:
+            found.append(("ibsim", AttachedProcess(int(p.name), sock, run_dir / "ibsim.log")))
+        elif name == "opensm" and env.get("OSM_CACHE_DIR") == str(run_dir) and cwd.is_relative_to(run_dir):
+            found.append(("OpenSM", AttachedProcess(int(p.name), sock, cwd / "opensm.out")))
+    stopped = []
+    for kind, proc in sorted(found, key=lambda f: f[0] == "ibsim"):
+        proc.stop()
+        stopped.append(f"{kind} pid {proc.pid}")
+    return stopped
 
 
 class Harness:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -29,12 +30,40 @@ def _holder(fd: int) -> str:
 LOCK_FILE = "apply.lock"  # in the state directory, beside the versions
 
 
+class LockError(ExternalError):
+    """The apply lock of a configuration was not taken: another apply holds it (`holder`, its
+    PID as it wrote it), or the lock file cannot be made or locked (`reason`: a read-only or
+    foreign /etc, a FIFO or another non-file in its place, a filesystem without flock)."""
+
+    def __init__(self, path: Path, *, holder: str | None = None, reason: str | None = None, waited: float = 0):
+        self.path, self.holder, self.reason = path, holder, reason
+        if holder is not None:
+            msg = f"another ibqos apply (pid {holder}) holds {path}" + (f" (waited {waited:g} s)" if waited else "")
+        else:
+            msg = f"{path}: {reason}: cannot take the apply lock"
+        super().__init__(msg)
+
+
 @contextmanager
 def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], None] = _quiet) -> Iterator[None]:
-    """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder.
+    Raises LockError, whatever kept it from being taken."""
     path = state_dir / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise LockError(Path(e.filename or path), reason=e.strerror or str(e)) from e
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device: no file to write its PID in
+            raise LockError(path, reason="not a regular file")
+        _take(fd, path, timeout, echo)
+        yield
+    finally:
+        os.close(fd)  # closing drops the flock, also when the process is killed
+
+
+def _take(fd: int, path: Path, timeout: float, echo: Callable[[str], None]) -> None:
     try:
         deadline = time.monotonic() + timeout
         told = False
@@ -44,19 +73,15 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], Non
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise ExternalError(
-                        f"another ibqos apply (pid {_holder(fd)}) holds {path}"
-                        + (f" (waited {timeout:g} s)" if timeout else "")
-                    ) from None
+                    raise LockError(path, holder=_holder(fd), waited=timeout) from None
                 if not told:
                     echo(f"waiting for ibqos apply pid {_holder(fd)} to finish ({path})")
                     told = True
                 time.sleep(0.1)
         os.ftruncate(fd, 0)
-        try:
-            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        except OSError:  # a full disk: the flock is the lock; the PID only names its holder
-            pass
-        yield
-    finally:
-        os.close(fd)  # closing drops the flock, also when the process is killed
+    except OSError as e:  # a FIFO, a device or a filesystem without flock (ENOLCK) in its place
+        raise LockError(path, reason=e.strerror or str(e)) from e
+    try:
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:  # a full disk: the flock is the lock; the PID only names its holder
+        pass

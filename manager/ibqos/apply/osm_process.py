@@ -40,6 +40,7 @@ class OsmProcess:
     log: Path | None  # -f / --log_file, which beats the file's log_file
     over_file: dict[str, str]  # opensm.conf keys its command line sets (-Y, -P, -R, -l, --dump_files_dir), as given
     cwd: Path  # where it opens a relative path, its config file's included
+    started: int | None = None  # its start time (/proc/PID/stat, clock ticks since boot): a reused PID differs
 
     @classmethod
     def of(cls, pid: int) -> OsmProcess | None:
@@ -50,6 +51,7 @@ class OsmProcess:
             cwd = Path(os.readlink(proc / "cwd"))
         except OSError:
             return None
+        started = _start_time(pid)
         argv = tuple(a.decode(errors="surrogateescape") for a in raw)
         if not argv or Path(argv[0]).name != "opensm":
             return None
@@ -57,7 +59,11 @@ class OsmProcess:
         conf = cwd / opts["config"] if "config" in opts else OSM_DEFAULT_CONF  # as it sees them
         log = cwd / opts["log_file"] if opts.get("log_file") else None
         over = {k: opts[k] for k in set(CMDLINE_OVER_FILE.values()) if k in opts}
-        return cls(pid, argv, conf, "config" in opts, log, over, cwd)
+        return cls(pid, argv, conf, "config" in opts, log, over, cwd, started)
+
+    def alive(self) -> bool:
+        """Whether this process still runs: its PID is there and was not reused by another."""
+        return self.started is not None and _start_time(self.pid) == self.started
 
     def options(self, conf_opts: dict[str, str]) -> dict[str, str]:
         """What it runs with of its config file's options `conf_opts`: its command line's over
@@ -76,6 +82,15 @@ class OsmProcess:
             return os.path.samefile(Path(f"/proc/{self.pid}/root") / self.conf.relative_to("/"), conf)
         except (OSError, ValueError):
             return False
+
+
+def _start_time(pid: int) -> int | None:
+    """Field 22 of /proc/PID/stat (its command name, field 2, may hold blanks and ')')."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    return int(stat.rpartition(b")")[2].split()[19])
 
 
 def running() -> list[OsmProcess]:

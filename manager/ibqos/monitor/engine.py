@@ -48,6 +48,11 @@ class EngineWatch:
         self._record_stamp: Stamp | None = None
         self._record: DlaRecord | None = None
 
+    def follow(self, osm: OsmProcess) -> None:
+        """Another OpenSM reads the conf now (a restart, monitor.opensm): dla's record is looked
+        for where it dumps from the next look on."""
+        self.osm, self._conf_stamp = osm, None
+
     def engine(self) -> str | None:
         logged = self._from_log()
         return logged if logged is not None else engine_of([], self._routed())

@@ -33,6 +33,8 @@ class MonitorCollector(Collector):
         self.engine: str | None = None
         self.verdict: Verdict | None = None
         self.verdict_unreadable = False
+        self.follows_opensm = False  # --opensm-conf: whether an OpenSM reads it is exported
+        self.opensm_pid: int | None = None
 
     def update(
         self,
@@ -41,9 +43,11 @@ class MonitorCollector(Collector):
         verdict: Verdict | None = None,
         *,
         verdict_unreadable: bool = False,
+        opensm_pid: int | None = None,
     ) -> None:
         self.judged = judged
         self.engine = engine
+        self.opensm_pid = opensm_pid
         self.verdict = verdict
         self.verdict_unreadable = verdict_unreadable
         self.samples += 1
@@ -111,6 +115,12 @@ class MonitorCollector(Collector):
         )
         ambiguous.add_metric([], len(j.ambiguous) if j else 0)
         yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, unmeasured, ambiguous)
+        if self.follows_opensm:
+            running = GaugeMetricFamily(
+                "ibqos_monitor_opensm_running", "1: an OpenSM reads --opensm-conf now; 0: none runs on it"
+            )
+            running.add_metric([], 0.0 if self.opensm_pid is None else 1.0)
+            yield running
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
         yield from self._credit_loop()

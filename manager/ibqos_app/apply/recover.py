@@ -25,7 +25,7 @@ from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
-from ibqos.apply.lock import LOCK_FILE, apply_lock
+from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
 from ibqos.apply.sm_role import master_watch, opensm_port, require_master
 from ibqos.apply.syslog import log_line
@@ -198,22 +198,17 @@ def check_and_recover(opensm_conf: Path, io: FabricAccess) -> str:
     cs = ConfigSet({}, state_dir_for(opensm_conf))
     if not cs.state.is_dir():
         return f"{opensm_conf}: not managed by ibqos apply yet"
-    lock = cs.state / LOCK_FILE
     try:
         with apply_lock(cs.state, timeout=0):
             line = recover(cs, io)
-    except ExternalError as e:  # the lock is held
-        if "another ibqos apply" not in str(e):
-            raise
-        return f"{opensm_conf}: an apply is running ({e}); nothing recovered"
-    except OSError as e:
+    except LockError as e:
+        if e.holder is not None:
+            return f"{opensm_conf}: an apply is running ({e}); nothing recovered"
         # a monitoring user, or a read-only /etc: the state can be read, not changed
-        if e.filename != str(lock):
-            raise
         entry = Journal(cs.state).read()
         if entry is not None and not entry.done:
             raise ExternalError(
-                f"{lock}: {e.strerror}, and an apply of {entry.version} stopped at '{entry.state}': "
+                f"{e.path}: {e.reason}, and an apply of {entry.version} stopped at '{entry.state}': "
                 "run this as a user who may write there to finish or roll it back"
             ) from e
         line = None

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
-from ibqos.apply.lock import apply_lock
+from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_target, running_options
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
@@ -279,8 +279,10 @@ class Apply:
                 held.enter_context(
                     apply_lock(state_dir_for(self.req.opensm_conf), timeout=self.req.lock_timeout, echo=self.echo)
                 )
-            except OSError as e:
-                raise ExternalError(f"{e.filename}: {e.strerror}: cannot take the apply lock, nothing changed") from e
+            except LockError as e:
+                if e.holder is not None:
+                    raise
+                raise ExternalError(f"{e}, nothing changed") from e
             yield
 
     def _access(self) -> FabricAccess:

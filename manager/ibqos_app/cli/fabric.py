@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 from ibqos.errors import InputError
-from ibqos_sim.harness import Harness, engine_chain
+from ibqos_sim.harness import Harness, engine_chain, stop_found
 from ibqos_sim.harness.netfile import check_net
+from ibqos_sim.harness.state import STATE_FILE
 from ibqos_sim.harness.topology import from_spec
 
 RUN_DIR = click.option(
@@ -103,5 +104,23 @@ def run_sm(
 @RUN_DIR
 def down(run_dir: Path) -> None:
     """Stop every process the fabric in RUN_DIR started, by PID."""
-    Harness.attach(run_dir).stop()
+    try:
+        h = Harness.attach(run_dir)
+    except InputError as e:
+        if not (run_dir / STATE_FILE).exists():
+            raise  # no fabric here
+        # a state file cut short or garbled names no PID to trust: stop what is provably this
+        # fabric's (stop_found), and say what could not be done
+        stopped = stop_found(run_dir)
+        done = "no ibsim or OpenSM of it runs"
+        if stopped:
+            done = f"stopped {', '.join(stopped)}, found in this run directory"
+        raise InputError(
+            f"{e.detail}; cannot tell from it which processes 'fabric up' started: {done}; any other is left "
+            "running; remove the file before the next 'fabric up'",
+            file=e.file,
+            line=e.line,
+            field=e.field,
+        ) from e
+    h.stop()
     click.echo(f"fabric down: {run_dir}")

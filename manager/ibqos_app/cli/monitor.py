@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import click
 from ibqos import osmconf
-from ibqos.apply.osm_process import reader
 from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, write_atomic
 from ibqos.errors import InputError, VerificationFailed
@@ -28,6 +27,7 @@ from ibqos.monitor.engine import EngineWatch
 from ibqos.monitor.export import MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import judge
+from ibqos.monitor.opensm import OsmFollow
 from ibqos.monitor.view import render
 from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos.plan import load_plan
@@ -191,21 +191,33 @@ def monitor(
     plan, plan_path = _plan(plan_path, opensm_conf, say)
     _check_outputs(textfile, state)
     prev = _saved(state)
-    osm = reader(opensm_conf) if opensm_conf is not None else None
+
+    def warn(line: str) -> None:
+        click.echo(line, err=True)
+
+    # the OpenSM that reads --opensm-conf, found again after a restart (monitor.opensm)
+    follow = OsmFollow(opensm_conf, warn) if opensm_conf is not None else None
+    osm = follow.osm if follow is not None else None
     engine = EngineWatch(opensm_conf, osm_log, osm)
     engine.engine()  # a relative dump_files_dir with no OpenSM to take it from: said before the first sample
-    verdict = VerdictWatch(verdict_path, warn=lambda line: click.echo(line, err=True))
+    verdict = VerdictWatch(verdict_path, warn=warn)
     verdict.start()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
     # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
     at = conf_port(opensm_conf, osm, env) if opensm_conf is not None else None
     collector = MonitorCollector()
+    collector.follows_opensm = follow is not None
     registry = registry_for(collector)
     server = _serve(listen, registry) if listen else None
     if server is not None:
         say(f"metrics: http://{listen}/metrics")
 
     def sample() -> tuple[Fabric, Sample]:
+        nonlocal at
+        if follow is not None and follow.check() and follow.osm is not None:
+            # restarted, maybe with another --dump_files_dir or -g: read through the new one
+            engine.follow(follow.osm)
+            at = conf_port(follow.conf, follow.osm, env)
         fabric, text = sample_live(env, at=at, rate=rate, window=window)
         return fabric, Sample.from_json(text, "ibqos-readback")
 
@@ -230,7 +242,13 @@ def monitor(
                 time.sleep(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
-            collector.update(judged, engine.engine(), verdict.verdict(), verdict_unreadable=verdict.unreadable)
+            collector.update(
+                judged,
+                engine.engine(),
+                verdict.verdict(),
+                verdict_unreadable=verdict.unreadable,
+                opensm_pid=follow.osm.pid if follow is not None and follow.osm is not None else None,
+            )
             if state is not None:
                 write_atomic(state, cur.to_json())
             if textfile is not None:
@@ -259,6 +277,8 @@ def monitor(
             "classes": [c.name for c in plan.classes],
             "interval_s": round(judged.interval_s, 6),
             "engine": collector.engine,
+            # --opensm-conf: the OpenSM that reads it at the last sample (null: none runs)
+            **({"opensm_pid": collector.opensm_pid} if follow is not None else {}),
             "credit_loop": None if collector.verdict is None else collector.verdict.model_dump(by_alias=True),
             "links": [link.to_json() for link in judged.links],
             "findings": [f.to_json() for f in judged.findings],

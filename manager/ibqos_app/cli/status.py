@@ -126,15 +126,18 @@ def status(
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
     if opensm_conf is not None:
-        opensm_pid = _target_pid(opensm_conf, pid, pidfile)
+        opensm_pid, osm = _target(opensm_conf, pid, pidfile)
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
         access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf)
         config_line = check_and_recover(opensm_conf, access)
         say(config_line)
         if live:
-            records = _records(opensm_conf, opensm_pid)
+            # the OpenSM that runs on the file: --pid, --pidfile or --service's, else the one
+            # that reads it; its dumps and its log are where it opens them
+            osm = osm if opensm_pid is not None else reader(opensm_conf)
+            records = dump_dir(opensm_conf, osm, "give --pid, --pidfile or --service")
             port = access.port_of(opensm_pid)
-            master_line, osm_log = _live_sm(opensm_pid, port, opensm_conf, osm_log, env, say)
+            master_line, osm_log = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -199,25 +202,19 @@ def _of_service(
     return opensm_conf, pid if pid is not None else t.pid, osm_log or t.log
 
 
-def _target_pid(conf: Path, pid: int | None, pidfile: Path | None) -> int | None:
-    """The OpenSM --pid or --pidfile names, which must read `conf`, as apply checks it: a
-    recovery sweep on another OpenSM would judge this file's apply by that one's fabric."""
+def _target(conf: Path, pid: int | None, pidfile: Path | None) -> tuple[int | None, OsmProcess | None]:
+    """The OpenSM --pid or --pidfile names (its PID, and its command line when it can be
+    read), which must read `conf`, as apply checks it: a recovery sweep on another OpenSM
+    would judge this file's apply by that one's fabric."""
     if pid is None and pidfile is None:
-        return None
+        return None, None
     opensm_pid = resolve_pid(pid, pidfile)
-    check_reads(opensm_pid, conf)
-    return opensm_pid
-
-
-def _records(conf: Path, pid: int | None) -> Path:
-    """Where the running OpenSM on `conf` writes dla's record, as apply finds it: the OpenSM
-    --pid, --pidfile or --service names, else the one that reads `conf`."""
-    osm = OsmProcess.of(pid) if pid is not None else reader(conf)
-    return dump_dir(conf, osm, "give --pid, --pidfile or --service")
+    return opensm_pid, check_reads(opensm_pid, conf)
 
 
 def _live_sm(
     pid: int | None,
+    osm: OsmProcess | None,
     port: LocalPort | None,
     conf: Path,
     osm_log: Path | None,
@@ -225,16 +222,19 @@ def _live_sm(
     say: Callable[[str], None],
 ) -> tuple[str | None, Path | None]:
     """Which SM is master on `port`'s subnet (said: a standby's configuration is not what the
-    fabric runs), and the log the OpenSM writes: --osm-log, else its command line's -f, else
-    the file's log_file, relative from its working directory, where it opens it."""
+    fabric runs), and the log the OpenSM `osm` writes: --osm-log, else its command line's -f,
+    else the file's log_file, a relative one from its working directory, where it opens it
+    (with no OpenSM running, a relative one names no log: where it would be is not known)."""
     master = role_line(pid, port, env)[1] if pid is not None and port is not None else None
     if master:
         say(master)
-    osm = OsmProcess.of(pid) if pid is not None else None
-    opts = osmconf.options(conf)
+    if osm_log is not None:
+        return master, osm_log
     if osm is not None:
-        opts = osm.options(opts)
-    named = osm_log or (osm.log if osm is not None else None) or opts.get("log_file")
+        named = osm.log or osm.options(osmconf.options(conf)).get("log_file")
+    else:
+        named = osmconf.options(conf).get("log_file")
+        named = named if named and Path(named).is_absolute() else None
     return master, Path(named) if named else None
 
 
