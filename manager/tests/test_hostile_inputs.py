@@ -667,3 +667,27 @@ def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(ca
     for cmd in ("status", "verify"):
         rc, out, err = run(capsys, cmd, "nosuch")
         assert rc == 2 and "plan.json" not in out + err and err.startswith("ibqos: error: nosuch: "), (cmd, out, err)
+
+
+def test_an_output_onto_an_input_file_is_refused_before_it_is_replaced(capsys, tmp_path, plan_doc):
+    """redfiles: `ibqos plan policy.yaml -o policy.yaml` (a tab completion one word short)
+    replaced the admin's policy with the plan, exit 0; a symlink or hard link to an input is
+    the same file. Every output file option refuses a file the command reads."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((EXAMPLES / "two-class.yaml").read_text())
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    (tmp_path / "link.yaml").symlink_to(policy)
+    os.link(plan, tmp_path / "hard.json")
+    kept = {p: p.read_bytes() for p in (policy, plan)}
+    for args in (
+        ["plan", policy, "-o", policy],
+        ["plan", policy, "-o", tmp_path / "link.yaml"],
+        ["plan", "-o", tmp_path / "link.yaml", policy],
+        ["monitor", "--plan", plan, "--once", "--state", tmp_path / "hard.json"],
+        ["status", "--live", "--plan", plan, "--verdict", plan],
+        ["testbed", "report", RESULTS, "--prediction", plan, "--png", plan],
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and "is also the file" in err and len(err.strip().splitlines()) == 1, (args, err)
+    assert {p: p.read_bytes() for p in (policy, plan)} == kept
