@@ -80,6 +80,13 @@ CASES = {
     # redteam: YAML 1.1 reads `1e400` (no dot) as a string, which the rate parser made inf
     # (an internal error writing plan.json)
     "rate-1e400": (GOOD.replace("rate: HDR", "rate: 1e400"), 2, "fabric.rate", "finite number of Gb/s, got '1e400'"),
+    # redfiles: a rate no port runs made a packet's time infinite (internal error, exit 70)
+    "rate-subnormal": (
+        GOOD.replace("rate: HDR", 'rate: "4.9e-324"'),
+        2,
+        "fabric.rate",
+        "below the slowest InfiniBand port (SDR 1x, 2 Gb/s)",
+    ),
     "rate-inf": (GOOD.replace("rate: HDR", "rate: inf Gb/s"), 2, "fabric.rate", "finite number of Gb/s"),
     "python-tag": (
         GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"),
