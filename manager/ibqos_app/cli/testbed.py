@@ -13,6 +13,8 @@ from ibqos_testbed.planinput import load_plan
 from ibqos_testbed.runner import Runner
 from ibqos_testbed.runplan import RunPlan
 
+from ._numbers import FiniteFloat
+
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
@@ -61,7 +63,7 @@ def testbed() -> None:
     "--slack",
     default=30.0,
     show_default=True,
-    type=click.FloatRange(1),
+    type=FiniteFloat(1),
     help="Seconds allowed beyond the measurement before a process is killed.",
 )
 def plan(
@@ -113,7 +115,7 @@ def plan(
     "--listen-timeout",
     default=30.0,
     show_default=True,
-    type=click.FloatRange(0.1),
+    type=FiniteFloat(0.1),
     help="Seconds to wait for each server to listen.",
 )
 def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> None:
@@ -138,7 +140,7 @@ def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> 
 @click.option(
     "--tolerance",
     default=None,
-    type=click.FloatRange(0),
+    type=FiniteFloat(0),
     help="Largest |measured - predicted| share in percentage points that passes "
     "(default: the plan's verdict.share_tolerance_pp, 2 unless the policy says).",
 )
