@@ -716,3 +716,35 @@ def test_a_number_option_that_is_not_finite_is_refused(capsys, tmp_path, plan_do
         assert rc == 2 and len(err.strip().splitlines()) == 1 and "PASS" not in out, (args, out[-300:], err)
         assert err.startswith("ibqos: error: Invalid value for '--"), (args, err)
     assert not (tmp_path / "tb").exists()
+
+
+def test_a_host_or_device_that_is_an_option_is_refused_not_handed_to_ssh(capsys, tmp_path, plan_doc):
+    """redfiles: the testbed's hosts go to ssh as its destination argument, the server's
+    address and the HCA to perftest as arguments: `--server -oProxyCommand=...` made a run
+    plan (exit 0) whose `testbed run` had ssh run that command on this machine, and an empty
+    or spaced name a plan that fails on the testbed. Refused in the run plan's model (one
+    owner for the options and a hand-edited runplan.json, whose error names its line)."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    marker = tmp_path / "ran"
+    proxy = f"-oProxyCommand=touch {marker}"
+    base = ["testbed", "plan", plan, "-o", tmp_path / "tb"]
+    for extra, field in (
+        (["--server", proxy, "--client", "b"], "--server"),
+        (["--server", "a", "--client", ""], "--client"),
+        (["--server", "a", "--client", "b c"], "--client"),
+        (["--server", "a", "--client", "b", "--server-addr", "-x"], "--server-addr"),
+        (["--server", "a", "--client", "b", "--device", "-h"], "--device"),
+    ):
+        rc, _, err = run(capsys, *base, *extra)
+        assert rc == 2 and err.startswith(f"ibqos: error: {field}: ") and err.count("\n") == 1, (extra, err)
+    assert not (tmp_path / "tb").exists()
+    rc, _, err = run(capsys, *base, "--server", "user@node-1.example", "--client", "::1")
+    assert rc == 0, err
+    runplan = tmp_path / "tb" / "runplan.json"
+    text = runplan.read_text().replace('"host": "user@node-1.example"', f'"host": "{proxy}"', 1)
+    runplan.write_text(text)
+    rc, _, err = run(capsys, "testbed", "run", runplan, "--listen-timeout", "1")
+    at = text.count("\n", 0, text.index(proxy)) + 1
+    assert rc == 2 and err.startswith(f"ibqos: error: {runplan}:{at}: phases.0.flows.0.server.host: "), err
+    assert not marker.exists()

@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from ibqos.errors import ExternalError, VerificationFailed
+from ibqos.docfile import error_message
+from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos_testbed import compare, render_report, runplan
 from ibqos_testbed.chart import write_png
 from ibqos_testbed.planinput import load_plan
 from ibqos_testbed.runner import Runner
 from ibqos_testbed.runplan import RunPlan
+from pydantic import ValidationError
 
 from ._numbers import FiniteFloat
 
@@ -88,20 +90,24 @@ def plan(
     OUTPUT/runplan.json, the listing of its commands to OUTPUT/runplan.txt.
     """
     summary = load_plan(plan)
-    settings = runplan.Settings(
-        server=server,
-        client=client,
-        server_addr=server_addr or server,
-        device=device,
-        ib_port=ib_port,
-        duration=duration,
-        size=size,
-        lat_size=lat_size,
-        lat_iters=lat_iters,
-        base_port=base_port,
-        report_gbits=report_gbits,
-        slack=slack,
-    )
+    try:  # the run plan's own rules for its hosts and HCA, before anything is written
+        settings = runplan.Settings(
+            server=server,
+            client=client,
+            server_addr=server_addr or server,
+            device=device,
+            ib_port=ib_port,
+            duration=duration,
+            size=size,
+            lat_size=lat_size,
+            lat_iters=lat_iters,
+            base_port=base_port,
+            report_gbits=report_gbits,
+            slack=slack,
+        )
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise InputError(error_message(err), field="--" + str(err["loc"][0]).replace("_", "-")) from e
     run = runplan.build(summary, settings)
     json_path, txt_path = runplan.write(run, out_dir)
     click.echo(txt_path.read_text(), nl=False)
