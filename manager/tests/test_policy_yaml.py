@@ -87,6 +87,21 @@ CASES = {
         "fabric.rate",
         "below the slowest InfiniBand port (SDR 1x, 2 Gb/s)",
     ),
+    # redfiles: YAML's yes/on/true is a bool, which pydantic read as 1 where a number is wanted
+    "bandwidth-yes": (GOOD.replace("bandwidth: 40", "bandwidth: yes"), 8, "classes[0].bandwidth", "got true"),
+    "sl-on": (
+        GOOD.replace("    default: true", "    default: true\n    sls: [on]"),
+        13,
+        "classes[1].sls[0]",
+        "want a number, got true",
+    ),
+    "distance-true": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 40\n    max_distance: true"),
+        9,
+        "classes[0].max_distance",
+        "want a number, got true",
+    ),
+    "cap-true": (GOOD.replace("high: 8", "high: true"), 4, "fabric.vlarb_cap.high", "want a number, got true"),
     "rate-inf": (GOOD.replace("rate: HDR", "rate: inf Gb/s"), 2, "fabric.rate", "finite number of Gb/s"),
     "python-tag": (
         GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"),

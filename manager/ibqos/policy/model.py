@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..arbiter.e2e import DLA_SWITCH_HOPS
 from ..arbiter.rates import rate_gbps
@@ -15,14 +24,26 @@ from .partitions import Partitions
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+
+
+def _not_bool(v: Any) -> Any:
+    # pydantic reads true as 1 where a number is wanted, and YAML reads yes/on/true as true:
+    # `max_latency_us: yes` was a 1 µs bound, `sls: [on]` SL 1
+    if isinstance(v, bool):
+        raise ValueError(f"want a number, got {str(v).lower()}")
+    return v
+
+
+NotBool = BeforeValidator(_not_bool)
 # Figures a policy gives and its plan carries, checked alike in both (a plan edited by hand
 # is held to what a policy may say)
-SwitchLatencyNs = Annotated[float, Field(ge=0, le=1e6)]
-CableMetres = Annotated[float, Field(ge=0, le=1e5)]
-SwitchHops = Annotated[int, Field(ge=0, le=64)]
-Microseconds = Annotated[float, Field(gt=0)]  # a latency bound
-Distance = Annotated[int, Field(ge=1)]  # table entries between two turns
-TolerancePp = Annotated[float, Field(gt=0, le=25)]
+SwitchLatencyNs = Annotated[float, Field(ge=0, le=1e6), NotBool]
+CableMetres = Annotated[float, Field(ge=0, le=1e5), NotBool]
+SwitchHops = Annotated[int, Field(ge=0, le=64), NotBool]
+Microseconds = Annotated[float, Field(gt=0), NotBool]  # a latency bound
+Distance = Annotated[int, Field(ge=1), NotBool]  # table entries between two turns
+TolerancePp = Annotated[float, Field(gt=0, le=25), NotBool]
+SL = Annotated[int, Field(ge=0, le=15), NotBool]
 
 
 class _Strict(BaseModel):
@@ -78,12 +99,12 @@ def _in_field(nums: list[int], what: str) -> None:
 
 
 class Capacity(_Strict):
-    high: int = Field(64, ge=1, le=64)
-    low: int = Field(64, ge=1, le=64)
+    high: Annotated[int, Field(ge=1, le=64), NotBool] = 64
+    low: Annotated[int, Field(ge=1, le=64), NotBool] = 64
 
 
 class FabricSpec(_Strict):
-    rate: float | str = "EDR"
+    rate: Annotated[float | str, NotBool] = "EDR"
     mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
     data_vls: DataVls = 8
     vlarb_cap: Capacity = Capacity()
@@ -289,7 +310,7 @@ class Match(_Strict):
 
 # The smallest share a 64-entry table of 255-weight entries expresses is about 0.006 %: a
 # guarantee below 0.01 % is a typo, and would divide by zero in the synthesis.
-Bandwidth = Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"]
+Bandwidth = Annotated[Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"], NotBool]
 
 
 class RoleOverride(_Strict):
@@ -304,13 +325,13 @@ class ClassSpec(_Strict):
     bandwidth: Bandwidth
     # A ceiling the verdict checks when every class saturates. The arbiter cannot enforce one
     # (it is work-conserving: an idle class's turns go to the others), so the plan does not.
-    max_bandwidth: float | None = Field(None, ge=0.01, le=100)
+    max_bandwidth: Annotated[float, Field(ge=0.01, le=100), NotBool] | None = None
     max_latency_us: Microseconds | None = None
     max_distance: Distance | None = None
     # One packet from its source CA to its destination, arbitration waits, serialization, wire
     # and switches summed over the worst route (ibqos/arbiter/e2e.py).
     max_e2e_latency_us: Microseconds | None = None
-    sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
+    sls: list[SL] | None = None
     default: bool = False
     match: Match = Match()
     roles: dict[Role, RoleOverride] = {}
