@@ -23,6 +23,8 @@ from ..vls import DataVls, vlcap_code
 from .partitions import Partitions
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
+MAX_PORT = 254  # IBA: a node's ports are 1..254 (255 is no port)
+NODE_DESC_MAX = 63  # OpenSM's node descriptions: NodeDescription's 64 bytes with its NUL
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
 
 
@@ -191,11 +193,27 @@ class PortGroup(_Strict):
         # OpenSM's grammar: the last "/P<n>" splits node description and port, n >= 1; on a
         # switch any port names the switch's one port GUID (port 0 cannot be named).
         for x in v:
-            m = re.fullmatch(r".+/[pP](0[xX][0-9a-fA-F]+|\d+)", x)
-            if not m or int(m.group(1), 0) == 0:
+            m = re.fullmatch(r"(.+)/[pP](0[xX][0-9a-fA-F]+|[1-9]\d*|0)", x)
+            if m is None and re.fullmatch(r".+/[pP]0\d+", x):
+                # OpenSM's strtoul(.., 0) reads a leading 0 as octal: P010 is port 8
+                raise ValueError(f"port_name: {x!r}: not a port number (P8 or P0x8, not octal)")
+            if m is None or int(m.group(2), 0) == 0:
                 raise ValueError(
                     f"port_name: {x!r} must be '<node description>/P<port>' with a "
                     "port from 1, as OpenSM reads port names"
+                )
+            desc, num = m.groups()
+            port = int(num, 0)
+            if port > MAX_PORT:
+                # OpenSM keeps strtoul's number in an unsigned: P4294967297 is port 1
+                raise ValueError(f"port_name: {x!r}: port {port}: a port is 1..{MAX_PORT}")
+            if not (desc.isascii() and desc.isprintable()) or len(desc) > NODE_DESC_MAX:
+                # OpenSM names a node by its description cut to 63 bytes, every byte outside
+                # printable ASCII made a space (clean_nodedesc): no node is named this
+                raise ValueError(
+                    f"port_name: node description {desc!a} ({len(desc)} characters): OpenSM names nodes by "
+                    f"printable ASCII of at most {NODE_DESC_MAX} characters, any other byte read as a space, "
+                    "so this names no port (ibnetdiscover shows the descriptions as OpenSM reads them)"
                 )
         return v
 
