@@ -35,8 +35,16 @@ def read_json_text(path: str | Path, *, hint: str = "") -> tuple[Any, str]:
         text = read_text(path)
     except InputError as e:
         raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path, line=e.line) from e
+    return parse_json(text, path), text
+
+
+def parse_json(text: str, path: str | Path) -> Any:
+    """JSON `text` (of the file `path`) as ibqos reads every document: no NaN or Infinity, no
+    number beyond a double or of more than MAX_INT_DIGITS digits, not nested without end."""
     try:
-        return json.loads(text, parse_constant=_no_constant(path), parse_float=_finite(path, text)), text
+        return json.loads(
+            text, parse_constant=_no_constant(path), parse_float=_finite(path, text), parse_int=_int(path, text)
+        )
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
     except RecursionError as e:
@@ -51,6 +59,24 @@ def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
         raise InputError(f"not JSON: {name} is not a number JSON allows", file=path)
 
     return refuse
+
+
+# A 64-bit GUID is 20 decimal digits; Python refuses to read an integer of more than 4300
+# (ValueError: an internal error before), and none of ibqos's numbers is that long
+MAX_INT_DIGITS = 40
+
+
+def _int(path: str | Path, text: str) -> Callable[[str], int]:
+    def parse(s: str) -> int:
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            k = text.find(s)
+            line = text.count("\n", 0, k) + 1 if k >= 0 else None
+            raise InputError(
+                f"a number of {len(s.lstrip('-'))} digits (at most {MAX_INT_DIGITS})", file=path, line=line
+            )
+        return int(s)
+
+    return parse
 
 
 def _finite(path: str | Path, text: str) -> Callable[[str], float]:
