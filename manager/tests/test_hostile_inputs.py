@@ -751,3 +751,23 @@ def test_a_host_or_device_that_is_an_option_is_refused_not_handed_to_ssh(capsys,
     at = text.count("\n", 0, text.index(proxy)) + 1
     assert rc == 2 and err.startswith(f"ibqos: error: {runplan}:{at}: phases.0.flows.0.server.host: "), err
     assert not marker.exists()
+
+
+def test_a_fabric_error_names_the_file_read_not_the_models_own_source(capsys, tmp_path, fabric_doc):
+    """redfiles: errors found when the model is walked named its `source` field instead of
+    the file given: 'synthetic: 0 CA ports ...' (a generated fabric.json says
+    'generated:dragonfly-...', a saved read-back 'live:...', naming nothing the admin has),
+    and dumps 'dumps:/path: sl2vl: ...'."""
+    doc = copy.deepcopy(fabric_doc)
+    for n in doc["nodes"]:
+        if n["kind"] == "ca":
+            for p in n["ports"]:
+                p["lid"] = 0
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(doc))
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err == f"ibqos: error: {f}: 0 CA ports with a LID and a link: nothing to route\n", (
+            args,
+            err,
+        )
