@@ -771,3 +771,16 @@ def test_a_fabric_error_names_the_file_read_not_the_models_own_source(capsys, tm
             args,
             err,
         )
+
+
+def test_an_option_the_simulator_refuses_is_said_without_pydantics_prefix(capsys, tmp_path):
+    """redfiles: simulate and dryrun printed pydantic's 'Value error, ' before the rule's own
+    words ('--rate: Value error, link rate must be positive, got nan'), as plans did before
+    docfile.error_message."""
+    dragonfly(2, 1, 1).to_fabric().save(tmp_path / "fabric.json")
+    for args, want in (
+        (["simulate", tmp_path, "--rate", "nan"], "ibqos: error: --rate: link rate must be positive, got nan\n"),
+        (["simulate", tmp_path, "--rate", "fast"], "ibqos: error: --rate: unknown link rate 'fast' (use one of "),
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.startswith(want) and "Value error" not in err, (args, err)

@@ -92,7 +92,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
         )
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from e
+        raise InputError(error_message(err), field="--" + str(err["loc"][0]).replace("_", "-")) from e
     except ValueError as e:
         raise InputError(str(e), field="--sls") from e
 
@@ -260,7 +260,7 @@ def simulate(
         )
     except ValidationError as e:
         err = e.errors()[0]
-        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from e
+        raise InputError(error_message(err), field="--" + str(err["loc"][0]).replace("_", "-")) from e
     traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     if sweep and traffic.classes and all(c.rate == "saturate" for c in traffic.classes):
         raise InputError(
