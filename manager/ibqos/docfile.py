@@ -114,6 +114,13 @@ def error_message(err: Any) -> str:
     return msg
 
 
+def option_error(e: pydantic.ValidationError) -> InputError:
+    """The first error of a model built from command-line options, naming the option
+    (`time_us` is `--time-us`)."""
+    err = e.errors()[0]
+    return InputError(error_message(err), field="--" + str(err["loc"][0]).replace("_", "-"))
+
+
 def error_loc(err: Any) -> tuple[str | int, ...]:
     """A pydantic error's location in the document: pydantic adds union-member and validator
     names to it (`rate.float`); drop them."""

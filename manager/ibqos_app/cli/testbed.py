@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from ibqos.docfile import error_message
-from ibqos.errors import ExternalError, InputError, VerificationFailed
+from ibqos.docfile import option_error
+from ibqos.errors import ExternalError, VerificationFailed
 from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos_testbed import compare, render_report, runplan
 from ibqos_testbed.chart import write_png
@@ -106,8 +106,7 @@ def plan(
             slack=slack,
         )
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(error_message(err), field="--" + str(err["loc"][0]).replace("_", "-")) from e
+        raise option_error(e) from e
     run = runplan.build(summary, settings)
     json_path, txt_path = runplan.write(run, out_dir)
     click.echo(txt_path.read_text(), nl=False)
