@@ -20,19 +20,25 @@ from typing import Any, NoReturn, TypeVar
 import pydantic
 
 from .errors import InputError
-from .inputfile import read_text
+from .inputfile import DEFAULT_LIMIT, MiB, read_text
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
-def read_json(path: str | Path, *, hint: str = "") -> Any:
-    return read_json_text(path, hint=hint)[0]
+# ibqos's own small documents (a plan, a run plan, a verdict, a state file) are kilobytes to
+# a few hundred; read whole past this, a 100 MB file took seconds and half a GB to refuse
+SMALL_DOC_LIMIT = 16 * MiB
 
 
-def read_json_text(path: str | Path, *, hint: str = "") -> tuple[Any, str]:
-    """The document and its text (to name the line of a field that fails validation)."""
+def read_json(path: str | Path, *, hint: str = "", limit: int = DEFAULT_LIMIT, what: str = "") -> Any:
+    return read_json_text(path, hint=hint, limit=limit, what=what)[0]
+
+
+def read_json_text(path: str | Path, *, hint: str = "", limit: int = DEFAULT_LIMIT, what: str = "") -> tuple[Any, str]:
+    """The document and its text (to name the line of a field that fails validation); at
+    most `limit` bytes (`what` names the kind of document in the error)."""
     try:
-        text = read_text(path)
+        text = read_text(path, limit=limit, what=what)
     except InputError as e:
         raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path, line=e.line) from e
     return parse_json(text, path), text

@@ -16,6 +16,7 @@ import copy
 import json
 import os
 import random
+import resource
 import subprocess
 import threading
 from pathlib import Path
@@ -784,3 +785,21 @@ def test_an_option_the_simulator_refuses_is_said_without_pydantics_prefix(capsys
     ):
         rc, _, err = run(capsys, *args)
         assert rc == 2 and err.startswith(want) and "Value error" not in err, (args, err)
+
+
+def test_a_huge_plan_is_refused_at_once_in_little_memory(ibqos_cli, tmp_path):
+    """redfiles: a plan (or run plan, verdict, state file) was read whole up to the 512 MiB
+    every input may be, then parsed: a 100 MB file took 7.6 s and 540 MB to refuse, a few
+    hundred MB exhausted the memory. ibqos's small documents are capped at 16 MiB."""
+    big = tmp_path / "plan.json"
+    with open(big, "w") as f:
+        f.write("[" + ",".join(["0"] * 100_000_000) + "]")  # 200 MB of JSON
+    cp = subprocess.run(
+        [*ibqos_cli.argv, "analyze", big],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+    assert cp.returncode == 2, cp.stderr[-500:]
+    assert cp.stderr.splitlines() == [f"ibqos: error: {big}: larger than 16 MiB; a plan is much smaller"], cp.stderr

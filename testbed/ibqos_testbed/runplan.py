@@ -17,7 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Annotated, Literal
 
-from ibqos.docfile import read_json_text, validate, write_atomic, write_dir_atomic
+from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
 from ibqos.errors import InputError
 from ibqos.templating import render
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -131,7 +131,7 @@ class RunPlan(_Model):
     @classmethod
     def load(cls, path: str | Path) -> RunPlan:
         path = Path(path)
-        doc, text = read_json_text(path)
+        doc, text = read_json_text(path, limit=SMALL_DOC_LIMIT, what="a run plan")
         return validate(cls, doc, path, text=text)
 
 
