@@ -803,3 +803,31 @@ def test_a_huge_plan_is_refused_at_once_in_little_memory(ibqos_cli, tmp_path):
     )
     assert cp.returncode == 2, cp.stderr[-500:]
     assert cp.stderr.splitlines() == [f"ibqos: error: {big}: larger than 16 MiB; a plan is much smaller"], cp.stderr
+
+
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_a_large_opensm_log_is_read_in_little_memory(ibqos_cli, tmp_path, fabric_doc, cmd):
+    """redfiles: --osm-log (and status --live's default /var/log/opensm.log, which a busy or
+    verbose SM grows to GBs between rotations) was read whole and every line parsed: a 400 MB
+    log took 22 s and 2 GB to name the engine. Only the lines that say which engine configured
+    the tables (and why one refused) are kept; the last routing pass still names the engine."""
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    log = tmp_path / "opensm.log"
+    stamp = "Nov 25 04:32:02 123456 [7F0A3B2C]"
+    filler = f"{stamp} 0x04 -> osm_state_mgr_process: light sweep of the subnet, nothing changed\n".encode()
+    with open(log, "wb") as f:
+        f.write(f"{stamp} 0x02 -> osm_ucast_mgr_process: minhop tables configured on all switches\n".encode())
+        for _ in range(300):
+            f.write(filler * 10_000)  # 300 MB in all
+        f.write(f"{stamp} 0x02 -> osm_ucast_mgr_process: updn tables configured on all switches\n".encode())
+    target = tmp_path / "fabric.json" if cmd == "verify" else tmp_path
+    cp = subprocess.run(
+        [*ibqos_cli.argv, cmd, target, "--osm-log", log, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+    assert cp.returncode in (0, 1) and "error" not in cp.stderr, cp.stderr[-500:]
+    doc = json.loads(cp.stdout)
+    assert (doc["routing_in_force"] if cmd == "verify" else doc)["engine"] == "updn", cp.stdout[-500:]

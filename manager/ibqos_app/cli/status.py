@@ -328,7 +328,7 @@ def _routing(
         except InputError:
             dumps = None
     # each read once: the log names the engine, the record dla's refusal or its groups
-    lines = osmlog.parse(log) if log is not None else []
+    lines = osmlog.parse(log, keep=osmlog.ROUTING_LINES) if log is not None else []
     record = read_record(dumps) if dumps is not None else None
     engine = engine_of(lines, record)
     r = Routing(engine, dla_refusal(record, lines) if engine != "dla" else None)
