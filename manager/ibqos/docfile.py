@@ -233,8 +233,12 @@ def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None
     """The one way ibqos writes a file (plans, fabric models, reports, results, configuration):
     a temp file in the same directory, fsynced, renamed over `path`, then the directory
     fsynced, so a reader or a crash sees the old bytes or the new, never part of a file. The
-    file gets `mode`, else the mode of the file it replaces, else the umask's default."""
+    file gets `mode`, else the mode of the file it replaces, else the umask's default. A path
+    that is a symlink writes the file it names (the rename would replace the link: as root,
+    `plan -o /dev/stdout > f` replaced /dev/stdout itself)."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     try:
         st = path.stat()
     except OSError:
