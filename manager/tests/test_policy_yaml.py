@@ -102,6 +102,13 @@ CASES = {
         "want a number, got true",
     ),
     "cap-true": (GOOD.replace("high: 8", "high: true"), 4, "fabric.vlarb_cap.high", "want a number, got true"),
+    # redfiles: a rate where a share is wanted said only 'unable to parse string as a number'
+    "bandwidth-gbps": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 80 Gb/s"),
+        8,
+        "classes[0].bandwidth",
+        "'80 Gb/s' is not a share: give a percentage of the link (40 or '40%') or rest",
+    ),
     "rate-inf": (GOOD.replace("rate: HDR", "rate: inf Gb/s"), 2, "fabric.rate", "finite number of Gb/s"),
     "python-tag": (
         GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"),
@@ -241,3 +248,14 @@ def test_a_key_with_a_newline_stays_on_one_line(tmp_path):
     with pytest.raises(InputError) as e:
         load_policy(f)
     assert str(e.value) == f"{f}:1: classes.'\\n': '.inf' is not a finite number"
+
+
+def test_a_role_takes_a_share_written_as_the_class_does(tmp_path):
+    """redfiles: `bandwidth: "30%"` was read for a class but refused for one of its roles
+    (`roles: {global: {bandwidth: "30%"}}`: 'unable to parse string as a number'); the share
+    type reads both (docs/policy.md: 'also "10%"')."""
+    f = _write(
+        tmp_path, GOOD.replace("    bandwidth: 40\n", '    bandwidth: 40\n    roles: {global: {bandwidth: "30%"}}\n')
+    )
+    policy = load_policy(f)
+    assert policy.classes[0].bounds("global")[0] == 30 and policy.classes[0].bandwidth == 40

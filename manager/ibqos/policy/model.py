@@ -328,7 +328,23 @@ class Match(_Strict):
 
 # The smallest share a 64-entry table of 255-weight entries expresses is about 0.006 %: a
 # guarantee below 0.01 % is a typo, and would divide by zero in the synthesis.
-Bandwidth = Annotated[Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"], NotBool]
+
+
+def _share(v: Any) -> Any:
+    """A share as a policy writes it: 40, '40%', or rest, for a class and a role alike."""
+    v = _not_bool(v)
+    if isinstance(v, str) and v.strip() != "rest":
+        num = v.strip().removesuffix("%").strip()
+        try:
+            float(num)
+        except ValueError:
+            # `80 Gb/s`: a rate, not a share of the link
+            raise ValueError(f"{v!r} is not a share: give a percentage of the link (40 or '40%') or rest") from None
+        return num
+    return v
+
+
+Bandwidth = Annotated[Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"], BeforeValidator(_share)]
 
 
 class RoleOverride(_Strict):
@@ -353,13 +369,6 @@ class ClassSpec(_Strict):
     default: bool = False
     match: Match = Match()
     roles: dict[Role, RoleOverride] = {}
-
-    @field_validator("bandwidth", mode="before")
-    @classmethod
-    def _pct(cls, v: Any) -> Any:
-        if isinstance(v, str) and v.strip().endswith("%"):
-            return v.strip()[:-1]
-        return v
 
     def bounds(self, role: str) -> tuple[Bandwidth, float | None, int | None]:
         o = self.roles.get(role)  # type: ignore[call-overload]  # role: any role name
