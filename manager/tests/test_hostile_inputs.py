@@ -17,6 +17,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -831,3 +832,44 @@ def test_a_large_opensm_log_is_read_in_little_memory(ibqos_cli, tmp_path, fabric
     assert cp.returncode in (0, 1) and "error" not in cp.stderr, cp.stderr[-500:]
     doc = json.loads(cp.stdout)
     assert (doc["routing_in_force"] if cmd == "verify" else doc)["engine"] == "updn", cp.stdout[-500:]
+
+
+@pytest.fixture(scope="module")
+def real_dumps(tmp_path_factory) -> Path:
+    """OpenSM's dumps of a tiny fabric (minhop), as a production SM host leaves them."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.topology import fat_tree
+
+    tmp = tmp_path_factory.mktemp("dumps")
+    net = fat_tree(leaves=2, spines=1, hosts=2).write_net(tmp / "f.net")
+    with Harness(net, run_dir=tmp / "h") as h:
+        return h.run_sm(engine="minhop", conf={"qos": "TRUE"}).dumps
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "latin-1"])
+def test_a_dla_record_that_is_no_file_is_refused_not_waited_on(ibqos_cli, tmp_path, real_dumps, kind):
+    """redfiles: dla's record in a run or dump directory (ibqos-dla.json) was read with
+    read_text, not as every input is: a FIFO there hung status (killed after 20 s),
+    /dev/zero exhausted the memory (MemoryError, exit 70), a Latin-1 byte said 'input is not
+    UTF-8 (byte 7)' without naming the file."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(real_dumps, dumps)
+    record = dumps / "ibqos-dla.json"
+    record.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(record)
+    elif kind == "dev-zero":
+        record.symlink_to("/dev/zero")
+    else:
+        record.write_bytes(b'{"x": "\xff"}')
+    cp = subprocess.run(
+        [*ibqos_cli.argv, "status", tmp_path],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+    says = "not UTF-8 (byte 7)" if kind == "latin-1" else "not a regular file"
+    assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {record}"), cp.stderr[-500:]
+    assert says in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr
