@@ -788,6 +788,18 @@ def test_an_option_the_simulator_refuses_is_said_without_pydantics_prefix(capsys
         assert rc == 2 and err.startswith(want) and "Value error" not in err, (args, err)
 
 
+def run_in_1_gib(ibqos_cli, *args, timeout: float) -> subprocess.CompletedProcess[str]:
+    """The console script with 1 GiB of address space: a reader that loads a huge input
+    whole fails (MemoryError) instead of slowing the machine down."""
+    return subprocess.run(
+        [*ibqos_cli.argv, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+
+
 def test_a_huge_plan_is_refused_at_once_in_little_memory(ibqos_cli, tmp_path):
     """redfiles: a plan (or run plan, verdict, state file) was read whole up to the 512 MiB
     every input may be, then parsed: a 100 MB file took 7.6 s and 540 MB to refuse, a few
@@ -795,13 +807,7 @@ def test_a_huge_plan_is_refused_at_once_in_little_memory(ibqos_cli, tmp_path):
     big = tmp_path / "plan.json"
     with open(big, "w") as f:
         f.write("[" + ",".join(["0"] * 100_000_000) + "]")  # 200 MB of JSON
-    cp = subprocess.run(
-        [*ibqos_cli.argv, "analyze", big],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
-    )
+    cp = run_in_1_gib(ibqos_cli, "analyze", big, timeout=60)
     assert cp.returncode == 2, cp.stderr[-500:]
     assert cp.stderr.splitlines() == [f"ibqos: error: {big}: larger than 16 MiB; a plan is much smaller"], cp.stderr
 
@@ -822,13 +828,7 @@ def test_a_large_opensm_log_is_read_in_little_memory(ibqos_cli, tmp_path, fabric
             f.write(filler * 10_000)  # 300 MB in all
         f.write(f"{stamp} 0x02 -> osm_ucast_mgr_process: updn tables configured on all switches\n".encode())
     target = tmp_path / "fabric.json" if cmd == "verify" else tmp_path
-    cp = subprocess.run(
-        [*ibqos_cli.argv, cmd, target, "--osm-log", log, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
-    )
+    cp = run_in_1_gib(ibqos_cli, cmd, target, "--osm-log", log, "--json", timeout=120)
     assert cp.returncode in (0, 1) and "error" not in cp.stderr, cp.stderr[-500:]
     doc = json.loads(cp.stdout)
     assert (doc["routing_in_force"] if cmd == "verify" else doc)["engine"] == "updn", cp.stdout[-500:]
@@ -863,13 +863,7 @@ def test_a_dla_record_that_is_no_file_is_refused_not_waited_on(ibqos_cli, tmp_pa
         record.symlink_to("/dev/zero")
     else:
         record.write_bytes(b'{"x": "\xff"}')
-    cp = subprocess.run(
-        [*ibqos_cli.argv, "status", tmp_path],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
-    )
+    cp = run_in_1_gib(ibqos_cli, "status", tmp_path, timeout=60)
     says = "not UTF-8 (byte 7)" if kind == "latin-1" else "not a regular file"
     assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {record}"), cp.stderr[-500:]
     assert says in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr
