@@ -262,3 +262,12 @@ def test_a_point_result_that_is_no_result_is_one_line(ibqos_cli, tmp_path, resul
     want = f"ibqos: error: {tmp_path}/results/0000.json: not a simulation result this ibqos wrote ("
     assert r.returncode == 2 and r.stderr.startswith(want) and r.stderr.count("\n") == 1, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_collect_directory_that_is_a_device_is_said_so(ibqos_cli, tmp_path):
+    """redfiles: `simulate --collect /dev/null` (or a FIFO; click refuses a regular file)
+    said 'no such directory' of a path that is there."""
+    os.mkfifo(tmp_path / "fifo")
+    for path in (tmp_path / "fifo", "/dev/null"):
+        r = ibqos_cli("simulate", "--collect", path, timeout=60)
+        assert r.returncode == 2 and r.stderr == f"ibqos: error: {path}: not a directory\n", r.stderr
