@@ -134,7 +134,7 @@ def merged(root: Path, n: int) -> list[SimResult]:
 def collect(root: Path) -> tuple[list[SimResult], dict]:
     """A --no-wait sweep's results and how to merge them."""
     if not root.is_dir():
-        raise InputError("no such directory", file=root)
+        raise InputError("not a directory" if root.exists() else "no such directory", file=root)
     _, points, merge = jobdir.read(root)
     if not isinstance(merge, dict) or "name" not in merge:  # compare-engines and paper merge as they wait
         raise InputError("not an `ibqos simulate` sweep: its command merged it when it ended", file=root)

@@ -245,3 +245,29 @@ def test_a_job_file_that_is_no_job_id_is_no_job_id(ibqos_cli, tmp_path, job):
     r = ibqos_cli("simulate", "--collect", tmp_path, timeout=60)
     assert r.stderr.startswith("ibqos: error: ") and "points have no result" in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and "internal error" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("result", ["{}", "[]", '{"per_sl": 5}', '"x"'])
+def test_a_point_result_that_is_no_result_is_one_line(ibqos_cli, tmp_path, result):
+    """redfiles: `simulate --collect` on a sweep whose results/NNNN.json was edited, cut to
+    {} or written by something else ended in an internal error (KeyError 'per_sl',
+    TypeError: exit 70); it names the result file."""
+    merge = {"name": "x", "out_dir": str(tmp_path / "o"), "meta": {}, "plot": False}
+    point = {"fabric": "a", "traffic": {}, "params": {}, "load": 0.5}
+    doc = {"schema": "ibqos.sweep/1", "fabrics": {}, "merge": merge, "points": [point]}
+    (tmp_path / "sweep.json").write_text(json.dumps(doc))
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "0000.json").write_text(result + "\n")
+    r = ibqos_cli("simulate", "--collect", tmp_path, timeout=60)
+    want = f"ibqos: error: {tmp_path}/results/0000.json: not a simulation result this ibqos wrote ("
+    assert r.returncode == 2 and r.stderr.startswith(want) and r.stderr.count("\n") == 1, r.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_collect_directory_that_is_a_device_is_said_so(ibqos_cli, tmp_path):
+    """redfiles: `simulate --collect /dev/null` (or a FIFO; click refuses a regular file)
+    said 'no such directory' of a path that is there."""
+    os.mkfifo(tmp_path / "fifo")
+    for path in (tmp_path / "fifo", "/dev/null"):
+        r = ibqos_cli("simulate", "--collect", path, timeout=60)
+        assert r.returncode == 2 and r.stderr == f"ibqos: error: {path}: not a directory\n", r.stderr

@@ -20,23 +20,37 @@ from typing import Any, NoReturn, TypeVar
 import pydantic
 
 from .errors import InputError
-from .inputfile import read_text
+from .inputfile import DEFAULT_LIMIT, MiB, read_text
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
-def read_json(path: str | Path, *, hint: str = "") -> Any:
-    return read_json_text(path, hint=hint)[0]
+# ibqos's own small documents (a plan, a run plan, a verdict, a state file) are kilobytes to
+# a few hundred; read whole past this, a 100 MB file took seconds and half a GB to refuse
+SMALL_DOC_LIMIT = 16 * MiB
 
 
-def read_json_text(path: str | Path, *, hint: str = "") -> tuple[Any, str]:
-    """The document and its text (to name the line of a field that fails validation)."""
+def read_json(path: str | Path, *, hint: str = "", limit: int = DEFAULT_LIMIT, what: str = "") -> Any:
+    return read_json_text(path, hint=hint, limit=limit, what=what)[0]
+
+
+def read_json_text(path: str | Path, *, hint: str = "", limit: int = DEFAULT_LIMIT, what: str = "") -> tuple[Any, str]:
+    """The document and its text (to name the line of a field that fails validation); at
+    most `limit` bytes (`what` names the kind of document in the error)."""
     try:
-        text = read_text(path)
+        text = read_text(path, limit=limit, what=what)
     except InputError as e:
         raise InputError(e.detail + (f" ({hint})" if hint else ""), file=path, line=e.line) from e
+    return parse_json(text, path), text
+
+
+def parse_json(text: str, path: str | Path) -> Any:
+    """JSON `text` (of the file `path`) as ibqos reads every document: no NaN or Infinity, no
+    number beyond a double or of more than MAX_INT_DIGITS digits, not nested without end."""
     try:
-        return json.loads(text, parse_constant=_no_constant(path), parse_float=_finite(path, text)), text
+        return json.loads(
+            text, parse_constant=_no_constant(path), parse_float=_finite(path, text), parse_int=_int(path, text)
+        )
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
     except RecursionError as e:
@@ -51,6 +65,24 @@ def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
         raise InputError(f"not JSON: {name} is not a number JSON allows", file=path)
 
     return refuse
+
+
+# A 64-bit GUID is 20 decimal digits; Python refuses to read an integer of more than 4300
+# (ValueError: an internal error before), and none of ibqos's numbers is that long
+MAX_INT_DIGITS = 40
+
+
+def _int(path: str | Path, text: str) -> Callable[[str], int]:
+    def parse(s: str) -> int:
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            k = text.find(s)
+            line = text.count("\n", 0, k) + 1 if k >= 0 else None
+            raise InputError(
+                f"a number of {len(s.lstrip('-'))} digits (at most {MAX_INT_DIGITS})", file=path, line=line
+            )
+        return int(s)
+
+    return parse
 
 
 def _finite(path: str | Path, text: str) -> Callable[[str], float]:
@@ -86,6 +118,13 @@ def error_message(err: Any) -> str:
     for prefix in ("Value error, ", "Assertion failed, "):
         msg = msg.removeprefix(prefix)
     return msg
+
+
+def option_error(e: pydantic.ValidationError) -> InputError:
+    """The first error of a model built from command-line options, naming the option
+    (`time_us` is `--time-us`)."""
+    err = e.errors()[0]
+    return InputError(error_message(err), field="--" + str(err["loc"][0]).replace("_", "-"))
 
 
 def error_loc(err: Any) -> tuple[str | int, ...]:
@@ -194,8 +233,12 @@ def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None
     """The one way ibqos writes a file (plans, fabric models, reports, results, configuration):
     a temp file in the same directory, fsynced, renamed over `path`, then the directory
     fsynced, so a reader or a crash sees the old bytes or the new, never part of a file. The
-    file gets `mode`, else the mode of the file it replaces, else the umask's default."""
+    file gets `mode`, else the mode of the file it replaces, else the umask's default. A path
+    that is a symlink writes the file it names (the rename would replace the link: as root,
+    `plan -o /dev/stdout > f` replaced /dev/stdout itself)."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     try:
         st = path.stat()
     except OSError:

@@ -36,3 +36,25 @@ class OutPath(click.Path):
 
 OUT_DIR = OutPath(file_okay=False, path_type=Path)
 OUT_FILE = OutPath(dir_okay=False, path_type=Path)
+
+
+def refuse_outputs_onto_inputs(ctx: click.Context) -> None:
+    """An output file that is one of the command's input files (the same path, or a link to
+    it) is refused before anything runs: `plan policy.yaml -o policy.yaml` replaced the
+    policy with its plan. Inputs are the command's other path parameters."""
+    params = [(p, ctx.params.get(p.name or "")) for p in ctx.command.params if isinstance(p.type, click.Path)]
+    outputs = [(p, v) for p, v in params if isinstance(p.type, OutPath) and p.type.file_okay and v]
+    inputs = [(p, v) for p, v in params if not isinstance(p.type, OutPath) and v]
+    for out, out_path in outputs:
+        for inp, in_path in inputs:
+            try:
+                same = Path(out_path).samefile(in_path)
+            except (OSError, TypeError, ValueError):  # either is not there (yet), or no path
+                continue
+            if same:
+                name = inp.human_readable_name if isinstance(inp, click.Option) else inp.human_readable_name.upper()
+                raise click.BadParameter(
+                    f"{click.format_filename(out_path)!r} is also the file {name} reads: writing it would replace it",
+                    ctx=ctx,
+                    param=out,
+                )

@@ -14,7 +14,7 @@ from typing import Literal
 
 import pydantic
 
-from .docfile import JsonDoc, read_json_text, validate, write_atomic
+from .docfile import SMALL_DOC_LIMIT, JsonDoc, read_json_text, validate, write_atomic
 
 SCHEMA = "ibqos.verdict/1"  # the one spelling: the model's Literal below
 
@@ -36,7 +36,12 @@ class Verdict(pydantic.BaseModel):
 
 
 def load_verdict(path: str | Path) -> Verdict:
-    doc, text = read_json_text(path, hint=f"a {SCHEMA} file, as `ibqos status --live --verdict` writes")
+    doc, text = read_json_text(
+        path,
+        hint=f"a {SCHEMA} file, as `ibqos status --live --verdict` writes",
+        limit=SMALL_DOC_LIMIT,
+        what="a verdict",
+    )
     v = validate(Verdict, doc, path, text=text)
     if "schema_" not in v.model_fields_set:  # implied in Python, required in a file
         raise JsonDoc(path, text).error(f"missing: a verdict file says schema {SCHEMA!r}", "schema")

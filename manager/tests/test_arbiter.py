@@ -354,6 +354,12 @@ def test_rates_by_name_number_and_suffix():
     for bad in (2400.5, 100000, "1e300"):
         with pytest.raises(ValueError, match=r"above the fastest InfiniBand port \(XDR 12x, 2400 Gb/s\)"):
             rate_gbps(bad)
+    # redfiles: below one SDR lane (2 Gb/s) no port runs; `rate: "4.9e-324"` made a packet's
+    # time infinite (plan: internal error, OverflowError) and 1e-10 printed waits of 10^14 µs
+    assert rate_gbps(2) == 2.0
+    for bad in ("4.9e-324", 1e-10, "1.9 Gb/s", 0.5):
+        with pytest.raises(ValueError, match=r"below the slowest InfiniBand port \(SDR 1x, 2 Gb/s\)"):
+            rate_gbps(bad)
     # 4096 bytes at 100 Gb/s: 32768 bits / 100 bits per ns = 327.68 ns; 1 µs at 54.54 Gb/s
     assert bytes_to_us(4096, 100.0) == pytest.approx(0.32768)
     assert us_to_bytes(1.0, 54.54) == pytest.approx(6817.5)

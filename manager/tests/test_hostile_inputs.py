@@ -16,6 +16,8 @@ import copy
 import json
 import os
 import random
+import resource
+import shutil
 import subprocess
 import threading
 from pathlib import Path
@@ -209,6 +211,9 @@ def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc,
     [
         ('{"schema": "ibqos.plan/1", "x": 1e400}', ":1: number 1e400 is too large"),
         ("[" * 100000 + "]" * 100000, "nested too deeply"),
+        # redfiles: Python refuses to read an integer of more than 4300 digits (ValueError:
+        # an internal error, exit 70, in every JSON reader)
+        ('{"schema": "ibqos.plan/1",\n "x": ' + "7" * 5000 + "}", ":2: a number of 5000 digits (at most 40)"),
     ],
 )
 def test_json_that_python_reads_as_infinity_or_recursion_is_refused(capsys, tmp_path, text, says):
@@ -667,3 +672,198 @@ def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(ca
     for cmd in ("status", "verify"):
         rc, out, err = run(capsys, cmd, "nosuch")
         assert rc == 2 and "plan.json" not in out + err and err.startswith("ibqos: error: nosuch: "), (cmd, out, err)
+
+
+def test_an_output_onto_an_input_file_is_refused_before_it_is_replaced(capsys, tmp_path, plan_doc):
+    """redfiles: `ibqos plan policy.yaml -o policy.yaml` (a tab completion one word short)
+    replaced the admin's policy with the plan, exit 0; a symlink or hard link to an input is
+    the same file. Every output file option refuses a file the command reads."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((EXAMPLES / "two-class.yaml").read_text())
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    (tmp_path / "link.yaml").symlink_to(policy)
+    os.link(plan, tmp_path / "hard.json")
+    kept = {p: p.read_bytes() for p in (policy, plan)}
+    for args in (
+        ["plan", policy, "-o", policy],
+        ["plan", policy, "-o", tmp_path / "link.yaml"],
+        ["plan", "-o", tmp_path / "link.yaml", policy],
+        ["monitor", "--plan", plan, "--once", "--state", tmp_path / "hard.json"],
+        ["status", "--live", "--plan", plan, "--verdict", plan],
+        ["testbed", "report", RESULTS, "--prediction", plan, "--png", plan],
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and "is also the file" in err and len(err.strip().splitlines()) == 1, (args, err)
+    assert {p: p.read_bytes() for p in (policy, plan)} == kept
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_number_option_that_is_not_finite_is_refused(capsys, tmp_path, plan_doc, value):
+    """redfiles: click's FloatRange lets nan through (it compares false with both bounds):
+    `testbed report --tolerance nan` printed 'PASS: every class within nan pp' (exit 0),
+    `testbed plan --slack nan` ended in an internal error (exit 70), monitor slept nan
+    seconds; apply and status took a --timeout of nan, inf or -1."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    conf = tmp_path / "opensm.conf"
+    conf.write_text("event_plugin_name ibqos\n")
+    for args in (
+        ["testbed", "report", RESULTS, "--tolerance", value],
+        ["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", tmp_path / "tb", "--slack", value],
+        ["monitor", "--plan", plan, "--once", "--interval", value],
+        ["monitor", "--plan", plan, "--once", "--window", value],
+        ["apply", plan, "--opensm-conf", conf, "--dry-run", "--timeout", value],
+        ["status", "--live", "--timeout", value],
+        ["status", "--live", "--timeout", "-1"],
+    ):
+        rc, out, err = run(capsys, *args)
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and "PASS" not in out, (args, out[-300:], err)
+        assert err.startswith("ibqos: error: Invalid value for '--"), (args, err)
+    assert not (tmp_path / "tb").exists()
+
+
+def test_a_host_or_device_that_is_an_option_is_refused_not_handed_to_ssh(capsys, tmp_path, plan_doc):
+    """redfiles: the testbed's hosts go to ssh as its destination argument, the server's
+    address and the HCA to perftest as arguments: `--server -oProxyCommand=...` made a run
+    plan (exit 0) whose `testbed run` had ssh run that command on this machine, and an empty
+    or spaced name a plan that fails on the testbed. Refused in the run plan's model (one
+    owner for the options and a hand-edited runplan.json, whose error names its line)."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    marker = tmp_path / "ran"
+    proxy = f"-oProxyCommand=touch {marker}"
+    base = ["testbed", "plan", plan, "-o", tmp_path / "tb"]
+    for extra, field in (
+        (["--server", proxy, "--client", "b"], "--server"),
+        (["--server", "a", "--client", ""], "--client"),
+        (["--server", "a", "--client", "b c"], "--client"),
+        (["--server", "a", "--client", "b", "--server-addr", "-x"], "--server-addr"),
+        (["--server", "a", "--client", "b", "--device", "-h"], "--device"),
+    ):
+        rc, _, err = run(capsys, *base, *extra)
+        assert rc == 2 and err.startswith(f"ibqos: error: {field}: ") and err.count("\n") == 1, (extra, err)
+    assert not (tmp_path / "tb").exists()
+    rc, _, err = run(capsys, *base, "--server", "user@node-1.example", "--client", "::1")
+    assert rc == 0, err
+    runplan = tmp_path / "tb" / "runplan.json"
+    text = runplan.read_text().replace('"host": "user@node-1.example"', f'"host": "{proxy}"', 1)
+    runplan.write_text(text)
+    rc, _, err = run(capsys, "testbed", "run", runplan, "--listen-timeout", "1")
+    at = text.count("\n", 0, text.index(proxy)) + 1
+    assert rc == 2 and err.startswith(f"ibqos: error: {runplan}:{at}: phases.0.flows.0.server.host: "), err
+    assert not marker.exists()
+
+
+def test_a_fabric_error_names_the_file_read_not_the_models_own_source(capsys, tmp_path, fabric_doc):
+    """redfiles: errors found when the model is walked named its `source` field instead of
+    the file given: 'synthetic: 0 CA ports ...' (a generated fabric.json says
+    'generated:dragonfly-...', a saved read-back 'live:...', naming nothing the admin has),
+    and dumps 'dumps:/path: sl2vl: ...'."""
+    doc = copy.deepcopy(fabric_doc)
+    for n in doc["nodes"]:
+        if n["kind"] == "ca":
+            for p in n["ports"]:
+                p["lid"] = 0
+    f = tmp_path / "fabric.json"
+    f.write_text(json.dumps(doc))
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err == f"ibqos: error: {f}: 0 CA ports with a LID and a link: nothing to route\n", (
+            args,
+            err,
+        )
+
+
+def test_an_option_the_simulator_refuses_is_said_without_pydantics_prefix(capsys, tmp_path):
+    """redfiles: simulate and dryrun printed pydantic's 'Value error, ' before the rule's own
+    words ('--rate: Value error, link rate must be positive, got nan'), as plans did before
+    docfile.error_message."""
+    dragonfly(2, 1, 1).to_fabric().save(tmp_path / "fabric.json")
+    for args, want in (
+        (["simulate", tmp_path, "--rate", "nan"], "ibqos: error: --rate: link rate must be positive, got nan\n"),
+        (["simulate", tmp_path, "--rate", "fast"], "ibqos: error: --rate: unknown link rate 'fast' (use one of "),
+    ):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.startswith(want) and "Value error" not in err, (args, err)
+
+
+def run_in_1_gib(ibqos_cli, *args, timeout: float) -> subprocess.CompletedProcess[str]:
+    """The console script with 1 GiB of address space: a reader that loads a huge input
+    whole fails (MemoryError) instead of slowing the machine down."""
+    return subprocess.run(
+        [*ibqos_cli.argv, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)),
+    )
+
+
+def test_a_huge_plan_is_refused_at_once_in_little_memory(ibqos_cli, tmp_path):
+    """redfiles: a plan (or run plan, verdict, state file) was read whole up to the 512 MiB
+    every input may be, then parsed: a 100 MB file took 7.6 s and 540 MB to refuse, a few
+    hundred MB exhausted the memory. ibqos's small documents are capped at 16 MiB."""
+    big = tmp_path / "plan.json"
+    with open(big, "w") as f:
+        f.write("[" + ",".join(["0"] * 100_000_000) + "]")  # 200 MB of JSON
+    cp = run_in_1_gib(ibqos_cli, "analyze", big, timeout=60)
+    assert cp.returncode == 2, cp.stderr[-500:]
+    assert cp.stderr.splitlines() == [f"ibqos: error: {big}: larger than 16 MiB; a plan is much smaller"], cp.stderr
+
+
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_a_large_opensm_log_is_read_in_little_memory(ibqos_cli, tmp_path, fabric_doc, cmd):
+    """redfiles: --osm-log (and status --live's default /var/log/opensm.log, which a busy or
+    verbose SM grows to GBs between rotations) was read whole and every line parsed: a 400 MB
+    log took 22 s and 2 GB to name the engine. Only the lines that say which engine configured
+    the tables (and why one refused) are kept; the last routing pass still names the engine."""
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    log = tmp_path / "opensm.log"
+    stamp = "Nov 25 04:32:02 123456 [7F0A3B2C]"
+    filler = f"{stamp} 0x04 -> osm_state_mgr_process: light sweep of the subnet, nothing changed\n".encode()
+    with open(log, "wb") as f:
+        f.write(f"{stamp} 0x02 -> osm_ucast_mgr_process: minhop tables configured on all switches\n".encode())
+        for _ in range(300):
+            f.write(filler * 10_000)  # 300 MB in all
+        f.write(f"{stamp} 0x02 -> osm_ucast_mgr_process: updn tables configured on all switches\n".encode())
+    target = tmp_path / "fabric.json" if cmd == "verify" else tmp_path
+    cp = run_in_1_gib(ibqos_cli, cmd, target, "--osm-log", log, "--json", timeout=120)
+    assert cp.returncode in (0, 1) and "error" not in cp.stderr, cp.stderr[-500:]
+    doc = json.loads(cp.stdout)
+    assert (doc["routing_in_force"] if cmd == "verify" else doc)["engine"] == "updn", cp.stdout[-500:]
+
+
+@pytest.fixture(scope="module")
+def real_dumps(tmp_path_factory) -> Path:
+    """OpenSM's dumps of a tiny fabric (minhop), as a production SM host leaves them."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.topology import fat_tree
+
+    tmp = tmp_path_factory.mktemp("dumps")
+    net = fat_tree(leaves=2, spines=1, hosts=2).write_net(tmp / "f.net")
+    with Harness(net, run_dir=tmp / "h") as h:
+        return h.run_sm(engine="minhop", conf={"qos": "TRUE"}).dumps
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "latin-1"])
+def test_a_dla_record_that_is_no_file_is_refused_not_waited_on(ibqos_cli, tmp_path, real_dumps, kind):
+    """redfiles: dla's record in a run or dump directory (ibqos-dla.json) was read with
+    read_text, not as every input is: a FIFO there hung status (killed after 20 s),
+    /dev/zero exhausted the memory (MemoryError, exit 70), a Latin-1 byte said 'input is not
+    UTF-8 (byte 7)' without naming the file."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(real_dumps, dumps)
+    record = dumps / "ibqos-dla.json"
+    record.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(record)
+    elif kind == "dev-zero":
+        record.symlink_to("/dev/zero")
+    else:
+        record.write_bytes(b'{"x": "\xff"}')
+    cp = run_in_1_gib(ibqos_cli, "status", tmp_path, timeout=60)
+    says = "not UTF-8 (byte 7)" if kind == "latin-1" else "not a regular file"
+    assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {record}"), cp.stderr[-500:]
+    assert says in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr

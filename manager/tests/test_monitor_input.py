@@ -154,3 +154,22 @@ def test_a_hand_edited_verdict_is_one_line_and_exit_2_before_sampling(
     )
     cp = run(ibqos_cli, "--plan", plan, "--once", "--verdict", bad, *NO_FABRIC)
     one_line(cp, 2, f"{bad}{where}")
+
+
+@pytest.mark.parametrize(
+    "state, words",
+    [
+        ('{"schema": "ibqos.counters/1", "time": NaN, "ports": []}', "NaN is not a number JSON allows"),
+        ('{"schema": "ibqos.counters/1", "time": "nan", "ports": []}', "time 'nan' is not a time"),
+        ('{"schema": "ibqos.counters/1", "time": 1e400, "ports": []}', "1e400 is too large"),
+        ('{"schema": "ibqos.counters/1", "time": 1.0, "ports": [{"guid": "0x1", "port": 1e400}]}', "too large"),
+    ],
+    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400"],
+)
+def test_a_state_file_with_no_time_or_port_is_named_before_sampling(ibqos_cli, plan, tmp_path, state, words):
+    """redfiles: the state file was read with json.loads, which takes NaN and Infinity: a
+    saved time of NaN or "nan" was taken (every interval from it nan), a port of 1e400 was an
+    internal error (OverflowError, exit 70). Read as every JSON document is (docfile)."""
+    path = tmp_path / "state.json"
+    path.write_text(state + "\n")
+    one_line(run(ibqos_cli, "--plan", plan, "--once", "--json", "--state", path, *NO_FABRIC), 2, f"{path}", words)

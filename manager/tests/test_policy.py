@@ -113,6 +113,16 @@ def test_shorthands(tmp_path):
         ('{groups: [{name: g, port_guid: ["0x1-0x10000000000000000"]}]}', "does not fit in 64 bits"),
         ('{ulps: [{ulp: sdp, port_num: "70000"}]}', "port_num: 70000 is not a TCP port (0-65535)"),
         ('{ulps: [{ulp: iser, port_num: "3261-3260"}]}', "port_num: range '3261-3260' is empty"),
+        # redfiles: OpenSM reads the port with strtoul into an unsigned (P4294967297 is port 1)
+        # and names nodes by their description cut to 63 bytes with every byte outside printable
+        # ASCII made a space (clean_nodedesc): these matched no port, or another one
+        ('{groups: [{name: g, port_name: ["n1 HCA-1/P4294967297"]}]}', "port 4294967297: a port is 1..254"),
+        ('{groups: [{name: g, port_name: ["n1 HCA-1/P255"]}]}', "port 255: a port is 1..254"),
+        ('{groups: [{name: g, port_name: ["n1 HCA-1/P010"]}]}', "not a port number (P8 or P0x8, not octal)"),
+        ('{groups: [{name: g, port_name: ["st\u00f6r01 HCA-1/P1"]}]}', "node description 'st\\xf6r01 HCA-1' "),
+        ('{groups: [{name: g, port_name: ["n\\t1 HCA-1/P1"]}]}', "node description 'n\\t1 HCA-1'"),
+        ('{groups: [{name: g, port_name: ["n\\x001 HCA-1/P1"]}]}', "OpenSM names nodes by"),
+        ("{groups: [{name: g, port_name: ['" + "n" * 64 + "/P1']}]}", "64 characters"),
     ],
 )
 def test_numbers_wider_than_their_field_are_refused(tmp_path, match, says):

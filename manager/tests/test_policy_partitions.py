@@ -120,3 +120,29 @@ def test_a_pkey_match_on_an_ipoib_partition_needs_its_sl_too(ibqos_cli, tmp_path
         parts.replace("storage=0x0b01, ipoib", "storage=0x0b01, ipoib, sl=1"),
     )
     assert r.returncode == 2 and "as the default class (no rule matches the partition)" in r.stderr, r.stderr
+
+
+def test_a_partitions_file_that_cannot_be_read_names_the_policys_line(tmp_path):
+    """redfiles: `partitions: nosuch.conf` said only '.../nosuch.conf: no such file', and
+    `partitions: ""` '...: is a directory, not a partitions.conf' (the policy's own directory):
+    neither named the policy or its line. The file's own syntax errors still name its line."""
+    from ibqos.errors import InputError
+    from ibqos.policy import load_policy
+
+    text = (REPO_ROOT / "examples" / "two-class.yaml").read_text()
+    line = text.count("\n") + 1
+    (tmp_path / "adir").mkdir()
+    for value, says in (
+        ("nosuch.conf", f"{tmp_path}/nosuch.conf: no such file"),
+        ("adir", f"{tmp_path}/adir: is a directory, not a partitions.conf"),
+        ('""', "an empty path names no partitions file"),
+        ("/dev/zero", "/dev/zero: not a regular file"),
+    ):
+        f = tmp_path / "pol.yaml"
+        f.write_text(text + f"partitions: {value}\n")
+        try:
+            load_policy(f)
+        except InputError as e:
+            assert str(e) == f"{f}:{line}: partitions: {says}", str(e)
+        else:
+            raise AssertionError(value)

@@ -80,6 +80,35 @@ CASES = {
     # redteam: YAML 1.1 reads `1e400` (no dot) as a string, which the rate parser made inf
     # (an internal error writing plan.json)
     "rate-1e400": (GOOD.replace("rate: HDR", "rate: 1e400"), 2, "fabric.rate", "finite number of Gb/s, got '1e400'"),
+    # redfiles: a rate no port runs made a packet's time infinite (internal error, exit 70)
+    "rate-subnormal": (
+        GOOD.replace("rate: HDR", 'rate: "4.9e-324"'),
+        2,
+        "fabric.rate",
+        "below the slowest InfiniBand port (SDR 1x, 2 Gb/s)",
+    ),
+    # redfiles: YAML's yes/on/true is a bool, which pydantic read as 1 where a number is wanted
+    "bandwidth-yes": (GOOD.replace("bandwidth: 40", "bandwidth: yes"), 8, "classes[0].bandwidth", "got true"),
+    "sl-on": (
+        GOOD.replace("    default: true", "    default: true\n    sls: [on]"),
+        13,
+        "classes[1].sls[0]",
+        "want a number, got true",
+    ),
+    "distance-true": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 40\n    max_distance: true"),
+        9,
+        "classes[0].max_distance",
+        "want a number, got true",
+    ),
+    "cap-true": (GOOD.replace("high: 8", "high: true"), 4, "fabric.vlarb_cap.high", "want a number, got true"),
+    # redfiles: a rate where a share is wanted said only 'unable to parse string as a number'
+    "bandwidth-gbps": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 80 Gb/s"),
+        8,
+        "classes[0].bandwidth",
+        "'80 Gb/s' is not a share: give a percentage of the link (40 or '40%') or rest",
+    ),
     "rate-inf": (GOOD.replace("rate: HDR", "rate: inf Gb/s"), 2, "fabric.rate", "finite number of Gb/s"),
     "python-tag": (
         GOOD.replace("rate: HDR", "rate: !!python/object/apply:os.system [true]"),
@@ -219,3 +248,14 @@ def test_a_key_with_a_newline_stays_on_one_line(tmp_path):
     with pytest.raises(InputError) as e:
         load_policy(f)
     assert str(e.value) == f"{f}:1: classes.'\\n': '.inf' is not a finite number"
+
+
+def test_a_role_takes_a_share_written_as_the_class_does(tmp_path):
+    """redfiles: `bandwidth: "30%"` was read for a class but refused for one of its roles
+    (`roles: {global: {bandwidth: "30%"}}`: 'unable to parse string as a number'); the share
+    type reads both (docs/policy.md: 'also "10%"')."""
+    f = _write(
+        tmp_path, GOOD.replace("    bandwidth: 40\n", '    bandwidth: 40\n    roles: {global: {bandwidth: "30%"}}\n')
+    )
+    policy = load_policy(f)
+    assert policy.classes[0].bounds("global")[0] == 30 and policy.classes[0].bandwidth == 40

@@ -12,7 +12,7 @@ from ibqos import paths
 from ibqos.plan import Plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
-from ibqos.render import render_plan
+from ibqos.render import render_plan, render_texts
 from ibqos.roles import ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -370,3 +370,45 @@ def test_a_directory_opensm_conf_cannot_name_is_refused(ibqos_cli, tmp_path, nam
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith(f"ibqos: error: {tmp_path}/a"), r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_too_long_for_an_opensm_conf_line_is_refused(tmp_path):
+    """redfiles: OpenSM reads opensm.conf with fgets(line, 1023), so the bytes of a line from
+    1023 on are read as a line of their own: under a directory of about 1000 bytes
+    `event_plugin_options` and `qos_policy_file` came back from `opensm -c` cut (1001 of 1035
+    bytes), another file. OpenSM reads the longest line ibqos allows whole (the oracle: every
+    option as written); one byte more is refused, before anything is written."""
+    from ibqos.errors import InputError
+    from ibqos.osmconf import parse
+    from ibqos.proc import run_command
+
+    plan = _plan()
+    longest = len("event_plugin_options ") + len("/plugin-tables.conf")
+
+    def deep(n: int) -> Path:  # a directory whose absolute path has n bytes
+        d, left = tmp_path, n - len(str(tmp_path))
+        while left > 0:
+            part = min(200, left - 1)
+            part = part if left - 1 - part != 1 else part - 1  # no empty last component
+            d, left = d / ("d" * part), left - 1 - part
+        assert len(str(d)) == n, (len(str(d)), n)
+        return d
+
+    ok = deep(1022 - longest)
+    files = render_plan(plan, ok)
+    assert max(len(ln.encode()) for ln in files["opensm.conf"].read_text().splitlines()) == 1022
+    back = tmp_path / "back.conf"
+    run_command([paths.require_tool("opensm", "opensm"), "-F", str(files["opensm.conf"]), "-c", str(back)])
+    ours, theirs = parse(files["opensm.conf"].read_text()), parse(back.read_text())
+    assert {k: (v, theirs.get(k)) for k, v in ours.items() if theirs.get(k) != v} == {}
+    too_long = deep(1023 - longest)
+    with pytest.raises(InputError, match=r"reads 1022 bytes of a line, and 'event_plugin_options' would take 1023"):
+        render_plan(plan, too_long)
+    assert not too_long.exists()
+    # what it would have written: OpenSM reads that path cut, so the limit is exact
+    too_long.mkdir(parents=True)
+    conf = too_long / "opensm.conf"
+    conf.write_text(render_texts(plan, too_long)["opensm.conf"])
+    run_command([paths.require_tool("opensm", "opensm"), "-F", str(conf), "-c", str(back)])
+    read = parse(back.read_text())["event_plugin_options"]
+    assert read == str(too_long / "plugin-tables.conf")[:-1], read[-30:]

@@ -181,3 +181,25 @@ def test_live_verify_asks_the_sa_for_path_sls(ibqos_cli, tmp_path, ibsim_fabric)
     assert doc["sl_source"].startswith("SA path records (5112 pairs")
     assert doc["source"].startswith("live:") and len(doc["sls_used"]) > 1
     assert sl0.returncode == 1 and "credit loop" in sl0.stdout
+
+
+def test_path_sls_of_another_fabric_are_refused_not_read_as_sl_0(ibqos_cli, tmp_path):
+    """redfiles: a saquery capture none of whose paths joins two CA ports of the fabric (taken
+    on another subnet, or before the LIDs changed) was read, and every pair silently fell back
+    to SL 0, as an empty capture did (exit 0 here; under a layered engine a false credit
+    loop). One path of the fabric's makes the file usable."""
+    dumps = _run(tmp_path, fat_tree(leaves=2, spines=1, hosts=2), "minhop")
+    fabric = load_dumps(dumps)
+    lids = sorted(p.lid for n in fabric.cas() for p in n.ports.values() if p.num and p.lid)
+    record = (
+        "PathRecord dump:\n\t\tslid....................{s:#06x}\n"
+        "\t\tdlid....................{d:#06x}\n\t\tsl......................0x1\n"
+    )
+    psl = tmp_path / "psl"
+    psl.write_text(record.format(s=0x101, d=0x102) + record.format(s=lids[0], d=0x999))
+    cp = ibqos_cli("verify", dumps, "--path-sl", psl)
+    assert cp.returncode == 2 and cp.stdout == "" and cp.stderr.count("\n") == 1, cp.stdout + cp.stderr
+    assert cp.stderr.startswith(f"ibqos: error: {psl}: none of its 2 paths joins two CA ports of this"), cp.stderr
+    psl.write_text(psl.read_text() + record.format(s=lids[0], d=lids[1]))
+    cp = ibqos_cli("verify", dumps, "--path-sl", psl)
+    assert cp.returncode == 0 and "SLs used 0,1," in cp.stdout, cp.stdout + cp.stderr

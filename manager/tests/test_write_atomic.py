@@ -67,3 +67,26 @@ def test_the_file_is_fsynced_before_the_rename(tmp_path, monkeypatch):
     f.save(tmp_path / "fabric.json")
     assert order == ["fsync", "rename", "fsync"]  # the file, the rename, the directory
     assert Fabric.load(tmp_path / "fabric.json").nodes[1].ports[1].lid == 1
+
+
+def test_an_output_that_is_a_symlink_writes_the_file_it_names(tmp_path):
+    """redfiles: the rename replaced the link itself with a regular file and left the file it
+    named as it was: as root, `ibqos plan p.yaml -o /dev/stdout > plan.json` replaced the
+    system's /dev/stdout symlink with the plan (measured here, then restored) and wrote
+    nothing to plan.json. The output is the file the link names; the link stays."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "plan.json"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    link = tmp_path / "plan.json"
+    link.symlink_to(target)
+    write_atomic(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new\n" and (target.stat().st_mode & 0o777) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "plan.json"]
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["plan.json"]  # no temp file left
+    dangling = tmp_path / "new.json"
+    dangling.symlink_to(elsewhere / "created.json")  # config management's link, file not yet there
+    write_atomic(dangling, "x\n")
+    assert dangling.is_symlink() and (elsewhere / "created.json").read_text() == "x\n"

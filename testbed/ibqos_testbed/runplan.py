@@ -12,14 +12,15 @@ Latency uses -n ITERATIONS, not -D: only then does perftest print the full table
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from ibqos.docfile import read_json, validate, write_atomic, write_dir_atomic
+from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
 from ibqos.errors import InputError
 from ibqos.templating import render
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .planinput import PlanSummary
 
@@ -27,12 +28,36 @@ SCHEMA: Literal["ibqos.testbed-run/1"] = "ibqos.testbed-run/1"
 LISTING_TEMPLATE = "perftest-plan.j2"
 
 
+# A node as ssh's destination takes it (name, address, user@name; IPv6 as ::1 or [::1]) and
+# perftest its server's address: an argument starting with '-' is read by either as an option
+# (`-oProxyCommand=...` had ssh run a command on this machine), an empty or spaced one fails.
+_HOST_RE = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.-]*@)?[A-Za-z0-9_:\[][A-Za-z0-9_.:%\[\]-]*")
+# An HCA as perftest -d takes it (mlx5_0, ibp1s0, rxe0)
+_DEVICE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+
+def _host(v: str) -> str:
+    if not _HOST_RE.fullmatch(v):
+        raise ValueError(f"{v!r} is not a node ssh can reach: a name, user@name or address, not starting with '-'")
+    return v
+
+
+def _device(v: str) -> str:
+    if not _DEVICE_RE.fullmatch(v):
+        raise ValueError(f"{v!r} is not an HCA name perftest -d takes (such as mlx5_0), not starting with '-'")
+    return v
+
+
+Host = Annotated[str, AfterValidator(_host)]
+Device = Annotated[str, AfterValidator(_device)]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
 
 class Process(_Model):
-    host: str
+    host: Host
     argv: list[str] = Field(min_length=1)
     timeout: float = Field(gt=0, description="seconds; the process is killed after this")
 
@@ -62,10 +87,10 @@ class ClassInfo(_Model):
 
 
 class Settings(_Model):
-    server: str
-    client: str
-    server_addr: str = Field(description="name or address the client uses to reach the server")
-    device: str
+    server: Host
+    client: Host
+    server_addr: Host = Field(description="name or address the client uses to reach the server")
+    device: Device
     ib_port: int = Field(ge=1)
     duration: int = Field(ge=1)
     size: int = Field(ge=1)
@@ -106,7 +131,8 @@ class RunPlan(_Model):
     @classmethod
     def load(cls, path: str | Path) -> RunPlan:
         path = Path(path)
-        return validate(cls, read_json(path), path)
+        doc, text = read_json_text(path, limit=SMALL_DOC_LIMIT, what="a run plan")
+        return validate(cls, doc, path, text=text)
 
 
 def build(plan: PlanSummary, s: Settings) -> RunPlan:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-from ibqos.docfile import read_json_text, validate
+from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate
 from ibqos.errors import InputError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 
@@ -46,5 +46,7 @@ def read_state(run_dir: Path) -> tuple[HarnessState, dict[str, Any]]:
     path = run_dir / STATE_FILE
     if not path.exists():
         raise InputError("no fabric here (run 'ibqos fabric up' first)", file=path)
-    doc, text = read_json_text(path, hint="the state 'ibqos fabric up' wrote")
+    doc, text = read_json_text(
+        path, hint="the state 'ibqos fabric up' wrote", limit=SMALL_DOC_LIMIT, what="a state file"
+    )
     return validate(HarnessState, doc, path, text=text), doc

@@ -92,7 +92,18 @@ def finished(jobdir: Path, n: int) -> list[int]:
 
 
 def results(jobdir: Path, n: int) -> list[SimResult]:
-    return [SimResult.from_json(read_json(result_path(jobdir, i))) for i in range(n)]
+    return [_result(result_path(jobdir, i)) for i in range(n)]
+
+
+def _result(path: Path) -> SimResult:
+    """A point's result, as its task wrote it; anything else (edited, {}, another program's)
+    is one line naming the file."""
+    doc = read_json(path)
+    try:
+        return SimResult.from_json(doc)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"not a simulation result this ibqos wrote ({type(e).__name__}: {why})", file=path) from e
 
 
 def save_job_id(jobdir: Path, job_id: str) -> None:

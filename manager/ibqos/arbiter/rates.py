@@ -19,6 +19,9 @@ RATES_GBPS = {
 }
 # 12 lanes of XDR: no InfiniBand port is faster, so a larger number is a unit slip (Mb/s)
 MAX_GBPS = 3 * RATES_GBPS["XDR"]
+# one lane of SDR: no InfiniBand port is slower, so a smaller number is a unit slip (Tb/s), and
+# a subnormal one makes a packet's time on the wire infinite
+MIN_GBPS = RATES_GBPS["SDR"] / 4
 
 # PortInfo's active lane speed as OpenSM's dumps (osm_dump.c) and ibqos-readback name it (a
 # number, or OpenSM's "FDR10"), to the rate it belongs to. The numbers are nominal, not data
@@ -68,6 +71,11 @@ def rate_gbps(rate: str | float | int) -> float:
         raise ValueError(f"link rate must be positive, got {value}")
     if not math.isfinite(value):  # `1e400` is a float too
         raise ValueError(f"link rate must be a finite number of Gb/s, got {rate!r}")
+    if value < MIN_GBPS:
+        raise ValueError(
+            f"link rate {value:g} Gb/s is below the slowest InfiniBand port (SDR 1x, {MIN_GBPS:g} Gb/s): "
+            "the number is in Gb/s"
+        )
     if value > MAX_GBPS:
         raise ValueError(
             f"link rate {value:g} Gb/s is above the fastest InfiniBand port (XDR 12x, {MAX_GBPS:g} Gb/s): "

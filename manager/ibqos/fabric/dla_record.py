@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..arbiter import ArbTable
 from ..errors import InputError
+from ..inputfile import MiB, read_text
 
 RECORD_FILE = "ibqos-dla.json"
 OSM_DEFAULT_DUMP_DIR = Path("/var/log")  # OpenSM 3.3.23's dump_files_dir (OSM_DEFAULT_TMP_DIR)
@@ -112,12 +113,10 @@ def read_record(dumps: Path) -> DlaRecord | None:
     """The record in a dump directory, or None when the plugin wrote none there (it was not
     loaded, or no heavy sweep asked dla to route)."""
     path = Path(dumps) / RECORD_FILE
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    if not path.exists():
         return None
-    except OSError as e:
-        raise InputError(e.strerror or "cannot read", file=path) from e
+    # as every input is: a FIFO there hung status, /dev/zero filled the memory
+    text = read_text(path, limit=64 * MiB, what="dla's record")
     try:
         return DlaRecord.model_validate_json(text)
     except ValidationError as e:

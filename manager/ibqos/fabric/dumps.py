@@ -62,6 +62,7 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
     if not d.is_dir():
         raise InputError("not a directory of OpenSM dumps", file=d)
     fabric = Fabric(source=f"dumps:{d}")
+    fabric.was_read_from(d)
     _read_subnet(fabric, d / SUBNET_LST)
     _read_lfts(fabric, d / LFTS_DUMP)
     sl2vl = d / SL2VL_DUMP

@@ -112,8 +112,8 @@ def _missing(where: str, source: str | None) -> InputError:
 
 def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
     """Raises InputError for a missing SL2VL table (see the rules above), naming `source`
-    (default: the fabric's own)."""
-    source = source or fabric.source
+    (default: the file or dump directory it was read from)."""
+    source = source or fabric.read_from
     switches = sorted(n.guid for n in fabric.switches())
     sw_of = {g: i for i, g in enumerate(switches)}
     eps = endpoints(fabric)

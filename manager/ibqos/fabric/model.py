@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..arbiter.rates import LANE_COUNTS, LANE_SPEED_PATTERN, LANE_SPEED_RATES, WIDTH_PATTERN
 from ..arbiter.table import ArbTable
@@ -123,6 +123,21 @@ class Node(_M):
         return self.lft[dlid] if dlid < len(self.lft) else NO_ROUTE
 
 
+class ReadFrom:
+    """Where a model was read from. Not part of what the fabric is: pydantic compares private
+    attributes too, and a fabric read from a file equals the same fabric built in Python."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str | None = None):
+        self.path = path
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ReadFrom)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 class Fabric(_M):
     # required in a document (load and from_json check that it was given), implied in Python
     schema_: Literal["ibqos.fabric/1"] = Field("ibqos.fabric/1", alias="schema")
@@ -132,6 +147,17 @@ class Fabric(_M):
     # each path its own SL (lash, dfsssp); None when not read (every path uses its class's SL),
     # and then absent from the document.
     path_sls: Annotated[dict[tuple[int, int], int], PathSlRows()] | None = Field(None, exclude_if=lambda v: v is None)
+    # The file or dump directory this model was read from (not in the document): what an error
+    # found in the model names. `source` is the document's own word, which a saved model
+    # carries from elsewhere ('generated:...', 'live:...').
+    _read_from: ReadFrom = PrivateAttr(default_factory=ReadFrom)
+
+    @property
+    def read_from(self) -> str | None:
+        return self._read_from.path
+
+    def was_read_from(self, path: str | Path) -> None:
+        self._read_from = ReadFrom(str(path))
 
     # ---- queries -------------------------------------------------------
     def switches(self) -> Iterator[Node]:
@@ -210,6 +236,7 @@ class Fabric(_M):
         # then what the schema cannot say: links that lead nowhere or one way, LFT ports a
         # switch lacks, a LID owned twice, a missing SL2VL row (with the line and field)
         check_fabric_doc(doc, path, text)
+        fabric.was_read_from(path)
         return fabric
 
 

@@ -25,9 +25,11 @@ is `ambiguous`, never a share computed from a fraction of its traffic.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..docfile import parse_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.counters/1"
@@ -71,7 +73,7 @@ class Sample:
     @classmethod
     def from_json(cls, text: str, where: str = "counters") -> Sample:
         try:
-            doc = json.loads(text)
+            doc = parse_json(text, where)
             if doc.get("schema") != SCHEMA:
                 raise ValueError(f"schema is {doc.get('schema')!r}, not {SCHEMA}")
             ports = {}
@@ -91,8 +93,11 @@ class Sample:
                     rcv_window=_window(p, "rcv_data_sl"),
                 )
                 ports[(pc.guid, pc.port)] = pc
-            return cls(time=float(doc["time"]), ports=ports)
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            when = float(doc["time"])
+            if not (math.isfinite(when) and when >= 0):  # "nan": every interval from it was nan
+                raise ValueError(f"time {doc['time']!r} is not a time")
+            return cls(time=when, ports=ports)
+        except (ValueError, KeyError, TypeError, AttributeError, OverflowError) as e:
             line = e.lineno if isinstance(e, json.JSONDecodeError) else None
             raise InputError(f"not an {SCHEMA} document: {e}", file=where, line=line) from e
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..docfile import read_json_text, validate
+from ..docfile import SMALL_DOC_LIMIT, read_json_text, validate
 from ..errors import InputError
 from .check import check_plan
 from .model import SCHEMA, Plan
 
 
 def load_plan(path: str | Path) -> Plan:
-    doc, text = read_json_text(path)
+    doc, text = read_json_text(path, limit=SMALL_DOC_LIMIT, what="a plan")
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
         got = doc.get("schema") if isinstance(doc, dict) else None
         if isinstance(got, str) and got.startswith("ibqos.plan/"):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..docfile import write_json
-from ..policy.model import NAME_RE, CableMetres, Distance, Microseconds, SwitchHops, SwitchLatencyNs, TolerancePp
+from ..policy.model import NAME_RE, SL, CableMetres, Distance, Microseconds, SwitchHops, SwitchLatencyNs, TolerancePp
 
 SCHEMA = "ibqos.plan/1"
 
@@ -71,7 +71,7 @@ class PlanClass(_M):
     name: str = Field(pattern=NAME_RE)
     index: int
     priority: Literal["high", "low"]
-    sls: list[Annotated[int, Field(ge=0, le=15)]] = Field(min_length=1)
+    sls: list[SL] = Field(min_length=1)
     vls: list[int]
     default: bool
     bandwidth: Bandwidth

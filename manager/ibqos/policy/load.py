@@ -8,7 +8,7 @@ import pydantic
 from pydantic_core import ErrorDetails
 
 from ..docfile import error_loc, error_message
-from ..errors import InputError
+from ..errors import InputError, one_line
 from .check import check_policy
 from .model import Match, Policy
 from .partitions import Partitions, missing_pkeys, read_partitions
@@ -30,9 +30,25 @@ def load_policy(path: str | Path) -> Policy:
     policy._sha256 = src.sha256
     check_policy(policy)
     if policy.partitions is not None:
-        policy._partitions = read_partitions(Path(path).parent / policy.partitions)
+        policy._partitions = _read_partitions(policy, Path(path).parent)
         _check_pkeys(policy)
     return policy
+
+
+def _read_partitions(policy: Policy, base: Path) -> Partitions:
+    """The policy's `partitions:` file; a file that cannot be read is named with the policy's
+    line (an error inside it names its own line)."""
+    file, line = policy.where("partitions")
+    name = policy.partitions or ""
+    if not name.strip():
+        raise InputError("an empty path names no partitions file", file=file, line=line, field="partitions")
+    target = base / name
+    try:
+        return read_partitions(target)
+    except InputError as e:
+        if e.line is not None:
+            raise
+        raise InputError(f"{one_line(str(target))}: {e.detail}", file=file, line=line, field="partitions") from e
 
 
 def _check_pkeys(policy: Policy) -> None:

@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..arbiter.e2e import DLA_SWITCH_HOPS
 from ..arbiter.rates import rate_gbps
@@ -14,15 +23,29 @@ from ..vls import DataVls, vlcap_code
 from .partitions import Partitions
 
 ULPS = ("ipoib", "sdp", "rds", "srp", "iser", "any")
+MAX_PORT = 254  # IBA: a node's ports are 1..254 (255 is no port)
+NODE_DESC_MAX = 63  # OpenSM's node descriptions: NodeDescription's 64 bytes with its NUL
 NAME_RE = r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$"
+
+
+def _not_bool(v: Any) -> Any:
+    # pydantic reads true as 1 where a number is wanted, and YAML reads yes/on/true as true:
+    # `max_latency_us: yes` was a 1 µs bound, `sls: [on]` SL 1
+    if isinstance(v, bool):
+        raise ValueError(f"want a number, got {str(v).lower()}")
+    return v
+
+
+NotBool = BeforeValidator(_not_bool)
 # Figures a policy gives and its plan carries, checked alike in both (a plan edited by hand
 # is held to what a policy may say)
-SwitchLatencyNs = Annotated[float, Field(ge=0, le=1e6)]
-CableMetres = Annotated[float, Field(ge=0, le=1e5)]
-SwitchHops = Annotated[int, Field(ge=0, le=64)]
-Microseconds = Annotated[float, Field(gt=0)]  # a latency bound
-Distance = Annotated[int, Field(ge=1)]  # table entries between two turns
-TolerancePp = Annotated[float, Field(gt=0, le=25)]
+SwitchLatencyNs = Annotated[float, Field(ge=0, le=1e6), NotBool]
+CableMetres = Annotated[float, Field(ge=0, le=1e5), NotBool]
+SwitchHops = Annotated[int, Field(ge=0, le=64), NotBool]
+Microseconds = Annotated[float, Field(gt=0), NotBool]  # a latency bound
+Distance = Annotated[int, Field(ge=1), NotBool]  # table entries between two turns
+TolerancePp = Annotated[float, Field(gt=0, le=25), NotBool]
+SL = Annotated[int, Field(ge=0, le=15), NotBool]
 
 
 class _Strict(BaseModel):
@@ -78,12 +101,12 @@ def _in_field(nums: list[int], what: str) -> None:
 
 
 class Capacity(_Strict):
-    high: int = Field(64, ge=1, le=64)
-    low: int = Field(64, ge=1, le=64)
+    high: Annotated[int, Field(ge=1, le=64), NotBool] = 64
+    low: Annotated[int, Field(ge=1, le=64), NotBool] = 64
 
 
 class FabricSpec(_Strict):
-    rate: float | str = "EDR"
+    rate: Annotated[float | str, NotBool] = "EDR"
     mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
     data_vls: DataVls = 8
     vlarb_cap: Capacity = Capacity()
@@ -170,11 +193,27 @@ class PortGroup(_Strict):
         # OpenSM's grammar: the last "/P<n>" splits node description and port, n >= 1; on a
         # switch any port names the switch's one port GUID (port 0 cannot be named).
         for x in v:
-            m = re.fullmatch(r".+/[pP](0[xX][0-9a-fA-F]+|\d+)", x)
-            if not m or int(m.group(1), 0) == 0:
+            m = re.fullmatch(r"(.+)/[pP](0[xX][0-9a-fA-F]+|[1-9]\d*|0)", x)
+            if m is None and re.fullmatch(r".+/[pP]0\d+", x):
+                # OpenSM's strtoul(.., 0) reads a leading 0 as octal: P010 is port 8
+                raise ValueError(f"port_name: {x!r}: not a port number (P8 or P0x8, not octal)")
+            if m is None or int(m.group(2), 0) == 0:
                 raise ValueError(
                     f"port_name: {x!r} must be '<node description>/P<port>' with a "
                     "port from 1, as OpenSM reads port names"
+                )
+            desc, num = m.groups()
+            port = int(num, 0)
+            if port > MAX_PORT:
+                # OpenSM keeps strtoul's number in an unsigned: P4294967297 is port 1
+                raise ValueError(f"port_name: {x!r}: port {port}: a port is 1..{MAX_PORT}")
+            if not (desc.isascii() and desc.isprintable()) or len(desc) > NODE_DESC_MAX:
+                # OpenSM names a node by its description cut to 63 bytes, every byte outside
+                # printable ASCII made a space (clean_nodedesc): no node is named this
+                raise ValueError(
+                    f"port_name: node description {desc!a} ({len(desc)} characters): OpenSM names nodes by "
+                    f"printable ASCII of at most {NODE_DESC_MAX} characters, any other byte read as a space, "
+                    "so this names no port (ibnetdiscover shows the descriptions as OpenSM reads them)"
                 )
         return v
 
@@ -289,7 +328,23 @@ class Match(_Strict):
 
 # The smallest share a 64-entry table of 255-weight entries expresses is about 0.006 %: a
 # guarantee below 0.01 % is a typo, and would divide by zero in the synthesis.
-Bandwidth = Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"]
+
+
+def _share(v: Any) -> Any:
+    """A share as a policy writes it: 40, '40%', or rest, for a class and a role alike."""
+    v = _not_bool(v)
+    if isinstance(v, str) and v.strip() != "rest":
+        num = v.strip().removesuffix("%").strip()
+        try:
+            float(num)
+        except ValueError:
+            # `80 Gb/s`: a rate, not a share of the link
+            raise ValueError(f"{v!r} is not a share: give a percentage of the link (40 or '40%') or rest") from None
+        return num
+    return v
+
+
+Bandwidth = Annotated[Annotated[float, Field(ge=0.01, le=100)] | Literal["rest"], BeforeValidator(_share)]
 
 
 class RoleOverride(_Strict):
@@ -304,23 +359,16 @@ class ClassSpec(_Strict):
     bandwidth: Bandwidth
     # A ceiling the verdict checks when every class saturates. The arbiter cannot enforce one
     # (it is work-conserving: an idle class's turns go to the others), so the plan does not.
-    max_bandwidth: float | None = Field(None, ge=0.01, le=100)
+    max_bandwidth: Annotated[float, Field(ge=0.01, le=100), NotBool] | None = None
     max_latency_us: Microseconds | None = None
     max_distance: Distance | None = None
     # One packet from its source CA to its destination, arbitration waits, serialization, wire
     # and switches summed over the worst route (ibqos/arbiter/e2e.py).
     max_e2e_latency_us: Microseconds | None = None
-    sls: list[Annotated[int, Field(ge=0, le=15)]] | None = None
+    sls: list[SL] | None = None
     default: bool = False
     match: Match = Match()
     roles: dict[Role, RoleOverride] = {}
-
-    @field_validator("bandwidth", mode="before")
-    @classmethod
-    def _pct(cls, v: Any) -> Any:
-        if isinstance(v, str) and v.strip().endswith("%"):
-            return v.strip()[:-1]
-        return v
 
     def bounds(self, role: str) -> tuple[Bandwidth, float | None, int | None]:
         o = self.roles.get(role)  # type: ignore[call-overload]  # role: any role name

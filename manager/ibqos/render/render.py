@@ -19,6 +19,15 @@ from .rules import policy_rules
 # OpenSM 3.3.23 reads an opensm.conf value up to a line break or a '#' (checked with `opensm
 # -F conf -c out`: `qos_policy_file /a#b/x` comes back as `/a`)
 OSM_PATH_BREAKS = "\n\r#"
+# ... and reads a line with fgets(line, 1023): the bytes of a longer one from 1023 on are read
+# as a line of their own, so a path that long names another file (checked with opensm -c)
+OSM_LINE_MAX = 1022
+# the options whose value is a path into the rendered directory (opensm.conf.j2), and the file
+PATH_OPTIONS = {
+    "event_plugin_options": "plugin-tables.conf",
+    "qos_policy_file": "qos-policy.conf",
+    "partition_config_file": "partitions.conf",
+}
 
 FILES = {
     "opensm.conf": "opensm.conf.j2",
@@ -50,6 +59,13 @@ def check_osm_dir(out_dir: Path) -> None:
             + ", so qos_policy_file would name another file; choose another directory",
             file=out_dir,
         )
+    key, name = max(PATH_OPTIONS.items(), key=lambda kv: len(f"{kv[0]} {out_dir / kv[1]}".encode()))
+    if (n := len(f"{key} {out_dir / name}".encode())) > OSM_LINE_MAX:
+        raise InputError(
+            f"OpenSM's opensm.conf cannot name a file under this directory: OpenSM reads {OSM_LINE_MAX} bytes "
+            f"of a line, and '{key}' would take {n}, so it would name another file; choose a shorter path",
+            file=out_dir,
+        )
 
 
 def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = None) -> dict[str, str]:
@@ -69,13 +85,13 @@ def render_texts(plan: Plan, out_dir: Path, port_types: dict[str, str] | None = 
             **common,
             routing_engine=DLA_CHAIN if dla else plan.fabric.routing,
             plugin=dla,
-            tables_path=str(out_dir / "plugin-tables.conf"),
-            policy_path=str(out_dir / "qos-policy.conf"),
+            tables_path=str(out_dir / PATH_OPTIONS["event_plugin_options"]),
+            policy_path=str(out_dir / PATH_OPTIONS["qos_policy_file"]),
             data_vls=plan.fabric.data_vls,
             max_op_vls=vlcap_code(plan.fabric.data_vls),
             # Under dla the plugin programs every SL2VL; these lines serve the fallback only.
             sl2vl=fallback_sl2vl(plan.fabric.data_vls) if dla else plan.sl2vl,
-            partitions_path=str(out_dir / "partitions.conf") if plan.partitions else None,
+            partitions_path=str(out_dir / PATH_OPTIONS["partition_config_file"]) if plan.partitions else None,
         ),
         "qos-policy.conf": render(FILES["qos-policy.conf"], **common, **_policy_ctx(plan, port_types)),
         "plugin-tables.conf": render(FILES["plugin-tables.conf"], **common),

@@ -78,7 +78,7 @@ def verify_sls(
             raise InputError(f"SL {sl} out of range 0..15", field="sl")
     ix = build_index(fabric)
     if ix.E < 2:
-        raise InputError(f"{ix.E} CA ports with a LID and a link: nothing to route", file=fabric.source or None)
+        raise InputError(f"{ix.E} CA ports with a LID and a link: nothing to route", file=fabric.read_from)
     matrices = [sl_matrix(ix, sl, path_sls) for sl in sls]
     stats = analyze_many(ix, [m for m, _ in matrices], block=block)
     if ix.lmc and path_sls is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..docfile import write_atomic
 from ..errors import InputError
+from ..fabric.index import endpoints
 from ..fabric.model import Fabric
 from ..inputfile import read_bytes
 
@@ -110,6 +111,17 @@ def read_path_sls(path: str | Path, fabric: Fabric) -> PathSLs:
         # every pair would fall back to one SL: under a layered engine a false credit loop
         raise InputError(
             "no path SLs in it (saquery PR records, or '<src node GUID> <dlid> <sl>' lines): did the capture fail?",
+            file=p,
+        )
+    ca_lids = {
+        p.lid + k for g, num in endpoints(fabric) for p in [fabric.nodes[g].ports[num]] for k in range(1 << p.lmc)
+    }
+    if not any(s in ca_lids and d in ca_lids and s != d for s, d in found.by_lids):
+        # every pair would fall back to one SL, as with an empty capture
+        raise InputError(
+            f"none of its {len(found.by_lids)} paths joins two CA ports of this fabric "
+            f"(CA LIDs {min(ca_lids, default=0)}..{max(ca_lids, default=0)}): captured on another fabric, "
+            "or before the LIDs changed?",
             file=p,
         )
     return found

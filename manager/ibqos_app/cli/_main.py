@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 from ibqos.errors import ExternalError, IbqosError, one_line
 from ibqos.interrupt import Interrupted, install
+from ibqos.outpath import refuse_outputs_onto_inputs
 
 # Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), one module
 # per command in this package, each imported only when it runs: `ibqos plan` loads neither the
@@ -56,6 +57,7 @@ class LazyGroup(click.Group):
             # a command's dependency missing from this installation (numpy uninstalled
             # beside plan, analyze and render) costs that command, not the others
             raise ExternalError(f"{name} cannot run here: {e}") from e
+        _check_outputs_first(cmd)
         return cmd
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -63,6 +65,26 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def _check_outputs_first(cmd: click.Command) -> None:
+    """Every command (and a group's subcommands) checks its output paths against its inputs
+    before it runs (outpath.refuse_outputs_onto_inputs)."""
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            _check_outputs_first(sub)
+        return
+    inner = cmd.callback
+    if inner is None or getattr(inner, "_outputs_checked", False):
+        return
+
+    @functools.wraps(inner)
+    def checked(*args: object, **kwargs: object) -> object:
+        refuse_outputs_onto_inputs(click.get_current_context())
+        return inner(*args, **kwargs)
+
+    checked._outputs_checked = True  # type: ignore[attr-defined]
+    cmd.callback = checked
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -14,6 +14,7 @@ from ibqos.apply.service import resolve
 from ibqos.errors import InputError
 
 from ..apply.run import ApplyRequest
+from ._numbers import FiniteFloat
 
 if TYPE_CHECKING:
     from ..apply.run import ApplyRequest
@@ -63,7 +64,13 @@ def sm_options(f: F) -> F:
             click.option("--pid", type=int, callback=positive_pid, help="PID of the running OpenSM."),
             click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID."),
             click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing."),
-            click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for the heavy sweep."),
+            click.option(
+                "--timeout",
+                type=FiniteFloat(0, min_open=True),
+                default=120.0,
+                show_default=True,
+                help="Seconds to wait for the heavy sweep.",
+            ),
             click.option(
                 "--keep",
                 type=click.IntRange(1, 1000),
@@ -74,7 +81,7 @@ def sm_options(f: F) -> F:
             ),
             click.option(
                 "--lock-timeout",
-                type=click.FloatRange(0, 86400),
+                type=FiniteFloat(0, 86400),
                 default=600,
                 show_default=True,
                 help="Seconds to wait for another apply of the same configuration to finish.",

@@ -22,6 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from . import _sim_args as cli_args
+from ._numbers import FiniteFloat
 
 
 def _fabric(spec: str):
@@ -48,8 +49,8 @@ def _fabric(spec: str):
     help="uniform, stencil (3D, 6-point), hotspot, adversarial (dragonflies: every CA to the next group)",
 )
 @click.option("--loads", default="0.2,0.4,0.6,0.8,1.0", show_default=True)
-@click.option("--time-us", type=click.FloatRange(10, 100_000), default=300.0, show_default=True)
-@click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=50.0, show_default=True)
+@click.option("--time-us", type=FiniteFloat(10, 100_000), default=300.0, show_default=True)
+@click.option("--warmup-us", type=FiniteFloat(0, 100_000), default=50.0, show_default=True)
 @click.option("--buffer-packets", type=click.IntRange(1, 1024), default=16, show_default=True)
 @cli_args.switch_model_options
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True)

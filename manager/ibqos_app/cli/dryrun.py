@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from ibqos.docfile import error_message
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
@@ -107,7 +108,7 @@ def dryrun(
     try:  # the simulator's own rule for its window, before the fabric starts
         SimParams(time_us=sim_time_us)
     except ValidationError as e:
-        raise InputError(f"{sim_time_us:g}: {e.errors()[0]['msg']}", field="--sim-time") from e
+        raise InputError(f"{sim_time_us:g}: {error_message(e.errors()[0])}", field="--sim-time") from e
     require_plot("the dry run's report.html")
     check_osm_dir(out.absolute())  # before the fabric starts: the run renders into it
     cfg = DryRunConfig(

@@ -35,6 +35,7 @@ from ibqos.term import console
 from prometheus_client import generate_latest, start_http_server
 from rich.live import Live
 
+from ._numbers import FiniteFloat
 from ._target import sim_env
 from .status import _applied
 
@@ -106,7 +107,7 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
     help="Judge against the plan applied there (ibqos.d/current/plan.json).",
 )
 @click.option(
-    "--interval", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True, help="Seconds between samples."
+    "--interval", type=FiniteFloat(0.1, 3600), default=10.0, show_default=True, help="Seconds between samples."
 )
 @click.option("--once", is_flag=True, help="One interval (or, with --state, since the saved sample), then exit.")
 @click.option("--count", type=click.IntRange(1), help="Stop after this many intervals.")
@@ -131,7 +132,7 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 )
 @click.option(
     "--window",
-    type=click.FloatRange(0, 10),
+    type=FiniteFloat(0, 10),
     default=0.05,
     show_default=True,
     help="Read each port's per-SL counters again this many seconds after the first answer: the shares "
@@ -139,7 +140,7 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 )
 @click.option(
     "--saturation",
-    type=click.FloatRange(0, 1),
+    type=FiniteFloat(0, 1),
     default=0.9,
     show_default=True,
     help="Utilisation from which a link is saturated.",

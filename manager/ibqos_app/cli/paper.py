@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from . import _sim_args as cli_args
+from ._numbers import FiniteFloat
 from ._sim_args import csv_list
 
 EXPERIMENTS = ("seed003-5.1",)
@@ -43,8 +44,8 @@ EXPERIMENTS = ("seed003-5.1",)
     show_default=True,
     help="VOQ buffer models to run (docs/simulator.md): shared, per-output, or both.",
 )
-@click.option("--time-us", type=click.FloatRange(10, 100_000), default=5000.0, show_default=True)
-@click.option("--warmup-us", type=click.FloatRange(0, 100_000), default=1000.0, show_default=True)
+@click.option("--time-us", type=FiniteFloat(10, 100_000), default=5000.0, show_default=True)
+@click.option("--warmup-us", type=FiniteFloat(0, 100_000), default=1000.0, show_default=True)
 @click.option("--quick", is_flag=True, help="Loads 0.5 and 1.0 only, 200 µs: a smoke run.")
 @cli_args.sweep_options
 def paper(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from ibqos.docfile import error_loc, error_message
+from ibqos.docfile import error_loc, error_message, option_error
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.fabric.source import load_fabric
@@ -91,8 +91,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
             sls=[int(x) for x in sls.split(",")] if sls else [0, 1, 2, 3],
         )
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from e
+        raise option_error(e) from e
     except ValueError as e:
         raise InputError(str(e), field="--sls") from e
 
@@ -259,8 +258,7 @@ def simulate(
             seed=seed,
         )
     except ValidationError as e:
-        err = e.errors()[0]
-        raise InputError(err["msg"], field="--" + str(err["loc"][0]).replace("_", "-")) from e
+        raise option_error(e) from e
     traffic = _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
     if sweep and traffic.classes and all(c.rate == "saturate" for c in traffic.classes):
         raise InputError(

@@ -41,6 +41,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
+from ._numbers import FiniteFloat
 from ._rundir import plan_beside
 from ._target import named_conf, positive_pid
 
@@ -80,7 +81,13 @@ if TYPE_CHECKING:
     help="PID of the running OpenSM (for a recovery sweep; default: the one the journal recorded).",
 )
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
-@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
+@click.option(
+    "--timeout",
+    type=FiniteFloat(0, min_open=True),
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for a heavy sweep.",
+)
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON on stdout, instead of the tables.")
 @click.option(
@@ -321,7 +328,7 @@ def _routing(
         except InputError:
             dumps = None
     # each read once: the log names the engine, the record dla's refusal or its groups
-    lines = osmlog.parse(log) if log is not None else []
+    lines = osmlog.parse(log, keep=osmlog.ROUTING_LINES) if log is not None else []
     record = read_record(dumps) if dumps is not None else None
     engine = engine_of(lines, record)
     r = Routing(engine, dla_refusal(record, lines) if engine != "dla" else None)

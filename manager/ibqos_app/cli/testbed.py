@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from ibqos.docfile import option_error
 from ibqos.errors import ExternalError, VerificationFailed
 from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos_testbed import compare, render_report, runplan
@@ -12,6 +13,9 @@ from ibqos_testbed.chart import write_png
 from ibqos_testbed.planinput import load_plan
 from ibqos_testbed.runner import Runner
 from ibqos_testbed.runplan import RunPlan
+from pydantic import ValidationError
+
+from ._numbers import FiniteFloat
 
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
@@ -61,7 +65,7 @@ def testbed() -> None:
     "--slack",
     default=30.0,
     show_default=True,
-    type=click.FloatRange(1),
+    type=FiniteFloat(1),
     help="Seconds allowed beyond the measurement before a process is killed.",
 )
 def plan(
@@ -86,20 +90,23 @@ def plan(
     OUTPUT/runplan.json, the listing of its commands to OUTPUT/runplan.txt.
     """
     summary = load_plan(plan)
-    settings = runplan.Settings(
-        server=server,
-        client=client,
-        server_addr=server_addr or server,
-        device=device,
-        ib_port=ib_port,
-        duration=duration,
-        size=size,
-        lat_size=lat_size,
-        lat_iters=lat_iters,
-        base_port=base_port,
-        report_gbits=report_gbits,
-        slack=slack,
-    )
+    try:  # the run plan's own rules for its hosts and HCA, before anything is written
+        settings = runplan.Settings(
+            server=server,
+            client=client,
+            server_addr=server_addr or server,
+            device=device,
+            ib_port=ib_port,
+            duration=duration,
+            size=size,
+            lat_size=lat_size,
+            lat_iters=lat_iters,
+            base_port=base_port,
+            report_gbits=report_gbits,
+            slack=slack,
+        )
+    except ValidationError as e:
+        raise option_error(e) from e
     run = runplan.build(summary, settings)
     json_path, txt_path = runplan.write(run, out_dir)
     click.echo(txt_path.read_text(), nl=False)
@@ -113,7 +120,7 @@ def plan(
     "--listen-timeout",
     default=30.0,
     show_default=True,
-    type=click.FloatRange(0.1),
+    type=FiniteFloat(0.1),
     help="Seconds to wait for each server to listen.",
 )
 def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> None:
@@ -138,7 +145,7 @@ def run(runplan_path: Path, results_dir: Path | None, listen_timeout: float) -> 
 @click.option(
     "--tolerance",
     default=None,
-    type=click.FloatRange(0),
+    type=FiniteFloat(0),
     help="Largest |measured - predicted| share in percentage points that passes "
     "(default: the plan's verdict.share_tolerance_pp, 2 unless the policy says).",
 )
