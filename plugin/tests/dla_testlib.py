@@ -73,3 +73,31 @@ def fig8_vl(sl_class: int, in_kind: str, out_kind: str) -> int:
     one, else VL 0, whatever the SL. ibqos runs Fig. 8 once per QoS class on the class's VL
     pair (2c, 2c+1) (docs/policy.md, "routing: dla"): the paper's VL 0/1 become 2c/2c+1."""
     return 2 * sl_class + (1 if in_kind == "global" and out_kind == "local" else 0)
+
+
+def next_hops(fabric: Fabric) -> dict[tuple[str, int], str]:
+    """(switch, destination port GUID) -> the node the LFT forwards to (or 'self')."""
+    guid_of = {p.lid: p.guid for n in fabric.nodes.values() for p in n.ports.values() if p.lid}
+    for n in fabric.switches():
+        guid_of[n.lid] = n.guid
+    out = {}
+    for n in fabric.switches():
+        for lid, port in enumerate(n.lft):
+            if lid not in guid_of or port is None or port == 255:
+                continue
+            p = n.ports.get(port)
+            out[(n.desc, guid_of[lid])] = fabric.nodes[p.remote[0]].desc if port and p and p.remote else "self"
+    return out
+
+
+def turn_vls(fabric: Fabric) -> dict[tuple[str, str, str], set]:
+    """(switch, in-peer, out-peer) -> its SL2VL rows over the cabled ports and port 0
+    (parallel cables: the set of theirs)."""
+    out: dict[tuple[str, str, str], set] = {}
+    for n in fabric.switches():
+        peer = {p: fabric.nodes[q.remote[0]].desc for p, q in n.ports.items() if q.remote}
+        peer[0] = "self"
+        for (i, o), row in n.sl2vl.items():
+            if i in peer and o in peer:
+                out.setdefault((n.desc, peer[i], peer[o]), set()).add(row)
+    return out

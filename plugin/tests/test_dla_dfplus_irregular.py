@@ -17,7 +17,7 @@ from itertools import pairwise
 
 import pytest
 from dfplus_fabrics import Group, Spec, all_pairs, build, renumbered
-from dla_testlib import refusals, start_dla
+from dla_testlib import next_hops, refusals, start_dla, turn_vls
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -92,34 +92,6 @@ def judged(tmp_path, topo: Topology, fabric: Fabric, dumps) -> None:
     assert record is not None and record.groups is not None
     recorded = sorted(sorted({spec[g].group for g in m}) for m in record.groups.members)
     assert recorded == [[k] for k in range(topo.params["g"])], recorded
-
-
-def next_hops(fabric: Fabric) -> dict[tuple[str, int], str]:
-    """(switch, destination port GUID) -> the node the LFT forwards to (or 'self')."""
-    guid_of = {p.lid: p.guid for n in fabric.nodes.values() for p in n.ports.values() if p.lid}
-    for n in fabric.switches():
-        guid_of[n.lid] = n.guid
-    out = {}
-    for n in fabric.switches():
-        for lid, port in enumerate(n.lft):
-            if lid not in guid_of or port is None or port == 255:
-                continue
-            p = n.ports.get(port)
-            out[(n.desc, guid_of[lid])] = fabric.nodes[p.remote[0]].desc if port and p and p.remote else "self"
-    return out
-
-
-def turn_vls(fabric: Fabric) -> dict[tuple[str, str, str], set]:
-    """(switch, in-peer, out-peer) -> its SL2VL rows over the cabled ports and port 0
-    (parallel cables: the set of theirs)."""
-    out: dict[tuple[str, str, str], set] = {}
-    for n in fabric.switches():
-        peer = {p: fabric.nodes[q.remote[0]].desc for p, q in n.ports.items() if q.remote}
-        peer[0] = "self"
-        for (i, o), row in n.sl2vl.items():
-            if i in peer and o in peer:
-                out.setdefault((n.desc, peer[i], peer[o]), set()).add(row)
-    return out
 
 
 def same_up_to_renaming(tmp_path, topo: Topology) -> None:

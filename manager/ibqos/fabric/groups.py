@@ -450,7 +450,8 @@ def dragonfly_groups(fabric: Fabric, *, degraded: bool = False) -> dict[int, int
 
 def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tuple[int, int], str]:
     """(node GUID, port) → role: ca, sw0, terminal, local or global (docs/groups.md, "Port
-    roles"); a switch port cabled back into its own switch has none."""
+    roles"); a switch port cabled back into its own switch has none. A router's port takes
+    the terminal role's tables: dla leaves it to OpenSM's qos_rtr_*, rendered from that role."""
     if groups is None:
         groups = find_groups(fabric).groups
     roles = {}
@@ -458,6 +459,9 @@ def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tup
         for p in n.ports.values():
             if n.kind == "ca":
                 roles[(n.guid, p.num)] = "ca"
+            elif n.kind == "router":
+                if p.remote:
+                    roles[(n.guid, p.num)] = "terminal"
             elif p.num == 0:
                 roles[(n.guid, 0)] = "sw0"
             elif p.remote:

@@ -1,0 +1,151 @@
+"""dla and the verifier on fabrics no generator draws (odd_fabrics.py): one switch, two switches
+with parallel cables, rings and a torus, a dragonfly with a rack of switches without CAs, CAs
+with both ports on one switch or on two racks, a router, a CA on a switch's highest port with
+the ports below it empty, node descriptions with quotes, braces and non-ASCII bytes.
+
+Real OpenSM 3.3.23 with the rendered chain dla,dfsssp,lash,nue and the four-class plan's
+tables, the fabric read back live: OpenSM keeps running; every CA port pair is delivered;
+no credit loop (per class SL under dla, the SA's path SLs under a layered fallback); under dla
+the SL2VL and VLArb read back are the plan's; a refusal is exactly one D1A line.
+Then routing depends on the fabric alone: the same fabric with other port numbers and its
+nodes listed in another order (GUIDs pinned) gets the same routes, and twice the same LFTs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import odd_fabrics as fabrics
+import pytest
+from dla_testlib import next_hops, turn_vls
+from ibqos import osmlog
+from ibqos.conformance import diff_programmed, expected_from_plan
+from ibqos.fabric.dla_record import read_record
+from ibqos.fabric.dumps import load_dumps
+from ibqos.fabric.model import Fabric
+from ibqos.plan import Plan
+from ibqos.planner import make_plan
+from ibqos.policy import load_policy
+from ibqos.redline import LAYERED
+from ibqos.render import render_plan
+from ibqos.render.fallback import DLA_CHAIN
+from ibqos.verify import verify_fabric
+from ibqos.verify.sa_paths import query_path_sls
+from ibqos_sim.harness import Harness
+
+pytestmark = pytest.mark.fabric
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY = ROOT / "examples" / "four-class.yaml"
+D1A = re.compile(r"ERR D1A\d: dla: (.*)$")
+GROUP_MAP = "ibqos-dla-groups"  # dla_groupmap.h: the map a sweep stores in the run directory
+
+
+def plan_files(tmp_path: Path) -> tuple[Plan, Path]:
+    """four-class.yaml with class CL's share raised on global ports: the global tables differ
+    from every other role's, so a port given the wrong role shows."""
+    share = "    bandwidth: 50\n"
+    text = POLICY.read_text().replace(share, share + "    roles: {global: {bandwidth: 55}}\n")
+    assert "roles:" in text
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(text)
+    plan = make_plan(load_policy(policy), cap=(8, 8))
+    return plan, render_plan(plan, tmp_path / "cfg")["opensm.conf"]
+
+
+def class_sls(plan: Plan) -> list[int]:
+    """One SL of every class (dla routes every SL of a class alike)."""
+    return [plan.sl2class.index(c) for c in sorted(set(plan.sl2class))]
+
+
+def routers_reached(fabric: Fabric) -> list[str]:
+    """Switches whose LFT has no port for a router port's LID."""
+    lids = [p.lid for n in fabric.nodes.values() if n.kind == "router" for p in n.ports.values() if p.lid]
+    return [f"{sw.desc} LID {lid}" for sw in fabric.switches() for lid in lids if sw.lft[lid] in (None, 255)]
+
+
+def judge(h: Harness, sm, plan: Plan, cas: int) -> tuple[str, Fabric, list[str]]:
+    """(engine in force, fabric read back, problems)."""
+    lines = sm.lines()
+    engine = osmlog.configured_engines(lines)[-1]
+    said = [m.group(1) for ln in lines if (m := D1A.search(ln.text))]
+    fabric = h.read_back(save=False)
+    problems = []
+    if engine == "dla":
+        problems += [f"dla routed and said {s}" for s in said]
+        problems += diff_programmed(fabric, expected_from_plan(plan), record=read_record(sm.dumps))
+        reports = [verify_fabric(fabric, sl=sl) for sl in class_sls(plan)]
+    else:
+        if len(said) != 1 or not said[0].startswith("fabric refused: ") or "[rule: " not in said[0]:
+            problems.append(f"{engine} routes, dla said {said}")
+        psl = query_path_sls(fabric, h.env) if engine in LAYERED else None
+        reports = [verify_fabric(fabric, path_sls=psl)]
+    for r in reports:
+        if not (r.pairs == r.delivered == cas * (cas - 1)):
+            problems.append(f"{r.delivered}/{r.pairs} pairs delivered, {cas} CA ports: {r.defects()}")
+        if not r.cdg_acyclic:
+            problems.append(f"credit loop under {engine}: {' → '.join(r.cycle)}")
+    problems += [f"no route to router: {x}" for x in routers_reached(fabric)]
+    if not sm.alive():
+        problems.append("OpenSM died")
+    return engine, fabric, problems
+
+
+CASES = {
+    "one-switch": (fabrics.one_switch, "dla"),
+    "two-switches": (fabrics.two_switches, "dla"),
+    "hostless-group": (fabrics.hostless_group, "dla"),
+    # a ring of 6 reads as 3 groups of 2 pairwise linked (a dragonfly), of 8 as 4 groups of 2
+    # in a ring (degraded); a 4x4 torus has no such reading: either way, no credit loop
+    "ring-6": (lambda: fabrics.ring(6), None),
+    "ring-8": (lambda: fabrics.ring(8), None),
+    "ring-5": (lambda: fabrics.ring(5), None),
+    "torus-4x4": (lambda: fabrics.torus(4, 4), None),
+    "torus-3x4": (lambda: fabrics.torus(3, 4), None),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_odd_fabric(tmp_path, case, ibsim_fabric):
+    make, want = CASES[case]
+    net, first = make()
+    plan, conf = plan_files(tmp_path)
+    path = net.write(tmp_path / "fabric.net", first)
+    with ibsim_fabric(path, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf])
+        try:
+            engine, _, problems = judge(h, sm, plan, net.cas())
+        finally:
+            sm.stop()
+    print(f"\n{case}: {engine}")
+    assert not problems, "\n".join(problems[:20])
+    if want:
+        assert engine == want
+
+
+def routes(h: Harness, conf: Path, name: str) -> tuple[Fabric, bytes]:
+    run = h.run_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf], name=name)
+    assert run.configured_engines() == ["dla"], [ln.text for ln in run.lines() if "D1A" in ln.text]
+    return load_dumps(run.dumps), (run.dumps / "opensm-lfts.dump").read_bytes()
+
+
+def test_same_routes_whatever_the_port_numbers_and_node_order(tmp_path, ibsim_fabric):
+    _, conf = plan_files(tmp_path)
+    net, first = fabrics.hostless_group(seed=23)
+    net.pin_guids()
+    with ibsim_fabric(net.write(tmp_path / "a.net", first), run_dir=tmp_path / "run-a") as h:
+        a, lfts = routes(h, conf, "first")
+        (h.run_dir / GROUP_MAP).unlink()  # the second run discovers the groups afresh
+        _, again = routes(h, conf, "again")
+    assert again == lfts
+    other, _ = fabrics.hostless_group(seed=24)  # the same cables on other ports
+    other.guid = dict(net.guid)
+    order = sorted(other.kind, reverse=True)
+    with ibsim_fabric(other.write(tmp_path / "b.net", first, order), run_dir=tmp_path / "run-b") as h:
+        b, _ = routes(h, conf, "renumbered")
+    ha, hb = next_hops(a), next_hops(b)
+    assert len(ha) == len(hb) > 0
+    moved = sorted(k for k in ha if ha[k] != hb.get(k))
+    assert moved == [], f"{len(moved)} of {len(ha)} routes differ: {moved[:5]}"
+    va, vb = turn_vls(a), turn_vls(b)
+    assert {k: v for k, v in va.items() if v != vb.get(k)} == {}
