@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 from ibqos import paths
+from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
+from ibqos_sim.harness.resweep import SweepMark, wait_resweep
 
 ENGINE = "dla,minhop"
 REFUSAL = re.compile(r"ERR D1A[0-2]: dla: fabric refused: (.+); falling back to the next routing engine$")
@@ -101,3 +103,27 @@ def turn_vls(fabric: Fabric) -> dict[tuple[str, str, str], set]:
             if i in peer and o in peer:
                 out.setdefault((n.desc, peer[i], peer[o]), set()).add(row)
     return out
+
+
+def reflected(fabric: Fabric, faults, down: bool) -> bool:
+    by_name = {n.desc: n for n in fabric.nodes.values()}
+    for kind, node, port in faults:
+        n = by_name.get(node)
+        present = n is not None if kind == "switch" else bool(n and n.ports.get(port) and n.ports[port].remote)
+        if present == down:
+            return False
+    return True
+
+
+def change_links(h, sm, faults, down: bool):
+    """Take `faults` down (or bring them back) through ibsim's console under the running `sm`:
+    ("link", node, port) or ("switch", node, None), nodes by description. Returns the sweep
+    whose dumps show the change."""
+    sweep = None
+    for _kind, node, port in faults if down else reversed(faults):
+        sweep = (h.unlink if down else h.relink)(node, port, sm=sm)
+    for _ in range(4):  # a sweep that began before the change does not show it
+        if reflected(load_dumps(sm.dumps), faults, down):
+            return sweep
+        sweep = wait_resweep(sm, SweepMark(Path(sm.log), sweep.end_offset))
+    raise AssertionError(f"dumps never showed {faults} {'down' if down else 'back'}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import odd_fabrics as fabrics
 import pytest
-from dla_testlib import next_hops, turn_vls
+from dla_testlib import change_links, next_hops, turn_vls
 from ibqos import osmlog
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.dla_record import read_record
@@ -64,9 +64,9 @@ def routers_reached(fabric: Fabric) -> list[str]:
     return [f"{sw.desc} LID {lid}" for sw in fabric.switches() for lid in lids if sw.lft[lid] in (None, 255)]
 
 
-def judge(h: Harness, sm, plan: Plan, cas: int) -> tuple[str, Fabric, list[str]]:
-    """(engine in force, fabric read back, problems)."""
-    lines = sm.lines()
+def judge(h: Harness, sm, plan: Plan, cas: int, lines=None) -> tuple[str, Fabric, list[str]]:
+    """(engine in force, fabric read back, problems), from OpenSM's log `lines` (default: all)."""
+    lines = sm.lines() if lines is None else lines
     engine = osmlog.configured_engines(lines)[-1]
     said = [m.group(1) for ln in lines if (m := D1A.search(ln.text))]
     fabric = h.read_back(save=False)
@@ -85,7 +85,8 @@ def judge(h: Harness, sm, plan: Plan, cas: int) -> tuple[str, Fabric, list[str]]
             problems.append(f"{r.delivered}/{r.pairs} pairs delivered, {cas} CA ports: {r.defects()}")
         if not r.cdg_acyclic:
             problems.append(f"credit loop under {engine}: {' → '.join(r.cycle)}")
-    problems += [f"no route to router: {x}" for x in routers_reached(fabric)]
+    if engine == "dla":  # dfsssp and nue route CA and switch LIDs only (docs/fallback.md)
+        problems += [f"no route to router: {x}" for x in routers_reached(fabric)]
     if not sm.alive():
         problems.append("OpenSM died")
     return engine, fabric, problems
@@ -149,3 +150,70 @@ def test_same_routes_whatever_the_port_numbers_and_node_order(tmp_path, ibsim_fa
     assert moved == [], f"{len(moved)} of {len(ha)} routes differ: {moved[:5]}"
     va, vb = turn_vls(a), turn_vls(b)
     assert {k: v for k, v in va.items() if v != vb.get(k)} == {}
+
+
+def globals_of(net, rack: int) -> list[tuple[str, int, int]]:
+    """(switch, port, peer's rack) of every cable from `rack` to another rack."""
+    mine = f"r{rack}-"
+    return [
+        (sw, p, int(peer[1 : peer.index("-")]))
+        for sw in net.kind
+        if sw.startswith(mine) and net.kind[sw] == "Switch"
+        for p, (peer, _) in sorted(net.links[sw].items())
+        if net.kind[peer] == "Switch" and not peer.startswith(mine)
+    ]
+
+
+def ca_ports_reached(net, first: str, cut: set[tuple[str, int]]) -> int:
+    """CA ports OpenSM still finds from its own (on CA `first`) with the switch ports at `cut`
+    down: those cabled to a switch it reaches (a CA forwards nothing)."""
+    start = net.links[first][1][0]
+    seen, todo = {start}, [start]
+    while todo:
+        sw = todo.pop()
+        for p, (peer, _) in net.links[sw].items():
+            if net.kind[peer] == "Switch" and (sw, p) not in cut and peer not in seen:
+                seen.add(peer)
+                todo.append(peer)
+    return sum(1 for ca, ports in net.links.items() if net.kind[ca] == "Hca" for sw, _ in ports.values() if sw in seen)
+
+
+# racks of hostless_group(): rack 1 has no CAs
+CUTS = {
+    "rack 3 cut off": lambda net: globals_of(net, 3),
+    "hostless rack 1 cut off": lambda net: globals_of(net, 1),
+    "rack 3 reached through rack 0 only": lambda net: [c for c in globals_of(net, 3) if c[2] != 0],
+    "rack 2 reached through the hostless rack only": lambda net: [c for c in globals_of(net, 2) if c[2] != 1],
+}
+
+
+def test_racks_cut_off_under_a_running_sm(tmp_path, ibsim_fabric):
+    """A rack whose every global cable goes down vanishes from OpenSM's view; one left with a
+    cable to a single other rack is reached through it. dla routes what is left, or refuses
+    it with one line and the fallback routes it; never a credit loop; every CA port still
+    reached is routed; the repair gives back dla's pristine LFTs."""
+    net, first = fabrics.hostless_group()
+    plan, conf = plan_files(tmp_path)
+    problems, seen = [], []
+    with ibsim_fabric(net.write(tmp_path / "fabric.net", first), run_dir=tmp_path / "run", console=True) as h:
+        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf], conf={"sweep_interval": 1})
+        try:
+            pristine = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
+            for name, make in CUTS.items():
+                cables = make(net)
+                faults = [("link", net.desc.get(sw, sw), p) for sw, p, _ in cables]  # by description
+                cut = {end for sw, p, _ in cables for end in ((sw, p), net.links[sw][p])}
+                sweep = change_links(h, sm, faults, down=True)
+                engine, _, found = judge(h, sm, plan, ca_ports_reached(net, first, cut), sweep.lines)
+                seen.append(f"{name}: {engine}")
+                problems += [f"{name} ({engine}): {x}" for x in found]
+                sweep = change_links(h, sm, faults, down=False)
+                engine, _, found = judge(h, sm, plan, net.cas(), sweep.lines)
+                back = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
+                problems += [f"{name}, repaired: {x}" for x in found]
+                if engine != "dla" or back != pristine:
+                    problems.append(f"{name}: after the repair {engine}, LFTs pristine: {back == pristine}")
+        finally:
+            sm.stop()
+    print("\n".join(seen))
+    assert not problems, "\n".join(problems[:30])
