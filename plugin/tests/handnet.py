@@ -72,6 +72,24 @@ class HandNet:
         free.remove(port)  # ValueError: the port is taken
         return port
 
+    def renumbered(self, seed: int) -> HandNet:
+        """The same cabling with every switch's port numbers permuted (GUIDs and descriptions
+        kept; pin_guids first for the same fabric)."""
+        rng = random.Random(seed)
+        perm = {}
+        for name, kind in self.kind.items():
+            ports = list(range(1, self.switch_ports + 1))
+            if kind == "Switch":
+                rng.shuffle(ports)
+            perm[name] = dict(zip(range(1, self.switch_ports + 1), ports, strict=True))
+        out = HandNet(seed, self.switch_ports)
+        out.kind, out.desc, out.guid = dict(self.kind), dict(self.desc), dict(self.guid)
+        out.links = {
+            n: {perm[n][p]: (peer, perm[peer][pp]) for p, (peer, pp) in ls.items()} for n, ls in self.links.items()
+        }
+        out.free = {n: [perm[n][p] for p in free] for n, free in self.free.items()}
+        return out
+
     def port_to(self, a: str, b: str) -> int:
         """a's (first) port cabled to b."""
         return min(p for p, (peer, _) in self.links[a].items() if peer == b)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import adversarial_fabrics
 import odd_fabrics as fabrics
 import pytest
 from dla_testlib import change_links, next_hops, turn_vls
@@ -130,17 +131,28 @@ def routes(h: Harness, conf: Path, name: str) -> tuple[Fabric, bytes]:
     return load_dumps(run.dumps), (run.dumps / "opensm-lfts.dump").read_bytes()
 
 
-def test_same_routes_whatever_the_port_numbers_and_node_order(tmp_path, ibsim_fabric):
+# fabrics dla routes, with parallel cables between one switch pair (hub-switches: two globals,
+# odd-cables: two locals, two-switches), a loopback cable, two-port HCAs
+RENUMBERED = {
+    "hostless-group": fabrics.hostless_group,
+    "two-switches": fabrics.two_switches,
+    "hub-switches": adversarial_fabrics.hub_switches,
+    "odd-cables": adversarial_fabrics.odd_cables,
+    "installer": adversarial_fabrics.installer,
+}
+
+
+@pytest.mark.parametrize("case", list(RENUMBERED))
+def test_same_routes_whatever_the_port_numbers_and_node_order(tmp_path, case, ibsim_fabric):
     _, conf = plan_files(tmp_path)
-    net, first = fabrics.hostless_group(seed=23)
+    net, first = RENUMBERED[case]()
     net.pin_guids()
     with ibsim_fabric(net.write(tmp_path / "a.net", first), run_dir=tmp_path / "run-a") as h:
         a, lfts = routes(h, conf, "first")
         (h.run_dir / GROUP_MAP).unlink()  # the second run discovers the groups afresh
         _, again = routes(h, conf, "again")
     assert again == lfts
-    other, _ = fabrics.hostless_group(seed=24)  # the same cables on other ports
-    other.guid = dict(net.guid)
+    other = net.renumbered(seed=99)
     order = sorted(other.kind, reverse=True)
     with ibsim_fabric(other.write(tmp_path / "b.net", first, order), run_dir=tmp_path / "run-b") as h:
         b, _ = routes(h, conf, "renumbered")
