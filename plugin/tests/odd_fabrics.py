@@ -51,6 +51,18 @@ def ring(n: int):
     return net, "ring-h0-0"
 
 
+def tree(links: list[tuple[int, int]], hosts: list[int]):
+    """Switches s0.. cabled as `links`, hosts[i] CAs on switch i (a line, a star: trees)."""
+    net = HandNet(50 + len(links))
+    sws = [net.switch(f"tree-s{i}") for i in range(len(hosts))]
+    for a, b in links:
+        net.cable(sws[a], sws[b])
+    for i, n in enumerate(hosts):
+        for j in range(n):
+            net.cable(net.hca(f"tree-h{i}-{j}"), sws[i])
+    return net, next(f"tree-h{i}-0" for i, n in enumerate(hosts) if n)
+
+
 def torus(x: int, y: int):
     """An x by y 2D torus (wrap-around links), one CA per switch."""
     net = HandNet(40 + x * y)

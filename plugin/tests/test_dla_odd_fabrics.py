@@ -23,6 +23,7 @@ from ibqos import osmlog
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
+from ibqos.fabric.groups_in_force import groups_in_force
 from ibqos.fabric.model import Fabric
 from ibqos.plan import Plan
 from ibqos.planner import make_plan
@@ -74,7 +75,10 @@ def judge(h: Harness, sm, plan: Plan, cas: int, lines=None) -> tuple[str, Fabric
     problems = []
     if engine == "dla":
         problems += [f"dla routed and said {s}" for s in said]
-        problems += diff_programmed(fabric, expected_from_plan(plan), record=read_record(sm.dumps))
+        record = read_record(sm.dumps)
+        problems += diff_programmed(fabric, expected_from_plan(plan), record=record)
+        used = groups_in_force(fabric, record)  # the checker's discovery agrees with dla's
+        problems += [x for x in (used.disagreement, used.broken) if x]
         reports = [verify_fabric(fabric, sl=sl) for sl in class_sls(plan)]
     else:
         if len(said) != 1 or not said[0].startswith("fabric refused: ") or "[rule: " not in said[0]:
@@ -104,6 +108,9 @@ CASES = {
     "ring-5": (lambda: fabrics.ring(5), None),
     "torus-4x4": (lambda: fabrics.torus(4, 4), None),
     "torus-3x4": (lambda: fabrics.torus(3, 4), None),
+    # trees: three switches in a line (the middle one without CAs), a hub with four spokes
+    "line-3": (lambda: fabrics.tree([(0, 1), (1, 2)], [2, 0, 2]), None),
+    "star-5": (lambda: fabrics.tree([(0, 1), (0, 2), (0, 3), (0, 4)], [0, 2, 1, 2, 2]), None),
 }
 
 
