@@ -60,10 +60,22 @@ def class_sls(plan: Plan) -> list[int]:
     return [plan.sl2class.index(c) for c in sorted(set(plan.sl2class))]
 
 
-def routers_reached(fabric: Fabric) -> list[str]:
-    """Switches whose LFT has no port for a router port's LID."""
-    lids = [p.lid for n in fabric.nodes.values() if n.kind == "router" for p in n.ports.values() if p.lid]
-    return [f"{sw.desc} LID {lid}" for sw in fabric.switches() for lid in lids if sw.lft[lid] in (None, 255)]
+def routers_unreached(fabric: Fabric) -> list[str]:
+    """(switch, router LID) where following the LFTs from that switch does not end at the
+    router's port (the verifier judges CA port pairs only)."""
+    out = []
+    for rt in (n for n in fabric.nodes.values() if n.kind == "router"):
+        for rp in (p for p in rt.ports.values() if p.lid):
+            for sw in fabric.switches():
+                node, hops = sw, 0
+                while node.kind == "switch" and hops <= len(fabric.nodes):
+                    port = node.ports.get(node.lft[rp.lid] if rp.lid < len(node.lft) else 255)
+                    if port is None or port.remote is None:
+                        break
+                    node, hops = fabric.nodes[port.remote[0]], hops + 1
+                if (node.guid, hops > 0) != (rt.guid, True):
+                    out.append(f"{sw.desc} -> {rt.desc} LID {rp.lid}: ends at {node.desc} after {hops} links")
+    return out
 
 
 def judge(h: Harness, sm, plan: Plan, cas: int, lines=None) -> tuple[str, Fabric, list[str]]:
@@ -91,7 +103,7 @@ def judge(h: Harness, sm, plan: Plan, cas: int, lines=None) -> tuple[str, Fabric
         if not r.cdg_acyclic:
             problems.append(f"credit loop under {engine}: {' → '.join(r.cycle)}")
     if engine == "dla":  # dfsssp and nue route CA and switch LIDs only (docs/fallback.md)
-        problems += [f"no route to router: {x}" for x in routers_reached(fabric)]
+        problems += [f"no route to router: {x}" for x in routers_unreached(fabric)]
     if not sm.alive():
         problems.append("OpenSM died")
     return engine, fabric, problems
