@@ -63,6 +63,28 @@ def tree(links: list[tuple[int, int]], hosts: list[int]):
     return net, next(f"tree-h{i}-0" for i, n in enumerate(hosts) if n)
 
 
+def racks(sizes: list[int], hosts: int = 2):
+    """Racks of the given sizes, each a clique, every rack pair cabled once (landing switches
+    taken round robin), `hosts` CAs per switch."""
+    net = HandNet(60 + sum(sizes))
+    rk = [[net.switch(f"k{r}-s{i}") for i in range(n)] for r, n in enumerate(sizes)]
+    for sws in rk:
+        for i, a in enumerate(sws):
+            for b in sws[i + 1 :]:
+                net.cable(a, b)
+    nxt = [0] * len(rk)
+    for a in range(len(rk)):
+        for b in range(a + 1, len(rk)):
+            net.cable(rk[a][nxt[a] % len(rk[a])], rk[b][nxt[b] % len(rk[b])])
+            nxt[a] += 1
+            nxt[b] += 1
+    for r, sws in enumerate(rk):
+        for i, sw in enumerate(sws):
+            for j in range(hosts):
+                net.cable(net.hca(f"k{r}-h{i}-{j}"), sw)
+    return net, "k0-h0-0"
+
+
 def torus(x: int, y: int):
     """An x by y 2D torus (wrap-around links), one CA per switch."""
     net = HandNet(40 + x * y)

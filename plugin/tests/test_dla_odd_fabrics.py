@@ -89,8 +89,10 @@ def judge(h: Harness, sm, plan: Plan, cas: int, lines=None) -> tuple[str, Fabric
         problems += [f"dla routed and said {s}" for s in said]
         record = read_record(sm.dumps)
         problems += diff_programmed(fabric, expected_from_plan(plan), record=record)
-        used = groups_in_force(fabric, record)  # the checker's discovery agrees with dla's
-        problems += [x for x in (used.disagreement, used.broken) if x]
+        used = groups_in_force(fabric, record)  # the checker's discovery agrees with dla's,
+        # unless dla passed over partitions that needed too many VLs (the checker knows none)
+        skipped = record is not None and record.groups is not None and record.groups.alternative > 0
+        problems += [x for x in (None if skipped else used.disagreement, used.broken) if x]
         reports = [verify_fabric(fabric, sl=sl) for sl in class_sls(plan)]
     else:
         if len(said) != 1 or not said[0].startswith("fabric refused: ") or "[rule: " not in said[0]:
@@ -120,6 +122,12 @@ CASES = {
     "ring-5": (lambda: fabrics.ring(5), None),
     "torus-4x4": (lambda: fabrics.torus(4, 4), None),
     "torus-3x4": (lambda: fabrics.torus(3, 4), None),
+    # racks of unequal sizes, every pair cabled once: two racks short of one switch each; one
+    # rack of 3 among racks of 5; two racks of 2 beside one of 4
+    "racks-4-4-3-3": (lambda: fabrics.racks([4, 4, 3, 3]), None),
+    "racks-5-5-3": (lambda: fabrics.racks([5, 5, 3]), None),
+    "racks-4-2-2": (lambda: fabrics.racks([4, 2, 2]), None),
+    "racks-3-3-3-1": (lambda: fabrics.racks([3, 3, 3, 1]), None),
     # trees: three switches in a line (the middle one without CAs), a hub with four spokes
     "line-3": (lambda: fabrics.tree([(0, 1), (1, 2)], [2, 0, 2]), None),
     "star-5": (lambda: fabrics.tree([(0, 1), (0, 2), (0, 3), (0, 4)], [0, 2, 1, 2, 2]), None),

@@ -45,7 +45,11 @@ class Partition:
 
 
 def switch_graph(fabric: Fabric) -> dict[int, set[int]]:
-    adj: dict[int, set[int]] = {n.guid: set() for n in fabric.switches()}
+    """Switch GUID -> linked switches, keyed in GUID order: the searches below take switches
+    in this order where the spec leaves ties (the most constrained switch first), as dla does
+    in OpenSM's switch table, so the partition does not depend on the order the model lists
+    switches in (the live reader's discovery order, a dump's)."""
+    adj: dict[int, set[int]] = {g: set() for g in sorted(n.guid for n in fabric.switches())}
     for n in fabric.switches():
         for p in n.ports.values():
             if p.remote and p.remote[0] in adj and p.remote[0] != n.guid:
