@@ -141,7 +141,7 @@ def main() -> None:
     # port is a CA port here: `ca`); three switches in a line (refused: groups of 2 and 1)
     write_fabric(out, "one_switch", hand(odd_fabrics.one_switch), lambda n: 0)
     # the group's local links 2-coloured, no global link: the side with more hosts is the leaf
-    # (swB: 2 CAs, a rail of the dual-rail HCA and a router; swA: 2 CAs and the other rail)
+    # (swB: 2 CAs, a rail of the dual-rail HCA, a router and a port of another; swA: one fewer)
     two_roles = {"swA": "spine", "swB": "leaf"}
     write_fabric(out, "two_switches", hand(odd_fabrics.two_switches), lambda n: 0, role_of=two_roles.__getitem__)
     write_fabric(out, "hostless_rack", hand(odd_fabrics.hostless_group), lambda n: n.split("-")[0])

@@ -24,7 +24,7 @@ def one_switch():
 
 def two_switches():
     """Two switches joined by two cables; a dual-rail HCA with a port on each, a router on the
-    second switch's highest port."""
+    second switch's highest port, a two-port router with a port on each."""
     net = HandNet(22)
     a, b = net.switch("swA"), net.switch("swB")
     net.cable(a, b)
@@ -36,6 +36,9 @@ def two_switches():
     net.cable(dual, a)
     net.cable(dual, b)
     net.cable(net.router("rt0"), b, 1, 36)
+    gw = net.router("gw2", ports=2)  # a two-port router, a port on each switch
+    net.cable(gw, a)
+    net.cable(gw, b)
     return net, "a0"
 
 
