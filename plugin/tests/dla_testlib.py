@@ -105,6 +105,18 @@ def turn_vls(fabric: Fabric) -> dict[tuple[str, str, str], set]:
     return out
 
 
+def assert_same_routes(a: Fabric, b: Fabric) -> None:
+    """a and b, one fabric under two numberings, route alike: per (switch, destination) the same
+    next node, per switch turn the same VLs (nodes by description, destinations by GUID)."""
+    ha, hb = next_hops(a), next_hops(b)
+    assert len(ha) == len(hb) > 0
+    moved = sorted(k for k in ha if ha[k] != hb.get(k))
+    assert moved == [], f"{len(moved)} of {len(ha)} routes differ under another numbering: {moved[:5]}"
+    va, vb = turn_vls(a), turn_vls(b)
+    differ = sorted(k for k in va.keys() | vb.keys() if va.get(k) != vb.get(k))
+    assert differ == [], f"{len(differ)} turns differ in their VLs: {differ[:5]}"
+
+
 def reflected(fabric: Fabric, faults, down: bool) -> bool:
     by_name = {n.desc: n for n in fabric.nodes.values()}
     for kind, node, port in faults:
