@@ -19,6 +19,7 @@ import adversarial_fabrics
 import odd_fabrics as fabrics
 import pytest
 from dla_testlib import assert_same_routes, change_links
+from handnet import HandNet
 from ibqos import osmlog
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.dla_record import read_record
@@ -292,3 +293,25 @@ def test_faults_under_a_running_sm(tmp_path, fab, ibsim_fabric):
             sm.stop()
     print("\n".join(seen))
     assert not problems, "\n".join(problems[:30])
+
+
+def test_hosts_back_to_back(tmp_path, ibsim_fabric, ibqos_cli):
+    """Two hosts cabled port to port, no switch: OpenSM brings both ports up, nothing to
+    route; `ibqos verify` delivers the two pairs in no switch hop (before: internal error,
+    exit 70, IndexError in the array verifier)."""
+    net = HandNet(1)
+    a, b = net.hca("a", ports=2), net.hca("b", ports=2)
+    net.cable(a, b, 1, 1)
+    net.cable(a, b, 2, 2)  # the SM's HCA binds port 1: port 2's link is never discovered
+    _, conf = plan_files(tmp_path)
+    with ibsim_fabric(net.write(tmp_path / "fabric.net", "a"), run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf])
+        try:
+            live = ibqos_cli("verify", "--live", "--osm-log", sm.log, env=h.env, timeout=300)
+            dumps = ibqos_cli("verify", sm.dumps, env=h.env, timeout=300)
+            assert sm.alive()
+        finally:
+            sm.stop()
+    for cp in (live, dumps):
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        assert "delivered: 2/2\n" in cp.stdout and "    0          2 100.00%" in cp.stdout, cp.stdout
