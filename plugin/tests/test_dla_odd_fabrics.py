@@ -8,7 +8,10 @@ tables, the fabric read back live: OpenSM keeps running; every CA port pair is d
 no credit loop (per class SL under dla, the SA's path SLs under a layered fallback); under dla
 the SL2VL and VLArb read back are the plan's; a refusal is exactly one D1A line.
 Then routing depends on the fabric alone: the same fabric with other port numbers and its
-nodes listed in another order (GUIDs pinned) gets the same routes, and twice the same LFTs."""
+nodes listed in another order (GUIDs pinned) gets the same routes, and twice the same LFTs.
+Then faults under a running OpenSM (a rack cut off, a rack reached through one other only,
+a rail of a dual-rail HCA, one of two parallel cables) and their repair; and two hosts cabled
+back to back, with no switch at all."""
 
 from __future__ import annotations
 
