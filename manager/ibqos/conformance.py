@@ -4,7 +4,7 @@ the MTU every link runs (`mtu_findings`).
 Expected state (the `dla` contract, seed 003 Fig. 8 generalised to classes):
 - SL s belongs to class c = sl2class[s]; class c owns VLs vls[c] = (2c, 2c+1) under dla,
   (3c, 3c+1, 3c+2) under dla with fault_tolerance links, (c,) under OpenSM's own engines.
-- CA ports: SL s → vls[c][0].
+- CA and router ports: SL s → vls[c][0].
 - Switches, per (in, out): vls[c][1] when `in` is a global port and `out` a local port (dla),
   and on a dragonfly+ spine when both are local (up from a leaf, down to a leaf), else
   vls[c][0]; on a dragonfly+ leaf a turn between two spines takes the level of the routes
@@ -129,14 +129,14 @@ def diff_programmed(  # noqa: PLR0912
     out: dict[str, list[str]] = {"sl2vl": [], "vlarb": [], "missing": []}
     for n in sorted(fabric.nodes.values(), key=lambda n: n.guid):
         present = sorted(n.ports)
-        if n.kind == "ca":
+        if n.kind != "switch":  # a CA's or router's port: dla's SL2VL hook gives it level 0
             for p in present:
                 want = expected_sl2vl(expected.sl2class, None, None, vls_of)
                 got = n.sl2vl.get((0, p))
                 if got is None:
                     out["missing"].append(f"{_name(n, p)}: no SL2VL read back")
                 elif got != want:
-                    out["sl2vl"].append(f"{_name(n, p)} (ca) SL2VL {_vl(got)} planned {_vl(want)}")
+                    out["sl2vl"].append(f"{_name(n, p)} ({n.kind}) SL2VL {_vl(got)} planned {_vl(want)}")
         else:
             ext = [p for p in present if p != 0]
             peer = {p: (n.ports[p].remote or (None,))[0] for p in ext}

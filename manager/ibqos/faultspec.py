@@ -12,6 +12,7 @@ a routed fabric model (the name exists, the port is linked) and says what goes d
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,8 @@ from .errors import InputError
 from .fabric.check import MAX_PORTS
 from .fabric.groups import NotADragonfly, dragonfly_groups
 from .fabric.model import Fabric, Node
+
+PortEnd = tuple[int, int]  # (node GUID, port number)
 
 FIELD = "--fault"
 SYNTAX = (
@@ -45,7 +48,7 @@ class ResolvedFault:
     port: int | None  # None: the whole switch
     peer: tuple[str, int] | None  # the other end of a link
     kind: str  # "terminal link", "local link", "global link", "switch link" or "switch"
-    lost_cas: tuple[str, ...]  # hosts whose only link goes down
+    lost_cas: tuple[str, ...]  # CAs and routers left without a link (a dual-rail HCA keeps its other)
 
     def __str__(self) -> str:
         """`switch sw-g3-s1`, `global link sw-g0-s1[7]-sw-g3-s0[6]`."""
@@ -122,6 +125,19 @@ def _switch_link_kind(fabric: Fabric, a: Node, b: Node) -> str:
     return "local link" if groups[a.guid] == groups[b.guid] else "global link"
 
 
+def _cut_off(fabric: Fabric, nodes: set[int], down: Callable[[PortEnd, PortEnd], bool]) -> tuple[str, ...]:
+    """The CAs and routers among `nodes` that the fault leaves without a link (a dual-rail
+    HCA keeps its other rail): `down(end, far)` says whether the cable between these two
+    (node GUID, port) ends goes down."""
+    out = []
+    for guid in nodes:
+        n = fabric.nodes[guid]
+        cables = [((guid, p.num), p.remote) for p in n.ports.values() if p.remote]
+        if n.kind != "switch" and cables and all(down(a, b) for a, b in cables):
+            out.append(n.desc)
+    return tuple(sorted(out))
+
+
 def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> ResolvedFault:
     """What the fault takes down on `fabric`. `sm_node` is the CA OpenSM runs on: a fault that
     cuts it off is refused (OpenSM could not re-sweep what it cannot reach)."""
@@ -133,9 +149,9 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
                 f"(for its link: link:{node.desc}[1])",
                 field=FIELD,
             )
-        peers = [fabric.nodes[p.remote[0]] for p in node.ports.values() if p.remote]
+        peers = {fabric.nodes[p.remote[0]].guid for p in node.ports.values() if p.remote}
         res = ResolvedFault(
-            spec, node.desc, None, None, "switch", tuple(sorted(n.desc for n in peers if n.kind == "ca"))
+            spec, node.desc, None, None, "switch", _cut_off(fabric, peers, lambda _, far: far[0] == node.guid)
         )
     else:
         if spec.port is None:  # parse_fault gives every link its port
@@ -149,14 +165,15 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             raise InputError(f"{spec.text!r}: port {spec.port} of {node.desc} has no link", field=FIELD)
         peer = fabric.nodes[port.remote[0]]
         ends = (node, peer)
-        kind = "terminal link" if any(n.kind == "ca" for n in ends) else _switch_link_kind(fabric, node, peer)
+        kind = "terminal link" if any(n.kind != "switch" for n in ends) else _switch_link_kind(fabric, node, peer)
+        link = {(node.guid, spec.port), port.remote}
         res = ResolvedFault(
             spec,
             node.desc,
             spec.port,
             (peer.desc, port.remote[1]),
             kind,
-            tuple(sorted(n.desc for n in ends if n.kind == "ca")),
+            _cut_off(fabric, {n.guid for n in ends}, lambda end, far: end in link or far in link),
         )
     # the SM's node is a CA, or a switch (port 0) when a net file lists a switch first, as
     # ibnetdiscover does

@@ -108,3 +108,33 @@ def test_links_stride_and_the_detour_vl_are_accepted():
     sw = next(n for n in pairs.nodes.values() if n.desc == "sw-g1-s0")
     sw.sl2vl[(loc[0], loc[1])] = tuple(2 * c + 1 for c in SL2CLASS)
     assert len(diff_programmed(pairs, Expected(SL2CLASS, TABLES, {}))) == 1
+
+
+def test_router_port_is_checked_as_opensm_programs_it():
+    """A router's port (dla leaves it to OpenSM): the terminal role's VLArb, which ibqos renders
+    as qos_rtr_vlarb_*, and its class's first VL like a CA port (dla's SL2VL hook gives every
+    non-switch port level 0). Before, the checker read the router as a switch in no group and
+    its port as a global port: a false table finding wherever the global tables differ."""
+    from ibqos.fabric.model import Node, Port
+
+    fabric, roles = _programmed_as_planned()
+    sw = next(n for n in fabric.nodes.values() if n.desc == "sw-g1-s0")
+    free = max(sw.ports) + 1
+    sw.nports = free
+    t = TABLES["terminal"]
+    sw.ports[free] = Port(num=free, remote=(0xEE, 1), op_vls=8, vlarb=sw.ports[1].vlarb)
+    for i in sw.ports:
+        if i:
+            sw.sl2vl[(i, free)] = _fig8(SL2CLASS, roles.get((sw.guid, i)), "terminal")
+            sw.sl2vl[(free, i)] = _fig8(SL2CLASS, "terminal", roles.get((sw.guid, i)))
+    vlarb = ArbTable(list(t.high) + [(0, 0)] * 6, list(t.low) + [(0, 0)] * 6, t.limit, 8, 8)
+    rt = Node(guid=0xEE, kind="router", desc="gw", nports=1)
+    rt.ports[1] = Port(num=1, lid=999, remote=(sw.guid, free), op_vls=8, vlarb=vlarb)
+    rt.sl2vl[(0, 1)] = _fig8(SL2CLASS, None, None)
+    fabric.nodes[rt.guid] = rt
+    assert port_roles(fabric)[(rt.guid, 1)] == "terminal"
+    assert diff_programmed(fabric, Expected(SL2CLASS, TABLES, {})) == []
+    rt.sl2vl[(0, 1)] = _fig8(SL2CLASS, "global", "local")  # the class's second VL: not planned
+    assert diff_programmed(fabric, Expected(SL2CLASS, TABLES, {})) == [
+        "gw:1 (router) SL2VL 1357135713571357 planned 0246024602460246"
+    ]

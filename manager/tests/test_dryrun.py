@@ -274,6 +274,17 @@ def test_dla_refusal_is_reported_from_the_plugin_record(ibqos_cli, tmp_path):
     assert f"D1A0: {record['engine']['reason']}" in r.stderr
 
 
+def test_two_hosts_back_to_back_fail_in_one_line(ibqos_cli, tmp_path):
+    """No switch, nothing to route: dla never routes (its record says `unused`), so the dry
+    run fails saying dla did not configure the tables; before, it took the record for dla's
+    routing and ended in an internal error (NotADragonfly: no switches, exit 70)."""
+    net = tmp_path / "b2b.net"
+    net.write_text('Hca\t2 "a"\n[1]\t"b"[1]\n[2]\t"b"[2]\n\nHca\t2 "b"\n[1]\t"a"[1]\n[2]\t"a"[2]\n')
+    r = dryrun(ibqos_cli, EXAMPLES / "two-class.yaml", tmp_path / "run", "--net", net)
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "ibqos: error: OpenSM fell back to nothing: dla did not configure the tables\n" in r.stderr, r.stderr
+
+
 def test_vlhighlimit_overlay_comes_from_the_record(ibqos_cli, tmp_path):
     """On Debian's ibsim, which does not store VLHighLimit (docs/ibsim.md)."""
     r = dryrun(

@@ -215,3 +215,28 @@ def test_the_c_writers_output_validates_against_the_fabric_schema(df72, tmp_path
     doc["nodes"][0]["ports"][0]["lid"] = -1  # the schema is not vacuous on this document
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.Draft202012Validator(schema).validate(doc)
+
+
+# NodeDescription is UTF-8 (IBA 14.2.5.2); ibsim keeps 63 bytes of it, so the long one ends
+# in the first byte of an 'é'
+DESCS = {"sw0": 'r\u00e4ck "1" \u2013 sw {0}', "sw1": "x" * 62 + "\u00e9\u00e9", "h0": "h\u00f6st \U0001f600 0"}
+
+
+def test_node_descriptions_are_read_as_utf8(tmp_path, ibsim_fabric):
+    """Read back as the switch reports them, decoded as UTF-8 with invalid bytes replaced (as
+    the dump loader decodes them); before, every byte above 0x7e became its own character
+    ('rÃ¤ck')."""
+    net = tmp_path / "fabric.net"
+    net.write_text(
+        f'Hca\t1 "h0" # {DESCS["h0"]}\n[1]\t"sw0"[1]\n\n'
+        f'Switch\t8 "sw0" # {DESCS["sw0"]}\n[1]\t"h0"[1]\n[2]\t"h1"[1]\n[8]\t"sw1"[8]\n\n'
+        f'Switch\t8 "sw1" # {DESCS["sw1"]}\n[8]\t"sw0"[8]\n\n'
+        'Hca\t1 "h1"\n[1]\t"sw0"[2]\n',
+        encoding="utf-8",
+    )
+    with ibsim_fabric(net, run_dir=tmp_path, console=False) as h:
+        h.run_sm(engine="minhop", plugin=False, timeout=120)
+        live = read_live(h.env, timeout=60)
+    got = sorted(n.desc for n in live.nodes.values())
+    want = sorted([*(d.encode()[:63].decode("utf-8", errors="replace") for d in DESCS.values()), "h1"])
+    assert got == want

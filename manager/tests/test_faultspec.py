@@ -92,3 +92,46 @@ def test_two_faults_on_one_link_or_switch_are_refused(df42, first, second, down)
 
 def test_disjoint_faults_pass(df42):
     check_disjoint([resolve(parse_fault(t), df42) for t in ("link:sw-g2-s0[3]", "switch:sw-g3-s1", "link:sw-g2-s0[4]")])
+
+
+def _two_switches():
+    """swA and swB joined by a cable; h0 on swA, h1 on swB, a dual-rail HCA on both, a router
+    on swB only."""
+    from ibqos.fabric.model import Fabric, Node, Port
+
+    f = Fabric(source="synthetic")
+    nodes = {
+        "swA": Node(guid=1, kind="switch", desc="swA", nports=4),
+        "swB": Node(guid=2, kind="switch", desc="swB", nports=4),
+        "h0": Node(guid=3, kind="ca", desc="h0", nports=1),
+        "h1": Node(guid=4, kind="ca", desc="h1", nports=1),
+        "rail": Node(guid=5, kind="ca", desc="rail", nports=2),
+        "rt": Node(guid=6, kind="router", desc="rt", nports=1),
+    }
+    f.nodes = {n.guid: n for n in nodes.values()}
+
+    def cable(a: str, pa: int, b: str, pb: int) -> None:
+        x, y = nodes[a], nodes[b]
+        x.ports[pa] = Port(num=pa, remote=(y.guid, pb))
+        y.ports[pb] = Port(num=pb, remote=(x.guid, pa))
+
+    cable("swA", 1, "swB", 1)
+    cable("h0", 1, "swA", 2)
+    cable("h1", 1, "swB", 2)
+    cable("rail", 1, "swA", 3)
+    cable("rail", 2, "swB", 3)
+    cable("rt", 1, "swB", 4)
+    return f
+
+
+def test_what_a_fault_cuts_off_is_the_end_nodes_it_leaves_without_a_link():
+    """A switch takes with it the CAs and routers whose every link is to it, not a dual-rail
+    HCA's other rail; a link cuts off its end node only if that was its one link. Before, a
+    switch fault listed every CA on the switch (the dual-rail HCA too) and no router, and the
+    dry run failed 'every node of the net file discovered' on the router it had taken down."""
+    f = _two_switches()
+    assert resolve(parse_fault("switch:swB"), f).lost_cas == ("h1", "rt")
+    assert resolve(parse_fault("link:rail[1]"), f).lost_cas == ()
+    router = resolve(parse_fault("link:swB[4]"), f)
+    assert (router.kind, router.lost_cas) == ("terminal link", ("rt",))
+    assert resolve(parse_fault("link:h0[1]"), f).lost_cas == ("h0",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ibqos.errors import InputError
 from ibqos.fabric.model import NO_ROUTE
-from ibqos.verify import iter_routes, verify_fabric
+from ibqos.verify import iter_routes, iter_walks, verify_fabric
 from ibqos.verify.pathsl import PathSLs
 from verify_fabrics import Synth, identity, line, ring, transit_vl1
 
@@ -274,3 +274,42 @@ def test_the_sl_is_0_to_15():
         with pytest.raises(InputError, match=f"SL {sl} out of range 0..15") as info:
             verify_fabric(f, sl=sl)
         assert info.value.field == "sl"
+
+
+def _back_to_back(with_switch: bool):
+    """Two hosts cabled port to port (an SM on one of them sees just the two ports), and with
+    a switch: h0's second port on it too, with h1 behind it."""
+    from ibqos.fabric.model import Fabric, Node, Port
+
+    f = Fabric(source="synthetic")
+    a = f.nodes[1] = Node(guid=1, kind="ca", desc="h0", nports=2)
+    b = f.nodes[2] = Node(guid=2, kind="ca", desc="b2b", nports=1)
+    a.ports[1] = Port(num=1, guid=11, lid=1, remote=(2, 1))
+    b.ports[1] = Port(num=1, guid=21, lid=2, remote=(1, 1))
+    for n, p in ((a, 1), (b, 1)):
+        n.sl2vl[(0, p)] = tuple(range(15)) + (15,)
+    if with_switch:
+        sw = f.nodes[9] = Node(guid=9, kind="switch", desc="sw", nports=2, lft=[255, 0, 255, 0, 1, 2])
+        sw.ports[0] = Port(num=0, guid=9, lid=3)
+        c = f.nodes[4] = Node(guid=4, kind="ca", desc="h1", nports=1)
+        a.ports[2] = Port(num=2, guid=12, lid=4, remote=(9, 1))
+        c.ports[1] = Port(num=1, guid=41, lid=5, remote=(9, 2))
+        sw.ports[1], sw.ports[2] = Port(num=1, remote=(1, 2)), Port(num=2, remote=(4, 1))
+        a.sl2vl[(0, 2)] = c.sl2vl[(0, 1)] = tuple(range(15)) + (15,)
+        sw.sl2vl[(1, 2)] = sw.sl2vl[(2, 1)] = tuple(range(15)) + (15,)
+    return f
+
+
+def test_hosts_cabled_back_to_back_are_delivered():
+    """A CA port cabled to another CA port delivers to it, in no switch hop, and to nothing
+    else (the per-route walker's reading); before, the array verifier crashed on a fabric
+    without switches (IndexError, `ibqos verify` exit 70) and called the cable dead."""
+    r = verify_fabric(_back_to_back(with_switch=False), sl=3)
+    assert (r.pairs, r.delivered, r.lost, r.hops) == (2, 2, {}, {0: 2})
+    assert r.ok and r.cdg_acyclic and r.vls_used == [3] and r.sls_used == [3]
+    f = _back_to_back(with_switch=True)
+    r = verify_fabric(f, sl=3)
+    walked = [w.status for w in iter_walks(f, sl=3)]
+    assert r.pairs == len(walked) == 12
+    assert r.delivered == walked.count("ok") == 4  # b2b <-> h0:1, h0:2 <-> h1
+    assert r.lost == {s: walked.count(s) for s in set(walked) - {"ok"}}

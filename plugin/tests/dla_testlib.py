@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 from ibqos import paths
+from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
+from ibqos_sim.harness.resweep import SweepMark, wait_resweep
 
 ENGINE = "dla,minhop"
 REFUSAL = re.compile(r"ERR D1A[0-2]: dla: fabric refused: (.+); falling back to the next routing engine$")
@@ -73,3 +75,67 @@ def fig8_vl(sl_class: int, in_kind: str, out_kind: str) -> int:
     one, else VL 0, whatever the SL. ibqos runs Fig. 8 once per QoS class on the class's VL
     pair (2c, 2c+1) (docs/policy.md, "routing: dla"): the paper's VL 0/1 become 2c/2c+1."""
     return 2 * sl_class + (1 if in_kind == "global" and out_kind == "local" else 0)
+
+
+def next_hops(fabric: Fabric) -> dict[tuple[str, int], str]:
+    """(switch, destination port GUID) -> the node the LFT forwards to (or 'self')."""
+    guid_of = {p.lid: p.guid for n in fabric.nodes.values() for p in n.ports.values() if p.lid}
+    for n in fabric.switches():
+        guid_of[n.lid] = n.guid
+    out = {}
+    for n in fabric.switches():
+        for lid, port in enumerate(n.lft):
+            if lid not in guid_of or port is None or port == 255:
+                continue
+            p = n.ports.get(port)
+            out[(n.desc, guid_of[lid])] = fabric.nodes[p.remote[0]].desc if port and p and p.remote else "self"
+    return out
+
+
+def turn_vls(fabric: Fabric) -> dict[tuple[str, str, str], set]:
+    """(switch, in-peer, out-peer) -> its SL2VL rows over the cabled ports and port 0
+    (parallel cables: the set of theirs)."""
+    out: dict[tuple[str, str, str], set] = {}
+    for n in fabric.switches():
+        peer = {p: fabric.nodes[q.remote[0]].desc for p, q in n.ports.items() if q.remote}
+        peer[0] = "self"
+        for (i, o), row in n.sl2vl.items():
+            if i in peer and o in peer:
+                out.setdefault((n.desc, peer[i], peer[o]), set()).add(row)
+    return out
+
+
+def assert_same_routes(a: Fabric, b: Fabric) -> None:
+    """a and b, one fabric under two numberings, route alike: per (switch, destination) the same
+    next node, per switch turn the same VLs (nodes by description, destinations by GUID)."""
+    ha, hb = next_hops(a), next_hops(b)
+    assert len(ha) == len(hb) > 0
+    moved = sorted(k for k in ha if ha[k] != hb.get(k))
+    assert moved == [], f"{len(moved)} of {len(ha)} routes differ under another numbering: {moved[:5]}"
+    va, vb = turn_vls(a), turn_vls(b)
+    differ = sorted(k for k in va.keys() | vb.keys() if va.get(k) != vb.get(k))
+    assert differ == [], f"{len(differ)} turns differ in their VLs: {differ[:5]}"
+
+
+def reflected(fabric: Fabric, faults, down: bool) -> bool:
+    by_name = {n.desc: n for n in fabric.nodes.values()}
+    for kind, node, port in faults:
+        n = by_name.get(node)
+        present = n is not None if kind == "switch" else bool(n and n.ports.get(port) and n.ports[port].remote)
+        if present == down:
+            return False
+    return True
+
+
+def change_links(h, sm, faults, down: bool):
+    """Take `faults` down (or bring them back) through ibsim's console under the running `sm`:
+    ("link", node, port) or ("switch", node, None), nodes by description. Returns the sweep
+    whose dumps show the change."""
+    sweep = None
+    for _kind, node, port in faults if down else reversed(faults):
+        sweep = (h.unlink if down else h.relink)(node, port, sm=sm)
+    for _ in range(4):  # a sweep that began before the change does not show it
+        if reflected(load_dumps(sm.dumps), faults, down):
+            return sweep
+        sweep = wait_resweep(sm, SweepMark(Path(sm.log), sweep.end_offset))
+    raise AssertionError(f"dumps never showed {faults} {'down' if down else 'back'}")

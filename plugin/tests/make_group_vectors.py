@@ -23,6 +23,7 @@ sys.path.insert(0, str(HERE))
 
 import adversarial_fabrics as fabrics  # noqa: E402
 import dfplus_fabrics  # noqa: E402
+import odd_fabrics  # noqa: E402
 from ibqos_sim.harness.topology import dfplus, dragonfly  # noqa: E402
 from ibqos_sim.harness.wiring import (  # noqa: E402
     dfplus_few_leaves,
@@ -135,6 +136,17 @@ def main() -> None:
     for name in ("installer", "half_rack", "missing_switch", "odd_cables", "hub_switches", "spur"):
         write_fabric(out, name, hand(getattr(fabrics, name)), rack_of)
     write_fabric(out, "chain", hand(fabrics.chain), rack_of, refused="joined neither by a global link")
+    # degenerate and odd (odd_fabrics.py): one switch; two switches joined by two cables (one
+    # group of 2); racks of 3 of which one has no CAs, with two-port HCAs and a router (its
+    # port is a CA port here: `ca`); three switches in a line (refused: groups of 2 and 1)
+    write_fabric(out, "one_switch", hand(odd_fabrics.one_switch), lambda n: 0)
+    # the group's local links 2-coloured, no global link: the side with more hosts is the leaf
+    # (swB: 2 CAs, a rail of the dual-rail HCA, a router and a port of another; swA: one fewer)
+    two_roles = {"swA": "spine", "swB": "leaf"}
+    write_fabric(out, "two_switches", hand(odd_fabrics.two_switches), lambda n: 0, role_of=two_roles.__getitem__)
+    write_fabric(out, "hostless_rack", hand(odd_fabrics.hostless_group), lambda n: n.split("-")[0])
+    line = odd_fabrics.tree([(0, 1), (1, 2)], [2, 0, 2])
+    write_fabric(out, "line_of_three", hand(lambda: line), None, refused="all groups have the same size")
     # generated: pristine (a=4, 9 groups; a=3 with several global links per group pair) and a
     # dead switch (a rack of three among racks of four: degraded)
     for name, topo in (

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import adversarial_fabrics as fabrics
 import pytest
-from dla_testlib import start_dla
+from dla_testlib import change_links, start_dla
 from ibqos import osmlog
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -27,7 +27,6 @@ from ibqos.verify import iter_routes, verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
-from ibqos_sim.harness.resweep import SweepMark, wait_resweep
 
 pytestmark = pytest.mark.fabric
 
@@ -201,27 +200,6 @@ def _ca_ports_left(net, faults) -> int:
     return left
 
 
-def _reflected(fabric: Fabric, faults, down: bool) -> bool:
-    by_name = {n.desc: n for n in fabric.nodes.values()}
-    for kind, node, port in faults:
-        n = by_name.get(node)
-        present = n is not None if kind == "switch" else bool(n and n.ports.get(port) and n.ports[port].remote)
-        if present == down:
-            return False
-    return True
-
-
-def _change(h, sm, faults, down: bool):
-    sweep = None
-    for _kind, node, port in faults if down else reversed(faults):
-        sweep = (h.unlink if down else h.relink)(node, port, sm=sm)
-    for _ in range(4):  # a sweep that began before the change does not show it
-        if _reflected(load_dumps(sm.dumps), faults, down):
-            return sweep
-        sweep = wait_resweep(sm, SweepMark(Path(sm.log), sweep.end_offset))
-    raise AssertionError(f"dumps never showed {faults} {'down' if down else 'back'}")
-
-
 @pytest.mark.parametrize("fab", list(FAULTS))
 def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
     """A single fault must be routed by dla; a double one may be refused with exactly one
@@ -235,7 +213,7 @@ def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
         for name, spec in FAULTS[fab].items():
             faults = _faults(fab, net, spec)
             cas = _ca_ports_left(net, faults)
-            sweep = _change(h, sm, faults, down=True)
+            sweep = change_links(h, sm, faults, down=True)
             _, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
             said = [m.group(1) for ln in sweep.lines if (m := D1A.search(ln.text))]
             seen.append((name, sweep.engine, report.vls_used, said))
@@ -247,7 +225,7 @@ def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
                 problems.append(f"{name}: credit loop under {sweep.engine}: {report.cycle[:6]}")
             if sweep.engine == "dla" and not set(report.vls_used) <= {0, 1, 2}:
                 problems.append(f"{name}: VLs {report.vls_used}")
-            sweep = _change(h, sm, faults, down=False)
+            sweep = change_links(h, sm, faults, down=False)
             back = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
             if sweep.engine != "dla" or back != pristine:
                 problems.append(f"{name}: after restore {sweep.engine}, LFTs pristine: {back == pristine}")

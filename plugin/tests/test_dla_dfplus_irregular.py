@@ -17,7 +17,7 @@ from itertools import pairwise
 
 import pytest
 from dfplus_fabrics import Group, Spec, all_pairs, build, renumbered
-from dla_testlib import refusals, start_dla
+from dla_testlib import assert_same_routes, refusals, start_dla
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
@@ -94,34 +94,6 @@ def judged(tmp_path, topo: Topology, fabric: Fabric, dumps) -> None:
     assert recorded == [[k] for k in range(topo.params["g"])], recorded
 
 
-def next_hops(fabric: Fabric) -> dict[tuple[str, int], str]:
-    """(switch, destination port GUID) -> the node the LFT forwards to (or 'self')."""
-    guid_of = {p.lid: p.guid for n in fabric.nodes.values() for p in n.ports.values() if p.lid}
-    for n in fabric.switches():
-        guid_of[n.lid] = n.guid
-    out = {}
-    for n in fabric.switches():
-        for lid, port in enumerate(n.lft):
-            if lid not in guid_of or port is None or port == 255:
-                continue
-            p = n.ports.get(port)
-            out[(n.desc, guid_of[lid])] = fabric.nodes[p.remote[0]].desc if port and p and p.remote else "self"
-    return out
-
-
-def turn_vls(fabric: Fabric) -> dict[tuple[str, str, str], set]:
-    """(switch, in-peer, out-peer) -> its SL2VL rows over the cabled ports and port 0
-    (parallel cables: the set of theirs)."""
-    out: dict[tuple[str, str, str], set] = {}
-    for n in fabric.switches():
-        peer = {p: fabric.nodes[q.remote[0]].desc for p, q in n.ports.items() if q.remote}
-        peer[0] = "self"
-        for (i, o), row in n.sl2vl.items():
-            if i in peer and o in peer:
-                out.setdefault((n.desc, peer[i], peer[o]), set()).add(row)
-    return out
-
-
 def same_up_to_renaming(tmp_path, topo: Topology) -> None:
     """topo routed by dla (judged), twice with the same LFTs, and renumbered with the same routes."""
     net = topo.write_net(tmp_path / "fabric.net")
@@ -137,12 +109,7 @@ def same_up_to_renaming(tmp_path, topo: Topology) -> None:
     with Harness(net, run_dir=tmp_path / "run-renumbered") as h:
         second, dumps = routed(h, "renumbered")
         judged(tmp_path, other, second, dumps)
-    a, b = next_hops(first), next_hops(second)
-    assert len(a) == len(b) > 0
-    moved = sorted(k for k in a if a[k] != b.get(k))
-    assert moved == [], f"{len(moved)} of {len(a)} routes differ under another port numbering: {moved[:5]}"
-    va, vb = turn_vls(first), turn_vls(second)
-    assert {k: v for k, v in va.items() if v != vb.get(k)} == {}
+    assert_same_routes(first, second)
 
 
 @pytest.mark.parametrize("case", list(FABRICS))
@@ -160,11 +127,7 @@ def test_dragonfly_routes_do_not_depend_on_port_numbers(tmp_path):
     net = renumbered(topo, seed=3).write_net(tmp_path / "renumbered.net")
     with Harness(net, run_dir=tmp_path / "run-renumbered") as h:
         second, _ = routed(h, "renumbered")
-    a, b = next_hops(first), next_hops(second)
-    assert len(a) == len(b) > 0
-    moved = sorted(k for k in a if a[k] != b.get(k))
-    assert moved == [], f"{len(moved)} of {len(a)} routes differ under another port numbering: {moved[:5]}"
-    assert turn_vls(first) == turn_vls(second)
+    assert_same_routes(first, second)
 
 
 def cable(topo: Topology, a: str, b: str):

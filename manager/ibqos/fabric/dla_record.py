@@ -29,7 +29,7 @@ def _guid(v: str | int) -> int:
 
 
 class Engine(_Model):
-    status: Literal["routed", "refused", "unused"]  # unused: dla is not in routing_engine
+    status: Literal["routed", "refused", "unused"]  # unused: dla routed nothing (no switch, or not asked)
     error: str | None = None  # D1A0 …
     reason: str | None = None
 

@@ -45,7 +45,11 @@ class Partition:
 
 
 def switch_graph(fabric: Fabric) -> dict[int, set[int]]:
-    adj: dict[int, set[int]] = {n.guid: set() for n in fabric.switches()}
+    """Switch GUID -> linked switches, keyed in GUID order: the searches below take switches
+    in this order where the spec leaves ties (the most constrained switch first), as dla does
+    in OpenSM's switch table, so the partition does not depend on the order the model lists
+    switches in (the live reader's discovery order, a dump's)."""
+    adj: dict[int, set[int]] = {g: set() for g in sorted(n.guid for n in fabric.switches())}
     for n in fabric.switches():
         for p in n.ports.values():
             if p.remote and p.remote[0] in adj and p.remote[0] != n.guid:
@@ -450,7 +454,8 @@ def dragonfly_groups(fabric: Fabric, *, degraded: bool = False) -> dict[int, int
 
 def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tuple[int, int], str]:
     """(node GUID, port) → role: ca, sw0, terminal, local or global (docs/groups.md, "Port
-    roles"); a switch port cabled back into its own switch has none."""
+    roles"); a switch port cabled back into its own switch has none. A router's port takes
+    the terminal role's tables: dla leaves it to OpenSM's qos_rtr_*, rendered from that role."""
     if groups is None:
         groups = find_groups(fabric).groups
     roles = {}
@@ -458,6 +463,9 @@ def port_roles(fabric: Fabric, groups: dict[int, int] | None = None) -> dict[tup
         for p in n.ports.values():
             if n.kind == "ca":
                 roles[(n.guid, p.num)] = "ca"
+            elif n.kind == "router":
+                if p.remote:
+                    roles[(n.guid, p.num)] = "terminal"
             elif p.num == 0:
                 roles[(n.guid, 0)] = "sw0"
             elif p.remote:

@@ -59,6 +59,8 @@ class FabricIndex:
     lid_to_ep: dict[int, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     ep_lmc: Array = field(default_factory=lambda: np.zeros(0, dtype=np.int16))  # (E,) LMC: 2^lmc LIDs from ep_lid
+    # (E,) the endpoint a CA port is cabled to directly (two hosts back to back), -1 if none
+    ep_peer_ep: Array = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
 
     @property
     def lmc(self) -> int:
@@ -163,6 +165,7 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
     ep_lid = np.zeros(E, dtype=np.int64)
     ep_sw = np.full(E, NONE, dtype=np.int32)
     ep_swport = np.zeros(E, dtype=np.int16)
+    ep_peer_ep = np.full(E, NONE, dtype=np.int32)
     ep_sl2vl = np.zeros((E, 16), dtype=np.uint8)
     ep_op_vls = np.zeros(E, dtype=np.int16)
     ep_lmc = np.zeros(E, dtype=np.int16)
@@ -177,6 +180,8 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
         if p.remote and p.remote[0] in sw_of:
             ep_sw[e] = sw_of[p.remote[0]]
             ep_swport[e] = p.remote[1]
+        elif p.remote in ep_of:
+            ep_peer_ep[e] = ep_of[p.remote]
         table = ca_sl2vl(n, num)
         if table is not None:
             ep_sl2vl[e] = table
@@ -189,6 +194,7 @@ def build_index(fabric: Fabric, source: str | None = None) -> FabricIndex:
         ep_lid=ep_lid,
         ep_sw=ep_sw,
         ep_swport=ep_swport,
+        ep_peer_ep=ep_peer_ep,
         P=P,
         lft=lft,
         peer_sw=peer_sw,

@@ -124,8 +124,13 @@ def _block(
     src_sw = ix.ep_sw
     pair = np.arange(E)[:, None] != dst[None, :]  # (E, B)
     cabled = (src_sw >= 0)[:, None] & pair
-    dead = _pairs(pair & ~cabled, dst)
-    d_src = np.where(cabled, dist[np.maximum(src_sw, 0)], -1)  # (E, B) hops from the source
+    # a CA port cabled to another CA port (two hosts back to back) delivers to it alone
+    to_ca = (ix.ep_peer_ep >= 0)[:, None] & pair
+    direct = to_ca & (ix.ep_peer_ep[:, None] == dst[None, :])
+    astray = _pairs(to_ca & ~direct, dst)
+    dead = _pairs(pair & ~cabled & ~to_ca, dst)
+    # (E, B) hops from the source (no switch at all: none)
+    d_src = np.where(cabled, dist[np.maximum(src_sw, 0)], -1) if S else np.full(pair.shape, -1)
     broken = cabled & (d_src < 0)
     why = _classify_broken(ix, out, nsw, nep, dst, broken) if broken.any() else {}
     ok = cabled & (d_src >= 0)
@@ -136,15 +141,34 @@ def _block(
     for slm, st in zip(slms, stats, strict=True):
         st.pairs += n_pairs
         st.note("dead_port", dead)
+        st.note("wrong_ca", astray)
         for status, lost in why.items():
             st.note(status, lost)
         edges = []
         sls = slm[:, dst]
+        if direct.any():
+            _direct(ix, sls, direct, dst, st)
         for sl in np.unique(sls[ok]).tolist():
             st.sls.add(sl)
             edges.append(_channels(ix, sl, walk, walk.states(ok & (sls == sl)), st))
         per_matrix.append(np.concatenate(edges) if edges else np.zeros(0, dtype=np.int64))
     return per_matrix
+
+
+def _direct(ix: FabricIndex, sls: np.ndarray, direct: np.ndarray, dst: np.ndarray, st: RouteStats) -> None:
+    """The pairs of CA ports cabled to each other: delivered in no switch hop, unless the
+    source injects on VL 15 or a VL its port does not run."""
+    e, b = np.nonzero(direct)
+    sl = sls[e, b]
+    vl = ix.ep_sl2vl[e, sl].astype(np.int64)
+    lost = (vl == 15) | ((ix.ep_op_vls[e] > 0) & (vl >= ix.ep_op_vls[e]))
+    st.sls.update(np.unique(sl).tolist())
+    st.vls.update(np.unique(vl).tolist())
+    st.note("dropped", np.stack([e[lost], dst[b[lost]]], axis=1))
+    if n := int((~lost).sum()):
+        st.delivered += n
+        st.hops[0] += n
+        st.stretch[0] += n
 
 
 def _pairs(mask: np.ndarray, dst: np.ndarray) -> np.ndarray:

@@ -339,9 +339,10 @@ class DryRun:
 
     def _engines(self, run: SmRun) -> list[str]:
         """Engines that configured the tables: dla's record says when dla did; after its
-        refusal, or without dla, only OpenSM's log names the engine in force (ibqos.osmlog)."""
+        refusal, without dla, or when it routed nothing (no switch: OpenSM never asked), only
+        OpenSM's log names the engine in force (ibqos.osmlog)."""
         record = self._record(run)
-        if record is not None and not record.refused:
+        if record is not None and record.engine.status == "routed":
             return ["dla"]
         return run.configured_engines()
 

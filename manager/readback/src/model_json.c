@@ -64,18 +64,67 @@ static const char *speed_str(const struct rb_port *p, const struct rb_port *ref)
 	}
 }
 
-static void json_str(FILE *out, const char *s)
+/* Length of the valid UTF-8 sequence at s (1-4, with its code point in *cp), or 0 when s
+ * starts with an invalid byte; *bad then gets the length of its maximal invalid subpart (the
+ * bytes one U+FFFD replaces, as Python's errors="replace" and the dump loader count them). */
+static int utf8_seq(const unsigned char *s, uint32_t *cp, int *bad)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	int n = s[0] >= 0xf0 ? 3 : s[0] >= 0xe0 ? 2 : 1;
+	unsigned char lo = 0x80, hi = 0xbf;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+	*bad = 1;
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f; /* above U+10FFFF */
+	*cp = s[0] & (0x3f >> n);
+	for (int i = 1; i <= n; i++) {
+		if (s[i] < lo || s[i] > hi) {
+			*bad = i;
+			return 0;
+		}
+		*cp = *cp << 6 | (s[i] & 0x3f);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return n + 1;
+}
+
+/* A JSON string in ASCII: node descriptions are UTF-8 (IBA 14.2.5.2), written as \u escapes
+ * of their code points; bytes that are no UTF-8 become U+FFFD. */
+static void json_str(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', out);
+	while (*s) {
+		uint32_t cp = 0;
+		int bad = 1, n = *s < 0x80 ? 1 : utf8_seq(s, &cp, &bad);
+
+		if (n == 1) {
+			if (*s == '"' || *s == '\\')
+				fprintf(out, "\\%c", *s);
+			else if (*s < 0x20 || *s == 0x7f)
+				fprintf(out, "\\u%04x", *s);
+			else
+				fputc(*s, out);
+		} else if (n == 0) {
+			fputs("\\ufffd", out);
+			n = bad;
+		} else if (cp > 0xffff) {
+			cp -= 0x10000;
+			fprintf(out, "\\u%04x\\u%04x", (unsigned)(0xd800 + (cp >> 10)),
+				(unsigned)(0xdc00 + (cp & 0x3ff)));
+		} else {
+			fprintf(out, "\\u%04x", (unsigned)cp);
+		}
+		s += n;
 	}
 	fputc('"', out);
 }
