@@ -41,12 +41,14 @@ def test_a_missing_sl2vl_table_is_the_same_error_to_both(where):
     else:
         del f.nodes[0x201].sl2vl[(0, 1)]  # was: VL 0 with a warning, to the verifier
         want = "CA ca1 port 1: SL2VL table missing"
+    f.was_read_from("star.json")  # both name the file the model came from, as loaded
     with pytest.raises(InputError) as by_verify:
         verify_fabric(f)
     with pytest.raises(InputError) as by_sim:
-        compile_network(f, rate_gbps=32, source=f.source)
+        compile_network(f, rate_gbps=32, source="star.json")
     assert str(by_verify.value) == str(by_sim.value)
     assert want in str(by_verify.value) and by_verify.value.field == "sl2vl"
+    assert str(by_verify.value).startswith("star.json: ")
 
 
 def test_no_sl2vl_anywhere_is_vl0_with_the_same_note_to_both():

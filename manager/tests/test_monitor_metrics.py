@@ -38,7 +38,7 @@ def documented() -> dict[str, tuple[str, set[str]]]:
 def exposition() -> str:
     """What the exporter writes after one judged interval with everything in it: a link with
     a class, a violation and VL wait, one measured over the interval and one over a sub-window,
-    an ambiguous direction, and the engine known."""
+    an ambiguous direction, the engine known, and an OpenSM followed (--opensm-conf)."""
     link = LinkLoad(
         "sw1", 0x20, 3, "ca1", 1, "xmit", 0.95, True,
         [ClassLoad("bulk", 4000, 0.02, 0.1, 40.0, 7, violation=True)], {2: 7}, "interval", 10.0, 4000,
@@ -48,8 +48,9 @@ def exposition() -> str:
         [ClassLoad("bulk", 10**8, 0.5, 16.0, 40.0, 0)], {}, "window", 0.05, 10**11,
     )  # fmt: skip
     c = MonitorCollector()
+    c.follows_opensm = True
     verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
-    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla", verdict)
+    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla", verdict, opensm_pid=4242)
     return generate_latest(registry_for(c)).decode()
 
 
