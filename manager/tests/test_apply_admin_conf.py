@@ -326,3 +326,32 @@ def test_relative_paths_in_opensm_conf_are_the_running_opensms(ibqos_cli, live_s
         want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
         assert (tmp_path / "osm" / rel["qos_policy_file"]).read_text() == want  # what OpenSM reads
         assert list(elsewhere.rglob("*")) == [] and not (tmp_path / "admin" / "cfg-a").exists()
+
+
+def test_a_qos_policy_path_the_running_opensm_does_not_read_is_refused(ibqos_cli, live_sm, tmp_path):
+    """redsm: OpenSM reads qos_policy_file's path only at start (its option table: not
+    updatable). Before, `apply --qos-policy OTHER` wrote the plan's policy to OTHER and
+    `qos_policy_file OTHER` into opensm.conf, swept, read back SL2VL and VLArb (which the
+    policy file does not set) and said 'the fabric equals the plan', exit 0, while OpenSM kept
+    reading the old path: with that file moved away, its next sweep logged 'ERR AC01: Failed
+    opening QoS policy file <old path>'. Now one line naming --qos-policy, exit 2, before
+    anything is written (dry run alike); the path OpenSM reads is still accepted."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    reads = Path(osmconf.options(sm.conf)["qos_policy_file"])
+    other = tmp_path / "other" / "qos-policy.conf"
+    other.parent.mkdir()
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip), snapshot(reads.parent), snapshot(other.parent)
+    for extra in ((), ("--dry-run",)):
+        cp = run_apply(ibqos_cli, h, sm, path_b, "--qos-policy", other, *extra)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.splitlines() == [
+            f"ibqos: error: --qos-policy: OpenSM reads its QoS policy from {reads}, and that path only at "
+            f"start: a policy written to {other} would not be in force; leave --qos-policy out (the policy "
+            f"goes to {reads}), or set 'qos_policy_file {other}' in {sm.conf} and restart OpenSM once, then apply"
+        ], cp.stderr
+        assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
+        assert changes(before[1], snapshot(reads.parent)) == [] and changes(before[2], snapshot(other.parent)) == []
+    cp = run_apply(ibqos_cli, h, sm, path_b, "--qos-policy", reads)
+    assert cp.returncode == 0, cp.stdout + cp.stderr

@@ -21,6 +21,7 @@ options logs one line to the system log (syslog.py); a dry run writes nothing an
 from __future__ import annotations
 
 import difflib
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -466,9 +467,20 @@ class Apply:
                 f"conf's directory: add 'qos_policy_file {qos_read}' to it (the path OpenSM reads "
                 "now, no restart needed), or --qos-policy, then apply"
             )
+        given = self.req.qos_policy
+        if given is not None and os.path.abspath(given) != os.path.abspath(qos_read):
+            # OpenSM reads qos_policy_file's path only at start: a policy written elsewhere
+            # (and the conf's line naming it) is never read by the OpenSM the apply verifies
+            raise InputError(
+                f"OpenSM reads its QoS policy from {qos_read}, and that path only at start: a policy "
+                f"written to {given} would not be in force; leave --qos-policy out (the policy goes "
+                f"to {qos_read}), or set 'qos_policy_file {given}' in {conf_path} and restart OpenSM "
+                "once, then apply",
+                field="--qos-policy",
+            )
         paths = {
             "opensm.conf": conf_path,
-            "qos-policy.conf": self.req.qos_policy or qos_read,
+            "qos-policy.conf": given or qos_read,
             "plugin-tables.conf": Path(opts["event_plugin_options"]),
         }
         if osmconf.is_set(opts, "partition_config_file"):
