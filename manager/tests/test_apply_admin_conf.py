@@ -163,22 +163,48 @@ def test_an_unset_qos_policy_file_outside_etc_opensm_is_refused_before_anything_
     assert (default.stat() if default.exists() else None) == etc_before
 
 
-def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
-    """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
-    UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""
+def opensm_c_conf(tmp_path: Path) -> tuple[Path, str]:
+    """`opensm -c`'s whole opensm.conf, its paths under tmp_path, ready for a dla plan (the
+    plugin and its table file, dla's engine chain): (path, text, not yet written)."""
     conf = tmp_path / "opensm.conf"
     run_command(["opensm", "-c", str(conf)], timeout=60, cwd=tmp_path)
-    plan = make_plan_file(tmp_path, "a", 40)[1]
     text = conf.read_text().replace("/etc/opensm/", f"{tmp_path}/")
     for key, value in (("event_plugin_name", "ibqos"), ("routing_engine", "dla,dfsssp,lash,nue")):
         text = text.replace(f"{key} (null)", f"{key} {value}")
-    text = text.replace("event_plugin_options (null)", f"event_plugin_options {tmp_path}/tables.conf")
+    return conf, text.replace("event_plugin_options (null)", f"event_plugin_options {tmp_path}/tables.conf")
+
+
+def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
+    """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
+    UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""
+    conf, text = opensm_c_conf(tmp_path)
+    plan = make_plan_file(tmp_path, "a", 40)[1]
     conf.write_bytes(text.replace("qos FALSE", "# r\xe9glage du site\nqos FALSE").encode("latin-1"))
     cp = ibqos_cli(
         "apply", plan, "--opensm-conf", conf, "--dry-run", env=dict(os.environ, PYTHONIOENCODING="utf-8:strict")
     )
     assert cp.returncode == 0, cp.stderr
     assert " # r\\xe9glage du site\n-qos FALSE\n+qos TRUE" in cp.stdout
+
+
+def test_a_latin1_value_opensm_echoes_is_applied_and_kept_byte_for_byte(ibqos_cli, tmp_path):
+    """redsm: `opensm -c`, the check every apply runs, echoes each option it loads ('Loading
+    Cached Option:node_name_map_name = /etc/opensm/n\xe9uds.map'), in the file's own bytes. A
+    Latin-1 value there made apply, its dry run and --standby stop with 'ibqos: error: input is
+    not UTF-8 (byte N)', exit 2, naming no file (OpenSM's output was decoded as strict
+    UTF-8), although OpenSM runs that file. Now the preview shows it and --standby keeps it."""
+    conf, text = opensm_c_conf(tmp_path)
+    plan = make_plan_file(tmp_path, "a", 40)[1]
+    site = f"node_name_map_name {tmp_path}/n\xe9uds.map"
+    original = text.replace("node_name_map_name (null)", site).encode("latin-1")
+    conf.write_bytes(original)
+    cp = ibqos_cli("apply", plan, "--opensm-conf", conf, "--dry-run", env=dict(os.environ))
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert f"changed: {conf}" in cp.stdout
+    cp = ibqos_cli("apply", plan, "--opensm-conf", conf, "--standby", env=dict(os.environ))
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert site.encode("latin-1") + b"\n" in conf.read_bytes()
+    assert (tmp_path / "ibqos.d" / "v0000" / "opensm.conf").read_bytes() == original
 
 
 @pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])
