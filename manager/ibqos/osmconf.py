@@ -12,12 +12,13 @@ encoding, `\\r\\n` or `\\n`, `read`), edited line by line (`merge`) and written 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .inputfile import MiB, read_bytes
 
 _KEY = re.compile(r"[ \t\n]*([^ \t\n]+)")  # strtok_r(line, " \t\n", ...)
-_C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
+C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
 UNSET = "(null)"  # what opensm -c writes for an unset string option, and reads as NULL
 # opensm -c writes 40 KB; a partitions file listing every port GUID of a large site stays
 # far below this. A FIFO, a device or a 600 MB file is not a configuration file.
@@ -62,7 +63,7 @@ def key_value(line: str) -> tuple[str, str] | None:
     if not m:
         return None
     rest = line[m.end() + 1 :]  # strtok_r ends the key at its delimiter; the value is after it
-    val = rest.strip(_C_SPACE)
+    val = rest.strip(C_SPACE)
     if len(val) >= 1 and val[0] == val[-1] and val[0] in "\"'":
         val = val[1:-1]
     return m.group(1), val
@@ -85,6 +86,15 @@ def line_of(text: str, key: str) -> int | None:
         if kv and kv[0] == key:
             found = n
     return found
+
+
+def line_where(text: str, wanted: Callable[[str, str], bool]) -> int | None:
+    """The 1-based first line whose (key, value), as OpenSM reads them, is `wanted`, or None."""
+    for n, line in enumerate(lines(text), 1):
+        kv = key_value(line)
+        if kv and wanted(*kv):
+            return n
+    return None
 
 
 def is_set(opts: dict[str, str], key: str) -> bool:

@@ -207,6 +207,34 @@ def test_a_latin1_value_opensm_echoes_is_applied_and_kept_byte_for_byte(ibqos_cl
     assert (tmp_path / "ibqos.d" / "v0000" / "opensm.conf").read_bytes() == original
 
 
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("sweep_intervall 10", "OpenSM 3.3.23 does not know this option (it logs 'Unrecognized token' and ignores"),
+        ("sweep_interval 10s", "OpenSM cannot read '10s' (it logs '-E- Parsing error in field sweep_interval"),
+    ],
+)
+def test_a_line_opensm_cannot_read_is_named_at_its_line_in_the_admins_conf(ibqos_cli, live_sm, tmp_path, line, says):
+    """redsm: OpenSM's parser (`opensm -c`, run on the merged file) finds a typo in a line the
+    admin wrote. Before, the one line named the check's scratch copy, gone by then, and no line
+    ('/tmp/ibqos-validate-15z09s55/opensm.conf: OpenSM rejects it: Unrecognized token: ...'),
+    exit 3 as if OpenSM had failed. Now FILE:LINE: key: reason in the admin's file, exit 2,
+    nothing written (the dry run alike)."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text().split("\n")
+    text.insert(3, line)  # among the admin's own lines, above the ones the plan sets
+    sm.conf.write_text("\n".join(text))
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip)
+    for extra in ((), ("--dry-run",)):
+        cp = run_apply(ibqos_cli, h, sm, path_b, *extra)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert len(cp.stderr.splitlines()) == 1, cp.stderr
+        assert cp.stderr.startswith(f"ibqos: error: {sm.conf}:4: {line.split()[0]}: {says}"), cp.stderr
+        assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
+
+
 @pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])
 def test_a_managed_path_that_config_management_links_elsewhere_is_refused_untouched(ibqos_cli, live_sm, tmp_path, role):
     """/etc/opensm/opensm.conf -> /srv/cm/opensm.conf (Puppet, Ansible, a git checkout): the

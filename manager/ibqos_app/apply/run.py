@@ -557,7 +557,7 @@ class Apply:
             conf.write_bytes(osmconf.to_bytes(self.s.files["opensm.conf"]))
             tables = Path(tmp) / "plugin-tables.conf"
             tables.write_text(self.s.files["plugin-tables.conf"])
-            validate_opensm_conf(conf)
+            validate_opensm_conf(conf, shown=self.s.paths["opensm.conf"])
             validate_plugin_tables(tables)
 
     def show_diff(self) -> None:
