@@ -235,6 +235,32 @@ def test_a_line_opensm_cannot_read_is_named_at_its_line_in_the_admins_conf(ibqos
         assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
 
 
+def test_a_conf_saved_with_a_byte_order_mark_is_applied_unless_it_hides_a_key(ibqos_cli, live_sm, tmp_path):
+    """redsm: an editor that saves UTF-8 with a byte-order mark puts EF BB BF before the first
+    line. Before a comment OpenSM logs 'Unrecognized token' for it and runs the file as it is;
+    apply took that for a rejection and refused the file (exit 3). Now it is applied, the mark
+    kept. Before a key OpenSM ignores that line (it reads the mark as part of the key): one line
+    naming line 1 and the key, exit 2."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_bytes()
+    assert text.startswith(b"#")
+    sm.conf.write_bytes(b"\xef\xbb\xbfsweep_interval 7\n" + text)
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.stderr.splitlines() == [
+        f"ibqos: error: {sm.conf}:1: sweep_interval: a UTF-8 byte-order mark before the key: OpenSM reads "
+        "it as part of the key and ignores this line; save the file without it"
+    ], cp.stderr
+    assert opensm_reads(sm.conf, tmp_path).get("sweep_interval") != "7"  # the oracle: OpenSM ignores it
+    sm.conf.write_bytes(b"\xef\xbb\xbf" + text)
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert programmed_equals(h, plan_b)
+    assert sm.conf.read_bytes().startswith(b"\xef\xbb\xbf#")
+    assert (sm.conf.parent / "ibqos.d" / "v0000" / "opensm.conf").read_bytes() == b"\xef\xbb\xbf" + text
+
+
 @pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])
 def test_a_managed_path_that_config_management_links_elsewhere_is_refused_untouched(ibqos_cli, live_sm, tmp_path, role):
     """/etc/opensm/opensm.conf -> /srv/cm/opensm.conf (Puppet, Ansible, a git checkout): the

@@ -50,6 +50,7 @@ def _check_qos_values(conf: Path, shown: Path) -> None:
 
 _UNRECOGNIZED = re.compile(r'Unrecognized token: "([^"]*)"')  # log_report in osm_subn_parse_conf_file
 # opts_parse_uint*/int* in osm_subnet.c, for a value strtol cannot read
+_BOM = "\ufeff"  # a UTF-8 byte-order mark (an editor's), glued to the first line's first token
 _PARSING = re.compile(r"-E- Parsing error in field (\S+), expected numeric input received: (.*)")
 
 
@@ -64,8 +65,9 @@ def validate_opensm_conf(conf: Path, shown: Path | None = None) -> None:
         cp = run_command([opensm, "-F", str(conf), "-c", str(Path(tmp) / "out.conf")], timeout=30, check=False)
     out = cp.stdout + cp.stderr
     for token in _UNRECOGNIZED.findall(out):
-        # A blank line of a CRLF file is the token "\r" to OpenSM: harmless, and not a key.
-        if token.strip(C_SPACE):
+        # A blank line of a CRLF file is the token "\r" to OpenSM, a byte-order mark before a
+        # comment the token BOM: harmless, and not keys.
+        if token.strip(C_SPACE + _BOM):
             raise _unreadable(shown, token)
     # OpenSM reports a value it cannot read as "-E- Parsing error ..." and keeps its default,
     # exit 0: that file would run with another sweep_interval than the one verified.
@@ -84,6 +86,14 @@ def validate_opensm_conf(conf: Path, shown: Path | None = None) -> None:
 
 
 def _unreadable(shown: Path, token: str) -> InputError:
+    if token.startswith(_BOM):
+        return InputError(
+            "a UTF-8 byte-order mark before the key: OpenSM reads it as part of the key and ignores "
+            "this line; save the file without it",
+            file=shown,
+            line=1,
+            field=printable(token[len(_BOM) :]),
+        )
     return InputError(
         "OpenSM 3.3.23 does not know this option (it logs 'Unrecognized token' and ignores the line): "
         "correct it, or remove it",
