@@ -206,6 +206,24 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(ibqos_cli,
     assert "differ from" in found[1]["message"] and str(state / "current" / "plan.json") in found[1]["message"]
 
 
+def test_an_sm_that_is_gone_is_a_finding(ibqos_cli, applied):
+    """redsm: OpenSM stopped (crashed, or `systemctl stop`): the switches keep the tables it
+    programmed, so every check passed on them and status said 'status: OK', exit 0, with no SM
+    on the subnet to configure a port that comes up or answer a path query. Now `sminfo`, out
+    of the port the fabric is read through, finds no SM: one finding, exit 1, with or without
+    --opensm-conf."""
+    h, sm = applied
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 0, found
+    sm.stop()
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 1 and kinds(found) == ["no-sm"], found
+    assert found[0]["message"].startswith("no SM answers on this subnet (sminfo out of 0x"), found
+    rc, found = findings(ibqos_cli, "--live", "--sim-socket", h.sock)
+    assert rc == 1 and kinds(found) == ["no-sm"], found
+    assert "sminfo out of libibumad's first port" in found[0]["message"], found
+
+
 def test_dla_refused_with_a_fallback_in_force_exits_1(ibqos_cli, tmp_path, ibsim_fabric):
     """A fat tree is no dragonfly: dla refuses (D1A0), dfsssp routes; the QoS plan is not in force."""
     plan, plan_path = make_plan_file(tmp_path, "a", 40)
