@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -259,6 +261,43 @@ def test_a_conf_saved_with_a_byte_order_mark_is_applied_unless_it_hides_a_key(ib
     assert programmed_equals(h, plan_b)
     assert sm.conf.read_bytes().startswith(b"\xef\xbb\xbf#")
     assert (sm.conf.parent / "ibqos.d" / "v0000" / "opensm.conf").read_bytes() == b"\xef\xbb\xbf" + text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reads the files as another user (setpriv)")
+def test_an_apply_under_a_strict_umask_leaves_the_files_readable_as_the_admins_were(ibqos_cli):
+    """redsm: root's umask on a hardened host is 077. The apply made ibqos.d/ 0700 and the new
+    files 0400 (the qos policy, the table file): every managed path is a link in there, so an
+    OpenSM run as another user, which read the admin's 0644 opensm.conf, could read none of
+    them ('cannot open file ...: Permission denied', 'Fail to parse config file'). Now ibqos.d/
+    is as open as the conf's directory and each file as readable as the admin's opensm.conf.
+    The oracle is OpenSM's parser run as nobody; the standby's apply writes the same version."""
+    root = Path(tempfile.mkdtemp(prefix="ibqos-umask-"))  # pytest's own tmp is 0700
+    try:
+        root.chmod(0o755)
+        conf, text = opensm_c_conf(root)
+        conf.write_text(text)
+        conf.chmod(0o644)
+        plan_b, path_b = make_plan_file(root, "b", 60)
+        mask = os.umask(0o077)
+        try:
+            cp = ibqos_cli("apply", path_b, "--opensm-conf", conf, "--standby", env=dict(os.environ))
+        finally:
+            os.umask(mask)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        out = root / "nobody"
+        out.mkdir(mode=0o777)
+        out.chmod(0o777)
+        nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        run_command([*nobody, "opensm", "-F", str(conf), "-c", str(out / "read.conf")], timeout=60, cwd=out)
+        theirs = dict(ln.split(" ", 1) for ln in (out / "read.conf").read_text().split("\n") if " " in ln)
+        want = osmconf.parse(render_plan(plan_b, root / "cfg-b")["opensm.conf"].read_text())
+        assert theirs["qos_ca_vlarb_high"] == want["qos_ca_vlarb_high"]  # the plan's, read as nobody
+        opts = osmconf.options(conf)
+        for key in ("qos_policy_file", "event_plugin_options"):
+            cp = run_command([*nobody, "cat", opts[key]], timeout=60, cwd=out)
+            assert cp.stdout == Path(opts[key]).read_text() != ""
+    finally:
+        shutil.rmtree(root)
 
 
 @pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ExternalError
+from .confset import make_state_dir
 
 
 def _quiet(line: str) -> None:
@@ -32,7 +33,7 @@ LOCK_FILE = "apply.lock"  # in the state directory, beside the versions
 @contextmanager
 def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], None] = _quiet) -> Iterator[None]:
     """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    make_state_dir(state_dir)
     path = state_dir / LOCK_FILE
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
