@@ -105,15 +105,24 @@ def is_set(opts: dict[str, str], key: str) -> bool:
 _STRTOUL = re.compile(r"[ \t]*[+]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
-def lmc(opts: dict[str, str]) -> int:
-    """The LMC OpenSM 3.3.23 runs with: strtoul(value, NULL, 0) (`0x2` is 2, `010` is 8), and
-    a value above 7 replaced by the default 0 (checked with `opensm -c`)."""
-    m = _STRTOUL.match(opts.get("lmc", ""))
+def strtoul(value: str) -> int | None:
+    """A number as OpenSM 3.3.23 reads one, strtoul(value, NULL, 0): `0x2` is 2, `010` is 8;
+    None where no number starts."""
+    m = _STRTOUL.match(value)
     if not m:
-        return 0
+        return None
     text = m.group(1)
-    n = int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if text.startswith("0") else int(text)
-    return n if n <= 7 else 0
+    return int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if text.startswith("0") else int(text)
+
+
+def lmc(opts: dict[str, str]) -> int:
+    """The LMC OpenSM 3.3.23 runs with: a value above 7 replaced by the default 0 (checked
+    with `opensm -c`)."""
+    n = strtoul(opts.get("lmc", ""))
+    return n if n is not None and n <= 7 else 0
+
+
+LOG_ERROR = 0x01  # OSM_LOG_ERROR: log_flags' bit for the ERR lines
 
 
 def merge(base: str, updates: dict[str, str], banner: str) -> str:

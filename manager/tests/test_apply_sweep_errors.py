@@ -68,3 +68,43 @@ def test_a_missing_partition_fails_the_apply_and_a_defined_one_passes(ibqos_cli,
         assert "t=0x0a01" in part.read_text()
         assert diff_programmed(read_live(h.env), expected_from_plan(plan_c)) == []
         assert sm.alive()
+
+
+def test_a_log_that_would_hide_the_sweeps_errors_is_refused_before_anything_is_written(
+    ibqos_cli, tmp_path, ibsim_fabric
+):
+    """redsm: apply rolls back on the sweep's ERR lines, and OpenSM logs them only while
+    log_flags has its ERROR bit (0x01; osm_log drops a line whose level is off). A quiet SM
+    (`log_flags 0x00`) took the ERR AC14 plan above: exit 0, 'the fabric equals the plan', and
+    OpenSM ran without the policy's P_Key rule. Now one line naming the conf's log_flags line,
+    exit 2, before anything is written; the default 0x03 applies as before."""
+    plan_a, _ = _plan(tmp_path, "a")
+    files = render_plan(plan_a, tmp_path / "cfg-a")
+    part = tmp_path / "partitions.conf"
+    part.write_text("Default=0x7fff : ALL=full ;\n")
+    net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(
+            engine="dla,minhop",
+            plugin=True,
+            conf_files=[files["opensm.conf"]],
+            conf={"partition_config_file": str(part)},
+        )
+        text = sm.conf.read_text()
+        sm.conf.write_text(text + "log_flags 0x00\n")
+        line = len(text.splitlines()) + 1
+        _, path_b = _plan(tmp_path, "b", pkey="0x0a01")  # no partition for it: ERR AC14
+        before = {p: p.read_bytes() for p in (sm.conf, part, files["qos-policy.conf"])}
+        args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
+        r = ibqos_cli(*args, timeout=300)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert r.stderr.splitlines() == [
+            f"ibqos: error: {sm.conf}:{line}: log_flags: 0x00 has OpenSM log no errors (its ERROR bit, 0x01, "
+            "is off): apply could not see OpenSM reject the QoS policy or partitions in the sweep, and "
+            "would verify them anyway; set log_flags 0x03 (OpenSM's default) or another value with 0x01"
+        ], r.stderr
+        assert {p: p.read_bytes() for p in before} == before and not (sm.conf.parent / "ibqos.d" / "v0000").exists()
+        sm.conf.write_text(text + "log_flags 0x03\n")
+        r = ibqos_cli(*args, timeout=300)
+        assert r.returncode == 1 and "ERR AC14" in r.stderr, r.stdout + r.stderr
+        assert sm.alive()

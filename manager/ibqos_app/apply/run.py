@@ -520,6 +520,8 @@ class Apply:
             self.s.files[role], self.s.paths[role] = "", paths[role]
             self.s.removed.add(role)
         self._check_pkeys()
+        if not self.req.standby:  # a standby's apply reads no sweep
+            self._check_log_flags(conf_path)
         # the unit's --log_file beats the file's log_file, as on OpenSM's command line; the
         # file's is the running OpenSM's (opened at its start, relative from its working directory)
         self.s.log = self.s.log_override or Path(opts.get("log_file") or DEFAULT_LOG)
@@ -528,6 +530,25 @@ class Apply:
         foreign = self.s.confset.foreign_link_line()
         if foreign:
             raise ExternalError(foreign)
+
+    def _check_log_flags(self, conf_path: Path) -> None:
+        """The sweep's ERR lines roll an apply back, and OpenSM logs them only while log_flags
+        (the new file's, which the SIGHUP re-reads) has the ERROR bit: osm_log drops a line
+        whose level is off. Without it a policy OpenSM rejects would be verified (the read-back
+        holds the tables, not the QoS policy or the partitions)."""
+        text = self.s.files["opensm.conf"]
+        value = osmconf.parse(text).get("log_flags", "")
+        flags = osmconf.strtoul(value)
+        if flags is None or flags & osmconf.LOG_ERROR:
+            return
+        raise InputError(
+            f"{value} has OpenSM log no errors (its ERROR bit, 0x01, is off): apply could not see "
+            "OpenSM reject the QoS policy or partitions in the sweep, and would verify them anyway; "
+            "set log_flags 0x03 (OpenSM's default) or another value with 0x01",
+            file=conf_path,
+            line=osmconf.line_of(osmconf.read(conf_path), "log_flags"),
+            field="log_flags",
+        )
 
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
