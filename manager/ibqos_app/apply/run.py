@@ -35,9 +35,9 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_target, running_options
+from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
 from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
-from ibqos.apply.sm_role import NotMaster, opensm_port, require_master
+from ibqos.apply.sm_role import NotMaster, master_sm, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -166,6 +166,7 @@ class Apply:
             if self.req.standby:
                 # a missing or unreadable file is refused before the lock makes ibqos.d/ beside it
                 osmconf.read(self.req.opensm_conf)
+                self._refuse_a_master()
                 self.run_standby()
                 self.s.outcome = f"staged {self.s.version} for a standby SM"
                 return self.s
@@ -257,6 +258,35 @@ class Apply:
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
         sha = self.s.plan_sha256[:16] or "none"
         log_line(f"{what} {self.req.opensm_conf} plan sha256 {sha} by {who()}: {self.s.outcome or 'stopped'}")
+
+    def _refuse_a_master(self) -> None:
+        """--standby stages files no sweep proves, for an SM that reads them when it takes
+        over. OpenSM 3.3.23 re-reads its configuration at every heavy sweep, not only at a
+        SIGHUP (osm_state_mgr: osm_subn_rescan_conf_files; the policy and the plugin's table
+        file too), so on the master any link that goes up or down would program them,
+        unverified and with no rollback. The OpenSM is --pid/--pidfile/--service's, else the
+        running one that reads the file; none running is a standby's stopped SM."""
+        conf = self.req.opensm_conf
+        if self.s.pid:
+            pid: int | None = self.s.pid
+        elif self.req.pid is not None or self.req.pidfile is not None:
+            pid = resolve_pid(self.req.pid, self.req.pidfile)
+        else:
+            osm = reader(conf)
+            pid = osm.pid if osm is not None else None
+        if pid is None:
+            return
+        try:
+            port = opensm_port(pid, osmconf.options(conf), self.req.env)
+        except IbqosError:  # no port to ask through: the staging needs none, as before
+            return
+        master = master_sm(self.req.env, port)
+        if master is not None and master.guid == port.guid and master.state == "SMINFO_MASTER":
+            raise ExternalError(
+                f"master SM: {master}, this OpenSM (pid {pid}) reading {conf}: it re-reads its files at "
+                "every heavy sweep, so a link going up or down would program a version staged with "
+                "--standby, unverified and with no rollback; apply without --standby here"
+            )
 
     STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
 
