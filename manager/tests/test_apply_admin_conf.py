@@ -269,8 +269,10 @@ def test_an_apply_under_a_strict_umask_leaves_the_files_readable_as_the_admins_w
     files 0400 (the qos policy, the table file): every managed path is a link in there, so an
     OpenSM run as another user, which read the admin's 0644 opensm.conf, could read none of
     them ('cannot open file ...: Permission denied', 'Fail to parse config file'). Now ibqos.d/
-    is as open as the conf's directory and each file as readable as the admin's opensm.conf.
-    The oracle is OpenSM's parser run as nobody; the standby's apply writes the same version."""
+    is as open as the conf's directory and each file as readable as the admin's opensm.conf,
+    the journal and history as ibqos.d/ (status and history as a monitoring user failed with
+    'journal.json: Permission denied', exit 2). The oracle is OpenSM's parser run as nobody;
+    the standby's apply writes the same version."""
     root = Path(tempfile.mkdtemp(prefix="ibqos-umask-"))  # pytest's own tmp is 0700
     try:
         root.chmod(0o755)
@@ -296,6 +298,10 @@ def test_an_apply_under_a_strict_umask_leaves_the_files_readable_as_the_admins_w
         for key in ("qos_policy_file", "event_plugin_options"):
             cp = run_command([*nobody, "cat", opts[key]], timeout=60, cwd=out)
             assert cp.stdout == Path(opts[key]).read_text() != ""
+        # and a monitoring user reads the store as docs/sm-hosts.md says (journal, history)
+        for cmd in ("status", "history"):
+            cp = run_command([*nobody, *ibqos_cli.argv, cmd, "--opensm-conf", str(conf)], timeout=120, cwd=out)
+            assert "v0001" in cp.stdout, cp.stdout + cp.stderr
     finally:
         shutil.rmtree(root)
 

@@ -93,6 +93,16 @@ def make_state_dir(d: Path) -> None:
     os.chmod(d, (stat.S_IMODE(conf_dir.stat().st_mode) & 0o555) | 0o700)
 
 
+def state_file_mode(state: Path) -> int:
+    """The mode of a file ibqos keeps in ibqos.d/ (journal, history, paths, read-backs): the
+    owner's read and write, and the read bits ibqos.d/ has for others (make_state_dir), not
+    the umask's: `status` and `history` as a monitoring user read them."""
+    try:
+        return 0o600 | (stat.S_IMODE(state.stat().st_mode) & 0o044)
+    except OSError:
+        return 0o644
+
+
 def stable_path(p: Path) -> Path:
     """`p` with its directory resolved but its last component kept: once ibqos has adopted a
     file, the file itself is a symlink into a version directory, and following it would give
@@ -134,7 +144,7 @@ class ConfigSet:
 
     def save_verified_fabric(self, version: str, fabric: Fabric) -> None:
         make_state_dir(self.verified_fabric(version).parent)
-        fabric.save(self.verified_fabric(version))
+        fabric.save(self.verified_fabric(version), mode=state_file_mode(self.state))
 
     def current_version(self) -> str | None:
         return os.readlink(self.current) if self.current.is_symlink() else None
@@ -181,7 +191,8 @@ class ConfigSet:
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
-        write_atomic(self.state / PATHS, json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n")
+        doc = json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n"
+        write_atomic(self.state / PATHS, doc, mode=state_file_mode(self.state))
 
     def foreign_link_line(self) -> str | None:
         """One line naming a managed path that is a symlink out of the state directory (config
