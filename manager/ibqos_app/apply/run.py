@@ -36,7 +36,7 @@ from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
-from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
+from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, opensm_options, resolve
 from ibqos.apply.sm_role import NotMaster, master_sm, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
@@ -555,6 +555,8 @@ class Apply:
         # the unit's --log_file beats the file's log_file, as on OpenSM's command line; the
         # file's is the running OpenSM's (opened at its start, relative from its working directory)
         self.s.log = self.s.log_override or Path(opts.get("log_file") or DEFAULT_LOG)
+        if not self.req.standby:
+            self._check_log_file(conf_path)
         self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
         foreign = self.s.confset.foreign_link_line()
@@ -578,6 +580,40 @@ class Apply:
             file=conf_path,
             line=osmconf.line_of(osmconf.read(conf_path), "log_flags"),
             field="log_flags",
+        )
+
+    def _check_log_file(self, conf_path: Path) -> None:
+        """The sweep's ERR lines are read from the file OpenSM logs to. OpenSM's own names for
+        its stdout (`-`, `stdout`, `stderr`: the journal, under systemd), a log that is no regular
+        file (/dev/null), or one removed while OpenSM runs (it writes the removed file until a
+        SIGUSR1 or its next start) leave them unseen, and a policy OpenSM rejected verified."""
+        osm = OsmProcess.of(self.s.pid) if self.s.pid else None
+        if osm is None:
+            return  # a dry run with no OpenSM named: none logs yet
+        given = opensm_options(list(osm.argv[1:])).get("log_file")
+        raw = given or osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or str(DEFAULT_LOG)
+        if raw in ("-", "stdout", "stderr"):
+            why = (
+                f"{raw}: OpenSM logs to its {'stderr' if raw == 'stderr' else 'stdout'} (under systemd, the "
+                "journal), where apply cannot read the sweep's ERR lines, so it would verify a policy "
+                "OpenSM rejected; give OpenSM a log file (-f FILE, or log_file FILE and a restart)"
+            )
+            if given:
+                raise InputError(why, field=f"OpenSM (pid {osm.pid}) -f/--log_file")
+            line = osmconf.line_of(osmconf.read(conf_path), "log_file")
+            raise InputError(why, file=conf_path, line=line, field="log_file")
+        log = self.s.log
+        if log.is_file():
+            return
+        why = (
+            "is not a regular file"
+            if log.exists()
+            else f"does not exist (removed while OpenSM runs? it writes the removed file until 'kill -USR1 {osm.pid}', "
+            "what logrotate sends, or its next start)"
+        )
+        raise ExternalError(
+            f"OpenSM (pid {osm.pid}) logs to {log}, which {why}: apply cannot read the sweep's ERR lines there, "
+            "so it would verify a policy OpenSM rejected"
         )
 
     def _check_pkeys(self) -> None:
