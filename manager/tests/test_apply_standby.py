@@ -17,6 +17,7 @@ from apply_helpers import (  # noqa: F401 (fixture)
     programmed_equals,
     run_apply,
     sm_on_plan_a,
+    switch_link,
 )
 from ibqos import osmconf
 from ibqos.fabric.live import read_live
@@ -79,13 +80,7 @@ def test_standby_on_the_masters_host_is_refused(ibqos_cli, tmp_path):
             assert r.stderr.startswith("ibqos: error: master SM: 0x") and f"this OpenSM (pid {sm.pid})" in r.stderr
             assert "apply without --standby here" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
         assert managed_texts(sm) == before and not (sm.conf.parent / "ibqos.d" / "v0000").exists()
-        fabric = read_live(h.env)
-        sw = next(
-            n
-            for n in fabric.switches()
-            if any(fabric.nodes[p.remote[0]].kind == "switch" for p in n.ports.values() if p.remote)
-        )
-        port = next(p.num for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch")
-        h.unlink(sw.desc, port, sm=sm)
-        h.relink(sw.desc, port, sm=sm)  # heavy sweeps, each re-reading the files
+        desc, port = switch_link(read_live(h.env))
+        h.unlink(desc, port, sm=sm)
+        h.relink(desc, port, sm=sm)  # heavy sweeps, each re-reading the files
         assert programmed_equals(h, plan_a)

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, make_plan_file, run_apply
+from apply_helpers import child_env, make_plan_file, run_apply, switch_link
 from ibqos.fabric.live import read_live
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.osmconf import parse
@@ -176,19 +176,13 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(ibqos_cli,
     assert f"plan: {state / 'current' / 'plan.json'} (applied v0001; --plan overrides)" in cp.stdout
 
     # a planned switch-to-switch link goes down (ibsim's Unlink), OpenSM re-sweeps
-    fabric = read_live(h.env)
-    sw = next(
-        n
-        for n in fabric.switches()
-        if any(fabric.nodes[p.remote[0]].kind == "switch" for p in n.ports.values() if p.remote)
-    )
-    port = next(p.num for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch")
-    h.unlink(sw.desc, port, sm=sm)
+    desc, port = switch_link(read_live(h.env))
+    h.unlink(desc, port, sm=sm)
     rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 1 and "link-down" in kinds(found), found
     down = next(f for f in found if f["kind"] == "link-down")
-    assert any(f"{sw.desc}:{port}" in link for link in down["links"]), down
-    h.relink(sw.desc, port, sm=sm)
+    assert any(f"{desc}:{port}" in link for link in down["links"]), down
+    h.relink(desc, port, sm=sm)
     rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 0, found
 
