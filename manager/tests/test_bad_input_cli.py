@@ -162,3 +162,23 @@ def test_a_pid_of_zero_or_below_is_unusable_input(ibqos_cli, tmp_path, cmd, pid)
     line = one_error_line(ibqos_cli(*args, "--opensm-conf", conf, "--pid", pid))
     assert line == f"ibqos: error: --pid: {pid} is not a process ID: give the running OpenSM's (above 0)", line
     assert changes(before, snapshot(etc)) == []
+
+
+@pytest.mark.parametrize("seconds", ["nan", "0", "-5", "inf"])
+@pytest.mark.parametrize("cmd", ["apply", "rollback", "status"])
+def test_a_sweep_timeout_that_is_no_number_of_seconds_is_unusable_input(ibqos_cli, tmp_path, cmd, seconds):
+    """redsm: --timeout went to the sweep waits as click's float took it: `nan` gives a wait
+    whose deadline never comes (proc.wait_until: monotonic() > nan is never true), so a sweep
+    that never ends was waited for with the lock held; -5, 0 and inf were taken as well. Now
+    one line naming the option, exit 2, nothing written."""
+    etc = tmp_path / "etc"
+    etc.mkdir()
+    conf = etc / "opensm.conf"
+    conf.write_text("event_plugin_name ibqos\n")
+    plan = tmp_path / "p.json"
+    make_plan(load_policy(EXAMPLES / "two-class.yaml")).save(plan)
+    args = {"apply": ["apply", plan], "rollback": ["rollback", "v1"], "status": ["status"]}[cmd]
+    before = snapshot(etc)
+    line = one_error_line(ibqos_cli(*args, "--opensm-conf", conf, "--timeout", seconds))
+    assert line == f"ibqos: error: --timeout: {seconds} is not a number of seconds from above 0 to 86400", line
+    assert changes(before, snapshot(etc)) == []

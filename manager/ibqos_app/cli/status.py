@@ -42,7 +42,7 @@ from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
-from ._target import named_conf, positive_pid
+from ._target import named_conf, positive_pid, sweep_seconds
 
 if TYPE_CHECKING:
     from ibqos.fabric.local_port import LocalPort
@@ -80,7 +80,9 @@ if TYPE_CHECKING:
     help="PID of the running OpenSM (for a recovery sweep; default: the one the journal recorded).",
 )
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
-@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for a heavy sweep.")
+@click.option(
+    "--timeout", default=120.0, show_default=True, callback=sweep_seconds, help="Seconds to wait for a heavy sweep."
+)
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON on stdout, instead of the tables.")
 @click.option(
