@@ -12,6 +12,8 @@
   last verified apply (`ibqos.d/readbacks/<version>.fabric.json`); for a run directory, its first
   OpenSM run (the dry run routes the healthy fabric before any --fault);
 - MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`);
+- SM: read live, a master SM answers `sminfo` out of the port the fabric is read through
+  (with none, the tables are the last SM's and nothing keeps them);
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
   apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
   that runs fewer VLs, leaves classes without their VLs.
@@ -57,6 +59,7 @@ class Routing:
     path_sls: PathSLs | None = None  # when known
     path_sls_note: str | None = None  # why they are not known
     record: DlaRecord | None = None  # of the sweep in force, when dla routes
+    no_sm: str | None = None  # read live: the port out of which no SM answered sminfo
 
 
 @dataclass
@@ -180,6 +183,16 @@ def checks(
 ) -> Judged:
     """Every finding, in the order an admin reads them: engine, tables, routing, links, MTU."""
     out = Judged()
+    if routing.no_sm is not None:
+        out.findings.append(
+            Finding(
+                "no-sm",
+                f"no SM answers on this subnet (sminfo out of {routing.no_sm}): the tables read are what "
+                "the last SM left; nothing configures a port that comes up, routes around a link that "
+                "goes down, or answers path queries",
+                {"port": routing.no_sm},
+            )
+        )
     if plan is None:
         out.notes.append("no plan: engine, tables and links not compared (give --plan, --opensm-conf or --service)")
     else:

@@ -12,12 +12,13 @@ encoding, `\\r\\n` or `\\n`, `read`), edited line by line (`merge`) and written 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .inputfile import MiB, read_bytes
 
 _KEY = re.compile(r"[ \t\n]*([^ \t\n]+)")  # strtok_r(line, " \t\n", ...)
-_C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
+C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale: clean_val's trim
 UNSET = "(null)"  # what opensm -c writes for an unset string option, and reads as NULL
 # opensm -c writes 40 KB; a partitions file listing every port GUID of a large site stays
 # far below this. A FIFO, a device or a 600 MB file is not a configuration file.
@@ -62,7 +63,7 @@ def key_value(line: str) -> tuple[str, str] | None:
     if not m:
         return None
     rest = line[m.end() + 1 :]  # strtok_r ends the key at its delimiter; the value is after it
-    val = rest.strip(_C_SPACE)
+    val = rest.strip(C_SPACE)
     if len(val) >= 1 and val[0] == val[-1] and val[0] in "\"'":
         val = val[1:-1]
     return m.group(1), val
@@ -87,6 +88,15 @@ def line_of(text: str, key: str) -> int | None:
     return found
 
 
+def line_where(text: str, wanted: Callable[[str, str], bool]) -> int | None:
+    """The 1-based first line whose (key, value), as OpenSM reads them, is `wanted`, or None."""
+    for n, line in enumerate(lines(text), 1):
+        kv = key_value(line)
+        if kv and wanted(*kv):
+            return n
+    return None
+
+
 def is_set(opts: dict[str, str], key: str) -> bool:
     """Whether a string option has a value OpenSM uses (not absent, empty or `(null)`)."""
     return opts.get(key, "") not in ("", UNSET)
@@ -95,15 +105,24 @@ def is_set(opts: dict[str, str], key: str) -> bool:
 _STRTOUL = re.compile(r"[ \t]*[+]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
-def lmc(opts: dict[str, str]) -> int:
-    """The LMC OpenSM 3.3.23 runs with: strtoul(value, NULL, 0) (`0x2` is 2, `010` is 8), and
-    a value above 7 replaced by the default 0 (checked with `opensm -c`)."""
-    m = _STRTOUL.match(opts.get("lmc", ""))
+def strtoul(value: str) -> int | None:
+    """A number as OpenSM 3.3.23 reads one, strtoul(value, NULL, 0): `0x2` is 2, `010` is 8;
+    None where no number starts."""
+    m = _STRTOUL.match(value)
     if not m:
-        return 0
+        return None
     text = m.group(1)
-    n = int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if text.startswith("0") else int(text)
-    return n if n <= 7 else 0
+    return int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if text.startswith("0") else int(text)
+
+
+def lmc(opts: dict[str, str]) -> int:
+    """The LMC OpenSM 3.3.23 runs with: a value above 7 replaced by the default 0 (checked
+    with `opensm -c`)."""
+    n = strtoul(opts.get("lmc", ""))
+    return n if n is not None and n <= 7 else 0
+
+
+LOG_ERROR = 0x01  # OSM_LOG_ERROR: log_flags' bit for the ERR lines
 
 
 def merge(base: str, updates: dict[str, str], banner: str) -> str:

@@ -43,6 +43,9 @@ def run_command(
         env=env,
         cwd=cwd,
         text=True,
+        # a child's bytes that are not UTF-8 (OpenSM echoing a Latin-1 value of opensm.conf)
+        # are kept as they were, never an error: osmconf.to_bytes gives them back
+        errors="surrogateescape",
         stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

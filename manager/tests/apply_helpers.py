@@ -225,6 +225,16 @@ def state_tree(state: Path) -> dict[str, tuple[bytes, int]]:
     return out
 
 
+def switch_link(fabric) -> tuple[str, int]:
+    """(switch description, port) of a switch-to-switch link of `fabric`, to Unlink in ibsim."""
+    sw = next(
+        n
+        for n in fabric.switches()
+        if any(fabric.nodes[p.remote[0]].kind == "switch" for p in n.ports.values() if p.remote)
+    )
+    return sw.desc, next(p.num for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch")
+
+
 def programmed_equals(h, plan) -> bool:
     # through the harness: a dead ibsim's error says how it ended (exit status, ibpanic line)
     return diff_programmed(h.read_back(save=False), expected_from_plan(plan)) == []

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -163,22 +165,145 @@ def test_an_unset_qos_policy_file_outside_etc_opensm_is_refused_before_anything_
     assert (default.stat() if default.exists() else None) == etc_before
 
 
-def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
-    """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
-    UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""
+def opensm_c_conf(tmp_path: Path) -> tuple[Path, str]:
+    """`opensm -c`'s whole opensm.conf, its paths under tmp_path, ready for a dla plan (the
+    plugin and its table file, dla's engine chain): (path, text, not yet written)."""
     conf = tmp_path / "opensm.conf"
     run_command(["opensm", "-c", str(conf)], timeout=60, cwd=tmp_path)
-    plan = make_plan_file(tmp_path, "a", 40)[1]
     text = conf.read_text().replace("/etc/opensm/", f"{tmp_path}/")
     for key, value in (("event_plugin_name", "ibqos"), ("routing_engine", "dla,dfsssp,lash,nue")):
         text = text.replace(f"{key} (null)", f"{key} {value}")
-    text = text.replace("event_plugin_options (null)", f"event_plugin_options {tmp_path}/tables.conf")
+    return conf, text.replace("event_plugin_options (null)", f"event_plugin_options {tmp_path}/tables.conf")
+
+
+def test_the_preview_of_a_latin1_conf_prints_on_a_utf8_terminal(ibqos_cli, tmp_path):
+    """The diff shows a byte that is not UTF-8 escaped, on a terminal whose encoding is strict
+    UTF-8 (PYTHONIOENCODING stands in for an en_US.UTF-8 locale)."""
+    conf, text = opensm_c_conf(tmp_path)
+    plan = make_plan_file(tmp_path, "a", 40)[1]
     conf.write_bytes(text.replace("qos FALSE", "# r\xe9glage du site\nqos FALSE").encode("latin-1"))
     cp = ibqos_cli(
         "apply", plan, "--opensm-conf", conf, "--dry-run", env=dict(os.environ, PYTHONIOENCODING="utf-8:strict")
     )
     assert cp.returncode == 0, cp.stderr
     assert " # r\\xe9glage du site\n-qos FALSE\n+qos TRUE" in cp.stdout
+
+
+def test_a_latin1_value_opensm_echoes_is_applied_and_kept_byte_for_byte(ibqos_cli, tmp_path):
+    """redsm: `opensm -c`, the check every apply runs, echoes each option it loads ('Loading
+    Cached Option:node_name_map_name = /etc/opensm/n\xe9uds.map'), in the file's own bytes. A
+    Latin-1 value there made apply, its dry run and --standby stop with 'ibqos: error: input is
+    not UTF-8 (byte N)', exit 2, naming no file (OpenSM's output was decoded as strict
+    UTF-8), although OpenSM runs that file. Now the preview shows it and --standby keeps it."""
+    conf, text = opensm_c_conf(tmp_path)
+    plan = make_plan_file(tmp_path, "a", 40)[1]
+    site = f"node_name_map_name {tmp_path}/n\xe9uds.map"
+    original = text.replace("node_name_map_name (null)", site).encode("latin-1")
+    conf.write_bytes(original)
+    cp = ibqos_cli("apply", plan, "--opensm-conf", conf, "--dry-run", env=dict(os.environ))
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert f"changed: {conf}" in cp.stdout
+    cp = ibqos_cli("apply", plan, "--opensm-conf", conf, "--standby", env=dict(os.environ))
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert site.encode("latin-1") + b"\n" in conf.read_bytes()
+    assert (tmp_path / "ibqos.d" / "v0000" / "opensm.conf").read_bytes() == original
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ("sweep_intervall 10", "OpenSM 3.3.23 does not know this option (it logs 'Unrecognized token' and ignores"),
+        ("sweep_interval 10s", "OpenSM cannot read '10s' (it logs '-E- Parsing error in field sweep_interval"),
+    ],
+)
+def test_a_line_opensm_cannot_read_is_named_at_its_line_in_the_admins_conf(ibqos_cli, live_sm, tmp_path, line, says):
+    """redsm: OpenSM's parser (`opensm -c`, run on the merged file) finds a typo in a line the
+    admin wrote. Before, the one line named the check's scratch copy, gone by then, and no line
+    ('/tmp/ibqos-validate-15z09s55/opensm.conf: OpenSM rejects it: Unrecognized token: ...'),
+    exit 3 as if OpenSM had failed. Now FILE:LINE: key: reason in the admin's file, exit 2,
+    nothing written (the dry run alike)."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text().split("\n")
+    text.insert(3, line)  # among the admin's own lines, above the ones the plan sets
+    sm.conf.write_text("\n".join(text))
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip)
+    for extra in ((), ("--dry-run",)):
+        cp = run_apply(ibqos_cli, h, sm, path_b, *extra)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert len(cp.stderr.splitlines()) == 1, cp.stderr
+        assert cp.stderr.startswith(f"ibqos: error: {sm.conf}:4: {line.split()[0]}: {says}"), cp.stderr
+        assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
+
+
+def test_a_conf_saved_with_a_byte_order_mark_is_applied_unless_it_hides_a_key(ibqos_cli, live_sm, tmp_path):
+    """redsm: an editor that saves UTF-8 with a byte-order mark puts EF BB BF before the first
+    line. Before a comment OpenSM logs 'Unrecognized token' for it and runs the file as it is;
+    apply took that for a rejection and refused the file (exit 3). Now it is applied, the mark
+    kept. Before a key OpenSM ignores that line (it reads the mark as part of the key): one line
+    naming line 1 and the key, exit 2."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_bytes()
+    assert text.startswith(b"#")
+    sm.conf.write_bytes(b"\xef\xbb\xbfsweep_interval 7\n" + text)
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.stderr.splitlines() == [
+        f"ibqos: error: {sm.conf}:1: sweep_interval: a UTF-8 byte-order mark before the key: OpenSM reads "
+        "it as part of the key and ignores this line; save the file without it"
+    ], cp.stderr
+    assert opensm_reads(sm.conf, tmp_path).get("sweep_interval") != "7"  # the oracle: OpenSM ignores it
+    sm.conf.write_bytes(b"\xef\xbb\xbf" + text)
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert programmed_equals(h, plan_b)
+    assert sm.conf.read_bytes().startswith(b"\xef\xbb\xbf#")
+    assert (sm.conf.parent / "ibqos.d" / "v0000" / "opensm.conf").read_bytes() == b"\xef\xbb\xbf" + text
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="reads the files as another user (setpriv)")
+def test_an_apply_under_a_strict_umask_leaves_the_files_readable_as_the_admins_were(ibqos_cli):
+    """redsm: root's umask on a hardened host is 077. The apply made ibqos.d/ 0700 and the new
+    files 0400 (the qos policy, the table file): every managed path is a link in there, so an
+    OpenSM run as another user, which read the admin's 0644 opensm.conf, could read none of
+    them ('cannot open file ...: Permission denied', 'Fail to parse config file'). Now ibqos.d/
+    is as open as the conf's directory and each file as readable as the admin's opensm.conf,
+    the journal and history as ibqos.d/ (status and history as a monitoring user failed with
+    'journal.json: Permission denied', exit 2). The oracle is OpenSM's parser run as nobody;
+    the standby's apply writes the same version."""
+    root = Path(tempfile.mkdtemp(prefix="ibqos-umask-"))  # pytest's own tmp is 0700
+    try:
+        root.chmod(0o755)
+        conf, text = opensm_c_conf(root)
+        conf.write_text(text)
+        conf.chmod(0o644)
+        plan_b, path_b = make_plan_file(root, "b", 60)
+        mask = os.umask(0o077)
+        try:
+            cp = ibqos_cli("apply", path_b, "--opensm-conf", conf, "--standby", env=dict(os.environ))
+        finally:
+            os.umask(mask)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        out = root / "nobody"
+        out.mkdir(mode=0o777)
+        out.chmod(0o777)
+        nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        run_command([*nobody, "opensm", "-F", str(conf), "-c", str(out / "read.conf")], timeout=60, cwd=out)
+        theirs = dict(ln.split(" ", 1) for ln in (out / "read.conf").read_text().split("\n") if " " in ln)
+        want = osmconf.parse(render_plan(plan_b, root / "cfg-b")["opensm.conf"].read_text())
+        assert theirs["qos_ca_vlarb_high"] == want["qos_ca_vlarb_high"]  # the plan's, read as nobody
+        opts = osmconf.options(conf)
+        for key in ("qos_policy_file", "event_plugin_options"):
+            cp = run_command([*nobody, "cat", opts[key]], timeout=60, cwd=out)
+            assert cp.stdout == Path(opts[key]).read_text() != ""
+        # and a monitoring user reads the store as docs/sm-hosts.md says (journal, history)
+        for cmd in ("status", "history"):
+            cp = run_command([*nobody, *ibqos_cli.argv, cmd, "--opensm-conf", str(conf)], timeout=120, cwd=out)
+            assert "v0001" in cp.stdout, cp.stdout + cp.stderr
+    finally:
+        shutil.rmtree(root)
 
 
 @pytest.mark.parametrize("role", ["opensm.conf", "qos_policy_file"])
@@ -326,3 +451,32 @@ def test_relative_paths_in_opensm_conf_are_the_running_opensms(ibqos_cli, live_s
         want = render_plan(plan_b, tmp_path / "cfg-b")["qos-policy.conf"].read_text()
         assert (tmp_path / "osm" / rel["qos_policy_file"]).read_text() == want  # what OpenSM reads
         assert list(elsewhere.rglob("*")) == [] and not (tmp_path / "admin" / "cfg-a").exists()
+
+
+def test_a_qos_policy_path_the_running_opensm_does_not_read_is_refused(ibqos_cli, live_sm, tmp_path):
+    """redsm: OpenSM reads qos_policy_file's path only at start (its option table: not
+    updatable). Before, `apply --qos-policy OTHER` wrote the plan's policy to OTHER and
+    `qos_policy_file OTHER` into opensm.conf, swept, read back SL2VL and VLArb (which the
+    policy file does not set) and said 'the fabric equals the plan', exit 0, while OpenSM kept
+    reading the old path: with that file moved away, its next sweep logged 'ERR AC01: Failed
+    opening QoS policy file <old path>'. Now one line naming --qos-policy, exit 2, before
+    anything is written (dry run alike); the path OpenSM reads is still accepted."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    reads = Path(osmconf.options(sm.conf)["qos_policy_file"])
+    other = tmp_path / "other" / "qos-policy.conf"
+    other.parent.mkdir()
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip), snapshot(reads.parent), snapshot(other.parent)
+    for extra in ((), ("--dry-run",)):
+        cp = run_apply(ibqos_cli, h, sm, path_b, "--qos-policy", other, *extra)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.splitlines() == [
+            f"ibqos: error: --qos-policy: OpenSM reads its QoS policy from {reads}, and that path only at "
+            f"start: a policy written to {other} would not be in force; leave --qos-policy out (the policy "
+            f"goes to {reads}), or set 'qos_policy_file {other}' in {sm.conf} and restart OpenSM once, then apply"
+        ], cp.stderr
+        assert changes(before[0], snapshot(sm.conf.parent, skip=skip)) == []
+        assert changes(before[1], snapshot(reads.parent)) == [] and changes(before[2], snapshot(other.parent)) == []
+    cp = run_apply(ibqos_cli, h, sm, path_b, "--qos-policy", reads)
+    assert cp.returncode == 0, cp.stdout + cp.stderr

@@ -9,8 +9,18 @@ import json
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, live_sm, make_plan_file, run_apply  # noqa: F401 (fixture)
+from apply_helpers import (  # noqa: F401 (fixture)
+    child_env,
+    live_sm,
+    make_plan_file,
+    managed_texts,
+    programmed_equals,
+    run_apply,
+    sm_on_plan_a,
+    switch_link,
+)
 from ibqos import osmconf
+from ibqos.fabric.live import read_live
 from ibqos.render import render_plan
 
 pytestmark = pytest.mark.fabric
@@ -50,3 +60,27 @@ def test_standby_gets_the_masters_version_by_hash_without_a_sweep(ibqos_cli, liv
     said = [ibqos_cli("status", "--opensm-conf", c, env=child_env()).stdout for c in (sm.conf, standby)]
     assert f"(plan sha256 {meta_m['plan_sha256']})" in said[0]
     assert f"(plan sha256 {meta_m['plan_sha256']})" in said[1] and "standby" in said[1]
+
+
+def test_standby_on_the_masters_host_is_refused(ibqos_cli, tmp_path):
+    """redsm: OpenSM 3.3.23 re-reads opensm.conf, the QoS policy and the plugin's table file at
+    every heavy sweep, not only at a SIGHUP. `apply --standby` run on the master's host (the
+    unit's OpenSM, or the one that reads the file) staged plan B, exit 0, 'not swept'; the next
+    link that went down and up programmed plan B on the fabric, unverified and with no
+    rollback. Now one line naming the master, exit 3, nothing written; after the same link
+    flap the fabric still runs plan A."""
+    with sm_on_plan_a(tmp_path, console=True) as (h, sm, plan_a, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        before = managed_texts(sm)
+        for target in ((), ("--pid", str(sm.pid))):
+            r = ibqos_cli(
+                "apply", path_b, "--opensm-conf", sm.conf, "--standby", "--sim-socket", h.sock, *target, env=child_env()
+            )
+            assert r.returncode == 3, r.stdout + r.stderr
+            assert r.stderr.startswith("ibqos: error: master SM: 0x") and f"this OpenSM (pid {sm.pid})" in r.stderr
+            assert "apply without --standby here" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+        assert managed_texts(sm) == before and not (sm.conf.parent / "ibqos.d" / "v0000").exists()
+        desc, port = switch_link(read_live(h.env))
+        h.unlink(desc, port, sm=sm)
+        h.relink(desc, port, sm=sm)  # heavy sweeps, each re-reading the files
+        assert programmed_equals(h, plan_a)

@@ -145,20 +145,40 @@ def test_dryrun_bad_net_file_is_named_with_its_line(ibqos_cli, tmp_path):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("pid", ["0", "-1"])
-@pytest.mark.parametrize("cmd", ["apply", "rollback", "status"])
-def test_a_pid_of_zero_or_below_is_unusable_input(ibqos_cli, tmp_path, cmd, pid):
-    """--pid 0 or below names no process (kill(2) would signal a process group): before,
-    `no process 0: is OpenSM running?`, exit 3, as if the SM had gone; now one line naming
-    the option, exit 2, nothing written."""
+def _sm_command(tmp_path: Path, cmd: str) -> tuple[Path, Path, list]:
+    """An /etc/opensm with a one-line opensm.conf, and the arguments of `cmd` (apply, rollback
+    or status) up to the options naming the OpenSM: (etc, conf, args)."""
     etc = tmp_path / "etc"
     etc.mkdir()
     conf = etc / "opensm.conf"
     conf.write_text("event_plugin_name ibqos\n")
     plan = tmp_path / "p.json"
     make_plan(load_policy(EXAMPLES / "two-class.yaml")).save(plan)
-    args = {"apply": ["apply", plan], "rollback": ["rollback", "v1"], "status": ["status"]}[cmd]
+    return etc, conf, {"apply": ["apply", plan], "rollback": ["rollback", "v1"], "status": ["status"]}[cmd]
+
+
+@pytest.mark.parametrize("pid", ["0", "-1"])
+@pytest.mark.parametrize("cmd", ["apply", "rollback", "status"])
+def test_a_pid_of_zero_or_below_is_unusable_input(ibqos_cli, tmp_path, cmd, pid):
+    """--pid 0 or below names no process (kill(2) would signal a process group): before,
+    `no process 0: is OpenSM running?`, exit 3, as if the SM had gone; now one line naming
+    the option, exit 2, nothing written."""
+    etc, conf, args = _sm_command(tmp_path, cmd)
     before = snapshot(etc)
     line = one_error_line(ibqos_cli(*args, "--opensm-conf", conf, "--pid", pid))
     assert line == f"ibqos: error: --pid: {pid} is not a process ID: give the running OpenSM's (above 0)", line
+    assert changes(before, snapshot(etc)) == []
+
+
+@pytest.mark.parametrize("seconds", ["nan", "0", "-5", "inf"])
+@pytest.mark.parametrize("cmd", ["apply", "rollback", "status"])
+def test_a_sweep_timeout_that_is_no_number_of_seconds_is_unusable_input(ibqos_cli, tmp_path, cmd, seconds):
+    """redsm: --timeout went to the sweep waits as click's float took it: `nan` gives a wait
+    whose deadline never comes (proc.wait_until: monotonic() > nan is never true), so a sweep
+    that never ends was waited for with the lock held; -5, 0 and inf were taken as well. Now
+    one line naming the option, exit 2, nothing written."""
+    etc, conf, args = _sm_command(tmp_path, cmd)
+    before = snapshot(etc)
+    line = one_error_line(ibqos_cli(*args, "--opensm-conf", conf, "--timeout", seconds))
+    assert line == f"ibqos: error: --timeout: {seconds} is not a number of seconds from above 0 to 86400", line
     assert changes(before, snapshot(etc)) == []

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from ibqos import paths
 from ibqos.apply.validate import validate_opensm_conf
-from ibqos.errors import ExternalError
+from ibqos.errors import ExternalError, InputError
 from ibqos.osmconf import parse
 from ibqos.proc import run_command
 from ibqos.render.fallback import DLA_CHAIN
@@ -63,7 +63,7 @@ def test_a_value_opensm_cannot_read_is_refused_before_apply(tmp_path, line):
     _, files = render_count(tmp_path, 2)
     bad = tmp_path / "typo.conf"
     bad.write_text(files["opensm.conf"].read_text() + line + "\n")
-    with pytest.raises(ExternalError, match=r"-E- Parsing error in field " + line.split()[0]):
+    with pytest.raises(InputError, match=r"-E- Parsing error in field " + line.split()[0]):
         validate_opensm_conf(bad)
 
 

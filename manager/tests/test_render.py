@@ -8,12 +8,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from ibqos import paths
+from ibqos import osmconf, paths
 from ibqos.plan import Plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
+from ibqos.proc import run_command
 from ibqos.render import render_plan, render_texts
 from ibqos.roles import ROLES
+from tree_snapshot import changes, snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 FOUR = ROOT / "examples" / "four-class.yaml"
@@ -121,6 +123,39 @@ def test_render_cli_and_no_half_written_output(ibqos_cli, tmp_path):
     assert cp.returncode == 2 and len(cp.stderr.splitlines()) == 1 and "Traceback" not in cp.stderr
     assert not (tmp_path / "r2").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_render_into_opensms_own_directory_keeps_its_whole_configuration(ibqos_cli, tmp_path):
+    """redsm: `ibqos render PLAN -o /etc/opensm` replaced OpenSM's whole opensm.conf (`opensm -c`'s
+    160-odd options, the site's sm_priority 15 among them) with the plan's 50-line fragment, exit
+    0: OpenSM's next start ran on its defaults for everything else. Now one line, exit 2, nothing
+    written; over a link (ibqos apply's, config management's) likewise. A directory holding an
+    earlier render is still rendered over."""
+    plan = _plan()
+    plan.save(tmp_path / "plan.json")
+    etc = tmp_path / "etc-opensm"
+    etc.mkdir()
+    run_command(["opensm", "-c", str(etc / "opensm.conf")], timeout=60, cwd=tmp_path)
+    text = (etc / "opensm.conf").read_text()
+    (etc / "opensm.conf").write_text(text.replace("sm_priority 0", "sm_priority 15"))
+    before = snapshot(tmp_path)
+    cp = ibqos_cli("render", tmp_path / "plan.json", "-o", etc, timeout=120)
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.stderr.splitlines() == [
+        f"ibqos: error: {etc / 'opensm.conf'}: is OpenSM's whole configuration, and render writes a fragment "
+        "of the plan's options in its place: 'ibqos apply PLAN --opensm-conf' merges the plan into it, or "
+        "render to another directory and merge by hand"
+    ], cp.stderr
+    assert changes(before, snapshot(tmp_path)) == []
+    assert osmconf.options(etc / "opensm.conf")["sm_priority"] == "15"
+    managed = tmp_path / "managed"
+    managed.mkdir()
+    (managed / "opensm.conf").symlink_to(etc / "opensm.conf")
+    cp = ibqos_cli("render", tmp_path / "plan.json", "-o", managed, timeout=120)
+    assert cp.returncode == 2 and "a symlink to" in cp.stderr and (managed / "opensm.conf").is_symlink(), cp.stderr
+    for _ in range(2):  # an earlier render's fragment is replaced
+        cp = ibqos_cli("render", tmp_path / "plan.json", "-o", tmp_path / "r", timeout=120)
+        assert cp.returncode == 0, cp.stderr
 
 
 # ---- real OpenSM on ibsim -------------------------------------------------------------

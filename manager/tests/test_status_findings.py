@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, make_plan_file, run_apply
+from apply_helpers import child_env, make_plan_file, run_apply, switch_link
 from ibqos.fabric.live import read_live
 from ibqos.fabric.model import NO_ROUTE
 from ibqos.osmconf import parse
@@ -176,19 +176,13 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(ibqos_cli,
     assert f"plan: {state / 'current' / 'plan.json'} (applied v0001; --plan overrides)" in cp.stdout
 
     # a planned switch-to-switch link goes down (ibsim's Unlink), OpenSM re-sweeps
-    fabric = read_live(h.env)
-    sw = next(
-        n
-        for n in fabric.switches()
-        if any(fabric.nodes[p.remote[0]].kind == "switch" for p in n.ports.values() if p.remote)
-    )
-    port = next(p.num for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch")
-    h.unlink(sw.desc, port, sm=sm)
+    desc, port = switch_link(read_live(h.env))
+    h.unlink(desc, port, sm=sm)
     rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 1 and "link-down" in kinds(found), found
     down = next(f for f in found if f["kind"] == "link-down")
-    assert any(f"{sw.desc}:{port}" in link for link in down["links"]), down
-    h.relink(sw.desc, port, sm=sm)
+    assert any(f"{desc}:{port}" in link for link in down["links"]), down
+    h.relink(desc, port, sm=sm)
     rc, found = live_status(ibqos_cli, h, sm)
     assert rc == 0, found
 
@@ -204,6 +198,24 @@ def test_applied_plan_is_the_default_then_link_down_and_tables_differ(ibqos_cli,
     assert rc == 1 and kinds(found) == ["tampered", "tables"], found
     assert found[0]["message"].startswith(f"TAMPERED: {state / version}")
     assert "differ from" in found[1]["message"] and str(state / "current" / "plan.json") in found[1]["message"]
+
+
+def test_an_sm_that_is_gone_is_a_finding(ibqos_cli, applied):
+    """redsm: OpenSM stopped (crashed, or `systemctl stop`): the switches keep the tables it
+    programmed, so every check passed on them and status said 'status: OK', exit 0, with no SM
+    on the subnet to configure a port that comes up or answer a path query. Now `sminfo`, out
+    of the port the fabric is read through, finds no SM: one finding, exit 1, with or without
+    --opensm-conf."""
+    h, sm = applied
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 0, found
+    sm.stop()
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 1 and kinds(found) == ["no-sm"], found
+    assert found[0]["message"].startswith("no SM answers on this subnet (sminfo out of 0x"), found
+    rc, found = findings(ibqos_cli, "--live", "--sim-socket", h.sock)
+    assert rc == 1 and kinds(found) == ["no-sm"], found
+    assert "sminfo out of libibumad's first port" in found[0]["message"], found
 
 
 def test_dla_refused_with_a_fallback_in_force_exits_1(ibqos_cli, tmp_path, ibsim_fabric):

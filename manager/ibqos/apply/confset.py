@@ -80,6 +80,29 @@ def _symlink_over(target: str, path: Path) -> None:
     fsync_dir(path.parent)
 
 
+def make_state_dir(d: Path) -> None:
+    """`d` (ibqos.d/, or a directory in it), created as open as the directory that holds the
+    configuration (its read and search bits: /etc/opensm's 0755), whatever ibqos's umask. Every
+    managed path becomes a link into ibqos.d/, so an OpenSM (or a monitoring user) that reads
+    the configuration as another user must still get through it; under root's umask 077 it was
+    0700 and OpenSM as another user could read no managed file any more."""
+    if d.is_dir():
+        return
+    d.mkdir(parents=True, exist_ok=True)
+    conf_dir = d.parent if d.name == "ibqos.d" else d.parent.parent
+    os.chmod(d, (stat.S_IMODE(conf_dir.stat().st_mode) & 0o555) | 0o700)
+
+
+def state_file_mode(state: Path) -> int:
+    """The mode of a file ibqos keeps in ibqos.d/ (journal, history, paths, read-backs): the
+    owner's read and write, and the read bits ibqos.d/ has for others (make_state_dir), not
+    the umask's: `status` and `history` as a monitoring user read them."""
+    try:
+        return 0o600 | (stat.S_IMODE(state.stat().st_mode) & 0o044)
+    except OSError:
+        return 0o644
+
+
 def stable_path(p: Path) -> Path:
     """`p` with its directory resolved but its last component kept: once ibqos has adopted a
     file, the file itself is a symlink into a version directory, and following it would give
@@ -120,8 +143,8 @@ class ConfigSet:
         return self.state / READBACKS / f"{version}.fabric.json"
 
     def save_verified_fabric(self, version: str, fabric: Fabric) -> None:
-        self.verified_fabric(version).parent.mkdir(exist_ok=True)
-        fabric.save(self.verified_fabric(version))
+        make_state_dir(self.verified_fabric(version).parent)
+        fabric.save(self.verified_fabric(version), mode=state_file_mode(self.state))
 
     def current_version(self) -> str | None:
         return os.readlink(self.current) if self.current.is_symlink() else None
@@ -138,7 +161,7 @@ class ConfigSet:
         layout older ibqos made, `ibqos.d/vNNNN/ibqos.d/…`, one level per apply) keeps the
         contents it has now: they become a new version, so relinking never changes what
         OpenSM reads."""
-        self.state.mkdir(parents=True, exist_ok=True)
+        make_state_dir(self.state)
         if self.current_version() is None:
             if not (self.state / "v0000").is_dir():
                 self._write_version(
@@ -168,7 +191,8 @@ class ConfigSet:
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
-        write_atomic(self.state / PATHS, json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n")
+        doc = json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n"
+        write_atomic(self.state / PATHS, doc, mode=state_file_mode(self.state))
 
     def foreign_link_line(self) -> str | None:
         """One line naming a managed path that is a symlink out of the state directory (config
@@ -266,17 +290,21 @@ class ConfigSet:
         modes: dict[str, int] | None = None,
     ) -> None:
         """The one writer of a version: written in a hidden directory, made read-only with its
-        manifest, then renamed into place (a crash leaves a `.vNNNN.tmp`, never half a version)."""
+        manifest, then renamed into place (a crash leaves a `.vNNNN.tmp`, never half a version).
+        A file `modes` gives no mode of its own (a role the admin had no file for, the plan, the
+        meta and manifest) is as readable as opensm.conf, not as ibqos's umask makes it."""
         d = self.state / name
         tmp = self.state / f".{name}.tmp"
         _remove_tree(tmp)
         tmp.mkdir(parents=True)
+        modes = modes or {}
+        conf_mode = modes.get("opensm.conf")
         for fname, text in {**files, **(extra or {})}.items():
             # the admin's bytes as read (osmconf.read): CRLF, any encoding
-            write_atomic(tmp / fname, osmconf.to_bytes(text), mode=(modes or {}).get(fname))
-        write_atomic(tmp / "meta.json", json.dumps({**stamp(), **meta}, indent=1) + "\n")
+            write_atomic(tmp / fname, osmconf.to_bytes(text), mode=modes.get(fname, conf_mode))
+        write_atomic(tmp / "meta.json", json.dumps({**stamp(), **meta}, indent=1) + "\n", mode=conf_mode)
         sums = {f.name: sha256_hex(f.read_bytes()) for f in sorted(tmp.iterdir())}
-        write_atomic(tmp / MANIFEST, json.dumps({"sha256": sums}, indent=1) + "\n")
+        write_atomic(tmp / MANIFEST, json.dumps({"sha256": sums}, indent=1) + "\n", mode=conf_mode)
         for f in tmp.iterdir():
             os.chmod(f, stat.S_IMODE(f.stat().st_mode) & ~0o222)
         fsync_dir(tmp)

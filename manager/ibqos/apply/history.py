@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalError
 from . import state_schema
+from .confset import state_file_mode
 
 if TYPE_CHECKING:
     from .confset import ConfigSet
@@ -30,6 +31,7 @@ def append(state_dir: Path, event: dict[str, Any]) -> None:
     line = json.dumps(event, sort_keys=True) + "\n"
     fd = os.open(state_dir / LOG, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
+        os.fchmod(fd, state_file_mode(state_dir))  # not the umask's: a monitoring user reads it
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = "\n" + line

@@ -29,6 +29,7 @@ from ..docfile import write_atomic
 from ..errors import ExternalError
 from ..fabric.model import Fabric
 from . import state_schema
+from .confset import state_file_mode
 from .history import append
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
@@ -77,13 +78,13 @@ class Journal:
     def write(self, entry: Entry, state: str) -> Entry:
         entry.state = state
         entry.time = time.time()
-        write_atomic(self.path, json.dumps(asdict(entry), indent=1) + "\n")
+        write_atomic(self.path, json.dumps(asdict(entry), indent=1) + "\n", mode=state_file_mode(self.path.parent))
         if entry.done:
             append(self.path.parent, asdict(entry))
         return entry
 
     def save_before(self, fabric: Fabric) -> None:
-        fabric.save(self.before_path)
+        fabric.save(self.before_path, mode=state_file_mode(self.path.parent))
 
     def load_before(self) -> Fabric | None:
         try:

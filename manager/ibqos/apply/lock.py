@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import ExternalError
+from .confset import make_state_dir
 
 
 def _quiet(line: str) -> None:
@@ -50,7 +51,7 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], Non
     Raises LockError, whatever kept it from being taken."""
     path = state_dir / LOCK_FILE
     try:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        make_state_dir(state_dir)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as e:
         raise LockError(Path(e.filename or path), reason=e.strerror or str(e)) from e

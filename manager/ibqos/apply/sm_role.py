@@ -41,9 +41,10 @@ class MasterSm:
         return f"0x{self.guid:016x} (lid {self.lid}, priority {self.priority})"
 
 
-def master_sm(env: dict[str, str] | None, at: LocalPort) -> MasterSm | None:
-    """The master SM of `at`'s subnet as `sminfo` reports it, or None when no SM answers."""
-    cmd = [require_tool("sminfo", "infiniband-diags"), *at.diag_args()]
+def master_sm(env: dict[str, str] | None, at: LocalPort | None) -> MasterSm | None:
+    """The master SM of `at`'s subnet as `sminfo` reports it, or None when no SM answers.
+    `at` None: libibumad's first port, as the read-back takes it."""
+    cmd = [require_tool("sminfo", "infiniband-diags"), *(at.diag_args() if at is not None else ())]
     cp = run_command(cmd, env=env, timeout=30, check=False)
     m = _SMINFO.search(cp.stdout)
     if cp.returncode != 0 or m is None:
@@ -83,7 +84,11 @@ class NotMaster(ExternalError):
 def role_line(pid: int, at: LocalPort, env: dict[str, str] | None) -> tuple[bool, str]:
     """(whether OpenSM `pid`, on port `at`, is the master, one line saying which SM is).
     Unknown counts as master: the plugin record's wait then judges, as before."""
-    master = master_sm(env, at)
+    return role_of(pid, at, master_sm(env, at))
+
+
+def role_of(pid: int, at: LocalPort, master: MasterSm | None) -> tuple[bool, str]:
+    """role_line for the master SM `sminfo` reported (None: none answered)."""
     if master is None:
         return True, "master SM: none answers sminfo"
     if at.guid == master.guid and master.state in ("SMINFO_STANDBY", "SMINFO_NOTACTIVE"):

@@ -214,8 +214,8 @@ class Fabric(_M):
         except ValidationError as e:
             raise ValueError(_first_error(e)) from e
 
-    def save(self, path: str | Path) -> None:
-        write_atomic(path, self.model_dump_json() + "\n")
+    def save(self, path: str | Path, mode: int | None = None) -> None:
+        write_atomic(path, self.model_dump_json() + "\n", mode=mode)
 
     @classmethod
     def load(cls, path: str | Path) -> Fabric:

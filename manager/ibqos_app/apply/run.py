@@ -21,6 +21,7 @@ options logs one line to the system log (syslog.py); a dry run writes nothing an
 from __future__ import annotations
 
 import difflib
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -34,9 +35,9 @@ from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_target, running_options
-from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, resolve
-from ibqos.apply.sm_role import NotMaster, opensm_port, require_master
+from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
+from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, opensm_options, resolve
+from ibqos.apply.sm_role import NotMaster, master_sm, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
@@ -165,6 +166,7 @@ class Apply:
             if self.req.standby:
                 # a missing or unreadable file is refused before the lock makes ibqos.d/ beside it
                 osmconf.read(self.req.opensm_conf)
+                self._refuse_a_master()
                 self.run_standby()
                 self.s.outcome = f"staged {self.s.version} for a standby SM"
                 return self.s
@@ -256,6 +258,35 @@ class Apply:
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
         sha = self.s.plan_sha256[:16] or "none"
         log_line(f"{what} {self.req.opensm_conf} plan sha256 {sha} by {who()}: {self.s.outcome or 'stopped'}")
+
+    def _refuse_a_master(self) -> None:
+        """--standby stages files no sweep proves, for an SM that reads them when it takes
+        over. OpenSM 3.3.23 re-reads its configuration at every heavy sweep, not only at a
+        SIGHUP (osm_state_mgr: osm_subn_rescan_conf_files; the policy and the plugin's table
+        file too), so on the master any link that goes up or down would program them,
+        unverified and with no rollback. The OpenSM is --pid/--pidfile/--service's, else the
+        running one that reads the file; none running is a standby's stopped SM."""
+        conf = self.req.opensm_conf
+        if self.s.pid:
+            pid: int | None = self.s.pid
+        elif self.req.pid is not None or self.req.pidfile is not None:
+            pid = resolve_pid(self.req.pid, self.req.pidfile)
+        else:
+            osm = reader(conf)
+            pid = osm.pid if osm is not None else None
+        if pid is None:
+            return
+        try:
+            port = opensm_port(pid, osmconf.options(conf), self.req.env)
+        except IbqosError:  # no port to ask through: the staging needs none, as before
+            return
+        master = master_sm(self.req.env, port)
+        if master is not None and master.guid == port.guid and master.state == "SMINFO_MASTER":
+            raise ExternalError(
+                f"master SM: {master}, this OpenSM (pid {pid}) reading {conf}: it re-reads its files at "
+                "every heavy sweep, so a link going up or down would program a version staged with "
+                "--standby, unverified and with no rollback; apply without --standby here"
+            )
 
     STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
 
@@ -468,9 +499,20 @@ class Apply:
                 f"conf's directory: add 'qos_policy_file {qos_read}' to it (the path OpenSM reads "
                 "now, no restart needed), or --qos-policy, then apply"
             )
+        given = self.req.qos_policy
+        if given is not None and os.path.abspath(given) != os.path.abspath(qos_read):
+            # OpenSM reads qos_policy_file's path only at start: a policy written elsewhere
+            # (and the conf's line naming it) is never read by the OpenSM the apply verifies
+            raise InputError(
+                f"OpenSM reads its QoS policy from {qos_read}, and that path only at start: a policy "
+                f"written to {given} would not be in force; leave --qos-policy out (the policy goes "
+                f"to {qos_read}), or set 'qos_policy_file {given}' in {conf_path} and restart OpenSM "
+                "once, then apply",
+                field="--qos-policy",
+            )
         paths = {
             "opensm.conf": conf_path,
-            "qos-policy.conf": self.req.qos_policy or qos_read,
+            "qos-policy.conf": given or qos_read,
             "plugin-tables.conf": Path(opts["event_plugin_options"]),
         }
         if osmconf.is_set(opts, "partition_config_file"):
@@ -510,14 +552,71 @@ class Apply:
             self.s.files[role], self.s.paths[role] = "", paths[role]
             self.s.removed.add(role)
         self._check_pkeys()
+        if not self.req.standby:  # a standby's apply reads no sweep
+            self._check_log_flags(conf_path)
         # the unit's --log_file beats the file's log_file, as on OpenSM's command line; the
         # file's is the running OpenSM's (opened at its start, relative from its working directory)
         self.s.log = self.s.log_override or Path(opts.get("log_file") or DEFAULT_LOG)
+        if not self.req.standby:
+            self._check_log_file(conf_path)
         self.s.dumps = record_dir(opts, self.s.pid)
         self.s.confset = ConfigSet.beside(conf_path, self.s.paths)
         foreign = self.s.confset.foreign_link_line()
         if foreign:
             raise ExternalError(foreign)
+
+    def _check_log_flags(self, conf_path: Path) -> None:
+        """The sweep's ERR lines roll an apply back, and OpenSM logs them only while log_flags
+        (the new file's, which the SIGHUP re-reads) has the ERROR bit: osm_log drops a line
+        whose level is off. Without it a policy OpenSM rejects would be verified (the read-back
+        holds the tables, not the QoS policy or the partitions)."""
+        text = self.s.files["opensm.conf"]
+        value = osmconf.parse(text).get("log_flags", "")
+        flags = osmconf.strtoul(value)
+        if flags is None or flags & osmconf.LOG_ERROR:
+            return
+        raise InputError(
+            f"{value} has OpenSM log no errors (its ERROR bit, 0x01, is off): apply could not see "
+            "OpenSM reject the QoS policy or partitions in the sweep, and would verify them anyway; "
+            "set log_flags 0x03 (OpenSM's default) or another value with 0x01",
+            file=conf_path,
+            line=osmconf.line_of(osmconf.read(conf_path), "log_flags"),
+            field="log_flags",
+        )
+
+    def _check_log_file(self, conf_path: Path) -> None:
+        """The sweep's ERR lines are read from the file OpenSM logs to. OpenSM's own names for
+        its stdout (`-`, `stdout`, `stderr`: the journal, under systemd), a log that is no regular
+        file (/dev/null), or one removed while OpenSM runs (it writes the removed file until a
+        SIGUSR1 or its next start) leave them unseen, and a policy OpenSM rejected verified."""
+        osm = OsmProcess.of(self.s.pid) if self.s.pid else None
+        if osm is None:
+            return  # a dry run with no OpenSM named: none logs yet
+        given = opensm_options(list(osm.argv[1:])).get("log_file")
+        raw = given or osmconf.parse(self.s.files["opensm.conf"]).get("log_file") or str(DEFAULT_LOG)
+        if raw in ("-", "stdout", "stderr"):
+            why = (
+                f"{raw}: OpenSM logs to its {'stderr' if raw == 'stderr' else 'stdout'} (under systemd, the "
+                "journal), where apply cannot read the sweep's ERR lines, so it would verify a policy "
+                "OpenSM rejected; give OpenSM a log file (-f FILE, or log_file FILE and a restart)"
+            )
+            if given:
+                raise InputError(why, field=f"OpenSM (pid {osm.pid}) -f/--log_file")
+            line = osmconf.line_of(osmconf.read(conf_path), "log_file")
+            raise InputError(why, file=conf_path, line=line, field="log_file")
+        log = self.s.log
+        if log.is_file():
+            return
+        why = (
+            "is not a regular file"
+            if log.exists()
+            else f"does not exist (removed while OpenSM runs? it writes the removed file until 'kill -USR1 {osm.pid}', "
+            "what logrotate sends, or its next start)"
+        )
+        raise ExternalError(
+            f"OpenSM (pid {osm.pid}) logs to {log}, which {why}: apply cannot read the sweep's ERR lines there, "
+            "so it would verify a policy OpenSM rejected"
+        )
 
     def _check_pkeys(self) -> None:
         """Partitions the fabric carries (the partitions file OpenSM reads now) that the new set
@@ -547,7 +646,7 @@ class Apply:
             conf.write_bytes(osmconf.to_bytes(self.s.files["opensm.conf"]))
             tables = Path(tmp) / "plugin-tables.conf"
             tables.write_text(self.s.files["plugin-tables.conf"])
-            validate_opensm_conf(conf)
+            validate_opensm_conf(conf, shown=self.s.paths["opensm.conf"])
             validate_plugin_tables(tables)
 
     def show_diff(self) -> None:

@@ -41,6 +41,14 @@ def positive_pid(ctx: click.Context, param: click.Parameter, pid: int | None) ->
     return pid
 
 
+def sweep_seconds(ctx: click.Context, param: click.Parameter, seconds: float) -> float:
+    """--timeout for a heavy sweep: a number of seconds above 0, at most a day. `nan` passed
+    click's float, and a wait whose deadline is nan never ends (proc.wait_until)."""
+    if not 0 < seconds <= 86400:
+        raise InputError(f"{seconds:g} is not a number of seconds from above 0 to 86400", field="--timeout")
+    return seconds
+
+
 def config_options(f: F) -> F:
     """--service or --opensm-conf: which configuration (all three commands)."""
     f = click.option(
@@ -66,9 +74,9 @@ def sm_options(f: F) -> F:
             click.option("--dry-run", is_flag=True, help="Print the file diffs and change nothing."),
             click.option(
                 "--timeout",
-                type=FiniteFloat(0, min_open=True),
                 default=120.0,
                 show_default=True,
+                callback=sweep_seconds,
                 help="Seconds to wait for the heavy sweep.",
             ),
             click.option(

@@ -20,7 +20,7 @@ from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader
 from ibqos.apply.service import resolve
-from ibqos.apply.sm_role import role_line
+from ibqos.apply.sm_role import master_sm, role_of
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
@@ -41,9 +41,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
-from ._numbers import FiniteFloat
 from ._rundir import plan_beside
-from ._target import named_conf, positive_pid
+from ._target import named_conf, positive_pid, sweep_seconds
 
 if TYPE_CHECKING:
     from ibqos.fabric.local_port import LocalPort
@@ -82,11 +81,7 @@ if TYPE_CHECKING:
 )
 @click.option("--pidfile", type=click.Path(dir_okay=False, path_type=Path), help="File holding that PID.")
 @click.option(
-    "--timeout",
-    type=FiniteFloat(0, min_open=True),
-    default=120.0,
-    show_default=True,
-    help="Seconds to wait for a heavy sweep.",
+    "--timeout", default=120.0, show_default=True, callback=sweep_seconds, help="Seconds to wait for a heavy sweep."
 )
 @click.option("--sim-socket", metavar="NAME", help="Reach the fabric through ibsim's socket NAME.")
 @click.option("--json", "as_json", is_flag=True, help="The findings as JSON on stdout, instead of the tables.")
@@ -132,6 +127,7 @@ def status(
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
+    sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
     if opensm_conf is not None:
         opensm_pid, osm = _target(opensm_conf, pid, pidfile)
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
@@ -144,7 +140,7 @@ def status(
             osm = osm if opensm_pid is not None else reader(opensm_conf)
             records = dump_dir(opensm_conf, osm, "give --pid, --pidfile or --service")
             port = access.port_of(opensm_pid)
-            master_line, osm_log = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            master_line, osm_log, sm_answers = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -160,7 +156,7 @@ def status(
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
-    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port)
+    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers)
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
@@ -227,22 +223,23 @@ def _live_sm(
     osm_log: Path | None,
     env: dict[str, str] | None,
     say: Callable[[str], None],
-) -> tuple[str | None, Path | None]:
+) -> tuple[str | None, Path | None, bool]:
     """Which SM is master on `port`'s subnet (said: a standby's configuration is not what the
-    fabric runs), and the log the OpenSM `osm` writes: --osm-log, else its command line's -f,
-    else the file's log_file, a relative one from its working directory, where it opens it
-    (with no OpenSM running, a relative one names no log: where it would be is not known)."""
-    master = role_line(pid, port, env)[1] if pid is not None and port is not None else None
+    fabric runs), whether any answered, and the log the OpenSM `osm` writes: --osm-log, else its
+    command line's -f, else the file's log_file, a relative one from its working directory, where it
+    opens it (with no OpenSM running, a relative one names no log: where it would be is not known)."""
+    found = master_sm(env, port)
+    master = role_of(pid, port, found)[1] if pid is not None and port is not None else None
     if master:
         say(master)
     if osm_log is not None:
-        return master, osm_log
+        return master, osm_log, found is not None
     if osm is not None:
         named = osm.log or osm.options(osmconf.options(conf)).get("log_file")
     else:
         named = osmconf.options(conf).get("log_file")
         named = named if named and Path(named).is_absolute() else None
-    return master, Path(named) if named else None
+    return master, Path(named) if named else None, found is not None
 
 
 def _show_tables(fabric: Fabric) -> None:
@@ -316,9 +313,11 @@ def _routing(
     plan: Plan | None,
     env: dict[str, str] | None,
     port: LocalPort | None,
+    sm_answers: bool | None,
 ) -> Routing:
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL
-    (`records`: where the running OpenSM writes dla's record, when --opensm-conf names it)."""
+    (`records`: where the running OpenSM writes dla's record, when --opensm-conf names it);
+    read live, whether an SM answers sminfo (`sm_answers`: already asked, else asked here)."""
 
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = records
@@ -335,6 +334,8 @@ def _routing(
     if engine == "dla":
         r.record = record  # the groups dla routed with (docs/groups.md)
     if live:
+        if not (sm_answers if sm_answers is not None else master_sm(env, port) is not None):
+            r.no_sm = str(port) if port is not None else "libibumad's first port"
         if needs_path_sls(engine) or plan is None:
             try:
                 r.path_sls = query_path_sls(fabric, env or dict(os.environ), at=port)
