@@ -265,7 +265,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	struct port *p = &s->ports[gport];
 	struct sw *w = &s->sws[p->sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
-	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
+	uint32_t head_bytes[IBS_MAX_VLS] = {0}, cand[IBS_MAX_VLS];
 	uint16_t active = 0, nonempty = p->req_mask;
 
 	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
