@@ -20,9 +20,13 @@ import sys
 import time
 from pathlib import Path
 
+from ibqos import osmconf
+from ibqos.apply.opensm_ctl import heavy_sweep
+from ibqos.fabric.dla_record import record_dir
 from tree_snapshot import changes, snapshot
 
 UNIT = Path("/lib/systemd/system/opensm@.service")
+QOS = Path("/etc/opensm/qos-policy.conf")  # OpenSM's default qos_policy_file
 IBQOS = str(Path(sys.executable).parent / "ibqos")
 
 
@@ -50,6 +54,13 @@ def wait_master(env: dict, cwd: Path, timeout: float = 120) -> None:
             return
         time.sleep(0.3)
     raise SystemExit("no master SM on the fabric")
+
+
+def qos_state(log: Path, mark: int) -> dict:
+    """Whether OpenSM's default QoS policy file is there, and the QoS policy errors (ERR AC..)
+    OpenSM logged after byte `mark` of its log."""
+    text = log.read_bytes()[mark:].decode(errors="replace")
+    return {"qos": os.path.lexists(QOS), "err_ac": [ln for ln in text.splitlines() if "ERR AC" in ln]}
 
 
 def main() -> None:
@@ -118,6 +129,9 @@ def main() -> None:
         step("init_conf", "apply", plan_a, "--service", f"opensm@{guid}", "--init-conf")
         conf = Path("/etc/opensm/opensm.conf")
         out["conf_after_init"] = conf.read_text() if conf.exists() else None
+        # Debian as shipped: the conf names OpenSM's default qos_policy_file and there is none
+        # (OpenSM runs quietly without it), so v0000 holds it absent
+        QOS.unlink()
         # restart as systemd would: the same command line, a new process
         stop(sm)
         ups = len(re.findall(r"SUBNET UP", log.read_text(errors="replace")))
@@ -132,6 +146,10 @@ def main() -> None:
         )[-4000:]
         dry("dry_conf_not_adopted", "apply", plan_a, *unit, "--sim-socket", sock)
         dry("dry_init_conf_exists", "apply", plan_a, *unit, "--init-conf")
+        step("apply_bad_first", "apply", plan_bad, *unit, "--sim-socket", sock)  # restores v0000
+        mark = log.stat().st_size
+        heavy_sweep(sm.pid, record_dir(osmconf.options(conf), sm.pid))  # the next heavy sweep after it
+        out["after_failed_first_apply"] = qos_state(log, mark)
         step("apply", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
         step("apply_bad", "apply", plan_bad, "--service", f"opensm@{guid}", "--sim-socket", sock)
         dry("dry_store_same_plan", "apply", plan_a, *unit, "--sim-socket", sock)
@@ -141,6 +159,10 @@ def main() -> None:
         step("history", "history", *unit, "--json")
         step("status", "status", "--live", "--service", f"opensm@{guid}", "--plan", plan_a, "--sim-socket", sock)
         out["conf_is_symlink"] = conf.is_symlink()
+        out["qos_after_apply"] = QOS.is_file()
+        mark = log.stat().st_size
+        step("rollback_v0000", "rollback", "v0000", *unit, "--sim-socket", sock)
+        out["after_rollback_v0000"] = qos_state(log, mark)
         out["default_log_exists"] = Path("/var/log/opensm.log").exists()
     finally:
         for p in procs:

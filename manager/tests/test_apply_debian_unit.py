@@ -105,7 +105,7 @@ def test_after_the_restart_apply_succeeds_end_to_end(scenario):
     assert "read back: every port equals the plan" in s["stdout"]
     # --init-conf wrote this plan's files, but they are not yet a version with a plan: the first
     # apply takes them over as one (status and history need it), sweeps and verifies
-    assert "configuration v0000 → v0001" in s["stdout"] and "no change" not in s["stdout"]
+    assert "configuration v0000 → v0002" in s["stdout"] and "no change" not in s["stdout"]
     assert scenario["conf_is_symlink"]  # adopted into ibqos.d/ beside it
     assert not scenario["default_log_exists"]  # it watched the unit's log, not this one
 
@@ -141,6 +141,24 @@ def test_history_through_the_unit(scenario):
     rows = json.loads(s["stdout"])
     assert [(r["version"], r["result"]) for r in rows] == [
         ("v0000", "original"),
-        ("v0001", "verified"),  # the --init-conf files, taken over with their plan
-        ("v0002", "rolled back"),
+        ("v0001", "rolled back"),  # the bad plan over v0000 (its qos-policy.conf absent)
+        ("v0002", "verified"),  # the --init-conf files, taken over with their plan
+        ("v0003", "rolled back"),
     ]
+
+
+def test_a_missing_qos_policy_file_is_missing_again_after_rollback_to_v0000(scenario):
+    """The conf names /etc/opensm/qos-policy.conf and there is none (Debian as shipped): v0000
+    records it absent, and rolling back to v0000 removes the file apply linked there, so
+    OpenSM runs without it as before; an empty one it refuses (ERR AC10/AC04)."""
+    assert scenario["qos_after_apply"]  # the plan's file was there in between
+    s = scenario["steps"]["rollback_v0000"]
+    assert s["rc"] == 0, s["stdout"][-1500:] + s["stderr"][-1500:]
+    assert scenario["after_rollback_v0000"] == {"qos": False, "err_ac": []}
+
+
+def test_a_failed_first_apply_leaves_the_missing_file_missing(scenario):
+    """Its restore goes back to v0000: no empty file for OpenSM to refuse at every heavy sweep."""
+    s = scenario["steps"]["apply_bad_first"]
+    assert s["rc"] == 1 and "rolled back to v0000" in s["stderr"], s["stderr"]
+    assert scenario["after_failed_first_apply"] == {"qos": False, "err_ac": []}

@@ -19,6 +19,12 @@ A version is written once and never changed: its files and directory are made re
 (a-w) and `manifest.json` records the sha256 of every file in it, so an edit made through a
 managed path (root ignores the mode) is found by `check()`. Versions that hold the admin's
 own files (`adopted_from` in their meta.json, v0000 first) are never pruned.
+
+A file the admin's configuration names but that does not exist (Debian's qos_policy_file,
+/etc/opensm/qos-policy.conf, as shipped) is stored empty, as every role is, and named in the
+version's meta.json `absent`: OpenSM runs without a missing file but refuses an empty one
+(ERR AC10/AC04), so a version that says so has no link at that path (`flip`). A store from
+before the mark reads as before: nothing absent.
 """
 
 from __future__ import annotations
@@ -49,6 +55,11 @@ PATHS = "paths.json"  # the managed paths, by role, as adopt() last linked them
 
 def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def absent_meta(roles: list[str]) -> dict[str, list[str]]:
+    """A version's meta.json `absent` (module doc): only when a role is, so other metas stay as they were."""
+    return {"absent": roles} if roles else {}
 
 
 def _writable(d: Path) -> None:
@@ -162,12 +173,13 @@ class ConfigSet:
         contents it has now: they become a new version, so relinking never changes what
         OpenSM reads."""
         make_state_dir(self.state)
+        missing = sorted(n for n, p in self.paths.items() if not p.exists())  # OpenSM reads nothing there
         if self.current_version() is None:
             if not (self.state / "v0000").is_dir():
                 self._write_version(
                     "v0000",
                     {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()},
-                    {"adopted_from": {n: str(p) for n, p in self.paths.items()}},
+                    {"adopted_from": {n: str(p) for n, p in self.paths.items()}, **absent_meta(missing)},
                     # the admin's file keeps its read bits: 0644 stays readable by tools that read it
                     modes={n: p.stat().st_mode & 0o7777 for n, p in self.paths.items() if p.exists()},
                 )
@@ -179,15 +191,18 @@ class ConfigSet:
             # it over changes nothing OpenSM reads
             files = {name: osmconf.read(self.current / name) for name in self.paths if name not in new}
             files.update({name: (osmconf.read(p) if p.exists() else "") for name, p in new.items()})
-            self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}}))
+            self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}, **absent_meta(missing)}))
         # a path that no longer reads `current` (a symlink elsewhere, or a file of its own that
         # replaced the link: `sed -i`, an editor's rename) keeps what it holds now: a new version
         stray = self.drifted()
         if stray:
             live = {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()}
             where = {n: os.readlink(p) if p.is_symlink() else str(p) for n, p in stray.items()}
-            self.flip(self.stage(live, {"adopted_from": where}))
+            self.flip(self.stage(live, {"adopted_from": where, **absent_meta(missing)}))
+        gone = self.absent(self.current_version())
         for name, p in self.paths.items():
+            if name in gone and not os.path.lexists(p):
+                continue  # stays missing, as the current version records: flip links it when one holds it
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
@@ -326,6 +341,11 @@ class ConfigSet:
         except (OSError, ValueError):
             return {}
 
+    def absent(self, version: str | None) -> set[str]:
+        """The roles `version` records as absent (module doc); none in a store from before the mark."""
+        names = self.meta(version).get("absent", []) if version else []
+        return {str(n) for n in names} if isinstance(names, list) else set()
+
     def check(self, version: str) -> list[str]:
         """Files of `version` that changed (or went missing) since ibqos wrote it, by its
         manifest. Every version ibqos writes has one (`_write_version`), so a manifest that is
@@ -373,6 +393,14 @@ class ConfigSet:
         if not (self.state / version).is_dir():
             raise ExternalError(f"no configuration version {version} in {self.state}")
         _symlink_over(version, self.current)
+        gone = self.absent(version)
+        for name, p in self.managed_paths().items():
+            if name in gone and p.is_symlink() and os.readlink(p) == str(self.current / name):
+                # only ibqos's own link goes, never a file of the admin's: OpenSM runs without it again
+                p.unlink()
+                fsync_dir(p.parent)
+            elif name not in gone and not os.path.lexists(p):
+                _symlink_over(str(self.current / name), p)  # a version that holds it again
 
     def read(self, version: str | None = None) -> dict[str, str]:
         base = self.state / version if version else self.current

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ibqos import osmconf
-from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
+from ibqos.apply.confset import ConfigSet, absent_meta, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
@@ -717,7 +717,8 @@ class Apply:
         self.s.previous = cs.current_version()
         sha = self.s.plan_sha256 or None
         if self.req.rollback_to:
-            meta: dict[str, str | None] = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
+            meta: dict[str, object] = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
+            meta.update(absent_meta(sorted(cs.absent(self.req.rollback_to))))  # they stay missing
         else:
             plan = produced(self.s.plan, "the plan (stage render)")
             meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": plan.policy_sha256}
