@@ -36,7 +36,14 @@ from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
-from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, opensm_options, resolve
+from ibqos.apply.service import (
+    OSM_DEFAULT_PARTITIONS_FILE,
+    OSM_DEFAULT_QOS_POLICY_FILE,
+    is_whole_conf,
+    opensm_defaults,
+    opensm_options,
+    resolve,
+)
 from ibqos.apply.sm_role import NotMaster, master_sm, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
@@ -51,7 +58,8 @@ from ibqos.interrupt import Interrupted, deferred
 from ibqos.osmlog import held_mark, sweep_failures
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
-from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
+from ibqos.plan.check import check_ipoib_of
+from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in, read_partitions
 from ibqos.render import render_plan
 
 from .recover import FabricAccess, no_hook, recover, restore
@@ -447,6 +455,8 @@ class Apply:
                 "the plan's classes; set lmc 0 and restart OpenSM, then apply"
             )
         paths = self._managed_paths(conf_path, opts)
+        if partitions is None:
+            self._check_sms_partitions(opts)
         qos_path, tables_path = paths["qos-policy.conf"], paths["plugin-tables.conf"]
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
         if osm is None or "qos_policy_file" not in osm.over_file:  # -Y's path is not the file's to name
@@ -474,6 +484,22 @@ class Apply:
             self.s.files["partitions.conf"] = partitions
             self.s.paths["partitions.conf"] = part_path
         self._finish_render(conf_path, opts)
+
+    def _check_sms_partitions(self, opts: dict[str, str]) -> None:
+        """A plan without partitions leaves the SM's own file in force, and OpenSM creates each
+        `ipoib` partition's broadcast group on its sl=: held to the plan's classes as the plan's
+        own file is (plan.check), else IPoIB's broadcast and multicast run in another class
+        than its unicast, unverified. A file ibqos's parser refuses is OpenSM's to judge."""
+        if "partition_config_file" in opts and not osmconf.is_set(opts, "partition_config_file"):
+            return  # (null): OpenSM reads no partitions file
+        path = Path(opts.get("partition_config_file") or OSM_DEFAULT_PARTITIONS_FILE)
+        if not path.is_file():
+            return
+        try:
+            parts = read_partitions(path)
+        except InputError:
+            return
+        check_ipoib_of(self.s.plan, parts)
 
     def _managed_paths(self, conf_path: Path, opts: dict[str, str]) -> dict[str, Path]:
         """Paths OpenSM never re-reads stay as they are; their contents are what changes. A
