@@ -265,6 +265,14 @@ def sweep_failures(mark: LogMark) -> tuple[list[str], bool]:
     return [ln.strip() for ln in text.splitlines() if _fails_sweep(ln)], truncated
 
 
+def engine_since(mark: LogMark) -> str | None:
+    """The engine that configured the tables last after `mark`; None when the log names none
+    (log_flags without 0x02 silence the line)."""
+    data, _ = read_since(mark)
+    found = _CONFIGURED.findall(data.decode(errors="replace"))
+    return found[-1] if found else None
+
+
 def subnet_up_count(lines: list[LogLine]) -> int:
     return sum(1 for ln in lines if ln.text.endswith("SUBNET UP"))
 

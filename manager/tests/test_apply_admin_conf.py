@@ -18,14 +18,18 @@ import pytest
 from apply_helpers import (
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
+    managed_texts,
     opensm_restarted,
     programmed_equals,
     run_apply,
+    sm_on_plan_a,
+    state_tree,
 )
 from ibqos import osmconf
 from ibqos.proc import run_command
 from ibqos.render import render_plan
 from ibqos_app.apply.run import Apply, ApplyRequest
+from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
 from tree_snapshot import changes, snapshot
 
 pytestmark = pytest.mark.fabric
@@ -480,3 +484,40 @@ def test_a_qos_policy_path_the_running_opensm_does_not_read_is_refused(ibqos_cli
         assert changes(before[1], snapshot(reads.parent)) == [] and changes(before[2], snapshot(other.parent)) == []
     cp = run_apply(ibqos_cli, h, sm, path_b, "--qos-policy", reads)
     assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_the_sms_own_partitions_putting_ipoib_in_another_class_are_refused_before_anything_is_written(
+    ibqos_cli, tmp_path
+):
+    """smhost: a plan without `partitions:` leaves the SM's own partitions file in force, and
+    OpenSM creates each `ipoib` partition's broadcast group on its `sl=`. An admin's
+    `storage ... ipoib, sl=1` put storage's IPoIB broadcast and multicast on SL 1, the plan's
+    high-priority class (the SA's own MCMemberRecord says so), while the default class takes
+    IPoIB's unicast there; apply said 'the fabric equals the plan' and status OK (exit 0). The
+    same file given as the policy's `partitions:` is refused by `ibqos plan`; now apply runs
+    that check on the file the running OpenSM reads: one line naming its line, exit 2, nothing
+    written, no sweep. With sl=0 the plan applies."""
+    part = tmp_path / "partitions.conf"
+    part.write_text(
+        "Default=0x7fff, ipoib : ALL=full ;\nstorage=0x0002, ipoib, sl=1 : ALL=full ;\nhpc=0x0003, sl=7 : ALL=full ;\n"
+    )
+    with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, plan_a, _):
+        qos_sl = next(c.sls[0] for c in plan_a.classes if not c.default)
+        assert saquery_ipoib_broadcast_sls(h.env, tmp_path)[0x0002] == qos_sl == 1  # the oracle: OpenSM's SA
+        _, path_b = make_plan_file(tmp_path, "b", 25)
+        state = sm.conf.parent / "ibqos.d"
+        before, texts, sweeps = state_tree(state), managed_texts(sm), sm.record().heavy_sweeps
+        cp = run_apply(ibqos_cli, h, sm, path_b)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.strip().splitlines() == [
+            f"ibqos: error: {part}:2: partitions: partition 'storage' (0x0002) has OpenSM create IPoIB's "
+            "broadcast group on SL 1, but class 'best-effort' takes IPoIB on SL 0 as the default class (no rule "
+            "matches the partition): IPoIB's broadcast and multicast would run in another class; add sl=0 to the "
+            "partition's flags"
+        ], cp.stderr
+        assert state_tree(state) == before and managed_texts(sm) == texts
+        assert sm.record().heavy_sweeps == sweeps
+
+        part.write_text(part.read_text().replace("sl=1", "sl=0"))
+        cp = run_apply(ibqos_cli, h, sm, path_b)
+        assert cp.returncode == 0, cp.stdout + cp.stderr

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
 
 pytestmark = pytest.mark.fabric
 
@@ -127,23 +128,6 @@ def expected_class(doc: dict, src: dict, dst: dict, sid: int | None, pkey: int |
 
 
 # ---- the fabric run -----------------------------------------------------------------------
-
-
-def _ipoib_broadcast_sls(env: dict[str, str], cwd: Path) -> dict[int, int]:
-    """P_Key -> SL of each IPoIB broadcast group (MGID ff12:401b:<P_Key>::ffff:ffff) the SA
-    lists (`saquery -g`, MCMemberRecords of the groups OpenSM created)."""
-    from ibqos.proc import run_command
-
-    out: dict[int, int] = {}
-    mgid = ""
-    # umad2sim writes a fake sysfs into the client's working directory
-    for line in run_command(["saquery", "-g"], env=env, cwd=cwd, timeout=60).stdout.splitlines():
-        key, _, value = (s.strip(".") for s in line.strip().partition("."))
-        if key == "MGID":
-            mgid = value
-        elif key == "SL" and (m := re.fullmatch(r"ff12:401b:([0-9a-f]{1,4})::ffff:ffff", mgid)):
-            out[int(m[1], 16) & 0x7FFF] = int(value, 0)
-    return out
 
 
 def _ports(fabric) -> dict[str, dict]:
@@ -257,7 +241,7 @@ def test_every_path_gets_the_sl_of_its_class(policy, guids, tmp_path, ibsim_fabr
                     queries.append((ports[a]["guid"], ports[b]["guid"], None, None))
                     want.append((a, b, None, None, expected_class(doc, ports[a], ports[b], None, None)))
         got = query_path_sl_keys(queries, h.env)
-        broadcast = _ipoib_broadcast_sls(h.env, tmp_path) if doc.get("partitions") else {}
+        broadcast = saquery_ipoib_broadcast_sls(h.env, tmp_path) if doc.get("partitions") else {}
         sm.stop()
 
     sl_of = {c.name: c.sls[0] for c in plan.classes}

@@ -21,6 +21,7 @@ from ibqos.osmconf import parse
 from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly, fat_tree
+from smp_edit import dr_paths, lft_entry, sl2vl
 
 pytestmark = pytest.mark.fabric
 CHAIN = "dla,dfsssp,lash,nue"  # what the plan renders (templates/opensm.conf.j2)
@@ -235,3 +236,98 @@ def test_dla_refused_with_a_fallback_in_force_exits_1(ibqos_cli, tmp_path, ibsim
     assert qos["message"].startswith(
         f"QoS not in force: {engine} routes (dla refused: {record['engine']['error']}: {record['engine']['reason']})"
     )
+
+
+# ---- tables changed on the live switches after the apply (SMP writes, smp_edit.py) -----------
+
+
+def live_verdict(ibqos_cli, h, sm) -> tuple[int, str]:
+    """`status --live` (text) and `verify --live`: (status's exit code, its last stderr line),
+    and the same of verify's, as an admin reads them."""
+    s = status(ibqos_cli, "--live", "--opensm-conf", sm.conf, "--osm-log", sm.log, "--sim-socket", h.sock)
+    v = ibqos_cli("verify", "--live", "--osm-log", sm.log, env=h.env, timeout=300)
+    last = [(cp.returncode, (cp.stderr.strip().splitlines() or [""])[-1]) for cp in (s, v)]
+    return last[0] + last[1]
+
+
+def test_lft_entries_changed_on_a_live_switch_are_findings(ibqos_cli, applied):
+    """One CA's LID rewritten on its switch after apply: sent back and forth with a neighbour
+    (a routing loop), to 0xFF, to port 0 (the switch itself) and to a port the switch has not
+    (black holes). `status --live` and `verify --live` exit 1 naming it, and 0 once the
+    entries are back (the existing routing-loop test edits a saved read-back instead)."""
+    h, sm = applied
+    fabric = read_live(h.env)
+    dr = dr_paths(h, fabric)
+    ca = next(n for n in fabric.cas() if n.desc.startswith("ca-g2"))
+    cport = next(p for p in ca.ports.values() if p.remote)
+    sw = fabric.nodes[cport.remote[0]]
+    p, (peer, q) = next(
+        (p.num, p.remote) for p in sw.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch"
+    )
+    others = sum(1 for _ in fabric.cas()) - 1  # every other CA sends to this LID
+    home, peer_home = sw.lft[cport.lid], fabric.nodes[peer].lft[cport.lid]
+
+    assert lft_entry(h, dr[sw.guid], cport.lid, p) == p
+    assert lft_entry(h, dr[peer], cport.lid, q) == q
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 1 and kinds(found) == ["routing-loop"] and found[0]["pairs"] == others, found
+    assert live_verdict(ibqos_cli, h, sm) == (
+        1,
+        "ibqos: error: status: 1 finding(s): routing-loop",
+        1,
+        f"ibqos: error: verify: {others} pairs in routing loops (e.g. {found[0]['message'].split('(e.g. ')[1]}",
+    )
+    lft_entry(h, dr[peer], cport.lid, peer_home)
+    for hole in (NO_ROUTE, 0, sw.nports + 1):
+        assert lft_entry(h, dr[sw.guid], cport.lid, hole) == hole
+        rc, found = live_status(ibqos_cli, h, sm)
+        assert rc == 1 and kinds(found) == ["unreachable"] and found[0]["pairs"] == others, (hole, found)
+        assert live_verdict(ibqos_cli, h, sm) == (
+            1,
+            "ibqos: error: status: 1 finding(s): unreachable",
+            1,
+            f"ibqos: error: verify: {others} unreachable pairs",
+        ), hole
+    lft_entry(h, dr[sw.guid], cport.lid, home)
+    assert live_status(ibqos_cli, h, sm) == (0, [])
+
+
+def test_sl2vl_changed_on_live_switches_is_drift_and_a_collapse_is_a_credit_loop(ibqos_cli, applied):
+    """One SL2VL table of one switch changed after apply: the tables differ from the plan
+    (status exit 1; verify, which holds no plan, finds the routing sound). Then dla's VL step
+    at every global-to-local hop undone for SL 0 (the VL it came in on): a credit loop, which
+    both name."""
+    h, sm = applied
+    fabric = read_live(h.env)
+    dr = dr_paths(h, fabric)
+
+    def switch_ports(node):
+        return [p.num for p in node.ports.values() if p.remote and fabric.nodes[p.remote[0]].kind == "switch"]
+
+    sw = next(n for n in fabric.switches() if switch_ports(n))
+    a, b = switch_ports(sw)[:2]
+    planned = sl2vl(h, dr[sw.guid], a, b)
+    drifted = ("7" if planned[0] != "7" else "6") + planned[1:]
+    assert sl2vl(h, dr[sw.guid], a, b, drifted) == drifted
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 1 and kinds(found) == ["tables"], found
+    message = found[0]["message"]
+    assert f"{sw.desc}:{b} in {a} " in message and f"SL2VL {drifted} planned {planned}" in message, message
+    assert live_verdict(ibqos_cli, h, sm)[:3] == (1, "ibqos: error: status: 1 finding(s): tables", 0)
+    sl2vl(h, dr[sw.guid], a, b, planned)
+
+    collapsed = 0
+    for node in fabric.switches():
+        ports = switch_ports(node)
+        for a in ports:
+            for b in ports:
+                table = sl2vl(h, dr[node.guid], a, b) if a != b else ""
+                if table[:1] == "3":  # SL 0 (best effort) climbs from VL 2 to 3 after a global hop
+                    sl2vl(h, dr[node.guid], a, b, "2" + table[1:])
+                    collapsed += 1
+    assert collapsed > 0
+    rc, found = live_status(ibqos_cli, h, sm)
+    assert rc == 1 and "credit-loop" in kinds(found), found
+    s_rc, s_line, v_rc, v_line = live_verdict(ibqos_cli, h, sm)
+    assert s_rc == 1 and "credit-loop" in s_line, s_line
+    assert (v_rc, v_line) == (1, "ibqos: error: verify: credit loop: the channel dependency graph has a cycle")

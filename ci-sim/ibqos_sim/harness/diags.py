@@ -1,12 +1,14 @@
 """infiniband-diags as the independent cross-check: read one table with `smpquery` on a
 harness fabric and parse it. Tests compare these against ibqos's own read-back and the plan;
-this module is the only parser of smpquery's text in ibqos."""
+this module is the only parser of smpquery's (and saquery -g's) text in ibqos."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from ibqos.errors import ExternalError
+from ibqos.proc import run_command
 
 _SL2VL_ROW = re.compile(r"^ports: in\s+(\d+), out\s+(\d+):\s*\|(.*)\|\s*$")
 _FIELD = re.compile(r"^(\w+):\.+(.*)$", re.M)
@@ -57,3 +59,18 @@ def smpquery_vlarb(h, lid: int, port: int) -> dict[str, list[tuple[int, int]]]:
 
 def smpquery_portinfo(h, lid: int, port: int) -> dict[str, str]:
     return parse_portinfo(h.diag(["smpquery", "portinfo", str(lid), str(port)]).stdout)
+
+
+def saquery_ipoib_broadcast_sls(env: dict[str, str], cwd: Path) -> dict[int, int]:
+    """P_Key -> SL of each IPoIB broadcast group (MGID ff12:401b:<P_Key>::ffff:ffff) the SA
+    lists (`saquery -g`, MCMemberRecords of the groups OpenSM created)."""
+    out: dict[int, int] = {}
+    mgid = ""
+    # umad2sim writes a fake sysfs into the client's working directory
+    for line in run_command(["saquery", "-g"], env=env, cwd=cwd, timeout=60).stdout.splitlines():
+        key, _, value = (s.strip(".") for s in line.strip().partition("."))
+        if key == "MGID":
+            mgid = value
+        elif key == "SL" and (m := re.fullmatch(r"ff12:401b:([0-9a-f]{1,4})::ffff:ffff", mgid)):
+            out[int(m[1], 16) & 0x7FFF] = int(value, 0)
+    return out

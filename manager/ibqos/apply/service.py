@@ -25,6 +25,7 @@ from ..proc import run_command
 UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
 OSM_DEFAULT_CONF = Path("/etc/opensm/opensm.conf")  # OpenSM 3.3.23's default (-F)
 OSM_DEFAULT_QOS_POLICY_FILE = Path("/etc/opensm/qos-policy.conf")  # OpenSM 3.3.23 (-Y), when unset
+OSM_DEFAULT_PARTITIONS_FILE = Path("/etc/opensm/partitions.conf")  # OpenSM 3.3.23 (-P), when unset
 OSM_DEFAULT_LOG = Path("/var/log/opensm.log")
 _UNIT = re.compile(r"^(?P<prefix>[\w.-]+)@(?P<instance>[^./\s]+)(?:\.service)?$")
 

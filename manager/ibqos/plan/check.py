@@ -18,7 +18,7 @@ from ..fabric.check import MAX_PORTS
 from ..policy.ipoib import ClassSls, check_ipoib_broadcast
 from ..policy.load import undefined_pkey
 from ..policy.model import Match
-from ..policy.partitions import partitions_of
+from ..policy.partitions import Partitions, partitions_of
 from ..roles import ROLES
 from ..vls import vlcap_code
 from .model import Plan
@@ -55,15 +55,20 @@ def _check_partitions(plan: Plan, w: JsonDoc) -> None:
         parts = partitions_of(plan.partitions.text, Path(plan.partitions.file))
     except InputError as e:
         raise w.error(str(e), "partitions", "text") from e
-    matches = [Match.model_validate(c.match) for c in plan.classes]
-    found = undefined_pkey(parts, matches)
+    found = undefined_pkey(parts, [Match.model_validate(c.match) for c in plan.classes])
     if found:
         raise w.error(found[1], *found[0])
-    classes = [ClassSls(c.name, m, c.sls, c.default) for c, m in zip(plan.classes, matches, strict=True)]
     try:
-        check_ipoib_broadcast(parts, classes)
+        check_ipoib_of(plan, parts)
     except InputError as e:
         raise w.error(str(e), "partitions", "text") from e
+
+
+def check_ipoib_of(plan: Plan, parts: Partitions) -> None:
+    """`parts` (the plan's own, or the SM's file a plan without one leaves in force) against
+    the plan's classes: policy.ipoib's check, an InputError naming the partition's line."""
+    classes = [ClassSls(c.name, Match.model_validate(c.match), c.sls, c.default) for c in plan.classes]
+    check_ipoib_broadcast(parts, classes)
 
 
 def _check_classes(plan: Plan, w: JsonDoc) -> None:

@@ -36,7 +36,14 @@ from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
-from ibqos.apply.service import OSM_DEFAULT_QOS_POLICY_FILE, is_whole_conf, opensm_defaults, opensm_options, resolve
+from ibqos.apply.service import (
+    OSM_DEFAULT_PARTITIONS_FILE,
+    OSM_DEFAULT_QOS_POLICY_FILE,
+    is_whole_conf,
+    opensm_defaults,
+    opensm_options,
+    resolve,
+)
 from ibqos.apply.sm_role import NotMaster, master_sm, opensm_port, require_master
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
@@ -47,12 +54,16 @@ from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFail
 from ibqos.fabric.dla_record import record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
+from ibqos.health import Judged, Routing, routing_findings
 from ibqos.interrupt import Interrupted, deferred
-from ibqos.osmlog import held_mark, sweep_failures
+from ibqos.osmlog import engine_since, held_mark, sweep_failures
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
-from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
+from ibqos.plan.check import check_ipoib_of
+from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in, read_partitions
+from ibqos.redline import needs_path_sls
 from ibqos.render import render_plan
+from ibqos.verify.sa_paths import query_path_sls
 
 from .recover import FabricAccess, no_hook, recover, restore
 
@@ -114,6 +125,7 @@ class ApplyState:
     outcome: str = ""  # the system log's word for how it ended
     interrupt_said: bool = False  # interrupted() has said how a signal left things
     swept_at: float | None = None  # time.time() as the sweep was asked for
+    engine: str | None = None  # the engine that configured the tables in that sweep, as logged
     port: LocalPort | None = None  # the OpenSM's local port: every fabric access goes out of it
 
     @property
@@ -447,6 +459,8 @@ class Apply:
                 "the plan's classes; set lmc 0 and restart OpenSM, then apply"
             )
         paths = self._managed_paths(conf_path, opts)
+        if partitions is None:
+            self._check_sms_partitions(opts)
         qos_path, tables_path = paths["qos-policy.conf"], paths["plugin-tables.conf"]
         updates = {k: v for k, v in fragment.items() if k not in RESTART_ONLY}
         if osm is None or "qos_policy_file" not in osm.over_file:  # -Y's path is not the file's to name
@@ -474,6 +488,22 @@ class Apply:
             self.s.files["partitions.conf"] = partitions
             self.s.paths["partitions.conf"] = part_path
         self._finish_render(conf_path, opts)
+
+    def _check_sms_partitions(self, opts: dict[str, str]) -> None:
+        """A plan without partitions leaves the SM's own file in force, and OpenSM creates each
+        `ipoib` partition's broadcast group on its sl=: held to the plan's classes as the plan's
+        own file is (plan.check), else IPoIB's broadcast and multicast run in another class
+        than its unicast, unverified. A file ibqos's parser refuses is OpenSM's to judge."""
+        if "partition_config_file" in opts and not osmconf.is_set(opts, "partition_config_file"):
+            return  # (null): OpenSM reads no partitions file
+        path = Path(opts.get("partition_config_file") or OSM_DEFAULT_PARTITIONS_FILE)
+        if not path.is_file():
+            return
+        try:
+            parts = read_partitions(path)
+        except InputError:
+            return
+        check_ipoib_of(produced(self.s.plan, "the plan (stage render)"), parts)
 
     def _managed_paths(self, conf_path: Path, opts: dict[str, str]) -> dict[str, Path]:
         """Paths OpenSM never re-reads stay as they are; their contents are what changes. A
@@ -756,6 +786,7 @@ class Apply:
             t = self._access().sweep(self.s.pid, self.s.dumps)
             self._journal("swept")
             errs, truncated = sweep_failures(mark)
+            self.s.engine = engine_since(mark)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
             raise VerificationFailed(
@@ -797,6 +828,28 @@ class Apply:
             raise VerificationFailed(f"{len(low)} port(s) run below the plan's MTU, first: {low[0]}")
         self.echo("read back: every port equals the plan")
         self.echo(f"read back: every link runs at least the plan's MTU {self.s.plan.fabric.mtu}")
+        self._check_routing(after)
+
+    def _check_routing(self, after: Fabric) -> None:
+        """What `status --live` holds the routing to (health.routing_findings): reachability,
+        LID loops, credit loops on the SLs in use, the SA's path SLs for an engine that layers
+        by SL. Equal tables say nothing of the LFTs, nor of an SL2VL that folds layers."""
+        plan = produced(self.s.plan, "the plan (stage render)")
+        engine = self.s.engine or plan.fabric.routing  # unlogged: the sweep had no ERR, so the plan's
+        routing = Routing(engine)
+        if needs_path_sls(engine):
+            try:
+                routing.path_sls = query_path_sls(after, self.req.env, at=self.port)
+            except ExternalError as e:
+                routing.path_sls_note = f"no path SLs from the SA: {e}"
+        judged = Judged()
+        routing_findings(after, plan, routing, judged)
+        if judged.findings:
+            first, more = judged.findings[0], len(judged.findings) - 1
+            also = f" (and {more} more: {', '.join(f.kind for f in judged.findings[1:])})" if more else ""
+            raise VerificationFailed(f"read back: {first.message}{also}")
+        for line in judged.said:
+            self.echo(f"read back: {line}")
 
     def stage_prune(self) -> None:
         cs = self.confset
