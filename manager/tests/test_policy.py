@@ -48,6 +48,10 @@ EXPECT = {
     # that passed 100
     "24-over-100-before-rest": (3, "classes[1].bandwidth: guaranteed shares add up to 110%"),
     "25-over-100-on-a-role": (6, "classes[1].roles.global.bandwidth: guaranteed shares add up to 110% on global"),
+    # smhost: planned with the class map as SL2VL, dfsssp's layers landed on one VL per class
+    # (a credit loop on a 12-CA dragonfly, rolled back by apply only since test_apply_routing_sound)
+    "26-dfsssp-replaces-the-class-sl": (3, "fabric.routing: dfsssp gives every path its own SL (its layer)"),
+    "27-lash-replaces-the-class-sl": (4, "fabric.routing: lash gives every path its own SL (its layer)"),
 }
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -94,6 +95,22 @@ def test_without_dla_opensm_sl2vl_is_the_class_map(tmp_path):
     # SL -> VL of its class (one VL per class): BE_BK (class 3) owns SL 0 and 8 and VL 3.
     sl2vl = [int(x) for x in conf["qos_ca_sl2vl"].split(",")]
     assert sl2vl[0] == sl2vl[8] == 3 and sl2vl[1] == 0 and len(sl2vl) == 16
+
+
+@pytest.mark.parametrize("engine", ["dfsssp", "lash"])
+def test_a_plan_naming_an_engine_that_replaces_the_class_sl_is_not_rendered(ibqos_cli, tmp_path, engine):
+    """A plan.json written before policies refused dfsssp and lash (or edited by hand) renders
+    nothing: under them the class map folds the engine's layers into credit loops."""
+    doc = yaml.safe_load(FOUR.read_text())
+    doc["fabric"]["routing"] = "minhop"
+    plan = _plan(_write(tmp_path, doc)).to_json()
+    plan["fabric"]["routing"] = engine
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan, indent=1))
+    cp = ibqos_cli("render", path, "-o", tmp_path / "out")
+    assert cp.returncode == 2 and len(cp.stderr.splitlines()) == 1, cp.stderr
+    assert cp.stderr.startswith(f"ibqos: error: {path}:") and f"fabric.routing: {engine} gives every path" in cp.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def _write(tmp_path: Path, doc: dict) -> Path:

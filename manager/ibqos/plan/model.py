@@ -12,7 +12,17 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
 from ..docfile import write_json
-from ..policy.model import NAME_RE, SL, CableMetres, Distance, Microseconds, SwitchHops, SwitchLatencyNs, TolerancePp
+from ..policy.model import (
+    NAME_RE,
+    SL,
+    CableMetres,
+    Distance,
+    Microseconds,
+    Routing,
+    SwitchHops,
+    SwitchLatencyNs,
+    TolerancePp,
+)
 
 SCHEMA = "ibqos.plan/1"
 
@@ -29,7 +39,7 @@ class PlanFabric(_M):
     data_vls: int
     high_cap: int
     low_cap: int
-    routing: str
+    routing: Routing
     # fault_tolerance links: dla owns 3 VLs per class (the third for detours around faults).
     fault_tolerance: Literal["none", "links"] = "none"
     vls_per_class: int | None = None  # None in plans written before the field: see classes

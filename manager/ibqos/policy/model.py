@@ -6,6 +6,7 @@ import re
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -105,12 +106,37 @@ class Capacity(_Strict):
     low: Annotated[int, Field(ge=1, le=64), NotBool] = 64
 
 
+# dfsssp and lash give every path its own SL, its layer, in place of the QoS SL (OpenSM 3.3.23's
+# osm_sa_path_record.c hands the engine's path_sl the QoS SL as a hint both ignore). A plan tells
+# its classes apart by SL and maps each SL to its class's VL, so under them a class's traffic
+# takes whatever class its layer SL names, and the class map folds the layers onto one VL per
+# class: a credit loop wherever the layers were needed (docs/fallback.md measured it on
+# dragonflies). They route only in dla's fallback chain, with the identity SL2VL.
+SL_LAYERED_ENGINES = ("lash", "dfsssp")
+
+
+def _routes_by_class_sl(v: str) -> str:
+    if v in SL_LAYERED_ENGINES:
+        raise ValueError(
+            f"{v} gives every path its own SL (its layer) in place of the class's SL, so the classes "
+            "cannot be told apart and the class map would fold its layers into credit loops; use dla "
+            "(its fallback chain routes with dfsssp, lash and nue where dla cannot), or ftree, updn, minhop"
+        )
+    return v
+
+
+# The engines a plan routes with; a plan.json names one of them too
+Routing = Annotated[
+    Literal["dla", "minhop", "updn", "ftree", "lash", "dfsssp", "file"], AfterValidator(_routes_by_class_sl)
+]
+
+
 class FabricSpec(_Strict):
     rate: Annotated[float | str, NotBool] = "EDR"
     mtu: Literal[256, 512, 1024, 2048, 4096] = 4096
     data_vls: DataVls = 8
     vlarb_cap: Capacity = Capacity()
-    routing: Literal["dla", "minhop", "updn", "ftree", "lash", "dfsssp", "file"] = "dla"
+    routing: Routing = "dla"
     accounting: Literal["byte", "packet"] = "byte"
     # links: reserve dla's third VL per class, so dla can route around a failed link or
     # switch without leaving the class (docs/policy.md, "Fault tolerance").
