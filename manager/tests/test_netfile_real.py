@@ -277,3 +277,22 @@ def test_port_names_with_spaces_match_on_real_opensm(tmp_path, ibsim_fabric):
         )
         sm.stop()
     assert got == [3, 4, 0]  # storage (either end), bracketed (destination port 2 only), rest
+
+
+def test_a_description_ibsim_cuts_inside_a_character_is_the_node_the_sm_reached(ibqos_cli, tmp_path):
+    """ibsim keeps 63 bytes of a node description: a non-ASCII one can lose half a character,
+    which the read-back writes as U+FFFD. Before: the net file's reader dropped the half
+    character, and the dry run failed 'every node of the net file discovered: 2 not reached by
+    the SM' on two CAs it had routed (exit 1)."""
+    two = "rack-é-" + "é" * 40  # byte 63 is the first of an é's two
+    three = "n" + "計算ノード" * 5  # bytes 62-63 are two of a character's three
+    net = tmp_path / "cluster.net"
+    net.write_text(NET.read_text().replace("oss01 HCA-1", two).replace(LONG, three))
+    cut = {two[:34] + "\ufffd", three[:21] + "\ufffd"}  # 8 + 27 x 2 + 1 bytes; 1 + 20 x 3 + 2
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
+    got = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
+    assert cut <= got  # as the read-back wrote them
+    assert cut <= {r.desc for r in netfile.node_records(netfile.read_net(net))}

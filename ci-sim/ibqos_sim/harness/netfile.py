@@ -32,7 +32,10 @@ KINDS = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
 # else up to " enhanced port ", " base port ", " lid " or " lmc "; without a `#` it is the
 # node's id. Real ibnetdiscover files name nodes "S-<guid>"/"H-<guid>" and put the
 # description in that comment, so the id and the description differ.
-# A NodeDescription holds 64 bytes: ibsim keeps the first 63 (and a NUL).
+# A NodeDescription holds 64 bytes: ibsim keeps the first 63 (and a NUL), which can cut a
+# UTF-8 character in two. The read-back and the dump loader turn the bytes left of it into
+# U+FFFD (Python's errors="replace"); dropping them instead named a node the SM reached "not
+# discovered".
 _DESC_END = re.compile(r" enhanced port | base port | lid | lmc ")
 _DESC_BYTES = 63
 
@@ -59,7 +62,7 @@ def _node_desc(rest: str, name: str) -> str:
     else:
         m = _DESC_END.search(s)
         desc = s[: m.start()] if m else s
-    return (desc or name).encode()[:_DESC_BYTES].decode(errors="ignore")
+    return (desc or name).encode()[:_DESC_BYTES].decode(errors="replace")
 
 
 def read_net(netfile: str | Path) -> str:
