@@ -155,8 +155,16 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
         ),
         # ibsim: an ibpanic, exit 3 without a line
         ("", ("vendid=0x2c9\ndevid=0xcb20", "width=99\nvendid=0x2c9\ndevid=0xcb20"), ":6: width=99: ibsim takes 1..31"),
+        # a description in a link line's comment: ibsim read 's=io' as a link speed and failed
+        # ('ibsim cannot parse this net file', and the run directory left behind)
+        (
+            "",
+            ("oss01 HCA-1", "oss01 class=io HCA-1"),
+            ":22: ibsim reads 'class=io' on this link line as its speed option s= (an '=' anywhere after the peer, "
+            "its comment included) and refuses the value: it takes 1..7",
+        ),
     ],
-    ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width"],
+    ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width", "equals-in-description"],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
     net = _edited(tmp_path, extra, replace)

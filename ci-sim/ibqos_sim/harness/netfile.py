@@ -160,6 +160,33 @@ def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
         raise InputError(f"{key}={value[:20]}: ibsim takes {lo}..{hi}", file=netfile, line=n)
 
 
+# ibsim 0.10 (sim_net.c parse_port): on a link line, every '=' after the peer is a link
+# option, named by the nearest letter before it, comments included: w (width), s (speed), e
+# (extended speed), any other letter ignored. A node description in the comment holding
+# "class=io" is read as s=io, which ibsim refuses without saying why.
+_LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed"}
+_STRTOUL = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> None:
+    for eq in (i for i, c in enumerate(line) if c == "=" and i >= after):
+        letter = next((c for c in reversed(line[:eq]) if c.isascii() and c.isalpha()), "")
+        if letter not in _LINK_OPTIONS:
+            continue
+        key = _LINK_OPTIONS[letter]
+        lo, hi = _LINK_SETTINGS[key]
+        m = _STRTOUL.match(line, eq + 1)
+        if not lo <= (int(m.group(1), 0) if m else 0) <= hi:
+            word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
+            raise InputError(
+                f"ibsim reads {word[:30]!r} on this link line as its {key} option {letter}= (an '=' anywhere after "
+                f"the peer, its comment included) and refuses the value: it takes {lo}..{hi}; "
+                "keep '=' out of node descriptions",
+                file=netfile,
+                line=n,
+            )
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
@@ -209,6 +236,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             port, peer, pport = int(m.group(1)), m.group(2), int(m.group(3))
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
+            _check_link_options(line, m.end(), netfile, n)
             links.append((n, current, port, pport, peer))
             listed.add(port)
         elif KEYVAL.match(line):
