@@ -304,3 +304,32 @@ def test_a_description_ibsim_cuts_inside_a_character_is_the_node_the_sm_reached(
     got = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
     assert cut <= got  # as the read-back wrote them
     assert cut <= {r.desc for r in netfile.node_records(netfile.read_net(net))}
+
+
+def test_ibnetdiscover_of_a_live_ibsim_fabric_is_a_net_file_the_dry_run_takes(ibqos_cli, tmp_path, ibsim_fabric):
+    """What an admin does to try a policy on the fabric at hand: `ibnetdiscover > fabric.net`.
+    Here of a running ibsim dragonfly (3 switches a group, 4 groups): switches come first (the
+    SM lands on a switch, not on the generator's first CA), `base port 0`, `switchguid=X(X)`,
+    CA ports as `[1](guid)`, `# lid N 4xSDR` comments. The dry run passes on it, with every
+    node and GUID ibsim gave the original."""
+    from ibqos_sim.harness.topology import dragonfly
+
+    orig = dragonfly(3, 2, 1, 4).write_net(tmp_path / "orig.net")
+    with ibsim_fabric(orig, run_dir=tmp_path / "orig-run", console=False) as h:
+        h.run_sm(engine="minhop")
+        text = h.diag(["ibnetdiscover"]).stdout
+    net = tmp_path / "discovered.net"
+    net.write_text(text)
+    records = list(netfile.node_records(text))
+    assert records[0].kind == "SWITCH" and len(records) == 12 + 24, records[:2]
+    assert {r.desc for r in records} == {r.name for r in netfile.node_records(orig.read_text())}
+    out = tmp_path / "dr"
+    r = ibqos_cli("dryrun", REPO_ROOT / "examples" / "four-class.yaml", "--net", net, "--out", out, timeout=600)
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks["routing engine"]["result"] == "dla"
+    assert checks["every node of the net file discovered"]["result"] == "yes"
+    assert checks["reachability"]["result"] == "552/552 CA pairs"
+    # ibnetdiscover names each node by the GUID it found: ibsim gives it the same one again
+    guids = {n["desc"]: int(n["guid"], 16) for n in json.loads((out / "fabric.json").read_text())["nodes"]}
+    assert guids == {r.desc: int(r.name[2:], 16) for r in records}
