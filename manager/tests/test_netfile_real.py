@@ -9,6 +9,7 @@ two ends disagree. Each goes through `ibqos dryrun --net` on real OpenSM and ibs
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -333,3 +334,20 @@ def test_ibnetdiscover_of_a_live_ibsim_fabric_is_a_net_file_the_dry_run_takes(ib
     # ibnetdiscover names each node by the GUID it found: ibsim gives it the same one again
     guids = {n["desc"]: int(n["guid"], 16) for n in json.loads((out / "fabric.json").read_text())["nodes"]}
     assert guids == {r.desc: int(r.name[2:], 16) for r in records}
+
+
+def test_a_net_file_saved_with_crlf_runs_as_written(ibqos_cli, tmp_path):
+    """A file saved on Windows ends its lines in CR LF; ibsim ends a line at LF and kept the
+    CR in every description not in quotes (a CA record's `# oss01 HCA-1`). Before: the dry
+    run failed 'every node of the net file discovered: 3 not reached by the SM' on the three
+    CAs it had routed, read back as 'oss01 HCA-1\\r' (exit 1)."""
+    text = re.sub(r'(Ca\t\d "H-[0-9a-f]+"\t\t)# "([^"]*)"\n', r"\1# \2\n", NET.read_text())
+    assert text.count('"\t\t# node01 HCA-1 [mlx5_0]\n') == 1  # three CA records without quotes
+    net = tmp_path / "windows.net"
+    net.write_bytes(text.replace("\n", "\r\n").encode())
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
+    descs = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
+    assert {"oss01 HCA-1", "node01 HCA-1 [mlx5_0]", LONG[:63]} <= descs
