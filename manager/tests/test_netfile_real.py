@@ -351,3 +351,24 @@ def test_a_net_file_saved_with_crlf_runs_as_written(ibqos_cli, tmp_path):
     assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
     descs = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
     assert {"oss01 HCA-1", "node01 HCA-1 [mlx5_0]", LONG[:63]} <= descs
+
+
+def test_a_first_ca_linked_on_its_second_port_only_is_named_with_its_line(ibqos_cli, tmp_path):
+    """OpenSM on ibsim binds to port 1 of the first node (libumad2sim). A two-port HCA listed
+    first with only port 2 cabled left OpenSM on a port that is down, alone with its node:
+    the dry run ended in an internal error ('no port reports a VLArb capacity', exit 70)."""
+    node01 = NET.read_text().split("\n\n")[3]
+    assert node01.splitlines()[4] == 'Ca\t2 "H-0002c90300001000"\t\t# "node01 HCA-1 [mlx5_0]"'
+    rest = NET.read_text().replace(node01 + "\n\n", "")
+    port1 = '[5]\t"H-0002c90300001000"[1](2c90300001001) \t\t# "node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n'
+    assert port1 in rest
+    first = "\n".join(ln for ln in node01.splitlines() if not ln.startswith("[1]"))
+    net = tmp_path / "cluster.net"
+    net.write_text(first + "\n\n" + rest.replace(port1, ""))
+    says = ":5: ibsim attaches OpenSM to port 1 of the first node, 'H-0002c90300001000', and that port has no link"
+    with pytest.raises(InputError) as e:
+        netfile.check_net(net)
+    assert says in str(e.value), str(e.value)
+    r = _dryrun(ibqos_cli, net, tmp_path / "dr")
+    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "dr").exists()

@@ -195,7 +195,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
     listing: str | None = None  # the record whose port lines ibsim is reading
     listed: set[int] = set()
     router_guids = False
-    first_line = 0  # the first node record's: where ibsim attaches OpenSM
+    first_line, first_kind = 0, ""  # the first node record's: where ibsim attaches OpenSM
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
@@ -228,7 +228,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= nports <= MAX_PORTS:
                 raise InputError(f"node {name!r} has {nports} ports (1..{MAX_PORTS})", file=netfile, line=n)
             nodes[name], current = nports, name
-            first_line = first_line or n
+            first_line, first_kind = (first_line, first_kind) if first_line else (n, node.kind)
             listing, listed = name, set()
         elif m := LINK.match(line):
             if current is None:
@@ -272,6 +272,16 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
         # OpenSM would discover its own node alone (the dry run then had nothing to read back)
         raise InputError(
             f"ibsim attaches OpenSM to the first node, {first!r}, which has no link: link it, or put a linked CA first",
+            file=netfile,
+            line=first_line,
+        )
+    if first_kind != "SWITCH" and not any((first, 1) in ((o, p), (peer, pp)) for _, o, p, pp, peer in links):
+        # OpenSM binds to port 1 of a CA (libumad2sim's one port), down: it discovered its own
+        # node alone, and the dry run ended in an internal error ('no port reports a VLArb
+        # capacity')
+        raise InputError(
+            f"ibsim attaches OpenSM to port 1 of the first node, {first!r}, and that port has no link: "
+            "link it, or put a CA linked on port 1 first",
             file=netfile,
             line=first_line,
         )
