@@ -164,8 +164,15 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
             ":22: ibsim reads 'class=io' on this link line as its speed option s= (an '=' anywhere after the peer, "
             "its comment included) and refuses the value: it takes 1..7",
         ),
+        # ibsim: an ibpanic ('mismatched enabled width' between two GUIDs), exit 3
+        (
+            "",
+            ('"node01 HCA-1 [mlx5_0]" lid 5 4xEDR', '"node01 HCA-1 [mlx5_0]" lid 5 2xHDR'),
+            ":11: 'S-7cfe900300a5a2c0' port 5 runs 2x wide and 'H-0002c90300001000' port 1 (line 31) 1x/4x: "
+            "ibsim finds no width both ends take",
+        ),
     ],
-    ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width", "equals-in-description"],
+    ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width", "equals-in-description", "widths"],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
     net = _edited(tmp_path, extra, replace)
@@ -372,3 +379,25 @@ def test_a_first_ca_linked_on_its_second_port_only_is_named_with_its_line(ibqos_
     r = _dryrun(ibqos_cli, net, tmp_path / "dr")
     assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not (tmp_path / "dr").exists()
+
+
+@pytest.mark.parametrize(
+    "switch_line, says",
+    [
+        ('[1]\t"h"[1]\t# "h" lid 2 1xSDR', "'s' port 1 runs 1x wide and 'h' port 1 (line 5) 4x"),
+        ('[1]\t"h"[1] w=16', "'s' port 1 runs 2x wide and 'h' port 1 (line 5) 4x"),
+        ('[1]\t"h"[1]\t# "h" lid 2 12xEDR', None),  # 12x also runs 4x
+    ],
+)
+def test_a_width_one_end_cannot_run_against_ibsims_default_is_named(tmp_path, switch_line, says):
+    """The other end states no width: ibsim gives it 4x (sim.h DEFAULT_LINKWIDTH), which a 1x
+    or 2x end does not share (measured: 'ibpanic: get_active_linkwidth: mismatched enabled
+    width ... W=1 and ... W=2', exit 3)."""
+    net = tmp_path / "two.net"
+    net.write_text(f'Switch\t2 "s"\n{switch_line}\n\nHca\t1 "h"\n[1]\t"s"[1]\n')
+    if says is None:
+        netfile.check_net(net)
+        return
+    with pytest.raises(InputError) as e:
+        netfile.check_net(net)
+    assert f":2: {says}: ibsim finds no width both ends take" in str(e.value), str(e.value)

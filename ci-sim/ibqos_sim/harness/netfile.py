@@ -187,6 +187,71 @@ def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> N
             )
 
 
+# ibsim 0.10's enabled link widths (sim.h LINKWIDTH_*, a bit each): a port takes the one a
+# `lid N 4xQDR` in its link line's comment names (sim_net.c parse_port_link_width_and_speed),
+# else a w= option, else the file's width= (default 4x). Two ends sharing no width stop ibsim
+# with an ibpanic ('mismatched enabled width') naming GUIDs, not lines.
+_WIDTH_BITS = {1: "1x", 2: "4x", 4: "8x", 8: "12x", 16: "2x"}
+_COMMENT_WIDTHS = {12: 11, 8: 4, 4: 3, 1: 1, 2: 16}  # 12x also runs 1x/4x, 4x also 1x
+_COMMENT_WIDTH = re.compile(r'lid[^"]*$')
+_SCANF_WIDTH = re.compile(r"lid\s*[-+]?\d+\s*([-+]?\d+)x\s*\S")
+
+
+def _enabled_width(line: str, after: int, kind: str, width: int) -> int:
+    """The widths ibsim enables on a link end from its line (`width`: what it has without)."""
+    for eq in (i for i, c in enumerate(line) if c == "=" and i >= after):
+        if next((c for c in reversed(line[:eq]) if c.isascii() and c.isalpha()), "") == "w":
+            m = _STRTOUL.match(line, eq + 1)
+            width = int(m.group(1), 0) if m else 0
+    c = _COMMENT_WIDTH.search(line, after) if kind != "ROUTER" else None
+    m = _SCANF_WIDTH.match(c.group(0)) if c else None
+    return _COMMENT_WIDTHS.get(int(m.group(1)), width) if m else width
+
+
+def _widths(bits: int) -> str:
+    return "/".join(name for bit, name in _WIDTH_BITS.items() if bits & bit) or "none"
+
+
+def _check_link_ends(
+    links: list[tuple[int, str, int, int, str]],
+    nodes: dict[str, int],
+    widths: dict[tuple[str, int], int],
+    netfile: str | Path,
+) -> None:
+    """Every link's peer exists with that port, and both ends, where both list the link,
+    agree on each other and share a width."""
+    ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
+    for n, owner, port, pport, peer in links:
+        if peer not in nodes:
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
+            )
+        if not 1 <= pport <= nodes[peer]:
+            raise InputError(
+                f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
+                file=netfile,
+                line=n,
+            )
+        back = ends.get((peer, pport))
+        if back is not None and back[:2] != (owner, port):
+            # ibsim builds no fabric then, and says only "sim_init failed"
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r} port {pport}, but line {back[2]} links that port "
+                f"to {back[0]!r} port {back[1]}",
+                file=netfile,
+                line=n,
+            )
+        wa, wb = widths[(owner, port)], widths.get((peer, pport), widths[(owner, port)])
+        if back is not None and not wa & wb:
+            raise InputError(
+                f"{owner!r} port {port} runs {_widths(wa)} wide and {peer!r} port {pport} (line {back[2]}) "
+                f"{_widths(wb)}: ibsim finds no width both ends take and stops; give both the same (as in "
+                "'lid N 4xEDR' after the '#')",
+                file=netfile,
+                line=n,
+            )
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
@@ -196,6 +261,9 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
     listed: set[int] = set()
     router_guids = False
     first_line, first_kind = 0, ""  # the first node record's: where ibsim attaches OpenSM
+    net_width, node_width = 2, 2  # the file's width= (4x) and the current record's
+    widths: dict[tuple[str, int], int] = {}  # (node, port) -> the widths ibsim enables
+    current_kind = ""
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
@@ -228,6 +296,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= nports <= MAX_PORTS:
                 raise InputError(f"node {name!r} has {nports} ports (1..{MAX_PORTS})", file=netfile, line=n)
             nodes[name], current = nports, name
+            current_kind, node_width = node.kind, net_width
             first_line, first_kind = (first_line, first_kind) if first_line else (n, node.kind)
             listing, listed = name, set()
         elif m := LINK.match(line):
@@ -237,36 +306,19 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
             _check_link_options(line, m.end(), netfile, n)
+            widths[(current, port)] = _enabled_width(line, m.end(), current_kind, node_width)
             links.append((n, current, port, pport, peer))
             listed.add(port)
         elif KEYVAL.match(line):
             router_guids |= line.strip().startswith("rtguid")
             _check_link_setting(body, netfile, n)
+            key, _, value = (t.strip() for t in body.partition("="))
+            net_width = int(value, 0) if key == "width" else net_width
         else:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
-    ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
-    for n, owner, port, pport, peer in links:
-        if peer not in nodes:
-            raise InputError(
-                f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
-            )
-        if not 1 <= pport <= nodes[peer]:
-            raise InputError(
-                f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
-                file=netfile,
-                line=n,
-            )
-        back = ends.get((peer, pport))
-        if back is not None and back[:2] != (owner, port):
-            # ibsim builds no fabric then, and says only "sim_init failed"
-            raise InputError(
-                f"{owner!r} port {port} links to {peer!r} port {pport}, but line {back[2]} links that port "
-                f"to {back[0]!r} port {back[1]}",
-                file=netfile,
-                line=n,
-            )
+    _check_link_ends(links, nodes, widths, netfile)
     first = next(iter(nodes))
     if not any(first in (owner, peer) for _, owner, _, _, peer in links):
         # OpenSM would discover its own node alone (the dry run then had nothing to read back)
