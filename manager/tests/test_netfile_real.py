@@ -175,7 +175,11 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
     ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width", "equals-in-description", "widths"],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
-    net = _edited(tmp_path, extra, replace)
+    _refused_up_front(ibqos_cli, tmp_path, _edited(tmp_path, extra, replace), says)
+
+
+def _refused_up_front(ibqos_cli, tmp_path: Path, net: Path, says: str) -> None:
+    """check_net and the dry run say `says`, in one line, exit 2, before anything is written."""
     with pytest.raises(InputError) as e:
         netfile.check_net(net)
     assert says in str(e.value), str(e.value)
@@ -184,19 +188,39 @@ def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_p
     assert not (tmp_path / "dr").exists()
 
 
-def test_a_first_node_without_a_link_is_named_with_its_line(ibqos_cli, tmp_path):
-    """redteam: ibsim attaches OpenSM to the first node; a spare HCA listed first left OpenSM
-    alone with it, and the dry run ended in an internal error ('no port reports a VLArb
-    capacity', exit 70)."""
+def _second_port_only(text: str) -> str:
+    """node01, a two-port HCA, listed first with only its port 2 cabled."""
+    node01 = text.split("\n\n")[3]
+    assert node01.splitlines()[4] == 'Ca\t2 "H-0002c90300001000"\t\t# "node01 HCA-1 [mlx5_0]"'
+    port1 = '[5]\t"H-0002c90300001000"[1](2c90300001001) \t\t# "node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n'
+    rest = text.replace(node01 + "\n\n", "")
+    assert port1 in rest
+    first = "\n".join(ln for ln in node01.splitlines() if not ln.startswith("[1]"))
+    return first + "\n\n" + rest.replace(port1, "")
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (
+            lambda t: 'caguid=0x2c90300009000\nCa\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"\n\n' + t,
+            ":2: ibsim attaches OpenSM to the first node, 'H-0002c90300009000', which has no link",
+        ),
+        (
+            _second_port_only,
+            ":5: ibsim attaches OpenSM to port 1 of the first node, 'H-0002c90300001000', and that port has no link",
+        ),
+    ],
+    ids=["no-link", "second-port-only"],
+)
+def test_a_first_node_opensm_cannot_run_on_is_named_with_its_line(ibqos_cli, tmp_path, edit, says):
+    """redteam: ibsim attaches OpenSM to the first node, on port 1 of a CA (libumad2sim). A
+    spare HCA listed first, or a two-port HCA with only port 2 cabled, left OpenSM alone with
+    its node, and the dry run ended in an internal error ('no port reports a VLArb capacity',
+    exit 70)."""
     net = tmp_path / "cluster.net"
-    net.write_text('caguid=0x2c90300009000\nCa\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"\n\n' + NET.read_text())
-    says = ":2: ibsim attaches OpenSM to the first node, 'H-0002c90300009000', which has no link"
-    with pytest.raises(InputError) as e:
-        netfile.check_net(net)
-    assert says in str(e.value), str(e.value)
-    r = _dryrun(ibqos_cli, net, tmp_path / "dr")
-    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert not (tmp_path / "dr").exists()
+    net.write_text(edit(NET.read_text()))
+    _refused_up_front(ibqos_cli, tmp_path, net, says)
 
 
 UNSET = "MT4123 ConnectX6 Mellanox Technologies"  # a CA's description where no one set it
@@ -358,27 +382,6 @@ def test_a_net_file_saved_with_crlf_runs_as_written(ibqos_cli, tmp_path):
     assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
     descs = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
     assert {"oss01 HCA-1", "node01 HCA-1 [mlx5_0]", LONG[:63]} <= descs
-
-
-def test_a_first_ca_linked_on_its_second_port_only_is_named_with_its_line(ibqos_cli, tmp_path):
-    """OpenSM on ibsim binds to port 1 of the first node (libumad2sim). A two-port HCA listed
-    first with only port 2 cabled left OpenSM on a port that is down, alone with its node:
-    the dry run ended in an internal error ('no port reports a VLArb capacity', exit 70)."""
-    node01 = NET.read_text().split("\n\n")[3]
-    assert node01.splitlines()[4] == 'Ca\t2 "H-0002c90300001000"\t\t# "node01 HCA-1 [mlx5_0]"'
-    rest = NET.read_text().replace(node01 + "\n\n", "")
-    port1 = '[5]\t"H-0002c90300001000"[1](2c90300001001) \t\t# "node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n'
-    assert port1 in rest
-    first = "\n".join(ln for ln in node01.splitlines() if not ln.startswith("[1]"))
-    net = tmp_path / "cluster.net"
-    net.write_text(first + "\n\n" + rest.replace(port1, ""))
-    says = ":5: ibsim attaches OpenSM to port 1 of the first node, 'H-0002c90300001000', and that port has no link"
-    with pytest.raises(InputError) as e:
-        netfile.check_net(net)
-    assert says in str(e.value), str(e.value)
-    r = _dryrun(ibqos_cli, net, tmp_path / "dr")
-    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert not (tmp_path / "dr").exists()
 
 
 @pytest.mark.parametrize(
