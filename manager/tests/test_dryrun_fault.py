@@ -179,3 +179,23 @@ def test_a_fault_dla_refuses_is_reported_without_an_invented_credit_loop(ibqos_c
     assert cdg["ok"] is None and cdg["result"].startswith("not judged: dfsssp gives every path the SL of its layer")
     assert rep["verify"]["delivered"] == rep["verify"]["pairs"]
     assert "channel dependency graph" not in rep["summary"] and "fabric check failed: routing engine" in rep["summary"]
+
+
+def test_a_switch_whose_group_has_no_other_way_out_cuts_the_group_off(ibqos_cli, tmp_path):
+    """A dragonfly+ with one spine per group: the spine down leaves its leaves and their hosts
+    cabled but with no path to the SM. Before: 'switch sw-g1-s0 down (0 hosts cut off)', and
+    the dry run failed 'every node of the net file discovered: 6 not reached by the SM' (exit
+    1), where a switch that takes its own hosts down passes naming them."""
+    out = tmp_path / "run"
+    r = ibqos_cli(
+        "dryrun", POLICY, "--out", out, "--topology", "dfplus:l=2,s=1,p=2,h=3", "--sim-time", "20",
+        "--fault", "switch:sw-g1-s0", timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    rep = json.loads((out / "report.json").read_text())
+    [f] = rep["faults"]
+    assert f["description"] == "switch sw-g1-s0 down (4 hosts cut off)"
+    assert f["lost_cas"] == ["ca-g1-l0-h0", "ca-g1-l0-h1", "ca-g1-l1-h0", "ca-g1-l1-h1"]
+    checks = {c["check"]: c for c in rep["fabric_checks"]}
+    assert checks["every node of the net file discovered"]["result"] == "yes"
+    assert rep["verify"]["delivered"] == rep["verify"]["pairs"] == 12 * 11

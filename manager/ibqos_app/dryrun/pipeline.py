@@ -377,7 +377,8 @@ class DryRun:
             )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
-        gone = {c for f in self.s.faults for c in f.lost_cas} | {f.node for f in self.s.faults if f.kind == "switch"}
+        gone = {c for f in self.s.faults for c in (*f.lost_cas, *f.cut_switches)}
+        gone |= {f.node for f in self.s.faults if f.kind == "switch"}
         found = [n.desc for n in fabric.nodes.values()]
         self.s.undiscovered = [d for d in undiscovered(self.netfile, found) if d not in gone]
         return note
