@@ -167,6 +167,13 @@ def _cut_from_sm(
     gone = [fabric.nodes[g] for g in _unreached(fabric, sm[0], down)]
     hosts = {n.desc for n in gone if n.kind != "switch"} | set(res.lost_cas)
     switches = {n.desc for n in gone if n.kind == "switch"} - {res.node if res.port is None else ""}
+    kept = sum(n.kind != "switch" for n in fabric.nodes.values()) - len(hosts)
+    if kept < len(hosts):  # the SM's side is the part cut off: judging it would pass on a rump
+        raise InputError(
+            f"{res.spec.text!r}: OpenSM runs on {sm_node}, which this fault cuts off the fabric (it keeps a path "
+            f"to {kept} hosts of {kept + len(hosts)}); name another link or switch",
+            field=FIELD,
+        )
     return replace(res, lost_cas=tuple(sorted(hosts)), cut_switches=tuple(sorted(switches)))
 
 

@@ -199,3 +199,16 @@ def test_a_switch_whose_group_has_no_other_way_out_cuts_the_group_off(ibqos_cli,
     checks = {c["check"]: c for c in rep["fabric_checks"]}
     assert checks["every node of the net file discovered"]["result"] == "yes"
     assert rep["verify"]["delivered"] == rep["verify"]["pairs"] == 12 * 11
+
+
+def test_a_fault_that_leaves_the_sm_with_a_rump_of_the_fabric_is_refused(ibqos_cli, tmp_path):
+    """The same spine in the SM's own group: OpenSM keeps a path to its leaf's 2 hosts of 16.
+    Judging what it keeps would pass on 2 CA pairs; refused as a fault on the SM's own switch is."""
+    r = ibqos_cli(
+        "dryrun", POLICY, "--out", tmp_path / "run", "--topology", "dfplus:l=2,s=1,p=2,h=3", "--sim-time", "20",
+        "--fault", "switch:sw-g0-s0", timeout=600,
+    )  # fmt: skip
+    assert one_error_line(r) == (
+        "ibqos: error: --fault: 'switch:sw-g0-s0': OpenSM runs on ca-g0-l0-h0, which this fault cuts off the "
+        "fabric (it keeps a path to 2 hosts of 16); name another link or switch"
+    )
