@@ -162,9 +162,11 @@ def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
 
 # ibsim 0.10 (sim_net.c parse_port): on a link line, every '=' after the peer is a link
 # option, named by the nearest letter before it, comments included: w (width), s (speed), e
-# (extended speed), any other letter ignored. A node description in the comment holding
-# "class=io" is read as s=io, which ibsim refuses without saying why.
-_LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed"}
+# (extended speed), m (MTUCap code, the patched ibsim's: ci-sim/ibsim-patch/0002), any other
+# letter ignored. A node description in the comment holding "class=io" is read as s=io, which
+# ibsim refuses without saying why.
+_LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed", "m": "patched MTUCap"}
+_OPTION_RANGES = {**_LINK_SETTINGS, "patched MTUCap": (1, 5)}
 _STRTOUL = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
@@ -174,7 +176,7 @@ def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> N
         if letter not in _LINK_OPTIONS:
             continue
         key = _LINK_OPTIONS[letter]
-        lo, hi = _LINK_SETTINGS[key]
+        lo, hi = _OPTION_RANGES[key]
         m = _STRTOUL.match(line, eq + 1)
         if not lo <= (int(m.group(1), 0) if m else 0) <= hi:
             word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
