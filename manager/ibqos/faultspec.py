@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import InputError
@@ -49,6 +49,8 @@ class ResolvedFault:
     peer: tuple[str, int] | None  # the other end of a link
     kind: str  # "terminal link", "local link", "global link", "switch link" or "switch"
     lost_cas: tuple[str, ...]  # CAs and routers left without a link (a dual-rail HCA keeps its other)
+    # or, resolved with the SM's node, without a path to it; and the switches so cut off
+    cut_switches: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         """`switch sw-g3-s1`, `global link sw-g0-s1[7]-sw-g3-s0[6]`."""
@@ -64,6 +66,8 @@ class ResolvedFault:
 
     def describe(self) -> str:
         if self.port is None or self.peer is None:  # a link fault has both
+            return f"{self} down ({len(self.lost_cas)} hosts cut off)"
+        if len(self.lost_cas) > 3:
             return f"{self} down ({len(self.lost_cas)} hosts cut off)"
         return f"{self} down" + (f" ({', '.join(self.lost_cas)} cut off)" if self.lost_cas else "")
 
@@ -138,6 +142,41 @@ def _cut_off(fabric: Fabric, nodes: set[int], down: Callable[[PortEnd, PortEnd],
     return tuple(sorted(out))
 
 
+def _unreached(fabric: Fabric, start: int, down: Callable[[PortEnd, PortEnd], bool]) -> set[int]:
+    """The nodes with no path from `start` over the cables left up."""
+    seen, todo = {start}, [start]
+    while todo:
+        guid = todo.pop()
+        for p in fabric.nodes[guid].ports.values():
+            if p.remote and p.remote[0] not in seen and not down((guid, p.num), p.remote):
+                seen.add(p.remote[0])
+                todo.append(p.remote[0])
+    return fabric.nodes.keys() - seen
+
+
+def _cut_from_sm(
+    res: ResolvedFault, fabric: Fabric, sm_node: str, down: Callable[[PortEnd, PortEnd], bool]
+) -> ResolvedFault:
+    """`res` with what has no path left to the SM's node: a switch whose links were a group's
+    only way to the rest cuts the group off, hosts and switches, though each keeps its links.
+    Before, 'switch sw-g1-s3 down (0 hosts cut off)', and the dry run failed 'every node of
+    the net file discovered: 9 not reached by the SM'."""
+    sm = [g for g, n in fabric.nodes.items() if n.desc == sm_node]
+    if len(sm) != 1:  # a description others share: no telling which node runs OpenSM
+        return res
+    gone = [fabric.nodes[g] for g in _unreached(fabric, sm[0], down)]
+    hosts = {n.desc for n in gone if n.kind != "switch"} | set(res.lost_cas)
+    switches = {n.desc for n in gone if n.kind == "switch"} - {res.node if res.port is None else ""}
+    kept = sum(n.kind != "switch" for n in fabric.nodes.values()) - len(hosts)
+    if kept < len(hosts):  # the SM's side is the part cut off: judging it would pass on a rump
+        raise InputError(
+            f"{res.spec.text!r}: OpenSM runs on {sm_node}, which this fault cuts off the fabric (it keeps a path "
+            f"to {kept} hosts of {kept + len(hosts)}); name another link or switch",
+            field=FIELD,
+        )
+    return replace(res, lost_cas=tuple(sorted(hosts)), cut_switches=tuple(sorted(switches)))
+
+
 def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> ResolvedFault:
     """What the fault takes down on `fabric`. `sm_node` is the CA OpenSM runs on: a fault that
     cuts it off is refused (OpenSM could not re-sweep what it cannot reach)."""
@@ -150,9 +189,11 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
                 field=FIELD,
             )
         peers = {fabric.nodes[p.remote[0]].guid for p in node.ports.values() if p.remote}
-        res = ResolvedFault(
-            spec, node.desc, None, None, "switch", _cut_off(fabric, peers, lambda _, far: far[0] == node.guid)
-        )
+
+        def down(end: PortEnd, far: PortEnd) -> bool:
+            return node.guid in (end[0], far[0])
+
+        res = ResolvedFault(spec, node.desc, None, None, "switch", _cut_off(fabric, peers, down))
     else:
         if spec.port is None:  # parse_fault gives every link its port
             raise InputError(f"{spec.text!r}: a link is link:NODE[PORT]", field=FIELD)
@@ -167,13 +208,17 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
         ends = (node, peer)
         kind = "terminal link" if any(n.kind != "switch" for n in ends) else _switch_link_kind(fabric, node, peer)
         link = {(node.guid, spec.port), port.remote}
+
+        def down(end: PortEnd, far: PortEnd) -> bool:
+            return end in link or far in link
+
         res = ResolvedFault(
             spec,
             node.desc,
             spec.port,
             (peer.desc, port.remote[1]),
             kind,
-            _cut_off(fabric, {n.guid for n in ends}, lambda end, far: end in link or far in link),
+            _cut_off(fabric, {n.guid for n in ends}, down),
         )
     # the SM's node is a CA, or a switch (port 0) when a net file lists a switch first, as
     # ibnetdiscover does
@@ -183,7 +228,7 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             "fabric; name another link or switch",
             field=FIELD,
         )
-    return res
+    return res if sm_node is None else _cut_from_sm(res, fabric, sm_node, down)
 
 
 def _node_id(f: ResolvedFault) -> str:

@@ -144,3 +144,71 @@ def test_switch_down_is_routed_by_dla_and_the_report_names_it(ibqos_cli, tmp_pat
     assert max(int(h) for h in rep["verify"]["hops"]) == 4
     plan = json.loads((tmp_path / "run" / "plan.json").read_text())
     check_e2e_in_report(rep, plan, (tmp_path / "run" / "report.html").read_text(), r.stdout)
+
+
+@pytest.mark.parametrize(
+    "fabric, fault",
+    [
+        # the only global link of groups 0 and 5: dla needs a third VL per class and refuses
+        ("df42", "link:sw-g0-s0[6]"),
+        # dla routes the healthy fabric as a degraded dragonfly (a group lost a local link),
+        # then the only global link of groups 2 and 3 goes
+        ("nolocal72", "link:sw-g3-s0[6]"),
+    ],
+)
+def test_a_fault_dla_refuses_is_reported_without_an_invented_credit_loop(ibqos_cli, tmp_path, fabric, fault):
+    """After the fault OpenSM routes with dfsssp, which gives every path the SL of its layer;
+    the dry run judges each class on one SL and cannot ask a `--once` OpenSM for path SLs.
+    Before: df42 reported 'channel dependency graph: cycle: ...' (with the SA's path SLs the
+    graph is acyclic, ibqos.verify and ibdmchk alike: docs/fallback.md), and on a fabric dla
+    had routed as degraded the run ended in an internal error (NotADragonfly, exit 70) looking
+    for an exact partition of the healthy fabric. Now exit 1: dla's refusal, the CDG not judged."""
+    from ibqos_sim.harness.topology import dragonfly_missing_local_link
+
+    where = ["--topology", fabric]
+    if fabric == "nolocal72":
+        where = ["--net", dragonfly_missing_local_link(4, 2, 2).write_net(tmp_path / "nolocal72.net")]
+    out = tmp_path / "run"
+    r = ibqos_cli("dryrun", POLICY, "--out", out, *where, "--sim-time", "20", "--fault", fault, timeout=600)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    rep = json.loads((out / "report.json").read_text())
+    checks = {c["check"]: c for c in rep["fabric_checks"]}
+    assert checks["routing engine"]["ok"] is False
+    assert checks["routing engine"]["result"].startswith("dfsssp (dla refused: D1A0: "), checks["routing engine"]
+    cdg = checks["channel dependency graph"]
+    assert cdg["ok"] is None and cdg["result"].startswith("not judged: dfsssp gives every path the SL of its layer")
+    assert rep["verify"]["delivered"] == rep["verify"]["pairs"]
+    assert "channel dependency graph" not in rep["summary"] and "fabric check failed: routing engine" in rep["summary"]
+
+
+def test_a_switch_whose_group_has_no_other_way_out_cuts_the_group_off(ibqos_cli, tmp_path):
+    """A dragonfly+ with one spine per group: the spine down leaves its leaves and their hosts
+    cabled but with no path to the SM. Before: 'switch sw-g1-s0 down (0 hosts cut off)', and
+    the dry run failed 'every node of the net file discovered: 6 not reached by the SM' (exit
+    1), where a switch that takes its own hosts down passes naming them."""
+    out = tmp_path / "run"
+    r = ibqos_cli(
+        "dryrun", POLICY, "--out", out, "--topology", "dfplus:l=2,s=1,p=2,h=3", "--sim-time", "20",
+        "--fault", "switch:sw-g1-s0", timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    rep = json.loads((out / "report.json").read_text())
+    [f] = rep["faults"]
+    assert f["description"] == "switch sw-g1-s0 down (4 hosts cut off)"
+    assert f["lost_cas"] == ["ca-g1-l0-h0", "ca-g1-l0-h1", "ca-g1-l1-h0", "ca-g1-l1-h1"]
+    checks = {c["check"]: c for c in rep["fabric_checks"]}
+    assert checks["every node of the net file discovered"]["result"] == "yes"
+    assert rep["verify"]["delivered"] == rep["verify"]["pairs"] == 12 * 11
+
+
+def test_a_fault_that_leaves_the_sm_with_a_rump_of_the_fabric_is_refused(ibqos_cli, tmp_path):
+    """The same spine in the SM's own group: OpenSM keeps a path to its leaf's 2 hosts of 16.
+    Judging what it keeps would pass on 2 CA pairs; refused as a fault on the SM's own switch is."""
+    r = ibqos_cli(
+        "dryrun", POLICY, "--out", tmp_path / "run", "--topology", "dfplus:l=2,s=1,p=2,h=3", "--sim-time", "20",
+        "--fault", "switch:sw-g0-s0", timeout=600,
+    )  # fmt: skip
+    assert one_error_line(r) == (
+        "ibqos: error: --fault: 'switch:sw-g0-s0': OpenSM runs on ca-g0-l0-h0, which this fault cuts off the "
+        "fabric (it keeps a path to 2 hosts of 16); name another link or switch"
+    )

@@ -112,3 +112,60 @@ def test_garbled_line_names_file_and_line(dumps, tmp_path, name, lineno, mangle)
         load_dumps(tmp_path / "d")
     assert str(e.value).startswith(f"{path}:{lineno}: ")
     assert "\n" not in str(e.value)
+
+
+# Two switches and three CAs, each link at the speed a real cluster runs it: ibsim 0.10 takes a
+# link's width and speed from the `lid N 4xHDR` of the line's comment, as ibnetdiscover writes it.
+FAST = """\
+Hca\t1 "hdr100"\t# "hdr100 HCA-1"
+[1]\t"leaf1"[1]\t# lid 5 lmc 0 "leaf1" lid 1 2xHDR
+
+Switch\t40 "leaf1"\t# "leaf1" enhanced port 0 lid 1 lmc 0
+[1]\t"hdr100"[1]\t# "hdr100 HCA-1" lid 5 2xHDR
+[2]\t"hdr"[1]\t# "hdr HCA-1" lid 6 4xHDR
+[39]\t"leaf2"[39]\t# "leaf2" lid 2 12xEDR
+
+Switch\t40 "leaf2"\t# "leaf2" enhanced port 0 lid 2 lmc 0
+[39]\t"leaf1"[39]\t# "leaf1" lid 1 12xEDR
+[3]\t"fdr"[1]\t# "fdr HCA-1" lid 7 4xFDR
+
+Hca\t1 "hdr"\t# "hdr HCA-1"
+[1]\t"leaf1"[2]\t# lid 6 lmc 0 "leaf1" lid 1 4xHDR
+
+Hca\t1 "fdr"\t# "fdr HCA-1"
+[1]\t"leaf2"[3]\t# lid 7 lmc 0 "leaf2" lid 2 4xFDR
+"""
+
+
+def test_dumps_of_an_hdr_and_edr_fabric_load_at_the_speeds_opensm_wrote(tmp_path):
+    """OpenSM 3.3.23 writes a link's lane speed in opensm-subnet.lst as `SPD=` 2.5, 5, 10, FDR10,
+    14, 25, 50 or ?? (osm_dump.c dump_topology_node: LinkSpeedExtActive 14/25/50 when the port
+    has extended speeds, '??' for any other, NDR's included), never 'Ext' (that is
+    osm_get_lsa_str's, in the verbose report on stdout); widths 1x, 2x, 4x, 8x, 12x or ??. Real
+    dumps of HDR100 (2x), HDR, FDR and a 12x EDR trunk load as written, and verify passes."""
+    from ibqos.verify import verify_fabric
+
+    (tmp_path / "fast.net").write_text(FAST)
+    with Harness(tmp_path / "fast.net", run_dir=tmp_path / "run", console=False) as h:
+        run = h.run_sm(engine="minhop", conf={"qos": "TRUE"}, plugin=False)
+    f = load_dumps(run.dumps)
+    got = {(n.desc, p.num): (p.width, p.speed) for n in f.nodes.values() for p in n.ports.values() if p.remote}
+    assert got == {
+        ("hdr100 HCA-1", 1): ("2X", "50"),
+        ("hdr HCA-1", 1): ("4X", "50"),
+        ("fdr HCA-1", 1): ("4X", "14"),
+        ("leaf1", 1): ("2X", "50"),
+        ("leaf1", 2): ("4X", "50"),
+        ("leaf1", 39): ("12X", "25"),
+        ("leaf2", 39): ("12X", "25"),
+        ("leaf2", 3): ("4X", "14"),
+    }, got
+    report = verify_fabric(f)
+    assert report.pairs == report.delivered == 6 and report.cdg_acyclic
+    # what 3.3.23 writes for a speed it has no name for (an NDR link): read as not known
+    lst = run.dumps / SUBNET_LST
+    lines = lst.read_text().splitlines()
+    assert lines[0].endswith(("SPD=50", "SPD=25", "SPD=14"))
+    lst.write_text("\n".join([lines[0].rsplit(" PHY=", 1)[0] + " PHY=?? LOG=ACT SPD=??", *lines[1:]]) + "\n")
+    port = next(p for n in load_dumps(run.dumps).nodes.values() for p in n.ports.values() if p.speed == "??")
+    assert port.width == "??"

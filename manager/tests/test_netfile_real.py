@@ -9,6 +9,7 @@ two ends disagree. Each goes through `ibqos dryrun --net` on real OpenSM and ibs
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -155,11 +156,44 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
         ),
         # ibsim: an ibpanic, exit 3 without a line
         ("", ("vendid=0x2c9\ndevid=0xcb20", "width=99\nvendid=0x2c9\ndevid=0xcb20"), ":6: width=99: ibsim takes 1..31"),
+        # a description in a link line's comment: ibsim read 's=io' as a link speed and failed
+        # ('ibsim cannot parse this net file', and the run directory left behind)
+        (
+            "",
+            ("oss01 HCA-1", "oss01 class=io HCA-1"),
+            ":22: ibsim reads 'class=io' on this link line as its speed option s= (an '=' anywhere after the peer, "
+            "its comment included) and refuses the value: it takes 1..7",
+        ),
+        # ibsim: an ibpanic ('mismatched enabled width' between two GUIDs), exit 3
+        (
+            "",
+            ('"node01 HCA-1 [mlx5_0]" lid 5 4xEDR', '"node01 HCA-1 [mlx5_0]" lid 5 2xHDR'),
+            ":11: 'S-7cfe900300a5a2c0' port 5 runs 2x wide and 'H-0002c90300001000' port 1 (line 31) 1x/4x: "
+            "ibsim finds no width both ends take",
+        ),
+        # the patched ibsim's m= (MTUCap, ci-sim/ibsim-patch/0002): 'ibsim cannot parse this net file'
+        (
+            "",
+            ("oss01 HCA-1", "oss01 platform=x86 HCA-1"),
+            ":22: ibsim reads 'platform=x86' on this link line as its patched MTUCap option m=",
+        ),
     ],
-    ids=["router-without-guid", "ends-disagree", "no-blank-line", "bad-width"],
+    ids=[
+        "router-without-guid",
+        "ends-disagree",
+        "no-blank-line",
+        "bad-width",
+        "equals-in-description",
+        "widths",
+        "equals-the-patched-ibsim-reads",
+    ],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
-    net = _edited(tmp_path, extra, replace)
+    _refused_up_front(ibqos_cli, tmp_path, _edited(tmp_path, extra, replace), says)
+
+
+def _refused_up_front(ibqos_cli, tmp_path: Path, net: Path, says: str) -> None:
+    """check_net and the dry run say `says`, in one line, exit 2, before anything is written."""
     with pytest.raises(InputError) as e:
         netfile.check_net(net)
     assert says in str(e.value), str(e.value)
@@ -168,19 +202,39 @@ def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_p
     assert not (tmp_path / "dr").exists()
 
 
-def test_a_first_node_without_a_link_is_named_with_its_line(ibqos_cli, tmp_path):
-    """redteam: ibsim attaches OpenSM to the first node; a spare HCA listed first left OpenSM
-    alone with it, and the dry run ended in an internal error ('no port reports a VLArb
-    capacity', exit 70)."""
+def _second_port_only(text: str) -> str:
+    """node01, a two-port HCA, listed first with only its port 2 cabled."""
+    node01 = text.split("\n\n")[3]
+    assert node01.splitlines()[4] == 'Ca\t2 "H-0002c90300001000"\t\t# "node01 HCA-1 [mlx5_0]"'
+    port1 = '[5]\t"H-0002c90300001000"[1](2c90300001001) \t\t# "node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n'
+    rest = text.replace(node01 + "\n\n", "")
+    assert port1 in rest
+    first = "\n".join(ln for ln in node01.splitlines() if not ln.startswith("[1]"))
+    return first + "\n\n" + rest.replace(port1, "")
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (
+            lambda t: 'caguid=0x2c90300009000\nCa\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"\n\n' + t,
+            ":2: ibsim attaches OpenSM to the first node, 'H-0002c90300009000', which has no link",
+        ),
+        (
+            _second_port_only,
+            ":5: ibsim attaches OpenSM to port 1 of the first node, 'H-0002c90300001000', and that port has no link",
+        ),
+    ],
+    ids=["no-link", "second-port-only"],
+)
+def test_a_first_node_opensm_cannot_run_on_is_named_with_its_line(ibqos_cli, tmp_path, edit, says):
+    """redteam: ibsim attaches OpenSM to the first node, on port 1 of a CA (libumad2sim). A
+    spare HCA listed first, or a two-port HCA with only port 2 cabled, left OpenSM alone with
+    its node, and the dry run ended in an internal error ('no port reports a VLArb capacity',
+    exit 70)."""
     net = tmp_path / "cluster.net"
-    net.write_text('caguid=0x2c90300009000\nCa\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"\n\n' + NET.read_text())
-    says = ":2: ibsim attaches OpenSM to the first node, 'H-0002c90300009000', which has no link"
-    with pytest.raises(InputError) as e:
-        netfile.check_net(net)
-    assert says in str(e.value), str(e.value)
-    r = _dryrun(ibqos_cli, net, tmp_path / "dr")
-    assert r.returncode == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert not (tmp_path / "dr").exists()
+    net.write_text(edit(NET.read_text()))
+    _refused_up_front(ibqos_cli, tmp_path, net, says)
 
 
 UNSET = "MT4123 ConnectX6 Mellanox Technologies"  # a CA's description where no one set it
@@ -277,3 +331,90 @@ def test_port_names_with_spaces_match_on_real_opensm(tmp_path, ibsim_fabric):
         )
         sm.stop()
     assert got == [3, 4, 0]  # storage (either end), bracketed (destination port 2 only), rest
+
+
+def test_a_description_ibsim_cuts_inside_a_character_is_the_node_the_sm_reached(ibqos_cli, tmp_path):
+    """ibsim keeps 63 bytes of a node description: a non-ASCII one can lose half a character,
+    which the read-back writes as U+FFFD. Before: the net file's reader dropped the half
+    character, and the dry run failed 'every node of the net file discovered: 2 not reached by
+    the SM' on two CAs it had routed (exit 1)."""
+    two = "rack-é-" + "é" * 40  # byte 63 is the first of an é's two
+    three = "n" + "計算ノード" * 5  # bytes 62-63 are two of a character's three
+    net = tmp_path / "cluster.net"
+    net.write_text(NET.read_text().replace("oss01 HCA-1", two).replace(LONG, three))
+    cut = {two[:34] + "\ufffd", three[:21] + "\ufffd"}  # 8 + 27 x 2 + 1 bytes; 1 + 20 x 3 + 2
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
+    got = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
+    assert cut <= got  # as the read-back wrote them
+    assert cut <= {r.desc for r in netfile.node_records(netfile.read_net(net))}
+
+
+def test_ibnetdiscover_of_a_live_ibsim_fabric_is_a_net_file_the_dry_run_takes(ibqos_cli, tmp_path, ibsim_fabric):
+    """What an admin does to try a policy on the fabric at hand: `ibnetdiscover > fabric.net`.
+    Here of a running ibsim dragonfly (3 switches a group, 4 groups): switches come first (the
+    SM lands on a switch, not on the generator's first CA), `base port 0`, `switchguid=X(X)`,
+    CA ports as `[1](guid)`, `# lid N 4xSDR` comments. The dry run passes on it, with every
+    node and GUID ibsim gave the original."""
+    from ibqos_sim.harness.topology import dragonfly
+
+    orig = dragonfly(3, 2, 1, 4).write_net(tmp_path / "orig.net")
+    with ibsim_fabric(orig, run_dir=tmp_path / "orig-run", console=False) as h:
+        h.run_sm(engine="minhop")
+        text = h.diag(["ibnetdiscover"]).stdout
+    net = tmp_path / "discovered.net"
+    net.write_text(text)
+    records = list(netfile.node_records(text))
+    assert records[0].kind == "SWITCH" and len(records) == 12 + 24, records[:2]
+    assert {r.desc for r in records} == {r.name for r in netfile.node_records(orig.read_text())}
+    out = tmp_path / "dr"
+    r = ibqos_cli("dryrun", REPO_ROOT / "examples" / "four-class.yaml", "--net", net, "--out", out, timeout=600)
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks["routing engine"]["result"] == "dla"
+    assert checks["every node of the net file discovered"]["result"] == "yes"
+    assert checks["reachability"]["result"] == "552/552 CA pairs"
+    # ibnetdiscover names each node by the GUID it found: ibsim gives it the same one again
+    guids = {n["desc"]: int(n["guid"], 16) for n in json.loads((out / "fabric.json").read_text())["nodes"]}
+    assert guids == {r.desc: int(r.name[2:], 16) for r in records}
+
+
+def test_a_net_file_saved_with_crlf_runs_as_written(ibqos_cli, tmp_path):
+    """A file saved on Windows ends its lines in CR LF; ibsim ends a line at LF and kept the
+    CR in every description not in quotes (a CA record's `# oss01 HCA-1`). Before: the dry
+    run failed 'every node of the net file discovered: 3 not reached by the SM' on the three
+    CAs it had routed, read back as 'oss01 HCA-1\\r' (exit 1)."""
+    text = re.sub(r'(Ca\t\d "H-[0-9a-f]+"\t\t)# "([^"]*)"\n', r"\1# \2\n", NET.read_text())
+    assert text.count('"\t\t# node01 HCA-1 [mlx5_0]\n') == 1  # three CA records without quotes
+    net = tmp_path / "windows.net"
+    net.write_bytes(text.replace("\n", "\r\n").encode())
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
+    descs = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
+    assert {"oss01 HCA-1", "node01 HCA-1 [mlx5_0]", LONG[:63]} <= descs
+
+
+@pytest.mark.parametrize(
+    "switch_line, says",
+    [
+        ('[1]\t"h"[1]\t# "h" lid 2 1xSDR', "'s' port 1 runs 1x wide and 'h' port 1 (line 5) 4x"),
+        ('[1]\t"h"[1] w=16', "'s' port 1 runs 2x wide and 'h' port 1 (line 5) 4x"),
+        ('[1]\t"h"[1]\t# "h" lid 2 12xEDR', None),  # 12x also runs 4x
+    ],
+)
+def test_a_width_one_end_cannot_run_against_ibsims_default_is_named(tmp_path, switch_line, says):
+    """The other end states no width: ibsim gives it 4x (sim.h DEFAULT_LINKWIDTH), which a 1x
+    or 2x end does not share (measured: 'ibpanic: get_active_linkwidth: mismatched enabled
+    width ... W=1 and ... W=2', exit 3)."""
+    net = tmp_path / "two.net"
+    net.write_text(f'Switch\t2 "s"\n{switch_line}\n\nHca\t1 "h"\n[1]\t"s"[1]\n')
+    if says is None:
+        netfile.check_net(net)
+        return
+    with pytest.raises(InputError) as e:
+        netfile.check_net(net)
+    assert f":2: {says}: ibsim finds no width both ends take" in str(e.value), str(e.value)

@@ -325,6 +325,18 @@ class Harness:
         for name in OSM_CACHE_FILES:
             (self.run_dir / name).unlink(missing_ok=True)
 
+    def _lf_netfile(self) -> Path:
+        """The net file as ibsim is to read it. ibsim 0.10 ends a line at LF only: a file saved
+        with CR LF gave every node whose description is not quoted a description ending in CR,
+        which no reader of the net file (netfile.py, as Python reads lines) sees. Such a file
+        is handed to ibsim as a copy with LF endings, line for line the same."""
+        raw = self.netfile.read_bytes()
+        if b"\r\n" not in raw:
+            return self.netfile
+        copy = self.run_dir / "ibsim-lf.net"
+        write_atomic(copy, raw.replace(b"\r\n", b"\n"))
+        return copy
+
     def start(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         ibsim = self.binary.path
@@ -343,7 +355,7 @@ class Harness:
         cmd += self.ibsim_args
         if not self.console_enabled:
             cmd.append("-n")
-        cmd.append(str(self.netfile))
+        cmd.append(str(self._lf_netfile()))
         env = dict(os.environ, IBSIM_SOCKNAME=self.sock)
         self.ibsim = daemon = start_daemon(
             "ibsim", cmd, log_path=self.run_dir / "ibsim.log", env=env, cwd=self.run_dir, console=self.console_enabled

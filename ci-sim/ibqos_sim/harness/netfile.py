@@ -32,7 +32,10 @@ KINDS = {"switch": "SWITCH", "hca": "CA", "ca": "CA", "rt": "ROUTER"}
 # else up to " enhanced port ", " base port ", " lid " or " lmc "; without a `#` it is the
 # node's id. Real ibnetdiscover files name nodes "S-<guid>"/"H-<guid>" and put the
 # description in that comment, so the id and the description differ.
-# A NodeDescription holds 64 bytes: ibsim keeps the first 63 (and a NUL).
+# A NodeDescription holds 64 bytes: ibsim keeps the first 63 (and a NUL), which can cut a
+# UTF-8 character in two. The read-back and the dump loader turn the bytes left of it into
+# U+FFFD (Python's errors="replace"); dropping them instead named a node the SM reached "not
+# discovered".
 _DESC_END = re.compile(r" enhanced port | base port | lid | lmc ")
 _DESC_BYTES = 63
 
@@ -59,7 +62,7 @@ def _node_desc(rest: str, name: str) -> str:
     else:
         m = _DESC_END.search(s)
         desc = s[: m.start()] if m else s
-    return (desc or name).encode()[:_DESC_BYTES].decode(errors="ignore")
+    return (desc or name).encode()[:_DESC_BYTES].decode(errors="replace")
 
 
 def read_net(netfile: str | Path) -> str:
@@ -157,6 +160,100 @@ def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
         raise InputError(f"{key}={value[:20]}: ibsim takes {lo}..{hi}", file=netfile, line=n)
 
 
+# ibsim 0.10 (sim_net.c parse_port): on a link line, every '=' after the peer is a link
+# option, named by the nearest letter before it, comments included: w (width), s (speed), e
+# (extended speed), m (MTUCap code, the patched ibsim's: ci-sim/ibsim-patch/0002), any other
+# letter ignored. A node description in the comment holding "class=io" is read as s=io, which
+# ibsim refuses without saying why.
+_LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed", "m": "patched MTUCap"}
+_OPTION_RANGES = {**_LINK_SETTINGS, "patched MTUCap": (1, 5)}
+_STRTOUL = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> None:
+    for eq in (i for i, c in enumerate(line) if c == "=" and i >= after):
+        letter = next((c for c in reversed(line[:eq]) if c.isascii() and c.isalpha()), "")
+        if letter not in _LINK_OPTIONS:
+            continue
+        key = _LINK_OPTIONS[letter]
+        lo, hi = _OPTION_RANGES[key]
+        m = _STRTOUL.match(line, eq + 1)
+        if not lo <= (int(m.group(1), 0) if m else 0) <= hi:
+            word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
+            raise InputError(
+                f"ibsim reads {word[:30]!r} on this link line as its {key} option {letter}= (an '=' anywhere after "
+                f"the peer, its comment included) and refuses the value: it takes {lo}..{hi}; "
+                "keep '=' out of node descriptions",
+                file=netfile,
+                line=n,
+            )
+
+
+# ibsim 0.10's enabled link widths (sim.h LINKWIDTH_*, a bit each): a port takes the one a
+# `lid N 4xQDR` in its link line's comment names (sim_net.c parse_port_link_width_and_speed),
+# else a w= option, else the file's width= (default 4x). Two ends sharing no width stop ibsim
+# with an ibpanic ('mismatched enabled width') naming GUIDs, not lines.
+_WIDTH_BITS = {1: "1x", 2: "4x", 4: "8x", 8: "12x", 16: "2x"}
+_COMMENT_WIDTHS = {12: 11, 8: 4, 4: 3, 1: 1, 2: 16}  # 12x also runs 1x/4x, 4x also 1x
+_COMMENT_WIDTH = re.compile(r'lid[^"]*$')
+_SCANF_WIDTH = re.compile(r"lid\s*[-+]?\d+\s*([-+]?\d+)x\s*\S")
+
+
+def _enabled_width(line: str, after: int, kind: str, width: int) -> int:
+    """The widths ibsim enables on a link end from its line (`width`: what it has without)."""
+    for eq in (i for i, c in enumerate(line) if c == "=" and i >= after):
+        if next((c for c in reversed(line[:eq]) if c.isascii() and c.isalpha()), "") == "w":
+            m = _STRTOUL.match(line, eq + 1)
+            width = int(m.group(1), 0) if m else 0
+    c = _COMMENT_WIDTH.search(line, after) if kind != "ROUTER" else None
+    m = _SCANF_WIDTH.match(c.group(0)) if c else None
+    return _COMMENT_WIDTHS.get(int(m.group(1)), width) if m else width
+
+
+def _widths(bits: int) -> str:
+    return "/".join(name for bit, name in _WIDTH_BITS.items() if bits & bit) or "none"
+
+
+def _check_link_ends(
+    links: list[tuple[int, str, int, int, str]],
+    nodes: dict[str, int],
+    widths: dict[tuple[str, int], int],
+    netfile: str | Path,
+) -> None:
+    """Every link's peer exists with that port, and both ends, where both list the link,
+    agree on each other and share a width."""
+    ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
+    for n, owner, port, pport, peer in links:
+        if peer not in nodes:
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
+            )
+        if not 1 <= pport <= nodes[peer]:
+            raise InputError(
+                f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
+                file=netfile,
+                line=n,
+            )
+        back = ends.get((peer, pport))
+        if back is not None and back[:2] != (owner, port):
+            # ibsim builds no fabric then, and says only "sim_init failed"
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r} port {pport}, but line {back[2]} links that port "
+                f"to {back[0]!r} port {back[1]}",
+                file=netfile,
+                line=n,
+            )
+        wa, wb = widths[(owner, port)], widths.get((peer, pport), widths[(owner, port)])
+        if back is not None and not wa & wb:
+            raise InputError(
+                f"{owner!r} port {port} runs {_widths(wa)} wide and {peer!r} port {pport} (line {back[2]}) "
+                f"{_widths(wb)}: ibsim finds no width both ends take and stops; give both the same (as in "
+                "'lid N 4xEDR' after the '#')",
+                file=netfile,
+                line=n,
+            )
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
@@ -165,7 +262,10 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
     listing: str | None = None  # the record whose port lines ibsim is reading
     listed: set[int] = set()
     router_guids = False
-    first_line = 0  # the first node record's: where ibsim attaches OpenSM
+    first_line, first_kind = 0, ""  # the first node record's: where ibsim attaches OpenSM
+    net_width, node_width = 2, 2  # the file's width= (4x) and the current record's
+    widths: dict[tuple[str, int], int] = {}  # (node, port) -> the widths ibsim enables
+    current_kind = ""
     for n, line in enumerate(text.splitlines(), 1):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
@@ -198,7 +298,8 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             if not 1 <= nports <= MAX_PORTS:
                 raise InputError(f"node {name!r} has {nports} ports (1..{MAX_PORTS})", file=netfile, line=n)
             nodes[name], current = nports, name
-            first_line = first_line or n
+            current_kind, node_width = node.kind, net_width
+            first_line, first_kind = (first_line, first_kind) if first_line else (n, node.kind)
             listing, listed = name, set()
         elif m := LINK.match(line):
             if current is None:
@@ -206,41 +307,35 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             port, peer, pport = int(m.group(1)), m.group(2), int(m.group(3))
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
+            _check_link_options(line, m.end(), netfile, n)
+            widths[(current, port)] = _enabled_width(line, m.end(), current_kind, node_width)
             links.append((n, current, port, pport, peer))
             listed.add(port)
         elif KEYVAL.match(line):
             router_guids |= line.strip().startswith("rtguid")
             _check_link_setting(body, netfile, n)
+            key, _, value = (t.strip() for t in body.partition("="))
+            net_width = int(value, 0) if key == "width" else net_width
         else:
             raise InputError(f"not a node record, a link or key=value: {line.strip()[:60]!r}", file=netfile, line=n)
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
-    ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
-    for n, owner, port, pport, peer in links:
-        if peer not in nodes:
-            raise InputError(
-                f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
-            )
-        if not 1 <= pport <= nodes[peer]:
-            raise InputError(
-                f"{owner!r} port {port} links to port {pport} of {peer!r}, which has {nodes[peer]}",
-                file=netfile,
-                line=n,
-            )
-        back = ends.get((peer, pport))
-        if back is not None and back[:2] != (owner, port):
-            # ibsim builds no fabric then, and says only "sim_init failed"
-            raise InputError(
-                f"{owner!r} port {port} links to {peer!r} port {pport}, but line {back[2]} links that port "
-                f"to {back[0]!r} port {back[1]}",
-                file=netfile,
-                line=n,
-            )
+    _check_link_ends(links, nodes, widths, netfile)
     first = next(iter(nodes))
     if not any(first in (owner, peer) for _, owner, _, _, peer in links):
         # OpenSM would discover its own node alone (the dry run then had nothing to read back)
         raise InputError(
             f"ibsim attaches OpenSM to the first node, {first!r}, which has no link: link it, or put a linked CA first",
+            file=netfile,
+            line=first_line,
+        )
+    if first_kind != "SWITCH" and not any((first, 1) in ((o, p), (peer, pp)) for _, o, p, pp, peer in links):
+        # OpenSM binds to port 1 of a CA (libumad2sim's one port), down: it discovered its own
+        # node alone, and the dry run ended in an internal error ('no port reports a VLArb
+        # capacity')
+        raise InputError(
+            f"ibsim attaches OpenSM to port 1 of the first node, {first!r}, and that port has no link: "
+            "link it, or put a CA linked on port 1 first",
             file=netfile,
             line=first_line,
         )

@@ -16,7 +16,6 @@ from ibqos.docfile import write_json
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
-from ibqos.fabric.groups import dragonfly_groups
 from ibqos.fabric.groups_in_force import groups_in_force
 from ibqos.faultspec import check_disjoint as check_disjoint_faults
 from ibqos.faultspec import parse_fault
@@ -378,7 +377,8 @@ class DryRun:
             )
         fabric.save(self.cfg.out / "fabric.json")
         self.s.fabric = fabric
-        gone = {c for f in self.s.faults for c in f.lost_cas} | {f.node for f in self.s.faults if f.kind == "switch"}
+        gone = {c for f in self.s.faults for c in (*f.lost_cas, *f.cut_switches)}
+        gone |= {f.node for f in self.s.faults if f.kind == "switch"}
         found = [n.desc for n in fabric.nodes.values()]
         self.s.undiscovered = [d for d in undiscovered(self.netfile, found) if d not in gone]
         return note
@@ -395,9 +395,12 @@ class DryRun:
             if groups.disagreement:
                 self.s.notes.append(f"groups: {groups.disagreement}")
         elif self.s.faults and expected.dragonfly:
-            # a degraded dragonfly is no clique cover: its groups are those it had before
-
-            groups = dragonfly_groups(load_dumps(produced(self.s.pristine_run, "the run before the faults").dumps))
+            # a degraded dragonfly is no clique cover: its groups are those it had before, dla's
+            # from its record of the healthy fabric (one it routed as degraded has no exact
+            # partition to find either: the search ended in NotADragonfly, exit 70)
+            pristine = self._record(produced(self.s.pristine_run, "the run before the faults"))
+            groups = groups_in_force(self.fabric, pristine)
+            self._read = (None, None)
         self.s.conform = diff_programmed(self.fabric, expected, groups, degraded=bool(self.s.faults))
         self.s.mtu = mtu_findings(self.fabric, self.plan.fabric.mtu)
         return ("every port equals the plan" if not self.s.conform else f"{len(self.s.conform)} differences") + (

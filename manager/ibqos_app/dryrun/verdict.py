@@ -4,6 +4,8 @@ judge.py's; the stages only gather what is judged here."""
 
 from __future__ import annotations
 
+from ibqos.redline import LAYERED
+
 from .judge import PROBE_FRACTION
 
 
@@ -51,16 +53,11 @@ def fabric_checks(s) -> list[dict]:
         {"check": "routing loops", "ok": loops is None, "result": loops.message if loops else "none in the LFTs"},
         {"check": "switch hops", "ok": True, "result": ", ".join(f"{k}: {n}" for k, n in v.hops.items())},
         {"check": "VLs used (all classes)", "ok": True, "result": ",".join(map(str, s.vls_used))},
-        {
-            "check": "channel dependency graph",
-            "ok": acyclic,
-            "result": "acyclic for every class (deadlock-free)"
-            if acyclic
-            else ("cycle: " + " → ".join(v.cycle) if not v.cdg_acyclic else v.cdg_text()),
-        },
+        _cdg_check(s, acyclic, v),
         {
             "check": "simulation",
-            "ok": sim.status == "done" and not sim.deadlock,
+            # a deadlock with the class SLs on a layered engine's routes is as unjudged as its CDG
+            "ok": sim.status == "done" and (None if sim.deadlock and _layered(s) else not sim.deadlock),
             "result": f"{sim.status}, accepted {sim.accepted_pct:.1f}% of offered capacity"
             + (f"; deadlock: {' → '.join(sim.deadlock.get('cycle', []))}" if sim.deadlock else ""),
         },
@@ -87,6 +84,35 @@ def fabric_checks(s) -> list[dict]:
             ),
         },
     ]
+
+
+def _layered(s) -> str | None:
+    """The fallback in force after dla refused a faulted fabric, when it gives every path an SL
+    of its own (its layer). Only then: the run fails on the refusal, so a CDG left unjudged
+    never passes as 'verified deadlock-free'."""
+    return s.engines[-1] if s.refusal and s.engines and s.engines[-1] in LAYERED else None
+
+
+def _cdg_check(s, acyclic: bool, v) -> dict:
+    # The dry run judges each class on its SL for every pair. Under a layered engine the SA
+    # hands each path its layer's SL instead, and one SL for all pairs shows loops the layers
+    # avoid (docs/fallback.md): after dla refused df72 less one global link, 'cycle: ...' here
+    # while the SA's path SLs give an acyclic graph (ibqos.verify and ibdmchk). `opensm --once`
+    # answers no path record, so the dry run cannot judge it; `ibqos verify --live` does.
+    if (engine := _layered(s)) is not None:
+        return {
+            "check": "channel dependency graph",
+            "ok": None,
+            "result": f"not judged: {engine} gives every path the SL of its layer, which a dry run's OpenSM "
+            "(--once) does not answer; judge it with the SA's path SLs: ibqos verify --live",
+        }
+    return {
+        "check": "channel dependency graph",
+        "ok": acyclic,
+        "result": "acyclic for every class (deadlock-free)"
+        if acyclic
+        else ("cycle: " + " → ".join(v.cycle) if not v.cdg_acyclic else v.cdg_text()),
+    }
 
 
 def planned_entries(plan) -> tuple[int, int]:
