@@ -23,8 +23,8 @@ own files (`adopted_from` in their meta.json, v0000 first) are never pruned.
 A file the admin's configuration names but that does not exist (Debian's qos_policy_file,
 /etc/opensm/qos-policy.conf, as shipped) is stored empty, as every role is, and named in the
 version's meta.json `absent`: OpenSM runs without a missing file but refuses an empty one
-(ERR AC10/AC04), so a version that says so has no link at that path (`flip`). A store from
-before the mark reads as before: nothing absent.
+(ERR AC10/AC04), so a version that says so has no link at that path (`flip`). In a store
+from before the mark (an upgrade) the admin's files stored empty are the absent ones (`absent`).
 """
 
 from __future__ import annotations
@@ -60,6 +60,12 @@ def sha256_hex(data: bytes) -> str:
 def absent_meta(roles: list[str]) -> dict[str, list[str]]:
     """A version's meta.json `absent` (module doc): only when a role is, so other metas stay as they were."""
     return {"absent": roles} if roles else {}
+
+
+def adopted_meta(adopted_from: dict[str, str], missing: list[str]) -> dict[str, Any]:
+    """The meta of a version of the admin's own files: `absent` always, even empty, as a store
+    from before the mark has none (`ConfigSet.absent` reads that one's empty files)."""
+    return {"adopted_from": adopted_from, "absent": missing}
 
 
 def _writable(d: Path) -> None:
@@ -179,7 +185,7 @@ class ConfigSet:
                 self._write_version(
                     "v0000",
                     {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()},
-                    {"adopted_from": {n: str(p) for n, p in self.paths.items()}, **absent_meta(missing)},
+                    adopted_meta({n: str(p) for n, p in self.paths.items()}, missing),
                     # the admin's file keeps its read bits: 0644 stays readable by tools that read it
                     modes={n: p.stat().st_mode & 0o7777 for n, p in self.paths.items() if p.exists()},
                 )
@@ -191,14 +197,14 @@ class ConfigSet:
             # it over changes nothing OpenSM reads
             files = {name: osmconf.read(self.current / name) for name in self.paths if name not in new}
             files.update({name: (osmconf.read(p) if p.exists() else "") for name, p in new.items()})
-            self.flip(self.stage(files, {"adopted_from": {n: str(p) for n, p in new.items()}, **absent_meta(missing)}))
+            self.flip(self.stage(files, adopted_meta({n: str(p) for n, p in new.items()}, missing)))
         # a path that no longer reads `current` (a symlink elsewhere, or a file of its own that
         # replaced the link: `sed -i`, an editor's rename) keeps what it holds now: a new version
         stray = self.drifted()
         if stray:
             live = {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()}
             where = {n: os.readlink(p) if p.is_symlink() else str(p) for n, p in stray.items()}
-            self.flip(self.stage(live, {"adopted_from": where, **absent_meta(missing)}))
+            self.flip(self.stage(live, adopted_meta(where, missing)))
         gone = self.absent(self.current_version())
         for name, p in self.paths.items():
             if name in gone and not os.path.lexists(p):
@@ -342,9 +348,25 @@ class ConfigSet:
             return {}
 
     def absent(self, version: str | None) -> set[str]:
-        """The roles `version` records as absent (module doc); none in a store from before the mark."""
-        names = self.meta(version).get("absent", []) if version else []
-        return {str(n) for n in names} if isinstance(names, list) else set()
+        """The roles `version` records as absent (module doc). A version of the admin's own
+        files without the mark is from an ibqos before it (adopted_meta writes it always), which
+        stored a missing file empty and restored it so, which OpenSM refuses for the QoS policy
+        (ERR AC10: 'rollback v0000' after an upgrade failed on Debian's conf as shipped): there a
+        file stored empty is one the admin lacked. An admin's own empty file OpenSM reads as
+        none, or refuses."""
+        meta = self.meta(version) if version else {}
+        names = meta.get("absent")
+        if isinstance(names, list):
+            return {str(n) for n in names}
+        adopted = meta.get("adopted_from")
+        if names is not None or not isinstance(adopted, dict) or version is None:
+            return set()
+        base = self.state / version
+        return {
+            str(n)
+            for n in adopted
+            if n != "opensm.conf" and (base / str(n)).is_file() and (base / str(n)).stat().st_size == 0
+        }
 
     def check(self, version: str) -> list[str]:
         """Files of `version` that changed (or went missing) since ibqos wrote it, by its

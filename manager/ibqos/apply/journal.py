@@ -78,7 +78,13 @@ class Journal:
     def write(self, entry: Entry, state: str) -> Entry:
         entry.state = state
         entry.time = time.time()
-        write_atomic(self.path, json.dumps(asdict(entry), indent=1) + "\n", mode=state_file_mode(self.path.parent))
+        doc = asdict(entry)
+        if doc["schema"] == state_schema.FIRST:
+            # version 1 is what a journal without the field is (state_schema), and ibqos from
+            # before the field refuses any field it does not know: after a downgrade it called the
+            # journal unreadable (exit 3) and could not finish or undo a killed apply
+            del doc["schema"]
+        write_atomic(self.path, json.dumps(doc, indent=1) + "\n", mode=state_file_mode(self.path.parent))
         if entry.done:
             append(self.path.parent, asdict(entry))
         return entry
