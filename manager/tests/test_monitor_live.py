@@ -91,7 +91,8 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ib
     found = [(f["kind"], f["node"], f["port"], f["class"]) for f in doc["findings"]]
     assert found == [("sla-violation", sw, sw_port, low.name)]
     # node_exporter's textfile: the same judgement
-    assert f'ibqos_sla_violation{{class="{low.name}",node="{sw}",port="{sw_port}"}} 1.0' in prom.read_text()
+    ids = f'guid="0x{sw_guid:016x}",node="{sw}",port="{sw_port}"'
+    assert f'ibqos_sla_violation{{class="{low.name}",{ids}}} 1.0' in prom.read_text()
     # never hurt the SM: it still runs and answers
     assert sm.alive()
     assert "sminfo: sm lid" in h.diag(["sminfo"]).stdout  # exit 0, and it answers
@@ -164,9 +165,10 @@ def test_on_links_whose_per_sl_counters_wrap_in_the_interval_the_shares_come_fro
     assert [k for k, p in sample.ports.items() if p.rcv_window is not None] == [facing_sm]
     assert all(p.xmit_window is not None for p in sample.ports.values() if not p.skipped)
     text = prom.read_text()
-    assert f'ibqos_class_share_seconds{{node="{sw}",over="window",port="{sw_port}"}}' in text
-    assert f'ibqos_class_bytes_total{{class="{low.name}",node="{sw}",port="{sw_port}"}}' not in text
-    assert f'ibqos_port_bytes_total{{node="{sw}",port="{sw_port}"}}' in text
+    g = f'guid="0x{sw_guid:016x}"'
+    assert f'ibqos_class_share_seconds{{{g},node="{sw}",over="window",port="{sw_port}"}}' in text
+    assert f'ibqos_class_bytes_total{{class="{low.name}",{g},node="{sw}",port="{sw_port}"}}' not in text
+    assert f'ibqos_port_bytes_total{{{g},node="{sw}",port="{sw_port}"}}' in text
     assert sm.alive()
 
 

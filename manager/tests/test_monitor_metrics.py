@@ -113,9 +113,13 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'ibqos_sla_violation{class="bulk",node="sw1",port="3",instance="h:9687",job="ibqos"}'
+      - series: 'ibqos_sla_violation{class="bulk",node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
         values: '0 0 1x30'
-      - series: 'ibqos_sla_violation{class="qos",node="sw1",port="3",instance="h:9687",job="ibqos"}'
+      - series: 'ibqos_sla_violation{class="qos",node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
+        values: '0x32'
+      # another switch with the same node description (unmanaged switches of one model): its
+      # port 3 is not squeezed, and its 0 neither hides nor takes the other's alert
+      - series: 'ibqos_sla_violation{class="bulk",node="sw1",guid="0x21",port="3",instance="h:9687",job="ibqos"}'
         values: '0x32'
     alert_rule_test:
       - eval_time: 8m   # violating for 6 minutes: pending, not firing
@@ -124,7 +128,7 @@ tests:
       - eval_time: 15m
         alertname: IbqosClassBelowGuaranteedShare
         exp_alerts:
-          - exp_labels: {severity: warning, class: bulk, node: sw1, port: "3"}
+          - exp_labels: {severity: warning, class: bulk, node: sw1, guid: "0x20", port: "3"}
             exp_annotations:
               summary: "QoS class bulk below its guaranteed share on sw1 port 3"
               description: {description}
@@ -223,19 +227,25 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="1"}'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",guid="0x20",port="1"}'
         values: '0.6x10'
-      - series: 'ibqos_class_share_ratio{class="bulk",node="sw",port="1"}'
+      - series: 'ibqos_class_share_ratio{class="bulk",node="sw",guid="0x20",port="1"}'
         values: '0.4x10'
-      - series: 'ibqos_class_share_seconds{node="sw",over="window",port="1"}'
+      - series: 'ibqos_class_share_seconds{node="sw",guid="0x20",over="window",port="1"}'
         values: '0.05x10'
-      - series: 'ibqos_port_bytes_total{node="sw",port="1"}'
+      - series: 'ibqos_port_bytes_total{node="sw",guid="0x20",port="1"}'
         values: '0+6000000000x10'
-      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="2"}'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",guid="0x20",port="2"}'
         values: '1x10'
-      - series: 'ibqos_class_share_seconds{node="sw",over="interval",port="2"}'
+      - series: 'ibqos_class_share_seconds{node="sw",guid="0x20",over="interval",port="2"}'
         values: '10x10'
-      - series: 'ibqos_port_bytes_total{node="sw",port="2"}'
+      - series: 'ibqos_port_bytes_total{node="sw",guid="0x20",port="2"}'
+        values: '0+600000000x10'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",guid="0x21",port="1"}'
+        values: '1x10'
+      - series: 'ibqos_class_share_seconds{node="sw",guid="0x21",over="interval",port="1"}'
+        values: '10x10'
+      - series: 'ibqos_port_bytes_total{node="sw",guid="0x21",port="1"}'
         values: '0+600000000x10'
     promql_expr_test:
       - expr: {expr}
@@ -250,8 +260,53 @@ tests:
 
 def test_the_dashboards_class_rate_estimate_is_window_share_times_port_rate(config):
     """Port 1, measured by a window: 60 % / 40 % of 6e9 bytes a minute (1e8 B/s) is 6e7 and
-    4e7 B/s. Port 2, measured over whole intervals, is in the measured series, not here."""
+    4e7 B/s. Port 2, measured over whole intervals, is in the measured series, not here; nor is
+    port 1 of another switch with the same description (matched by GUID, not description)."""
     panels = json.loads((config / "ibqos-grafana-dashboard.json").read_text())["panels"]
     estimate = next(t["expr"] for p in panels for t in p["targets"] if "estimate" in t.get("legendFormat", ""))
     expr = estimate.replace('node=~"$node"', 'node=~".*"')
     promtool_test(config, "estimate.test.yml", ESTIMATE_TEST.replace("{expr}", json.dumps(expr)), {})
+
+
+def _port(guid: int, sent: int, desc: str = "MT4123 ConnectX6 Mellanox Technologies") -> LinkLoad:
+    """Port 1 of CA `guid`, which sent `sent` bytes, all of class bulk, in a 10 s interval."""
+    return LinkLoad(
+        desc, guid, 1, "sw1", guid & 0xFF, "xmit", sent / 1.25e10, False,
+        [ClassLoad("bulk", sent, 1.0, sent * 8 / 10 / 1e9, 40.0, 0)], {0: sent // 1000}, "interval", 10.0, sent,
+    )  # fmt: skip
+
+
+def _values(c: MonitorCollector) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = generate_latest(registry_for(c)).decode()
+    families = text_string_to_metric_families(text)
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples}
+
+
+def test_two_nodes_with_one_description_are_two_series_with_their_own_totals():
+    """Unmanaged switches of one model, or HCAs before their host names them, share a node
+    description. Keyed by it, the two ports were one label set: every gauge twice (Prometheus
+    keeps one, at random), and the counters the sum of both ports' bytes."""
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 1000)], [], []))
+    port_bytes = {dict(k[1])["guid"]: v for k, v in _values(c).items() if k[0] == "ibqos_port_bytes_total"}
+    assert port_bytes == {"0x0000000000000031": 4000, "0x0000000000000032": 1000}
+    util = [k for k in _values(c) if k[0] == "ibqos_link_utilisation_ratio"]
+    assert len(util) == 2 == len(set(util))
+    text = generate_latest(registry_for(c)).decode()
+    samples = [line.rsplit(" ", 1)[0] for line in text.splitlines() if line and not line.startswith("#")]
+    assert len(samples) == len(set(samples)), "a label set exported twice"
+
+
+def test_a_port_gone_since_the_last_interval_exports_no_series_and_resumes_its_total():
+    """A switch-to-switch link down cuts half the fabric off from the SM: those ports are not
+    measured. Their counters stayed exported at the last total (rate 0: idle, not gone) for as
+    long as the monitor ran; now they vanish, and come back from the total they had."""
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 1000, "ca2")], [], []))
+    c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
+    gone = {k: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
+    assert gone == {}
+    c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 500, "ca2")], [], []))
+    back = {k[0]: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
+    assert back["ibqos_port_bytes_total"] == 1500 and back["ibqos_class_bytes_total"] == 1500
+    assert back["ibqos_vl_xmit_wait_ticks_total"] == 1

@@ -26,9 +26,11 @@ from .judge import Judged
 class MonitorCollector(Collector):
     def __init__(self) -> None:
         self.judged: Judged | None = None
-        self.bytes_total: dict[tuple[str, str, str], int] = defaultdict(int)
-        self.wait_total: dict[tuple[str, str, str], int] = defaultdict(int)
-        self.port_total: dict[tuple[str, str], int] = defaultdict(int)
+        # keyed by (node GUID, port): node descriptions repeat (every unmanaged switch of a
+        # model has the same one), so they label a series but do not identify it
+        self.bytes_total: dict[tuple[int, int, str], int] = defaultdict(int)
+        self.wait_total: dict[tuple[int, int, int], int] = defaultdict(int)
+        self.port_total: dict[tuple[int, int], int] = defaultdict(int)
         self.samples = 0
         self.engine: str | None = None
         self.verdict: Verdict | None = None
@@ -53,58 +55,67 @@ class MonitorCollector(Collector):
         self.samples += 1
         for link in judged.links:
             if link.sent_bytes is not None:
-                self.port_total[(link.node, str(link.port))] += link.sent_bytes
+                self.port_total[(link.guid, link.port)] += link.sent_bytes
             for c in link.classes if link.over == "interval" else ():
-                self.bytes_total[(link.node, str(link.port), c.name)] += c.bytes
+                self.bytes_total[(link.guid, link.port, c.name)] += c.bytes
             for vl, ticks in link.vl_wait.items():
-                self.wait_total[(link.node, str(link.port), str(vl))] += ticks
+                self.wait_total[(link.guid, link.port, vl)] += ticks
 
     def collect(self) -> Iterator[Metric]:
         share = GaugeMetricFamily(
             "ibqos_class_share_ratio",
             "Class's share of the bytes a port sent in the last interval",
-            labels=["node", "port", "class"],
+            labels=["node", "guid", "port", "class"],
         )
         util = GaugeMetricFamily(
-            "ibqos_link_utilisation_ratio", "Port's sent bytes over its link's data rate", labels=["node", "port"]
+            "ibqos_link_utilisation_ratio",
+            "Port's sent bytes over its link's data rate",
+            labels=["node", "guid", "port"],
         )
         viol = GaugeMetricFamily(
             "ibqos_sla_violation",
             "1: the class waited below its guaranteed share on a saturated link",
-            labels=["class", "node", "port"],
+            labels=["class", "node", "guid", "port"],
         )
         seconds = GaugeMetricFamily(
             "ibqos_class_share_seconds",
             "Seconds the port's class shares and utilisation were counted over: the whole interval, "
             "or a sub-window of it where its 32-bit per-SL counters wrapped beyond recovery",
-            labels=["node", "port", "over"],
+            labels=["node", "guid", "port", "over"],
         )
         j = self.judged
+        # the ports of the last interval, and their labels: a port gone since (its link down,
+        # its switch cut off) exports no series, not its old total as if it sent nothing now;
+        # its total is kept, and goes on from there when it is measured again
+        here: dict[tuple[int, int], list[str]] = {}
         for link in j.links if j else ():
-            port = str(link.port)
+            ids = here[(link.guid, link.port)] = [link.node, f"0x{link.guid:016x}", str(link.port)]
             if link.seconds is not None:
-                seconds.add_metric([link.node, port, link.over], link.seconds)
+                seconds.add_metric([*ids, link.over], link.seconds)
             if link.utilisation is not None:
-                util.add_metric([link.node, port], link.utilisation)
+                util.add_metric(ids, link.utilisation)
             for c in link.classes:
                 if c.share is not None:  # the port sent nothing: no share, not 0
-                    share.add_metric([link.node, port, c.name], c.share)
-                viol.add_metric([c.name, link.node, port], 1.0 if c.violation else 0.0)
+                    share.add_metric([*ids, c.name], c.share)
+                viol.add_metric([c.name, *ids], 1.0 if c.violation else 0.0)
         nbytes = CounterMetricFamily(
-            "ibqos_class_bytes", "Bytes a port sent per class", labels=["node", "port", "class"]
+            "ibqos_class_bytes", "Bytes a port sent per class", labels=["node", "guid", "port", "class"]
         )
-        for labels, value in self.bytes_total.items():
-            nbytes.add_metric(list(labels), value)
+        for (guid, pn, name), value in self.bytes_total.items():
+            if (guid, pn) in here:
+                nbytes.add_metric([*here[(guid, pn)], name], value)
         wait = CounterMetricFamily(
-            "ibqos_vl_xmit_wait_ticks", "PortVLXmitWait ticks per VL", labels=["node", "port", "vl"]
+            "ibqos_vl_xmit_wait_ticks", "PortVLXmitWait ticks per VL", labels=["node", "guid", "port", "vl"]
         )
-        for labels, value in self.wait_total.items():
-            wait.add_metric(list(labels), value)
+        for (guid, pn, vl), value in self.wait_total.items():
+            if (guid, pn) in here:
+                wait.add_metric([*here[(guid, pn)], str(vl)], value)
         port_bytes = CounterMetricFamily(
-            "ibqos_port_bytes", "Bytes a port sent (64-bit data counters)", labels=["node", "port"]
+            "ibqos_port_bytes", "Bytes a port sent (64-bit data counters)", labels=["node", "guid", "port"]
         )
-        for labels2, value in self.port_total.items():
-            port_bytes.add_metric(list(labels2), value)
+        for key, value in self.port_total.items():
+            if key in here:
+                port_bytes.add_metric(here[key], value)
         samples = CounterMetricFamily("ibqos_monitor_samples", "Intervals the monitor has judged")
         samples.add_metric([], self.samples)
         unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
