@@ -13,14 +13,19 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from ..docfile import write_atomic
+from ..errors import InputError
 from ..templating import render
 from ..verdict import Verdict
 from .judge import Judged
+
+# the key of the --state document that keeps the totals (Sample.to_json's extra)
+TOTALS = "monitor_totals"
 
 
 class MonitorCollector(Collector):
@@ -60,6 +65,30 @@ class MonitorCollector(Collector):
                 self.bytes_total[(link.guid, link.port, c.name)] += c.bytes
             for vl, ticks in link.vl_wait.items():
                 self.wait_total[(link.guid, link.port, vl)] += ticks
+
+    def totals_json(self) -> dict[str, Any]:
+        """What the `_total` counters have counted, for --state: a run from cron (--once) goes
+        on from the last one's, so node_exporter's textfile holds counters, not one interval."""
+        return {
+            "samples": self.samples,
+            "port_bytes": [[f"0x{g:016x}", p, v] for (g, p), v in self.port_total.items()],
+            "class_bytes": [[f"0x{g:016x}", p, c, v] for (g, p, c), v in self.bytes_total.items()],
+            "vl_xmit_wait": [[f"0x{g:016x}", p, vl, v] for (g, p, vl), v in self.wait_total.items()],
+        }
+
+    def restore(self, doc: Any, where: str) -> None:
+        """Go on from `totals_json`'s document, read back from the file `where`."""
+        try:
+            samples = _count(doc["samples"])
+            ports = {(int(g, 16), _count(p)): _count(v) for g, p, v in doc["port_bytes"]}
+            classes = {(int(g, 16), _count(p), str(c)): _count(v) for g, p, c, v in doc["class_bytes"]}
+            waits = {(int(g, 16), _count(p), _count(vl)): _count(v) for g, p, vl, v in doc["vl_xmit_wait"]}
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"not the monitor's totals: {e}", file=where, field=TOTALS) from e
+        self.samples = samples
+        self.port_total.update(ports)
+        self.bytes_total.update(classes)
+        self.wait_total.update(waits)
 
     def collect(self) -> Iterator[Metric]:
         share = GaugeMetricFamily(
@@ -163,6 +192,12 @@ class MonitorCollector(Collector):
             )
             loop.add_metric([v.engine or "unknown"], 1.0 if v.credit_loop else 0.0)
             yield loop
+
+
+def _count(v: Any) -> int:
+    if type(v) is not int or v < 0:
+        raise ValueError(f"{v!r} is not a count")
+    return v
 
 
 def registry_for(collector: MonitorCollector) -> CollectorRegistry:

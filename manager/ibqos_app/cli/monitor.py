@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import click
 from ibqos import osmconf
 from ibqos.apply.sm_role import conf_port
-from ibqos.docfile import check_writable, write_atomic
+from ibqos.docfile import check_writable, parse_json, write_atomic
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.live import sample_live
 from ibqos.inputfile import read_text
 from ibqos.monitor.counters import Sample
 from ibqos.monitor.credit import VerdictWatch
 from ibqos.monitor.engine import EngineWatch
-from ibqos.monitor.export import MonitorCollector, registry_for
+from ibqos.monitor.export import TOTALS, MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import judge
 from ibqos.monitor.opensm import OsmFollow
@@ -60,11 +60,17 @@ def _plan(plan_path: Path | None, opensm_conf: Path | None, say: Callable[[str],
     return plan, plan_path
 
 
-def _saved(state: Path | None) -> Sample | None:
-    """The sample a previous run kept in --state, or None (no file yet)."""
+def _saved(state: Path | None, collector: MonitorCollector) -> Sample | None:
+    """The sample a previous run kept in --state, or None (no file yet); the collector goes on
+    from the totals kept with it."""
     if state is None or not state.exists():
         return None
-    return Sample.from_json(read_text(state), str(state))
+    text = read_text(state)
+    sample = Sample.from_json(text, str(state))
+    totals = parse_json(text, state).get(TOTALS)
+    if totals is not None:  # a state from before the totals were kept: they start at 0
+        collector.restore(totals, str(state))
+    return sample
 
 
 def _listen(addr: str) -> tuple[str, int]:
@@ -191,7 +197,8 @@ def monitor(
     _check_options(once, count, listen)
     plan, plan_path = _plan(plan_path, opensm_conf, say)
     _check_outputs(textfile, state)
-    prev = _saved(state)
+    collector = MonitorCollector()
+    prev = _saved(state, collector)
 
     def warn(line: str) -> None:
         click.echo(line, err=True)
@@ -206,7 +213,6 @@ def monitor(
     env = sim_env(sim_socket)
     # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
     at = conf_port(opensm_conf, osm, env) if opensm_conf is not None else None
-    collector = MonitorCollector()
     collector.follows_opensm = follow is not None
     registry = registry_for(collector)
     server = _serve(listen, registry) if listen else None
@@ -251,7 +257,7 @@ def monitor(
                 opensm_pid=follow.osm.pid if follow is not None and follow.osm is not None else None,
             )
             if state is not None:
-                write_atomic(state, cur.to_json())
+                write_atomic(state, cur.to_json({TOTALS: collector.totals_json()}))
             if textfile is not None:
                 write_atomic(textfile, generate_latest(registry))
             if live is not None:
