@@ -310,3 +310,33 @@ def test_a_port_gone_since_the_last_interval_exports_no_series_and_resumes_its_t
     back = {k[0]: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
     assert back["ibqos_port_bytes_total"] == 1500 and back["ibqos_class_bytes_total"] == 1500
     assert back["ibqos_vl_xmit_wait_ticks_total"] == 1
+
+
+def test_a_scrape_during_an_update_sees_one_whole_interval(monkeypatch):
+    """The HTTP server's thread scrapes while the sampling thread updates. Without a lock an
+    update between two series of one scrape (a link that came back adds its ports' totals)
+    made the scrape fail, `dictionary changed size during iteration` (Prometheus: the target
+    down for that scrape), or mix the new links with the old totals. The update is run in
+    another thread at the point a scrape writes its first counter."""
+    import threading
+
+    from ibqos.monitor import export
+
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
+    later = Judged(10.0, [_port(0x31, 4000), *(_port(0x100 + i, 10) for i in range(50))], [], [])
+    updater = threading.Thread(target=c.update, args=(later,))
+
+    class Interleaved(export.CounterMetricFamily):
+        def add_metric(self, *args, **kw):
+            if updater.ident is None:  # the first counter sample of the scrape
+                updater.start()
+                updater.join(timeout=0.5)  # with the lock it waits for the scrape, without it runs now
+            super().add_metric(*args, **kw)
+
+    monkeypatch.setattr(export, "CounterMetricFamily", Interleaved)
+    got = _values(c)
+    updater.join(timeout=10)
+    assert got[("ibqos_monitor_samples_total", ())] == 1  # the scrape is of the first interval, whole
+    assert {dict(k[1])["guid"] for k in got if k[0] == "ibqos_port_bytes_total"} == {"0x0000000000000031"}
+    assert _values(c)[("ibqos_monitor_samples_total", ())] == 2

@@ -10,6 +10,7 @@ outside it, so those intervals add to `ibqos_port_bytes_total` (64-bit counters)
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,6 +43,9 @@ class MonitorCollector(Collector):
         self.verdict_unreadable = False
         self.follows_opensm = False  # --opensm-conf: whether an OpenSM reads it is exported
         self.opensm_pid: int | None = None
+        # the HTTP server's threads scrape while the sampling thread updates: a scrape sees one
+        # whole interval, never the new links with the old totals or a dict growing under it
+        self._lock = threading.Lock()
 
     def update(
         self,
@@ -51,6 +55,17 @@ class MonitorCollector(Collector):
         *,
         verdict_unreadable: bool = False,
         opensm_pid: int | None = None,
+    ) -> None:
+        with self._lock:
+            self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
+
+    def _update(
+        self,
+        judged: Judged,
+        engine: str | None,
+        verdict: Verdict | None,
+        verdict_unreadable: bool,
+        opensm_pid: int | None,
     ) -> None:
         self.judged = judged
         self.engine = engine
@@ -91,6 +106,11 @@ class MonitorCollector(Collector):
         self.wait_total.update(waits)
 
     def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            metrics = list(self._families())
+        yield from metrics
+
+    def _families(self) -> Iterator[Metric]:
         share = GaugeMetricFamily(
             "ibqos_class_share_ratio",
             "Class's share of the bytes a port sent in the last interval",
