@@ -86,9 +86,9 @@ class Scraper:
 
 
 @contextmanager
-def _monitor(ibqos_cli, h, plan) -> Iterator[Scraper]:
+def _monitor(ibqos_cli, h, plan, *extra: str) -> Iterator[Scraper]:
     port = _free_port()
-    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--json"]
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--json", *extra]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
     try:
@@ -146,3 +146,43 @@ def test_scrapes_across_link_faults_and_a_counter_reset(ibqos_cli, ibsim_fabric,
             # by every scrape), and the leaf is still measured
             h.diag(["perfquery", "-R", "-a", str(leaf0.ports[0].lid)])
             assert _ports(scrape.after(2)) == linked
+
+
+def test_an_osm_log_and_a_verdict_that_become_unreadable_during_a_run_do_not_end_it(ibqos_cli, ibsim_fabric, tmp_path):
+    """logrotate makes the new log 0600 for root while the monitor runs as another user; here
+    (tests run as root) a FIFO is put at the log's and the verdict's paths, which the monitor
+    refuses as it would an unreadable file. It ended with exit 2 in the sampling loop; now it
+    samples on without the engine or the verdict, says each once, and exports them again when
+    the files are back."""
+    import json
+    import os
+
+    _, plan = make_plan_file(tmp_path, "a", 40)
+    net = fat_tree(1, 0, 2).write_net(tmp_path / "fabric.net")
+    verdict = tmp_path / "verdict.json"
+    verdict.write_text(json.dumps({"schema": "ibqos.verdict/1", "read_at": 1.7e9, "source": "live",
+                                   "engine": "minhop", "credit_loop": False}))  # fmt: skip
+    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="patched", console=True) as h:
+        sm = h.start_sm(engine="minhop")
+        log = tmp_path / "osm.log"
+        shutil.copy(sm.log, log)
+        with _monitor(ibqos_cli, h, plan, "--osm-log", str(log), "--verdict", str(verdict)) as scrape:
+            got = scrape.after(2)
+            assert got[("ibqos_routing_engine_info", (("engine", "minhop"),))] == 1
+            assert got[("ibqos_credit_loop", (("engine", "minhop"),))] == 0
+            for path in (log, verdict):
+                path.rename(path.with_suffix(".old"))
+                os.mkfifo(path)
+            got = scrape.after(3)
+            assert not [k for k in got if k[0] in ("ibqos_routing_engine_info", "ibqos_credit_loop")], got
+            assert got[("ibqos_credit_loop_verdict_unreadable", ())] == 1
+            for path in (log, verdict):
+                path.unlink()
+                path.with_suffix(".old").rename(path)
+            got = scrape.after(2)
+            assert got[("ibqos_routing_engine_info", (("engine", "minhop"),))] == 1
+            assert got[("ibqos_credit_loop", (("engine", "minhop"),))] == 0
+            proc = scrape.proc
+        err = proc.stderr.read() if proc.stderr else ""
+        for path in (log, verdict):
+            assert err.count(f"ibqos: error: {path}: not a regular file") == 1, err

@@ -206,7 +206,7 @@ def monitor(
     # the OpenSM that reads --opensm-conf, found again after a restart (monitor.opensm)
     follow = OsmFollow(opensm_conf, warn) if opensm_conf is not None else None
     osm = follow.osm if follow is not None else None
-    engine = EngineWatch(opensm_conf, osm_log, osm)
+    engine = EngineWatch(opensm_conf, osm_log, osm, warn)
     engine.engine()  # a relative dump_files_dir with no OpenSM to take it from: said before the first sample
     verdict = VerdictWatch(verdict_path, warn=warn)
     verdict.start()  # a file that is not a verdict is bad input, said before the first sample
@@ -251,7 +251,7 @@ def monitor(
             judged = judge(plan, fabric, prev, cur, saturation)
             collector.update(
                 judged,
-                engine.engine(),
+                engine.current(),
                 verdict.verdict(),
                 verdict_unreadable=verdict.unreadable,
                 opensm_pid=follow.osm.pid if follow is not None and follow.osm is not None else None,
