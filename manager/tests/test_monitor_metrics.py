@@ -340,3 +340,78 @@ def test_a_scrape_during_an_update_sees_one_whole_interval(monkeypatch):
     assert got[("ibqos_monitor_samples_total", ())] == 1  # the scrape is of the first interval, whole
     assert {dict(k[1])["guid"] for k in got if k[0] == "ibqos_port_bytes_total"} == {"0x0000000000000031"}
     assert _values(c)[("ibqos_monitor_samples_total", ())] == 2
+
+
+def test_node_descriptions_with_quotes_backslashes_newlines_and_non_ascii_are_escaped():
+    """A NodeDescription is any 64 bytes a host sets (the read-back writes them as JSON \\u
+    escapes, U+FFFD for bytes no UTF-8): every one is a valid label value, read back as given."""
+    descs = ['say "hi"', "C:\\ib\\", "two\nlines", "ünï ☃ \ufffd", '\t{a="b"} # x']
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x40 + i, 1000, d) for i, d in enumerate(descs)], [], []))
+    text = generate_latest(registry_for(c)).decode()
+    promtool = shutil.which("promtool")
+    assert promtool is not None, "promtool not found: Debian package prometheus (make deps)"
+    cp = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    assert cp.returncode == 0 and cp.stdout + cp.stderr == "", cp.stdout + cp.stderr
+    nodes = {dict(k[1])["node"] for k in _values(c) if k[0] == "ibqos_port_bytes_total"}
+    assert nodes == set(descs)
+
+
+RULES_TEST = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
+        values: '0.95x30'
+      - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="4",instance="h:9687",job="ibqos"}'
+        values: '0.89x30'
+      - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="5",instance="h:9687",job="ibqos"}'
+        values: '0.95x4 0.5 0.95x25'
+      - series: 'ibqos_vl_xmit_wait_ticks_total{node="sw1",guid="0x20",port="3",vl="1",instance="h:9687",job="ibqos"}'
+        values: '0+100x30'
+      - series: 'ibqos_vl_xmit_wait_ticks_total{node="sw1",guid="0x20",port="3",vl="2",instance="h:9687",job="ibqos"}'
+        values: '500x30'
+      - series: 'ibqos_monitor_unmeasured_ports{instance="h:9687",job="ibqos"}'
+        values: '0x5 2x25'
+      - series: 'ibqos_monitor_ambiguous_ports{instance="h:9687",job="ibqos"}'
+        values: '0x30'
+      # samples every minute (cron --once into a textfile, counters kept in --state), until 20m
+      - series: 'ibqos_monitor_samples_total{instance="h:9687",job="ibqos"}'
+        values: '1+1x20 21x10'
+    alert_rule_test:
+      - eval_time: 12m   # port 3 saturated 12 minutes (fires after 10); 4 below; 5 dipped at 5m
+        alertname: IbqosLinkSaturated
+        exp_alerts:
+          - exp_labels: {severity: info, node: sw1, guid: "0x20", port: "3", instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "Link sw1 port 3 saturated"}
+      - eval_time: 15m   # VL1 waits on; VL2's old total does not count
+        alertname: IbqosVlWaiting
+        exp_alerts:
+          - exp_labels: {severity: info, node: sw1, guid: "0x20", port: "3", vl: "1", instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "VL 1 waits for credits on sw1 port 3"}
+      - eval_time: 14m   # unmeasured since 5m: pending
+        alertname: IbqosMonitorBlind
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: IbqosMonitorBlind
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "ibqos monitor cannot read per-SL counters on some ports"}
+      - eval_time: 16m
+        alertname: IbqosSharesUnmeasured
+        exp_alerts: []
+      - eval_time: 19m   # a sample a minute: alive
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 40m   # none since 20m
+        alertname: IbqosMonitorDown
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "ibqos monitor takes no samples"}
+"""
+
+
+def test_promtool_fires_each_alert_for_the_series_that_should_and_not_the_others(config):
+    promtool_test(config, "rules.test.yml", RULES_TEST, {})
