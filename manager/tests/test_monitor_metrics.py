@@ -379,7 +379,9 @@ tests:
         values: '0x30'
       # samples every minute (cron --once into a textfile, counters kept in --state), until 20m
       - series: 'ibqos_monitor_samples_total{instance="h:9687",job="ibqos"}'
-        values: '1+1x20 21x10'
+        values: '1+1x20 21x30'
+      - series: 'ibqos_monitor_last_sample_timestamp_seconds{instance="h:9687",job="ibqos"}'
+        values: '0+60x20 1200x30'
     alert_rule_test:
       - eval_time: 12m   # port 3 saturated 12 minutes (fires after 10); 4 below; 5 dipped at 5m
         alertname: IbqosLinkSaturated
@@ -405,7 +407,10 @@ tests:
       - eval_time: 19m   # a sample a minute: alive
         alertname: IbqosMonitorDown
         exp_alerts: []
-      - eval_time: 40m   # none since 20m
+      - eval_time: 40m   # none since 20m: 20 minutes old, down for 9 (more than 10 minutes old)
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 45m
         alertname: IbqosMonitorDown
         exp_alerts:
           - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
@@ -415,3 +420,48 @@ tests:
 
 def test_promtool_fires_each_alert_for_the_series_that_should_and_not_the_others(config):
     promtool_test(config, "rules.test.yml", RULES_TEST, {})
+
+
+DOWN_TEST = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m   # scraped every minute; a sample every 30 minutes for 3 hours, then none
+    input_series:
+      - series: 'ibqos_monitor_samples_total{instance="h:9687",job="ibqos"}'
+        values: '{values}'
+      - series: 'ibqos_monitor_last_sample_timestamp_seconds{instance="h:9687",job="ibqos"}'
+        values: '{stamps}'
+    alert_rule_test:
+      - eval_time: 25m
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 175m
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 275m   # none since 180m: 95 minutes old, down (over 90) for 5, not 10
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 300m
+        alertname: IbqosMonitorDown
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "ibqos monitor takes no samples"}
+"""
+
+
+def test_a_monitor_sampling_every_30_minutes_is_not_down(ibqos_cli, tmp_path):
+    """`--write-config --interval 1800` (or cron every 30 minutes): the rule asked for a sample
+    in every 10 minutes, so IbqosMonitorDown fired 20 minutes of every 30 for a monitor working
+    as configured (and, counted by increase(), in its first interval after any start). It is
+    down when its last sample is older than three intervals (at least 10 minutes)."""
+    cp = subprocess.run(
+        [*ibqos_cli.argv, "monitor", "--write-config", str(tmp_path), "--interval", "1800"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cp.returncode == 0, cp.stderr
+    values = " ".join(str(1 + min(m, 180) // 30) for m in range(320))
+    stamps = " ".join(str(60 * 30 * (min(m, 180) // 30)) for m in range(320))
+    promtool_test(tmp_path, "down.test.yml", DOWN_TEST.replace("{values}", values).replace("{stamps}", stamps), {})

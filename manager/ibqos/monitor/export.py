@@ -10,7 +10,9 @@ outside it, so those intervals add to `ibqos_port_bytes_total` (64-bit counters)
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +40,7 @@ class MonitorCollector(Collector):
         self.wait_total: dict[tuple[int, int, int], int] = defaultdict(int)
         self.port_total: dict[tuple[int, int], int] = defaultdict(int)
         self.samples = 0
+        self.judged_at: float | None = None  # wall clock, when the last interval was judged
         self.engine: str | None = None
         self.verdict: Verdict | None = None
         self.verdict_unreadable = False
@@ -73,6 +76,7 @@ class MonitorCollector(Collector):
         self.verdict = verdict
         self.verdict_unreadable = verdict_unreadable
         self.samples += 1
+        self.judged_at = time.time()
         for link in judged.links:
             if link.sent_bytes is not None:
                 self.port_total[(link.guid, link.port)] += link.sent_bytes
@@ -167,6 +171,12 @@ class MonitorCollector(Collector):
                 port_bytes.add_metric(here[key], value)
         samples = CounterMetricFamily("ibqos_monitor_samples", "Intervals the monitor has judged")
         samples.add_metric([], self.samples)
+        if self.judged_at is not None:
+            judged_at = GaugeMetricFamily(
+                "ibqos_monitor_last_sample_timestamp_seconds", "When the monitor judged its last interval"
+            )
+            judged_at.add_metric([], self.judged_at)
+            yield judged_at
         unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
         unmeasured.add_metric([], len(j.unmeasured) if j else 0)
         ambiguous = GaugeMetricFamily(
@@ -226,8 +236,12 @@ def registry_for(collector: MonitorCollector) -> CollectorRegistry:
     return reg
 
 
-def write_config(out_dir: str | Path, saturation: float, hold: str = "10m") -> list[Path]:
-    """The alerting rules and the Grafana dashboard for these metrics (templates/), in out_dir."""
+def write_config(out_dir: str | Path, saturation: float, interval: float = 10.0, hold: str = "10m") -> list[Path]:
+    """The alerting rules and the Grafana dashboard for these metrics (templates/), in out_dir.
+    `interval`: seconds between the monitor's samples (from cron, the cron period): a monitor
+    is down when it took none in three of them, never less than 10 minutes (no sample counted in
+    a fixed 10 minutes fired for every monitor sampling less often)."""
+    down_after = max(600, math.ceil(3 * interval))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -235,6 +249,6 @@ def write_config(out_dir: str | Path, saturation: float, hold: str = "10m") -> l
         ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
         ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
     ):
-        write_atomic(out / name, render(template, saturation=saturation, hold=hold))
+        write_atomic(out / name, render(template, saturation=saturation, hold=hold, down_after=down_after))
         written.append(out / name)
     return written

@@ -166,7 +166,8 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 @click.option(
     "--write-config",
     type=OUT_DIR,
-    help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit.",
+    help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit "
+    "(give the --interval the monitor samples at, from cron the cron period: no sample in three is down).",
 )
 def monitor(
     plan_path: Path | None,
@@ -191,7 +192,7 @@ def monitor(
 
     say = (lambda line: None) if as_json else click.echo
     if write_config is not None:
-        for path in write(write_config, saturation):
+        for path in write(write_config, saturation, interval):
             say(f"wrote {path}")
         return
     _check_options(once, count, listen)
