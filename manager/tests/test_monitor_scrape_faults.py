@@ -142,10 +142,12 @@ def test_scrapes_across_link_faults_and_a_counter_reset(ibqos_cli, ibsim_fabric,
             h.relink(ca.desc, 1, sm=sm)
             assert _ports(scrape.after(3)) == linked
 
-            # someone clears every port's counters of the leaf: no counter goes down (checked
-            # by every scrape), and the leaf is still measured
-            h.diag(["perfquery", "-R", "-a", str(leaf0.ports[0].lid)])
-            assert _ports(scrape.after(2)) == linked
+            # someone clears every port's counters of the leaf (PortCounters, the 64-bit
+            # extended ones, then PortXmitDataSL alone): no counter goes down (checked by every
+            # scrape), and the leaf is still measured
+            for reset in (["-R"], ["-x", "-R"], ["--xmtsl", "-R"]):
+                h.diag(["perfquery", *reset, "-a", str(leaf0.ports[0].lid)])
+                assert _ports(scrape.after(2)) == linked, reset
 
 
 def test_an_osm_log_and_a_verdict_that_become_unreadable_during_a_run_do_not_end_it(ibqos_cli, ibsim_fabric, tmp_path):
