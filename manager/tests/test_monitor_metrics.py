@@ -107,6 +107,13 @@ def test_every_rule_and_panel_uses_only_metrics_the_exposition_has(config):
         assert used and used <= exposed, (expr, used - exposed)
 
 
+# what every `promtool test rules` file of the alerting rules begins with
+RULES_HEAD = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+"""
+
 PROMTOOL_TEST = """
 rule_files: [ibqos-alerts.rules.yml]
 evaluation_interval: 1m
@@ -357,11 +364,9 @@ def test_node_descriptions_with_quotes_backslashes_newlines_and_non_ascii_are_es
     assert nodes == set(descs)
 
 
-RULES_TEST = """
-rule_files: [ibqos-alerts.rules.yml]
-evaluation_interval: 1m
-tests:
-  - interval: 1m
+RULES_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m
     input_series:
       - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
         values: '0.95x30'
@@ -416,17 +421,16 @@ tests:
           - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
             exp_annotations: {summary: "ibqos monitor takes no samples"}
 """
+)
 
 
 def test_promtool_fires_each_alert_for_the_series_that_should_and_not_the_others(config):
     promtool_test(config, "rules.test.yml", RULES_TEST, {})
 
 
-DOWN_TEST = """
-rule_files: [ibqos-alerts.rules.yml]
-evaluation_interval: 1m
-tests:
-  - interval: 1m   # scraped every minute; a sample every 30 minutes for 3 hours, then none
+DOWN_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m   # scraped every minute; a sample every 30 minutes for 3 hours, then none
     input_series:
       - series: 'ibqos_monitor_samples_total{instance="h:9687",job="ibqos"}'
         values: '{values}'
@@ -448,6 +452,7 @@ tests:
           - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
             exp_annotations: {summary: "ibqos monitor takes no samples"}
 """
+)
 
 
 def test_a_monitor_sampling_every_30_minutes_is_not_down(ibqos_cli, tmp_path):
