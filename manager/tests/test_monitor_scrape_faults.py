@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from apply_helpers import child_env, make_plan_file
@@ -86,10 +87,12 @@ class Scraper:
 
 
 @contextmanager
-def _monitor(ibqos_cli, h, plan, *extra: str) -> Iterator[Scraper]:
+def _monitor(ibqos_cli, h, plan, *extra: str, user: int | None = None) -> Iterator[Scraper]:
     port = _free_port()
     cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--json", *extra]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.2"]
+    if user is not None:
+        cmd = [shutil.which("setpriv") or "setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
     try:
         yield Scraper(port, proc)
@@ -151,40 +154,46 @@ def test_scrapes_across_link_faults_and_a_counter_reset(ibqos_cli, ibsim_fabric,
 
 
 def test_an_osm_log_and_a_verdict_that_become_unreadable_during_a_run_do_not_end_it(ibqos_cli, ibsim_fabric, tmp_path):
-    """logrotate makes the new log 0600 for root while the monitor runs as another user; here
-    (tests run as root) a FIFO is put at the log's and the verdict's paths, which the monitor
-    refuses as it would an unreadable file. It ended with exit 2 in the sampling loop; now it
-    samples on without the engine or the verdict, says each once, and exports them again when
-    the files are back."""
+    """The monitor runs as nobody; logrotate makes the new log 0600 for root, and a FIFO is put
+    at the verdict's path. It ended with exit 2 in the sampling loop; now it samples on without
+    the engine or the verdict, says each once, and exports them again when the files are back."""
     import json
     import os
+    import tempfile
 
-    _, plan = make_plan_file(tmp_path, "a", 40)
     net = fat_tree(1, 0, 2).write_net(tmp_path / "fabric.net")
-    verdict = tmp_path / "verdict.json"
-    verdict.write_text(json.dumps({"schema": "ibqos.verdict/1", "read_at": 1.7e9, "source": "live",
-                                   "engine": "minhop", "credit_loop": False}))  # fmt: skip
-    with ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="patched", console=True) as h:
+    with tempfile.TemporaryDirectory() as d, ibsim_fabric(net, run_dir=tmp_path / "run", ibsim="patched") as h:
+        open_dir = Path(d)  # what nobody may read: the plan, the log, the verdict
+        open_dir.chmod(0o755)
+        _, plan = make_plan_file(open_dir, "a", 40)
+        plan.chmod(0o644)
+        verdict = open_dir / "verdict.json"
+        verdict.write_text(json.dumps({"schema": "ibqos.verdict/1", "read_at": 1.7e9, "source": "live",
+                                       "engine": "minhop", "credit_loop": False}))  # fmt: skip
         sm = h.start_sm(engine="minhop")
-        log = tmp_path / "osm.log"
+        log = open_dir / "osm.log"
         shutil.copy(sm.log, log)
-        with _monitor(ibqos_cli, h, plan, "--osm-log", str(log), "--verdict", str(verdict)) as scrape:
+        for f in (log, verdict):
+            f.chmod(0o644)
+        with _monitor(ibqos_cli, h, plan, "--osm-log", str(log), "--verdict", str(verdict), user=65534) as scrape:
             got = scrape.after(2)
             assert got[("ibqos_routing_engine_info", (("engine", "minhop"),))] == 1
             assert got[("ibqos_credit_loop", (("engine", "minhop"),))] == 0
-            for path in (log, verdict):
-                path.rename(path.with_suffix(".old"))
-                os.mkfifo(path)
+            log.rename(log.with_suffix(".log.1"))  # logrotate, with `create 0600 root root`
+            log.write_text(Path(sm.log).read_text())
+            log.chmod(0o600)
+            verdict.rename(verdict.with_suffix(".old"))
+            os.mkfifo(verdict)
             got = scrape.after(3)
             assert not [k for k in got if k[0] in ("ibqos_routing_engine_info", "ibqos_credit_loop")], got
             assert got[("ibqos_credit_loop_verdict_unreadable", ())] == 1
-            for path in (log, verdict):
-                path.unlink()
-                path.with_suffix(".old").rename(path)
+            log.chmod(0o644)
+            verdict.unlink()
+            verdict.with_suffix(".old").rename(verdict)
             got = scrape.after(2)
             assert got[("ibqos_routing_engine_info", (("engine", "minhop"),))] == 1
             assert got[("ibqos_credit_loop", (("engine", "minhop"),))] == 0
             proc = scrape.proc
         err = proc.stderr.read() if proc.stderr else ""
-        for path in (log, verdict):
-            assert err.count(f"ibqos: error: {path}: not a regular file") == 1, err
+        assert err.count(f"ibqos: error: {log}: Permission denied") == 1, err
+        assert err.count(f"ibqos: error: {verdict}: not a regular file") == 1, err

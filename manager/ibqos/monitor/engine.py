@@ -45,7 +45,9 @@ class SaidOnce:
     def __init__(self, warn: Callable[[str], None]):
         self._warn, self._last = warn, ""
 
-    def __call__(self, error: InputError | None) -> None:
+    def __call__(self, error: InputError | OSError | None) -> None:
+        if isinstance(error, OSError):  # opening it: a log closed to this user (PermissionError)
+            error = InputError(error.strerror or str(error), file=error.filename)
         line = "" if error is None else f"ibqos: error: {error}"
         if line and line != self._last:
             self._warn(line)
@@ -81,7 +83,7 @@ class EngineWatch:
         no engine, not the last one it read, and is said once (SaidOnce)."""
         try:
             found = self.engine()
-        except InputError as e:
+        except (InputError, OSError) as e:
             self._said(e)
             return None
         self._said(None)
