@@ -8,7 +8,7 @@ import json
 import pytest
 from ibqos.errors import InputError
 from ibqos.monitor.counters import Sample, traffic
-from monitor_helpers import link_fabric, sample_doc
+from monitor_helpers import SW, link_fabric, sample_doc
 
 
 def _doc(ports, t=100.0):
@@ -165,5 +165,5 @@ def test_an_idle_link_gives_no_class_a_share_and_exports_none(tmp_path):
     c = MonitorCollector()
     c.update(j)
     text = generate_latest(registry_for(c)).decode()
-    assert 'ibqos_class_share_ratio{class="qos",node="sw",port="1"} 0.0' in text
+    assert f'ibqos_class_share_ratio{{class="qos",guid="0x{SW:016x}",node="sw",port="1"}} 0.0' in text
     assert 'node="ca"' not in text.split("# HELP ibqos_class_bytes_total")[0]

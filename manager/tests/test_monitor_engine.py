@@ -168,3 +168,26 @@ def test_an_admins_latin1_crlf_conf_is_read_as_opensm_reads_it(files):
     log.write_text(logged(None))
     rec.write_text(record("routed"))
     assert EngineWatch(conf, log).engine() == "dla"
+
+
+def test_a_log_that_becomes_unreadable_during_a_run_names_no_engine_and_is_said_once(files):
+    """logrotate creating the new log 0600 for root while the monitor runs as another user, or
+    anything not a regular file put at the path: engine() raised its InputError in the
+    sampling loop and the monitor ended with exit 2. During a run it names no engine (not the
+    last one read), says so once, and names it again when the log can be read."""
+    conf, log, _ = files
+    said: list[str] = []
+    watch = EngineWatch(conf, log, warn=said.append)
+    log.write_text(logged("minhop"))
+    assert watch.current() == "minhop"
+    os.rename(log, log.with_suffix(".log.1"))
+    os.mkfifo(log)
+    assert [watch.current() for _ in range(3)] == [None] * 3
+    assert said == [f"ibqos: error: {log}: not a regular file"], said
+    log.unlink()
+    log.write_text(logged("updn"))
+    assert watch.current() == "updn" and len(said) == 1
+    log.unlink()
+    os.mkfifo(log)
+    with pytest.raises(osmlog.InputError):  # at start the same file is bad input (exit 2)
+        EngineWatch(conf, log).engine()

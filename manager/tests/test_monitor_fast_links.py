@@ -100,10 +100,10 @@ def test_hdr_shares_come_from_the_window_and_the_volume_from_the_64_bit_counters
     c.update(j)
     text = generate_latest(registry_for(c)).decode()
     # by value, not by text: prometheus_client 0.20 (the floor) writes 2e11 as 2e+011
-    assert sample(text, "ibqos_class_share_seconds", node="sw", over="window", port="1") == 0.05
-    assert sample(text, "ibqos_port_bytes_total", node="sw", port="1") == 2e11
+    assert sample(text, "ibqos_class_share_seconds", node="sw", guid=f"0x{SW:016x}", over="window", port="1") == 0.05
+    assert sample(text, "ibqos_port_bytes_total", node="sw", guid=f"0x{SW:016x}", port="1") == 2e11
     # the window's bytes are not the interval's: no class byte count is claimed for it
-    assert 'ibqos_class_bytes_total{class="qos",node="sw"' not in text
+    assert f'ibqos_class_bytes_total{{class="qos",guid="0x{SW:016x}"' not in text
     # and the terminal view says the row is a window's
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(render(j, plan))

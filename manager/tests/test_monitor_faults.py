@@ -98,6 +98,29 @@ def test_a_saved_sample_from_a_clock_ahead_is_no_negative_interval(ibqos_cli, fa
     assert json.loads(state.read_text())["time"] < doc["time"]
 
 
+def test_cron_runs_into_one_textfile_export_counters_not_each_runs_interval(ibqos_cli, fabric, tmp_path):
+    """`--once --state --textfile` from cron, read by node_exporter: each run started its
+    counters at 0, so the textfile's `_total`s were the last interval's (rate() of them garbage:
+    a run that counted more than the one before added only the difference) and
+    ibqos_monitor_samples_total stayed 1, which fires IbqosMonitorDown while cron runs. They go
+    on from the totals kept in --state."""
+    h, plan = fabric
+    state, prom = tmp_path / "state.json", tmp_path / "ibqos.prom"
+    seen: list[dict[tuple[str, tuple], float]] = []
+    for _ in range(3):
+        cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
+        cmd += ["--interval", "0.2", "--state", str(state), "--textfile", str(prom)]
+        cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=child_env())
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        families = list(text_string_to_metric_families(prom.read_text()))
+        seen.append({(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples})
+    assert [run[("ibqos_monitor_samples_total", ())] for run in seen] == [1, 2, 3]
+    ports = [{k: v for k, v in run.items() if k[0] == "ibqos_port_bytes_total"} for run in seen]
+    assert ports[0] and ports[0].keys() == ports[1].keys() == ports[2].keys()
+    # ibsim counts the read-back's own MADs: every port sends in every interval, so each total grows
+    assert all(ports[0][k] < ports[1][k] < ports[2][k] for k in ports[0]), ports
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 @pytest.mark.parametrize("when", ["listening", "sampling"])
 def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when):

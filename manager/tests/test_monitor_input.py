@@ -163,8 +163,12 @@ def test_a_hand_edited_verdict_is_one_line_and_exit_2_before_sampling(
         ('{"schema": "ibqos.counters/1", "time": "nan", "ports": []}', "time 'nan' is not a time"),
         ('{"schema": "ibqos.counters/1", "time": 1e400, "ports": []}', "1e400 is too large"),
         ('{"schema": "ibqos.counters/1", "time": 1.0, "ports": [{"guid": "0x1", "port": 1e400}]}', "too large"),
+        (
+            '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [], "monitor_totals": {"samples": -1}}',
+            "monitor_totals: not the monitor's totals: -1 is not a count",
+        ),
     ],
-    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400"],
+    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400", "totals-negative"],
 )
 def test_a_state_file_with_no_time_or_port_is_named_before_sampling(ibqos_cli, plan, tmp_path, state, words):
     """redfiles: the state file was read with json.loads, which takes NaN and Infinity: a

@@ -16,6 +16,7 @@ import pytest
 from apply_helpers import child_env, make_plan_file, run_apply, sm_on_plan_a
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
 from ibqos_sim.harness.topology import fat_tree
+from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = pytest.mark.fabric
 SKIP = patched_skip_reason()
@@ -91,7 +92,8 @@ def test_monitor_reports_every_class_finds_the_squeezed_one_and_spares_the_sm(ib
     found = [(f["kind"], f["node"], f["port"], f["class"]) for f in doc["findings"]]
     assert found == [("sla-violation", sw, sw_port, low.name)]
     # node_exporter's textfile: the same judgement
-    assert f'ibqos_sla_violation{{class="{low.name}",node="{sw}",port="{sw_port}"}} 1.0' in prom.read_text()
+    ids = f'guid="0x{sw_guid:016x}",node="{sw}",port="{sw_port}"'
+    assert f'ibqos_sla_violation{{class="{low.name}",{ids}}} 1.0' in prom.read_text()
     # never hurt the SM: it still runs and answers
     assert sm.alive()
     assert "sminfo: sm lid" in h.diag(["sminfo"]).stdout  # exit 0, and it answers
@@ -164,9 +166,16 @@ def test_on_links_whose_per_sl_counters_wrap_in_the_interval_the_shares_come_fro
     assert [k for k, p in sample.ports.items() if p.rcv_window is not None] == [facing_sm]
     assert all(p.xmit_window is not None for p in sample.ports.values() if not p.skipped)
     text = prom.read_text()
-    assert f'ibqos_class_share_seconds{{node="{sw}",over="window",port="{sw_port}"}}' in text
-    assert f'ibqos_class_bytes_total{{class="{low.name}",node="{sw}",port="{sw_port}"}}' not in text
-    assert f'ibqos_port_bytes_total{{node="{sw}",port="{sw_port}"}}' in text
+    g = f'guid="0x{sw_guid:016x}"'
+    assert f'ibqos_class_share_seconds{{{g},node="{sw}",over="window",port="{sw_port}"}}' in text
+    # the window's interval adds no class bytes: the total is the one the base run kept
+    before = json.loads(kept.read_text())["monitor_totals"]["class_bytes"]
+    kept_bytes = next(v for guid, p, c, v in before if (int(guid, 16), p, c) == (sw_guid, sw_port, low.name))
+    labels = {"class": low.name, "guid": f"0x{sw_guid:016x}", "node": sw, "port": str(sw_port)}
+    got = [s.value for f in text_string_to_metric_families(text) for s in f.samples
+           if s.name == "ibqos_class_bytes_total" and s.labels == labels]  # fmt: skip
+    assert got == [kept_bytes]
+    assert f'ibqos_port_bytes_total{{{g},node="{sw}",port="{sw_port}"}}' in text
     assert sm.alive()
 
 

@@ -107,15 +107,26 @@ def test_every_rule_and_panel_uses_only_metrics_the_exposition_has(config):
         assert used and used <= exposed, (expr, used - exposed)
 
 
+# what every `promtool test rules` file of the alerting rules begins with
+RULES_HEAD = """
+rule_files: [ibqos-alerts.rules.yml]
+evaluation_interval: 1m
+tests:
+"""
+
 PROMTOOL_TEST = """
 rule_files: [ibqos-alerts.rules.yml]
 evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'ibqos_sla_violation{class="bulk",node="sw1",port="3",instance="h:9687",job="ibqos"}'
+      - series: 'ibqos_sla_violation{class="bulk",node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
         values: '0 0 1x30'
-      - series: 'ibqos_sla_violation{class="qos",node="sw1",port="3",instance="h:9687",job="ibqos"}'
+      - series: 'ibqos_sla_violation{class="qos",node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
+        values: '0x32'
+      # another switch with the same node description (unmanaged switches of one model): its
+      # port 3 is not squeezed, and its 0 neither hides nor takes the other's alert
+      - series: 'ibqos_sla_violation{class="bulk",node="sw1",guid="0x21",port="3",instance="h:9687",job="ibqos"}'
         values: '0x32'
     alert_rule_test:
       - eval_time: 8m   # violating for 6 minutes: pending, not firing
@@ -124,7 +135,7 @@ tests:
       - eval_time: 15m
         alertname: IbqosClassBelowGuaranteedShare
         exp_alerts:
-          - exp_labels: {severity: warning, class: bulk, node: sw1, port: "3"}
+          - exp_labels: {severity: warning, class: bulk, node: sw1, guid: "0x20", port: "3"}
             exp_annotations:
               summary: "QoS class bulk below its guaranteed share on sw1 port 3"
               description: {description}
@@ -223,19 +234,25 @@ evaluation_interval: 1m
 tests:
   - interval: 1m
     input_series:
-      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="1"}'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",guid="0x20",port="1"}'
         values: '0.6x10'
-      - series: 'ibqos_class_share_ratio{class="bulk",node="sw",port="1"}'
+      - series: 'ibqos_class_share_ratio{class="bulk",node="sw",guid="0x20",port="1"}'
         values: '0.4x10'
-      - series: 'ibqos_class_share_seconds{node="sw",over="window",port="1"}'
+      - series: 'ibqos_class_share_seconds{node="sw",guid="0x20",over="window",port="1"}'
         values: '0.05x10'
-      - series: 'ibqos_port_bytes_total{node="sw",port="1"}'
+      - series: 'ibqos_port_bytes_total{node="sw",guid="0x20",port="1"}'
         values: '0+6000000000x10'
-      - series: 'ibqos_class_share_ratio{class="qos",node="sw",port="2"}'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",guid="0x20",port="2"}'
         values: '1x10'
-      - series: 'ibqos_class_share_seconds{node="sw",over="interval",port="2"}'
+      - series: 'ibqos_class_share_seconds{node="sw",guid="0x20",over="interval",port="2"}'
         values: '10x10'
-      - series: 'ibqos_port_bytes_total{node="sw",port="2"}'
+      - series: 'ibqos_port_bytes_total{node="sw",guid="0x20",port="2"}'
+        values: '0+600000000x10'
+      - series: 'ibqos_class_share_ratio{class="qos",node="sw",guid="0x21",port="1"}'
+        values: '1x10'
+      - series: 'ibqos_class_share_seconds{node="sw",guid="0x21",over="interval",port="1"}'
+        values: '10x10'
+      - series: 'ibqos_port_bytes_total{node="sw",guid="0x21",port="1"}'
         values: '0+600000000x10'
     promql_expr_test:
       - expr: {expr}
@@ -250,8 +267,206 @@ tests:
 
 def test_the_dashboards_class_rate_estimate_is_window_share_times_port_rate(config):
     """Port 1, measured by a window: 60 % / 40 % of 6e9 bytes a minute (1e8 B/s) is 6e7 and
-    4e7 B/s. Port 2, measured over whole intervals, is in the measured series, not here."""
+    4e7 B/s. Port 2, measured over whole intervals, is in the measured series, not here; nor is
+    port 1 of another switch with the same description (matched by GUID, not description)."""
     panels = json.loads((config / "ibqos-grafana-dashboard.json").read_text())["panels"]
     estimate = next(t["expr"] for p in panels for t in p["targets"] if "estimate" in t.get("legendFormat", ""))
     expr = estimate.replace('node=~"$node"', 'node=~".*"')
     promtool_test(config, "estimate.test.yml", ESTIMATE_TEST.replace("{expr}", json.dumps(expr)), {})
+
+
+def _port(guid: int, sent: int, desc: str = "MT4123 ConnectX6 Mellanox Technologies") -> LinkLoad:
+    """Port 1 of CA `guid`, which sent `sent` bytes, all of class bulk, in a 10 s interval."""
+    return LinkLoad(
+        desc, guid, 1, "sw1", guid & 0xFF, "xmit", sent / 1.25e10, False,
+        [ClassLoad("bulk", sent, 1.0, sent * 8 / 10 / 1e9, 40.0, 0)], {0: sent // 1000}, "interval", 10.0, sent,
+    )  # fmt: skip
+
+
+def _values(c: MonitorCollector) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    text = generate_latest(registry_for(c)).decode()
+    families = text_string_to_metric_families(text)
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples}
+
+
+def test_two_nodes_with_one_description_are_two_series_with_their_own_totals():
+    """Unmanaged switches of one model, or HCAs before their host names them, share a node
+    description. Keyed by it, the two ports were one label set: every gauge twice (Prometheus
+    keeps one, at random), and the counters the sum of both ports' bytes."""
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 1000)], [], []))
+    port_bytes = {dict(k[1])["guid"]: v for k, v in _values(c).items() if k[0] == "ibqos_port_bytes_total"}
+    assert port_bytes == {"0x0000000000000031": 4000, "0x0000000000000032": 1000}
+    util = [k for k in _values(c) if k[0] == "ibqos_link_utilisation_ratio"]
+    assert len(util) == 2 == len(set(util))
+    text = generate_latest(registry_for(c)).decode()
+    samples = [line.rsplit(" ", 1)[0] for line in text.splitlines() if line and not line.startswith("#")]
+    assert len(samples) == len(set(samples)), "a label set exported twice"
+
+
+def test_a_port_gone_since_the_last_interval_exports_no_series_and_resumes_its_total():
+    """A switch-to-switch link down cuts half the fabric off from the SM: those ports are not
+    measured. Their counters stayed exported at the last total (rate 0: idle, not gone) for as
+    long as the monitor ran; now they vanish, and come back from the total they had."""
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 1000, "ca2")], [], []))
+    c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
+    gone = {k: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
+    assert gone == {}
+    c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 500, "ca2")], [], []))
+    back = {k[0]: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
+    assert back["ibqos_port_bytes_total"] == 1500 and back["ibqos_class_bytes_total"] == 1500
+    assert back["ibqos_vl_xmit_wait_ticks_total"] == 1
+
+
+def test_a_scrape_during_an_update_sees_one_whole_interval(monkeypatch):
+    """The HTTP server's thread scrapes while the sampling thread updates. Without a lock an
+    update between two series of one scrape (a link that came back adds its ports' totals)
+    made the scrape fail, `dictionary changed size during iteration` (Prometheus: the target
+    down for that scrape), or mix the new links with the old totals. The update is run in
+    another thread at the point a scrape writes its first counter."""
+    import threading
+
+    from ibqos.monitor import export
+
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
+    later = Judged(10.0, [_port(0x31, 4000), *(_port(0x100 + i, 10) for i in range(50))], [], [])
+    updater = threading.Thread(target=c.update, args=(later,))
+
+    class Interleaved(export.CounterMetricFamily):
+        def add_metric(self, *args, **kw):
+            if updater.ident is None:  # the first counter sample of the scrape
+                updater.start()
+                updater.join(timeout=0.5)  # with the lock it waits for the scrape, without it runs now
+            super().add_metric(*args, **kw)
+
+    monkeypatch.setattr(export, "CounterMetricFamily", Interleaved)
+    got = _values(c)
+    updater.join(timeout=10)
+    assert got[("ibqos_monitor_samples_total", ())] == 1  # the scrape is of the first interval, whole
+    assert {dict(k[1])["guid"] for k in got if k[0] == "ibqos_port_bytes_total"} == {"0x0000000000000031"}
+    assert _values(c)[("ibqos_monitor_samples_total", ())] == 2
+
+
+def test_node_descriptions_with_quotes_backslashes_newlines_and_non_ascii_are_escaped():
+    """A NodeDescription is any 64 bytes a host sets (the read-back writes them as JSON \\u
+    escapes, U+FFFD for bytes no UTF-8): every one is a valid label value, read back as given."""
+    descs = ['say "hi"', "C:\\ib\\", "two\nlines", "ünï ☃ \ufffd", '\t{a="b"} # x']
+    c = MonitorCollector()
+    c.update(Judged(10.0, [_port(0x40 + i, 1000, d) for i, d in enumerate(descs)], [], []))
+    text = generate_latest(registry_for(c)).decode()
+    promtool = shutil.which("promtool")
+    assert promtool is not None, "promtool not found: Debian package prometheus (make deps)"
+    cp = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True)
+    assert cp.returncode == 0 and cp.stdout + cp.stderr == "", cp.stdout + cp.stderr
+    nodes = {dict(k[1])["node"] for k in _values(c) if k[0] == "ibqos_port_bytes_total"}
+    assert nodes == set(descs)
+
+
+RULES_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m
+    input_series:
+      - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="3",instance="h:9687",job="ibqos"}'
+        values: '0.95x30'
+      - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="4",instance="h:9687",job="ibqos"}'
+        values: '0.89x30'
+      - series: 'ibqos_link_utilisation_ratio{node="sw1",guid="0x20",port="5",instance="h:9687",job="ibqos"}'
+        values: '0.95x4 0.5 0.95x25'
+      - series: 'ibqos_vl_xmit_wait_ticks_total{node="sw1",guid="0x20",port="3",vl="1",instance="h:9687",job="ibqos"}'
+        values: '0+100x30'
+      - series: 'ibqos_vl_xmit_wait_ticks_total{node="sw1",guid="0x20",port="3",vl="2",instance="h:9687",job="ibqos"}'
+        values: '500x30'
+      - series: 'ibqos_monitor_unmeasured_ports{instance="h:9687",job="ibqos"}'
+        values: '0x5 2x25'
+      - series: 'ibqos_monitor_ambiguous_ports{instance="h:9687",job="ibqos"}'
+        values: '0x30'
+      # samples every minute (cron --once into a textfile, counters kept in --state), until 20m
+      - series: 'ibqos_monitor_samples_total{instance="h:9687",job="ibqos"}'
+        values: '1+1x20 21x30'
+      - series: 'ibqos_monitor_last_sample_timestamp_seconds{instance="h:9687",job="ibqos"}'
+        values: '0+60x20 1200x30'
+    alert_rule_test:
+      - eval_time: 12m   # port 3 saturated 12 minutes (fires after 10); 4 below; 5 dipped at 5m
+        alertname: IbqosLinkSaturated
+        exp_alerts:
+          - exp_labels: {severity: info, node: sw1, guid: "0x20", port: "3", instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "Link sw1 port 3 saturated"}
+      - eval_time: 15m   # VL1 waits on; VL2's old total does not count
+        alertname: IbqosVlWaiting
+        exp_alerts:
+          - exp_labels: {severity: info, node: sw1, guid: "0x20", port: "3", vl: "1", instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "VL 1 waits for credits on sw1 port 3"}
+      - eval_time: 14m   # unmeasured since 5m: pending
+        alertname: IbqosMonitorBlind
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: IbqosMonitorBlind
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "ibqos monitor cannot read per-SL counters on some ports"}
+      - eval_time: 16m
+        alertname: IbqosSharesUnmeasured
+        exp_alerts: []
+      - eval_time: 19m   # a sample a minute: alive
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 40m   # none since 20m: 20 minutes old, down for 9 (more than 10 minutes old)
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 45m
+        alertname: IbqosMonitorDown
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "ibqos monitor takes no samples"}
+"""
+)
+
+
+def test_promtool_fires_each_alert_for_the_series_that_should_and_not_the_others(config):
+    promtool_test(config, "rules.test.yml", RULES_TEST, {})
+
+
+DOWN_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m   # scraped every minute; a sample every 30 minutes for 3 hours, then none
+    input_series:
+      - series: 'ibqos_monitor_samples_total{instance="h:9687",job="ibqos"}'
+        values: '{values}'
+      - series: 'ibqos_monitor_last_sample_timestamp_seconds{instance="h:9687",job="ibqos"}'
+        values: '{stamps}'
+    alert_rule_test:
+      - eval_time: 25m
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 175m
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 275m   # none since 180m: 95 minutes old, down (over 90) for 5, not 10
+        alertname: IbqosMonitorDown
+        exp_alerts: []
+      - eval_time: 300m
+        alertname: IbqosMonitorDown
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: "ibqos monitor takes no samples"}
+"""
+)
+
+
+def test_a_monitor_sampling_every_30_minutes_is_not_down(ibqos_cli, tmp_path):
+    """`--write-config --interval 1800` (or cron every 30 minutes): the rule asked for a sample
+    in every 10 minutes, so IbqosMonitorDown fired 20 minutes of every 30 for a monitor working
+    as configured (and, counted by increase(), in its first interval after any start). It is
+    down when its last sample is older than three intervals (at least 10 minutes)."""
+    cp = subprocess.run(
+        [*ibqos_cli.argv, "monitor", "--write-config", str(tmp_path), "--interval", "1800"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert cp.returncode == 0, cp.stderr
+    values = " ".join(str(1 + min(m, 180) // 30) for m in range(320))
+    stamps = " ".join(str(60 * 30 * (min(m, 180) // 30)) for m in range(320))
+    promtool_test(tmp_path, "down.test.yml", DOWN_TEST.replace("{values}", values).replace("{stamps}", stamps), {})

@@ -68,3 +68,21 @@ def test_a_verdict_that_is_bad_at_start_is_an_input_error(tmp_path):
     write(path, {**GOOD, "credit_loop": "yes"})
     with pytest.raises(InputError, match=":6: credit_loop: "):
         VerdictWatch(path, warn=print).start()
+
+
+def test_a_verdict_path_that_becomes_no_file_during_a_run_is_unreadable_not_the_end(tmp_path):
+    """A FIFO (or a directory) put at the --verdict path during a run: stat() found it before
+    the file was read, outside the error handling, and the monitor ended with exit 2."""
+    path = tmp_path / "verdict.json"
+    write(path, {**GOOD, "credit_loop": False})
+    said: list[str] = []
+    watch = VerdictWatch(path, warn=said.append)
+    watch.start()
+    assert watch.verdict() is not None
+    path.unlink()
+    os.mkfifo(path)
+    assert [watch.verdict() for _ in range(2)] == [None, None] and watch.unreadable
+    assert said == [f"ibqos: error: {path}: not a regular file"], said
+    path.unlink()
+    write(path, {**GOOD, "credit_loop": True})
+    assert watch.verdict() is not None and not watch.unreadable

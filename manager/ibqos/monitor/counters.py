@@ -101,7 +101,8 @@ class Sample:
             line = e.lineno if isinstance(e, json.JSONDecodeError) else None
             raise InputError(f"not an {SCHEMA} document: {e}", file=where, line=line) from e
 
-    def to_json(self) -> str:
+    def to_json(self, extra: dict[str, Any] | None = None) -> str:
+        """The document; `extra`: more top-level keys (the monitor's --state keeps its totals)."""
         ports = []
         for pc in self.ports.values():
             d: dict[str, Any] = {"guid": f"0x{pc.guid:016x}", "port": pc.port, "lid": pc.lid}
@@ -122,7 +123,7 @@ class Sample:
                     d[f"{key}_window"] = {"s": w.s, "s_min": w.s_min, "s_max": w.s_max, "values": list(w.values)}
             d["errors"] = pc.errors
             ports.append(d)
-        return json.dumps({"schema": SCHEMA, "time": self.time, "ports": ports})
+        return json.dumps({"schema": SCHEMA, "time": self.time, "ports": ports, **(extra or {})})
 
 
 def _words(p: dict[str, Any], key: str, n: int) -> tuple[int, ...] | None:

@@ -15,13 +15,13 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..verdict import Verdict, load_verdict
-from .engine import Stamp, stamp
+from .engine import SaidOnce, Stamp, stamp
 
 
 class VerdictWatch:
     def __init__(self, path: Path | None, warn: Callable[[str], None]):
-        self.path, self._warn = path, warn
-        self._stamp: Stamp | None = None
+        self.path, self._said = path, SaidOnce(warn)
+        self._stamp: Stamp | bool | None = None  # False: the file could not be looked at
         self._verdict: Verdict | None = None
         self.unreadable = False
 
@@ -33,13 +33,19 @@ class VerdictWatch:
     def verdict(self) -> Verdict | None:
         if self.path is None:
             return None
-        now = stamp(self.path)
+        try:
+            now = stamp(self.path)  # a FIFO or a directory put there, a directory closed to us
+        except InputError as e:
+            self._verdict, self.unreadable, self._stamp = None, True, False
+            self._said(e)
+            return None
         if now != self._stamp:
             self._stamp = now
+            self._said(None)  # another file: its error is said again
             try:
                 self._verdict = load_verdict(self.path) if now is not None else None
                 self.unreadable = False
             except InputError as e:
                 self._verdict, self.unreadable = None, True
-                self._warn(f"ibqos: error: {e}")
+                self._said(e)
         return self._verdict

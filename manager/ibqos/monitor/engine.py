@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import osmlog
@@ -36,9 +37,33 @@ def stamp(path: Path) -> Stamp | None:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
+class SaidOnce:
+    """A file's error during a run, said on stderr once until it changes or goes away: the
+    monitor keeps sampling (a logrotate that creates the new log 0600 for root while the
+    monitor runs as another user, a FIFO put at the path, ended it with exit 2)."""
+
+    def __init__(self, warn: Callable[[str], None]):
+        self._warn, self._last = warn, ""
+
+    def __call__(self, error: InputError | OSError | None) -> None:
+        if isinstance(error, OSError):  # opening it: a log closed to this user (PermissionError)
+            error = InputError(error.strerror or str(error), file=error.filename)
+        line = "" if error is None else f"ibqos: error: {error}"
+        if line and line != self._last:
+            self._warn(line)
+        self._last = line
+
+
 class EngineWatch:
-    def __init__(self, opensm_conf: Path | None, osm_log: Path | None, osm: OsmProcess | None = None):
+    def __init__(
+        self,
+        opensm_conf: Path | None,
+        osm_log: Path | None,
+        osm: OsmProcess | None = None,
+        warn: Callable[[str], None] | None = None,
+    ):
         self.conf, self.log = opensm_conf, osm_log
+        self._said = SaidOnce(warn or (lambda line: None))
         self.osm = osm  # the OpenSM that reads the conf: its command line and working directory count
         self._conf_stamp: Stamp | None = None
         self._dumps: Path | None = None
@@ -53,7 +78,19 @@ class EngineWatch:
         for where it dumps from the next look on."""
         self.osm, self._conf_stamp = osm, None
 
+    def current(self) -> str | None:
+        """engine() during a run: a file it cannot read (the log, the conf, dla's record) names
+        no engine, not the last one it read, and is said once (SaidOnce)."""
+        try:
+            found = self.engine()
+        except (InputError, OSError) as e:
+            self._said(e)
+            return None
+        self._said(None)
+        return found
+
     def engine(self) -> str | None:
+        """The engine in force; a file that cannot be read raises its InputError (at start: exit 2)."""
         logged = self._from_log()
         return logged if logged is not None else engine_of([], self._routed())
 

@@ -10,31 +10,45 @@ outside it, so those intervals add to `ibqos_port_bytes_total` (64-bit counters)
 
 from __future__ import annotations
 
+import math
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from ..docfile import write_atomic
+from ..errors import InputError
 from ..templating import render
 from ..verdict import Verdict
 from .judge import Judged
+
+# the key of the --state document that keeps the totals (Sample.to_json's extra)
+TOTALS = "monitor_totals"
 
 
 class MonitorCollector(Collector):
     def __init__(self) -> None:
         self.judged: Judged | None = None
-        self.bytes_total: dict[tuple[str, str, str], int] = defaultdict(int)
-        self.wait_total: dict[tuple[str, str, str], int] = defaultdict(int)
-        self.port_total: dict[tuple[str, str], int] = defaultdict(int)
+        # keyed by (node GUID, port): node descriptions repeat (every unmanaged switch of a
+        # model has the same one), so they label a series but do not identify it
+        self.bytes_total: dict[tuple[int, int, str], int] = defaultdict(int)
+        self.wait_total: dict[tuple[int, int, int], int] = defaultdict(int)
+        self.port_total: dict[tuple[int, int], int] = defaultdict(int)
         self.samples = 0
+        self.judged_at: float | None = None  # wall clock, when the last interval was judged
         self.engine: str | None = None
         self.verdict: Verdict | None = None
         self.verdict_unreadable = False
         self.follows_opensm = False  # --opensm-conf: whether an OpenSM reads it is exported
         self.opensm_pid: int | None = None
+        # the HTTP server's threads scrape while the sampling thread updates: a scrape sees one
+        # whole interval, never the new links with the old totals or a dict growing under it
+        self._lock = threading.Lock()
 
     def update(
         self,
@@ -45,68 +59,124 @@ class MonitorCollector(Collector):
         verdict_unreadable: bool = False,
         opensm_pid: int | None = None,
     ) -> None:
+        with self._lock:
+            self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
+
+    def _update(
+        self,
+        judged: Judged,
+        engine: str | None,
+        verdict: Verdict | None,
+        verdict_unreadable: bool,
+        opensm_pid: int | None,
+    ) -> None:
         self.judged = judged
         self.engine = engine
         self.opensm_pid = opensm_pid
         self.verdict = verdict
         self.verdict_unreadable = verdict_unreadable
         self.samples += 1
+        self.judged_at = time.time()
         for link in judged.links:
             if link.sent_bytes is not None:
-                self.port_total[(link.node, str(link.port))] += link.sent_bytes
+                self.port_total[(link.guid, link.port)] += link.sent_bytes
             for c in link.classes if link.over == "interval" else ():
-                self.bytes_total[(link.node, str(link.port), c.name)] += c.bytes
+                self.bytes_total[(link.guid, link.port, c.name)] += c.bytes
             for vl, ticks in link.vl_wait.items():
-                self.wait_total[(link.node, str(link.port), str(vl))] += ticks
+                self.wait_total[(link.guid, link.port, vl)] += ticks
+
+    def totals_json(self) -> dict[str, Any]:
+        """What the `_total` counters have counted, for --state: a run from cron (--once) goes
+        on from the last one's, so node_exporter's textfile holds counters, not one interval."""
+        return {
+            "samples": self.samples,
+            "port_bytes": [[f"0x{g:016x}", p, v] for (g, p), v in self.port_total.items()],
+            "class_bytes": [[f"0x{g:016x}", p, c, v] for (g, p, c), v in self.bytes_total.items()],
+            "vl_xmit_wait": [[f"0x{g:016x}", p, vl, v] for (g, p, vl), v in self.wait_total.items()],
+        }
+
+    def restore(self, doc: Any, where: str) -> None:
+        """Go on from `totals_json`'s document, read back from the file `where`."""
+        try:
+            samples = _count(doc["samples"])
+            ports = {(int(g, 16), _count(p)): _count(v) for g, p, v in doc["port_bytes"]}
+            classes = {(int(g, 16), _count(p), str(c)): _count(v) for g, p, c, v in doc["class_bytes"]}
+            waits = {(int(g, 16), _count(p), _count(vl)): _count(v) for g, p, vl, v in doc["vl_xmit_wait"]}
+        except (ValueError, KeyError, TypeError) as e:
+            raise InputError(f"not the monitor's totals: {e}", file=where, field=TOTALS) from e
+        self.samples = samples
+        self.port_total.update(ports)
+        self.bytes_total.update(classes)
+        self.wait_total.update(waits)
 
     def collect(self) -> Iterator[Metric]:
+        with self._lock:
+            metrics = list(self._families())
+        yield from metrics
+
+    def _families(self) -> Iterator[Metric]:
         share = GaugeMetricFamily(
             "ibqos_class_share_ratio",
             "Class's share of the bytes a port sent in the last interval",
-            labels=["node", "port", "class"],
+            labels=["node", "guid", "port", "class"],
         )
         util = GaugeMetricFamily(
-            "ibqos_link_utilisation_ratio", "Port's sent bytes over its link's data rate", labels=["node", "port"]
+            "ibqos_link_utilisation_ratio",
+            "Port's sent bytes over its link's data rate",
+            labels=["node", "guid", "port"],
         )
         viol = GaugeMetricFamily(
             "ibqos_sla_violation",
             "1: the class waited below its guaranteed share on a saturated link",
-            labels=["class", "node", "port"],
+            labels=["class", "node", "guid", "port"],
         )
         seconds = GaugeMetricFamily(
             "ibqos_class_share_seconds",
             "Seconds the port's class shares and utilisation were counted over: the whole interval, "
             "or a sub-window of it where its 32-bit per-SL counters wrapped beyond recovery",
-            labels=["node", "port", "over"],
+            labels=["node", "guid", "port", "over"],
         )
         j = self.judged
+        # the ports of the last interval, and their labels: a port gone since (its link down,
+        # its switch cut off) exports no series, not its old total as if it sent nothing now;
+        # its total is kept, and goes on from there when it is measured again
+        here: dict[tuple[int, int], list[str]] = {}
         for link in j.links if j else ():
-            port = str(link.port)
+            ids = here[(link.guid, link.port)] = [link.node, f"0x{link.guid:016x}", str(link.port)]
             if link.seconds is not None:
-                seconds.add_metric([link.node, port, link.over], link.seconds)
+                seconds.add_metric([*ids, link.over], link.seconds)
             if link.utilisation is not None:
-                util.add_metric([link.node, port], link.utilisation)
+                util.add_metric(ids, link.utilisation)
             for c in link.classes:
                 if c.share is not None:  # the port sent nothing: no share, not 0
-                    share.add_metric([link.node, port, c.name], c.share)
-                viol.add_metric([c.name, link.node, port], 1.0 if c.violation else 0.0)
+                    share.add_metric([*ids, c.name], c.share)
+                viol.add_metric([c.name, *ids], 1.0 if c.violation else 0.0)
         nbytes = CounterMetricFamily(
-            "ibqos_class_bytes", "Bytes a port sent per class", labels=["node", "port", "class"]
+            "ibqos_class_bytes", "Bytes a port sent per class", labels=["node", "guid", "port", "class"]
         )
-        for labels, value in self.bytes_total.items():
-            nbytes.add_metric(list(labels), value)
+        for (guid, pn, name), value in self.bytes_total.items():
+            if (guid, pn) in here:
+                nbytes.add_metric([*here[(guid, pn)], name], value)
         wait = CounterMetricFamily(
-            "ibqos_vl_xmit_wait_ticks", "PortVLXmitWait ticks per VL", labels=["node", "port", "vl"]
+            "ibqos_vl_xmit_wait_ticks", "PortVLXmitWait ticks per VL", labels=["node", "guid", "port", "vl"]
         )
-        for labels, value in self.wait_total.items():
-            wait.add_metric(list(labels), value)
+        for (guid, pn, vl), value in self.wait_total.items():
+            if (guid, pn) in here:
+                wait.add_metric([*here[(guid, pn)], str(vl)], value)
         port_bytes = CounterMetricFamily(
-            "ibqos_port_bytes", "Bytes a port sent (64-bit data counters)", labels=["node", "port"]
+            "ibqos_port_bytes", "Bytes a port sent (64-bit data counters)", labels=["node", "guid", "port"]
         )
-        for labels2, value in self.port_total.items():
-            port_bytes.add_metric(list(labels2), value)
+        for key, value in self.port_total.items():
+            if key in here:
+                port_bytes.add_metric(here[key], value)
         samples = CounterMetricFamily("ibqos_monitor_samples", "Intervals the monitor has judged")
         samples.add_metric([], self.samples)
+        if self.judged_at is not None:
+            judged_at = GaugeMetricFamily(
+                "ibqos_monitor_last_sample_timestamp_seconds", "When the monitor judged its last interval"
+            )
+            judged_at.add_metric([], self.judged_at)
+            yield judged_at
         unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
         unmeasured.add_metric([], len(j.unmeasured) if j else 0)
         ambiguous = GaugeMetricFamily(
@@ -154,14 +224,24 @@ class MonitorCollector(Collector):
             yield loop
 
 
+def _count(v: Any) -> int:
+    if type(v) is not int or v < 0:
+        raise ValueError(f"{v!r} is not a count")
+    return v
+
+
 def registry_for(collector: MonitorCollector) -> CollectorRegistry:
     reg = CollectorRegistry(auto_describe=False)
     reg.register(collector)
     return reg
 
 
-def write_config(out_dir: str | Path, saturation: float, hold: str = "10m") -> list[Path]:
-    """The alerting rules and the Grafana dashboard for these metrics (templates/), in out_dir."""
+def write_config(out_dir: str | Path, saturation: float, interval: float = 10.0, hold: str = "10m") -> list[Path]:
+    """The alerting rules and the Grafana dashboard for these metrics (templates/), in out_dir.
+    `interval`: seconds between the monitor's samples (from cron, the cron period): a monitor
+    is down when it took none in three of them, never less than 10 minutes (no sample counted in
+    a fixed 10 minutes fired for every monitor sampling less often)."""
+    down_after = max(600, math.ceil(3 * interval))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -169,6 +249,6 @@ def write_config(out_dir: str | Path, saturation: float, hold: str = "10m") -> l
         ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
         ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
     ):
-        write_atomic(out / name, render(template, saturation=saturation, hold=hold))
+        write_atomic(out / name, render(template, saturation=saturation, hold=hold, down_after=down_after))
         written.append(out / name)
     return written

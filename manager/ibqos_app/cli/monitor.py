@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING
 import click
 from ibqos import osmconf
 from ibqos.apply.sm_role import conf_port
-from ibqos.docfile import check_writable, write_atomic
+from ibqos.docfile import check_writable, parse_json, write_atomic
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.live import sample_live
 from ibqos.inputfile import read_text
 from ibqos.monitor.counters import Sample
 from ibqos.monitor.credit import VerdictWatch
 from ibqos.monitor.engine import EngineWatch
-from ibqos.monitor.export import MonitorCollector, registry_for
+from ibqos.monitor.export import TOTALS, MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import judge
 from ibqos.monitor.opensm import OsmFollow
@@ -60,11 +60,17 @@ def _plan(plan_path: Path | None, opensm_conf: Path | None, say: Callable[[str],
     return plan, plan_path
 
 
-def _saved(state: Path | None) -> Sample | None:
-    """The sample a previous run kept in --state, or None (no file yet)."""
+def _saved(state: Path | None, collector: MonitorCollector) -> Sample | None:
+    """The sample a previous run kept in --state, or None (no file yet); the collector goes on
+    from the totals kept with it."""
     if state is None or not state.exists():
         return None
-    return Sample.from_json(read_text(state), str(state))
+    text = read_text(state)
+    sample = Sample.from_json(text, str(state))
+    totals = parse_json(text, state).get(TOTALS)
+    if totals is not None:  # a state from before the totals were kept: they start at 0
+        collector.restore(totals, str(state))
+    return sample
 
 
 def _listen(addr: str) -> tuple[str, int]:
@@ -160,7 +166,8 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 @click.option(
     "--write-config",
     type=OUT_DIR,
-    help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit.",
+    help="Write the Prometheus alerting rules and the Grafana dashboard for these metrics here, and exit "
+    "(give the --interval the monitor samples at, from cron the cron period: no sample in three is down).",
 )
 def monitor(
     plan_path: Path | None,
@@ -185,13 +192,14 @@ def monitor(
 
     say = (lambda line: None) if as_json else click.echo
     if write_config is not None:
-        for path in write(write_config, saturation):
+        for path in write(write_config, saturation, interval):
             say(f"wrote {path}")
         return
     _check_options(once, count, listen)
     plan, plan_path = _plan(plan_path, opensm_conf, say)
     _check_outputs(textfile, state)
-    prev = _saved(state)
+    collector = MonitorCollector()
+    prev = _saved(state, collector)
 
     def warn(line: str) -> None:
         click.echo(line, err=True)
@@ -199,14 +207,13 @@ def monitor(
     # the OpenSM that reads --opensm-conf, found again after a restart (monitor.opensm)
     follow = OsmFollow(opensm_conf, warn) if opensm_conf is not None else None
     osm = follow.osm if follow is not None else None
-    engine = EngineWatch(opensm_conf, osm_log, osm)
+    engine = EngineWatch(opensm_conf, osm_log, osm, warn)
     engine.engine()  # a relative dump_files_dir with no OpenSM to take it from: said before the first sample
     verdict = VerdictWatch(verdict_path, warn=warn)
     verdict.start()  # a file that is not a verdict is bad input, said before the first sample
     env = sim_env(sim_socket)
     # the subnet of the OpenSM that reads --opensm-conf, through its port (else the first)
     at = conf_port(opensm_conf, osm, env) if opensm_conf is not None else None
-    collector = MonitorCollector()
     collector.follows_opensm = follow is not None
     registry = registry_for(collector)
     server = _serve(listen, registry) if listen else None
@@ -245,13 +252,13 @@ def monitor(
             judged = judge(plan, fabric, prev, cur, saturation)
             collector.update(
                 judged,
-                engine.engine(),
+                engine.current(),
                 verdict.verdict(),
                 verdict_unreadable=verdict.unreadable,
                 opensm_pid=follow.osm.pid if follow is not None and follow.osm is not None else None,
             )
             if state is not None:
-                write_atomic(state, cur.to_json())
+                write_atomic(state, cur.to_json({TOTALS: collector.totals_json()}))
             if textfile is not None:
                 write_atomic(textfile, generate_latest(registry))
             if live is not None:
