@@ -154,7 +154,10 @@ static void start_low_turn(struct vlarb *a, uint16_t active, const uint32_t *hea
 	}
 }
 
-int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint32_t *head_bytes)
+/* Inlined into its two callers (sw_try_send, ca_try_send; with LTO): as a call it saved and
+ * restored six registers around every decision, 19 of its 110 instructions. */
+__attribute__((always_inline)) inline int
+vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint32_t *head_bytes)
 {
 	struct vlarb_table *hi = &a->high, *lo = &a->low;
 
