@@ -67,13 +67,18 @@ static int port_arb_init(struct ibs_sim *s, uint32_t g, const uint16_t *row_vls,
 			 size_t errlen)
 {
 	const struct ibs_config *c = &s->cfg;
+	uint16_t reach = port_reach(s, g, row_vls);
+
+	/* input buffer keys, request maps and the per-(port, VL) arrays span the VLs some port
+	 * can send on, not every operational one (dla on Debian's 8 VLs: 2) */
+	while (reach >> s->nvl)
+		s->nvl++;
 
 	if (c->port_arb_high_len[g] + c->port_arb_low_len[g] == 0)
 		return sim_fail(err, errlen, -EINVAL, "port %u: no VLArb table", g);
 	if (vlarb_init(&s->ports[g].arb, c->arb_entries + c->port_arb_high_off[g],
 		       c->port_arb_high_len[g], c->arb_entries + c->port_arb_low_off[g],
-		       c->port_arb_low_len[g], c->port_arb_limit[g], c->accounting,
-		       port_reach(s, g, row_vls)))
+		       c->port_arb_low_len[g], c->port_arb_limit[g], c->accounting, reach))
 		return sim_fail(err, errlen, -EINVAL,
 				"port %u: VLArb table over 64 entries or VL above 14", g);
 	return 0;
@@ -117,8 +122,6 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		if (!(c->port_rate_gbps[g] > 0))
 			return sim_fail(err, errlen, -EINVAL, "port %u: rate must be positive", g);
 		p->nvl = nvl;
-		if (nvl > s->nvl)
-			s->nvl = nvl;
 		p->ps_per_byte = 8000.0 / c->port_rate_gbps[g];
 		for (uint32_t v = 0; v < nvl; v++)
 			p->credits[v] = c->buf_credits;
@@ -141,6 +144,8 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		rc = port_arb_init(s, g, row_vls, err, errlen);
 	}
 	free(row_vls);
+	if (!s->nvl)
+		s->nvl = 1;
 	return rc;
 }
 
