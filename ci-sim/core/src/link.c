@@ -8,8 +8,8 @@ static uint64_t ser_ps(const struct port *p, uint32_t bytes)
 
 /* Send packet pid on VL vl out of gport. The transmission cannot end before
  * earliest_end (the tail must have reached this switch: cut-through). */
-void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
-		   uint64_t earliest_end)
+__attribute__((always_inline)) inline void
+link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end)
 {
 	struct port *p = &s->ports[gport];
 	struct pkt *k = &s->pkts[pid];

@@ -42,6 +42,48 @@ static void run_kicks(struct ibs_sim *s)
 	s->n_kick = 0;
 }
 
+/* The VLs a port can ever send on: what the SL2VL rows it sends by map some SL to, below its
+ * operational VLs (sw_arrive drops the rest; a CA's flows are checked against them). A switch
+ * output is fed by every input's (in, out) row, a CA port by its (0, port) row. Rows out of
+ * range are refused later (setup_nodes, the endpoints' check) and add nothing here. */
+static uint16_t port_reach(const struct ibs_sim *s, uint32_t g, const uint16_t *row_vls)
+{
+	const struct ibs_config *c = &s->cfg;
+	const struct port *p = &s->ports[g];
+	const uint16_t *idx = c->sl2vl_idx + c->node_sl2vl_off[p->node];
+	uint32_t nports = c->node_nports[p->node], ins = c->node_is_switch[p->node] ? nports : 1;
+	uint16_t vls = 0;
+
+	for (uint32_t in = 0; in < ins; in++) {
+		uint16_t r = idx[in * nports + p->num];
+
+		if (r < c->n_sl2vl_rows)
+			vls |= row_vls[r];
+	}
+	return vls & (uint16_t)((1u << p->nvl) - 1);
+}
+
+static int port_arb_init(struct ibs_sim *s, uint32_t g, const uint16_t *row_vls, char *err,
+			 size_t errlen)
+{
+	const struct ibs_config *c = &s->cfg;
+	uint16_t reach = port_reach(s, g, row_vls);
+
+	/* input buffer keys, request maps and the per-(port, VL) arrays span the VLs some port
+	 * can send on, not every operational one (dla on Debian's 8 VLs: 2) */
+	while (reach >> s->nvl)
+		s->nvl++;
+
+	if (c->port_arb_high_len[g] + c->port_arb_low_len[g] == 0)
+		return sim_fail(err, errlen, -EINVAL, "port %u: no VLArb table", g);
+	if (vlarb_init(&s->ports[g].arb, c->arb_entries + c->port_arb_high_off[g],
+		       c->port_arb_high_len[g], c->arb_entries + c->port_arb_low_off[g],
+		       c->port_arb_low_len[g], c->port_arb_limit[g], c->accounting, reach))
+		return sim_fail(err, errlen, -EINVAL,
+				"port %u: VLArb table over 64 entries or VL above 14", g);
+	return 0;
+}
+
 static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 {
 	const struct ibs_config *c = &s->cfg;
@@ -80,27 +122,31 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		if (!(c->port_rate_gbps[g] > 0))
 			return sim_fail(err, errlen, -EINVAL, "port %u: rate must be positive", g);
 		p->nvl = nvl;
-		if (nvl > s->nvl)
-			s->nvl = nvl;
 		p->ps_per_byte = 8000.0 / c->port_rate_gbps[g];
 		for (uint32_t v = 0; v < nvl; v++)
 			p->credits[v] = c->buf_credits;
 	}
-	for (uint32_t g = 0; g < c->n_ports; g++) {
+	uint16_t *row_vls = calloc(c->n_sl2vl_rows ? c->n_sl2vl_rows : 1, sizeof(*row_vls));
+
+	if (!row_vls)
+		return -ENOMEM;
+	for (uint32_t r = 0; r < c->n_sl2vl_rows; r++)
+		for (uint32_t sl = 0; sl < 16; sl++)
+			if (c->sl2vl_rows[r * 16 + sl] < IBS_MAX_VLS)
+				row_vls[r] |= (uint16_t)(1u << c->sl2vl_rows[r * 16 + sl]);
+	int rc = 0;
+	for (uint32_t g = 0; g < c->n_ports && !rc; g++) {
 		struct port *p = &s->ports[g];
 
 		if (p->peer < 0)
 			continue;
 		p->peer_sw = c->node_is_switch[s->ports[p->peer].node] != 0;
-		if (c->port_arb_high_len[g] + c->port_arb_low_len[g] == 0)
-			return sim_fail(err, errlen, -EINVAL, "port %u: no VLArb table", g);
-		if (vlarb_init(&p->arb, c->arb_entries + c->port_arb_high_off[g],
-			       c->port_arb_high_len[g], c->arb_entries + c->port_arb_low_off[g],
-			       c->port_arb_low_len[g], c->port_arb_limit[g], c->accounting))
-			return sim_fail(err, errlen, -EINVAL,
-					"port %u: VLArb table over 64 entries or VL above 14", g);
+		rc = port_arb_init(s, g, row_vls, err, errlen);
 	}
-	return 0;
+	free(row_vls);
+	if (!s->nvl)
+		s->nvl = 1;
+	return rc;
 }
 
 static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)

@@ -124,7 +124,7 @@ struct ibs_sim {
 	void *evq;
 	uint64_t now, next_uid;
 	uint64_t pending; /* events in the queue */
-	uint32_t nvl;	  /* VLs per input buffer key: max op_vls */
+	uint32_t nvl;	  /* VLs per input buffer key: the highest a port can send on, + 1 */
 	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
 	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
 

@@ -39,9 +39,14 @@ struct vlarb {
 };
 
 /* Fails (-EINVAL) on more than 64 entries or a VL above 14, -ENOMEM. vlarb_free() after.
- * The tables may point into *a: an initialised arbiter must not be copied or moved. */
+ * The tables may point into *a: an initialised arbiter must not be copied or moved.
+ * reach: the VLs that can ever be active at this port; entries of other VLs are left out
+ * (Debian's low table names VL1-7, dla's SL2VL uses VL0-1: every low turn scanned six
+ * entries for nothing). The decisions are the same as with them for every active mask
+ * within reach. */
 int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhigh,
-	       const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode);
+	       const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode,
+	       uint16_t reach);
 
 void vlarb_free(struct vlarb *a);
 
@@ -53,7 +58,7 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 /* The packet picked by the last vlarb_decide() was sent. */
 void vlarb_commit(struct vlarb *a, uint32_t bytes);
 
-/* VLs the arbiter can ever send (named in a table). */
+/* VLs the arbiter can ever send (named in a table and within reach). */
 static inline uint16_t vlarb_served(const struct vlarb *a)
 {
 	return a->high.mask | a->low.mask;

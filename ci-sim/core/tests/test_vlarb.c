@@ -30,7 +30,7 @@ static int reinit(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t 
 		  const struct ibs_vlarb_entry *low, uint32_t nlow, uint8_t limit, uint8_t mode)
 {
 	vlarb_free(a);
-	return vlarb_init(a, high, nhigh, low, nlow, limit, mode);
+	return vlarb_init(a, high, nhigh, low, nlow, limit, mode, 0xffff);
 }
 
 /* Saturation: every VL always active, fixed packet size. Returns bytes per VL. */
@@ -162,6 +162,58 @@ static void special_limits(void)
 	vlarb_free(&a);
 }
 
+/* Entries of VLs outside the port's reach are left out, and for every active mask within
+ * reach the arbiter decides as with them: Debian's tables (VL0 high, VL1-7 low, limit 0) on
+ * dla's two VLs, and a low table whose unreachable entries sit between reachable ones. */
+static void reach_same_decisions(void)
+{
+	struct ibs_vlarb_entry deb_hi[8], deb_lo[8],
+		mix_lo[] = {{1, 3}, {5, 9}, {2, 1}, {6, 2}, {1, 1}, {7, 4}, {2, 5}};
+	struct {
+		const struct ibs_vlarb_entry *lo;
+		uint32_t nlo;
+		uint16_t reach;
+		uint8_t kept_lo;
+	} cases[] = {{deb_lo, 8, 0x3, 1}, {mix_lo, 7, 0x7, 4}};
+	uint32_t rnd = 12345;
+
+	for (int v = 0; v < 8; v++) {
+		deb_hi[v] = (struct ibs_vlarb_entry){(uint8_t)v, v == 0 ? 4 : 0};
+		deb_lo[v] = (struct ibs_vlarb_entry){(uint8_t)v, v == 0 ? 0 : 4};
+	}
+	for (uint8_t mode = IBS_ACCT_BYTE; mode <= IBS_ACCT_PACKET; mode++)
+		for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			struct vlarb all = {0}, cut = {0};
+			int same = 1;
+
+			EXPECT(vlarb_init(&all, deb_hi, 8, cases[c].lo, cases[c].nlo, 0, mode,
+					  0xffff) == 0);
+			EXPECT(vlarb_init(&cut, deb_hi, 8, cases[c].lo, cases[c].nlo, 0, mode,
+					  cases[c].reach) == 0);
+			EXPECT(cut.low.n == cases[c].kept_lo && all.low.n > cut.low.n);
+			for (int i = 0; i < 200000 && same; i++) {
+				uint32_t head[IBS_MAX_VLS] = {0};
+
+				rnd = rnd * 1103515245u + 12345u;
+				uint16_t nonempty = (uint16_t)((rnd >> 8) & cases[c].reach);
+				uint16_t active = (uint16_t)(nonempty & (rnd >> 16));
+				for (int v = 0; v < IBS_MAX_VLS; v++)
+					head[v] = (rnd >> 20) & 1 ? 4096
+								  : 64u * (1 + (rnd >> 24) % 64);
+				int a = vlarb_decide(&all, active, nonempty, head);
+				int b = vlarb_decide(&cut, active, nonempty, head);
+				same = a == b;
+				if (a >= 0 && same) {
+					vlarb_commit(&all, head[a]);
+					vlarb_commit(&cut, head[a]);
+				}
+			}
+			EXPECT(same);
+			vlarb_free(&all);
+			vlarb_free(&cut);
+		}
+}
+
 int main(void)
 {
 	struct ibs_vlarb_entry too_many[65];
@@ -175,5 +227,6 @@ int main(void)
 	config_shares();
 	figure2();
 	special_limits();
+	reach_same_decisions();
 	TEST_DONE();
 }
