@@ -171,7 +171,8 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
             ":11: 'S-7cfe900300a5a2c0' port 5 runs 2x wide and 'H-0002c90300001000' port 1 (line 31) 1x/4x: "
             "ibsim finds no width both ends take",
         ),
-        # the patched ibsim's m= (MTUCap, ci-sim/ibsim-patch/0002): 'ibsim cannot parse this net file'
+        # the patched ibsim's m= (MTUCap, ci-sim/ibsim-patch/0002-mtucap-and-neighbor-mtu.patch):
+        # 'ibsim cannot parse this net file'
         (
             "",
             ("oss01 HCA-1", "oss01 platform=x86 HCA-1"),
