@@ -163,8 +163,9 @@ def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
 # ibsim 0.10 (sim_net.c parse_port): on a link line, every '=' after the peer is a link
 # option, named by the nearest letter before it, comments included: w (width), s (speed), e
 # (extended speed), m (MTUCap code, the patched ibsim's:
-# ci-sim/ibsim-patch/0002-mtucap-and-neighbor-mtu.patch), any other letter ignored. A node description in the comment holding "class=io" is read as s=io, which
-# ibsim refuses without saying why.
+# ci-sim/ibsim-patch/0002-mtucap-and-neighbor-mtu.patch), any other letter ignored. A node
+# description in the comment holding "class=io" is read as s=io, which ibsim refuses without
+# saying why.
 _LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed", "m": "patched MTUCap"}
 _OPTION_RANGES = {**_LINK_SETTINGS, "patched MTUCap": (1, 5)}
 _STRTOUL = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
