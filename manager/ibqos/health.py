@@ -12,6 +12,8 @@
   last verified apply (`ibqos.d/readbacks/<version>.fabric.json`); for a run directory, its first
   OpenSM run (the dry run routes the healthy fabric before any --fault);
 - MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`);
+- plugin: read live, the plugin the running OpenSM loaded is this ibqos's release (its record,
+  `dla_record.plugin_mismatch`): after an upgrade the old one runs until OpenSM restarts;
 - SM: read live, a master SM answers `sminfo` out of the port the fabric is read through
   (with none, the tables are the last SM's and nothing keeps them);
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
@@ -60,6 +62,7 @@ class Routing:
     path_sls_note: str | None = None  # why they are not known
     record: DlaRecord | None = None  # of the sweep in force, when dla routes
     no_sm: str | None = None  # read live: the port out of which no SM answered sminfo
+    plugin_mismatch: str | None = None  # read live: the running OpenSM's plugin is another release's
 
 
 @dataclass
@@ -193,6 +196,8 @@ def checks(
                 {"port": routing.no_sm},
             )
         )
+    if routing.plugin_mismatch is not None:
+        out.findings.append(Finding("plugin-version", routing.plugin_mismatch))
     if plan is None:
         out.notes.append("no plan: engine, tables and links not compared (give --plan, --opensm-conf or --service)")
     else:

@@ -6,7 +6,9 @@
  * tables and limits it sent to every port. Written atomically (temporary file, rename) once
  * QoS setup has run (UCAST_ROUTING_DONE), at once on a refusal, and at OpenSM's own
  * HEAVY_SWEEP_START and SUBNET_UP events with the process's sweep counters and PID, which is how
- * `ibqos apply` learns that the sweep it asked for ended (a restart changes the PID).
+ * `ibqos apply` learns that the sweep it asked for ended (a restart changes the PID). The
+ * plugin's version is there because OpenSM keeps the plugin it loaded at start: after a package
+ * upgrade the old one runs until OpenSM restarts, and ibqos refuses to apply through it.
  */
 #include "ibqos_plugin.h"
 #include "ibqos_vlarb.h"
@@ -146,10 +148,11 @@ static void put_record(FILE *f, const struct ibqos_ctx *ctx)
 	const char *tables = sw->tables.path;
 
 	fprintf(f,
-		"{\"schema\": \"ibqos.dla-record/2\", \"osm_pid\": %ld, \"heavy_sweeps\": %u, "
-		"\"subnet_up\": %u, \"state\": \"%s\",\n \"sweep\": %u, \"engine\": ",
-		(long)getpid(), r->heavy_sweeps, r->subnet_up, r->sweeping ? "sweeping" : "up",
-		r->sweep);
+		"{\"schema\": \"ibqos.dla-record/2\", \"plugin_version\": \"%s\",\n"
+		" \"osm_pid\": %ld, \"heavy_sweeps\": %u, \"subnet_up\": %u, \"state\": \"%s\",\n"
+		" \"sweep\": %u, \"engine\": ",
+		IBQOS_VERSION, (long)getpid(), r->heavy_sweeps, r->subnet_up,
+		r->sweeping ? "sweeping" : "up", r->sweep);
 	if (!r->sweep) {
 		/* dla is not in routing_engine (or has not been asked yet): it programmed nothing */
 		fputs("{\"status\": \"unused\"},\n", f);

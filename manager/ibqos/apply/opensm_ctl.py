@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, ProcessError
-from ..fabric.dla_record import RECORD_FILE, own_record, read_record
+from ..fabric.dla_record import RECORD_FILE, own_record, plugin_mismatch, read_record
 from ..inputfile import read_text
 from ..proc import wait_until
 
@@ -78,7 +78,8 @@ def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
     """Refuse, before anything changes, an OpenSM that writes no plugin record: every master's
     first heavy sweep writes one (waited for, up to `timeout`: an OpenSM just restarted).
     Without it a SIGHUP's sweep could never be seen to end, and apply, then its rollback,
-    would each wait out the timeout."""
+    would each wait out the timeout. And one whose plugin is not this ibqos's release
+    (plugin_mismatch: an upgrade OpenSM was not restarted after)."""
     try:
         wait_until(lambda: own_record(dumps, pid) is not None, timeout=timeout, interval=0.1)
     except ProcessError:
@@ -94,6 +95,9 @@ def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
             f"(waited {timeout:g} s): it runs without the plugin (event_plugin_name was set after it "
             f"started: restart it once) or is a STANDBY SM (apply --standby on its host){theirs}"
         ) from None
+    rec = own_record(dumps, pid)
+    if rec is not None and (why := plugin_mismatch(rec)):
+        raise ExternalError(why)
 
 
 def _no_watch() -> None:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .. import __version__
 from ..arbiter import ArbTable
 from ..errors import InputError
 from ..inputfile import MiB, read_text
@@ -80,6 +81,7 @@ class PortRecord(_Model):
 
 class DlaRecord(_Model):
     schema_: Literal["ibqos.dla-record/2"] = Field(alias="schema")
+    plugin_version: str | None = None  # the plugin's release; None: one from before it was recorded
     osm_pid: int  # the OpenSM process that wrote it: a restart starts the counters again
     heavy_sweeps: int  # heavy sweeps this OpenSM started (OSM_EVENT_ID_HEAVY_SWEEP_START)
     subnet_up: int  # sweeps it ended (OSM_EVENT_ID_SUBNET_UP)
@@ -107,6 +109,19 @@ class DlaRecord(_Model):
     def high_limits(self) -> dict[tuple[int, int], int]:
         """(node GUID, port) -> the VLHighLimit the plugin sent."""
         return {(p.guid, p.port): p.table.limit for p in self.ports}
+
+
+def plugin_mismatch(rec: DlaRecord) -> str | None:
+    """Why the plugin OpenSM `rec.osm_pid` runs is not this ibqos's, or None when it is. OpenSM
+    keeps the plugin it loaded at its start: after a package upgrade the old one routes until
+    OpenSM restarts, and what this ibqos renders and verifies is not what it does."""
+    if rec.plugin_version == __version__:
+        return None
+    loaded = rec.plugin_version or "(before the version was recorded)"
+    return (
+        f"the running OpenSM (pid {rec.osm_pid}) has ibqos plugin {loaded} loaded, this ibqos is {__version__}: "
+        "restart OpenSM (e.g. `systemctl restart opensm`) to load the installed plugin"
+    )
 
 
 def read_record(dumps: Path) -> DlaRecord | None:

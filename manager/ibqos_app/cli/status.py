@@ -23,7 +23,7 @@ from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import master_sm, role_of
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
-from ibqos.fabric.dla_record import read_record
+from ibqos.fabric.dla_record import plugin_mismatch, read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
@@ -127,6 +127,7 @@ def status(
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
+    running: int | None = None  # read live: the OpenSM that runs on --opensm-conf
     sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
     if opensm_conf is not None:
         opensm_pid, osm = _target(opensm_conf, pid, pidfile)
@@ -139,6 +140,7 @@ def status(
             # that reads it; its dumps and its log are where it opens them
             osm = osm if opensm_pid is not None else reader(opensm_conf)
             records = dump_dir(opensm_conf, osm, "give --pid, --pidfile or --service")
+            running = osm.pid if osm is not None else opensm_pid
             port = access.port_of(opensm_pid)
             master_line, osm_log, sm_answers = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
         tampered = current_tampered(opensm_conf)
@@ -156,7 +158,7 @@ def status(
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
-    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers)
+    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers, running)
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
@@ -314,10 +316,13 @@ def _routing(
     env: dict[str, str] | None,
     port: LocalPort | None,
     sm_answers: bool | None,
+    running: int | None,
 ) -> Routing:
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL
     (`records`: where the running OpenSM writes dla's record, when --opensm-conf names it);
-    read live, whether an SM answers sminfo (`sm_answers`: already asked, else asked here)."""
+    read live, whether an SM answers sminfo (`sm_answers`: already asked, else asked here), and
+    whether OpenSM `running` has this ibqos's plugin loaded (a record another OpenSM wrote says
+    nothing of it)."""
 
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = records
@@ -333,6 +338,8 @@ def _routing(
     r = Routing(engine, dla_refusal(record, lines) if engine != "dla" else None)
     if engine == "dla":
         r.record = record  # the groups dla routed with (docs/groups.md)
+    if record is not None and record.osm_pid == running:
+        r.plugin_mismatch = plugin_mismatch(record)
     if live:
         if not (sm_answers if sm_answers is not None else master_sm(env, port) is not None):
             r.no_sm = str(port) if port is not None else "libibumad's first port"

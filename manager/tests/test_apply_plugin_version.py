@@ -1,0 +1,109 @@
+"""The plugin a running OpenSM loaded is the installed ibqos's release (docs/sm-hosts.md, "After
+an upgrade"). OpenSM keeps the libibqos.so it loaded at its start, so after a package upgrade
+the old one routes until OpenSM restarts; before, nothing said so, and `apply` rendered and
+verified the new release's files through the old plugin. The record now names the plugin's
+release; `apply` refuses any other before it writes anything (exit 3, one line), `status`
+reports it as finding `plugin-version`.
+
+The records of an older plugin are built as it wrote them: 7cee6fd's put_record (the last
+before `plugin_version`) wrote exactly the keys in OLD_KEYS, the rest as now."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from apply_helpers import (
+    live_sm,  # noqa: F401 (fixture)
+    make_plan_file,
+    managed_texts,
+    run_apply,
+    run_status,
+    state_tree,
+)
+from ibqos.fabric.dla_record import RECORD_FILE
+from ibqos.paths import REPO_ROOT
+
+pytestmark = pytest.mark.fabric
+
+# `git show 7cee6fd:plugin/src/record.c`, put_record: every key it could write
+OLD_KEYS = {
+    "schema",
+    "osm_pid",
+    "heavy_sweeps",
+    "subnet_up",
+    "state",
+    "sweep",
+    "engine",
+    "table_file",
+    "groups",
+    "vls_per_class",
+    "levels",
+    "turns_shifted",
+    "routes",
+    "ports_complete",
+    "ports",
+}
+
+
+def _release() -> str:
+    """The release CMake builds the plugin as, read from project() (not from ibqos)."""
+    m = re.search(r"^project\(ibqos VERSION (\S+)", (REPO_ROOT / "CMakeLists.txt").read_text(), re.M)
+    assert m, "no project(ibqos VERSION …) in CMakeLists.txt"
+    return m.group(1)
+
+
+def _refusal(pid: int, loaded: str) -> str:
+    return (
+        f"the running OpenSM (pid {pid}) has ibqos plugin {loaded} loaded, this ibqos is {_release()}: "
+        "restart OpenSM (e.g. `systemctl restart opensm`) to load the installed plugin"
+    )
+
+
+def _older_records(real: dict) -> list[tuple[str, dict]]:
+    """(the version apply names, the record) as older plugins wrote them for this OpenSM."""
+    before = {k: v for k, v in real.items() if k != "plugin_version"}
+    assert set(before) <= OLD_KEYS and {"osm_pid", "state", "ports"} <= set(before)
+    return [("(before the version was recorded)", before), ("0.0.9", {**before, "plugin_version": "0.0.9"})]
+
+
+def _plant(dumps: Path, record: dict) -> None:
+    tmp = dumps / f"{RECORD_FILE}.planted"
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, dumps / RECORD_FILE)  # as the plugin writes it: never half a file
+
+
+def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_written(ibqos_cli, live_sm, tmp_path):
+    h, sm, _, path_a = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0  # ibqos.d/ with a version
+    real = json.loads((sm.dumps / RECORD_FILE).read_text())
+    state = sm.conf.parent / "ibqos.d"
+    before, texts = state_tree(state), managed_texts(sm)
+    for version, record in _older_records(real):
+        _plant(sm.dumps, record)
+        r = run_apply(ibqos_cli, h, sm, path_a)
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, version)}"], r.stderr
+        assert state_tree(state) == before and managed_texts(sm) == texts
+        # no SIGHUP either: the planted record is still the one in force
+        assert json.loads((sm.dumps / RECORD_FILE).read_text()) == record
+
+
+def test_the_running_plugin_names_its_release_and_status_reports_an_older_one(ibqos_cli, live_sm):
+    h, sm, _, _ = live_sm
+    real = json.loads((sm.dumps / RECORD_FILE).read_text())
+    assert real["plugin_version"] == _release() and real["osm_pid"] == sm.pid
+
+    def plugin_findings() -> tuple[int, list[str]]:
+        r = run_status(ibqos_cli, h, sm, "--live", "--json")
+        found = [f["message"] for f in json.loads(r.stdout)["findings"] if f["kind"] == "plugin-version"]
+        return r.returncode, found
+
+    assert plugin_findings() == (0, [])
+    for version, record in _older_records(real):
+        _plant(sm.dumps, record)
+        assert plugin_findings() == (1, [_refusal(sm.pid, version)])
