@@ -9,6 +9,7 @@ import threading
 
 import pytest
 from ibqos.errors import InputError
+from ibqos.fabric.dla_record import RECORD_FILE, RECORD_TEMP
 from ibqos_sim.harness.fabric import ONCE_SWEEP_INTERVAL_S, Harness, SmOptions
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -69,6 +70,21 @@ def test_every_process_stopped_on_failure(tmp_path, ibsim_fabric):
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_an_opensm_stopped_while_the_plugin_writes_its_record_leaves_no_temp_file(tmp_path, ibsim_fabric):
+    """A clean clone's CI once failed test_signals' 'no half file' on dumps/ibqos-dla.json.tmp: the
+    dry run's OpenSM was stopped between the plugin's write of its record and the rename. That
+    state is made here by hand (the plugin's own window is microseconds wide); stopping the SM
+    leaves the dumps with the record and no temp file."""
+    net = dragonfly(2, 2, 1, 3).write_net(tmp_path / "f.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "r") as h:
+        sm = h.start_sm(engine="dla,minhop", plugin=True)
+        assert sm.record() is not None
+        (sm.dumps / RECORD_TEMP).write_text('{"schema": "ibqos.dla-record/2", "osm_pid": ')
+        sm.stop()
+        assert not sm.alive()
+        assert sorted(p.name for p in sm.dumps.glob("ibqos-dla*")) == [RECORD_FILE]
 
 
 def test_daemon_sm_and_console(tmp_path, ibsim_fabric):

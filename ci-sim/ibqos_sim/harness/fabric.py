@@ -24,7 +24,7 @@ from typing import Any, TypedDict, Unpack
 from ibqos import osmlog, paths
 from ibqos.docfile import write_atomic, write_json
 from ibqos.errors import ExternalError, InputError
-from ibqos.fabric.dla_record import own_record
+from ibqos.fabric.dla_record import RECORD_TEMP, own_record
 from ibqos.fabric.live import ibsim_listening, read_live
 from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, stop_group, wait_until
 from ibqos.templating import render
@@ -209,7 +209,12 @@ class SmDaemon:
         return found[-1]
 
     def stop(self) -> int | None:
-        return self.daemon.stop(grace=10)
+        rc = self.daemon.stop(grace=10)
+        # an OpenSM stopped between the plugin's write of its record and the rename (SIGKILL
+        # after the grace, or an exit while the sweeper writes) leaves the temp file: with no
+        # writer left it is debris in the run directory, which an interrupted run leaves whole
+        (self.dumps / RECORD_TEMP).unlink(missing_ok=True)
+        return rc
 
 
 class AttachedProcess:

@@ -17,6 +17,8 @@ from ..errors import InputError
 from ..inputfile import MiB, read_text
 
 RECORD_FILE = "ibqos-dla.json"
+# plugin/src/record.c writes the record here, then renames it over RECORD_FILE
+RECORD_TEMP = RECORD_FILE + ".tmp"
 OSM_DEFAULT_DUMP_DIR = Path("/var/log")  # OpenSM 3.3.23's dump_files_dir (OSM_DEFAULT_TMP_DIR)
 SCHEMA = "ibqos.dla-record/2"
 
