@@ -369,3 +369,43 @@ def test_the_sampler_decodes_every_counter_as_perfquery_does(tmp_path, ibsim_fab
             assert list(got.vl_wait or ()) == [wait[f"PortVLXmitWait{i}"] for i in range(16)]
             # the extended counters move with every MAD (ibsim counts them): bounded, not equal
             assert got.xmit_data is not None and got.xmit_data <= ext["PortXmitData"]
+
+
+@needs_patched
+def test_a_sub_window_holds_its_reads_when_the_send_returns_after_the_agent_answered(applied, tmp_path):
+    """A sub-window's bounds hold the two reads of the per-SL counters: s_min <= their distance
+    <= s_max. The agent (ibsim) may read its counters and answer before umad_send returns to the
+    reader, which a loaded machine can then keep waiting: the shim returns each PerfMgt send
+    3 ms late. A send time taken after the return lies after the read, and s_max came out
+    short (the clean clone's CI at fa2d57e: 0.500567 s of traffic counted in an s_max of
+    0.500558 s). Every switch port sends to its CA at 2e8 words/s, so the words counted between
+    the reads time them to 5 ns."""
+    from ibqos import paths
+    from ibqos.fabric.live import sample_live
+    from ibqos.monitor.counters import Sample
+
+    h, _sm, plan = applied
+    fabric = h.read_back(save=False)
+    low = min(plan.classes, key=lambda c: c.bandwidth.target)
+    other = next(c for c in plan.classes if c is not low)
+    rates = {low.sls[0]: 60_000_000, other.sls[0]: 140_000_000}
+    loaded = []
+    for ca in fabric.nodes.values():
+        if ca.kind == "ca" and not ca.desc.startswith(_sm_desc(h)) and ca.ports[1].remote:
+            sw_guid, sw_port = ca.ports[1].remote
+            loaded.append((sw_guid, sw_port))
+            sw = fabric.nodes[sw_guid].desc
+            load(h, tmp_path, f"rates-{len(loaded)}", sl_lines(sw, sw_port, "PortXmitDataSLRate", rates))
+    assert len(loaded) >= 4
+    shim = paths.built("manager/readback/libibqos_late_send_return.so")
+    env = dict(h.env, LD_PRELOAD=f"{shim}:{h.env['LD_PRELOAD']}")
+    _, text = sample_live(env, window=0.5)
+    ports = Sample.from_json(text).ports
+    for key in loaded:
+        first, w = ports[key].per_sl_xmit, ports[key].xmit_window
+        assert first is not None and w is not None
+        words = sum((b - a) % 2**32 for a, b in zip(first, w.values, strict=True))
+        counted_s = words / 200_000_000
+        # each SL's count is whole words of its rate (its fraction carried); bounds to the ns
+        slack = 2 / 200_000_000 + 2e-9
+        assert w.s_min - slack <= counted_s <= w.s_max + slack, (key, counted_s, w)

@@ -179,11 +179,15 @@ static int send_slot(struct mad_pipe *mp, int s)
 	memset(mp->sbuf, 0, umad_size() + IB_MAD_SIZE);
 	if (mad_build_pkt(mp->sbuf, &rpc, &dport, NULL, pma ? data : NULL) < 0)
 		return -EINVAL;
+	/* Read before the send: the agent may answer (and read its counters) before umad_send
+	 * returns to us, and a PMA sub-window's bounds need a time no later than that read. */
+	double sent_ms = mp_now_ms();
+
 	if (umad_send(mp->fd, pma ? mp->pma_agent : mp->agent, mp->sbuf, IB_MAD_SIZE,
 		      mp->timeout_ms, 0) < 0)
 		return -EIO;
 	slot->tries++;
-	slot->sent_ms = mp_now_ms();
+	slot->sent_ms = sent_ms;
 	slot->deadline = slot->sent_ms + mp->timeout_ms;
 	mp->sent++;
 	if (mp->rate) {

@@ -192,7 +192,7 @@ static void write_window(FILE *out, const char *key, const struct pma_port *p, i
 	double a0 = p->sent_ms[first], a1 = p->answered_ms[first];
 	double b0 = p->sent_ms[end], b1 = p->answered_ms[end];
 
-	fprintf(out, ", \"%s\": {\"s\": %.6f, \"s_min\": %.6f, \"s_max\": %.6f", key,
+	fprintf(out, ", \"%s\": {\"s\": %.9f, \"s_min\": %.9f, \"s_max\": %.9f", key,
 		(b0 + b1 - a0 - a1) / 2e3, (b0 - a1) / 1e3, (b1 - a0) / 1e3);
 	write_u32s(out, "values", v);
 	fputc('}', out);
