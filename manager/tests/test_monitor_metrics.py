@@ -50,7 +50,8 @@ def exposition() -> str:
     c = MonitorCollector()
     c.follows_opensm = True
     verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
-    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla", verdict, opensm_pid=4242)
+    judged = Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"])
+    c.update(judged, "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True))
     return generate_latest(registry_for(c)).decode()
 
 
@@ -226,6 +227,39 @@ tests:
 def test_promtool_fires_the_unreadable_verdict_alert_at_once(config):
     texts = {"summary": ("IbqosCreditLoopVerdictUnreadable", "summary")}
     promtool_test(config, "unreadable.test.yml", UNREADABLE_TEST, texts)
+
+
+PLUGIN_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m   # upgraded at 2m, OpenSM restarted at 20m
+    input_series:
+      - series: 'ibqos_plugin_version_mismatch{loaded="0.1.0",installed="0.1.0",instance="h:9687",job="ibqos"}'
+        values: '0 0 _x18 _x10'
+      - series: 'ibqos_plugin_version_mismatch{loaded="0.1.0",installed="0.1.1",instance="h:9687",job="ibqos"}'
+        values: '_ _ 1x18 _x10'
+      - series: 'ibqos_plugin_version_mismatch{loaded="0.1.1",installed="0.1.1",instance="h:9687",job="ibqos"}'
+        values: '_x20 0x10'
+    alert_rule_test:
+      - eval_time: 8m   # a restart planned with the upgrade has the hold to happen
+        alertname: IbqosPluginVersionMismatch
+        exp_alerts: []
+      - eval_time: 15m
+        alertname: IbqosPluginVersionMismatch
+        exp_alerts:
+          - exp_labels: {severity: warning, loaded: "0.1.0", installed: "0.1.1", instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: "OpenSM runs ibqos plugin 0.1.0, ibqos 0.1.1 is installed: restart it"
+              description: {description}
+      - eval_time: 28m
+        alertname: IbqosPluginVersionMismatch
+        exp_alerts: []
+"""
+)
+
+
+def test_promtool_fires_the_plugin_version_alert_after_the_hold_and_not_after_the_restart(config):
+    texts = {"description": ("IbqosPluginVersionMismatch", "description")}
+    promtool_test(config, "plugin.test.yml", PLUGIN_TEST, texts)
 
 
 ESTIMATE_TEST = """

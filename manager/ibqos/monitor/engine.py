@@ -72,6 +72,7 @@ class EngineWatch:
         self._logged: str | None = None  # the log's last configured engine
         self._record_stamp: Stamp | None = None
         self._record: DlaRecord | None = None
+        self._record_said = SaidOnce(warn or (lambda line: None))
 
     def follow(self, osm: OsmProcess) -> None:
         """Another OpenSM reads the conf now (a restart, monitor.opensm): dla's record is looked
@@ -88,6 +89,20 @@ class EngineWatch:
             return None
         self._said(None)
         return found
+
+    def own_record(self, pid: int | None) -> DlaRecord | None:
+        """dla's record when OpenSM `pid` (the one followed) wrote it: the plugin it loaded
+        (health.plugin_finding). Read again only when it changed, as for the engine; one that
+        cannot be read is no record, said once."""
+        if pid is None:
+            return None
+        try:
+            rec = self._routed()
+        except (InputError, OSError) as e:
+            self._record_said(e)
+            return None
+        self._record_said(None)
+        return rec if rec is not None and rec.osm_pid == pid else None
 
     def engine(self) -> str | None:
         """The engine in force; a file that cannot be read raises its InputError (at start: exit 2)."""

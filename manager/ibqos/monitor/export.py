@@ -21,6 +21,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from .. import __version__
 from ..docfile import write_atomic
 from ..errors import InputError
 from ..templating import render
@@ -46,6 +47,9 @@ class MonitorCollector(Collector):
         self.verdict_unreadable = False
         self.follows_opensm = False  # --opensm-conf: whether an OpenSM reads it is exported
         self.opensm_pid: int | None = None
+        # the followed OpenSM's plugin, from its own record: (its release, None before it was
+        # recorded; whether that is not this ibqos's, health.plugin_finding); None: no record of it
+        self.plugin: tuple[str | None, bool] | None = None
         # the HTTP server's threads scrape while the sampling thread updates: a scrape sees one
         # whole interval, never the new links with the old totals or a dict growing under it
         self._lock = threading.Lock()
@@ -58,8 +62,10 @@ class MonitorCollector(Collector):
         *,
         verdict_unreadable: bool = False,
         opensm_pid: int | None = None,
+        plugin: tuple[str | None, bool] | None = None,
     ) -> None:
         with self._lock:
+            self.plugin = plugin
             self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
 
     def _update(
@@ -191,6 +197,15 @@ class MonitorCollector(Collector):
             )
             running.add_metric([], 0.0 if self.opensm_pid is None else 1.0)
             yield running
+        if self.plugin is not None:
+            loaded, mismatch = self.plugin
+            plugin = GaugeMetricFamily(
+                "ibqos_plugin_version_mismatch",
+                "1: the OpenSM followed runs another release's ibqos plugin than this ibqos (restart it); 0: the same",
+                labels=["loaded", "installed"],
+            )
+            plugin.add_metric([loaded or "unrecorded", __version__], 1.0 if mismatch else 0.0)
+            yield plugin
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
         yield from self._credit_loop()
