@@ -338,19 +338,24 @@ def test_two_nodes_with_one_description_are_two_series_with_their_own_totals():
     assert len(samples) == len(set(samples)), "a label set exported twice"
 
 
-def test_a_port_gone_since_the_last_interval_exports_no_series_and_resumes_its_total():
+def test_a_port_gone_since_the_last_interval_exports_no_series_keeps_no_total_and_starts_again_from_0():
     """A switch-to-switch link down cuts half the fabric off from the SM: those ports are not
     measured. Their counters stayed exported at the last total (rate 0: idle, not gone) for as
-    long as the monitor ran; now they vanish, and come back from the total they had."""
+    long as the monitor ran; then they vanished but their totals stayed in memory (and --state)
+    forever, one more for every port a fabric with churn ever had. Now both go, and a port
+    measured again counts from 0 (a counter reset to Prometheus)."""
     c = MonitorCollector()
     c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 1000, "ca2")], [], []))
     c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
     gone = {k: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
     assert gone == {}
+    kept = c.totals_json()
+    assert [p[0] for p in kept["port_bytes"]] == ["0x0000000000000031"]
+    assert {p[0] for p in kept["class_bytes"] + kept["vl_xmit_wait"]} == {"0x0000000000000031"}
     c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 500, "ca2")], [], []))
     back = {k[0]: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
-    assert back["ibqos_port_bytes_total"] == 1500 and back["ibqos_class_bytes_total"] == 1500
-    assert back["ibqos_vl_xmit_wait_ticks_total"] == 1
+    assert back["ibqos_port_bytes_total"] == 500 and back["ibqos_class_bytes_total"] == 500
+    assert back["ibqos_vl_xmit_wait_ticks_total"] == 0
 
 
 def test_a_scrape_during_an_update_sees_one_whole_interval(monkeypatch):
