@@ -13,7 +13,8 @@
   OpenSM run (the dry run routes the healthy fabric before any --fault);
 - MTU: every linked port's active MTU at least the plan's (`conformance.mtu_findings`);
 - plugin: read live, the plugin the running OpenSM loaded is this ibqos's release (its record,
-  `dla_record.plugin_mismatch`): after an upgrade the old one runs until OpenSM restarts;
+  `plugin_finding`, which `ibqos monitor` raises too): after an upgrade the old one runs until
+  OpenSM restarts;
 - SM: read live, a master SM answers `sminfo` out of the port the fabric is read through
   (with none, the tables are the last SM's and nothing keeps them);
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import osmlog
+from .apply.service import restart_hint
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -37,6 +39,7 @@ from .conformance import (
     mtu_unread,
     shortfall_text,
 )
+from .fabric.dla_record import plugin_mismatch
 from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
 from .findings import Finding
@@ -62,7 +65,7 @@ class Routing:
     path_sls_note: str | None = None  # why they are not known
     record: DlaRecord | None = None  # of the sweep in force, when dla routes
     no_sm: str | None = None  # read live: the port out of which no SM answered sminfo
-    plugin_mismatch: str | None = None  # read live: the running OpenSM's plugin is another release's
+    plugin: Finding | None = None  # read live: the running OpenSM's plugin is another release's (plugin_finding)
 
 
 @dataclass
@@ -196,8 +199,8 @@ def checks(
                 {"port": routing.no_sm},
             )
         )
-    if routing.plugin_mismatch is not None:
-        out.findings.append(Finding("plugin-version", routing.plugin_mismatch))
+    if routing.plugin is not None:
+        out.findings.append(routing.plugin)
     if plan is None:
         out.notes.append("no plan: engine, tables and links not compared (give --plan, --opensm-conf or --service)")
     else:
@@ -229,6 +232,17 @@ def checks(
             short = shortfall_text(below, plan.fabric.data_vls)
             out.findings.append(Finding("data-vls", short, {"ports": below}))
     return out
+
+
+def plugin_finding(record: DlaRecord | None, running: int | None, unit: str | None = None) -> Finding | None:
+    """`plugin-version` when OpenSM `running` wrote `record` with another release's plugin
+    loaded (dla_record.plugin_mismatch), naming how to restart it (its unit: `unit`, --service's,
+    else the one it runs in). A record another OpenSM wrote says nothing of `running`'s plugin.
+    `ibqos status --live` and `ibqos monitor` both raise it here."""
+    if record is None or running is None or record.osm_pid != running:
+        return None
+    why = plugin_mismatch(record, restart_hint(running, unit))
+    return Finding("plugin-version", why) if why else None
 
 
 def dla_refusal(record: DlaRecord | None, lines: list[LogLine]) -> str | None:

@@ -18,11 +18,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ibqos import osmconf
 from ibqos.apply.opensm_ctl import heavy_sweep
-from ibqos.fabric.dla_record import record_dir
+from ibqos.fabric.dla_record import RECORD_FILE, record_dir
 from tree_snapshot import changes, snapshot
 
 UNIT = Path("/lib/systemd/system/opensm@.service")
@@ -61,6 +63,23 @@ def qos_state(log: Path, mark: int) -> dict:
     OpenSM logged after byte `mark` of its log."""
     text = log.read_bytes()[mark:].decode(errors="replace")
     return {"qos": os.path.lexists(QOS), "err_ac": [ln for ln in text.splitlines() if "ERR AC" in ln]}
+
+
+@contextmanager
+def old_plugin(record: Path) -> Iterator[None]:
+    """The record as a plugin of release 0.0.9 writes it (an upgrade OpenSM was not restarted
+    after), put in place as the plugin writes it (a rename); the real one back afterwards."""
+    real = record.read_text()
+
+    def plant(text: str) -> None:
+        (record.parent / "planted").write_text(text)
+        os.replace(record.parent / "planted", record)
+
+    plant(json.dumps({**json.loads(real), "plugin_version": "0.0.9"}))
+    try:
+        yield
+    finally:
+        plant(real)
 
 
 def main() -> None:
@@ -151,6 +170,14 @@ def main() -> None:
         heavy_sweep(sm.pid, record_dir(osmconf.options(conf), sm.pid))  # the next heavy sweep after it
         out["after_failed_first_apply"] = qos_state(log, mark)
         step("apply", "apply", plan_a, "--service", f"opensm@{guid}", "--sim-socket", sock)
+        # the plugin of an older release still loaded (an upgrade without a restart): the
+        # refusal and status's finding name the unit given, the one to restart
+        with old_plugin(record_dir(osmconf.options(conf), sm.pid) / RECORD_FILE):
+            for name, args in (
+                ("apply_same_old_plugin", ("apply", plan_a, *unit, "--sim-socket", sock)),
+                ("status_old_plugin", ("status", "--live", *unit, "--sim-socket", sock, "--json")),
+            ):
+                step(name, *args)
         step("apply_bad", "apply", plan_bad, "--service", f"opensm@{guid}", "--sim-socket", sock)
         dry("dry_store_same_plan", "apply", plan_a, *unit, "--sim-socket", sock)
         dry("dry_store_other_plan", "apply", plan_bad, *unit, "--keep", "1", "--allow-pkey-removal", "--accept-edits")

@@ -110,6 +110,23 @@ def test_after_the_restart_apply_succeeds_end_to_end(scenario):
     assert not scenario["default_log_exists"]  # it watched the unit's log, not this one
 
 
+def test_an_older_plugin_is_refused_naming_the_unit_given(scenario):
+    """The plugin of another release loaded (planted record): apply of the deployed plan (it said
+    'no change') and status name `systemctl restart` of the --service unit, not a bare
+    `opensm.service`, which is none of Debian's per-port units."""
+    from ibqos import __version__
+
+    line = (
+        f"the running OpenSM (pid {scenario['pid_2']}) has ibqos plugin 0.0.9 loaded, this ibqos is {__version__}: "
+        f"restart it to load the installed plugin: 'systemctl restart opensm@{scenario['guid']}.service'"
+    )
+    s = scenario["steps"]["apply_same_old_plugin"]
+    assert (s["rc"], s["stderr"].splitlines()) == (3, [f"ibqos: error: {line}"]), s["stdout"] + s["stderr"]
+    st = scenario["steps"]["status_old_plugin"]
+    found = [f["message"] for f in json.loads(st["stdout"])["findings"] if f["kind"] == "plugin-version"]
+    assert (st["rc"], found) == (1, [line]), st["stderr"]
+
+
 def test_an_opensm_error_in_the_sweep_rolls_back(scenario):
     s = scenario["steps"]["apply_bad"]
     assert s["rc"] == 1 and "ERR AC14" in s["stderr"] and "rolled back" in s["stderr"], s["stderr"]

@@ -13,6 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -56,11 +60,47 @@ def _release() -> str:
     return m.group(1)
 
 
-def _refusal(pid: int, loaded: str) -> str:
+def _refusal(pid: int, loaded: str, unit: str | None = None) -> str:
+    """The line, naming how to restart this OpenSM: its unit, else its own command line (read
+    from the process): a bare `systemctl restart opensm` restarts no per-port unit."""
+    if unit:
+        restart = f"'systemctl restart {unit}'"
+    else:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+        restart = f"stop pid {pid} (it runs in no systemd unit) and start it again: {shlex.join(argv)}"
     return (
         f"the running OpenSM (pid {pid}) has ibqos plugin {loaded} loaded, this ibqos is {_release()}: "
-        "restart OpenSM (e.g. `systemctl restart opensm`) to load the installed plugin"
+        f"restart it to load the installed plugin: {restart}"
     )
+
+
+def _unified() -> Path | None:
+    """The cgroup v2 hierarchy, where systemd puts each unit's processes (hybrid: unified/)."""
+    for d in (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup")):
+        if (d / "cgroup.procs").is_file() and os.access(d, os.W_OK):
+            return d
+    return None
+
+
+@contextmanager
+def _in_cgroup(pid: int, leaf: str) -> Iterator[None]:
+    """OpenSM `pid` moved into cgroup `…/LEAF`, as systemd runs a unit's process (a .service)
+    or a login session's (a .scope); back where it was afterwards."""
+    root = _unified()
+    if root is None:
+        pytest.skip("no writable cgroup v2 hierarchy to place OpenSM in")
+    was = next(
+        ln.split(":", 2)[2] for ln in Path(f"/proc/{pid}/cgroup").read_text().splitlines() if ln.startswith("0::")
+    )
+    top = root / f"ibqos-test-{uuid.uuid4().hex[:8]}.slice"
+    (top / leaf).mkdir(parents=True)
+    try:
+        (top / leaf / "cgroup.procs").write_text(str(pid))
+        yield
+    finally:
+        (root / was.lstrip("/") / "cgroup.procs").write_text(str(pid))
+        (top / leaf).rmdir()
+        top.rmdir()
 
 
 def _older_records(real: dict) -> list[tuple[str, dict]]:
@@ -76,21 +116,51 @@ def _plant(dumps: Path, record: dict) -> None:
     os.replace(tmp, dumps / RECORD_FILE)  # as the plugin writes it: never half a file
 
 
-def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_written(ibqos_cli, live_sm, tmp_path):
+@pytest.mark.parametrize("again", ["another plan", "the deployed plan"])
+def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_written(
+    ibqos_cli, live_sm, tmp_path, again
+):
+    """Another plan, and the plan already deployed: that one ended early, 'no change' (exit 0),
+    without looking at the plugin, so a restart owed after an upgrade passed as verified."""
     h, sm, _, path_a = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 60)
     assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0  # ibqos.d/ with a version
+    target = path_b if again == "the deployed plan" else path_a
     real = json.loads((sm.dumps / RECORD_FILE).read_text())
     state = sm.conf.parent / "ibqos.d"
     before, texts = state_tree(state), managed_texts(sm)
     for version, record in _older_records(real):
         _plant(sm.dumps, record)
-        r = run_apply(ibqos_cli, h, sm, path_a)
+        r = run_apply(ibqos_cli, h, sm, target)
         assert r.returncode == 3, r.stdout + r.stderr
         assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, version)}"], r.stderr
+        assert "no change" not in r.stdout
         assert state_tree(state) == before and managed_texts(sm) == texts
         # no SIGHUP either: the planted record is still the one in force
         assert json.loads((sm.dumps / RECORD_FILE).read_text()) == record
+    if target == path_b:
+        _plant(sm.dumps, real)
+        r = run_apply(ibqos_cli, h, sm, path_b)  # the plugin this ibqos's: no change, as before
+        assert r.returncode == 0 and "no change" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("leaf", ["opensm@0x0002c903000a1234.service", "session-7.scope"])
+def test_the_refusal_names_the_unit_opensm_runs_in_else_its_command_line(ibqos_cli, live_sm, tmp_path, leaf):
+    """It said 'restart OpenSM (e.g. `systemctl restart opensm`)' whatever ran it: on a host with
+    one OpenSM per port (opensm@GUID.service) that unit restarts none of them. The OpenSM is
+    placed in the cgroup systemd gives a unit's process (a .service) or a login session's (a
+    .scope: no unit to name, so its command line)."""
+    h, sm, _, path_a = live_sm
+    real = json.loads((sm.dumps / RECORD_FILE).read_text())
+    unit = leaf if leaf.endswith(".service") else None
+    _plant(sm.dumps, _older_records(real)[1][1])
+    with _in_cgroup(sm.pid, leaf):
+        r = run_apply(ibqos_cli, h, sm, path_a)
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, '0.0.9', unit)}"], r.stderr
+        st = run_status(ibqos_cli, h, sm, "--live", "--json")
+        found = [f["message"] for f in json.loads(st.stdout)["findings"] if f["kind"] == "plugin-version"]
+        assert (st.returncode, found) == (1, [_refusal(sm.pid, "0.0.9", unit)])
 
 
 def test_the_running_plugin_names_its_release_and_status_reports_an_older_one(ibqos_cli, live_sm):

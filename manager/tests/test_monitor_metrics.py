@@ -50,7 +50,8 @@ def exposition() -> str:
     c = MonitorCollector()
     c.follows_opensm = True
     verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
-    c.update(Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"]), "dla", verdict, opensm_pid=4242)
+    judged = Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"])
+    c.update(judged, "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True))
     return generate_latest(registry_for(c)).decode()
 
 
@@ -228,6 +229,39 @@ def test_promtool_fires_the_unreadable_verdict_alert_at_once(config):
     promtool_test(config, "unreadable.test.yml", UNREADABLE_TEST, texts)
 
 
+PLUGIN_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m   # upgraded at 2m, OpenSM restarted at 20m
+    input_series:
+      - series: 'ibqos_plugin_version_mismatch{loaded="0.1.0",installed="0.1.0",instance="h:9687",job="ibqos"}'
+        values: '0 0 _x18 _x10'
+      - series: 'ibqos_plugin_version_mismatch{loaded="0.1.0",installed="0.1.1",instance="h:9687",job="ibqos"}'
+        values: '_ _ 1x18 _x10'
+      - series: 'ibqos_plugin_version_mismatch{loaded="0.1.1",installed="0.1.1",instance="h:9687",job="ibqos"}'
+        values: '_x20 0x10'
+    alert_rule_test:
+      - eval_time: 8m   # a restart planned with the upgrade has the hold to happen
+        alertname: IbqosPluginVersionMismatch
+        exp_alerts: []
+      - eval_time: 15m
+        alertname: IbqosPluginVersionMismatch
+        exp_alerts:
+          - exp_labels: {severity: warning, loaded: "0.1.0", installed: "0.1.1", instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: "OpenSM runs ibqos plugin 0.1.0, ibqos 0.1.1 is installed: restart it"
+              description: {description}
+      - eval_time: 28m
+        alertname: IbqosPluginVersionMismatch
+        exp_alerts: []
+"""
+)
+
+
+def test_promtool_fires_the_plugin_version_alert_after_the_hold_and_not_after_the_restart(config):
+    texts = {"description": ("IbqosPluginVersionMismatch", "description")}
+    promtool_test(config, "plugin.test.yml", PLUGIN_TEST, texts)
+
+
 ESTIMATE_TEST = """
 rule_files: []
 evaluation_interval: 1m
@@ -304,19 +338,24 @@ def test_two_nodes_with_one_description_are_two_series_with_their_own_totals():
     assert len(samples) == len(set(samples)), "a label set exported twice"
 
 
-def test_a_port_gone_since_the_last_interval_exports_no_series_and_resumes_its_total():
+def test_a_port_gone_since_the_last_interval_exports_no_series_keeps_no_total_and_starts_again_from_0():
     """A switch-to-switch link down cuts half the fabric off from the SM: those ports are not
     measured. Their counters stayed exported at the last total (rate 0: idle, not gone) for as
-    long as the monitor ran; now they vanish, and come back from the total they had."""
+    long as the monitor ran; then they vanished but their totals stayed in memory (and --state)
+    forever, one more for every port a fabric with churn ever had. Now both go, and a port
+    measured again counts from 0 (a counter reset to Prometheus)."""
     c = MonitorCollector()
     c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 1000, "ca2")], [], []))
     c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
     gone = {k: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
     assert gone == {}
+    kept = c.totals_json()
+    assert [p[0] for p in kept["port_bytes"]] == ["0x0000000000000031"]
+    assert {p[0] for p in kept["class_bytes"] + kept["vl_xmit_wait"]} == {"0x0000000000000031"}
     c.update(Judged(10.0, [_port(0x31, 4000), _port(0x32, 500, "ca2")], [], []))
     back = {k[0]: v for k, v in _values(c).items() if ("node", "ca2") in k[1]}
-    assert back["ibqos_port_bytes_total"] == 1500 and back["ibqos_class_bytes_total"] == 1500
-    assert back["ibqos_vl_xmit_wait_ticks_total"] == 1
+    assert back["ibqos_port_bytes_total"] == 500 and back["ibqos_class_bytes_total"] == 500
+    assert back["ibqos_vl_xmit_wait_ticks_total"] == 0
 
 
 def test_a_scrape_during_an_update_sees_one_whole_interval(monkeypatch):

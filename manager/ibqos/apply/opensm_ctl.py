@@ -27,7 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, ProcessError
-from ..fabric.dla_record import RECORD_FILE, own_record, plugin_mismatch, read_record
+from ..fabric.dla_record import RECORD_FILE, own_record, read_record
+from ..health import plugin_finding
 from ..inputfile import read_text
 from ..proc import wait_until
 
@@ -74,12 +75,12 @@ def plugin_loaded(opts: dict[str, str]) -> bool:
     return "ibqos" in plugin_names(opts.get("event_plugin_name", ""))
 
 
-def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
+def require_record(pid: int, dumps: Path, timeout: float = 120, unit: str | None = None) -> None:
     """Refuse, before anything changes, an OpenSM that writes no plugin record: every master's
     first heavy sweep writes one (waited for, up to `timeout`: an OpenSM just restarted).
     Without it a SIGHUP's sweep could never be seen to end, and apply, then its rollback,
     would each wait out the timeout. And one whose plugin is not this ibqos's release
-    (plugin_mismatch: an upgrade OpenSM was not restarted after)."""
+    (require_plugin; `unit`: --service's)."""
     try:
         wait_until(lambda: own_record(dumps, pid) is not None, timeout=timeout, interval=0.1)
     except ProcessError:
@@ -95,9 +96,16 @@ def require_record(pid: int, dumps: Path, timeout: float = 120) -> None:
             f"(waited {timeout:g} s): it runs without the plugin (event_plugin_name was set after it "
             f"started: restart it once) or is a STANDBY SM (apply --standby on its host){theirs}"
         ) from None
-    rec = own_record(dumps, pid)
-    if rec is not None and (why := plugin_mismatch(rec)):
-        raise ExternalError(why)
+    require_plugin(pid, dumps, unit)
+
+
+def require_plugin(pid: int, dumps: Path, unit: str | None = None) -> None:
+    """Refuse OpenSM `pid` when the record it wrote names another release's plugin (an upgrade
+    it was not restarted after): status's finding `plugin-version` (health.plugin_finding), which
+    says how to restart it. An OpenSM that wrote none since it started is not judged here
+    (require_record waits for one)."""
+    if found := plugin_finding(read_record(dumps), pid, unit):
+        raise ExternalError(found.message)
 
 
 def _no_watch() -> None:

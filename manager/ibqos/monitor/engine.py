@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from .. import osmlog
 from ..apply.osm_process import OsmProcess, dump_dir
@@ -21,6 +22,7 @@ from ..fabric.dla_record import RECORD_FILE, DlaRecord, read_record
 from ..health import engine_of
 
 Stamp = tuple[int, int, int, int]
+T = TypeVar("T")
 
 
 def stamp(path: Path) -> Stamp | None:
@@ -53,6 +55,16 @@ class SaidOnce:
             self._warn(line)
         self._last = line
 
+    def attempt(self, read: Callable[[], T]) -> T | None:
+        """read(), or None when a file's error stops it (said as above)."""
+        try:
+            found = read()
+        except (InputError, OSError) as e:
+            self(e)
+            return None
+        self(None)
+        return found
+
 
 class EngineWatch:
     def __init__(
@@ -72,6 +84,7 @@ class EngineWatch:
         self._logged: str | None = None  # the log's last configured engine
         self._record_stamp: Stamp | None = None
         self._record: DlaRecord | None = None
+        self._record_said = SaidOnce(warn or (lambda line: None))
 
     def follow(self, osm: OsmProcess) -> None:
         """Another OpenSM reads the conf now (a restart, monitor.opensm): dla's record is looked
@@ -81,13 +94,14 @@ class EngineWatch:
     def current(self) -> str | None:
         """engine() during a run: a file it cannot read (the log, the conf, dla's record) names
         no engine, not the last one it read, and is said once (SaidOnce)."""
-        try:
-            found = self.engine()
-        except (InputError, OSError) as e:
-            self._said(e)
-            return None
-        self._said(None)
-        return found
+        return self._said.attempt(self.engine)
+
+    def own_record(self, pid: int | None) -> DlaRecord | None:
+        """dla's record when OpenSM `pid` (the one followed) wrote it: the plugin it loaded
+        (health.plugin_finding). Read again only when it changed, as for the engine; one that
+        cannot be read is no record, said once."""
+        rec = self._record_said.attempt(self._routed) if pid is not None else None
+        return rec if rec is not None and rec.osm_pid == pid else None
 
     def engine(self) -> str | None:
         """The engine in force; a file that cannot be read raises its InputError (at start: exit 2)."""

@@ -16,11 +16,12 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from .. import __version__
 from ..docfile import write_atomic
 from ..errors import InputError
 from ..templating import render
@@ -46,6 +47,9 @@ class MonitorCollector(Collector):
         self.verdict_unreadable = False
         self.follows_opensm = False  # --opensm-conf: whether an OpenSM reads it is exported
         self.opensm_pid: int | None = None
+        # the followed OpenSM's plugin, from its own record: (its release, None before it was
+        # recorded; whether that is not this ibqos's, health.plugin_finding); None: no record of it
+        self.plugin: tuple[str | None, bool] | None = None
         # the HTTP server's threads scrape while the sampling thread updates: a scrape sees one
         # whole interval, never the new links with the old totals or a dict growing under it
         self._lock = threading.Lock()
@@ -58,8 +62,10 @@ class MonitorCollector(Collector):
         *,
         verdict_unreadable: bool = False,
         opensm_pid: int | None = None,
+        plugin: tuple[str | None, bool] | None = None,
     ) -> None:
         with self._lock:
+            self.plugin = plugin
             self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
 
     def _update(
@@ -82,8 +88,16 @@ class MonitorCollector(Collector):
                 self.port_total[(link.guid, link.port)] += link.sent_bytes
             for c in link.classes if link.over == "interval" else ():
                 self.bytes_total[(link.guid, link.port, c.name)] += c.bytes
-            for vl, ticks in link.vl_wait.items():
+            for vl, ticks in link.vl_wait.items():  # every VL the port runs: 0 from the first interval
                 self.wait_total[(link.guid, link.port, vl)] += ticks
+        # a port gone for this interval (its link down, its switch cut off or removed) exports
+        # nothing, and its totals go: kept, they grew the memory and --state with every port a
+        # fabric with churn ever had. Measured again, its counters start from 0, which Prometheus
+        # takes as a counter reset (rate and increase count on from it)
+        here = {(link.guid, link.port) for link in judged.links}
+        self.port_total = _of_ports(self.port_total, here)
+        self.bytes_total = _of_ports(self.bytes_total, here)
+        self.wait_total = _of_ports(self.wait_total, here)
 
     def totals_json(self) -> dict[str, Any]:
         """What the `_total` counters have counted, for --state: a run from cron (--once) goes
@@ -138,8 +152,7 @@ class MonitorCollector(Collector):
         )
         j = self.judged
         # the ports of the last interval, and their labels: a port gone since (its link down,
-        # its switch cut off) exports no series, not its old total as if it sent nothing now;
-        # its total is kept, and goes on from there when it is measured again
+        # its switch cut off) exports no series, not its old total as if it sent nothing now
         here: dict[tuple[int, int], list[str]] = {}
         for link in j.links if j else ():
             ids = here[(link.guid, link.port)] = [link.node, f"0x{link.guid:016x}", str(link.port)]
@@ -191,6 +204,15 @@ class MonitorCollector(Collector):
             )
             running.add_metric([], 0.0 if self.opensm_pid is None else 1.0)
             yield running
+        if self.plugin is not None:
+            loaded, mismatch = self.plugin
+            plugin = GaugeMetricFamily(
+                "ibqos_plugin_version_mismatch",
+                "1: the OpenSM followed runs another release's ibqos plugin than this ibqos (restart it); 0: the same",
+                labels=["loaded", "installed"],
+            )
+            plugin.add_metric([loaded or "unrecorded", __version__], 1.0 if mismatch else 0.0)
+            yield plugin
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
         yield from self._credit_loop()
@@ -222,6 +244,14 @@ class MonitorCollector(Collector):
             )
             loop.add_metric([v.engine or "unknown"], 1.0 if v.credit_loop else 0.0)
             yield loop
+
+
+K = TypeVar("K", bound=tuple[Any, ...])
+
+
+def _of_ports(totals: dict[K, int], ports: set[tuple[int, int]]) -> dict[K, int]:
+    """The totals keyed (node GUID, port, …) of `ports` only."""
+    return defaultdict(int, {k: v for k, v in totals.items() if k[:2] in ports})
 
 
 def _count(v: Any) -> int:

@@ -62,6 +62,8 @@ class LinkLoad:
     utilisation: float | None
     saturated: bool
     classes: list[ClassLoad]
+    # VL -> ticks over the interval: every data VL the port runs (its OperationalVLs), 0
+    # included, so each counter exists from the first interval; and any other VL that waited
     vl_wait: dict[int, int] = field(default_factory=dict)
     over: str = "interval"  # what shares and utilisation were counted over: "interval" or "window"
     seconds: float | None = None  # its length
@@ -80,7 +82,7 @@ class LinkLoad:
             "sent_bytes": self.sent_bytes,
             "utilisation": None if self.utilisation is None else round(self.utilisation, 6),
             "saturated": self.saturated,
-            "vl_xmit_wait": {str(v): t for v, t in self.vl_wait.items()},
+            "vl_xmit_wait": {str(v): t for v, t in self.vl_wait.items() if t},
             "classes": [c.to_json() for c in self.classes],
         }
 
@@ -116,6 +118,7 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
             per_port[key] = traffic(prev, pc, interval, words_per_s(fabric, *key))
     links, findings, unmeasured, unbaselined, ambiguous = [], [], [], [], []
     tol = plan.share_tolerance_pp
+    plan_vls = sorted({v for c in plan.classes for v in c.vls})  # a port whose OperationalVLs are unknown
     for node in fabric.nodes.values():
         for pn, port in sorted(node.ports.items()):
             if pn == 0 or port.remote is None:
@@ -141,6 +144,7 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                     unmeasured.append(where)
                 continue
             wait = mine.vl_wait if mine is not None else None
+            known = range(port.op_vls) if port.op_vls else plan_vls
             sl_bytes, seconds = counted.bytes, counted.seconds
             total = sum(sl_bytes)
             gbps = link_data_gbps(port.width, port.speed)
@@ -168,7 +172,7 @@ def judge(plan: Plan, fabric: Fabric, old: Sample, new: Sample, saturation: floa
                 util,
                 saturated,
                 classes,
-                {v: t for v, t in enumerate(wait or ()) if t},
+                {v: t for v, t in enumerate(wait or ()) if t or v in known},
                 "window" if counted.window else "interval",
                 seconds,
                 sent,

@@ -22,7 +22,7 @@ def render(judged: Judged, plan: Plan) -> Table:
         for load in link.classes:
             text = "-" if load.share is None else f"{100 * load.share:.1f}% {load.gbps:.2f}G"
             cells.append(f"[red]{text} !![/]" if load.violation else f"[yellow]{text} ~[/]" if load.congested else text)
-        wait = " ".join(f"{v}:{n}" for v, n in link.vl_wait.items())
+        wait = " ".join(f"{v}:{n}" for v, n in link.vl_wait.items() if n)
         t.add_row(
             f"{link.node}[{link.port}] → {link.peer}[{link.peer_port}]",
             f"{100 * (link.utilisation or 0):.0f}%",

@@ -34,7 +34,7 @@ from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, absent_meta, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
-from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_record, resolve_pid
+from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_plugin, require_record, resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
 from ibqos.apply.service import (
     OSM_DEFAULT_PARTITIONS_FILE,
@@ -258,6 +258,9 @@ class Apply:
         same_plan = not self.s.plan_text or (stored_plan.is_file() and stored_plan.read_text() == self.s.plan_text)
         if not same or not same_plan:
             return False
+        # what this ibqos verifies is what the plugin OpenSM runs programs: one still running
+        # another release's plugin is refused here too, not passed as 'no change'
+        require_plugin(self.s.pid, self.s.dumps, self._unit())
         self.s.unchanged = True
         self.s.outcome = f"no change ({cs.current_version()})"
         self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
@@ -328,6 +331,10 @@ class Apply:
                 raise ExternalError(f"{e}, nothing changed") from e
             yield
 
+    def _unit(self) -> str | None:
+        """--service's unit: how the refusals say to restart this OpenSM."""
+        return self.s.service.unit if self.s.service is not None else None
+
     def _access(self) -> FabricAccess:
         return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port)
 
@@ -352,7 +359,7 @@ class Apply:
                 f"{t.conf} does not exist, so {t.unit} runs on OpenSM's defaults: "
                 f"'ibqos apply PLAN --service {self.req.service} --init-conf' writes "
                 f"it whole (OpenSM's defaults with the plan), then "
-                f"'{t.restart_hint()}'"
+                f"{t.restart_hint()}"
             )
         if self.req.init_conf:
             raise InputError("exists: --init-conf only creates a missing configuration", file=t.conf)
@@ -406,7 +413,7 @@ class Apply:
         self._syslog()
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
         self.echo(
-            f"OpenSM reads them at start: '{t.restart_hint()}', then "
+            f"OpenSM reads them at start: {t.restart_hint()}, then "
             f"'ibqos apply {self.req.plan_path} --service {self.req.service}' to verify"
         )
 
@@ -715,7 +722,7 @@ class Apply:
 
     def stage_snapshot(self) -> None:
         require_master(self.s.pid, self.port, self.req.env)
-        require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout)
+        require_record(self.s.pid, self.s.dumps, timeout=self.req.sweep_timeout, unit=self._unit())
         self.s.before = read_live(self.req.env, at=self.port)
         self._check_data_vls(self.s.before)
         self.s.journal = Journal(self.confset.state)

@@ -20,13 +20,14 @@ from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, parse_json, write_atomic
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.live import sample_live
+from ibqos.health import plugin_finding
 from ibqos.inputfile import read_text
 from ibqos.monitor.counters import Sample
 from ibqos.monitor.credit import VerdictWatch
 from ibqos.monitor.engine import EngineWatch
 from ibqos.monitor.export import TOTALS, MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
-from ibqos.monitor.judge import judge
+from ibqos.monitor.judge import Judged, judge
 from ibqos.monitor.opensm import OsmFollow
 from ibqos.monitor.view import render
 from ibqos.outpath import OUT_DIR, OUT_FILE
@@ -71,6 +72,16 @@ def _saved(state: Path | None, collector: MonitorCollector) -> Sample | None:
     if totals is not None:  # a state from before the totals were kept: they start at 0
         collector.restore(totals, str(state))
     return sample
+
+
+def _plugin(engine: EngineWatch, pid: int | None, judged: Judged) -> tuple[str | None, bool] | None:
+    """The plugin OpenSM `pid` (the one followed) loaded, from its own record: its release and
+    whether it is not this ibqos's, raised as `ibqos status --live` raises it (finding
+    `plugin-version`, first as there); None when that OpenSM wrote no record."""
+    own = engine.own_record(pid)
+    if found := plugin_finding(own, pid):
+        judged.findings.insert(0, found)
+    return None if own is None else (own.plugin_version, found is not None)
 
 
 def _listen(addr: str) -> tuple[str, int]:
@@ -250,12 +261,14 @@ def monitor(
                 time.sleep(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
+            pid = follow.osm.pid if follow is not None and follow.osm is not None else None
             collector.update(
                 judged,
                 engine.current(),
                 verdict.verdict(),
                 verdict_unreadable=verdict.unreadable,
-                opensm_pid=follow.osm.pid if follow is not None and follow.osm is not None else None,
+                opensm_pid=pid,
+                plugin=_plugin(engine, pid, judged),
             )
             if state is not None:
                 write_atomic(state, cur.to_json({TOTALS: collector.totals_json()}))

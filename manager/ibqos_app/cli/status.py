@@ -23,12 +23,12 @@ from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import master_sm, role_of
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
-from ibqos.fabric.dla_record import plugin_mismatch, read_record
+from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
-from ibqos.health import Routing, checks, dla_refusal, engine_of
+from ibqos.health import Routing, checks, dla_refusal, engine_of, plugin_finding
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.redline import find_osm_log, needs_path_sls
@@ -121,8 +121,9 @@ def status(
             say(f"plan: {plan_path} (the run's; --plan overrides)")
     plan = load_plan(plan_path) if plan_path else None  # bad input first, before any output
     _check_verdict(verdict_path, live)
+    unit = None  # --service's: how a finding says to restart its OpenSM
     if service:
-        opensm_conf, pid, osm_log = _of_service(service, opensm_conf, pid, osm_log)
+        opensm_conf, pid, osm_log, unit = _of_service(service, opensm_conf, pid, osm_log)
     env = None
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
@@ -158,7 +159,7 @@ def status(
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
     if rundir is not None:
         reference, ref_source = _first_run(rundir)
-    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers, running)
+    routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers, (running, unit))
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     if opensm_conf is not None and tampered:
@@ -199,12 +200,12 @@ def status(
 
 def _of_service(
     service: str, opensm_conf: Path | None, pid: int | None, osm_log: Path | None
-) -> tuple[Path | None, int | None, Path | None]:
-    """Debian's unit's config, PID and log, where the options did not name them."""
+) -> tuple[Path | None, int | None, Path | None, str]:
+    """Debian's unit's config, PID and log, where the options did not name them, and its name."""
     t = resolve(service)
     if t.conf.is_file():
         opensm_conf = opensm_conf or t.conf
-    return opensm_conf, pid if pid is not None else t.pid, osm_log or t.log
+    return opensm_conf, pid if pid is not None else t.pid, osm_log or t.log, t.unit
 
 
 def _target(conf: Path, pid: int | None, pidfile: Path | None) -> tuple[int | None, OsmProcess | None]:
@@ -316,13 +317,13 @@ def _routing(
     env: dict[str, str] | None,
     port: LocalPort | None,
     sm_answers: bool | None,
-    running: int | None,
+    running: tuple[int | None, str | None],
 ) -> Routing:
     """The engine in force, dla's refusal, and the path SLs when the engine layers by SL
     (`records`: where the running OpenSM writes dla's record, when --opensm-conf names it);
     read live, whether an SM answers sminfo (`sm_answers`: already asked, else asked here), and
-    whether OpenSM `running` has this ibqos's plugin loaded (a record another OpenSM wrote says
-    nothing of it)."""
+    whether the OpenSM `running` names (its PID, its --service unit) has this ibqos's plugin
+    loaded (health.plugin_finding)."""
 
     log = osm_log or find_osm_log(None if live else rundir)
     dumps = records
@@ -338,8 +339,7 @@ def _routing(
     r = Routing(engine, dla_refusal(record, lines) if engine != "dla" else None)
     if engine == "dla":
         r.record = record  # the groups dla routed with (docs/groups.md)
-    if record is not None and record.osm_pid == running:
-        r.plugin_mismatch = plugin_mismatch(record)
+    r.plugin = plugin_finding(record, *running)
     if live:
         if not (sm_answers if sm_answers is not None else master_sm(env, port) is not None):
             r.no_sm = str(port) if port is not None else "libibumad's first port"
