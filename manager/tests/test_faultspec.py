@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ibqos.errors import InputError
-from ibqos.faultspec import check_disjoint, parse_fault, resolve
+from ibqos.faultspec import check_disjoint, cut_together, parse_fault, resolve
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 
@@ -135,3 +135,30 @@ def test_what_a_fault_cuts_off_is_the_end_nodes_it_leaves_without_a_link():
     router = resolve(parse_fault("link:swB[4]"), f)
     assert (router.kind, router.lost_cas) == ("terminal link", ("rt",))
     assert resolve(parse_fault("link:h0[1]"), f).lost_cas == ("h0",)
+
+
+def test_what_faults_cut_off_only_together_is_named_and_a_rump_refused():
+    """Each rail of the dual-rail HCA down alone leaves it the other; both down cut it off.
+    Before, nothing named it, and the dry run failed 'every node of the net file discovered:
+    1 not reached by the SM'. Faults that between them leave the SM the smaller part are
+    refused as a single such fault is."""
+    f = _two_switches()
+    rails = [resolve(parse_fault(t), f, sm_node="h0") for t in ("link:rail[1]", "link:rail[2]")]
+    assert [r.lost_cas for r in rails] == [(), ()]
+    both = cut_together(rails, f, "h0")
+    assert both is not None and (both.lost_cas, both.cut_switches) == (("rail",), ())
+    assert both.describe() == "link:rail[1] + link:rail[2] together cut off rail"
+    # what a fault cuts off alone is its own, not the pair's
+    pair = [resolve(parse_fault(t), f, sm_node="h0") for t in ("link:h1[1]", "link:rail[2]")]
+    assert [r.lost_cas for r in pair] == [("h1",), ()]
+    assert cut_together(pair, f, "h0") is None
+    assert cut_together(rails[:1], f, "h0") is None
+    # swB down leaves h0 itself and rail (2 hosts of 4), and rail's link to swA down too, h0 alone
+    rump = [resolve(parse_fault(t), f, sm_node="h0") for t in ("switch:swB", "link:rail[1]")]
+    assert rump[0].lost_cas == ("h1", "rt")
+    with pytest.raises(InputError) as e:
+        cut_together(rump, f, "h0")
+    assert str(e.value) == (
+        "--fault: 'switch:swB', 'link:rail[1]': OpenSM runs on h0, which these faults together cut off the "
+        "fabric (it keeps a path to 1 hosts of 4); name another link or switch"
+    )

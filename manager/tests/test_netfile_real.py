@@ -178,6 +178,16 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
             ("oss01 HCA-1", "oss01 platform=x86 HCA-1"),
             ":22: ibsim reads 'platform=x86' on this link line as its patched MTUCap option m=",
         ),
+        # an option ibsim takes, in a description: the link ran MTU 256 ('dim=1' is m=1) and the
+        # dry run failed 'link MTU >= the plan's 2048' (exit 1) on an MTU the cluster lacks
+        (
+            "",
+            ("oss01 HCA-1", "oss01 dim=1 HCA-1"),
+            ":22: ibsim reads 'dim=1' in this link line's comment as its patched MTUCap option m= and sets the link's "
+            "patched MTUCap from it (an '=' anywhere after the peer, its comment included); keep '=' out of node "
+            "descriptions, or give the option before the '#'",
+        ),
+        ("", ("oss01 HCA-1", "oss01 rack w=4 row 2"), ":22: ibsim reads 'w=4' in this link line's comment as its width"),
     ],
     ids=[
         "router-without-guid",
@@ -187,6 +197,8 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
         "equals-in-description",
         "widths",
         "equals-the-patched-ibsim-reads",
+        "a-valid-option-in-a-description",
+        "a-valid-width-in-a-description",
     ],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
