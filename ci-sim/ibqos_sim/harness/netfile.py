@@ -165,13 +165,17 @@ def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
 # (extended speed), m (MTUCap code, the patched ibsim's:
 # ci-sim/ibsim-patch/0002-mtucap-and-neighbor-mtu.patch), any other letter ignored. A node
 # description in the comment holding "class=io" is read as s=io, which ibsim refuses without
-# saying why.
+# saying why; one holding "dim=1" as m=1, which it takes: that link then ran MTU 256 and the dry
+# run failed on an MTU the cluster does not have. An option in the comment is refused whatever
+# its value (ibnetdiscover writes none; an admin's own option goes before the '#').
 _LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed", "m": "patched MTUCap"}
 _OPTION_RANGES = {**_LINK_SETTINGS, "patched MTUCap": (1, 5)}
 _STRTOUL = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> None:
+    comment = line.find("#", after)
+    comment = len(line) if comment < 0 else comment
     for eq in (i for i, c in enumerate(line) if c == "=" and i >= after):
         letter = next((c for c in reversed(line[:eq]) if c.isascii() and c.isalpha()), "")
         if letter not in _LINK_OPTIONS:
@@ -179,12 +183,20 @@ def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> N
         key = _LINK_OPTIONS[letter]
         lo, hi = _OPTION_RANGES[key]
         m = _STRTOUL.match(line, eq + 1)
+        word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
         if not lo <= (int(m.group(1), 0) if m else 0) <= hi:
-            word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
             raise InputError(
                 f"ibsim reads {word[:30]!r} on this link line as its {key} option {letter}= (an '=' anywhere after "
                 f"the peer, its comment included) and refuses the value: it takes {lo}..{hi}; "
                 "keep '=' out of node descriptions",
+                file=netfile,
+                line=n,
+            )
+        if eq > comment:
+            raise InputError(
+                f"ibsim reads {word[:30]!r} in this link line's comment as its {key} option {letter}= and sets the "
+                f"link's {key} from it (an '=' anywhere after the peer, its comment included); keep '=' out of node "
+                "descriptions, or give the option before the '#'",
                 file=netfile,
                 line=n,
             )
