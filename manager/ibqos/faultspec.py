@@ -25,9 +25,12 @@ PortEnd = tuple[int, int]  # (node GUID, port number)
 
 FIELD = "--fault"
 SYNTAX = (
-    "want link:NODE[PORT] or switch:NODE, NODE a node name such as sw-g0-s0 or a node GUID such as 0x0000000000200004"
+    "want link:NODE[PORT] or switch:NODE, NODE a node name such as sw-g0-s0 or 'node01 HCA-1 [mlx5_0]' (its "
+    "description) or a node GUID such as 0x0000000000200004"
 )
-_RX = re.compile(r"^(?P<kind>link|switch):(?P<node>[^\[\]\s]+)(?:\[(?P<port>\d+)\])?$")
+# NODE is a node description as ibnetdiscover's are, spaces and brackets in it ('node01 HCA-1
+# [mlx5_0]'): a link's port is the [digits] that end the text
+_RX = re.compile(r"^(?P<kind>link|switch):(?P<node>.+?)(?:\[(?P<port>\d+)\])?$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class ResolvedFault:
     lost_cas: tuple[str, ...]  # CAs and routers left without a link (a dual-rail HCA keeps its other)
     # or, resolved with the SM's node, without a path to it; and the switches so cut off
     cut_switches: tuple[str, ...] = ()
+    guid: int | None = None  # the node's, where resolved on a fabric model (one node, two spellings)
 
     def __str__(self) -> str:
         """`switch sw-g3-s1`, `global link sw-g0-s1[7]-sw-g3-s0[6]`."""
@@ -213,7 +217,7 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             )
         peers = {fabric.nodes[p.remote[0]].guid for p in node.ports.values() if p.remote}
         down = _down(node, None)
-        res = ResolvedFault(spec, node.desc, None, None, "switch", _cut_off(fabric, peers, down))
+        res = ResolvedFault(spec, node.desc, None, None, "switch", _cut_off(fabric, peers, down), guid=node.guid)
     else:
         if spec.port is None:  # parse_fault gives every link its port
             raise InputError(f"{spec.text!r}: a link is link:NODE[PORT]", field=FIELD)
@@ -235,6 +239,7 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             (peer.desc, port.remote[1]),
             kind,
             _cut_off(fabric, {n.guid for n in ends}, down),
+            guid=node.guid,
         )
     # the SM's node is a CA, or a switch (port 0) when a net file lists a switch first, as
     # ibnetdiscover does
@@ -247,8 +252,12 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
     return res if sm_node is None else _cut_from_sm(res, fabric, sm_node, down)
 
 
-def _node_id(f: ResolvedFault) -> str:
-    # a GUID as typed names the node even where its description is shared
+def _node_id(f: ResolvedFault) -> str | int:
+    """The node's GUID where resolved on a fabric: switch:NAME and switch:0xGUID are one switch
+    (both went down, the dry run passed with the switch listed twice); else as typed, a GUID
+    naming the node even where its description is shared."""
+    if f.guid is not None:
+        return f.guid
     return f.spec.node.lower() if f.spec.node.lower().startswith("0x") else f.node
 
 

@@ -90,6 +90,34 @@ def test_two_faults_on_one_link_or_switch_are_refused(df42, first, second, down)
     assert str(e.value) == f"--fault: {second!r}: {first!r} takes {down} down too; name each link or switch once"
 
 
+def test_one_switch_named_by_its_name_and_by_its_guid_is_refused(df42):
+    """Before, both went down (ibsim unlinks a switch twice without a word) and the dry run
+    passed with the switch listed twice as two faults."""
+    guid = f"0x{guid_of(df42, 'sw-g1-s1'):016x}"
+    faults = [resolve(parse_fault(t), df42) for t in ("switch:sw-g1-s1", f"switch:{guid}")]
+    with pytest.raises(InputError) as e:
+        check_disjoint(faults)
+    assert str(e.value) == (
+        f"--fault: 'switch:{guid}': 'switch:sw-g1-s1' takes switch sw-g1-s1 down too; name each link or switch once"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, node, port",
+    [
+        ("link:node01 HCA-1 [mlx5_0][2]", "node01 HCA-1 [mlx5_0]", 2),
+        ("link:oss01 HCA-1[1]", "oss01 HCA-1", 1),
+        ("switch:MF0;leaf01:MSB7700/U1", "MF0;leaf01:MSB7700/U1", None),
+        ("switch:rack 3 [spine]", "rack 3 [spine]", None),
+    ],
+)
+def test_a_node_is_named_by_its_description_spaces_and_brackets_included(text, node, port):
+    """ibnetdiscover's descriptions ('node01 HCA-1 [mlx5_0]'), which README says --fault takes:
+    before, 'want link:NODE[PORT] or switch:NODE' (exit 2)."""
+    spec = parse_fault(text)
+    assert (spec.node, spec.port) == (node, port)
+
+
 def test_disjoint_faults_pass(df42):
     check_disjoint([resolve(parse_fault(t), df42) for t in ("link:sw-g2-s0[3]", "switch:sw-g3-s1", "link:sw-g2-s0[4]")])
 

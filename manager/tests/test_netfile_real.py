@@ -101,6 +101,21 @@ def test_a_real_cluster_file_runs_with_a_fault_named_by_description(ibqos_cli, t
     assert checks["every node of the net file discovered"]["ok"] is True
 
 
+def test_a_fault_names_a_node_by_a_description_with_spaces(ibqos_cli, tmp_path):
+    """'oss01 HCA-1', as ibnetdiscover gives descriptions. Before: '--fault: 'link:oss01
+    HCA-1[1]': want link:NODE[PORT] or switch:NODE, ...' (exit 2): no description with a space
+    could be named, only the node's GUID."""
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, NET, out, "--fault", "link:oss01 HCA-1[1]")
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks["fault applied"]["result"] == (
+        "terminal link oss01 HCA-1[1]-MF0;leaf02:QM8700/U1[33] down (oss01 HCA-1 cut off)"
+    )
+    assert checks["reachability"]["result"] == "6/6 CA pairs"  # node01's two ports and the third CA
+    assert checks["every node of the net file discovered"]["ok"] is True
+
+
 def test_a_fault_on_the_sms_own_switch_is_refused_up_front(ibqos_cli, tmp_path):
     """Before: the switch went down under the SM and the run ended in 'live:ibsim:…: 0 CA
     ports with a LID and a link' (exit 2, naming no input)."""
