@@ -143,7 +143,8 @@ def compare(  # noqa: PLR0913
     (sweeprun.runner: local cores or a Slurm array; default every local core). With
     `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
     save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
-    out, fabrics = [], {}
+    out: list[EngineResult] = []
+    fabrics = {}
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:
             fabric, used, why = route_read_explain(h, engine)

@@ -18,8 +18,7 @@ from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.groups_in_force import groups_in_force
 from ibqos.faultspec import check_disjoint as check_disjoint_faults
-from ibqos.faultspec import cut_together
-from ibqos.faultspec import parse_fault
+from ibqos.faultspec import cut_together, parse_fault
 from ibqos.faultspec import resolve as resolve_fault
 from ibqos.pipeline import Hooks, Pipeline, StageTime, produced
 from ibqos.plan import load_plan
