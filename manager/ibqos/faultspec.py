@@ -156,10 +156,14 @@ def _down(node: Node, port: int | None) -> Callable[[PortEnd, PortEnd], bool]:
 
 
 def _unreached(fabric: Fabric, start: int, down: Callable[[PortEnd, PortEnd], bool]) -> set[int]:
-    """The nodes with no path from `start` over the cables left up."""
+    """The nodes with no path from `start` over the cables left up. A path goes on through
+    switches only: a dual-rail HCA on two leaves joins them for no one (OpenSM's directed
+    routes end at a CA), so two trunks down cut the second leaf off though the HCA cables it."""
     seen, todo = {start}, [start]
     while todo:
         guid = todo.pop()
+        if guid != start and fabric.nodes[guid].kind != "switch":
+            continue
         for p in fabric.nodes[guid].ports.values():
             if p.remote and p.remote[0] not in seen and not down((guid, p.num), p.remote):
                 seen.add(p.remote[0])
@@ -292,7 +296,8 @@ class CutTogether:
 
     def describe(self) -> str:
         hosts = f"{len(self.lost_cas)} hosts" if len(self.lost_cas) > 3 else ", ".join(self.lost_cas)
-        switches = f"{len(self.cut_switches)} switches" if self.cut_switches else ""
+        n = len(self.cut_switches)
+        switches = f"{n} switch{'es' if n > 1 else ''}" if n else ""
         return f"{' + '.join(self.faults)} together cut off " + " and ".join(filter(None, (hosts, switches)))
 
     def to_json(self) -> dict[str, Any]:

@@ -129,6 +129,42 @@ def test_a_fault_names_a_node_by_a_description_with_spaces(ibqos_cli, tmp_path):
     assert checks["every node of the net file discovered"]["ok"] is True
 
 
+TRUNK32 = (
+    '[32]\t"S-7cfe900300a5b3d0"[39]\t\t# "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n',
+    '[39]\t"S-7cfe900300a5a2c0"[32]\t\t# "MF0;leaf01:MSB7700/U1" lid 1 4xEDR\n',
+)
+
+
+@pytest.mark.parametrize(
+    "trunks, faults, row, says",
+    [
+        (
+            2,
+            [f"link:{LEAF1}[31]", f"link:{LEAF1}[32]"],
+            "faults applied together",
+            f"link:{LEAF1}[31] + link:{LEAF1}[32] together cut off oss01 HCA-1 and 1 switch",
+        ),
+        (1, [f"link:{LEAF1}[31]"], "fault applied", f"local link {LEAF1}[31]-MF0;leaf02:QM8700/U1[40] down (oss01"),
+    ],
+    ids=["both-trunks", "the-one-trunk"],
+)
+def test_a_dual_rail_hca_on_both_leaves_is_no_path_between_them(ibqos_cli, tmp_path, trunks, faults, row, says):
+    """node01's two ports are on leaf01 and leaf02: with the trunks down leaf02 and oss01 are
+    cut off from the SM (on leaf01), OpenSM's directed routes ending at a CA. Before, the cut
+    was searched through the HCA, nothing was named, and the dry run failed 'every node of the
+    net file discovered: 2 not reached by the SM' (exit 1)."""
+    net = tmp_path / "cluster.net"
+    text = NET.read_text()
+    net.write_text(text if trunks == 2 else text.replace(TRUNK32[0], "").replace(TRUNK32[1], ""))
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out, *(a for f in faults for a in ("--fault", f)))
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks[row]["result"].startswith(says), checks[row]
+    assert checks["every node of the net file discovered"]["ok"] is True
+    assert checks["reachability"]["result"] == "2/2 CA pairs"  # node01's port 1 and the third CA
+
+
 def test_a_fault_on_the_sms_own_switch_is_refused_up_front(ibqos_cli, tmp_path):
     """Before: the switch went down under the SM and the run ended in 'live:ibsim:…: 0 CA
     ports with a LID and a link' (exit 2, naming no input)."""
