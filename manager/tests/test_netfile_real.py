@@ -8,6 +8,7 @@ two ends disagree. Each goes through `ibqos dryrun --net` on real OpenSM and ibs
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
@@ -530,6 +531,20 @@ def test_a_net_file_saved_with_crlf_runs_as_written(ibqos_cli, tmp_path):
     assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
     descs = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
     assert {"oss01 HCA-1", "node01 HCA-1 [mlx5_0]", LONG[:63]} <= descs
+
+
+def test_a_net_file_with_a_byte_order_mark_before_its_first_record_runs_as_written(ibqos_cli, tmp_path):
+    """An editor's UTF-8 byte-order mark, then the first Switch record at once. ibsim read the
+    mark as part of the line and made no switch of it. Before: 'ibsim cannot build a fabric
+    from this net file (check that both ends of every link agree)' (exit 2), no line, the run
+    directory left behind."""
+    text = NET.read_text()
+    net = tmp_path / "bom.net"
+    net.write_bytes(codecs.BOM_UTF8 + text[text.index('Switch\t36 "S-7cfe900300a5a2c0"') :].encode())
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
 
 
 @pytest.mark.parametrize(
