@@ -35,6 +35,8 @@ Ca\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"
 
 L5 = '[5]\t"H-0002c90300001000"[1](2c90300001001) \t\t# "node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n'
 
+NODE01_P1 = '[1](2c90300001001) \t"S-7cfe900300a5a2c0"[5]\t\t# lid 5 lmc 0 "MF0;leaf01:MSB7700/U1" lid 1 4xEDR\n'
+
 ROUTER = """
 rtguid=0x2c9030000a000
 Rt\t1 "R-0002c9030000a000"\t\t# "ib-router01"
@@ -300,6 +302,15 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
             ('"node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n', '"node01 HCA-1 [mlx5_0]" lid 5 4xEDR ' + "x" * 200 + "\n"),
             ":11: 283 bytes: ibsim reads 254 of a line and the rest as a line of its own",
         ),
+        # ibsim counts port lines: node01's two were its [1] twice, and its [2] was skipped
+        # ('ibsim cannot build a fabric', no line)
+        ("", (NODE01_P1, NODE01_P1 + NODE01_P1), ":32: port 1 of 'H-0002c90300001000' is listed twice (line 31 too)"),
+        # the blank line ended leaf01's port list: ibsim skipped the three links after it
+        (
+            "",
+            (L5, L5 + "\n"),
+            ":13: a link of 'S-7cfe900300a5a2c0' past the end of its port list (line 12: a blank or other line",
+        ),
     ],
     ids=[
         "router-without-guid",
@@ -321,6 +332,8 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
         "a-record-in-lower-case",
         "an-indented-link",
         "a-line-ibsim-cuts",
+        "a-port-listed-twice",
+        "a-blank-line-in-a-port-list",
     ],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):

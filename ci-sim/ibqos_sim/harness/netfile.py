@@ -356,13 +356,37 @@ def _check_line_form(line: str, netfile: str | Path, n: int) -> None:
         )
 
 
+def _check_listed(
+    port: int, node: str, listing: str | None, listed: dict[int, int], ended: int, netfile: str | Path, n: int
+) -> None:
+    """A link line ibsim reads as one of `node`'s: ibsim (parse_ports) reads a record's port
+    lines up to a blank or other line or until it has read as many as the node has ports, and
+    skips a link line after that; its far end then listed a link ibsim never made ('ibsim
+    cannot build a fabric', no line). A port listed twice counts twice."""
+    if listing is None:
+        raise InputError(
+            f"a link of {node!r} past the end of its port list (line {ended}: a blank or other line, or its last "
+            "port): ibsim skips it; keep a record's links together under it",
+            file=netfile,
+            line=n,
+        )
+    if port in listed:
+        raise InputError(
+            f"port {port} of {node!r} is listed twice (line {listed[port]} too): ibsim counts port lines, not ports, "
+            "and skips the record's links past its port count",
+            file=netfile,
+            line=n,
+        )
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
     links: list[tuple[int, str, int, int, str]] = []  # line, node, port, peer port, peer
     current = None
     listing: str | None = None  # the record whose port lines ibsim is reading
-    listed: set[int] = set()
+    listed: dict[int, int] = {}  # port -> line
+    ended = 0  # the line that ended the last port list
     router_guids = False
     first_line, first_kind = 0, ""  # the first node record's: where ibsim attaches OpenSM
     net_width, node_width = 2, 2  # the file's width= (4x) and the current record's
@@ -371,7 +395,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
     for n, line in net_lines(text):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
-            listing = None  # ibsim: the port list ends here, and this line with it
+            listing, ended = None, n  # ibsim: the port list ends here, and this line with it
         if not body.strip():
             continue
         _check_line_form(line, netfile, n)
@@ -403,17 +427,20 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             nodes[name], current = nports, name
             current_kind, node_width = node.kind, net_width
             first_line, first_kind = (first_line, first_kind) if first_line else (n, node.kind)
-            listing, listed = name, set()
+            listing, listed = name, {}
         elif m := LINK.match(line):
             if current is None:
                 raise InputError("a link before any node record", file=netfile, line=n)
             port, peer, pport = int(m.group(1)), m.group(2), int(m.group(3))
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
+            _check_listed(port, current, listing, listed, ended, netfile, n)
             _check_link_options(line, m.end(), netfile, n)
             widths[(current, port)] = _enabled_width(line, m.end(), current_kind, node_width)
             links.append((n, current, port, pport, peer))
-            listed.add(port)
+            listed[port] = n
+            if len(listed) == nodes[current]:  # ibsim reads no more port lines of it
+                listing, ended = None, n
         elif KEYVAL.match(line):
             router_guids |= line.strip().startswith("rtguid")
             _check_link_setting(body, netfile, n)
