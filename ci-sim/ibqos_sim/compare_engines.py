@@ -24,6 +24,7 @@ from ibqos.vls import vlcap_code
 from .harness import BUILTIN_ENGINES, PLUGIN_ENGINES, Harness, engine_chain
 from .sim import TrafficSpec
 from .sim.points import Point, run_points
+from .sim.traffic import adversarial_groups
 
 # Every data VL its own equal share, as a VL-agnostic simulator arbitrates (the paper's
 # simulator has no QoS tables); the high table unused.
@@ -142,10 +143,15 @@ def compare(  # noqa: PLR0913
     (sweeprun.runner: local cores or a Slurm array; default every local core). With
     `save_dir`, each routed engine's read-back model (with its per-pair SLs) is kept as
     save_dir/ENGINE/fabric.json, for `ibqos simulate` and `ibqos verify` afterwards."""
-    out, fabrics = [], {}
+    out: list[EngineResult] = []
+    fabrics = {}
     with Harness(netfile, run_dir=run_dir) as h:
         for engine in engines:
             fabric, used, why = route_read_explain(h, engine)
+            if "adversarial" in patterns and not out:
+                # the wiring's groups, the same for every engine: said before the next one routes
+                # (FABRIC, the command's argument, may be a spec written to a temporary net file)
+                adversarial_groups(fabric, None, field="--patterns")
             r = EngineResult(engine, used)
             out.append(r)
             if used != engine:

@@ -193,3 +193,37 @@ def test_compare_engines_on_a_dragonfly_plus_gives_every_engine_its_curves(ibqos
     # the throughput-against-load table for every pattern, one row per engine routed
     for pattern in ("uniform", "hotspot", "adversarial"):
         assert f"{pattern}: accepted traffic" in " ".join(r.stdout.split())
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "fabric, says",
+    [
+        # a hub switch with two spokes: a tree, no groups, cliques or global links
+        (
+            "fattree:leaves=2,spines=1,hosts=3",
+            "and this fabric is no dragonfly: its 3 switches do not split into groups of one size, each cabled all "
+            "to all (or a dragonfly+ group: leaves and their spines), every two groups cabled together "
+            "(docs/groups.md); use uniform, stencil or hotspot traffic on it",
+        ),
+        ("fattree:leaves=1,spines=0,hosts=4", "and this fabric is a single group (1 switch), whose next group is"),
+    ],
+    ids=["hub-and-spokes", "one-switch"],
+)
+def test_adversarial_traffic_on_a_fabric_without_groups_says_what_the_pattern_needs(ibqos_cli, tmp_path, fabric, says):
+    """Before: 'minhop: traffic: adversarial traffic needs a dragonfly: some groups are not
+    joined by a global link: no partition into cliques of one size links every pair of groups'
+    on a tree (groups, cliques and global links it does not have), said after every engine had
+    routed; on one switch the pattern ran as every CA to every CA, itself included, and was
+    reported as adversarial (exit 0). Now one line at --patterns after the first engine."""
+    r = ibqos_cli(
+        "compare-engines", fabric, "--engines", "minhop,dla", "--patterns", "uniform,adversarial", "--loads", "0.5",
+        "--time-us", "20", "--warmup-us", "5", "--out", str(tmp_path / "out"), timeout=600,
+    )  # fmt: skip
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "clique" not in r.stderr, r.stderr[-2000:]
+    assert lines[0].startswith(
+        "ibqos: error: --patterns: adversarial traffic sends every CA to the CAs of the next dragonfly group, "
+    ), lines
+    assert says in lines[0], lines
+    assert not (tmp_path / "out" / "compare.json").exists()

@@ -296,3 +296,15 @@ def test_twonode_names_a_port_by_description_or_node_guid():
     with pytest.raises(InputError, match="no CA port named 'ca9'") as e:
         build_flows(net, TrafficSpec(pattern="twonode", src="ca9", dst="ca0"), 1.0, 100, 4096)
     assert e.value.field == "src"
+
+
+def test_adversarial_traffic_needs_two_dragonfly_groups():
+    """One switch is one group, whose next group is itself: the pattern ran as every CA to
+    every CA, itself included, under the adversarial name."""
+    net = compile_network(star(4, config_a()), rate_gbps=32)
+    with pytest.raises(InputError) as e:
+        build_flows(net, TrafficSpec(pattern="adversarial"), 0.5, 32.0, 4096)
+    assert str(e.value) == (
+        "fabric: traffic: adversarial traffic sends every CA to the CAs of the next dragonfly group, and this "
+        "fabric is a single group (1 switch), whose next group is itself: that is uniform traffic; use uniform"
+    )

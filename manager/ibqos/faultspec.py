@@ -25,9 +25,12 @@ PortEnd = tuple[int, int]  # (node GUID, port number)
 
 FIELD = "--fault"
 SYNTAX = (
-    "want link:NODE[PORT] or switch:NODE, NODE a node name such as sw-g0-s0 or a node GUID such as 0x0000000000200004"
+    "want link:NODE[PORT] or switch:NODE, NODE a node name such as sw-g0-s0 or 'node01 HCA-1 [mlx5_0]' (its "
+    "description) or a node GUID such as 0x0000000000200004"
 )
-_RX = re.compile(r"^(?P<kind>link|switch):(?P<node>[^\[\]\s]+)(?:\[(?P<port>\d+)\])?$")
+# NODE is a node description as ibnetdiscover's are, spaces and brackets in it ('node01 HCA-1
+# [mlx5_0]'): a link's port is the [digits] that end the text
+_RX = re.compile(r"^(?P<kind>link|switch):(?P<node>.+?)(?:\[(?P<port>\d+)\])?$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class ResolvedFault:
     lost_cas: tuple[str, ...]  # CAs and routers left without a link (a dual-rail HCA keeps its other)
     # or, resolved with the SM's node, without a path to it; and the switches so cut off
     cut_switches: tuple[str, ...] = ()
+    guid: int | None = None  # the node's, where resolved on a fabric model (one node, two spellings)
 
     def __str__(self) -> str:
         """`switch sw-g3-s1`, `global link sw-g0-s1[7]-sw-g3-s0[6]`."""
@@ -142,16 +146,51 @@ def _cut_off(fabric: Fabric, nodes: set[int], down: Callable[[PortEnd, PortEnd],
     return tuple(sorted(out))
 
 
+def _down(node: Node, port: int | None) -> Callable[[PortEnd, PortEnd], bool]:
+    """Whether the fault on `node` (port None: the whole switch) takes down the cable between
+    two (node GUID, port) ends."""
+    if port is None:
+        return lambda end, far: node.guid in (end[0], far[0])
+    link = {(node.guid, port), node.ports[port].remote}
+    return lambda end, far: end in link or far in link
+
+
 def _unreached(fabric: Fabric, start: int, down: Callable[[PortEnd, PortEnd], bool]) -> set[int]:
-    """The nodes with no path from `start` over the cables left up."""
+    """The nodes with no path from `start` over the cables left up. A path goes on through
+    switches only: a dual-rail HCA on two leaves joins them for no one (OpenSM's directed
+    routes end at a CA), so two trunks down cut the second leaf off though the HCA cables it."""
     seen, todo = {start}, [start]
     while todo:
         guid = todo.pop()
+        if guid != start and fabric.nodes[guid].kind != "switch":
+            continue
         for p in fabric.nodes[guid].ports.values():
             if p.remote and p.remote[0] not in seen and not down((guid, p.num), p.remote):
                 seen.add(p.remote[0])
                 todo.append(p.remote[0])
     return fabric.nodes.keys() - seen
+
+
+def _gone_from_sm(
+    fabric: Fabric, sm_node: str, down: Callable[[PortEnd, PortEnd], bool], text: str, cuts: str
+) -> list[Node] | None:
+    """The nodes `down` leaves without a path to the SM's node, or None when others share its
+    description (no telling which node runs OpenSM). Faults that leave the SM the smaller part
+    (`text` names them, `cuts` says 'this fault cuts') are refused: judging what the SM keeps
+    would pass on a rump."""
+    sm = [g for g, n in fabric.nodes.items() if n.desc == sm_node]
+    if len(sm) != 1:
+        return None
+    gone = [fabric.nodes[g] for g in _unreached(fabric, sm[0], down)]
+    lost = sum(n.kind != "switch" for n in gone)
+    kept = sum(n.kind != "switch" for n in fabric.nodes.values()) - lost
+    if kept < lost:
+        raise InputError(
+            f"{text}: OpenSM runs on {sm_node}, which {cuts} off the fabric (it keeps a path to {kept} hosts of "
+            f"{kept + lost}); name another link or switch",
+            field=FIELD,
+        )
+    return gone
 
 
 def _cut_from_sm(
@@ -161,19 +200,11 @@ def _cut_from_sm(
     only way to the rest cuts the group off, hosts and switches, though each keeps its links.
     Before, 'switch sw-g1-s3 down (0 hosts cut off)', and the dry run failed 'every node of
     the net file discovered: 9 not reached by the SM'."""
-    sm = [g for g, n in fabric.nodes.items() if n.desc == sm_node]
-    if len(sm) != 1:  # a description others share: no telling which node runs OpenSM
+    gone = _gone_from_sm(fabric, sm_node, down, repr(res.spec.text), "this fault cuts")
+    if gone is None:
         return res
-    gone = [fabric.nodes[g] for g in _unreached(fabric, sm[0], down)]
     hosts = {n.desc for n in gone if n.kind != "switch"} | set(res.lost_cas)
     switches = {n.desc for n in gone if n.kind == "switch"} - {res.node if res.port is None else ""}
-    kept = sum(n.kind != "switch" for n in fabric.nodes.values()) - len(hosts)
-    if kept < len(hosts):  # the SM's side is the part cut off: judging it would pass on a rump
-        raise InputError(
-            f"{res.spec.text!r}: OpenSM runs on {sm_node}, which this fault cuts off the fabric (it keeps a path "
-            f"to {kept} hosts of {kept + len(hosts)}); name another link or switch",
-            field=FIELD,
-        )
     return replace(res, lost_cas=tuple(sorted(hosts)), cut_switches=tuple(sorted(switches)))
 
 
@@ -189,11 +220,8 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
                 field=FIELD,
             )
         peers = {fabric.nodes[p.remote[0]].guid for p in node.ports.values() if p.remote}
-
-        def down(end: PortEnd, far: PortEnd) -> bool:
-            return node.guid in (end[0], far[0])
-
-        res = ResolvedFault(spec, node.desc, None, None, "switch", _cut_off(fabric, peers, down))
+        down = _down(node, None)
+        res = ResolvedFault(spec, node.desc, None, None, "switch", _cut_off(fabric, peers, down), guid=node.guid)
     else:
         if spec.port is None:  # parse_fault gives every link its port
             raise InputError(f"{spec.text!r}: a link is link:NODE[PORT]", field=FIELD)
@@ -207,11 +235,7 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
         peer = fabric.nodes[port.remote[0]]
         ends = (node, peer)
         kind = "terminal link" if any(n.kind != "switch" for n in ends) else _switch_link_kind(fabric, node, peer)
-        link = {(node.guid, spec.port), port.remote}
-
-        def down(end: PortEnd, far: PortEnd) -> bool:
-            return end in link or far in link
-
+        down = _down(node, spec.port)
         res = ResolvedFault(
             spec,
             node.desc,
@@ -219,6 +243,7 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
             (peer.desc, port.remote[1]),
             kind,
             _cut_off(fabric, {n.guid for n in ends}, down),
+            guid=node.guid,
         )
     # the SM's node is a CA, or a switch (port 0) when a net file lists a switch first, as
     # ibnetdiscover does
@@ -231,8 +256,12 @@ def resolve(spec: FaultSpec, fabric: Fabric, *, sm_node: str | None = None) -> R
     return res if sm_node is None else _cut_from_sm(res, fabric, sm_node, down)
 
 
-def _node_id(f: ResolvedFault) -> str:
-    # a GUID as typed names the node even where its description is shared
+def _node_id(f: ResolvedFault) -> str | int:
+    """The node's GUID where resolved on a fabric: switch:NAME and switch:0xGUID are one switch
+    (both went down, the dry run passed with the switch listed twice); else as typed, a GUID
+    naming the node even where its description is shared."""
+    if f.guid is not None:
+        return f.guid
     return f.spec.node.lower() if f.spec.node.lower().startswith("0x") else f.node
 
 
@@ -254,3 +283,49 @@ def check_disjoint(faults: list[ResolvedFault]) -> None:
                     f"{f.spec.text!r}: {e.spec.text!r} takes {both} down too; name each link or switch once",
                     field=FIELD,
                 )
+
+
+@dataclass(frozen=True)
+class CutTogether:
+    """What several faults cut off from the SM between them and none of them alone: each of a
+    group's two spines leaves it the other, both down leave it none."""
+
+    faults: tuple[str, ...]  # as typed
+    lost_cas: tuple[str, ...]
+    cut_switches: tuple[str, ...]
+
+    def describe(self) -> str:
+        hosts = f"{len(self.lost_cas)} hosts" if len(self.lost_cas) > 3 else ", ".join(self.lost_cas)
+        n = len(self.cut_switches)
+        switches = f"{n} switch{'es' if n > 1 else ''}" if n else ""
+        return f"{' + '.join(self.faults)} together cut off " + " and ".join(filter(None, (hosts, switches)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "faults": list(self.faults),
+            "lost_cas": list(self.lost_cas),
+            "cut_switches": list(self.cut_switches),
+            "description": self.describe(),
+        }
+
+
+def cut_together(faults: list[ResolvedFault], fabric: Fabric, sm_node: str) -> CutTogether | None:
+    """What `faults`, all down, leave without a path to the SM's node that no one of them
+    does alone (each resolved with `sm_node`), or None. Before, two spines of a dragonfly+
+    group down each said '0 hosts cut off', and the dry run failed 'every node of the net
+    file discovered: 6 not reached by the SM' on the group they had cut off between them."""
+    if len(faults) < 2:
+        return None
+    downs = [_down(_find(fabric, f.spec), f.port) for f in faults]
+
+    def down(end: PortEnd, far: PortEnd) -> bool:
+        return any(d(end, far) for d in downs)
+
+    text = ", ".join(repr(f.spec.text) for f in faults)
+    gone = _gone_from_sm(fabric, sm_node, down, text, "these faults together cut")
+    alone = {d for f in faults for d in (*f.lost_cas, *f.cut_switches, *([f.node] if f.port is None else []))}
+    hosts = sorted(n.desc for n in gone or () if n.kind != "switch" and n.desc not in alone)
+    switches = sorted(n.desc for n in gone or () if n.kind == "switch" and n.desc not in alone)
+    if not hosts and not switches:
+        return None
+    return CutTogether(tuple(f.spec.text for f in faults), tuple(hosts), tuple(switches))

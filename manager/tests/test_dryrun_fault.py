@@ -212,3 +212,40 @@ def test_a_fault_that_leaves_the_sm_with_a_rump_of_the_fabric_is_refused(ibqos_c
         "ibqos: error: --fault: 'switch:sw-g0-s0': OpenSM runs on ca-g0-l0-h0, which this fault cuts off the "
         "fabric (it keeps a path to 2 hosts of 16); name another link or switch"
     )
+
+
+def test_two_spines_that_cut_their_group_off_only_together_name_it(ibqos_cli, tmp_path):
+    """A dragonfly+ with two spines per group: either spine of group 1 down leaves its leaves
+    the other; both down cut the group off. Before: each said '(0 hosts cut off)' and the dry
+    run failed 'every node of the net file discovered: 6 not reached by the SM' (exit 1), where
+    one fault cutting a group off passes naming it. In the SM's own group both spines down
+    leave it its leaf's 2 hosts of 28: refused, as one such fault is."""
+    topo = ("--topology", "dfplus:l=2,s=2,p=2,h=3", "--sim-time", "20")
+    out = tmp_path / "run"
+    spines = ("--fault", "switch:sw-g1-s0", "--fault", "switch:sw-g1-s1")
+    r = ibqos_cli("dryrun", POLICY, "--out", out, *topo, *spines, env={**os.environ, "COLUMNS": "200"}, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rep = json.loads((out / "report.json").read_text())
+    assert [f["description"] for f in rep["faults"]] == [
+        "switch sw-g1-s0 down (0 hosts cut off)",
+        "switch sw-g1-s1 down (0 hosts cut off)",
+    ]
+    together = rep["faults_together"]
+    assert together["lost_cas"] == ["ca-g1-l0-h0", "ca-g1-l0-h1", "ca-g1-l1-h0", "ca-g1-l1-h1"]
+    assert together["cut_switches"] == ["sw-g1-l0", "sw-g1-l1"]
+    checks = {c["check"]: c for c in rep["fabric_checks"]}
+    assert checks["faults applied together"]["result"] == (
+        "switch:sw-g1-s0 + switch:sw-g1-s1 together cut off 4 hosts and 2 switches"
+    )
+    assert checks["every node of the net file discovered"]["result"] == "yes"
+    assert rep["verify"]["delivered"] == rep["verify"]["pairs"] == 24 * 23
+    assert "faults applied together" in " ".join(r.stdout.split())
+    assert "together cut off 4 hosts and 2 switches" in (out / "report.html").read_text()
+    r = ibqos_cli(
+        "dryrun", POLICY, "--out", tmp_path / "rump", *topo, "--fault", "switch:sw-g0-s0", "--fault",
+        "switch:sw-g0-s1", timeout=600,
+    )  # fmt: skip
+    assert one_error_line(r) == (
+        "ibqos: error: --fault: 'switch:sw-g0-s0', 'switch:sw-g0-s1': OpenSM runs on ca-g0-l0-h0, which these "
+        "faults together cut off the fabric (it keeps a path to 2 hosts of 28); name another link or switch"
+    )

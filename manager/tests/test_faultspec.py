@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ibqos.errors import InputError
-from ibqos.faultspec import check_disjoint, parse_fault, resolve
+from ibqos.faultspec import check_disjoint, cut_together, parse_fault, resolve
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
 
@@ -90,6 +90,34 @@ def test_two_faults_on_one_link_or_switch_are_refused(df42, first, second, down)
     assert str(e.value) == f"--fault: {second!r}: {first!r} takes {down} down too; name each link or switch once"
 
 
+def test_one_switch_named_by_its_name_and_by_its_guid_is_refused(df42):
+    """Before, both went down (ibsim unlinks a switch twice without a word) and the dry run
+    passed with the switch listed twice as two faults."""
+    guid = f"0x{guid_of(df42, 'sw-g1-s1'):016x}"
+    faults = [resolve(parse_fault(t), df42) for t in ("switch:sw-g1-s1", f"switch:{guid}")]
+    with pytest.raises(InputError) as e:
+        check_disjoint(faults)
+    assert str(e.value) == (
+        f"--fault: 'switch:{guid}': 'switch:sw-g1-s1' takes switch sw-g1-s1 down too; name each link or switch once"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, node, port",
+    [
+        ("link:node01 HCA-1 [mlx5_0][2]", "node01 HCA-1 [mlx5_0]", 2),
+        ("link:oss01 HCA-1[1]", "oss01 HCA-1", 1),
+        ("switch:MF0;leaf01:MSB7700/U1", "MF0;leaf01:MSB7700/U1", None),
+        ("switch:rack 3 [spine]", "rack 3 [spine]", None),
+    ],
+)
+def test_a_node_is_named_by_its_description_spaces_and_brackets_included(text, node, port):
+    """ibnetdiscover's descriptions ('node01 HCA-1 [mlx5_0]'), which README says --fault takes:
+    before, 'want link:NODE[PORT] or switch:NODE' (exit 2)."""
+    spec = parse_fault(text)
+    assert (spec.node, spec.port) == (node, port)
+
+
 def test_disjoint_faults_pass(df42):
     check_disjoint([resolve(parse_fault(t), df42) for t in ("link:sw-g2-s0[3]", "switch:sw-g3-s1", "link:sw-g2-s0[4]")])
 
@@ -135,3 +163,30 @@ def test_what_a_fault_cuts_off_is_the_end_nodes_it_leaves_without_a_link():
     router = resolve(parse_fault("link:swB[4]"), f)
     assert (router.kind, router.lost_cas) == ("terminal link", ("rt",))
     assert resolve(parse_fault("link:h0[1]"), f).lost_cas == ("h0",)
+
+
+def test_what_faults_cut_off_only_together_is_named_and_a_rump_refused():
+    """Each rail of the dual-rail HCA down alone leaves it the other; both down cut it off.
+    Before, nothing named it, and the dry run failed 'every node of the net file discovered:
+    1 not reached by the SM'. Faults that between them leave the SM the smaller part are
+    refused as a single such fault is."""
+    f = _two_switches()
+    rails = [resolve(parse_fault(t), f, sm_node="h0") for t in ("link:rail[1]", "link:rail[2]")]
+    assert [r.lost_cas for r in rails] == [(), ()]
+    both = cut_together(rails, f, "h0")
+    assert both is not None and (both.lost_cas, both.cut_switches) == (("rail",), ())
+    assert both.describe() == "link:rail[1] + link:rail[2] together cut off rail"
+    # what a fault cuts off alone is its own, not the pair's
+    pair = [resolve(parse_fault(t), f, sm_node="h0") for t in ("link:h1[1]", "link:rail[2]")]
+    assert [r.lost_cas for r in pair] == [("h1",), ()]
+    assert cut_together(pair, f, "h0") is None
+    assert cut_together(rails[:1], f, "h0") is None
+    # swB down leaves h0 itself and rail (2 hosts of 4), and rail's link to swA down too, h0 alone
+    rump = [resolve(parse_fault(t), f, sm_node="h0") for t in ("switch:swB", "link:rail[1]")]
+    assert rump[0].lost_cas == ("h1", "rt")
+    with pytest.raises(InputError) as e:
+        cut_together(rump, f, "h0")
+    assert str(e.value) == (
+        "--fault: 'switch:swB', 'link:rail[1]': OpenSM runs on h0, which these faults together cut off the "
+        "fabric (it keeps a path to 1 hosts of 4); name another link or switch"
+    )

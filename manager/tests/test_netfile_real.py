@@ -8,6 +8,7 @@ two ends disagree. Each goes through `ibqos dryrun --net` on real OpenSM and ibs
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
@@ -31,6 +32,10 @@ caguid=0x2c90300009000
 Ca\t1 "H-0002c90300009000"\t\t# "spare-node HCA-1"
 [1](2c90300009001) \t"S-7cfe900300a5c4e0"[1]\t\t# lid 0 lmc 0 "MF0;spare01:MSB7700/U1" lid 0 4xEDR
 """
+
+L5 = '[5]\t"H-0002c90300001000"[1](2c90300001001) \t\t# "node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n'
+
+NODE01_P1 = '[1](2c90300001001) \t"S-7cfe900300a5a2c0"[5]\t\t# lid 5 lmc 0 "MF0;leaf01:MSB7700/U1" lid 1 4xEDR\n'
 
 ROUTER = """
 rtguid=0x2c9030000a000
@@ -99,6 +104,68 @@ def test_a_real_cluster_file_runs_with_a_fault_named_by_description(ibqos_cli, t
     assert "MF0;leaf01:MSB7700/U1[31]-MF0;leaf02:QM8700/U1[40] down" in checks["fault applied"]["result"]
     assert checks["reachability"]["result"] == "12/12 CA pairs"  # 4 CA ports, node01 has two
     assert checks["every node of the net file discovered"]["ok"] is True
+
+
+@pytest.mark.parametrize("char", ["\f", "\u2028"], ids=["form-feed", "line-separator"])
+def test_a_description_with_a_character_python_ends_a_line_at_runs_as_ibsim_reads_it(ibqos_cli, tmp_path, char):
+    """ibsim ends a line at LF only. Before: the check split the line there (str.splitlines)
+    and refused the file, ':23: ... lists 2 of its 40 ports and this line follows at once'
+    (exit 2), a line the file does not have."""
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, _edited(tmp_path, replace=("oss01 HCA-1", f"oss01{char}HCA-1")), out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["ok"] is True
+
+
+def test_a_fault_names_a_node_by_a_description_with_spaces(ibqos_cli, tmp_path):
+    """'oss01 HCA-1', as ibnetdiscover gives descriptions. Before: '--fault: 'link:oss01
+    HCA-1[1]': want link:NODE[PORT] or switch:NODE, ...' (exit 2): no description with a space
+    could be named, only the node's GUID."""
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, NET, out, "--fault", "link:oss01 HCA-1[1]")
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks["fault applied"]["result"] == (
+        "terminal link oss01 HCA-1[1]-MF0;leaf02:QM8700/U1[33] down (oss01 HCA-1 cut off)"
+    )
+    assert checks["reachability"]["result"] == "6/6 CA pairs"  # node01's two ports and the third CA
+    assert checks["every node of the net file discovered"]["ok"] is True
+
+
+TRUNK32 = (
+    '[32]\t"S-7cfe900300a5b3d0"[39]\t\t# "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n',
+    '[39]\t"S-7cfe900300a5a2c0"[32]\t\t# "MF0;leaf01:MSB7700/U1" lid 1 4xEDR\n',
+)
+
+
+@pytest.mark.parametrize(
+    "trunks, faults, row, says",
+    [
+        (
+            2,
+            [f"link:{LEAF1}[31]", f"link:{LEAF1}[32]"],
+            "faults applied together",
+            f"link:{LEAF1}[31] + link:{LEAF1}[32] together cut off oss01 HCA-1 and 1 switch",
+        ),
+        (1, [f"link:{LEAF1}[31]"], "fault applied", f"local link {LEAF1}[31]-MF0;leaf02:QM8700/U1[40] down (oss01"),
+    ],
+    ids=["both-trunks", "the-one-trunk"],
+)
+def test_a_dual_rail_hca_on_both_leaves_is_no_path_between_them(ibqos_cli, tmp_path, trunks, faults, row, says):
+    """node01's two ports are on leaf01 and leaf02: with the trunks down leaf02 and oss01 are
+    cut off from the SM (on leaf01), OpenSM's directed routes ending at a CA. Before, the cut
+    was searched through the HCA, nothing was named, and the dry run failed 'every node of the
+    net file discovered: 2 not reached by the SM' (exit 1)."""
+    net = tmp_path / "cluster.net"
+    text = NET.read_text()
+    net.write_text(text if trunks == 2 else text.replace(TRUNK32[0], "").replace(TRUNK32[1], ""))
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out, *(a for f in faults for a in ("--fault", f)))
+    assert r.returncode == 0, r.stderr[-1500:]
+    checks = _checks(out)
+    assert checks[row]["result"].startswith(says), checks[row]
+    assert checks["every node of the net file discovered"]["ok"] is True
+    assert checks["reachability"]["result"] == "2/2 CA pairs"  # node01's port 1 and the third CA
 
 
 def test_a_fault_on_the_sms_own_switch_is_refused_up_front(ibqos_cli, tmp_path):
@@ -178,6 +245,72 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
             ("oss01 HCA-1", "oss01 platform=x86 HCA-1"),
             ":22: ibsim reads 'platform=x86' on this link line as its patched MTUCap option m=",
         ),
+        # an option ibsim takes, in a description: the link ran MTU 256 ('dim=1' is m=1) and the
+        # dry run failed 'link MTU >= the plan's 2048' (exit 1) on an MTU the cluster lacks
+        (
+            "",
+            ("oss01 HCA-1", "oss01 dim=1 HCA-1"),
+            ":22: ibsim reads 'dim=1' in this link line's comment as its patched MTUCap option m= and sets the link's "
+            "patched MTUCap from it (an '=' anywhere after the peer, its comment included); keep '=' out of node "
+            "descriptions, or give the option before the '#'",
+        ),
+        (
+            "",
+            ("oss01 HCA-1", "oss01 rack w=4 row 2"),
+            ":22: ibsim reads 'w=4' in this link line's comment as its width",
+        ),
+        # was ':12: ... lists 1 of its 36 ports and this line follows at once: ... leave a blank line'
+        ("", (L5, L5 + '[-3]\t"H-0002c90300002000"[1]\n'), ':12: not a link ([PORT] "PEER"[PORT], both ports numbers)'),
+        # ibsim's description ends at the NUL: 'oss01' was read back, and the dry run failed
+        # 'every node of the net file discovered' (exit 1)
+        ("", ("oss01 HCA-1", "oss01\0HCA-1"), ":22: a NUL byte: ibsim ends the line's text there"),
+        # ibsim reads GUID 0 (strtoull): OpenSM's ERR 0D16 and exit 3, no line named
+        (
+            "",
+            ("caguid=0x2c90300002000", "caguid=0xZZZ"),
+            ":37: caguid=0xZZZ: caguid takes a number (0x and hex digits)",
+        ),
+        ("", ("caguid=0x2c90300002000", "caguid=0x0"), ":38: 'H-0002c90300002000' gets GUID 0 from the GUID line"),
+        # a switch block copied with its switchguid= line: 'ibsim cannot parse this net file'
+        (
+            "",
+            ("switchguid=0x7cfe900300a5b3d0(7cfe900300a5b3d0)", "switchguid=0x7cfe900300a5a2c0(7cfe900300a5a2c0)"),
+            ":20: 'S-7cfe900300a5b3d0' gets GUID 0x7cfe900300a5a2c0, which 'S-7cfe900300a5a2c0' (line 10) has already",
+        ),
+        # the link listed at one end only: ibsim 'cannot build a fabric from this net file', no line
+        (
+            "",
+            ('[1](2c90300002001) \t"S-7cfe900300a5b3d0"[33]\t\t# lid 8 lmc 0 "MF0;leaf02:QM8700/U1" lid 2 4xEDR\n', ""),
+            ":22: 'S-7cfe900300a5b3d0' port 33 links to 'H-0002c90300002000' port 1, whose record lists no link on "
+            "that port: ibsim needs both ends of a link listed",
+        ),
+        # ibsim takes it, and dla refused the fabric with an empty reason ('D1A0: ', exit 1)
+        ("", (L5, L5 + '[6]\t"S-7cfe900300a5a2c0"[6]\n'), ":12: 'S-7cfe900300a5a2c0' port 6 links to itself"),
+        # ibsim skips a record spelt otherwise or a line not in the first column, and stops on
+        # the links to the node it never made ('ibsim cannot build a fabric', no line)
+        (
+            "",
+            ('Switch\t40 "S-7cfe900300a5b3d0"', 'switch\t40 "S-7cfe900300a5b3d0"'),
+            ':20: \'switch\\t40 "S-7cfe900300a5b3d0"\\t\\t# "MF0;l\': ibsim reads a record (Switch, Hca, Ca or Rt, '
+            "spelt so)",
+        ),
+        ("", (L5, "  " + L5), ":11: '[5]\\t\"H-0002c90300001000\"[1](2c9030000100': ibsim reads a record"),
+        # ibsim read the rest as a line of its own, which ended leaf01's port list: its last two
+        # links were dropped ('ibsim cannot build a fabric', no line)
+        (
+            "",
+            ('"node01 HCA-1 [mlx5_0]" lid 5 4xEDR\n', '"node01 HCA-1 [mlx5_0]" lid 5 4xEDR ' + "x" * 200 + "\n"),
+            ":11: 283 bytes: ibsim reads 254 of a line and the rest as a line of its own",
+        ),
+        # ibsim counts port lines: node01's two were its [1] twice, and its [2] was skipped
+        # ('ibsim cannot build a fabric', no line)
+        ("", (NODE01_P1, NODE01_P1 + NODE01_P1), ":32: port 1 of 'H-0002c90300001000' is listed twice (line 31 too)"),
+        # the blank line ended leaf01's port list: ibsim skipped the three links after it
+        (
+            "",
+            (L5, L5 + "\n"),
+            ":13: a link of 'S-7cfe900300a5a2c0' past the end of its port list (line 12: a blank or other line",
+        ),
     ],
     ids=[
         "router-without-guid",
@@ -187,6 +320,20 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
         "equals-in-description",
         "widths",
         "equals-the-patched-ibsim-reads",
+        "a-valid-option-in-a-description",
+        "a-valid-width-in-a-description",
+        "a-negative-port",
+        "a-nul-byte",
+        "a-guid-that-is-no-number",
+        "guid-0",
+        "one-guid-twice",
+        "a-link-one-end-lists",
+        "a-port-cabled-to-itself",
+        "a-record-in-lower-case",
+        "an-indented-link",
+        "a-line-ibsim-cuts",
+        "a-port-listed-twice",
+        "a-blank-line-in-a-port-list",
     ],
 )
 def test_net_files_ibsim_would_mangle_are_named_with_their_line(ibqos_cli, tmp_path, extra, replace, says):
@@ -397,6 +544,20 @@ def test_a_net_file_saved_with_crlf_runs_as_written(ibqos_cli, tmp_path):
     assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
     descs = {n["desc"] for n in json.loads((out / "fabric.json").read_text())["nodes"]}
     assert {"oss01 HCA-1", "node01 HCA-1 [mlx5_0]", LONG[:63]} <= descs
+
+
+def test_a_net_file_with_a_byte_order_mark_before_its_first_record_runs_as_written(ibqos_cli, tmp_path):
+    """An editor's UTF-8 byte-order mark, then the first Switch record at once. ibsim read the
+    mark as part of the line and made no switch of it. Before: 'ibsim cannot build a fabric
+    from this net file (check that both ends of every link agree)' (exit 2), no line, the run
+    directory left behind."""
+    text = NET.read_text()
+    net = tmp_path / "bom.net"
+    net.write_bytes(codecs.BOM_UTF8 + text[text.index('Switch\t36 "S-7cfe900300a5a2c0"') :].encode())
+    out = tmp_path / "dr"
+    r = _dryrun(ibqos_cli, net, out)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert _checks(out)["every node of the net file discovered"]["result"] == "yes"
 
 
 @pytest.mark.parametrize(

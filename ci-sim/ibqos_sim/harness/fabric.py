@@ -11,6 +11,7 @@ The socket name embeds the creating PID: tests use that to prove no process outl
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import os
 import re
@@ -333,13 +334,17 @@ class Harness:
     def _lf_netfile(self) -> Path:
         """The net file as ibsim is to read it. ibsim 0.10 ends a line at LF only: a file saved
         with CR LF gave every node whose description is not quoted a description ending in CR,
-        which no reader of the net file (netfile.py, as Python reads lines) sees. Such a file
-        is handed to ibsim as a copy with LF endings, line for line the same."""
+        which no reader of the net file (netfile.py, as Python reads lines) sees. And it reads
+        a leading byte-order mark (which netfile.py's reader drops) as part of the first line:
+        a first 'Switch' record there was no record, and its links stopped ibsim ('cannot build
+        a fabric'). Such a file is handed to ibsim as a copy with LF endings and no mark, line
+        for line the same."""
         raw = self.netfile.read_bytes()
-        if b"\r\n" not in raw:
+        fixed = raw.removeprefix(codecs.BOM_UTF8).replace(b"\r\n", b"\n")
+        if fixed == raw:
             return self.netfile
         copy = self.run_dir / "ibsim-lf.net"
-        write_atomic(copy, raw.replace(b"\r\n", b"\n"))
+        write_atomic(copy, fixed)
         return copy
 
     def start(self) -> None:

@@ -1,8 +1,10 @@
 """ibsim net files (ibnetdiscover's topology format): read once, checked before anything is
 written or started, so a bad file is `file:line: message` (exit 2), not an ibsim panic.
 
-The check covers what ibsim would trip over: node records, link lines, ports within the
-node's count, and peers that exist with that port. ibnetdiscover's `key=value` lines, comments
+The check covers what ibsim would trip over or read otherwise than Python does: node records
+and links as ibsim finds them (first column, spelling, lines of at most 254 bytes, ending at LF
+only), ports within the node's count, peers that exist with that port and list the link back,
+and node and port GUIDs that are non-zero and each node's own. ibnetdiscover's `key=value` lines, comments
 and anything after a link's peer port (GUIDs, `# lid … 4xQDR`) are accepted as ibsim accepts
 them."""
 
@@ -18,8 +20,13 @@ from ibqos.errors import InputError
 from ibqos.fabric.check import MAX_PORTS
 from ibqos.inputfile import MiB, read_text
 
-NODE = re.compile(r'^\s*(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"', re.I)
-LINK = re.compile(r'^\s*\[(\d+)\]\S*\s+"([^"]*)"\[(\d+)\]')
+# ibsim 0.10 (sim_net.c parse_netconf, parse_ports) takes a record or a link only from the
+# line's first column and a record's type only as written here; any other line it skips
+NODE = re.compile(r'^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]*)"')
+LINK = re.compile(r'^\[(\d+)\]\S*\s+"([^"]*)"\[(\d+)\]')
+_ANY_NODE = re.compile(r'^\s*(switch|hca|ca|rt)\s+\d+\s+"', re.I)
+# ibsim's line buffer (MAXLINE 256, readline): a longer line's rest is read as a line of its own
+_LINE_BYTES = 254
 KEYVAL = re.compile(r"^\s*\w+\s*=\s*\S+")
 
 
@@ -70,6 +77,15 @@ def read_net(netfile: str | Path) -> str:
     return read_text(netfile, limit=64 * MiB, what="an ibsim net file")
 
 
+def net_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(number, line) as ibsim reads them: a line ends at LF only (a CR before it is the CR LF
+    the harness hands ibsim as LF, fabric.py). str.splitlines also ends one at FF, VT, NEL,
+    U+2028 and more, which ibsim keeps inside a description: a 'rack 3\\fHCA-1' there was two
+    lines to the check and one to ibsim."""
+    for n, line in enumerate(text.split("\n"), 1):
+        yield n, line.removesuffix("\r")
+
+
 def node_record(line: str, n: int = 0) -> NetNode | None:
     """The node record on `line` (number `n`), or None when the line is not one."""
     m = NODE.match(line)
@@ -80,7 +96,7 @@ def node_record(line: str, n: int = 0) -> NetNode | None:
 
 def node_records(text: str) -> Iterator[NetNode]:
     """The node records of a net file's text, in file order: the one reader of them."""
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in net_lines(text):
         if node := node_record(line, n):
             yield node
 
@@ -96,7 +112,7 @@ def node_guids(text: str) -> dict[str, int]:
     """Node id -> the node GUID ibsim gives it."""
     base, nxt = dict(_FIRST_GUID), dict(_FIRST_GUID)
     out: dict[str, int] = {}
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in net_lines(text):
         if node := node_record(line, n):
             out[node.name] = nxt[node.kind]
             nxt[node.kind] += 1 if node.kind == "SWITCH" else node.ports + 1
@@ -108,6 +124,39 @@ def node_guids(text: str) -> dict[str, int]:
                 base[kind] = value
             nxt[kind] = base[kind] + (value if m.group(1) == "+" else 0)
     return out
+
+
+def _check_guid_base(line: str, netfile: str | Path, n: int) -> None:
+    """A GUID base line's value is a number: ibsim reads 'caguid=0xZZZ' as 0 (strtoull), and
+    OpenSM drops a node whose GUID is 0 (ERR 0D16: the dry run ended in exit 3, naming no line)."""
+    key = next((k for k in _GUID_BASES if line.startswith(k)), None)
+    if key and not re.match(r"\s*[=+]\s*(0[xX][0-9a-fA-F]+|\d+)\b", line[len(key) :]):
+        raise InputError(f"{line.strip()[:40]}: {key} takes a number (0x and hex digits)", file=netfile, line=n)
+
+
+def _check_guids(text: str, netfile: str | Path) -> None:
+    """Every node and port GUID ibsim gives is non-zero and its own. ibsim stops at a node GUID
+    given twice ('cannot parse this net file', two switches under one switchguid= line copied
+    with its block); OpenSM drops a GUID 0 (a caguid=0x0 line)."""
+    guids = node_guids(text)
+    taken: dict[int, NetNode] = {}
+    for r in node_records(text):
+        g = guids[r.name]
+        if g == 0:
+            raise InputError(
+                f"{r.name!r} gets GUID 0 from the GUID line before it: OpenSM drops a node whose GUID is 0",
+                file=netfile,
+                line=r.line,
+            )
+        for guid in [g] if r.kind == "SWITCH" else [g, *range(g + 1, g + r.ports + 1)]:
+            if (other := taken.get(guid)) is not None:
+                raise InputError(
+                    f"{r.name!r} gets GUID 0x{guid:016x}, which {other.name!r} (line {other.line}) has already: "
+                    "give each node its own GUID line",
+                    file=netfile,
+                    line=r.line,
+                )
+            taken[guid] = r
 
 
 def ibsim_node_id(netfile: str | Path, node: str) -> str:
@@ -165,13 +214,17 @@ def _check_link_setting(body: str, netfile: str | Path, n: int) -> None:
 # (extended speed), m (MTUCap code, the patched ibsim's:
 # ci-sim/ibsim-patch/0002-mtucap-and-neighbor-mtu.patch), any other letter ignored. A node
 # description in the comment holding "class=io" is read as s=io, which ibsim refuses without
-# saying why.
+# saying why; one holding "dim=1" as m=1, which it takes: that link then ran MTU 256 and the dry
+# run failed on an MTU the cluster does not have. An option in the comment is refused whatever
+# its value (ibnetdiscover writes none; an admin's own option goes before the '#').
 _LINK_OPTIONS = {"w": "width", "s": "speed", "e": "extspeed", "m": "patched MTUCap"}
 _OPTION_RANGES = {**_LINK_SETTINGS, "patched MTUCap": (1, 5)}
 _STRTOUL = re.compile(r"\s*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 
 
 def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> None:
+    comment = line.find("#", after)
+    comment = len(line) if comment < 0 else comment
     for eq in (i for i, c in enumerate(line) if c == "=" and i >= after):
         letter = next((c for c in reversed(line[:eq]) if c.isascii() and c.isalpha()), "")
         if letter not in _LINK_OPTIONS:
@@ -179,12 +232,20 @@ def _check_link_options(line: str, after: int, netfile: str | Path, n: int) -> N
         key = _LINK_OPTIONS[letter]
         lo, hi = _OPTION_RANGES[key]
         m = _STRTOUL.match(line, eq + 1)
+        word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
         if not lo <= (int(m.group(1), 0) if m else 0) <= hi:
-            word = line[: eq + 1].split()[-1] + line[eq + 1 :].split(None, 1)[0] if line[eq + 1 :].strip() else "="
             raise InputError(
                 f"ibsim reads {word[:30]!r} on this link line as its {key} option {letter}= (an '=' anywhere after "
                 f"the peer, its comment included) and refuses the value: it takes {lo}..{hi}; "
                 "keep '=' out of node descriptions",
+                file=netfile,
+                line=n,
+            )
+        if eq > comment:
+            raise InputError(
+                f"ibsim reads {word[:30]!r} in this link line's comment as its {key} option {letter}= and sets the "
+                f"link's {key} from it (an '=' anywhere after the peer, its comment included); keep '=' out of node "
+                "descriptions, or give the option before the '#'",
                 file=netfile,
                 line=n,
             )
@@ -225,6 +286,9 @@ def _check_link_ends(
     agree on each other and share a width."""
     ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
     for n, owner, port, pport, peer in links:
+        if (peer, pport) == (owner, port):
+            # ibsim takes it; dla refused the fabric with an empty reason ('D1A0: ')
+            raise InputError(f"{owner!r} port {port} links to itself", file=netfile, line=n)
         if peer not in nodes:
             raise InputError(
                 f"{owner!r} port {port} links to {peer!r}, which the file does not define", file=netfile, line=n
@@ -244,8 +308,17 @@ def _check_link_ends(
                 file=netfile,
                 line=n,
             )
-        wa, wb = widths[(owner, port)], widths.get((peer, pport), widths[(owner, port)])
-        if back is not None and not wa & wb:
+        if back is None:
+            # ibsim: 'remote port 1 in node ... is not connected to node ...', then only
+            # "sim_init failed"
+            raise InputError(
+                f"{owner!r} port {port} links to {peer!r} port {pport}, whose record lists no link on that port: "
+                "ibsim needs both ends of a link listed, as ibnetdiscover writes them",
+                file=netfile,
+                line=n,
+            )
+        wa, wb = widths[(owner, port)], widths[(peer, pport)]
+        if not wa & wb:
             raise InputError(
                 f"{owner!r} port {port} runs {_widths(wa)} wide and {peer!r} port {pport} (line {back[2]}) "
                 f"{_widths(wb)}: ibsim finds no width both ends take and stops; give both the same (as in "
@@ -255,24 +328,77 @@ def _check_link_ends(
             )
 
 
+def _check_line_form(line: str, netfile: str | Path, n: int) -> None:
+    """A line ibsim would read otherwise than this check does."""
+    if "\0" in line:
+        raise InputError("a NUL byte: ibsim ends the line's text there", file=netfile, line=n)
+    if len(line.encode()) > _LINE_BYTES:
+        # the rest began a line of its own, which ended the record's port list: the links
+        # after it were dropped (ibsim: "sim_init failed", no line)
+        raise InputError(
+            f"{len(line.encode())} bytes: ibsim reads {_LINE_BYTES} of a line and the rest as a line of its own; "
+            "shorten its comment",
+            file=netfile,
+            line=n,
+        )
+    if (_ANY_NODE.match(line) and not NODE.match(line)) or (line[:1].isspace() and line.lstrip()[:1] == "["):
+        # ibsim skipped it: its links had no node ('sim_init failed', no line)
+        raise InputError(
+            f"{line.strip()[:40]!r}: ibsim reads a record (Switch, Hca, Ca or Rt, spelt so) or a link only "
+            "from the line's first column",
+            file=netfile,
+            line=n,
+        )
+    if line.lstrip().startswith("[") and not LINK.match(line):
+        # before: '... lists 1 of its 36 ports and this line follows at once' for '[-3] ...'
+        raise InputError(
+            f'not a link ([PORT] "PEER"[PORT], both ports numbers): {line.strip()[:60]!r}', file=netfile, line=n
+        )
+
+
+def _check_listed(
+    port: int, node: str, listing: str | None, listed: dict[int, int], ended: int, netfile: str | Path, n: int
+) -> None:
+    """A link line ibsim reads as one of `node`'s: ibsim (parse_ports) reads a record's port
+    lines up to a blank or other line or until it has read as many as the node has ports, and
+    skips a link line after that; its far end then listed a link ibsim never made ('ibsim
+    cannot build a fabric', no line). A port listed twice counts twice."""
+    if listing is None:
+        raise InputError(
+            f"a link of {node!r} past the end of its port list (line {ended}: a blank or other line, or its last "
+            "port): ibsim skips it; keep a record's links together under it",
+            file=netfile,
+            line=n,
+        )
+    if port in listed:
+        raise InputError(
+            f"port {port} of {node!r} is listed twice (line {listed[port]} too): ibsim counts port lines, not ports, "
+            "and skips the record's links past its port count",
+            file=netfile,
+            line=n,
+        )
+
+
 def check_net(netfile: str | Path, text: str | None = None) -> None:
     text = read_net(netfile) if text is None else text
     nodes: dict[str, int] = {}
     links: list[tuple[int, str, int, int, str]] = []  # line, node, port, peer port, peer
     current = None
     listing: str | None = None  # the record whose port lines ibsim is reading
-    listed: set[int] = set()
+    listed: dict[int, int] = {}  # port -> line
+    ended = 0  # the line that ended the last port list
     router_guids = False
     first_line, first_kind = 0, ""  # the first node record's: where ibsim attaches OpenSM
     net_width, node_width = 2, 2  # the file's width= (4x) and the current record's
     widths: dict[tuple[str, int], int] = {}  # (node, port) -> the widths ibsim enables
     current_kind = ""
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in net_lines(text):
         body = line.split("#", 1)[0] if not LINK.match(line) else line
         if not line.strip() or (line[:1].isspace() and not LINK.match(line)):
-            listing = None  # ibsim: the port list ends here, and this line with it
+            listing, ended = None, n  # ibsim: the port list ends here, and this line with it
         if not body.strip():
             continue
+        _check_line_form(line, netfile, n)
         if listing is not None and not LINK.match(line) and len(listed) < nodes[listing]:
             # ibsim (parse_ports) reads a record's port lines until it has all its ports or
             # meets another line, and drops that line: a record or a key=value line there is lost
@@ -301,20 +427,24 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
             nodes[name], current = nports, name
             current_kind, node_width = node.kind, net_width
             first_line, first_kind = (first_line, first_kind) if first_line else (n, node.kind)
-            listing, listed = name, set()
+            listing, listed = name, {}
         elif m := LINK.match(line):
             if current is None:
                 raise InputError("a link before any node record", file=netfile, line=n)
             port, peer, pport = int(m.group(1)), m.group(2), int(m.group(3))
             if not 1 <= port <= nodes[current]:
                 raise InputError(f"port {port} of {current!r}, which has {nodes[current]}", file=netfile, line=n)
+            _check_listed(port, current, listing, listed, ended, netfile, n)
             _check_link_options(line, m.end(), netfile, n)
             widths[(current, port)] = _enabled_width(line, m.end(), current_kind, node_width)
             links.append((n, current, port, pport, peer))
-            listed.add(port)
+            listed[port] = n
+            if len(listed) == nodes[current]:  # ibsim reads no more port lines of it
+                listing, ended = None, n
         elif KEYVAL.match(line):
             router_guids |= line.strip().startswith("rtguid")
             _check_link_setting(body, netfile, n)
+            _check_guid_base(line, netfile, n)
             key, _, value = (t.strip() for t in body.partition("="))
             net_width = int(value, 0) if key == "width" else net_width
         else:
@@ -322,6 +452,7 @@ def check_net(netfile: str | Path, text: str | None = None) -> None:
     if not nodes:
         raise InputError("no Switch/Hca records: not an ibsim net file", file=netfile)
     _check_link_ends(links, nodes, widths, netfile)
+    _check_guids(text, netfile)
     first = next(iter(nodes))
     if not any(first in (owner, peer) for _, owner, _, _, peer in links):
         # OpenSM would discover its own node alone (the dry run then had nothing to read back)

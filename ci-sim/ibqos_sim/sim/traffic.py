@@ -9,11 +9,13 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 from ibqos.errors import InputError
 from ibqos.fabric.groups import NotADragonfly, dragonfly_groups
+from ibqos.fabric.model import Fabric
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import _core
@@ -100,11 +102,38 @@ def _stencil_neighbours(n: int) -> list[list[int]]:
     return out
 
 
-def _groups(net: Network) -> list[int]:
+_ADVERSARIAL = "adversarial traffic sends every CA to the CAs of the next dragonfly group"
+
+
+def adversarial_groups(fabric: Fabric, source: str | Path | None, field: str = "traffic") -> dict[int, int]:
+    """Switch GUID -> dragonfly group, the groups the adversarial pattern sends between. The
+    group checker's reason why a fabric is no dragonfly is in its own terms (cliques, global
+    links), which on a tree or a ring names groups and cliques the fabric does not have, so the
+    refusal says what the pattern needs instead; one group has no next group but itself (the
+    pattern there was every CA to every CA, itself included, under the adversarial name)."""
+    switches = sum(1 for _ in fabric.switches())
     try:
-        sw_group = dragonfly_groups(net.fabric)
+        groups = dragonfly_groups(fabric)
     except NotADragonfly as e:
-        raise InputError(f"adversarial traffic needs a dragonfly: {e}", file=net.source, field="traffic") from e
+        raise InputError(
+            f"{_ADVERSARIAL}, and this fabric is no dragonfly: its {switches} switches do not split into groups "
+            "of one size, each cabled all to all (or a dragonfly+ group: leaves and their spines), every two "
+            "groups cabled together (docs/groups.md); use uniform, stencil or hotspot traffic on it",
+            file=source,
+            field=field,
+        ) from e
+    if len(set(groups.values())) < 2:
+        raise InputError(
+            f"{_ADVERSARIAL}, and this fabric is a single group ({switches} switch{'es' if switches > 1 else ''}), "
+            "whose next group is itself: that is uniform traffic; use uniform",
+            file=source,
+            field=field,
+        )
+    return groups
+
+
+def _groups(net: Network) -> list[int]:
+    sw_group = adversarial_groups(net.fabric, net.source)
     out = []
     for ep in range(net.n_endpoints):
         sw = net.ep_switch(ep)

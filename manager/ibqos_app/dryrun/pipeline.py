@@ -18,7 +18,7 @@ from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.groups_in_force import groups_in_force
 from ibqos.faultspec import check_disjoint as check_disjoint_faults
-from ibqos.faultspec import parse_fault
+from ibqos.faultspec import cut_together, parse_fault
 from ibqos.faultspec import resolve as resolve_fault
 from ibqos.pipeline import Hooks, Pipeline, StageTime, produced
 from ibqos.plan import load_plan
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ibqos.fabric.dla_record import DlaRecord
     from ibqos.fabric.groups_in_force import GroupsInForce
     from ibqos.fabric.model import Fabric
-    from ibqos.faultspec import ResolvedFault
+    from ibqos.faultspec import CutTogether, ResolvedFault
     from ibqos.plan import Plan
     from ibqos.policy.model import Policy
     from ibqos.verify.report import VerifyReport
@@ -105,6 +105,7 @@ class DryRunState:
     engines: list[str] = field(default_factory=list)  # that configured the tables (the last is in force)
     pristine_run: SmRun | None = None  # with faults: the run before them
     faults: list[ResolvedFault] = field(default_factory=list)  # in the order applied
+    cut_together: CutTogether | None = None  # what the faults cut off only between them
     refusal: str = ""  # dla's reason when it refused the degraded fabric
     fabric: Fabric | None = None
     conform: list[str] = field(default_factory=list)
@@ -355,6 +356,7 @@ class DryRun:
         sm_node = sm_node_name(self.netfile)
         self.s.faults = [resolve_fault(parse_fault(f), fabric, sm_node=sm_node) for f in self.cfg.faults]
         check_disjoint_faults(self.s.faults)
+        self.s.cut_together = cut_together(self.s.faults, fabric, sm_node)
         for f in self.s.faults:
             # a GUID as typed names the node even where its description is shared
             self.harness.unlink(f.spec.node if f.spec.node.lower().startswith("0x") else f.node, f.port)
@@ -379,6 +381,8 @@ class DryRun:
         self.s.fabric = fabric
         gone = {c for f in self.s.faults for c in (*f.lost_cas, *f.cut_switches)}
         gone |= {f.node for f in self.s.faults if f.kind == "switch"}
+        if t := self.s.cut_together:
+            gone |= {*t.lost_cas, *t.cut_switches}
         found = [n.desc for n in fabric.nodes.values()]
         self.s.undiscovered = [d for d in undiscovered(self.netfile, found) if d not in gone]
         return note

@@ -93,6 +93,7 @@ def report_dict(dr) -> dict:
         "traffic": cfg.traffic,
         "run_dir": str(cfg.out),
         "faults": [f.to_json() for f in s.faults],
+        "faults_together": s.cut_together.to_json() if s.cut_together else None,
         "refusal": s.refusal,
         "classes": [v.to_json() for v in s.verdicts],
         "rules": {

@@ -17,6 +17,8 @@ def fabric_checks(s) -> list[dict]:
     acyclic = all(r.cdg_state == "acyclic" for r in reports)
     loops = next((f for r in reports for f in r.findings() if f.kind == "routing-loop"), None)
     faults = [{"check": "fault applied", "ok": None, "result": f.describe()} for f in s.faults]
+    if s.cut_together:
+        faults.append({"check": "faults applied together", "ok": None, "result": s.cut_together.describe()})
     return faults + [
         # which plan is judged: the policy's own, or (--fit-to-fabric) one fitted to the ports
         {"check": "VLArb plan judged", "ok": True, "result": s.capacity.describe(planned_entries(s.plan))},
