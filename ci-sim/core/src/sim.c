@@ -146,6 +146,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 	free(row_vls);
 	if (!s->nvl)
 		s->nvl = 1;
+	s->nvl_inv = ((1ull << 32) + s->nvl - 1) / s->nvl;
 	return rc;
 }
 

@@ -125,6 +125,7 @@ struct ibs_sim {
 	uint64_t now, next_uid;
 	uint64_t pending; /* events in the queue */
 	uint32_t nvl;	  /* VLs per input buffer key: the highest a port can send on, + 1 */
+	uint64_t nvl_inv; /* ceil(2^32 / nvl): key_input() */
 	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
 	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
 
@@ -256,6 +257,14 @@ static inline uint32_t key_queue(const struct ibs_sim *s, const struct sw *w, ui
 				 uint32_t out)
 {
 	return w->q_base + (s->cfg.voq ? key * w->nports + out : key);
+}
+
+/* The input of a buffer key (input * nvl + VL) without a division (20-40 cycles, once per
+ * send): keys are below 2^12 (255 ports, 16 VLs), so the rounded-up reciprocal's error,
+ * key / 2^32, never reaches the next multiple. */
+static inline uint32_t key_input(const struct ibs_sim *s, uint32_t key)
+{
+	return (uint32_t)((key * s->nvl_inv) >> 32);
 }
 
 /* sim_config.c */
