@@ -124,7 +124,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		p->nvl = nvl;
 		p->ps_per_byte = 8000.0 / c->port_rate_gbps[g];
 		for (uint32_t v = 0; v < nvl; v++)
-			p->credits[v] = c->buf_credits;
+			*port_credits(p, v) = c->buf_credits;
 	}
 	uint16_t *row_vls = calloc(c->n_sl2vl_rows ? c->n_sl2vl_rows : 1, sizeof(*row_vls));
 
@@ -142,6 +142,9 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 			continue;
 		p->peer_sw = c->node_is_switch[s->ports[p->peer].node] != 0;
 		rc = port_arb_init(s, g, row_vls, err, errlen);
+		if (!rc && (vlarb_served(&p->arb) >> PORT_NEAR_VLS ||
+			    p->arb.high.n + p->arb.low.n > PORT_NEAR_ENTRIES))
+			s->port_far = true;
 	}
 	free(row_vls);
 	if (!s->nvl)
