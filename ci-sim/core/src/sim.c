@@ -142,8 +142,9 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 			continue;
 		p->peer_sw = c->node_is_switch[s->ports[p->peer].node] != 0;
 		rc = port_arb_init(s, g, row_vls, err, errlen);
-		if (!rc && (vlarb_served(&p->arb) >> PORT_NEAR_VLS ||
-			    p->arb.high.n + p->arb.low.n > PORT_NEAR_ENTRIES))
+		if (!rc &&
+		    (vlarb_served(&p->arb) >> PORT_NEAR_VLS ||
+		     p->arb.high.n + p->arb.low.n > PORT_NEAR_ENTRIES))
 			s->port_far = true;
 	}
 	free(row_vls);
@@ -165,7 +166,8 @@ static void share_sl2vl(struct sw *w, const struct sw **distinct, uint32_t *n)
 	size_t bytes = (size_t)w->nports * w->nports * sizeof(*w->sl2vl);
 
 	for (uint32_t i = 0; i < *n; i++)
-		if (distinct[i]->nports == w->nports && !memcmp(distinct[i]->sl2vl, w->sl2vl, bytes)) {
+		if (distinct[i]->nports == w->nports &&
+		    !memcmp(distinct[i]->sl2vl, w->sl2vl, bytes)) {
 			w->sl2vl = distinct[i]->sl2vl;
 			return;
 		}
