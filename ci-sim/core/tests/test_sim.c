@@ -166,6 +166,24 @@ static void check_conservation(struct ibs_sim *s)
 	EXPECT(a.queued + a.on_link == r->in_flight);
 }
 
+/* Creates and runs f's simulation to its end and checks conservation; NULL (a failure
+ * counted) if it cannot be created. */
+static struct ibs_sim *run_checked(struct fab *f)
+{
+	struct ibs_sim *s = NULL;
+	char err[256];
+
+	EXPECT(ibs_create(&f->cfg, &s, err, sizeof(err)) == 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		failures++;
+		return NULL;
+	}
+	EXPECT(ibs_run(s, UINT64_MAX) == 0);
+	check_conservation(s);
+	return s;
+}
+
 static void two_node(uint8_t accounting)
 {
 	struct fab f;
@@ -254,8 +272,6 @@ static void determinism(void)
 static void ring(int clockwise)
 {
 	struct fab f;
-	struct ibs_sim *s = NULL;
-	char err[256];
 	uint32_t sw[3], ca[3];
 
 	memset(&f, 0, sizeof(f));
@@ -290,15 +306,10 @@ static void ring(int clockwise)
 	finish(&f, 64, 200000000ull);
 	f.cfg.deadlock_ps = 10000000;
 	f.cfg.n_classes = 1;
-	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
-	if (!s) {
-		fprintf(stderr, "%s\n", err);
-		failures++;
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
 		return;
-	}
-	EXPECT(ibs_run(s, UINT64_MAX) == 0);
 	const struct ibs_results *r = ibs_results(s);
-	check_conservation(s);
 	if (clockwise) {
 		EXPECT(r->status == IBS_DEADLOCK);
 		EXPECT(r->witness_len == 3);
@@ -320,8 +331,6 @@ static void ring(int clockwise)
 static void sl2vl_per_switch(void)
 {
 	struct fab f;
-	struct ibs_sim *s = NULL;
-	char err[256];
 	uint32_t sw[3], ca[2];
 	const uint8_t vl_of[3] = {1, 2, 1};
 
@@ -348,15 +357,10 @@ static void sl2vl_per_switch(void)
 	finish(&f, 64, 200000000ull);
 	f.cfg.sl2vl_rows = rows;
 	f.cfg.n_sl2vl_rows = 3;
-	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
-	if (!s) {
-		fprintf(stderr, "%s\n", err);
-		failures++;
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
 		return;
-	}
-	EXPECT(ibs_run(s, UINT64_MAX) == 0);
 	const struct ibs_results *r = ibs_results(s);
-	check_conservation(s);
 	EXPECT(r->delivered > 100);
 	for (int i = 0; i < 3; i++) {
 		uint32_t out = f.base[sw[i]] + (i == 2 ? 1 : 2);
@@ -375,8 +379,6 @@ static void sl2vl_per_switch(void)
 static void ring4_deadlock(uint8_t voq_buffers)
 {
 	struct fab f;
-	struct ibs_sim *s = NULL;
-	char err[256];
 	uint32_t sw[4];
 
 	memset(&f, 0, sizeof(f));
@@ -398,15 +400,10 @@ static void ring4_deadlock(uint8_t voq_buffers)
 	f.cfg.deadlock_ps = 10000000;
 	f.cfg.voq = 1;
 	f.cfg.voq_buffers = voq_buffers;
-	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
-	if (!s) {
-		fprintf(stderr, "%s\n", err);
-		failures++;
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
 		return;
-	}
-	EXPECT(ibs_run(s, UINT64_MAX) == 0);
 	const struct ibs_results *r = ibs_results(s);
-	check_conservation(s);
 	EXPECT(r->status == IBS_DEADLOCK);
 	EXPECT(r->witness_len == 4);
 	for (uint32_t i = 0; i < r->witness_len; i++) {
