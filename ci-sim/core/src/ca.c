@@ -210,7 +210,7 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 			nonempty |= (uint16_t)(1u << v);
 			uint32_t bytes = f->cur_left == 1 ? f->last_bytes : f->spec.pkt_bytes;
 			uint32_t have =
-				s->oq ? *send_credits(s, gport, v, f->cur_dst) : p->credits[v];
+				s->oq ? *send_credits(s, gport, v, f->cur_dst) : port_credit(p, v);
 			if (have >= credits_of(bytes)) {
 				active |= (uint16_t)(1u << v);
 				head_bytes[v] = bytes;

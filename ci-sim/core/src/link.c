@@ -22,7 +22,7 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	if (s->oq)
 		*send_credits(s, gport, vl, k->dst) -= c;
 	else
-		p->credits[vl] -= c;
+		*port_credits(p, vl) -= c;
 	p->busy = 1;
 	p->busy_until = end;
 	s->vl_last_tx[(size_t)gport * s->nvl + vl] = (uint32_t)(s->now >> 10);
@@ -79,7 +79,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 		if (oq)
 			*oq_cell(s->oq_credits, s, up, vl, slot) += n;
 		else
-			u->credits[vl] += n;
+			*port_credits(u, vl) += n;
 		return;
 	}
 	if (s->credits_back) {
@@ -104,7 +104,7 @@ void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)
 	} else {
 		if (s->credits_back)
 			s->credits_back[(size_t)gport * 16 + vl] -= n;
-		p->credits[vl] += n;
+		*port_credits(p, vl) += n;
 	}
 	sim_kick(s, gport);
 }

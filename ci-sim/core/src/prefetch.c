@@ -33,7 +33,7 @@ static void stage(const struct ibs_sim *s, const struct ibs_event *e, int st)
 	case EV_TXDONE:
 	case EV_CREDIT:
 		if (st == 0) {
-			port_prefetch_send(p);
+			port_prefetch_send(s, p);
 			if (e->kind == EV_TXDONE && e->arg != NIL)
 				port_prefetch_credits(&s->ports[e->arg]);
 		} else if (port_on_switch(s, e->obj)) {

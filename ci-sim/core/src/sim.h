@@ -45,12 +45,18 @@ struct queue {
 	uint32_t head_bytes;
 };
 
-/* Everything a hop reads about a port lives in this one block, in the order of use
- * (header and the VLs' credits, then the arbiter with its table entries): four adjacent
- * cache lines, all of them hot. What a transmission only updates (the VL's last send for the
- * deadlock detector, its bytes for the results) is kept apart, in the dense per-(port, VL)
- * arrays of ibs_sim (vl_last_tx, port_vl_bytes). Ports are 64-byte aligned and never move
- * (the arbiter points into itself). */
+/* Everything a hop reads about a port lives in this one block, in the order of use: the
+ * header with the first PORT_NEAR_VLS VLs' credits in the first cache line, the arbiter's
+ * state with its first two table entries in the second, the other entries and VLs' credits
+ * after them. A port that sends on VLs below PORT_NEAR_VLS with up to two weighted entries
+ * (dla's dragonflies with Debian's tables: VL0-1, one entry each) sends reading two lines;
+ * with the credits of all 16 VLs in the first two lines the arbiter's state and entries took
+ * a third, missed on 0.9 hops in 1 at 2550 CAs. What a transmission only updates (the VL's
+ * last send for the deadlock detector, its bytes for the results) is kept apart, in the dense
+ * per-(port, VL) arrays of ibs_sim (vl_last_tx, port_vl_bytes). Ports are 64-byte aligned and
+ * never move (the arbiter points into itself). */
+#define PORT_NEAR_VLS 4
+#define PORT_NEAR_ENTRIES 2
 struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
@@ -65,10 +71,22 @@ struct port {
 	uint8_t tx_vl;
 	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
-	uint64_t busy_until;	       /* end of the transmission in progress */
-	uint32_t credits[IBS_MAX_VLS]; /* per VL: free space in the peer's input buffer */
-	struct vlarb arb;	       /* linked ports only */
+	uint64_t busy_until; /* end of the transmission in progress */
+	/* per VL: free space in the peer's input buffer (port_credits()) */
+	uint32_t credits[PORT_NEAR_VLS];
+	_Alignas(64) struct vlarb arb; /* linked ports only */
+	uint32_t credits_far[IBS_MAX_VLS - PORT_NEAR_VLS];
 };
+
+static inline uint32_t *port_credits(struct port *p, uint32_t vl)
+{
+	return vl < PORT_NEAR_VLS ? &p->credits[vl] : &p->credits_far[vl - PORT_NEAR_VLS];
+}
+
+static inline uint32_t port_credit(const struct port *p, uint32_t vl)
+{
+	return vl < PORT_NEAR_VLS ? p->credits[vl] : p->credits_far[vl - PORT_NEAR_VLS];
+}
 
 /* Where a port is, what an arrival needs before it touches any state: 16 bytes a port, in
  * one array small enough to stay in cache (a 2550-CA fabric: 240 KB), so an arrival reads
@@ -125,7 +143,9 @@ struct ibs_sim {
 	uint64_t now, next_uid;
 	uint64_t pending; /* events in the queue */
 	uint32_t nvl;	  /* VLs per input buffer key: the highest a port can send on, + 1 */
+	uint64_t nvl_inv; /* ceil(2^32 / nvl): key_input() */
 	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
+	bool port_far;	  /* some port sends reading the last two lines of its block */
 	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
@@ -193,16 +213,18 @@ static inline uint32_t credits_of(uint32_t bytes)
 }
 
 /* Prefetch hints for a port about to arbitrate and send: its header with the first VLs'
- * credits, the other VLs' credits and its arbiter with its table entries (the other three
- * lines); the header alone misses on all of them. */
-static inline void port_prefetch_send(const struct port *p)
+ * credits and its arbiter's state with the first entries, and the other entries and VLs'
+ * credits only where some port uses them (the header alone misses on all of them). */
+static inline void port_prefetch_send(const struct ibs_sim *s, const struct port *p)
 {
 	const char *b = (const char *)p;
 
 	__builtin_prefetch(b);
 	__builtin_prefetch(b + 64);
-	__builtin_prefetch(b + 128);
-	__builtin_prefetch(b + 192);
+	if (s->port_far) {
+		__builtin_prefetch(b + 128);
+		__builtin_prefetch(b + 192);
+	}
 }
 
 /* For a port that gets credits back: its header (busy), which holds the first VLs' credits. */
@@ -237,7 +259,7 @@ static inline uint32_t *send_credits(struct ibs_sim *s, uint32_t g, uint32_t vl,
 
 	if (s->oq && p->peer_sw)
 		return oq_cell(s->oq_credits, s, g, vl, oq_slot(s, g, dst));
-	return &p->credits[vl];
+	return port_credits(p, vl);
 }
 
 static inline bool port_on_switch(const struct ibs_sim *s, uint32_t gport)
@@ -256,6 +278,14 @@ static inline uint32_t key_queue(const struct ibs_sim *s, const struct sw *w, ui
 				 uint32_t out)
 {
 	return w->q_base + (s->cfg.voq ? key * w->nports + out : key);
+}
+
+/* The input of a buffer key (input * nvl + VL) without a division (20-40 cycles, once per
+ * send): keys are below 2^12 (255 ports, 16 VLs), so the rounded-up reciprocal's error,
+ * key / 2^32, never reaches the next multiple. */
+static inline uint32_t key_input(const struct ibs_sim *s, uint32_t key)
+{
+	return (uint32_t)((key * s->nvl_inv) >> 32);
 }
 
 /* sim_config.c */

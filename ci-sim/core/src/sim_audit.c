@@ -120,7 +120,7 @@ done:
 		if (p->peer < 0 || (s->oq && p->peer_sw))
 			continue; /* per-output VOQ buffers: audit_oq() */
 		for (uint32_t v = 0; v < p->nvl; v++)
-			if (p->credits[v] + s->credits_back[(size_t)g * 16 + v] +
+			if (port_credit(p, v) + s->credits_back[(size_t)g * 16 + v] +
 				    occ[(size_t)p->peer * 16 + v] !=
 			    s->cfg.buf_credits)
 				a->credit_errors++;

@@ -134,7 +134,7 @@ void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid
 	uint32_t out = w->route[k->dst];
 	if (out == 0 || out >= w->nports)
 		return;
-	port_prefetch_send(&s->ports[w->port_base + out]);
+	port_prefetch_send(s, &s->ports[w->port_base + out]);
 	__builtin_prefetch(&w->sl2vl[ip->num * w->nports + out]);
 	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ip->num, k->vl, out)]);
 }
@@ -238,7 +238,7 @@ static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint32_t o, u
 	uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]), first = key;
 
 	while ((s->cfg.input_reads &&
-		s->reading[w->port_base + key / s->nvl] >= s->cfg.input_reads) ||
+		s->reading[w->port_base + key_input(s, key)] >= s->cfg.input_reads) ||
 	       (s->oq && !head_fits(s, w, o, v, key))) {
 		key = next_key(map, w->words, nkeys, key);
 		if (key == first)
@@ -277,7 +277,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		const struct queue *q = &s->queues[key_queue(s, w, key, o)];
 		uint32_t bytes = q->head_bytes;
 
-		if (s->oq || p->credits[v] >= credits_of(bytes)) {
+		if (s->oq || port_credit(p, v) >= credits_of(bytes)) {
 			active |= (uint16_t)(1u << v);
 			head_bytes[v] = bytes;
 			cand[v] = key;
@@ -287,7 +287,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	if (vl < 0)
 		return;
 
-	uint32_t key = cand[vl], in = key / s->nvl, ivl = key % s->nvl;
+	uint32_t key = cand[vl], in = key_input(s, key), ivl = key - in * s->nvl;
 	struct queue *q = &s->queues[key_queue(s, w, key, o)];
 	uint32_t pid = q->head;
 	struct pkt *k = &s->pkts[pid];

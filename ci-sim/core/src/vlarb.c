@@ -46,12 +46,12 @@ int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhi
 		used += high[i].vl < IBS_MAX_VLS && kept(&high[i], reach);
 	for (uint32_t i = 0; i < nlow; i++)
 		used += low[i].vl < IBS_MAX_VLS && kept(&low[i], reach);
-	if (used <= VLARB_INLINE)
-		a->slots = a->small;
-	else if (!(a->slots = calloc(nhigh + nlow, sizeof(*a->slots))))
+	struct vlarb_slot *slots = a->small;
+
+	if (used > VLARB_INLINE && !(slots = calloc(nhigh + nlow, sizeof(*slots))))
 		return -ENOMEM;
-	if ((rc = table_init(&a->high, a->slots, high, nhigh, reach)) ||
-	    (rc = table_init(&a->low, a->slots + a->high.n, low, nlow, reach))) {
+	if ((rc = table_init(&a->high, slots, high, nhigh, reach)) ||
+	    (rc = table_init(&a->low, slots + a->high.n, low, nlow, reach))) {
 		vlarb_free(a);
 		return rc;
 	}
@@ -62,9 +62,9 @@ int vlarb_init(struct vlarb *a, const struct ibs_vlarb_entry *high, uint32_t nhi
 
 void vlarb_free(struct vlarb *a)
 {
-	if (a->slots != a->small)
-		free(a->slots);
-	a->slots = NULL;
+	if (a->high.e != a->small)
+		free(a->high.e);
+	a->high.e = a->low.e = NULL;
 }
 
 /* The entry after i, cyclically (no division: a modulo by the table's length was the

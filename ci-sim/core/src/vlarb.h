@@ -30,11 +30,12 @@ struct vlarb_table {
 
 struct vlarb {
 	struct vlarb_table high, low;
-	uint8_t limit;		  /* VLHighLimit */
-	uint8_t mode;		  /* enum ibs_accounting */
-	uint8_t pending;	  /* 0 none, 1 high, 2 low: set by decide, used by commit */
-	uint64_t hi_count;	  /* high-table bytes since the last low turn */
-	struct vlarb_slot *slots; /* both tables' entries: `small`, or one allocation */
+	uint8_t limit;	   /* VLHighLimit */
+	uint8_t mode;	   /* enum ibs_accounting */
+	uint8_t pending;   /* 0 none, 1 high, 2 low: set by decide, used by commit */
+	uint64_t hi_count; /* high-table bytes since the last low turn */
+	/* Both tables' entries (high.e points at them): here, or one allocation. The first two
+	 * share the cache line of the fields above when the arbiter starts a line (struct port). */
 	struct vlarb_slot small[VLARB_INLINE];
 };
 

@@ -166,6 +166,24 @@ static void check_conservation(struct ibs_sim *s)
 	EXPECT(a.queued + a.on_link == r->in_flight);
 }
 
+/* Creates and runs f's simulation to its end and checks conservation; NULL (a failure
+ * counted) if it cannot be created. */
+static struct ibs_sim *run_checked(struct fab *f)
+{
+	struct ibs_sim *s = NULL;
+	char err[256];
+
+	EXPECT(ibs_create(&f->cfg, &s, err, sizeof(err)) == 0);
+	if (!s) {
+		fprintf(stderr, "%s\n", err);
+		failures++;
+		return NULL;
+	}
+	EXPECT(ibs_run(s, UINT64_MAX) == 0);
+	check_conservation(s);
+	return s;
+}
+
 static void two_node(uint8_t accounting)
 {
 	struct fab f;
@@ -254,8 +272,6 @@ static void determinism(void)
 static void ring(int clockwise)
 {
 	struct fab f;
-	struct ibs_sim *s = NULL;
-	char err[256];
 	uint32_t sw[3], ca[3];
 
 	memset(&f, 0, sizeof(f));
@@ -290,15 +306,10 @@ static void ring(int clockwise)
 	finish(&f, 64, 200000000ull);
 	f.cfg.deadlock_ps = 10000000;
 	f.cfg.n_classes = 1;
-	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
-	if (!s) {
-		fprintf(stderr, "%s\n", err);
-		failures++;
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
 		return;
-	}
-	EXPECT(ibs_run(s, UINT64_MAX) == 0);
 	const struct ibs_results *r = ibs_results(s);
-	check_conservation(s);
 	if (clockwise) {
 		EXPECT(r->status == IBS_DEADLOCK);
 		EXPECT(r->witness_len == 3);
@@ -314,6 +325,52 @@ static void ring(int clockwise)
 	ibs_destroy(s);
 }
 
+/* Three switches in a line, a CA on each end, each switch with its own SL2VL index matrix:
+ * s0 and s2 map every (in, out) to VL1, s1 to VL2 (s0's and s2's are equal and may be
+ * one copy in the core, s1's must stay its own). The packets leave each switch on its VL. */
+static void sl2vl_per_switch(void)
+{
+	struct fab f;
+	uint32_t sw[3], ca[2];
+	const uint8_t vl_of[3] = {1, 2, 1};
+
+	memset(&f, 0, sizeof(f));
+	for (int i = 0; i < 3; i++)
+		sw[i] = add_node(&f, 1, 4); /* 1: CA, 2: next, 3: previous */
+	for (int i = 0; i < 2; i++)
+		ca[i] = add_node(&f, 0, 2);
+	link_ports(&f, sw[0], 1, ca[0], 1);
+	link_ports(&f, sw[2], 1, ca[1], 1);
+	link_ports(&f, sw[0], 2, sw[1], 3);
+	link_ports(&f, sw[1], 2, sw[2], 3);
+	f.routes[f.route_off[sw[0]] + 1] = 2;
+	f.routes[f.route_off[sw[1]] + 1] = 2;
+	f.routes[f.route_off[sw[2]] + 1] = 1;
+	vlarb_config_a(&f);
+	for (int i = 0; i < 3; i++)
+		for (uint32_t e = 0; e < 16; e++)
+			f.sl2vl_idx[f.sl2vl_off[sw[i]] + e] = vl_of[i];
+	uint8_t rows[3 * 16];
+	for (int i = 0; i < 3 * 16; i++)
+		rows[i] = (uint8_t)(i / 16);
+	saturating(&f, 0, 1, 0);
+	finish(&f, 64, 200000000ull);
+	f.cfg.sl2vl_rows = rows;
+	f.cfg.n_sl2vl_rows = 3;
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
+		return;
+	const struct ibs_results *r = ibs_results(s);
+	EXPECT(r->delivered > 100);
+	for (int i = 0; i < 3; i++) {
+		uint32_t out = f.base[sw[i]] + (i == 2 ? 1 : 2);
+
+		for (uint32_t vl = 0; vl < 4; vl++)
+			EXPECT((r->port_vl_bytes[(size_t)out * 16 + vl] > 0) == (vl == vl_of[i]));
+	}
+	ibs_destroy(s);
+}
+
 /* Four switches in a ring, one CA each, every route clockwise, every CA saturating the CA
  * three hops ahead, one VL, 1-packet buffers, VOQ. The queues (input from the previous
  * switch, output to the next) wait for each other round the ring: a credit loop with shared
@@ -322,8 +379,6 @@ static void ring(int clockwise)
 static void ring4_deadlock(uint8_t voq_buffers)
 {
 	struct fab f;
-	struct ibs_sim *s = NULL;
-	char err[256];
 	uint32_t sw[4];
 
 	memset(&f, 0, sizeof(f));
@@ -345,15 +400,10 @@ static void ring4_deadlock(uint8_t voq_buffers)
 	f.cfg.deadlock_ps = 10000000;
 	f.cfg.voq = 1;
 	f.cfg.voq_buffers = voq_buffers;
-	EXPECT(ibs_create(&f.cfg, &s, err, sizeof(err)) == 0);
-	if (!s) {
-		fprintf(stderr, "%s\n", err);
-		failures++;
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
 		return;
-	}
-	EXPECT(ibs_run(s, UINT64_MAX) == 0);
 	const struct ibs_results *r = ibs_results(s);
-	check_conservation(s);
 	EXPECT(r->status == IBS_DEADLOCK);
 	EXPECT(r->witness_len == 4);
 	for (uint32_t i = 0; i < r->witness_len; i++) {
@@ -476,6 +526,7 @@ int main(void)
 	ring(1);
 	ring(0);
 	voq_buffers();
+	sl2vl_per_switch();
 	ring4_deadlock(0);
 	ring4_deadlock(1);
 	bad_input();
