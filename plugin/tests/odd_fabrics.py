@@ -88,6 +88,28 @@ def racks(sizes: list[int], hosts: int = 2):
     return net, "k0-h0-0"
 
 
+def self_cabled():
+    """Three racks of three, a switch port cabled to itself (a loopback plug: ibsim takes a
+    net file linking a port to its own port) beside two ports of another switch cabled
+    together. Returns (net, the SM's CA, (switch, the port cabled to itself))."""
+    net, first = racks([3, 3, 3])
+    port = net.free["k1-s0"][0]
+    net.cable("k1-s0", "k1-s0", port, port)
+    net.cable("k2-s1", "k2-s1")
+    return net, first, ("k1-s0", port)
+
+
+def pendant(hosts: int):
+    """Three racks of three and one switch more, cabled to the SM's switch only, with `hosts`
+    CAs."""
+    net, first = racks([3, 3, 3])
+    sm_switch = net.links[first][1][0]
+    net.cable(net.switch("pend-s0"), sm_switch)
+    for j in range(hosts):
+        net.cable(net.hca(f"pend-h{j}"), "pend-s0")
+    return net, first
+
+
 def torus(x: int, y: int):
     """An x by y 2D torus (wrap-around links), one CA per switch."""
     net = HandNet(40 + x * y)
