@@ -1,8 +1,9 @@
 """Fabrics neither ibqos_sim's generators nor adversarial_fabrics.py draw, cabled by hand
 (HandNet): one switch, two switches, a ring and a torus, a dragonfly with a group of switches
 without CAs, CAs with both ports on one switch, a router, a CA on a switch's highest port with
-the ports below it empty, node descriptions with quotes and non-ASCII bytes. Each function
-returns (net, the SM's CA)."""
+the ports below it empty, node descriptions with quotes and non-ASCII bytes, a switch port
+cabled to itself, a switch cabled to the SM's switch only. Each function returns (net, the
+SM's CA)."""
 
 from __future__ import annotations
 

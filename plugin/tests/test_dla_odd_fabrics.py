@@ -1,7 +1,8 @@
 """dla and the verifier on fabrics no generator draws (odd_fabrics.py): one switch, two switches
 with parallel cables, rings and a torus, a dragonfly with a rack of switches without CAs, CAs
 with both ports on one switch or on two racks, a router, a CA on a switch's highest port with
-the ports below it empty, node descriptions with quotes, braces and non-ASCII bytes.
+the ports below it empty, node descriptions with quotes, braces and non-ASCII bytes, a switch
+port cabled to itself, a switch cabled to the SM's switch only.
 
 Real OpenSM 3.3.23 with the rendered chain dla,dfsssp,lash,nue and the four-class plan's
 tables, the fabric read back live: OpenSM keeps running; every CA port pair is delivered;
