@@ -163,18 +163,26 @@ def test_odd_fabric(tmp_path, case, ibsim_fabric):
 def test_a_port_cabled_to_itself_is_routed_around(tmp_path, ibsim_fabric):
     """A switch port cabled to itself (a loopback plug) beside a cable between two ports of
     another switch: dla routes as if neither were cabled, and names the plugged port in one
-    line. Before: 'ERR D1A0: dla: fabric refused: ; falling back to the next routing engine',
-    the record's reason empty too, and dfsssp routed."""
+    line; then the plug pulled and put back under the running SM, dla routing each sweep.
+    Before: 'ERR D1A0: dla: fabric refused: ; falling back to the next routing engine', the
+    record's reason empty too, and dfsssp routed."""
     net, first, (switch, port) = fabrics.self_cabled()
     plan, conf = plan_files(tmp_path)
-    with ibsim_fabric(net.write(tmp_path / "fabric.net", first), run_dir=tmp_path / "run") as h:
-        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf])
+    net_path = net.write(tmp_path / "fabric.net", first)
+    with ibsim_fabric(net_path, run_dir=tmp_path / "run", console=True) as h:
+        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf], conf={"sweep_interval": 1})
         try:
             lines = sm.lines()
             engine, _, problems = judge(h, sm, plan, net.cas(), lines)
             record = read_record(sm.dumps)
+            pulled = h.unlink(switch, port, sm=sm)
+            plugged = h.relink(switch, port, sm=sm)
+            assert sm.alive()
         finally:
             sm.stop()
+    assert (pulled.engine, plugged.engine) == ("dla", "dla"), (pulled.refusals, plugged.refusals)
+    assert not any("cabled to itself" in ln.text for ln in pulled.lines)
+    assert sum("cabled to itself" in ln.text for ln in plugged.lines) == 1
     assert not problems, "\n".join(problems[:20])
     assert engine == "dla" and record is not None and record.engine.status == "routed"
     said = {ln.text for ln in lines if "cabled to itself" in ln.text}
