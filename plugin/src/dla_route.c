@@ -178,7 +178,12 @@ static int add_dest(const struct dla_fabric *f, struct work *w, uint16_t lid, ui
 	if (lid == 0)
 		return 0; /* not yet assigned: nothing to route */
 	if (lid > f->max_lid) {
-		snprintf(err, len, "LID %u is above the LFT top %u", lid, f->max_lid);
+		char lb[200];
+
+		snprintf(err, len,
+			 "switch %s port %u: LID %u is above the LFT top %u [rule: every LID "
+			 "fits the switches' LFTs]",
+			 dla_switch_label(f, sw, lb, sizeof(lb)), port, lid, f->max_lid);
 		return -EINVAL;
 	}
 	w->dest[w->ndest++] =

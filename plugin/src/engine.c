@@ -79,7 +79,7 @@ int ibqos_build_lid_matrices(void *context)
 	double snap_cpu, compute_cpu;
 	struct ibqos_sweep next;
 	const char *refusal;
-	char err[ERRLEN];
+	char err[ERRLEN] = "";
 	int ret;
 
 	memset(&next, 0, sizeof(next));
@@ -154,6 +154,10 @@ fail:
 			  "next routing engine");
 		ibqos_record_refusal(ctx, "D1A4", "out of memory");
 	} else {
+		if (!*err) /* every refusal names its switch, port or group; this one did not */
+			snprintf(err, sizeof(err),
+				 "no reason given (a dla defect: report it with this log) "
+				 "[rule: every refusal says why]");
 		refuse(ctx, refusal, err);
 	}
 	/* OpenSM goes on to the next engine, which sizes its SL layers from the ports' OperVLs:

@@ -1,6 +1,8 @@
 /*
  * Copy the switch graph out of OpenSM. Only live links count: a port that is down, has no
- * remote or whose link OpenSM marked unhealthy is treated as unconnected, as minhop does.
+ * remote or whose link OpenSM marked unhealthy is treated as unconnected, as minhop does. So is
+ * a port cabled to itself (a loopback plug; ibsim takes a net file linking a port to itself):
+ * like a cable between two ports of one switch, it leads nowhere a route could go.
  */
 #include "ibqos_plugin.h"
 
@@ -50,8 +52,46 @@ static osm_physp_t *live_remote(osm_node_t *node, unsigned p)
 	return remote;
 }
 
+/* Port p of switch i leads to remote: record the link or the end port. The fabric refuses
+ * only what OpenSM's own view rules out (port numbers past a node's ports). */
+static int add_link(struct ibqos_sweep *sw, uint32_t i, unsigned p, osm_physp_t *remote, char *err,
+		    size_t len)
+{
+	osm_node_t *rnode = osm_physp_get_node_ptr(remote);
+	unsigned rp = osm_physp_get_port_num(remote);
+	char lb[200];
+	int32_t j = -1;
+	int ret;
+
+	if (osm_node_get_type(rnode) != IB_NODE_TYPE_SWITCH) {
+		ret = dla_fabric_attach_endport(&sw->fabric, i, (uint8_t)p,
+						cl_ntoh16(osm_physp_get_base_lid(remote)));
+	} else {
+		j = ibqos_switch_index(sw, cl_ntoh64(osm_node_get_node_guid(rnode)));
+		if (j < 0) {
+			snprintf(err, len,
+				 "switch %s port %u leads to switch 0x%016" PRIx64
+				 ", which OpenSM does not list [rule: every link joins two "
+				 "switches OpenSM discovered]",
+				 dla_switch_label(&sw->fabric, i, lb, sizeof(lb)), p,
+				 cl_ntoh64(osm_node_get_node_guid(rnode)));
+			return -EINVAL;
+		}
+		ret = dla_fabric_link(&sw->fabric, i, (uint8_t)p, (uint32_t)j, (uint8_t)rp);
+	}
+	if (ret == -EINVAL)
+		snprintf(err, len,
+			 "switch %s port %u leads to port %u of %s 0x%016" PRIx64
+			 ", a port number past that node's ports [rule: a link joins two "
+			 "ports that exist]",
+			 dla_switch_label(&sw->fabric, i, lb, sizeof(lb)), p, rp,
+			 j < 0 ? "end node" : "switch", cl_ntoh64(osm_node_get_node_guid(rnode)));
+	return ret;
+}
+
 int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len)
 {
+	char lb[200];
 	cl_qmap_t *tbl = &ctx->osm->subn.sw_guid_tbl;
 	uint32_t n = (uint32_t)cl_qmap_count(tbl), i = 0;
 	uint16_t max_lid = 0;
@@ -77,6 +117,11 @@ int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, siz
 		ret = dla_fabric_set_switch(&sw->fabric, i, guid, node->print_desc,
 					    cl_ntoh16(osm_node_get_base_lid(node, 0)),
 					    p_sw->num_ports);
+		if (ret == -EINVAL)
+			snprintf(err, len,
+				 "switch 0x%016" PRIx64 " \"%s\" has %u ports [rule: a switch has "
+				 "port 0]",
+				 guid, node->print_desc, p_sw->num_ports);
 		if (ret)
 			return ret;
 		sw->osw[i] = p_sw;
@@ -88,29 +133,17 @@ int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, siz
 
 		for (unsigned p = 1; p < sw->osw[i]->num_ports; p++) {
 			osm_physp_t *remote = live_remote(node, p);
-			osm_node_t *rnode;
 
 			if (!remote)
 				continue;
-			rnode = osm_physp_get_node_ptr(remote);
-			if (osm_node_get_type(rnode) == IB_NODE_TYPE_SWITCH) {
-				int32_t j = ibqos_switch_index(
-					sw, cl_ntoh64(osm_node_get_node_guid(rnode)));
-
-				if (j < 0) {
-					snprintf(err, len,
-						 "switch 0x%016" PRIx64 " port %u leads "
-						 "to a switch OpenSM does not list",
-						 sw->fabric.sw[i].guid, p);
-					return -EINVAL;
-				}
-				ret = dla_fabric_link(&sw->fabric, i, (uint8_t)p, (uint32_t)j,
-						      osm_physp_get_port_num(remote));
-			} else {
-				ret = dla_fabric_attach_endport(
-					&sw->fabric, i, (uint8_t)p,
-					cl_ntoh16(osm_physp_get_base_lid(remote)));
+			if (remote == osm_node_get_physp_ptr(node, p)) {
+				ibqos_log(ctx, OSM_LOG_INFO,
+					  "dla: switch %s port %u is cabled to itself: no route "
+					  "uses it",
+					  dla_switch_label(&sw->fabric, i, lb, sizeof(lb)), p);
+				continue;
 			}
+			ret = add_link(sw, i, p, remote, err, len);
 			if (ret)
 				return ret;
 		}

@@ -59,9 +59,10 @@ class HandNet:
         return self.switch_ports if self.kind[name] == "Switch" else len(self.free[name]) + len(self.links[name])
 
     def cable(self, a: str, b: str, pa: int | None = None, pb: int | None = None) -> tuple[int, int]:
-        """One cable; ports default to the next free ones (a == b: a loopback cable)."""
+        """One cable; ports default to the next free ones (a == b: a loopback cable; and
+        pa == pb too: one port cabled to itself, as a loopback plug, which ibsim takes)."""
         pa = self._take(a, pa)
-        pb = self._take(b, pb)
+        pb = pa if (a, pa) == (b, pb) else self._take(b, pb)
         self.links[a][pa] = (b, pb)
         self.links[b][pb] = (a, pa)
         return pa, pb

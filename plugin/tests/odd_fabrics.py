@@ -1,8 +1,9 @@
 """Fabrics neither ibqos_sim's generators nor adversarial_fabrics.py draw, cabled by hand
 (HandNet): one switch, two switches, a ring and a torus, a dragonfly with a group of switches
 without CAs, CAs with both ports on one switch, a router, a CA on a switch's highest port with
-the ports below it empty, node descriptions with quotes and non-ASCII bytes. Each function
-returns (net, the SM's CA)."""
+the ports below it empty, node descriptions with quotes and non-ASCII bytes, a switch port
+cabled to itself, a switch cabled to the SM's switch only. Each function returns (net, the
+SM's CA)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,28 @@ def racks(sizes: list[int], hosts: int = 2):
             for j in range(hosts):
                 net.cable(net.hca(f"k{r}-h{i}-{j}"), sw)
     return net, "k0-h0-0"
+
+
+def self_cabled():
+    """Three racks of three, a switch port cabled to itself (a loopback plug: ibsim takes a
+    net file linking a port to its own port) beside two ports of another switch cabled
+    together. Returns (net, the SM's CA, (switch, the port cabled to itself))."""
+    net, first = racks([3, 3, 3])
+    port = net.free["k1-s0"][0]
+    net.cable("k1-s0", "k1-s0", port, port)
+    net.cable("k2-s1", "k2-s1")
+    return net, first, ("k1-s0", port)
+
+
+def pendant(hosts: int):
+    """Three racks of three and one switch more, cabled to the SM's switch only, with `hosts`
+    CAs."""
+    net, first = racks([3, 3, 3])
+    sm_switch = net.links[first][1][0]
+    net.cable(net.switch("pend-s0"), sm_switch)
+    for j in range(hosts):
+        net.cable(net.hca(f"pend-h{j}"), "pend-s0")
+    return net, first
 
 
 def torus(x: int, y: int):

@@ -1,7 +1,8 @@
 """dla and the verifier on fabrics no generator draws (odd_fabrics.py): one switch, two switches
 with parallel cables, rings and a torus, a dragonfly with a rack of switches without CAs, CAs
 with both ports on one switch or on two racks, a router, a CA on a switch's highest port with
-the ports below it empty, node descriptions with quotes, braces and non-ASCII bytes.
+the ports below it empty, node descriptions with quotes, braces and non-ASCII bytes, a switch
+port cabled to itself, a switch cabled to the SM's switch only.
 
 Real OpenSM 3.3.23 with the rendered chain dla,dfsssp,lash,nue and the four-class plan's
 tables, the fabric read back live: OpenSM keeps running; every CA port pair is delivered;
@@ -135,6 +136,9 @@ CASES = {
     # trees: three switches in a line (the middle one without CAs), a hub with four spokes
     "line-3": (lambda: fabrics.tree([(0, 1), (1, 2)], [2, 0, 2]), None),
     "star-5": (lambda: fabrics.tree([(0, 1), (0, 2), (0, 3), (0, 4)], [0, 2, 1, 2, 2]), None),
+    # one switch more, cabled to the SM's switch only, with CAs or without
+    "pendant-2-hosts": (lambda: fabrics.pendant(2), None),
+    "pendant-hostless": (lambda: fabrics.pendant(0), None),
 }
 
 
@@ -154,6 +158,37 @@ def test_odd_fabric(tmp_path, case, ibsim_fabric):
     assert not problems, "\n".join(problems[:20])
     if want:
         assert engine == want
+
+
+def test_a_port_cabled_to_itself_is_routed_around(tmp_path, ibsim_fabric):
+    """A switch port cabled to itself (a loopback plug) beside a cable between two ports of
+    another switch: dla routes as if neither were cabled, and names the plugged port in one
+    line; then the plug pulled and put back under the running SM, dla routing each sweep.
+    Before: 'ERR D1A0: dla: fabric refused: ; falling back to the next routing engine', the
+    record's reason empty too, and dfsssp routed."""
+    net, first, (switch, port) = fabrics.self_cabled()
+    plan, conf = plan_files(tmp_path)
+    net_path = net.write(tmp_path / "fabric.net", first)
+    with ibsim_fabric(net_path, run_dir=tmp_path / "run", console=True) as h:
+        sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf], conf={"sweep_interval": 1})
+        try:
+            lines = sm.lines()
+            engine, _, problems = judge(h, sm, plan, net.cas(), lines)
+            record = read_record(sm.dumps)
+            pulled = h.unlink(switch, port, sm=sm)
+            plugged = h.relink(switch, port, sm=sm)
+            assert sm.alive()
+        finally:
+            sm.stop()
+    assert (pulled.engine, plugged.engine) == ("dla", "dla"), (pulled.refusals, plugged.refusals)
+    assert not any("cabled to itself" in ln.text for ln in pulled.lines)
+    assert sum("cabled to itself" in ln.text for ln in plugged.lines) == 1
+    assert not problems, "\n".join(problems[:20])
+    assert engine == "dla" and record is not None and record.engine.status == "routed"
+    said = {ln.text for ln in lines if "cabled to itself" in ln.text}
+    assert len(said) == 1, said
+    want = rf'dla: switch 0x[0-9a-f]{{16}} "{switch}" port {port} is cabled to itself: no route uses it'
+    assert re.fullmatch(want, *said), said
 
 
 def routes(h: Harness, conf: Path, name: str) -> tuple[Fabric, bytes]:

@@ -9,6 +9,7 @@ int main(void)
 	test_tables();
 	test_wirings();
 	test_faults();
+	test_refusals();
 	test_vlcap();
 	test_group_vectors();
 	test_dfplus();

@@ -92,6 +92,7 @@ void test_route(void);
 void test_tables(void);
 void test_faults(void);
 void test_wirings(void);
+void test_refusals(void);
 void test_vlcap(void);
 void test_group_vectors(void);
 
