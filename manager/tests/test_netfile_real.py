@@ -284,7 +284,7 @@ def test_a_router_is_an_end_of_the_fabric_not_a_bad_model(ibqos_cli, tmp_path):
             ":22: 'S-7cfe900300a5b3d0' port 33 links to 'H-0002c90300002000' port 1, whose record lists no link on "
             "that port: ibsim needs both ends of a link listed",
         ),
-        # ibsim takes it, and dla refused the fabric with an empty reason ('D1A0: ', exit 1)
+        # ibsim takes it; no cable joins a port to itself, so the file has a typo (before: exit 1 in dla)
         ("", (L5, L5 + '[6]\t"S-7cfe900300a5a2c0"[6]\n'), ":12: 'S-7cfe900300a5a2c0' port 6 links to itself"),
         # ibsim skips a record spelt otherwise or a line not in the first column, and stops on
         # the links to the node it never made ('ibsim cannot build a fabric', no line)

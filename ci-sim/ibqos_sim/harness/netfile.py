@@ -287,7 +287,7 @@ def _check_link_ends(
     ends = {(owner, port): (peer, pport, n) for n, owner, port, pport, peer in links}
     for n, owner, port, pport, peer in links:
         if (peer, pport) == (owner, port):
-            # ibsim takes it; dla refused the fabric with an empty reason ('D1A0: ')
+            # no cable joins a port to itself: a typo, though ibsim takes it (and dla routes around it)
             raise InputError(f"{owner!r} port {port} links to itself", file=netfile, line=n)
         if peer not in nodes:
             raise InputError(
