@@ -21,6 +21,12 @@ import pytest
 from ibqos.proc import proc_stat, run_command
 from ibqos_sim.harness import Harness, sock_prefix_for
 
+# pytest-xdist's workers (make test runs two) get COLUMNS=80 and LINES=24, which every ibqos
+# they start would take as the terminal's size: outputs would wrap otherwise than in one process.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
+
 
 def _ours() -> dict[int, str]:
     me = os.getpid()

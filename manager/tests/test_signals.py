@@ -77,12 +77,34 @@ def _stop_with(p: subprocess.Popen, sig: int) -> int:
 # ---- dryrun --------------------------------------------------------------------------------
 
 
+def _descendants(pid: int) -> dict[int, str]:
+    """pid -> comm of every process below `pid`, from the kernel's children lists: a few reads
+    a poll, where a scan of /proc (_procs) took longer on a loaded machine than the dry run's
+    OpenSM lives (about a second), and the poll missed it."""
+    found: dict[int, str] = {}
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                kids = [int(k) for k in task.read_text().split()]
+            except OSError:
+                continue
+            for kid in kids:
+                try:
+                    found[kid] = Path(f"/proc/{kid}/comm").read_text().strip()
+                except OSError:
+                    continue
+                todo.append(kid)
+    return found
+
+
 def _ibsim_runs(pid: int) -> bool:
-    return "ibsim" in _on_fabric_of(pid).values()
+    return "ibsim" in _descendants(pid).values()
 
 
 def _opensm_runs(pid: int) -> bool:
-    return "opensm" in _on_fabric_of(pid).values()
+    return "opensm" in _descendants(pid).values()
 
 
 def _simulating(out: Path):

@@ -85,9 +85,11 @@ def test_e2e_verdict_uses_the_routed_longest_route(tmp_path):
     assert v["best-effort"].latency_ok  # no bound asked
 
 
-def test_the_printed_verdict_states_its_rules(tmp_path, capsys):
+def test_the_printed_verdict_states_its_rules(tmp_path, capsys, monkeypatch):
     """The terminal table names the tolerance it applied and labels the simulated p99 as
-    information beside the analysed wait the latency verdict is (issue 15, point 6)."""
+    information beside the analysed wait the latency verdict is (issue 15, point 6). At a pipe's
+    width (term.PIPE_WIDTH): pytest-xdist's workers set COLUMNS=80, where headers wrap."""
+    monkeypatch.delenv("COLUMNS", raising=False)
     from ibqos_app.cli.dryrun import _print_verdict
 
     plan = _plan(tmp_path)

@@ -193,6 +193,7 @@ def test_a_routing_loop_is_one_finding_and_the_cdg_never_acyclic_beside_it():
         undiscovered=[],
         sim=SimpleNamespace(status="done", deadlock=None, accepted_pct=100.0),
         faults=[],
+        cut_together=None,
         refusal="",
         engines=["dla"],
         conform=[],
