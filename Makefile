@@ -71,7 +71,7 @@ $(FLOORS_VENV)/.installed: pyproject.toml $(LOCK)/floors.txt
 	@touch $@
 
 test-floors: build $(FLOORS_VENV)/.installed
-	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider -m "not fabric and not slow"
+	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider -n $(TEST_JOBS) --dist worksteal -m "not fabric and not slow"
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) -DCMAKE_INSTALL_PREFIX=$(PREFIX) -DIBQOS_WERROR=$(WERROR) >/dev/null
@@ -126,13 +126,18 @@ lint: deps
 	$(VENV)/bin/mypy
 	git ls-files '*.c' '*.h' | xargs clang-format --dry-run --Werror
 
+# pytest-xdist's workers: most fabric tests wait on OpenSM's sweeps, so two workers on two cores
+# halve the suite's time (every test's processes, sockets and files are its own: the harness puts
+# the worker's PID in IBSIM_SOCKNAME, and no_leaked_processes looks at those alone).
+TEST_JOBS ?= 2
+
 # (`build` includes the patched ibsim, so its tests run here, or skip with build.sh's reason.)
 # The lint step, the C unit tests (ctest: dla's routing library, the simulator core), then
 # every pytest. The C is built with -Werror here: a warning fails.
 test test-sanitize test-floors: WERROR = ON
 test: build lint
 	cd $(BUILD) && ctest --output-on-failure
-	$(PYTEST) -q
+	$(PYTEST) -q -n $(TEST_JOBS) --dist worksteal
 
 # ASan/UBSan build of every C component in its own directory; its C tests (ctest), then one
 # dla run in OpenSM with the sanitized plugin preloaded with libasan.
