@@ -306,7 +306,11 @@ int ibqos_build_fwd_tables(void *context)
 			  "ERR D1A5: dla: cannot store hop "
 			  "counts (out of memory); tables cleared, falling back to "
 			  "the next routing engine");
+		/* a refusal as build_lid_matrices' are: recorded, and the next engine sizes its SL
+		 * layers from the OperVLs the link manager will program */
+		ibqos_record_refusal(ctx, "D1A5", "cannot store hop counts (out of memory)");
 		ibqos_sweep_free(sw);
+		ibqos_settle_op_vls(ctx);
 		return -1;
 	}
 	sw->hops_pending = deferred;
