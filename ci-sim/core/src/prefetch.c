@@ -63,19 +63,47 @@ bool sim_prefetch_pays(const struct ibs_sim *s)
 	return bytes > (8u << 20);
 }
 
-void sim_prefetch(const struct ibs_sim *s)
+/* The next `want` events in order, or fewer: the queue's run merged with the FIFOs' events at
+ * a fixed delay. A hint, as the run is. */
+static uint32_t next_events(const struct ibs_sim *s, const struct ibs_event **out, uint32_t want)
 {
-	/* The events themselves were written microseconds ago and have left the cache: the
-	 * first stage would wait for its event record without this. */
-	uint32_t len;
+	uint32_t len, at[1 + EVQ_FIXED] = {0}, n = 0;
 	const struct ibs_event *run = s->evq_ops->peek_run(s->evq, &len);
 
+	while (n < want) {
+		const struct ibs_event *best = at[0] < len ? &run[at[0]] : NULL;
+		uint32_t from = 0;
+
+		for (uint32_t i = 0; i < EVQ_FIXED; i++)
+			if (at[i + 1] < s->fixed[i].n) {
+				const struct ibs_event *h = evq_fifo_at(&s->fixed[i], at[i + 1]);
+
+				if (!best || ibs_event_before(h, best)) {
+					best = h;
+					from = i + 1;
+				}
+			}
+		if (!best)
+			break;
+		out[n++] = best;
+		at[from]++;
+	}
+	return n;
+}
+
+void sim_prefetch(const struct ibs_sim *s)
+{
+	const struct ibs_event *ev[DEPTH + 2];
+	uint32_t len = next_events(s, ev, DEPTH + 2);
+
+	/* The events themselves were written microseconds ago and have left the cache: the
+	 * first stage would wait for its event record without this (the FIFOs' are in cache). */
 	if (len > DEPTH + 1)
-		__builtin_prefetch(&run[DEPTH + 1]);
+		__builtin_prefetch(ev[DEPTH + 1]);
 	for (uint32_t st = 0; st < DEPTH; st++) {
 		uint32_t at = DEPTH - 1 - st;
 
 		if (at < len)
-			stage(s, &run[at], (int)st);
+			stage(s, ev[at], (int)st);
 	}
 }
