@@ -475,7 +475,7 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 		else
 			s->evq_ops->remove_next(s->evq, &ev);
 		if (s->prefetch)
-			sim_prefetch(s);
+			sim_prefetch(s, &ev);
 		s->now = ev.ts;
 		s->res.events++;
 		s->pending--;

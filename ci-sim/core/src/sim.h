@@ -143,6 +143,16 @@ struct group_acc {
 	struct hist lat, net;
 };
 
+/* The prefetch pipeline's look-ahead (prefetch.c): copies of the next LOOKAHEAD events merged
+ * from the queue's run and the FIFOs, kept from one event to the next. */
+#define LOOKAHEAD 5
+struct lookahead {
+	struct ibs_event e[8]; /* ring, from `first` */
+	uint32_t first, n;
+	uint32_t taken[1 + EVQ_FIXED]; /* events of each source (the queue, FIFO i) in e */
+	uint8_t from[8];
+};
+
 struct ibs_sim {
 	struct ibs_config cfg; /* array pointers are owned copies */
 	const struct ibs_evq_ops *evq_ops;
@@ -153,6 +163,7 @@ struct ibs_sim {
 	uint32_t nvl;	  /* VLs per input buffer key: the highest a port can send on, + 1 */
 	uint64_t nvl_inv; /* ceil(2^32 / nvl): key_input() */
 	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
+	struct lookahead la;
 	bool port_far;	  /* some port sends reading the last two lines of its block */
 	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
 
@@ -364,7 +375,7 @@ void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* prefetch.c */
 bool sim_prefetch_pays(const struct ibs_sim *s);
-void sim_prefetch(const struct ibs_sim *s);
+void sim_prefetch(struct ibs_sim *s, const struct ibs_event *ev);
 
 /* ca.c */
 int ca_setup(struct ibs_sim *s, char *err, size_t errlen);
