@@ -89,8 +89,8 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 			s->credits_back[(size_t)up * 16 + vl] += n;
 	}
 	/* n is at most 1024 credits (a 64 KB packet): the slot rides in the upper half */
-	sim_schedule_fixed(s, EVQ_CREDIT, s->cfg.prop_ps, EV_CREDIT, up,
-			   n | (oq ? slot << 16 : 0), vl);
+	sim_schedule_fixed(s, EVQ_CREDIT, s->cfg.prop_ps, EV_CREDIT, up, n | (oq ? slot << 16 : 0),
+			   vl);
 }
 
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)

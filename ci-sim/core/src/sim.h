@@ -159,13 +159,13 @@ struct ibs_sim {
 	void *evq;
 	struct evq_fifo fixed[EVQ_FIXED]; /* events at a fixed delay (evq_fifo.h) */
 	uint64_t now, next_uid;
-	uint64_t pending; /* events in the queue */
-	uint32_t nvl;	  /* VLs per input buffer key: the highest a port can send on, + 1 */
-	uint64_t nvl_inv; /* ceil(2^32 / nvl): key_input() */
-	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
-	struct lookahead la;
-	bool port_far;	  /* some port sends reading the last two lines of its block */
-	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
+	uint64_t pending;    /* events in the queue */
+	uint32_t nvl;	     /* VLs per input buffer key: the highest a port can send on, + 1 */
+	uint64_t nvl_inv;    /* ceil(2^32 / nvl): key_input() */
+	bool prefetch;	     /* run the prefetch pipeline (prefetch.c) */
+	bool port_far;	     /* some port sends reading the last two lines of its block */
+	bool oq;	     /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
+	struct lookahead la; /* the prefetch pipeline's */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
