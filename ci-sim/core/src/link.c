@@ -42,8 +42,8 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
 		k->tail_ps = end + s->cfg.prop_ps;
-		sim_schedule(s, s->now + s->cfg.prop_ps + s->cfg.sw_latency_ps, EV_ARRIVE, peer,
-			     pid, 0);
+		sim_schedule_fixed(s, EVQ_ARRIVE_SW, s->cfg.prop_ps + s->cfg.sw_latency_ps,
+				   EV_ARRIVE, peer, pid, 0);
 	} else {
 		k->tail_ps = end + s->cfg.prop_ps;
 		sim_schedule(s, k->tail_ps, EV_ARRIVE, peer, pid, 0);
@@ -89,7 +89,8 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 			s->credits_back[(size_t)up * 16 + vl] += n;
 	}
 	/* n is at most 1024 credits (a 64 KB packet): the slot rides in the upper half */
-	sim_schedule(s, s->now + s->cfg.prop_ps, EV_CREDIT, up, n | (oq ? slot << 16 : 0), vl);
+	sim_schedule_fixed(s, EVQ_CREDIT, s->cfg.prop_ps, EV_CREDIT, up, n | (oq ? slot << 16 : 0),
+			   vl);
 }
 
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)

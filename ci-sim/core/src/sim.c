@@ -343,6 +343,8 @@ void ibs_destroy(struct ibs_sim *s)
 		return;
 	if (s->evq)
 		s->evq_ops->destroy(s->evq);
+	for (uint32_t i = 0; i < EVQ_FIXED; i++)
+		evq_fifo_free(&s->fixed[i]);
 	for (uint32_t i = 0; i < IBS_NUM_SLS; i++) {
 		hist_free(&s->sl[i].lat);
 		hist_free(&s->sl[i].net);
@@ -421,6 +423,24 @@ static void dispatch(struct ibs_sim *s, const struct ibs_event *ev)
 	}
 }
 
+/* The earliest of the queue's next event and the FIFOs' heads; *from: 0 the queue, i + 1 FIFO i. */
+static inline const struct ibs_event *next_event(const struct ibs_sim *s, uint32_t *from)
+{
+	const struct ibs_event *next = s->evq_ops->peek_next(s->evq);
+
+	*from = 0;
+	for (uint32_t i = 0; i < EVQ_FIXED; i++)
+		if (s->fixed[i].n) {
+			const struct ibs_event *h = evq_fifo_at(&s->fixed[i], 0);
+
+			if (!next || ibs_event_before(h, next)) {
+				next = h;
+				*from = i + 1;
+			}
+		}
+	return next;
+}
+
 int ibs_run(struct ibs_sim *s, uint64_t until)
 {
 	struct ibs_event ev;
@@ -433,7 +453,8 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 		until = s->cfg.end_ps;
 	run_kicks(s); /* the CAs kicked by ibs_create() start at time 0 */
 	while (s->res.status == IBS_RUNNING) {
-		const struct ibs_event *next = s->evq_ops->peek_next(s->evq);
+		uint32_t from;
+		const struct ibs_event *next = next_event(s, &from);
 
 		if (!next || next->ts >= until) {
 			if (!next && s->in_flight) { /* nothing can happen any more */
@@ -449,9 +470,12 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 				s->res.status = IBS_DONE;
 			break;
 		}
-		s->evq_ops->remove_next(s->evq, &ev);
+		if (from)
+			evq_fifo_pop(&s->fixed[from - 1], &ev);
+		else
+			s->evq_ops->remove_next(s->evq, &ev);
 		if (s->prefetch)
-			sim_prefetch(s);
+			sim_prefetch(s, &ev);
 		s->now = ev.ts;
 		s->res.events++;
 		s->pending--;

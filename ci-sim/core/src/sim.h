@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "evq.h"
+#include "evq_fifo.h"
 #include "hist.h"
 #include "ibqos_sim.h"
 #include "rng.h"
@@ -15,6 +16,12 @@
 #define NIL UINT32_MAX
 
 enum ev_kind { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
+/* The FIFOs of events at a fixed delay (evq_fifo.h): an arrival at a switch port
+ * (prop_ps + sw_latency_ps) and a credit return (prop_ps). A transmission's end and an arrival
+ * at a CA are in order only mostly (a shorter packet, a packet waiting for its tail): with
+ * FIFOs for them too, taking the queue's events where they were not, the calendar's buckets
+ * held a few events each and cost more per event (72 CAs: 181.0 -> 186.5 M instructions). */
+enum { EVQ_ARRIVE_SW, EVQ_CREDIT, EVQ_FIXED };
 enum pkt_state { PKT_FREE, PKT_LINK, PKT_QUEUED };
 
 /* A packet's hot record: what forwarding reads on every hop. 32 bytes on a 32-byte
@@ -136,17 +143,29 @@ struct group_acc {
 	struct hist lat, net;
 };
 
+/* The prefetch pipeline's look-ahead (prefetch.c): copies of the next LOOKAHEAD events merged
+ * from the queue's run and the FIFOs, kept from one event to the next. */
+#define LOOKAHEAD 5
+struct lookahead {
+	struct ibs_event e[8]; /* ring, from `first` */
+	uint32_t first, n;
+	uint32_t taken[1 + EVQ_FIXED]; /* events of each source (the queue, FIFO i) in e */
+	uint8_t from[8];
+};
+
 struct ibs_sim {
 	struct ibs_config cfg; /* array pointers are owned copies */
 	const struct ibs_evq_ops *evq_ops;
 	void *evq;
+	struct evq_fifo fixed[EVQ_FIXED]; /* events at a fixed delay (evq_fifo.h) */
 	uint64_t now, next_uid;
-	uint64_t pending; /* events in the queue */
-	uint32_t nvl;	  /* VLs per input buffer key: the highest a port can send on, + 1 */
-	uint64_t nvl_inv; /* ceil(2^32 / nvl): key_input() */
-	bool prefetch;	  /* run the prefetch pipeline (prefetch.c) */
-	bool port_far;	  /* some port sends reading the last two lines of its block */
-	bool oq;	  /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
+	uint64_t pending;    /* events in the queue */
+	uint32_t nvl;	     /* VLs per input buffer key: the highest a port can send on, + 1 */
+	uint64_t nvl_inv;    /* ceil(2^32 / nvl): key_input() */
+	bool prefetch;	     /* run the prefetch pipeline (prefetch.c) */
+	bool port_far;	     /* some port sends reading the last two lines of its block */
+	bool oq;	     /* per-output VOQ buffers (cfg.voq && cfg.voq_buffers): oq_credits */
+	struct lookahead la; /* the prefetch pipeline's */
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
@@ -295,6 +314,14 @@ int sim_copy_config(struct ibs_sim *s, const struct ibs_config *cfg, char *err, 
 void sim_free_config(struct ibs_config *c);
 int sim_check_params(const struct ibs_config *c, char *err, size_t errlen);
 
+static inline void sim_scheduled(struct ibs_sim *s, int rc)
+{
+	if (++s->pending > s->res.max_pending)
+		s->res.max_pending = s->pending;
+	if (rc && !s->error)
+		s->error = rc;
+}
+
 /* Inline: two per hop (as a call, 6 % of the core's instructions went to building the event
  * and saving registers around it). */
 static inline void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj,
@@ -302,12 +329,23 @@ static inline void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, ui
 {
 	struct ibs_event ev = {
 		.ts = ts, .uid = s->next_uid++, .obj = obj, .arg = arg, .kind = kind, .vl = vl};
-	int rc = s->evq_ops->insert(s->evq, &ev);
 
-	if (++s->pending > s->res.max_pending)
-		s->res.max_pending = s->pending;
-	if (rc && !s->error)
-		s->error = rc;
+	sim_scheduled(s, s->evq_ops->insert(s->evq, &ev));
+}
+
+/* An event `delay` after now into FIFO `fifo`, whose events all have that delay: in order
+ * behind the ones already there. */
+static inline void sim_schedule_fixed(struct ibs_sim *s, uint32_t fifo, uint64_t delay,
+				      uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl)
+{
+	struct ibs_event ev = {.ts = s->now + delay,
+			       .uid = s->next_uid++,
+			       .obj = obj,
+			       .arg = arg,
+			       .kind = kind,
+			       .vl = vl};
+
+	sim_scheduled(s, evq_fifo_push(&s->fixed[fifo], &ev));
 }
 
 /* sim.c */
@@ -337,7 +375,7 @@ void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* prefetch.c */
 bool sim_prefetch_pays(const struct ibs_sim *s);
-void sim_prefetch(const struct ibs_sim *s);
+void sim_prefetch(struct ibs_sim *s, const struct ibs_event *ev);
 
 /* ca.c */
 int ca_setup(struct ibs_sim *s, char *err, size_t errlen);

@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "evq.h"
+#include "evq_fifo.h"
 
 static uint64_t lcg(uint64_t *x)
 {
@@ -131,6 +132,38 @@ static void holds_order(const struct ibs_evq_ops *ops, uint64_t spread, const ui
 	ops->destroy(q);
 }
 
+/* The FIFO of events at a fixed delay keeps insertion order when it grows with its ring
+ * wrapped (the head past the middle): grow unwraps the events in order. */
+static void fifo_order(void)
+{
+	struct evq_fifo f = {0};
+	struct ibs_event ev;
+	uint64_t pushed = 0, popped = 0;
+
+	for (int round = 0; round < 6; round++) {
+		/* more pushes than pops each round: the ring wraps, then grows while wrapped */
+		for (int i = 0; i < 300; i++) {
+			ev = (struct ibs_event){.ts = pushed, .uid = pushed};
+			pushed++;
+			EXPECT(evq_fifo_push(&f, &ev) == 0);
+		}
+		for (int i = 0; i < 200; i++) {
+			EXPECT(evq_fifo_at(&f, 0)->uid == popped);
+			evq_fifo_pop(&f, &ev);
+			EXPECT(ev.uid == popped);
+			popped++;
+		}
+		EXPECT(f.n == pushed - popped);
+		EXPECT(evq_fifo_at(&f, f.n - 1)->uid == pushed - 1);
+	}
+	while (f.n) {
+		evq_fifo_pop(&f, &ev);
+		EXPECT(ev.uid == popped++);
+	}
+	EXPECT(popped == pushed);
+	evq_fifo_free(&f);
+}
+
 int main(void)
 {
 	static const uint64_t delays[] = {0, 50, 1000, 1050, 1000, 70000, 3};
@@ -149,6 +182,7 @@ int main(void)
 			holds_order(ops, 1ull << 40, delays);
 		}
 	}
+	fifo_order();
 	EXPECT(ibs_evq_find(NULL) == &ibs_evq_calendar);
 	EXPECT(ibs_evq_find("splay") == NULL);
 	TEST_DONE();
