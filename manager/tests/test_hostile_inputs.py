@@ -862,3 +862,27 @@ def test_a_dla_record_that_is_no_file_is_refused_not_waited_on(ibqos_cli, tmp_pa
     says = "not UTF-8 (byte 7)" if kind == "latin-1" else "not a regular file"
     assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {record}"), cp.stderr[-500:]
     assert says in cp.stderr and cp.stderr.count("\n") == 1, cp.stderr
+
+
+@pytest.mark.parametrize(
+    "exc, line",
+    [
+        (OSError("libibqos_sim.so: file too short"), "ibqos: error: libibqos_sim.so: file too short\n"),
+        (
+            FileNotFoundError(2, "No such file or directory", "p.yaml"),
+            "ibqos: error: p.yaml: No such file or directory\n",
+        ),  # noqa: E501
+    ],
+    ids=["message-only", "errno-and-file"],
+)
+def test_an_os_error_is_one_line_that_says_what_failed(monkeypatch, capsys, exc, line):
+    """An OSError made from a message alone (ctypes' failed load of the simulator core while
+    another process relinked it) has no strerror and no filename: it was 'ibqos: error: : None'."""
+    import ibqos_app.cli._main as cli_main
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(cli_main.cli, "main", fail)
+    rc, _, err = run(capsys, "plan", "p.yaml")
+    assert (rc, err) == (2, line)

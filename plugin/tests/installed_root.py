@@ -28,6 +28,20 @@ _ENTER = (
 )
 
 
+def make_in_checkout(target: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`make TARGET` in the checkout with build/'s own -Werror setting (its CMakeCache.txt), so
+    the build it depends on finds nothing to do. With another setting (`make test` builds with
+    WERROR=ON, a bare make has OFF) CMake reconfigured and relinked every library in build/
+    while the tests of the other pytest worker were loading them (the clean clone's CI at
+    55ace53: a dry run's simulator failed to load, 'ibqos: error: : None')."""
+    cache = (ROOT / "build" / "CMakeCache.txt").read_text()
+    werror = re.search(r"^IBQOS_WERROR:BOOL=(\w+)$", cache, re.M)
+    options = [f"WERROR={werror.group(1)}"] if werror else []
+    return subprocess.run(
+        ["make", "-s", target, *options, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+
+
 def require_private_root() -> None:
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"]).returncode:
         pytest.skip("no private mount namespace (unshare -m) here")

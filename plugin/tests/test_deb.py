@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 from dla_testlib import require_plugin
-from installed_root import MULTIARCH, ROOT, check_installed_tool, project_version, require_private_root
+from installed_root import (
+    MULTIARCH,
+    ROOT,
+    check_installed_tool,
+    make_in_checkout,
+    project_version,
+    require_private_root,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +34,7 @@ def deb() -> Path:
     require_plugin()
     for old in (ROOT / "build/deb").glob("ibqos_*.deb"):
         old.unlink()
-    cp = subprocess.run(["make", "-s", "deb"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    cp = make_in_checkout("deb", timeout=600)
     assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-3000:]
     (found,) = (ROOT / "build/deb").glob("ibqos_*.deb")
     return found

@@ -133,7 +133,10 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as e:
         if e.errno == errno.EPIPE:
             sys.exit(0)
-        click.echo(f"ibqos: error: {one_line(str(e.filename or ''))}: {e.strerror}", err=True)
+        # an OSError made from a message alone (ctypes' failed load, multiprocessing) has no
+        # strerror and no file: its message is the line (before: 'ibqos: error: : None')
+        where = f"{one_line(str(e.filename))}: " if e.filename else ""
+        click.echo(f"ibqos: error: {where}{e.strerror or one_line(str(e)) or type(e).__name__}", err=True)
         sys.exit(2)
     except UnicodeDecodeError as e:
         # every file is meant to be read through ibqos.inputfile, which names it; this is the
