@@ -871,7 +871,7 @@ def test_a_dla_record_that_is_no_file_is_refused_not_waited_on(ibqos_cli, tmp_pa
         (
             FileNotFoundError(2, "No such file or directory", "p.yaml"),
             "ibqos: error: p.yaml: No such file or directory\n",
-        ),  # noqa: E501
+        ),
     ],
     ids=["message-only", "errno-and-file"],
 )
