@@ -48,6 +48,7 @@ class SmOptions(TypedDict, total=False):
     name: str | None  # the run's directory under run_dir; default the next free smN
     log_flags: int  # OpenSM's -D; default 0x47
     sim_host: str | None  # the node (ibsim id or description) OpenSM runs on; default ibsim's first
+    preload: Iterable[str | Path] | None  # test shims preloaded before libumad2sim.so
 
 
 _counter = itertools.count()
@@ -595,6 +596,8 @@ class Harness:
         env = self.env
         if opts.get("sim_host"):  # a second SM on its own node (libumad2sim's SIM_HOST)
             env["SIM_HOST"] = str(opts["sim_host"])
+        if preload := [str(p) for p in opts.get("preload") or []]:
+            env["LD_PRELOAD"] = ":".join([*preload, env["LD_PRELOAD"]])
         if plugin:
             lib = paths.plugin_dir()
             if not (lib / "libibqos.so").exists():
