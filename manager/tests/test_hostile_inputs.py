@@ -964,16 +964,18 @@ def test_a_full_standard_output_is_named(ibqos_cli, printing_commands):
             )
 
 
-def test_a_full_standard_output_is_named(ibqos_cli, printing_commands):
-    """redstreams: `ibqos verify fabric.json > /dev/full` said 'ibqos: error: No space left on
-    device', naming nothing; it names the standard output, one line, exit 2."""
-    with open("/dev/full", "w") as full:
-        for args in printing_commands:
-            got = _console_script(ibqos_cli, args, stdout=full)
-            assert (got.returncode, got.stderr) == (2, "ibqos: error: standard output: No space left on device\n"), (
-                args,
-                got.stderr[-500:],
-            )
+def _managed_by_a_standby_apply(ibqos_cli, tmp_path: Path, plan_doc: dict, given: str) -> Path:
+    """tmp_path/etc/opensm.conf rendered from the plan and applied as v0001 by `apply
+    --standby --opensm-conf GIVEN` run in tmp_path (no OpenSM to signal)."""
+    from ibqos.plan import load_plan
+    from ibqos.render import render_plan
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    conf = render_plan(load_plan(plan), tmp_path / "etc")["opensm.conf"]
+    r = ibqos_cli("apply", plan, "--opensm-conf", given, "--standby", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return conf
 
 
 def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_path, plan_doc):
@@ -981,14 +983,7 @@ def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_pat
     in ibqos.d/paths.json: `status --opensm-conf /abs/etc/opensm.conf` run from another
     directory looked for etc/opensm.conf there, found none, and missed the hand edit that
     replaced the link (exit 0; from the apply's directory: DRIFT, exit 1)."""
-    from ibqos.plan import load_plan
-    from ibqos.render import render_plan
-
-    plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps(plan_doc))
-    conf = render_plan(load_plan(plan), tmp_path / "etc")["opensm.conf"]
-    r = ibqos_cli("apply", plan, "--opensm-conf", "etc/opensm.conf", "--standby", cwd=tmp_path)
-    assert r.returncode == 0, r.stdout + r.stderr
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, "etc/opensm.conf")
     edited = conf.read_text() + "# edited by hand\n"
     conf.unlink()
     conf.write_text(edited)  # `sed -i`: a file of its own where the link was
