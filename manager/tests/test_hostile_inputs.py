@@ -978,6 +978,27 @@ def _managed_by_a_standby_apply(ibqos_cli, tmp_path: Path, plan_doc: dict, given
     return conf
 
 
+@pytest.mark.parametrize(
+    "meta",
+    ['{"time": "yesterday"}', '{"time": 1e400}', '{"who": 5, "plan_sha256": [1]}', "[1]", '"v0001"'],
+    ids=["time-string", "time-1e400", "wrong-types", "list", "string"],
+)
+def test_a_version_meta_edited_by_hand_is_named_tampered_not_a_crash(ibqos_cli, tmp_path, plan_doc, meta):
+    """redstreams: a version's meta.json edited by hand (a list, a string, a time of 1e400 or
+    'yesterday', a plan hash that is a list) ended `ibqos history` in an internal error
+    (AttributeError, TypeError, OverflowError, rich's NotRenderableError: exit 70), a list or a
+    string `ibqos status` too; confset.meta leaves out what is not of its type, and the
+    manifest names the version TAMPERED (exit 1)."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
+    version = conf.parent / "ibqos.d" / "v0001"
+    version.chmod(0o755)
+    (version / "meta.json").write_text(meta + "\n")
+    for cmd in ("history", "status"):
+        r = ibqos_cli(cmd, "--opensm-conf", conf)
+        assert r.returncode == 1 and r.stderr.startswith(f"ibqos: error: TAMPERED: {version} changed"), (cmd, r.stderr)
+        assert r.stderr.count("\n") == 1, r.stderr
+
+
 def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_path, plan_doc):
     """redstreams: `apply --opensm-conf etc/opensm.conf` (relative) recorded that relative path
     in ibqos.d/paths.json: `status --opensm-conf /abs/etc/opensm.conf` run from another

@@ -128,6 +128,22 @@ def stable_path(p: Path) -> Path:
     return p.parent.resolve() / p.name
 
 
+_META_STRINGS = {"who", "plan", "plan_sha256", "policy_sha256", "rollback_of"}
+_LAST_TIME = 253402300799  # 9999-12-31: any later (or nan, inf) is no time a version was written
+
+
+def _meta_fits(key: str, value: Any) -> bool:
+    if key == "time":
+        return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LAST_TIME
+    if key in _META_STRINGS:
+        return isinstance(value, str)
+    if key == "absent":
+        return isinstance(value, list) and all(isinstance(r, str) for r in value)
+    if key == "adopted_from":
+        return isinstance(value, dict) and all(isinstance(p, str) for p in value.values())
+    return True
+
+
 def _recorded(paths: dict[str, Path]) -> dict[str, str]:
     """Managed paths as ibqos.d/ records them: absolute, as a later command run from another
     directory reads them (`--opensm-conf etc/opensm.conf` was recorded relative)."""
@@ -347,11 +363,14 @@ class ConfigSet:
         return sorted(f.name for f in (self.state / version).iterdir() if f.name not in extra)
 
     def meta(self, version: str) -> dict[str, Any]:
+        """A version's meta.json. A field of another type than ibqos writes (the file edited by
+        hand, which check() names TAMPERED) is left out, as an unreadable file is: history
+        ended in an internal error on a list, a string time or a time of 1e400 (exit 70)."""
         try:
-            meta: dict[str, Any] = json.loads((self.state / version / "meta.json").read_text())
-            return meta
+            doc = json.loads((self.state / version / "meta.json").read_text())
         except (OSError, ValueError):
             return {}
+        return {k: v for k, v in doc.items() if _meta_fits(k, v)} if isinstance(doc, dict) else {}
 
     def absent(self, version: str | None) -> set[str]:
         """The roles `version` records as absent (module doc). A version of the admin's own
