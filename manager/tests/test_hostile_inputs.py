@@ -1013,3 +1013,19 @@ def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_pat
     for cwd, given in ((tmp_path, "etc/opensm.conf"), (elsewhere, conf)):
         r = ibqos_cli("status", "--opensm-conf", given, cwd=cwd)
         assert r.returncode == 1 and f"DRIFT: {conf} no longer reads v0001" in r.stderr, (cwd, r.stdout, r.stderr)
+
+
+def test_an_output_directory_whose_name_is_not_utf8_is_refused_before_anything_runs(capsys, tmp_path, plan_doc):
+    """redstreams: `ibqos render plan.json -o $'r\\xfd'` (a directory name in Latin-1) ended in an
+    internal error (UnicodeEncodeError: surrogates not allowed, exit 70) writing the
+    opensm.conf that names it: opensm.conf is UTF-8 text, written and read back as such."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    out = Path(os.fsdecode(bytes(tmp_path) + b"/r\xfd"))
+    for args in (["render", plan, "-o", out], ["dryrun", EXAMPLES / "two-class.yaml", "--out", out]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.startswith(f"ibqos: error: {tmp_path}/r\\xfd: ") and "not UTF-8 (byte 0xfd)" in err, (
+            args[0],
+            err,
+        )
+        assert err.count("\n") == 1 and not os.path.lexists(out), err
