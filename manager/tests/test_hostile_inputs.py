@@ -664,6 +664,30 @@ def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path)
         subprocess.run(["umount", "-l", str(ro)], check=False)
 
 
+def test_a_full_output_directory_names_the_file_asked_for(capsys, tmp_path):
+    """redstreams: on a full file system render and testbed plan said 'ibqos: error: No space
+    left on device', naming nothing (the write of a file in the temporary directory failed,
+    and a failed write names no file); they name the output file, as plan -o does."""
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=True)
+    try:
+        plan = tmp_path / "plan.json"
+        assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+        with open(full / "fill", "wb") as f:
+            f.write(b"\0" * (60 << 10))  # leaves less than one rendered file
+        for args, out in (
+            (["render", plan, "-o", full / "cfg"], full / "cfg"),
+            (["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", full / "tb"], full / "tb"),
+        ):
+            rc, _, err = run(capsys, *args)
+            assert rc == 2 and err.startswith(f"ibqos: error: {out}/"), (args, err)
+            assert err.endswith(": No space left on device\n") and err.count("\n") == 1, err
+            assert not out.exists()
+    finally:
+        subprocess.run(["umount", "-l", str(full)], check=False)
+
+
 def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
     """redteam: `ibqos status nosuch` in a directory holding a plan.json printed 'plan:
     plan.json (the run's; --plan overrides)' before saying there was no run directory."""
