@@ -12,6 +12,7 @@ one place exceptions become exit codes), which keeps a few hundred runs under ~2
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -20,6 +21,7 @@ import resource
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -647,12 +649,9 @@ def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path)
     """redteam: on a read-only filesystem the error named the temp file the atomic writer
     tried to make (`ro/.p.json.30emcm9u: Read-only file system`), a path that never existed;
     it names the output asked for."""
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)], check=True)
-    try:
-        plan = tmp_path / "plan.json"
-        assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    with _tmpfs(tmp_path / "ro", "size=64k,ro") as ro:
         for args, named in (
             (["plan", EXAMPLES / "two-class.yaml", "-o", ro / "p.json"], ro / "p.json"),
             (["render", plan, "-o", ro / "cfg"], ro / "cfg"),
@@ -660,20 +659,26 @@ def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path)
         ):
             rc, _, err = run(capsys, *args)
             assert rc == 2 and err == f"ibqos: error: {named}: Read-only file system\n", (args, err)
+
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at `where` (made) with mount's `options`, unmounted on the way out."""
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+    try:
+        yield where
     finally:
-        subprocess.run(["umount", "-l", str(ro)], check=False)
+        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 def test_a_full_output_directory_names_the_file_asked_for(capsys, tmp_path):
     """redstreams: on a full file system render and testbed plan said 'ibqos: error: No space
     left on device', naming nothing (the write of a file in the temporary directory failed,
     and a failed write names no file); they name the output file, as plan -o does."""
-    full = tmp_path / "full"
-    full.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=True)
-    try:
-        plan = tmp_path / "plan.json"
-        assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    with _tmpfs(tmp_path / "full", "size=64k") as full:
         with open(full / "fill", "wb") as f:
             f.write(b"\0" * (60 << 10))  # leaves less than one rendered file
         for args, out in (
@@ -684,8 +689,6 @@ def test_a_full_output_directory_names_the_file_asked_for(capsys, tmp_path):
             assert rc == 2 and err.startswith(f"ibqos: error: {out}/"), (args, err)
             assert err.endswith(": No space left on device\n") and err.count("\n") == 1, err
             assert not out.exists()
-    finally:
-        subprocess.run(["umount", "-l", str(full)], check=False)
 
 
 def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
