@@ -313,7 +313,10 @@ def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:
     try:
         os.chmod(tmp, default_mode(directory=True))
         for name, text in files.items():
-            (tmp / name).write_text(text)
+            try:
+                (tmp / name).write_text(text)
+            except OSError as e:  # a full disk fails the write, which names no file: the one asked for
+                raise OSError(e.errno, e.strerror, str(out_dir / name)) from e
             os.chmod(tmp / name, default_mode())
         try:
             os.rename(tmp, out_dir)  # fails when out_dir exists, even if another writer just made it

@@ -10,12 +10,15 @@ Exit codes used across ibqos:
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
 def one_line(text: str) -> str:
     """`text` with its line breaks written as \\n and \\r: a file name may hold one, and the
-    error about it must stay one line."""
+    error about it must stay one line. A byte of a file name that is not UTF-8 (Python's
+    surrogate escape) is written as \\xNN, as the shell's $'...' names it."""
+    text = re.sub("[\udc80-\udcff]", lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}", text)
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 

@@ -12,6 +12,7 @@ one place exceptions become exit codes), which keeps a few hundred runs under ~2
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -20,6 +21,7 @@ import resource
 import shutil
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -647,12 +649,9 @@ def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path)
     """redteam: on a read-only filesystem the error named the temp file the atomic writer
     tried to make (`ro/.p.json.30emcm9u: Read-only file system`), a path that never existed;
     it names the output asked for."""
-    ro = tmp_path / "ro"
-    ro.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)], check=True)
-    try:
-        plan = tmp_path / "plan.json"
-        assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    with _tmpfs(tmp_path / "ro", "size=64k,ro") as ro:
         for args, named in (
             (["plan", EXAMPLES / "two-class.yaml", "-o", ro / "p.json"], ro / "p.json"),
             (["render", plan, "-o", ro / "cfg"], ro / "cfg"),
@@ -660,8 +659,36 @@ def test_a_read_only_output_directory_is_named_not_a_temp_file(capsys, tmp_path)
         ):
             rc, _, err = run(capsys, *args)
             assert rc == 2 and err == f"ibqos: error: {named}: Read-only file system\n", (args, err)
+
+
+@contextlib.contextmanager
+def _tmpfs(where: Path, options: str) -> Iterator[Path]:
+    """A tmpfs mounted at `where` (made) with mount's `options`, unmounted on the way out."""
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], check=True)
+    try:
+        yield where
     finally:
-        subprocess.run(["umount", "-l", str(ro)], check=False)
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def test_a_full_output_directory_names_the_file_asked_for(capsys, tmp_path):
+    """redstreams: on a full file system render and testbed plan said 'ibqos: error: No space
+    left on device', naming nothing (the write of a file in the temporary directory failed,
+    and a failed write names no file); they name the output file, as plan -o does."""
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    with _tmpfs(tmp_path / "full", "size=64k") as full:
+        with open(full / "fill", "wb") as f:
+            f.write(b"\0" * (60 << 10))  # leaves less than one rendered file
+        for args, out in (
+            (["render", plan, "-o", full / "cfg"], full / "cfg"),
+            (["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", full / "tb"], full / "tb"),
+        ):
+            rc, _, err = run(capsys, *args)
+            assert rc == 2 and err.startswith(f"ibqos: error: {out}/"), (args, err)
+            assert err.endswith(": No space left on device\n") and err.count("\n") == 1, err
+            assert not out.exists()
 
 
 def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
@@ -886,3 +913,146 @@ def test_an_os_error_is_one_line_that_says_what_failed(monkeypatch, capsys, exc,
     monkeypatch.setattr(cli_main.cli, "main", fail)
     rc, _, err = run(capsys, "plan", "p.yaml")
     assert (rc, err) == (2, line)
+
+
+def _console_script(ibqos_cli, args, *, stdout, env=None, preexec_fn=None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*ibqos_cli.argv, *map(str, args)],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        errors="replace",
+        timeout=120,
+        env=env,
+        preexec_fn=preexec_fn,
+    )
+
+
+@pytest.fixture
+def printing_commands(tmp_path, fabric_doc, plan_doc) -> list[list[object]]:
+    """Commands that print tables (rich) and lines (click): verify of a clean fabric, analyze
+    of a plan (exit 0), status of a run directory without a log (exit 1, findings)."""
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    return [["verify", tmp_path / "fabric.json"], ["status", tmp_path], ["analyze", plan]]
+
+
+@pytest.mark.parametrize("how", ["pipe-closed", "stdout-closed", "latin-1", "ascii"])
+def test_standard_output_that_cannot_take_the_output_changes_no_exit_code(ibqos_cli, printing_commands, how):
+    """redstreams: `ibqos verify fabric.json | head -1` exited 1 with nothing said (click's and
+    rich's handlers of a broken pipe: ibqos's code for a defect found in every pipefail script;
+    main's 'exit 0' for it was never reached); `ibqos verify >&-` was an internal error (exit 70:
+    sys.stdout is None); a Latin-1 or ASCII terminal (PYTHONIOENCODING, a legacy locale) an
+    internal error on the first 'µ' or '→' (UnicodeEncodeError, exit 70, two lines). Now the
+    command runs to its end with the exit code and stderr it has with its output read, the
+    output discarded or written in what the encoding has ('?')."""
+    for args in printing_commands:
+        want = _console_script(ibqos_cli, args, stdout=subprocess.DEVNULL)
+        assert want.returncode in (0, 1) and "internal error" not in want.stderr, (args, want.stderr)
+        if how == "pipe-closed":
+            r, w = os.pipe()
+            os.close(r)  # no reader: the first write fails with EPIPE
+            try:
+                got = _console_script(ibqos_cli, args, stdout=w)
+            finally:
+                os.close(w)
+        elif how == "stdout-closed":
+            got = _console_script(ibqos_cli, args, stdout=None, preexec_fn=lambda: os.close(1))
+        else:
+            env = {**os.environ, "PYTHONIOENCODING": how}
+            got = _console_script(ibqos_cli, args, stdout=subprocess.PIPE, env=env)
+            assert len(got.stdout.splitlines()) > 3, got.stdout  # printed, in what the encoding has
+        assert (got.returncode, got.stderr) == (want.returncode, want.stderr), (args, got.returncode, got.stderr[-500:])
+
+
+def test_a_closed_standard_output_is_no_file_ibqos_opens(ibqos_cli, tmp_path):
+    """redstreams: with fd 1 closed the first file ibqos opened became fd 1 (plan's temporary
+    plan.json): the command ended in an internal error (exit 70) before it was written; a
+    child process would have written its output into it. /dev/null stands in for it."""
+    out = tmp_path / "plan.json"
+    got = _console_script(
+        ibqos_cli, ["plan", EXAMPLES / "two-class.yaml", "-o", out], stdout=None, preexec_fn=lambda: os.close(1)
+    )
+    assert (got.returncode, got.stderr) == (0, ""), got.stderr[-500:]
+    assert json.loads(out.read_text())["schema"] == "ibqos.plan/1"
+
+
+def test_a_full_standard_output_is_named(ibqos_cli, printing_commands):
+    """redstreams: `ibqos verify fabric.json > /dev/full` said 'ibqos: error: No space left on
+    device', naming nothing; it names the standard output, one line, exit 2."""
+    with open("/dev/full", "w") as full:
+        for args in printing_commands:
+            got = _console_script(ibqos_cli, args, stdout=full)
+            assert (got.returncode, got.stderr) == (2, "ibqos: error: standard output: No space left on device\n"), (
+                args,
+                got.stderr[-500:],
+            )
+
+
+def _managed_by_a_standby_apply(ibqos_cli, tmp_path: Path, plan_doc: dict, given: str) -> Path:
+    """tmp_path/etc/opensm.conf rendered from the plan and applied as v0001 by `apply
+    --standby --opensm-conf GIVEN` run in tmp_path (no OpenSM to signal)."""
+    from ibqos.plan import load_plan
+    from ibqos.render import render_plan
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    conf = render_plan(load_plan(plan), tmp_path / "etc")["opensm.conf"]
+    r = ibqos_cli("apply", plan, "--opensm-conf", given, "--standby", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return conf
+
+
+@pytest.mark.parametrize(
+    "meta",
+    ['{"time": "yesterday"}', '{"time": 1e400}', '{"who": 5, "plan_sha256": [1]}', "[1]", '"v0001"'],
+    ids=["time-string", "time-1e400", "wrong-types", "list", "string"],
+)
+def test_a_version_meta_edited_by_hand_is_named_tampered_not_a_crash(ibqos_cli, tmp_path, plan_doc, meta):
+    """redstreams: a version's meta.json edited by hand (a list, a string, a time of 1e400 or
+    'yesterday', a plan hash that is a list) ended `ibqos history` in an internal error
+    (AttributeError, TypeError, OverflowError, rich's NotRenderableError: exit 70), a list or a
+    string `ibqos status` too; confset.meta leaves out what is not of its type, and the
+    manifest names the version TAMPERED (exit 1)."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
+    version = conf.parent / "ibqos.d" / "v0001"
+    version.chmod(0o755)
+    (version / "meta.json").write_text(meta + "\n")
+    for cmd in ("history", "status"):
+        r = ibqos_cli(cmd, "--opensm-conf", conf)
+        assert r.returncode == 1 and r.stderr.startswith(f"ibqos: error: TAMPERED: {version} changed"), (cmd, r.stderr)
+        assert r.stderr.count("\n") == 1, r.stderr
+
+
+def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_path, plan_doc):
+    """redstreams: `apply --opensm-conf etc/opensm.conf` (relative) recorded that relative path
+    in ibqos.d/paths.json: `status --opensm-conf /abs/etc/opensm.conf` run from another
+    directory looked for etc/opensm.conf there, found none, and missed the hand edit that
+    replaced the link (exit 0; from the apply's directory: DRIFT, exit 1)."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, "etc/opensm.conf")
+    edited = conf.read_text() + "# edited by hand\n"
+    conf.unlink()
+    conf.write_text(edited)  # `sed -i`: a file of its own where the link was
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, given in ((tmp_path, "etc/opensm.conf"), (elsewhere, conf)):
+        r = ibqos_cli("status", "--opensm-conf", given, cwd=cwd)
+        assert r.returncode == 1 and f"DRIFT: {conf} no longer reads v0001" in r.stderr, (cwd, r.stdout, r.stderr)
+
+
+def test_an_output_directory_whose_name_is_not_utf8_is_refused_before_anything_runs(capsys, tmp_path, plan_doc):
+    """redstreams: `ibqos render plan.json -o $'r\\xfd'` (a directory name in Latin-1) ended in an
+    internal error (UnicodeEncodeError: surrogates not allowed, exit 70) writing the
+    opensm.conf that names it: opensm.conf is UTF-8 text, written and read back as such."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    out = Path(os.fsdecode(bytes(tmp_path) + b"/r\xfd"))
+    for args in (["render", plan, "-o", out], ["dryrun", EXAMPLES / "two-class.yaml", "--out", out]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.startswith(f"ibqos: error: {tmp_path}/r\\xfd: ") and "not UTF-8 (byte 0xfd)" in err, (
+            args[0],
+            err,
+        )
+        assert err.count("\n") == 1 and not os.path.lexists(out), err

@@ -129,6 +129,26 @@ CASES = {
         "alias *nowhere has no anchor &nowhere before it",
     ),
     "two-documents": (GOOD + "---\nfabric: {}\n", 13, None, "one YAML document per file"),
+    # redstreams: YAML 1.1 reads a leading 0 as octal and a colon as base 60: 'bandwidth: 010'
+    # was a guarantee of 8 %, 'sls: [010]' SL 8 (09 is 9), '1:30' 90; each exit 0
+    "octal-share": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 040"),
+        8,
+        "classes[0].bandwidth",
+        "'040' is octal in YAML (32): write 40 without the leading 0",
+    ),
+    "octal-sl": (
+        GOOD.replace("    default: true", "    default: true\n    sls: [010]"),
+        13,
+        "classes[1].sls[0]",
+        "'010' is octal in YAML (8): write 10 without the leading 0",
+    ),
+    "base-60": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 40\n    max_latency_us: 1:30"),
+        9,
+        "classes[0].max_latency_us",
+        "'1:30' is a base-60 number in YAML: quote it if it is text",
+    ),
     # found by the 10^5-policy fuzz run: PyYAML hands a bad \U escape to chr() unmarked
     "escape-out-of-range": ('classes:\n  "\\U7000F3087": true\n', 1, "classes", "bad escape in a quoted scalar"),
     # found by the same run: a 5e-324 % guarantee divided by zero in the synthesis

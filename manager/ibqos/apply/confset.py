@@ -128,6 +128,28 @@ def stable_path(p: Path) -> Path:
     return p.parent.resolve() / p.name
 
 
+_META_STRINGS = {"who", "plan", "plan_sha256", "policy_sha256", "rollback_of"}
+_LAST_TIME = 253402300799  # 9999-12-31: any later (or nan, inf) is no time a version was written
+
+
+def _meta_fits(key: str, value: Any) -> bool:
+    if key == "time":
+        return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LAST_TIME
+    if key in _META_STRINGS:
+        return isinstance(value, str)
+    if key == "absent":
+        return isinstance(value, list) and all(isinstance(r, str) for r in value)
+    if key == "adopted_from":
+        return isinstance(value, dict) and all(isinstance(p, str) for p in value.values())
+    return True
+
+
+def _recorded(paths: dict[str, Path]) -> dict[str, str]:
+    """Managed paths as ibqos.d/ records them: absolute, as a later command run from another
+    directory reads them (`--opensm-conf etc/opensm.conf` was recorded relative)."""
+    return {n: str(stable_path(p)) for n, p in paths.items()}
+
+
 def state_dir_for(opensm_conf: Path) -> Path:
     """The one state directory of the configuration rooted at `opensm_conf`: `ibqos.d/` beside
     it, the same for every apply and status whatever the symlinks point at now."""
@@ -185,7 +207,7 @@ class ConfigSet:
                 self._write_version(
                     "v0000",
                     {name: (osmconf.read(p) if p.exists() else "") for name, p in self.paths.items()},
-                    adopted_meta({n: str(p) for n, p in self.paths.items()}, missing),
+                    adopted_meta(_recorded(self.paths), missing),
                     # the admin's file keeps its read bits: 0644 stays readable by tools that read it
                     modes={n: p.stat().st_mode & 0o7777 for n, p in self.paths.items() if p.exists()},
                 )
@@ -197,7 +219,7 @@ class ConfigSet:
             # it over changes nothing OpenSM reads
             files = {name: osmconf.read(self.current / name) for name in self.paths if name not in new}
             files.update({name: (osmconf.read(p) if p.exists() else "") for name, p in new.items()})
-            self.flip(self.stage(files, adopted_meta({n: str(p) for n, p in new.items()}, missing)))
+            self.flip(self.stage(files, adopted_meta(_recorded(new), missing)))
         # a path that no longer reads `current` (a symlink elsewhere, or a file of its own that
         # replaced the link: `sed -i`, an editor's rename) keeps what it holds now: a new version
         stray = self.drifted()
@@ -212,7 +234,7 @@ class ConfigSet:
             if not (p.is_symlink() and os.readlink(p) == str(self.current / name)):
                 hook("adopt")
                 _symlink_over(str(self.current / name), p)
-        doc = json.dumps({n: str(p) for n, p in self.paths.items()}, indent=1) + "\n"
+        doc = json.dumps(_recorded(self.paths), indent=1) + "\n"
         write_atomic(self.state / PATHS, doc, mode=state_file_mode(self.state))
 
     def foreign_link_line(self) -> str | None:
@@ -341,11 +363,14 @@ class ConfigSet:
         return sorted(f.name for f in (self.state / version).iterdir() if f.name not in extra)
 
     def meta(self, version: str) -> dict[str, Any]:
+        """A version's meta.json. A field of another type than ibqos writes (the file edited by
+        hand, which check() names TAMPERED) is left out, as an unreadable file is: history
+        ended in an internal error on a list, a string time or a time of 1e400 (exit 70)."""
         try:
-            meta: dict[str, Any] = json.loads((self.state / version / "meta.json").read_text())
-            return meta
+            doc = json.loads((self.state / version / "meta.json").read_text())
         except (OSError, ValueError):
             return {}
+        return {k: v for k, v in doc.items() if _meta_fits(k, v)} if isinstance(doc, dict) else {}
 
     def absent(self, version: str | None) -> set[str]:
         """The roles `version` records as absent (module doc). A version of the admin's own

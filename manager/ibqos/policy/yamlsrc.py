@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,8 @@ class _Builder:
             self.fail(f"YAML tag {tag.replace(_TAG, '!!')} is not supported", ev)
         if tag in (_TAG + "int", _TAG + "float") and len(ev.value) > MAX_NUMBER:
             self.fail(f"a number of {len(ev.value)} characters (at most {MAX_NUMBER})", ev)
+        if tag in (_TAG + "int", _TAG + "float") and (why := _other_base(ev.value)):
+            self.fail(why, ev)
         try:
             value = self.ctor.construct_object(yaml.ScalarNode(tag, ev.value, ev.start_mark, ev.end_mark, ev.style))
         except (yaml.YAMLError, ValueError, OverflowError) as e:
@@ -263,6 +266,19 @@ class _Builder:
     def _record(self, loc: Path_, line: int) -> None:
         self.lines[loc] = line
         self.order.append((loc, line))
+
+
+def _other_base(text: str) -> str | None:
+    """Why a plain number YAML 1.1 (PyYAML) reads in another base than a person wrote it is
+    refused, or None: a leading 0 is octal ('bandwidth: 010' was 8 %, 'sls: [010]' SL 8,
+    while 09 is 9) and a colon base 60 ('1:30' is 90); YAML 1.2 and the admin read 10 and a
+    time. 00 to 07 read the same in both and are taken."""
+    sign, digits = ("-" if text.startswith("-") else ""), text.lstrip("+-").replace("_", "")
+    if ":" in digits:
+        return f"{text!r} is a base-60 number in YAML: quote it if it is text"
+    if re.fullmatch(r"0[0-7]+", digits) and int(digits, 8) != int(digits):
+        return f"{text!r} is octal in YAML ({sign}{int(digits, 8)}): write {sign}{int(digits)} without the leading 0"
+    return None
 
 
 def _dotted(loc: Iterable[Any]) -> str:

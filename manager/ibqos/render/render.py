@@ -51,8 +51,17 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
 
 
 def check_osm_dir(out_dir: Path) -> None:
-    """Refuse a directory the rendered opensm.conf could not name (OSM_PATH_BREAKS)."""
-    if bad := sorted({c for c in str(out_dir) if c in OSM_PATH_BREAKS}):
+    """Refuse a directory the rendered opensm.conf could not name (OSM_PATH_BREAKS, a name
+    that is not UTF-8, a line too long)."""
+    text = str(out_dir)
+    if undecoded := [c for c in text if "\udc80" <= c <= "\udcff"]:
+        # Python's stand-in for a byte the file system name had and UTF-8 does not
+        raise InputError(
+            f"its name is not UTF-8 (byte 0x{ord(undecoded[0]) - 0xDC00:02x}), and the opensm.conf that "
+            "names it is UTF-8 text, written and read back as such; choose another directory",
+            file=out_dir,
+        )
+    if bad := sorted({c for c in text if c in OSM_PATH_BREAKS}):
         raise InputError(
             "OpenSM's opensm.conf cannot name a file under this directory: its option parser ends a value at "
             + " and ".join({"\n": "a newline", "\r": "a carriage return", "#": "'#' (a comment)"}[c] for c in bad)

@@ -5,7 +5,6 @@ lists them). Commands signal a defect one way only: they raise (VerificationFail
 from __future__ import annotations
 
 import ast
-import errno
 import functools
 import importlib.metadata
 import importlib.util
@@ -18,6 +17,8 @@ import click
 from ibqos.errors import ExternalError, IbqosError, one_line
 from ibqos.interrupt import Interrupted, install
 from ibqos.outpath import refuse_outputs_onto_inputs
+
+from ibqos_app.cli import _stdio
 
 # Subcommands are registered as entry points (pyproject.toml, group "ibqos.commands"), one module
 # per command in this package, each imported only when it runs: `ibqos plan` loads neither the
@@ -98,11 +99,7 @@ def cli(verbose: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    # A pipe or a log file gets each line as it is printed (apply's steps, a long dry run),
-    # not a block at exit: an admin tails it, and a killed run keeps what it said.
-    for stream in (sys.stdout, sys.stderr):
-        if hasattr(stream, "reconfigure"):
-            stream.reconfigure(line_buffering=True)
+    _stdio.prepare()  # closed, a reader gone, another encoding: the exit code stays the verdict
     install()  # SIGTERM and SIGHUP stop a command as Ctrl-C does: children stopped, exit 128+N
     try:
         cli.main(args=argv, prog_name="ibqos", standalone_mode=False)
@@ -128,11 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt as e:
         _interrupted(e)
-    except BrokenPipeError:
-        sys.exit(0)
     except OSError as e:
-        if e.errno == errno.EPIPE:
-            sys.exit(0)
         # an OSError made from a message alone (ctypes' failed load, multiprocessing) has no
         # strerror and no file: its message is the line (before: 'ibqos: error: : None')
         where = f"{one_line(str(e.filename))}: " if e.filename else ""
