@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import osmlog
-from .apply.service import restart_hint
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -43,6 +42,7 @@ from .fabric.dla_record import plugin_mismatch
 from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
 from .findings import Finding
+from .osmunit import restart_hint
 from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
 

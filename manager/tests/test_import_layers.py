@@ -56,6 +56,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ibqos.findings",
             "ibqos.osmlog",
             "ibqos.osmconf",
+            "ibqos.osmunit",
             "ibqos.faultspec",
         ),
     ),
