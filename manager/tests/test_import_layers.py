@@ -57,6 +57,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ibqos.osmlog",
             "ibqos.osmconf",
             "ibqos.osmunit",
+            "ibqos.osmplugin",
             "ibqos.faultspec",
         ),
     ),

@@ -35,7 +35,7 @@ from ibqos.apply.confset import ConfigSet, absent_meta, sha256_hex, state_dir_fo
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_plugin, require_record, resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
+from ibqos.apply.osm_process import OsmProcess, check_target, dump_dir, reader, running_options
 from ibqos.apply.service import (
     OSM_DEFAULT_PARTITIONS_FILE,
     OSM_DEFAULT_QOS_POLICY_FILE,
@@ -51,12 +51,14 @@ from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
 from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
-from ibqos.fabric.dla_record import record_dir
+from ibqos.fabric.dla_record import own_record, record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.health import Judged, Routing, routing_findings
 from ibqos.interrupt import Interrupted, deferred
 from ibqos.osmlog import engine_since, held_mark, sweep_failures
+from ibqos.osmplugin import not_loaded_line, replaced_line
+from ibqos.osmunit import restart_hint
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
@@ -173,6 +175,10 @@ class Apply:
                     self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
+            if self.s.pid:
+                # apply refuses an OpenSM on another release's plugin before it writes anything
+                # (the deployed plan too): the preview ends as the apply would, exit 3
+                require_plugin(self.s.pid, self.s.dumps, self._unit())
             return self.s
         try:
             if self.req.standby:
@@ -292,16 +298,32 @@ class Apply:
         if pid is None:
             return
         try:
-            port = opensm_port(pid, osmconf.options(conf), self.req.env)
+            port: LocalPort | None = opensm_port(pid, osmconf.options(conf), self.req.env)
         except IbqosError:  # no port to ask through: the staging needs none, as before
-            return
-        master = master_sm(self.req.env, port)
-        if master is not None and master.guid == port.guid and master.state == "SMINFO_MASTER":
+            port = None
+        master = master_sm(self.req.env, port) if port is not None else None
+        if port is not None and master is not None and master.guid == port.guid and master.state == "SMINFO_MASTER":
             raise ExternalError(
                 f"master SM: {master}, this OpenSM (pid {pid}) reading {conf}: it re-reads its files at "
                 "every heavy sweep, so a link going up or down would program a version staged with "
                 "--standby, unverified and with no rollback; apply without --standby here"
             )
+        self._refuse_another_plugin(pid)
+
+    def _refuse_another_plugin(self, pid: int) -> None:
+        """The standby's OpenSM takes over with the plugin it loaded at its start, which must be
+        this ibqos's, as a master's apply requires: its record (written at its first heavy
+        sweep, master or not) names the release, and the file it mapped must still be the
+        installed one (require_plugin); without a record, it must have loaded one at all
+        (osmplugin). A standby restarts without touching the fabric: refused, exit 3, nothing
+        written. Before, it took the version and would program it through that plugin."""
+        dumps = dump_dir(self.req.opensm_conf, OsmProcess.of(pid), "give --pid or --service")
+        if own_record(dumps, pid) is not None:
+            require_plugin(pid, dumps, self._unit())
+            return
+        restart = restart_hint(pid, self._unit())
+        if line := not_loaded_line(pid, restart) or replaced_line(pid, restart):
+            raise ExternalError(line)
 
     STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
 
@@ -336,7 +358,7 @@ class Apply:
         return self.s.service.unit if self.s.service is not None else None
 
     def _access(self) -> FabricAccess:
-        return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port)
+        return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port, unit=self._unit())
 
     def _journal(self, state: str) -> None:
         self.journal.write(produced(self.s.entry, "the journal entry (stage stage)"), state)

@@ -133,7 +133,7 @@ def status(
     if opensm_conf is not None:
         opensm_pid, osm = _target(opensm_conf, pid, pidfile)
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
-        access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf)
+        access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf, unit=unit)
         config_line = check_and_recover(opensm_conf, access)
         say(config_line)
         if live:
