@@ -186,7 +186,8 @@ class Apply:
                 osmconf.read(self.req.opensm_conf)
                 self._refuse_a_master()
                 self.run_standby()
-                self.s.outcome = f"staged {self.s.version} for a standby SM"
+                if not self.s.unchanged:
+                    self.s.outcome = f"staged {self.s.version} for a standby SM"
                 return self.s
             if not self.req.service:
                 self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
@@ -210,15 +211,7 @@ class Apply:
 
     def _locked(self) -> None:
         self.pipeline.run(self, ("recover", "render", "validate"))
-        line = self.confset.damage_line()
-        if line and not (self.req.accept_edits or self.req.rollback_to):
-            raise VerificationFailed(
-                f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
-                "'ibqos rollback VERSION' returns to a stored version"
-            )
-        if line:
-            self.echo(f"note: {line}")
-        if not line and self._unchanged():
+        if not self._damaged() and self._unchanged():
             return
         try:
             self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
@@ -252,8 +245,22 @@ class Apply:
             "rolls them back"
         )
 
-    def _unchanged(self) -> bool:
-        """The new set equals what the managed paths hold now: say so and write nothing."""
+    def _damaged(self) -> bool:
+        """The current version changed by hand (confset.damage_line: TAMPERED, DRIFT, BROKEN) is
+        built on only with --accept-edits (a rollback replaces it): exit 1 otherwise, nothing
+        written. True when it is damaged and the apply goes on."""
+        line = self.confset.damage_line()
+        if line and not (self.req.accept_edits or self.req.rollback_to):
+            raise VerificationFailed(
+                f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
+                "'ibqos rollback VERSION' returns to a stored version"
+            )
+        if line:
+            self.echo(f"note: {line}")
+        return bool(line)
+
+    def _holds_plan(self) -> bool:
+        """The new set and its plan equal what the managed paths and the current version hold."""
         cs = self.confset
         # Files not yet adopted (no ibqos.d/current) are taken over by a full apply even when
         # they hold this plan: `status` and `history` need the version and its plan.
@@ -262,14 +269,21 @@ class Apply:
         same = all(p.exists() and osmconf.read(p) == self.s.files[r] for r, p in self.s.paths.items())
         stored_plan = cs.current / "plan.json"
         same_plan = not self.s.plan_text or (stored_plan.is_file() and stored_plan.read_text() == self.s.plan_text)
-        if not same or not same_plan:
+        return same and same_plan
+
+    def _say_unchanged(self) -> None:
+        self.s.unchanged = True
+        self.s.outcome = f"no change ({self.confset.current_version()})"
+        self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
+
+    def _unchanged(self) -> bool:
+        """The new set equals what the managed paths hold now: say so and write nothing."""
+        if not self._holds_plan():
             return False
         # what this ibqos verifies is what the plugin OpenSM runs programs: one still running
         # another release's plugin is refused here too, not passed as 'no change'
         require_plugin(self.s.pid, self.s.dumps, self._unit())
-        self.s.unchanged = True
-        self.s.outcome = f"no change ({cs.current_version()})"
-        self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
+        self._say_unchanged()
         # still held to the plan: read back (no sweep), as after an apply
         self.pipeline.run(self, ("readback",))
         self._check_plan()
@@ -325,15 +339,21 @@ class Apply:
         if line := not_loaded_line(pid, restart) or replaced_line(pid, restart):
             raise ExternalError(line)
 
-    STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
-
     def run_standby(self) -> None:
         """The same version a master runs, into a standby SM's configuration: validated and
         swapped in as one version, with the same plan hash and files, and no signal (a standby
-        does not sweep; it reads them when it becomes master and starts its heavy sweep)."""
+        does not sweep; it reads them when it becomes master and starts its heavy sweep). As on
+        the master, a version changed by hand is built on only with --accept-edits (before, a
+        DRIFT file was stored and staged over, exit 0: the standby would take over without the
+        edit it was running on), and a plan it already holds writes nothing (before: a new,
+        identical version at each run)."""
         with self._lock():
             try:
-                self.pipeline.run(self, self.STANDBY_STEPS)
+                self.pipeline.run(self, ("recover", "render", "validate"))
+                if not self._damaged() and self._holds_plan():
+                    self._say_unchanged()
+                    return
+                self.pipeline.run(self, ("adopt", "stage", "flip", "prune"))
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
