@@ -18,9 +18,9 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader
+from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running
 from ibqos.apply.service import resolve
-from ibqos.apply.sm_role import master_sm, role_of
+from ibqos.apply.sm_role import MasterSm, master_sm, role_of
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
@@ -128,6 +128,7 @@ def status(
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
+    elsewhere: Finding | None = None  # read live: this host's SM runs, on another configuration
     running: int | None = None  # read live: the OpenSM that runs on --opensm-conf
     sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
     if opensm_conf is not None:
@@ -143,7 +144,9 @@ def status(
             records = dump_dir(opensm_conf, osm, "give --pid, --pidfile or --service")
             running = osm.pid if osm is not None else opensm_pid
             port = access.port_of(opensm_pid)
-            master_line, osm_log, sm_answers = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            sm_answers = master is not None
+            elsewhere = _master_on_another_conf(opensm_conf, osm, port, master)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -162,8 +165,8 @@ def status(
     routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers, (running, unit))
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
-    if opensm_conf is not None and tampered:
-        judged.findings.insert(0, Finding("tampered", tampered))
+    # what runs before what it runs: another configuration, then hand edits of this one
+    judged.findings[:0] = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None) if f]
     if verdict_path is not None:
         Verdict(read_at=read_at, source=fabric.source, engine=routing.engine, credit_loop=judged.credit_loop).save(
             verdict_path
@@ -226,9 +229,9 @@ def _live_sm(
     osm_log: Path | None,
     env: dict[str, str] | None,
     say: Callable[[str], None],
-) -> tuple[str | None, Path | None, bool]:
+) -> tuple[str | None, Path | None, MasterSm | None]:
     """Which SM is master on `port`'s subnet (said: a standby's configuration is not what the
-    fabric runs), whether any answered, and the log the OpenSM `osm` writes: --osm-log, else its
+    fabric runs), the one that answered (None: none), and the log the OpenSM `osm` writes: --osm-log, else its
     command line's -f, else the file's log_file, a relative one from its working directory, where it
     opens it (with no OpenSM running, a relative one names no log: where it would be is not known)."""
     found = master_sm(env, port)
@@ -236,13 +239,33 @@ def _live_sm(
     if master:
         say(master)
     if osm_log is not None:
-        return master, osm_log, found is not None
+        return master, osm_log, found
     if osm is not None:
         named = osm.log or osm.options(osmconf.options(conf)).get("log_file")
     else:
         named = osmconf.options(conf).get("log_file")
         named = named if named and Path(named).is_absolute() else None
-    return master, Path(named) if named else None, found is not None
+    return master, Path(named) if named else None, found
+
+
+def _master_on_another_conf(
+    conf: Path, osm: OsmProcess | None, port: LocalPort | None, master: MasterSm | None
+) -> Finding | None:
+    """`other-config`: no running OpenSM reads `conf`, yet the master SM is this host's port (the
+    one `conf`'s OpenSM binds): an OpenSM started on another file (its -F) runs the subnet, and
+    whatever that file names (QoS policy, partitions, options) is not what ibqos applied and
+    verified. Before, status judged the fabric against `conf`'s plan alone and said OK when the
+    tables happened to agree."""
+    if osm is not None or master is None or port is None or master.guid != port.guid:
+        return None
+    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in running())
+    return Finding(
+        "other-config",
+        f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "
+        f"OpenSM started on another configuration runs the subnet, not what ibqos applied "
+        f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
+        {"port": f"0x{port.guid:016x}"},
+    )
 
 
 def _show_tables(fabric: Fabric) -> None:
