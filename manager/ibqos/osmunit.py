@@ -3,7 +3,8 @@
 Below apply and health alike: `apply` names the unit in its refusals and `--init-conf`'s
 restart line, `status` and `monitor` in finding `plugin-version` (health.plugin_finding).
 A host with one OpenSM per port (Debian's `opensm@GUID.service`) is why a bare
-`systemctl restart opensm` is never the answer: it restarts another OpenSM, or none.
+`systemctl restart opensm` is never the answer: Debian's units are `PartOf=opensm.service`, so
+it restarts every port's OpenSM, each subnet's master at once; elsewhere it may name no unit.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def unit_of(pid: int) -> str | None:
 def restart_hint(pid: int, unit: str | None = None) -> str:
     """What an admin runs to restart OpenSM `pid`: its unit's restart (`unit`, --service's,
     else the one it runs in, unit_of), else its own command line again: a bare
-    `systemctl restart opensm` restarts another OpenSM, or none, on a host with one per port."""
+    `systemctl restart opensm` restarts every port's OpenSM on Debian (PartOf), or none."""
     unit = unit or unit_of(pid)
     if unit:
         return f"'systemctl restart {unit}'"

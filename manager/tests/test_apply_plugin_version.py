@@ -66,7 +66,8 @@ def _release() -> str:
 
 def _refusal(pid: int, loaded: str, unit: str | None = None) -> str:
     """The line, naming how to restart this OpenSM: its unit, else its own command line (read
-    from the process): a bare `systemctl restart opensm` restarts no per-port unit."""
+    from the process): a bare `systemctl restart opensm` restarts every port's OpenSM (Debian's
+    opensm@.service is PartOf=opensm.service), each subnet's master at once."""
     if unit:
         restart = f"'systemctl restart {unit}'"
     else:
@@ -151,7 +152,7 @@ def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_wr
 @pytest.mark.parametrize("leaf", ["opensm@0x0002c903000a1234.service", "session-7.scope"])
 def test_the_refusal_names_the_unit_opensm_runs_in_else_its_command_line(ibqos_cli, live_sm, tmp_path, leaf):
     """It said 'restart OpenSM (e.g. `systemctl restart opensm`)' whatever ran it: on a host with
-    one OpenSM per port (opensm@GUID.service) that unit restarts none of them. The OpenSM is
+    one OpenSM per port (opensm@GUID.service, PartOf=opensm.service) it restarts all of them. The OpenSM is
     placed in the cgroup systemd gives a unit's process (a .service) or a login session's (a
     .scope: no unit to name, so its command line)."""
     h, sm, _, path_a = live_sm
