@@ -35,9 +35,8 @@ from ibqos.apply.confset import ConfigSet, absent_meta, sha256_hex, state_dir_fo
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_plugin, require_record, resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_target, dump_dir, reader, running_options
+from ibqos.apply.osm_process import OsmProcess, check_target, dump_dir, reader, running_options, sms_partitions
 from ibqos.apply.service import (
-    OSM_DEFAULT_PARTITIONS_FILE,
     OSM_DEFAULT_QOS_POLICY_FILE,
     is_whole_conf,
     opensm_defaults,
@@ -62,7 +61,7 @@ from ibqos.osmunit import restart_hint
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
-from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in, read_partitions
+from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
 from ibqos.redline import needs_path_sls
 from ibqos.render import render_plan
 from ibqos.verify.sa_paths import query_path_sls
@@ -543,16 +542,9 @@ class Apply:
         `ipoib` partition's broadcast group on its sl=: held to the plan's classes as the plan's
         own file is (plan.check), else IPoIB's broadcast and multicast run in another class
         than its unicast, unverified. A file ibqos's parser refuses is OpenSM's to judge."""
-        if "partition_config_file" in opts and not osmconf.is_set(opts, "partition_config_file"):
-            return  # (null): OpenSM reads no partitions file
-        path = Path(opts.get("partition_config_file") or OSM_DEFAULT_PARTITIONS_FILE)
-        if not path.is_file():
-            return
-        try:
-            parts = read_partitions(path)
-        except InputError:
-            return
-        check_ipoib_of(produced(self.s.plan, "the plan (stage render)"), parts)
+        parts = sms_partitions(opts)
+        if parts is not None:
+            check_ipoib_of(produced(self.s.plan, "the plan (stage render)"), parts)
 
     def _managed_paths(self, conf_path: Path, opts: dict[str, str]) -> dict[str, Path]:
         """Paths OpenSM never re-reads stay as they are; their contents are what changes. A

@@ -18,7 +18,7 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running
+from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running, sms_partitions
 from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import MasterSm, master_sm, role_of
 from ibqos.docfile import check_writable
@@ -31,6 +31,7 @@ from ibqos.findings import Finding
 from ibqos.health import Routing, checks, dla_refusal, engine_of, plugin_finding
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
+from ibqos.plan.check import check_ipoib_of
 from ibqos.redline import find_osm_log, needs_path_sls
 from ibqos.status import sl2vl_by_hop, vlarb_by_role
 from ibqos.term import console, print_table
@@ -129,6 +130,7 @@ def status(
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
     elsewhere: Finding | None = None  # read live: this host's SM runs, on another configuration
+    ipoib: Finding | None = None  # read live: the SM's own partitions file against the plan's classes
     running: int | None = None  # read live: the OpenSM that runs on --opensm-conf
     sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
     if opensm_conf is not None:
@@ -157,6 +159,7 @@ def status(
     reference, ref_source = None, None
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
+        ipoib = _sms_partitions(opensm_conf, osm, plan)
 
     read_at = time.time()
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
@@ -166,7 +169,7 @@ def status(
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     # what runs before what it runs: another configuration, then hand edits of this one
-    judged.findings[:0] = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None) if f]
+    judged.findings[:0] = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None, ipoib) if f]
     if verdict_path is not None:
         Verdict(read_at=read_at, source=fabric.source, engine=routing.engine, credit_loop=judged.credit_loop).save(
             verdict_path
@@ -246,6 +249,29 @@ def _live_sm(
         named = osmconf.options(conf).get("log_file")
         named = named if named and Path(named).is_absolute() else None
     return master, Path(named) if named else None, found
+
+
+def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> Finding | None:
+    """`partitions`: a plan without partitions leaves the SM's own file in force, from which
+    OpenSM makes each IPoIB broadcast group (when it makes it: at its start); apply held their
+    SLs to the plan's classes (plan.check.check_ipoib_of) and refuses otherwise. Before, an edit
+    since (an `ipoib` partition with another sl=) and a restart moved IPoIB's broadcast and
+    multicast to another class, and status said nothing. The file is the one the OpenSM that
+    reads `conf` opens (its -P)."""
+    if plan is None or plan.partitions is not None:
+        return None
+    opts = osm.options(osmconf.options(conf)) if osm is not None else osmconf.options(conf)
+    parts = sms_partitions(opts)
+    if parts is None:
+        return None
+    try:
+        check_ipoib_of(plan, parts)
+    except InputError as e:
+        return Finding(
+            "partitions",
+            f"{e} (the SM's own partitions file, which the plan leaves in force)",
+        )
+    return None
 
 
 def _master_on_another_conf(
