@@ -26,7 +26,8 @@ from apply_helpers import (
     state_tree,
 )
 from ibqos import osmconf
-from ibqos.proc import run_command
+from ibqos.fabric.dla_record import own_record
+from ibqos.proc import run_command, wait_until
 from ibqos.render import render_plan
 from ibqos_app.apply.run import Apply, ApplyRequest
 from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
@@ -540,7 +541,9 @@ def test_status_reports_the_sms_own_partitions_edited_after_the_apply_to_put_ipo
         assert cp.returncode == 0, cp.stdout + cp.stderr
         part.write_text(part.read_text().replace("sl=0", "sl=1"))
         # OpenSM keeps a broadcast group it made; it makes them from the file at its start
-        with opensm_restarted(h, sm, tmp_path / "restarted"):
+        with opensm_restarted(h, sm, tmp_path / "restarted") as osm:
+            # its first sweep ended: the SA answers, and the broadcast groups are made
+            wait_until(lambda: (rec := own_record(sm.dumps, osm.pid)) is not None and rec.subnet_up > 0, timeout=120)
             assert saquery_ipoib_broadcast_sls(h.env, tmp_path)[0x0002] == 1  # the oracle: OpenSM's SA
             cp = ibqos_cli(*status)
             assert cp.returncode == 1, cp.stdout + cp.stderr
