@@ -97,6 +97,10 @@ def test_apply_on_a_standby_that_was_master_names_the_master_and_changes_nothing
         ], r.stderr
         assert state_tree(state) == before and managed_texts(a) == texts
         assert a.record().heavy_sweeps == sweeps and programmed_equals(h, plan_a)
+        # the preview ends as the apply would (before: the diff, exit 0)
+        dry = ibqos_cli("apply", path_b, *on_a, "--dry-run", env=child_env())
+        assert dry.returncode == 3 and dry.stderr == r.stderr, dry.stdout + dry.stderr
+        assert f"changed: {a.conf}" in dry.stdout and state_tree(state) == before
 
         r = ibqos_cli("status", "--live", *on_a, env=child_env())
         assert f"{master}; this OpenSM (pid {a.pid}" in r.stdout, r.stdout + r.stderr

@@ -172,11 +172,17 @@ class Apply:
             if not self.s.pid:  # the files an apply would write follow its OpenSM (-Y, relative paths)
                 with suppress(IbqosError):  # ... when one is named: a dry run needs none
                     self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+            port = None
+            if self.s.pid:  # the OpenSM must read this file, alone, on a port of this host: as apply
+                check_target(self.s.pid, self.req.opensm_conf)
+                port = opensm_port(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
-            if self.s.pid:
-                # apply refuses an OpenSM on another release's plugin before it writes anything
-                # (the deployed plan too): the preview ends as the apply would, exit 3
+            if port is not None:
+                # apply refuses, before it writes anything, a standby (it would sweep nothing)
+                # and an OpenSM on another release's plugin (the deployed plan too): the
+                # preview ends as the apply would, exit 3
+                require_master(self.s.pid, port, self.req.env)
                 require_plugin(self.s.pid, self.s.dumps, self._unit())
             return self.s
         try:
