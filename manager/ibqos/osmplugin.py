@@ -33,7 +33,8 @@ def _mapped(pid: int) -> tuple[str, bool] | bool | None:
             continue
         major, _, minor = fields[3].partition(":")
         try:
-            st = os.stat(path)
+            # in its own mount namespace (/proc/PID/root): an OpenSM in a container maps its own /usr/lib
+            st = os.stat(Path(f"/proc/{pid}/root") / path.lstrip("/"))
             same = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) == (
                 int(major, 16),
                 int(minor, 16),
