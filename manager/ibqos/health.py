@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import osmlog
-from .apply.service import restart_hint
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -43,6 +42,8 @@ from .fabric.dla_record import plugin_mismatch
 from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
 from .findings import Finding
+from .osmplugin import replaced_line
+from .osmunit import restart_hint
 from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
 
@@ -236,12 +237,14 @@ def checks(
 
 def plugin_finding(record: DlaRecord | None, running: int | None, unit: str | None = None) -> Finding | None:
     """`plugin-version` when OpenSM `running` wrote `record` with another release's plugin
-    loaded (dla_record.plugin_mismatch), naming how to restart it (its unit: `unit`, --service's,
-    else the one it runs in). A record another OpenSM wrote says nothing of `running`'s plugin.
-    `ibqos status --live` and `ibqos monitor` both raise it here."""
+    loaded (dla_record.plugin_mismatch), or runs a plugin file replaced on disk since its start
+    (osmplugin: an upgrade that kept the release), naming how to restart it (its unit: `unit`,
+    --service's, else the one it runs in). A record another OpenSM wrote says nothing of
+    `running`'s plugin. `ibqos status --live`, `ibqos monitor` and `apply` all raise it here."""
     if record is None or running is None or record.osm_pid != running:
         return None
-    why = plugin_mismatch(record, restart_hint(running, unit))
+    restart = restart_hint(running, unit)
+    why = plugin_mismatch(record, restart) or replaced_line(running, restart)
     return Finding("plugin-version", why) if why else None
 
 

@@ -26,7 +26,8 @@ from apply_helpers import (
     state_tree,
 )
 from ibqos import osmconf
-from ibqos.proc import run_command
+from ibqos.fabric.dla_record import own_record
+from ibqos.proc import run_command, wait_until
 from ibqos.render import render_plan
 from ibqos_app.apply.run import Apply, ApplyRequest
 from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
@@ -521,3 +522,35 @@ def test_the_sms_own_partitions_putting_ipoib_in_another_class_are_refused_befor
         part.write_text(part.read_text().replace("sl=1", "sl=0"))
         cp = run_apply(ibqos_cli, h, sm, path_b)
         assert cp.returncode == 0, cp.stdout + cp.stderr
+
+
+def test_status_reports_the_sms_own_partitions_edited_after_the_apply_to_put_ipoib_in_another_class(
+    ibqos_cli, tmp_path
+):
+    """The check above ran at apply only. The SM's own partitions file stays the admin's: an
+    edit after the apply (sl=0 back to sl=1), then an OpenSM restart, put storage's IPoIB
+    broadcast group on SL 1, the plan's other class (the SA says so), and `status --live` said
+    OK, exit 0. Now finding `partitions`, the apply's line, exit 1."""
+    part = tmp_path / "partitions.conf"
+    part.write_text("Default=0x7fff, ipoib : ALL=full ;\nstorage=0x0002, ipoib, sl=0 : ALL=full ;\n")
+    with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, _, _):
+        _, path_b = make_plan_file(tmp_path, "b", 25)
+        assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+        status = ("status", "--live", "--opensm-conf", sm.conf, "--sim-socket", h.sock, "--json")
+        cp = ibqos_cli(*status)
+        assert cp.returncode == 0, cp.stdout + cp.stderr
+        part.write_text(part.read_text().replace("sl=0", "sl=1"))
+        # OpenSM keeps a broadcast group it made; it makes them from the file at its start
+        with opensm_restarted(h, sm, tmp_path / "restarted") as osm:
+            # its first sweep ended: the SA answers, and the broadcast groups are made
+            wait_until(lambda: (rec := own_record(sm.dumps, osm.pid)) is not None and rec.subnet_up > 0, timeout=120)
+            assert saquery_ipoib_broadcast_sls(h.env, tmp_path)[0x0002] == 1  # the oracle: OpenSM's SA
+            cp = ibqos_cli(*status)
+            assert cp.returncode == 1, cp.stdout + cp.stderr
+            found = [f["message"] for f in json.loads(cp.stdout)["findings"]]
+            assert found == [
+                f"{part}:2: partitions: partition 'storage' (0x0002) has OpenSM create IPoIB's broadcast group "
+                "on SL 1, but class 'best-effort' takes IPoIB on SL 0 as the default class (no rule matches the "
+                "partition): IPoIB's broadcast and multicast would run in another class; add sl=0 to the "
+                "partition's flags (the SM's own partitions file, which the plan leaves in force)"
+            ], cp.stdout

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,10 +25,13 @@ from apply_helpers import (
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
     managed_texts,
+    programmed_equals,
     run_apply,
     run_status,
+    sm_on_plan_a,
     state_tree,
 )
+from ibqos import paths
 from ibqos.fabric.dla_record import RECORD_FILE
 from ibqos.paths import REPO_ROOT
 
@@ -62,7 +66,8 @@ def _release() -> str:
 
 def _refusal(pid: int, loaded: str, unit: str | None = None) -> str:
     """The line, naming how to restart this OpenSM: its unit, else its own command line (read
-    from the process): a bare `systemctl restart opensm` restarts no per-port unit."""
+    from the process): a bare `systemctl restart opensm` restarts every port's OpenSM (Debian's
+    opensm@.service is PartOf=opensm.service), each subnet's master at once."""
     if unit:
         restart = f"'systemctl restart {unit}'"
     else:
@@ -147,7 +152,7 @@ def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_wr
 @pytest.mark.parametrize("leaf", ["opensm@0x0002c903000a1234.service", "session-7.scope"])
 def test_the_refusal_names_the_unit_opensm_runs_in_else_its_command_line(ibqos_cli, live_sm, tmp_path, leaf):
     """It said 'restart OpenSM (e.g. `systemctl restart opensm`)' whatever ran it: on a host with
-    one OpenSM per port (opensm@GUID.service) that unit restarts none of them. The OpenSM is
+    one OpenSM per port (opensm@GUID.service, PartOf=opensm.service) it restarts all of them. The OpenSM is
     placed in the cgroup systemd gives a unit's process (a .service) or a login session's (a
     .scope: no unit to name, so its command line)."""
     h, sm, _, path_a = live_sm
@@ -177,3 +182,90 @@ def test_the_running_plugin_names_its_release_and_status_reports_an_older_one(ib
     for version, record in _older_records(real):
         _plant(sm.dumps, record)
         assert plugin_findings() == (1, [_refusal(sm.pid, version)])
+
+
+def test_a_dry_run_ends_as_the_apply_would_on_an_opensm_that_runs_an_older_plugin(ibqos_cli, live_sm, tmp_path):
+    """The dry run did not look: it showed the diff and exited 0, for another plan and for the
+    deployed one ('no change'), where the apply refuses, exit 3. Now the diff, then the apply's
+    line, exit 3; nothing written either way, no sweep."""
+    h, sm, _, path_a = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
+    real = json.loads((sm.dumps / RECORD_FILE).read_text())
+    state = sm.conf.parent / "ibqos.d"
+    before, texts = state_tree(state), managed_texts(sm)
+    old = _older_records(real)[1][1]
+    _plant(sm.dumps, old)
+    for target, shown in ((path_a, "changed: "), (path_b, "no change")):
+        r = run_apply(ibqos_cli, h, sm, target, "--dry-run")
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, '0.0.9')}"], r.stderr
+        assert shown in r.stdout, r.stdout
+        assert state_tree(state) == before and managed_texts(sm) == texts
+    assert json.loads((sm.dumps / RECORD_FILE).read_text()) == old  # no SIGHUP
+    _plant(sm.dumps, real)
+    r = run_apply(ibqos_cli, h, sm, path_a, "--dry-run")
+    assert r.returncode == 0 and "changed: " in r.stdout, r.stdout + r.stderr
+
+
+def test_the_recovery_of_a_killed_apply_refuses_an_opensm_on_an_older_plugin_and_keeps_the_journal(
+    ibqos_cli, live_sm, tmp_path
+):
+    """An apply killed after the swap, then the package upgraded without an OpenSM restart: the
+    recovery (status --opensm-conf, the next apply) swept the new files through the old plugin
+    and verified them. Now the apply's line, exit 3, the journal kept at 'swapped' and no
+    sweep; once the OpenSM runs this release's plugin, status finishes it."""
+    h, sm, _, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    assert run_apply(ibqos_cli, h, sm, path_b, fault="journal:swapped").returncode == -9
+    journal = sm.conf.parent / "ibqos.d" / "journal.json"
+    real = json.loads((sm.dumps / RECORD_FILE).read_text())
+    old = _older_records(real)[1][1]
+    _plant(sm.dumps, old)
+    for r in (run_status(ibqos_cli, h, sm), run_apply(ibqos_cli, h, sm, path_b)):
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, '0.0.9')}"], r.stderr
+        assert json.loads(journal.read_text())["state"] == "swapped"
+        assert json.loads((sm.dumps / RECORD_FILE).read_text()) == old  # no SIGHUP
+    _plant(sm.dumps, real)
+    r = run_status(ibqos_cli, h, sm)
+    assert r.returncode == 0 and "swept, read back and verified v0001" in r.stdout, r.stdout + r.stderr
+    assert programmed_equals(h, plan_b)
+
+
+def test_a_plugin_file_replaced_under_the_running_opensm_is_refused_though_its_release_is_the_same(
+    ibqos_cli, tmp_path, monkeypatch
+):
+    """An upgrade that keeps the release (a Debian revision that patches the plugin, a rebuild)
+    renames a new libibqos.so over the one OpenSM loaded; its record still names this release,
+    so apply verified the new files through the old plugin, exit 0. OpenSM's memory map shows
+    the file it runs is no longer the installed one: apply refuses before anything is written
+    and status --live reports plugin-version, as for another release."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy2(paths.plugin_dir() / "libibqos.so", lib / "libibqos.so")
+    monkeypatch.setenv("IBQOS_PLUGIN_DIR", str(lib))  # where the harness's OpenSM loads it from
+    with sm_on_plan_a(tmp_path) as (h, sm, _, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0  # ibqos.d/ with a version
+        new = lib / "libibqos.so.dpkg-new"
+        shutil.copy2(paths.plugin_dir() / "libibqos.so", new)
+        new.rename(lib / "libibqos.so")
+        argv = Path(f"/proc/{sm.pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+        line = (
+            f"the running OpenSM (pid {sm.pid}) runs the ibqos plugin it loaded at its start from "
+            f"{lib / 'libibqos.so'}, which has been replaced since (an upgrade): restart it to load the installed "
+            f"plugin: stop pid {sm.pid} (it runs in no systemd unit) and start it again: {shlex.join(argv)}"
+        )
+        _, path_c = make_plan_file(tmp_path, "c", 30)
+        state = sm.conf.parent / "ibqos.d"
+        before, texts, sweeps = state_tree(state), managed_texts(sm), sm.record().heavy_sweeps
+        for target in (path_c, path_b):  # another plan, and the deployed one
+            r = run_apply(ibqos_cli, h, sm, target)
+            assert r.returncode == 3, r.stdout + r.stderr
+            assert r.stderr.strip().splitlines() == [f"ibqos: error: {line}"], r.stderr
+            assert state_tree(state) == before and managed_texts(sm) == texts
+        assert sm.record().heavy_sweeps == sweeps
+        st = run_status(ibqos_cli, h, sm, "--live", "--json")
+        found = [f["message"] for f in json.loads(st.stdout)["findings"] if f["kind"] == "plugin-version"]
+        assert (st.returncode, found) == (1, [line])

@@ -17,6 +17,7 @@ from apply_helpers import (  # noqa: F401 (fixture)
     programmed_equals,
     run_apply,
     sm_on_plan_a,
+    state_tree,
     switch_link,
 )
 from ibqos import osmconf
@@ -84,3 +85,45 @@ def test_standby_on_the_masters_host_is_refused(ibqos_cli, tmp_path):
         h.unlink(desc, port, sm=sm)
         h.relink(desc, port, sm=sm)  # heavy sweeps, each re-reading the files
         assert programmed_equals(h, plan_a)
+
+
+def test_standby_holds_its_version_to_the_masters_rules_no_change_and_no_build_on_a_hand_edit(ibqos_cli, tmp_path):
+    """--standby skipped two rules of apply: a plan the standby already holds staged a new,
+    identical version at every run (v0001, v0002, ...), and a managed file replaced by hand
+    (DRIFT: 'sed -i' made the link a file) was stored and staged over, exit 0, so the standby
+    would take over without the edit it runs on, unsaid. Now 'no change', nothing written;
+    DRIFT refused as apply refuses it, exit 1, one line, nothing written; --accept-edits
+    builds on it. No OpenSM reads this configuration (a stopped standby)."""
+    plan_a, path_a = make_plan_file(tmp_path, "a", 40)
+    conf = render_plan(plan_a, tmp_path / "standby")["opensm.conf"]
+    state = conf.parent / "ibqos.d"
+
+    def standby(*extra: str):
+        return ibqos_cli("apply", path_a, "--opensm-conf", conf, "--standby", *extra, env=child_env())
+
+    r = standby()
+    assert r.returncode == 0 and "as v0001 for the standby SM" in r.stdout, r.stdout + r.stderr
+    before = state_tree(state)
+    r = standby()
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [f"no change: {conf} and its files already hold this plan; nothing written"]
+    assert state_tree(state) == before
+
+    policy = conf.parent / "qos-policy.conf"
+    edited = policy.read_text() + "# the admin's edit\n"
+    policy.unlink()
+    policy.write_text(edited)  # as 'sed -i' leaves it: a file of its own in place of the link
+    r = standby()
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"ibqos: error: DRIFT: {policy} no longer reads v0001"), r.stderr
+    assert lines[0].endswith(
+        "; --accept-edits builds on it (what the plan does not set is kept), "
+        "'ibqos rollback VERSION' returns to a stored version"
+    ), r.stderr
+    assert state_tree(state) == before and not policy.is_symlink() and policy.read_text() == edited
+
+    r = standby("--accept-edits")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "as v0003 for the standby SM" in r.stdout  # v0002: the edit, kept
+    assert (state / "v0002" / "qos-policy.conf").read_text() == edited

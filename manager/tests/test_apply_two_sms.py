@@ -10,6 +10,8 @@ master, before anything changes; `status --live` says which SM is master; `apply
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +29,8 @@ from apply_helpers import (
     sm_on_plan_a,
     state_tree,
 )
+from ibqos import __version__, paths
+from ibqos.fabric.dla_record import RECORD_FILE
 from ibqos.fabric.live import read_live
 from ibqos.proc import wait_until
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
@@ -93,6 +97,10 @@ def test_apply_on_a_standby_that_was_master_names_the_master_and_changes_nothing
         ], r.stderr
         assert state_tree(state) == before and managed_texts(a) == texts
         assert a.record().heavy_sweeps == sweeps and programmed_equals(h, plan_a)
+        # the preview ends as the apply would (before: the diff, exit 0)
+        dry = ibqos_cli("apply", path_b, *on_a, "--dry-run", env=child_env())
+        assert dry.returncode == 3 and dry.stderr == r.stderr, dry.stdout + dry.stderr
+        assert f"changed: {a.conf}" in dry.stdout and state_tree(state) == before
 
         r = ibqos_cli("status", "--live", *on_a, env=child_env())
         assert f"{master}; this OpenSM (pid {a.pid}" in r.stdout, r.stdout + r.stderr
@@ -218,3 +226,92 @@ def test_apply_standby_after_a_handover_mid_wait_stages_over_the_unfinished_appl
         assert (state / "current").readlink().name == "v0002"
         assert json.loads((state / "journal.json").read_text())["state"] == "standby"
         assert w.a.record().heavy_sweeps == sweeps
+
+
+def _older_plugin(dumps: Path, pid: int) -> dict:
+    """The record OpenSM `pid` wrote, as a plugin of release 0.0.9 would have (planted as the
+    plugin writes it: renamed over the record)."""
+    rec = json.loads((dumps / RECORD_FILE).read_text())
+    assert rec["osm_pid"] == pid
+    old = {**rec, "plugin_version": "0.0.9"}
+    (dumps / "planted").write_text(json.dumps(old))
+    (dumps / "planted").rename(dumps / RECORD_FILE)
+    return old
+
+
+def test_apply_standby_refuses_a_standby_that_runs_another_releases_plugin(ibqos_cli, tmp_path):
+    """A standby that was master has the record it wrote then: one naming another release's
+    plugin (an upgrade it was not restarted after) took the staged version, exit 0, and would
+    have programmed it through that plugin at its takeover. Now the apply's line, exit 3,
+    nothing written (restarting a standby costs the fabric nothing)."""
+    with master_then_standby(tmp_path) as (h, a, _b, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        a.wait_for_log("Entering STANDBY state")
+        port_b = next(n for n in read_live(h.env).nodes.values() if n.desc == B_NODE).ports[1]
+        wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+        _older_plugin(a.dumps, a.pid)
+        state, texts = a.conf.parent / "ibqos.d", managed_texts(a)
+        before = state_tree(state)
+        r = ibqos_cli("apply", path_b, "--opensm-conf", a.conf, "--standby", "--sim-socket", h.sock, env=child_env())
+        argv = Path(f"/proc/{a.pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert r.stderr.strip().splitlines() == [
+            f"ibqos: error: the running OpenSM (pid {a.pid}) has ibqos plugin 0.0.9 loaded, this ibqos is "
+            f"{__version__}: restart it to load the installed plugin: stop pid {a.pid} (it runs in no "
+            f"systemd unit) and start it again: {shlex.join(argv)}"
+        ], r.stderr
+        assert state_tree(state) == before and managed_texts(a) == texts
+
+
+@pytest.mark.parametrize("plugin", ["replaced by an upgrade", "not loaded"])
+def test_apply_standby_refuses_a_standby_that_does_not_run_the_installed_plugin(
+    ibqos_cli, tmp_path, monkeypatch, plugin
+):
+    """An OpenSM started second (B, priority 0 under A's 15) goes standby in its first sweep:
+    `--standby` took the version, exit 0, whatever plugin it ran. Two cases its record cannot
+    tell: the libibqos.so it loaded at its start renamed over since, as dpkg upgrades a package
+    (the record names the same release: a Debian revision keeps it), and no plugin loaded at
+    all (event_plugin_name set after its start, or the library not found: no record). Its
+    memory map tells both. Now one line, exit 3, nothing written."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copy2(paths.plugin_dir() / "libibqos.so", lib / "libibqos.so")
+    with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8"), conf={"sm_priority": 15}) as (h, _a, _, _):
+        _, path_b = make_plan_file(tmp_path, "b", 60)
+        loads = plugin != "not loaded"  # else no library path to it: OpenSM runs on without
+        with monkeypatch.context() as m:
+            m.setenv("IBQOS_PLUGIN_DIR", str(lib))
+            b = h.start_sm(
+                engine="dla,minhop" if loads else "minhop",  # cfg-a's conf names dla and ibqos
+                plugin=loads,
+                conf_files=[tmp_path / "cfg-a" / "opensm.conf"],
+                sim_host=B_NODE,
+                name="smB",
+                wait=False,
+            )
+        b.wait_for_log("Entering STANDBY state")
+        if loads:
+            assert b.record() is not None and b.record().plugin_version == __version__
+            new = lib / "libibqos.so.dpkg-new"
+            shutil.copy2(paths.plugin_dir() / "libibqos.so", new)
+            new.rename(lib / "libibqos.so")
+            why = (
+                f"the running OpenSM (pid {b.pid}) runs the ibqos plugin it loaded at its start from "
+                f"{lib / 'libibqos.so'}, which has been replaced since (an upgrade): restart it to load the "
+                "installed plugin: "
+            )
+        else:
+            assert b.record() is None
+            why = f"the running OpenSM (pid {b.pid}) has not loaded the ibqos plugin ("
+        state = b.conf.parent / "ibqos.d"
+        texts = managed_texts(b)
+        on_b = ("--opensm-conf", b.conf, "--pid", str(b.pid), "--sim-socket", h.sock)
+        r = ibqos_cli("apply", path_b, *on_b, "--standby", env=child_env({"SIM_HOST": B_NODE}))
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert len(lines) == 1 and lines[0].startswith(f"ibqos: error: {why}"), r.stderr
+        argv = Path(f"/proc/{b.pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
+        assert lines[0].endswith(
+            f"stop pid {b.pid} (it runs in no systemd unit) and start it again: {shlex.join(argv)}"
+        )
+        assert not state.exists() and managed_texts(b) == texts

@@ -56,6 +56,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ibqos.findings",
             "ibqos.osmlog",
             "ibqos.osmconf",
+            "ibqos.osmunit",
+            "ibqos.osmplugin",
             "ibqos.faultspec",
         ),
     ),

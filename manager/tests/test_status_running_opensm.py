@@ -82,19 +82,20 @@ def test_a_relative_dump_files_dir_is_the_running_opensms(ibqos_cli, live_sm, tm
 def test_a_pid_that_reads_another_conf_is_refused_as_apply_refuses_it(ibqos_cli, live_sm, tmp_path):
     """--opensm-conf CONF --pid P, P an OpenSM that reads another file: before, status checked
     CONF's state and a recovery sweep would have gone to P; now one line naming both, exit 2,
-    the line and exit code apply gives (osm_process.check_reads)."""
+    the line and exit code apply gives (osm_process.check_reads); and so does apply's dry run
+    (before: it previewed the files with P's command line, exit 0)."""
     h, sm, _plan_a, path_a = live_sm
     copy = tmp_path / "copy" / "opensm.conf"  # another file, with the same text
     copy.parent.mkdir()
     copy.write_text(sm.conf.read_text())
     target = ("--opensm-conf", copy, "--pid", sm.pid, "--sim-socket", h.sock)
     said = []
-    for cmd in (("status", *target), ("apply", path_a, *target)):
+    for cmd in (("status", *target), ("apply", path_a, *target), ("apply", path_a, *target, "--dry-run")):
         cp = ibqos_cli(*cmd, env=dict(os.environ))
         assert cp.returncode == 2, cp.stdout + cp.stderr
         assert len(cp.stderr.splitlines()) == 1, cp.stderr
         said.append(cp.stderr)
-    assert said[0] == said[1]
+    assert said[0] == said[1] == said[2]
     assert said[0].startswith(f"ibqos: error: {copy}: --opensm-conf: OpenSM (pid {sm.pid}) reads {sm.conf} "), said[0]
     assert not (copy.parent / "ibqos.d").exists()
 

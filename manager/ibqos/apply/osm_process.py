@@ -20,7 +20,8 @@ from .. import osmconf
 from ..errors import ExternalError, InputError
 from ..fabric.dla_record import record_dir
 from ..osmconf import is_set
-from .service import CMDLINE_OVER_FILE, OSM_DEFAULT_CONF, opensm_options
+from ..policy.partitions import Partitions, read_partitions
+from .service import CMDLINE_OVER_FILE, OSM_DEFAULT_CONF, OSM_DEFAULT_PARTITIONS_FILE, opensm_options
 
 # opensm.conf options naming files OpenSM (or the ibqos plugin, in its process) opens, from
 # its working directory when relative; ibqos writes each or reads the plugin's record there,
@@ -142,6 +143,22 @@ def dump_dir(conf: Path, osm: OsmProcess | None, ask: str) -> Path:
     plugin's record: as running_options takes dump_files_dir, else record_dir's defaults."""
     opts = running_options(conf, osmconf.read(conf), osm, ("dump_files_dir",), ask)
     return record_dir(opts, osm.pid if osm is not None else None)
+
+
+def sms_partitions(opts: dict[str, str]) -> Partitions | None:
+    """The partitions file OpenSM runs with `opts` reads (running_options': its -P over the file,
+    else OpenSM's default), parsed: a plan without partitions leaves it in force, and OpenSM
+    re-reads it at every heavy sweep. None when it reads none (`(null)`), the file is not there,
+    its path is relative with no process to ask, or ibqos's parser refuses it (OpenSM's to judge)."""
+    if "partition_config_file" in opts and not is_set(opts, "partition_config_file"):
+        return None
+    path = Path(opts.get("partition_config_file") or OSM_DEFAULT_PARTITIONS_FILE)
+    if not path.is_absolute() or not path.is_file():
+        return None
+    try:
+        return read_partitions(path)
+    except InputError:
+        return None
 
 
 def check_reads(pid: int, conf: Path) -> OsmProcess | None:

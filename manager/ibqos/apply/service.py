@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .. import osmconf
 from ..errors import ExternalError, InputError, ProcessError
+from ..osmunit import restart_hint, systemctl, systemd_running
 from ..proc import run_command
 
 UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
@@ -41,50 +42,6 @@ class ServiceTarget:
 
     def restart_hint(self) -> str:
         return restart_hint(self.pid or 0, self.unit)
-
-
-def unit_of(pid: int) -> str | None:
-    """The systemd service OpenSM `pid` is the main process of, from its cgroup
-    (`/proc/PID/cgroup`: the unified hierarchy's `0::`, else cgroup v1's `name=systemd`), where
-    systemd places every process of a unit, the init script's under systemd-sysv-generator
-    included (`/system.slice/system-opensm.slice/opensm@0x….service`). With systemd running, the
-    unit's MainPID must be `pid`: an OpenSM started from a shell inside another service (a CI
-    runner, a tmux a service started) is in that service's cgroup. None when it runs in none."""
-    try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-    except OSError:
-        return None
-    paths = dict(line.split(":", 2)[1:] for line in lines if line.count(":") >= 2)
-    leaf = (paths.get("") or paths.get("name=systemd") or "").rstrip("/").rpartition("/")[2]
-    if not leaf.endswith(".service"):
-        return None
-    if systemd_running():
-        try:
-            main = _systemctl("show", "-p", "MainPID", "--value", leaf).strip()
-        except ExternalError:
-            return None
-        if main != str(pid):
-            return None
-    return leaf
-
-
-def restart_hint(pid: int, unit: str | None = None) -> str:
-    """What an admin runs to restart OpenSM `pid`: its unit's restart (`unit`, --service's,
-    else the one it runs in, unit_of), else its own command line again: a bare
-    `systemctl restart opensm` restarts another OpenSM, or none, on a host with one per port."""
-    unit = unit or unit_of(pid)
-    if unit:
-        return f"'systemctl restart {unit}'"
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
-        cmd = shlex.join(a.decode(errors="replace") for a in argv)
-    except OSError:
-        cmd = "its command line"
-    return f"stop pid {pid} (it runs in no systemd unit) and start it again: {cmd}"
-
-
-def systemd_running() -> bool:
-    return Path("/run/systemd/system").is_dir() and shutil.which("systemctl") is not None
 
 
 def resolve(unit: str) -> ServiceTarget:
@@ -110,7 +67,7 @@ def resolve(unit: str) -> ServiceTarget:
 
 
 def _exec_start_systemd(name: str) -> list[str]:
-    out = _systemctl("show", "-p", "ExecStart", "--value", name)
+    out = systemctl("show", "-p", "ExecStart", "--value", name)
     m = re.search(r"argv\[\]=([^;]*);", out)
     return shlex.split(m.group(1)) if m else []
 
@@ -193,7 +150,7 @@ def opensm_options(args: list[str]) -> dict[str, str]:
 
 def _main_pid(name: str, argv: list[str]) -> int | None:
     if systemd_running():
-        pid = int(_systemctl("show", "-p", "MainPID", "--value", name).strip() or 0)
+        pid = int(systemctl("show", "-p", "MainPID", "--value", name).strip() or 0)
         return pid or None
     want = [a.encode() for a in argv]
     found = []
@@ -212,13 +169,6 @@ def _main_pid(name: str, argv: list[str]) -> int | None:
             f"{', '.join(map(str, found))}): cannot tell which is {name}"
         )
     return found[0] if found else None
-
-
-def _systemctl(*args: str) -> str:
-    try:
-        return run_command(["systemctl", *args], timeout=60).stdout
-    except ProcessError as e:
-        raise ExternalError(f"systemctl {' '.join(args)} failed: {e.output or e}") from e
 
 
 # ---- a whole opensm.conf -------------------------------------------------------------------

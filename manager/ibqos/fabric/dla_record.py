@@ -117,7 +117,7 @@ def plugin_mismatch(rec: DlaRecord, restart: str) -> str | None:
     """Why the plugin OpenSM `rec.osm_pid` runs is not this ibqos's, or None when it is. OpenSM
     keeps the plugin it loaded at its start: after a package upgrade the old one routes until
     OpenSM restarts, and what this ibqos renders and verifies is not what it does. `restart`:
-    how to restart that OpenSM (apply.service.restart_hint: its unit, or its command line)."""
+    how to restart that OpenSM (osmunit.restart_hint: its unit, or its command line)."""
     if rec.plugin_version == __version__:
         return None
     loaded = rec.plugin_version or "(before the version was recorded)"

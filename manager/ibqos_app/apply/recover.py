@@ -26,7 +26,7 @@ from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import events
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
-from ibqos.apply.opensm_ctl import heavy_sweep, resolve_pid
+from ibqos.apply.opensm_ctl import heavy_sweep, require_plugin, resolve_pid
 from ibqos.apply.sm_role import master_watch, opensm_port, require_master
 from ibqos.apply.syslog import log_line
 from ibqos.conformance import diff_programmed, expected_from_plan, mtu_findings
@@ -50,6 +50,7 @@ class FabricAccess:
     sweep_timeout: float = 120
     port: LocalPort | None = None
     conf: Path | None = None
+    unit: str | None = None  # --service's: how a refusal says to restart this OpenSM
 
     def port_of(self, pid: int | None) -> LocalPort:
         """The port OpenSM `pid` binds, the one every read-back and diag goes out of."""
@@ -170,6 +171,10 @@ def _recover(cs: ConfigSet, io: FabricAccess, hook: Callable[[str], None], stand
         ) from e
     # a standby (it handed over since) sweeps nothing: say so instead of waiting for a sweep
     require_master(pid, io.port_of(pid), io.env)
+    # an OpenSM on another release's plugin (upgraded since the apply was killed) would sweep
+    # and be verified through a plugin that is not this ibqos's: the journal stays for after
+    # its restart, as apply refuses it
+    require_plugin(pid, _dumps(entry, pid), io.unit)
     if entry.state == "rollback":
         proved = restore(cs, journal, entry, io, hook)
         return f"{found}: finished the rollback to {entry.previous}, {proved}"

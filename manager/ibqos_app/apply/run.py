@@ -35,9 +35,8 @@ from ibqos.apply.confset import ConfigSet, absent_meta, sha256_hex, state_dir_fo
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_plugin, require_record, resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_target, reader, running_options
+from ibqos.apply.osm_process import OsmProcess, check_target, dump_dir, reader, running_options, sms_partitions
 from ibqos.apply.service import (
-    OSM_DEFAULT_PARTITIONS_FILE,
     OSM_DEFAULT_QOS_POLICY_FILE,
     is_whole_conf,
     opensm_defaults,
@@ -51,16 +50,18 @@ from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
 from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
-from ibqos.fabric.dla_record import record_dir
+from ibqos.fabric.dla_record import own_record, record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.health import Judged, Routing, routing_findings
 from ibqos.interrupt import Interrupted, deferred
 from ibqos.osmlog import engine_since, held_mark, sweep_failures
+from ibqos.osmplugin import not_loaded_line, replaced_line
+from ibqos.osmunit import restart_hint
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
-from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in, read_partitions
+from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
 from ibqos.redline import needs_path_sls
 from ibqos.render import render_plan
 from ibqos.verify.sa_paths import query_path_sls
@@ -171,8 +172,18 @@ class Apply:
             if not self.s.pid:  # the files an apply would write follow its OpenSM (-Y, relative paths)
                 with suppress(IbqosError):  # ... when one is named: a dry run needs none
                     self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
+            port = None
+            if self.s.pid:  # the OpenSM must read this file, alone, on a port of this host: as apply
+                check_target(self.s.pid, self.req.opensm_conf)
+                port = opensm_port(self.s.pid, osmconf.options(self.req.opensm_conf), self.req.env)
             self.pipeline.run(self, ("render", "validate"))
             self.show_diff()
+            if port is not None:
+                # apply refuses, before it writes anything, a standby (it would sweep nothing)
+                # and an OpenSM on another release's plugin (the deployed plan too): the
+                # preview ends as the apply would, exit 3
+                require_master(self.s.pid, port, self.req.env)
+                require_plugin(self.s.pid, self.s.dumps, self._unit())
             return self.s
         try:
             if self.req.standby:
@@ -180,7 +191,8 @@ class Apply:
                 osmconf.read(self.req.opensm_conf)
                 self._refuse_a_master()
                 self.run_standby()
-                self.s.outcome = f"staged {self.s.version} for a standby SM"
+                if not self.s.unchanged:
+                    self.s.outcome = f"staged {self.s.version} for a standby SM"
                 return self.s
             if not self.req.service:
                 self.s.pid = resolve_pid(self.req.pid, self.req.pidfile)
@@ -204,15 +216,7 @@ class Apply:
 
     def _locked(self) -> None:
         self.pipeline.run(self, ("recover", "render", "validate"))
-        line = self.confset.damage_line()
-        if line and not (self.req.accept_edits or self.req.rollback_to):
-            raise VerificationFailed(
-                f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
-                "'ibqos rollback VERSION' returns to a stored version"
-            )
-        if line:
-            self.echo(f"note: {line}")
-        if not line and self._unchanged():
+        if not self._damaged() and self._unchanged():
             return
         try:
             self.pipeline.run(self, STEPS[STEPS.index("snapshot") : STEPS.index("flip") + 1])
@@ -246,8 +250,22 @@ class Apply:
             "rolls them back"
         )
 
-    def _unchanged(self) -> bool:
-        """The new set equals what the managed paths hold now: say so and write nothing."""
+    def _damaged(self) -> bool:
+        """The current version changed by hand (confset.damage_line: TAMPERED, DRIFT, BROKEN) is
+        built on only with --accept-edits (a rollback replaces it): exit 1 otherwise, nothing
+        written. True when it is damaged and the apply goes on."""
+        line = self.confset.damage_line()
+        if line and not (self.req.accept_edits or self.req.rollback_to):
+            raise VerificationFailed(
+                f"{line}; --accept-edits builds on it (what the plan does not set is kept), "
+                "'ibqos rollback VERSION' returns to a stored version"
+            )
+        if line:
+            self.echo(f"note: {line}")
+        return bool(line)
+
+    def _holds_plan(self) -> bool:
+        """The new set and its plan equal what the managed paths and the current version hold."""
         cs = self.confset
         # Files not yet adopted (no ibqos.d/current) are taken over by a full apply even when
         # they hold this plan: `status` and `history` need the version and its plan.
@@ -256,14 +274,21 @@ class Apply:
         same = all(p.exists() and osmconf.read(p) == self.s.files[r] for r, p in self.s.paths.items())
         stored_plan = cs.current / "plan.json"
         same_plan = not self.s.plan_text or (stored_plan.is_file() and stored_plan.read_text() == self.s.plan_text)
-        if not same or not same_plan:
+        return same and same_plan
+
+    def _say_unchanged(self) -> None:
+        self.s.unchanged = True
+        self.s.outcome = f"no change ({self.confset.current_version()})"
+        self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
+
+    def _unchanged(self) -> bool:
+        """The new set equals what the managed paths hold now: say so and write nothing."""
+        if not self._holds_plan():
             return False
         # what this ibqos verifies is what the plugin OpenSM runs programs: one still running
         # another release's plugin is refused here too, not passed as 'no change'
         require_plugin(self.s.pid, self.s.dumps, self._unit())
-        self.s.unchanged = True
-        self.s.outcome = f"no change ({cs.current_version()})"
-        self.echo(f"no change: {self.req.opensm_conf} and its files already hold this plan; nothing written")
+        self._say_unchanged()
         # still held to the plan: read back (no sweep), as after an apply
         self.pipeline.run(self, ("readback",))
         self._check_plan()
@@ -292,26 +317,48 @@ class Apply:
         if pid is None:
             return
         try:
-            port = opensm_port(pid, osmconf.options(conf), self.req.env)
+            port: LocalPort | None = opensm_port(pid, osmconf.options(conf), self.req.env)
         except IbqosError:  # no port to ask through: the staging needs none, as before
-            return
-        master = master_sm(self.req.env, port)
-        if master is not None and master.guid == port.guid and master.state == "SMINFO_MASTER":
+            port = None
+        master = master_sm(self.req.env, port) if port is not None else None
+        if port is not None and master is not None and master.guid == port.guid and master.state == "SMINFO_MASTER":
             raise ExternalError(
                 f"master SM: {master}, this OpenSM (pid {pid}) reading {conf}: it re-reads its files at "
                 "every heavy sweep, so a link going up or down would program a version staged with "
                 "--standby, unverified and with no rollback; apply without --standby here"
             )
+        self._refuse_another_plugin(pid)
 
-    STANDBY_STEPS = ("recover", "render", "validate", "adopt", "stage", "flip", "prune")
+    def _refuse_another_plugin(self, pid: int) -> None:
+        """The standby's OpenSM takes over with the plugin it loaded at its start, which must be
+        this ibqos's, as a master's apply requires: its record (written at its first heavy
+        sweep, master or not) names the release, and the file it mapped must still be the
+        installed one (require_plugin); without a record, it must have loaded one at all
+        (osmplugin). A standby restarts without touching the fabric: refused, exit 3, nothing
+        written. Before, it took the version and would program it through that plugin."""
+        dumps = dump_dir(self.req.opensm_conf, OsmProcess.of(pid), "give --pid or --service")
+        if own_record(dumps, pid) is not None:
+            require_plugin(pid, dumps, self._unit())
+            return
+        restart = restart_hint(pid, self._unit())
+        if line := not_loaded_line(pid, restart) or replaced_line(pid, restart):
+            raise ExternalError(line)
 
     def run_standby(self) -> None:
         """The same version a master runs, into a standby SM's configuration: validated and
         swapped in as one version, with the same plan hash and files, and no signal (a standby
-        does not sweep; it reads them when it becomes master and starts its heavy sweep)."""
+        does not sweep; it reads them when it becomes master and starts its heavy sweep). As on
+        the master, a version changed by hand is built on only with --accept-edits (before, a
+        DRIFT file was stored and staged over, exit 0: the standby would take over without the
+        edit it was running on), and a plan it already holds writes nothing (before: a new,
+        identical version at each run)."""
         with self._lock():
             try:
-                self.pipeline.run(self, self.STANDBY_STEPS)
+                self.pipeline.run(self, ("recover", "render", "validate"))
+                if not self._damaged() and self._holds_plan():
+                    self._say_unchanged()
+                    return
+                self.pipeline.run(self, ("adopt", "stage", "flip", "prune"))
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
@@ -336,7 +383,7 @@ class Apply:
         return self.s.service.unit if self.s.service is not None else None
 
     def _access(self) -> FabricAccess:
-        return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port)
+        return FabricAccess(self.s.pid, self.req.env, self.req.sweep_timeout, self.s.port, unit=self._unit())
 
     def _journal(self, state: str) -> None:
         self.journal.write(produced(self.s.entry, "the journal entry (stage stage)"), state)
@@ -501,16 +548,9 @@ class Apply:
         `ipoib` partition's broadcast group on its sl=: held to the plan's classes as the plan's
         own file is (plan.check), else IPoIB's broadcast and multicast run in another class
         than its unicast, unverified. A file ibqos's parser refuses is OpenSM's to judge."""
-        if "partition_config_file" in opts and not osmconf.is_set(opts, "partition_config_file"):
-            return  # (null): OpenSM reads no partitions file
-        path = Path(opts.get("partition_config_file") or OSM_DEFAULT_PARTITIONS_FILE)
-        if not path.is_file():
-            return
-        try:
-            parts = read_partitions(path)
-        except InputError:
-            return
-        check_ipoib_of(produced(self.s.plan, "the plan (stage render)"), parts)
+        parts = sms_partitions(opts)
+        if parts is not None:
+            check_ipoib_of(produced(self.s.plan, "the plan (stage render)"), parts)
 
     def _managed_paths(self, conf_path: Path, opts: dict[str, str]) -> dict[str, Path]:
         """Paths OpenSM never re-reads stay as they are; their contents are what changes. A

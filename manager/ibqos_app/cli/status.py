@@ -18,9 +18,9 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader
+from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running, sms_partitions
 from ibqos.apply.service import resolve
-from ibqos.apply.sm_role import master_sm, role_of
+from ibqos.apply.sm_role import MasterSm, master_sm, role_of
 from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
@@ -31,6 +31,7 @@ from ibqos.findings import Finding
 from ibqos.health import Routing, checks, dla_refusal, engine_of, plugin_finding
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
+from ibqos.plan.check import check_ipoib_of
 from ibqos.redline import find_osm_log, needs_path_sls
 from ibqos.status import sl2vl_by_hop, vlarb_by_role
 from ibqos.term import console, print_table
@@ -128,12 +129,14 @@ def status(
     if sim_socket:
         env = dict(os.environ, IBSIM_SOCKNAME=sim_socket, LD_PRELOAD=str(paths.umad2sim_lib()))
     config_line, tampered, master_line, port, records = None, None, None, None, None
+    elsewhere: Finding | None = None  # read live: this host's SM runs, on another configuration
+    ipoib: Finding | None = None  # read live: the SM's own partitions file against the plan's classes
     running: int | None = None  # read live: the OpenSM that runs on --opensm-conf
     sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
     if opensm_conf is not None:
         opensm_pid, osm = _target(opensm_conf, pid, pidfile)
         # the OpenSM's subnet, through its port (a recovery resolves it before it writes)
-        access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf)
+        access = FabricAccess(opensm_pid, env, timeout, conf=opensm_conf, unit=unit)
         config_line = check_and_recover(opensm_conf, access)
         say(config_line)
         if live:
@@ -143,7 +146,9 @@ def status(
             records = dump_dir(opensm_conf, osm, "give --pid, --pidfile or --service")
             running = osm.pid if osm is not None else opensm_pid
             port = access.port_of(opensm_pid)
-            master_line, osm_log, sm_answers = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            sm_answers = master is not None
+            elsewhere = _master_on_another_conf(opensm_conf, osm, port, master)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -154,6 +159,7 @@ def status(
     reference, ref_source = None, None
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
+        ipoib = _sms_partitions(opensm_conf, osm, plan)
 
     read_at = time.time()
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
@@ -162,8 +168,8 @@ def status(
     routing = _routing(fabric, rundir, live, osm_log, records, plan, env, port, sm_answers, (running, unit))
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
-    if opensm_conf is not None and tampered:
-        judged.findings.insert(0, Finding("tampered", tampered))
+    # what runs before what it runs: another configuration, then hand edits of this one
+    judged.findings[:0] = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None, ipoib) if f]
     if verdict_path is not None:
         Verdict(read_at=read_at, source=fabric.source, engine=routing.engine, credit_loop=judged.credit_loop).save(
             verdict_path
@@ -226,9 +232,9 @@ def _live_sm(
     osm_log: Path | None,
     env: dict[str, str] | None,
     say: Callable[[str], None],
-) -> tuple[str | None, Path | None, bool]:
+) -> tuple[str | None, Path | None, MasterSm | None]:
     """Which SM is master on `port`'s subnet (said: a standby's configuration is not what the
-    fabric runs), whether any answered, and the log the OpenSM `osm` writes: --osm-log, else its
+    fabric runs), the one that answered (None: none), and the log the OpenSM `osm` writes: --osm-log, else its
     command line's -f, else the file's log_file, a relative one from its working directory, where it
     opens it (with no OpenSM running, a relative one names no log: where it would be is not known)."""
     found = master_sm(env, port)
@@ -236,13 +242,56 @@ def _live_sm(
     if master:
         say(master)
     if osm_log is not None:
-        return master, osm_log, found is not None
+        return master, osm_log, found
     if osm is not None:
         named = osm.log or osm.options(osmconf.options(conf)).get("log_file")
     else:
         named = osmconf.options(conf).get("log_file")
         named = named if named and Path(named).is_absolute() else None
-    return master, Path(named) if named else None, found is not None
+    return master, Path(named) if named else None, found
+
+
+def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> Finding | None:
+    """`partitions`: a plan without partitions leaves the SM's own file in force, from which
+    OpenSM makes each IPoIB broadcast group (when it makes it: at its start); apply held their
+    SLs to the plan's classes (plan.check.check_ipoib_of) and refuses otherwise. Before, an edit
+    since (an `ipoib` partition with another sl=) and a restart moved IPoIB's broadcast and
+    multicast to another class, and status said nothing. The file is the one the OpenSM that
+    reads `conf` opens (its -P)."""
+    if plan is None or plan.partitions is not None:
+        return None
+    opts = osm.options(osmconf.options(conf)) if osm is not None else osmconf.options(conf)
+    parts = sms_partitions(opts)
+    if parts is None:
+        return None
+    try:
+        check_ipoib_of(plan, parts)
+    except InputError as e:
+        return Finding(
+            "partitions",
+            f"{e} (the SM's own partitions file, which the plan leaves in force)",
+        )
+    return None
+
+
+def _master_on_another_conf(
+    conf: Path, osm: OsmProcess | None, port: LocalPort | None, master: MasterSm | None
+) -> Finding | None:
+    """`other-config`: no running OpenSM reads `conf`, yet the master SM is this host's port (the
+    one `conf`'s OpenSM binds): an OpenSM started on another file (its -F) runs the subnet, and
+    whatever that file names (QoS policy, partitions, options) is not what ibqos applied and
+    verified. Before, status judged the fabric against `conf`'s plan alone and said OK when the
+    tables happened to agree."""
+    if osm is not None or master is None or port is None or master.guid != port.guid:
+        return None
+    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in running())
+    return Finding(
+        "other-config",
+        f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "
+        f"OpenSM started on another configuration runs the subnet, not what ibqos applied "
+        f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
+        {"port": f"0x{port.guid:016x}"},
+    )
 
 
 def _show_tables(fabric: Fabric) -> None:
