@@ -25,7 +25,7 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 		*port_credits(p, vl) -= c;
 	p->busy = 1;
 	p->busy_until = end;
-	s->vl_last_tx[(size_t)gport * s->nvl + vl] = (uint32_t)(s->now >> 10);
+	*port_last_tx(s, gport, vl) = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s)) {
 		s->port_vl_bytes[(size_t)gport * s->nvl + vl] += k->bytes;

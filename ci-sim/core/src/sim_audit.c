@@ -78,7 +78,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		uint64_t feeding = occ[(size_t)g * 16 + 15];
 
-		if (s->ports[g].sw >= 0 &&
+		if (s->at[g].sw >= 0 &&
 		    (s->reading[g] != feeding ||
 		     (s->cfg.input_reads && feeding > s->cfg.input_reads)))
 			a->read_errors++;
