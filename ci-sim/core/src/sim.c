@@ -32,7 +32,7 @@ static void run_kicks(struct ibs_sim *s)
 		struct port *p = &s->ports[g];
 
 		s->kick_mark[g] = 0;
-		if (p->busy || p->peer < 0)
+		if (p->busy || s->at[g].peer < 0)
 			continue;
 		if (port_on_switch(s, g))
 			sw_try_send(s, g);
@@ -103,7 +103,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		struct port *p = &s->ports[g];
 		int32_t q = c->port_peer[g];
 
-		p->peer = q;
+		s->at[g].peer = q;
 		if (s->at[g].node == NIL)
 			return sim_fail(err, errlen, -EINVAL, "port %u: belongs to no node", g);
 		if (q < 0)
@@ -138,9 +138,9 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 	for (uint32_t g = 0; g < c->n_ports && !rc; g++) {
 		struct port *p = &s->ports[g];
 
-		if (p->peer < 0)
+		if (s->at[g].peer < 0)
 			continue;
-		p->peer_sw = c->node_is_switch[s->at[p->peer].node] != 0;
+		p->peer_sw = c->node_is_switch[s->at[s->at[g].peer].node] != 0;
 		rc = port_arb_init(s, g, row_vls, err, errlen);
 		if (!rc &&
 		    (vlarb_served(&p->arb) >> PORT_NEAR_VLS ||
@@ -192,7 +192,7 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 		s->at[g] = (struct port_at){.sw = s->node_sw[s->at[g].node],
 					    .num = p->num,
 					    .nvl = p->nvl,
-					    .peer = p->peer,
+					    .peer = s->at[g].peer,
 					    .node = s->at[g].node};
 	}
 	const struct sw *distinct[SL2VL_SHARED];
@@ -223,7 +223,7 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 		struct port *p = &s->ports[g];
 		uint32_t node = s->at[g].node;
 
-		if (is_switch(s, node) || p->peer < 0 || s->port_ep[g] >= 0)
+		if (is_switch(s, node) || s->at[g].peer < 0 || s->port_ep[g] >= 0)
 			return sim_fail(err, errlen, -EINVAL,
 					"endpoint %u: port %u is not a linked CA port", e, g);
 		if (c->sl2vl_idx[c->node_sl2vl_off[node] + p->num] >= c->n_sl2vl_rows)

@@ -58,10 +58,10 @@ struct queue {
  * after them. A port that sends on VLs below PORT_NEAR_VLS with up to two weighted entries
  * (dla's dragonflies with Debian's tables: VL0-1, one entry each) sends reading two lines;
  * with the credits of all 16 VLs in the first two lines the arbiter's state and entries took
- * a third, missed on 0.9 hops in 1 at 2550 CAs. What a transmission only updates is kept
- * apart, in the dense per-(port, VL) arrays of ibs_sim (port_vl_bytes; vl_last_tx for VLs
- * above PORT_LAST_VLS), except the last send of the first VLs, in the header. Ports are
- * 64-byte aligned and never move (the arbiter points into itself). */
+ * a third, missed on 0.9 hops in 1 at 2550 CAs. What a transmission only updates (the VL's
+ * last send for the deadlock detector, its bytes for the results) is in the header for the
+ * first PORT_LAST_VLS VLs, in dense per-(port, VL) arrays of ibs_sim for the others. Ports
+ * are 64-byte aligned and never move (the arbiter points into itself). */
 #define PORT_NEAR_VLS 4
 #define PORT_NEAR_ENTRIES 2
 #define PORT_LAST_VLS 2
@@ -69,14 +69,16 @@ struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
 	uint16_t req_mask; /* switch output: VLs some input queue asks for */
-	int32_t peer;
-	/* last send of VLs 0 and 1, in 1024-ps units (deadlock.c; port_last_tx()): in the line
-	 * a send writes anyway, where the node and switch index were (they are in s->at) */
+	/* What a send of VLs 0 and 1 counts, in the line it writes anyway (port_last_tx(),
+	 * port_count_bytes()), where the node, switch index and peer were (s->at has them) and
+	 * the upstream port of the input being read (the peer of tx_from): the last send in
+	 * 1024-ps units, and the bytes sent inside the window since they were last carried into
+	 * port_vl_bytes (before an add would overflow). */
 	uint32_t last_tx[PORT_LAST_VLS];
+	uint32_t win_bytes[PORT_LAST_VLS];
 	uint16_t num;
-	uint16_t tx_credits; /* packet in transmission: space it frees ... */
-	uint32_t tx_from;    /* ... in this input buffer (switch) ... */
-	uint32_t tx_up;	     /* ... which this port fills */
+	uint16_t tx_credits; /* packet in transmission: space it frees in input buffer */
+	uint32_t tx_from;    /* ... tx_from (switch), filled by its peer */
 	uint8_t tx_vl;
 	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
@@ -234,6 +236,25 @@ static inline bool in_window(const struct ibs_sim *s)
 static inline uint32_t *port_last_tx(struct ibs_sim *s, uint32_t g, uint32_t vl)
 {
 	return vl < PORT_LAST_VLS ? &s->ports[g].last_tx[vl] : &s->vl_last_tx[(size_t)g * s->nvl + vl];
+}
+
+/* A send inside the window of `bytes` by port g on vl: VLs 0 and 1 count in the header (the
+ * dense array's line missed on 0.36 hops in 1 at 2550 CAs), carried into port_vl_bytes before
+ * the 32-bit count would overflow; ibs_results() adds what is left. */
+static inline void port_count_bytes(struct ibs_sim *s, uint32_t g, uint32_t vl, uint32_t bytes)
+{
+	uint64_t *dense = &s->port_vl_bytes[(size_t)g * s->nvl + vl];
+	uint32_t *near = &s->ports[g].win_bytes[vl];
+
+	if (vl >= PORT_LAST_VLS) {
+		*dense += bytes;
+		return;
+	}
+	if (*near > UINT32_MAX - bytes) {
+		*dense += *near;
+		*near = 0;
+	}
+	*near += bytes;
 }
 
 static inline uint32_t credits_of(uint32_t bytes)

@@ -308,7 +308,6 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	}
 	p->tx_from = w->port_base + in;
 	s->reading[p->tx_from]++;
-	p->tx_up = k->up;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);
 	if (in_window(s)) { /* the other VLs offered here wait while this packet is sent */
