@@ -29,7 +29,8 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	s->res.last_move_ps = s->now;
 	if (in_window(s)) {
 		port_count_bytes(s, gport, vl, k->bytes);
-		s->port_sl_bytes[(size_t)gport * s->nsl + k->sl] += k->bytes;
+		if (s->nsl > 1) /* one SL: the port's VL bytes add up to it (ibs_results()) */
+			s->port_sl_bytes[(size_t)gport * s->nsl + k->sl] += k->bytes;
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);

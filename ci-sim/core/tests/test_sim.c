@@ -528,7 +528,7 @@ static void vl_bytes_past_32_bits(void)
 	uint64_t most = 0;
 
 	star(&f, 2);
-	saturating(&f, 0, 1, 0);
+	saturating(&f, 0, 1, 1); /* SL 1: SL bytes are counted apart only with more than SL 0 */
 	for (uint32_t g = 0; g < MAXP; g++)
 		f.rate[g] = 10000.0; /* 10 Tb/s: 4.3 GB in about 9 ms */
 	finish(&f, 16 * 64, 11000000000ull); /* 11 ms, 1.1 ms warm-up */
@@ -552,6 +552,27 @@ static void vl_bytes_past_32_bits(void)
 	ibs_destroy(s);
 }
 
+/* Every packet on SL 0: a port's SL 0 bytes are not counted per hop but summed from its VL
+ * bytes in ibs_results(); a source CA's port sent in the window what its endpoint injected
+ * there, counted at injection (fails when the sum is left out). */
+static void sl_bytes_one_sl(void)
+{
+	struct fab f;
+
+	star(&f, 2);
+	saturating(&f, 0, 1, 0);
+	finish(&f, 16 * 64, 200000000ull); /* 200 us */
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
+		return;
+	const struct ibs_results *r = ibs_results(s);
+	uint32_t g = f.ep_port[0];
+
+	EXPECT(r->ep_tx_bytes[0] > 0);
+	EXPECT(r->port_sl_bytes[(size_t)g * 16] == r->ep_tx_bytes[0]);
+	ibs_destroy(s);
+}
+
 int main(void)
 {
 	two_node(IBS_ACCT_BYTE);
@@ -565,5 +586,6 @@ int main(void)
 	ring4_deadlock(1);
 	bad_input();
 	vl_bytes_past_32_bits();
+	sl_bytes_one_sl();
 	TEST_DONE();
 }
