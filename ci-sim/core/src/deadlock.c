@@ -100,7 +100,10 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 						}
 						e[n++] = (struct edge){
 							buf,
-							buf_id(s, (uint32_t)s->at[w->port_base + o].peer, v,
+							buf_id(s,
+							       (uint32_t)s->at[w->port_base + o]
+								       .peer,
+							       v,
 							       s->oq ? oq_slot(s, w->port_base + o,
 									       h->dst)
 								     : 0)};

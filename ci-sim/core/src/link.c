@@ -39,8 +39,8 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	k->vl = vl;
 	k->state = PKT_LINK;
 	/* arg: the port this transmission will return credits to (a prefetch hint) */
-	sim_schedule(s, end, EV_TXDONE, gport, p->tx_credits ? (uint32_t)s->at[p->tx_from].peer : NIL,
-		     0);
+	sim_schedule(s, end, EV_TXDONE, gport,
+		     p->tx_credits ? (uint32_t)s->at[p->tx_from].peer : NIL, 0);
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
 		k->tail_ps = end + s->cfg.prop_ps;

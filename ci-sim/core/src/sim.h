@@ -235,7 +235,8 @@ static inline bool in_window(const struct ibs_sim *s)
  * CAs), the others in vl_last_tx. */
 static inline uint32_t *port_last_tx(struct ibs_sim *s, uint32_t g, uint32_t vl)
 {
-	return vl < PORT_LAST_VLS ? &s->ports[g].last_tx[vl] : &s->vl_last_tx[(size_t)g * s->nvl + vl];
+	return vl < PORT_LAST_VLS ? &s->ports[g].last_tx[vl]
+				  : &s->vl_last_tx[(size_t)g * s->nvl + vl];
 }
 
 /* A send inside the window of `bytes` by port g on vl: VLs 0 and 1 count in the header (the

@@ -40,7 +40,8 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 		if (s->nsl == 1) {
 			s->pub_sl_bytes[(size_t)g * 16] = 0;
 			for (uint32_t v = 0; v < s->nvl; v++)
-				s->pub_sl_bytes[(size_t)g * 16] += s->pub_vl_bytes[(size_t)g * 16 + v];
+				s->pub_sl_bytes[(size_t)g * 16] +=
+					s->pub_vl_bytes[(size_t)g * 16 + v];
 		}
 	}
 	r->port_vl_bytes = s->pub_vl_bytes;

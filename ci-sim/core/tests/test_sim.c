@@ -530,7 +530,7 @@ static void vl_bytes_past_32_bits(void)
 	star(&f, 2);
 	saturating(&f, 0, 1, 1); /* SL 1: SL bytes are counted apart only with more than SL 0 */
 	for (uint32_t g = 0; g < MAXP; g++)
-		f.rate[g] = 10000.0; /* 10 Tb/s: 4.3 GB in about 9 ms */
+		f.rate[g] = 10000.0;	     /* 10 Tb/s: 4.3 GB in about 9 ms */
 	finish(&f, 16 * 64, 11000000000ull); /* 11 ms, 1.1 ms warm-up */
 	f.cfg.deadlock_ps = 0;
 	struct ibs_sim *s = run_checked(&f);
