@@ -32,10 +32,10 @@ static uint32_t buf_width(const struct ibs_sim *s)
 	return s->nvl * (s->oq ? s->oq_stride : 1);
 }
 
-static bool stale(const struct ibs_sim *s, const struct port *p, uint32_t vl)
+static bool stale(struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
 	return !p->busy &&
-		(s->now >> 10) - s->vl_last_tx[(size_t)(p - s->ports) * s->nvl + vl] >=
+		(s->now >> 10) - *port_last_tx(s, (uint32_t)(p - s->ports), vl) >=
 		s->cfg.deadlock_ps >> 10;
 }
 
@@ -100,7 +100,10 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 						}
 						e[n++] = (struct edge){
 							buf,
-							buf_id(s, (uint32_t)p->peer, v,
+							buf_id(s,
+							       (uint32_t)s->at[w->port_base + o]
+								       .peer,
+							       v,
 							       s->oq ? oq_slot(s, w->port_base + o,
 									       h->dst)
 								     : 0)};
@@ -144,8 +147,8 @@ static int set_witness(struct ibs_sim *s, const uint32_t *bufs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t gport = bufs[i] / buf_width(s);
 
-		s->witness[3 * i] = s->ports[gport].node;
-		s->witness[3 * i + 1] = s->ports[gport].num;
+		s->witness[3 * i] = s->at[gport].node;
+		s->witness[3 * i + 1] = s->at[gport].num;
 		s->witness[3 * i + 2] = bufs[i] % buf_width(s) / (s->oq ? s->oq_stride : 1);
 	}
 	s->witness_len = (uint32_t)n;

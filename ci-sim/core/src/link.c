@@ -15,7 +15,7 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	struct pkt *k = &s->pkts[pid];
 	uint32_t c = credits_of(k->bytes);
 	uint64_t end = s->now + ser_ps(p, k->bytes);
-	uint32_t peer = (uint32_t)p->peer;
+	uint32_t peer = (uint32_t)s->at[gport].peer;
 
 	if (end < earliest_end)
 		end = earliest_end;
@@ -25,11 +25,12 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 		*port_credits(p, vl) -= c;
 	p->busy = 1;
 	p->busy_until = end;
-	s->vl_last_tx[(size_t)gport * s->nvl + vl] = (uint32_t)(s->now >> 10);
+	*port_last_tx(s, gport, vl) = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
 	if (in_window(s)) {
-		s->port_vl_bytes[(size_t)gport * s->nvl + vl] += k->bytes;
-		s->port_sl_bytes[(size_t)gport * s->nsl + k->sl] += k->bytes;
+		port_count_bytes(s, gport, vl, k->bytes);
+		if (s->nsl > 1) /* one SL: the port's VL bytes add up to it (ibs_results()) */
+			s->port_sl_bytes[(size_t)gport * s->nsl + k->sl] += k->bytes;
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);
@@ -38,7 +39,8 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	k->vl = vl;
 	k->state = PKT_LINK;
 	/* arg: the port this transmission will return credits to (a prefetch hint) */
-	sim_schedule(s, end, EV_TXDONE, gport, p->tx_credits ? p->tx_up : NIL, 0);
+	sim_schedule(s, end, EV_TXDONE, gport,
+		     p->tx_credits ? (uint32_t)s->at[p->tx_from].peer : NIL, 0);
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
 		k->tail_ps = end + s->cfg.prop_ps;
@@ -58,7 +60,8 @@ void link_tx_done(struct ibs_sim *s, uint32_t gport)
 	if (p->tx_credits) { /* the packet has left a switch input buffer */
 		/* the packet left the VOQ of this output: with per-output buffers, that queue's
 		 * credits go back */
-		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits, s->oq ? p->num : 0);
+		link_return_credits(s, (uint32_t)s->at[p->tx_from].peer, p->tx_vl, p->tx_credits,
+				    s->oq ? p->num : 0);
 		p->tx_credits = 0;
 		sw_input_free(s, p->tx_from);
 	}

@@ -32,7 +32,7 @@ static void run_kicks(struct ibs_sim *s)
 		struct port *p = &s->ports[g];
 
 		s->kick_mark[g] = 0;
-		if (p->busy || p->peer < 0)
+		if (p->busy || s->at[g].peer < 0)
 			continue;
 		if (port_on_switch(s, g))
 			sw_try_send(s, g);
@@ -50,8 +50,9 @@ static uint16_t port_reach(const struct ibs_sim *s, uint32_t g, const uint16_t *
 {
 	const struct ibs_config *c = &s->cfg;
 	const struct port *p = &s->ports[g];
-	const uint16_t *idx = c->sl2vl_idx + c->node_sl2vl_off[p->node];
-	uint32_t nports = c->node_nports[p->node], ins = c->node_is_switch[p->node] ? nports : 1;
+	uint32_t node = s->at[g].node;
+	const uint16_t *idx = c->sl2vl_idx + c->node_sl2vl_off[node];
+	uint32_t nports = c->node_nports[node], ins = c->node_is_switch[node] ? nports : 1;
 	uint16_t vls = 0;
 
 	for (uint32_t in = 0; in < ins; in++) {
@@ -90,21 +91,20 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 
 	for (uint32_t n = 0; n < c->n_nodes; n++)
 		for (uint32_t i = 0; i < c->node_nports[n]; i++) {
-			struct port *p = &s->ports[c->node_port_base[n] + i];
+			uint32_t g = c->node_port_base[n] + i;
 
-			if (p->node != NIL)
+			if (s->at[g].node != NIL)
 				return sim_fail(err, errlen, -EINVAL,
-						"port %u: claimed by two nodes",
-						c->node_port_base[n] + i);
-			p->node = n;
-			p->num = (uint16_t)i;
+						"port %u: claimed by two nodes", g);
+			s->at[g].node = n;
+			s->ports[g].num = (uint16_t)i;
 		}
 	for (uint32_t g = 0; g < c->n_ports; g++) {
 		struct port *p = &s->ports[g];
 		int32_t q = c->port_peer[g];
 
-		p->peer = q;
-		if (p->node == NIL)
+		s->at[g].peer = q;
+		if (s->at[g].node == NIL)
 			return sim_fail(err, errlen, -EINVAL, "port %u: belongs to no node", g);
 		if (q < 0)
 			continue;
@@ -138,9 +138,9 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 	for (uint32_t g = 0; g < c->n_ports && !rc; g++) {
 		struct port *p = &s->ports[g];
 
-		if (p->peer < 0)
+		if (s->at[g].peer < 0)
 			continue;
-		p->peer_sw = c->node_is_switch[s->ports[p->peer].node] != 0;
+		p->peer_sw = c->node_is_switch[s->at[s->at[g].peer].node] != 0;
 		rc = port_arb_init(s, g, row_vls, err, errlen);
 		if (!rc &&
 		    (vlarb_served(&p->arb) >> PORT_NEAR_VLS ||
@@ -187,14 +187,13 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 	if (!s->sws)
 		return -ENOMEM;
 	for (uint32_t g = 0; g < c->n_ports; g++) {
-		struct port *p = &s->ports[g];
+		const struct port *p = &s->ports[g];
 
-		p->sw = s->node_sw[p->node];
-		s->at[g] = (struct port_at){.sw = p->sw,
+		s->at[g] = (struct port_at){.sw = s->node_sw[s->at[g].node],
 					    .num = p->num,
 					    .nvl = p->nvl,
-					    .peer = p->peer,
-					    .node = p->node};
+					    .peer = s->at[g].peer,
+					    .node = s->at[g].node};
 	}
 	const struct sw *distinct[SL2VL_SHARED];
 	uint32_t n_distinct = 0;
@@ -222,17 +221,19 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 			return sim_fail(err, errlen, -EINVAL, "endpoint %u: port %u out of range",
 					e, g);
 		struct port *p = &s->ports[g];
-		if (is_switch(s, p->node) || p->peer < 0 || s->port_ep[g] >= 0)
+		uint32_t node = s->at[g].node;
+
+		if (is_switch(s, node) || s->at[g].peer < 0 || s->port_ep[g] >= 0)
 			return sim_fail(err, errlen, -EINVAL,
 					"endpoint %u: port %u is not a linked CA port", e, g);
-		if (c->sl2vl_idx[c->node_sl2vl_off[p->node] + p->num] >= c->n_sl2vl_rows)
+		if (c->sl2vl_idx[c->node_sl2vl_off[node] + p->num] >= c->n_sl2vl_rows)
 			return sim_fail(err, errlen, -EINVAL, "endpoint %u: SL2VL row out of range",
 					e);
 		s->port_ep[g] = (int32_t)e;
 		s->eps[e].gport = g;
-		s->eps[e].node = p->node;
-		if (s->node_ep[p->node] < 0)
-			s->node_ep[p->node] = (int32_t)e;
+		s->eps[e].node = node;
+		if (s->node_ep[node] < 0)
+			s->node_ep[node] = (int32_t)e;
 	}
 	return 0;
 }
@@ -315,7 +316,7 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	    !s->eps || !s->flows || !s->kick || !s->kick_mark)
 		goto bad;
 	for (uint32_t g = 0; g < s->n_ports; g++) {
-		s->ports[g].node = NIL;
+		s->at[g].node = NIL;
 		s->port_ep[g] = -1;
 	}
 	if ((rc = setup_ports(s, err, errlen)) || (rc = setup_nodes(s, err, errlen)) ||

@@ -59,22 +59,26 @@ struct queue {
  * (dla's dragonflies with Debian's tables: VL0-1, one entry each) sends reading two lines;
  * with the credits of all 16 VLs in the first two lines the arbiter's state and entries took
  * a third, missed on 0.9 hops in 1 at 2550 CAs. What a transmission only updates (the VL's
- * last send for the deadlock detector, its bytes for the results) is kept apart, in the dense
- * per-(port, VL) arrays of ibs_sim (vl_last_tx, port_vl_bytes). Ports are 64-byte aligned and
- * never move (the arbiter points into itself). */
+ * last send for the deadlock detector, its bytes for the results) is in the header for the
+ * first PORT_LAST_VLS VLs, in dense per-(port, VL) arrays of ibs_sim for the others. Ports
+ * are 64-byte aligned and never move (the arbiter points into itself). */
 #define PORT_NEAR_VLS 4
 #define PORT_NEAR_ENTRIES 2
+#define PORT_LAST_VLS 2
 struct port {
 	_Alignas(64) uint8_t busy;
 	uint8_t nvl;
 	uint16_t req_mask; /* switch output: VLs some input queue asks for */
-	int32_t peer;
-	uint32_t node;
-	int32_t sw; /* switch index of the node, -1 for a CA */
+	/* What a send of VLs 0 and 1 counts, in the line it writes anyway (port_last_tx(),
+	 * port_count_bytes()), where the node, switch index and peer were (s->at has them) and
+	 * the upstream port of the input being read (the peer of tx_from): the last send in
+	 * 1024-ps units, and the bytes sent inside the window since they were last carried into
+	 * port_vl_bytes (before an add would overflow). */
+	uint32_t last_tx[PORT_LAST_VLS];
+	uint32_t win_bytes[PORT_LAST_VLS];
 	uint16_t num;
-	uint16_t tx_credits; /* packet in transmission: space it frees ... */
-	uint32_t tx_from;    /* ... in this input buffer (switch) ... */
-	uint32_t tx_up;	     /* ... which this port fills */
+	uint16_t tx_credits; /* packet in transmission: space it frees in input buffer */
+	uint32_t tx_from;    /* ... tx_from (switch), filled by its peer */
 	uint8_t tx_vl;
 	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	double ps_per_byte;
@@ -204,7 +208,7 @@ struct ibs_sim {
 	uint32_t nsl; /* SLs a packet can carry: the largest flow SL + 1, 16 with pair_sl */
 	uint64_t *port_vl_bytes; /* [port][nvl]: bytes sent inside the measured window */
 	uint64_t *port_sl_bytes; /* [port][nsl]: counted at each transmission in the window */
-	uint32_t *vl_last_tx;	 /* [port][nvl]: last send, in 1024-ps units (deadlock.c) */
+	uint32_t *vl_last_tx;	 /* [port][nvl]: VLs from PORT_LAST_VLS (port_last_tx()) */
 	uint64_t *pub_vl_bytes, *pub_sl_bytes; /* [port][16]: the above for ibs_results */
 	uint64_t *port_vl_wait_ps;	       /* [port][16]: sw_try_send, in the window */
 	uint64_t *ep_rx, *ep_tx;
@@ -224,6 +228,34 @@ struct ibs_sim {
 static inline bool in_window(const struct ibs_sim *s)
 {
 	return s->now >= s->cfg.warmup_ps && s->now < s->cfg.end_ps;
+}
+
+/* The last send of port g on vl, in 1024-ps units (deadlock.c): VLs 0 and 1 in the port's
+ * header, which a send writes anyway (in the dense array it missed on 0.30 hops in 1 at 2550
+ * CAs), the others in vl_last_tx. */
+static inline uint32_t *port_last_tx(struct ibs_sim *s, uint32_t g, uint32_t vl)
+{
+	return vl < PORT_LAST_VLS ? &s->ports[g].last_tx[vl]
+				  : &s->vl_last_tx[(size_t)g * s->nvl + vl];
+}
+
+/* A send inside the window of `bytes` by port g on vl: VLs 0 and 1 count in the header (the
+ * dense array's line missed on 0.36 hops in 1 at 2550 CAs), carried into port_vl_bytes before
+ * the 32-bit count would overflow; ibs_results() adds what is left. */
+static inline void port_count_bytes(struct ibs_sim *s, uint32_t g, uint32_t vl, uint32_t bytes)
+{
+	uint64_t *dense = &s->port_vl_bytes[(size_t)g * s->nvl + vl];
+	uint32_t *near = &s->ports[g].win_bytes[vl];
+
+	if (vl >= PORT_LAST_VLS) {
+		*dense += bytes;
+		return;
+	}
+	if (*near > UINT32_MAX - bytes) {
+		*dense += *near;
+		*near = 0;
+	}
+	*near += bytes;
 }
 
 static inline uint32_t credits_of(uint32_t bytes)

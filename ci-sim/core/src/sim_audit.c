@@ -28,13 +28,13 @@ static uint64_t audit_oq(const struct ibs_sim *s)
 		const struct port *p = &s->ports[g];
 
 		if (p->busy && p->tx_credits)
-			occ[((size_t)p->tx_up * s->nvl + p->tx_vl) * s->oq_stride + p->num] +=
-				p->tx_credits;
+			occ[((size_t)s->at[p->tx_from].peer * s->nvl + p->tx_vl) * s->oq_stride +
+			    p->num] += p->tx_credits;
 	}
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		if (p->peer < 0 || !p->peer_sw)
+		if (s->at[g].peer < 0 || !p->peer_sw)
 			continue;
 		for (uint32_t v = 0; v < p->nvl; v++)
 			for (uint32_t o = 0; o < s->oq_stride; o++) {
@@ -65,7 +65,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 			continue;
 		alloc++;
 		queued_state += k->state == PKT_QUEUED;
-		occ[(size_t)s->ports[k->up].peer * 16 + k->vl] += credits_of(k->bytes);
+		occ[(size_t)s->at[k->up].peer * 16 + k->vl] += credits_of(k->bytes);
 	}
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
@@ -78,7 +78,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		uint64_t feeding = occ[(size_t)g * 16 + 15];
 
-		if (s->ports[g].sw >= 0 &&
+		if (s->at[g].sw >= 0 &&
 		    (s->reading[g] != feeding ||
 		     (s->cfg.input_reads && feeding > s->cfg.input_reads)))
 			a->read_errors++;
@@ -99,7 +99,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 
 						a->queued++;
 						if (k->state != PKT_QUEUED || k->vl != v ||
-						    (uint32_t)s->ports[k->up].peer !=
+						    (uint32_t)s->at[k->up].peer !=
 							    w->port_base + in ||
 						    (s->cfg.voq && k->out != o))
 							a->queue_errors++;
@@ -117,11 +117,11 @@ done:
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		if (p->peer < 0 || (s->oq && p->peer_sw))
+		if (s->at[g].peer < 0 || (s->oq && p->peer_sw))
 			continue; /* per-output VOQ buffers: audit_oq() */
 		for (uint32_t v = 0; v < p->nvl; v++)
 			if (port_credit(p, v) + s->credits_back[(size_t)g * 16 + v] +
-				    occ[(size_t)p->peer * 16 + v] !=
+				    occ[(size_t)s->at[g].peer * 16 + v] !=
 			    s->cfg.buf_credits)
 				a->credit_errors++;
 	}

@@ -31,8 +31,18 @@ const struct ibs_results *ibs_results(struct ibs_sim *s)
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		memcpy(&s->pub_vl_bytes[(size_t)g * 16], &s->port_vl_bytes[(size_t)g * s->nvl],
 		       s->nvl * sizeof(uint64_t));
+		for (uint32_t v = 0; v < PORT_LAST_VLS && v < s->nvl; v++)
+			s->pub_vl_bytes[(size_t)g * 16 + v] += s->ports[g].win_bytes[v];
 		memcpy(&s->pub_sl_bytes[(size_t)g * 16], &s->port_sl_bytes[(size_t)g * s->nsl],
 		       s->nsl * sizeof(uint64_t));
+		/* every packet carries SL 0: the port's SL bytes are its VL bytes, counted at the
+		 * same transmissions (link_start_tx counts them once; a line more a hop) */
+		if (s->nsl == 1) {
+			s->pub_sl_bytes[(size_t)g * 16] = 0;
+			for (uint32_t v = 0; v < s->nvl; v++)
+				s->pub_sl_bytes[(size_t)g * 16] +=
+					s->pub_vl_bytes[(size_t)g * 16 + v];
+		}
 	}
 	r->port_vl_bytes = s->pub_vl_bytes;
 	r->port_sl_bytes = s->pub_sl_bytes;

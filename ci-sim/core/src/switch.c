@@ -144,7 +144,7 @@ void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage)
 {
 	const struct port *p = &s->ports[gport];
-	const struct sw *w = &s->sws[p->sw];
+	const struct sw *w = &s->sws[s->at[gport].sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
 
 	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
@@ -263,7 +263,7 @@ void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
 void sw_try_send(struct ibs_sim *s, uint32_t gport)
 {
 	struct port *p = &s->ports[gport];
-	struct sw *w = &s->sws[p->sw];
+	struct sw *w = &s->sws[s->at[gport].sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
 	uint32_t head_bytes[IBS_MAX_VLS] = {0}, cand[IBS_MAX_VLS];
 	uint16_t active = 0, nonempty = p->req_mask;
@@ -308,7 +308,6 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	}
 	p->tx_from = w->port_base + in;
 	s->reading[p->tx_from]++;
-	p->tx_up = k->up;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);
 	if (in_window(s)) { /* the other VLs offered here wait while this packet is sent */
