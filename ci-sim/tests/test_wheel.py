@@ -36,15 +36,19 @@ def _run(cmd, cwd, env=None, timeout=300):
     )
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
+def _build_wheel(dist: Path) -> None:
     # --no-build-isolation: the backend installed in .venv by `make deps`, not a download
     cp = _run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, ROOT], cwd=dist
     )
     assert cp.returncode == 0, cp.stdout + cp.stderr
-    (whl,) = dist.glob("ibqos-*.whl")
+
+
+@pytest.fixture(scope="module")
+def wheel(once_per_run) -> Path:
+    """Built once per run (once_per_run); each worker's venv is its own (a test moves a file of
+    it aside)."""
+    (whl,) = once_per_run("wheel", _build_wheel).glob("ibqos-*.whl")
     return whl
 
 
