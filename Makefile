@@ -136,7 +136,7 @@ TEST_JOBS ?= 2
 # every pytest. The C is built with -Werror here: a warning fails.
 test test-sanitize test-floors: WERROR = ON
 test: build lint
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 	$(PYTEST) -q -n $(TEST_JOBS) --dist worksteal
 
 # ASan/UBSan build of every C component in its own directory; its C tests (ctest), then one
@@ -144,7 +144,7 @@ test: build lint
 test-sanitize: build
 	cmake -S . -B $(SAN_BUILD) -DIBQOS_SANITIZE=ON -DIBQOS_WERROR=$(WERROR) -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	cmake --build $(SAN_BUILD) -j 2
-	cd $(SAN_BUILD) && ctest --output-on-failure
+	cd $(SAN_BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 	IBQOS_BUILD_DIR=$(CURDIR)/$(SAN_BUILD) $(PYTEST) -q -p no:cacheprovider plugin/tests/sanitize_dla_run.py
 
 # Mutation testing of the core's arbiter, planner and verifier (mutmut, [tool.mutmut] in

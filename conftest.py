@@ -9,12 +9,15 @@ IBSIM_SOCKNAME this process created (the harness embeds our PID in it).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -134,3 +137,32 @@ class IbqosCli:
 @pytest.fixture(scope="session")
 def ibqos_cli() -> IbqosCli:
     return IbqosCli()
+
+
+@pytest.fixture(scope="session")
+def once_per_run(tmp_path_factory):
+    """`once_per_run(name, make)`: the directory `make(directory)` filled, made once in this
+    run for all its pytest-xdist workers (make test runs two, and a module's tests are dealt to
+    both: a module-scoped fixture ran once in each, e.g. `make deb` twice at once in one
+    checkout). The first worker to ask makes it while holding a lock; the others wait and use
+    it. Only for what the tests read: a test that changes it makes its own."""
+    base = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        base = base.parent  # the run's directory, above each worker's own
+    cache: dict[str, Path] = {}
+
+    def get(name: str, make: Callable[[Path], None]) -> Path:
+        if name in cache:
+            return cache[name]
+        d = base / f"once-{name}"
+        with open(base / f"once-{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (base / f"once-{name}.done").exists():
+                shutil.rmtree(d, ignore_errors=True)  # a worker's failed attempt
+                d.mkdir()
+                make(d)
+                (base / f"once-{name}.done").touch()
+        cache[name] = d
+        return d
+
+    return get

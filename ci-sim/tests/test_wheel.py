@@ -6,12 +6,15 @@ from that venv, in that directory, with nothing of the checkout on their path.""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,33 +39,58 @@ def _run(cmd, cwd, env=None, timeout=300):
     )
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
+def _build_wheel(dist: Path) -> None:
     # --no-build-isolation: the backend installed in .venv by `make deps`, not a download
     cp = _run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", dist, ROOT], cwd=dist
     )
     assert cp.returncode == 0, cp.stdout + cp.stderr
-    (whl,) = dist.glob("ibqos-*.whl")
-    return whl
 
 
 @pytest.fixture(scope="module")
-def venv(wheel, tmp_path_factory) -> Path:
-    if not (WHEELHOUSE.is_dir() and any(WHEELHOUSE.glob("*.whl"))):
-        pytest.fail(f"{WHEELHOUSE} holds no wheels: run 'make deps'")
-    home = tmp_path_factory.mktemp("host")
+def wheel(once_per_run) -> Path:
+    """Built once per run (once_per_run)."""
+    (whl,) = once_per_run("wheel", _build_wheel).glob("ibqos-*.whl")
+    return whl
+
+
+def _make_venv(home: Path, wheel: Path) -> None:
     cp = _run([sys.executable, "-m", "venv", home / "venv"], cwd=home)
     assert cp.returncode == 0, cp.stderr
     pip = home / "venv/bin/pip"
     cp = _run([pip, "install", "-q", "--no-index", "--find-links", WHEELHOUSE, wheel], cwd=home)
     assert cp.returncode == 0, cp.stdout + cp.stderr
-    return home / "venv"
+
+
+@pytest.fixture(scope="module")
+def venv(wheel, once_per_run) -> Path:
+    """The fresh venv, made once per run (once_per_run) for both workers: a test holds it
+    shared (host) or, when it takes a package out and puts it back, alone (host_alone)."""
+    if not (WHEELHOUSE.is_dir() and any(WHEELHOUSE.glob("*.whl"))):
+        pytest.fail(f"{WHEELHOUSE} holds no wheels: run 'make deps'")
+    return once_per_run("wheel-venv", lambda home: _make_venv(home, wheel)) / "venv"
+
+
+@contextmanager
+def _holding(venv: Path, how: int) -> Iterator[None]:
+    with open(venv.parent / "venv.lock", "w") as lock:
+        fcntl.flock(lock, how)
+        yield
 
 
 @pytest.fixture
 def host(venv, tmp_path):
+    with _holding(venv, fcntl.LOCK_SH):
+        yield _host(venv, tmp_path)
+
+
+@pytest.fixture
+def host_alone(venv, tmp_path):
+    with _holding(venv, fcntl.LOCK_EX):
+        yield _host(venv, tmp_path)
+
+
+def _host(venv: Path, tmp_path: Path):
     """Run `ibqos` from the fresh venv in tmp_path, with an environment that names nothing of
     the checkout (no IBQOS_* overrides, no PYTHONPATH, the venv first on PATH)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("IBQOS_") and k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -142,7 +170,7 @@ def test_plan_analyze_render_and_simulate_from_the_wheel(host):
     assert not (host.dir / "plots").exists()
 
 
-def test_the_sm_host_commands_need_no_simulator_core(host, venv):
+def test_the_sm_host_commands_need_no_simulator_core(host_alone, venv):
     """plan, analyze, render, verify and status on a wheel without its core (a host that only
     configures OpenSM); simulate then says, in one line, what is missing."""
     site = next((venv / "lib").glob("python3*/site-packages"))
@@ -150,9 +178,9 @@ def test_the_sm_host_commands_need_no_simulator_core(host, venv):
     aside = core.with_name("aside.so")
     core.rename(aside)
     try:
-        shutil.copy(ROOT / "examples/two-class.yaml", host.dir / "policy.yaml")
-        star(2, config_a()).save(host.dir / "fabric.json")
-        (host.dir / "p").mkdir()
+        shutil.copy(ROOT / "examples/two-class.yaml", host_alone.dir / "policy.yaml")
+        star(2, config_a()).save(host_alone.dir / "fabric.json")
+        (host_alone.dir / "p").mkdir()
         for args in (
             # the plan kept apart: `status .` would judge the saved fabric by a plan.json beside it
             ("plan", "policy.yaml", "-o", "p/plan.json"),
@@ -161,9 +189,9 @@ def test_the_sm_host_commands_need_no_simulator_core(host, venv):
             ("verify", "fabric.json", "--plan", "p/plan.json"),
             ("status", "."),
         ):
-            cp = host(*args)
+            cp = host_alone(*args)
             assert cp.returncode == 0, (args, cp.stdout, cp.stderr)
-        cp = host("simulate", ".", "--traffic", "twonode")
+        cp = host_alone("simulate", ".", "--traffic", "twonode")
         lines = cp.stderr.strip().splitlines()
         assert cp.returncode == 3 and len(lines) == 1 and "libibqos_sim.so is not installed" in lines[0], cp.stderr
         assert str(core) in lines[0]
@@ -171,29 +199,29 @@ def test_the_sm_host_commands_need_no_simulator_core(host, venv):
         aside.rename(core)
 
 
-def test_plan_analyze_and_render_need_no_numpy(host, venv):
+def test_plan_analyze_and_render_need_no_numpy(host_alone, venv):
     """numpy stays a dependency (verify's channel dependency graph, and so apply and status,
     use it), but the commands that only turn a policy into files import neither it nor
     matplotlib: they run on a host where numpy is absent."""
     pip = [venv / "bin/python", "-m", "pip", "-q"]
-    cp = _run([*pip, "uninstall", "-y", "numpy"], cwd=host.dir)
+    cp = _run([*pip, "uninstall", "-y", "numpy"], cwd=host_alone.dir)
     assert cp.returncode == 0, cp.stderr
     try:
-        assert host.python("import numpy").returncode == 1
-        shutil.copy(ROOT / "examples/four-class.yaml", host.dir / "policy.yaml")
+        assert host_alone.python("import numpy").returncode == 1
+        shutil.copy(ROOT / "examples/four-class.yaml", host_alone.dir / "policy.yaml")
         for args in (
             ("plan", "policy.yaml", "-o", "plan.json"),
             ("analyze", "plan.json"),
             ("render", "plan.json", "-o", "cfg"),
         ):
-            cp = host(*args)
+            cp = host_alone(*args)
             assert cp.returncode == 0, (args, cp.stdout, cp.stderr)
-        assert (host.dir / "cfg/opensm.conf").is_file()
-        cp = host("--help")  # every command listed, read without importing any
+        assert (host_alone.dir / "cfg/opensm.conf").is_file()
+        cp = host_alone("--help")  # every command listed, read without importing any
         assert cp.returncode == 0 and "plan " in cp.stdout and "verify " in cp.stdout, cp.stderr
-        cp = host("verify", "--help")  # a command that needs numpy says so when it is run
+        cp = host_alone("verify", "--help")  # a command that needs numpy says so when it is run
         assert cp.returncode == 3, (cp.stdout, cp.stderr)
         assert cp.stderr.strip() == "ibqos: error: verify cannot run here: No module named 'numpy'", cp.stderr
     finally:
-        cp = _run([*pip, "install", "--no-index", "--find-links", WHEELHOUSE, "numpy"], cwd=host.dir)
+        cp = _run([*pip, "install", "--no-index", "--find-links", WHEELHOUSE, "numpy"], cwd=host_alone.dir)
         assert cp.returncode == 0, cp.stderr

@@ -80,21 +80,24 @@ def live_sm(tmp_path):
         yield running
 
 
-def survives_killed_clients() -> dict:
-    """Harness options for tests that kill apply mid-read (test_signals): the patched ibsim
-    at Debian's 8-entry capacity (`-a 8`) when built, which refuses a umad2sim client killed
-    while it connects (ci-sim/ibsim-patch/0005-client-gone-while-connecting.patch); else
-    Debian's, which exits 255 then and takes the fabric with it (docs/ibsim.md), a rare
-    failure on a loaded machine."""
+def patched_ibsim() -> dict:
+    """Harness options for the patched ibsim at Debian's 8-entry capacity (`-a 8`) when built,
+    else Debian's (docs/ibsim.md). Tests that kill apply mid-read (test_signals) need it: it
+    refuses a umad2sim client killed while it connects (patch 0005), where Debian's exits 255
+    and takes the fabric with it, a rare failure on a loaded machine. Tests that run `ibqos
+    monitor` for what it says besides the shares (the OpenSM it follows, the plugin's release,
+    the port it reads from) take it for its PMA: it answers PortXmitDataSL/PortRcvDataSL (patch
+    0003), which Debian's forwards to no client, so there each read of a port's counters waited
+    out the reader's MAD timeouts and retries (a 12-CA fabric: 35 s per `monitor --once`)."""
     if patched_unavailable() is None:
         return {"ibsim": "patched", "ibsim_args": ("-a", "8")}
     return {}
 
 
 @pytest.fixture
-def live_sm_surviving_killed_clients(tmp_path):
-    """live_sm on survives_killed_clients()'s ibsim."""
-    with _plan_a_read_back(tmp_path, **survives_killed_clients()) as running:
+def live_sm_patched(tmp_path):
+    """live_sm on patched_ibsim()'s ibsim."""
+    with _plan_a_read_back(tmp_path, **patched_ibsim()) as running:
         yield running
 
 

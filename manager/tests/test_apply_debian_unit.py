@@ -36,12 +36,16 @@ def _plan(tmp: Path, name: str, pkey: str | None = None) -> Path:
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory):
+def scenario(once_per_run):
+    """The scenario's document, run once per run (once_per_run): the tests only read it."""
     if not UNIT.is_file():
         pytest.skip(f"{UNIT} is not installed (Debian package opensm)")
     if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"]).returncode:
         pytest.skip("no private mount namespace (unshare -m) here")
-    tmp = tmp_path_factory.mktemp("unit")
+    return json.loads((once_per_run("debian-unit", _run_scenario) / "scenario.json").read_text())
+
+
+def _run_scenario(tmp: Path) -> None:
     plan_a, plan_bad = _plan(tmp, "a"), _plan(tmp, "bad", pkey="0x0a01")
     topo = dragonfly(3, 1, 1)
     net = topo.write_net(tmp / "fabric.net")
@@ -71,7 +75,7 @@ def scenario(tmp_path_factory):
     assert cp.returncode == 0, cp.stderr[-3000:]
     doc = json.loads(cp.stdout.strip().splitlines()[-1])
     doc["guid"] = guid
-    return doc
+    (tmp / "scenario.json").write_text(json.dumps(doc))
 
 
 def test_the_unit_command_line_is_debians(scenario):

@@ -29,6 +29,7 @@ from apply_helpers import (
     make_plan_file,
     managed_texts,
     opensm_restarted,
+    patched_ibsim,
     run_apply,
     sm_on_plan_a,
     state_tree,
@@ -126,7 +127,7 @@ def test_the_port_an_opensm_binds_maps_to_the_ca_and_port_umad2sim_shows_it(tmp_
 def test_apply_rollback_status_and_monitor_go_out_of_the_opensms_port(ibqos_cli, tmp_path):
     """OpenSM -g A's GUID: every sminfo and ibqos-readback that apply, status --live, rollback
     and monitor ran (as recorded by the wrappers) names -C ibsim0 -P 1."""
-    with sm_on_plan_a(tmp_path) as (h, sm, _, _):
+    with sm_on_plan_a(tmp_path, **patched_ibsim()) as (h, sm, _, _):
         _, path_b = make_plan_file(tmp_path, "b", 60)
         with opensm_on(h, sm, tmp_path / "osm", port_guids(h)[A_NODE]) as osm:
             extra, log = recording(tmp_path)

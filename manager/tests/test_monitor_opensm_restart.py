@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, live_sm, opensm_restarted  # noqa: F401 (fixture)
+from apply_helpers import child_env, live_sm_patched, opensm_restarted  # noqa: F401 (fixture)
 from ibqos.fabric.dla_record import RECORD_FILE
 from ibqos.proc import wait_until
 from prometheus_client.parser import text_string_to_metric_families
@@ -28,8 +28,8 @@ def _metrics(prom: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]
     return {(s.name, tuple(s.labels.items())): s.value for f in text_string_to_metric_families(text) for s in f.samples}
 
 
-def test_the_monitor_follows_opensm_across_a_restart_with_another_dump_directory(ibqos_cli, live_sm, tmp_path):
-    h, sm, _plan_a, path_a = live_sm
+def test_the_monitor_follows_opensm_across_a_restart_with_another_dump_directory(ibqos_cli, live_sm_patched, tmp_path):
+    h, sm, _plan_a, path_a = live_sm_patched
     prom, err = tmp_path / "ibqos.prom", tmp_path / "monitor.err"
     d1, d2 = tmp_path / "dumps1", tmp_path / "dumps2"
     for d in (d1, d2):

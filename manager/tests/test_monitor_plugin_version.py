@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, live_sm, run_status  # noqa: F401 (fixture)
+from apply_helpers import child_env, live_sm_patched, run_status  # noqa: F401 (fixture)
 from ibqos.fabric.dla_record import RECORD_FILE
 from prometheus_client.parser import text_string_to_metric_families
 from test_apply_plugin_version import _older_records, _plant, _refusal, _release
@@ -36,9 +36,9 @@ def _monitor(ibqos_cli, h, sm, plan: Path, prom: Path) -> tuple[int, list[str], 
 
 
 def test_the_monitor_raises_status_finding_and_exports_it_for_an_opensm_on_an_older_plugin(
-    ibqos_cli, live_sm, tmp_path
+    ibqos_cli, live_sm_patched, tmp_path
 ):
-    h, sm, _, path_a = live_sm
+    h, sm, _, path_a = live_sm_patched
     prom = tmp_path / "ibqos.prom"
     real = json.loads((sm.dumps / RECORD_FILE).read_text())
     assert _monitor(ibqos_cli, h, sm, path_a, prom)[1:] == (

@@ -14,7 +14,7 @@ from apply_helpers import (  # noqa: F401 (fixture)
     apply_cmd,
     as_from_a_terminal,
     child_env,
-    live_sm_surviving_killed_clients,
+    live_sm_patched,
     make_plan_file,
     managed_texts,
     programmed_equals,
@@ -167,10 +167,8 @@ def test_a_dryrun_under_nohup_outlives_its_terminal(ibqos_cli, tmp_path):
 # ---- apply ---------------------------------------------------------------------------------
 
 
-def test_apply_stopped_before_the_swap_changes_nothing(
-    ibqos_cli, live_sm_surviving_killed_clients, tmp_path, half_written
-):
-    h, sm, plan_a, _ = live_sm_surviving_killed_clients
+def test_apply_stopped_before_the_swap_changes_nothing(ibqos_cli, live_sm_patched, tmp_path, half_written):
+    h, sm, plan_a, _ = live_sm_patched
     _, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
     log = tmp_path / "apply.txt"
@@ -192,9 +190,9 @@ def test_apply_stopped_before_the_swap_changes_nothing(
     [("sweep", signal.SIGTERM), ("readback", signal.SIGTERM), ("sweep", signal.SIGHUP)],  # SIGHUP: a closed ssh
 )
 def test_apply_stopped_after_the_swap_rolls_back_or_keeps_a_verified_version(
-    ibqos_cli, live_sm_surviving_killed_clients, tmp_path, half_written, point, sig
+    ibqos_cli, live_sm_patched, tmp_path, half_written, point, sig
 ):
-    h, sm, plan_a, _ = live_sm_surviving_killed_clients
+    h, sm, plan_a, _ = live_sm_patched
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
     old = managed_texts(sm)
     log = tmp_path / "apply.txt"

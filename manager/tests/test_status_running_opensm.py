@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from apply_helpers import live_sm, opensm_restarted  # noqa: F401 (fixture)
+from apply_helpers import live_sm, live_sm_patched, opensm_restarted  # noqa: F401 (fixture)
 from ibqos import osmconf
 from ibqos.fabric.dla_record import RECORD_FILE
 
@@ -39,8 +39,8 @@ def test_status_reads_the_record_where_opensms_command_line_dumps(ibqos_cli, liv
         assert json.loads(cp.stdout)["engine"] == "dla"
 
 
-def test_a_relative_dump_files_dir_is_the_running_opensms(ibqos_cli, live_sm, tmp_path):
-    h, sm, _plan_a, path_a = live_sm
+def test_a_relative_dump_files_dir_is_the_running_opensms(ibqos_cli, live_sm_patched, tmp_path):
+    h, sm, _plan_a, path_a = live_sm_patched
     log, elsewhere, osm_cwd = tmp_path / "rotated.log", tmp_path / "admin" / "home", tmp_path / "osm"
     elsewhere.mkdir(parents=True)  # where the relative path names no directory
     log.write_text("")

@@ -6,6 +6,7 @@ with the same assertions (check_installed_tool)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -33,13 +34,16 @@ def make_in_checkout(target: str, *args: str, timeout: float) -> subprocess.Comp
     the build it depends on finds nothing to do. With another setting (`make test` builds with
     WERROR=ON, a bare make has OFF) CMake reconfigured and relinked every library in build/
     while the tests of the other pytest worker were loading them (the clean clone's CI at
-    55ace53: a dry run's simulator failed to load, 'ibqos: error: : None')."""
+    55ace53: a dry run's simulator failed to load, 'ibqos: error: : None'). One make at a time
+    in the checkout: `make install` and `make deb` (which runs it) both rewrite build/cli-docs/."""
     cache = (ROOT / "build" / "CMakeCache.txt").read_text()
     werror = re.search(r"^IBQOS_WERROR:BOOL=(\w+)$", cache, re.M)
     options = [f"WERROR={werror.group(1)}"] if werror else []
-    return subprocess.run(
-        ["make", "-s", target, *options, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
-    )
+    with open(ROOT / "build" / ".make-in-checkout.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(
+            ["make", "-s", target, *options, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+        )
 
 
 def require_private_root() -> None:

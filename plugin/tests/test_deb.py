@@ -29,14 +29,21 @@ pytestmark = pytest.mark.slow
 MIRROR = "http://deb.debian.org/debian"
 
 
-@pytest.fixture(scope="module")
-def deb() -> Path:
-    require_plugin()
+def _make_deb(keep: Path) -> None:
     for old in (ROOT / "build/deb").glob("ibqos_*.deb"):
         old.unlink()
     cp = make_in_checkout("deb", timeout=600)
     assert cp.returncode == 0, cp.stdout[-3000:] + cp.stderr[-3000:]
     (found,) = (ROOT / "build/deb").glob("ibqos_*.deb")
+    shutil.copy(found, keep)
+
+
+@pytest.fixture(scope="module")
+def deb(once_per_run) -> Path:
+    """The package `make deb` built in this checkout, once per run (once_per_run: the pytest
+    workers never run it at the same time in the one checkout)."""
+    require_plugin()
+    (found,) = once_per_run("deb", _make_deb).glob("ibqos_*.deb")
     return found
 
 
@@ -49,7 +56,7 @@ def test_depends_are_debian_12_packages_and_satisfiable(deb):
     assert {"opensm", "infiniband-diags", "libibumad3", "python3.11"} <= depends, depends
     assert not [d for d in depends if d.startswith("python3-")], depends  # its Python libraries are its own
     cp = subprocess.run(
-        ["apt-get", "install", "--simulate", "--no-install-recommends", f"./{deb.relative_to(ROOT)}"],
+        ["apt-get", "install", "--simulate", "--no-install-recommends", str(deb)],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -18,17 +18,20 @@ from installed_root import MULTIARCH, ROOT, check_installed_tool, make_in_checko
 pytestmark = pytest.mark.fabric
 
 
-@pytest.fixture(scope="module")
-def staged(tmp_path_factory) -> Path:
-    require_plugin()
-    dest = tmp_path_factory.mktemp("destdir")
+def _install(dest: Path) -> None:
     built = sorted((ROOT / "build").glob("**/*.so*"))
     before = {p: p.stat().st_mtime_ns for p in built}
     cp = make_in_checkout("install", f"DESTDIR={dest}", timeout=300)
     assert cp.returncode == 0, cp.stdout + cp.stderr
     # what was built is installed, not built again under the other worker's tests
     assert built and {p: p.stat().st_mtime_ns for p in built} == before
-    return dest
+
+
+@pytest.fixture(scope="module")
+def staged(once_per_run) -> Path:
+    """`make install DESTDIR=…`, once per run (once_per_run); the tests only read the tree."""
+    require_plugin()
+    return once_per_run("destdir", _install)
 
 
 def test_files_land_in_the_debian_layout(staged):
