@@ -3,46 +3,42 @@
 OpenSM loads its event plugins once, at its start (`load_plugins`: `dlopen("lib<name>.so")`),
 master or standby, and keeps them until it exits. A package upgrade renames the new file over
 the old one (dpkg), so the process maps a file no longer installed: `(deleted)` in
-`/proc/PID/maps`, or an inode that is no longer the one at that path. The record's
+`/proc/PID/maps`. The record's
 `plugin_version` cannot tell when the release stays the same (a Debian revision that patches
 the plugin), and an OpenSM that has not loaded the plugin writes no record at all.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 PLUGIN_FILE = "libibqos.so"  # what OpenSM dlopens for `event_plugin_name ibqos`
 DELETED = " (deleted)"
 
 
+def _is_plugin(path: str) -> bool:
+    """The file OpenSM dlopened for `libibqos.so`: the map names the file the links lead to, as
+    installed `libibqos.so -> libibqos.so.1 -> libibqos.so.1.0.0` (its SONAME and release)."""
+    name = Path(path).name
+    return name == PLUGIN_FILE or name.startswith(PLUGIN_FILE + ".")
+
+
 def _mapped(pid: int) -> tuple[str, bool] | bool | None:
     """(path, still the installed file) of the plugin OpenSM `pid` mapped; False when it mapped
-    none; None when its map cannot be read (another user's process: not judged)."""
+    none; None when its map cannot be read (another user's process: not judged).
+
+    Replaced means unlinked: dpkg renames the new file over the old one, so the kernel shows the
+    mapping `(deleted)`. No device and inode comparison with the path's file: on overlayfs (an
+    OpenSM in a container) the map shows the backing file's device, never the overlay's, and
+    every plugin would read as replaced."""
     try:
         maps = Path(f"/proc/{pid}/maps").read_text()
     except OSError:
         return None
     for line in maps.splitlines():
         fields = line.split(maxsplit=5)
-        if len(fields) < 6:
-            continue
-        path = fields[5].removesuffix(DELETED)
-        if Path(path).name != PLUGIN_FILE:
-            continue
-        major, _, minor = fields[3].partition(":")
-        try:
-            # in its own mount namespace (/proc/PID/root): an OpenSM in a container maps its own /usr/lib
-            st = os.stat(Path(f"/proc/{pid}/root") / path.lstrip("/"))
-            same = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino) == (
-                int(major, 16),
-                int(minor, 16),
-                int(fields[4]),
-            )
-        except (OSError, ValueError):
-            same = False
-        return path, same and not fields[5].endswith(DELETED)
+        if len(fields) == 6 and _is_plugin(path := fields[5].removesuffix(DELETED)):
+            return path, not fields[5].endswith(DELETED)
     return False
 
 

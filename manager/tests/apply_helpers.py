@@ -4,6 +4,7 @@ on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the adm
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -241,3 +242,22 @@ def switch_link(fabric) -> tuple[str, int]:
 def programmed_equals(h, plan) -> bool:
     # through the harness: a dead ibsim's error says how it ended (exit status, ibpanic line)
     return diff_programmed(h.read_back(save=False), expected_from_plan(plan)) == []
+
+
+def installed_plugin_copy(lib: Path) -> Path:
+    """The built plugin in `lib` as `make install` and the .deb lay it out (libibqos.so ->
+    libibqos.so.1 -> libibqos.so.1.0.0, what OpenSM's memory map then names); the real file."""
+    lib.mkdir(parents=True, exist_ok=True)
+    built = paths.plugin_dir()
+    real = (built / "libibqos.so").resolve()
+    for name in ("libibqos.so", "libibqos.so.1"):
+        (lib / name).symlink_to(os.readlink(built / name))
+    shutil.copy2(real, lib / real.name)
+    return lib / real.name
+
+
+def upgrade_plugin_copy(real: Path) -> None:
+    """What dpkg does to the plugin in an upgrade: a new file renamed over the installed one."""
+    new = real.with_name(real.name + ".dpkg-new")
+    shutil.copy2(real, new)
+    new.rename(real)

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from apply_helpers import (
+    installed_plugin_copy,
     live_sm,  # noqa: F401 (fixture)
     make_plan_file,
     managed_texts,
@@ -30,8 +30,8 @@ from apply_helpers import (
     run_status,
     sm_on_plan_a,
     state_tree,
+    upgrade_plugin_copy,
 )
-from ibqos import paths
 from ibqos.fabric.dla_record import RECORD_FILE
 from ibqos.paths import REPO_ROOT
 
@@ -242,19 +242,16 @@ def test_a_plugin_file_replaced_under_the_running_opensm_is_refused_though_its_r
     the file it runs is no longer the installed one: apply refuses before anything is written
     and status --live reports plugin-version, as for another release."""
     lib = tmp_path / "lib"
-    lib.mkdir()
-    shutil.copy2(paths.plugin_dir() / "libibqos.so", lib / "libibqos.so")
+    real = installed_plugin_copy(lib)  # the map names libibqos.so.1.0.0, not the link OpenSM opened
     monkeypatch.setenv("IBQOS_PLUGIN_DIR", str(lib))  # where the harness's OpenSM loads it from
     with sm_on_plan_a(tmp_path) as (h, sm, _, _):
         _, path_b = make_plan_file(tmp_path, "b", 60)
         assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0  # ibqos.d/ with a version
-        new = lib / "libibqos.so.dpkg-new"
-        shutil.copy2(paths.plugin_dir() / "libibqos.so", new)
-        new.rename(lib / "libibqos.so")
+        upgrade_plugin_copy(real)
         argv = Path(f"/proc/{sm.pid}/cmdline").read_bytes().rstrip(b"\0").decode().split("\0")
         line = (
             f"the running OpenSM (pid {sm.pid}) runs the ibqos plugin it loaded at its start from "
-            f"{lib / 'libibqos.so'}, which has been replaced since (an upgrade): restart it to load the installed "
+            f"{real}, which has been replaced since (an upgrade): restart it to load the installed "
             f"plugin: stop pid {sm.pid} (it runs in no systemd unit) and start it again: {shlex.join(argv)}"
         )
         _, path_c = make_plan_file(tmp_path, "c", 30)

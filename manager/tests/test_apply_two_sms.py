@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 from apply_helpers import (
     apply_args,
     child_env,
+    installed_plugin_copy,
     make_plan_file,
     managed_texts,
     paused_apply,
@@ -28,8 +28,9 @@ from apply_helpers import (
     run_apply,
     sm_on_plan_a,
     state_tree,
+    upgrade_plugin_copy,
 )
-from ibqos import __version__, paths
+from ibqos import __version__
 from ibqos.fabric.dla_record import RECORD_FILE
 from ibqos.fabric.live import read_live
 from ibqos.proc import wait_until
@@ -274,8 +275,7 @@ def test_apply_standby_refuses_a_standby_that_does_not_run_the_installed_plugin(
     all (event_plugin_name set after its start, or the library not found: no record). Its
     memory map tells both. Now one line, exit 3, nothing written."""
     lib = tmp_path / "lib"
-    lib.mkdir()
-    shutil.copy2(paths.plugin_dir() / "libibqos.so", lib / "libibqos.so")
+    real = installed_plugin_copy(lib)  # the map names libibqos.so.1.0.0, not the link OpenSM opened
     with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8"), conf={"sm_priority": 15}) as (h, _a, _, _):
         _, path_b = make_plan_file(tmp_path, "b", 60)
         loads = plugin != "not loaded"  # else no library path to it: OpenSM runs on without
@@ -292,12 +292,10 @@ def test_apply_standby_refuses_a_standby_that_does_not_run_the_installed_plugin(
         b.wait_for_log("Entering STANDBY state")
         if loads:
             assert b.record() is not None and b.record().plugin_version == __version__
-            new = lib / "libibqos.so.dpkg-new"
-            shutil.copy2(paths.plugin_dir() / "libibqos.so", new)
-            new.rename(lib / "libibqos.so")
+            upgrade_plugin_copy(real)
             why = (
                 f"the running OpenSM (pid {b.pid}) runs the ibqos plugin it loaded at its start from "
-                f"{lib / 'libibqos.so'}, which has been replaced since (an upgrade): restart it to load the "
+                f"{real}, which has been replaced since (an upgrade): restart it to load the "
                 "installed plugin: "
             )
         else:
