@@ -32,9 +32,10 @@ from .arbiter import ArbTable
 from .fabric.dla_record import DlaRecord
 from .fabric.groups import port_roles, port_types, switch_roles
 from .fabric.groups_in_force import GroupsInForce, groups_in_force
-from .fabric.model import Fabric, Node
+from .fabric.model import Fabric, Node, Port
 from .plan import Plan
 from .roles import ROLES
+from .vls import vlcap_code
 
 MAX_LINES_PER_KIND = 20
 VlsOf = Callable[[int], tuple[int, ...]]  # class index -> its VLs
@@ -249,6 +250,37 @@ def shortfall_text(below: list[str], data_vls: int, shown: int = 3) -> str:
     return (
         f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports fewer "
         f"({', '.join(below[:shown])}{more}): lower fabric.data_vls to what every port runs"
+    )
+
+
+def op_vls_below(fabric: Fabric, data_vls: int) -> list[str]:
+    """ "node[port] runs N" of each linked port whose operational VLs are fewer than the plan's
+    data VLs though it and its peer can run them (VLCap; a port that cannot is data_vls_below's):
+    the SM capped it, through max_op_vls (a VLCap code, docs/fallback.md) or another SM's
+    configuration. Its SL2VL entries past its OperVLs drop their packets."""
+
+    def can(port: Port) -> bool:
+        return port.vl_cap == 0 or port.vl_cap >= data_vls  # 0: the source did not carry it
+
+    out = []
+    for n in sorted(fabric.nodes.values(), key=lambda n: n.desc):
+        for p, port in sorted(n.ports.items()):
+            if port.remote is None or not 0 < port.op_vls < data_vls or not can(port):
+                continue
+            peer = fabric.nodes.get(port.remote[0])
+            if peer is None or can(peer.ports.get(port.remote[1], port)):
+                out.append(f"{n.desc}[{p}] runs {port.op_vls}")
+    return out
+
+
+def op_vls_text(below: list[str], data_vls: int, shown: int = 3) -> str:
+    """op_vls_below's words, naming what sets OperVLs."""
+    more = ", …" if len(below) > shown else ""
+    return (
+        f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports operate fewer though they "
+        f"and their peers can run them ({', '.join(below[:shown])}{more}): OpenSM caps OperVLs at "
+        f"max_op_vls, a VLCap code ({vlcap_code(data_vls)} for {data_vls} data VLs): the SM in force does not run "
+        "the plan's configuration"
     )
 
 

@@ -19,7 +19,9 @@
   (with none, the tables are the last SM's and nothing keeps them);
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
   apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
-  that runs fewer VLs, leaves classes without their VLs.
+  that runs fewer VLs, leaves classes without their VLs; and every port that can run them
+  operates them (`conformance.op_vls_below`): an SM whose max_op_vls caps OperVLs below the
+  plan's drops the packets of every SL mapped past them.
 
 What cannot be judged (no plan, no reference fabric) is a note, not a finding.
 """
@@ -36,6 +38,8 @@ from .conformance import (
     expected_from_plan,
     mtu_findings,
     mtu_unread,
+    op_vls_below,
+    op_vls_text,
     shortfall_text,
 )
 from .fabric.dla_record import plugin_mismatch
@@ -232,6 +236,8 @@ def checks(
         if below := data_vls_below(fabric, plan.fabric.data_vls):
             short = shortfall_text(below, plan.fabric.data_vls)
             out.findings.append(Finding("data-vls", short, {"ports": below}))
+        if capped := op_vls_below(fabric, plan.fabric.data_vls):
+            out.findings.append(Finding("op-vls", op_vls_text(capped, plan.fabric.data_vls), {"ports": capped}))
     return out
 
 

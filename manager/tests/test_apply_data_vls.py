@@ -18,6 +18,7 @@ from apply_helpers import (
 )
 from ibqos.fabric.live import read_live
 from ibqos.plan import load_plan
+from ibqos_sim.harness.topology import dragonfly
 
 pytestmark = pytest.mark.fabric
 
@@ -73,4 +74,30 @@ def test_status_finds_a_plan_for_more_data_vls_than_the_ports_run(ibqos_cli, liv
     assert found["data-vls"]["message"].startswith(f"the plan runs 15 data VLs, {len(linked)} of the fabric's ports")
 
     r = ibqos_cli("status", "--live", "--plan", path_b, "--sim-socket", h.sock, "--json")
-    assert "data-vls" not in {f["kind"] for f in json.loads(r.stdout)["findings"]}
+    assert not {"data-vls", "op-vls"} & {f["kind"] for f in json.loads(r.stdout)["findings"]}
+
+
+def test_status_names_ports_an_sm_caps_below_the_plans_data_vls(ibqos_cli, ibsim_fabric, tmp_path):
+    """An OpenSM whose max_op_vls (a VLCap code) caps the ports at VL0-1 under an 8-VL plan:
+    before, status said only what follows (a CA sends an SL on a VL its port does not run),
+    never the cause. Now the finding op-vls names the ports and max_op_vls; the ports can run 8
+    (VLCap), so data-vls stays silent."""
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    net = dragonfly(2, 2, 1, 3).write_net(tmp_path / "df.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "run") as h:
+        sm = h.start_sm(conf={"max_op_vls": 2})
+        try:
+            fabric = read_live(h.env)
+            r = ibqos_cli("status", "--live", "--plan", path_b, "--sim-socket", h.sock, "--json")
+        finally:
+            sm.stop()
+    linked = sorted(
+        f"{n.desc}[{p}] runs 2" for n in fabric.nodes.values() for p, port in n.ports.items() if port.remote
+    )
+    assert {port.op_vls for n in fabric.nodes.values() for port in n.ports.values() if port.remote} == {2}
+    assert r.returncode == 1, r.stdout + r.stderr
+    found = {f["kind"]: f for f in json.loads(r.stdout)["findings"]}
+    assert "data-vls" not in found
+    assert sorted(found["op-vls"]["ports"]) == linked
+    assert found["op-vls"]["message"].startswith(f"the plan runs 8 data VLs, {len(linked)} of the fabric's ports")
+    assert "max_op_vls, a VLCap code (4 for 8 data VLs)" in found["op-vls"]["message"]
