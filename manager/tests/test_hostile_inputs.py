@@ -1026,6 +1026,36 @@ def test_a_version_meta_edited_by_hand_is_named_tampered_not_a_crash(ibqos_cli, 
         assert r.stderr.count("\n") == 1, r.stderr
 
 
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda d: [], ":1: unreadable apply journal (it holds an array, not the object ibqos writes)"),
+        (lambda d: "v0001", ":1: unreadable apply journal (it holds a string, not the object ibqos writes)"),
+        (lambda d: None, ":1: unreadable apply journal (it holds null, not the object ibqos writes)"),
+        (lambda d: {"state": "standby"}, ": unreadable apply journal (field 'previous' is missing)"),
+        (lambda d: {**d, "opensm_pid": "x"}, ":5: unreadable apply journal (field 'opensm_pid' is a string, not an"),
+        (lambda d: {**d, "opensm_pid": True}, ":5: unreadable apply journal (field 'opensm_pid' is true, not an"),
+        (lambda d: {**d, "state": "done"}, ":2: unreadable apply journal (field 'state' is 'done', not one of"),
+        (lambda d: {**d, "pid": 1}, ":13: unreadable apply journal (field 'pid' is not one ibqos writes)"),
+    ],
+    ids=["list", "string", "null", "fields-missing", "pid-string", "pid-true", "state-unknown", "field-unknown"],
+)
+def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_words(
+    ibqos_cli, tmp_path, plan_doc, edit, says
+):
+    """redteam: a journal.json edited by hand to `[]` (or a string, null, an object short of a
+    field) said 'unreadable apply journal (ibqos.apply.journal.Entry() argument after ** must
+    be a mapping, not list)', Python's words; a PID that is a string or true, or a state no
+    apply writes, went through (`status` exit 0, 'no process x'). The journal names the file,
+    the line and the field (exit 3: damage from outside ibqos, as unreadable JSON is)."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
+    journal = conf.parent / "ibqos.d" / "journal.json"
+    journal.write_text(json.dumps(edit(json.loads(journal.read_text())), indent=1) + "\n")
+    r = ibqos_cli("status", "--opensm-conf", conf)
+    assert r.returncode == 3 and r.stderr.startswith(f"ibqos: error: {journal}{says}"), r.stderr
+    assert r.stderr.count("\n") == 1 and "Entry" not in r.stderr, r.stderr
+
+
 def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_path, plan_doc):
     """redstreams: `apply --opensm-conf etc/opensm.conf` (relative) recorded that relative path
     in ibqos.d/paths.json: `status --opensm-conf /abs/etc/opensm.conf` run from another
