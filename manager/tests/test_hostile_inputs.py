@@ -358,6 +358,8 @@ def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_pa
         # pydantic's own words were shown: "0.rate.float: ...", "Value error, rate must be"
         ("- {name: VO, sl: 1, msg_bytes: 128, rate: fast}\n", ":1: 0.rate: Input should be a valid number"),
         ("- {name: VO, sl: 1, msg_bytes: 128, rate: 2}\n", ":1: 0.rate: rate must be in (0, 1] of the link"),
+        # redteam: YAML 1.1 reads `yes` as true; 'Input should be a valid string' did not say so
+        ("- {name: yes, sl: 1, msg_bytes: 128, rate: 1}\n", ":1: 0.name: 'yes' is a YAML boolean (true): quote it"),
     ],
 )
 def test_traffic_class_files_name_file_line_and_field(capsys, tmp_path, text, says):
