@@ -238,7 +238,16 @@ def test_json_that_python_reads_as_infinity_or_recursion_is_refused(capsys, tmp_
             lambda d: d["nodes"][0]["lft"].__setitem__(1, 9),
             "nodes.0.lft.1: LID 1 routed to 9: the switch has ports 0..3",
         ),
-        (lambda d: d["nodes"][0].__setitem__("lft", [255] * 50000), "50000 entries: unicast LIDs end at 0xbfff"),
+        (lambda d: d["nodes"][0].__setitem__("lft", [255] * 50000), "50000 entries: unicast LIDs end at 0xBFFF"),
+        # redteam: a port's LID of 70000 said pydantic's 'Input should be less than or equal to
+        # 65535', one of 49153 'want an integer in 0..49151': one rule, one wording
+        *(
+            (
+                lambda d, v=v: _ca_port(d, 0).__setitem__("lid", v),
+                f"lid: want a unicast LID 1..0xBFFF (0: none assigned), got {v}",
+            )
+            for v in (70000, 65535, 49152, -1)
+        ),
         (lambda d: d["nodes"][0]["sl2vl"][0].__setitem__(2, "0123"), "nodes.0.sl2vl.0.2: String should match pattern"),
         (lambda d: d.__setitem__("path_sls", [[1, 2, 16]]), "path_sls.0.2: Input should be less than or equal to 15"),
     ],
