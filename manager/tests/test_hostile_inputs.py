@@ -702,6 +702,23 @@ def test_a_full_output_directory_names_the_file_asked_for(capsys, tmp_path):
             assert not out.exists()
 
 
+def test_a_simulation_output_on_a_full_disk_leaves_no_empty_directory(capsys, tmp_path, fabric_doc, plan_doc):
+    """redteam: `ibqos simulate RUN --out full/sim` on a full file system said so (exit 2) but
+    left the empty directory sim/ it had made for sim.json behind; a failed write leaves the
+    output directory as it found it."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "fabric.json").write_text(json.dumps(fabric_doc))
+    (run_dir / "plan.json").write_text(json.dumps(plan_doc))  # the VLArb the fabric's dumps lack
+    with _tmpfs(tmp_path / "full", "size=64k") as full:
+        with open(full / "fill", "wb") as f:
+            f.write(b"\0" * (64 << 10))  # every block: the directory is made, sim.json cannot be
+        for out in (full / "sim", full / "a" / "b"):
+            rc, _, err = run(capsys, "simulate", run_dir, "--time-us", "5", "--warmup-us", "1", "--out", out)
+            assert rc == 2 and err.endswith(": No space left on device\n") and err.count("\n") == 1, err
+            assert sorted(p.name for p in full.iterdir()) == ["fill"], (out, list(full.iterdir()))
+
+
 def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
     """redteam: `ibqos status nosuch` in a directory holding a plan.json printed 'plan:
     plan.json (the run's; --plan overrides)' before saying there was no run directory."""
