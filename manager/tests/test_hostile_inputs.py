@@ -1084,6 +1084,34 @@ def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_w
     assert r.stderr.count("\n") == 1 and "Entry" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("loop", ["self", "two-links"])
+def test_a_qos_policy_file_that_is_a_symlink_loop_is_named_a_loop(ibqos_cli, tmp_path, plan_doc, loop):
+    """redteam: a qos-policy.conf that was a symlink to itself (`ln -s qos-policy.conf
+    qos-policy.conf`) had `apply` give config management's advice, 'make P a file ('cp
+    --remove-destination P P')' (realpath gives a loop's own path back), which cp refuses: it
+    names the loop. Nothing is stored, the link is left as it was (exit 3)."""
+    from ibqos.plan import load_plan
+    from ibqos.render import render_plan
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    files = render_plan(load_plan(plan), tmp_path / "etc")
+    policy = files["qos-policy.conf"]
+    policy.unlink()
+    if loop == "self":
+        policy.symlink_to(policy.name)
+    else:
+        policy.symlink_to("other.conf")
+        (policy.parent / "other.conf").symlink_to(policy.name)
+    r = ibqos_cli("apply", plan, "--opensm-conf", files["opensm.conf"], "--standby", cwd=tmp_path)
+    assert r.returncode == 3 and r.stderr == (
+        f"ibqos: error: {policy}: a symlink loop ({policy} -> {os.readlink(policy)} never reaches a file): OpenSM "
+        "reads nothing there; remove it, or make it the file OpenSM should read, then apply again\n"
+    ), r.stderr
+    assert os.readlink(policy) == (policy.name if loop == "self" else "other.conf")
+    assert not list((tmp_path / "etc" / "ibqos.d").glob("v*"))
+
+
 def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_path, plan_doc):
     """redstreams: `apply --opensm-conf etc/opensm.conf` (relative) recorded that relative path
     in ibqos.d/paths.json: `status --opensm-conf /abs/etc/opensm.conf` run from another
