@@ -1065,8 +1065,15 @@ def test_a_version_meta_edited_by_hand_is_named_tampered_not_a_crash(ibqos_cli, 
         (lambda d: {**d, "opensm_pid": True}, ":5: unreadable apply journal (field 'opensm_pid' is true, not an"),
         (lambda d: {**d, "state": "done"}, ":2: unreadable apply journal (field 'state' is 'done', not one of"),
         (lambda d: {**d, "pid": 1}, ":13: unreadable apply journal (field 'pid' is not one ibqos writes)"),
+        # bytes: the file's own (json's and Python's words; the nesting an internal error, exit 70)
+        (lambda d: b"{\n", ":2: unreadable apply journal (not JSON: Expecting property name enclosed in"),
+        (lambda d: b'{"state": "\xff"}', ":1: unreadable apply journal (not UTF-8 (byte 11))"),
+        (lambda d: b"[" * 100_000, ": unreadable apply journal (not JSON ibqos reads: nested too deeply)"),
     ],
-    ids=["list", "string", "null", "fields-missing", "pid-string", "pid-true", "state-unknown", "field-unknown"],
+    ids=[
+        *("list", "string", "null", "fields-missing", "pid-string", "pid-true", "state-unknown", "field-unknown"),
+        *("not-json", "not-utf8", "nested"),
+    ],
 )
 def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_words(
     ibqos_cli, tmp_path, plan_doc, edit, says
@@ -1074,11 +1081,14 @@ def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_w
     """redteam: a journal.json edited by hand to `[]` (or a string, null, an object short of a
     field) said 'unreadable apply journal (ibqos.apply.journal.Entry() argument after ** must
     be a mapping, not list)', Python's words; a PID that is a string or true, or a state no
-    apply writes, went through (`status` exit 0, 'no process x'). The journal names the file,
-    the line and the field (exit 3: damage from outside ibqos, as unreadable JSON is)."""
+    apply writes, went through (`status` exit 0, 'no process x'); a journal that is not JSON
+    or not UTF-8 was said in json's and Python's words, one nested 100,000 deep was an internal
+    error (RecursionError, exit 70). The journal names the file, the line and the field (exit
+    3: damage from outside ibqos, as unreadable JSON is)."""
     conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
     journal = conf.parent / "ibqos.d" / "journal.json"
-    journal.write_text(json.dumps(edit(json.loads(journal.read_text())), indent=1) + "\n")
+    doc = edit(json.loads(journal.read_text()))
+    journal.write_bytes(doc if isinstance(doc, bytes) else json.dumps(doc, indent=1).encode() + b"\n")
     r = ibqos_cli("status", "--opensm-conf", conf)
     assert r.returncode == 3 and r.stderr.startswith(f"ibqos: error: {journal}{says}"), r.stderr
     assert r.stderr.count("\n") == 1 and "Entry" not in r.stderr, r.stderr

@@ -25,9 +25,10 @@ import time
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..docfile import field_line, write_atomic
-from ..errors import ExternalError
+from ..docfile import field_line, parse_json, write_atomic
+from ..errors import ExternalError, InputError
 from ..fabric.model import Fabric
+from ..inputfile import decode
 from . import state_schema
 from .confset import state_file_mode
 from .history import append
@@ -64,12 +65,17 @@ class Journal:
 
     def read(self) -> Entry | None:
         try:
-            text = self.path.read_text()
-            doc = json.loads(text)
-            state_schema.check(doc, self.path)
-            return _entry(doc, text)
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return None
+        try:
+            try:
+                text = decode(raw, self.path)
+                doc = parse_json(text, self.path)
+            except InputError as e:  # not UTF-8, not JSON: said as every reader says it, with its line
+                raise _Unfit(e.detail, e.line) from e
+            state_schema.check(doc, self.path)
+            return _entry(doc, text)
         except (ValueError, TypeError) as e:
             # written with write-fsync-rename, so this is damage from outside ibqos (a hand edit)
             where = f"{self.path}:{e.line}" if isinstance(e, _Unfit) and e.line else f"{self.path}"
