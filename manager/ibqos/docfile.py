@@ -3,6 +3,7 @@ turn a bad file into one InputError line, and one way to write a file whole or n
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import io
@@ -13,7 +14,7 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -227,6 +228,28 @@ def check_writable(path: Path | None, field: str) -> None:
         raise InputError(f"{path}: is a directory", field=field)
     if not os.access(d, os.W_OK | os.X_OK):
         raise InputError(f"{path}: directory {d} is not writable", field=field)
+
+
+@contextlib.contextmanager
+def made_dir(directory: str | Path) -> Iterator[Path]:
+    """`directory` made (with the parents it lacks) for what the block writes into it; when
+    the block fails, the directories made here are removed again: `simulate --out full/sim`
+    on a full disk left the empty sim/ it had made behind."""
+    directory = Path(directory)
+    made, p = [], directory
+    while not os.path.lexists(p) and p != p.parent:
+        made.append(p)
+        p = p.parent
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        yield directory
+    except BaseException:
+        for d in made:  # deepest first; one that is not empty now is someone else's too
+            try:
+                d.rmdir()
+            except OSError:
+                break
+        raise
 
 
 def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None) -> None:

@@ -44,6 +44,8 @@ BAD = [
     ("an SL 16 for a path", lambda d: d["path_sls"][0].__setitem__(2, 16), "path_sls.0.2"),
     ("a lane speed nan", lambda d: d["nodes"][1]["ports"][0].update(speed="nan"), "nodes.1.ports.0.speed"),
     ("a width 3X", lambda d: d["nodes"][1]["ports"][0].update(width="3X"), "nodes.1.ports.0.width"),
+    # redteam: the schema allowed LIDs up to 0xFFFF, the loader only unicast ones (to 0xBFFF)
+    ("a multicast LID", lambda d: d["nodes"][1]["ports"][0].update(lid=0xC000), "nodes.1.ports.0.lid"),
     ("no schema", lambda d: d.pop("schema"), None),
 ]
 

@@ -238,7 +238,16 @@ def test_json_that_python_reads_as_infinity_or_recursion_is_refused(capsys, tmp_
             lambda d: d["nodes"][0]["lft"].__setitem__(1, 9),
             "nodes.0.lft.1: LID 1 routed to 9: the switch has ports 0..3",
         ),
-        (lambda d: d["nodes"][0].__setitem__("lft", [255] * 50000), "50000 entries: unicast LIDs end at 0xbfff"),
+        (lambda d: d["nodes"][0].__setitem__("lft", [255] * 50000), "50000 entries: unicast LIDs end at 0xBFFF"),
+        # redteam: a port's LID of 70000 said pydantic's 'Input should be less than or equal to
+        # 65535', one of 49153 'want an integer in 0..49151': one rule, one wording
+        *(
+            (
+                lambda d, v=v: _ca_port(d, 0).__setitem__("lid", v),
+                f"lid: want a unicast LID 1..0xBFFF (0: none assigned), got {v}",
+            )
+            for v in (70000, 65535, 49152, -1)
+        ),
         (lambda d: d["nodes"][0]["sl2vl"][0].__setitem__(2, "0123"), "nodes.0.sl2vl.0.2: String should match pattern"),
         (lambda d: d.__setitem__("path_sls", [[1, 2, 16]]), "path_sls.0.2: Input should be less than or equal to 15"),
     ],
@@ -358,6 +367,8 @@ def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_pa
         # pydantic's own words were shown: "0.rate.float: ...", "Value error, rate must be"
         ("- {name: VO, sl: 1, msg_bytes: 128, rate: fast}\n", ":1: 0.rate: Input should be a valid number"),
         ("- {name: VO, sl: 1, msg_bytes: 128, rate: 2}\n", ":1: 0.rate: rate must be in (0, 1] of the link"),
+        # redteam: YAML 1.1 reads `yes` as true; 'Input should be a valid string' did not say so
+        ("- {name: yes, sl: 1, msg_bytes: 128, rate: 1}\n", ":1: 0.name: 'yes' is a YAML boolean (true): quote it"),
     ],
 )
 def test_traffic_class_files_name_file_line_and_field(capsys, tmp_path, text, says):
@@ -689,6 +700,23 @@ def test_a_full_output_directory_names_the_file_asked_for(capsys, tmp_path):
             assert rc == 2 and err.startswith(f"ibqos: error: {out}/"), (args, err)
             assert err.endswith(": No space left on device\n") and err.count("\n") == 1, err
             assert not out.exists()
+
+
+def test_a_simulation_output_on_a_full_disk_leaves_no_empty_directory(capsys, tmp_path, fabric_doc, plan_doc):
+    """redteam: `ibqos simulate RUN --out full/sim` on a full file system said so (exit 2) but
+    left the empty directory sim/ it had made for sim.json behind; a failed write leaves the
+    output directory as it found it."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "fabric.json").write_text(json.dumps(fabric_doc))
+    (run_dir / "plan.json").write_text(json.dumps(plan_doc))  # the VLArb the fabric's dumps lack
+    with _tmpfs(tmp_path / "full", "size=64k") as full:
+        with open(full / "fill", "wb") as f:
+            f.write(b"\0" * (64 << 10))  # every block: the directory is made, sim.json cannot be
+        for out in (full / "sim", full / "a" / "b"):
+            rc, _, err = run(capsys, "simulate", run_dir, "--time-us", "5", "--warmup-us", "1", "--out", out)
+            assert rc == 2 and err.endswith(": No space left on device\n") and err.count("\n") == 1, err
+            assert sorted(p.name for p in full.iterdir()) == ["fill"], (out, list(full.iterdir()))
 
 
 def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):
@@ -1024,6 +1052,74 @@ def test_a_version_meta_edited_by_hand_is_named_tampered_not_a_crash(ibqos_cli, 
         r = ibqos_cli(cmd, "--opensm-conf", conf)
         assert r.returncode == 1 and r.stderr.startswith(f"ibqos: error: TAMPERED: {version} changed"), (cmd, r.stderr)
         assert r.stderr.count("\n") == 1, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda d: [], ":1: unreadable apply journal (it holds an array, not the object ibqos writes)"),
+        (lambda d: "v0001", ":1: unreadable apply journal (it holds a string, not the object ibqos writes)"),
+        (lambda d: None, ":1: unreadable apply journal (it holds null, not the object ibqos writes)"),
+        (lambda d: {"state": "standby"}, ": unreadable apply journal (field 'previous' is missing)"),
+        (lambda d: {**d, "opensm_pid": "x"}, ":5: unreadable apply journal (field 'opensm_pid' is a string, not an"),
+        (lambda d: {**d, "opensm_pid": True}, ":5: unreadable apply journal (field 'opensm_pid' is true, not an"),
+        (lambda d: {**d, "state": "done"}, ":2: unreadable apply journal (field 'state' is 'done', not one of"),
+        (lambda d: {**d, "pid": 1}, ":13: unreadable apply journal (field 'pid' is not one ibqos writes)"),
+        # bytes: the file's own (json's and Python's words; the nesting an internal error, exit 70)
+        (lambda d: b"{\n", ":2: unreadable apply journal (not JSON: Expecting property name enclosed in"),
+        (lambda d: b'{"state": "\xff"}', ":1: unreadable apply journal (not UTF-8 (byte 11))"),
+        (lambda d: b"[" * 100_000, ": unreadable apply journal (not JSON ibqos reads: nested too deeply)"),
+    ],
+    ids=[
+        *("list", "string", "null", "fields-missing", "pid-string", "pid-true", "state-unknown", "field-unknown"),
+        *("not-json", "not-utf8", "nested"),
+    ],
+)
+def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_words(
+    ibqos_cli, tmp_path, plan_doc, edit, says
+):
+    """redteam: a journal.json edited by hand to `[]` (or a string, null, an object short of a
+    field) said 'unreadable apply journal (ibqos.apply.journal.Entry() argument after ** must
+    be a mapping, not list)', Python's words; a PID that is a string or true, or a state no
+    apply writes, went through (`status` exit 0, 'no process x'); a journal that is not JSON
+    or not UTF-8 was said in json's and Python's words, one nested 100,000 deep was an internal
+    error (RecursionError, exit 70). The journal names the file, the line and the field (exit
+    3: damage from outside ibqos, as unreadable JSON is)."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
+    journal = conf.parent / "ibqos.d" / "journal.json"
+    doc = edit(json.loads(journal.read_text()))
+    journal.write_bytes(doc if isinstance(doc, bytes) else json.dumps(doc, indent=1).encode() + b"\n")
+    r = ibqos_cli("status", "--opensm-conf", conf)
+    assert r.returncode == 3 and r.stderr.startswith(f"ibqos: error: {journal}{says}"), r.stderr
+    assert r.stderr.count("\n") == 1 and "Entry" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("loop", ["self", "two-links"])
+def test_a_qos_policy_file_that_is_a_symlink_loop_is_named_a_loop(ibqos_cli, tmp_path, plan_doc, loop):
+    """redteam: a qos-policy.conf that was a symlink to itself (`ln -s qos-policy.conf
+    qos-policy.conf`) had `apply` give config management's advice, 'make P a file ('cp
+    --remove-destination P P')' (realpath gives a loop's own path back), which cp refuses: it
+    names the loop. Nothing is stored, the link is left as it was (exit 3)."""
+    from ibqos.plan import load_plan
+    from ibqos.render import render_plan
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(plan_doc))
+    files = render_plan(load_plan(plan), tmp_path / "etc")
+    policy = files["qos-policy.conf"]
+    policy.unlink()
+    if loop == "self":
+        policy.symlink_to(policy.name)
+    else:
+        policy.symlink_to("other.conf")
+        (policy.parent / "other.conf").symlink_to(policy.name)
+    r = ibqos_cli("apply", plan, "--opensm-conf", files["opensm.conf"], "--standby", cwd=tmp_path)
+    assert r.returncode == 3 and r.stderr == (
+        f"ibqos: error: {policy}: a symlink loop ({policy} -> {os.readlink(policy)} never reaches a file): OpenSM "
+        "reads nothing there; remove it, or make it the file OpenSM should read, then apply again\n"
+    ), r.stderr
+    assert os.readlink(policy) == (policy.name if loop == "self" else "other.conf")
+    assert not list((tmp_path / "etc" / "ibqos.d").glob("v*"))
 
 
 def test_a_relative_opensm_conf_is_managed_from_any_directory(ibqos_cli, tmp_path, plan_doc):

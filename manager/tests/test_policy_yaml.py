@@ -149,6 +149,20 @@ CASES = {
         "classes[0].max_latency_us",
         "'1:30' is a base-60 number in YAML: quote it if it is text",
     ),
+    # redteam: YAML 1.1 reads yes/no/on/off as booleans: 'name: yes' said only 'Input should
+    # be a valid string', not that YAML had read the word as true
+    "boolean-name": (
+        GOOD.replace("name: qos", "name: yes"),
+        6,
+        "classes[0].name",
+        "'yes' is a YAML boolean (true): quote it if it is text",
+    ),
+    "boolean-port-name": (
+        GOOD.replace("bandwidth: 40", "bandwidth: 40\n    match: {groups: [{name: g, port_name: [Off]}]}"),
+        9,
+        "classes[0].match.groups[0].port_name[0]",
+        "'Off' is a YAML boolean (false): quote it if it is text",
+    ),
     # found by the 10^5-policy fuzz run: PyYAML hands a bad \U escape to chr() unmarked
     "escape-out-of-range": ('classes:\n  "\\U7000F3087": true\n', 1, "classes", "bad escape in a quoted scalar"),
     # found by the same run: a 5e-324 % guarantee divided by zero in the synthesis

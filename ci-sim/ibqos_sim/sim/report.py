@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from ibqos.docfile import write_atomic
+from ibqos.docfile import made_dir, write_atomic
 from ibqos.term import print_table
 from rich.console import Console
 from rich.table import Table
@@ -92,7 +92,7 @@ def print_sweep(results: list[SimResult], console: Console | None = None) -> Non
 def write_json(path: str | Path, results: list[SimResult], meta: dict) -> Path:
     """Atomic: a temp file in the target directory renamed over `path`."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"schema": SCHEMA, **meta, "results": [r.to_json() for r in results]}
-    write_atomic(path, json.dumps(doc, indent=1) + "\n")
+    with made_dir(path.parent):
+        write_atomic(path, json.dumps(doc, indent=1) + "\n")
     return path

@@ -29,6 +29,7 @@ from before the mark (an upgrade) the admin's files stored empty are the absent 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -241,11 +242,21 @@ class ConfigSet:
         """One line naming a managed path that is a symlink out of the state directory (config
         management's `/etc/opensm/opensm.conf -> /srv/cm/opensm.conf`), or None. Adopting it
         would replace that link with ours: the file it named would silently stop being what
-        OpenSM reads, and the path would still read `current` (no DRIFT to say so)."""
+        OpenSM reads, and the path would still read `current` (no DRIFT to say so). A symlink
+        loop is named as one."""
         for p in self.paths.values():
             if not p.is_symlink():
                 continue
-            target = Path(os.path.realpath(p))
+            try:
+                target = Path(os.path.realpath(p, strict=True))
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    # realpath gives a loop's own path back: the advice was 'cp --remove-destination P P'
+                    return (
+                        f"{p}: a symlink loop ({p} -> {os.readlink(p)} never reaches a file): OpenSM reads "
+                        "nothing there; remove it, or make it the file OpenSM should read, then apply again"
+                    )
+                target = Path(os.path.realpath(p))
             if target.is_relative_to(self.state.resolve()):
                 continue  # ours, or the nested layout older ibqos made (adopt keeps its contents)
             return (

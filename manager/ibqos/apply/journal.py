@@ -22,18 +22,20 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..docfile import write_atomic
-from ..errors import ExternalError
+from ..docfile import field_line, parse_json, write_atomic
+from ..errors import ExternalError, InputError
 from ..fabric.model import Fabric
+from ..inputfile import decode
 from . import state_schema
 from .confset import state_file_mode
 from .history import append
 
 STATES = ("intent", "swapped", "swept", "verified")  # the forward path, in order
 TERMINAL = ("verified", "standby", "rolled-back", "discarded")
+KNOWN = (*STATES, "rollback", *TERMINAL[1:])  # every state a journal can hold
 
 
 @dataclass
@@ -63,16 +65,22 @@ class Journal:
 
     def read(self) -> Entry | None:
         try:
-            doc = json.loads(self.path.read_text())
-            state_schema.check(doc, self.path)
-            return Entry(**doc)
+            raw = self.path.read_bytes()
         except FileNotFoundError:
             return None
+        try:
+            try:
+                text = decode(raw, self.path)
+                doc = parse_json(text, self.path)
+            except InputError as e:  # not UTF-8, not JSON: said as every reader says it, with its line
+                raise _Unfit(e.detail, e.line) from e
+            state_schema.check(doc, self.path)
+            return _entry(doc, text)
         except (ValueError, TypeError) as e:
-            # written with write-fsync-rename, so this is damage from outside ibqos
-
+            # written with write-fsync-rename, so this is damage from outside ibqos (a hand edit)
+            where = f"{self.path}:{e.line}" if isinstance(e, _Unfit) and e.line else f"{self.path}"
             raise ExternalError(
-                f"{self.path}: unreadable apply journal ({e}); inspect it and the ibqos.d/current link, then remove it"
+                f"{where}: unreadable apply journal ({e}); inspect it and the ibqos.d/current link, then remove it"
             ) from e
 
     def write(self, entry: Entry, state: str) -> Entry:
@@ -97,3 +105,54 @@ class Journal:
             return Fabric.from_json(self.before_path.read_text())
         except (OSError, ValueError):
             return None
+
+
+# each field's JSON types as Entry holds them, and their words (JSON's true is no PID)
+_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "state": ((str,), "a string"),
+    "previous": ((str, type(None)), "a string or null"),
+    "version": ((str,), "a string"),
+    "opensm_pid": ((int,), "an integer"),
+    "log": ((str,), "a string"),
+    "dumps": ((str,), "a string"),
+    "apply_pid": ((int,), "an integer"),
+    "time": ((int, float), "a number"),
+    "action": ((str,), "a string"),
+    "plan_sha256": ((str, type(None)), "a string or null"),
+    "who": ((str, type(None)), "a string or null"),
+    "schema": ((str,), "a string"),
+}
+_JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}
+
+
+class _Unfit(ValueError):
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.line = line
+
+
+def _json_type(v: object) -> str:
+    if v is None or isinstance(v, bool):
+        return json.dumps(v)
+    return _JSON_NAMES.get(type(v), type(v).__name__)
+
+
+def _entry(doc: object, text: str) -> Entry:
+    """The journal's entry, or _Unfit naming the field (and its line) that is not as ibqos
+    writes it: a hand edit ended in Python's words ('Entry() argument after ** must be a
+    mapping, not list') or went through with a PID or a version that was no such thing."""
+    if not isinstance(doc, dict):
+        raise _Unfit(f"it holds {_json_type(doc)}, not the object ibqos writes", 1)
+    for f in fields(Entry):
+        if f.name not in doc and f.default is MISSING and f.default_factory is MISSING:
+            raise _Unfit(f"field {f.name!r} is missing")
+    for key, value in doc.items():
+        line = field_line(text, (key,))
+        if key not in _TYPES:
+            raise _Unfit(f"field {key!r} is not one ibqos writes", line)
+        types, words = _TYPES[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise _Unfit(f"field {key!r} is {_json_type(value)}, not {words}", line)
+        if key == "state" and value not in KNOWN:
+            raise _Unfit(f"field 'state' is {value!r:.40}, not one of {', '.join(KNOWN)}", line)
+    return Entry(**doc)

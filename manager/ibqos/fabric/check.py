@@ -13,7 +13,7 @@ from ..docfile import JsonDoc
 from ..vls import DATA_VL_COUNTS
 
 MAX_PORTS = 254  # IBA: NumPorts of a switch (port numbers 1-254; the one owner of the limit)
-MAX_UCAST_LID = 0xBFFF
+MAX_UCAST_LID = 0xBFFF  # 0xC000 and up are multicast LIDs (IBA 4.1.1): no port's
 NO_ROUTE = 255
 VL_COUNTS = (0, *DATA_VL_COUNTS)  # 0: not read
 MTUS = (0, 256, 512, 1024, 2048, 4096)
@@ -34,6 +34,14 @@ def _guid(w: JsonDoc, v: Any, *loc: str | int) -> int:
     if not 0 <= g < 1 << 64:
         raise w.error(f"{v!r:.40} is longer than 64 bits", *loc)
     return g
+
+
+def unicast_lid(v: int) -> int:
+    """A port's LID, the one rule and its wording (the model's Port.lid): 70000 said 'Input
+    should be less than or equal to 65535' (pydantic) and 49153 'want an integer in 0..49151'."""
+    if not 0 <= v <= MAX_UCAST_LID:
+        raise ValueError(f"want a unicast LID 1..0x{MAX_UCAST_LID:X} (0: none assigned), got {v}")
+    return v
 
 
 def _ranged(w: JsonDoc, v: Any, lo: int, hi: int, *loc: str | int, allowed: tuple[int, ...] = ()) -> int:
@@ -118,7 +126,7 @@ def _port(
         if pguid in guid_owner:
             raise w.error(f"port GUID 0x{pguid:016x} is also {guid_owner[pguid]}'s", *at, "guid")
         guid_owner[pguid] = f"{node} port {num}"
-    lid = _ranged(w, pd["lid"], 0, MAX_UCAST_LID, *at, "lid")
+    lid = int(pd["lid"])  # its range is the model's (unicast_lid), checked before this
     lmc = _ranged(w, pd.get("lmc", 0), 0, 7, *at, "lmc")
     if lid:
         for k in range(lid, lid + (1 << lmc)):
@@ -170,7 +178,7 @@ def _lft(w: JsonDoc, lft: Any, kind: str, nports: int, at: tuple[str | int, ...]
     if kind != "switch" and lft:
         raise w.error("only a switch has an LFT", *at, "lft")
     if len(lft) > MAX_UCAST_LID + 1:
-        raise w.error(f"{len(lft)} entries: unicast LIDs end at {MAX_UCAST_LID:#x}", *at, "lft")
+        raise w.error(f"{len(lft)} entries: unicast LIDs end at 0x{MAX_UCAST_LID:X}", *at, "lft")
     # Tens of millions of entries in a large fabric: check the few distinct values, then find
     # the first bad one for the message.
     try:

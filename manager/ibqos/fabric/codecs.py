@@ -19,9 +19,8 @@ from typing import Any, get_args
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema as cs
 
-from .check import MAX_PORTS
+from .check import MAX_PORTS, MAX_UCAST_LID
 
-MAX_LID = 0xBFFF  # unicast LIDs
 GUID_PATTERN = r"^0x[0-9a-fA-F]{1,16}$"
 
 
@@ -104,7 +103,7 @@ class PathSlRows:
 
     @staticmethod
     def __get_pydantic_core_schema__(source: Any, handler: GetCoreSchemaHandler) -> cs.CoreSchema:
-        lid = cs.int_schema(ge=1, le=MAX_LID)
+        lid = cs.int_schema(ge=1, le=MAX_UCAST_LID)
         row = cs.tuple_schema([lid, lid, cs.int_schema(ge=0, le=15)])
         return _codec(
             cs.list_schema(row),

@@ -39,7 +39,7 @@ from ..arbiter.rates import LANE_COUNTS, LANE_SPEED_PATTERN, LANE_SPEED_RATES, W
 from ..arbiter.table import ArbTable
 from ..docfile import JsonDoc, error_loc, error_message, read_json_text, write_atomic
 from ..errors import InputError
-from .check import MAX_PORTS, check_fabric_doc
+from .check import MAX_PORTS, MAX_UCAST_LID, check_fabric_doc, unicast_lid
 from .codecs import HexGuid, KeyedList, PathSlRows, Sl2vlRows
 
 SCHEMA = "ibqos.fabric/1"
@@ -81,6 +81,9 @@ LaneSpeed = Annotated[
     ),
 ]
 
+# pydantic's own bound would word the error its way (`le`): the schema says it, the rule words it
+Lid = Annotated[int, Field(json_schema_extra={"minimum": 0, "maximum": MAX_UCAST_LID}), AfterValidator(unicast_lid)]
+
 
 class _M(BaseModel):
     # a fabric.json is ibqos's own document (or its read-back's): an unknown field is a bug
@@ -90,7 +93,7 @@ class _M(BaseModel):
 class Port(_M):
     num: int = Field(ge=0, le=MAX_PORTS)
     guid: Guid = 0
-    lid: int = Field(0, ge=0, le=0xFFFF)  # CA ports and switch port 0; 0 on switch external ports
+    lid: Lid = 0  # CA ports and switch port 0; 0 on switch external ports
     lmc: int = Field(0, ge=0, le=7)
     remote: tuple[Guid, Annotated[int, Field(ge=0, le=MAX_PORTS)]] | None = None  # (peer node GUID, port)
     width: Width = ""  # "4X"

@@ -24,7 +24,12 @@ def load_policy(path: str | Path) -> Policy:
     except pydantic.ValidationError as e:
         err = e.errors()[0]
         loc = error_loc(err)
-        raise InputError(_message(err), file=path, line=src.line(loc), field=_dotted(loc) or None) from e
+        raise InputError(
+            src.boolean_note(loc, err["type"]) or _message(err),
+            file=path,
+            line=src.line(loc),
+            field=_dotted(loc) or None,
+        ) from e
     policy._source = str(path)
     policy._lines = dict(src.lines)
     policy._sha256 = src.sha256

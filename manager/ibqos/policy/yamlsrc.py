@@ -42,13 +42,26 @@ ALIAS_BUDGET = 2000
 
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null")}
+_TRUE = ("yes", "true", "on")  # PyYAML's booleans, as YAML 1.1 spells them (any case)
 
 
 class Located:
     """Plain data plus a map from locations to 1-based line numbers."""
 
-    def __init__(self, data: Any, lines: dict[Path_, int], file: str, sha256: str = ""):
+    def __init__(
+        self, data: Any, lines: dict[Path_, int], file: str, sha256: str = "", booleans: dict[Path_, str] | None = None
+    ):
         self.data, self.lines, self.file, self.sha256 = data, lines, file, sha256
+        self.booleans = booleans or {}  # location -> the plain word YAML 1.1 read as true/false
+
+    def boolean_note(self, loc: Iterable[Any], error_type: str) -> str | None:
+        """Why a value that should be text (a pydantic `string_type` error) is not, when YAML
+        read the word as a boolean: 'Input should be a valid string' for `name: yes` did not
+        say so."""
+        word = self.booleans.get(tuple(loc))
+        if word is None or error_type != "string_type":
+            return None
+        return f"{word!r} is a YAML boolean ({str(word.lower() in _TRUE).lower()}): quote it if it is text"
 
     def line(self, loc: Iterable[Any]) -> int | None:
         """Line of the value at `loc`, or of its nearest enclosing value."""
@@ -102,7 +115,7 @@ def load_yaml(path: str | Path, what: str = "a policy") -> Located:
         ) from e
     if not builder.done:
         raise InputError("the file is empty", file=path)
-    return Located(builder.root, dict(builder.lines), str(path), sha256)
+    return Located(builder.root, dict(builder.lines), str(path), sha256, builder.booleans)
 
 
 @dataclass
@@ -132,6 +145,7 @@ class _Builder:
         self.open_anchors: set[str] = set()
         self.lines: dict[Path_, int] = {}
         self.order: list[tuple[Path_, int]] = []  # the same, in the order values were made
+        self.booleans: dict[Path_, str] = {}
         self.alias_nodes = 0
         self.root = None
         self.done = False
@@ -217,6 +231,8 @@ class _Builder:
             return
         loc = self.where()
         self._note(loc, ev)
+        if isinstance(value, bool) and ev.tag is None:
+            self.booleans[loc] = ev.value
         if ev.anchor:
             self.anchors[ev.anchor] = _Anchored(value, loc, [(loc, ev.start_mark.line + 1)])
         self._place(value)

@@ -62,7 +62,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + error_loc(err)
                     raise InputError(
-                        error_message(err),
+                        located.boolean_note(loc, str(err.get("type", ""))) or error_message(err),
                         file=classes_file,
                         line=located.line(loc),
                         field=".".join(str(x) for x in loc),
