@@ -141,7 +141,7 @@ def test_run_sm_and_start_sm_take_one_options_type(tmp_path, ibsim_fabric):
         assert [p for p in sig.parameters if p != "self"] == [*params, "opts"], (name, sig)
         assert sig.parameters["opts"].annotation == "Unpack[SmOptions]", (name, sig)
     assert set(SmOptions.__optional_keys__) == {
-        "engine", "conf", "conf_files", "plugin", "plugin_options", "name", "log_flags", "sim_host"
+        "engine", "conf", "conf_files", "plugin", "plugin_options", "name", "log_flags", "sim_host", "preload"
     }  # fmt: skip
     frag = tmp_path / "frag.conf"
     frag.write_text("# a fragment\nlmc 0\n")

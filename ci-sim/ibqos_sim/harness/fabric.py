@@ -182,6 +182,22 @@ class SmDaemon:
 
         wait_until(done, timeout=timeout, interval=0.1, what=f"{n} OpenSM sweep(s) in {self.log}")
 
+    def wait_settled(self, timeout: float = 120) -> None:
+        """Wait until OpenSM's start is over: after its last SUBNET UP a light sweep found
+        nothing to do (the next one began, no heavy sweep between). On ibsim the first light
+        sweep after the first SUBNET UP sweeps heavily again (the ports its link manager
+        brought up), rewriting the dumps and the plugin's record about 2 s in: a test that
+        plants a file there must not race it."""
+
+        def done() -> bool:
+            if not self.alive():
+                raise ExternalError(f"OpenSM (pid {self.pid}) died; see {self.log}")
+            text = self.log.read_bytes()
+            after = text[text.rfind(b"SUBNET UP") :] if b"SUBNET UP" in text else b""
+            return after.count(b"INITIATING LIGHT SWEEP") >= 2 and b"INITIATING HEAVY SWEEP" not in after
+
+        wait_until(done, timeout=timeout, interval=0.1, what=f"OpenSM's start to settle in {self.log}")
+
     def record(self):
         """The ibqos plugin's record when this OpenSM wrote it (plugin=True), else None."""
 
