@@ -115,10 +115,14 @@ def _older_records(real: dict) -> list[tuple[str, dict]]:
     return [("(before the version was recorded)", before), ("0.0.9", {**before, "plugin_version": "0.0.9"})]
 
 
-def _plant(dumps: Path, record: dict) -> None:
-    tmp = dumps / f"{RECORD_FILE}.planted"
+def _plant(sm, record: dict) -> None:
+    """`record` as the plugin record of OpenSM `sm`, once its start has settled: the heavy sweep
+    ibsim's OpenSM makes about 2 s after its first SUBNET UP rewrites the record (the monitor's
+    test, faster on the patched ibsim, planted before it at fb92dca and read the real one)."""
+    sm.wait_settled()
+    tmp = sm.dumps / f"{RECORD_FILE}.planted"
     tmp.write_text(json.dumps(record))
-    os.replace(tmp, dumps / RECORD_FILE)  # as the plugin writes it: never half a file
+    os.replace(tmp, sm.dumps / RECORD_FILE)  # as the plugin writes it: never half a file
 
 
 @pytest.mark.parametrize("again", ["another plan", "the deployed plan"])
@@ -135,7 +139,7 @@ def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_wr
     state = sm.conf.parent / "ibqos.d"
     before, texts = state_tree(state), managed_texts(sm)
     for version, record in _older_records(real):
-        _plant(sm.dumps, record)
+        _plant(sm, record)
         r = run_apply(ibqos_cli, h, sm, target)
         assert r.returncode == 3, r.stdout + r.stderr
         assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, version)}"], r.stderr
@@ -144,7 +148,7 @@ def test_apply_refuses_an_opensm_that_runs_an_older_plugin_before_anything_is_wr
         # no SIGHUP either: the planted record is still the one in force
         assert json.loads((sm.dumps / RECORD_FILE).read_text()) == record
     if target == path_b:
-        _plant(sm.dumps, real)
+        _plant(sm, real)
         r = run_apply(ibqos_cli, h, sm, path_b)  # the plugin this ibqos's: no change, as before
         assert r.returncode == 0 and "no change" in r.stdout, r.stdout + r.stderr
 
@@ -158,7 +162,7 @@ def test_the_refusal_names_the_unit_opensm_runs_in_else_its_command_line(ibqos_c
     h, sm, _, path_a = live_sm
     real = json.loads((sm.dumps / RECORD_FILE).read_text())
     unit = leaf if leaf.endswith(".service") else None
-    _plant(sm.dumps, _older_records(real)[1][1])
+    _plant(sm, _older_records(real)[1][1])
     with _in_cgroup(sm.pid, leaf):
         r = run_apply(ibqos_cli, h, sm, path_a)
         assert r.returncode == 3, r.stdout + r.stderr
@@ -180,7 +184,7 @@ def test_the_running_plugin_names_its_release_and_status_reports_an_older_one(ib
 
     assert plugin_findings() == (0, [])
     for version, record in _older_records(real):
-        _plant(sm.dumps, record)
+        _plant(sm, record)
         assert plugin_findings() == (1, [_refusal(sm.pid, version)])
 
 
@@ -195,7 +199,7 @@ def test_a_dry_run_ends_as_the_apply_would_on_an_opensm_that_runs_an_older_plugi
     state = sm.conf.parent / "ibqos.d"
     before, texts = state_tree(state), managed_texts(sm)
     old = _older_records(real)[1][1]
-    _plant(sm.dumps, old)
+    _plant(sm, old)
     for target, shown in ((path_a, "changed: "), (path_b, "no change")):
         r = run_apply(ibqos_cli, h, sm, target, "--dry-run")
         assert r.returncode == 3, r.stdout + r.stderr
@@ -203,7 +207,7 @@ def test_a_dry_run_ends_as_the_apply_would_on_an_opensm_that_runs_an_older_plugi
         assert shown in r.stdout, r.stdout
         assert state_tree(state) == before and managed_texts(sm) == texts
     assert json.loads((sm.dumps / RECORD_FILE).read_text()) == old  # no SIGHUP
-    _plant(sm.dumps, real)
+    _plant(sm, real)
     r = run_apply(ibqos_cli, h, sm, path_a, "--dry-run")
     assert r.returncode == 0 and "changed: " in r.stdout, r.stdout + r.stderr
 
@@ -221,13 +225,13 @@ def test_the_recovery_of_a_killed_apply_refuses_an_opensm_on_an_older_plugin_and
     journal = sm.conf.parent / "ibqos.d" / "journal.json"
     real = json.loads((sm.dumps / RECORD_FILE).read_text())
     old = _older_records(real)[1][1]
-    _plant(sm.dumps, old)
+    _plant(sm, old)
     for r in (run_status(ibqos_cli, h, sm), run_apply(ibqos_cli, h, sm, path_b)):
         assert r.returncode == 3, r.stdout + r.stderr
         assert r.stderr.strip().splitlines() == [f"ibqos: error: {_refusal(sm.pid, '0.0.9')}"], r.stderr
         assert json.loads(journal.read_text())["state"] == "swapped"
         assert json.loads((sm.dumps / RECORD_FILE).read_text()) == old  # no SIGHUP
-    _plant(sm.dumps, real)
+    _plant(sm, real)
     r = run_status(ibqos_cli, h, sm)
     assert r.returncode == 0 and "swept, read back and verified v0001" in r.stdout, r.stdout + r.stderr
     assert programmed_equals(h, plan_b)
