@@ -24,6 +24,7 @@ import os
 import time
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 from ..docfile import field_line, parse_json, write_atomic
 from ..errors import ExternalError, InputError
@@ -107,21 +108,18 @@ class Journal:
             return None
 
 
-# each field's JSON types as Entry holds them, and their words (JSON's true is no PID)
-_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "state": ((str,), "a string"),
-    "previous": ((str, type(None)), "a string or null"),
-    "version": ((str,), "a string"),
-    "opensm_pid": ((int,), "an integer"),
-    "log": ((str,), "a string"),
-    "dumps": ((str,), "a string"),
-    "apply_pid": ((int,), "an integer"),
-    "time": ((int, float), "a number"),
-    "action": ((str,), "a string"),
-    "plan_sha256": ((str, type(None)), "a string or null"),
-    "who": ((str, type(None)), "a string or null"),
-    "schema": ((str,), "a string"),
-}
+_WORDS = {str: "a string", int: "an integer", float: "a number", type(None): "null"}
+
+
+def _accepted(hint: object) -> tuple[tuple[type, ...], str]:
+    """The JSON values a field of Entry takes, from its annotation, and their words: a float
+    field takes any number (JSON's true is no PID: bool is refused apart)."""
+    types = tuple(t for t in (get_args(hint) or (hint,)) if isinstance(t, type))
+    return types + ((int,) if float in types else ()), " or ".join(_WORDS[t] for t in types)
+
+
+# each field's JSON types as Entry declares them
+_TYPES = {name: _accepted(hint) for name, hint in get_type_hints(Entry).items()}
 _JSON_NAMES = {dict: "an object", list: "an array", str: "a string", int: "an integer", float: "a number"}
 
 
