@@ -10,6 +10,7 @@ import threading
 import pytest
 from ibqos.errors import InputError
 from ibqos.fabric.dla_record import RECORD_FILE, RECORD_TEMP
+from ibqos.proc import ProcessError, wait_until
 from ibqos_sim.harness.fabric import ONCE_SWEEP_INTERVAL_S, Harness, SmOptions
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -158,3 +159,30 @@ def test_run_sm_and_start_sm_take_one_options_type(tmp_path, ibsim_fabric):
             with pytest.raises(TypeError, match=r"unknown OpenSM run option.*plugins"):
                 start(engine="minhop", plugins=True)  # type: ignore[call-arg]
         assert sorted(p.name for p in (tmp_path / "r").iterdir() if p.is_dir()) == ["daemon", "once"]
+
+
+def _heavy_sweep_running(sm) -> bool:
+    text = sm.log.read_bytes()
+    return b"INITIATING HEAVY SWEEP" in text[text.rfind(b"SUBNET UP") :]
+
+
+def test_a_running_opensms_dumps_are_read_between_sweeps_only(tmp_path, ibsim_fabric):
+    """OpenSM rewrites its dumps in place, file after file, at the end of every heavy sweep. A
+    clean clone's CI read one dump of a sweep and another of the next (test_dla_fault_kinds: a
+    recabled CA in the SL2VL dump and not in the subnet list). Here OpenSM is frozen inside a
+    heavy sweep: its dumps must not be read until that sweep has ended, and then show it."""
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "r", console=True) as h:
+        sm = h.start_sm(engine="minhop", conf={"sweep_interval": 1})
+        sm.wait_settled()
+        cas = len(list(sm.load_dumps(require_sl2vl=False).cas()))
+        h.console('Unlink "ca-g1-s0-h0"[1]')
+        wait_until(lambda: _heavy_sweep_running(sm), timeout=60, interval=0.005, what="the unlink's heavy sweep")
+        os.kill(sm.pid, signal.SIGSTOP)
+        try:
+            assert _heavy_sweep_running(sm), "the sweep ended before OpenSM was stopped"
+            with pytest.raises(ProcessError, match="dumps between two sweeps"):
+                sm.load_dumps(require_sl2vl=False, timeout=1)
+        finally:
+            os.kill(sm.pid, signal.SIGCONT)
+        assert len(list(sm.load_dumps(require_sl2vl=False).cas())) == cas - 1

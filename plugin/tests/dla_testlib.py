@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from ibqos import paths
-from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos_sim.harness.resweep import SweepMark, wait_resweep
 
@@ -135,7 +134,7 @@ def change_links(h, sm, faults, down: bool):
     for _kind, node, port in faults if down else reversed(faults):
         sweep = (h.unlink if down else h.relink)(node, port, sm=sm)
     for _ in range(4):  # a sweep that began before the change does not show it
-        if reflected(load_dumps(sm.dumps), faults, down):
+        if reflected(sm.load_dumps(), faults, down):
             return sweep
         sweep = wait_resweep(sm, SweepMark(Path(sm.log), sweep.end_offset))
     raise AssertionError(f"dumps never showed {faults} {'down' if down else 'back'}")

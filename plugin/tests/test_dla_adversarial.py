@@ -19,7 +19,6 @@ import adversarial_fabrics as fabrics
 import pytest
 from dla_testlib import change_links, start_dla
 from ibqos import osmlog
-from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.redline import LAYERED
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
@@ -27,6 +26,7 @@ from ibqos.verify import iter_routes, verify_fabric
 from ibqos.verify.ibdmchk import run_ibdmchk
 from ibqos.verify.sa_paths import query_path_sls
 from ibqos_sim.harness import Harness
+from ibqos_sim.harness.fabric import SmDaemon
 
 pytestmark = pytest.mark.fabric
 
@@ -70,13 +70,13 @@ def nonminimal(fabric: Fabric) -> list[str]:
     return out
 
 
-def judge(h: Harness, dumps: Path, engine: str | None, work: Path):
+def judge(h: Harness, sm: SmDaemon, engine: str | None, work: Path):
     """(verify report, ibdmchk result): a layered fallback is judged with the SA's path SLs."""
-    fabric = load_dumps(dumps)
+    fabric = sm.load_dumps()
     psl = query_path_sls(fabric, h.env) if engine in LAYERED else None
     report = verify_fabric(fabric, path_sls=psl)
     shutil.rmtree(work, ignore_errors=True)
-    chk = run_ibdmchk(dumps, fabric, work, path_sls=psl)
+    chk = run_ibdmchk(sm.dumps, fabric, work, path_sls=psl)
     return fabric, report, chk
 
 
@@ -104,7 +104,7 @@ def test_hand_cabled_fabric(tmp_path, case, ibsim_fabric):
         sm = start_dla(h, engine=DLA_CHAIN, conf=fallback_options(8))
         lines = sm.lines()
         engine = osmlog.configured_engines(lines)[-1]
-        fabric, report, chk = judge(h, sm.dumps, engine, tmp_path / "ibdmchk")
+        fabric, report, chk = judge(h, sm, engine, tmp_path / "ibdmchk")
         assert sm.alive()
     said = [m.group(1) for ln in lines if (m := D1A.search(ln.text))]
     assert report.pairs == cas * (cas - 1) == report.delivered, report.defects()
@@ -209,12 +209,12 @@ def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
     problems, seen = [], []
     with ibsim_fabric(path, run_dir=tmp_path / "run", console=True) as h:
         sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
-        pristine = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
+        pristine = {n.guid: list(n.lft) for n in sm.load_dumps().switches()}
         for name, spec in FAULTS[fab].items():
             faults = _faults(fab, net, spec)
             cas = _ca_ports_left(net, faults)
             sweep = change_links(h, sm, faults, down=True)
-            _, report, chk = judge(h, sm.dumps, sweep.engine, tmp_path / "ibdmchk")
+            _, report, chk = judge(h, sm, sweep.engine, tmp_path / "ibdmchk")
             said = [m.group(1) for ln in sweep.lines if (m := D1A.search(ln.text))]
             seen.append((name, sweep.engine, report.vls_used, said))
             if sweep.engine != "dla" and (len(faults) == 1 or len(said) != 1):
@@ -226,7 +226,7 @@ def test_faults_on_hand_cabled_fabric(tmp_path, fab, ibsim_fabric):
             if sweep.engine == "dla" and not set(report.vls_used) <= {0, 1, 2}:
                 problems.append(f"{name}: VLs {report.vls_used}")
             sweep = change_links(h, sm, faults, down=False)
-            back = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
+            back = {n.guid: list(n.lft) for n in sm.load_dumps().switches()}
             if sweep.engine != "dla" or back != pristine:
                 problems.append(f"{name}: after restore {sweep.engine}, LFTs pristine: {back == pristine}")
             assert sm.alive(), name

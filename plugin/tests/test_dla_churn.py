@@ -10,7 +10,6 @@ from __future__ import annotations
 import pytest
 from dla_testlib import start_dla
 from ibqos.fabric.churn import crossed_entries, lft_changes
-from ibqos.fabric.dumps import load_dumps
 from ibqos_sim.campaign import single_faults
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -24,16 +23,16 @@ def test_a_switch_fault_moves_only_the_routes_that_crossed_it(ibsim_fabric, tmp_
     collateral, unrestored = {}, []
     with ibsim_fabric(net, console=True) as h:
         sm = start_dla(h, conf={"sweep_interval": 1})
-        pristine = load_dumps(sm.dumps, require_sl2vl=False)
+        pristine = sm.load_dumps(require_sl2vl=False)
         for f in faults:
             crossed, _ = crossed_entries(pristine, f)
             sweep = h.switch_down(f.node, sm=sm, timeout=120)
             assert sweep is not None and sweep.engine == "dla", f"{f}: dla did not route the re-sweep"
-            changed, _ = lft_changes(pristine, load_dumps(sm.dumps, require_sl2vl=False))
+            changed, _ = lft_changes(pristine, sm.load_dumps(require_sl2vl=False))
             if changed - crossed:
                 collateral[f.node] = sorted(changed - crossed)
             h.switch_up(f.node, sm=sm, timeout=120)
-            if lft_changes(pristine, load_dumps(sm.dumps, require_sl2vl=False))[0]:
+            if lft_changes(pristine, sm.load_dumps(require_sl2vl=False))[0]:
                 unrestored.append(f.node)
     assert len(faults) == 20
     assert not collateral, "entries changed whose route did not cross the failed switch: " + "; ".join(

@@ -20,7 +20,6 @@ import re
 import pytest
 from dla_testlib import refusals, start_dla
 from ibqos import osmlog
-from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.faultspec import ResolvedFault
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
@@ -129,7 +128,7 @@ def test_fresh_start_on_a_degraded_dfplus_is_routed_by_dla(tmp_path, fabric_name
             stored_lfts = ref.pristine_lfts
             if fault:
                 o = ref.run(faults, restore=False)
-                stored_lfts = lfts(load_dumps(sm.dumps))
+                stored_lfts = lfts(sm.load_dumps())
                 out["stored"] = {
                     "engine": o.degraded.engine,
                     "vls": o.degraded.vls_used,

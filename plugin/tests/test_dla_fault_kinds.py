@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from dla_testlib import start_dla
-from ibqos.fabric.dumps import load_dumps
 from ibqos.render.fallback import DLA_CHAIN, fallback_options
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness.fabric import ibsim_node_id
@@ -25,8 +24,8 @@ FLAPS = 5
 SPARE = ("sw-g5-s2", 7)  # the 42-CA fabric's one unused global port (test_faultspec)
 
 
-def _clean(dumps, cas: int):
-    fabric = load_dumps(dumps)
+def _clean(sm, cas: int):
+    fabric = sm.load_dumps()
     report = verify_fabric(fabric)
     assert report.ok and report.cdg_acyclic, report.defects()
     assert report.pairs == report.delivered == cas * (cas - 1)
@@ -46,7 +45,7 @@ def df42(ibsim_fabric, tmp_path):
     topo = dragonfly(*DRAGONFLY_SIZES[42])
     with ibsim_fabric(topo.write_net(tmp_path / "df42.net"), console=True) as h:
         sm = start_dla(h, engine=DLA_CHAIN, conf={"sweep_interval": 1, **fallback_options(8)})
-        yield h, sm, len(topo.cas), _clean(sm.dumps, len(topo.cas))
+        yield h, sm, len(topo.cas), _clean(sm, len(topo.cas))
 
 
 def test_a_link_that_flaps_within_a_sweep_comes_back_to_the_pristine_routes(df42):
@@ -64,10 +63,10 @@ def test_a_link_that_flaps_within_a_sweep_comes_back_to_the_pristine_routes(df42
     # back to pristine within a few sweeps, each judged whole
     for _ in range(4):
         assert sweep.engine == "dla", sweep.refusals
-        if _lfts(load_dumps(sm.dumps)) == _lfts(pristine):
+        if _lfts(sm.load_dumps()) == _lfts(pristine):
             break
         sweep = wait_resweep(sm, sweep_mark_after(sm, sweep), timeout=120)
-    assert _lfts(_clean(sm.dumps, cas)) == _lfts(pristine)
+    assert _lfts(_clean(sm, cas)) == _lfts(pristine)
 
 
 def test_a_ca_recabled_to_another_switch_is_routed_there(df42):
@@ -83,10 +82,10 @@ def test_a_ca_recabled_to_another_switch_is_routed_there(df42):
     # its new switch within a few sweeps, each judged whole
     for _ in range(4):
         assert sweep.engine == "dla", sweep.refusals
-        if any(n.desc == ca for n in load_dumps(sm.dumps).cas()):
+        if any(n.desc == ca for n in sm.load_dumps().cas()):
             break
         sweep = wait_resweep(sm, sweep_mark_after(sm, sweep), timeout=120)
-    fabric = _clean(sm.dumps, cas)
+    fabric = _clean(sm, cas)
     node = next(n for n in fabric.cas() if n.desc == ca)
     assert node.ports[1].lid == lid and node.ports[1].remote is not None
     assert fabric.nodes[node.ports[1].remote[0]].desc == switch

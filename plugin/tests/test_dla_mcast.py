@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from dla_testlib import start_dla
 from ibqos import osmlog
-from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, Topology, dfplus, dragonfly
 
@@ -111,7 +110,7 @@ def test_mcast_trees_as_when_dla_filled_hop_rows_in_its_hook(ibsim_fabric, tmp_p
         fills = osmlog.hop_fill_passes(lines)
         # the rows came after the routing window, once, and dla said what they cost
         assert len(fills) == len(configured) == 1 and fills[0][0] >= configured[0]
-        fabric = load_dumps(sm.dumps, require_sl2vl=False)
+        fabric = sm.load_dumps(require_sl2vl=False)
         members = join_every_ca(h, fabric)
         for state in ("pristine", "fault"):
             if state == "pristine":
@@ -120,5 +119,5 @@ def test_mcast_trees_as_when_dla_filled_hop_rows_in_its_hook(ibsim_fabric, tmp_p
                 sweep = h.unlink(node, port, sm=sm, timeout=120)
                 assert sweep is not None and sweep.engine == "dla", "dla did not route the fault"
             dump = sm.dumps / "opensm.mcfdbs"
-            check_tree(load_dumps(sm.dumps, require_sl2vl=False), mcast_routes(dump), members, BROADCAST_MLID)
+            check_tree(sm.load_dumps(require_sl2vl=False), mcast_routes(dump), members, BROADCAST_MLID)
             assert dump.read_text() == (GOLDEN / f"mcfdbs-{name}-{state}.txt").read_text(), state

@@ -312,7 +312,7 @@ def test_faults_under_a_running_sm(tmp_path, fab, ibsim_fabric):
     with ibsim_fabric(net.write(tmp_path / "fabric.net", first), run_dir=tmp_path / "run", console=True) as h:
         sm = h.start_sm(engine=DLA_CHAIN, plugin=True, conf_files=[conf], conf={"sweep_interval": 1})
         try:
-            pristine = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
+            pristine = {n.guid: list(n.lft) for n in sm.load_dumps().switches()}
             for name, cables in cuts.items():
                 ends = cables(net)
                 faults = [("link", net.desc.get(node, node), p) for node, p in ends]  # by description
@@ -323,7 +323,7 @@ def test_faults_under_a_running_sm(tmp_path, fab, ibsim_fabric):
                 problems += [f"{name} ({engine}): {x}" for x in found]
                 sweep = change_links(h, sm, faults, down=False)
                 engine, _, found = judge(h, sm, plan, net.cas(), sweep.lines)
-                back = {n.guid: list(n.lft) for n in load_dumps(sm.dumps).switches()}
+                back = {n.guid: list(n.lft) for n in sm.load_dumps().switches()}
                 problems += [f"{name}, repaired: {x}" for x in found]
                 if engine != "dla" or back != pristine:
                     problems.append(f"{name}: after the repair {engine}, LFTs pristine: {back == pristine}")

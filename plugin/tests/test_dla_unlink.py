@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 from dla_testlib import refusals, start_dla
-from ibqos.fabric.dumps import load_dumps
 from ibqos.verify import verify_fabric
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
@@ -45,7 +44,7 @@ def test_global_link_down_with_spare_link_reroutes(tmp_path, ibsim_fabric):
         assert count(wait_lines, "dla tables configured") >= 2
         assert not refusals(wait_lines)
         assert sm.alive()
-        fabric = load_dumps(sm.dumps)
+        fabric = sm.load_dumps()
     sw = next(n for n in fabric.switches() if n.desc == victim[0])
     assert sw.ports.get(victim[1]) is None or sw.ports[victim[1]].remote is None
     report = verify_fabric(fabric)
@@ -61,15 +60,15 @@ def test_only_global_link_of_a_pair_down_reroutes_through_a_third_group(tmp_path
     with ibsim_fabric(net, run_dir=tmp_path / "run", console=True) as h:
         sm = start_dla(h)
         up = sm.sweeps()
-        pristine = load_dumps(sm.dumps)
+        pristine = sm.load_dumps()
         h.console(f'Unlink "{victim[0]}"[{victim[1]}]')
         sm.wait_for_sweeps(up + 1, timeout=60)
         sm.wait_for_log(r"[1-9][0-9]* through a third group", timeout=60)
-        degraded = load_dumps(sm.dumps)
+        degraded = sm.load_dumps()
         up = sm.sweeps()
         h.console(f'Link "{victim[0]}"[{victim[1]}] "{victim[2]}"[{victim[3]}]')
         sm.wait_for_sweeps(up + 1, timeout=60)
-        restored = load_dumps(sm.dumps)
+        restored = sm.load_dumps()
         lines = sm.lines()
         assert sm.alive()
     assert not refusals(lines)

@@ -26,7 +26,9 @@ from ibqos import osmlog, paths
 from ibqos.docfile import write_atomic, write_json
 from ibqos.errors import ExternalError, InputError
 from ibqos.fabric.dla_record import RECORD_TEMP, own_record
+from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.live import ibsim_listening, read_live
+from ibqos.fabric.model import Fabric
 from ibqos.proc import Daemon, pid_alive, run_command, start_daemon, stop_group, wait_until
 from ibqos.templating import render
 
@@ -197,6 +199,43 @@ class SmDaemon:
             return after.count(b"INITIATING LIGHT SWEEP") >= 2 and b"INITIATING HEAVY SWEEP" not in after
 
         wait_until(done, timeout=timeout, interval=0.1, what=f"OpenSM's start to settle in {self.log}")
+
+    def _between_sweeps(self) -> int | None:
+        """The log offset of the last SUBNET UP when no heavy sweep began after it, else None."""
+        text = self.log.read_bytes()
+        up = text.rfind(b"SUBNET UP")
+        if up < 0 or b"INITIATING HEAVY SWEEP" in text[up:]:
+            return None
+        return up
+
+    def load_dumps(self, *, require_sl2vl: bool = True, timeout: float = 120) -> Fabric:
+        """The dumps of one sweep while this OpenSM keeps sweeping. OpenSM rewrites each dump
+        in place, one file after another, just before it logs SUBNET UP: read at the wrong
+        moment, one file comes from the next sweep (a CA recabled between them is in the
+        SL2VL dump and not yet in the subnet list). So read only while no heavy sweep began
+        after the last SUBNET UP, and again if one began or ended during the read."""
+
+        found: list[Fabric] = []
+
+        def done() -> bool:
+            if not self.alive():
+                raise ExternalError(f"OpenSM (pid {self.pid}) died; see {self.log}")
+            before = self._between_sweeps()
+            if before is None:
+                return False
+            try:
+                fabric = load_dumps(self.dumps, require_sl2vl=require_sl2vl)
+            except InputError:
+                if self._between_sweeps() == before:
+                    raise  # nothing rewrote them: the dumps themselves are wrong
+                return False
+            if self._between_sweeps() != before:
+                return False
+            found.append(fabric)
+            return True
+
+        wait_until(done, timeout=timeout, interval=0.1, what=f"OpenSM's dumps between two sweeps in {self.dumps}")
+        return found[-1]
 
     def record(self):
         """The ibqos plugin's record when this OpenSM wrote it (plugin=True), else None."""
