@@ -5,8 +5,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from ibqos.errors import InputError
+from ibqos.errors import ExternalError, InputError
 from ibqos.fabric import NO_ROUTE
+from ibqos.fabric import dumps as dumps_module
 from ibqos.fabric.dumps import LFTS_DUMP, SL2VL_DUMP, SUBNET_LST, load_dumps
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
@@ -169,3 +170,62 @@ def test_dumps_of_an_hdr_and_edr_fabric_load_at_the_speeds_opensm_wrote(tmp_path
     lst.write_text("\n".join([lines[0].rsplit(" PHY=", 1)[0] + " PHY=?? LOG=ACT SPD=??", *lines[1:]]) + "\n")
     port = next(p for n in load_dumps(run.dumps).nodes.values() for p in n.ports.values() if p.speed == "??")
     assert port.width == "??"
+
+
+@pytest.fixture(scope="module")
+def two_sweeps(tmp_path_factory):
+    """Real dumps of two sweeps of one fabric: all CAs, then with one CA's cable pulled."""
+    d = tmp_path_factory.mktemp("sweeps")
+    net = TOPO.write_net(d / "fabric.net")
+    with Harness(net, run_dir=d, console=True) as h:
+        first = h.run_sm(engine="minhop", conf={"qos": "TRUE"}, name="first", timeout=300).dumps
+        h.console('Unlink "ca-g1-s0-h0"[1]')
+        second = h.run_sm(engine="minhop", conf={"qos": "TRUE"}, name="second", timeout=300).dumps
+    return first, second
+
+
+def _rewrite_in_place(src, dst) -> None:
+    """As OpenSM writes a dump: the same file truncated and written again."""
+    for name in (SUBNET_LST, LFTS_DUMP, SL2VL_DUMP):
+        (dst / name).write_bytes((src / name).read_bytes())
+
+
+@pytest.mark.parametrize("after", ["_read_subnet", "_read_lfts"])
+def test_dumps_rewritten_by_the_next_sweep_while_read_are_read_again(two_sweeps, tmp_path, monkeypatch, after):
+    """A running OpenSM rewrites its dumps at the end of every heavy sweep. Here the next sweep's
+    dumps land between two files of the read: the model must be that sweep's whole, never a mix
+    (the subnet of the first with a missing CA's routes, or an error naming a port the subnet
+    list lacks)."""
+    first, second = two_sweeps
+    d = shutil.copytree(first, tmp_path / "d")
+    wrote = []
+    read = getattr(dumps_module, after)
+
+    def read_then_sweep(fabric, path):
+        read(fabric, path)
+        if not wrote:
+            _rewrite_in_place(second, d)
+            wrote.append(path)
+
+    monkeypatch.setattr(dumps_module, after, read_then_sweep)
+    got = load_dumps(d)
+    assert wrote
+    monkeypatch.undo()
+    assert sum(1 for _ in got.cas()) == 71
+    assert got.model_dump() == load_dumps(d).model_dump()
+
+
+def test_dumps_rewritten_during_every_read_are_one_clear_error(two_sweeps, tmp_path, monkeypatch):
+    first, second = two_sweeps
+    d = shutil.copytree(first, tmp_path / "d")
+    read, turn = dumps_module._read_lfts, [0]
+
+    def read_then_sweep(fabric, path):
+        read(fabric, path)
+        turn[0] += 1
+        _rewrite_in_place((first, second)[turn[0] % 2], d)
+
+    monkeypatch.setattr(dumps_module, "_read_lfts", read_then_sweep)
+    monkeypatch.setattr(dumps_module, "REREAD_PAUSE_S", 0)
+    with pytest.raises(ExternalError, match=r"d: OpenSM rewrote these dumps while they were read, 5 times in a row"):
+        load_dumps(d)

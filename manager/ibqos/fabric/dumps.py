@@ -16,10 +16,11 @@ width, state and speed per link, nothing else): those stay None / 0.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import ExternalError, InputError, one_line
 from ..inputfile import read_bytes
 from .model import Fabric, Node, NodeKind, Port
 
@@ -57,10 +58,53 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
 
     Raises InputError naming file and line for a missing or garbled dump. Without
     opensm-sl2vl.dump and with require_sl2vl=False the SL2VL tables stay empty.
+
+    A running OpenSM rewrites every dump in place, one after another, at the end of each heavy
+    sweep: a read across that moment takes the subnet of one sweep and the tables of the next
+    (a recabled CA in the SL2VL dump and not in the subnet list, or a fault's new routes on the
+    old VLs). Such a read is seen by the dumps' sizes and times changing during it, and made
+    again; ExternalError when OpenSM rewrote them during every attempt.
     """
     d = Path(directory)
     if not d.is_dir():
         raise InputError("not a directory of OpenSM dumps", file=d)
+    for attempt in range(REREAD_ATTEMPTS):
+        before = _stamp(d)
+        try:
+            fabric = _load_once(d, require_sl2vl)
+        except InputError:
+            if _stamp(d) == before:
+                raise
+        else:
+            if _stamp(d) == before:
+                return fabric
+        time.sleep(REREAD_PAUSE_S * (attempt + 1))
+    raise ExternalError(
+        f"{one_line(str(d))}: OpenSM rewrote these dumps while they were read, {REREAD_ATTEMPTS} times "
+        "in a row: read them again after its sweep"
+    )
+
+
+# OpenSM writes a sweep's dumps in well under a second on a fabric of thousands of ports; a few
+# pauses growing to a second cover that, and a SM that sweeps heavily back to back still ends
+REREAD_ATTEMPTS = 5
+REREAD_PAUSE_S = 0.2
+
+
+def _stamp(d: Path) -> tuple[tuple[int, int, int] | None, ...]:
+    """What changes when OpenSM rewrites a dump: its inode, size and modification time."""
+    out: list[tuple[int, int, int] | None] = []
+    for name in (SUBNET_LST, LFTS_DUMP, SL2VL_DUMP):
+        try:
+            st = (d / name).stat()
+        except OSError:
+            out.append(None)
+        else:
+            out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def _load_once(d: Path, require_sl2vl: bool) -> Fabric:
     fabric = Fabric(source=f"dumps:{d}")
     fabric.was_read_from(d)
     _read_subnet(fabric, d / SUBNET_LST)
