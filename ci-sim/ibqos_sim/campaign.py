@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.faultspec import FaultSpec, ResolvedFault
 from ibqos.verify import verify_fabric
@@ -201,7 +200,7 @@ class Campaign:
         self.h, self.sm, self.topo = harness, sm, topo
         self.work = Path(workdir)
         self.ibdmchk = ibdmchk
-        self.pristine = load_dumps(sm.dumps)
+        self.pristine = sm.load_dumps()
         self.pristine_lfts = _lfts(self.pristine)
         self.pristine_sl2vl = _sl2vl(self.pristine)
         self.pristine_report = verify_fabric(self.pristine)
@@ -236,7 +235,7 @@ class Campaign:
     def _settle(self, first: Resweep, faults: list[ResolvedFault], down: bool) -> tuple[Resweep, Fabric]:
         sweep = first
         for _ in range(3):
-            fabric = load_dumps(self.sm.dumps)
+            fabric = self.sm.load_dumps()
             if self._reflected(fabric, faults, down):
                 return sweep, fabric
             sweep = wait_resweep(self.sm, SweepMark(Path(self.sm.log), sweep.end_offset))
