@@ -18,7 +18,7 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running, sms_partitions
+from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, sms_partitions
 from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import MasterSm, master_sm, role_of
 from ibqos.docfile import check_writable
@@ -28,7 +28,7 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
-from ibqos.health import Routing, checks, dla_refusal, engine_of, plugin_finding
+from ibqos.health import Routing, checks, dla_refusal, engine_of, other_config_finding, plugin_finding
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
@@ -148,7 +148,7 @@ def status(
             port = access.port_of(opensm_pid)
             master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
             sm_answers = master is not None
-            elsewhere = _master_on_another_conf(opensm_conf, osm, port, master)
+            elsewhere = other_config_finding(opensm_conf, osm, port, master)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -272,26 +272,6 @@ def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> Fi
             f"{e} (the SM's own partitions file, which the plan leaves in force)",
         )
     return None
-
-
-def _master_on_another_conf(
-    conf: Path, osm: OsmProcess | None, port: LocalPort | None, master: MasterSm | None
-) -> Finding | None:
-    """`other-config`: no running OpenSM reads `conf`, yet the master SM is this host's port (the
-    one `conf`'s OpenSM binds): an OpenSM started on another file (its -F) runs the subnet, and
-    whatever that file names (QoS policy, partitions, options) is not what ibqos applied and
-    verified. Before, status judged the fabric against `conf`'s plan alone and said OK when the
-    tables happened to agree."""
-    if osm is not None or master is None or port is None or master.guid != port.guid:
-        return None
-    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in running())
-    return Finding(
-        "other-config",
-        f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "
-        f"OpenSM started on another configuration runs the subnet, not what ibqos applied "
-        f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
-        {"port": f"0x{port.guid:016x}"},
-    )
 
 
 def _show_tables(fabric: Fabric) -> None:
