@@ -22,7 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from .. import __version__
-from ..docfile import write_atomic
+from ..docfile import made_dir, write_atomic
 from ..errors import InputError
 from ..templating import render
 from ..verdict import Verdict
@@ -284,13 +284,12 @@ def write_config(out_dir: str | Path, saturation: float, interval: float = 10.0,
     is down when it took none in three of them, never less than 10 minutes (no sample counted in
     a fixed 10 minutes fired for every monitor sampling less often)."""
     down_after = max(600, math.ceil(3 * interval))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for template, name in (
-        ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
-        ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
-    ):
-        write_atomic(out / name, render(template, saturation=saturation, hold=hold, down_after=down_after))
-        written.append(out / name)
+    with made_dir(out_dir) as out:
+        for template, name in (
+            ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
+            ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
+        ):
+            write_atomic(out / name, render(template, saturation=saturation, hold=hold, down_after=down_after))
+            written.append(out / name)
     return written

@@ -48,7 +48,7 @@ from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
 from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
-from ibqos.docfile import write_atomic
+from ibqos.docfile import made_dir, write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import own_record, record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
@@ -452,10 +452,10 @@ class Apply:
                 self._echo_diff(path, "", text, "added")
             self.echo(f"dry run: nothing written; without --dry-run this writes {t.conf} and its files")
             return
-        conf_dir.mkdir(parents=True, exist_ok=True)
-        for name, path in side.items():
-            write_atomic(path, texts[name])
-        write_atomic(t.conf, merged)
+        with made_dir(conf_dir):
+            for name, path in side.items():
+                write_atomic(path, texts[name])
+            write_atomic(t.conf, merged)
         self.s.plan_text, self.s.outcome = self.req.plan_path.read_text(), f"wrote {t.conf} (--init-conf)"
         self._syslog()
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
