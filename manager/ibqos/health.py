@@ -275,7 +275,10 @@ def other_config_finding(
     raise it here."""
     if osm is not None or master is None or port is None or master.guid != port.guid:
         return None
-    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in running())
+    procs = running()
+    if any(o.reads(conf) for o in procs):  # two at once (the monitor follows neither): not another file
+        return None
+    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in procs)
     return Finding(
         "other-config",
         f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "

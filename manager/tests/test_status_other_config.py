@@ -12,30 +12,17 @@ import json
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, live_sm_patched, make_plan_file, run_apply, run_status  # noqa: F401 (fixture)
+from apply_helpers import live_sm_patched, make_plan_file, monitor_once, run_apply, run_status  # noqa: F401 (fixture)
 from ibqos import paths
 from ibqos.fabric.dla_record import own_record
 from ibqos.proc import start_daemon, wait_until
-from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = pytest.mark.fabric
 
 
-def _monitor(ibqos_cli, h, sm, plan: Path, prom: Path) -> tuple[int, list[str], dict[str, float]]:
-    """One interval: exit code, the other-config findings, the gauge's value (by sample name)."""
-    r = ibqos_cli(
-        "monitor", "--plan", plan, "--opensm-conf", sm.conf, "--sim-socket", h.sock, "--once", "--json",
-        "--interval", "0.3", "--textfile", prom, env=child_env(),
-    )  # fmt: skip
-    assert r.returncode in (0, 1), r.stderr
-    found = [f["message"] for f in json.loads(r.stdout)["findings"] if f["kind"] == "other-config"]
-    gauge = {
-        s.name: s.value
-        for fam in text_string_to_metric_families(prom.read_text())
-        for s in fam.samples
-        if s.name == "ibqos_opensm_other_config"
-    }
-    return r.returncode, found, gauge
+def _monitor(ibqos_cli, h, sm, plan: Path, prom: Path) -> tuple[int, list[str], dict[tuple, float]]:
+    """One interval: exit code, the other-config findings, the gauge's samples."""
+    return monitor_once(ibqos_cli, h, sm, plan, prom, "other-config", "ibqos_opensm_other_config")
 
 
 def test_status_and_monitor_say_when_this_hosts_master_sm_runs_on_another_configuration(
@@ -47,7 +34,7 @@ def test_status_and_monitor_say_when_this_hosts_master_sm_runs_on_another_config
     r = run_status(ibqos_cli, h, sm, "--live", "--json")
     assert r.returncode == 0, r.stdout + r.stderr  # the OpenSM that reads it: no finding
     prom = tmp_path / "ibqos.prom"
-    assert _monitor(ibqos_cli, h, sm, path_b, prom) == (0, [], {"ibqos_opensm_other_config": 0.0})
+    assert _monitor(ibqos_cli, h, sm, path_b, prom) == (0, [], {(): 0.0})
     other = tmp_path / "other.conf"
     other.write_text(sm.conf.read_text())  # what ibqos applied, copied: the admin's to edit
     sm.stop()
@@ -66,7 +53,7 @@ def test_status_and_monitor_say_when_this_hosts_master_sm_runs_on_another_config
         assert msg.startswith(f"no running OpenSM reads {sm.conf}, yet the master SM is this host's port 0x"), msg
         assert f"pid {osm.pid} reads {other}" in msg, msg
         # the monitor on the same file: the same line, and the gauge
-        assert _monitor(ibqos_cli, h, sm, path_b, prom) == (1, [msg], {"ibqos_opensm_other_config": 1.0})
+        assert _monitor(ibqos_cli, h, sm, path_b, prom) == (1, [msg], {(): 1.0})
         # named, it is judged as before: the OpenSM given must read the file (exit 2)
         r = run_status(ibqos_cli, h, sm, "--live", "--pid", str(osm.pid))
         assert r.returncode == 2 and f"OpenSM (pid {osm.pid}) reads {other}" in r.stderr, r.stdout + r.stderr

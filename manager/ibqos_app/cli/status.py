@@ -148,7 +148,8 @@ def status(
             port = access.port_of(opensm_pid)
             master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
             sm_answers = master is not None
-            elsewhere = other_config_finding(opensm_conf, osm, port, master)
+            # an OpenSM named by PID is the one judged (its command line may be another user's, unread)
+            elsewhere = other_config_finding(opensm_conf, osm, port, master) if opensm_pid is None else None
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
