@@ -51,6 +51,21 @@ def test_a_refused_apply_leaves_no_lock_and_no_state_directory_and_an_apply_no_l
     assert _entries(state) == kept
 
 
+@pytest.mark.fabric
+def test_a_killed_applys_lock_file_is_harmless_and_the_recovery_removes_it(ibqos_cli, live_sm, tmp_path):
+    """SIGKILL runs no release: the file stays, with the killed PID, as a sign of the crash
+    (the journal says what was left); the kernel dropped the flock, so `status` takes it,
+    finishes the apply and removes it."""
+    h, sm, _, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    lock = sm.conf.parent / "ibqos.d" / LOCK_FILE
+    assert run_apply(ibqos_cli, h, sm, path_b, fault="journal:swapped").returncode == -9
+    assert lock.is_file()
+    r = run_status(ibqos_cli, h, sm)
+    assert r.returncode == 0 and r.stdout.startswith("recovered: "), r.stdout + r.stderr
+    assert not lock.exists()
+
+
 def test_a_waiter_whose_holder_removed_the_file_locks_the_path_again_not_the_removed_file(tmp_path):
     """The holder removes the file before it lets go: a waiter blocked on that file's flock
     then holds a file no longer at the path, and a third apply would create a new one and hold
