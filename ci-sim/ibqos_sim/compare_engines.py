@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ibqos import osmlog
-from ibqos.docfile import write_figure
+from ibqos.docfile import made_dir, write_figure
 from ibqos.errors import InputError
 from ibqos.extras import pyplot
 from ibqos.fabric.dla_record import read_record
@@ -158,8 +158,8 @@ def compare(  # noqa: PLR0913
                 r.skipped = f"OpenSM routed with {used or 'nothing'} instead" + (f" ({why})" if why else "")
                 continue
             if save_dir is not None:
-                (Path(save_dir) / engine).mkdir(parents=True, exist_ok=True)
-                fabric.save(Path(save_dir) / engine / "fabric.json")
+                with made_dir(Path(save_dir) / engine) as d:
+                    fabric.save(d / "fabric.json")
             rep = verify_fabric(fabric, path_sls=from_fabric(fabric, "SA path records"))
             r.sls_used, r.vls_used, r.credit_loop = list(rep.sls_used), list(rep.vls_used), not rep.cdg_acyclic
             fabrics[engine] = fabric

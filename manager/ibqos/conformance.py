@@ -246,10 +246,15 @@ def data_vls_shortfall(fabric: Fabric, data_vls: int, shown: int = 3) -> str | N
 
 def shortfall_text(below: list[str], data_vls: int, shown: int = 3) -> str:
     """data_vls_shortfall's words for the ports data_vls_below found."""
+    return _vls_text(below, data_vls, "fewer", "lower fabric.data_vls to what every port runs", shown)
+
+
+def _vls_text(below: list[str], data_vls: int, fewer: str, fix: str, shown: int) -> str:
+    """The plan's data VLs, how many ports have `fewer` (the first `shown` named), what to do."""
     more = ", …" if len(below) > shown else ""
     return (
-        f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports fewer "
-        f"({', '.join(below[:shown])}{more}): lower fabric.data_vls to what every port runs"
+        f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports {fewer} "
+        f"({', '.join(below[:shown])}{more}): {fix}"
     )
 
 
@@ -275,13 +280,11 @@ def op_vls_below(fabric: Fabric, data_vls: int) -> list[str]:
 
 def op_vls_text(below: list[str], data_vls: int, shown: int = 3) -> str:
     """op_vls_below's words, naming what sets OperVLs."""
-    more = ", …" if len(below) > shown else ""
-    return (
-        f"the plan runs {data_vls} data VLs, {len(below)} of the fabric's ports operate fewer though they "
-        f"and their peers can run them ({', '.join(below[:shown])}{more}): OpenSM caps OperVLs at "
-        f"max_op_vls, a VLCap code ({vlcap_code(data_vls)} for {data_vls} data VLs): the SM in force does not run "
-        "the plan's configuration"
+    fix = (
+        f"OpenSM caps OperVLs at max_op_vls, a VLCap code ({vlcap_code(data_vls)} for {data_vls} data VLs): "
+        "the SM in force does not run the plan's configuration"
     )
+    return _vls_text(below, data_vls, "operate fewer though they and their peers can run them", fix, shown)
 
 
 def mtu_unread(fabric: Fabric) -> int:

@@ -233,15 +233,20 @@ def check_writable(path: Path | None, field: str) -> None:
 @contextlib.contextmanager
 def made_dir(directory: str | Path) -> Iterator[Path]:
     """`directory` made (with the parents it lacks) for what the block writes into it; when
-    the block fails, the directories made here are removed again: `simulate --out full/sim`
-    on a full disk left the empty sim/ it had made behind."""
+    the block fails (or is interrupted), the directories made here are removed again, as far
+    as they are still empty: `simulate --out full/sim` on a full disk left the empty sim/ it
+    had made behind, and so did every command that makes its output directory. The one way
+    ibqos makes an output directory; a path through a file is bad input."""
     directory = Path(directory)
     made, p = [], directory
     while not os.path.lexists(p) and p != p.parent:
         made.append(p)
         p = p.parent
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as e:
+            raise InputError("cannot create its directory: part of the path is a file", file=directory) from e
         yield directory
     except BaseException:
         for d in made:  # deepest first; one that is not empty now is someone else's too
@@ -323,12 +328,16 @@ def fsync_dir(path: str | Path) -> None:
 def write_dir_atomic(out_dir: str | Path, files: dict[str, str]) -> None:
     """Write `files` (name -> text) into `out_dir` as one set: a new directory appears whole
     (a temp directory renamed), an existing one has its files replaced under an exclusive
-    lock on it, so two writers at once leave one's set or the other's, never a mix."""
+    lock on it, so two writers at once leave one's set or the other's, never a mix. The parents
+    it lacks are made, and removed again when the set cannot be written (made_dir)."""
     out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise InputError("exists and is not a directory", file=out_dir)
-    if not out_dir.parent.is_dir():
-        raise InputError("the parent directory does not exist", file=out_dir.parent)
+    with made_dir(out_dir.parent):
+        _write_set(out_dir, files)
+
+
+def _write_set(out_dir: Path, files: dict[str, str]) -> None:
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     except OSError as e:  # a read-only or full directory: the directory asked for, not a temp name

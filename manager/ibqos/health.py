@@ -17,6 +17,9 @@
   OpenSM restarts;
 - SM: read live, a master SM answers `sminfo` out of the port the fabric is read through
   (with none, the tables are the last SM's and nothing keeps them);
+- configuration: read live with --opensm-conf, the master SM is not this host's port run by
+  an OpenSM on another file (`other_config_finding`, which `ibqos monitor` raises too): then
+  that file is what runs, not what ibqos applied and verified;
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
   apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
   that runs fewer VLs, leaves classes without their VLs; and every port that can run them
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from . import osmlog
+from .apply.osm_process import running
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -52,7 +56,12 @@ from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from .apply.osm_process import OsmProcess
+    from .apply.sm_role import MasterSm
     from .fabric.dla_record import DlaRecord
+    from .fabric.local_port import LocalPort
     from .osmlog import LogLine
     from .plan import Plan
     from .verify.pathsl import PathSLs
@@ -252,6 +261,31 @@ def plugin_finding(record: DlaRecord | None, running: int | None, unit: str | No
     restart = restart_hint(running, unit)
     why = plugin_mismatch(record, restart) or replaced_line(running, restart)
     return Finding("plugin-version", why) if why else None
+
+
+def other_config_finding(
+    conf: Path, osm: OsmProcess | None, port: LocalPort | None, master: MasterSm | None
+) -> Finding | None:
+    """`other-config`: no running OpenSM reads `conf` (`osm`, the one that does, is None), yet
+    the master SM is this host's port (`port`, the one `conf`'s OpenSM binds): an OpenSM started
+    on another file (its -F) runs the subnet, and whatever that file names (QoS policy,
+    partitions, options) is not what ibqos applied and verified. Before, status judged the
+    fabric against `conf`'s plan alone and said OK when the tables happened to agree, and
+    `ibqos monitor --opensm-conf` said nothing. `ibqos status --live` and `ibqos monitor` both
+    raise it here."""
+    if osm is not None or master is None or port is None or master.guid != port.guid:
+        return None
+    procs = running()
+    if any(o.reads(conf) for o in procs):  # two at once (the monitor follows neither): not another file
+        return None
+    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in procs)
+    return Finding(
+        "other-config",
+        f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "
+        f"OpenSM started on another configuration runs the subnet, not what ibqos applied "
+        f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
+        {"port": f"0x{port.guid:016x}"},
+    )
 
 
 def dla_refusal(record: DlaRecord | None, lines: list[LogLine]) -> str | None:

@@ -3,6 +3,7 @@ on a 12-CA dragonfly in ibsim, and `ibqos apply` / `ibqos status` run as the adm
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from ibqos.render import render_plan
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.ibsim_binary import patched_unavailable
 from ibqos_sim.harness.topology import dragonfly
+from prometheus_client.parser import text_string_to_metric_families
 
 APPLY_FAULT = Path(__file__).with_name("apply_fault.py")
 
@@ -197,6 +199,24 @@ def run_apply(ibqos_cli, h, sm, plan_path, *extra, fault=None, env=None):
 
 def run_status(ibqos_cli, h, sm, *extra):
     return ibqos_cli("status", "--opensm-conf", sm.conf, "--sim-socket", h.sock, *extra, env=child_env())
+
+
+def monitor_once(ibqos_cli, h, sm, plan: Path, prom: Path, kind: str, metric: str) -> tuple[int, list[str], dict]:
+    """`ibqos monitor --opensm-conf` for one interval: its exit code, the messages of its
+    findings of `kind`, and `metric`'s samples in its textfile by their sorted labels."""
+    r = ibqos_cli(
+        "monitor", "--plan", plan, "--opensm-conf", sm.conf, "--sim-socket", h.sock, "--once", "--json",
+        "--interval", "0.3", "--textfile", prom, env=child_env(),
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    found = [f["message"] for f in json.loads(r.stdout)["findings"] if f["kind"] == kind]
+    gauge = {
+        tuple(sorted(s.labels.items())): s.value
+        for fam in text_string_to_metric_families(prom.read_text())
+        for s in fam.samples
+        if s.name == metric
+    }
+    return r.returncode, found, gauge
 
 
 def run_rollback(ibqos_cli, h, sm, *extra, env=None):

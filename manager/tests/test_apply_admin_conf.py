@@ -111,8 +111,9 @@ def test_a_null_table_path_is_refused_before_anything_is_written(ibqos_cli, live
     sm.conf.write_text(re.sub(r"(?m)^event_plugin_options .*$", "event_plugin_options (null)", text))
     cwd = tmp_path / "cwd"
     cwd.mkdir()
-    # OpenSM's own log and dumps live beside its conf here; the lock file is all apply makes
-    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    # OpenSM's own log and dumps live beside its conf here; a refused apply makes nothing, its lock
+    # included (test_apply_lock)
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".")
     before = snapshot(sm.conf.parent, skip=skip), snapshot(cwd)
     args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
     cp = ibqos_cli(*args, cwd=cwd, env=dict(os.environ))
@@ -131,7 +132,7 @@ def test_lmc_above_0_is_refused_for_a_dla_plan_before_anything_is_written(ibqos_
     h, sm, _plan_a, _ = live_sm
     _, path_b = make_plan_file(tmp_path, "b", 60)
     sm.conf.write_text(sm.conf.read_text() + f"lmc {value}\n")
-    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".")
     before = snapshot(sm.conf.parent, skip=skip)
     cp = run_apply(ibqos_cli, h, sm, path_b)
     assert cp.returncode == 3, cp.stdout + cp.stderr
@@ -159,7 +160,7 @@ def test_an_unset_qos_policy_file_outside_etc_opensm_is_refused_before_anything_
     sm.conf.write_text(re.sub(r"(?m)^qos_policy_file .*\n", "", sm.conf.read_text()))
     default = Path("/etc/opensm/qos-policy.conf")
     etc_before = default.stat() if default.exists() else None
-    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".")
     before = snapshot(sm.conf.parent, skip=skip)
     args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
     cp = ibqos_cli(*args, env=dict(os.environ))
@@ -232,7 +233,7 @@ def test_a_line_opensm_cannot_read_is_named_at_its_line_in_the_admins_conf(ibqos
     text = sm.conf.read_text().split("\n")
     text.insert(3, line)  # among the admin's own lines, above the ones the plan sets
     sm.conf.write_text("\n".join(text))
-    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".")
     before = snapshot(sm.conf.parent, skip=skip)
     for extra in ((), ("--dry-run",)):
         cp = run_apply(ibqos_cli, h, sm, path_b, *extra)
@@ -326,7 +327,7 @@ def test_a_managed_path_that_config_management_links_elsewhere_is_refused_untouc
     target = cm / path.name
     path.rename(target)
     path.symlink_to(target)
-    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".")
     before = snapshot(sm.conf.parent, skip=skip), snapshot(cm)
     args = ("apply", path_b, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock)
     for extra in ((), ("--dry-run",)):
@@ -471,7 +472,7 @@ def test_a_qos_policy_path_the_running_opensm_does_not_read_is_refused(ibqos_cli
     reads = Path(osmconf.options(sm.conf)["qos_policy_file"])
     other = tmp_path / "other" / "qos-policy.conf"
     other.parent.mkdir()
-    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".")
     before = snapshot(sm.conf.parent, skip=skip), snapshot(reads.parent), snapshot(other.parent)
     for extra in ((), ("--dry-run",)):
         cp = run_apply(ibqos_cli, h, sm, path_b, "--qos-policy", other, *extra)

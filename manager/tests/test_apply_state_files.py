@@ -217,7 +217,7 @@ def test_a_lock_file_that_cannot_be_locked_is_one_line_naming_it(ibqos_cli, live
     _, path_b = make_plan_file(tmp_path, "b", 60)
     assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
     lock = sm.conf.parent / "ibqos.d" / "apply.lock"
-    lock.unlink()
+    assert not lock.exists()  # the apply that held it removed it (test_apply_lock)
     os.mkfifo(lock)
     cp = ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env())
     assert cp.returncode == 0, cp.stdout + cp.stderr
@@ -241,7 +241,7 @@ def test_a_lock_file_that_cannot_be_locked_is_one_line_naming_it(ibqos_cli, live
 
     lock.unlink()
     assert run_apply(ibqos_cli, h, sm, path_a, fault="journal:swapped").returncode == -9
-    lock.unlink()
+    lock.unlink()  # the killed apply's, left behind: a SIGKILL runs no release
     os.mkfifo(lock)
     cp = ibqos_cli("status", "--opensm-conf", sm.conf, env=child_env())
     assert cp.returncode == 3, cp.stdout + cp.stderr

@@ -72,6 +72,6 @@ def test_a_version_of_the_admins_files_says_what_is_absent_even_when_nothing_is(
     (etc / "partitions.conf").write_text("")
     cs = ConfigSet({"opensm.conf": etc / "opensm.conf", "partitions.conf": etc / "partitions.conf"}, etc / "ibqos.d")
     cs.adopt()
-    assert cs.meta("v0000")["absent"] == [] and cs.absent("v0000") == set()
+    assert cs.meta("v0000").absent == [] and cs.absent("v0000") == set()
     cs.flip("v0000")
     assert (etc / "partitions.conf").is_symlink() and (etc / "partitions.conf").read_bytes() == b""

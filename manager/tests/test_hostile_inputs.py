@@ -26,9 +26,11 @@ from pathlib import Path
 
 import pytest
 from ibqos.docfile import write_atomic
+from ibqos.fabric.model import Fabric
 from ibqos.paths import REPO_ROOT
 from ibqos_app.cli._main import main
 from ibqos_sim.harness.topology import dragonfly
+from ibqos_sim.slurm import jobdir
 from verify_fabrics import identity, line
 
 EXAMPLES = REPO_ROOT / "examples"
@@ -717,6 +719,31 @@ def test_a_simulation_output_on_a_full_disk_leaves_no_empty_directory(capsys, tm
             rc, _, err = run(capsys, "simulate", run_dir, "--time-us", "5", "--warmup-us", "1", "--out", out)
             assert rc == 2 and err.endswith(": No space left on device\n") and err.count("\n") == 1, err
             assert sorted(p.name for p in full.iterdir()) == ["fill"], (out, list(full.iterdir()))
+
+
+def test_outputs_on_a_full_disk_leave_no_directory_they_made(capsys, tmp_path):
+    """redteam: the writers that make their output directory left it behind, empty, when the
+    write in it failed (only `simulate --out` cleaned up, 7e75292): `render -o full/a/cfg` left
+    full/a/, `testbed plan -o full/a/tb` full/a/, `monitor --write-config full/prom` full/prom/,
+    a --slurm sweep's job directory its fabrics/, results/ and logs/. They make it through
+    docfile.made_dir now, and a failed write leaves the file system as it found it."""
+    plan = tmp_path / "plan.json"
+    assert run(capsys, "plan", EXAMPLES / "two-class.yaml", "-o", plan)[0] == 0
+    with _tmpfs(tmp_path / "full", "size=64k") as full:
+        with open(full / "fill", "wb") as f:
+            f.write(b"\0" * (64 << 10))  # every block: directories are made, no file can be
+        for args, out in (
+            (["render", plan, "-o", full / "a" / "cfg"], full / "a" / "cfg"),
+            (["testbed", "plan", plan, "--server", "a", "--client", "b", "-o", full / "a" / "tb"], full / "a" / "tb"),
+            (["monitor", "--write-config", full / "prom" / "x"], full / "prom" / "x"),
+        ):
+            rc, _, err = run(capsys, *args)
+            assert rc == 2 and err.startswith(f"ibqos: error: {out}/"), (args, err)
+            assert err.endswith(": No space left on device\n") and err.count("\n") == 1, err
+            assert sorted(p.name for p in full.iterdir()) == ["fill"], (args, list(full.rglob("*")))
+        with pytest.raises(OSError, match="No space left on device"):
+            jobdir.write(full / "sweep", {"f": Fabric(source="test")}, [], {})
+        assert sorted(p.name for p in full.iterdir()) == ["fill"], list(full.rglob("*"))
 
 
 def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(capsys, tmp_path, monkeypatch):

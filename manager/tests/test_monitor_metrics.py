@@ -51,7 +51,7 @@ def exposition() -> str:
     c.follows_opensm = True
     verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
     judged = Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"])
-    c.update(judged, "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True))
+    c.update(judged, "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True), other_config=True)
     return generate_latest(registry_for(c)).decode()
 
 
@@ -260,6 +260,38 @@ PLUGIN_TEST = (
 def test_promtool_fires_the_plugin_version_alert_after_the_hold_and_not_after_the_restart(config):
     texts = {"description": ("IbqosPluginVersionMismatch", "description")}
     promtool_test(config, "plugin.test.yml", PLUGIN_TEST, texts)
+
+
+OTHER_CONFIG_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m   # OpenSM restarted on another file at 2m, back on the applied one at 20m
+    input_series:
+      - series: 'ibqos_opensm_other_config{instance="h:9687",job="ibqos"}'
+        values: '0 0 1x18 0x10'
+    alert_rule_test:
+      - eval_time: 8m
+        alertname: IbqosOpenSMOnAnotherConfig
+        exp_alerts: []
+      - eval_time: 15m
+        alertname: IbqosOpenSMOnAnotherConfig
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations:
+              summary: {summary}
+              description: {description}
+      - eval_time: 28m
+        alertname: IbqosOpenSMOnAnotherConfig
+        exp_alerts: []
+"""
+)
+
+
+def test_promtool_fires_the_other_config_alert_after_the_hold_and_not_once_restarted_on_the_file(config):
+    texts = {
+        "summary": ("IbqosOpenSMOnAnotherConfig", "summary"),
+        "description": ("IbqosOpenSMOnAnotherConfig", "description"),
+    }
+    promtool_test(config, "other-config.test.yml", OTHER_CONFIG_TEST, texts)
 
 
 ESTIMATE_TEST = """

@@ -10,9 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from apply_helpers import child_env, live_sm_patched, run_status  # noqa: F401 (fixture)
+from apply_helpers import live_sm_patched, monitor_once, run_status  # noqa: F401 (fixture)
 from ibqos.fabric.dla_record import RECORD_FILE
-from prometheus_client.parser import text_string_to_metric_families
 from test_apply_plugin_version import _older_records, _plant, _refusal, _release
 
 pytestmark = pytest.mark.fabric
@@ -20,19 +19,7 @@ pytestmark = pytest.mark.fabric
 
 def _monitor(ibqos_cli, h, sm, plan: Path, prom: Path) -> tuple[int, list[str], dict[tuple, float]]:
     """One interval: exit code, the plugin-version findings, the gauge's samples by labels."""
-    r = ibqos_cli(
-        "monitor", "--plan", plan, "--opensm-conf", sm.conf, "--sim-socket", h.sock, "--once", "--json",
-        "--interval", "0.3", "--textfile", prom, env=child_env(),
-    )  # fmt: skip
-    assert r.returncode in (0, 1), r.stderr
-    found = [f["message"] for f in json.loads(r.stdout)["findings"] if f["kind"] == "plugin-version"]
-    gauge = {
-        tuple(sorted(s.labels.items())): s.value
-        for fam in text_string_to_metric_families(prom.read_text())
-        for s in fam.samples
-        if s.name == "ibqos_plugin_version_mismatch"
-    }
-    return r.returncode, found, gauge
+    return monitor_once(ibqos_cli, h, sm, plan, prom, "plugin-version", "ibqos_plugin_version_mismatch")
 
 
 def test_the_monitor_raises_status_finding_and_exports_it_for_an_opensm_on_an_older_plugin(

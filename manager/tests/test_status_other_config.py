@@ -1,15 +1,18 @@
-"""`status --live --opensm-conf FILE` when the OpenSM on this host was restarted on another file
-(`-F OTHER`, a copy an admin edits): no running OpenSM reads FILE, yet this host's port is the
-master SM. Before, status judged the fabric against FILE's applied plan and said `status: OK`
-(the copy programs the same tables), while a QoS policy or partitions edited in the copy would
-run unverified. Now finding `other-config`, exit 1, naming the OpenSM and its file."""
+"""`status --live --opensm-conf FILE` and `monitor --opensm-conf FILE` when the OpenSM on this
+host was restarted on another file (`-F OTHER`, a copy an admin edits): no running OpenSM reads
+FILE, yet this host's port is the master SM. Before, status judged the fabric against FILE's
+applied plan and said `status: OK` (the copy programs the same tables), while a QoS policy or
+partitions edited in the copy would run unverified. Now finding `other-config`, exit 1, naming
+the OpenSM and its file. The monitor said nothing of it (exit 0) until the finding moved into
+ibqos.health, where both raise it: the same line, and `ibqos_opensm_other_config` 1."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
-from apply_helpers import live_sm, make_plan_file, run_apply, run_status  # noqa: F401 (fixture)
+from apply_helpers import live_sm_patched, make_plan_file, monitor_once, run_apply, run_status  # noqa: F401 (fixture)
 from ibqos import paths
 from ibqos.fabric.dla_record import own_record
 from ibqos.proc import start_daemon, wait_until
@@ -17,12 +20,21 @@ from ibqos.proc import start_daemon, wait_until
 pytestmark = pytest.mark.fabric
 
 
-def test_status_says_when_this_hosts_master_sm_runs_on_another_configuration(ibqos_cli, live_sm, tmp_path):
-    h, sm, _, _ = live_sm
+def _monitor(ibqos_cli, h, sm, plan: Path, prom: Path) -> tuple[int, list[str], dict[tuple, float]]:
+    """One interval: exit code, the other-config findings, the gauge's samples."""
+    return monitor_once(ibqos_cli, h, sm, plan, prom, "other-config", "ibqos_opensm_other_config")
+
+
+def test_status_and_monitor_say_when_this_hosts_master_sm_runs_on_another_configuration(
+    ibqos_cli, live_sm_patched, tmp_path
+):
+    h, sm, _, _ = live_sm_patched
     _, path_b = make_plan_file(tmp_path, "b", 60)
     assert run_apply(ibqos_cli, h, sm, path_b).returncode == 0
     r = run_status(ibqos_cli, h, sm, "--live", "--json")
     assert r.returncode == 0, r.stdout + r.stderr  # the OpenSM that reads it: no finding
+    prom = tmp_path / "ibqos.prom"
+    assert _monitor(ibqos_cli, h, sm, path_b, prom) == (0, [], {(): 0.0})
     other = tmp_path / "other.conf"
     other.write_text(sm.conf.read_text())  # what ibqos applied, copied: the admin's to edit
     sm.stop()
@@ -35,11 +47,13 @@ def test_status_says_when_this_hosts_master_sm_runs_on_another_configuration(ibq
         wait_until(lambda: (rec := own_record(sm.dumps, osm.pid)) is not None and rec.state == "up", timeout=120)
         r = run_status(ibqos_cli, h, sm, "--live", "--json")
         assert r.returncode == 1, r.stdout + r.stderr
-        found = [f for f in json.loads(r.stdout)["findings"] if f["kind"] == "other-config"]
+        found = [f["message"] for f in json.loads(r.stdout)["findings"] if f["kind"] == "other-config"]
         assert len(found) == 1, r.stdout
-        msg = found[0]["message"]
+        msg = found[0]
         assert msg.startswith(f"no running OpenSM reads {sm.conf}, yet the master SM is this host's port 0x"), msg
         assert f"pid {osm.pid} reads {other}" in msg, msg
+        # the monitor on the same file: the same line, and the gauge
+        assert _monitor(ibqos_cli, h, sm, path_b, prom) == (1, [msg], {(): 1.0})
         # named, it is judged as before: the OpenSM given must read the file (exit 2)
         r = run_status(ibqos_cli, h, sm, "--live", "--pid", str(osm.pid))
         assert r.returncode == 2 and f"OpenSM (pid {osm.pid}) reads {other}" in r.stderr, r.stdout + r.stderr

@@ -123,3 +123,28 @@ def test_a_relative_log_file_is_the_running_opensms(ibqos_cli, live_sm, tmp_path
         cp = ibqos_cli(*args, *pid, "--json", cwd=elsewhere, env=dict(os.environ))
         assert cp.stdout, cp.stderr
         assert json.loads(cp.stdout)["engine"] == "dla", cp.stdout + cp.stderr
+
+
+def test_a_relative_partitions_file_with_no_opensm_to_ask_is_said_not_checked(ibqos_cli, live_sm, tmp_path):
+    """A plan without partitions leaves the SM's own partitions file in force, and status holds
+    its IPoIB SLs to the plan's classes; a relative partition_config_file is opened from the
+    running OpenSM's working directory. With no OpenSM that reads the file to ask, the check was
+    skipped unsaid (its file lies anywhere); now a note names the line and why, the check not
+    done. A file of that name lies where ibqos runs: not the one OpenSM would open, not read."""
+    h, sm, _plan_a, path_a = live_sm
+    here = tmp_path / "admin"
+    here.mkdir()
+    (here / "partitions.conf").write_text("Default=0x7fff, ipoib, sl=7 : ALL=full;\n")
+    copy = tmp_path / "copy" / "opensm.conf"  # no OpenSM reads it
+    copy.parent.mkdir()
+    copy.write_text(osmconf.merge(sm.conf.read_text(), {"partition_config_file": "partitions.conf"}, "the admin"))
+    line = osmconf.line_of(copy.read_text(), "partition_config_file")
+    cp = _status(ibqos_cli, h, copy, path_a, sm.log, here)
+    assert cp.returncode == 1, cp.stdout + cp.stderr  # other-config: this host's OpenSM reads sm.conf
+    doc = json.loads(cp.stdout)
+    assert [f["kind"] for f in doc["findings"]] == ["other-config"], doc["findings"]
+    assert (
+        f"the SM's own partitions file not checked against the plan's classes: {copy}:{line}: partition_config_file: "
+        "partitions.conf is relative: OpenSM opens it from its own working directory, which ibqos reads from a "
+        "running OpenSM only: give --pid, --pidfile or --service, or make it absolute"
+    ) in doc["notes"], doc["notes"]

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
-from ibqos.errors import InputError
 from ibqos.templating import render
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -223,10 +222,6 @@ def listing(run: RunPlan) -> str:
 
 def write(run: RunPlan, out_dir: Path) -> tuple[Path, Path]:
     text = listing(run)  # render first: nothing is written if it fails
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError) as e:
-        raise InputError("cannot create its directory: part of the path is a file", file=out_dir) from e
     # the two files as one set: two runs at once leave one's pair, never a mix
     write_dir_atomic(out_dir, {"runplan.json": run.json_text(), "runplan.txt": text})
     return out_dir / "runplan.json", out_dir / "runplan.txt"

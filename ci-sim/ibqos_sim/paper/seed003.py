@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibqos.docfile import write_atomic, write_figure, write_json
+from ibqos.docfile import made_dir, write_atomic, write_figure, write_json
 from ibqos.extras import pyplot, require_plot
 from ibqos.redline import needs_path_sls
 
@@ -338,7 +338,11 @@ def plot(runs: list[EngineRun], setup: Setup, out: Path) -> list[Path]:
 
 
 def write_outputs(runs: list[EngineRun], setup: Setup, out: Path) -> dict[str, Path]:
-    out.mkdir(parents=True, exist_ok=True)
+    with made_dir(out):
+        return _write_outputs(runs, setup, out)
+
+
+def _write_outputs(runs: list[EngineRun], setup: Setup, out: Path) -> dict[str, Path]:
     rows = table1(runs, setup)
     md = out / "table1.md"
     write_atomic(

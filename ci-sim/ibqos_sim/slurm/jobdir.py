@@ -16,7 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from ibqos.docfile import read_json, write_atomic
+from ibqos.docfile import made_dir, read_json, write_atomic
 from ibqos.errors import InputError
 from ibqos.fabric.model import Fabric
 from pydantic import ValidationError
@@ -31,33 +31,32 @@ SCHEMA = "ibqos.sweep/1"
 
 def write(jobdir: Path, fabrics: dict[str, Fabric], points: list[Point], merge: dict) -> None:
     """Everything the array's tasks read; `merge` is what --collect needs to finish the sweep."""
-    (jobdir / "fabrics").mkdir(parents=True, exist_ok=True)
-    (jobdir / "results").mkdir(exist_ok=True)
-    (jobdir / "logs").mkdir(exist_ok=True)
-    for stale in (jobdir / "results").glob("*.json"):  # a previous sweep's points are not ours
-        stale.unlink()
-    files = {}
-    for k, (key, fabric) in enumerate(fabrics.items()):
-        files[key] = f"fabrics/{k}.json"
-        fabric.save(jobdir / files[key])
-    doc = {
-        "schema": SCHEMA,
-        "fabrics": files,
-        "points": [
-            {"fabric": p.fabric, "traffic": p.traffic.model_dump(), "params": p.params.model_dump(), "load": p.load}
-            for p in points
-        ],
-        "merge": merge,
-    }
-    write_atomic(jobdir / "sweep.json", json.dumps(doc, indent=1) + "\n")
-    script = jobdir / "job.sh"
-    write_atomic(
-        script,
-        "#!/bin/sh\n# one point of an ibqos sweep per array task (ibqos_sim/slurm/jobdir.py)\n"
-        f"exec {shlex.quote(sys.executable)} -m ibqos_sim.slurm.task {shlex.quote(str(jobdir))}"
-        ' "$SLURM_ARRAY_TASK_ID"\n',
-    )
-    script.chmod(0o755)
+    # a sweep that cannot be written leaves no empty job directory behind (made_dir)
+    with made_dir(jobdir), made_dir(jobdir / "fabrics"), made_dir(jobdir / "results"), made_dir(jobdir / "logs"):
+        for stale in (jobdir / "results").glob("*.json"):  # a previous sweep's points are not ours
+            stale.unlink()
+        files = {}
+        for k, (key, fabric) in enumerate(fabrics.items()):
+            files[key] = f"fabrics/{k}.json"
+            fabric.save(jobdir / files[key])
+        doc = {
+            "schema": SCHEMA,
+            "fabrics": files,
+            "points": [
+                {"fabric": p.fabric, "traffic": p.traffic.model_dump(), "params": p.params.model_dump(), "load": p.load}
+                for p in points
+            ],
+            "merge": merge,
+        }
+        write_atomic(jobdir / "sweep.json", json.dumps(doc, indent=1) + "\n")
+        script = jobdir / "job.sh"
+        write_atomic(
+            script,
+            "#!/bin/sh\n# one point of an ibqos sweep per array task (ibqos_sim/slurm/jobdir.py)\n"
+            f"exec {shlex.quote(sys.executable)} -m ibqos_sim.slurm.task {shlex.quote(str(jobdir))}"
+            ' "$SLURM_ARRAY_TASK_ID"\n',
+        )
+        script.chmod(0o755)
 
 
 def read(jobdir: Path) -> tuple[dict[str, Path], list[Point], dict]:

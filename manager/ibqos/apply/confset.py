@@ -36,15 +36,15 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import osmconf
 from ..docfile import fsync_dir, write_atomic
 from ..errors import ExternalError
-from .stamp import stamp
+from .version_meta import VersionMeta
 
 if TYPE_CHECKING:
     from ..fabric.model import Fabric
@@ -58,15 +58,10 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def absent_meta(roles: list[str]) -> dict[str, list[str]]:
-    """A version's meta.json `absent` (module doc): only when a role is, so other metas stay as they were."""
-    return {"absent": roles} if roles else {}
-
-
-def adopted_meta(adopted_from: dict[str, str], missing: list[str]) -> dict[str, Any]:
+def adopted_meta(adopted_from: dict[str, str], missing: list[str]) -> VersionMeta:
     """The meta of a version of the admin's own files: `absent` always, even empty, as a store
     from before the mark has none (`ConfigSet.absent` reads that one's empty files)."""
-    return {"adopted_from": adopted_from, "absent": missing}
+    return VersionMeta(adopted_from=adopted_from, absent=missing)
 
 
 def _writable(d: Path) -> None:
@@ -127,22 +122,6 @@ def stable_path(p: Path) -> Path:
     every version its own state directory (and lock) nested inside the last one."""
     p = Path(os.path.abspath(p))
     return p.parent.resolve() / p.name
-
-
-_META_STRINGS = {"who", "plan", "plan_sha256", "policy_sha256", "rollback_of"}
-_LAST_TIME = 253402300799  # 9999-12-31: any later (or nan, inf) is no time a version was written
-
-
-def _meta_fits(key: str, value: Any) -> bool:
-    if key == "time":
-        return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _LAST_TIME
-    if key in _META_STRINGS:
-        return isinstance(value, str)
-    if key == "absent":
-        return isinstance(value, list) and all(isinstance(r, str) for r in value)
-    if key == "adopted_from":
-        return isinstance(value, dict) and all(isinstance(p, str) for p in value.values())
-    return True
 
 
 def _recorded(paths: dict[str, Path]) -> dict[str, str]:
@@ -275,7 +254,7 @@ class ConfigSet:
         try:
             doc = json.loads((self.state / PATHS).read_text())
         except (OSError, ValueError):
-            doc = self.meta("v0000").get("adopted_from", {})
+            doc = self.meta("v0000").adopted_from or {}
         return {str(n): Path(p) for n, p in doc.items()} if isinstance(doc, dict) else {}
 
     def drifted(self) -> dict[str, Path]:
@@ -318,7 +297,7 @@ class ConfigSet:
     def stage(
         self,
         files: dict[str, str],
-        meta: Mapping[str, object],
+        meta: VersionMeta,
         extra: dict[str, str] | None = None,
         name: str | None = None,
     ) -> str:
@@ -339,7 +318,7 @@ class ConfigSet:
         self,
         name: str,
         files: dict[str, str],
-        meta: Mapping[str, object],
+        meta: VersionMeta,
         extra: dict[str, str] | None = None,
         modes: dict[str, int] | None = None,
     ) -> None:
@@ -356,7 +335,7 @@ class ConfigSet:
         for fname, text in {**files, **(extra or {})}.items():
             # the admin's bytes as read (osmconf.read): CRLF, any encoding
             write_atomic(tmp / fname, osmconf.to_bytes(text), mode=modes.get(fname, conf_mode))
-        write_atomic(tmp / "meta.json", json.dumps({**stamp(), **meta}, indent=1) + "\n", mode=conf_mode)
+        write_atomic(tmp / "meta.json", meta.stamped_text(), mode=conf_mode)
         sums = {f.name: sha256_hex(f.read_bytes()) for f in sorted(tmp.iterdir())}
         write_atomic(tmp / MANIFEST, json.dumps({"sha256": sums}, indent=1) + "\n", mode=conf_mode)
         for f in tmp.iterdir():
@@ -373,15 +352,10 @@ class ConfigSet:
         extra = {"meta.json", MANIFEST, "plan.json"}
         return sorted(f.name for f in (self.state / version).iterdir() if f.name not in extra)
 
-    def meta(self, version: str) -> dict[str, Any]:
-        """A version's meta.json. A field of another type than ibqos writes (the file edited by
-        hand, which check() names TAMPERED) is left out, as an unreadable file is: history
-        ended in an internal error on a list, a string time or a time of 1e400 (exit 70)."""
-        try:
-            doc = json.loads((self.state / version / "meta.json").read_text())
-        except (OSError, ValueError):
-            return {}
-        return {k: v for k, v in doc.items() if _meta_fits(k, v)} if isinstance(doc, dict) else {}
+    def meta(self, version: str) -> VersionMeta:
+        """A version's meta.json (VersionMeta.read: a field edited by hand to another type is
+        left out, and check() names the version TAMPERED)."""
+        return VersionMeta.read(self.state / version / "meta.json")
 
     def absent(self, version: str | None) -> set[str]:
         """The roles `version` records as absent (module doc). A version of the admin's own
@@ -390,19 +364,16 @@ class ConfigSet:
         (ERR AC10: 'rollback v0000' after an upgrade failed on Debian's conf as shipped): there a
         file stored empty is one the admin lacked. An admin's own empty file OpenSM reads as
         none, or refuses."""
-        meta = self.meta(version) if version else {}
-        names = meta.get("absent")
-        if isinstance(names, list):
-            return {str(n) for n in names}
-        adopted = meta.get("adopted_from")
-        if names is not None or not isinstance(adopted, dict) or version is None:
+        if version is None:
+            return set()
+        meta = self.meta(version)
+        if meta.absent is not None:
+            return set(meta.absent)
+        if meta.adopted_from is None:
             return set()
         base = self.state / version
-        return {
-            str(n)
-            for n in adopted
-            if n != "opensm.conf" and (base / str(n)).is_file() and (base / str(n)).stat().st_size == 0
-        }
+        stored_empty = {n for n in meta.adopted_from if (base / n).is_file() and (base / n).stat().st_size == 0}
+        return stored_empty - {"opensm.conf"}
 
     def check(self, version: str) -> list[str]:
         """Files of `version` that changed (or went missing) since ibqos wrote it, by its
@@ -444,7 +415,7 @@ class ConfigSet:
 
     def originals(self) -> set[str]:
         """Versions holding the admin's own files: kept for good."""
-        return {v for v in self.versions() if "adopted_from" in self.meta(v)}
+        return {v for v in self.versions() if self.meta(v).adopted_from is not None}
 
     def flip(self, version: str) -> None:
         """The one atomic step: every managed path now reads `version`."""

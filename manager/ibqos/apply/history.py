@@ -72,7 +72,8 @@ def rows(cs: ConfigSet) -> list[dict[str, Any]]:
     for v in cs.versions():
         meta = cs.meta(v)
         latest = last.get(v)
-        if "adopted_from" in meta:
+        original = meta.adopted_from is not None
+        if original:
             result = "original"
         elif latest:
             result = latest["state"].replace("-", " ")
@@ -81,14 +82,14 @@ def rows(cs: ConfigSet) -> list[dict[str, Any]]:
         out.append(
             {
                 "version": v,
-                "time": meta.get("time"),
-                "plan_sha256": meta.get("plan_sha256"),
-                "who": meta.get("who"),
+                "time": meta.time,
+                "plan_sha256": meta.plan_sha256,
+                "who": meta.who,
                 "result": result,
-                "action": (latest or {}).get("action", "adopt" if "adopted_from" in meta else None),
-                "rollback_of": meta.get("rollback_of"),
+                "action": (latest or {}).get("action", "adopt" if original else None),
+                "rollback_of": meta.rollback_of,
                 "current": v == current,
-                "original": "adopted_from" in meta,
+                "original": original,
                 "tampered": cs.check(v),
             }
         )

@@ -4,7 +4,7 @@ The lock file lives in the configuration's state directory, which is derived fro
 the admin gives (`confset.state_dir_for`), never from where its symlinks point: every apply
 of one configuration meets the same lock. flock() is dropped by the kernel when the holder
 dies, even by SIGKILL, so a crashed apply never leaves a stale lock (its journal says what it
-left half-done)."""
+left half-done); the file itself exists only while the lock is held (apply_lock)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..errors import ExternalError
@@ -48,30 +48,89 @@ class LockError(ExternalError):
 @contextmanager
 def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], None] = _quiet) -> Iterator[None]:
     """Hold the lock of `state_dir`, waiting up to `timeout` seconds for another holder.
-    Raises LockError, whatever kept it from being taken."""
+    Raises LockError, whatever kept it from being taken.
+
+    The lock file exists only while it is held: the holder removes it before it lets go, and
+    `state_dir` too when this lock made it and nothing else was written there (an apply refused
+    before it wrote anything, on a configuration never applied). Before, every apply left
+    apply.lock with its PID behind, and a refused first apply an ibqos.d/ holding only that:
+    the PID of a process long gone, which reads as a crashed apply. A file left now is a
+    killed holder's (SIGKILL, a crash), harmless: the kernel dropped its flock."""
     path = state_dir / LOCK_FILE
+    made = not state_dir.is_dir()
+    fd = _held(state_dir, path, timeout, echo)
     try:
-        make_state_dir(state_dir)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        raise LockError(Path(e.filename or path), reason=e.strerror or str(e)) from e
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device: no file to write its PID in
-            raise LockError(path, reason="not a regular file")
-        _take(fd, path, timeout, echo)
         yield
     finally:
+        # removed while still held, so a waiter locks an unlinked file and opens the path again
+        with suppress(OSError):
+            os.unlink(path)
         os.close(fd)  # closing drops the flock, also when the process is killed
+        if made:
+            with suppress(OSError):  # not empty: the apply wrote its versions there
+                state_dir.rmdir()
 
 
-def _take(fd: int, path: Path, timeout: float, echo: Callable[[str], None]) -> None:
+def _held(state_dir: Path, path: Path, timeout: float, echo: Callable[[str], None]) -> int:
+    """The lock file's descriptor, locked, with this process's PID in it. A waiter whose
+    holder removed the file at its release locked a file no longer at `path`: it opens the
+    path again (the next holder's file, or a new one), so two never hold the lock at once."""
+    deadline, told = time.monotonic() + timeout, False
+    while True:
+        fd = _open(state_dir, path)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device: no file to write its PID in
+                raise LockError(path, reason="not a regular file")
+            told = _take(fd, path, (deadline, timeout), echo, told)
+            if _is_at(fd, path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
     try:
-        deadline = time.monotonic() + timeout
-        told = False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError:  # a full disk: the flock is the lock; the PID only names its holder
+        pass
+    return fd
+
+
+def _open(state_dir: Path, path: Path) -> int:
+    """The lock file at `path`, made (with `state_dir`) when missing. A holder that made
+    `state_dir` removes it at its release: between the two steps here it may be gone again,
+    which is no reason to refuse."""
+    for attempt in range(3):
+        try:
+            make_state_dir(state_dir)
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError as e:
+            if attempt == 2:
+                raise LockError(Path(e.filename or path), reason=e.strerror or str(e)) from e
+        except OSError as e:
+            raise LockError(Path(e.filename or path), reason=e.strerror or str(e)) from e
+    raise AssertionError("unreachable")
+
+
+def _is_at(fd: int, path: Path) -> bool:
+    """Whether the file `fd` locked is still the one at `path`."""
+    try:
+        at = os.stat(path)
+    except FileNotFoundError:
+        return False
+    st = os.fstat(fd)
+    return (at.st_dev, at.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _take(fd: int, path: Path, until: tuple[float, float], echo: Callable[[str], None], told: bool) -> bool:
+    """flock `fd`, waiting for its holder until `until` (the deadline, and the timeout it
+    came from); whether the wait was said."""
+    deadline, timeout = until
+    try:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return told
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise LockError(path, holder=_holder(fd), waited=timeout) from None
@@ -79,10 +138,5 @@ def _take(fd: int, path: Path, timeout: float, echo: Callable[[str], None]) -> N
                     echo(f"waiting for ibqos apply pid {_holder(fd)} to finish ({path})")
                     told = True
                 time.sleep(0.1)
-        os.ftruncate(fd, 0)
-    except OSError as e:  # a FIFO, a device or a filesystem without flock (ENOLCK) in its place
+    except OSError as e:  # a device or a filesystem without flock (ENOLCK) in its place
         raise LockError(path, reason=e.strerror or str(e)) from e
-    try:
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-    except OSError:  # a full disk: the flock is the lock; the PID only names its holder
-        pass

@@ -22,7 +22,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from .. import __version__
-from ..docfile import write_atomic
+from ..docfile import made_dir, write_atomic
 from ..errors import InputError
 from ..templating import render
 from ..verdict import Verdict
@@ -50,6 +50,9 @@ class MonitorCollector(Collector):
         # the followed OpenSM's plugin, from its own record: (its release, None before it was
         # recorded; whether that is not this ibqos's, health.plugin_finding); None: no record of it
         self.plugin: tuple[str | None, bool] | None = None
+        # --opensm-conf: whether this host's port is the master SM while no OpenSM reads the file
+        # (health.other_config_finding); None without --opensm-conf
+        self.other_config: bool | None = None
         # the HTTP server's threads scrape while the sampling thread updates: a scrape sees one
         # whole interval, never the new links with the old totals or a dict growing under it
         self._lock = threading.Lock()
@@ -63,9 +66,10 @@ class MonitorCollector(Collector):
         verdict_unreadable: bool = False,
         opensm_pid: int | None = None,
         plugin: tuple[str | None, bool] | None = None,
+        other_config: bool | None = None,
     ) -> None:
         with self._lock:
-            self.plugin = plugin
+            self.plugin, self.other_config = plugin, other_config
             self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
 
     def _update(
@@ -204,6 +208,14 @@ class MonitorCollector(Collector):
             )
             running.add_metric([], 0.0 if self.opensm_pid is None else 1.0)
             yield running
+        if self.other_config is not None:
+            other = GaugeMetricFamily(
+                "ibqos_opensm_other_config",
+                "1: no OpenSM reads --opensm-conf, yet this host's port is the master SM (an OpenSM on another "
+                "file); 0: not",
+            )
+            other.add_metric([], 1.0 if self.other_config else 0.0)
+            yield other
         if self.plugin is not None:
             loaded, mismatch = self.plugin
             plugin = GaugeMetricFamily(
@@ -272,13 +284,12 @@ def write_config(out_dir: str | Path, saturation: float, interval: float = 10.0,
     is down when it took none in three of them, never less than 10 minutes (no sample counted in
     a fixed 10 minutes fired for every monitor sampling less often)."""
     down_after = max(600, math.ceil(3 * interval))
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     written = []
-    for template, name in (
-        ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
-        ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
-    ):
-        write_atomic(out / name, render(template, saturation=saturation, hold=hold, down_after=down_after))
-        written.append(out / name)
+    with made_dir(out_dir) as out:
+        for template, name in (
+            ("ibqos-alerts.rules.yml.j2", "ibqos-alerts.rules.yml"),
+            ("ibqos-grafana-dashboard.json.j2", "ibqos-grafana-dashboard.json"),
+        ):
+            write_atomic(out / name, render(template, saturation=saturation, hold=hold, down_after=down_after))
+            written.append(out / name)
     return written

@@ -3,15 +3,24 @@ for again at each sample once the one it followed is gone (its PID no longer the
 another process). A restarted OpenSM may run with another command line (-Y, --dump_files_dir,
 -g, -f), so what the monitor reads through it (dla's record, the port) is taken from the new
 one; between a stop and the next start none runs, which the monitor exports, and keeps
-sampling: the tables the last one programmed are still in force."""
+sampling: the tables the last one programmed are still in force. While none reads it, the
+fabric is asked whether this host's port is the master all the same (an OpenSM restarted on
+another file: finding `other-config`, as `ibqos status --live` raises it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..apply.osm_process import OsmProcess, reader
-from ..errors import InputError
+from ..apply.sm_role import master_sm
+from ..errors import InputError, ProcessError
+from ..health import other_config_finding
+
+if TYPE_CHECKING:
+    from ..fabric.local_port import LocalPort
+    from ..findings import Finding
 
 
 class OsmFollow:
@@ -36,6 +45,18 @@ class OsmFollow:
         changed = found != self.osm
         self.osm = found
         return changed
+
+    def elsewhere(self, env: dict[str, str] | None, at: LocalPort) -> Finding | None:
+        """`other-config` (health.other_config_finding) while no OpenSM reads the file, `at`
+        its port: sminfo is asked only then, not at every sample of a healthy SM host. An
+        sminfo that hangs (a loaded SM) is no answer, as for status: no finding."""
+        if self.osm is not None:
+            return None
+        try:
+            master = master_sm(env, at)
+        except ProcessError:
+            return None
+        return other_config_finding(self.conf, None, at, master)
 
     def _line(self, found: OsmProcess | None) -> str | None:
         old = f"OpenSM pid {self.osm.pid}" if self.osm is not None else "no OpenSM"

@@ -42,10 +42,6 @@ def render_plan(plan: Plan, out_dir: str | Path, port_types: dict[str, str] | No
     out_dir = Path(out_dir).absolute()
     check_osm_dir(out_dir)
     texts = render_texts(plan, out_dir, port_types)
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError) as e:
-        raise InputError("cannot create its directory: part of the path is a file", file=out_dir) from e
     write_dir_atomic(out_dir, texts)
     return {name: out_dir / name for name in texts}
 

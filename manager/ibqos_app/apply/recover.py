@@ -233,7 +233,7 @@ def _plan_hash(cs: ConfigSet) -> str:
     """' (plan sha256 …)' of the current version, as apply recorded it: a master and its
     standby run the same version when the hashes agree."""
     v = cs.current_version()
-    sha = cs.meta(v).get("plan_sha256") if v else None
+    sha = cs.meta(v).plan_sha256 if v else None
     return f" (plan sha256 {sha})" if sha else ""
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ibqos import osmconf
-from ibqos.apply.confset import ConfigSet, absent_meta, sha256_hex, state_dir_for
+from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
 from ibqos.apply.journal import Entry, Journal
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_plugin, require_record, resolve_pid
@@ -47,8 +47,9 @@ from ibqos.apply.sm_role import NotMaster, master_sm, opensm_port, require_maste
 from ibqos.apply.stamp import who
 from ibqos.apply.syslog import log_line
 from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
+from ibqos.apply.version_meta import VersionMeta
 from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
-from ibqos.docfile import write_atomic
+from ibqos.docfile import made_dir, write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import own_record, record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
@@ -452,10 +453,10 @@ class Apply:
                 self._echo_diff(path, "", text, "added")
             self.echo(f"dry run: nothing written; without --dry-run this writes {t.conf} and its files")
             return
-        conf_dir.mkdir(parents=True, exist_ok=True)
-        for name, path in side.items():
-            write_atomic(path, texts[name])
-        write_atomic(t.conf, merged)
+        with made_dir(conf_dir):
+            for name, path in side.items():
+                write_atomic(path, texts[name])
+            write_atomic(t.conf, merged)
         self.s.plan_text, self.s.outcome = self.req.plan_path.read_text(), f"wrote {t.conf} (--init-conf)"
         self._syslog()
         self.echo(f"wrote {t.conf} (OpenSM's defaults with the plan) and " + ", ".join(str(p) for p in side.values()))
@@ -794,12 +795,14 @@ class Apply:
         self.s.previous = cs.current_version()
         sha = self.s.plan_sha256 or None
         if self.req.rollback_to:
-            meta: dict[str, object] = {"rollback_of": self.req.rollback_to, "plan_sha256": sha}
-            meta.update(absent_meta(sorted(cs.absent(self.req.rollback_to))))  # they stay missing
+            # the roles it lacks stay missing; `absent` only when one does, as other metas were
+            gone = sorted(cs.absent(self.req.rollback_to)) or None
+            meta = VersionMeta(rollback_of=self.req.rollback_to, plan_sha256=sha, absent=gone)
         else:
             plan = produced(self.s.plan, "the plan (stage render)")
-            meta = {"plan": str(self.req.plan_path.resolve()), "policy_sha256": plan.policy_sha256}
-            meta["plan_sha256"] = sha
+            meta = VersionMeta(
+                plan=str(self.req.plan_path.resolve()), policy_sha256=plan.policy_sha256, plan_sha256=sha
+            )
         extra = {"plan.json": self.s.plan_text} if self.s.plan_text else None
         self.s.version = cs.stage(self.s.files, meta, extra=extra)
         if self.s.journal is None:  # --standby: no read-back before

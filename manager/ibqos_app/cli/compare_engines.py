@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 
 import click
-from ibqos.docfile import write_json
+from ibqos.docfile import made_dir, write_json
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
@@ -106,36 +106,36 @@ def compare_engines(
         time_us=time_us,
     )
     net_path, topo = _fabric(fabric)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    err = Console(stderr=True)
-    with tempfile.TemporaryDirectory(prefix="ibqos-compare-") as tmp:
-        if topo is not None:
-            net_path = topo.write_net(Path(tmp) / "fabric.net")
-        with Progress(console=err, transient=True) as prog:
-            task = prog.add_task("simulating", total=len(engine_list) * len(pattern_list) * len(load_list))
-            results = ce.compare(
-                net_path,
-                engine_list,
-                pattern_list,
-                load_list,
-                params,
-                tick=lambda: prog.advance(task),
-                run_dir=Path(tmp) / "run",
-                save_dir=out_dir,
-                run=sweeprun.runner(jobs, slurm_opts, out_dir / "compare.slurm", err),
-            )
-    write_json(
-        out_dir / "compare.json",
-        {
-            "schema": "ibqos.compare-engines/2",
-            "fabric": fabric,
-            "loads": load_list,
-            "patterns": pattern_list,
-            "params": params.model_dump(),
-            "engines": [r.to_json() for r in results],
-        },
-    )
-    ce.plot(results, pattern_list, out_dir / "compare.png")
+    with made_dir(out_dir):  # no empty directory left when the run fails
+        err = Console(stderr=True)
+        with tempfile.TemporaryDirectory(prefix="ibqos-compare-") as tmp:
+            if topo is not None:
+                net_path = topo.write_net(Path(tmp) / "fabric.net")
+            with Progress(console=err, transient=True) as prog:
+                task = prog.add_task("simulating", total=len(engine_list) * len(pattern_list) * len(load_list))
+                results = ce.compare(
+                    net_path,
+                    engine_list,
+                    pattern_list,
+                    load_list,
+                    params,
+                    tick=lambda: prog.advance(task),
+                    run_dir=Path(tmp) / "run",
+                    save_dir=out_dir,
+                    run=sweeprun.runner(jobs, slurm_opts, out_dir / "compare.slurm", err),
+                )
+        write_json(
+            out_dir / "compare.json",
+            {
+                "schema": "ibqos.compare-engines/2",
+                "fabric": fabric,
+                "loads": load_list,
+                "patterns": pattern_list,
+                "params": params.model_dump(),
+                "engines": [r.to_json() for r in results],
+            },
+        )
+        ce.plot(results, pattern_list, out_dir / "compare.png")
     out = console(pipe_width=None)
     t = Table(
         title=escape(f"{fabric}, {buffer_packets}-packet buffers per VL: what each engine used (seed 003 Table 2)")

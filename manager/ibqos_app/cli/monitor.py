@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     import threading
     from wsgiref.simple_server import WSGIServer
 
+    from ibqos.fabric.local_port import LocalPort
     from ibqos.fabric.model import Fabric
     from ibqos.plan import Plan
     from prometheus_client.registry import CollectorRegistry
@@ -82,6 +83,20 @@ def _plugin(engine: EngineWatch, pid: int | None, judged: Judged) -> tuple[str |
     if found := plugin_finding(own, pid):
         judged.findings.insert(0, found)
     return None if own is None else (own.plugin_version, found is not None)
+
+
+def _elsewhere(
+    follow: OsmFollow | None, env: dict[str, str] | None, at: LocalPort | None, judged: Judged
+) -> bool | None:
+    """Whether this host's port is the master SM while no OpenSM reads --opensm-conf, raised as
+    `ibqos status --live` raises it (finding `other-config`, first as there); None without
+    --opensm-conf."""
+    if follow is None or at is None:
+        return None
+    found = follow.elsewhere(env, at)
+    if found is not None:
+        judged.findings.insert(0, found)
+    return found is not None
 
 
 def _listen(addr: str) -> tuple[str, int]:
@@ -262,13 +277,15 @@ def monitor(
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
             pid = follow.osm.pid if follow is not None and follow.osm is not None else None
+            plugin = _plugin(engine, pid, judged)
             collector.update(
                 judged,
                 engine.current(),
                 verdict.verdict(),
                 verdict_unreadable=verdict.unreadable,
                 opensm_pid=pid,
-                plugin=_plugin(engine, pid, judged),
+                plugin=plugin,
+                other_config=_elsewhere(follow, env, at, judged),
             )
             if state is not None:
                 write_atomic(state, cur.to_json({TOTALS: collector.totals_json()}))

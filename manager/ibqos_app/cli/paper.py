@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from ibqos.docfile import made_dir
 from ibqos.errors import InputError
 from ibqos.outpath import OUT_DIR
 from ibqos_sim import sweeprun
@@ -89,16 +90,16 @@ def paper(
         raise InputError("buffers are positive packet counts", field="--buffers")
     err = Console(stderr=True)
     total = len(setup.engines) * seed003.runs_per_engine(setup)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with Progress(console=err, transient=True) as prog:
-        task = prog.add_task("simulating", total=total)
-        runs = seed003.run_experiment(
-            setup,
-            tick=lambda: prog.advance(task),
-            note=lambda s: err.print(s, markup=False, highlight=False),
-            run=sweeprun.runner(jobs, slurm_opts, out_dir / "paper.slurm", err),
-        )
-    files = seed003.write_outputs(runs, setup, out_dir)
+    with made_dir(out_dir):  # no empty directory left when the run fails
+        with Progress(console=err, transient=True) as prog:
+            task = prog.add_task("simulating", total=total)
+            runs = seed003.run_experiment(
+                setup,
+                tick=lambda: prog.advance(task),
+                note=lambda s: err.print(s, markup=False, highlight=False),
+                run=sweeprun.runner(jobs, slurm_opts, out_dir / "paper.slurm", err),
+            )
+        files = seed003.write_outputs(runs, setup, out_dir)
     for line in seed003.check_deadlocks(runs, setup):
         err.print(line, markup=False, highlight=False)
     click.echo(files["table"].read_text())

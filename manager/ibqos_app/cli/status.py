@@ -18,7 +18,7 @@ import click
 from ibqos import osmconf, osmlog, paths
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.opensm_ctl import resolve_pid
-from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running, sms_partitions
+from ibqos.apply.osm_process import OsmProcess, check_reads, dump_dir, reader, running_options, sms_partitions
 from ibqos.apply.service import resolve
 from ibqos.apply.sm_role import MasterSm, master_sm, role_of
 from ibqos.docfile import check_writable
@@ -28,7 +28,7 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
-from ibqos.health import Routing, checks, dla_refusal, engine_of, plugin_finding
+from ibqos.health import Routing, checks, dla_refusal, engine_of, other_config_finding, plugin_finding
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
@@ -44,6 +44,9 @@ from rich.table import Table
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
 from ._rundir import plan_beside
 from ._target import named_conf, positive_pid, sweep_seconds
+
+# how status names the OpenSM whose working directory a relative path in its file is taken from
+ASK_PID = "give --pid, --pidfile or --service"
 
 if TYPE_CHECKING:
     from ibqos.fabric.local_port import LocalPort
@@ -131,6 +134,7 @@ def status(
     config_line, tampered, master_line, port, records = None, None, None, None, None
     elsewhere: Finding | None = None  # read live: this host's SM runs, on another configuration
     ipoib: Finding | None = None  # read live: the SM's own partitions file against the plan's classes
+    unchecked: str | None = None  # ... or why it was not checked
     running: int | None = None  # read live: the OpenSM that runs on --opensm-conf
     sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
     if opensm_conf is not None:
@@ -143,12 +147,13 @@ def status(
             # the OpenSM that runs on the file: --pid, --pidfile or --service's, else the one
             # that reads it; its dumps and its log are where it opens them
             osm = osm if opensm_pid is not None else reader(opensm_conf)
-            records = dump_dir(opensm_conf, osm, "give --pid, --pidfile or --service")
+            records = dump_dir(opensm_conf, osm, ASK_PID)
             running = osm.pid if osm is not None else opensm_pid
             port = access.port_of(opensm_pid)
             master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
             sm_answers = master is not None
-            elsewhere = _master_on_another_conf(opensm_conf, osm, port, master)
+            # an OpenSM named by PID is the one judged (its command line may be another user's, unread)
+            elsewhere = other_config_finding(opensm_conf, osm, port, master) if opensm_pid is None else None
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -159,7 +164,7 @@ def status(
     reference, ref_source = None, None
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
-        ipoib = _sms_partitions(opensm_conf, osm, plan)
+        ipoib, unchecked = _sms_partitions(opensm_conf, osm, plan)
 
     read_at = time.time()
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
@@ -170,6 +175,7 @@ def status(
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     # what runs before what it runs: another configuration, then hand edits of this one
     judged.findings[:0] = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None, ipoib) if f]
+    judged.notes += [unchecked] if unchecked else []
     if verdict_path is not None:
         Verdict(read_at=read_at, source=fabric.source, engine=routing.engine, credit_loop=judged.credit_loop).save(
             verdict_path
@@ -251,47 +257,31 @@ def _live_sm(
     return master, Path(named) if named else None, found
 
 
-def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> Finding | None:
+def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> tuple[Finding | None, str | None]:
     """`partitions`: a plan without partitions leaves the SM's own file in force, from which
     OpenSM makes each IPoIB broadcast group (when it makes it: at its start); apply held their
     SLs to the plan's classes (plan.check.check_ipoib_of) and refuses otherwise. Before, an edit
     since (an `ipoib` partition with another sl=) and a restart moved IPoIB's broadcast and
     multicast to another class, and status said nothing. The file is the one the OpenSM that
-    reads `conf` opens (its -P)."""
+    reads `conf` opens (its -P, a relative path from its working directory). With none to ask,
+    a relative path is not checked, and a note says so (before: skipped unsaid)."""
     if plan is None or plan.partitions is not None:
-        return None
-    opts = osm.options(osmconf.options(conf)) if osm is not None else osmconf.options(conf)
+        return None, None
+    try:
+        opts = running_options(conf, osmconf.read(conf), osm, ("partition_config_file",), ASK_PID)
+    except InputError as e:
+        return None, f"the SM's own partitions file not checked against the plan's classes: {e}"
     parts = sms_partitions(opts)
     if parts is None:
-        return None
+        return None, None
     try:
         check_ipoib_of(plan, parts)
     except InputError as e:
         return Finding(
             "partitions",
             f"{e} (the SM's own partitions file, which the plan leaves in force)",
-        )
-    return None
-
-
-def _master_on_another_conf(
-    conf: Path, osm: OsmProcess | None, port: LocalPort | None, master: MasterSm | None
-) -> Finding | None:
-    """`other-config`: no running OpenSM reads `conf`, yet the master SM is this host's port (the
-    one `conf`'s OpenSM binds): an OpenSM started on another file (its -F) runs the subnet, and
-    whatever that file names (QoS policy, partitions, options) is not what ibqos applied and
-    verified. Before, status judged the fabric against `conf`'s plan alone and said OK when the
-    tables happened to agree."""
-    if osm is not None or master is None or port is None or master.guid != port.guid:
-        return None
-    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in running())
-    return Finding(
-        "other-config",
-        f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "
-        f"OpenSM started on another configuration runs the subnet, not what ibqos applied "
-        f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
-        {"port": f"0x{port.guid:016x}"},
-    )
+        ), None
+    return None, None
 
 
 def _show_tables(fabric: Fabric) -> None:

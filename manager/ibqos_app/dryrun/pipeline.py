@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ibqos.arbiter.e2e import NS_PER_M
 from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
-from ibqos.docfile import write_json
+from ibqos.docfile import made_dir, write_json
 from ibqos.errors import InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
@@ -171,14 +171,14 @@ class DryRun:
     # ---- driver ------------------------------------------------------------
     def run(self) -> DryRunState:
         self.validate_inputs()  # all of them, before anything is written
-        self.cfg.out.mkdir(parents=True, exist_ok=True)
-        try:
-            self.pipeline.run(self)
+        with made_dir(self.cfg.out):  # a run that writes nothing there leaves no empty --out
+            try:
+                self.pipeline.run(self)
 
-            write_reports(self)
-        finally:
-            if self.s.harness is not None:
-                self.s.harness.stop()
+                write_reports(self)
+            finally:
+                if self.s.harness is not None:
+                    self.s.harness.stop()
         return self.s
 
     def validate_inputs(self) -> None:
