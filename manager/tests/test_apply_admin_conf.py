@@ -66,6 +66,47 @@ def test_options_are_read_as_opensm_reads_them(tmp_path):
     assert ours["log_file"] == "/var/log/site"
 
 
+def test_a_line_longer_than_opensms_buffer_is_read_in_its_pieces(tmp_path):
+    """hostile36: OpenSM reads opensm.conf 1022 bytes at a time (fgets), each piece a line of
+    its own: the tail of a long comment can set an option. ibqos read the comment as one line,
+    and so another qos_policy_file than the one OpenSM runs with."""
+    conf = tmp_path / "admin.conf"
+    conf.write_bytes(("#" + "x" * 1021 + "qos_policy_file /etc/opensm/from-the-tail.conf\n").encode())
+    theirs = opensm_reads(conf, tmp_path)
+    assert theirs["qos_policy_file"] == "/etc/opensm/from-the-tail.conf"  # the oracle
+    assert osmconf.parse(osmconf.read(conf))["qos_policy_file"] == theirs["qos_policy_file"]
+    assert osmconf.line_of(osmconf.read(conf), "qos_policy_file") == 1
+
+
+@pytest.mark.parametrize(
+    ("eol", "comment", "size", "key"),
+    [("\n", "# " + "site notes " * 150, 1652, "es"), ("\r\n", "#" + "-" * 1500, 1501, "-" * 40)],
+)
+def test_a_long_comment_opensm_reads_in_pieces_is_named_at_its_line(
+    ibqos_cli, live_sm, tmp_path, eol, comment, size, key
+):
+    """hostile36: a comment longer than OpenSM's 1022-byte line buffer: OpenSM parses its tail
+    as a key ('Unrecognized token'). apply named no line, and a key 'es' the file does not show;
+    for a long rule of dashes in a CRLF file it printed 9 lines of OpenSM's output (the token's
+    pattern ran on past OpenSM's message, cut short without its closing quote). Now one line
+    naming the admin's line and what OpenSM reads there, exit 2, nothing written."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text().split("\n")
+    text.insert(2, comment)
+    sm.conf.write_bytes(eol.join(text).encode())
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip)
+    for extra in ((), ("--dry-run",)):
+        cp = run_apply(ibqos_cli, h, sm, path_b, *extra)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.splitlines() == [
+            f"ibqos: error: {sm.conf}:3: a line of {size} bytes: OpenSM 3.3.23 reads a line 1022 bytes at a "
+            f"time and takes {key!r} after byte 1022 as a line of its own; shorten the line"
+        ], cp.stderr
+        assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
+
+
 def _admin_edit(text: str) -> bytes:
     """The harness's opensm.conf as an admin's editor leaves it: CRLF, a Latin-1 comment, a
     quoted path, a duplicate key (the last one counts), tabs; the values OpenSM runs with
