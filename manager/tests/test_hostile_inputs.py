@@ -399,6 +399,13 @@ def test_simulated_shares_that_are_not_numbers_are_refused(capsys, tmp_path):
         (["plan", EXAMPLES / "two-class.yaml", "-o", "/dev/null"], "'/dev/null' is not a regular file"),
         (["simulate", "x", "--buffer-packets", "0"], "--buffer-packets"),
         (["nosuchcommand"], "No such command"),
+        # hostile36: a group given no command printed its whole help as the error (12 lines
+        # from 'ibqos: error: Usage: ibqos testbed ...'), a choice argument its values on
+        # lines of their own
+        ([], "Missing command. (see 'ibqos --help')"),
+        (["testbed"], "Missing command. (see 'ibqos testbed --help')"),
+        (["fabric"], "Missing command. (see 'ibqos fabric --help')"),
+        (["paper"], "Missing argument '{seed003-5.1}'. Choose from: seed003-5.1 (see"),
     ],
 )
 def test_bad_options_are_one_error_line_without_the_usage_block(capsys, args, says):
