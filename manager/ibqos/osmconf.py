@@ -1,9 +1,9 @@
 """opensm.conf as OpenSM 3.3.23 reads it (osm_subn_parse_conf_file and
 osm_subn_rescan_conf_files in opensm/osm_subnet.c): lines end at `\\n` only, and are read
-1022 bytes at a time (`records`); a `#` anywhere
-starts a comment; the key is the first token between blanks (space, tab); the value is the
-rest, with C isspace() trimmed at both ends (a CRLF file's `\\r` too) and one pair of
-enclosing quotes removed; the last occurrence of a key wins; `(null)` unsets a string option.
+1022 bytes at a time (`records`); a NUL byte ends one, a `#` anywhere starts a comment; the
+key is the first token between blanks (space, tab); the value is the rest, with C isspace()
+trimmed at both ends (a CRLF file's `\\r` too) and one pair of enclosing quotes removed; the
+last occurrence of a key wins; `(null)` unsets a string option.
 
 The admin's file is kept byte for byte where ibqos sets nothing: it is read as bytes (any
 encoding, `\\r\\n` or `\\n`, `read`), edited line by line (`merge`) and written back with
@@ -88,8 +88,10 @@ def cut_line(text: str) -> tuple[str, str] | None:
 
 
 def key_value(line: str) -> tuple[str, str] | None:
-    """(key, value) of one line as OpenSM reads it, or None for a blank or comment line."""
-    line = line.split("#", 1)[0]
+    """(key, value) of one line as OpenSM reads it, or None for a blank or comment line. A NUL
+    byte ends the line: fgets reads past it, but strchr and strtok_r stop there (a value
+    'ibqos\\0 x' is 'ibqos' to OpenSM; to Python it was no plugin name, and a path no file)."""
+    line = line.split("\0", 1)[0].split("#", 1)[0]
     m = _KEY.match(line)
     if not m:
         return None

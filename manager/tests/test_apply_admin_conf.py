@@ -66,16 +66,44 @@ def test_options_are_read_as_opensm_reads_them(tmp_path):
     assert ours["log_file"] == "/var/log/site"
 
 
-def test_a_line_longer_than_opensms_buffer_is_read_in_its_pieces(tmp_path):
-    """hostile36: OpenSM reads opensm.conf 1022 bytes at a time (fgets), each piece a line of
-    its own: the tail of a long comment can set an option. ibqos read the comment as one line,
-    and so another qos_policy_file than the one OpenSM runs with."""
+@pytest.mark.parametrize(
+    ("text", "key", "value", "line"),
+    [
+        # fgets: a line longer than 1022 bytes is read in pieces, each a line to OpenSM
+        ("#" + "x" * 1021 + "qos_policy_file /etc/opensm/from-the-tail.conf\n", "qos_policy_file", None, 1),
+        # strchr, strtok_r: a NUL ends the line
+        ("sweep_interval 9\nevent_plugin_name ibqos\0 stale\n", "event_plugin_name", "ibqos", 2),
+    ],
+    ids=["long-line", "nul"],
+)
+def test_lines_opensm_reads_otherwise_than_they_look_are_read_as_opensm_reads_them(tmp_path, text, key, value, line):
+    """hostile36: the tail of a long comment set an option ibqos did not see (it read the
+    default qos_policy_file, OpenSM the tail's); a NUL byte left the rest of its line in the
+    value ('ibqos\\0 stale': apply said OpenSM does not load the plugin, exit 3)."""
     conf = tmp_path / "admin.conf"
-    conf.write_bytes(("#" + "x" * 1021 + "qos_policy_file /etc/opensm/from-the-tail.conf\n").encode())
+    conf.write_bytes(text.encode())
     theirs = opensm_reads(conf, tmp_path)
-    assert theirs["qos_policy_file"] == "/etc/opensm/from-the-tail.conf"  # the oracle
-    assert osmconf.parse(osmconf.read(conf))["qos_policy_file"] == theirs["qos_policy_file"]
-    assert osmconf.line_of(osmconf.read(conf), "qos_policy_file") == 1
+    assert theirs[key] == (value or "/etc/opensm/from-the-tail.conf")  # the oracle
+    assert osmconf.parse(osmconf.read(conf))[key] == theirs[key]
+    assert osmconf.line_of(osmconf.read(conf), key) == line
+
+
+def test_a_nul_byte_in_the_admins_conf_ends_the_line_as_it_does_for_opensm(ibqos_cli, live_sm, tmp_path):
+    """hostile36: a NUL byte (a binary paste, a broken editor) in the admin's opensm.conf. OpenSM
+    reads each line up to it. ibqos read the rest of the line into the value: 'event_plugin_name
+    ibqos\\0 stale' was refused as an OpenSM without the plugin (exit 3), and a qos_policy_file
+    with one swapped the new version in, then stopped on the path's link with 'internal error:
+    ValueError: embedded null byte' (exit 70). Now both apply, the admin's line kept as it was."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    plugin = "event_plugin_name ibqos"
+    text = re.sub(r"(qos_policy_file \S+)", "\\1\0.orig", sm.conf.read_text())
+    assert plugin in text and "\0.orig" in text
+    sm.conf.write_text(text.replace(plugin, plugin + "\0 stale"))
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert programmed_equals(h, plan_b)
+    assert f"\n{plugin}\0 stale\n".encode() in sm.conf.read_bytes()
 
 
 @pytest.mark.parametrize(
