@@ -56,6 +56,8 @@ EXPECT = {
     # and "'rest' would get 1%: ... leave less than 1%"
     "28-over-100-by-a-little": (3, "add up to 100.0000001%, more than 100%; lower them by 0.0000001 points"),
     "29-rest-just-under-1": (4, "'rest' would get 0.9999998%: the guaranteed shares leave less than 1%"),
+    # hostile36: said "SL 1 is used twice (by 'a' and 'a')"
+    "30-sl-twice-in-one-class": (2, "classes[0].sls[1]: SL 1 is used twice (listed twice by 'a')"),
 }
 
 

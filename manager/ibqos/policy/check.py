@@ -74,7 +74,9 @@ def check_policy(p: Policy) -> None:
     for i, c in enumerate(classes):
         for j, sl in enumerate(c.sls or []):
             if sl in owner:
-                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice (by {owner[sl]!r} and {c.name!r})")
+                # one class listing it twice: 'by 'a' and 'a'' named no second class
+                by = f"listed twice by {c.name!r}" if owner[sl] == c.name else f"by {owner[sl]!r} and {c.name!r}"
+                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice ({by})")
             owner[sl] = c.name
         nsl += len(c.sls or []) or 1
     if nsl > 16:
