@@ -406,6 +406,10 @@ def test_simulated_shares_that_are_not_numbers_are_refused(capsys, tmp_path):
         (["testbed"], "Missing command. (see 'ibqos testbed --help')"),
         (["fabric"], "Missing command. (see 'ibqos fabric --help')"),
         (["paper"], "Missing argument '{seed003-5.1}'. Choose from: seed003-5.1 (see"),
+        # hostile36: digits str.isdigit takes: U+0661 was read as VL 1 and analysed, '²' refused as
+        # "invalid literal for int() with base 10: '²'"
+        (["analyze", "--high", "\u0661:9"], "--high: '\u0661:9' is not VL:weight"),
+        (["analyze", "--high", "0:\u00b2"], "--high: '0:\u00b2' is not VL:weight"),
     ],
 )
 def test_bad_options_are_one_error_line_without_the_usage_block(capsys, args, says):
