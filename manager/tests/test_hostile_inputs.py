@@ -538,6 +538,8 @@ def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(ibqos_cli, tmp_path, fa
         ("dragonfly:a=200,p=20,h=30", "more than the 49151 unicast LIDs"),
         ("dragonfly:a=4,p=0,h=2", "without CAs"),
         ("dragonfly:a=4,a=5,p=2,h=2", "a given twice"),
+        # hostile36: a digit str.isdigit takes and int() refuses was an internal error, exit 70
+        ("dragonfly:a=\u00b2,p=2,h=2", "a must be a whole number, not '\u00b2'"),
     ],
 )
 def test_topology_specs_that_cannot_be_a_fabric_are_refused_at_once(capsys, tmp_path, spec, says):
