@@ -58,6 +58,9 @@ EXPECT = {
     "29-rest-just-under-1": (4, "'rest' would get 0.9999998%: the guaranteed shares leave less than 1%"),
     # hostile36: said "SL 1 is used twice (by 'a' and 'a')"
     "30-sl-twice-in-one-class": (2, "classes[0].sls[1]: SL 1 is used twice (listed twice by 'a')"),
+    # hostile36: any Unicode digit (\\d) was taken: port 13 here, rendered as written for OpenSM
+    "31-port-name-not-ascii-digits": (4, "port_name: 'node01 HCA-1/P1\u0663' must be '<node description>/P<port>'"),
+    "32-port-num-not-ascii-digits": (4, "port_num: '\u0665\u0660\u0660\u0664' is not a TCP port"),
 }
 
 
