@@ -766,6 +766,25 @@ def test_an_output_onto_an_input_file_is_refused_before_it_is_replaced(capsys, t
     assert {p: p.read_bytes() for p in (policy, plan)} == kept
 
 
+def test_a_plan_onto_the_partitions_file_its_policy_names_is_refused(capsys, tmp_path):
+    """hostile36: the policy's `partitions:` file is an input the command line does not show:
+    `ibqos plan policy.yaml -o partitions.conf` replaced the admin's partitions with the plan
+    (exit 0). Now refused, as an output onto any input is, and the file is kept."""
+    parts = tmp_path / "partitions.conf"
+    parts.write_text("Default=0x7fff, ipoib, sl=0 : ALL=full;\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((EXAMPLES / "two-class.yaml").read_text() + "partitions: partitions.conf\n")
+    kept = parts.read_bytes()
+    rc, out, err = run(capsys, "plan", policy, "-o", parts)
+    assert (rc, out) == (2, ""), err
+    assert err.splitlines() == [
+        f"ibqos: error: {parts}: --output: is also the partitions file POLICY names ({parts}): writing it would "
+        "replace it"
+    ]
+    assert parts.read_bytes() == kept
+    assert run(capsys, "plan", policy, "-o", tmp_path / "plan.json")[0] == 0  # the policy plans
+
+
 @pytest.mark.parametrize("value", ["nan", "inf"])
 def test_a_number_option_that_is_not_finite_is_refused(capsys, tmp_path, plan_doc, value):
     """redfiles: click's FloatRange lets nan through (it compares false with both bounds):
