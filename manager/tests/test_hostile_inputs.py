@@ -1126,6 +1126,33 @@ def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_w
     assert r.stderr.count("\n") == 1 and "Entry" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize(
+    ("edit", "rc", "says"),
+    [
+        (lambda ev: b"[1, 2]", 3, ":2: not an entry as ibqos writes it (it holds an array, not the object ibqos"),
+        (
+            lambda ev: json.dumps({**ev, "state": 5}).encode(),
+            3,
+            ":2: not an entry as ibqos writes it (field 'state' is",
+        ),
+        (lambda ev: b'{"who": "\xff"}', 2, ":2: not UTF-8 (byte "),
+    ],
+    ids=["list", "state-number", "not-utf8"],
+)
+def test_an_apply_history_edited_by_hand_is_named_with_its_line(ibqos_cli, tmp_path, plan_doc, edit, rc, says):
+    """hostile36: history.jsonl is the journal's past, and was read with none of the journal's
+    checks: a line edited to [1, 2] or to a state that is a number ended `ibqos history` in an
+    internal error (AttributeError, exit 70), a byte that is not UTF-8 in 'ibqos: error: input
+    is not UTF-8 (byte 333)', naming no file. Now the file and the line, as the journal is."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
+    log = conf.parent / "ibqos.d" / "history.jsonl"
+    first = log.read_bytes().splitlines()[0]
+    log.write_bytes(first + b"\n" + edit(json.loads(first)) + b"\n")
+    r = ibqos_cli("history", "--opensm-conf", conf)
+    assert r.returncode == rc and r.stderr.startswith(f"ibqos: error: {log}{says}"), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+
+
 @pytest.mark.parametrize("loop", ["self", "two-links"])
 def test_a_qos_policy_file_that_is_a_symlink_loop_is_named_a_loop(ibqos_cli, tmp_path, plan_doc, loop):
     """redteam: a qos-policy.conf that was a symlink to itself (`ln -s qos-policy.conf
