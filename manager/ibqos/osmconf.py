@@ -79,10 +79,11 @@ def records(text: str) -> Iterator[tuple[int, str]]:
 
 def cut_line(text: str) -> tuple[str, str] | None:
     """(the line, the key OpenSM reads in a piece of it after the first) of the first line
-    OpenSM reads in pieces of which a later one is no blank, or None."""
+    OpenSM reads in pieces of which a later one is no blank, or None. A piece that is a CRLF
+    line's '\\r' alone is a token to OpenSM too, and harmless (as a CRLF file's blank line)."""
     for line in lines(text):
         for piece in pieces(line)[1:]:
-            if kv := key_value(piece):
+            if (kv := key_value(piece)) and kv[0].strip(C_SPACE):
                 return line, kv[0]
     return None
 

@@ -88,6 +88,15 @@ def test_lines_opensm_reads_otherwise_than_they_look_are_read_as_opensm_reads_th
     assert osmconf.line_of(osmconf.read(conf), key) == line
 
 
+def test_a_crlf_line_cut_just_before_its_end_is_no_line_to_refuse():
+    """hostile36: a CRLF line of 1022 bytes before its '\\r\\n' leaves OpenSM a piece '\\r\\n',
+    the token '\\r' it ignores (as a CRLF file's blank line); only a piece with a key in it is
+    a line OpenSM reads that the file does not show."""
+    assert osmconf.cut_line("#" + "x" * 1021 + "\r\n") is None
+    assert osmconf.cut_line("#" + "x" * 1021 + " \t\n") is None
+    assert osmconf.cut_line("#" + "x" * 1021 + "lmc 1\r\n") == ("#" + "x" * 1021 + "lmc 1\r\n", "lmc")
+
+
 def test_a_nul_byte_in_the_admins_conf_ends_the_line_as_it_does_for_opensm(ibqos_cli, live_sm, tmp_path):
     """hostile36: a NUL byte (a binary paste, a broken editor) in the admin's opensm.conf. OpenSM
     reads each line up to it. ibqos read the rest of the line into the value: 'event_plugin_name
