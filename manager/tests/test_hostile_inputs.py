@@ -742,6 +742,20 @@ def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(ca
         assert rc == 2 and "plan.json" not in out + err and err.startswith("ibqos: error: nosuch: "), (cmd, out, err)
 
 
+@pytest.mark.parametrize("cmd", ["status", "verify", "simulate"])
+def test_a_runs_plan_that_is_no_file_is_refused_not_taken_for_no_plan(capsys, tmp_path, fabric_doc, cmd):
+    """hostile36: a run directory's plan.json that is a directory (or a dangling link) was
+    taken by status and verify for no plan: status judged the routing on SL 0 alone and said
+    'status: OK' (exit 0), verify said OK; simulate refused it. The run's plan is the one it
+    was made with, and a plan.json that is no file is bad input for every command, exit 2."""
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    (tmp_path / "plan.json").mkdir()
+    rc, out, err = run(capsys, cmd, tmp_path)
+    assert rc == 2 and err.splitlines() == [f"ibqos: error: {tmp_path}/plan.json: is a directory, not a plan"], (
+        out + err
+    )
+
+
 def test_an_output_onto_an_input_file_is_refused_before_it_is_replaced(capsys, tmp_path, plan_doc):
     """redfiles: `ibqos plan policy.yaml -o policy.yaml` (a tab completion one word short)
     replaced the admin's policy with the plan, exit 0; a symlink or hard link to an input is
