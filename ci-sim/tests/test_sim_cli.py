@@ -206,6 +206,14 @@ def test_a_fat_tree_run_of_another_engine_simulates_with_opensms_port_types(ibqo
     ports = json.loads(r.stdout)["vlarb_overlay"]["ports"]
     assert any(p.startswith("spine0:") and p.endswith("(terminal)") for p in ports), ports
     assert {p.rsplit(" ", 1)[1] for p in ports} == {"(ca)", "(terminal)"}, ports
+    # hostile36: the run's dumps directory takes the plan above it, as verify and status do;
+    # simulate looked in the directory given alone ('--traffic mix needs --classes FILE or a
+    # plan'; with uniform traffic 'dumps carry no VLArb ...'; exit 2)
+    dumps = next(run.glob("fabric/sm*/dumps"))
+    args = ("--traffic", "mix", "--load", "1.0", "--json", "--time-us", "50", "--out", tmp_path / "sim-dumps")
+    r = ibqos_cli("simulate", dumps, *args)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout)["vlarb_overlay"]["ports"] == ports
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """opensm.conf as OpenSM 3.3.23 reads it (osm_subn_parse_conf_file and
-osm_subn_rescan_conf_files in opensm/osm_subnet.c): lines end at `\\n` only; a `#` anywhere
-starts a comment; the key is the first token between blanks (space, tab); the value is the
-rest, with C isspace() trimmed at both ends (a CRLF file's `\\r` too) and one pair of
-enclosing quotes removed; the last occurrence of a key wins; `(null)` unsets a string option.
+osm_subn_rescan_conf_files in opensm/osm_subnet.c): lines end at `\\n` only, and are read
+1022 bytes at a time (`records`); a NUL byte ends one, a `#` anywhere starts a comment; the
+key is the first token between blanks (space, tab); the value is the rest, with C isspace()
+trimmed at both ends (a CRLF file's `\\r` too) and one pair of enclosing quotes removed; the
+last occurrence of a key wins; `(null)` unsets a string option.
 
 The admin's file is kept byte for byte where ibqos sets nothing: it is read as bytes (any
 encoding, `\\r\\n` or `\\n`, `read`), edited line by line (`merge`) and written back with
@@ -12,7 +13,7 @@ encoding, `\\r\\n` or `\\n`, `read`), edited line by line (`merge`) and written 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .inputfile import MiB, read_bytes
@@ -49,16 +50,49 @@ def printable(text: str) -> str:
 
 
 def lines(text: str) -> list[str]:
-    """The lines as fgets() returns them: split after each `\\n` only (never at a `\\r` or a
-    form feed, as str.splitlines would), each keeping its `\\n`. (OpenSM also cuts a line
-    longer than 1022 bytes in two; no option ibqos writes comes near that.)"""
+    """The file's lines: split after each `\\n` only (never at a `\\r` or a form feed, as
+    str.splitlines would), each keeping its `\\n`. What OpenSM parses is `records`."""
     parts = text.split("\n")
     return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
+# fgets(line, 1023, opts_file): a line longer than this is read in pieces of this many bytes,
+# and OpenSM parses each piece as a line of its own, `#` and all: the tail of a long comment is
+# a key to it ('Unrecognized token'), the tail of a long line can set an option
+FGETS_BYTES = 1022
+
+
+def pieces(line: str) -> list[str]:
+    """`line` in the pieces fgets() returns (its bytes, not its characters, counted)."""
+    raw = to_bytes(line)
+    if len(raw) <= FGETS_BYTES:
+        return [line]
+    return [raw[i : i + FGETS_BYTES].decode("utf-8", "surrogateescape") for i in range(0, len(raw), FGETS_BYTES)]
+
+
+def records(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based line, piece) as OpenSM parses the file: each line's `pieces`."""
+    for n, line in enumerate(lines(text), 1):
+        for piece in pieces(line):
+            yield n, piece
+
+
+def cut_line(text: str) -> tuple[str, str] | None:
+    """(the line, the key OpenSM reads in a piece of it after the first) of the first line
+    OpenSM reads in pieces of which a later one is no blank, or None. A piece that is a CRLF
+    line's '\\r' alone is a token to OpenSM too, and harmless (as a CRLF file's blank line)."""
+    for line in lines(text):
+        for piece in pieces(line)[1:]:
+            if (kv := key_value(piece)) and kv[0].strip(C_SPACE):
+                return line, kv[0]
+    return None
+
+
 def key_value(line: str) -> tuple[str, str] | None:
-    """(key, value) of one line as OpenSM reads it, or None for a blank or comment line."""
-    line = line.split("#", 1)[0]
+    """(key, value) of one line as OpenSM reads it, or None for a blank or comment line. A NUL
+    byte ends the line: fgets reads past it, but strchr and strtok_r stop there (a value
+    'ibqos\\0 x' is 'ibqos' to OpenSM; to Python it was no plugin name, and a path no file)."""
+    line = line.split("\0", 1)[0].split("#", 1)[0]
     m = _KEY.match(line)
     if not m:
         return None
@@ -71,8 +105,8 @@ def key_value(line: str) -> tuple[str, str] | None:
 
 def parse(text: str) -> dict[str, str]:
     out = {}
-    for line in lines(text):
-        kv = key_value(line)
+    for _, piece in records(text):
+        kv = key_value(piece)
         if kv:
             out[kv[0]] = kv[1]
     return out
@@ -81,8 +115,8 @@ def parse(text: str) -> dict[str, str]:
 def line_of(text: str, key: str) -> int | None:
     """The 1-based line OpenSM takes `key` from (its last occurrence), or None."""
     found = None
-    for n, line in enumerate(lines(text), 1):
-        kv = key_value(line)
+    for n, piece in records(text):
+        kv = key_value(piece)
         if kv and kv[0] == key:
             found = n
     return found
@@ -90,8 +124,8 @@ def line_of(text: str, key: str) -> int | None:
 
 def line_where(text: str, wanted: Callable[[str, str], bool]) -> int | None:
     """The 1-based first line whose (key, value), as OpenSM reads them, is `wanted`, or None."""
-    for n, line in enumerate(lines(text), 1):
-        kv = key_value(line)
+    for n, piece in records(text):
+        kv = key_value(piece)
         if kv and wanted(*kv):
             return n
     return None

@@ -38,6 +38,15 @@ OUT_DIR = OutPath(file_okay=False, path_type=Path)
 OUT_FILE = OutPath(dir_okay=False, path_type=Path)
 
 
+def same_file(a: Any, b: Any) -> bool:
+    """Whether paths `a` and `b` are one file (a link to it too); False when either is not there
+    (yet), or no path."""
+    try:
+        return Path(a).samefile(b)
+    except (OSError, TypeError, ValueError):
+        return False
+
+
 def refuse_outputs_onto_inputs(ctx: click.Context) -> None:
     """An output file that is one of the command's input files (the same path, or a link to
     it) is refused before anything runs: `plan policy.yaml -o policy.yaml` replaced the
@@ -47,11 +56,7 @@ def refuse_outputs_onto_inputs(ctx: click.Context) -> None:
     inputs = [(p, v) for p, v in params if not isinstance(p.type, OutPath) and v]
     for out, out_path in outputs:
         for inp, in_path in inputs:
-            try:
-                same = Path(out_path).samefile(in_path)
-            except (OSError, TypeError, ValueError):  # either is not there (yet), or no path
-                continue
-            if same:
+            if same_file(out_path, in_path):
                 name = inp.human_readable_name if isinstance(inp, click.Option) else inp.human_readable_name.upper()
                 raise click.BadParameter(
                     f"{click.format_filename(out_path)!r} is also the file {name} reads: writing it would replace it",

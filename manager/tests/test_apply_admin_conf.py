@@ -66,6 +66,84 @@ def test_options_are_read_as_opensm_reads_them(tmp_path):
     assert ours["log_file"] == "/var/log/site"
 
 
+@pytest.mark.parametrize(
+    ("text", "key", "value", "line"),
+    [
+        # fgets: a line longer than 1022 bytes is read in pieces, each a line to OpenSM
+        ("#" + "x" * 1021 + "qos_policy_file /etc/opensm/from-the-tail.conf\n", "qos_policy_file", None, 1),
+        # strchr, strtok_r: a NUL ends the line
+        ("sweep_interval 9\nevent_plugin_name ibqos\0 stale\n", "event_plugin_name", "ibqos", 2),
+    ],
+    ids=["long-line", "nul"],
+)
+def test_lines_opensm_reads_otherwise_than_they_look_are_read_as_opensm_reads_them(tmp_path, text, key, value, line):
+    """hostile36: the tail of a long comment set an option ibqos did not see (it read the
+    default qos_policy_file, OpenSM the tail's); a NUL byte left the rest of its line in the
+    value ('ibqos\\0 stale': apply said OpenSM does not load the plugin, exit 3)."""
+    conf = tmp_path / "admin.conf"
+    conf.write_bytes(text.encode())
+    theirs = opensm_reads(conf, tmp_path)
+    assert theirs[key] == (value or "/etc/opensm/from-the-tail.conf")  # the oracle
+    assert osmconf.parse(osmconf.read(conf))[key] == theirs[key]
+    assert osmconf.line_of(osmconf.read(conf), key) == line
+
+
+def test_a_crlf_line_cut_just_before_its_end_is_no_line_to_refuse():
+    """hostile36: a CRLF line of 1022 bytes before its '\\r\\n' leaves OpenSM a piece '\\r\\n',
+    the token '\\r' it ignores (as a CRLF file's blank line); only a piece with a key in it is
+    a line OpenSM reads that the file does not show."""
+    assert osmconf.cut_line("#" + "x" * 1021 + "\r\n") is None
+    assert osmconf.cut_line("#" + "x" * 1021 + " \t\n") is None
+    assert osmconf.cut_line("#" + "x" * 1021 + "lmc 1\r\n") == ("#" + "x" * 1021 + "lmc 1\r\n", "lmc")
+
+
+def test_a_nul_byte_in_the_admins_conf_ends_the_line_as_it_does_for_opensm(ibqos_cli, live_sm, tmp_path):
+    """hostile36: a NUL byte (a binary paste, a broken editor) in the admin's opensm.conf. OpenSM
+    reads each line up to it. ibqos read the rest of the line into the value: 'event_plugin_name
+    ibqos\\0 stale' was refused as an OpenSM without the plugin (exit 3), and a qos_policy_file
+    with one swapped the new version in, then stopped on the path's link with 'internal error:
+    ValueError: embedded null byte' (exit 70). Now both apply, the admin's line kept as it was."""
+    h, sm, _plan_a, _ = live_sm
+    plan_b, path_b = make_plan_file(tmp_path, "b", 60)
+    plugin = "event_plugin_name ibqos"
+    text = re.sub(r"(qos_policy_file \S+)", "\\1\0.orig", sm.conf.read_text())
+    assert plugin in text and "\0.orig" in text
+    sm.conf.write_text(text.replace(plugin, plugin + "\0 stale"))
+    cp = run_apply(ibqos_cli, h, sm, path_b)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert programmed_equals(h, plan_b)
+    assert f"\n{plugin}\0 stale\n".encode() in sm.conf.read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("eol", "comment", "size", "key"),
+    [("\n", "# " + "site notes " * 150, 1652, "es"), ("\r\n", "#" + "-" * 1500, 1501, "-" * 40)],
+)
+def test_a_long_comment_opensm_reads_in_pieces_is_named_at_its_line(
+    ibqos_cli, live_sm, tmp_path, eol, comment, size, key
+):
+    """hostile36: a comment longer than OpenSM's 1022-byte line buffer: OpenSM parses its tail
+    as a key ('Unrecognized token'). apply named no line, and a key 'es' the file does not show;
+    for a long rule of dashes in a CRLF file it printed 9 lines of OpenSM's output (the token's
+    pattern ran on past OpenSM's message, cut short without its closing quote). Now one line
+    naming the admin's line and what OpenSM reads there, exit 2, nothing written."""
+    h, sm, _plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 60)
+    text = sm.conf.read_text().split("\n")
+    text.insert(2, comment)
+    sm.conf.write_bytes(eol.join(text).encode())
+    skip = ("osm.log", "dumps", "dumps/ibqos-dla.json", ".", "ibqos.d", "ibqos.d/apply.lock")
+    before = snapshot(sm.conf.parent, skip=skip)
+    for extra in ((), ("--dry-run",)):
+        cp = run_apply(ibqos_cli, h, sm, path_b, *extra)
+        assert cp.returncode == 2, cp.stdout + cp.stderr
+        assert cp.stderr.splitlines() == [
+            f"ibqos: error: {sm.conf}:3: a line of {size} bytes: OpenSM 3.3.23 reads a line 1022 bytes at a "
+            f"time and takes {key!r} after byte 1022 as a line of its own; shorten the line"
+        ], cp.stderr
+        assert changes(before, snapshot(sm.conf.parent, skip=skip)) == []
+
+
 def _admin_edit(text: str) -> bytes:
     """The harness's opensm.conf as an admin's editor leaves it: CRLF, a Latin-1 comment, a
     quoted path, a duplicate key (the last one counts), tabs; the values OpenSM runs with

@@ -401,6 +401,17 @@ def test_simulated_shares_that_are_not_numbers_are_refused(capsys, tmp_path):
         (["plan", EXAMPLES / "two-class.yaml", "-o", "/dev/null"], "'/dev/null' is not a regular file"),
         (["simulate", "x", "--buffer-packets", "0"], "--buffer-packets"),
         (["nosuchcommand"], "No such command"),
+        # hostile36: a group given no command printed its whole help as the error (12 lines
+        # from 'ibqos: error: Usage: ibqos testbed ...'), a choice argument its values on
+        # lines of their own
+        ([], "Missing command. (see 'ibqos --help')"),
+        (["testbed"], "Missing command. (see 'ibqos testbed --help')"),
+        (["fabric"], "Missing command. (see 'ibqos fabric --help')"),
+        (["paper"], "Missing argument '{seed003-5.1}'. Choose from: seed003-5.1 (see"),
+        # hostile36: digits str.isdigit takes: U+0661 was read as VL 1 and analysed, '²' refused as
+        # "invalid literal for int() with base 10: '²'"
+        (["analyze", "--high", "\u0661:9"], "--high: '\u0661:9' is not VL:weight"),
+        (["analyze", "--high", "0:\u00b2"], "--high: '0:\u00b2' is not VL:weight"),
     ],
 )
 def test_bad_options_are_one_error_line_without_the_usage_block(capsys, args, says):
@@ -529,6 +540,8 @@ def test_osm_log_that_is_a_fifo_is_refused_not_waited_on(ibqos_cli, tmp_path, fa
         ("dragonfly:a=200,p=20,h=30", "more than the 49151 unicast LIDs"),
         ("dragonfly:a=4,p=0,h=2", "without CAs"),
         ("dragonfly:a=4,a=5,p=2,h=2", "a given twice"),
+        # hostile36: a digit str.isdigit takes and int() refuses was an internal error, exit 70
+        ("dragonfly:a=\u00b2,p=2,h=2", "a must be a whole number, not '\u00b2'"),
     ],
 )
 def test_topology_specs_that_cannot_be_a_fabric_are_refused_at_once(capsys, tmp_path, spec, says):
@@ -756,6 +769,20 @@ def test_a_run_directory_that_is_not_there_takes_no_plan_from_the_current_one(ca
         assert rc == 2 and "plan.json" not in out + err and err.startswith("ibqos: error: nosuch: "), (cmd, out, err)
 
 
+@pytest.mark.parametrize("cmd", ["status", "verify", "simulate"])
+def test_a_runs_plan_that_is_no_file_is_refused_not_taken_for_no_plan(capsys, tmp_path, fabric_doc, cmd):
+    """hostile36: a run directory's plan.json that is a directory (or a dangling link) was
+    taken by status and verify for no plan: status judged the routing on SL 0 alone and said
+    'status: OK' (exit 0), verify said OK; simulate refused it. The run's plan is the one it
+    was made with, and a plan.json that is no file is bad input for every command, exit 2."""
+    (tmp_path / "fabric.json").write_text(json.dumps(fabric_doc))
+    (tmp_path / "plan.json").mkdir()
+    rc, out, err = run(capsys, cmd, tmp_path)
+    assert rc == 2 and err.splitlines() == [f"ibqos: error: {tmp_path}/plan.json: is a directory, not a plan"], (
+        out + err
+    )
+
+
 def test_an_output_onto_an_input_file_is_refused_before_it_is_replaced(capsys, tmp_path, plan_doc):
     """redfiles: `ibqos plan policy.yaml -o policy.yaml` (a tab completion one word short)
     replaced the admin's policy with the plan, exit 0; a symlink or hard link to an input is
@@ -778,6 +805,25 @@ def test_an_output_onto_an_input_file_is_refused_before_it_is_replaced(capsys, t
         rc, _, err = run(capsys, *args)
         assert rc == 2 and "is also the file" in err and len(err.strip().splitlines()) == 1, (args, err)
     assert {p: p.read_bytes() for p in (policy, plan)} == kept
+
+
+def test_a_plan_onto_the_partitions_file_its_policy_names_is_refused(capsys, tmp_path):
+    """hostile36: the policy's `partitions:` file is an input the command line does not show:
+    `ibqos plan policy.yaml -o partitions.conf` replaced the admin's partitions with the plan
+    (exit 0). Now refused, as an output onto any input is, and the file is kept."""
+    parts = tmp_path / "partitions.conf"
+    parts.write_text("Default=0x7fff, ipoib, sl=0 : ALL=full;\n")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text((EXAMPLES / "two-class.yaml").read_text() + "partitions: partitions.conf\n")
+    kept = parts.read_bytes()
+    rc, out, err = run(capsys, "plan", policy, "-o", parts)
+    assert (rc, out) == (2, ""), err
+    assert err.splitlines() == [
+        f"ibqos: error: {parts}: --output: is also the partitions file POLICY names ({parts}): writing it would "
+        "replace it"
+    ]
+    assert parts.read_bytes() == kept
+    assert run(capsys, "plan", policy, "-o", tmp_path / "plan.json")[0] == 0  # the policy plans
 
 
 @pytest.mark.parametrize("value", ["nan", "inf"])
@@ -1119,6 +1165,33 @@ def test_an_apply_journal_edited_by_hand_is_named_with_its_line_not_in_pythons_w
     r = ibqos_cli("status", "--opensm-conf", conf)
     assert r.returncode == 3 and r.stderr.startswith(f"ibqos: error: {journal}{says}"), r.stderr
     assert r.stderr.count("\n") == 1 and "Entry" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("edit", "rc", "says"),
+    [
+        (lambda ev: b"[1, 2]", 3, ":2: not an entry as ibqos writes it (it holds an array, not the object ibqos"),
+        (
+            lambda ev: json.dumps({**ev, "state": 5}).encode(),
+            3,
+            ":2: not an entry as ibqos writes it (field 'state' is",
+        ),
+        (lambda ev: b'{"who": "\xff"}', 2, ":2: not UTF-8 (byte "),
+    ],
+    ids=["list", "state-number", "not-utf8"],
+)
+def test_an_apply_history_edited_by_hand_is_named_with_its_line(ibqos_cli, tmp_path, plan_doc, edit, rc, says):
+    """hostile36: history.jsonl is the journal's past, and was read with none of the journal's
+    checks: a line edited to [1, 2] or to a state that is a number ended `ibqos history` in an
+    internal error (AttributeError, exit 70), a byte that is not UTF-8 in 'ibqos: error: input
+    is not UTF-8 (byte 333)', naming no file. Now the file and the line, as the journal is."""
+    conf = _managed_by_a_standby_apply(ibqos_cli, tmp_path, plan_doc, str(tmp_path / "etc" / "opensm.conf"))
+    log = conf.parent / "ibqos.d" / "history.jsonl"
+    first = log.read_bytes().splitlines()[0]
+    log.write_bytes(first + b"\n" + edit(json.loads(first)) + b"\n")
+    r = ibqos_cli("history", "--opensm-conf", conf)
+    assert r.returncode == rc and r.stderr.startswith(f"ibqos: error: {log}{says}"), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
 
 
 @pytest.mark.parametrize("loop", ["self", "two-links"])

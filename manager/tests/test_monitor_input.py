@@ -51,6 +51,8 @@ def test_a_listen_port_in_use_is_named_before_sampling(ibqos_cli, plan):
         ("192.0.2.1:9687", "--listen: 192.0.2.1:9687: Cannot assign requested address"),  # not this host's
         ("127.0.0.1:70000", "--listen: '127.0.0.1:70000': give ADDR:PORT"),
         ("9687", "--listen: '9687': give ADDR:PORT"),
+        # hostile36: a digit str.isdigit takes and int() refuses was an internal error, exit 70
+        ("127.0.0.1:\u00b2", "--listen: '127.0.0.1:\u00b2': give ADDR:PORT"),
     ],
 )
 def test_a_listen_address_that_cannot_be_bound_is_one_line(ibqos_cli, plan, addr, reason):

@@ -52,6 +52,15 @@ EXPECT = {
     # (a credit loop on a 12-CA dragonfly, rolled back by apply only since test_apply_routing_sound)
     "26-dfsssp-replaces-the-class-sl": (3, "fabric.routing: dfsssp gives every path its own SL (its layer)"),
     "27-lash-replaces-the-class-sl": (4, "fabric.routing: lash gives every path its own SL (its layer)"),
+    # hostile36: said with 6 digits, 'add up to 100%, more than 100%; lower them by 1e-07 points'
+    # and "'rest' would get 1%: ... leave less than 1%"
+    "28-over-100-by-a-little": (3, "add up to 100.0000001%, more than 100%; lower them by 0.0000001 points"),
+    "29-rest-just-under-1": (4, "'rest' would get 0.9999998%: the guaranteed shares leave less than 1%"),
+    # hostile36: said "SL 1 is used twice (by 'a' and 'a')"
+    "30-sl-twice-in-one-class": (2, "classes[0].sls[1]: SL 1 is used twice (listed twice by 'a')"),
+    # hostile36: any Unicode digit (\\d) was taken: port 13 here, rendered as written for OpenSM
+    "31-port-name-not-ascii-digits": (4, "port_name: 'node01 HCA-1/P1\u0663' must be '<node description>/P<port>'"),
+    "32-port-num-not-ascii-digits": (4, "port_num: '\u0665\u0660\u0660\u0664' is not a TCP port"),
 }
 
 

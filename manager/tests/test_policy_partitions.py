@@ -53,6 +53,10 @@ def test_pkeys_in_names_them_as_written_even_in_syntax_ibqos_does_not_check():
     theirs = "# hand-written\nstorage=0x8105, weird_flag : 0x1234=full ;\nalso=0x0106 : SELF=strange ;\n"
     assert pkeys_in(theirs) == {0x0105: "0x8105", 0x0106: "0x0106"}
     assert pkeys_in("") == {}
+    # hostile36: a P_Key with a leading 0 in such a file was a ValueError (apply: internal
+    # error, exit 70); OpenSM reads it with strtoul(.., 0), octal
+    octal = "storage=010, weird_flag : ALL=full ;\nx=0X0107 : ALL ;\n"
+    assert pkeys_in(octal) == {0x0008: "010", 0x0107: "0X0107"}
 
 
 def test_an_ipoib_class_needs_its_partitions_broadcast_group_on_its_sl(ibqos_cli, tmp_path):

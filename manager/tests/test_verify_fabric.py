@@ -203,3 +203,24 @@ def test_path_sls_of_another_fabric_are_refused_not_read_as_sl_0(ibqos_cli, tmp_
     psl.write_text(psl.read_text() + record.format(s=lids[0], d=lids[1]))
     cp = ibqos_cli("verify", dumps, "--path-sl", psl)
     assert cp.returncode == 0 and "SLs used 0,1," in cp.stdout, cp.stdout + cp.stderr
+
+
+def test_path_sl_numbers_neither_decimal_nor_hex_are_named_at_their_line(ibqos_cli, tmp_path):
+    """hostile36: a number with a leading 0 ('05', octal to C's strtoul) in a path-SL file ended
+    in 'internal error: ValueError: invalid literal for int() with base 0' (exit 70), in either
+    format; a Unicode digit ('\u0663') was read as the SL it looks like. Now one line naming the
+    file, the line and the field, exit 2."""
+    dumps = _run(tmp_path, fat_tree(leaves=2, spines=1, hosts=2), "minhop")
+    fabric = load_dumps(dumps)
+    ca = next(n for n in fabric.cas())
+    psl = tmp_path / "psl"
+    cases = [
+        (f"0x{ca.guid:016x} 05 1\n", ":1: dlid: '05' is not a number ibqos reads"),
+        ("PathRecord dump:\n\t\tslid....................0x0005\n\t\tdlid....................007\n", ":3: dlid: '007'"),
+        (f"0x{ca.guid:016x} 5 \u0663\n", ":1: expected '<src node GUID> <dlid> <sl>'"),
+    ]
+    for text, says in cases:
+        psl.write_text(text)
+        cp = ibqos_cli("verify", dumps, "--path-sl", psl)
+        assert cp.returncode == 2 and cp.stderr.count("\n") == 1, cp.stdout + cp.stderr
+        assert cp.stderr.startswith(f"ibqos: error: {psl}{says}"), cp.stderr

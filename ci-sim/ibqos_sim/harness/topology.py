@@ -283,7 +283,8 @@ def from_spec(spec: str) -> Topology:
             raise InputError(
                 f"{spec!r}: unknown parameter {k!r} ({kind} takes {', '.join(required + optional)})", field="--topology"
             )
-        if not v.strip().isdigit():
+        # ASCII: str.isdigit also takes '²', which int() refuses (an internal error, exit 70)
+        if not re.fullmatch(r"\s*[0-9]+\s*", v):
             raise InputError(f"{spec!r}: {k} must be a whole number, not {v!r}", field="--topology")
         if k in kv:
             raise InputError(f"{spec!r}: {k} given twice", field="--topology")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExternalError
+from ..inputfile import MiB, read_text
 from . import state_schema
 from .confset import state_file_mode
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from .confset import ConfigSet
 
 LOG = "history.jsonl"
+LIMIT = 64 * MiB  # a line per apply: decades of them; a device or a huge file is refused
 
 
 def append(state_dir: Path, event: dict[str, Any]) -> None:
@@ -42,10 +44,16 @@ def append(state_dir: Path, event: dict[str, Any]) -> None:
 
 
 def events(state_dir: Path) -> list[dict[str, Any]]:
-    try:
-        text = (state_dir / LOG).read_text()
-    except FileNotFoundError:
+    """The history's events, each a journal entry as ibqos writes it. A line edited by hand
+    into JSON that is no entry ([1, 2], a state that is no string) ended `ibqos history` in an
+    internal error (exit 70), and bytes that are not UTF-8 in 'input is not UTF-8' naming no
+    file: now one line naming the file, the line and what is wrong."""
+    from .journal import unfit  # here: the journal appends to this file (a cycle at import)
+
+    path = state_dir / LOG
+    if not path.exists():
         return []
+    text = read_text(path, limit=LIMIT, what="an apply history")
     out = []
     for n, line in enumerate(text.splitlines(), 1):
         try:
@@ -57,6 +65,8 @@ def events(state_dir: Path) -> list[dict[str, Any]]:
                 raise ExternalError(f"{state_dir / LOG}:{n}: not a JSON line; inspect it") from None
             continue
         state_schema.check(ev, state_dir / LOG, n)
+        if why := unfit(ev, line):
+            raise ExternalError(f"{path}:{n}: not an entry as ibqos writes it ({why}); inspect it")
         out.append(ev)
     return out
 

@@ -135,6 +135,16 @@ def _json_type(v: object) -> str:
     return _JSON_NAMES.get(type(v), type(v).__name__)
 
 
+def unfit(doc: object, text: str) -> str | None:
+    """Why `doc` (parsed from `text`) is no entry as ibqos writes one, or None: a line of
+    history.jsonl is one too (history.events)."""
+    try:
+        _entry(doc, text)
+    except _Unfit as e:
+        return str(e)
+    return None
+
+
 def _entry(doc: object, text: str) -> Entry:
     """The journal's entry, or _Unfit naming the field (and its line) that is not as ibqos
     writes it: a hand edit ended in Python's words ('Entry() argument after ** must be a

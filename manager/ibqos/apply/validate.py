@@ -11,7 +11,7 @@ from pathlib import Path
 from .. import paths
 from ..arbiter.table import MAX_CAP, MAX_VL, MAX_WEIGHT, ArbTable
 from ..errors import ExternalError, IbqosError, InputError
-from ..osmconf import C_SPACE, line_where, parse, printable, read
+from ..osmconf import C_SPACE, FGETS_BYTES, cut_line, line_where, lines, parse, printable, read, to_bytes
 from ..proc import run_command
 from ..vls import vls_of_code
 
@@ -48,7 +48,32 @@ def _check_qos_values(conf: Path, shown: Path) -> None:
             raise ExternalError(f"{shown}: {key}: want 0-255: {value!r}")
 
 
-_UNRECOGNIZED = re.compile(r'Unrecognized token: "([^"]*)"')  # log_report in osm_subn_parse_conf_file
+def _check_cut_lines(conf: Path, shown: Path) -> None:
+    """A line longer than OpenSM's line buffer is parsed in pieces: what follows byte 1022 is a
+    line of its own to OpenSM (an unknown key from a long comment, or an option set where no
+    line says so), never what the file shows. Before, a long comment in a CRLF file was refused
+    in a message of many lines naming no line, and ibqos read another option than OpenSM did."""
+    cut = cut_line(read(conf))
+    if cut is None:
+        return
+    line, key = cut
+    size = len(to_bytes(line.rstrip("\r\n")))
+    try:
+        n: int | None = lines(read(shown)).index(line) + 1
+    except (IbqosError, ValueError):  # no file yet, or the line is not the admin's
+        n = None
+    raise InputError(
+        f"a line of {size} bytes: OpenSM 3.3.23 reads a line {FGETS_BYTES} "
+        f"bytes at a time and takes {printable(key)[:40]!r} after byte {FGETS_BYTES} as a line of its own; "
+        "shorten the line",
+        file=shown,
+        line=n,
+    )
+
+
+# log_report in osm_subn_parse_conf_file; it cuts a long message short, closing quote and all, so
+# a token ends at the line's end too (it ran on into the next message's, a multi-line 'key')
+_UNRECOGNIZED = re.compile(r'Unrecognized token: "([^"\n]*)')
 # opts_parse_uint*/int* in osm_subnet.c, for a value strtol cannot read
 _BOM = "\ufeff"  # a UTF-8 byte-order mark (an editor's), glued to the first line's first token
 _PARSING = re.compile(r"-E- Parsing error in field (\S+), expected numeric input received: (.*)")
@@ -59,6 +84,7 @@ def validate_opensm_conf(conf: Path, shown: Path | None = None) -> None:
     `conf` is a scratch copy of the file `shown` becomes (the admin's opensm.conf): what
     OpenSM cannot read is named at its line in `shown`, as bad input."""
     shown = shown or conf
+    _check_cut_lines(conf, shown)
     _check_qos_values(conf, shown)
     opensm = paths.require_tool("opensm", "opensm")
     with tempfile.TemporaryDirectory(prefix="ibqos-osmcheck-") as tmp:
@@ -98,7 +124,8 @@ def _unreadable(shown: Path, token: str) -> InputError:
         "OpenSM 3.3.23 does not know this option (it logs 'Unrecognized token' and ignores the line): "
         "correct it, or remove it",
         file=shown,
-        line=_line(shown, lambda k, _v: k == token),
+        # a token cut short in OpenSM's message is the start of the line's key
+        line=_line(shown, lambda k, _v: k == token) or _line(shown, lambda k, _v: k.startswith(token)),
         field=printable(token),
     )
 

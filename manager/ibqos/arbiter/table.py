@@ -9,6 +9,7 @@ known; pydantic models validate and serialise it through `__get_pydantic_core_sc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -154,10 +155,12 @@ class ArbTable:
             return []
         out = []
         for tok in text.split(","):
-            vl, sep, w = tok.strip().partition(":")
-            if not sep or not vl.strip().isdigit() or not w.strip().isdigit():
+            # ASCII digits: str.isdigit also takes U+0661 (read as 1) and '²' (which int() refuses,
+            # said in Python's words without the option)
+            m = re.fullmatch(r"\s*([0-9]+)\s*:\s*([0-9]+)\s*", tok)
+            if not m:
                 raise ValueError(f"{side}: {tok.strip()!r} is not VL:weight")
-            out.append((int(vl), int(w)))
+            out.append((int(m.group(1)), int(m.group(2))))
         return out
 
     @staticmethod

@@ -17,6 +17,12 @@ def _fail(policy: Policy, loc: tuple[str | int, ...], message: str) -> NoReturn:
     raise InputError(message, file=file, line=line, field=_dotted(loc) or None)
 
 
+def _pct(x: float) -> str:
+    """A share as written, to the 1e-9 the checks compare at: '{:g}' keeps 6 digits, and
+    shares of 60 and 40.0000001 were said to 'add up to 100%, more than 100%'."""
+    return f"{x:.9f}".rstrip("0").rstrip(".")
+
+
 def check_policy(p: Policy) -> None:
     classes = p.classes
     names: dict[str, int] = {}
@@ -41,7 +47,7 @@ def check_policy(p: Policy) -> None:
             _fail(
                 p,
                 ("classes", i, "max_bandwidth"),
-                f"max_bandwidth {c.max_bandwidth:g}% is below the guaranteed {c.bandwidth:g}%",
+                f"max_bandwidth {_pct(c.max_bandwidth)}% is below the guaranteed {_pct(c.bandwidth)}%",
             )
 
     if p.fabric.fault_tolerance == "links" and p.fabric.routing != "dla":
@@ -68,7 +74,9 @@ def check_policy(p: Policy) -> None:
     for i, c in enumerate(classes):
         for j, sl in enumerate(c.sls or []):
             if sl in owner:
-                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice (by {owner[sl]!r} and {c.name!r})")
+                # one class listing it twice: 'by 'a' and 'a'' named no second class
+                by = f"listed twice by {c.name!r}" if owner[sl] == c.name else f"by {owner[sl]!r} and {c.name!r}"
+                _fail(p, ("classes", i, "sls", j), f"SL {sl} is used twice ({by})")
             owner[sl] = c.name
         nsl += len(c.sls or []) or 1
     if nsl > 16:
@@ -139,19 +147,20 @@ def _check_shares(p: Policy, role: str) -> None:
         _fail(
             p,
             _share_loc(p, numbered[-1], role),  # where the sum passed 100, never a `rest`
-            f"guaranteed shares add up to {fixed:g}%{where}, more than 100%; lower them by {fixed - 100:g} points",
+            f"guaranteed shares add up to {_pct(fixed)}%{where}, more than 100%; "
+            f"lower them by {_pct(fixed - 100)} points",
         )
     if rest and fixed > 100 - 1.0 + 1e-9:
         _fail(
             p,
             ("classes", rest[0], "bandwidth"),
-            f"'rest' would get {100 - fixed:g}%{where}: "
+            f"'rest' would get {_pct(100 - fixed)}%{where}: "
             "the guaranteed shares leave less than 1% for the 'rest' classes",
         )
     if not rest and fixed < 100 - 0.01:
         _fail(
             p,
             last,
-            f"guaranteed shares add up to {fixed:g}%{where} and no class takes "
-            f"'rest': give the remaining {100 - fixed:g}% to a class (bandwidth: rest)",
+            f"guaranteed shares add up to {_pct(fixed)}%{where} and no class takes "
+            f"'rest': give the remaining {_pct(100 - fixed)}% to a class (bandwidth: rest)",
         )

@@ -217,10 +217,11 @@ class PortGroup(_Strict):
     @classmethod
     def _port_name(cls, v: Any) -> Any:
         # OpenSM's grammar: the last "/P<n>" splits node description and port, n >= 1; on a
-        # switch any port names the switch's one port GUID (port 0 cannot be named).
+        # switch any port names the switch's one port GUID (port 0 cannot be named). ASCII
+        # digits, as strtoul reads them: \d also took 'P1\u0663', port 13 here and another to OpenSM.
         for x in v:
-            m = re.fullmatch(r"(.+)/[pP](0[xX][0-9a-fA-F]+|[1-9]\d*|0)", x)
-            if m is None and re.fullmatch(r".+/[pP]0\d+", x):
+            m = re.fullmatch(r"(.+)/[pP](0[xX][0-9a-fA-F]+|[1-9][0-9]*|0)", x)
+            if m is None and re.fullmatch(r".+/[pP]0[0-9]+", x):
                 # OpenSM's strtoul(.., 0) reads a leading 0 as octal: P010 is port 8
                 raise ValueError(f"port_name: {x!r}: not a port number (P8 or P0x8, not octal)")
             if m is None or int(m.group(2), 0) == 0:
@@ -271,7 +272,7 @@ class UlpRule(_Strict):
         if v is None:
             return None
         text = str(v).strip()
-        if not re.fullmatch(r"\d{1,5}(-\d{1,5})?", text):
+        if not re.fullmatch(r"[0-9]{1,5}(-[0-9]{1,5})?", text):  # ASCII, as rendered for OpenSM
             raise ValueError(f"port_num: {text!r} is not a TCP port or range a-b")
         ports = [int(p) for p in text.split("-")]
         if max(ports) > 0xFFFF:

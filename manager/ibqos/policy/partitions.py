@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from ..errors import InputError
 from ..inputfile import MiB, read_text
+from ..osmconf import strtoul
 
 DEFAULT_PKEY = 0x7FFF  # OpenSM always creates the Default partition
 _MEMBER = re.compile(
@@ -65,7 +66,10 @@ def pkeys_in(text: str) -> dict[int, str]:
         return written
     except InputError:
         defs = (stmt.split(":", 1)[0] for stmt in re.sub(r"#.*", "", text).split(";") if ":" in stmt)
-        return {int(m, 0) & 0x7FFF: m for d in defs for m in re.findall(r"=\s*(0x[0-9a-fA-F]+|\d+)", d)}
+        # read as OpenSM reads a P_Key, strtoul(.., 0): '010' is 8 (int(.., 0) refused it: an
+        # internal error, exit 70, in apply's P_Key guard)
+        nums = ((strtoul(m), m) for d in defs for m in re.findall(r"=\s*(0[xX][0-9a-fA-F]+|[0-9]+)", d))
+        return {n & 0x7FFF: m for n, m in nums if n is not None}
 
 
 def _parse(

@@ -25,8 +25,9 @@ PortRef = tuple[int, int]  # (node GUID, port number)
 
 PATH_SL_FILE = "path-sl"  # in a run directory: ibdmchk -c format
 
-_PR_FIELD = re.compile(r"^\s*(slid|dlid|sl)\.+\s*(0x[0-9a-fA-F]+|\d+)\s*$")
-_PSL_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|\d+)\s+(0x[0-9a-fA-F]+|\d+)\s+(\d+)\s*$")
+# ASCII digits: \\d took any Unicode digit, which neither saquery writes nor ibdmchk reads
+_PR_FIELD = re.compile(r"^\s*(slid|dlid|sl)\.+\s*(0x[0-9a-fA-F]+|[0-9]+)\s*$")
+_PSL_LINE = re.compile(r"^\s*(0x[0-9a-fA-F]+|[0-9]+)\s+(0x[0-9a-fA-F]+|[0-9]+)\s+([0-9]+)\s*$")
 
 
 @dataclass
@@ -47,7 +48,16 @@ class PathSLs:
         return f
 
 
-def _int(s: str) -> int:
+def _int(s: str, path: str | Path, line: int, field: str) -> int:
+    """A decimal or 0x number. '05' is neither: int(s, 0) refuses it (an internal error, exit
+    70, before), and C's strtoul(s, 0) reads it as octal."""
+    if len(s) > 1 and s[0] == "0" and s[1] not in "xX":
+        raise InputError(
+            f"{s!r} is not a number ibqos reads (decimal without a leading 0, or 0x hex)",
+            file=path,
+            line=line,
+            field=field,
+        )
     return int(s, 0)
 
 
@@ -74,7 +84,7 @@ def parse_saquery(text: str, path: str | Path) -> PathSLs:
             flush(no)
             start = no
         elif m := _PR_FIELD.match(line):
-            cur[m[1]] = _int(m[2])
+            cur[m[1]] = _int(m[2], path, no, m[1])
     flush(len(text.splitlines()))
     return out
 
@@ -91,7 +101,7 @@ def parse_ibdmchk_psl(text: str, path: str | Path, fabric: Fabric) -> PathSLs:
         m = _PSL_LINE.match(line)
         if not m:
             raise InputError("expected '<src node GUID> <dlid> <sl>'", file=path, line=no)
-        guid, dlid, sl = _int(m[1]), _int(m[2]), int(m[3])
+        guid, dlid, sl = _int(m[1], path, no, "src node GUID"), _int(m[2], path, no, "dlid"), _int(m[3], path, no, "sl")
         if guid not in lids:
             raise InputError(f"node 0x{guid:016x} is not in the fabric", file=path, line=no, field="src node GUID")
         if sl > 15:

@@ -88,7 +88,10 @@ def _check_outputs_first(cmd: click.Command) -> None:
     cmd.callback = checked
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# no_args_is_help=False on every group: click 8.2+ raises a group's whole help text as the
+# usage error of `ibqos` or `ibqos testbed` alone (exit 2, an 'ibqos: error: Usage: ...' block),
+# click 8.1 prints it and exits 0; without it, both say "Missing command." (one line, exit 2)
+@click.group(cls=LazyGroup, no_args_is_help=False, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("-v", "--verbose", count=True, help="More logging (repeat for debug).")
 @click.version_option(package_name="ibqos")
 def cli(verbose: int) -> None:
@@ -117,8 +120,10 @@ def main(argv: list[str] | None = None) -> None:
         # a bad option or argument is bad input like any other: one line (click's own
         # message names the option), not the usage block; --help shows that
         sub = e.ctx.command_path.partition(" ")[2] if e.ctx else ""
-        ctx = f" (see 'ibqos {sub} --help')" if sub else ""
-        click.echo(f"ibqos: error: {e.format_message()}{ctx}", err=True)
+        ctx = f" (see 'ibqos {sub} --help')" if sub else " (see 'ibqos --help')"
+        # click lists a choice's values on lines of their own ('Choose from:\n\ta,\n\tb')
+        said = e.format_message().replace(":\n\t", ": ").replace(",\n\t", ", ")
+        click.echo(f"ibqos: error: {one_line(said)}{ctx}", err=True)
         sys.exit(2)
     except click.ClickException as e:
         e.show()

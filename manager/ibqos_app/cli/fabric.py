@@ -20,7 +20,7 @@ RUN_DIR = click.option(
 )
 
 
-@click.group()
+@click.group(no_args_is_help=False)  # one line without a command (_main.cli)
 def fabric() -> None:
     """Bring ibsim fabrics up/down and run OpenSM on them."""
 

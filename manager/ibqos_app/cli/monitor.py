@@ -9,6 +9,7 @@ did not answer, 128+N on a signal (ibqos.interrupt).
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -101,7 +102,8 @@ def _elsewhere(
 
 def _listen(addr: str) -> tuple[str, int]:
     host, sep, port = addr.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    # ASCII: str.isdigit also takes '²', which int() refuses (an internal error, exit 70)
+    if not sep or not re.fullmatch("[0-9]+", port) or not 0 < int(port) < 65536:
         raise InputError(f"{addr!r}: give ADDR:PORT, e.g. 127.0.0.1:9687", field="--listen")
     return host.strip("[]") or "0.0.0.0", int(port)
 

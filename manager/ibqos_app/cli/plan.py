@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 from ibqos.arbiter.table import MAX_CAP
 from ibqos.errors import InputError
-from ibqos.outpath import OUT_FILE
+from ibqos.outpath import OUT_FILE, same_file
 from ibqos.planner import plan_and_analyze
 from ibqos.term import console, print_table
 from rich.markup import escape
@@ -57,6 +57,13 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
         what = "is not a directory" if out.parent.exists() else "the output directory does not exist"
         raise InputError(what, file=out.parent, field="--output")
     result = plan_and_analyze(policy, parse_cap(cap))
+    if result.partitions is not None and same_file(out, result.partitions.file):
+        # an input click does not see: the plan carries the text, the admin's file would be gone
+        raise InputError(
+            f"is also the partitions file POLICY names ({result.partitions.file}): writing it would replace it",
+            file=out,
+            field="--output",
+        )
     result.save(out)
     if as_json:
         click.echo(json.dumps(result.analysis["terminal"]["per_class"], indent=1))

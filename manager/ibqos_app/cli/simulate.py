@@ -28,14 +28,18 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from . import _sim_args as cli_args
+from ._rundir import plan_beside
 
 
 def load_run_fabric(rundir: Path, plan_path: Path | None):
     """RUNDIR/fabric.json (the read-back model), else OpenSM dumps in RUNDIR. A fabric.json
     path is accepted in place of RUNDIR. Ports the model has no VLArb for get the plan's, as a
     labelled overlay (returned: the result says which ports)."""
-    if plan_path is None and rundir.is_dir() and (rundir / "plan.json").exists():
-        plan_path = rundir / "plan.json"
+    if plan_path is None:
+        # the run's plan as status and verify find it (in RUNDIR, or above its dumps): simulate
+        # looked in RUNDIR alone, so OpenSM dumps in a dry run's directory were refused for the
+        # VLArb their plan gives
+        plan_path = plan_beside(rundir)
     plan = load_plan(plan_path) if plan_path else None
     loaded = load_fabric(rundir, require_sl2vl=False)
     fabric, source = loaded.fabric, loaded.path

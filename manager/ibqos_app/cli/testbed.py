@@ -20,7 +20,7 @@ from ._numbers import FiniteFloat
 _FILE = click.Path(dir_okay=False, path_type=Path)
 
 
-@click.group()
+@click.group(no_args_is_help=False)  # one line without a command (_main.cli)
 def testbed() -> None:
     """Validate a plan on hardware with perftest (two nodes behind one switch)."""
 
