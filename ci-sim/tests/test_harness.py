@@ -186,3 +186,18 @@ def test_a_running_opensms_dumps_are_read_between_sweeps_only(tmp_path, ibsim_fa
         finally:
             os.kill(sm.pid, signal.SIGCONT)
         assert len(list(sm.load_dumps(require_sl2vl=False).cas())) == cas - 1
+
+
+def test_an_opensm_run_killed_while_the_plugin_writes_its_record_leaves_no_temp_file(tmp_path, ibsim_fabric):
+    """test_signals once found dumps/ibqos-dla.json.tmp after a dry run stopped by SIGTERM: its
+    `opensm --once` was killed between the plugin's write of its record and the rename. The
+    temp file is planted by hand (the plugin's window is microseconds wide) and the run killed
+    by its timeout, as an interrupted ibqos kills it."""
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "f.net")
+    with ibsim_fabric(net, run_dir=tmp_path / "r") as h:
+        dumps = tmp_path / "r" / "once" / "dumps"
+        dumps.mkdir(parents=True)
+        (dumps / RECORD_TEMP).write_text('{"schema": "ibqos.dla-record/2", "osm_pid": ')
+        with pytest.raises(ProcessError, match="timed out"):
+            h.run_sm(engine="dla,minhop", plugin=True, name="once", timeout=0.01)
+        assert not (dumps / RECORD_TEMP).exists()

@@ -667,7 +667,12 @@ class Harness:
         SUBNET UP raises one ExternalError that quotes the relevant log lines."""
         d, log, dumps, cmd, env = self._prepare_sm(opts, daemon=False)
         t0 = time.monotonic()
-        cp = run_command(cmd + ["--once"], env=env, timeout=timeout, cwd=d, check=False)
+        try:
+            cp = run_command(cmd + ["--once"], env=env, timeout=timeout, cwd=d, check=False)
+        finally:
+            # killed (a timeout, or ibqos itself interrupted) between the plugin's write of its
+            # record and the rename, OpenSM leaves the temp file, as SmDaemon.stop says
+            (dumps / RECORD_TEMP).unlink(missing_ok=True)
         write_atomic(d / "opensm.out", cp.stdout + cp.stderr)
         run = SmRun(log=log, dumps=dumps, conf=d / "opensm.conf", rc=cp.returncode, wall_s=time.monotonic() - t0)
         if check:
