@@ -18,6 +18,7 @@ struct ibs_event {
 	uint32_t arg; /* packet index or credit count */
 	uint8_t kind;
 	uint8_t vl;
+	uint32_t aux; /* a transmission's end: the packet (in the struct's padding) */
 };
 
 static inline bool ibs_event_before(const struct ibs_event *a, const struct ibs_event *b)

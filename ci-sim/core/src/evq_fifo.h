@@ -21,6 +21,12 @@ struct evq_fifo {
 int evq_fifo_grow(struct evq_fifo *f); /* 0 or -ENOMEM */
 void evq_fifo_free(struct evq_fifo *f);
 
+/* The head: the earliest event, n > 0. */
+static inline const struct ibs_event *evq_fifo_head(const struct evq_fifo *f)
+{
+	return &f->a[f->head];
+}
+
 static inline int evq_fifo_push(struct evq_fifo *f, const struct ibs_event *ev)
 {
 	if (f->n == f->cap && evq_fifo_grow(f))

@@ -17,9 +17,13 @@ const char *ibs_version(void)
 
 /* ---- events, packets, kicks ------------------------------------------------ */
 
+/* A busy port is not kicked: run_kicks() would pass over it (nothing in the event makes a port
+ * idle after something kicked it: a transmission's end frees its port first). An arrival behind
+ * a busy output and a sender's own kick from its next send pass cost about 20 instructions
+ * each in the kick list. */
 void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
-	if (s->kick_mark[gport])
+	if (s->kick_mark[gport] || s->ports[gport].busy)
 		return;
 	s->kick_mark[gport] = 1;
 	s->kick[s->n_kick++] = gport; /* at most one entry per port: never overflows */
@@ -34,10 +38,7 @@ static void run_kicks(struct ibs_sim *s)
 		s->kick_mark[g] = 0;
 		if (p->busy || s->at[g].peer < 0)
 			continue;
-		if (port_on_switch(s, g))
-			sw_try_send(s, g);
-		else
-			ca_try_send(s, g);
+		sim_try_send(s, g);
 	}
 	s->n_kick = 0;
 }
@@ -323,6 +324,8 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	    (rc = sw_setup(s)) || (rc = alloc_stats(s)) || (rc = ca_setup(s, err, errlen)) ||
 	    (rc = s->evq_ops->create(&s->evq)))
 		goto bad;
+	if (s->evq_ops == &ibs_evq_calendar)
+		s->cal = s->evq;
 	s->prefetch = sim_prefetch_pays(s);
 	s->res.status = IBS_RUNNING;
 	for (uint32_t e = 0; e < s->n_ep; e++)
@@ -403,7 +406,7 @@ static void dispatch(struct ibs_sim *s, const struct ibs_event *ev)
 			ca_arrive(s, ev->obj, ev->arg);
 		break;
 	case EV_TXDONE:
-		link_tx_done(s, ev->obj);
+		link_tx_done(s, ev);
 		break;
 	case EV_CREDIT:
 		link_credit(s, ev->obj, ev->vl, ev->arg);
@@ -424,15 +427,18 @@ static void dispatch(struct ibs_sim *s, const struct ibs_event *ev)
 	}
 }
 
-/* The earliest of the queue's next event and the FIFOs' heads; *from: 0 the queue, i + 1 FIFO i. */
+/* The earliest of the queue's next event and the FIFOs' heads; *from: 0 the queue, i + 1 FIFO i.
+ * (An empty FIFO holding a sentinel that every event comes before, instead of the test of n,
+ * cost 0.67 M instructions more at 72 CAs: the credits' FIFO is mostly empty, and the test is
+ * cheaper than the comparison.) */
 static inline const struct ibs_event *next_event(const struct ibs_sim *s, uint32_t *from)
 {
-	const struct ibs_event *next = s->evq_ops->peek_next(s->evq);
+	const struct ibs_event *next = s->cal ? cal_peek(s->cal) : s->evq_ops->peek_next(s->evq);
 
 	*from = 0;
 	for (uint32_t i = 0; i < EVQ_FIXED; i++)
 		if (s->fixed[i].n) {
-			const struct ibs_event *h = evq_fifo_at(&s->fixed[i], 0);
+			const struct ibs_event *h = evq_fifo_head(&s->fixed[i]);
 
 			if (!next || ibs_event_before(h, next)) {
 				next = h;
@@ -473,6 +479,8 @@ int ibs_run(struct ibs_sim *s, uint64_t until)
 		}
 		if (from)
 			evq_fifo_pop(&s->fixed[from - 1], &ev);
+		else if (s->cal && s->cal->ring)
+			cal_pop_ring(s->cal, &ev); /* as remove_next(), without the second look */
 		else
 			s->evq_ops->remove_next(s->evq, &ev);
 		if (s->prefetch)

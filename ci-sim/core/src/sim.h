@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "evq.h"
+#include "evq_calendar.h"
 #include "evq_fifo.h"
 #include "hist.h"
 #include "ibqos_sim.h"
@@ -17,11 +18,14 @@
 
 enum ev_kind { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
 /* The FIFOs of events at a fixed delay (evq_fifo.h): an arrival at a switch port
- * (prop_ps + sw_latency_ps) and a credit return (prop_ps). A transmission's end and an arrival
- * at a CA are in order only mostly (a shorter packet, a packet waiting for its tail): with
- * FIFOs for them too, taking the queue's events where they were not, the calendar's buckets
- * held a few events each and cost more per event (72 CAs: 181.0 -> 186.5 M instructions). */
-enum { EVQ_ARRIVE_SW, EVQ_CREDIT, EVQ_FIXED };
+ * (prop_ps + sw_latency_ps) and a credit return (prop_ps), made at a send; an arrival at a CA,
+ * made when the transmission ends (prop_ps after it, with the uid it had at the send: the
+ * transmission's end's + 1, so the FIFO is in {ts, uid} order too; link_tx_done()). A
+ * transmission's end is in order only mostly (a shorter packet, a packet waiting for its tail):
+ * with FIFOs for the ends too, taking the queue's events where they were not, the calendar's
+ * buckets held a few events each and cost more per event (72 CAs: 181.0 -> 186.5 M
+ * instructions). */
+enum { EVQ_ARRIVE_SW, EVQ_CREDIT, EVQ_ARRIVE_CA, EVQ_FIXED };
 enum pkt_state { PKT_FREE, PKT_LINK, PKT_QUEUED };
 
 /* A packet's hot record: what forwarding reads on every hop. 32 bytes on a 32-byte
@@ -161,6 +165,7 @@ struct ibs_sim {
 	struct ibs_config cfg; /* array pointers are owned copies */
 	const struct ibs_evq_ops *evq_ops;
 	void *evq;
+	struct cal *cal; /* evq when it is the calendar: its operations inline (evq_calendar.h) */
 	struct evq_fifo fixed[EVQ_FIXED]; /* events at a fixed delay (evq_fifo.h) */
 	uint64_t now, next_uid;
 	uint64_t pending;    /* events in the queue */
@@ -354,15 +359,20 @@ static inline void sim_scheduled(struct ibs_sim *s, int rc)
 		s->error = rc;
 }
 
+static inline int sim_insert(struct ibs_sim *s, const struct ibs_event *ev)
+{
+	return s->cal ? cal_insert_ev(s->cal, ev) : s->evq_ops->insert(s->evq, ev);
+}
+
 /* Inline: two per hop (as a call, 6 % of the core's instructions went to building the event
- * and saving registers around it). */
+ * and saving registers around it). aux: a transmission's end's packet (link_tx_done()). */
 static inline void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, uint32_t obj,
-				uint32_t arg, uint8_t vl)
+				uint32_t arg, uint32_t aux)
 {
 	struct ibs_event ev = {
-		.ts = ts, .uid = s->next_uid++, .obj = obj, .arg = arg, .kind = kind, .vl = vl};
+		.ts = ts, .uid = s->next_uid++, .obj = obj, .arg = arg, .kind = kind, .aux = aux};
 
-	sim_scheduled(s, s->evq_ops->insert(s->evq, &ev));
+	sim_scheduled(s, sim_insert(s, &ev));
 }
 
 /* An event `delay` after now into FIFO `fifo`, whose events all have that delay: in order
@@ -391,7 +401,7 @@ void pkt_pool_free(struct ibs_sim *s);
 /* link.c: transmission and credits, shared by switches and CAs */
 void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
 		   uint64_t earliest_end);
-void link_tx_done(struct ibs_sim *s, uint32_t gport);
+void link_tx_done(struct ibs_sim *s, const struct ibs_event *ev);
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg);
 void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n, uint32_t slot);
 
@@ -416,6 +426,15 @@ void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid);
 void ca_wake(struct ibs_sim *s, uint32_t flow);
 void ca_prefetch_arrive(const struct ibs_sim *s, uint32_t pid);
 void ca_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
+
+/* A send pass of an idle linked port. */
+static inline void sim_try_send(struct ibs_sim *s, uint32_t gport)
+{
+	if (port_on_switch(s, gport))
+		sw_try_send(s, gport);
+	else
+		ca_try_send(s, gport);
+}
 
 /* deadlock.c */
 int deadlock_check(struct ibs_sim *s, bool nothing_moves);
