@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from ibqos import osmconf
+from ibqos.apply.version_meta import VersionMeta
 from ibqos.paths import REPO_ROOT
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
@@ -53,7 +54,7 @@ def _store(etc: Path, plan_path: Path) -> None:
     a.pipeline.run(a, ("render",))
     cs = a.s.confset
     cs.adopt()
-    cs.flip(cs.stage(a.s.files, {"plan": str(plan_path)}, extra={"plan.json": plan_path.read_text()}))
+    cs.flip(cs.stage(a.s.files, VersionMeta(plan=str(plan_path)), extra={"plan.json": plan_path.read_text()}))
 
 
 def make_state(etc: Path, state: str, plans: dict[str, Path]) -> None:

@@ -138,6 +138,7 @@ def test_outputs_are_readable_as_the_umask_says(ibqos_cli, tmp_path):
 
 def test_adopted_config_keeps_its_mode(tmp_path):
     from ibqos.apply.confset import ConfigSet
+    from ibqos.apply.version_meta import VersionMeta
 
     conf = tmp_path / "opensm.conf"
     conf.write_text("qos TRUE\n")
@@ -150,7 +151,7 @@ def test_adopted_config_keeps_its_mode(tmp_path):
     # stored versions are read-only: the admin's mode less its write bits, never more readable
     assert conf.is_symlink() and stat.S_IMODE(conf.stat().st_mode) == 0o444
     assert stat.S_IMODE(policy.stat().st_mode) == 0o440
-    cs.flip(cs.stage({"opensm.conf": "qos TRUE\nqos_max_vls 8\n", "qos-policy.conf": ""}, {}))
+    cs.flip(cs.stage({"opensm.conf": "qos TRUE\nqos_max_vls 8\n", "qos-policy.conf": ""}, VersionMeta()))
     assert stat.S_IMODE(conf.stat().st_mode) == 0o444  # and the next version too
     assert stat.S_IMODE(policy.stat().st_mode) == 0o440
 

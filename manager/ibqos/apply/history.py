@@ -18,6 +18,7 @@ from ..errors import ExternalError
 from ..inputfile import MiB, read_text
 from . import state_schema
 from .confset import state_file_mode
+from .journal_entry import unfit
 
 if TYPE_CHECKING:
     from .confset import ConfigSet
@@ -48,8 +49,6 @@ def events(state_dir: Path) -> list[dict[str, Any]]:
     into JSON that is no entry ([1, 2], a state that is no string) ended `ibqos history` in an
     internal error (exit 70), and bytes that are not UTF-8 in 'input is not UTF-8' naming no
     file: now one line naming the file, the line and what is wrong."""
-    from .journal import unfit  # here: the journal appends to this file (a cycle at import)
-
     path = state_dir / LOG
     if not path.exists():
         return []
