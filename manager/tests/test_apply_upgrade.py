@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ibqos.apply.confset import ConfigSet
 from ibqos.apply.history import events
-from ibqos.apply.journal import Entry, Journal
+from ibqos.apply.journal import Journal
+from ibqos.apply.journal_entry import Entry
 
 UPGRADE = Path(__file__).with_name("upgrade")
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import events
-from ibqos.apply.journal import Entry, Journal
+from ibqos.apply.journal import Journal
+from ibqos.apply.journal_entry import Entry
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import heavy_sweep, require_plugin, resolve_pid
 from ibqos.apply.sm_role import master_watch, opensm_port, require_master

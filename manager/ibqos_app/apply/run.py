@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING
 
 from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
-from ibqos.apply.journal import Entry, Journal
+from ibqos.apply.journal import Journal
+from ibqos.apply.journal_entry import Entry
 from ibqos.apply.lock import LockError, apply_lock
 from ibqos.apply.opensm_ctl import RESTART_ONLY, plugin_loaded, require_plugin, require_record, resolve_pid
 from ibqos.apply.osm_process import OsmProcess, check_target, dump_dir, reader, running_options, sms_partitions
