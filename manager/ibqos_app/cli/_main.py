@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt as e:
         _interrupted(e)
+    except _stdio.ReaderGone:
+        sys.exit(_stdio.READER_GONE_EXIT)  # nobody is left to read a line: none
     except OSError as e:
         # an OSError made from a message alone (ctypes' failed load, multiprocessing) has no
         # strerror and no file: its message is the line (before: 'ibqos: error: : None')
