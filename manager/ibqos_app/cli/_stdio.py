@@ -51,11 +51,10 @@ class _Discarding(io.BufferedWriter):
     stream; what is left buffered goes to /dev/null, not to the flush at exit (Python's
     'Exception ignored', exit 120). stderr cannot say its own failure: the exit code does."""
 
-    gone = False  # a write to standard output found its reader gone
-
     def __init__(self, raw: io.FileIO, name: str | None) -> None:
         super().__init__(raw)
         self.shown = name  # None: discard on any failure
+        self.gone = False  # a write found the reader gone
 
     def write(self, b: ReadableBuffer, /) -> int:
         try:
@@ -75,8 +74,8 @@ class _Discarding(io.BufferedWriter):
         os.dup2(null, self.fileno())
         os.close(null)
         super().flush()  # what was buffered goes to /dev/null
-        if self.shown is not None and isinstance(e, BrokenPipeError):
-            _Discarding.gone = True
+        if isinstance(e, BrokenPipeError):
+            self.gone = True
         elif self.shown is not None:
             raise OSError(e.errno, e.strerror, self.shown) from e
 
@@ -86,8 +85,9 @@ def pause(seconds: float) -> None:
     deadline = time.monotonic() + seconds
     poll = select.poll()
     poll.register(1, 0)  # no events asked for: POLLERR and POLLHUP are reported all the same
+    out = getattr(sys.stdout, "buffer", None)  # a test's captured stdout is no _Discarding
     while True:
-        if _Discarding.gone:
+        if isinstance(out, _Discarding) and out.gone:
             raise ReaderGone
         left = deadline - time.monotonic()
         if left <= 0:
