@@ -60,3 +60,15 @@ class ProcessError(ExternalError):
 
 class VerificationFailed(IbqosError):
     exit_code = 1
+
+
+class InternalError(IbqosError):
+    """A bug met where ibqos must still leave one whole state (apply after its swap): said as
+    bug_line says it, the bug its cause; the CLI prints one line, exit 70, as for any other."""
+
+    exit_code = 70
+
+
+def bug_line(e: BaseException) -> str:
+    """The one line a bug in ibqos is said in (`ibqos -v` shows the traceback)."""
+    return f"{type(e).__name__}: {one_line(str(e))} (this is a bug in ibqos; 'ibqos -v ...' shows where)"

@@ -32,10 +32,12 @@ What cannot be judged (no plan, no reference fabric) is a note, not a finding.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import osmlog
-from .apply.osm_process import running
+from . import osmconf, osmlog
+from .apply.osm_process import OsmProcess, running
+from .apply.sm_role import given_guid
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -46,6 +48,7 @@ from .conformance import (
     op_vls_text,
     shortfall_text,
 )
+from .errors import IbqosError
 from .fabric.dla_record import plugin_mismatch
 from .fabric.groups import NotADragonfly
 from .fabric.model import Fabric
@@ -56,9 +59,6 @@ from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from .apply.osm_process import OsmProcess
     from .apply.sm_role import MasterSm
     from .fabric.dla_record import DlaRecord
     from .fabric.local_port import LocalPort
@@ -278,7 +278,13 @@ def other_config_finding(
     procs = running()
     if any(o.reads(conf) for o in procs):  # two at once (the monitor follows neither): not another file
         return None
-    others = ", ".join(f"pid {o.pid} reads {o.conf}" for o in procs)
+    # a multi-port host runs one OpenSM per port (opensm@GUID: -g): those told another port
+    # are not the master's; one told none binds the first port up, which may be it
+    others = ", ".join(
+        f"pid {o.pid} reads {o.conf}" + ("" if given else " (no -g or guid: the first port up)")
+        for o in procs
+        if (given := given_guid(o, _options_of(o))) is None or given[0] == port.guid
+    )
     return Finding(
         "other-config",
         f"no running OpenSM reads {conf}, yet the master SM is this host's port 0x{port.guid:016x}: an "
@@ -286,6 +292,15 @@ def other_config_finding(
         f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
         {"port": f"0x{port.guid:016x}"},
     )
+
+
+def _options_of(osm: OsmProcess) -> dict[str, str]:
+    """The options of the file OpenSM `osm` reads, as it sees it (its mount namespace); none
+    when it cannot be read here."""
+    try:
+        return osmconf.options(Path(f"/proc/{osm.pid}/root") / osm.conf.relative_to("/"))
+    except (IbqosError, OSError, ValueError):
+        return {}
 
 
 def dla_refusal(record: DlaRecord | None, lines: list[LogLine]) -> str | None:

@@ -16,9 +16,19 @@ import sys
 
 from rich.console import Console
 from rich.table import Column, Table
+from rich.text import Text
 
 # A pipe or a log file has no width; it gets lines this long unless COLUMNS says otherwise.
 PIPE_WIDTH = 120
+
+
+def literal(*parts: str | tuple[str, str]) -> Text:
+    """Text that rich prints as it is, each part plain text or (text, style): the one way text
+    ibqos did not write (node descriptions, file names, the messages that name them) reaches
+    rich. rich.markup.escape is not enough: markup still takes `\\[` for an escaped bracket (a
+    node description `dual HCA-1 \\[1]` was printed `dual HCA-1 [1]`), escape() doubles a
+    trailing backslash, and markup turns `:ok:` into an emoji."""
+    return Text.assemble(*parts)
 
 
 def console(*, stderr: bool = False, pipe_width: int | None = PIPE_WIDTH) -> Console:

@@ -9,7 +9,8 @@ POINT is a step name (killed as the step starts) or `journal:<state>` (killed ri
 journal says <state>, "journal:rollback" included). `logrotate@POINT` rotates OpenSM's log
 there instead, as Debian's /etc/logrotate.d/opensm does, and the apply goes on.
 `pause@POINT` stops the apply there until the test says go: it creates `paused` in the
-directory $APPLY_FAULT_PAUSE and waits for `go` there (the test changes the fabric meanwhile)."""
+directory $APPLY_FAULT_PAUSE and waits for `go` there (the test changes the fabric meanwhile).
+`raise@POINT` raises KeyError('injected at POINT') there: a bug in ibqos, not a kill."""
 
 from __future__ import annotations
 
@@ -66,6 +67,14 @@ def _pause_at(point: str):
     return hook
 
 
+def _raise_at(point: str):
+    def hook(at: str) -> None:
+        if at == point:
+            raise KeyError(f"injected at {point}")
+
+    return hook
+
+
 if __name__ == "__main__":
     point, argv = sys.argv[1], sys.argv[2:]
     init = Apply.__init__
@@ -73,6 +82,8 @@ if __name__ == "__main__":
     def with_fault(self, req, echo=print, hook=None):
         if point.startswith("logrotate@"):
             init(self, req, echo, _rotate_at(point.removeprefix("logrotate@"), self))
+        elif point.startswith("raise@"):
+            init(self, req, echo, _raise_at(point.removeprefix("raise@")))
         elif point.startswith("pause@"):
             init(self, req, echo, _pause_at(point.removeprefix("pause@")))
         else:

@@ -53,11 +53,13 @@ def sm_on_plan_a(
     ibsim: str = "debian",
     console: bool = False,
     ibsim_args: tuple[str, ...] = (),
+    net_edit=lambda text: text,
     **start,
 ):
     """OpenSM with the dla plugin running plan A as a daemon on a 12-CA dragonfly: (harness,
     SmDaemon, plan A, its file). `conf_edit` changes the rendered opensm.conf OpenSM starts
-    on, `start` goes to Harness.start_sm (e.g. conf={"partition_config_file": ...}). Debian's
+    on, `net_edit` the fabric's net file, `start` goes to Harness.start_sm (e.g.
+    conf={"partition_config_file": ...}). Debian's
     ibsim explicitly: the rollback tests need its 8-entry ports, which refuse a 16-entry plan
     (the patched ibsim's 64-entry ports take it); `ibsim`, `console`, `ibsim_args` for Harness
     otherwise."""
@@ -66,6 +68,7 @@ def sm_on_plan_a(
     conf = files["opensm.conf"]
     conf.write_text(conf_edit(conf.read_text()))
     net = dragonfly(3, 1, 1).write_net(tmp_path / "fabric.net")
+    net.write_text(net_edit(net.read_text()))
     with Harness(net, run_dir=tmp_path / "run", ibsim=ibsim, console=console, ibsim_args=ibsim_args) as h:
         yield h, h.start_sm(engine="dla,minhop", plugin=True, conf_files=[conf], **start), plan_a, path_a
 

@@ -147,6 +147,30 @@ def test_kill_at_a_journal_state_is_finished_by_status(ibqos_cli, live_sm, tmp_p
     assert sm.alive()
 
 
+@pytest.mark.parametrize("point", ["journal:swapped", "readback"])
+def test_a_bug_after_the_swap_rolls_back_in_one_line(ibqos_cli, live_sm, tmp_path, point):
+    """A bug (here a KeyError) raised after the swap: before the new sweep's SIGHUP
+    (journal:swapped) or after it (readback). Before, only OSError was caught there: the new
+    files stayed on disk, unswept or unverified, journal 'swapped' or 'swept', until a status.
+    Now it takes the rollback a failure takes: the old files back, swept and proved, one line,
+    exit 70."""
+    h, sm, plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 25)
+    old = managed_texts(sm)
+    r = run_apply(ibqos_cli, h, sm, path_b, fault=f"raise@{point}")
+    assert r.returncode == 70, (r.stdout, r.stderr)
+    assert r.stderr.splitlines() == [
+        f"ibqos: internal error: KeyError: 'injected at {point}' (this is a bug in ibqos; 'ibqos -v ...' "
+        "shows where); rolled back to v0000, fabric verified as before"
+    ]
+    assert _journal(sm)["state"] == "rolled-back"
+    assert managed_texts(sm) == old
+    assert programmed_equals(h, plan_a)
+    s = run_status(ibqos_cli, h, sm)
+    assert s.returncode == 0 and "recovered" not in s.stdout, s.stdout + s.stderr
+    assert sm.alive()
+
+
 def test_kill_after_verified_needs_nothing(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)

@@ -7,7 +7,10 @@ file descriptions of one process as between processes)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -101,3 +104,49 @@ def test_a_waiter_whose_holder_removed_the_file_locks_the_path_again_not_the_rem
     assert not (state / LOCK_FILE).exists()
     with apply_lock(state, timeout=0):  # free again
         pass
+
+
+def test_a_waiter_stopped_before_it_locks_the_file_it_made_leaves_nothing(tmp_path, monkeypatch):
+    """A first apply on a configuration never applied makes ibqos.d/ and the lock file, then
+    flocks it. A signal between the two (here: raised as the flock is asked for) left both,
+    the file with no PID in it; the waiter's _leave removes what it made, under the flock."""
+    from ibqos.apply import lock as lock_module
+
+    state = tmp_path / "ibqos.d"
+
+    def signalled(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(lock_module, "_take", signalled)
+    with pytest.raises(KeyboardInterrupt), apply_lock(state, timeout=30):
+        pass
+    assert not state.exists(), _entries(state)
+
+
+def test_a_waiter_that_made_ibqos_d_again_after_its_holder_removed_it_removes_it(tmp_path):
+    """The first apply made a fresh ibqos.d/ and was refused: it removes the file and the
+    directory at its release. The apply waiting meanwhile makes both again and takes the lock;
+    stopped by SIGINT before it writes anything, it removed its file but left ibqos.d/, empty
+    (it had found the directory there when it began). Now it knows it made it: nothing left."""
+    state = tmp_path / "ibqos.d"
+    holding, waiting = threading.Event(), threading.Event()
+    release = threading.Event()
+
+    def first() -> None:
+        with apply_lock(state):
+            holding.set()
+            release.wait(30)
+
+    t = threading.Thread(target=first)
+    t.start()
+    try:
+        assert holding.wait(30)
+        threading.Thread(target=lambda: waiting.wait(30) and release.set()).start()
+        with pytest.raises(KeyboardInterrupt), apply_lock(state, timeout=30, echo=lambda line: waiting.set()):
+            assert (state / LOCK_FILE).read_text() == f"{os.getpid()}\n"
+            os.kill(os.getpid(), signal.SIGINT)  # Python's handler: KeyboardInterrupt here
+            time.sleep(5)
+    finally:
+        release.set()
+        t.join(30)
+    assert not state.exists(), _entries(state)

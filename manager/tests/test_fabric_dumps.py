@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 
 import pytest
 from ibqos.errors import ExternalError, InputError
@@ -229,3 +231,69 @@ def test_dumps_rewritten_during_every_read_are_one_clear_error(two_sweeps, tmp_p
     monkeypatch.setattr(dumps_module, "REREAD_PAUSE_S", 0)
     with pytest.raises(ExternalError, match=r"d: OpenSM rewrote these dumps while they were read, 5 times in a row"):
         load_dumps(d)
+
+
+def _sleeps(monkeypatch, between) -> list[float]:
+    """load_dumps's pauses, each running `between` instead of waiting."""
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        between(len(slept))
+
+    monkeypatch.setattr(dumps_module.time, "sleep", sleep)
+    return slept
+
+
+def test_a_read_wholly_between_two_files_of_one_rewrite_is_read_again(two_sweeps, tmp_path, monkeypatch):
+    """OpenSM's osm_dump_all writes opensm-lfts.dump, then opensm.fdbs and opensm.mcfdbs, then
+    opensm-sl2vl.dump, then opensm-subnet.lst. A read that starts after the new LFTs are written
+    and ends before the SL2VL dump is, sees no file change while it reads: before, it returned
+    the subnet of one sweep with the LFTs of the next (72 CAs, one of them routed nowhere).
+    Now the LFTs written after the SL2VL and subnet list they came with, just now, are a pass
+    under way: read again once it is whole (71 CAs, as the second sweep)."""
+    first, second = two_sweeps
+    d = shutil.copytree(first, tmp_path / "d")  # copy2: OpenSM's mtimes, in its order
+    (d / LFTS_DUMP).write_bytes((second / LFTS_DUMP).read_bytes())
+
+    def rest_of_the_pass(n: int) -> None:
+        for name in (SL2VL_DUMP, SUBNET_LST):
+            (d / name).write_bytes((second / name).read_bytes())
+
+    slept = _sleeps(monkeypatch, rest_of_the_pass)
+    got = load_dumps(d)
+    assert sum(1 for _ in got.cas()) == 71 and len(slept) == 1
+    assert got.model_dump(exclude={"source"}) == load_dumps(second).model_dump(exclude={"source"})
+
+
+def test_dumps_out_of_pass_order_and_not_recent_are_a_copy_read_as_they_are(two_sweeps, tmp_path, monkeypatch):
+    """An admin's copy (cp -r, rsync) has mtimes in any order: read at once when old, and when
+    made just now by the last attempt (the order is waited on for RECENT_S only)."""
+    first, _ = two_sweeps
+    d = shutil.copytree(first, tmp_path / "d")
+    old = time.time() - 3600
+    for age, name in enumerate((LFTS_DUMP, SL2VL_DUMP, SUBNET_LST)):  # the reverse of OpenSM's order
+        os.utime(d / name, (old - age, old - age))
+    slept = _sleeps(monkeypatch, lambda n: None)
+    assert sum(1 for _ in load_dumps(d).cas()) == 72 and slept == []
+    monkeypatch.undo()
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for name in (SUBNET_LST, SL2VL_DUMP, LFTS_DUMP):  # copied just now, the LFTs last
+        shutil.copy(first / name, fresh / name)
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    assert sum(1 for _ in load_dumps(fresh).cas()) == 72
+    assert dumps_module.RECENT_S <= time.monotonic() - t0 < 3
+
+
+def test_dumps_left_between_two_files_of_a_rewrite_are_one_clear_error(two_sweeps, tmp_path, monkeypatch):
+    """A writer that stays between the LFTs and the SL2VL dump through every attempt: exit 3, the
+    message of dumps rewritten during every read."""
+    first, second = two_sweeps
+    d = shutil.copytree(first, tmp_path / "d")
+    (d / LFTS_DUMP).write_bytes((second / LFTS_DUMP).read_bytes())
+    slept = _sleeps(monkeypatch, lambda n: os.utime(d / "opensm.fdbs"))  # fdbs written meanwhile
+    with pytest.raises(ExternalError, match=r"d: OpenSM rewrote these dumps while they were read, 5 times in a row"):
+        load_dumps(d)
+    assert len(slept) == 5

@@ -11,6 +11,7 @@ import json
 import subprocess
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from apply_helpers import child_env, make_plan_file, run_apply, sm_on_plan_a
@@ -409,3 +410,49 @@ def test_a_sub_window_holds_its_reads_when_the_send_returns_after_the_agent_answ
         # each SL's count is whole words of its rate (its fraction carried); bounds to the ns
         slack = 2 / 200_000_000 + 2e-9
         assert w.s_min - slack <= counted_s <= w.s_max + slack, (key, counted_s, w)
+
+
+def _readbacks_on(sock: str) -> list[int]:
+    """PIDs of the ibqos-readback processes that talk to this fabric's ibsim."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            if (
+                d.name.isdigit()
+                and b"ibqos-readback" in (d / "cmdline").read_bytes()
+                and f"IBSIM_SOCKNAME={sock}".encode() in (d / "environ").read_bytes().split(b"\0")
+            ):
+                pids.append(int(d.name))
+        except OSError:  # gone meanwhile, or another user's
+            pass
+    return pids
+
+
+@needs_patched
+def test_a_monitor_whose_reader_is_gone_stops_at_once_and_quietly(ibqos_cli, applied):
+    """`ibqos monitor --opensm-conf CONF | head -1`: head reads the 'plan:' line and exits.
+    Before, the monitor wrote nothing more to stdout until it stopped (rich's live view prints
+    to a pipe only then), so it never met the broken pipe: it sampled on for ever, nobody
+    reading, and the shell waited for it. Now it sees its reader
+    gone in its pause (poll: POLLERR on the pipe) and exits 141 (128+SIGPIPE), nothing on
+    stderr, no ibqos-readback left behind."""
+    h, sm, _ = applied
+    cmd = [*ibqos_cli.argv, "monitor", "--opensm-conf", str(sm.conf), "--sim-socket", h.sock]
+    cmd += ["--interval", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env())
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith(b"plan: ")
+        proc.stdout.close()  # as head -1 does once it has its line
+        t0 = time.monotonic()
+        rc = proc.wait(timeout=30)
+        took = time.monotonic() - t0
+        err = proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (rc, err) == (141, ""), err[-2000:]
+    assert took < 10  # a sample and at most one 2 s pause, not the next ones
+    assert _readbacks_on(h.sock) == []
+    assert sm.alive()

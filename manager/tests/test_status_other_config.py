@@ -13,9 +13,18 @@ import re
 from pathlib import Path
 
 import pytest
-from apply_helpers import live_sm_patched, make_plan_file, monitor_once, run_apply, run_status  # noqa: F401 (fixture)
+from apply_helpers import (  # noqa: F401 (fixture)
+    live_sm_patched,
+    make_plan_file,
+    monitor_once,
+    patched_ibsim,
+    run_apply,
+    run_status,
+    sm_on_plan_a,
+)
 from ibqos import paths
 from ibqos.fabric.dla_record import own_record
+from ibqos.fabric.live import read_live
 from ibqos.proc import start_daemon, wait_until
 
 pytestmark = pytest.mark.fabric
@@ -68,3 +77,46 @@ def test_status_and_monitor_say_when_this_hosts_master_sm_runs_on_another_config
         assert r.returncode == 2 and f"OpenSM (pid {osm.pid}) reads {other}" in r.stderr, r.stdout + r.stderr
     finally:
         osm.stop()
+
+
+def test_other_config_names_the_opensm_on_the_master_port_not_those_told_another(ibqos_cli, tmp_path):
+    """A multi-port host runs one OpenSM per port (Debian's opensm@GUID: `opensm -g GUID`). Here
+    the master port's OpenSM reads another file (`-g A -p 15 -F other.conf`) and a second one
+    is told port B (`-g B -F b.conf`, on node B: what /proc shows of a second port's unit).
+    Before, the finding listed every OpenSM running on the host, the one on port B too; now
+    it names those told the master's port (or none, which bind the first port up)."""
+    with sm_on_plan_a(tmp_path, **patched_ibsim()) as (h, sm, _, _):
+        guids = {n.desc: n.ports[1].guid for n in read_live(h.env).nodes.values() if n.kind == "ca"}
+        other, b_conf = tmp_path / "other.conf", tmp_path / "b.conf"
+        other.write_text(sm.conf.read_text())
+        b_conf.write_text(sm.conf.read_text())
+        sm.stop()
+        env = dict(h.env, LD_LIBRARY_PATH=str(paths.plugin_dir()))
+        started = []
+        try:
+            for name, guid, conf, extra in (
+                ("a", guids["ca-g0-s0-h0"], other, ["-p", "15"]),  # stays master when B starts
+                ("b", guids["ca-g1-s0-h0"], b_conf, []),
+            ):
+                cwd = tmp_path / name
+                cwd.mkdir()
+                argv = [paths.require_tool("opensm", "opensm"), "-g", f"0x{guid:016x}", *extra]
+                argv += ["-F", str(conf), "-f", str(cwd / "opensm.log")]
+                on = dict(env, SIM_HOST="ca-g1-s0-h0") if name == "b" else env
+                started.append(start_daemon(f"opensm-{name}", argv, log_path=cwd / "out", env=on, cwd=cwd))
+                if name == "a":
+                    wait_until(
+                        lambda: (rec := own_record(sm.dumps, started[0].pid)) is not None and rec.state == "up",
+                        timeout=120,
+                    )
+            r = run_status(ibqos_cli, h, sm, "--live", "--json")
+            alive = [o.alive() for o in started]
+        finally:
+            for osm in started:
+                osm.stop()
+    assert alive == [True, True]
+    assert r.returncode == 1, r.stdout + r.stderr
+    found = [f["message"] for f in json.loads(r.stdout)["findings"] if f["kind"] == "other-config"]
+    assert len(found) == 1, r.stdout
+    assert f"pid {started[0].pid} reads {other}" in found[0], found[0]
+    assert f"pid {started[1].pid} " not in found[0], found[0]

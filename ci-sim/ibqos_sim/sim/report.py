@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from ibqos.docfile import made_dir, write_atomic
-from ibqos.term import print_table
+from ibqos.term import literal, print_table
 from rich.console import Console
 from rich.table import Table
 
@@ -62,10 +62,13 @@ def print_result(res: SimResult, console: Console | None = None) -> None:
     if res.deadlock:
         d = res.deadlock
         console.print(
-            f"[bold red]{res.status}[/] at {d['at_us']:.1f} µs (last move {d['last_move_us']:.1f} µs): "
-            + ("cycle of " if res.status == "deadlock" else "blocked buffers ")
-            + f"{len(d['cycle'])}: "
-            + " -> ".join(d["cycle"] + d["cycle"][:1])
+            literal(
+                (res.status, "bold red"),
+                f" at {d['at_us']:.1f} µs (last move {d['last_move_us']:.1f} µs): "
+                + ("cycle of " if res.status == "deadlock" else "blocked buffers ")
+                + f"{len(d['cycle'])}: "
+                + " -> ".join(d["cycle"] + d["cycle"][:1]),
+            )
         )
     for n in res.notes:
         console.print(f"note: {n}", markup=False, highlight=False)

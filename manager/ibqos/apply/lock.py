@@ -55,10 +55,13 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], Non
     before it wrote anything, on a configuration never applied). Before, every apply left
     apply.lock with its PID behind, and a refused first apply an ibqos.d/ holding only that:
     the PID of a process long gone, which reads as a crashed apply. A file left now is a
-    killed holder's (SIGKILL, a crash), harmless: the kernel dropped its flock."""
+    killed holder's (SIGKILL, a crash), harmless: the kernel dropped its flock.
+
+    A waiter leaves nothing it made either (_leave), and `made` is whether this process made
+    `state_dir`, on any of its attempts: a waiter whose holder removed the fresh `state_dir` at
+    its release makes it again, and before, refused or interrupted, left it empty."""
     path = state_dir / LOCK_FILE
-    made = not state_dir.is_dir()
-    fd = _held(state_dir, path, timeout, echo)
+    fd, made = _held(state_dir, path, timeout, echo)
     try:
         yield
     finally:
@@ -71,13 +74,15 @@ def apply_lock(state_dir: Path, *, timeout: float = 0, echo: Callable[[str], Non
                 state_dir.rmdir()
 
 
-def _held(state_dir: Path, path: Path, timeout: float, echo: Callable[[str], None]) -> int:
-    """The lock file's descriptor, locked, with this process's PID in it. A waiter whose
-    holder removed the file at its release locked a file no longer at `path`: it opens the
-    path again (the next holder's file, or a new one), so two never hold the lock at once."""
-    deadline, told = time.monotonic() + timeout, False
+def _held(state_dir: Path, path: Path, timeout: float, echo: Callable[[str], None]) -> tuple[int, bool]:
+    """The lock file's descriptor, locked, with this process's PID in it, and whether this
+    process made `state_dir`. A waiter whose holder removed the file at its release locked a
+    file no longer at `path`: it opens the path again (the next holder's file, or a new one),
+    so two never hold the lock at once."""
+    deadline, told, made_dir = time.monotonic() + timeout, False, False
     while True:
-        fd = _open(state_dir, path)
+        fd, made_file, made = _open(state_dir, path)
+        made_dir = made_dir or made
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or a device: no file to write its PID in
                 raise LockError(path, reason="not a regular file")
@@ -85,7 +90,7 @@ def _held(state_dir: Path, path: Path, timeout: float, echo: Callable[[str], Non
             if _is_at(fd, path):
                 break
         except BaseException:
-            os.close(fd)
+            _leave(fd, path, made_file, state_dir if made_dir else None)
             raise
         os.close(fd)
     try:
@@ -93,17 +98,42 @@ def _held(state_dir: Path, path: Path, timeout: float, echo: Callable[[str], Non
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     except OSError:  # a full disk: the flock is the lock; the PID only names its holder
         pass
-    return fd
+    return fd, made_dir
 
 
-def _open(state_dir: Path, path: Path) -> int:
-    """The lock file at `path`, made (with `state_dir`) when missing. A holder that made
-    `state_dir` removes it at its release: between the two steps here it may be gone again,
-    which is no reason to refuse."""
+def _leave(fd: int, path: Path, made_file: bool, made_dir: Path | None) -> None:
+    """A waiter stopped before it held the lock (a signal, its timeout) leaves what it made:
+    its lock file, removed only under its flock and while still at `path`, as a holder
+    removes it (a waiter blocked on it then opens the path again), and then `made_dir` if
+    that is empty. A file another apply holds is not touched: that holder removes it at its
+    release. The directory then stays when this waiter made it and the holder did not: to
+    remove it the waiter would have to wait for that holder, which the signal told it not to."""
+    try:
+        if made_file:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if _is_at(fd, path):
+                os.unlink(path)
+    except OSError:  # held by another (BlockingIOError), or gone meanwhile
+        return
+    finally:
+        os.close(fd)
+    if made_dir is not None:
+        with suppress(OSError):  # not empty: another apply's file or versions
+            made_dir.rmdir()
+
+
+def _open(state_dir: Path, path: Path) -> tuple[int, bool, bool]:
+    """The lock file at `path`, made (with `state_dir`) when missing, and whether this call
+    made the file and the directory. A holder that made `state_dir` removes it at its release:
+    between the steps here it may be gone again, which is no reason to refuse."""
     for attempt in range(3):
         try:
+            made_dir = not state_dir.is_dir()
             make_state_dir(state_dir)
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644), True, made_dir
+            except FileExistsError:
+                return os.open(path, os.O_RDWR | os.O_CLOEXEC), False, made_dir
         except FileNotFoundError as e:
             if attempt == 2:
                 raise LockError(Path(e.filename or path), reason=e.strerror or str(e)) from e

@@ -56,9 +56,17 @@ def opensm_port(pid: int | None, conf_opts: dict[str, str], env: dict[str, str] 
     """The local port OpenSM `pid` binds (see the module's docstring); a GUID that is no port
     of this host is refused (exit 2). `pid` None: an OpenSM not running, from its file."""
     osm = OsmProcess.of(pid) if pid is not None else None
+    given = given_guid(osm, conf_opts, pid)
+    return port_of(given[0], env, given[1]) if given else port_of(None, env, "OpenSM's port")
+
+
+def given_guid(osm: OsmProcess | None, conf_opts: dict[str, str], pid: int | None = None) -> tuple[int, str] | None:
+    """The port GUID OpenSM `osm` is told to bind, and where it is told: its command line's
+    -g/--guid, else its opensm.conf's `guid` (`conf_opts`); None when neither names one (it
+    binds the first port that is up, which only the host's ports say)."""
     argv = osm.argv if osm is not None else ()
     for given, where in (
-        (opensm_options(list(argv[1:])).get("guid"), f"OpenSM (pid {pid}) -g/--guid"),
+        (opensm_options(list(argv[1:])).get("guid"), f"OpenSM (pid {osm.pid if osm else pid}) -g/--guid"),
         (conf_opts.get("guid"), "opensm.conf guid"),
     ):
         try:
@@ -66,8 +74,8 @@ def opensm_port(pid: int | None, conf_opts: dict[str, str], env: dict[str, str] 
         except ValueError:
             continue
         if guid:
-            return port_of(guid, env, where)
-    return port_of(None, env, "OpenSM's port")
+            return guid, where
+    return None
 
 
 def conf_port(conf: Path, osm: OsmProcess | None, env: dict[str, str] | None) -> LocalPort:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, one_line
@@ -63,7 +64,9 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
     sweep: a read across that moment takes the subnet of one sweep and the tables of the next
     (a recabled CA in the SL2VL dump and not in the subnet list, or a fault's new routes on the
     old VLs). Such a read is seen by the dumps' sizes and times changing during it, and made
-    again; ExternalError when OpenSM rewrote them during every attempt.
+    again. A read that falls wholly between two files of one rewrite changes nothing during it:
+    it is seen by the files' order, which a whole pass keeps (_in_pass_order), and made again
+    too. ExternalError when OpenSM rewrote them during every attempt.
     """
     d = Path(directory)
     if not d.is_dir():
@@ -73,10 +76,10 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
         try:
             fabric = _load_once(d, require_sl2vl)
         except InputError:
-            if _stamp(d) == before:
+            if _stamp(d) == before and _in_pass_order(d, before):
                 raise
         else:
-            if _stamp(d) == before:
+            if _stamp(d) == before and _in_pass_order(d, before):
                 return fabric
         time.sleep(REREAD_PAUSE_S * (attempt + 1))
     raise ExternalError(
@@ -89,6 +92,34 @@ def load_dumps(directory: str | Path, *, require_sl2vl: bool = True) -> Fabric:
 # pauses growing to a second cover that, and a SM that sweeps heavily back to back still ends
 REREAD_ATTEMPTS = 5
 REREAD_PAUSE_S = 0.2
+
+
+# OpenSM 3.3.23's osm_dump_all writes, one file after the other (fopen "w": truncated in place),
+# opensm-lid-matrix.dump, opensm-lfts.dump, opensm.fdbs, opensm.mcfdbs, opensm-sl2vl.dump (qos
+# TRUE or an engine that sets SL2VL), opensm-subnet.lst. Whole, a pass has mtime(lfts) <=
+# mtime(sl2vl) <= mtime(subnet.lst); a reader between two of its files sees a newer file before
+# an older one. Only while the dumps are being written: an admin's copy (cp -r) has its own
+# order. The newest mtime of any of them, fdbs included (rewritten between lfts and sl2vl, its
+# mtime moving at each buffer flush), says a writer may be at work. RECENT_S stays below the
+# re-read budget (about 2 s before the last attempt) so that a copy made just now, its order
+# arbitrary, is read by the last attempt.
+_PASS_ORDER = (LFTS_DUMP, SL2VL_DUMP, SUBNET_LST)
+_PASS_FILES = ("opensm-lid-matrix.dump", LFTS_DUMP, "opensm.fdbs", "opensm.mcfdbs", SL2VL_DUMP, SUBNET_LST)
+RECENT_S = 1.5
+
+
+def _in_pass_order(d: Path, stamp: tuple[tuple[int, int, int] | None, ...]) -> bool:
+    """The dumps as a whole pass of osm_dump_all leaves them, or not written recently."""
+    mtimes = dict(zip((SUBNET_LST, LFTS_DUMP, SL2VL_DUMP), (s[2] if s else None for s in stamp), strict=True))
+    present = [t for name in _PASS_ORDER if (t := mtimes[name]) is not None]
+    if present == sorted(present):
+        return True
+    newest = 0
+    for name in _PASS_FILES:
+        with suppress(OSError):
+            newest = max(newest, (d / name).stat().st_mtime_ns)
+    # a mtime ahead of this clock (a copy from another host) is no writer's here
+    return not 0 <= time.time_ns() - newest < RECENT_S * 1e9
 
 
 def _stamp(d: Path) -> tuple[tuple[int, int, int] | None, ...]:

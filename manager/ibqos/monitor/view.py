@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ..plan import Plan
+from ..term import literal
 from .judge import Judged
 
 
@@ -21,15 +22,21 @@ def render(judged: Judged, plan: Plan) -> Table:
         cells = []
         for load in link.classes:
             text = "-" if load.share is None else f"{100 * load.share:.1f}% {load.gbps:.2f}G"
-            cells.append(f"[red]{text} !![/]" if load.violation else f"[yellow]{text} ~[/]" if load.congested else text)
+            cells.append(
+                literal((f"{text} !!", "red"))
+                if load.violation
+                else literal((f"{text} ~", "yellow"))
+                if load.congested
+                else literal(text)
+            )
         wait = " ".join(f"{v}:{n}" for v, n in link.vl_wait.items() if n)
         t.add_row(
-            f"{link.node}[{link.port}] → {link.peer}[{link.peer_port}]",
+            literal(f"{link.node}[{link.port}] → {link.peer}[{link.peer_port}]"),
             f"{100 * (link.utilisation or 0):.0f}%",
             f"{link.seconds:.3f} s window" if link.over == "window" and link.seconds is not None else "interval",
             *cells,
             wait,
         )
-    for f in judged.findings:
-        t.caption = (t.caption + "\n" if t.caption else "") + f.message
+    if judged.findings:
+        t.caption = literal("\n".join(f.message for f in judged.findings))
     return t

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from ibqos import osmconf
 from ibqos.apply.confset import ConfigSet, sha256_hex, state_dir_for
@@ -51,7 +51,7 @@ from ibqos.apply.validate import validate_opensm_conf, validate_plugin_tables
 from ibqos.apply.version_meta import VersionMeta
 from ibqos.conformance import data_vls_shortfall, diff_programmed, expected_from_plan, mtu_findings
 from ibqos.docfile import made_dir, write_atomic
-from ibqos.errors import ExternalError, IbqosError, InputError, VerificationFailed
+from ibqos.errors import ExternalError, IbqosError, InputError, InternalError, VerificationFailed, bug_line
 from ibqos.fabric.dla_record import own_record, record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
@@ -228,17 +228,34 @@ class Apply:
                 raise self._after_swap(e, "before its sweep") from e  # the journal still says 'intent'
             self._drop_unswapped()
             raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
+        except Exception as e:
+            if self.s.version is None or self.confset.current_version() != self.s.version:
+                raise
+            self._failed_after_swap(e)  # in the flip, past the swap (its journal line, its hook)
         try:
             try:
                 self.pipeline.run(self, ("sweep", "readback", "verify"))
-            except IbqosError as e:
-                self.rollback(e)
             except OSError as e:  # the journal or history could not be written: /etc filled up
                 raise self._after_swap(e, f"at '{produced(self.s.entry, 'the journal entry').state}'") from e
+            except Exception as e:
+                self._failed_after_swap(e)
         finally:
             # a rolled-back version is pruned like any other
             self.pipeline.run(self, ("prune",))
         self.s.outcome = f"verified {self.s.version}"
+
+    def _failed_after_swap(self, e: Exception) -> NoReturn:
+        """The new version is on disk: a failure goes back to the previous one, swept and
+        proved, and so does a bug (any other exception: before, the new files stayed unswept,
+        no SIGHUP, until a status). The bug is one line, exit 70, with what was done."""
+        if isinstance(e, IbqosError):
+            self.rollback(e)
+        if self.s.entry is not None and self.s.entry.state == "verified":
+            raise InternalError(f"{bug_line(e)}; {self.s.version} was verified and stays") from e
+        try:
+            self.rollback(InternalError(bug_line(e)))
+        except ExternalError as failed:  # the rollback failed too: still the bug's exit code
+            raise InternalError(str(failed)) from e
 
     def _after_swap(self, e: OSError, when: str) -> ExternalError:
         """A write that failed after the flip: the new version is on disk, and the journal's
@@ -952,7 +969,7 @@ class Apply:
         if cs is not None:
             cs.cleanup_staging()
 
-    def rollback(self, cause: IbqosError) -> None:
+    def rollback(self, cause: IbqosError) -> NoReturn:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
         self.s.outcome = f"rolled back {self.s.version} to {self.s.previous}: {cause}"
         access = self._access()

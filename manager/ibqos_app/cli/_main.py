@@ -14,7 +14,7 @@ import traceback
 from pathlib import Path
 
 import click
-from ibqos.errors import ExternalError, IbqosError, one_line
+from ibqos.errors import ExternalError, IbqosError, InternalError, bug_line, one_line
 from ibqos.interrupt import Interrupted, install
 from ibqos.outpath import refuse_outputs_onto_inputs
 
@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> None:
         if logging.getLogger().isEnabledFor(logging.INFO):
             # -v: where it came from, with the exception that caused it
             traceback.print_exception(e, file=sys.stderr)
-        click.echo(f"ibqos: error: {e}", err=True)
+        said = "internal error" if isinstance(e, InternalError) else "error"
+        click.echo(f"ibqos: {said}: {e}", err=True)
         sys.exit(e.exit_code)
     except click.exceptions.Abort as e:
         # click turns the KeyboardInterrupt (Interrupted: any of the signals) into Abort;
@@ -130,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except KeyboardInterrupt as e:
         _interrupted(e)
+    except _stdio.ReaderGone:
+        sys.exit(_stdio.READER_GONE_EXIT)  # nobody is left to read a line: none
     except OSError as e:
         # an OSError made from a message alone (ctypes' failed load, multiprocessing) has no
         # strerror and no file: its message is the line (before: 'ibqos: error: : None')
@@ -144,11 +147,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as e:  # noqa: BLE001 - the one place a bug meets the admin
         if logging.getLogger().isEnabledFor(logging.INFO):
             raise
-        click.echo(
-            f"ibqos: internal error: {type(e).__name__}: {e} (this is a bug in ibqos; 'ibqos -v ...' shows where)",
-            err=True,
-        )
-        sys.exit(70)
+        click.echo(f"ibqos: internal error: {bug_line(e)}", err=True)
+        sys.exit(InternalError.exit_code)
     # a command that found a defect raised VerificationFailed (exit 1): returning is success
     sys.exit(0)
 

@@ -9,6 +9,11 @@ Whatever becomes of them, a command's exit code stays its verdict.
   rest of the output and the command runs to its end: click's and rich's handlers of the
   broken pipe exited 1, ibqos's code for a defect found, and stopped a dry run, an apply or
   the monitor half-way.
+- A command that runs until stopped (`ibqos monitor`) stops when the reader is gone instead:
+  `ibqos monitor --listen … | head -1` ran on forever, nobody reading and the shell waiting.
+  It pauses in `pause()`, which ends early, raising ReaderGone, once a write found the reader
+  gone or stdout is a pipe or socket whose other end closed (poll: POLLERR, POLLHUP), though
+  nothing was written since; the CLI exits 141 (128+SIGPIPE, as a writer SIGPIPE kills), quietly.
 - Output is line-buffered: a pipe or a log file gets each line as it is printed (apply's
   steps, a long dry run), not a block at exit: an admin tails it, and a killed run keeps what
   it said.
@@ -22,11 +27,21 @@ from __future__ import annotations
 import io
 import locale
 import os
+import select
+import signal
 import sys
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
+
+
+READER_GONE_EXIT = 128 + signal.SIGPIPE
+
+
+class ReaderGone(Exception):  # noqa: N818 - not an error: how a command that runs until stopped ends
+    """Standard output's reader went away (pause)."""
 
 
 class _Discarding(io.BufferedWriter):
@@ -39,6 +54,7 @@ class _Discarding(io.BufferedWriter):
     def __init__(self, raw: io.FileIO, name: str | None) -> None:
         super().__init__(raw)
         self.shown = name  # None: discard on any failure
+        self.gone = False  # a write found the reader gone
 
     def write(self, b: ReadableBuffer, /) -> int:
         try:
@@ -58,8 +74,28 @@ class _Discarding(io.BufferedWriter):
         os.dup2(null, self.fileno())
         os.close(null)
         super().flush()  # what was buffered goes to /dev/null
-        if self.shown is not None and not isinstance(e, BrokenPipeError):
+        if isinstance(e, BrokenPipeError):
+            self.gone = True
+        elif self.shown is not None:
             raise OSError(e.errno, e.strerror, self.shown) from e
+
+
+def pause(seconds: float) -> None:
+    """time.sleep(seconds), ended by ReaderGone as soon as standard output's reader is gone."""
+    deadline = time.monotonic() + seconds
+    poll = select.poll()
+    poll.register(1, 0)  # no events asked for: POLLERR and POLLHUP are reported all the same
+    out = getattr(sys.stdout, "buffer", None)  # a test's captured stdout is no _Discarding
+    while True:
+        if isinstance(out, _Discarding) and out.gone:
+            raise ReaderGone
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        # a pipe without a reader: POLLERR; a socket whose peer closed: POLLHUP; a file, a
+        # terminal or /dev/null: nothing, the whole pause
+        if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poll.poll(left * 1000)):
+            raise ReaderGone
 
 
 def _stream(fd: int, old: io.TextIOBase | None, errors: str) -> io.TextIOWrapper:

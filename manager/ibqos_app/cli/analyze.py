@@ -14,7 +14,7 @@ from ibqos.arbiter.rates import rate_gbps
 from ibqos.errors import InputError
 from ibqos.plan import load_plan
 from ibqos.roles import ROLES
-from ibqos.term import console, print_table
+from ibqos.term import console, literal, print_table
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -233,8 +233,10 @@ def _end_to_end(plan: Plan, out: dict[str, dict[str, Any]], switch_hops: int | N
 def _print_e2e(e2e: dict[str, Any]) -> None:
     first = next(iter(e2e["per_class"].values()))
     t = Table(
-        title=f"end to end per packet: route {' → '.join(first['ports'])} ({e2e['switch_hops']} switch hops), "
-        f"{e2e['switch_latency_ns']:g} ns per switch, {e2e['max_cable_m']:g} m cables",
+        title=literal(
+            f"end to end per packet: route {' → '.join(first['ports'])} ({e2e['switch_hops']} switch hops), "
+            f"{e2e['switch_latency_ns']:g} ns per switch, {e2e['max_cable_m']:g} m cables"
+        ),
         caption="arbitration waits + serialization + wire + switches; assumes no queueing behind the "
         "class's own packets and no credit stalls",
     )

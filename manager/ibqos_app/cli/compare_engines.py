@@ -10,14 +10,13 @@ from ibqos.docfile import made_dir, write_json
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
-from ibqos.term import console, print_table
+from ibqos.term import console, literal, print_table
 from ibqos_sim import compare_engines as ce
 from ibqos_sim import sweeprun
 from ibqos_sim.harness.netfile import check_net
 from ibqos_sim.harness.topology import from_spec
 from ibqos_sim.sim import SimParams
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
@@ -138,20 +137,20 @@ def compare_engines(
         ce.plot(results, pattern_list, out_dir / "compare.png")
     out = console(pipe_width=None)
     t = Table(
-        title=escape(f"{fabric}, {buffer_packets}-packet buffers per VL: what each engine used (seed 003 Table 2)")
+        title=literal(f"{fabric}, {buffer_packets}-packet buffers per VL: what each engine used (seed 003 Table 2)")
     )
     for col in ["engine", "routed by", "SLs", "VLs", "deadlock", "where / why"]:
         t.add_column(col, overflow="fold")
     for row in ce.resource_rows(results):
         style = "red" if row[4].startswith(("DEADLOCK", "CREDIT")) else ("yellow" if row[4] == "not run" else None)
-        t.add_row(*map(escape, row), style=style)
+        t.add_row(*map(literal, row), style=style)
     print_table(out, t)
     for pattern in pattern_list:
-        t = Table(title=escape(f"{pattern}: accepted traffic (% of the link) by offered load"))
+        t = Table(title=literal(f"{pattern}: accepted traffic (% of the link) by offered load"))
         t.add_column("engine")
         for load in load_list:
             t.add_column(f"{load:g}", justify="right")
         for row in ce.throughput_rows(results, pattern):
-            t.add_row(*[f"[red]{c}[/red]" if c in ("DEADLOCK", "STALLED") else escape(c) for c in row])
+            t.add_row(*[literal((c, "red")) if c in ("DEADLOCK", "STALLED") else literal(c) for c in row])
         print_table(out, t)
     click.echo(f"wrote {out_dir / 'compare.json'}, {out_dir / 'compare.png'} and each engine's fabric.json")

@@ -12,11 +12,10 @@ from ibqos.errors import InputError, VerificationFailed
 from ibqos.extras import require_plot
 from ibqos.outpath import OUT_DIR
 from ibqos.render import check_osm_dir
-from ibqos.term import console, print_table
+from ibqos.term import console, literal, print_table
 from ibqos_sim.sim.params import SimParams
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Column, Table
 
@@ -186,9 +185,9 @@ def _print_verdict(dr) -> None:
     faults = ", ".join(f.spec.text for f in dr.s.faults)
     # file and node names are the admin's text, never rich markup
     t = Table(
-        title=escape(f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}" + (f" with {faults}" if faults else ""))
+        title=literal(f"SLA verdict: {dr.cfg.policy} on {dr.s.topology_name}" + (f" with {faults}" if faults else ""))
     )
-    t.caption = escape(
+    t.caption = literal(
         bandwidth_rule(dr.s.plan.share_tolerance_pp) + ". " + LATENCY_RULE[0].upper() + LATENCY_RULE[1:] + "."
     )
     for col in (
@@ -219,17 +218,17 @@ def _print_verdict(dr) -> None:
             _e2e_cell(v),
             "–" if v.sim_probe_p99_us is None else f"{v.sim_probe_p99_us:.2f}",
             "–" if v.sim_p99_us is None else f"{v.sim_p99_us:.2f}",
-            "[green]PASS[/green]" if v.ok else f"[red]FAIL[/red] {escape(v.why)}",
+            literal(("PASS", "green")) if v.ok else literal(("FAIL", "red"), " ", v.why),
         )
     print_table(con, t)
     f = Table(title="Fabric")
     f.add_column("check")
     f.add_column("result", overflow="fold")  # wrapped whole, never cut
     for c in dr.fabric_checks():
-        style = {True: "[green]", False: "[red]", None: "[default]"}[c["ok"]]
-        f.add_row(c["check"], style + escape(c["result"]) + "[/]")
+        style = {True: "green", False: "red", None: "default"}[c["ok"]]
+        f.add_row(literal(c["check"]), literal((c["result"], style)))
     print_table(con, f)
     for n in dr.s.notes:
-        con.print(f"note: {escape(n)}")
-    verdict = "[bold green]PASS[/]" if dr.ok else "[bold red]FAIL[/]"
-    con.print(f"{verdict}  report: {escape(str(dr.cfg.out / 'report.html'))}")
+        con.print(literal("note: ", n))
+    verdict = ("PASS", "bold green") if dr.ok else ("FAIL", "bold red")
+    con.print(literal(verdict, "  report: ", str(dr.cfg.out / "report.html")))

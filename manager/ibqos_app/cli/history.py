@@ -10,8 +10,7 @@ import click
 from ibqos.apply.confset import ConfigSet, state_dir_for
 from ibqos.apply.history import rows
 from ibqos.errors import VerificationFailed
-from ibqos.term import console, print_table
-from rich.markup import escape
+from ibqos.term import console, literal, print_table
 from rich.table import Table
 
 from ._target import conf_of, config_options
@@ -31,7 +30,7 @@ def history(service: str | None, opensm_conf: Path | None, as_json: bool) -> Non
     else:
         if not found:
             click.echo(f"{cs.state}: no versions (not managed by ibqos apply yet)")
-        t = Table(title=escape(f"configuration versions in {cs.state}"))
+        t = Table(title=literal(f"configuration versions in {cs.state}"))
         for col in ("version", "time", "plan sha256", "who", "result", "note"):
             t.add_column(col)
         for r in found:

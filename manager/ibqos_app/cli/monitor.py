@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +37,7 @@ from prometheus_client import generate_latest, start_http_server
 from rich.live import Live
 
 from ._numbers import FiniteFloat
+from ._stdio import pause
 from ._target import sim_env
 from .status import _applied
 
@@ -266,7 +266,7 @@ def monitor(
     try:
         if prev is None:
             _, prev = sample()
-            time.sleep(interval)
+            pause(interval)
         while True:
             fabric, cur = sample()
             if cur.time <= prev.time:
@@ -275,7 +275,7 @@ def monitor(
                 where = state or "the previous sample"
                 click.echo(f"ibqos: {where}: its sample is not older than this one; measuring from now", err=True)
                 prev = cur
-                time.sleep(interval)
+                pause(interval)
                 continue
             judged = judge(plan, fabric, prev, cur, saturation)
             pid = follow.osm.pid if follow is not None and follow.osm is not None else None
@@ -299,7 +299,7 @@ def monitor(
             prev = cur
             if rounds is not None and done >= rounds:
                 break
-            time.sleep(interval)
+            pause(interval)
     finally:
         if live is not None:
             live.stop()

@@ -11,8 +11,7 @@ from ibqos.arbiter.table import MAX_CAP
 from ibqos.errors import InputError
 from ibqos.outpath import OUT_FILE, same_file
 from ibqos.planner import plan_and_analyze
-from ibqos.term import console, print_table
-from rich.markup import escape
+from ibqos.term import console, literal, print_table
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -73,8 +72,10 @@ def plan(policy: Path, out: Path, cap: str | None, as_json: bool) -> None:
 
 def _summary(p: Plan, out: Path) -> None:
     t = Table(
-        title=escape(f"{out}") + ": per class on switch ports facing CAs (terminal), exact analysis, "
-        f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}"
+        title=literal(
+            f"{out}: per class on switch ports facing CAs (terminal), exact analysis, "
+            f"{p.accounting} accounting, {p.fabric.mtu}-byte packets at {p.fabric.rate}"
+        )
     )
     for col in ("class", "prio", "SLs", "VLs", "requested %", "planned %", "max dist", "worst wait µs", "meets"):
         t.add_column(col, justify="right" if col not in ("class", "prio") else "left")

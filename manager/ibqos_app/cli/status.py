@@ -34,11 +34,10 @@ from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
 from ibqos.redline import find_osm_log, needs_path_sls
 from ibqos.status import sl2vl_by_hop, vlarb_by_role
-from ibqos.term import console, print_table
+from ibqos.term import console, literal, print_table
 from ibqos.verdict import Verdict
 from ibqos.verify.pathsl import PATH_SL_FILE, from_fabric, read_path_sls
 from ibqos.verify.sa_paths import query_path_sls
-from rich.markup import escape
 from rich.table import Table
 
 from ..apply.recover import FabricAccess, check_and_recover, current_tampered
@@ -197,11 +196,11 @@ def status(
         _show_tables(fabric)
         con = console()
         for d in judged.table_diffs:
-            con.print(f"[red]≠[/red] {escape(d)}")
+            con.print(literal(("≠", "red"), " ", d))
         for line in judged.said + [f"note: {n}" for n in judged.notes]:
-            con.print(escape(line), highlight=False, soft_wrap=True)
+            con.print(literal(line), soft_wrap=True)
         for f in judged.findings:
-            con.print(f"[bold red]{escape(f.message)}[/bold red]", soft_wrap=True, markup=True, highlight=False)
+            con.print(literal((f.message, "bold red")), soft_wrap=True)
         if not judged.findings:
             con.print("[green]status: OK[/green]")
     if judged.findings:
@@ -286,7 +285,7 @@ def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> tu
 
 def _show_tables(fabric: Fabric) -> None:
     con = console()
-    t = Table(title=escape(f"VL arbitration per port role ({fabric.source})"))
+    t = Table(title=literal(f"VL arbitration per port role ({fabric.source})"))
     for col in ("role", "ports", "high (VL:weight)", "low (VL:weight)", "VLHighLimit"):
         t.add_column(col)
     for r in vlarb_by_role(fabric):
