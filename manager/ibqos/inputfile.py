@@ -20,6 +20,8 @@ def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") 
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError as exc:
+        if path.is_symlink():
+            raise InputError(f"a link to {os.readlink(path)}, which is not there", file=path) from exc
         raise InputError("no such file", file=path) from exc
     except IsADirectoryError as exc:
         raise InputError("is a directory" + (f", not {what}" if what else ""), file=path) from exc

@@ -1252,3 +1252,35 @@ def test_an_output_directory_whose_name_is_not_utf8_is_refused_before_anything_r
             err,
         )
         assert err.count("\n") == 1 and not os.path.lexists(out), err
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "name, target, says",
+    [
+        ("opensm-sl2vl.dump", "opensm-sl2vl.dump", "cannot read: Too many levels of symbolic links"),
+        (
+            "opensm-sl2vl.dump",
+            "/nonexistent/opensm-sl2vl.dump",
+            "a link to /nonexistent/opensm-sl2vl.dump, which is not there",
+        ),
+        ("opensm-subnet.lst", "opensm-subnet.lst", "cannot read: Too many levels of symbolic links"),
+    ],
+    ids=["sl2vl-loop", "sl2vl-dangling", "subnet-loop"],
+)
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_a_dump_that_is_a_symlink_loop_or_dangling_link_is_named_not_taken_for_absent(
+    ibqos_cli, tmp_path, real_dumps, name, target, says, cmd
+):
+    """hostile37: a dump was looked for with exists(), which is False for a symlink loop and a
+    dangling link: verify took such an opensm-sl2vl.dump for one OpenSM (qos FALSE) never wrote,
+    judged the fabric on OpenSM's default SL2VL and said OK (exit 0); status said 'missing'; a
+    looped opensm-subnet.lst was 'no opensm-subnet.lst here'. Now the dump is read and refused:
+    one line naming it and why, exit 2."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(real_dumps, dumps)
+    (dumps / name).unlink()
+    (dumps / name).symlink_to(target)
+    cp = ibqos_cli(cmd, dumps, timeout=60)
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.stderr == f"ibqos: error: {dumps / name}: {says}\n", cp.stderr

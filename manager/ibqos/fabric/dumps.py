@@ -15,6 +15,7 @@ width, state and speed per link, nothing else): those stay None / 0.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -110,7 +111,7 @@ def _load_once(d: Path, require_sl2vl: bool) -> Fabric:
     _read_subnet(fabric, d / SUBNET_LST)
     _read_lfts(fabric, d / LFTS_DUMP)
     sl2vl = d / SL2VL_DUMP
-    if sl2vl.exists() or require_sl2vl:
+    if is_there(sl2vl) or require_sl2vl:
         _read_sl2vl(fabric, sl2vl)
     fabric.pad_lfts()
     return fabric
@@ -133,8 +134,15 @@ def assume_default_sl2vl(fabric: Fabric) -> int:
     return n
 
 
+def is_there(path: Path) -> bool:
+    """A dump is there when its name is, whatever it points at: a symlink loop or a dangling
+    link is a dump that cannot be read (an error naming it), never a dump OpenSM did not write
+    (exists() says False for both, and a missing SL2VL dump is read as OpenSM's default)."""
+    return os.path.lexists(path)
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    if not path.exists():
+    if not is_there(path):
         raise InputError(
             "missing: OpenSM writes it with -D 0x43 and dump_files_dir"
             + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""),
