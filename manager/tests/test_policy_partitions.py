@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from ibqos.paths import REPO_ROOT
 
@@ -150,3 +151,43 @@ def test_a_partitions_file_that_cannot_be_read_names_the_policys_line(tmp_path):
             assert str(e) == f"{f}:{line}: partitions: {says}", str(e)
         else:
             raise AssertionError(value)
+
+
+@pytest.mark.fabric
+def test_partition_flags_are_read_as_opensm_reads_them_case_and_number(ibqos_cli, tmp_path):
+    """hostile37: flags were matched case-insensitively, where OpenSM compares their names with
+    strncmp and ignores one it does not know (a PARSE WARN at verbose level): `SL=1` passed the
+    IPoIB check as SL 1 (plan exit 0) while OpenSM created the broadcast group on SL 0, in the
+    default class. And `sl=01` was refused though OpenSM reads it with strtoul(.., 0) as 1. The
+    oracle is OpenSM's SA (`saquery -g`): the groups' SLs for the flags as written."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    head = "Default=0x7fff, ipoib, sl=0 : ALL=full ;\n"
+    upper, octal, oddcase = (
+        "t=0x0a02, ipoib, SL=1 : ALL=full ;\n",
+        "t=0x0a03, ipoib, sl=01 : ALL=full ;\n",
+        "t=0x0a04, IPoIB, sl=1 : ALL=full ;\n",
+    )
+    part = tmp_path / "oracle.conf"
+    part.write_text(head + upper + octal + oddcase)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        sls = saquery_ipoib_broadcast_sls(h.env, tmp_path)
+    assert sls[0x0A02] == 0 and sls[0x0A03] == 1 and 0x0A04 not in sls, sls
+
+    def ipoib_on(pkey: str) -> dict:
+        return {"ulps": [{"ulp": "ipoib", "pkey": pkey}]}  # class 'qos', on SL 1
+
+    r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a02"), head + upper)
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"ibqos: error: {tmp_path / 'p.conf'}:2: partitions: unknown partition flag 'SL=1': OpenSM reads "
+        "flag names case-sensitively and would ignore this one; write 'sl=1'"
+    ], r.stderr
+    r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a04"), head + oddcase)
+    assert r.returncode == 2 and "p.conf:2: partitions: unknown partition flag 'IPoIB'" in r.stderr, r.stderr
+    assert "write 'ipoib'" in r.stderr and not (tmp_path / "plan.json").exists()
+    r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a02-0x0a03"), head + octal + "u=0x0a02, ipoib, sl=0x1 : ALL ;\n")
+    assert r.returncode == 0, r.stderr

@@ -25,11 +25,14 @@ _MEMBER = re.compile(
     r"(0x[0-9a-fA-F]{1,16}|\d+|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF)"
     r"(\s*=\s*(full|limited|both))?$"
 )
+# OpenSM compares a flag's name case-sensitively (strncmp, osm_prtn_config.c) and ignores one it
+# does not know with a PARSE WARN at verbose level only: `SL=1` leaves the broadcast group on SL 0
+_FLAG_NAMES = r"indx0|ipoib|defmember|rate|mtu|sl|scope|Q_Key|TClass|FlowLabel"
 _DEF_FLAG = re.compile(
     r"(indx0|ipoib|defmember\s*=\s*(full|limited|both)|"
-    r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$",
-    re.I,
+    r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$"
 )
+_FLAG_NAME_ANY_CASE = re.compile(rf"({_FLAG_NAMES})\b", re.I)
 
 
 @dataclass
@@ -118,15 +121,20 @@ def _statement(
     sl = None
     for f in flags:
         if not _DEF_FLAG.match(f):
+            if near := _FLAG_NAME_ANY_CASE.match(f):
+                known = next(n for n in _FLAG_NAMES.split("|") if n.lower() == near[1].lower())
+                fail(
+                    f"unknown partition flag {f!r}: OpenSM reads flag names case-sensitively and would "
+                    f"ignore this one; write {known + f[len(near[1]) :]!r}"
+                )
             fail(f"unknown partition flag {f!r}")
         key, _, value = (s.strip() for s in f.partition("="))
-        if key.lower() == "sl":
-            try:
-                sl = int(value, 0)
-            except ValueError:
-                sl = 16
-            if not 0 <= sl <= 15:
-                fail(f"sl={value}: an SL is 0-15")
+        if key == "sl":
+            # as OpenSM reads it, strtoul(.., 0) to the end: sl=03 is 3, sl=0x1 is 1
+            whole = re.fullmatch(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*", value)
+            sl = strtoul(value) if whole else None
+            if sl is None or not 0 <= sl <= 15:
+                fail(f"sl={value}: an SL is 0-15 (OpenSM reads it as C does, 0x.. hex, 0.. octal)")
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
         shown = num if len(num) <= 20 else num[:20] + "…"
@@ -141,7 +149,7 @@ def _statement(
         pkeys[pkey & 0x7FFF] = name
         if written is not None:
             written[pkey & 0x7FFF] = num
-        if ipoib_sl is not None and any(f.lower() == "ipoib" for f in flags):
+        if ipoib_sl is not None and "ipoib" in flags:
             ipoib_sl[pkey & 0x7FFF] = (sl, line)
     for m in (x.strip() for x in members.split(",")):
         if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
