@@ -115,6 +115,29 @@ def test_garbled_line_names_file_and_line(dumps, tmp_path, name, lineno, mangle)
     assert "\n" not in str(e.value)
 
 
+@pytest.mark.parametrize("cut", ["empty", "first-header", "first-header-and-comments", "second-header-and-comments"])
+def test_an_sl2vl_dump_cut_at_a_lines_end_is_cut_short_not_a_fabric_without_sl2vl(dumps, tmp_path, ibqos_cli, cut):
+    """hostile37: an opensm-sl2vl.dump cut at a line's end (a full disk, a copy stopped) with no
+    row at all loaded as a fabric without SL2VL: verify warned 'every SL uses VL 0' and said OK,
+    status OK, both exit 0, judging credit loops on one VL that is not what the ports hold.
+    OpenSM writes a block with rows for every port: a block without rows, or no block, is one
+    line naming the file (and the block's line), exit 2."""
+    shutil.copytree(dumps, tmp_path / "d")
+    path = tmp_path / "d" / SL2VL_DUMP
+    lines = path.read_text().splitlines(keepends=True)
+    heads = [n for n, ln in enumerate(lines, 1) if ln.startswith(("Switch ", "Channel Adapter "))]
+    head = {"empty": 0, "first-header": heads[0], "second-header-and-comments": heads[1]}.get(cut, heads[0])
+    path.write_text("".join(lines[: head + (2 if cut.endswith("comments") else 0)]))
+    where = f"{path}:{head}: a port's block without SL2VL rows" if head else f"{path}: no port's SL2VL block"
+    with pytest.raises(InputError) as e:
+        load_dumps(tmp_path / "d")
+    assert str(e.value).startswith(where + ": the dump is cut short"), e.value
+    for cmd in ("verify", "status"):
+        cp = ibqos_cli(cmd, tmp_path / "d", timeout=120)
+        assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {where}"), cp.stdout + cp.stderr
+        assert cp.stderr.count("\n") == 1, cp.stderr
+
+
 # Two switches and three CAs, each link at the speed a real cluster runs it: ibsim 0.10 takes a
 # link's width and speed from the `lid N 4xHDR` of the line's comment, as ibnetdiscover writes it.
 FAST = """\

@@ -279,19 +279,26 @@ def _set_lmc(fabric: Fabric, owner: dict[int, int]) -> None:
 
 
 def _read_sl2vl(fabric: Fabric, path: Path) -> None:
+    """OpenSM writes a block for every port it knows, each with at least one row (a switch's
+    linked out ports, a CA port's own): a block without rows, or a dump without blocks, is a
+    dump cut at a line's end, not a fabric without SL2VL (read as every SL on VL 0)."""
     by_port_guid = {p.guid: (n, p.num) for n in fabric.nodes.values() for p in n.ports.values() if p.guid}
     target: tuple[Node, int] | None = None
+    head, rows = 0, 0
     for no, line in _lines(path):
         if line.startswith("#"):
             continue
         if m := _SL2VL_HEAD.match(line):
+            _sl2vl_rows_seen(path, head, rows)
             guid = int(m[2], 16)
             if guid not in by_port_guid:
                 raise InputError(f"port 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
             target = by_port_guid[guid]
+            head, rows = no, 0
         elif m := _SL2VL_ROW.match(line):
             if target is None:
                 raise InputError("SL2VL row before a port header", file=path, line=no)
+            rows += 1
             node, num = target
             vls = tuple(map(int, m[3].split()))
             if max(vls) > 15:
@@ -302,3 +309,12 @@ def _read_sl2vl(fabric: Fabric, path: Path) -> None:
             node.sl2vl[key] = vls
         else:
             raise InputError("not an OpenSM SL2VL dump line", file=path, line=no)
+    _sl2vl_rows_seen(path, head, rows)
+    if not head:
+        raise InputError("no port's SL2VL block: the dump is cut short (OpenSM writes one for every port)", file=path)
+
+
+def _sl2vl_rows_seen(path: Path, head: int, rows: int) -> None:
+    if head and not rows:
+        raise InputError("a port's block without SL2VL rows: the dump is cut short", file=path, line=head)
+
