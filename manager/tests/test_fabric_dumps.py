@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -136,6 +137,32 @@ def test_an_sl2vl_dump_cut_at_a_lines_end_is_cut_short_not_a_fabric_without_sl2v
         cp = ibqos_cli(cmd, tmp_path / "d", timeout=120)
         assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {where}"), cp.stdout + cp.stderr
         assert cp.stderr.count("\n") == 1, cp.stderr
+
+
+def test_a_subnet_list_cut_at_a_lines_end_is_cut_short_not_a_smaller_fabric(dumps, tmp_path, ibqos_cli):
+    """hostile37: opensm-subnet.lst cut at a line's end after the last line naming a CA's port
+    (its switch stays, listed by its other links) loaded as a fabric without that CA; with no
+    SL2VL dump to name the port (OpenSM with qos FALSE) verify judged the smaller fabric and
+    said OK, exit 0. The LFT rows name each LID's owner: a port they name that the subnet list
+    does not list is one line naming the LFT dump's line, exit 2."""
+    shutil.copytree(dumps, tmp_path / "d")
+    path = tmp_path / "d" / SUBNET_LST
+    lines = path.read_text().splitlines(keepends=True)
+
+    def guids(text: str) -> set[str]:
+        return set(re.findall(r"\{ CA Ports:\S+ SystemGUID:\S+ NodeGUID:\S+ PortGUID:(\S+)", text))
+
+    keep = next(k for k in range(len(lines) - 1, 0, -1) if guids("".join(lines[:k])) < guids("".join(lines)))
+    lost = sorted(guids("".join(lines)) - guids("".join(lines[:keep])))
+    path.write_text("".join(lines[:keep]))
+    (tmp_path / "d" / SL2VL_DUMP).unlink()
+    with pytest.raises(InputError) as e:
+        load_dumps(tmp_path / "d", require_sl2vl=False)
+    assert f"{tmp_path / 'd' / LFTS_DUMP}:" in str(e.value), e.value
+    assert f"is port 0x{lost[0].lower()}, which {SUBNET_LST} does not list: a dump is cut short" in str(e.value)
+    cp = ibqos_cli("verify", tmp_path / "d", timeout=120)
+    assert cp.returncode == 2 and "does not list: a dump is cut short" in cp.stderr, cp.stdout + cp.stderr
+    assert cp.stderr.count("\n") == 1 and cp.stderr.startswith("ibqos: error: "), cp.stderr
 
 
 # Two switches and three CAs, each link at the speed a real cluster runs it: ibsim 0.10 takes a

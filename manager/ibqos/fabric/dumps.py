@@ -200,6 +200,7 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
     must end with its `N lids dumped` line (N: the block's top LID; unassigned LIDs have no
     row), and every switch of the topology must have a block."""
     owner: dict[int, int] = {}  # LID -> port GUID, from the row comments
+    owner_line: dict[int, int] = {}  # LID -> the line that named its owner first
     node: Node | None = None
     rows = last = top = 0
     seen: set[int] = set()
@@ -220,6 +221,7 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             rows += 1
             if lid not in owner and (k := line.find("portguid 0x", 13)) >= 0:
                 owner[lid] = int(line[k + 11 : k + 27], 16)
+                owner_line[lid] = no
         elif m := _LFT_HEAD.match(line):
             if node is not None:
                 raise InputError(
@@ -264,7 +266,22 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             file=path,
             line=last,
         )
+    _owners_listed(fabric, owner, owner_line, path)
     _set_lmc(fabric, owner)
+
+
+def _owners_listed(fabric: Fabric, owner: dict[int, int], owner_line: dict[int, int], path: Path) -> None:
+    """Every port a row names as a LID's owner is one OpenSM knows, so one with a link, which the
+    subnet list lists: one it does not is a subnet list cut at a line's end (with no SL2VL
+    dump to name the port too, verify judged the smaller fabric it left, exit 0)."""
+    listed = {p.guid for n in fabric.nodes.values() for p in n.ports.values() if p.guid}
+    for lid, guid in owner.items():
+        if guid not in listed:
+            raise InputError(
+                f"LID {lid} is port 0x{guid:016x}, which {SUBNET_LST} does not list: a dump is cut short",
+                file=path,
+                line=owner_line[lid],
+            )
 
 
 def _set_lmc(fabric: Fabric, owner: dict[int, int]) -> None:
