@@ -1284,3 +1284,25 @@ def test_a_dump_that_is_a_symlink_loop_or_dangling_link_is_named_not_taken_for_a
     cp = ibqos_cli(cmd, dumps, timeout=60)
     assert cp.returncode == 2, cp.stdout + cp.stderr
     assert cp.stderr == f"ibqos: error: {dumps / name}: {says}\n", cp.stderr
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize("shape", ["lines", "one-line"])
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_a_huge_garbled_dump_is_refused_at_its_line_in_little_memory(ibqos_cli, tmp_path, real_dumps, shape, cmd):
+    """hostile37: OpenSM's dumps were read whole, decoded whole (bytes that are not UTF-8 as
+    U+FFFD: twice the size) and split, before the first line was parsed: an opensm-subnet.lst
+    with 300 MB of such bytes after its real lines ended verify and status in 'internal error:
+    MemoryError' (exit 70) in 1 GiB. They are read line by line as parsed, a line at most
+    64 KiB: the first bad line is one error naming it, exit 2."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(real_dumps, dumps)
+    subnet = dumps / "opensm-subnet.lst"
+    n = len(subnet.read_bytes().splitlines()) + 1
+    with subnet.open("ab") as f:
+        junk = (b"\xff" * 999 + b"\n") * 10_000 if shape == "lines" else b"\xff" * 10_000_000
+        for _ in range(30):  # 300 MB
+            f.write(junk)
+    cp = run_in_1_gib(ibqos_cli, cmd, dumps, timeout=120)
+    says = "not an OpenSM topology line" if shape == "lines" else "a line longer than 64 KiB"
+    assert cp.returncode == 2 and cp.stderr == f"ibqos: error: {subnet}:{n}: {says}\n", cp.stderr[-500:]

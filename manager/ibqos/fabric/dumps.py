@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, one_line
-from ..inputfile import read_bytes
+from ..inputfile import byte_lines
 from .model import Fabric, Node, NodeKind, Port
 
 SUBNET_LST = "opensm-subnet.lst"
@@ -148,13 +148,18 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""),
             file=path,
         )
-    # Node descriptions are bytes a switch reports, not always UTF-8: kept, replaced
-    text = read_bytes(path).decode("utf-8", errors="replace")
-    if text and not text.endswith("\n"):  # OpenSM ends every dump line with one
-        raise InputError("ends in the middle of a line: the dump is cut short", file=path, line=text.count("\n") + 1)
-    for no, line in enumerate(text.splitlines(), 1):
+    # OpenSM prints node descriptions with every byte that is not printable ASCII as a space
+    # (clean_nodedesc); a dump edited or copied otherwise is read with such bytes replaced
+    for no, raw in enumerate(byte_lines(path, line_max=DUMP_LINE_MAX), 1):
+        if not raw.endswith(b"\n"):  # OpenSM ends every dump line with one
+            raise InputError("ends in the middle of a line: the dump is cut short", file=path, line=no)
+        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if line and not line.isspace():
             yield no, line
+
+
+# A dump's lines are short (a subnet list's: two 64-byte descriptions and the GUIDs, ~400 bytes)
+DUMP_LINE_MAX = 64 * 1024
 
 
 def _read_subnet(fabric: Fabric, path: Path) -> None:
@@ -334,4 +339,3 @@ def _read_sl2vl(fabric: Fabric, path: Path) -> None:
 def _sl2vl_rows_seen(path: Path, head: int, rows: int) -> None:
     if head and not rows:
         raise InputError("a port's block without SL2VL rows: the dump is cut short", file=path, line=head)
-
