@@ -64,7 +64,7 @@ def test_an_ipoib_class_needs_its_partitions_broadcast_group_on_its_sl(ibqos_cli
     """OpenSM creates IPoIB's broadcast group on the partition's sl= (0 without one), not on
     the QoS level's SL: IPoIB's broadcast and multicast would run in the default class (seen
     with `saquery -g` on ibsim; test_classify_fabric checks the SA's answer)."""
-    two = "# IPoIB\nDefault=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib,\n  mtu=5 : ALL ;\n"
+    two = "# IPoIB\nDefault=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib, mtu=5 :\n  ALL ;\n"
     r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, two)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert (
@@ -191,3 +191,48 @@ def test_partition_flags_are_read_as_opensm_reads_them_case_and_number(ibqos_cli
     assert "write 'ipoib'" in r.stderr and not (tmp_path / "plan.json").exists()
     r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a02-0x0a03"), head + octal + "u=0x0a02, ipoib, sl=0x1 : ALL ;\n")
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "text, line, says",
+    [
+        (
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib,\n  sl=1 : ALL=full ;\nu=0x0a03 : ALL ;\n",
+            2,
+            "'t=0x0a02, ipoib,': OpenSM 3.3.23 reads a partition's definition, up to its ':', on the statement's "
+            "first line",
+        ),
+        (
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\r\nt=0x0a02, ipoib, sl=1 : ALL=full ;\r\nu=0x0a03 : ALL ;\r\n",
+            1,
+            "a carriage return (a CRLF line end?): OpenSM 3.3.23 reads it as a character of the statement",
+        ),
+    ],
+    ids=["definition-over-two-lines", "crlf"],
+)
+def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli, tmp_path, text, line, says):
+    """hostile37: ibqos joined a definition written over two lines and took CRLF line ends as
+    line ends; OpenSM 3.3.23 reads a line with fgets and wants the definition up to its ':' on
+    the statement's first line, and skips only ' ', '\\t' and '\\n' (a '\\r' after ';' starts
+    a statement of its own): 'PARSE ERROR: line N: no partition definition found', and every
+    partition from there on is dropped. `ibqos plan` took both files, held partition 't' to
+    the IPoIB check on an SL OpenSM never gave it, and the plan's partitions were missing at
+    the sweep. The oracle is OpenSM: its log and its SA's broadcast groups."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    part = tmp_path / "oracle.conf"
+    part.write_bytes(text.encode())
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        sls = saquery_ipoib_broadcast_sls(h.env, tmp_path)
+        logged = [ln for ln in sm.log.read_text(errors="replace").splitlines() if "PARSE ERROR" in ln]
+    assert 0x0A02 not in sls and any(f"PARSE ERROR: line {line}: no partition definition" in ln for ln in logged)
+
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, text)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"ibqos: error: {tmp_path / 'p.conf'}:{line}: partitions: {says}"), r.stderr
+    assert not (tmp_path / "plan.json").exists()

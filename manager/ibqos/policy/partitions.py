@@ -83,11 +83,31 @@ def _parse(
 ) -> dict[int, str]:
     pkeys: dict[int, str] = {}
     stmt, start = "", 1
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # OpenSM 3.3.23 reads the file with fgets, a line at a time (osm_prtn_config.c): on a PARSE
+    # ERROR it drops that partition and every one after it ("not fully processed")
+    for lineno, line in enumerate(text.split("\n"), 1):
         body = line.split("#", 1)[0]
+        if "\r" in body:  # not one of the blanks it skips (' ', '\t', '\n')
+            raise InputError(
+                "a carriage return (a CRLF line end?): OpenSM 3.3.23 reads it as a character of the statement "
+                "and refuses the line (PARSE ERROR), and with it every partition after it; save the file with "
+                "LF line ends",
+                file=path,
+                line=lineno,
+                field="partitions",
+            )
         while body:
             if not stmt.strip():
                 start = lineno
+                if (first := body.partition(";")[0]).strip() and ":" not in first:
+                    raise InputError(
+                        f"{first.strip()[:40]!r}: OpenSM 3.3.23 reads a partition's definition, up to its ':', on "
+                        "the statement's first line (else PARSE ERROR 'no partition definition found', and it "
+                        "drops every partition from here on); join the lines up to the ':'",
+                        file=path,
+                        line=lineno,
+                        field="partitions",
+                    )
             head, sep, body = body.partition(";")
             stmt += head + " "
             if not sep:
