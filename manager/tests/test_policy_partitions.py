@@ -195,10 +195,11 @@ def test_partition_flags_are_read_as_opensm_reads_them_case_and_number(ibqos_cli
 
 @pytest.mark.fabric
 @pytest.mark.parametrize(
-    "text, line, says",
+    "text, line, osm_line, says",
     [
         (
             "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib,\n  sl=1 : ALL=full ;\nu=0x0a03 : ALL ;\n",
+            2,
             2,
             "'t=0x0a02, ipoib,': OpenSM 3.3.23 reads a partition's definition, up to its ':', on the statement's "
             "first line",
@@ -206,19 +207,29 @@ def test_partition_flags_are_read_as_opensm_reads_them_case_and_number(ibqos_cli
         (
             "Default=0x7fff, ipoib, sl=0 : ALL=full ;\r\nt=0x0a02, ipoib, sl=1 : ALL=full ;\r\nu=0x0a03 : ALL ;\r\n",
             1,
+            1,
             "a carriage return (a CRLF line end?): OpenSM 3.3.23 reads it as a character of the statement",
         ),
+        (  # the layout of OpenSM's own example partitions.conf
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 :\n"
+            "        mgid=ff12:401b::1   # IPv4 All Hosts group\n        ;\nu=0x0a03 : ALL ;\n",
+            3,
+            4,
+            "an mgid= member whose statement does not end on its line: OpenSM 3.3.23 reads the rest of the line",
+        ),
     ],
-    ids=["definition-over-two-lines", "crlf"],
+    ids=["definition-over-two-lines", "crlf", "mgid-then-a-later-line"],
 )
-def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli, tmp_path, text, line, says):
+def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli, tmp_path, text, line, osm_line, says):
     """hostile37: ibqos joined a definition written over two lines and took CRLF line ends as
     line ends; OpenSM 3.3.23 reads a line with fgets and wants the definition up to its ':' on
     the statement's first line, and skips only ' ', '\\t' and '\\n' (a '\\r' after ';' starts
     a statement of its own): 'PARSE ERROR: line N: no partition definition found', and every
     partition from there on is dropped. `ibqos plan` took both files, held partition 't' to
     the IPoIB check on an SL OpenSM never gave it, and the plan's partitions were missing at
-    the sweep. The oracle is OpenSM: its log and its SA's broadcast groups."""
+    the sweep. An mgid= member takes the rest of its line as the group's flags: a ';' on a
+    later line (OpenSM's own example file) is the same PARSE ERROR, and OpenSM then falls back
+    to its default partition alone. The oracle is OpenSM: its log and its SA's groups."""
     from ibqos_sim.harness import Harness
     from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
     from ibqos_sim.harness.topology import fat_tree
@@ -230,7 +241,7 @@ def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli
         sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
         sls = saquery_ipoib_broadcast_sls(h.env, tmp_path)
         logged = [ln for ln in sm.log.read_text(errors="replace").splitlines() if "PARSE ERROR" in ln]
-    assert 0x0A02 not in sls and any(f"PARSE ERROR: line {line}: no partition definition" in ln for ln in logged)
+    assert 0x0A02 not in sls and any(f"PARSE ERROR: line {osm_line}: no partition definition" in ln for ln in logged)
 
     r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, text)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr

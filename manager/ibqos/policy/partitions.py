@@ -33,6 +33,7 @@ _DEF_FLAG = re.compile(
     r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$"
 )
 _FLAG_NAME_ANY_CASE = re.compile(rf"({_FLAG_NAMES})\b", re.I)
+_MGID_MEMBER = re.compile(r"(?:^|[:,])\s*mgid\s*=")
 
 
 @dataclass
@@ -109,6 +110,16 @@ def _parse(
                         field="partitions",
                     )
             head, sep, body = body.partition(";")
+            if not sep and _MGID_MEMBER.search(head):
+                raise InputError(
+                    "an mgid= member whose statement does not end on its line: OpenSM 3.3.23 reads the rest of "
+                    "the line as the group's flags, and the ';' on a later line as a statement without a "
+                    "definition (PARSE ERROR), and then drops the whole file for its default partition; end the "
+                    "statement after the mgid= entry on this line (one mgid= per statement)",
+                    file=path,
+                    line=lineno,
+                    field="partitions",
+                )
             stmt += head + " "
             if not sep:
                 break
