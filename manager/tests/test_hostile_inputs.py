@@ -194,6 +194,16 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
             "classes.1.latency.max_latency_us: Input should be greater than 0",
         ),
         (lambda d: d.__setitem__("share_tolerance_pp", -1), "share_tolerance_pp: Input should be greater than 0"),
+        # hostile37: a table that never serves a class's VL (its entries' weights 0, or the
+        # entries gone) rendered, applied and read back as 'the fabric equals the plan'
+        (
+            lambda d: d["vlarb"]["ca"]["high"].__setitem__(2, [0, 0]),
+            "vlarb.ca: class 'VO': VL 0 has no entry of weight above 0 in the high or the low table",
+        ),
+        (
+            lambda d: d["vlarb"]["global"].__setitem__("low", d["vlarb"]["global"]["low"][:6]),
+            "vlarb.global: class 'BE_BK': VL 6 has no entry of weight above 0",
+        ),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):
