@@ -1316,3 +1316,29 @@ def test_a_huge_garbled_dump_is_refused_at_its_line_in_little_memory(ibqos_cli, 
     cp = run_in_1_gib(ibqos_cli, cmd, dumps, timeout=120)
     says = "not an OpenSM topology line" if shape == "lines" else "a line longer than 64 KiB"
     assert cp.returncode == 2 and cp.stderr == f"ibqos: error: {subnet}:{n}: {says}\n", cp.stderr[-500:]
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "kind, says",
+    [
+        ("dangling", "a link to fabric.gone.json, which is not there"),
+        ("loop", "cannot read: Too many levels of symbolic links"),
+        ("directory", "is a directory"),
+    ],
+)
+def test_a_runs_fabric_json_that_is_no_file_is_refused_not_taken_for_none(ibqos_cli, tmp_path, real_dumps, kind, says):
+    """hostile37: a run directory's fabric.json (the read-back, with VLArb and MTU) that was a
+    dangling link, a symlink loop or a directory was taken for none, and status judged the
+    dumps below it instead: exit 0 here, and on a dry run's directory with a plan 'the tables
+    differ ... on 21 port(s): no VLArb read back' (exit 1), naming no file at fault. As the
+    run's plan.json (2bb238f), any fabric.json entry is the read-back: one line naming it, exit 2."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(real_dumps, run_dir / "sm0" / "dumps")
+    fabric = run_dir / "fabric.json"
+    if kind == "directory":
+        fabric.mkdir()
+    else:
+        fabric.symlink_to("fabric.json" if kind == "loop" else "fabric.gone.json")
+    cp = ibqos_cli("status", run_dir, timeout=120)
+    assert cp.returncode == 2 and cp.stderr == f"ibqos: error: {fabric}: {says}\n", cp.stdout + cp.stderr

@@ -73,7 +73,10 @@ def load_fabric(
         if source.suffix != ".json":
             raise InputError("not a fabric.json (nor a directory of OpenSM dumps)", file=source)
         return LoadedFabric(Fabric.load(source), source, None)
-    if prefer == "model" and (source / "fabric.json").is_file():
+    # any fabric.json entry is the run's read-back, refused where it is read when it is no file:
+    # a dangling link or a directory was taken for none, and the dumps judged instead (no VLArb,
+    # no MTU: status blamed every port's tables, 'no VLArb read back')
+    if prefer == "model" and is_there(source / "fabric.json"):
         return LoadedFabric(Fabric.load(source / "fabric.json"), source / "fabric.json", None)
 
     try:
