@@ -247,3 +247,36 @@ def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert r.stderr.startswith(f"ibqos: error: {tmp_path / 'p.conf'}:{line}: partitions: {says}"), r.stderr
     assert not (tmp_path / "plan.json").exists()
+
+
+@pytest.mark.fabric
+def test_a_partition_stated_twice_keeps_the_broadcast_group_of_its_first_ipoib_statement(ibqos_cli, tmp_path):
+    """hostile37: a P_Key stated twice with `ipoib` (a site's file grown by hand) was held to
+    the last statement's sl=, where OpenSM creates the broadcast group at the first and keeps
+    it: 'sl=1' then 'sl=2' put the group on SL 1 (saquery -g), yet the class taking IPoIB there
+    on SL 1 was refused, and with 'sl=0' second the default class (SL 0) passed (plan exit 0)
+    with IPoIB's broadcast and multicast on SL 1, in another class."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    text = (
+        "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full ;\nt=0x0a02, ipoib, sl=2 : ALL ;\n"
+    )
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        assert saquery_ipoib_broadcast_sls(h.env, tmp_path)[0x0A02] == 1
+
+    # four-class-like: 'qos' (SL 1) takes IPoIB on 0x0a02 with the broadcast group on SL 1: fine
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, text)
+    assert r.returncode == 0, r.stderr
+    # the group stays on SL 1, not on the second statement's SL 0: the default class is not it
+    r = _plan(ibqos_cli, tmp_path, {"service_id": ["0x1000"]}, text.replace("sl=2", "sl=0"))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert (
+        f"{tmp_path / 'p.conf'}:2: partitions: partition 't' (0x0a02) has OpenSM create IPoIB's broadcast group on SL 1"
+        in (r.stderr)
+    )

@@ -180,7 +180,9 @@ def _statement(
         pkeys[pkey & 0x7FFF] = name
         if written is not None:
             written[pkey & 0x7FFF] = num
-        if ipoib_sl is not None and "ipoib" in flags:
+        # OpenSM creates the broadcast group at the first `ipoib` statement of a P_Key and
+        # keeps it: a later statement's sl= does not move it
+        if ipoib_sl is not None and "ipoib" in flags and (pkey & 0x7FFF) not in ipoib_sl:
             ipoib_sl[pkey & 0x7FFF] = (sl, line)
     for m in (x.strip() for x in members.split(",")):
         if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
