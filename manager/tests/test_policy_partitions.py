@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -215,10 +216,30 @@ def test_partition_flags_are_read_as_opensm_reads_them_case_and_number(ibqos_cli
             "        mgid=ff12:401b::1   # IPv4 All Hosts group\n        ;\nu=0x0a03 : ALL ;\n",
             3,
             4,
-            "an mgid= member whose statement does not end on its line: OpenSM 3.3.23 reads the rest of the line",
+            "an mgid= member whose statement does not end on its line: OpenSM 3.3.23 reads what follows",
+        ),
+        (
+            "Default=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib : ALL=full, mgid=ff12:401b::1 ;\n"
+            "u=0x0a03, ipoib : ALL=full ;\n",
+            2,
+            2,
+            "an mgid= member without a flag after it",
+        ),
+        (
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1;# hosts\n"
+            "u=0x0a03 : ALL ;\n",
+            2,
+            2,
+            "an mgid= member without a flag after it",
         ),
     ],
-    ids=["definition-over-two-lines", "crlf", "mgid-then-a-later-line"],
+    ids=[
+        "definition-over-two-lines",
+        "crlf",
+        "mgid-then-a-later-line",
+        "mgid-last-then-blank",
+        "mgid-last-then-comment",
+    ],
 )
 def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli, tmp_path, text, line, osm_line, says):
     """hostile37: ibqos joined a definition written over two lines and took CRLF line ends as
@@ -280,3 +301,31 @@ def test_a_partition_stated_twice_keeps_the_broadcast_group_of_its_first_ipoib_s
         f"{tmp_path / 'p.conf'}:2: partitions: partition 't' (0x0a02) has OpenSM create IPoIB's broadcast group on SL 1"
         in (r.stderr)
     )
+
+
+@pytest.mark.fabric
+def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
+    """The other side of the mgid= rule above, with OpenSM as the oracle: an mgid= entry with a
+    flag after it, its statement ended on its line (a blank or a comment after the ';' too), is
+    read: every group is in OpenSM's SA (its opensm-sa.dump: `saquery -g` on ibsim returns
+    only the first 3 groups), no PARSE ERROR, and ibqos plan takes the file."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.topology import fat_tree
+
+    text = (
+        "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1, sl=1;  # c\n"
+        "u=0x0a03, ipoib, sl=1 : ALL=full ;\nv=0x0a04, ipoib, sl=1 : ALL=full, mgid=ff12:401b::2, sl=1 ;\n"
+        "w=0x0a05, ipoib, sl=1 : ALL=full ;\n"
+    )
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        assert "PARSE ERROR" not in sm.log.read_text(errors="replace")
+        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+    made = {m[1] for ln in groups if (m := re.search(r"mgid=0xff12401b([0-9a-f]{4})0000:0x([0-9a-f]{16})", ln))}
+    assert {"8a02", "8a03", "8a04", "8a05", "ffff"} <= made, groups
+    assert sum("0x0000000000000001" in ln or "0x0000000000000002" in ln for ln in groups) == 2, groups
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02-0x0a05"}]}, text)
+    assert r.returncode == 0, r.stderr

@@ -110,12 +110,12 @@ def _parse(
                         field="partitions",
                     )
             head, sep, body = body.partition(";")
-            if not sep and _MGID_MEMBER.search(head):
+            if _MGID_MEMBER.search(head) and (fault := _mgid_fault(head, sep)):
                 raise InputError(
-                    "an mgid= member whose statement does not end on its line: OpenSM 3.3.23 reads the rest of "
-                    "the line as the group's flags, and the ';' on a later line as a statement without a "
-                    "definition (PARSE ERROR), and then drops the whole file for its default partition; end the "
-                    "statement after the mgid= entry on this line (one mgid= per statement)",
+                    f"an mgid= member {fault}: OpenSM 3.3.23 reads what follows an mgid= entry as the "
+                    "group's flags, past the statement's end when no flag follows it, and on a PARSE ERROR "
+                    "drops the whole file for its default partition; end the statement on this line with "
+                    "a flag after the GID: 'mgid=GID, sl=N ;' (one mgid= per statement, its last entry)",
                     file=path,
                     line=lineno,
                     field="partitions",
@@ -130,6 +130,20 @@ def _parse(
             f"statement {stmt.strip()[:40]!r} does not end with ';'", file=path, line=start, field="partitions"
         )
     return pkeys
+
+
+def _mgid_fault(head: str, sep: str) -> str | None:
+    """What OpenSM 3.3.23 cannot read around an mgid= member (`head`: the statement's text on its
+    line up to the ';'). An mgid= entry with no flag after it is the statement's last: its
+    parser then hands the bytes *after* the statement's end to the group's flags (the rest of
+    the line, or what an earlier line left in its buffer: osm_prtn_config.c, mgroup_create at
+    p+ret), a PARSE ERROR or not by those bytes (seen with OpenSM: 'mgid=GID ;' then a
+    statement, 'mgid=GID;# comment'); with a flag after it ('mgid=GID, sl=1 ;') it is read."""
+    if not sep:
+        return "whose statement does not end on its line"
+    if re.search(r"mgid\s*=\s*[^,]*$", head):
+        return "without a flag after it"
+    return None
 
 
 def _statement(
