@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import InputError
@@ -15,11 +16,13 @@ MiB = 1024 * 1024
 DEFAULT_LIMIT = 512 * MiB  # OpenSM's LFT dump of a 2550-CA fabric is about 110 MB
 
 
-def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> bytes:
-    path = Path(path)
+def _open(path: Path, what: str) -> int:
+    """A descriptor of `path` when it is a regular file (a FIFO is never waited on)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError as exc:
+        if path.is_symlink():
+            raise InputError(f"a link to {os.readlink(path)}, which is not there", file=path) from exc
         raise InputError("no such file", file=path) from exc
     except IsADirectoryError as exc:
         raise InputError("is a directory" + (f", not {what}" if what else ""), file=path) from exc
@@ -31,6 +34,16 @@ def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") 
             raise InputError("is a directory" + (f", not {what}" if what else ""), file=path)
         if not stat.S_ISREG(mode):
             raise InputError("not a regular file", file=path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") -> bytes:
+    path = Path(path)
+    fd = _open(path, what)
+    try:
         chunks, size = [], 0
         while size <= limit:
             b = os.read(fd, min(limit + 1 - size, 16 * MiB))
@@ -45,6 +58,29 @@ def read_bytes(path: str | Path, *, limit: int = DEFAULT_LIMIT, what: str = "") 
     if size > limit:
         raise InputError(f"larger than {_size(limit)}" + (f"; {what} is much smaller" if what else ""), file=path)
     return b"".join(chunks)
+
+
+def byte_lines(path: str | Path, *, limit: int = DEFAULT_LIMIT, line_max: int = MiB) -> Iterator[bytes]:
+    """The file's lines as bytes, each with its newline (the last one without, when the file
+    does not end in one), read as they are parsed: a reader that stops at a bad line has read
+    no further, and a large file is never held whole (a 300 MB dump was, then decoded: a
+    MemoryError in 1 GiB). A line longer than `line_max` is refused at its line."""
+    path = Path(path)
+    size = no = 0
+    with os.fdopen(_open(path, ""), "rb", buffering=MiB) as f:
+        while True:
+            try:
+                line = f.readline(line_max + 1)
+            except OSError as e:
+                raise InputError(f"cannot read: {e.strerror}", file=path) from e
+            if not line:
+                return
+            size, no = size + len(line), no + 1
+            if size > limit:
+                raise InputError(f"larger than {_size(limit)}", file=path)
+            if len(line) > line_max:
+                raise InputError(f"a line longer than {_size(line_max)}", file=path, line=no)
+            yield line
 
 
 def decode(raw: bytes, path: str | Path) -> str:

@@ -365,3 +365,37 @@ def engine_complaints(lines: list[LogLine], engine: str, limit: int = 3) -> list
         if text not in said:
             said.append(text)
     return said[:limit]
+
+
+# How far before an apply's mark its log is searched for the errors its sweep logged: several
+# of OpenSM's sweeps (sweep_interval 10 s) at its default log_flags on a large fabric
+BEFORE_WINDOW = 16 << 20
+# Errors whose text does not say which file or table they are about, and whose files an apply
+# replaces: the partition parser's (PARSE ERROR: line N), the QoS policy parser's (ERR ACxx) and
+# the dla plugin's (ERR D1Ax: its table file). The same text before the apply is no proof that
+# the new file has not the same fault.
+_ABOUT_APPLIED_FILES = re.compile(r"PARSE ERROR|\bERR (AC|D1A)[0-9A-F]{1,2}:")
+
+
+def _message(line: str) -> str:
+    """A log line without its time stamp, thread and level: what repeats sweep after sweep."""
+    m = _LINE.match(line.strip())
+    return m.group(4) if m else line.strip()
+
+
+def split_known_failures(mark: LogMark, failures: list[str]) -> tuple[list[str], list[str]]:
+    """`failures` (sweep_failures's) split into those that are new and those the log held, word
+    for word, in the BEFORE_WINDOW bytes before `mark`: logged by the sweeps of the previous
+    configuration too (a P_Key table too small for the admin's partitions, ERR 0512, every
+    sweep), so not caused by what changed. An error about a file the apply replaces is new."""
+    held = mark.held
+    if held is None or not failures:
+        return failures, []
+    start = max(0, mark.offset - BEFORE_WINDOW)
+    before = os.pread(held.fileno(), mark.offset - start, start).decode(errors="replace")
+    seen = {_message(ln) for ln in before.splitlines() if _fails_sweep(ln)}
+    new: list[str] = []
+    known: list[str] = []
+    for ln in failures:
+        (known if _message(ln) in seen and not _ABOUT_APPLIED_FILES.search(ln) else new).append(ln)
+    return new, known

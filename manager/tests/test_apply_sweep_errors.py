@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from apply_helpers import opensm_restarted
+from apply_helpers import make_plan_file, opensm_restarted
 from ibqos.conformance import diff_programmed, expected_from_plan
 from ibqos.fabric.live import read_live
 from ibqos.osmconf import parse
@@ -141,3 +141,40 @@ def test_a_log_apply_cannot_read_is_refused_before_anything_is_written(ibqos_cli
             wait_until(log.exists, timeout=30, what="OpenSM to reopen its log")
             r = ibqos_cli(*args)
             assert r.returncode == 1 and "ERR AC14" in r.stderr, r.stdout + r.stderr
+
+
+def test_an_error_every_sweep_logged_before_the_apply_is_not_the_plans(ibqos_cli, tmp_path, ibsim_fabric):
+    """hostile37: the admin's own partitions file gave more P_Keys than the switches' tables
+    hold, and OpenSM logged 'ERR 0512: Failed to set PKey ... Pkey table is full' in every
+    sweep, before any apply: every apply failed on it and rolled back (exit 1, 'OpenSM logged
+    636 error(s) in the sweep'), though the plan has no part in it and status said OK. An error
+    the log held word for word before the apply is named in a note and fails nothing; one it
+    did not hold (ERR AC14, the plan's own rule) still fails the apply."""
+    with _sm_with_partitions(tmp_path, ibsim_fabric) as (h, sm, path_b, _, part):
+        tenants = "".join(f"t{i}=0x{0x100 + i:04x} : ALL_CAS=limited, ALL_SWITCHES=full ;\n" for i in range(1, 60))
+        part.write_text("Default=0x7fff : ALL=full ;\n" + tenants)
+        os.kill(sm.pid, signal.SIGHUP)  # a heavy sweep on the file, as the admin's OpenSM ran them
+
+        def swept_with_the_error() -> bool:  # that sweep ended: no error of it still to come
+            text = sm.log.read_text(errors="replace")
+            return (i := text.rfind("ERR 0512:")) >= 0 and "SUBNET UP" in text[i:]
+
+        wait_until(swept_with_the_error, timeout=120)
+
+        def apply(path):
+            return ibqos_cli(
+                "apply", path, "--opensm-conf", sm.conf, "--pid", sm.pid, "--sim-socket", h.sock, timeout=300
+            )
+
+        plan_c, path_c = make_plan_file(tmp_path, "c", 60)
+        r = apply(path_c)
+        assert r.returncode == 0, r.stdout + r.stderr
+        note = next(ln for ln in r.stdout.splitlines() if ln.startswith("note: OpenSM logged"))
+        assert "that it logged before this apply too" in note and "ERR 0512: Failed to set PKey" in note, note
+        assert diff_programmed(read_live(h.env), expected_from_plan(plan_c)) == []
+
+        r = apply(path_b)  # its P_Key rule names no partition: ERR AC14, new
+        assert r.returncode == 1 and "ERR AC14" in r.stderr and "rolled back" in r.stderr, r.stderr
+        assert "more it logged before this apply too" in r.stderr, r.stderr
+        assert diff_programmed(read_live(h.env), expected_from_plan(plan_c)) == []
+        assert sm.alive()

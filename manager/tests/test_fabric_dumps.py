@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 
@@ -115,6 +116,55 @@ def test_garbled_line_names_file_and_line(dumps, tmp_path, name, lineno, mangle)
         load_dumps(tmp_path / "d")
     assert str(e.value).startswith(f"{path}:{lineno}: ")
     assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("cut", ["empty", "first-header", "first-header-and-comments", "second-header-and-comments"])
+def test_an_sl2vl_dump_cut_at_a_lines_end_is_cut_short_not_a_fabric_without_sl2vl(dumps, tmp_path, ibqos_cli, cut):
+    """hostile37: an opensm-sl2vl.dump cut at a line's end (a full disk, a copy stopped) with no
+    row at all loaded as a fabric without SL2VL: verify warned 'every SL uses VL 0' and said OK,
+    status OK, both exit 0, judging credit loops on one VL that is not what the ports hold.
+    OpenSM writes a block with rows for every port: a block without rows, or no block, is one
+    line naming the file (and the block's line), exit 2."""
+    shutil.copytree(dumps, tmp_path / "d")
+    path = tmp_path / "d" / SL2VL_DUMP
+    lines = path.read_text().splitlines(keepends=True)
+    heads = [n for n, ln in enumerate(lines, 1) if ln.startswith(("Switch ", "Channel Adapter "))]
+    head = {"empty": 0, "first-header": heads[0], "second-header-and-comments": heads[1]}.get(cut, heads[0])
+    path.write_text("".join(lines[: head + (2 if cut.endswith("comments") else 0)]))
+    where = f"{path}:{head}: a port's block without SL2VL rows" if head else f"{path}: no port's SL2VL block"
+    with pytest.raises(InputError) as e:
+        load_dumps(tmp_path / "d")
+    assert str(e.value).startswith(where + ": the dump is cut short"), e.value
+    for cmd in ("verify", "status"):
+        cp = ibqos_cli(cmd, tmp_path / "d", timeout=120)
+        assert cp.returncode == 2 and cp.stderr.startswith(f"ibqos: error: {where}"), cp.stdout + cp.stderr
+        assert cp.stderr.count("\n") == 1, cp.stderr
+
+
+def test_a_subnet_list_cut_at_a_lines_end_is_cut_short_not_a_smaller_fabric(dumps, tmp_path, ibqos_cli):
+    """hostile37: opensm-subnet.lst cut at a line's end after the last line naming a CA's port
+    (its switch stays, listed by its other links) loaded as a fabric without that CA; with no
+    SL2VL dump to name the port (OpenSM with qos FALSE) verify judged the smaller fabric and
+    said OK, exit 0. The LFT rows name each LID's owner: a port they name that the subnet list
+    does not list is one line naming the LFT dump's line, exit 2."""
+    shutil.copytree(dumps, tmp_path / "d")
+    path = tmp_path / "d" / SUBNET_LST
+    lines = path.read_text().splitlines(keepends=True)
+
+    def guids(text: str) -> set[str]:
+        return set(re.findall(r"\{ CA Ports:\S+ SystemGUID:\S+ NodeGUID:\S+ PortGUID:(\S+)", text))
+
+    keep = next(k for k in range(len(lines) - 1, 0, -1) if guids("".join(lines[:k])) < guids("".join(lines)))
+    lost = sorted(guids("".join(lines)) - guids("".join(lines[:keep])))
+    path.write_text("".join(lines[:keep]))
+    (tmp_path / "d" / SL2VL_DUMP).unlink()
+    with pytest.raises(InputError) as e:
+        load_dumps(tmp_path / "d", require_sl2vl=False)
+    assert f"{tmp_path / 'd' / LFTS_DUMP}:" in str(e.value), e.value
+    assert f"is port 0x{lost[0].lower()}, which {SUBNET_LST} does not list: a dump is cut short" in str(e.value)
+    cp = ibqos_cli("verify", tmp_path / "d", timeout=120)
+    assert cp.returncode == 2 and "does not list: a dump is cut short" in cp.stderr, cp.stdout + cp.stderr
+    assert cp.stderr.count("\n") == 1 and cp.stderr.startswith("ibqos: error: "), cp.stderr
 
 
 # Two switches and three CAs, each link at the speed a real cluster runs it: ibsim 0.10 takes a

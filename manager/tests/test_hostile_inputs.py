@@ -194,6 +194,16 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
             "classes.1.latency.max_latency_us: Input should be greater than 0",
         ),
         (lambda d: d.__setitem__("share_tolerance_pp", -1), "share_tolerance_pp: Input should be greater than 0"),
+        # hostile37: a table that never serves a class's VL (its entries' weights 0, or the
+        # entries gone) rendered, applied and read back as 'the fabric equals the plan'
+        (
+            lambda d: d["vlarb"]["ca"]["high"].__setitem__(2, [0, 0]),
+            "vlarb.ca: class 'VO': VL 0 has no entry of weight above 0 in the high or the low table",
+        ),
+        (
+            lambda d: d["vlarb"]["global"].__setitem__("low", d["vlarb"]["global"]["low"][:6]),
+            "vlarb.global: class 'BE_BK': VL 6 has no entry of weight above 0",
+        ),
     ],
 )
 def test_inconsistent_plans_name_file_line_and_field(capsys, tmp_path, plan_doc, edit, says):
@@ -1252,3 +1262,83 @@ def test_an_output_directory_whose_name_is_not_utf8_is_refused_before_anything_r
             err,
         )
         assert err.count("\n") == 1 and not os.path.lexists(out), err
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "name, target, says",
+    [
+        ("opensm-sl2vl.dump", "opensm-sl2vl.dump", "cannot read: Too many levels of symbolic links"),
+        (
+            "opensm-sl2vl.dump",
+            "/nonexistent/opensm-sl2vl.dump",
+            "a link to /nonexistent/opensm-sl2vl.dump, which is not there",
+        ),
+        ("opensm-subnet.lst", "opensm-subnet.lst", "cannot read: Too many levels of symbolic links"),
+    ],
+    ids=["sl2vl-loop", "sl2vl-dangling", "subnet-loop"],
+)
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_a_dump_that_is_a_symlink_loop_or_dangling_link_is_named_not_taken_for_absent(
+    ibqos_cli, tmp_path, real_dumps, name, target, says, cmd
+):
+    """hostile37: a dump was looked for with exists(), which is False for a symlink loop and a
+    dangling link: verify took such an opensm-sl2vl.dump for one OpenSM (qos FALSE) never wrote,
+    judged the fabric on OpenSM's default SL2VL and said OK (exit 0); status said 'missing'; a
+    looped opensm-subnet.lst was 'no opensm-subnet.lst here'. Now the dump is read and refused:
+    one line naming it and why, exit 2."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(real_dumps, dumps)
+    (dumps / name).unlink()
+    (dumps / name).symlink_to(target)
+    cp = ibqos_cli(cmd, dumps, timeout=60)
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    assert cp.stderr == f"ibqos: error: {dumps / name}: {says}\n", cp.stderr
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize("shape", ["lines", "one-line"])
+@pytest.mark.parametrize("cmd", ["verify", "status"])
+def test_a_huge_garbled_dump_is_refused_at_its_line_in_little_memory(ibqos_cli, tmp_path, real_dumps, shape, cmd):
+    """hostile37: OpenSM's dumps were read whole, decoded whole (bytes that are not UTF-8 as
+    U+FFFD: twice the size) and split, before the first line was parsed: an opensm-subnet.lst
+    with 300 MB of such bytes after its real lines ended verify and status in 'internal error:
+    MemoryError' (exit 70) in 1 GiB. They are read line by line as parsed, a line at most
+    64 KiB: the first bad line is one error naming it, exit 2."""
+    dumps = tmp_path / "dumps"
+    shutil.copytree(real_dumps, dumps)
+    subnet = dumps / "opensm-subnet.lst"
+    n = len(subnet.read_bytes().splitlines()) + 1
+    with subnet.open("ab") as f:
+        junk = (b"\xff" * 999 + b"\n") * 10_000 if shape == "lines" else b"\xff" * 10_000_000
+        for _ in range(30):  # 300 MB
+            f.write(junk)
+    cp = run_in_1_gib(ibqos_cli, cmd, dumps, timeout=120)
+    says = "not an OpenSM topology line" if shape == "lines" else "a line longer than 64 KiB"
+    assert cp.returncode == 2 and cp.stderr == f"ibqos: error: {subnet}:{n}: {says}\n", cp.stderr[-500:]
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "kind, says",
+    [
+        ("dangling", "a link to fabric.gone.json, which is not there"),
+        ("loop", "cannot read: Too many levels of symbolic links"),
+        ("directory", "is a directory"),
+    ],
+)
+def test_a_runs_fabric_json_that_is_no_file_is_refused_not_taken_for_none(ibqos_cli, tmp_path, real_dumps, kind, says):
+    """hostile37: a run directory's fabric.json (the read-back, with VLArb and MTU) that was a
+    dangling link, a symlink loop or a directory was taken for none, and status judged the
+    dumps below it instead: exit 0 here, and on a dry run's directory with a plan 'the tables
+    differ ... on 21 port(s): no VLArb read back' (exit 1), naming no file at fault. As the
+    run's plan.json (2bb238f), any fabric.json entry is the read-back: one line naming it, exit 2."""
+    run_dir = tmp_path / "run"
+    shutil.copytree(real_dumps, run_dir / "sm0" / "dumps")
+    fabric = run_dir / "fabric.json"
+    if kind == "directory":
+        fabric.mkdir()
+    else:
+        fabric.symlink_to("fabric.json" if kind == "loop" else "fabric.gone.json")
+    cp = ibqos_cli("status", run_dir, timeout=120)
+    assert cp.returncode == 2 and cp.stderr == f"ibqos: error: {fabric}: {says}\n", cp.stdout + cp.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 import yaml
 from ibqos.paths import REPO_ROOT
 
@@ -63,7 +65,7 @@ def test_an_ipoib_class_needs_its_partitions_broadcast_group_on_its_sl(ibqos_cli
     """OpenSM creates IPoIB's broadcast group on the partition's sl= (0 without one), not on
     the QoS level's SL: IPoIB's broadcast and multicast would run in the default class (seen
     with `saquery -g` on ibsim; test_classify_fabric checks the SA's answer)."""
-    two = "# IPoIB\nDefault=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib,\n  mtu=5 : ALL ;\n"
+    two = "# IPoIB\nDefault=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib, mtu=5 :\n  ALL ;\n"
     r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, two)
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert (
@@ -150,3 +152,180 @@ def test_a_partitions_file_that_cannot_be_read_names_the_policys_line(tmp_path):
             assert str(e) == f"{f}:{line}: partitions: {says}", str(e)
         else:
             raise AssertionError(value)
+
+
+@pytest.mark.fabric
+def test_partition_flags_are_read_as_opensm_reads_them_case_and_number(ibqos_cli, tmp_path):
+    """hostile37: flags were matched case-insensitively, where OpenSM compares their names with
+    strncmp and ignores one it does not know (a PARSE WARN at verbose level): `SL=1` passed the
+    IPoIB check as SL 1 (plan exit 0) while OpenSM created the broadcast group on SL 0, in the
+    default class. And `sl=01` was refused though OpenSM reads it with strtoul(.., 0) as 1. The
+    oracle is OpenSM's SA (`saquery -g`): the groups' SLs for the flags as written."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    head = "Default=0x7fff, ipoib, sl=0 : ALL=full ;\n"
+    upper, octal, oddcase = (
+        "t=0x0a02, ipoib, SL=1 : ALL=full ;\n",
+        "t=0x0a03, ipoib, sl=01 : ALL=full ;\n",
+        "t=0x0a04, IPoIB, sl=1 : ALL=full ;\n",
+    )
+    part = tmp_path / "oracle.conf"
+    part.write_text(head + upper + octal + oddcase)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        sls = saquery_ipoib_broadcast_sls(h.env, tmp_path)
+    assert sls[0x0A02] == 0 and sls[0x0A03] == 1 and 0x0A04 not in sls, sls
+
+    def ipoib_on(pkey: str) -> dict:
+        return {"ulps": [{"ulp": "ipoib", "pkey": pkey}]}  # class 'qos', on SL 1
+
+    r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a02"), head + upper)
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"ibqos: error: {tmp_path / 'p.conf'}:2: partitions: unknown partition flag 'SL=1': OpenSM reads "
+        "flag names case-sensitively and would ignore this one; write 'sl=1'"
+    ], r.stderr
+    r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a04"), head + oddcase)
+    assert r.returncode == 2 and "p.conf:2: partitions: unknown partition flag 'IPoIB'" in r.stderr, r.stderr
+    assert "write 'ipoib'" in r.stderr and not (tmp_path / "plan.json").exists()
+    r = _plan(ibqos_cli, tmp_path, ipoib_on("0x0a02-0x0a03"), head + octal + "u=0x0a02, ipoib, sl=0x1 : ALL ;\n")
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "text, line, osm_line, says",
+    [
+        (
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib,\n  sl=1 : ALL=full ;\nu=0x0a03 : ALL ;\n",
+            2,
+            2,
+            "'t=0x0a02, ipoib,': OpenSM 3.3.23 reads a partition's definition, up to its ':', on the statement's "
+            "first line",
+        ),
+        (
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\r\nt=0x0a02, ipoib, sl=1 : ALL=full ;\r\nu=0x0a03 : ALL ;\r\n",
+            1,
+            1,
+            "a carriage return (a CRLF line end?): OpenSM 3.3.23 reads it as a character of the statement",
+        ),
+        (  # the layout of OpenSM's own example partitions.conf
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 :\n"
+            "        mgid=ff12:401b::1   # IPv4 All Hosts group\n        ;\nu=0x0a03 : ALL ;\n",
+            3,
+            4,
+            "an mgid= member whose statement does not end on its line: OpenSM 3.3.23 reads what follows",
+        ),
+        (
+            "Default=0x7fff, ipoib : ALL=full ;\nt=0x0a02, ipoib : ALL=full, mgid=ff12:401b::1 ;\n"
+            "u=0x0a03, ipoib : ALL=full ;\n",
+            2,
+            2,
+            "an mgid= member without a flag after it",
+        ),
+        (
+            "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1;# hosts\n"
+            "u=0x0a03 : ALL ;\n",
+            2,
+            2,
+            "an mgid= member without a flag after it",
+        ),
+    ],
+    ids=[
+        "definition-over-two-lines",
+        "crlf",
+        "mgid-then-a-later-line",
+        "mgid-last-then-blank",
+        "mgid-last-then-comment",
+    ],
+)
+def test_a_partitions_file_opensm_stops_reading_is_refused_at_its_line(ibqos_cli, tmp_path, text, line, osm_line, says):
+    """hostile37: ibqos joined a definition written over two lines and took CRLF line ends as
+    line ends; OpenSM 3.3.23 reads a line with fgets and wants the definition up to its ':' on
+    the statement's first line, and skips only ' ', '\\t' and '\\n' (a '\\r' after ';' starts
+    a statement of its own): 'PARSE ERROR: line N: no partition definition found', and every
+    partition from there on is dropped. `ibqos plan` took both files, held partition 't' to
+    the IPoIB check on an SL OpenSM never gave it, and the plan's partitions were missing at
+    the sweep. An mgid= member takes the rest of its line as the group's flags: a ';' on a
+    later line (OpenSM's own example file) is the same PARSE ERROR, and OpenSM then falls back
+    to its default partition alone. The oracle is OpenSM: its log and its SA's groups."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    part = tmp_path / "oracle.conf"
+    part.write_bytes(text.encode())
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        sls = saquery_ipoib_broadcast_sls(h.env, tmp_path)
+        logged = [ln for ln in sm.log.read_text(errors="replace").splitlines() if "PARSE ERROR" in ln]
+    assert 0x0A02 not in sls and any(f"PARSE ERROR: line {osm_line}: no partition definition" in ln for ln in logged)
+
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, text)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"ibqos: error: {tmp_path / 'p.conf'}:{line}: partitions: {says}"), r.stderr
+    assert not (tmp_path / "plan.json").exists()
+
+
+@pytest.mark.fabric
+def test_a_partition_stated_twice_keeps_the_broadcast_group_of_its_first_ipoib_statement(ibqos_cli, tmp_path):
+    """hostile37: a P_Key stated twice with `ipoib` (a site's file grown by hand) was held to
+    the last statement's sl=, where OpenSM creates the broadcast group at the first and keeps
+    it: 'sl=1' then 'sl=2' put the group on SL 1 (saquery -g), yet the class taking IPoIB there
+    on SL 1 was refused, and with 'sl=0' second the default class (SL 0) passed (plan exit 0)
+    with IPoIB's broadcast and multicast on SL 1, in another class."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    text = (
+        "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full ;\nt=0x0a02, ipoib, sl=2 : ALL ;\n"
+    )
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        assert saquery_ipoib_broadcast_sls(h.env, tmp_path)[0x0A02] == 1
+
+    # four-class-like: 'qos' (SL 1) takes IPoIB on 0x0a02 with the broadcast group on SL 1: fine
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02"}]}, text)
+    assert r.returncode == 0, r.stderr
+    # the group stays on SL 1, not on the second statement's SL 0: the default class is not it
+    r = _plan(ibqos_cli, tmp_path, {"service_id": ["0x1000"]}, text.replace("sl=2", "sl=0"))
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert (
+        f"{tmp_path / 'p.conf'}:2: partitions: partition 't' (0x0a02) has OpenSM create IPoIB's broadcast group on SL 1"
+        in (r.stderr)
+    )
+
+
+@pytest.mark.fabric
+def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
+    """The other side of the mgid= rule above, with OpenSM as the oracle: an mgid= entry with a
+    flag after it, its statement ended on its line (a blank or a comment after the ';' too), is
+    read: every group is in OpenSM's SA (its opensm-sa.dump: `saquery -g` on ibsim returns
+    only the first 3 groups), no PARSE ERROR, and ibqos plan takes the file."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.topology import fat_tree
+
+    text = (
+        "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1, sl=1;  # c\n"
+        "u=0x0a03, ipoib, sl=1 : ALL=full ;\nv=0x0a04, ipoib, sl=1 : ALL=full, mgid=ff12:401b::2, sl=1 ;\n"
+        "w=0x0a05, ipoib, sl=1 : ALL=full ;\n"
+    )
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        assert "PARSE ERROR" not in sm.log.read_text(errors="replace")
+        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+    made = {m[1] for ln in groups if (m := re.search(r"mgid=0xff12401b([0-9a-f]{4})0000:0x([0-9a-f]{16})", ln))}
+    assert {"8a02", "8a03", "8a04", "8a05", "ffff"} <= made, groups
+    assert sum("0x0000000000000001" in ln or "0x0000000000000002" in ln for ln in groups) == 2, groups
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02-0x0a05"}]}, text)
+    assert r.returncode == 0, r.stderr

@@ -15,6 +15,7 @@ width, state and speed per link, nothing else): those stay None / 0.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -22,7 +23,7 @@ from contextlib import suppress
 from pathlib import Path
 
 from ..errors import ExternalError, InputError, one_line
-from ..inputfile import read_bytes
+from ..inputfile import byte_lines
 from .model import Fabric, Node, NodeKind, Port
 
 SUBNET_LST = "opensm-subnet.lst"
@@ -141,7 +142,7 @@ def _load_once(d: Path, require_sl2vl: bool) -> Fabric:
     _read_subnet(fabric, d / SUBNET_LST)
     _read_lfts(fabric, d / LFTS_DUMP)
     sl2vl = d / SL2VL_DUMP
-    if sl2vl.exists() or require_sl2vl:
+    if is_there(sl2vl) or require_sl2vl:
         _read_sl2vl(fabric, sl2vl)
     fabric.pad_lfts()
     return fabric
@@ -164,20 +165,32 @@ def assume_default_sl2vl(fabric: Fabric) -> int:
     return n
 
 
+def is_there(path: Path) -> bool:
+    """A dump is there when its name is, whatever it points at: a symlink loop or a dangling
+    link is a dump that cannot be read (an error naming it), never a dump OpenSM did not write
+    (exists() says False for both, and a missing SL2VL dump is read as OpenSM's default)."""
+    return os.path.lexists(path)
+
+
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    if not path.exists():
+    if not is_there(path):
         raise InputError(
             "missing: OpenSM writes it with -D 0x43 and dump_files_dir"
             + (" (and qos TRUE)" if path.name == SL2VL_DUMP else ""),
             file=path,
         )
-    # Node descriptions are bytes a switch reports, not always UTF-8: kept, replaced
-    text = read_bytes(path).decode("utf-8", errors="replace")
-    if text and not text.endswith("\n"):  # OpenSM ends every dump line with one
-        raise InputError("ends in the middle of a line: the dump is cut short", file=path, line=text.count("\n") + 1)
-    for no, line in enumerate(text.splitlines(), 1):
+    # OpenSM prints node descriptions with every byte that is not printable ASCII as a space
+    # (clean_nodedesc); a dump edited or copied otherwise is read with such bytes replaced
+    for no, raw in enumerate(byte_lines(path, line_max=DUMP_LINE_MAX), 1):
+        if not raw.endswith(b"\n"):  # OpenSM ends every dump line with one
+            raise InputError("ends in the middle of a line: the dump is cut short", file=path, line=no)
+        line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if line and not line.isspace():
             yield no, line
+
+
+# A dump's lines are short (a subnet list's: two 64-byte descriptions and the GUIDs, ~400 bytes)
+DUMP_LINE_MAX = 64 * 1024
 
 
 def _read_subnet(fabric: Fabric, path: Path) -> None:
@@ -223,6 +236,7 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
     must end with its `N lids dumped` line (N: the block's top LID; unassigned LIDs have no
     row), and every switch of the topology must have a block."""
     owner: dict[int, int] = {}  # LID -> port GUID, from the row comments
+    owner_line: dict[int, int] = {}  # LID -> the line that named its owner first
     node: Node | None = None
     rows = last = top = 0
     seen: set[int] = set()
@@ -243,6 +257,7 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             rows += 1
             if lid not in owner and (k := line.find("portguid 0x", 13)) >= 0:
                 owner[lid] = int(line[k + 11 : k + 27], 16)
+                owner_line[lid] = no
         elif m := _LFT_HEAD.match(line):
             if node is not None:
                 raise InputError(
@@ -287,7 +302,22 @@ def _read_lfts(fabric: Fabric, path: Path) -> None:
             file=path,
             line=last,
         )
+    _owners_listed(fabric, owner, owner_line, path)
     _set_lmc(fabric, owner)
+
+
+def _owners_listed(fabric: Fabric, owner: dict[int, int], owner_line: dict[int, int], path: Path) -> None:
+    """Every port a row names as a LID's owner is one OpenSM knows, so one with a link, which the
+    subnet list lists: one it does not is a subnet list cut at a line's end (with no SL2VL
+    dump to name the port too, verify judged the smaller fabric it left, exit 0)."""
+    listed = {p.guid for n in fabric.nodes.values() for p in n.ports.values() if p.guid}
+    for lid, guid in owner.items():
+        if guid not in listed:
+            raise InputError(
+                f"LID {lid} is port 0x{guid:016x}, which {SUBNET_LST} does not list: a dump is cut short",
+                file=path,
+                line=owner_line[lid],
+            )
 
 
 def _set_lmc(fabric: Fabric, owner: dict[int, int]) -> None:
@@ -302,19 +332,26 @@ def _set_lmc(fabric: Fabric, owner: dict[int, int]) -> None:
 
 
 def _read_sl2vl(fabric: Fabric, path: Path) -> None:
+    """OpenSM writes a block for every port it knows, each with at least one row (a switch's
+    linked out ports, a CA port's own): a block without rows, or a dump without blocks, is a
+    dump cut at a line's end, not a fabric without SL2VL (read as every SL on VL 0)."""
     by_port_guid = {p.guid: (n, p.num) for n in fabric.nodes.values() for p in n.ports.values() if p.guid}
     target: tuple[Node, int] | None = None
+    head, rows = 0, 0
     for no, line in _lines(path):
         if line.startswith("#"):
             continue
         if m := _SL2VL_HEAD.match(line):
+            _sl2vl_rows_seen(path, head, rows)
             guid = int(m[2], 16)
             if guid not in by_port_guid:
                 raise InputError(f"port 0x{guid:016x} is not in {SUBNET_LST}", file=path, line=no)
             target = by_port_guid[guid]
+            head, rows = no, 0
         elif m := _SL2VL_ROW.match(line):
             if target is None:
                 raise InputError("SL2VL row before a port header", file=path, line=no)
+            rows += 1
             node, num = target
             vls = tuple(map(int, m[3].split()))
             if max(vls) > 15:
@@ -325,3 +362,11 @@ def _read_sl2vl(fabric: Fabric, path: Path) -> None:
             node.sl2vl[key] = vls
         else:
             raise InputError("not an OpenSM SL2VL dump line", file=path, line=no)
+    _sl2vl_rows_seen(path, head, rows)
+    if not head:
+        raise InputError("no port's SL2VL block: the dump is cut short (OpenSM writes one for every port)", file=path)
+
+
+def _sl2vl_rows_seen(path: Path, head: int, rows: int) -> None:
+    if head and not rows:
+        raise InputError("a port's block without SL2VL rows: the dump is cut short", file=path, line=head)

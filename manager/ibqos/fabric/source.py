@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..errors import InputError
-from .dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, load_dumps
+from .dumps import OSM_DEFAULT_SL2VL, SL2VL_DUMP, assume_default_sl2vl, is_there, load_dumps
 from .live import read_live
 from .local_port import LocalPort
 from .model import Fabric
@@ -33,7 +33,7 @@ def find_dumps(rundir: Path, *, newest: bool = True) -> Path:
         raise InputError("no such directory", file=rundir)
     if not rundir.is_dir():
         raise InputError("not a directory of OpenSM dumps", file=rundir)
-    if (rundir / DUMP_MARKER).exists():
+    if is_there(rundir / DUMP_MARKER):
         return rundir
     found = [
         p.parent
@@ -73,7 +73,10 @@ def load_fabric(
         if source.suffix != ".json":
             raise InputError("not a fabric.json (nor a directory of OpenSM dumps)", file=source)
         return LoadedFabric(Fabric.load(source), source, None)
-    if prefer == "model" and (source / "fabric.json").is_file():
+    # any fabric.json entry is the run's read-back, refused where it is read when it is no file:
+    # a dangling link or a directory was taken for none, and the dumps judged instead (no VLArb,
+    # no MTU: status blamed every port's tables, 'no VLArb read back')
+    if prefer == "model" and is_there(source / "fabric.json"):
         return LoadedFabric(Fabric.load(source / "fabric.json"), source / "fabric.json", None)
 
     try:
@@ -82,7 +85,7 @@ def load_fabric(
         if prefer == "model":
             raise InputError(f"no fabric.json, and {e.detail}", file=source) from e
         raise
-    if default_sl2vl and not (dumps / SL2VL_DUMP).exists():
+    if default_sl2vl and not is_there(dumps / SL2VL_DUMP):
         fabric = load_dumps(dumps, require_sl2vl=False)
         assume_default_sl2vl(fabric)
         mapping = ",".join(map(str, OSM_DEFAULT_SL2VL))

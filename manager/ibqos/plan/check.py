@@ -156,6 +156,17 @@ def _check_vlarb(plan: Plan, w: JsonDoc) -> None:
                     raise w.error(f"VL {vl} outside the data VLs 0..{f.data_vls - 1}", *where, which, n, 0)
                 if not 0 <= weight <= MAX_WEIGHT:
                     raise w.error(f"weight {weight} outside 0..{MAX_WEIGHT}", *where, which, n, 1)
+        # a VL with no entry of weight above 0 in either table is never sent from these ports
+        # (IBA 7.6.9: an entry of weight 0 is skipped), and its class's packets wait there until
+        # the switch's lifetime limit drops them
+        served = {vl for vl, weight in (*t.high, *t.low) if weight > 0}
+        for c in plan.classes:
+            if unserved := [vl for vl in c.vls if vl not in served]:
+                raise w.error(
+                    f"class {c.name!r}: VL {unserved[0]} has no entry of weight above 0 in the high or the low "
+                    "table: its traffic would never be sent from these ports",
+                    *where,
+                )
 
 
 def _check_analysis(analysis: dict[str, dict[str, Any]], w: JsonDoc) -> None:

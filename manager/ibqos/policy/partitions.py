@@ -25,11 +25,15 @@ _MEMBER = re.compile(
     r"(0x[0-9a-fA-F]{1,16}|\d+|ALL|ALL_CAS|ALL_SWITCHES|ALL_ROUTERS|SELF)"
     r"(\s*=\s*(full|limited|both))?$"
 )
+# OpenSM compares a flag's name case-sensitively (strncmp, osm_prtn_config.c) and ignores one it
+# does not know with a PARSE WARN at verbose level only: `SL=1` leaves the broadcast group on SL 0
+_FLAG_NAMES = r"indx0|ipoib|defmember|rate|mtu|sl|scope|Q_Key|TClass|FlowLabel"
 _DEF_FLAG = re.compile(
     r"(indx0|ipoib|defmember\s*=\s*(full|limited|both)|"
-    r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$",
-    re.I,
+    r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+)$"
 )
+_FLAG_NAME_ANY_CASE = re.compile(rf"({_FLAG_NAMES})\b", re.I)
+_MGID_MEMBER = re.compile(r"(?:^|[:,])\s*mgid\s*=")
 
 
 @dataclass
@@ -80,12 +84,42 @@ def _parse(
 ) -> dict[int, str]:
     pkeys: dict[int, str] = {}
     stmt, start = "", 1
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # OpenSM 3.3.23 reads the file with fgets, a line at a time (osm_prtn_config.c): on a PARSE
+    # ERROR it drops that partition and every one after it ("not fully processed")
+    for lineno, line in enumerate(text.split("\n"), 1):
         body = line.split("#", 1)[0]
+        if "\r" in body:  # not one of the blanks it skips (' ', '\t', '\n')
+            raise InputError(
+                "a carriage return (a CRLF line end?): OpenSM 3.3.23 reads it as a character of the statement "
+                "and refuses the line (PARSE ERROR), and with it every partition after it; save the file with "
+                "LF line ends",
+                file=path,
+                line=lineno,
+                field="partitions",
+            )
         while body:
             if not stmt.strip():
                 start = lineno
+                if (first := body.partition(";")[0]).strip() and ":" not in first:
+                    raise InputError(
+                        f"{first.strip()[:40]!r}: OpenSM 3.3.23 reads a partition's definition, up to its ':', on "
+                        "the statement's first line (else PARSE ERROR 'no partition definition found', and it "
+                        "drops every partition from here on); join the lines up to the ':'",
+                        file=path,
+                        line=lineno,
+                        field="partitions",
+                    )
             head, sep, body = body.partition(";")
+            if _MGID_MEMBER.search(head) and (fault := _mgid_fault(head, sep)):
+                raise InputError(
+                    f"an mgid= member {fault}: OpenSM 3.3.23 reads what follows an mgid= entry as the "
+                    "group's flags, past the statement's end when no flag follows it, and on a PARSE ERROR "
+                    "drops the whole file for its default partition; end the statement on this line with "
+                    "a flag after the GID: 'mgid=GID, sl=N ;' (one mgid= per statement, its last entry)",
+                    file=path,
+                    line=lineno,
+                    field="partitions",
+                )
             stmt += head + " "
             if not sep:
                 break
@@ -96,6 +130,20 @@ def _parse(
             f"statement {stmt.strip()[:40]!r} does not end with ';'", file=path, line=start, field="partitions"
         )
     return pkeys
+
+
+def _mgid_fault(head: str, sep: str) -> str | None:
+    """What OpenSM 3.3.23 cannot read around an mgid= member (`head`: the statement's text on its
+    line up to the ';'). An mgid= entry with no flag after it is the statement's last: its
+    parser then hands the bytes *after* the statement's end to the group's flags (the rest of
+    the line, or what an earlier line left in its buffer: osm_prtn_config.c, mgroup_create at
+    p+ret), a PARSE ERROR or not by those bytes (seen with OpenSM: 'mgid=GID ;' then a
+    statement, 'mgid=GID;# comment'); with a flag after it ('mgid=GID, sl=1 ;') it is read."""
+    if not sep:
+        return "whose statement does not end on its line"
+    if re.search(r"mgid\s*=\s*[^,]*$", head):
+        return "without a flag after it"
+    return None
 
 
 def _statement(
@@ -118,15 +166,20 @@ def _statement(
     sl = None
     for f in flags:
         if not _DEF_FLAG.match(f):
+            if near := _FLAG_NAME_ANY_CASE.match(f):
+                known = next(n for n in _FLAG_NAMES.split("|") if n.lower() == near[1].lower())
+                fail(
+                    f"unknown partition flag {f!r}: OpenSM reads flag names case-sensitively and would "
+                    f"ignore this one; write {known + f[len(near[1]) :]!r}"
+                )
             fail(f"unknown partition flag {f!r}")
         key, _, value = (s.strip() for s in f.partition("="))
-        if key.lower() == "sl":
-            try:
-                sl = int(value, 0)
-            except ValueError:
-                sl = 16
-            if not 0 <= sl <= 15:
-                fail(f"sl={value}: an SL is 0-15")
+        if key == "sl":
+            # as OpenSM reads it, strtoul(.., 0) to the end: sl=03 is 3, sl=0x1 is 1
+            whole = re.fullmatch(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*", value)
+            sl = strtoul(value) if whole else None
+            if sl is None or not 0 <= sl <= 15:
+                fail(f"sl={value}: an SL is 0-15 (OpenSM reads it as C does, 0x.. hex, 0.. octal)")
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
         shown = num if len(num) <= 20 else num[:20] + "…"
@@ -141,7 +194,9 @@ def _statement(
         pkeys[pkey & 0x7FFF] = name
         if written is not None:
             written[pkey & 0x7FFF] = num
-        if ipoib_sl is not None and any(f.lower() == "ipoib" for f in flags):
+        # OpenSM creates the broadcast group at the first `ipoib` statement of a P_Key and
+        # keeps it: a later statement's sl= does not move it
+        if ipoib_sl is not None and "ipoib" in flags and (pkey & 0x7FFF) not in ipoib_sl:
             ipoib_sl[pkey & 0x7FFF] = (sl, line)
     for m in (x.strip() for x in members.split(",")):
         if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):

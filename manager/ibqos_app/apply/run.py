@@ -57,7 +57,7 @@ from ibqos.fabric.groups_in_force import groups_in_force, record_in
 from ibqos.fabric.live import read_live
 from ibqos.health import Judged, Routing, routing_findings
 from ibqos.interrupt import Interrupted, deferred
-from ibqos.osmlog import engine_since, held_mark, sweep_failures
+from ibqos.osmlog import engine_since, held_mark, split_known_failures, sweep_failures
 from ibqos.osmplugin import not_loaded_line, replaced_line
 from ibqos.osmunit import restart_hint
 from ibqos.pipeline import Hooks, Pipeline, produced
@@ -854,11 +854,18 @@ class Apply:
             t = self._access().sweep(self.s.pid, self.s.dumps)
             self._journal("swept")
             errs, truncated = sweep_failures(mark)
+            errs, known = split_known_failures(mark, errs)
             self.s.engine = engine_since(mark)
         if errs:
             # Exit 1 like tables the plugin refuses: the running SM rejected the configuration.
             raise VerificationFailed(
                 f"OpenSM logged {len(errs)} error(s) in the sweep ({self.s.log}), first: {errs[0]}"
+                + (f" ({len(known)} more it logged before this apply too)" if known else "")
+            )
+        if known:
+            self.echo(
+                f"note: OpenSM logged {len(known)} error(s) in the sweep that it logged before this apply too, "
+                f"with the previous configuration, so not this one's (first: {known[0]})"
             )
         cut = f" ({self.s.log} was truncated by log_max_size meanwhile: errors logged before that are not seen)"
         self.echo(f"OpenSM heavy sweep done in {t:.1f} s" + (cut if truncated else ""))
