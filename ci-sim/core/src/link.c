@@ -25,7 +25,7 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 		*send_credits(s, gport, vl, k->dst) -= c;
 	else
 		*port_credits(p, vl) -= c;
-	p->busy = 1;
+	s->pflags[gport] |= PORT_BUSY;
 	p->busy_until = end;
 	*port_last_tx(s, gport, vl) = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
@@ -73,7 +73,7 @@ void link_tx_done(struct ibs_sim *s, const struct ibs_event *ev)
 		if (evq_fifo_push(&s->fixed[EVQ_ARRIVE_CA], &arr) && !s->error)
 			s->error = -ENOMEM;
 	}
-	p->busy = 0;
+	s->pflags[gport] &= (uint8_t)~PORT_BUSY;
 	if (p->tx_credits) { /* the packet has left a switch input buffer */
 		/* the packet left the VOQ of this output: with per-output buffers, that queue's
 		 * credits go back */
@@ -100,7 +100,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 	/* The sender is busy until after the credits would arrive: it first looks at them
 	 * when its transmission ends, so they can be added now without an event. (Strictly
 	 * after: at a tie the transmission's end is processed first, without them.) */
-	if (u->busy && u->busy_until > s->now + s->cfg.prop_ps) {
+	if (port_busy(s, up) && u->busy_until > s->now + s->cfg.prop_ps) {
 		if (oq)
 			*oq_cell(s->oq_credits, s, up, vl, slot) += n;
 		else

@@ -23,9 +23,9 @@ const char *ibs_version(void)
  * each in the kick list. */
 void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
-	if (s->kick_mark[gport] || s->ports[gport].busy)
+	if (s->pflags[gport]) /* kicked already, or busy */
 		return;
-	s->kick_mark[gport] = 1;
+	s->pflags[gport] = PORT_KICKED;
 	s->kick[s->n_kick++] = gport; /* at most one entry per port: never overflows */
 }
 
@@ -33,10 +33,8 @@ static void run_kicks(struct ibs_sim *s)
 {
 	for (uint32_t i = 0; i < s->n_kick; i++) {
 		uint32_t g = s->kick[i];
-		struct port *p = &s->ports[g];
-
-		s->kick_mark[g] = 0;
-		if (p->busy || s->at[g].peer < 0)
+		s->pflags[g] &= (uint8_t)~PORT_KICKED;
+		if (port_busy(s, g) || s->at[g].peer < 0)
 			continue;
 		sim_try_send(s, g);
 	}
@@ -309,12 +307,12 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	s->at = calloc(s->n_ports ? s->n_ports : 1, sizeof(*s->at));
 	s->reading = calloc(s->n_ports ? s->n_ports : 1, 1);
 	s->kick = malloc((size_t)s->n_ports * sizeof(uint32_t));
-	s->kick_mark = calloc(s->n_ports, 1);
+	s->pflags = calloc(s->n_ports ? s->n_ports : 1, 1);
 	rc = -ENOMEM;
 	if (cfg->audit && !(s->credits_back = calloc((size_t)s->n_ports * 16, sizeof(uint32_t))))
 		goto bad;
 	if (!s->ports || !s->at || !s->reading || !s->node_sw || !s->node_ep || !s->port_ep ||
-	    !s->eps || !s->flows || !s->kick || !s->kick_mark)
+	    !s->eps || !s->flows || !s->kick || !s->pflags)
 		goto bad;
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		s->at[g].node = NIL;
@@ -373,13 +371,12 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->credits_back);
 	free(s->oq_credits);
 	free(s->oq_back);
-	free(s->req_words);
-	free(s->rr_all);
+	free(s->outs_all);
 	free(s->eps);
 	free(s->flows);
 	pkt_pool_free(s);
 	free(s->kick);
-	free(s->kick_mark);
+	free(s->pflags);
 	free(s->klass);
 	free(s->klass_out);
 	free(s->port_vl_bytes);

@@ -70,9 +70,7 @@ struct queue {
 #define PORT_NEAR_ENTRIES 2
 #define PORT_LAST_VLS 2
 struct port {
-	_Alignas(64) uint8_t busy;
-	uint8_t nvl;
-	uint16_t req_mask; /* switch output: VLs some input queue asks for */
+	_Alignas(64) uint8_t nvl;
 	/* What a send of VLs 0 and 1 counts, in the line it writes anyway (port_last_tx(),
 	 * port_count_bytes()), where the node, switch index and peer were (s->at has them) and
 	 * the upstream port of the input being read (the peer of tx_from): the last send in
@@ -115,12 +113,19 @@ struct port_at {
 	uint32_t node;
 };
 
+/* A switch output's arbitration state, one record per output (sw_out()), out_words u64 long:
+ * the VLs some input queue asks for (u16), each VL's round robin (u16 [nvl]: the key served
+ * last), then each VL's request bitmap (u64 [nvl][words]: the keys asking for (out, VL)). An
+ * arrival that opens a queue sets a bit and the mask, a send pass reads all three: one line
+ * for up to 2 VLs of a 64-key switch (the records are 32 bytes there), where the maps, the
+ * round robins and the mask in the output port's header were three, the header missed
+ * whenever the port was busy (it is read again when its transmission ends). */
 struct sw {
 	uint32_t node, nports, port_base;
 	uint32_t words;	       /* u64 words of one request bitmap */
 	uint32_t q_base;       /* first queue of this switch */
-	uint64_t *req;	       /* [nports][nvl][words]: keys requesting (out, vl) */
-	uint16_t *rr;	       /* [nports][nvl]: key served last */
+	uint32_t out_words;    /* u64 words of one output's record */
+	uint64_t *outs;	       /* [nports] records: sw_out() */
 	const uint8_t *route;  /* [n_endpoints] */
 	const uint16_t *sl2vl; /* [nports][nports] row index */
 };
@@ -187,8 +192,8 @@ struct ibs_sim {
 	struct queue *queues;
 	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
 	uint64_t n_queues;
-	uint64_t *req_words;
-	uint16_t *rr_all;
+	uint64_t *outs_all; /* the switches' output records (struct sw) */
+	uint32_t out_hdr;   /* u64 words of a record's mask and round robins */
 
 	struct ep *eps;
 	struct flow *flows;
@@ -200,7 +205,9 @@ struct ibs_sim {
 
 	uint32_t *kick; /* ports waiting for an arbitration pass */
 	uint32_t n_kick, cap_kick;
-	uint8_t *kick_mark;
+	/* [port] PORT_KICKED, PORT_BUSY: dense, so that a kick (an arrival that opens a queue of a
+	 * busy output) reads no line of the port's block */
+	uint8_t *pflags;
 
 	/* statistics */
 	struct group_acc sl[IBS_NUM_SLS];
@@ -229,6 +236,36 @@ struct ibs_sim {
 	uint32_t *oq_credits; /* [port][nvl][oq_stride] */
 	uint32_t *oq_back;    /* the same shape, credits travelling back; only with cfg.audit */
 };
+
+enum { PORT_KICKED = 1, PORT_BUSY = 2 };
+
+static inline bool port_busy(const struct ibs_sim *s, uint32_t g)
+{
+	return s->pflags[g] & PORT_BUSY;
+}
+
+/* Output o's record at switch w (struct sw): the mask, VL v's round robin and its map. */
+static inline uint64_t *sw_out(const struct ibs_sim *s, const struct sw *w, uint32_t o)
+{
+	(void)s;
+	return w->outs + (size_t)o * w->out_words;
+}
+
+static inline uint16_t *out_mask(uint64_t *rec)
+{
+	return (uint16_t *)rec;
+}
+
+static inline uint16_t *out_rr(uint64_t *rec, uint32_t v)
+{
+	return (uint16_t *)rec + 1 + v;
+}
+
+static inline uint64_t *out_map(const struct ibs_sim *s, const struct sw *w, uint64_t *rec,
+				uint32_t v)
+{
+	return rec + s->out_hdr + (size_t)v * w->words;
+}
 
 static inline bool in_window(const struct ibs_sim *s)
 {
