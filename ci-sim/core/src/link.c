@@ -25,7 +25,6 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 		*send_credits(s, gport, vl, k->dst) -= c;
 	else
 		*port_credits(p, vl) -= c;
-	s->pflags[gport] |= PORT_BUSY;
 	p->busy_until = end;
 	*port_last_tx(s, gport, vl) = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
@@ -36,6 +35,8 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);
+	s->pflags[gport] = (uint8_t)((s->pflags[gport] & PORT_KICKED) | PORT_BUSY |
+				     (vlarb_in_turn(&p->arb) ? PORT_IN_TURN : 0));
 
 	k->up = gport;
 	k->vl = vl;

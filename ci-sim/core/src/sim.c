@@ -23,7 +23,7 @@ const char *ibs_version(void)
  * each in the kick list. */
 void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
-	if (s->pflags[gport]) /* kicked already, or busy */
+	if (s->pflags[gport] & (PORT_KICKED | PORT_BUSY))
 		return;
 	s->pflags[gport] = PORT_KICKED;
 	s->kick[s->n_kick++] = gport; /* at most one entry per port: never overflows */

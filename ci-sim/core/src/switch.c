@@ -295,9 +295,13 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 			cand[v] = key;
 		}
 	}
-	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
-	if (vl < 0)
+	if (port_nothing_to_arbitrate(s, gport, active))
 		return;
+	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
+	if (vl < 0) { /* else link_start_tx() notes the turn after its commit */
+		port_note_turn(s, gport, &p->arb);
+		return;
+	}
 
 	uint32_t key = cand[vl], in = key_input(s, key), ivl = key - in * s->nvl;
 	struct queue *q = &s->queues[key_queue(s, w, key, o)];
