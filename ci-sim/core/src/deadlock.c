@@ -149,7 +149,7 @@ static int set_witness(struct ibs_sim *s, const uint32_t *bufs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t gport = bufs[i] / buf_width(s);
 
-		s->witness[3 * i] = s->at[gport].node;
+		s->witness[3 * i] = s->port_node[gport];
 		s->witness[3 * i + 1] = s->at[gport].num;
 		s->witness[3 * i + 2] = bufs[i] % buf_width(s) / (s->oq ? s->oq_stride : 1);
 	}

@@ -47,8 +47,10 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	k->tail_ps = end + s->cfg.prop_ps;
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
+		const struct port_at *at = &s->at[gport];
+
 		sim_schedule_fixed(s, EVQ_ARRIVE_SW, s->cfg.prop_ps + s->cfg.sw_latency_ps,
-				   EV_ARRIVE, peer, pid, 0);
+				   EV_ARRIVE_SW, peer, pid, at->peer_num, (uint32_t)at->peer_sw);
 	} else {
 		/* At a CA the packet arrives prop_ps after the transmission's end: link_tx_done()
 		 * makes that event, with the uid it gets here, into a FIFO instead of the calendar
@@ -116,7 +118,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 	}
 	/* n is at most 1024 credits (a 64 KB packet): the slot rides in the upper half */
 	sim_schedule_fixed(s, EVQ_CREDIT, s->cfg.prop_ps, EV_CREDIT, up, n | (oq ? slot << 16 : 0),
-			   vl);
+			   vl, 0);
 }
 
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)

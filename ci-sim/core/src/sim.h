@@ -16,7 +16,9 @@
 
 #define NIL UINT32_MAX
 
-enum ev_kind { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
+/* EV_ARRIVE at a CA port, EV_ARRIVE_SW at a switch port: that one carries the switch (aux) and
+ * the port's number there (vl), so an arrival reads no s->at entry (link_start_tx()). */
+enum ev_kind { EV_ARRIVE, EV_ARRIVE_SW, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
 /* The FIFOs of events at a fixed delay (evq_fifo.h): an arrival at a switch port
  * (prop_ps + sw_latency_ps) and a credit return (prop_ps), made at a send; an arrival at a CA,
  * made when the transmission ends (prop_ps after it, with the uid it had at the send: the
@@ -101,16 +103,17 @@ static inline uint32_t port_credit(const struct port *p, uint32_t vl)
 	return vl < PORT_NEAR_VLS ? p->credits[vl] : p->credits_far[vl - PORT_NEAR_VLS];
 }
 
-/* Where a port is, what an arrival needs before it touches any state: 16 bytes a port, in
- * one array small enough to stay in cache (a 2550-CA fabric: 240 KB), so an arrival reads
- * no line of its input port's block. A copy of the block's fields, set once. */
+/* Where a port is: 16 bytes a port, in one array (a 2550-CA fabric: 200 KB), so that a send
+ * pass reads no line of the block for it; and where its peer is, which a send to a switch
+ * gives the arrival event, so an arrival reads no entry here (at 2550 CAs the first touch of an
+ * event's entry missed on 0.66 hops in 1). Set once. */
 struct port_at {
-	int32_t sw; /* as struct port */
+	int32_t sw; /* switch index, -1 for a CA's port */
 	uint16_t num;
 	uint8_t nvl;
-	uint8_t pad;
+	uint8_t peer_num; /* the peer's number (a node has at most 255 ports) */
 	int32_t peer;
-	uint32_t node;
+	int32_t peer_sw; /* the peer's switch index, -1 for none or a CA's port */
 };
 
 /* A switch output's arbitration state, one record per output (sw_out()), out_words u64 long:
@@ -183,11 +186,12 @@ struct ibs_sim {
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
-	struct port_at *at; /* [port] */
-	uint8_t *reading;   /* [port] switch input: transmissions reading its buffer now */
-	int32_t *node_sw;   /* node -> switch index, -1 for CAs */
-	int32_t *node_ep;   /* node -> first endpoint, -1 if none */
-	int32_t *port_ep;   /* global port -> endpoint, -1 */
+	struct port_at *at;  /* [port] */
+	uint32_t *port_node; /* [port] its node (set-up, the deadlock witness) */
+	uint8_t *reading;    /* [port] switch input: transmissions reading its buffer now */
+	int32_t *node_sw;    /* node -> switch index, -1 for CAs */
+	int32_t *node_ep;    /* node -> first endpoint, -1 if none */
+	int32_t *port_ep;    /* global port -> endpoint, -1 */
 	struct sw *sws;
 	struct queue *queues;
 	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
@@ -271,9 +275,15 @@ static inline uint16_t *out_mask(uint64_t *rec)
 	return (uint16_t *)rec;
 }
 
+/* The output port's operational VLs, 0 when it is not linked */
+static inline uint16_t *out_nvl(uint64_t *rec)
+{
+	return (uint16_t *)rec + 1;
+}
+
 static inline uint16_t *out_rr(uint64_t *rec, uint32_t v)
 {
-	return (uint16_t *)rec + 1 + v;
+	return (uint16_t *)rec + 2 + v;
 }
 
 static inline uint64_t *out_map(const struct ibs_sim *s, const struct sw *w, uint64_t *rec,
@@ -430,14 +440,16 @@ static inline void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, ui
 /* An event `delay` after now into FIFO `fifo`, whose events all have that delay: in order
  * behind the ones already there. */
 static inline void sim_schedule_fixed(struct ibs_sim *s, uint32_t fifo, uint64_t delay,
-				      uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl)
+				      uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl,
+				      uint32_t aux)
 {
 	struct ibs_event ev = {.ts = s->now + delay,
 			       .uid = s->next_uid++,
 			       .obj = obj,
 			       .arg = arg,
 			       .kind = kind,
-			       .vl = vl};
+			       .vl = vl,
+			       .aux = aux};
 
 	sim_scheduled(s, evq_fifo_push(&s->fixed[fifo], &ev));
 }
@@ -459,12 +471,12 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 
 /* switch.c */
 int sw_setup(struct ibs_sim *s);
-void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid);
+void sw_arrive(struct ibs_sim *s, const struct ibs_event *ev);
 void sw_try_send(struct ibs_sim *s, uint32_t gport);
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport);
 uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl,
 		     uint32_t out);
-void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage);
+void sw_prefetch_arrive(const struct ibs_sim *s, const struct ibs_event *ev, int stage);
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* prefetch.c */

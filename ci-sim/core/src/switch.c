@@ -46,7 +46,7 @@ int sw_setup(struct ibs_sim *s)
 {
 	uint64_t words = 0, queues = 0;
 
-	s->out_hdr = ((1 + s->nvl) * (uint32_t)sizeof(uint16_t) + 7) / 8;
+	s->out_hdr = ((2 + s->nvl) * (uint32_t)sizeof(uint16_t) + 7) / 8;
 	for (uint32_t i = 0; i < s->n_sw; i++) {
 		struct sw *w = &s->sws[i];
 		uint32_t keys = w->nports * s->nvl;
@@ -79,9 +79,13 @@ int sw_setup(struct ibs_sim *s)
 		uint32_t keys = w->nports * s->nvl;
 
 		w->outs = s->outs_all + words;
-		for (uint32_t o = 0; o < w->nports; o++)
+		for (uint32_t o = 0; o < w->nports; o++) {
+			const struct port_at *at = &s->at[w->port_base + o];
+
+			*out_nvl(sw_out(s, w, o)) = at->peer < 0 ? 0 : at->nvl;
 			for (uint32_t v = 0; v < s->nvl; v++) /* the first pass starts at key 0 */
 				*out_rr(sw_out(s, w, o), v) = (uint16_t)(keys - 1);
+		}
 		words += ((uint64_t)w->nports * w->out_words + 7) / 8 * 8;
 	}
 	return 0;
@@ -130,11 +134,10 @@ static uint32_t next_key(const uint64_t *m, uint32_t words, uint32_t nkeys, uint
 
 /* Prefetch hints for an arrival at in_gport, in stages: each needs the lines the one
  * before it loaded (packet -> LFT entry -> output port, SL2VL index and queue). */
-void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage)
+void sw_prefetch_arrive(const struct ibs_sim *s, const struct ibs_event *ev, int stage)
 {
-	const struct port_at *ip = &s->at[in_gport];
-	const struct sw *w = &s->sws[ip->sw];
-	const struct pkt *k = &s->pkts[pid];
+	const struct sw *w = &s->sws[ev->aux];
+	const struct pkt *k = &s->pkts[ev->arg];
 
 	if (k->dst >= s->n_ep)
 		return;
@@ -147,8 +150,8 @@ void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid
 		return;
 	port_prefetch_send(s, &s->ports[w->port_base + out]);
 	__builtin_prefetch(sw_out(s, w, out));
-	__builtin_prefetch(&w->sl2vl[ip->num * w->nports + out]);
-	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ip->num, k->vl, out)]);
+	__builtin_prefetch(&w->sl2vl[ev->vl * w->nports + out]);
+	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ev->vl, k->vl, out)]);
 }
 
 /* Prefetch hints for a send pass of output gport: its record (mask, round robins, maps),
@@ -188,20 +191,23 @@ static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 	(*counter)++;
 }
 
-void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
+/* An arrival at a switch port (EV_ARRIVE_SW: the switch in ev->aux, the port's number in
+ * ev->vl): whether the output is linked and its VLs are in the output's record. */
+void sw_arrive(struct ibs_sim *s, const struct ibs_event *ev)
 {
-	const struct port_at *ip = &s->at[in_gport];
-	struct sw *w = &s->sws[ip->sw];
+	struct sw *w = &s->sws[ev->aux];
+	uint32_t pid = ev->arg;
 	struct pkt *k = &s->pkts[pid];
-	uint32_t in = ip->num, out = w->route[k->dst];
+	uint32_t in = ev->vl, out = w->route[k->dst];
+	uint64_t *rec;
 
 	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports ||
-	    s->at[w->port_base + out].peer < 0) {
+	    !*out_nvl(rec = sw_out(s, w, out))) {
 		drop(s, pid, &s->res.dropped_route);
 		return;
 	}
 	uint8_t ovl = s->cfg.sl2vl_rows[(uint32_t)w->sl2vl[in * w->nports + out] * 16 + k->sl];
-	if (ovl >= s->at[w->port_base + out].nvl) { /* includes VL15: the spec drops */
+	if (ovl >= *out_nvl(rec)) { /* includes VL15: the spec drops */
 		drop(s, pid, &s->res.dropped_vl);
 		return;
 	}
