@@ -312,12 +312,13 @@ static inline uint32_t *port_last_tx(struct ibs_sim *s, uint32_t g, uint32_t vl)
 static inline void port_count_bytes(struct ibs_sim *s, uint32_t g, uint32_t vl, uint32_t bytes)
 {
 	uint64_t *dense = &s->port_vl_bytes[(size_t)g * s->nvl + vl];
-	uint32_t *near = &s->ports[g].win_bytes[vl];
 
 	if (vl >= PORT_LAST_VLS) {
 		*dense += bytes;
 		return;
 	}
+	uint32_t *near = &s->ports[g].win_bytes[vl]; /* only now: win_bytes[vl] may not exist */
+
 	if (*near > UINT32_MAX - bytes) {
 		*dense += *near;
 		*near = 0;
