@@ -42,8 +42,7 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	k->vl = vl;
 	k->state = PKT_LINK;
 	/* arg: the port this transmission will return credits to (a prefetch hint) */
-	sim_schedule(s, end, EV_TXDONE, gport,
-		     p->tx_credits ? (uint32_t)s->at[p->tx_from].peer : NIL, pid);
+	sim_schedule(s, end, EV_TXDONE, gport, p->tx_credits ? p->tx_up : NIL, pid);
 	k->tail_ps = end + s->cfg.prop_ps;
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
@@ -80,8 +79,7 @@ void link_tx_done(struct ibs_sim *s, const struct ibs_event *ev)
 	if (p->tx_credits) { /* the packet has left a switch input buffer */
 		/* the packet left the VOQ of this output: with per-output buffers, that queue's
 		 * credits go back */
-		link_return_credits(s, (uint32_t)s->at[p->tx_from].peer, p->tx_vl, p->tx_credits,
-				    s->oq ? p->num : 0);
+		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits, s->oq ? p->num : 0);
 		p->tx_credits = 0;
 		sw_input_free(s, p->tx_from);
 	}

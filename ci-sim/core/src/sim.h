@@ -73,6 +73,8 @@ struct queue {
 #define PORT_LAST_VLS 2
 struct port {
 	_Alignas(64) uint8_t nvl;
+	uint8_t tx_vl;
+	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	/* What a send of VLs 0 and 1 counts, in the line it writes anyway (port_last_tx(),
 	 * port_count_bytes()), where the node, switch index and peer were (s->at has them) and
 	 * the upstream port of the input being read (the peer of tx_from): the last send in
@@ -83,8 +85,11 @@ struct port {
 	uint16_t num;
 	uint16_t tx_credits; /* packet in transmission: space it frees in input buffer */
 	uint32_t tx_from;    /* ... tx_from (switch), filled by its peer */
-	uint8_t tx_vl;
-	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
+	/* ... whose credits go back to tx_up (the packet's `up`, the peer of tx_from): at the
+	 * transmission's end s->at's entry of tx_from was a line missed on 0.24 hops in 1 at 2550
+	 * CAs; the send reads the packet anyway (the bytes freed by the removal of busy and
+	 * req_mask make room) */
+	uint32_t tx_up;
 	double ps_per_byte;
 	uint64_t busy_until; /* end of the transmission in progress */
 	/* per VL: free space in the peer's input buffer (port_credits()) */
@@ -92,6 +97,7 @@ struct port {
 	_Alignas(64) struct vlarb arb; /* linked ports only */
 	uint32_t credits_far[IBS_MAX_VLS - PORT_NEAR_VLS];
 };
+_Static_assert(__builtin_offsetof(struct port, arb) == 64, "the port's header is one line");
 
 static inline uint32_t *port_credits(struct port *p, uint32_t vl)
 {

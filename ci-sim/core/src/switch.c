@@ -267,11 +267,12 @@ static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint64_t *rec
 /* A switch input finished feeding an output: outputs it blocked may go now. */
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
 {
-	const struct sw *w = &s->sws[s->at[in_gport].sw];
-
 	s->reading[in_gport]--;
 	if (!s->cfg.input_reads)
 		return;
+	/* only now: without input_reads the input's s->at entry was a line missed for nothing */
+	const struct sw *w = &s->sws[s->at[in_gport].sw];
+
 	for (uint32_t o = 1; o < w->nports; o++)
 		if (*out_mask(sw_out(s, w, o)))
 			sim_kick(s, w->port_base + o);
@@ -329,6 +330,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		}
 	}
 	p->tx_from = w->port_base + in;
+	p->tx_up = k->up;
 	s->reading[p->tx_from]++;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);
