@@ -283,7 +283,9 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	struct port *p = &s->ports[gport];
 	struct sw *w = &s->sws[s->at[gport].sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
-	uint32_t head_bytes[IBS_MAX_VLS] = {0}, cand[IBS_MAX_VLS];
+	/* vlarb_decide() reads head_bytes[] of active VLs only (as ca_try_send's): not zeroed,
+	 * 64 bytes a pass for nothing */
+	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
 	uint64_t *rec = sw_out(s, w, o);
 	uint16_t active = 0, nonempty = *out_mask(rec);
 
