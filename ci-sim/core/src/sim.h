@@ -76,9 +76,8 @@ struct port {
 	uint8_t tx_vl;
 	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	/* What a send of VLs 0 and 1 counts, in the line it writes anyway (port_last_tx(),
-	 * port_count_bytes()), where the node, switch index and peer were (s->at has them) and
-	 * the upstream port of the input being read (the peer of tx_from): the last send in
-	 * 1024-ps units, and the bytes sent inside the window since they were last carried into
+	 * port_count_bytes()), where the node, switch index and peer were (s->at has them): the
+	 * last send in 1024-ps units, and the bytes sent inside the window since they were last carried into
 	 * port_vl_bytes (before an add would overflow). */
 	uint32_t last_tx[PORT_LAST_VLS];
 	uint32_t win_bytes[PORT_LAST_VLS];
@@ -87,8 +86,8 @@ struct port {
 	uint32_t tx_from;    /* ... tx_from (switch), filled by its peer */
 	/* ... whose credits go back to tx_up (the packet's `up`, the peer of tx_from): at the
 	 * transmission's end s->at's entry of tx_from was a line missed on 0.24 hops in 1 at 2550
-	 * CAs; the send reads the packet anyway (the bytes freed by the removal of busy and
-	 * req_mask make room) */
+	 * CAs; the send reads the packet anyway (room made by busy and req_mask, which moved to
+	 * s->pflags and the output's record) */
 	uint32_t tx_up;
 	double ps_per_byte;
 	uint64_t busy_until; /* end of the transmission in progress */
