@@ -218,15 +218,21 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 			}
 		}
 	}
-	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
-	if (vl < 0)
+	if (port_nothing_to_arbitrate(s, gport, active))
 		return;
+	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
+	if (vl < 0) { /* else link_start_tx() notes the turn after its commit */
+		port_note_turn(s, gport, &p->arb);
+		return;
+	}
 
 	uint32_t i = cand[vl], id = e->flow_base + i;
 	struct flow *f = &s->flows[id];
 	uint32_t pid = pkt_alloc(s);
-	if (pid == NIL)
+	if (pid == NIL) {
+		port_note_turn(s, gport, &p->arb);
 		return;
+	}
 	struct pkt *k = &s->pkts[pid];
 	struct pkt_meta *m = &s->meta[pid];
 

@@ -34,9 +34,10 @@ static uint32_t buf_width(const struct ibs_sim *s)
 
 static bool stale(struct ibs_sim *s, const struct port *p, uint32_t vl)
 {
-	return !p->busy &&
-		(s->now >> 10) - *port_last_tx(s, (uint32_t)(p - s->ports), vl) >=
-		s->cfg.deadlock_ps >> 10;
+	uint32_t g = (uint32_t)(p - s->ports);
+
+	return !port_busy(s, g) &&
+		(s->now >> 10) - *port_last_tx(s, g, vl) >= s->cfg.deadlock_ps >> 10;
 }
 
 /* Edges of the wait-for graph between switch input buffers (gport * nvl + vl). */
@@ -55,10 +56,11 @@ static int wait_edges(struct ibs_sim *s, struct edge **out, size_t *n_out, uint3
 		for (uint32_t o = 1; o < w->nports; o++) {
 			struct port *p = &s->ports[w->port_base + o];
 
-			for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
+			uint64_t *rec = sw_out(s, w, o);
+
+			for (uint16_t m = *out_mask(rec); m; m &= (uint16_t)(m - 1)) {
 				uint32_t v = (uint32_t)__builtin_ctz(m);
-				const uint64_t *map =
-					w->req + ((uint64_t)o * s->nvl + v) * w->words;
+				const uint64_t *map = out_map(s, w, rec, v);
 
 				if (!stale(s, p, v))
 					continue;
@@ -147,7 +149,7 @@ static int set_witness(struct ibs_sim *s, const uint32_t *bufs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t gport = bufs[i] / buf_width(s);
 
-		s->witness[3 * i] = s->at[gport].node;
+		s->witness[3 * i] = s->port_node[gport];
 		s->witness[3 * i + 1] = s->at[gport].num;
 		s->witness[3 * i + 2] = bufs[i] % buf_width(s) / (s->oq ? s->oq_stride : 1);
 	}

@@ -25,7 +25,6 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 		*send_credits(s, gport, vl, k->dst) -= c;
 	else
 		*port_credits(p, vl) -= c;
-	p->busy = 1;
 	p->busy_until = end;
 	*port_last_tx(s, gport, vl) = (uint32_t)(s->now >> 10);
 	s->res.last_move_ps = s->now;
@@ -36,18 +35,21 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);
+	s->pflags[gport] = (uint8_t)((s->pflags[gport] & PORT_KICKED) | PORT_BUSY |
+				     (vlarb_in_turn(&p->arb) ? PORT_IN_TURN : 0));
 
 	k->up = gport;
 	k->vl = vl;
 	k->state = PKT_LINK;
 	/* arg: the port this transmission will return credits to (a prefetch hint) */
-	sim_schedule(s, end, EV_TXDONE, gport,
-		     p->tx_credits ? (uint32_t)s->at[p->tx_from].peer : NIL, pid);
+	sim_schedule(s, end, EV_TXDONE, gport, p->tx_credits ? p->tx_up : NIL, pid);
 	k->tail_ps = end + s->cfg.prop_ps;
 	if (p->peer_sw) {
 		/* the head can be forwarded after the switch latency; the tail arrives later */
+		const struct port_at *at = &s->at[gport];
+
 		sim_schedule_fixed(s, EVQ_ARRIVE_SW, s->cfg.prop_ps + s->cfg.sw_latency_ps,
-				   EV_ARRIVE, peer, pid, 0);
+				   EV_ARRIVE_SW, peer, pid, at->peer_num, (uint32_t)at->peer_sw);
 	} else {
 		/* At a CA the packet arrives prop_ps after the transmission's end: link_tx_done()
 		 * makes that event, with the uid it gets here, into a FIFO instead of the calendar
@@ -73,12 +75,11 @@ void link_tx_done(struct ibs_sim *s, const struct ibs_event *ev)
 		if (evq_fifo_push(&s->fixed[EVQ_ARRIVE_CA], &arr) && !s->error)
 			s->error = -ENOMEM;
 	}
-	p->busy = 0;
+	s->pflags[gport] &= (uint8_t)~PORT_BUSY;
 	if (p->tx_credits) { /* the packet has left a switch input buffer */
 		/* the packet left the VOQ of this output: with per-output buffers, that queue's
 		 * credits go back */
-		link_return_credits(s, (uint32_t)s->at[p->tx_from].peer, p->tx_vl, p->tx_credits,
-				    s->oq ? p->num : 0);
+		link_return_credits(s, p->tx_up, p->tx_vl, p->tx_credits, s->oq ? p->num : 0);
 		p->tx_credits = 0;
 		sw_input_free(s, p->tx_from);
 	}
@@ -100,7 +101,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 	/* The sender is busy until after the credits would arrive: it first looks at them
 	 * when its transmission ends, so they can be added now without an event. (Strictly
 	 * after: at a tie the transmission's end is processed first, without them.) */
-	if (u->busy && u->busy_until > s->now + s->cfg.prop_ps) {
+	if (port_busy(s, up) && u->busy_until > s->now + s->cfg.prop_ps) {
 		if (oq)
 			*oq_cell(s->oq_credits, s, up, vl, slot) += n;
 		else
@@ -115,7 +116,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 	}
 	/* n is at most 1024 credits (a 64 KB packet): the slot rides in the upper half */
 	sim_schedule_fixed(s, EVQ_CREDIT, s->cfg.prop_ps, EV_CREDIT, up, n | (oq ? slot << 16 : 0),
-			   vl);
+			   vl, 0);
 }
 
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg)

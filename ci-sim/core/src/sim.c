@@ -23,9 +23,9 @@ const char *ibs_version(void)
  * each in the kick list. */
 void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
-	if (s->kick_mark[gport] || s->ports[gport].busy)
+	if (s->pflags[gport] & (PORT_KICKED | PORT_BUSY))
 		return;
-	s->kick_mark[gport] = 1;
+	s->pflags[gport] = PORT_KICKED;
 	s->kick[s->n_kick++] = gport; /* at most one entry per port: never overflows */
 }
 
@@ -33,10 +33,8 @@ static void run_kicks(struct ibs_sim *s)
 {
 	for (uint32_t i = 0; i < s->n_kick; i++) {
 		uint32_t g = s->kick[i];
-		struct port *p = &s->ports[g];
-
-		s->kick_mark[g] = 0;
-		if (p->busy || s->at[g].peer < 0)
+		s->pflags[g] &= (uint8_t)~PORT_KICKED;
+		if (port_busy(s, g) || s->at[g].peer < 0)
 			continue;
 		sim_try_send(s, g);
 	}
@@ -51,7 +49,7 @@ static uint16_t port_reach(const struct ibs_sim *s, uint32_t g, const uint16_t *
 {
 	const struct ibs_config *c = &s->cfg;
 	const struct port *p = &s->ports[g];
-	uint32_t node = s->at[g].node;
+	uint32_t node = s->port_node[g];
 	const uint16_t *idx = c->sl2vl_idx + c->node_sl2vl_off[node];
 	uint32_t nports = c->node_nports[node], ins = c->node_is_switch[node] ? nports : 1;
 	uint16_t vls = 0;
@@ -94,10 +92,10 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		for (uint32_t i = 0; i < c->node_nports[n]; i++) {
 			uint32_t g = c->node_port_base[n] + i;
 
-			if (s->at[g].node != NIL)
+			if (s->port_node[g] != NIL)
 				return sim_fail(err, errlen, -EINVAL,
 						"port %u: claimed by two nodes", g);
-			s->at[g].node = n;
+			s->port_node[g] = n;
 			s->ports[g].num = (uint16_t)i;
 		}
 	for (uint32_t g = 0; g < c->n_ports; g++) {
@@ -105,7 +103,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 		int32_t q = c->port_peer[g];
 
 		s->at[g].peer = q;
-		if (s->at[g].node == NIL)
+		if (s->port_node[g] == NIL)
 			return sim_fail(err, errlen, -EINVAL, "port %u: belongs to no node", g);
 		if (q < 0)
 			continue;
@@ -141,7 +139,7 @@ static int setup_ports(struct ibs_sim *s, char *err, size_t errlen)
 
 		if (s->at[g].peer < 0)
 			continue;
-		p->peer_sw = c->node_is_switch[s->at[s->at[g].peer].node] != 0;
+		p->peer_sw = c->node_is_switch[s->port_node[s->at[g].peer]] != 0;
 		rc = port_arb_init(s, g, row_vls, err, errlen);
 		if (!rc &&
 		    (vlarb_served(&p->arb) >> PORT_NEAR_VLS ||
@@ -190,12 +188,19 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 	for (uint32_t g = 0; g < c->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		s->at[g] = (struct port_at){.sw = s->node_sw[s->at[g].node],
+		s->at[g] = (struct port_at){.sw = s->node_sw[s->port_node[g]],
 					    .num = p->num,
 					    .nvl = p->nvl,
 					    .peer = s->at[g].peer,
-					    .node = s->at[g].node};
+					    .peer_sw = -1};
 	}
+	for (uint32_t g = 0; g < c->n_ports; g++)
+		if (s->at[g].peer >= 0) {
+			const struct port_at *q = &s->at[s->at[g].peer];
+
+			s->at[g].peer_sw = q->sw;
+			s->at[g].peer_num = (uint8_t)q->num;
+		}
 	const struct sw *distinct[SL2VL_SHARED];
 	uint32_t n_distinct = 0;
 
@@ -222,7 +227,7 @@ static int setup_nodes(struct ibs_sim *s, char *err, size_t errlen)
 			return sim_fail(err, errlen, -EINVAL, "endpoint %u: port %u out of range",
 					e, g);
 		struct port *p = &s->ports[g];
-		uint32_t node = s->at[g].node;
+		uint32_t node = s->port_node[g];
 
 		if (is_switch(s, node) || s->at[g].peer < 0 || s->port_ep[g] >= 0)
 			return sim_fail(err, errlen, -EINVAL,
@@ -307,17 +312,18 @@ int ibs_create(const struct ibs_config *cfg, struct ibs_sim **out, char *err, si
 	if (s->flows)
 		memset(s->flows, 0, (cfg->n_flows ? cfg->n_flows : 1) * sizeof(*s->flows));
 	s->at = calloc(s->n_ports ? s->n_ports : 1, sizeof(*s->at));
+	s->port_node = malloc((s->n_ports ? s->n_ports : 1) * sizeof(*s->port_node));
 	s->reading = calloc(s->n_ports ? s->n_ports : 1, 1);
 	s->kick = malloc((size_t)s->n_ports * sizeof(uint32_t));
-	s->kick_mark = calloc(s->n_ports, 1);
+	s->pflags = calloc(s->n_ports ? s->n_ports : 1, 1);
 	rc = -ENOMEM;
 	if (cfg->audit && !(s->credits_back = calloc((size_t)s->n_ports * 16, sizeof(uint32_t))))
 		goto bad;
-	if (!s->ports || !s->at || !s->reading || !s->node_sw || !s->node_ep || !s->port_ep ||
-	    !s->eps || !s->flows || !s->kick || !s->kick_mark)
+	if (!s->ports || !s->at || !s->port_node || !s->reading || !s->node_sw || !s->node_ep ||
+	    !s->port_ep || !s->eps || !s->flows || !s->kick || !s->pflags)
 		goto bad;
 	for (uint32_t g = 0; g < s->n_ports; g++) {
-		s->at[g].node = NIL;
+		s->port_node[g] = NIL;
 		s->port_ep[g] = -1;
 	}
 	if ((rc = setup_ports(s, err, errlen)) || (rc = setup_nodes(s, err, errlen)) ||
@@ -364,6 +370,7 @@ void ibs_destroy(struct ibs_sim *s)
 			vlarb_free(&s->ports[g].arb);
 	free(s->ports);
 	free(s->at);
+	free(s->port_node);
 	free(s->reading);
 	free(s->node_sw);
 	free(s->node_ep);
@@ -373,13 +380,12 @@ void ibs_destroy(struct ibs_sim *s)
 	free(s->credits_back);
 	free(s->oq_credits);
 	free(s->oq_back);
-	free(s->req_words);
-	free(s->rr_all);
+	free(s->outs_all);
 	free(s->eps);
 	free(s->flows);
 	pkt_pool_free(s);
 	free(s->kick);
-	free(s->kick_mark);
+	free(s->pflags);
 	free(s->klass);
 	free(s->klass_out);
 	free(s->port_vl_bytes);
@@ -400,10 +406,10 @@ static void dispatch(struct ibs_sim *s, const struct ibs_event *ev)
 {
 	switch (ev->kind) {
 	case EV_ARRIVE:
-		if (port_on_switch(s, ev->obj))
-			sw_arrive(s, ev->obj, ev->arg);
-		else
-			ca_arrive(s, ev->obj, ev->arg);
+		ca_arrive(s, ev->obj, ev->arg);
+		break;
+	case EV_ARRIVE_SW:
+		sw_arrive(s, ev);
 		break;
 	case EV_TXDONE:
 		link_tx_done(s, ev);

@@ -16,7 +16,9 @@
 
 #define NIL UINT32_MAX
 
-enum ev_kind { EV_ARRIVE, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
+/* EV_ARRIVE at a CA port, EV_ARRIVE_SW at a switch port: that one carries the switch (aux) and
+ * the port's number there (vl), so an arrival reads no s->at entry (link_start_tx()). */
+enum ev_kind { EV_ARRIVE, EV_ARRIVE_SW, EV_TXDONE, EV_CREDIT, EV_WAKE, EV_CHECK };
 /* The FIFOs of events at a fixed delay (evq_fifo.h): an arrival at a switch port
  * (prop_ps + sw_latency_ps) and a credit return (prop_ps), made at a send; an arrival at a CA,
  * made when the transmission ends (prop_ps after it, with the uid it had at the send: the
@@ -70,21 +72,23 @@ struct queue {
 #define PORT_NEAR_ENTRIES 2
 #define PORT_LAST_VLS 2
 struct port {
-	_Alignas(64) uint8_t busy;
-	uint8_t nvl;
-	uint16_t req_mask; /* switch output: VLs some input queue asks for */
+	_Alignas(64) uint8_t nvl;
+	uint8_t tx_vl;
+	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
 	/* What a send of VLs 0 and 1 counts, in the line it writes anyway (port_last_tx(),
-	 * port_count_bytes()), where the node, switch index and peer were (s->at has them) and
-	 * the upstream port of the input being read (the peer of tx_from): the last send in
-	 * 1024-ps units, and the bytes sent inside the window since they were last carried into
+	 * port_count_bytes()), where the node, switch index and peer were (s->at has them): the
+	 * last send in 1024-ps units, and the bytes sent inside the window since they were last carried into
 	 * port_vl_bytes (before an add would overflow). */
 	uint32_t last_tx[PORT_LAST_VLS];
 	uint32_t win_bytes[PORT_LAST_VLS];
 	uint16_t num;
 	uint16_t tx_credits; /* packet in transmission: space it frees in input buffer */
 	uint32_t tx_from;    /* ... tx_from (switch), filled by its peer */
-	uint8_t tx_vl;
-	bool peer_sw; /* the peer is a switch port (cut-through at its end) */
+	/* ... whose credits go back to tx_up (the packet's `up`, the peer of tx_from): at the
+	 * transmission's end s->at's entry of tx_from was a line missed on 0.24 hops in 1 at 2550
+	 * CAs; the send reads the packet anyway (room made by busy and req_mask, which moved to
+	 * s->pflags and the output's record) */
+	uint32_t tx_up;
 	double ps_per_byte;
 	uint64_t busy_until; /* end of the transmission in progress */
 	/* per VL: free space in the peer's input buffer (port_credits()) */
@@ -92,6 +96,7 @@ struct port {
 	_Alignas(64) struct vlarb arb; /* linked ports only */
 	uint32_t credits_far[IBS_MAX_VLS - PORT_NEAR_VLS];
 };
+_Static_assert(__builtin_offsetof(struct port, arb) == 64, "the port's header is one line");
 
 static inline uint32_t *port_credits(struct port *p, uint32_t vl)
 {
@@ -103,24 +108,32 @@ static inline uint32_t port_credit(const struct port *p, uint32_t vl)
 	return vl < PORT_NEAR_VLS ? p->credits[vl] : p->credits_far[vl - PORT_NEAR_VLS];
 }
 
-/* Where a port is, what an arrival needs before it touches any state: 16 bytes a port, in
- * one array small enough to stay in cache (a 2550-CA fabric: 240 KB), so an arrival reads
- * no line of its input port's block. A copy of the block's fields, set once. */
+/* Where a port is: 16 bytes a port, in one array (a 2550-CA fabric: 200 KB), so that a send
+ * pass reads no line of the block for it; and where its peer is, which a send to a switch
+ * gives the arrival event, so an arrival reads no entry here (at 2550 CAs the first touch of an
+ * event's entry missed on 0.66 hops in 1). Set once. */
 struct port_at {
-	int32_t sw; /* as struct port */
+	int32_t sw; /* switch index, -1 for a CA's port */
 	uint16_t num;
 	uint8_t nvl;
-	uint8_t pad;
+	uint8_t peer_num; /* the peer's number (a node has at most 255 ports) */
 	int32_t peer;
-	uint32_t node;
+	int32_t peer_sw; /* the peer's switch index, -1 for none or a CA's port */
 };
 
+/* A switch output's arbitration state, one record per output (sw_out()), out_words u64 long:
+ * the VLs some input queue asks for (u16), each VL's round robin (u16 [nvl]: the key served
+ * last), then each VL's request bitmap (u64 [nvl][words]: the keys asking for (out, VL)). An
+ * arrival that opens a queue sets a bit and the mask, a send pass reads all three: one line
+ * for up to 2 VLs of a 64-key switch (the records are 32 bytes there), where the maps, the
+ * round robins and the mask in the output port's header were three, the header missed
+ * whenever the port was busy (it is read again when its transmission ends). */
 struct sw {
 	uint32_t node, nports, port_base;
 	uint32_t words;	       /* u64 words of one request bitmap */
 	uint32_t q_base;       /* first queue of this switch */
-	uint64_t *req;	       /* [nports][nvl][words]: keys requesting (out, vl) */
-	uint16_t *rr;	       /* [nports][nvl]: key served last */
+	uint32_t out_words;    /* u64 words of one output's record */
+	uint64_t *outs;	       /* [nports] records: sw_out() */
 	const uint8_t *route;  /* [n_endpoints] */
 	const uint16_t *sl2vl; /* [nports][nports] row index */
 };
@@ -178,17 +191,18 @@ struct ibs_sim {
 
 	uint32_t n_nodes, n_ports, n_sw, n_ep;
 	struct port *ports;
-	struct port_at *at; /* [port] */
-	uint8_t *reading;   /* [port] switch input: transmissions reading its buffer now */
-	int32_t *node_sw;   /* node -> switch index, -1 for CAs */
-	int32_t *node_ep;   /* node -> first endpoint, -1 if none */
-	int32_t *port_ep;   /* global port -> endpoint, -1 */
+	struct port_at *at;  /* [port] */
+	uint32_t *port_node; /* [port] its node (set-up, the deadlock witness) */
+	uint8_t *reading;    /* [port] switch input: transmissions reading its buffer now */
+	int32_t *node_sw;    /* node -> switch index, -1 for CAs */
+	int32_t *node_ep;    /* node -> first endpoint, -1 if none */
+	int32_t *port_ep;    /* global port -> endpoint, -1 */
 	struct sw *sws;
 	struct queue *queues;
 	uint32_t *credits_back; /* [port][16] credits travelling back; only with cfg.audit */
 	uint64_t n_queues;
-	uint64_t *req_words;
-	uint16_t *rr_all;
+	uint64_t *outs_all; /* the switches' output records (struct sw) */
+	uint32_t out_hdr;   /* u64 words of a record's mask and round robins */
 
 	struct ep *eps;
 	struct flow *flows;
@@ -200,7 +214,9 @@ struct ibs_sim {
 
 	uint32_t *kick; /* ports waiting for an arbitration pass */
 	uint32_t n_kick, cap_kick;
-	uint8_t *kick_mark;
+	/* [port] PORT_KICKED, PORT_BUSY: dense, so that a kick (an arrival that opens a queue of a
+	 * busy output) reads no line of the port's block */
+	uint8_t *pflags;
 
 	/* statistics */
 	struct group_acc sl[IBS_NUM_SLS];
@@ -230,6 +246,57 @@ struct ibs_sim {
 	uint32_t *oq_back;    /* the same shape, credits travelling back; only with cfg.audit */
 };
 
+/* s->pflags: PORT_IN_TURN, its arbiter's vlarb_in_turn() as it was left (port_note_turn()) */
+enum { PORT_KICKED = 1, PORT_BUSY = 2, PORT_IN_TURN = 4 };
+
+static inline bool port_busy(const struct ibs_sim *s, uint32_t g)
+{
+	return s->pflags[g] & PORT_BUSY;
+}
+
+static inline void port_note_turn(struct ibs_sim *s, uint32_t g, const struct vlarb *a)
+{
+	s->pflags[g] =
+		(uint8_t)((s->pflags[g] & ~PORT_IN_TURN) | (vlarb_in_turn(a) ? PORT_IN_TURN : 0));
+}
+
+/* A send pass that has no active VL (none with a packet and its credits) and whose arbiter is
+ * in no turn would call vlarb_decide() for -1 and no change: it ends there without reading the
+ * arbiter's line (at 2550 CAs about 0.4 passes a hop send nothing, each a line missed). */
+static inline bool port_nothing_to_arbitrate(const struct ibs_sim *s, uint32_t g, uint16_t active)
+{
+	return !active && !(s->pflags[g] & PORT_IN_TURN);
+}
+
+/* Output o's record at switch w (struct sw): the mask, VL v's round robin and its map. */
+static inline uint64_t *sw_out(const struct ibs_sim *s, const struct sw *w, uint32_t o)
+{
+	(void)s;
+	return w->outs + (size_t)o * w->out_words;
+}
+
+static inline uint16_t *out_mask(uint64_t *rec)
+{
+	return (uint16_t *)rec;
+}
+
+/* The output port's operational VLs, 0 when it is not linked */
+static inline uint16_t *out_nvl(uint64_t *rec)
+{
+	return (uint16_t *)rec + 1;
+}
+
+static inline uint16_t *out_rr(uint64_t *rec, uint32_t v)
+{
+	return (uint16_t *)rec + 2 + v;
+}
+
+static inline uint64_t *out_map(const struct ibs_sim *s, const struct sw *w, uint64_t *rec,
+				uint32_t v)
+{
+	return rec + s->out_hdr + (size_t)v * w->words;
+}
+
 static inline bool in_window(const struct ibs_sim *s)
 {
 	return s->now >= s->cfg.warmup_ps && s->now < s->cfg.end_ps;
@@ -250,12 +317,13 @@ static inline uint32_t *port_last_tx(struct ibs_sim *s, uint32_t g, uint32_t vl)
 static inline void port_count_bytes(struct ibs_sim *s, uint32_t g, uint32_t vl, uint32_t bytes)
 {
 	uint64_t *dense = &s->port_vl_bytes[(size_t)g * s->nvl + vl];
-	uint32_t *near = &s->ports[g].win_bytes[vl];
 
 	if (vl >= PORT_LAST_VLS) {
 		*dense += bytes;
 		return;
 	}
+	uint32_t *near = &s->ports[g].win_bytes[vl]; /* only now: win_bytes[vl] may not exist */
+
 	if (*near > UINT32_MAX - bytes) {
 		*dense += *near;
 		*near = 0;
@@ -378,14 +446,16 @@ static inline void sim_schedule(struct ibs_sim *s, uint64_t ts, uint8_t kind, ui
 /* An event `delay` after now into FIFO `fifo`, whose events all have that delay: in order
  * behind the ones already there. */
 static inline void sim_schedule_fixed(struct ibs_sim *s, uint32_t fifo, uint64_t delay,
-				      uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl)
+				      uint8_t kind, uint32_t obj, uint32_t arg, uint8_t vl,
+				      uint32_t aux)
 {
 	struct ibs_event ev = {.ts = s->now + delay,
 			       .uid = s->next_uid++,
 			       .obj = obj,
 			       .arg = arg,
 			       .kind = kind,
-			       .vl = vl};
+			       .vl = vl,
+			       .aux = aux};
 
 	sim_scheduled(s, evq_fifo_push(&s->fixed[fifo], &ev));
 }
@@ -407,12 +477,12 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 
 /* switch.c */
 int sw_setup(struct ibs_sim *s);
-void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid);
+void sw_arrive(struct ibs_sim *s, const struct ibs_event *ev);
 void sw_try_send(struct ibs_sim *s, uint32_t gport);
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport);
 uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl,
 		     uint32_t out);
-void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage);
+void sw_prefetch_arrive(const struct ibs_sim *s, const struct ibs_event *ev, int stage);
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
 /* prefetch.c */

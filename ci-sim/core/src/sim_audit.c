@@ -27,7 +27,7 @@ static uint64_t audit_oq(const struct ibs_sim *s)
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		if (p->busy && p->tx_credits)
+		if (port_busy(s, g) && p->tx_credits)
 			occ[((size_t)s->at[p->tx_from].peer * s->nvl + p->tx_vl) * s->oq_stride +
 			    p->num] += p->tx_credits;
 	}
@@ -70,7 +70,7 @@ int ibs_audit(const struct ibs_sim *s, struct ibs_audit *a)
 	for (uint32_t g = 0; g < s->n_ports; g++) {
 		const struct port *p = &s->ports[g];
 
-		if (p->busy && p->tx_credits) {
+		if (port_busy(s, g) && p->tx_credits) {
 			occ[(size_t)p->tx_from * 16 + p->tx_vl] += p->tx_credits;
 			occ[(size_t)p->tx_from * 16 + 15]++; /* VL15 carries no data: a free slot */
 		}

@@ -3,6 +3,7 @@
  * Routes come from the LFT and VLs from the per-(in, out) SL2VL; nothing is recomputed. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim.h"
 
@@ -28,28 +29,42 @@ static int oq_setup(struct ibs_sim *s)
 	return 0;
 }
 
+/* An output record's u64 words: a power of two up to a line (the record never straddles two),
+ * whole lines beyond. */
+static uint32_t out_words(uint32_t need)
+{
+	uint32_t n = 1;
+
+	if (need > 8)
+		return (need + 7) / 8 * 8;
+	while (n < need)
+		n *= 2;
+	return n;
+}
+
 int sw_setup(struct ibs_sim *s)
 {
-	uint64_t words = 0, rrs = 0, queues = 0;
+	uint64_t words = 0, queues = 0;
 
+	s->out_hdr = ((2 + s->nvl) * (uint32_t)sizeof(uint16_t) + 7) / 8;
 	for (uint32_t i = 0; i < s->n_sw; i++) {
 		struct sw *w = &s->sws[i];
 		uint32_t keys = w->nports * s->nvl;
 
 		w->words = (keys + 63) / 64;
+		w->out_words = out_words(s->out_hdr + s->nvl * w->words);
 		w->q_base = (uint32_t)queues;
 		queues += (uint64_t)keys * (s->cfg.voq ? w->nports : 1);
-		words += (uint64_t)w->nports * s->nvl * w->words;
-		rrs += keys;
+		words += ((uint64_t)w->nports * w->out_words + 7) / 8 * 8; /* lines of their own */
 	}
 	if (queues >= NIL)
 		return -E2BIG;
 	s->n_queues = queues;
 	s->queues = malloc((queues ? queues : 1) * sizeof(*s->queues));
-	s->req_words = calloc(words ? words : 1, sizeof(uint64_t));
-	s->rr_all = calloc(rrs ? rrs : 1, sizeof(uint16_t));
-	if (!s->queues || !s->req_words || !s->rr_all)
+	s->outs_all = aligned_alloc(64, (words ? words : 8) * sizeof(uint64_t));
+	if (!s->queues || !s->outs_all)
 		return -ENOMEM;
+	memset(s->outs_all, 0, (words ? words : 8) * sizeof(uint64_t));
 	if (s->cfg.voq && s->cfg.voq_buffers) {
 		int rc = oq_setup(s);
 
@@ -58,17 +73,20 @@ int sw_setup(struct ibs_sim *s)
 	}
 	for (uint64_t q = 0; q < queues; q++)
 		s->queues[q] = (struct queue){NIL, NIL, 0};
-	words = rrs = 0;
+	words = 0;
 	for (uint32_t i = 0; i < s->n_sw; i++) {
 		struct sw *w = &s->sws[i];
 		uint32_t keys = w->nports * s->nvl;
 
-		w->req = s->req_words + words;
-		w->rr = s->rr_all + rrs;
-		for (uint32_t k = 0; k < keys; k++)
-			w->rr[k] = (uint16_t)(keys - 1); /* the first pass starts at key 0 */
-		words += (uint64_t)w->nports * s->nvl * w->words;
-		rrs += keys;
+		w->outs = s->outs_all + words;
+		for (uint32_t o = 0; o < w->nports; o++) {
+			const struct port_at *at = &s->at[w->port_base + o];
+
+			*out_nvl(sw_out(s, w, o)) = at->peer < 0 ? 0 : at->nvl;
+			for (uint32_t v = 0; v < s->nvl; v++) /* the first pass starts at key 0 */
+				*out_rr(sw_out(s, w, o), v) = (uint16_t)(keys - 1);
+		}
+		words += ((uint64_t)w->nports * w->out_words + 7) / 8 * 8;
 	}
 	return 0;
 }
@@ -79,26 +97,23 @@ uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, u
 	return key_queue(s, w, in * s->nvl + vl, out);
 }
 
-static uint64_t *req_map(const struct ibs_sim *s, const struct sw *w, uint32_t out, uint32_t vl)
-{
-	return w->req + ((uint64_t)out * s->nvl + vl) * w->words;
-}
-
 static void req_set(struct ibs_sim *s, struct sw *w, uint32_t out, uint32_t vl, uint32_t key)
 {
-	req_map(s, w, out, vl)[key >> 6] |= 1ull << (key & 63);
-	s->ports[w->port_base + out].req_mask |= (uint16_t)(1u << vl);
+	uint64_t *rec = sw_out(s, w, out);
+
+	out_map(s, w, rec, vl)[key >> 6] |= 1ull << (key & 63);
+	*out_mask(rec) |= (uint16_t)(1u << vl);
 }
 
 static void req_clear(struct ibs_sim *s, struct sw *w, uint32_t out, uint32_t vl, uint32_t key)
 {
-	uint64_t *m = req_map(s, w, out, vl);
+	uint64_t *rec = sw_out(s, w, out), *m = out_map(s, w, rec, vl);
 
 	m[key >> 6] &= ~(1ull << (key & 63));
 	for (uint32_t i = 0; i < w->words; i++)
 		if (m[i])
 			return;
-	s->ports[w->port_base + out].req_mask &= (uint16_t) ~(1u << vl);
+	*out_mask(rec) &= (uint16_t) ~(1u << vl);
 }
 
 /* First requesting key after `after`, cyclically. The map is known to be non-empty. */
@@ -119,11 +134,10 @@ static uint32_t next_key(const uint64_t *m, uint32_t words, uint32_t nkeys, uint
 
 /* Prefetch hints for an arrival at in_gport, in stages: each needs the lines the one
  * before it loaded (packet -> LFT entry -> output port, SL2VL index and queue). */
-void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid, int stage)
+void sw_prefetch_arrive(const struct ibs_sim *s, const struct ibs_event *ev, int stage)
 {
-	const struct port_at *ip = &s->at[in_gport];
-	const struct sw *w = &s->sws[ip->sw];
-	const struct pkt *k = &s->pkts[pid];
+	const struct sw *w = &s->sws[ev->aux];
+	const struct pkt *k = &s->pkts[ev->arg];
 
 	if (k->dst >= s->n_ep)
 		return;
@@ -135,28 +149,28 @@ void sw_prefetch_arrive(const struct ibs_sim *s, uint32_t in_gport, uint32_t pid
 	if (out == 0 || out >= w->nports)
 		return;
 	port_prefetch_send(s, &s->ports[w->port_base + out]);
-	__builtin_prefetch(&w->sl2vl[ip->num * w->nports + out]);
-	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ip->num, k->vl, out)]);
+	__builtin_prefetch(sw_out(s, w, out));
+	__builtin_prefetch(&w->sl2vl[ev->vl * w->nports + out]);
+	__builtin_prefetch(&s->queues[sw_queue_of(s, w, ev->vl, k->vl, out)]);
 }
 
-/* Prefetch hints for a send pass of output gport: the request maps, then the queue
- * each VL's round robin offers, then that queue's head packet. */
+/* Prefetch hints for a send pass of output gport: its record (mask, round robins, maps),
+ * then the queue each VL's round robin offers, then that queue's head packet. */
 void sw_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage)
 {
-	const struct port *p = &s->ports[gport];
-	const struct sw *w = &s->sws[s->at[gport].sw];
-	uint32_t o = p->num, nkeys = w->nports * s->nvl;
+	const struct port_at *at = &s->at[gport];
+	const struct sw *w = &s->sws[at->sw];
+	uint32_t o = at->num, nkeys = w->nports * s->nvl;
+	uint64_t *rec = sw_out(s, w, o);
 
-	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
+	if (stage == 0) {
+		__builtin_prefetch(rec);
+		return;
+	}
+	for (uint16_t m = *out_mask(rec); m; m &= (uint16_t)(m - 1)) {
 		uint32_t v = (uint32_t)__builtin_ctz(m);
-		const uint64_t *map = req_map(s, w, o, v);
-
-		if (stage == 0) {
-			__builtin_prefetch(map);
-			__builtin_prefetch(&w->rr[o * s->nvl + v]);
-			continue;
-		}
-		uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]);
+		const uint64_t *map = out_map(s, w, rec, v);
+		uint32_t key = next_key(map, w->words, nkeys, *out_rr(rec, v));
 		if (key == NIL)
 			continue;
 		const struct queue *q = &s->queues[key_queue(s, w, key, o)];
@@ -177,20 +191,23 @@ static void drop(struct ibs_sim *s, uint32_t pid, uint64_t *counter)
 	(*counter)++;
 }
 
-void sw_arrive(struct ibs_sim *s, uint32_t in_gport, uint32_t pid)
+/* An arrival at a switch port (EV_ARRIVE_SW: the switch in ev->aux, the port's number in
+ * ev->vl): whether the output is linked and its VLs are in the output's record. */
+void sw_arrive(struct ibs_sim *s, const struct ibs_event *ev)
 {
-	const struct port_at *ip = &s->at[in_gport];
-	struct sw *w = &s->sws[ip->sw];
+	struct sw *w = &s->sws[ev->aux];
+	uint32_t pid = ev->arg;
 	struct pkt *k = &s->pkts[pid];
-	uint32_t in = ip->num, out = w->route[k->dst];
+	uint32_t in = ev->vl, out = w->route[k->dst];
+	uint64_t *rec;
 
 	if (out == IBS_NO_ROUTE || out == 0 || out >= w->nports ||
-	    s->at[w->port_base + out].peer < 0) {
+	    !*out_nvl(rec = sw_out(s, w, out))) {
 		drop(s, pid, &s->res.dropped_route);
 		return;
 	}
 	uint8_t ovl = s->cfg.sl2vl_rows[(uint32_t)w->sl2vl[in * w->nports + out] * 16 + k->sl];
-	if (ovl >= s->at[w->port_base + out].nvl) { /* includes VL15: the spec drops */
+	if (ovl >= *out_nvl(rec)) { /* includes VL15: the spec drops */
 		drop(s, pid, &s->res.dropped_vl);
 		return;
 	}
@@ -231,11 +248,11 @@ static bool head_fits(struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_
  * packet at a time, and, with per-output VOQ buffers, heads whose next queue has no room
  * (their credits differ per key; with shared buffers all keys of a VL share one count, so
  * the caller checks it once). NIL if no requesting key can go. */
-static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint32_t o, uint32_t v,
-			    uint32_t nkeys)
+static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint64_t *rec, uint32_t o,
+			    uint32_t v, uint32_t nkeys)
 {
-	const uint64_t *map = req_map(s, w, o, v);
-	uint32_t key = next_key(map, w->words, nkeys, w->rr[o * s->nvl + v]), first = key;
+	const uint64_t *map = out_map(s, w, rec, v);
+	uint32_t key = next_key(map, w->words, nkeys, *out_rr(rec, v)), first = key;
 
 	while ((s->cfg.input_reads &&
 		s->reading[w->port_base + key_input(s, key)] >= s->cfg.input_reads) ||
@@ -250,13 +267,14 @@ static uint32_t offered_key(struct ibs_sim *s, const struct sw *w, uint32_t o, u
 /* A switch input finished feeding an output: outputs it blocked may go now. */
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
 {
-	const struct sw *w = &s->sws[s->at[in_gport].sw];
-
 	s->reading[in_gport]--;
 	if (!s->cfg.input_reads)
 		return;
+	/* only now: without input_reads the input's s->at entry was a line missed for nothing */
+	const struct sw *w = &s->sws[s->at[in_gport].sw];
+
 	for (uint32_t o = 1; o < w->nports; o++)
-		if (s->ports[w->port_base + o].req_mask)
+		if (*out_mask(sw_out(s, w, o)))
 			sim_kick(s, w->port_base + o);
 }
 
@@ -265,12 +283,15 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	struct port *p = &s->ports[gport];
 	struct sw *w = &s->sws[s->at[gport].sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
-	uint32_t head_bytes[IBS_MAX_VLS] = {0}, cand[IBS_MAX_VLS];
-	uint16_t active = 0, nonempty = p->req_mask;
+	/* vlarb_decide() reads head_bytes[] of active VLs only (as ca_try_send's): not zeroed,
+	 * 64 bytes a pass for nothing */
+	uint32_t head_bytes[IBS_MAX_VLS], cand[IBS_MAX_VLS];
+	uint64_t *rec = sw_out(s, w, o);
+	uint16_t active = 0, nonempty = *out_mask(rec);
 
-	for (uint16_t m = p->req_mask; m; m &= (uint16_t)(m - 1)) {
+	for (uint16_t m = nonempty; m; m &= (uint16_t)(m - 1)) {
 		uint32_t v = (uint32_t)__builtin_ctz(m);
-		uint32_t key = offered_key(s, w, o, v, nkeys);
+		uint32_t key = offered_key(s, w, rec, o, v, nkeys);
 
 		if (key == NIL)
 			continue; /* backlogged but blocked, like a VL without credits */
@@ -283,9 +304,13 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 			cand[v] = key;
 		}
 	}
-	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
-	if (vl < 0)
+	if (port_nothing_to_arbitrate(s, gport, active))
 		return;
+	int vl = vlarb_decide(&p->arb, active, nonempty, head_bytes);
+	if (vl < 0) { /* else link_start_tx() notes the turn after its commit */
+		port_note_turn(s, gport, &p->arb);
+		return;
+	}
 
 	uint32_t key = cand[vl], in = key_input(s, key), ivl = key - in * s->nvl;
 	struct queue *q = &s->queues[key_queue(s, w, key, o)];
@@ -295,7 +320,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	q->head = k->next;
 	if (q->head == NIL)
 		q->tail = NIL;
-	w->rr[o * s->nvl + (uint32_t)vl] = (uint16_t)key;
+	*out_rr(rec, (uint32_t)vl) = (uint16_t)key;
 	if (q->head == NIL) {
 		req_clear(s, w, o, (uint32_t)vl, key);
 	} else { /* the new head, as recorded in k when it was linked behind it */
@@ -307,6 +332,7 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 		}
 	}
 	p->tx_from = w->port_base + in;
+	p->tx_up = k->up;
 	s->reading[p->tx_from]++;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);

@@ -59,6 +59,13 @@ int vlarb_decide(struct vlarb *a, uint16_t active, uint16_t nonempty, const uint
 /* The packet picked by the last vlarb_decide() was sent. */
 void vlarb_commit(struct vlarb *a, uint32_t bytes);
 
+/* Whether a turn is in progress. Without one, vlarb_decide() with no active VL returns -1 and
+ * changes nothing: a send pass that finds nothing to send need not look at the arbiter. */
+static inline bool vlarb_in_turn(const struct vlarb *a)
+{
+	return a->high.in_turn || a->low.in_turn;
+}
+
 /* VLs the arbiter can ever send (named in a table and within reach). */
 static inline uint16_t vlarb_served(const struct vlarb *a)
 {

@@ -573,6 +573,35 @@ static void sl_bytes_one_sl(void)
 	ibs_destroy(s);
 }
 
+/* An arrival finds whether its output is linked and how many VLs it runs in the output's
+ * record (sw_arrive()): a switch with CAs on ports 1 and 2 and port 3 unlinked; ca1's packets
+ * are routed to port 3 (dropped, no route), ca0's go to ca1 on SL 2 -> VL 2, but the link to
+ * ca1 runs one VL (dropped, VL). Nothing is delivered (fails when either check reads another
+ * port's or no port's state). */
+static void drops_at_the_output(void)
+{
+	struct fab f;
+
+	memset(&f, 0, sizeof(f));
+	uint32_t sw = add_node(&f, 1, 4);
+	for (uint32_t i = 0; i < 2; i++)
+		link_ports(&f, sw, i + 1, add_node(&f, 0, 2), 1);
+	f.routes[f.route_off[sw] + 0] = 3;
+	f.routes[f.route_off[sw] + 1] = 2;
+	vlarb_config_a(&f);
+	f.op_vls[f.base[sw] + 2] = 1;
+	saturating(&f, 0, 1, 2);
+	saturating(&f, 1, 0, 0);
+	finish(&f, 16 * 64, 20000000ull); /* 20 us */
+	struct ibs_sim *s = run_checked(&f);
+	if (!s)
+		return;
+	const struct ibs_results *r = ibs_results(s);
+
+	EXPECT(r->dropped_route > 10 && r->dropped_vl > 10 && r->delivered == 0);
+	ibs_destroy(s);
+}
+
 int main(void)
 {
 	two_node(IBS_ACCT_BYTE);
@@ -587,5 +616,6 @@ int main(void)
 	bad_input();
 	vl_bytes_past_32_bits();
 	sl_bytes_one_sl();
+	drops_at_the_output();
 	TEST_DONE();
 }

@@ -214,6 +214,48 @@ static void reach_same_decisions(void)
 		}
 }
 
+/* A send pass with no active VL skips vlarb_decide() when no turn is in progress
+ * (port_nothing_to_arbitrate()): there decide must return -1 and change nothing but pending.
+ * Random steps on Debian's tables and a mixed one, with VLHighLimit, in both modes. */
+static void idle_decide_changes_nothing(void)
+{
+	struct ibs_vlarb_entry hi[] = {{0, 4}, {2, 1}}, lo[] = {{1, 4}, {3, 2}, {2, 1}};
+	uint32_t rnd = 777, skipped = 0;
+
+	for (uint8_t mode = IBS_ACCT_BYTE; mode <= IBS_ACCT_PACKET; mode++)
+		for (uint8_t limit = 0; limit < 3; limit++) {
+			struct vlarb a = {0};
+
+			EXPECT(vlarb_init(&a, hi, 2, lo, 3, limit, mode, 0xf) == 0);
+			for (int i = 0; i < 100000; i++) {
+				uint32_t head[IBS_MAX_VLS] = {0};
+
+				rnd = rnd * 1103515245u + 12345u;
+				uint16_t nonempty = (uint16_t)((rnd >> 8) & 0xf);
+				uint16_t active = (uint16_t)(nonempty & (rnd >> 16));
+				for (int v = 0; v < IBS_MAX_VLS; v++)
+					head[v] = (rnd >> 20) & 1 ? 4096
+								  : 64u * (1 + (rnd >> 24) % 64);
+				if (!active && !vlarb_in_turn(&a)) {
+					struct vlarb before; /* the entries are inline */
+
+					memcpy(&before, &a, sizeof(a));
+					EXPECT(vlarb_decide(&a, 0, nonempty, head) == -1);
+					before.pending = a.pending;
+					EXPECT(a.high.e == a.small &&
+					       !memcmp(&before, &a, sizeof(a)));
+					skipped++;
+					continue;
+				}
+				int vl = vlarb_decide(&a, active, nonempty, head);
+				if (vl >= 0)
+					vlarb_commit(&a, head[vl]);
+			}
+			vlarb_free(&a);
+		}
+	EXPECT(skipped > 1000);
+}
+
 int main(void)
 {
 	struct ibs_vlarb_entry too_many[65];
@@ -228,5 +270,6 @@ int main(void)
 	figure2();
 	special_limits();
 	reach_same_decisions();
+	idle_decide_changes_nothing();
 	TEST_DONE();
 }
