@@ -54,18 +54,22 @@ def spoil(path: Path, case: str, good: str) -> None:
 
 # case -> what the one line says after 'not read: PATH' (None: the map is read, no line)
 CASES = {
+    "huge_group_numbers": f":1: group {BIG} is out of range (0-49150)",
     "empty": None,  # names no switch: discovery, as with none stored
     "binary": ":1: line longer than 128 bytes",  # a NUL ends fgets' string,
     "cut_mid_line": ":13: expected",  # a full disk's last line
     "directory": ": not a regular file",
     "symlink_loop": ": Too many levels of symbolic links",
+    "negative_group": ":1: group 4294967295 is out of range",
 }
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_spoilt_group_map_is_named_once_and_dla_routes(fabric, case):
-    """Before: every map that was there and not read was named twice a sweep (the routing's
-    read, then the store's check against it). Now once, and dla discovers the groups."""
+    """Before: a map whose groups were numbered from 500000000 (the switches' grouping intact)
+    held OpenSM's sweep 13 s (5 s of CPU) and 1.96 GB at its peak on 36 switches
+    (dla_groups_from_labels sized a table by the largest number; 8 GB at 2000000000), and no
+    line said why. Now the map is not read, in one line, and dla discovers the groups."""
     h, good = fabric
     path = h.run_dir / GROUP_MAP
     spoil(path, case, good)
