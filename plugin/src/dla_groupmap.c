@@ -12,6 +12,9 @@
 
 #define MAX_BYTES (4u << 20) /* far above 65535 switches' lines */
 #define MAX_LINE 128
+/* Groups are numbered from 0 and a subnet holds fewer switches than unicast LIDs (0xBFFF):
+ * anything above is no map dla wrote, and dla_groups_from_labels() sizes a table by it */
+#define MAX_GROUP 0xBFFFu
 
 struct by_guid {
 	uint64_t guid;
@@ -87,10 +90,15 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 		}
 		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
 			continue;
-		if (sscanf(line, "0x%llx %u %c", &guid, &group, &extra) != 2 ||
-		    group >= DLA_NO_GROUP / 2) {
+		if (sscanf(line, "0x%llx %u %c", &guid, &group, &extra) != 2) {
 			snprintf(err, len, "%s:%u: expected \"0x<node GUID> <group>\"", path,
 				 lineno);
+			ret = -EINVAL;
+			break;
+		}
+		if (group >= MAX_GROUP) {
+			snprintf(err, len, "%s:%u: group %u is out of range (0-%u)", path, lineno,
+				 group, MAX_GROUP - 1);
 			ret = -EINVAL;
 			break;
 		}

@@ -68,7 +68,10 @@ static uint32_t *pinned_labels(const struct ibqos_sweep *sw, int *nomem)
 	return labels;
 }
 
-static uint32_t *stored_labels(struct ibqos_ctx *ctx, const struct dla_fabric *f, int *nomem)
+/* say: log why a map that is there was not read (once a sweep: the routing's read, not the
+ * store's check against it) */
+static uint32_t *stored_labels(struct ibqos_ctx *ctx, const struct dla_fabric *f, int say,
+			       int *nomem)
 {
 	char *path = map_path(), err[512];
 	uint32_t *labels = malloc((f->nsw ? f->nsw : 1) * sizeof(*labels));
@@ -82,7 +85,7 @@ static uint32_t *stored_labels(struct ibqos_ctx *ctx, const struct dla_fabric *f
 	}
 	ret = dla_groupmap_load(path, f, labels, err, sizeof(err));
 	if (ret) {
-		if (ret != -ENOENT)
+		if (say && ret != -ENOENT)
 			ibqos_log(ctx, OSM_LOG_INFO, "dla: stored group map not read: %s", err);
 		*nomem = ret == -ENOMEM;
 		free(labels);
@@ -97,7 +100,7 @@ int ibqos_compute(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size
 	char note[NOTELEN];
 	int nomem_p, nomem_s, ret;
 	uint32_t *pinned = pinned_labels(sw, &nomem_p);
-	uint32_t *stored = stored_labels(ctx, &sw->fabric, &nomem_s);
+	uint32_t *stored = stored_labels(ctx, &sw->fabric, 1, &nomem_s);
 
 	if (nomem_p || nomem_s) {
 		ret = -ENOMEM;
@@ -130,7 +133,7 @@ void ibqos_store_groups(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
 	/* only groups discovered whole: a degraded or pinned partition is not the fabric's */
 	if (sw->dla.source != DLA_GROUPS_FOUND && sw->dla.source != DLA_GROUPS_FOUND_KEPT)
 		return;
-	stored = stored_labels(ctx, &sw->fabric, &nomem);
+	stored = stored_labels(ctx, &sw->fabric, 0, &nomem);
 	if (stored && dla_groupmap_same(stored, &sw->dla.groups, sw->fabric.nsw)) {
 		free(stored);
 		return;

@@ -71,6 +71,8 @@ struct ibqos_ctx {
 	 * that routes survive a fault and its repair where they were */
 	struct dla_numbering numbering;
 	struct ibqos_record rec;
+	/* routing_engine entries set up on this context: only the first routes */
+	unsigned engine_places;
 };
 
 /* log.c */

@@ -16,7 +16,18 @@
 
 static int engine_setup(osm_routing_engine_t *re, osm_opensm_t *osm)
 {
+	struct ibqos_ctx *ctx = re->context; /* OpenSM sets it from the module before setup */
+
 	(void)osm;
+	/* "dla,dla": the second place would compute the fabric the first refused and refuse it
+	 * again, a second refusal line and record every such sweep */
+	if (ctx && ctx->engine_places++) {
+		ibqos_log(ctx, OSM_LOG_ERROR,
+			  "ERR D1A6: dla: routing_engine names '%s' more than once; only its "
+			  "first place routes",
+			  IBQOS_ENGINE_NAME);
+		return -1;
+	}
 	/* Only the hooks we implement; OpenSM checks each for NULL. No path_sl: dla routes
 	 * every SL alike, so the SA keeps the SL it was asked for. */
 	re->build_lid_matrices = ibqos_build_lid_matrices;
@@ -75,6 +86,7 @@ static void plugin_report(void *context, osm_epi_event_id_t event_id, void *even
 static void *plugin_create(osm_opensm_t *osm)
 {
 	struct ibqos_ctx *ctx = calloc(1, sizeof(*ctx));
+	cl_status_t status;
 	external_routing_engine_module_t module = {
 		.name = IBQOS_ENGINE_NAME,
 		.setup = engine_setup,
@@ -85,11 +97,16 @@ static void *plugin_create(osm_opensm_t *osm)
 		return NULL;
 	ctx->osm = osm;
 	module.context = ctx;
-	if (osm_register_external_routing_engine(osm, &module, ctx) != CL_SUCCESS) {
+	status = osm_register_external_routing_engine(osm, &module, ctx);
+	if (status != CL_SUCCESS) {
+		/* the second of "event_plugin_name ibqos ibqos": the first copy routes */
 		ibqos_log(ctx, OSM_LOG_ERROR,
-			  "ERR D1A6: dla: cannot register the routing "
-			  "engine '%s'",
-			  IBQOS_ENGINE_NAME);
+			  "ERR D1A6: dla: cannot register the routing engine '%s'%s; this copy of "
+			  "the plugin is not loaded",
+			  IBQOS_ENGINE_NAME,
+			  status == CL_DUPLICATE ? ": an earlier one did (event_plugin_name lists "
+						   "ibqos more than once?)"
+						 : "");
 		plugin_destroy(ctx);
 		return NULL;
 	}

@@ -14,6 +14,7 @@
 #include "ibqos_vlarb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +205,17 @@ static void put_record(FILE *f, const struct ibqos_ctx *ctx)
 	fputs("]}\n", f);
 }
 
+/* A file created here, or NULL (errno set) when the name was taken meanwhile. */
+static FILE *open_new(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (fd >= 0 && !f)
+		close(fd);
+	return f;
+}
+
 void ibqos_record_write(struct ibqos_ctx *ctx)
 {
 	const char *dir = ctx->osm->subn.opt.dump_files_dir;
@@ -216,7 +228,12 @@ void ibqos_record_write(struct ibqos_ctx *ctx)
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE) >= sizeof(path))
 		return;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	/* dump_files_dir is /var/log by default, where others may write: a link or file left at
+	 * the temporary name is removed, never followed (root would write where it points) */
+	if (unlink(tmp) && errno != ENOENT)
+		f = NULL;
+	else
+		f = open_new(tmp);
 	if (!f) {
 		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A8: dla: cannot write %s: %s", tmp,
 			  strerror(errno));
