@@ -197,7 +197,7 @@ def parse_text(
     if found == "lat":
         times = {field: row[col] for col, field in _LAT_COLUMNS.items()}
         return _latency(int(row["#bytes"]), int(row["#iterations"]), times, mtu, source, line)
-    unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
+    unit = next(u for u in BW_UNITS if f"BW peak[{u}]" in row and f"BW average[{u}]" in row)
     return _in_its_unit(
         Bandwidth(
             msg_size=int(row["#bytes"]),
@@ -317,8 +317,14 @@ def _table_kind(columns: list[str], source, line: int) -> str:
     if any(c in columns for c in (f"BW average[{u}]" for u in BW_UNITS)):
         if "#sl" in columns:
             raise InputError("per-SL raw Ethernet QoS table is not an ib_send_bw result", file=source, line=line)
-        return "bw"
-    if all(c in columns for c in _LAT_COLUMNS):
+        # every column parse_text reads, in one unit: a header short of one (or mixing units)
+        # is no table perftest printed, and read on it met a KeyError (internal error, exit 70)
+        if any(
+            {"#bytes", "#iterations", f"BW peak[{u}]", f"BW average[{u}]", "MsgRate[Mpps]"} <= set(columns)
+            for u in BW_UNITS
+        ):
+            return "bw"
+    elif {"#bytes", "#iterations", *_LAT_COLUMNS} <= set(columns):
         return "lat"
     if "tps average" in columns:
         raise InputError(

@@ -355,3 +355,24 @@ def test_latencies_out_of_perftest_order_are_refused():
     doc = fixture_text("send_lat_25.10_out.json").replace('"t_avg": 1.09', '"t_avg": 9.09')
     with pytest.raises(InputError, match=r"results: latencies out of order: .* t_avg 9.09"):
         parse_json(doc)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        " #bytes #iterations BW average[MB/sec] MsgRate[Mpps]",  # no BW peak
+        " #bytes #iterations BW peak[MB/sec] BW average[MB/sec]",  # no MsgRate
+        " #bytes BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]",  # no #iterations
+        " #bytes #iterations BW peak[Gb/sec] BW average[MB/sec] MsgRate[Mpps]",  # two units
+        " #bytes t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec]"
+        " 99% percentile[usec] 99.9% percentile[usec]",  # no #iterations
+    ],
+)
+def test_a_table_header_short_of_a_column_read_is_unknown_not_an_internal_error(header):
+    """Before, a header with BW average but no BW peak, MsgRate or #iterations passed as a
+    bandwidth table and the row's missing column was a KeyError: `testbed report` said
+    'internal error', exit 70, and did not try the flow's other side."""
+    row = " ".join(["2"] * len(header.split("]"))) if "t_min" in header else "65536 833489 0.00 5209.31"
+    text = f"{header}\n {row}\n" + "-" * 87 + "\n"
+    with pytest.raises(InputError, match=r"^out.txt:1: unknown perftest result table header"):
+        parse_text(text, source="out.txt")
