@@ -354,6 +354,8 @@ def parse_json(
         if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
             raise InputError('--out_json file has no "results" object', file=source)
         results, info = doc["results"], doc.get("test_info") or {}
+        if not isinstance(info, dict):  # read on, .get met a list or a string: internal error, exit 70
+            raise InputError('"test_info" is not an object', file=source, field="test_info")
     else:
         info, results = _sections_of_v45_json(text, source)
     test = str(info.get("test", ""))
@@ -367,7 +369,8 @@ def parse_json(
     mtu = info.get("Mtu")
     found = "lat" if "Latency" in test or "t_avg" in results else "bw"
     _check_kind(found, kind, source, None)
-    r = _result_from_json(results, found, unit, source, int(str(mtu)) if str(mtu).isdigit() else None)
+    # ASCII digits: str.isdigit also takes '²', which int() refuses (internal error, exit 70)
+    r = _result_from_json(results, found, unit, source, int(str(mtu)) if re.fullmatch("[0-9]+", str(mtu)) else None)
     if size is not None and r.msg_size != size:
         raise InputError(f"MsgSize {r.msg_size}, not the run's -s {size}", file=source, field="results.MsgSize")
     return r

@@ -376,3 +376,21 @@ def test_a_table_header_short_of_a_column_read_is_unknown_not_an_internal_error(
     text = f"{header}\n {row}\n" + "-" * 87 + "\n"
     with pytest.raises(InputError, match=r"^out.txt:1: unknown perftest result table header"):
         parse_text(text, source="out.txt")
+
+
+@pytest.mark.parametrize(
+    ("test_info", "said"),
+    [("[1]", r"^f.json: test_info: \"test_info\" is not an object"), ('"x"', "not an object"), ('{"Mtu": "²"}', None)],
+)
+def test_an_out_json_test_info_not_perftests_is_bad_input_not_an_internal_error(test_info, said):
+    """Before, a "test_info" that is a list or a string was an AttributeError and an Mtu of
+    '²' (str.isdigit) a ValueError: internal error, exit 70. Now the first is named, and an
+    Mtu that is no number is not known (as a missing one)."""
+    text = fixture_text("send_bw_25.10_out.json")
+    start, end = text.index('"test_info": {') + len('"test_info": '), text.index('"results"')
+    text = text[:start] + test_info + ",\n" + text[end:]
+    if said is None:
+        assert parse_json(text, source="f.json").mtu is None
+    else:
+        with pytest.raises(InputError, match=said):
+            parse_json(text, source="f.json")
