@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shlex
 
+from testbed_helpers import FIXTURES
+
 
 def _plan(ibqos_cli, plan_file, out, *extra):
     return ibqos_cli("testbed", "plan", plan_file, "--server", "node1", "--client", "node2", "-o", out, *extra)
@@ -116,3 +118,17 @@ def test_class_with_two_sls_gets_a_flow_per_sl(ibqos_cli, make_plan, tmp_path):
         (7, "scavenger"),
     ]
     assert [p["name"] for p in run["phases"]].count("lat-loaded-sl7") == 1
+
+
+def test_a_hand_edited_run_plan_whose_phase_leaves_the_results_is_refused_at_its_line(ibqos_cli, tmp_path):
+    """Before, `testbed run` made results/../../escape and wrote the phase's recordings there."""
+    doc = json.loads((FIXTURES / "results_configA" / "results.json").read_text())["runplan"]
+    doc["phases"][1]["name"] = "../../escape"
+    path = tmp_path / "r" / "runplan.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc, indent=2))
+    line = next(n for n, ln in enumerate(path.read_text().splitlines(), 1) if "escape" in ln)
+    r = ibqos_cli("testbed", "run", path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"ibqos: error: {path}:{line}: phases.1.name: '../../escape' names"), r.stderr
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "r" / "results").exists()
