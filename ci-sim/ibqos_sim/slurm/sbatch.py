@@ -49,7 +49,9 @@ def submit(root: Path, n: int, opts: SlurmOptions, name: str = "ibqos-sweep") ->
         "--parsable",
         f"--array=0-{n - 1}",
         f"--job-name={name}",
-        f"--output={root / 'logs' / '%A_%a.out'}",
+        # sbatch expands %-patterns in the whole --output path: a job directory of `sweep%j`
+        # became `sweep<job id>`, no such directory, and every task failed without a log
+        f"--output={str(root / 'logs').replace('%', '%%')}/%A_%a.out",
         f"--chdir={root}",
         "--cpus-per-task=1",
         *opts.args(),
