@@ -121,7 +121,7 @@ def test_cron_runs_into_one_textfile_export_counters_not_each_runs_interval(ibqo
     assert all(ports[0][k] < ports[1][k] < ports[2][k] for k in ports[0]), ports
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 @pytest.mark.parametrize("when", ["listening", "sampling"])
 def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when):
     h, plan = fabric
