@@ -416,6 +416,9 @@ def _result_from_json(results: dict, kind: str, unit: str, source, mtu: int | No
             raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from exc
         if not math.isfinite(v):  # "nan", "inf", 1e999: never a measurement
             raise InputError(f"not a finite number: {results[key]!r}", file=source, field=key)
+        if v < 0 or isinstance(results[key], bool):
+            # refused in the table too; negatives passed here, named as numbers "in another unit"
+            raise InputError(f"not a count or a rate: {results[key]!r}", file=source, field=key)
         return v
 
     if kind == "lat":

@@ -394,3 +394,14 @@ def test_an_out_json_test_info_not_perftests_is_bad_input_not_an_internal_error(
     else:
         with pytest.raises(InputError, match=said):
             parse_json(text, source="f.json")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("BW_average", "-5209.31"), ("MsgRate", "-0.083349"), ("n_iterations", "true")]
+)
+def test_an_out_json_negative_or_boolean_is_named_as_such(key, value):
+    """The table refuses a negative number; --out_json took one (and `true` as 1), so a
+    negative BW average and MsgRate were said to be 'a number in another unit, or edited'."""
+    text = re.sub(rf'"{key}": [^,\n]+', f'"{key}": {value}', fixture_text("send_bw_25.10_out.json"))
+    with pytest.raises(InputError, match=rf"^f.json: {key}: not a count or a rate: "):
+        parse_json(text, source="f.json")
