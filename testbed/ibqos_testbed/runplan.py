@@ -38,6 +38,13 @@ _DEVICE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _NAME_RE = _DEVICE_RE
 
 
+def address_of(host: str) -> str:
+    """What perftest's client connects to for the ssh destination `host`: its name or address
+    without ssh's `user@` and brackets (getaddrinfo resolves neither: every client flow of
+    `--server admin@node1` failed to reach 'admin@node1')."""
+    return host.rpartition("@")[2].removeprefix("[").removesuffix("]")
+
+
 def _host(v: str) -> str:
     if not _HOST_RE.fullmatch(v):
         raise ValueError(f"{v!r} is not a node ssh can reach: a name, user@name or address, not starting with '-'")

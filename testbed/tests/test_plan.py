@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
 from testbed_helpers import FIXTURES
 
 
@@ -132,3 +133,18 @@ def test_a_hand_edited_run_plan_whose_phase_leaves_the_results_is_refused_at_its
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith(f"ibqos: error: {path}:{line}: phases.1.name: '../../escape' names"), r.stderr
     assert not (tmp_path / "escape").exists() and not (tmp_path / "r" / "results").exists()
+
+
+@pytest.mark.parametrize(("server", "addr"), [("admin@node1", "node1"), ("[fe80::1%ib0]", "fe80::1%ib0"), ("n1", "n1")])
+def test_the_client_connects_to_the_servers_address_not_its_ssh_destination(
+    ibqos_cli, plan_file, tmp_path, server, addr
+):
+    """Without --server-addr the client was given --server as it is: perftest's getaddrinfo
+    resolves neither 'admin@node1' nor '[fe80::1%ib0]', so every flow would fail to connect."""
+    r = ibqos_cli("testbed", "plan", plan_file, "--server", server, "--client", "c2", "-o", tmp_path / "rp")
+    assert r.returncode == 0, r.stderr
+    run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
+    assert run["settings"]["server_addr"] == addr
+    flows = [f for p in run["phases"] for f in p["flows"]]
+    assert {f["client"]["argv"][-1] for f in flows} == {addr}
+    assert {f["server"]["host"] for f in flows} == {server}
