@@ -63,6 +63,11 @@ def test_a_failing_point_raises_its_error_from_the_worker():
         (["--sweep", "0.5:1:0.5", "--slurm-partition", "p"], "--slurm: the Slurm options need --slurm"),
         (["--sweep", "0.5:1:0.5", "--no-wait"], "--slurm: the Slurm options need --slurm"),
         (["--slurm", "--slurm-opt", "--array=0-3"], "--slurm-opt: --array=0-3: ibqos sets this itself"),
+        # getopt_long's prefixes and attached short values: these passed and replaced the array or the logs
+        (["--slurm", "--slurm-opt", "--arr=0-3"], "--slurm-opt: --arr=0-3: ibqos sets this itself"),
+        (["--slurm", "--slurm-opt", "-o/tmp/x.out"], "--slurm-opt: -o/tmp/x.out: ibqos sets this itself"),
+        (["--slurm", "--slurm-opt", "--hold -a0-1"], "--slurm-opt: -a0-1: ibqos sets this itself"),
+        (["--slurm", "--slurm-opt", "--outp=x"], "--slurm-opt: --outp=x: ibqos sets this itself"),
         (["--slurm", "--slurm-opt", "--time='5"], '--slurm-opt: "--time=\'5": No closing quotation'),
         (["--jobs", "0"], "Invalid value for '--jobs'"),
     ],

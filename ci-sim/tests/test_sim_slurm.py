@@ -54,6 +54,22 @@ def test_array_sweep_merges_to_the_local_results(ibqos_cli, slurm_cluster, local
     assert (run / "slurm" / "uniform-sweep-throughput.png").stat().st_size > 0
 
 
+def test_a_sweep_into_a_directory_with_a_percent_sign_logs_and_merges(ibqos_cli, slurm_cluster, local_run, tmp_path):
+    """sbatch expands %-patterns in --output's whole path: out/`run%j` was read as run<job id>,
+    a directory that is not there, so no task could open its log and none ran."""
+    run, local = local_run
+    out = tmp_path / "run%j"
+    cp = ibqos_cli(
+        "simulate", run, *SWEEP, "--slurm", "--slurm-partition", PARTITION, "--slurm-time", "5", "--out", out,
+        env=slurm_cluster.env,
+    )  # fmt: skip
+    assert cp.returncode == 0, cp.stderr + logs(slurm_cluster)
+    assert measured(out / "uniform-sweep.json") == local
+    jobdir = out / "uniform-sweep.slurm"
+    job = json.loads((jobdir / "job.json").read_text())["job_id"]
+    assert "point 0: load" in (jobdir / "logs" / f"{job}_0.out").read_text()
+
+
 def test_no_wait_then_collect(ibqos_cli, slurm_cluster, local_run):
     run, local = local_run
     cp = ibqos_cli(

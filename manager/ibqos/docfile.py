@@ -221,13 +221,19 @@ def check_writable(path: Path | None, field: str) -> None:
     checked before the work that produces it rather than after."""
     if path is None:
         return
+    shown: Path | str = path
+    if path.is_symlink():
+        # write_atomic writes the file a link names, in that file's directory: a dangling link
+        # into no (or a read-only) directory passed here and failed after the work, before
+        path = Path(os.path.realpath(path))
+        shown = f"{shown} (a link to {path})"
     d = path.parent
     if not d.is_dir():
-        raise InputError(f"{path}: no directory {d}", field=field)
+        raise InputError(f"{shown}: no directory {d}", field=field)
     if path.is_dir():
         raise InputError(f"{path}: is a directory", field=field)
     if not os.access(d, os.W_OK | os.X_OK):
-        raise InputError(f"{path}: directory {d} is not writable", field=field)
+        raise InputError(f"{shown}: directory {d} is not writable", field=field)
 
 
 @contextlib.contextmanager

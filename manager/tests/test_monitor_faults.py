@@ -16,6 +16,7 @@ import pytest
 from apply_helpers import as_from_a_terminal, child_env, make_plan_file
 from ibqos.proc import pid_alive
 from ibqos_sim.harness import sm_node_name
+from ibqos_sim.harness.fabric import ibsim_node_id
 from ibqos_sim.harness.ibsim_binary import patched_skip_reason
 from ibqos_sim.harness.topology import fat_tree
 from prometheus_client.parser import text_string_to_metric_families
@@ -121,7 +122,7 @@ def test_cron_runs_into_one_textfile_export_counters_not_each_runs_interval(ibqo
     assert all(ports[0][k] < ports[1][k] < ports[2][k] for k in ports[0]), ports
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 @pytest.mark.parametrize("when", ["listening", "sampling"])
 def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when):
     h, plan = fabric
@@ -181,3 +182,19 @@ def test_once_without_json_prints_the_table_and_the_findings_exit_code(ibqos_cli
     assert cp.returncode == 0 and cp.stderr == "", cp.stderr
     assert "ibqos monitor:" in cp.stdout and "link directions" in cp.stdout, cp.stdout
     assert "\x1b[" not in cp.stdout  # no escape codes into a pipe or a mail
+
+
+def test_this_hosts_port_going_down_is_exit_3_not_an_all_clear(ibqos_cli, fabric, tmp_path):
+    """The port the monitor reads through unlinked (unplugged, its switch off): the reader saw
+    its own node alone, and the monitor judged an interval of no links: `"ok": true`, exit 0.
+    Now it is the fabric not answering, one line, exit 3, as when there is no fabric at all."""
+    h, plan = fabric
+    h.command(f'Unlink "{ibsim_node_id(h.netfile, sm_node_name(h.netfile))}"[1]')  # no re-sweep: the SM's own port
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--once", "--json"]
+    cp = subprocess.run(cmd + ["--interval", "0.2"], capture_output=True, text=True, timeout=120, env=child_env())
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    assert (
+        cp.stderr
+        == "ibqos: error: live read-back: no link up behind this host's port: it is down, no fabric to sample\n"
+    )
+    assert cp.stdout == ""

@@ -82,6 +82,16 @@ def test_an_output_file_in_no_directory_is_said_before_sampling(ibqos_cli, plan,
     one_line(cp, 2, f"{option}: ", "no directory")
 
 
+@pytest.mark.parametrize("option", ["--textfile", "--state"])
+def test_an_output_link_into_no_directory_is_said_before_sampling(ibqos_cli, plan, tmp_path, option):
+    """write_atomic writes the file a link names: a dangling link into no directory passed
+    the check (its own directory is there) and failed only after the first interval."""
+    link = tmp_path / "ibqos.prom"
+    link.symlink_to(tmp_path / "gone" / "ibqos.prom")
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", option, link, *NO_FABRIC)
+    one_line(cp, 2, f"{option}: {link} (a link to {tmp_path / 'gone' / 'ibqos.prom'}): no directory")
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [

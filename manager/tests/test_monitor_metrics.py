@@ -390,6 +390,26 @@ def test_a_port_gone_since_the_last_interval_exports_no_series_keeps_no_total_an
     assert back["ibqos_vl_xmit_wait_ticks_total"] == 0
 
 
+def test_a_class_the_plan_no_longer_has_exports_no_total_and_leaves_the_state():
+    """Cron runs from --state across a re-plan that renamed class 'batch' to 'bulk': the old
+    class's total was restored, exported on every port, frozen, and kept in --state for good."""
+    c = MonitorCollector()
+    c.restore(
+        {
+            "samples": 3,
+            "port_bytes": [["0x31", 1, 9000]],
+            "class_bytes": [["0x31", 1, "batch", 9000]],
+            "vl_xmit_wait": [],
+        },
+        "state.json",
+    )
+    c.update(Judged(10.0, [_port(0x31, 4000)], [], []))
+    classes = {dict(k[1])["class"]: v for k, v in _values(c).items() if k[0] == "ibqos_class_bytes_total"}
+    assert classes == {"bulk": 4000}
+    assert c.totals_json()["class_bytes"] == [["0x0000000000000031", 1, "bulk", 4000]]
+    assert c.totals_json()["port_bytes"] == [["0x0000000000000031", 1, 13000]]
+
+
 def test_a_scrape_during_an_update_sees_one_whole_interval(monkeypatch):
     """The HTTP server's thread scrapes while the sampling thread updates. Without a lock an
     update between two series of one scrape (a link that came back adds its ports' totals)

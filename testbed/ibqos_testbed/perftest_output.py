@@ -197,7 +197,7 @@ def parse_text(
     if found == "lat":
         times = {field: row[col] for col, field in _LAT_COLUMNS.items()}
         return _latency(int(row["#bytes"]), int(row["#iterations"]), times, mtu, source, line)
-    unit = next(u for u in BW_UNITS if f"BW average[{u}]" in row)
+    unit = next(u for u in BW_UNITS if f"BW peak[{u}]" in row and f"BW average[{u}]" in row)
     return _in_its_unit(
         Bandwidth(
             msg_size=int(row["#bytes"]),
@@ -317,8 +317,14 @@ def _table_kind(columns: list[str], source, line: int) -> str:
     if any(c in columns for c in (f"BW average[{u}]" for u in BW_UNITS)):
         if "#sl" in columns:
             raise InputError("per-SL raw Ethernet QoS table is not an ib_send_bw result", file=source, line=line)
-        return "bw"
-    if all(c in columns for c in _LAT_COLUMNS):
+        # every column parse_text reads, in one unit: a header short of one (or mixing units)
+        # is no table perftest printed, and read on it met a KeyError (internal error, exit 70)
+        if any(
+            {"#bytes", "#iterations", f"BW peak[{u}]", f"BW average[{u}]", "MsgRate[Mpps]"} <= set(columns)
+            for u in BW_UNITS
+        ):
+            return "bw"
+    elif {"#bytes", "#iterations", *_LAT_COLUMNS} <= set(columns):
         return "lat"
     if "tps average" in columns:
         raise InputError(
@@ -348,6 +354,8 @@ def parse_json(
         if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
             raise InputError('--out_json file has no "results" object', file=source)
         results, info = doc["results"], doc.get("test_info") or {}
+        if not isinstance(info, dict):  # read on, .get met a list or a string: internal error, exit 70
+            raise InputError('"test_info" is not an object', file=source, field="test_info")
     else:
         info, results = _sections_of_v45_json(text, source)
     test = str(info.get("test", ""))
@@ -361,7 +369,8 @@ def parse_json(
     mtu = info.get("Mtu")
     found = "lat" if "Latency" in test or "t_avg" in results else "bw"
     _check_kind(found, kind, source, None)
-    r = _result_from_json(results, found, unit, source, int(str(mtu)) if str(mtu).isdigit() else None)
+    # ASCII digits: str.isdigit also takes '²', which int() refuses (internal error, exit 70)
+    r = _result_from_json(results, found, unit, source, int(str(mtu)) if re.fullmatch("[0-9]+", str(mtu)) else None)
     if size is not None and r.msg_size != size:
         raise InputError(f"MsgSize {r.msg_size}, not the run's -s {size}", file=source, field="results.MsgSize")
     return r
@@ -407,6 +416,9 @@ def _result_from_json(results: dict, kind: str, unit: str, source, mtu: int | No
             raise InputError(f"not a number: {results[key]!r}", file=source, field=key) from exc
         if not math.isfinite(v):  # "nan", "inf", 1e999: never a measurement
             raise InputError(f"not a finite number: {results[key]!r}", file=source, field=key)
+        if v < 0 or isinstance(results[key], bool):
+            # refused in the table too; negatives passed here, named as numbers "in another unit"
+            raise InputError(f"not a count or a rate: {results[key]!r}", file=source, field=key)
         return v
 
     if kind == "lat":

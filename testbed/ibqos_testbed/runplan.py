@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
 from ibqos.templating import render
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from .planinput import PlanSummary
 
@@ -33,6 +33,16 @@ LISTING_TEMPLATE = "perftest-plan.j2"
 _HOST_RE = re.compile(r"(?:[A-Za-z0-9_][A-Za-z0-9_.-]*@)?[A-Za-z0-9_:\[][A-Za-z0-9_.:%\[\]-]*")
 # An HCA as perftest -d takes it (mlx5_0, ibp1s0, rxe0)
 _DEVICE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# A phase names a directory of the results and a flow its files (results/<phase>/<flow>.*):
+# one path component, so a hand-edited `../x` or `/x` writes nowhere outside them
+_NAME_RE = _DEVICE_RE
+
+
+def address_of(host: str) -> str:
+    """What perftest's client connects to for the ssh destination `host`: its name or address
+    without ssh's `user@` and brackets (getaddrinfo resolves neither: every client flow of
+    `--server admin@node1` failed to reach 'admin@node1')."""
+    return host.rpartition("@")[2].removeprefix("[").removesuffix("]")
 
 
 def _host(v: str) -> str:
@@ -47,8 +57,18 @@ def _device(v: str) -> str:
     return v
 
 
+def _name(v: str) -> str:
+    if not _NAME_RE.fullmatch(v):
+        raise ValueError(
+            f"{v!r} names a directory or file of the results: letters, digits, '_', '.', '-', "
+            "not starting with '.' or '-'"
+        )
+    return v
+
+
 Host = Annotated[str, AfterValidator(_host)]
 Device = Annotated[str, AfterValidator(_device)]
+Name = Annotated[str, AfterValidator(_name)]
 
 
 class _Model(BaseModel):
@@ -62,7 +82,7 @@ class Process(_Model):
 
 
 class Flow(_Model):
-    id: str
+    id: Name
     kind: Literal["bw", "lat"]
     sl: int = Field(ge=0, le=15)
     class_name: str
@@ -73,14 +93,14 @@ class Flow(_Model):
 
 
 class Phase(_Model):
-    name: str
+    name: Name
     description: str
     flows: list[Flow] = Field(min_length=1)
 
 
 class ClassInfo(_Model):
     name: str
-    sls: list[int]
+    sls: list[Annotated[int, Field(ge=0, le=15)]]
     priority: str
     predicted_share: float | None
 
@@ -111,6 +131,29 @@ class RunPlan(_Model):
     classes: list[ClassInfo]
     share_tolerance_pp: float = 2.0  # from the plan: the verdict's tolerance
     phases: list[Phase]
+
+    @model_validator(mode="after")
+    def _one_recording_each(self) -> RunPlan:
+        """Each phase and each flow of a phase once (their recordings share a path), and a
+        bandwidth flow for every SL of the classes (a share is of all of them): a hand-edited
+        run plan short of one met a KeyError in the report (internal error, exit 70)."""
+        phases: set[str] = set()
+        for phase in self.phases:
+            if phase.name in phases:
+                raise ValueError(f"phase {phase.name!r} twice: its recordings would overwrite each other")
+            phases.add(phase.name)
+            ids = [f.id for f in phase.flows]
+            if dup := next((i for i in ids if ids.count(i) > 1), None):
+                raise ValueError(
+                    f"flow {dup!r} twice in phase {phase.name!r}: its recordings would overwrite each other"
+                )
+        bw = {f.id for phase in self.phases if phase.name == "bw" for f in phase.flows if f.kind == "bw"}
+        for c in self.classes:
+            if (missing := next((sl for sl in c.sls if f"bw-sl{sl}" not in bw), None)) is not None:
+                raise ValueError(
+                    f"class {c.name!r} has SL {missing}, and phase 'bw' no flow bw-sl{missing} to measure it"
+                )
+        return self
 
     @property
     def bw_unit(self) -> str:

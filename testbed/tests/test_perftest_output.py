@@ -355,3 +355,53 @@ def test_latencies_out_of_perftest_order_are_refused():
     doc = fixture_text("send_lat_25.10_out.json").replace('"t_avg": 1.09', '"t_avg": 9.09')
     with pytest.raises(InputError, match=r"results: latencies out of order: .* t_avg 9.09"):
         parse_json(doc)
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        " #bytes #iterations BW average[MB/sec] MsgRate[Mpps]",  # no BW peak
+        " #bytes #iterations BW peak[MB/sec] BW average[MB/sec]",  # no MsgRate
+        " #bytes BW peak[MB/sec] BW average[MB/sec] MsgRate[Mpps]",  # no #iterations
+        " #bytes #iterations BW peak[Gb/sec] BW average[MB/sec] MsgRate[Mpps]",  # two units
+        " #bytes t_min[usec] t_max[usec] t_typical[usec] t_avg[usec] t_stdev[usec]"
+        " 99% percentile[usec] 99.9% percentile[usec]",  # no #iterations
+    ],
+)
+def test_a_table_header_short_of_a_column_read_is_unknown_not_an_internal_error(header):
+    """Before, a header with BW average but no BW peak, MsgRate or #iterations passed as a
+    bandwidth table and the row's missing column was a KeyError: `testbed report` said
+    'internal error', exit 70, and did not try the flow's other side."""
+    row = " ".join(["2"] * len(header.split("]"))) if "t_min" in header else "65536 833489 0.00 5209.31"
+    text = f"{header}\n {row}\n" + "-" * 87 + "\n"
+    with pytest.raises(InputError, match=r"^out.txt:1: unknown perftest result table header"):
+        parse_text(text, source="out.txt")
+
+
+@pytest.mark.parametrize(
+    ("test_info", "said"),
+    [("[1]", r"^f.json: test_info: \"test_info\" is not an object"), ('"x"', "not an object"), ('{"Mtu": "²"}', None)],
+)
+def test_an_out_json_test_info_not_perftests_is_bad_input_not_an_internal_error(test_info, said):
+    """Before, a "test_info" that is a list or a string was an AttributeError and an Mtu of
+    '²' (str.isdigit) a ValueError: internal error, exit 70. Now the first is named, and an
+    Mtu that is no number is not known (as a missing one)."""
+    text = fixture_text("send_bw_25.10_out.json")
+    start, end = text.index('"test_info": {') + len('"test_info": '), text.index('"results"')
+    text = text[:start] + test_info + ",\n" + text[end:]
+    if said is None:
+        assert parse_json(text, source="f.json").mtu is None
+    else:
+        with pytest.raises(InputError, match=said):
+            parse_json(text, source="f.json")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("BW_average", "-5209.31"), ("MsgRate", "-0.083349"), ("n_iterations", "true")]
+)
+def test_an_out_json_negative_or_boolean_is_named_as_such(key, value):
+    """The table refuses a negative number; --out_json took one (and `true` as 1), so a
+    negative BW average and MsgRate were said to be 'a number in another unit, or edited'."""
+    text = re.sub(rf'"{key}": [^,\n]+', f'"{key}": {value}', fixture_text("send_bw_25.10_out.json"))
+    with pytest.raises(InputError, match=rf"^f.json: {key}: not a count or a rate: "):
+        parse_json(text, source="f.json")

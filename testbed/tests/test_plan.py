@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import shlex
 
+import pytest
+from testbed_helpers import FIXTURES
+
 
 def _plan(ibqos_cli, plan_file, out, *extra):
     return ibqos_cli("testbed", "plan", plan_file, "--server", "node1", "--client", "node2", "-o", out, *extra)
@@ -116,3 +119,32 @@ def test_class_with_two_sls_gets_a_flow_per_sl(ibqos_cli, make_plan, tmp_path):
         (7, "scavenger"),
     ]
     assert [p["name"] for p in run["phases"]].count("lat-loaded-sl7") == 1
+
+
+def test_a_hand_edited_run_plan_whose_phase_leaves_the_results_is_refused_at_its_line(ibqos_cli, tmp_path):
+    """Before, `testbed run` made results/../../escape and wrote the phase's recordings there."""
+    doc = json.loads((FIXTURES / "results_configA" / "results.json").read_text())["runplan"]
+    doc["phases"][1]["name"] = "../../escape"
+    path = tmp_path / "r" / "runplan.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc, indent=2))
+    line = next(n for n, ln in enumerate(path.read_text().splitlines(), 1) if "escape" in ln)
+    r = ibqos_cli("testbed", "run", path)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"ibqos: error: {path}:{line}: phases.1.name: '../../escape' names"), r.stderr
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "r" / "results").exists()
+
+
+@pytest.mark.parametrize(("server", "addr"), [("admin@node1", "node1"), ("[fe80::1%ib0]", "fe80::1%ib0"), ("n1", "n1")])
+def test_the_client_connects_to_the_servers_address_not_its_ssh_destination(
+    ibqos_cli, plan_file, tmp_path, server, addr
+):
+    """Without --server-addr the client was given --server as it is: perftest's getaddrinfo
+    resolves neither 'admin@node1' nor '[fe80::1%ib0]', so every flow would fail to connect."""
+    r = ibqos_cli("testbed", "plan", plan_file, "--server", server, "--client", "c2", "-o", tmp_path / "rp")
+    assert r.returncode == 0, r.stderr
+    run = json.loads((tmp_path / "rp" / "runplan.json").read_text())
+    assert run["settings"]["server_addr"] == addr
+    flows = [f for p in run["phases"] for f in p["flows"]]
+    assert {f["client"]["argv"][-1] for f in flows} == {addr}
+    assert {f["server"]["host"] for f in flows} == {server}

@@ -129,3 +129,29 @@ def test_png_has_labelled_axes_and_legends(ibqos_cli, tmp_path):
     assert r.returncode == 0, r.stderr
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 20_000
     assert [p.name for p in tmp_path.iterdir()] == ["r.png"]  # no temporary left behind
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        # a class of the run with an SL no bandwidth flow measures: a KeyError, exit 70, before
+        (
+            lambda rp: rp["classes"].append({"name": "x", "sls": [9], "priority": "low", "predicted_share": 0}),
+            r"runplan: class 'x' has SL 9, and phase 'bw' no flow bw-sl9 to measure it$",
+        ),
+        # a phase or flow naming a path outside the results: the runner wrote there, before
+        (lambda rp: rp["phases"][1].update(name="../../escape"), r"json: runplan.phases.1.name: '../../escape' names"),
+        (
+            lambda rp: rp["phases"][0]["flows"][1].update(id="/tmp/x"),
+            r"json: runplan.phases.0.flows.1.id: '/tmp/x' names",
+        ),
+        (lambda rp: rp["phases"][2].update(name="bw"), r"runplan: phase 'bw' twice"),
+    ],
+)
+def test_a_run_plan_short_of_a_flow_or_naming_paths_outside_the_results_is_bad_input(ibqos_cli, tmp_path, edit, said):
+    doc = json.loads((GOOD / "results.json").read_text())
+    edit(doc["runplan"])
+    (tmp_path / "results.json").write_text(json.dumps(doc, indent=2))
+    r = ibqos_cli("testbed", "report", tmp_path)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.splitlines()) == 1 and re.search(said, r.stderr), r.stderr

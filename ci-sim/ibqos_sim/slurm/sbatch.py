@@ -15,6 +15,20 @@ from ibqos.proc import run_command
 
 from . import jobdir
 
+# what submit sets and reads back: the array's size, where task logs go, the job ID's format
+_OURS = ("--array", "--output", "--parsable", "--wrap")
+
+
+def _ours(arg: str) -> bool:
+    """Whether sbatch reads `arg` as one of _OURS: its getopt_long takes a long option's
+    unambiguous prefix (`--arr=0-3`, `--out=x`) and a short one's value attached (`-o/x`,
+    `-a0-3`); only the whole names and `-a`, `-o` alone were refused, and these replaced the
+    array or the logs the merge names."""
+    if arg.startswith("--"):
+        name = arg.split("=")[0]
+        return len(name) > 3 and any(o.startswith(name) for o in _OURS)
+    return arg[:2] in ("-a", "-o")
+
 
 @dataclass
 class SlurmOptions:
@@ -31,7 +45,7 @@ class SlurmOptions:
                 extra += shlex.split(o)
             except ValueError as e:
                 raise InputError(f"{o!r}: {e}", field="--slurm-opt") from e
-        bad = [x for x in extra if x.split("=")[0] in ("--array", "-a", "--output", "-o", "--parsable", "--wrap")]
+        bad = [x for x in extra if _ours(x)]
         if bad:
             raise InputError(f"{bad[0]}: ibqos sets this itself", field="--slurm-opt")
         return cls(partition, time_limit, account, extra)
@@ -49,7 +63,9 @@ def submit(root: Path, n: int, opts: SlurmOptions, name: str = "ibqos-sweep") ->
         "--parsable",
         f"--array=0-{n - 1}",
         f"--job-name={name}",
-        f"--output={root / 'logs' / '%A_%a.out'}",
+        # sbatch expands %-patterns in the whole --output path: a job directory of `sweep%j`
+        # became `sweep<job id>`, no such directory, and every task failed without a log
+        f"--output={str(root / 'logs').replace('%', '%%')}/%A_%a.out",
         f"--chdir={root}",
         "--cpus-per-task=1",
         *opts.args(),

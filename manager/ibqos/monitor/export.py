@@ -100,7 +100,10 @@ class MonitorCollector(Collector):
         # takes as a counter reset (rate and increase count on from it)
         here = {(link.guid, link.port) for link in judged.links}
         self.port_total = _of_ports(self.port_total, here)
-        self.bytes_total = _of_ports(self.bytes_total, here)
+        # and a class the plan no longer has (renamed or dropped, then a cron run from --state):
+        # kept, its total was exported for every port, frozen, and kept in --state for good
+        classes = {(link.guid, link.port, c.name) for link in judged.links for c in link.classes}
+        self.bytes_total = defaultdict(int, {k: v for k, v in self.bytes_total.items() if k in classes})
         self.wait_total = _of_ports(self.wait_total, here)
 
     def totals_json(self) -> dict[str, Any]:

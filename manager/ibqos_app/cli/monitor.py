@@ -18,7 +18,7 @@ import click
 from ibqos import osmconf
 from ibqos.apply.sm_role import conf_port
 from ibqos.docfile import check_writable, parse_json, write_atomic
-from ibqos.errors import InputError, VerificationFailed
+from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.live import sample_live
 from ibqos.health import plugin_finding
 from ibqos.inputfile import read_text
@@ -117,6 +117,15 @@ def _serve(listen: str, registry: CollectorRegistry) -> tuple[WSGIServer, thread
     except OSError as e:  # socket.gaierror included
         raise InputError(f"{listen}: {e.strerror or e}", field="--listen") from e
     return server, thread
+
+
+def _linked(fabric: Fabric) -> Fabric:
+    """The sampled fabric, which has a link up: with this host's port down (unplugged, its
+    switch off) the reader sees this node alone, and an interval of no links judged was `ok`,
+    exit 0, an all-clear."""
+    if next(fabric.links(), None) is None:
+        raise ExternalError("live read-back: no link up behind this host's port: it is down, no fabric to sample")
+    return fabric
 
 
 def _check_options(once: bool, count: int | None, listen: str | None) -> None:
@@ -255,7 +264,7 @@ def monitor(
             engine.follow(follow.osm)
             at = conf_port(follow.conf, follow.osm, env)
         fabric, text = sample_live(env, at=at, rate=rate, window=window)
-        return fabric, Sample.from_json(text, "ibqos-readback")
+        return _linked(fabric), Sample.from_json(text, "ibqos-readback")
 
     rounds = 1 if once else count
     done, judged = 0, None

@@ -29,7 +29,9 @@ def testbed() -> None:
 @click.argument("plan", type=_FILE)
 @click.option("--server", required=True, help="Node that receives (its switch port is measured).")
 @click.option("--client", required=True, help="Node that sends.")
-@click.option("--server-addr", help="Name/address the client uses for the server [--server].")
+@click.option(
+    "--server-addr", help="Name/address the client uses for the server [--server, without user@ and brackets]."
+)
 @click.option(
     "-o", "--output", "out_dir", required=True, type=OUT_DIR, help="Directory for runplan.json and runplan.txt."
 )
@@ -94,7 +96,7 @@ def plan(
         settings = runplan.Settings(
             server=server,
             client=client,
-            server_addr=server_addr or server,
+            server_addr=server_addr or runplan.address_of(server),
             device=device,
             ib_port=ib_port,
             duration=duration,
