@@ -470,7 +470,7 @@ void pkt_pool_free(struct ibs_sim *s);
 
 /* link.c: transmission and credits, shared by switches and CAs */
 void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
-		   uint64_t earliest_end);
+		   uint64_t earliest_end, uint16_t offered);
 void link_tx_done(struct ibs_sim *s, const struct ibs_event *ev);
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg);
 void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n, uint32_t slot);

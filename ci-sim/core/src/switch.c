@@ -336,11 +336,5 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	s->reading[p->tx_from]++;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);
-	if (in_window(s)) { /* the other VLs offered here wait while this packet is sent */
-		uint64_t ser = (uint64_t)((double)k->bytes * p->ps_per_byte + 0.5);
-
-		for (uint16_t m = nonempty & (uint16_t) ~(1u << vl); m; m &= (uint16_t)(m - 1))
-			s->port_vl_wait_ps[(size_t)gport * 16 + (unsigned)__builtin_ctz(m)] += ser;
-	}
-	link_start_tx(s, gport, pid, (uint8_t)vl, k->tail_ps + s->cfg.sw_latency_ps);
+	link_start_tx(s, gport, pid, (uint8_t)vl, k->tail_ps + s->cfg.sw_latency_ps, nonempty);
 }
