@@ -278,10 +278,9 @@ void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
 			sim_kick(s, w->port_base + o);
 }
 
-void sw_try_send(struct ibs_sim *s, uint32_t gport)
+void sw_try_send(struct ibs_sim *s, uint32_t gport, struct sw *w)
 {
 	struct port *p = &s->ports[gport];
-	struct sw *w = &s->sws[s->at[gport].sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
 	/* vlarb_decide() reads head_bytes[] of active VLs only (as ca_try_send's): not zeroed,
 	 * 64 bytes a pass for nothing */
