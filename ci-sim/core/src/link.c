@@ -41,8 +41,9 @@ __attribute__((always_inline)) inline void link_start_tx(struct ibs_sim *s, uint
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);
-	s->pflags[gport] = (uint8_t)((s->pflags[gport] & PORT_KICKED) | PORT_BUSY |
-				     (vlarb_in_turn(&p->arb) ? PORT_IN_TURN : 0));
+	/* not kicked: a port sends from its own pass, which run_kicks() starts after clearing the
+	 * mark and link_tx_done() only for a port that was busy (never kicked) */
+	s->pflags[gport] = (uint8_t)(PORT_BUSY | (vlarb_in_turn(&p->arb) ? PORT_IN_TURN : 0));
 
 	k->up = gport;
 	k->vl = vl;
