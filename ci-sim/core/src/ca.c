@@ -255,7 +255,7 @@ void ca_try_send(struct ibs_sim *s, uint32_t gport)
 	if (--f->cur_left == 0)
 		next_message(s, f);
 	p->tx_credits = 0;
-	link_start_tx(s, gport, pid, (uint8_t)vl, 0);
+	link_start_tx(s, gport, pid, (uint8_t)vl, 0, 0);
 }
 
 void ca_arrive(struct ibs_sim *s, uint32_t gport, uint32_t pid)

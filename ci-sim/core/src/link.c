@@ -9,14 +9,18 @@ static uint64_t ser_ps(const struct port *p, uint32_t bytes)
 }
 
 /* Send packet pid on VL vl out of gport. The transmission cannot end before
- * earliest_end (the tail must have reached this switch: cut-through). */
-__attribute__((always_inline)) inline void
-link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint64_t earliest_end)
+ * earliest_end (the tail must have reached this switch: cut-through). offered: the VLs with a
+ * packet at a switch output (0 at a CA); the others of them wait while this one is sent
+ * (port_vl_wait_ps), counted here, where the window and the serialization time are known
+ * anyway (a switch's send pass worked both out again). */
+__attribute__((always_inline)) inline void link_start_tx(struct ibs_sim *s, uint32_t gport,
+							 uint32_t pid, uint8_t vl,
+							 uint64_t earliest_end, uint16_t offered)
 {
 	struct port *p = &s->ports[gport];
 	struct pkt *k = &s->pkts[pid];
 	uint32_t c = credits_of(k->bytes);
-	uint64_t end = s->now + ser_ps(p, k->bytes);
+	uint64_t ser = ser_ps(p, k->bytes), end = s->now + ser;
 	uint32_t peer = (uint32_t)s->at[gport].peer;
 
 	if (end < earliest_end)
@@ -32,11 +36,14 @@ link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl, uint6
 		port_count_bytes(s, gport, vl, k->bytes);
 		if (s->nsl > 1) /* one SL: the port's VL bytes add up to it (ibs_results()) */
 			s->port_sl_bytes[(size_t)gport * s->nsl + k->sl] += k->bytes;
+		for (uint16_t m = offered & (uint16_t) ~(1u << vl); m; m &= (uint16_t)(m - 1))
+			s->port_vl_wait_ps[(size_t)gport * 16 + (unsigned)__builtin_ctz(m)] += ser;
 	}
 	s->res.hops++;
 	vlarb_commit(&p->arb, k->bytes);
-	s->pflags[gport] = (uint8_t)((s->pflags[gport] & PORT_KICKED) | PORT_BUSY |
-				     (vlarb_in_turn(&p->arb) ? PORT_IN_TURN : 0));
+	/* not kicked: a port sends from its own pass, which run_kicks() starts after clearing the
+	 * mark and link_tx_done() only for a port that was busy (never kicked) */
+	s->pflags[gport] = (uint8_t)(PORT_BUSY | (vlarb_in_turn(&p->arb) ? PORT_IN_TURN : 0));
 
 	k->up = gport;
 	k->vl = vl;

@@ -25,7 +25,9 @@ void sim_kick(struct ibs_sim *s, uint32_t gport)
 {
 	if (s->pflags[gport] & (PORT_KICKED | PORT_BUSY))
 		return;
-	s->pflags[gport] = PORT_KICKED;
+	/* |=: a port kicked between sends keeps PORT_IN_TURN, which port_nothing_to_arbitrate()
+	 * reads to know vlarb_decide() has a turn to end */
+	s->pflags[gport] |= PORT_KICKED;
 	s->kick[s->n_kick++] = gport; /* at most one entry per port: never overflows */
 }
 

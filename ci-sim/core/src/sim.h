@@ -470,7 +470,7 @@ void pkt_pool_free(struct ibs_sim *s);
 
 /* link.c: transmission and credits, shared by switches and CAs */
 void link_start_tx(struct ibs_sim *s, uint32_t gport, uint32_t pid, uint8_t vl,
-		   uint64_t earliest_end);
+		   uint64_t earliest_end, uint16_t offered);
 void link_tx_done(struct ibs_sim *s, const struct ibs_event *ev);
 void link_credit(struct ibs_sim *s, uint32_t gport, uint8_t vl, uint32_t arg);
 void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n, uint32_t slot);
@@ -478,7 +478,7 @@ void link_return_credits(struct ibs_sim *s, uint32_t up, uint8_t vl, uint32_t n,
 /* switch.c */
 int sw_setup(struct ibs_sim *s);
 void sw_arrive(struct ibs_sim *s, const struct ibs_event *ev);
-void sw_try_send(struct ibs_sim *s, uint32_t gport);
+void sw_try_send(struct ibs_sim *s, uint32_t gport, struct sw *w);
 void sw_input_free(struct ibs_sim *s, uint32_t in_gport);
 uint32_t sw_queue_of(const struct ibs_sim *s, const struct sw *w, uint32_t in, uint32_t vl,
 		     uint32_t out);
@@ -497,11 +497,14 @@ void ca_wake(struct ibs_sim *s, uint32_t flow);
 void ca_prefetch_arrive(const struct ibs_sim *s, uint32_t pid);
 void ca_prefetch_send(const struct ibs_sim *s, uint32_t gport, int stage);
 
-/* A send pass of an idle linked port. */
+/* A send pass of an idle linked port; a switch's pass is given the switch read here for the
+ * test (it read s->at again after the call). */
 static inline void sim_try_send(struct ibs_sim *s, uint32_t gport)
 {
-	if (port_on_switch(s, gport))
-		sw_try_send(s, gport);
+	int32_t sw = s->at[gport].sw;
+
+	if (sw >= 0)
+		sw_try_send(s, gport, &s->sws[sw]);
 	else
 		ca_try_send(s, gport);
 }

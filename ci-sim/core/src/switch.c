@@ -278,10 +278,9 @@ void sw_input_free(struct ibs_sim *s, uint32_t in_gport)
 			sim_kick(s, w->port_base + o);
 }
 
-void sw_try_send(struct ibs_sim *s, uint32_t gport)
+void sw_try_send(struct ibs_sim *s, uint32_t gport, struct sw *w)
 {
 	struct port *p = &s->ports[gport];
-	struct sw *w = &s->sws[s->at[gport].sw];
 	uint32_t o = p->num, nkeys = w->nports * s->nvl;
 	/* vlarb_decide() reads head_bytes[] of active VLs only (as ca_try_send's): not zeroed,
 	 * 64 bytes a pass for nothing */
@@ -336,11 +335,5 @@ void sw_try_send(struct ibs_sim *s, uint32_t gport)
 	s->reading[p->tx_from]++;
 	p->tx_vl = (uint8_t)ivl;
 	p->tx_credits = (uint16_t)credits_of(k->bytes);
-	if (in_window(s)) { /* the other VLs offered here wait while this packet is sent */
-		uint64_t ser = (uint64_t)((double)k->bytes * p->ps_per_byte + 0.5);
-
-		for (uint16_t m = nonempty & (uint16_t) ~(1u << vl); m; m &= (uint16_t)(m - 1))
-			s->port_vl_wait_ps[(size_t)gport * 16 + (unsigned)__builtin_ctz(m)] += ser;
-	}
-	link_start_tx(s, gport, pid, (uint8_t)vl, k->tail_ps + s->cfg.sw_latency_ps);
+	link_start_tx(s, gport, pid, (uint8_t)vl, k->tail_ps + s->cfg.sw_latency_ps, nonempty);
 }
