@@ -329,3 +329,27 @@ def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
     assert sum("0x0000000000000001" in ln or "0x0000000000000002" in ln for ln in groups) == 2, groups
     r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02-0x0a05"}]}, text)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.fabric
+def test_a_pkey_written_in_octal_is_read_as_opensm_reads_it(ibqos_cli, tmp_path):
+    """A P_Key written `010` was refused ('not a number': Python's int(.., 0) takes no leading
+    0) where OpenSM 3.3.23 reads it with strtoul(.., 0) as 8. The oracle is OpenSM's SA: the
+    broadcast group of that partition is on P_Key 0x0008 (SL 1); then the plan takes it."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
+    from ibqos_sim.harness.topology import fat_tree
+
+    text = "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=010, ipoib, sl=1 : ALL=full ;\n"
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        sls = saquery_ipoib_broadcast_sls(h.env, tmp_path)
+    assert sls.get(0x0008) == 1, sls
+
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0008"}]}, text)
+    assert r.returncode == 0, r.stderr
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0008"}]}, text.replace("010", "08"))
+    assert r.returncode == 2 and "P_Key '08' is not a number" in r.stderr, r.stderr

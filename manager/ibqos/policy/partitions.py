@@ -183,9 +183,9 @@ def _statement(
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
         shown = num if len(num) <= 20 else num[:20] + "…"
-        try:
-            pkey = int(num, 0)
-        except ValueError:
+        # as OpenSM reads it, strtoul(.., 0): 010 is 8 (int(.., 0) refused it as no number)
+        pkey = strtoul(num) if re.fullmatch(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*", num) else None
+        if pkey is None:
             fail(f"P_Key {shown!r} is not a number (use 0x... for hex)")
         if not pkey & 0x7FFF > 0 or pkey > 0xFFFF:
             fail(f"P_Key {shown} is out of range (0x0001-0x7fff)")
