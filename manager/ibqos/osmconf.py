@@ -136,7 +136,8 @@ def is_set(opts: dict[str, str], key: str) -> bool:
     return opts.get(key, "") not in ("", UNSET)
 
 
-_STRTOUL = re.compile(r"[ \t]*[+]?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_NUMBER = r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*"  # what strtoul(.., 0) reads as one number
+_STRTOUL = re.compile(rf"[ \t]*[+]?({_NUMBER})")
 
 
 def strtoul(value: str) -> int | None:
@@ -147,6 +148,12 @@ def strtoul(value: str) -> int | None:
         return None
     text = m.group(1)
     return int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if text.startswith("0") else int(text)
+
+
+def whole_number(value: str) -> int | None:
+    """strtoul's number where `value` is that number and nothing else (no sign, no blank, no
+    tail strtoul would stop at); None otherwise."""
+    return strtoul(value) if re.fullmatch(_NUMBER, value) else None
 
 
 def lmc(opts: dict[str, str]) -> int:

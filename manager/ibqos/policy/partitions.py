@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from ..errors import InputError
 from ..inputfile import MiB, read_text
-from ..osmconf import strtoul
+from ..osmconf import strtoul, whole_number
 
 DEFAULT_PKEY = 0x7FFF  # OpenSM always creates the Default partition
 _MEMBER = re.compile(
@@ -176,15 +176,14 @@ def _statement(
         key, _, value = (s.strip() for s in f.partition("="))
         if key == "sl":
             # as OpenSM reads it, strtoul(.., 0) to the end: sl=03 is 3, sl=0x1 is 1
-            whole = re.fullmatch(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*", value)
-            sl = strtoul(value) if whole else None
+            sl = whole_number(value)
             if sl is None or not 0 <= sl <= 15:
                 fail(f"sl={value}: an SL is 0-15 (OpenSM reads it as C does, 0x.. hex, 0.. octal)")
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
         shown = num if len(num) <= 20 else num[:20] + "…"
         # as OpenSM reads it, strtoul(.., 0): 010 is 8 (int(.., 0) refused it as no number)
-        pkey = strtoul(num) if re.fullmatch(r"0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*", num) else None
+        pkey = whole_number(num)
         if pkey is None:
             fail(f"P_Key {shown!r} is not a number (use 0x... for hex)")
         if not pkey & 0x7FFF > 0 or pkey > 0xFFFF:
