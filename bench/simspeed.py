@@ -13,6 +13,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ibqos.docfile import write_atomic
@@ -20,17 +22,23 @@ from ibqos.paths import REPO_ROOT
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, dragonfly
 
-# Main's core when issue 25's second round on the simulator began. The first round's baseline,
-# 5015b44 ('ibqos-sim 4'), no longer loads: 'ibqos-sim 5' put two arrays in the middle of
-# struct ibs_results, so its structs are not a prefix of today's.
-BASELINE_REF = "bd85dcc"
-BASELINE_ABI = "ibqos-sim 5"
+# Main's core when issue 25 was filed (round one began on it; its core is a5cdbba's). It is
+# run through its own binding (simspeed_baseline.py): 'ibqos-sim 5' put two arrays in the
+# middle of struct ibs_results, so today's binding cannot read it.
+BASELINE_REF = "5015b44"
+# Issue 25's goal was set in absolute packet-hops per CPU second, against what the core at
+# BASELINE_REF measured then: (the low end of that range, the goal). This machine's rate has
+# drifted by 2-3x since (the same core, same run), so the goal is judged as the ratio it asked
+# for, taken from the low end: the stricter reading.
+GOAL = {72: (5.3e6, 7.0e6), 2550: (2.4e6, 5.0e6)}
 # size: (load, warm-up µs, measured µs); 2550 at full load is issue 25's target
 RUNS = {72: (1.0, 1000, 5000), 2550: (1.0, 200, 800)}
 REPEATS = 3
 
 
-def build_baseline(scratch: Path, ref: str = BASELINE_REF) -> Path:
+@contextmanager
+def baseline_tree(scratch: Path, ref: str = BASELINE_REF) -> Iterator[tuple[Path, Path]]:
+    """The reference commit checked out and its core built: (its tree, its library)."""
     src = scratch / "src"
     subprocess.run(
         ["git", "-C", str(REPO_ROOT), "worktree", "add", "--detach", str(src), ref], check=True, capture_output=True
@@ -47,23 +55,25 @@ def build_baseline(scratch: Path, ref: str = BASELINE_REF) -> Path:
         )
         lib = scratch / "libibqos_sim.baseline.so"
         write_atomic(lib, (build / "ci-sim" / "core" / "libibqos_sim.so").read_bytes())
-        return lib
+        yield src, lib
     finally:
         subprocess.run(
             ["git", "-C", str(REPO_ROOT), "worktree", "remove", "--force", str(src)], capture_output=True, check=False
         )
 
 
-def _measure(model: Path, lib: Path | None, load: float, warm: float, meas: float) -> dict:
+def _measure(model: Path, baseline: tuple[Path, Path] | None, load: float, warm: float, meas: float) -> dict:
     env = dict(os.environ)
-    if lib is not None:
-        # the baseline core's structs are a prefix of today's: the loader may take it
-        env.update(IBQOS_SIM_LIB=str(lib), IBQOS_SIM_ACCEPT_ABI=BASELINE_ABI)
+    if baseline is None:
+        entry = ["-m", "ibqos_sim.sim.bench"]
+    else:
+        tree, lib = baseline
+        env["IBQOS_SIM_LIB"] = str(lib)
+        entry = [str(Path(__file__).with_name("simspeed_baseline.py")), str(tree)]
     cp = subprocess.run(
         [
             sys.executable,
-            "-m",
-            "ibqos_sim.sim.bench",
+            *entry,
             str(model),
             "--load",
             str(load),
@@ -95,33 +105,38 @@ def bench_simspeed(log, sizes=tuple(RUNS)) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="bench-simspeed-") as tmpdir:
         tmp = Path(tmpdir)
         log(f"simulator baseline: building the core at {BASELINE_REF}")
-        base_lib = build_baseline(tmp)
-        for size in sizes:
-            load, warm, meas = RUNS[size]
-            net = dragonfly(*DRAGONFLY_SIZES[size]).write_net(tmp / f"df{size}.net")
-            with Harness(net, run_dir=tmp / f"run{size}") as h:
-                h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03, timeout=1800)
-                fabric = h.read_back(save=False)
-            model = tmp / f"df{size}.json"
-            fabric.save(model)
-            now, base, same = [], [], True
-            for i in range(REPEATS):  # alternate, so drift hits both alike
-                log(f"df{size}: simulator speed, run {i + 1}/{REPEATS}")
-                mb = _measure(model, base_lib, load, warm, meas)
-                mn = _measure(model, None, load, warm, meas)
-                same = same and _computed(mb) == _computed(mn)
-                base.append(mb["hops_per_cpu_s"])
-                now.append(mn["hops_per_cpu_s"])
-            b, n = statistics.median(base), statistics.median(now)
-            rows.append(
-                {
-                    "cas": size,
-                    "load": load,
-                    "sim_us": warm + meas,
-                    "baseline_Mhops_per_cpu_s": round(b / 1e6, 2),
-                    "now_Mhops_per_cpu_s": round(n / 1e6, 2),
-                    "now/baseline": round(n / b, 3),
-                    "identical": same,
-                }
-            )
+        with baseline_tree(tmp) as baseline:
+            for size in sizes:
+                rows.append(_compare(log, tmp, baseline, size))
     return rows
+
+
+def _compare(log, tmp: Path, baseline: tuple[Path, Path], size: int) -> dict:
+    load, warm, meas = RUNS[size]
+    net = dragonfly(*DRAGONFLY_SIZES[size]).write_net(tmp / f"df{size}.net")
+    with Harness(net, run_dir=tmp / f"run{size}") as h:
+        h.run_sm(engine="dla,minhop", plugin=True, conf={"qos": "TRUE"}, log_flags=0x03, timeout=1800)
+        fabric = h.read_back(save=False)
+    model = tmp / f"df{size}.json"
+    fabric.save(model)
+    now, base, same = [], [], True
+    for i in range(REPEATS):  # alternate, so drift hits both alike
+        log(f"df{size}: simulator speed, run {i + 1}/{REPEATS}")
+        mb = _measure(model, baseline, load, warm, meas)
+        mn = _measure(model, None, load, warm, meas)
+        same = same and _computed(mb) == _computed(mn)
+        base.append(mb["hops_per_cpu_s"])
+        now.append(mn["hops_per_cpu_s"])
+    b, n = statistics.median(base), statistics.median(now)
+    filed, goal = GOAL[size]
+    return {
+        "cas": size,
+        "load": load,
+        "sim_us": warm + meas,
+        "baseline_Mhops_per_cpu_s": round(b / 1e6, 2),
+        "now_Mhops_per_cpu_s": round(n / 1e6, 2),
+        "now/baseline": round(n / b, 3),
+        "goal_ratio": round(goal / filed, 3),
+        "goal_met": n / b >= goal / filed,
+        "identical": same,
+    }
