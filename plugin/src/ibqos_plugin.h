@@ -60,6 +60,8 @@ struct ibqos_record {
 	int refused, tables_rejected, incomplete, dirty;
 	char error[8]; /* "D1A0" .. */
 	char reason[1024], tables_reason[1024];
+	char write_error
+		[4200]; /* why the last write failed ("file: errno text"), "" after one worked */
 	struct ibqos_port_record *ports;
 	size_t nports, cap;
 };
