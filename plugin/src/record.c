@@ -204,23 +204,6 @@ static void put_record(FILE *f, const struct ibqos_ctx *ctx)
 	fputs("]}\n", f);
 }
 
-/* A directory at the record's name (or a full disk) fails every write, two or three a sweep:
- * said once, and again only when the reason changes or after the record was written again */
-static void write_failed(struct ibqos_ctx *ctx, const char *file, int err)
-{
-	struct ibqos_record *r = &ctx->rec;
-	char why[sizeof(r->write_error)];
-
-	snprintf(why, sizeof(why), "%s: %s", file, strerror(err));
-	if (!strcmp(why, r->write_error))
-		return;
-	snprintf(r->write_error, sizeof(r->write_error), "%s", why);
-	ibqos_log(ctx, OSM_LOG_ERROR,
-		  "ERR D1A8: dla: cannot write %s; the record is not kept until it can be, OpenSM "
-		  "routes on (said once)",
-		  why);
-}
-
 void ibqos_record_write(struct ibqos_ctx *ctx)
 {
 	const char *dir = ctx->osm->subn.opt.dump_files_dir;
@@ -238,7 +221,12 @@ void ibqos_record_write(struct ibqos_ctx *ctx)
 		ret = ibqos_atomic_commit(&a);
 	}
 	if (ret) {
-		write_failed(ctx, a.failed ? a.failed : path, -ret);
+		/* a directory at the record's name fails each of its three writes a sweep */
+		ibqos_log_changed(
+			ctx, ctx->rec.write_error, sizeof(ctx->rec.write_error), OSM_LOG_ERROR,
+			"ERR D1A8: dla: cannot write %s: %s; the record is not kept until it "
+			"can be, OpenSM routes on (said once)",
+			a.failed ? a.failed : path, strerror(-ret));
 	} else {
 		if (ctx->rec.write_error[0])
 			ibqos_log(ctx, OSM_LOG_INFO, "dla: %s written again", path);

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from dla_testlib import refusals, run_dla, start_dla
+from dla_testlib import heavy_sweep, refusals, run_dla, start_dla
 from ibqos_sim.harness import Harness
 from ibqos_sim.harness.topology import dragonfly
 
@@ -137,3 +137,28 @@ def test_a_link_at_the_maps_temporary_name_is_replaced_not_kept(fabric, tmp_path
     assert victim.read_text() == "precious\n"
     assert not temp.exists() and not temp.is_symlink()
     assert not path.is_symlink() and sorted(path.read_text().splitlines()) == sorted(good.splitlines())
+
+
+def test_a_map_that_cannot_be_replaced_is_said_once_not_every_sweep(fabric):
+    """A directory at the map's name cannot be read nor replaced. Before: 'not read' and 'not
+    stored' at every heavy sweep, 4 lines over 3 sweeps (an unchanged fabric keeps its routes,
+    and its groups are stored again). Now each once, dla routes every sweep, and nothing is
+    left at the temporary name."""
+    h, _good = fabric
+    path = h.run_dir / GROUP_MAP
+    spoil(path, "directory", "")
+    sm = start_dla(h, name="sm-map-directory", conf={"sweep_interval": 0})
+    try:
+        heavy_sweep(sm)
+        heavy_sweep(sm)
+        lines = sm.lines()
+    finally:
+        sm.stop()
+        path.rmdir()
+    said = [ln.text for ln in lines if NOT_READ in ln.text or "group map not stored" in ln.text]
+    assert said == [
+        f"{NOT_READ}{path}: is a directory, not a regular file",
+        f"dla: group map not stored: {path}: Is a directory",
+    ]
+    assert sum("dla tables configured on all switches" in ln.text for ln in lines) == 3
+    assert not (h.run_dir / f"{GROUP_MAP}.tmp").exists()
