@@ -72,7 +72,7 @@ CASES = {
     "huge_group_numbers": f":1: group {BIG} is out of range (0-49150)",
     "empty": None,  # names no switch: discovery, as with none stored
     # before: ':1: line longer than 128 bytes' (a NUL ended fgets' string); and of a NUL in
-    # a 22-byte line ':5: line longer than 128 bytes'
+    # a 22-byte line ':4: line longer than 128 bytes'
     "binary": ":1: NUL byte in column 1",
     "nul_in_a_line": ":4: NUL byte in column 8",
     "control_byte": ":3: control byte 0x1b in column 20 (only tab is allowed)",  # before: ':3: expected'
