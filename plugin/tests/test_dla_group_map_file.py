@@ -63,6 +63,9 @@ def spoil(path: Path, case: str, good: str) -> None:
         path.write_text(good.rstrip("\n"))
     elif case == "switch_twice":
         path.write_text(good + "".join(f"{g} {(int(k) + 1) % 9}\n" for g, k in entries[:1]))
+    elif case == "long_line":  # an entry padded past the 128 bytes a line may hold
+        lines = good.splitlines(keepends=True)
+        path.write_text("".join(lines[:2]) + " " * 120 + lines[2] + "".join(lines[3:]))
     elif case == "huge_file":
         path.write_text(good + "# padding\n" * 500_000)
 
@@ -84,6 +87,7 @@ CASES = {
     "no_final_newline": None,
     # before: read, the last line for the switch won
     "switch_twice": ":39: switch 0x0000000000200000 is listed twice (first on line 3)",
+    "long_line": ":3: line is longer than 128 bytes",
     "huge_file": ": file is 5000903 bytes, more than the 4194304 allowed",
 }
 
