@@ -1,20 +1,21 @@
 #define _POSIX_C_SOURCE 200809L
 #include "dla_groupmap.h"
+#include "ibqos_atomic.h"
+#include "ibqos_input.h"
+#include "ibqos_keyset.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_BYTES (4u << 20) /* far above 65535 switches' lines */
 #define MAX_LINE 128
 /* Groups are numbered from 0 and a subnet holds fewer switches than unicast LIDs (0xBFFF):
  * anything above is no map dla wrote, and dla_groups_from_labels() sizes a table by it */
 #define MAX_GROUP 0xBFFFu
+#define BLANKS " \t"
 
 struct by_guid {
 	uint64_t guid;
@@ -28,46 +29,66 @@ static int cmp_guid(const void *a, const void *b)
 	return (x->guid > y->guid) - (x->guid < y->guid);
 }
 
-/* Open a regular file without blocking on a FIFO or following into a device. */
-static FILE *open_regular(const char *path, char *err, size_t len, int *ret)
+/* "path:line: why" into err, escaped: the path comes from OSM_CACHE_DIR, the why may quote the
+ * file */
+static int fail(char *err, size_t len, const char *path, unsigned line, const char *why)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	FILE *fp;
+	char raw[1024];
 
-	if (fd < 0) {
-		*ret = errno == ENOENT ? -ENOENT : -EINVAL;
-		snprintf(err, len, "%s: %s", path, strerror(errno));
-		return NULL;
+	if (line)
+		snprintf(raw, sizeof(raw), "%s:%u: %s", path, line, why);
+	else
+		snprintf(raw, sizeof(raw), "%s: %s", path, why);
+	if (len)
+		ibqos_escape(err, len, raw);
+	return -EINVAL;
+}
+
+/* One line: 0 and *guid, *group set; 1 a comment or blank; -1 with why. */
+static int parse_entry(char *line, uint64_t *guid, unsigned *group, char *why, size_t len)
+{
+	char *save, *g, *k, *extra;
+
+	g = strtok_r(line, BLANKS, &save);
+	if (!g || *g == '#')
+		return 1;
+	k = strtok_r(NULL, BLANKS, &save);
+	extra = k ? strtok_r(NULL, BLANKS, &save) : NULL;
+	if (!k || extra) {
+		snprintf(why, len, "expected \"0x<node GUID> <group>\"");
+		return -1;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MAX_BYTES) {
-		snprintf(err, len, "%s: not a regular file of at most %u bytes", path, MAX_BYTES);
-		close(fd);
-		*ret = -EINVAL;
-		return NULL;
+	if (ibqos_parse_guid(g, guid)) {
+		snprintf(why, len, "'%.40s' is not a node GUID (0x and 1 to 16 hex digits)", g);
+		return -1;
 	}
-	fp = fdopen(fd, "r");
-	if (!fp) {
-		close(fd);
-		*ret = -ENOMEM;
+	switch (ibqos_parse_uint(k, MAX_GROUP - 1, group)) {
+	case 0:
+		return 0;
+	case -2:
+		snprintf(why, len, "group %.40s is out of range (0-%u)", k, MAX_GROUP - 1);
+		return -1;
+	default:
+		snprintf(why, len, "group '%.40s' is not a whole number (0-%u)", k, MAX_GROUP - 1);
+		return -1;
 	}
-	return fp;
 }
 
 int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *labels, char *err,
 		      size_t len)
 {
 	struct by_guid *idx = malloc((f->nsw ? f->nsw : 1) * sizeof(*idx));
-	char line[MAX_LINE + 2];
-	unsigned lineno = 0;
-	int ret = 0;
-	FILE *fp;
+	struct ibqos_input_lines lines = {.max_line = MAX_LINE, .max_bytes = MAX_BYTES};
+	struct ibqos_keyset seen = {0};
+	char line[MAX_LINE + 1], why[256];
+	int ret = 0, got;
 
 	if (!idx)
 		return -ENOMEM;
-	fp = open_regular(path, err, len, &ret);
-	if (!fp) {
+	lines.in = ibqos_input_open(path, MAX_BYTES, why, sizeof(why), &ret);
+	if (!lines.in) {
 		free(idx);
+		fail(err, len, path, 0, why);
 		return ret;
 	}
 	for (uint32_t s = 0; s < f->nsw; s++) {
@@ -75,31 +96,27 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 		labels[s] = DLA_NO_GROUP;
 	}
 	qsort(idx, f->nsw, sizeof(*idx), cmp_guid);
-	while (fgets(line, sizeof(line), fp)) {
+	while ((got = ibqos_input_line(&lines, line, why, sizeof(why))) > 0) {
 		struct by_guid key, *hit;
-		unsigned long long guid;
-		unsigned group;
-		char extra;
+		unsigned group, first;
+		uint64_t guid;
 
-		lineno++;
-		if (!strchr(line, '\n') && !feof(fp)) {
-			snprintf(err, len, "%s:%u: line longer than %u bytes", path, lineno,
-				 MAX_LINE);
-			ret = -EINVAL;
-			break;
-		}
-		if (line[0] == '#' || line[strspn(line, " \t\r\n")] == '\0')
+		got = parse_entry(line, &guid, &group, why, sizeof(why));
+		if (got > 0)
 			continue;
-		if (sscanf(line, "0x%llx %u %c", &guid, &group, &extra) != 2) {
-			snprintf(err, len, "%s:%u: expected \"0x<node GUID> <group>\"", path,
-				 lineno);
-			ret = -EINVAL;
+		if (got < 0)
+			break;
+		/* a map dla wrote names each switch once: two groups for one is no map of ours */
+		got = ibqos_keyset_add(&seen, guid, 0, lines.line, &first);
+		if (got < 0) {
+			ret = got;
 			break;
 		}
-		if (group >= MAX_GROUP) {
-			snprintf(err, len, "%s:%u: group %u is out of range (0-%u)", path, lineno,
-				 group, MAX_GROUP - 1);
-			ret = -EINVAL;
+		if (got) {
+			snprintf(why, sizeof(why),
+				 "switch 0x%016" PRIx64 " is listed twice (first on line %u)", guid,
+				 first);
+			got = -1;
 			break;
 		}
 		key.guid = guid;
@@ -107,7 +124,12 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 		if (hit)
 			labels[hit->idx] = group;
 	}
-	fclose(fp);
+	if (got < 0 && !ret)
+		ret = fail(err, len, path, lines.line, why);
+	if (ret == -ENOMEM)
+		fail(err, len, path, lines.line, "out of memory");
+	fclose(lines.in);
+	ibqos_keyset_free(&seen);
 	free(idx);
 	return ret;
 }
@@ -115,41 +137,23 @@ int dla_groupmap_load(const char *path, const struct dla_fabric *f, uint32_t *la
 int dla_groupmap_save(const char *path, const struct dla_fabric *f, const struct dla_groups *g,
 		      char *err, size_t len)
 {
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 8);
-	FILE *fp;
-	int fd, ret = 0;
+	struct ibqos_atomic a;
+	int ret = ibqos_atomic_open(&a, path);
 
-	if (!tmp)
-		return -ENOMEM;
-	snprintf(tmp, plen + 8, "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	fp = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!fp) {
-		ret = -errno;
-		snprintf(err, len, "%s: %s", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		free(tmp);
-		return ret;
+	if (!ret) {
+		fprintf(a.f,
+			"# ibqos dla group map: node GUID, group. Written by the dla routing "
+			"engine\n"
+			"# after each sweep whose groups it discovered; delete it to "
+			"rediscover.\n");
+		for (uint32_t k = 0; k < g->ngroups; k++)
+			for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++)
+				fprintf(a.f, "0x%016" PRIx64 " %u\n", f->sw[g->members[m]].guid, k);
+		ret = ibqos_atomic_commit(&a);
 	}
-	fprintf(fp,
-		"# ibqos dla group map: node GUID, group. Written by the dla routing engine\n"
-		"# after each sweep whose groups it discovered; delete it to rediscover.\n");
-	for (uint32_t k = 0; k < g->ngroups; k++)
-		for (uint32_t m = g->first[k]; m < g->first[k + 1]; m++)
-			fprintf(fp, "0x%016" PRIx64 " %u\n", f->sw[g->members[m]].guid, k);
-	if (fflush(fp) || fsync(fileno(fp)))
-		ret = -errno;
-	if (fclose(fp) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		snprintf(err, len, "%s: %s", path, strerror(-ret));
-		unlink(tmp);
-	}
-	free(tmp);
+	if (ret)
+		snprintf(err, len, "%s: %s", a.failed ? a.failed : path, strerror(-ret));
+	ibqos_atomic_free(&a);
 	return ret;
 }
 

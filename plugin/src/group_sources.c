@@ -84,9 +84,13 @@ static uint32_t *stored_labels(struct ibqos_ctx *ctx, const struct dla_fabric *f
 		return NULL;
 	}
 	ret = dla_groupmap_load(path, f, labels, err, sizeof(err));
+	if (say && ret && ret != -ENOENT)
+		/* a map the sweep cannot replace (a directory there) is read again every sweep */
+		ibqos_log_changed(ctx, ctx->map_not_read, sizeof(ctx->map_not_read), OSM_LOG_INFO,
+				  "dla: stored group map not read: %s", err);
+	else if (say)
+		ctx->map_not_read[0] = '\0';
 	if (ret) {
-		if (say && ret != -ENOENT)
-			ibqos_log(ctx, OSM_LOG_INFO, "dla: stored group map not read: %s", err);
 		*nomem = ret == -ENOMEM;
 		free(labels);
 		labels = NULL;
@@ -142,9 +146,12 @@ void ibqos_store_groups(struct ibqos_ctx *ctx, const struct ibqos_sweep *sw)
 	path = map_path();
 	if (!path)
 		return;
-	if (dla_groupmap_save(path, &sw->fabric, &sw->dla.groups, err, sizeof(err)))
-		ibqos_log(ctx, OSM_LOG_INFO, "dla: group map not stored: %s", err);
-	else
+	if (dla_groupmap_save(path, &sw->fabric, &sw->dla.groups, err, sizeof(err))) {
+		ibqos_log_changed(ctx, ctx->map_not_stored, sizeof(ctx->map_not_stored),
+				  OSM_LOG_INFO, "dla: group map not stored: %s", err);
+	} else {
+		ctx->map_not_stored[0] = '\0';
 		ibqos_log(ctx, OSM_LOG_VERBOSE, "dla: group map stored in %s", path);
+	}
 	free(path);
 }

@@ -60,6 +60,8 @@ struct ibqos_record {
 	int refused, tables_rejected, incomplete, dirty;
 	char error[8]; /* "D1A0" .. */
 	char reason[1024], tables_reason[1024];
+	char write_error
+		[4200]; /* why the last write failed ("file: errno text"), "" after one worked */
 	struct ibqos_port_record *ports;
 	size_t nports, cap;
 };
@@ -73,11 +75,18 @@ struct ibqos_ctx {
 	struct ibqos_record rec;
 	/* routing_engine entries set up on this context: only the first routes */
 	unsigned engine_places;
+	/* the lines said about the stored group map not read, not stored ("" once it was) */
+	char map_not_read[1024], map_not_stored[1024];
 };
 
 /* log.c */
 void ibqos_log(struct ibqos_ctx *ctx, osm_log_level_t level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A failure that comes back every sweep (a directory where a file should be, a full disk) is
+ * said once: the line is logged unless it is the one last[len] holds, then last holds it. The
+ * caller empties last when the failure is over. */
+void ibqos_log_changed(struct ibqos_ctx *ctx, char *last, size_t len, osm_log_level_t level,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* snapshot.c */
 int ibqos_snapshot(struct ibqos_ctx *ctx, struct ibqos_sweep *sw, char *err, size_t len);

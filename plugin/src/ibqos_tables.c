@@ -6,7 +6,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ibqos_tables_parser.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -29,30 +28,6 @@ const char *ibqos_role_keyword(enum ibqos_vlarb_role role)
 	return role < IBQOS_ROLE_COUNT ? role_kw[role] : "?";
 }
 
-void tables_escape(char *dst, size_t len, const char *src)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-
-	for (; *src; src++) {
-		unsigned char c = (unsigned char)*src;
-
-		if (c >= 0x20 && c < 0x7f) {
-			if (o + 1 >= len)
-				break;
-			dst[o++] = (char)c;
-		} else {
-			if (o + 4 >= len)
-				break;
-			dst[o++] = '\\';
-			dst[o++] = 'x';
-			dst[o++] = hex[c >> 4];
-			dst[o++] = hex[c & 15];
-		}
-	}
-	dst[o] = '\0';
-}
-
 /* "name:line: message" into buf, unescaped. */
 static void format_at(char *buf, size_t len, const char *name, unsigned line, const char *fmt,
 		      va_list ap)
@@ -72,7 +47,7 @@ int tables_fail(struct parser *ps, const char *fmt, ...)
 	format_at(raw, sizeof(raw), ps->name, ps->line, fmt, ap);
 	va_end(ap);
 	if (ps->len)
-		tables_escape(ps->err, ps->len, raw);
+		ibqos_escape(ps->err, ps->len, raw);
 	return -EINVAL;
 }
 
@@ -90,7 +65,7 @@ static int push_warning(struct parser *ps, const char *raw)
 		t->warnings = w;
 		ps->capwarn = cap;
 	}
-	tables_escape(msg, sizeof(msg), raw);
+	ibqos_escape(msg, sizeof(msg), raw);
 	copy = strdup(msg);
 	if (!copy)
 		return -ENOMEM;
@@ -120,23 +95,6 @@ int tables_warn(struct parser *ps, unsigned line, const char *fmt, ...)
 }
 
 /* Unsigned decimal, digits only, at most max: 0, -1 not a number, -2 too large. */
-static int parse_uint(const char *s, unsigned max, unsigned *out)
-{
-	unsigned long v = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		v = v * 10 + (unsigned)(*s - '0');
-		if (v > max)
-			return -2;
-	}
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int has_empty_item(const char *arg)
 {
 	return strstr(arg, ",,") || arg[0] == ',' || arg[strlen(arg) - 1] == ',';
@@ -161,7 +119,7 @@ static int parse_sl2class(struct parser *ps, char *arg)
 					   IBQOS_NUM_SL);
 		/* the VLs a class needs depend on vls_per_class, which may come later: the
 		 * range is checked in tables_finish */
-		switch (parse_uint(tok, 255, &v)) {
+		switch (ibqos_parse_uint(tok, 255, &v)) {
 		case -1:
 			return tables_fail(ps, "sl2class: SL %u: '%.40s' is not a number", n, tok);
 		case -2:
@@ -188,7 +146,7 @@ static int parse_vls_per_class(struct parser *ps, char **tok, int ntok)
 				   ps->vls_line);
 	if (ntok != 2)
 		return tables_fail(ps, "vls_per_class: expected one number, 2 or 3");
-	if (parse_uint(tok[1], 3, &n) || n < 2)
+	if (ibqos_parse_uint(tok[1], 3, &n) || n < 2)
 		return tables_fail(ps, "vls_per_class: '%.40s' is not 2 or 3", tok[1]);
 	ps->t->vls_per_class = n;
 	ps->vls_line = ps->line;
@@ -214,7 +172,7 @@ static int parse_list(struct parser *ps, const char *which, char *arg,
 		if (!colon)
 			return tables_fail(ps, "%s: entry '%.40s' is not vl:weight", which, tok);
 		*colon = '\0';
-		switch (parse_uint(tok, 14, &vl)) {
+		switch (ibqos_parse_uint(tok, 14, &vl)) {
 		case -1:
 			return tables_fail(ps, "%s: entry %u: VL '%.40s' is not a number", which,
 					   tab->n + 1, tok);
@@ -222,7 +180,7 @@ static int parse_list(struct parser *ps, const char *which, char *arg,
 			return tables_fail(ps, "%s: entry %u: VL %.40s out of range 0..14", which,
 					   tab->n + 1, tok);
 		}
-		switch (parse_uint(colon + 1, 255, &w)) {
+		switch (ibqos_parse_uint(colon + 1, 255, &w)) {
 		case -1:
 			return tables_fail(ps, "%s: entry %u: weight '%.40s' is not a number",
 					   which, tab->n + 1, colon + 1);
@@ -249,7 +207,7 @@ static int parse_spec(struct parser *ps, char **tok, int ntok, struct ibqos_vlar
 	if (parse_list(ps, "high", tok[1], &spec->high) ||
 	    parse_list(ps, "low", tok[3], &spec->low))
 		return -EINVAL;
-	switch (parse_uint(tok[5], 255, &limit)) {
+	switch (ibqos_parse_uint(tok[5], 255, &limit)) {
 	case -1:
 		return tables_fail(ps, "limit: '%.40s' is not a number", tok[5]);
 	case -2:
@@ -258,29 +216,6 @@ static int parse_spec(struct parser *ps, char **tok, int ntok, struct ibqos_vlar
 	spec->limit = (uint8_t)limit;
 	spec->line = ps->line;
 	spec->present = 1;
-	return 0;
-}
-
-int tables_parse_guid(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t n;
-
-	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-		return -1;
-	s += 2;
-	n = strlen(s);
-	if (n == 0 || n > 16)
-		return -1;
-	for (; *s; s++) {
-		if (!isxdigit((unsigned char)*s))
-			return -1;
-		v = v << 4 |
-			(uint64_t)(isdigit((unsigned char)*s)
-					   ? *s - '0'
-					   : tolower((unsigned char)*s) - 'a' + 10);
-	}
-	*out = v;
 	return 0;
 }
 
@@ -293,12 +228,12 @@ static int parse_vlarb_port(struct parser *ps, char **tok, int ntok)
 
 	if (ntok < 4)
 		return tables_fail(ps, "vlarb port: expected 'port GUID PORTNUM'");
-	if (tables_parse_guid(tok[2], &spec.guid))
+	if (ibqos_parse_guid(tok[2], &spec.guid))
 		return tables_fail(ps,
 				   "vlarb port: '%.40s' is not a GUID (0x followed by up to 16 "
 				   "hex digits)",
 				   tok[2]);
-	if (parse_uint(tok[3], 254, &port))
+	if (ibqos_parse_uint(tok[3], 254, &port))
 		return tables_fail(ps, "vlarb port: port number '%.40s' is not in 0..254", tok[3]);
 	spec.port = (uint8_t)port;
 	dup = ibqos_keyset_add(&ps->ports_seen, spec.guid, port, ps->line, &first);
@@ -355,7 +290,7 @@ static int parse_version(struct parser *ps, char **tok, int ntok)
 	if (strcmp(tok[0], "version"))
 		return tables_fail(ps, "expected 'version 1' as the first directive, got '%.40s'",
 				   tok[0]);
-	if (ntok != 2 || parse_uint(tok[1], 1000, &version) || version != 1)
+	if (ntok != 2 || ibqos_parse_uint(tok[1], 1000, &version) || version != 1)
 		return tables_fail(ps, "unsupported version '%.40s' (this plugin reads version 1)",
 				   ntok > 1 ? tok[1] : "");
 	ps->seen_version = 1;

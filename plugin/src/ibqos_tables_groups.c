@@ -50,7 +50,7 @@ int tables_parse_group(struct parser *ps, char **tok, int ntok)
 
 	if (ntok != 3)
 		return tables_fail(ps, "group: expected 'group GUID LABEL'");
-	if (tables_parse_guid(tok[1], &pin.guid))
+	if (ibqos_parse_guid(tok[1], &pin.guid))
 		return tables_fail(ps,
 				   "group: '%.40s' is not a GUID (0x followed by up to 16 hex "
 				   "digits)",

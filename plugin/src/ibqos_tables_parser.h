@@ -5,6 +5,7 @@
 #ifndef IBQOS_TABLES_PARSER_H
 #define IBQOS_TABLES_PARSER_H
 
+#include "ibqos_input.h"
 #include "ibqos_keyset.h"
 #include "ibqos_tables.h"
 
@@ -28,10 +29,6 @@ int tables_fail(struct parser *ps, const char *fmt, ...) __attribute__((format(p
 int tables_warn(struct parser *ps, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Copies src into dst (size len > 0, always terminated), printable ASCII as is and every other
- * byte as \xNN, so nothing from the file reaches a log raw. */
-void tables_escape(char *dst, size_t len, const char *src);
-
 /* One line (NUL-free, control bytes already refused, no newline). */
 int tables_parse_line(struct parser *ps, char *line);
 /* After the last line: cross-line checks, sorting, warnings. */
@@ -42,6 +39,5 @@ int tables_parse_group(struct parser *ps, char **tok, int ntok);
 int tables_parse_group_pattern(struct parser *ps, char *rest);
 void tables_free_groups(struct ibqos_tables *t);
 void tables_sort_pins(struct ibqos_tables *t);
-int tables_parse_guid(const char *s, uint64_t *out);
 
 #endif

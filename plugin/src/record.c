@@ -11,10 +11,9 @@
  * upgrade the old one runs until OpenSM restarts, and ibqos refuses to apply through it.
  */
 #include "ibqos_plugin.h"
+#include "ibqos_atomic.h"
 #include "ibqos_vlarb.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,51 +204,36 @@ static void put_record(FILE *f, const struct ibqos_ctx *ctx)
 	fputs("]}\n", f);
 }
 
-/* A file created here, or NULL (errno set) when the name was taken meanwhile. */
-static FILE *open_new(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-
-	if (fd >= 0 && !f)
-		close(fd);
-	return f;
-}
-
 void ibqos_record_write(struct ibqos_ctx *ctx)
 {
 	const char *dir = ctx->osm->subn.opt.dump_files_dir;
-	char path[4096], tmp[4112];
-	FILE *f;
-	int bad;
+	struct ibqos_atomic a;
+	char path[4096];
+	int ret;
 
 	if (!dir || !*dir)
 		return;
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, RECORD_FILE) >= sizeof(path))
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	/* dump_files_dir is /var/log by default, where others may write: a link or file left at
-	 * the temporary name is removed, never followed (root would write where it points) */
-	if (unlink(tmp) && errno != ENOENT)
-		f = NULL;
-	else
-		f = open_new(tmp);
-	if (!f) {
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A8: dla: cannot write %s: %s", tmp,
-			  strerror(errno));
-		return;
+	ret = ibqos_atomic_open(&a, path);
+	if (!ret) {
+		put_record(a.f, ctx);
+		ret = ibqos_atomic_commit(&a);
 	}
-	put_record(f, ctx);
-	bad = ferror(f);
-	bad |= fflush(f) || fsync(fileno(f));
-	bad |= fclose(f);
-	if (bad || rename(tmp, path)) {
-		ibqos_log(ctx, OSM_LOG_ERROR, "ERR D1A8: dla: cannot write %s: %s", path,
-			  strerror(errno));
-		unlink(tmp);
-		return;
+	if (ret) {
+		/* a directory at the record's name fails each of its three writes a sweep */
+		ibqos_log_changed(
+			ctx, ctx->rec.write_error, sizeof(ctx->rec.write_error), OSM_LOG_ERROR,
+			"ERR D1A8: dla: cannot write %s: %s; the record is not kept until it "
+			"can be, OpenSM routes on (said once)",
+			a.failed ? a.failed : path, strerror(-ret));
+	} else {
+		if (ctx->rec.write_error[0])
+			ibqos_log(ctx, OSM_LOG_INFO, "dla: %s written again", path);
+		ctx->rec.write_error[0] = '\0';
+		ctx->rec.dirty = 0;
 	}
-	ctx->rec.dirty = 0;
+	ibqos_atomic_free(&a);
 }
 
 void ibqos_record_sweep_event(struct ibqos_ctx *ctx, int heavy_start)

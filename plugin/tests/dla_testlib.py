@@ -9,7 +9,9 @@ the paper's Fig. 8 function. Nothing here is imported by, or imports, the plugin
 
 from __future__ import annotations
 
+import os
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -40,6 +42,13 @@ def run_dla(h, *, conf: dict | None = None, tables: Path | None = None, check: b
 def start_dla(h, *, conf: dict | None = None, tables: Path | None = None, engine: str = ENGINE, **kw):
     require_plugin()
     return h.start_sm(engine=engine, plugin=True, plugin_options=tables, conf={"qos": "TRUE", **(conf or {})}, **kw)
+
+
+def heavy_sweep(sm) -> None:
+    """One more heavy sweep of a running OpenSM (SIGHUP), waited for."""
+    k = sm.sweeps()
+    os.kill(sm.pid, signal.SIGHUP)
+    sm.wait_for_sweeps(k + 1, timeout=120)
 
 
 def refusals(lines) -> list[str]:

@@ -88,3 +88,33 @@ def test_sanitized_plugin_dla_run(tmp_path):
     assert not list(reports.iterdir()), [p.read_text()[:2000] for p in reports.iterdir()]
     for r in (run, rejected):
         assert "runtime error" not in (r.log.parent / "opensm.out").read_text()
+
+
+def test_sanitized_plugin_on_a_spoilt_group_map_and_record_name(tmp_path):
+    """The group map's reader and writer and the record's writer on what a spoilt cache or
+    dump directory holds (test_dla_group_map_file.py, test_dla_record_file.py): a NUL byte and
+    a switch listed twice in the map, a link at its temporary name, a directory at the record's
+    name. Each said in its one line, dla routes, no sanitizer report."""
+    _sanitized_build()
+    net = dragonfly(4, 2, 2).write_net(tmp_path / "fabric.net")
+    h, reports = _sanitized_harness(tmp_path, net)
+    group_map = "ibqos-dla-groups"  # dla_groupmap.h
+    with h:
+        first = h.run_sm(engine=ENGINE, plugin=True, conf={"qos": "TRUE"}, name="sm0", check=False)
+        good = (h.run_dir / group_map).read_bytes()
+        runs = [first]
+        for name, spoilt in (("sm1", good.replace(b" ", b"\0", 5)), ("sm2", good + good.splitlines(True)[2])):
+            (h.run_dir / group_map).write_bytes(spoilt)
+            (h.run_dir / f"{group_map}.tmp").symlink_to(tmp_path / "victim")
+            (h.run_dir / name / "dumps" / "ibqos-dla.json").mkdir(parents=True)
+            runs.append(h.run_sm(engine=ENGINE, plugin=True, conf={"qos": "TRUE"}, name=name, check=False))
+            assert not (tmp_path / "victim").exists() and not (h.run_dir / f"{group_map}.tmp").is_symlink()
+            assert (h.run_dir / group_map).read_bytes() == good
+    said = [[ln.text for ln in r.lines() if "group map not read" in ln.text or "D1A8" in ln.text] for r in runs[1:]]
+    assert [len(s) for s in said] == [2, 2], said
+    assert all(sum("D1A8" in t for t in s) == 1 for s in said), said
+    assert "NUL byte in column" in said[0][1] and "is listed twice (first on line 3)" in said[1][1], said
+    assert all(r.configured_engines() == ["dla"] for r in runs)
+    assert not list(reports.iterdir()), [p.read_text()[:2000] for p in reports.iterdir()]
+    for r in runs:
+        assert "runtime error" not in (r.log.parent / "opensm.out").read_text()

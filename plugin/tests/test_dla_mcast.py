@@ -12,15 +12,13 @@ multicast forwarding tables OpenSM computes (opensm.mcfdbs) must be
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dla_testlib import start_dla
+from dla_testlib import heavy_sweep, start_dla
 from ibqos import osmlog
 from ibqos.fabric.model import Fabric
 from ibqos_sim.harness.topology import DRAGONFLY_SIZES, Topology, dfplus, dragonfly
@@ -91,12 +89,6 @@ def join_every_ca(h, fabric: Fabric) -> set[int]:
     ports = {n.guid: p.guid for n in fabric.cas() for p in n.ports.values() if p.guid}
     h.diag([sys.executable, str(JOIN), sm_lid[1], *map(hex, ports.values())])
     return set(ports)
-
-
-def heavy_sweep(sm) -> None:
-    k = sm.sweeps()
-    os.kill(sm.pid, signal.SIGHUP)
-    sm.wait_for_sweeps(k + 1, timeout=120)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

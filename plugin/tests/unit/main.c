@@ -13,6 +13,7 @@ int main(void)
 	test_vlcap();
 	test_group_vectors();
 	test_dfplus();
+	test_groupmap();
 	if (unit_failures) {
 		fprintf(stderr, "%d failure(s)\n", unit_failures);
 		return 1;

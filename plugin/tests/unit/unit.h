@@ -95,5 +95,6 @@ void test_wirings(void);
 void test_refusals(void);
 void test_vlcap(void);
 void test_group_vectors(void);
+void test_groupmap(void);
 
 #endif
