@@ -189,3 +189,61 @@ def test_a_state_file_with_no_time_or_port_is_named_before_sampling(ibqos_cli, p
     path = tmp_path / "state.json"
     path.write_text(state + "\n")
     one_line(run(ibqos_cli, "--plan", plan, "--once", "--json", "--state", path, *NO_FABRIC), 2, f"{path}", words)
+
+
+def test_listen_with_no_fabric_serves_the_failure_until_stopped(ibqos_cli, plan, tmp_path):
+    """An exporter started before its fabric (ibsim not up, the HCA's port down at boot): it
+    ended with exit 3 at its first sample, so a unit with Restart= looped; it serves
+    `ibqos_monitor_last_sample_success 0` and the failures, says so once, and stops on SIGTERM
+    (by PID) as always. Its textfile says the same."""
+    import signal
+    import time
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+    from test_monitor_live import _free_port
+
+    port, textfile = _free_port(), tmp_path / "ibqos.prom"
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--json", "--listen", f"127.0.0.1:{port}"]
+    cmd += ["--interval", "0.1", "--textfile", str(textfile), *NO_FABRIC]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+    try:
+        got: dict[str, float] = {}
+        deadline = time.monotonic() + 30
+        while got.get("ibqos_monitor_sample_failures_total", 0) < 5:
+            assert proc.poll() is None and time.monotonic() < deadline, got
+            time.sleep(0.1)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    text = r.read().decode()
+            except OSError:
+                continue
+            got = {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+        assert got["ibqos_monitor_last_sample_success"] == 0 and got["ibqos_monitor_samples_total"] == 0
+        assert "ibqos_monitor_last_sample_timestamp_seconds" not in got and "ibqos_monitor_unmeasured_ports" not in got
+        prom = {s.name: s.value for f in text_string_to_metric_families(textfile.read_text()) for s in f.samples}
+        assert prom["ibqos_monitor_last_sample_success"] == 0 and prom["ibqos_monitor_sample_failures_total"] >= 1
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert rc == 128 + signal.SIGTERM, err
+    lines = [ln for ln in err.splitlines() if ln]
+    assert len(lines) == 2 and lines[0].startswith("ibqos: sampling failed: live read-back failed"), err
+    assert lines[1] == "ibqos: interrupted by SIGTERM", err
+
+
+def test_listen_with_count_ending_on_a_failed_sample_is_exit_3(ibqos_cli, plan):
+    """--count ends through an outage (a failed sample is an interval): exit 3, the fabric did
+    not answer, after the one line that said it started failing."""
+    from test_monitor_live import _free_port
+
+    cp = run(ibqos_cli, "--plan", plan, "--json", "--listen", f"127.0.0.1:{_free_port()}", "--count", "3",
+             "--interval", "0.1", *NO_FABRIC)  # fmt: skip
+    assert cp.returncode == 3 and cp.stdout == "", cp.stdout + cp.stderr
+    lines = cp.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("ibqos: sampling failed: live read-back failed"), cp.stderr
+    assert lines[1].startswith("ibqos: error: live read-back failed"), cp.stderr

@@ -42,6 +42,10 @@ class MonitorCollector(Collector):
         self.port_total: dict[tuple[int, int], int] = defaultdict(int)
         self.samples = 0
         self.judged_at: float | None = None  # wall clock, when the last interval was judged
+        # whether the last sample read the fabric (None: none tried yet), and how many did not
+        # (monitor.outage: --listen serves on through them)
+        self.sample_ok: bool | None = None
+        self.failures = 0
         self.engine: str | None = None
         self.verdict: Verdict | None = None
         self.verdict_unreadable = False
@@ -72,6 +76,25 @@ class MonitorCollector(Collector):
             self.plugin, self.other_config = plugin, other_config
             self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
 
+    def read(self) -> None:
+        """A sample read the fabric (the first, or one after a failed one, judges nothing yet)."""
+        with self._lock:
+            self.sample_ok = True
+
+    def failed(self, opensm_pid: int | None) -> None:
+        """A sample the fabric did not answer: no port was measured, so no per-port series and
+        no port counts are exported until one is again, not the last interval's as if they
+        were now; the totals are kept, and go on from the next interval (measured from the
+        last sample that was read, so across the outage). What does not come from the fabric
+        stays: whether an OpenSM reads --opensm-conf (`opensm_pid`, looked at for this
+        sample), the engine, the verdict."""
+        with self._lock:
+            self.sample_ok = False
+            self.failures += 1
+            self.judged = None
+            self.other_config = None  # asked of the fabric (sminfo)
+            self.opensm_pid = opensm_pid
+
     def _update(
         self,
         judged: Judged,
@@ -85,6 +108,7 @@ class MonitorCollector(Collector):
         self.opensm_pid = opensm_pid
         self.verdict = verdict
         self.verdict_unreadable = verdict_unreadable
+        self.sample_ok = True
         self.samples += 1
         self.judged_at = time.time()
         for link in judged.links:
@@ -197,14 +221,16 @@ class MonitorCollector(Collector):
             )
             judged_at.add_metric([], self.judged_at)
             yield judged_at
-        unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
-        unmeasured.add_metric([], len(j.unmeasured) if j else 0)
-        ambiguous = GaugeMetricFamily(
-            "ibqos_monitor_ambiguous_ports",
-            "Link directions whose per-SL counters wrapped beyond recovery and no sub-window measured",
-        )
-        ambiguous.add_metric([], len(j.ambiguous) if j else 0)
-        yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, unmeasured, ambiguous)
+        yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, *self._health())
+        if j is not None:  # an interval judged now: not while samples fail, nor before the first
+            unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
+            unmeasured.add_metric([], len(j.unmeasured))
+            ambiguous = GaugeMetricFamily(
+                "ibqos_monitor_ambiguous_ports",
+                "Link directions whose per-SL counters wrapped beyond recovery and no sub-window measured",
+            )
+            ambiguous.add_metric([], len(j.ambiguous))
+            yield from (unmeasured, ambiguous)
         if self.follows_opensm:
             running = GaugeMetricFamily(
                 "ibqos_monitor_opensm_running", "1: an OpenSM reads --opensm-conf now; 0: none runs on it"
@@ -231,6 +257,21 @@ class MonitorCollector(Collector):
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
         yield from self._credit_loop()
+
+    def _health(self) -> Iterator[Metric]:
+        """Whether the last sample read the fabric (absent before the first), and the samples
+        that did not: the `up` of the fabric behind the exporter (Prometheus's own `up` says
+        only that the HTTP scrape worked, which it does through a fabric outage)."""
+        if self.sample_ok is not None:
+            ok = GaugeMetricFamily(
+                "ibqos_monitor_last_sample_success",
+                "1: the monitor's last sample read the fabric; 0: it failed (its stderr says why once)",
+            )
+            ok.add_metric([], 1.0 if self.sample_ok else 0.0)
+            yield ok
+        failures = CounterMetricFamily("ibqos_monitor_sample_failures", "Samples the fabric did not answer")
+        failures.add_metric([], self.failures)
+        yield failures
 
     def _credit_loop(self) -> Iterator[Metric]:
         """The verifier's verdict on the tables `ibqos status --live --verdict` read, and when it
