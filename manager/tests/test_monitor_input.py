@@ -177,10 +177,22 @@ def test_a_hand_edited_verdict_is_one_line_and_exit_2_before_sampling(
         ('{"schema": "ibqos.counters/1", "time": 1.0, "ports": [{"guid": "0x1", "port": 1e400}]}', "too large"),
         (
             '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [], "monitor_totals": {"samples": -1}}',
-            "monitor_totals: not the monitor's totals: -1 is not a count",
+            ":1: monitor_totals.samples: not the monitor's totals: -1 is not a count",
+        ),
+        (
+            # hand-edited, or another tool's: a VL no port has was kept, and exported for good
+            '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [],\n "monitor_totals": {"samples": 1,\n'
+            '  "port_bytes": [], "class_bytes": [],\n  "vl_xmit_wait": [["0x20", 1, 15, 7],\n'
+            '   ["0x20", 1, 16, 7]]}}',
+            ":5: monitor_totals.vl_xmit_wait.1: not the monitor's totals: VL 16: a port has VLs 0-15",
+        ),
+        (
+            '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [], "monitor_totals": {"samples": 1,'
+            ' "port_bytes": [["0x20", 1]], "class_bytes": [], "vl_xmit_wait": []}}',
+            ":1: monitor_totals.port_bytes.0: not the monitor's totals: ",
         ),
     ],
-    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400", "totals-negative"],
+    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400", "totals-negative", "totals-vl-16", "totals-short"],
 )
 def test_a_state_file_with_no_time_or_port_is_named_before_sampling(ibqos_cli, plan, tmp_path, state, words):
     """redfiles: the state file was read with json.loads, which takes NaN and Infinity: a

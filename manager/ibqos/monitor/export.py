@@ -14,7 +14,7 @@ import math
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,14 +22,15 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from .. import __version__
-from ..docfile import made_dir, write_atomic
-from ..errors import InputError
+from ..docfile import JsonDoc, made_dir, write_atomic
 from ..templating import render
 from ..verdict import Verdict
 from .judge import Judged
 
 # the key of the --state document that keeps the totals (Sample.to_json's extra)
 TOTALS = "monitor_totals"
+# PortVLXmitWaitCounters counts VL0-15 (VL15 the SMPs'; counters.Sample reads 16), the arbiter VL0-14
+MAX_WAIT_VL = 15
 
 
 class MonitorCollector(Collector):
@@ -140,15 +141,17 @@ class MonitorCollector(Collector):
             "vl_xmit_wait": [[f"0x{g:016x}", p, vl, v] for (g, p, vl), v in self.wait_total.items()],
         }
 
-    def restore(self, doc: Any, where: str) -> None:
-        """Go on from `totals_json`'s document, read back from the file `where`."""
+    def restore(self, doc: Any, where: str, text: str | None = None) -> None:
+        """Go on from `totals_json`'s document, read back from the file `where` (its `text`,
+        to name the line of a bad field)."""
+        w = JsonDoc(where, text)
         try:
             samples = _count(doc["samples"])
-            ports = {(int(g, 16), _count(p)): _count(v) for g, p, v in doc["port_bytes"]}
-            classes = {(int(g, 16), _count(p), str(c)): _count(v) for g, p, c, v in doc["class_bytes"]}
-            waits = {(int(g, 16), _count(p), _count(vl)): _count(v) for g, p, vl, v in doc["vl_xmit_wait"]}
         except (ValueError, KeyError, TypeError) as e:
-            raise InputError(f"not the monitor's totals: {e}", file=where, field=TOTALS) from e
+            raise w.error(f"not the monitor's totals: {e}", TOTALS, "samples") from e
+        ports = _entries(doc, "port_bytes", w, lambda g, p, v: ((int(g, 16), _count(p)), _count(v)))
+        classes = _entries(doc, "class_bytes", w, lambda g, p, c, v: ((int(g, 16), _count(p), str(c)), _count(v)))
+        waits = _entries(doc, "vl_xmit_wait", w, lambda g, p, vl, v: ((int(g, 16), _count(p), _vl(vl)), _count(v)))
         self.samples = samples
         self.port_total.update(ports)
         self.bytes_total.update(classes)
@@ -308,6 +311,33 @@ K = TypeVar("K", bound=tuple[Any, ...])
 def _of_ports(totals: dict[K, int], ports: set[tuple[int, int]]) -> dict[K, int]:
     """The totals keyed (node GUID, port, …) of `ports` only."""
     return defaultdict(int, {k: v for k, v in totals.items() if k[:2] in ports})
+
+
+def _entries(doc: Any, key: str, w: JsonDoc, entry: Callable[..., tuple[K, int]]) -> dict[K, int]:
+    """The totals of `doc[key]`, each list read by `entry`; the first one that is not named by
+    its place in the file."""
+    try:
+        items = doc[key]
+        if not isinstance(items, list):
+            raise TypeError(f"{items!r} is not a list")
+    except (KeyError, TypeError) as e:
+        raise w.error(f"not the monitor's totals: {e}", TOTALS, key) from e
+    out: dict[K, int] = {}
+    for i, item in enumerate(items):
+        try:
+            k, v = entry(*item)
+        except (ValueError, TypeError) as e:
+            raise w.error(f"not the monitor's totals: {e}", TOTALS, key, i) from e
+        out[k] = v
+    return out
+
+
+def _vl(v: Any) -> int:
+    """A VL of PortVLXmitWaitCounters (VL0-15): a larger one was kept and exported as a series
+    of every port for good (totals go with their port, not their VL)."""
+    if _count(v) > MAX_WAIT_VL:
+        raise ValueError(f"VL {v}: a port has VLs 0-{MAX_WAIT_VL}")
+    return int(v)
 
 
 def _count(v: Any) -> int:

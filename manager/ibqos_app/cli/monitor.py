@@ -73,7 +73,7 @@ def _saved(state: Path | None, collector: MonitorCollector) -> Sample | None:
     sample = Sample.from_json(text, str(state))
     totals = parse_json(text, state).get(TOTALS)
     if totals is not None:  # a state from before the totals were kept: they start at 0
-        collector.restore(totals, str(state))
+        collector.restore(totals, str(state), text)
     return sample
 
 
