@@ -198,3 +198,21 @@ def test_this_hosts_port_going_down_is_exit_3_not_an_all_clear(ibqos_cli, fabric
         == "ibqos: error: live read-back: no link up behind this host's port: it is down, no fabric to sample\n"
     )
     assert cp.stdout == ""
+
+
+def test_a_state_that_is_a_dangling_link_is_written_where_it_points(ibqos_cli, fabric, tmp_path):
+    """Config management links /var/lib/ibqos/monitor.json to a file not made yet (relative,
+    into another directory): the monitor writes the state where the link points, as every ibqos
+    output (docfile.write_atomic), and leaves the link; the next run reads it through the link
+    and goes on from it. Not a plain file in the link's place, which the next deploy would
+    replace again and lose the totals with."""
+    h, plan = fabric
+    (tmp_path / "lib").mkdir()
+    link = tmp_path / "monitor.json"
+    link.symlink_to("lib/monitor.json")
+    once(ibqos_cli, h, plan, link)
+    once(ibqos_cli, h, plan, link)
+    assert link.is_symlink() and os.readlink(link) == "lib/monitor.json"
+    doc = json.loads((tmp_path / "lib" / "monitor.json").read_text())
+    assert doc["monitor_totals"]["samples"] == 2  # the second run went on from the first
+    assert sorted(os.listdir(tmp_path / "lib")) == ["monitor.json"]

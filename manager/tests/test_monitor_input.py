@@ -92,6 +92,19 @@ def test_an_output_link_into_no_directory_is_said_before_sampling(ibqos_cli, pla
     one_line(cp, 2, f"{option}: {link} (a link to {tmp_path / 'gone' / 'ibqos.prom'}): no directory")
 
 
+@pytest.mark.parametrize("option", ["--textfile", "--state"])
+def test_an_output_link_that_is_a_loop_is_said_before_sampling(ibqos_cli, plan, tmp_path, option):
+    """A link leading back to itself names no file to write through to (a dangling one's is
+    made, as every ibqos output's: write_atomic): the link was replaced by a plain file after
+    the first interval; it is one line, exit 2, before the first sample, the link left as it is."""
+    link, other = tmp_path / "ibqos.prom", tmp_path / "other.prom"
+    link.symlink_to(other)
+    other.symlink_to(link)
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", option, link, *NO_FABRIC)
+    one_line(cp, 2, f"{option}: {link}: a link that names no file: Too many levels of symbolic links")
+    assert link.is_symlink() and other.is_symlink()
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
