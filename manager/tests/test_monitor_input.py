@@ -226,13 +226,13 @@ def test_listen_with_no_fabric_serves_the_failure_until_stopped(ibqos_cli, plan,
     import urllib.request
 
     from prometheus_client.parser import text_string_to_metric_families
+    from test_monitor_faults import monitor_process
     from test_monitor_live import _free_port
 
     port, textfile = _free_port(), tmp_path / "ibqos.prom"
     cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--json", "--listen", f"127.0.0.1:{port}"]
     cmd += ["--interval", "0.1", "--textfile", str(textfile), *NO_FABRIC]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
-    try:
+    with monitor_process(cmd) as proc:
         got: dict[str, float] = {}
         deadline = time.monotonic() + 30
         while got.get("ibqos_monitor_sample_failures_total", 0) < 5:
@@ -250,10 +250,6 @@ def test_listen_with_no_fabric_serves_the_failure_until_stopped(ibqos_cli, plan,
         assert prom["ibqos_monitor_last_sample_success"] == 0 and prom["ibqos_monitor_sample_failures_total"] >= 1
         proc.send_signal(signal.SIGTERM)
         rc = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     err = proc.stderr.read() if proc.stderr else ""
     assert rc == 128 + signal.SIGTERM, err
     lines = [ln for ln in err.splitlines() if ln]
