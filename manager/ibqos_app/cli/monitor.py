@@ -3,7 +3,8 @@
 
 Exit codes as `ibqos status`: 0 nothing found, 1 findings (a class squeezed below its share,
 ports without per-SL counters), 2 unusable input (said before the first sample), 3 the fabric
-did not answer, 128+N on a signal (ibqos.interrupt).
+did not answer (with --listen it serves on, the failure exported: monitor.outage), 128+N on a
+signal (ibqos.interrupt).
 """
 
 from __future__ import annotations
@@ -225,7 +226,12 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 @click.option("--once", is_flag=True, help="One interval (or, with --state, since the saved sample), then exit.")
 @click.option("--count", type=click.IntRange(1), help="Stop after this many intervals.")
 @click.option("--json", "as_json", is_flag=True, help="The judged links as JSON on stdout.")
-@click.option("--listen", metavar="ADDR:PORT", help="Serve the Prometheus exposition here.")
+@click.option(
+    "--listen",
+    metavar="ADDR:PORT",
+    help="Serve the Prometheus exposition here, until stopped: a sample the fabric does not answer is "
+    "exported (ibqos_monitor_last_sample_success 0), not an exit.",
+)
 @click.option(
     "--textfile",
     type=OUT_FILE,
