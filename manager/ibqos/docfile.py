@@ -223,6 +223,7 @@ def check_writable(path: Path | None, field: str) -> None:
         return
     shown: Path | str = path
     if path.is_symlink():
+        _no_loop(path, field)
         # write_atomic writes the file a link names, in that file's directory: a dangling link
         # into no (or a read-only) directory passed here and failed after the work, before
         path = Path(os.path.realpath(path))
@@ -234,6 +235,22 @@ def check_writable(path: Path | None, field: str) -> None:
         raise InputError(f"{path}: is a directory", field=field)
     if not os.access(d, os.W_OK | os.X_OK):
         raise InputError(f"{shown}: directory {d} is not writable", field=field)
+
+
+def _no_loop(link: Path, field: str | None = None) -> None:
+    """A link that is a loop (a -> b -> a) names no file to write through to, as a dangling
+    one does (its file is made): the rename replaced the link itself with a plain file, so a
+    `--state` or textfile path an admin linked by mistake was silently cut from where it
+    pointed. Refused: OSError(ELOOP) (said as `FILE: Too many levels of symbolic links`), or
+    given the option `field`, its InputError."""
+    try:
+        link.stat()
+    except OSError as e:
+        if e.errno != errno.ELOOP:
+            return
+        if field is not None:
+            raise InputError(f"{link}: a link that names no file: {e.strerror}", field=field) from e
+        raise OSError(e.errno, e.strerror, str(link)) from e
 
 
 @contextlib.contextmanager
@@ -272,6 +289,7 @@ def write_atomic(path: str | Path, data: str | bytes, *, mode: int | None = None
     `plan -o /dev/stdout > f` replaced /dev/stdout itself)."""
     path = Path(path)
     if path.is_symlink():
+        _no_loop(path)
         path = Path(os.path.realpath(path))
     try:
         st = path.stat()

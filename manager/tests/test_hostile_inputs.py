@@ -194,6 +194,14 @@ def test_mutated_fabric_models_keep_the_contract(capsys, tmp_path, fabric_doc):
             "classes.1.latency.max_latency_us: Input should be greater than 0",
         ),
         (lambda d: d.__setitem__("share_tolerance_pp", -1), "share_tolerance_pp: Input should be greater than 0"),
+        # listen39: the plan's rate was checked above 0 alone, not as a policy's is: 1e-300 Gb/s
+        # (a unit slip) was taken, and every time on the wire computed from it
+        (lambda d: d["fabric"].__setitem__("rate_gbps", 0), "fabric.rate_gbps: link rate must be positive, got 0.0"),
+        (lambda d: d["fabric"].__setitem__("rate_gbps", -100), "fabric.rate_gbps: link rate must be positive"),
+        (
+            lambda d: d["fabric"].__setitem__("rate_gbps", 1e-300),
+            "fabric.rate_gbps: link rate 1e-300 Gb/s is below the slowest InfiniBand port (SDR 1x, 2 Gb/s)",
+        ),
         # hostile37: a table that never serves a class's VL (its entries' weights 0, or the
         # entries gone) rendered, applied and read back as 'the fabric equals the plan'
         (

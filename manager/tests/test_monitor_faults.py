@@ -11,6 +11,8 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from apply_helpers import as_from_a_terminal, child_env, make_plan_file
@@ -27,6 +29,18 @@ pytestmark = [
     pytest.mark.fabric,
     pytest.mark.skipif(patched_skip_reason() is not None, reason=str(patched_skip_reason())),
 ]
+
+
+@contextmanager
+def monitor_process(cmd: list[str]) -> Iterator[subprocess.Popen]:
+    """The monitor run as `cmd`, its stderr piped; killed (by PID) if the block leaves it running."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 @pytest.fixture
@@ -141,11 +155,8 @@ def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when
         str(textfile),
     ]
     cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.1" if when == "sampling" else "5"]
-    proc = subprocess.Popen(
-        as_from_a_terminal(cmd), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env()
-    )
     reader = None
-    try:
+    with monitor_process(as_from_a_terminal(cmd)) as proc:
         deadline = time.monotonic() + 60
         while not textfile.exists():
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
@@ -157,10 +168,6 @@ def test_a_signal_stops_the_monitor_whole(ibqos_cli, fabric, tmp_path, sig, when
             reader = kids[0]
         proc.send_signal(sig)
         rc = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     err = proc.stderr.read() if proc.stderr else ""
     assert rc == 128 + sig and f"ibqos: interrupted by {signal.Signals(sig).name}" in err, (rc, err)
     assert "Traceback" not in err
@@ -198,3 +205,21 @@ def test_this_hosts_port_going_down_is_exit_3_not_an_all_clear(ibqos_cli, fabric
         == "ibqos: error: live read-back: no link up behind this host's port: it is down, no fabric to sample\n"
     )
     assert cp.stdout == ""
+
+
+def test_a_state_that_is_a_dangling_link_is_written_where_it_points(ibqos_cli, fabric, tmp_path):
+    """Config management links /var/lib/ibqos/monitor.json to a file not made yet (relative,
+    into another directory): the monitor writes the state where the link points, as every ibqos
+    output (docfile.write_atomic), and leaves the link; the next run reads it through the link
+    and goes on from it. Not a plain file in the link's place, which the next deploy would
+    replace again and lose the totals with."""
+    h, plan = fabric
+    (tmp_path / "lib").mkdir()
+    link = tmp_path / "monitor.json"
+    link.symlink_to("lib/monitor.json")
+    once(ibqos_cli, h, plan, link)
+    once(ibqos_cli, h, plan, link)
+    assert link.is_symlink() and os.readlink(link) == "lib/monitor.json"
+    doc = json.loads((tmp_path / "lib" / "monitor.json").read_text())
+    assert doc["monitor_totals"]["samples"] == 2  # the second run went on from the first
+    assert sorted(os.listdir(tmp_path / "lib")) == ["monitor.json"]

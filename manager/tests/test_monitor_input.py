@@ -92,6 +92,19 @@ def test_an_output_link_into_no_directory_is_said_before_sampling(ibqos_cli, pla
     one_line(cp, 2, f"{option}: {link} (a link to {tmp_path / 'gone' / 'ibqos.prom'}): no directory")
 
 
+@pytest.mark.parametrize("option", ["--textfile", "--state"])
+def test_an_output_link_that_is_a_loop_is_said_before_sampling(ibqos_cli, plan, tmp_path, option):
+    """A link leading back to itself names no file to write through to (a dangling one's is
+    made, as every ibqos output's: write_atomic): the link was replaced by a plain file after
+    the first interval; it is one line, exit 2, before the first sample, the link left as it is."""
+    link, other = tmp_path / "ibqos.prom", tmp_path / "other.prom"
+    link.symlink_to(other)
+    other.symlink_to(link)
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", option, link, *NO_FABRIC)
+    one_line(cp, 2, f"{option}: {link}: a link that names no file: Too many levels of symbolic links")
+    assert link.is_symlink() and other.is_symlink()
+
+
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -177,10 +190,22 @@ def test_a_hand_edited_verdict_is_one_line_and_exit_2_before_sampling(
         ('{"schema": "ibqos.counters/1", "time": 1.0, "ports": [{"guid": "0x1", "port": 1e400}]}', "too large"),
         (
             '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [], "monitor_totals": {"samples": -1}}',
-            "monitor_totals: not the monitor's totals: -1 is not a count",
+            ":1: monitor_totals.samples: not the monitor's totals: -1 is not a count",
+        ),
+        (
+            # hand-edited, or another tool's: a VL no port has was kept, and exported for good
+            '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [],\n "monitor_totals": {"samples": 1,\n'
+            '  "port_bytes": [], "class_bytes": [],\n  "vl_xmit_wait": [["0x20", 1, 15, 7],\n'
+            '   ["0x20", 1, 16, 7]]}}',
+            ":5: monitor_totals.vl_xmit_wait.1: not the monitor's totals: VL 16: a port has VLs 0-15",
+        ),
+        (
+            '{"schema": "ibqos.counters/1", "time": 1.0, "ports": [], "monitor_totals": {"samples": 1,'
+            ' "port_bytes": [["0x20", 1]], "class_bytes": [], "vl_xmit_wait": []}}',
+            ":1: monitor_totals.port_bytes.0: not the monitor's totals: ",
         ),
     ],
-    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400", "totals-negative"],
+    ids=["time-NaN", "time-nan-text", "time-1e400", "port-1e400", "totals-negative", "totals-vl-16", "totals-short"],
 )
 def test_a_state_file_with_no_time_or_port_is_named_before_sampling(ibqos_cli, plan, tmp_path, state, words):
     """redfiles: the state file was read with json.loads, which takes NaN and Infinity: a
@@ -189,3 +214,57 @@ def test_a_state_file_with_no_time_or_port_is_named_before_sampling(ibqos_cli, p
     path = tmp_path / "state.json"
     path.write_text(state + "\n")
     one_line(run(ibqos_cli, "--plan", plan, "--once", "--json", "--state", path, *NO_FABRIC), 2, f"{path}", words)
+
+
+def test_listen_with_no_fabric_serves_the_failure_until_stopped(ibqos_cli, plan, tmp_path):
+    """An exporter started before its fabric (ibsim not up, the HCA's port down at boot): it
+    ended with exit 3 at its first sample, so a unit with Restart= looped; it serves
+    `ibqos_monitor_last_sample_success 0` and the failures, says so once, and stops on SIGTERM
+    (by PID) as always. Its textfile says the same."""
+    import signal
+    import time
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+    from test_monitor_faults import monitor_process
+    from test_monitor_live import _free_port
+
+    port, textfile = _free_port(), tmp_path / "ibqos.prom"
+    cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--json", "--listen", f"127.0.0.1:{port}"]
+    cmd += ["--interval", "0.1", "--textfile", str(textfile), *NO_FABRIC]
+    with monitor_process(cmd) as proc:
+        got: dict[str, float] = {}
+        deadline = time.monotonic() + 30
+        while got.get("ibqos_monitor_sample_failures_total", 0) < 5:
+            assert proc.poll() is None and time.monotonic() < deadline, got
+            time.sleep(0.1)
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                    text = r.read().decode()
+            except OSError:
+                continue
+            got = {s.name: s.value for f in text_string_to_metric_families(text) for s in f.samples}
+        assert got["ibqos_monitor_last_sample_success"] == 0 and got["ibqos_monitor_samples_total"] == 0
+        assert "ibqos_monitor_last_sample_timestamp_seconds" not in got and "ibqos_monitor_unmeasured_ports" not in got
+        prom = {s.name: s.value for f in text_string_to_metric_families(textfile.read_text()) for s in f.samples}
+        assert prom["ibqos_monitor_last_sample_success"] == 0 and prom["ibqos_monitor_sample_failures_total"] >= 1
+        proc.send_signal(signal.SIGTERM)
+        rc = proc.wait(timeout=30)
+    err = proc.stderr.read() if proc.stderr else ""
+    assert rc == 128 + signal.SIGTERM, err
+    lines = [ln for ln in err.splitlines() if ln]
+    assert len(lines) == 2 and lines[0].startswith("ibqos: sampling failed: live read-back failed"), err
+    assert lines[1] == "ibqos: interrupted by SIGTERM", err
+
+
+def test_listen_with_count_ending_on_a_failed_sample_is_exit_3(ibqos_cli, plan):
+    """--count ends through an outage (a failed sample is an interval): exit 3, the fabric did
+    not answer, after the one line that said it started failing."""
+    from test_monitor_live import _free_port
+
+    cp = run(ibqos_cli, "--plan", plan, "--json", "--listen", f"127.0.0.1:{_free_port()}", "--count", "3",
+             "--interval", "0.1", *NO_FABRIC)  # fmt: skip
+    assert cp.returncode == 3 and cp.stdout == "", cp.stdout + cp.stderr
+    lines = cp.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("ibqos: sampling failed: live read-back failed"), cp.stderr
+    assert lines[1].startswith("ibqos: error: live read-back failed"), cp.stderr

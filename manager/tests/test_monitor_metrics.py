@@ -35,10 +35,9 @@ def documented() -> dict[str, tuple[str, set[str]]]:
     return rows
 
 
-def exposition() -> str:
-    """What the exporter writes after one judged interval with everything in it: a link with
-    a class, a violation and VL wait, one measured over the interval and one over a sub-window,
-    an ambiguous direction, the engine known, and an OpenSM followed (--opensm-conf)."""
+def judged_interval() -> Judged:
+    """An interval with everything in it: a link with a class, a violation and VL wait, one
+    measured over the interval and one over a sub-window, an ambiguous direction."""
     link = LinkLoad(
         "sw1", 0x20, 3, "ca1", 1, "xmit", 0.95, True,
         [ClassLoad("bulk", 4000, 0.02, 0.1, 40.0, 7, violation=True)], {2: 7}, "interval", 10.0, 4000,
@@ -47,11 +46,16 @@ def exposition() -> str:
         "sw1", 0x20, 4, "ca2", 1, "xmit", 0.5, False,
         [ClassLoad("bulk", 10**8, 0.5, 16.0, 40.0, 0)], {}, "window", 0.05, 10**11,
     )  # fmt: skip
+    return Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"])
+
+
+def exposition() -> str:
+    """What the exporter writes after one judged interval with everything in it (above), the
+    engine known, and an OpenSM followed (--opensm-conf)."""
     c = MonitorCollector()
     c.follows_opensm = True
     verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
-    judged = Judged(10.0, [link, fast], [], ["ca9[1]"], ambiguous=["ca8[1]"])
-    c.update(judged, "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True), other_config=True)
+    c.update(judged_interval(), "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True), other_config=True)
     return generate_latest(registry_for(c)).decode()
 
 
@@ -561,3 +565,56 @@ def test_a_monitor_sampling_every_30_minutes_is_not_down(ibqos_cli, tmp_path):
     values = " ".join(str(1 + min(m, 180) // 30) for m in range(320))
     stamps = " ".join(str(60 * 30 * (min(m, 180) // 30)) for m in range(320))
     promtool_test(tmp_path, "down.test.yml", DOWN_TEST.replace("{values}", values).replace("{stamps}", stamps), {})
+
+
+FAILING_TEST = (
+    RULES_HEAD
+    + """  - interval: 1m   # the fabric does not answer from 5m to 24m; the monitor serves on
+    input_series:
+      - series: 'ibqos_monitor_last_sample_success{instance="h:9687",job="ibqos"}'
+        values: '1x4 0x19 1x10'
+    alert_rule_test:
+      - eval_time: 14m   # failing for 9 minutes: pending
+        alertname: IbqosMonitorSampleFailing
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: IbqosMonitorSampleFailing
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+            exp_annotations: {summary: {summary}, description: {description}}
+      - eval_time: 26m   # sampling again
+        alertname: IbqosMonitorSampleFailing
+        exp_alerts: []
+"""
+)
+
+
+def test_samples_failing_for_the_hold_fire_their_alert_and_recovery_clears_it(config):
+    texts = {k: ("IbqosMonitorSampleFailing", k) for k in ("summary", "description")}
+    promtool_test(config, "failing.test.yml", FAILING_TEST, texts)
+
+
+def test_a_failed_sample_drops_every_per_port_series_and_keeps_the_monitors_own():
+    """monitor.outage: after a failed sample no port was measured, so none of the last
+    interval's shares, utilisation, violations or totals is exported as if now; the totals come
+    back with the next interval, not from 0."""
+    c = MonitorCollector()
+    c.update(judged_interval(), "dla")
+    before = samples(generate_latest(registry_for(c)).decode())
+    assert "ibqos_port_bytes_total" in before and "ibqos_class_share_ratio" in before
+    c.failed(None)
+    c.failed(None)
+    text = generate_latest(registry_for(c)).decode()
+    kept = set(samples(text))
+    assert kept == {
+        "ibqos_monitor_samples_total",
+        "ibqos_monitor_last_sample_timestamp_seconds",
+        "ibqos_monitor_last_sample_success",
+        "ibqos_monitor_sample_failures_total",
+        "ibqos_routing_engine_info",
+        "ibqos_credit_loop_verdict_unreadable",
+    }, kept
+    assert "ibqos_monitor_last_sample_success 0.0" in text and "ibqos_monitor_sample_failures_total 2.0" in text
+    c.update(judged_interval(), "dla")
+    text = generate_latest(registry_for(c)).decode()
+    assert "ibqos_monitor_last_sample_success 1.0" in text and "ibqos_monitor_samples_total 2.0" in text

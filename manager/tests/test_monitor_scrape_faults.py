@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -54,10 +54,17 @@ class Scraper:
 
     def after(self, n: int) -> dict[Series, float]:
         """The first scrape after `n` more intervals, checked."""
-        want, deadline = self.samples + n, time.monotonic() + 30
+        want = self.samples + n
+        got = self.until(lambda got: got[("ibqos_monitor_samples_total", ())] >= want, f"{want} samples")
+        self.samples = got[("ibqos_monitor_samples_total", ())]
+        return got
+
+    def until(self, done: Callable[[dict[Series, float]], bool], what: str) -> dict[Series, float]:
+        """The first checked scrape that is `done`, within 30 s."""
+        deadline = time.monotonic() + 30
         while True:
             assert self.proc.poll() is None, self.proc.stderr.read() if self.proc.stderr else ""
-            assert time.monotonic() < deadline, f"fewer than {want} samples in 30 s"
+            assert time.monotonic() < deadline, f"not {what} in 30 s: {self.last}"
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=10) as r:
                     text = r.read().decode()
@@ -65,9 +72,8 @@ class Scraper:
                 time.sleep(0.05)
                 continue
             got = self._check(text)
-            if got[("ibqos_monitor_samples_total", ())] >= want:
-                self.samples = got[("ibqos_monitor_samples_total", ())]
-                self.last = got
+            self.last = got
+            if done(got):
                 return got
             time.sleep(0.05)
 
@@ -87,10 +93,10 @@ class Scraper:
 
 
 @contextmanager
-def _monitor(ibqos_cli, h, plan, *extra: str, user: int | None = None) -> Iterator[Scraper]:
+def _monitor(ibqos_cli, h, plan, *extra: str, user: int | None = None, interval: float = 0.2) -> Iterator[Scraper]:
     port = _free_port()
     cmd = [*ibqos_cli.argv, "monitor", "--plan", str(plan), "--sim-socket", h.sock, "--json", *extra]
-    cmd += ["--listen", f"127.0.0.1:{port}", "--interval", "0.2"]
+    cmd += ["--listen", f"127.0.0.1:{port}", "--interval", str(interval)]
     if user is not None:
         cmd = [shutil.which("setpriv") or "setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=child_env())

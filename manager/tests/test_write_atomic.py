@@ -3,6 +3,7 @@ configuration) goes through `ibqos.docfile.write_atomic`: temp file, fsync, rena
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -90,3 +91,17 @@ def test_an_output_that_is_a_symlink_writes_the_file_it_names(tmp_path):
     dangling.symlink_to(elsewhere / "created.json")  # config management's link, file not yet there
     write_atomic(dangling, "x\n")
     assert dangling.is_symlink() and (elsewhere / "created.json").read_text() == "x\n"
+
+
+def test_an_output_link_that_is_a_loop_is_refused_and_stays_a_link(tmp_path):
+    """A link that names no file because it leads back to itself (a -> b -> a, an admin's
+    slip): write_atomic replaced the link with a plain file, silently cutting it from where it
+    was meant to point. A dangling link's file is made (above); a loop is refused, ELOOP."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    with pytest.raises(OSError) as e:
+        write_atomic(a, "x\n")
+    assert e.value.errno == errno.ELOOP and e.value.filename == str(a)
+    assert a.is_symlink() and b.is_symlink() and os.readlink(a) == str(b)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json"]  # no temp file left

@@ -175,7 +175,7 @@ def _measure(
             bw_flow = flows[("bw", f"bw-sl{sl}")]
             bw, path = _result(bw_flow, base, run.bw_unit, s.size, ("server", "client"), m)
             assert isinstance(bw, Bandwidth)
-            if run.rate_gbps and bw.gbps > run.rate_gbps:
+            if run.rate_gbps is not None and bw.gbps > run.rate_gbps:
                 raise InputError(
                     f"{bw.bw_average:g} {bw.unit} is {bw.gbps:.1f} Gb/s, more than the {run.rate} link carries "
                     f"({run.rate_gbps:g} Gb/s): not this link's measurement, or not in {bw.unit}",

@@ -17,6 +17,7 @@ import shlex
 from pathlib import Path
 from typing import Annotated, Literal
 
+from ibqos.arbiter.rates import rate_gbps
 from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
 from ibqos.templating import render
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
@@ -63,6 +64,14 @@ def _name(v: str) -> str:
             f"{v!r} names a directory or file of the results: letters, digits, '_', '.', '-', "
             "not starting with '.' or '-'"
         )
+    return v
+
+
+def _gbps(v: float) -> float:
+    """A link's data rate as every ibqos input reads one (arbiter.rates): 0 or less is no
+    rate, where `compare` read 0 as 'do not check the bandwidths against the link' and a
+    negative one as a link no measurement fits."""
+    rate_gbps(v)
     return v
 
 
@@ -125,7 +134,9 @@ class RunPlan(_Model):
     plan_path: str
     plan_sha256: str
     rate: str
-    rate_gbps: float | None
+    # None: no rate known (a run plan written without the plan's), so no bandwidth is checked
+    # against the link; `ibqos testbed plan` always writes the plan's
+    rate_gbps: Annotated[float, AfterValidator(_gbps)] | None
     mtu: int
     settings: Settings
     classes: list[ClassInfo]

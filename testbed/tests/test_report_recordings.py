@@ -176,6 +176,25 @@ def test_a_bandwidth_no_link_carries_is_refused(ibqos_cli, res):
     )
 
 
+@pytest.mark.parametrize(("rate", "says"), [(0, "must be positive, got 0.0"), (-100, "must be positive, got -100")])
+def test_a_run_plan_link_rate_of_0_or_below_is_refused_not_read_as_no_check(ibqos_cli, res, rate, says):
+    """results.json's run plan with `rate_gbps` 0 (hand-edited, another tool's): 0 turned the
+    check above off, and 15000 MB/sec (125.8 Gb/s on an EDR link) was judged, exit 1; -100
+    refused every bandwidth as 'more than the EDR link carries (-100 Gb/s)'. A rate is read as
+    every ibqos input reads one: one line naming the field, exit 2. Null still means no rate."""
+    _set_bw(res, 0, "15000.00")
+    doc = _doc(res)
+    doc["runplan"]["rate_gbps"] = rate
+    _save(res, doc)
+    rc, err = _report(ibqos_cli, res)
+    assert rc == 2 and err.startswith(f"ibqos: error: {res}/results.json:"), err
+    assert f"runplan.rate_gbps: link rate {says}" in err and err.count("\n") == 0, err
+    doc["runplan"]["rate_gbps"] = None
+    _save(res, doc)
+    rc, err = _report(ibqos_cli, res)
+    assert rc == 1 and "more than" not in err, err  # no rate: judged, and SL 0's share is off
+
+
 def test_numbers_in_another_unit_are_unusable_input(ibqos_cli, res):
     """MB/sec numbers under a Gb/sec header: 5205 'Gb/s'. Before: exit 1, judged."""
     _both_sides(res, "bw-sl0", lambda t: t.replace("[MB/sec]", "[Gb/sec]"))

@@ -14,7 +14,7 @@ import math
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,14 +22,15 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoM
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from .. import __version__
-from ..docfile import made_dir, write_atomic
-from ..errors import InputError
+from ..docfile import JsonDoc, made_dir, write_atomic
 from ..templating import render
 from ..verdict import Verdict
 from .judge import Judged
 
 # the key of the --state document that keeps the totals (Sample.to_json's extra)
 TOTALS = "monitor_totals"
+# PortVLXmitWaitCounters counts VL0-15 (VL15 the SMPs'; counters.Sample reads 16), the arbiter VL0-14
+MAX_WAIT_VL = 15
 
 
 class MonitorCollector(Collector):
@@ -42,6 +43,10 @@ class MonitorCollector(Collector):
         self.port_total: dict[tuple[int, int], int] = defaultdict(int)
         self.samples = 0
         self.judged_at: float | None = None  # wall clock, when the last interval was judged
+        # whether the last sample read the fabric (None: none tried yet), and how many did not
+        # (monitor.outage: --listen serves on through them)
+        self.sample_ok: bool | None = None
+        self.failures = 0
         self.engine: str | None = None
         self.verdict: Verdict | None = None
         self.verdict_unreadable = False
@@ -72,6 +77,25 @@ class MonitorCollector(Collector):
             self.plugin, self.other_config = plugin, other_config
             self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
 
+    def read(self) -> None:
+        """A sample read the fabric (the first, or one after a failed one, judges nothing yet)."""
+        with self._lock:
+            self.sample_ok = True
+
+    def failed(self, opensm_pid: int | None) -> None:
+        """A sample the fabric did not answer: no port was measured, so no per-port series and
+        no port counts are exported until one is again, not the last interval's as if they
+        were now; the totals are kept, and go on from the next interval (measured from the
+        last sample that was read, so across the outage). What does not come from the fabric
+        stays: whether an OpenSM reads --opensm-conf (`opensm_pid`, looked at for this
+        sample), the engine, the verdict."""
+        with self._lock:
+            self.sample_ok = False
+            self.failures += 1
+            self.judged = None
+            self.other_config = None  # asked of the fabric (sminfo)
+            self.opensm_pid = opensm_pid
+
     def _update(
         self,
         judged: Judged,
@@ -85,6 +109,7 @@ class MonitorCollector(Collector):
         self.opensm_pid = opensm_pid
         self.verdict = verdict
         self.verdict_unreadable = verdict_unreadable
+        self.sample_ok = True
         self.samples += 1
         self.judged_at = time.time()
         for link in judged.links:
@@ -116,15 +141,17 @@ class MonitorCollector(Collector):
             "vl_xmit_wait": [[f"0x{g:016x}", p, vl, v] for (g, p, vl), v in self.wait_total.items()],
         }
 
-    def restore(self, doc: Any, where: str) -> None:
-        """Go on from `totals_json`'s document, read back from the file `where`."""
+    def restore(self, doc: Any, where: str, text: str | None = None) -> None:
+        """Go on from `totals_json`'s document, read back from the file `where` (its `text`,
+        to name the line of a bad field)."""
+        w = JsonDoc(where, text)
         try:
             samples = _count(doc["samples"])
-            ports = {(int(g, 16), _count(p)): _count(v) for g, p, v in doc["port_bytes"]}
-            classes = {(int(g, 16), _count(p), str(c)): _count(v) for g, p, c, v in doc["class_bytes"]}
-            waits = {(int(g, 16), _count(p), _count(vl)): _count(v) for g, p, vl, v in doc["vl_xmit_wait"]}
         except (ValueError, KeyError, TypeError) as e:
-            raise InputError(f"not the monitor's totals: {e}", file=where, field=TOTALS) from e
+            raise w.error(f"not the monitor's totals: {e}", TOTALS, "samples") from e
+        ports = _entries(doc, "port_bytes", w, lambda g, p, v: ((int(g, 16), _count(p)), _count(v)))
+        classes = _entries(doc, "class_bytes", w, lambda g, p, c, v: ((int(g, 16), _count(p), str(c)), _count(v)))
+        waits = _entries(doc, "vl_xmit_wait", w, lambda g, p, vl, v: ((int(g, 16), _count(p), _vl(vl)), _count(v)))
         self.samples = samples
         self.port_total.update(ports)
         self.bytes_total.update(classes)
@@ -197,14 +224,16 @@ class MonitorCollector(Collector):
             )
             judged_at.add_metric([], self.judged_at)
             yield judged_at
-        unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
-        unmeasured.add_metric([], len(j.unmeasured) if j else 0)
-        ambiguous = GaugeMetricFamily(
-            "ibqos_monitor_ambiguous_ports",
-            "Link directions whose per-SL counters wrapped beyond recovery and no sub-window measured",
-        )
-        ambiguous.add_metric([], len(j.ambiguous) if j else 0)
-        yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, unmeasured, ambiguous)
+        yield from (share, nbytes, seconds, port_bytes, wait, util, viol, samples, *self._health())
+        if j is not None:  # an interval judged now: not while samples fail, nor before the first
+            unmeasured = GaugeMetricFamily("ibqos_monitor_unmeasured_ports", "Link directions without per-SL counters")
+            unmeasured.add_metric([], len(j.unmeasured))
+            ambiguous = GaugeMetricFamily(
+                "ibqos_monitor_ambiguous_ports",
+                "Link directions whose per-SL counters wrapped beyond recovery and no sub-window measured",
+            )
+            ambiguous.add_metric([], len(j.ambiguous))
+            yield from (unmeasured, ambiguous)
         if self.follows_opensm:
             running = GaugeMetricFamily(
                 "ibqos_monitor_opensm_running", "1: an OpenSM reads --opensm-conf now; 0: none runs on it"
@@ -231,6 +260,21 @@ class MonitorCollector(Collector):
         if self.engine is not None:
             yield InfoMetricFamily("ibqos_routing_engine", "Routing engine in force", value={"engine": self.engine})
         yield from self._credit_loop()
+
+    def _health(self) -> Iterator[Metric]:
+        """Whether the last sample read the fabric (absent before the first), and the samples
+        that did not: the `up` of the fabric behind the exporter (Prometheus's own `up` says
+        only that the HTTP scrape worked, which it does through a fabric outage)."""
+        if self.sample_ok is not None:
+            ok = GaugeMetricFamily(
+                "ibqos_monitor_last_sample_success",
+                "1: the monitor's last sample read the fabric; 0: it failed (its stderr says why once)",
+            )
+            ok.add_metric([], 1.0 if self.sample_ok else 0.0)
+            yield ok
+        failures = CounterMetricFamily("ibqos_monitor_sample_failures", "Samples the fabric did not answer")
+        failures.add_metric([], self.failures)
+        yield failures
 
     def _credit_loop(self) -> Iterator[Metric]:
         """The verifier's verdict on the tables `ibqos status --live --verdict` read, and when it
@@ -267,6 +311,33 @@ K = TypeVar("K", bound=tuple[Any, ...])
 def _of_ports(totals: dict[K, int], ports: set[tuple[int, int]]) -> dict[K, int]:
     """The totals keyed (node GUID, port, …) of `ports` only."""
     return defaultdict(int, {k: v for k, v in totals.items() if k[:2] in ports})
+
+
+def _entries(doc: Any, key: str, w: JsonDoc, entry: Callable[..., tuple[K, int]]) -> dict[K, int]:
+    """The totals of `doc[key]`, each list read by `entry`; the first one that is not named by
+    its place in the file."""
+    try:
+        items = doc[key]
+        if not isinstance(items, list):
+            raise TypeError(f"{items!r} is not a list")
+    except (KeyError, TypeError) as e:
+        raise w.error(f"not the monitor's totals: {e}", TOTALS, key) from e
+    out: dict[K, int] = {}
+    for i, item in enumerate(items):
+        try:
+            k, v = entry(*item)
+        except (ValueError, TypeError) as e:
+            raise w.error(f"not the monitor's totals: {e}", TOTALS, key, i) from e
+        out[k] = v
+    return out
+
+
+def _vl(v: Any) -> int:
+    """A VL of PortVLXmitWaitCounters (VL0-15): a larger one was kept and exported as a series
+    of every port for good (totals go with their port, not their VL)."""
+    if _count(v) > MAX_WAIT_VL:
+        raise ValueError(f"VL {v}: a port has VLs 0-{MAX_WAIT_VL}")
+    return int(v)
 
 
 def _count(v: Any) -> int:

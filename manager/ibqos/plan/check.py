@@ -11,6 +11,7 @@ from typing import Any
 
 import pydantic
 
+from ..arbiter.rates import rate_gbps
 from ..arbiter.table import MAX_CAP, MAX_WEIGHT
 from ..docfile import JsonDoc, error_message
 from ..errors import InputError
@@ -36,8 +37,12 @@ def check_plan(plan: Plan, path: str | Path, text: str | None = None) -> None:
     for cap in ("high_cap", "low_cap"):
         if not 1 <= getattr(f, cap) <= MAX_CAP:
             raise w.error(f"{getattr(f, cap)} entries: a VLArb table holds 1 to {MAX_CAP}", "fabric", cap)
-    if not f.rate_gbps > 0:
-        raise w.error(f"rate {f.rate_gbps} Gb/s: must be above 0", "fabric", "rate_gbps")
+    try:
+        # as a policy's rate is read: a rate no InfiniBand port has (1e-300, a unit slip) made
+        # every time on the wire nonsense, where only 0 and below were refused
+        rate_gbps(f.rate_gbps)
+    except ValueError as e:
+        raise w.error(str(e), "fabric", "rate_gbps") from None
     if f.vls_per_class is not None and not 1 <= f.vls_per_class <= 3:
         raise w.error(f"{f.vls_per_class} VLs per class: ibqos plans 1 to 3", "fabric", "vls_per_class")
     _check_classes(plan, w)

@@ -3,7 +3,8 @@
 
 Exit codes as `ibqos status`: 0 nothing found, 1 findings (a class squeezed below its share,
 ports without per-SL counters), 2 unusable input (said before the first sample), 3 the fabric
-did not answer, 128+N on a signal (ibqos.interrupt).
+did not answer (with --listen it serves on, the failure exported: monitor.outage), 128+N on a
+signal (ibqos.interrupt).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ibqos.monitor.export import TOTALS, MonitorCollector, registry_for
 from ibqos.monitor.export import write_config as write
 from ibqos.monitor.judge import Judged, judge
 from ibqos.monitor.opensm import OsmFollow
+from ibqos.monitor.outage import Outage
 from ibqos.monitor.view import render
 from ibqos.outpath import OUT_DIR, OUT_FILE
 from ibqos.plan import load_plan
@@ -72,7 +74,7 @@ def _saved(state: Path | None, collector: MonitorCollector) -> Sample | None:
     sample = Sample.from_json(text, str(state))
     totals = parse_json(text, state).get(TOTALS)
     if totals is not None:  # a state from before the totals were kept: they start at 0
-        collector.restore(totals, str(state))
+        collector.restore(totals, str(state), text)
     return sample
 
 
@@ -128,6 +130,75 @@ def _linked(fabric: Fabric) -> Fabric:
     return fabric
 
 
+class _Sampler:
+    """The fabric's counters, through the port of the OpenSM that reads --opensm-conf (followed
+    across its restarts), else the first port. With an Outage (--listen), a sample the fabric
+    does not answer is None, exported and said once (monitor.outage), not exit 3."""
+
+    def __init__(
+        self,
+        follow: OsmFollow | None,
+        engine: EngineWatch,
+        env: dict[str, str] | None,
+        at: LocalPort | None,
+        limits: tuple[int | None, float],
+        outage: Outage | None,
+        collector: MonitorCollector,
+    ):
+        self.follow, self.engine, self.env, self.at = follow, engine, env, at
+        self._at_osm = follow.osm if follow is not None else None  # the OpenSM `at` is the port of
+        self._rate, self._window = limits
+        self._outage, self._collector = outage, collector
+
+    def followed(self) -> int | None:
+        """The PID of the OpenSM that reads --opensm-conf at this sample, None: none does."""
+        osm = self.follow.osm if self.follow is not None else None
+        return osm.pid if osm is not None else None
+
+    def __call__(self) -> tuple[Fabric, Sample] | None:
+        try:
+            got = self._read()
+        except ExternalError as e:
+            if self._outage is None:
+                raise
+            self._outage.fail(e)
+            self._collector.failed(self.followed())
+            return None
+        if self._outage is not None:
+            self._outage.ok()
+        self._collector.read()
+        return got
+
+    def _read(self) -> tuple[Fabric, Sample]:
+        follow = self.follow
+        if follow is not None:
+            if follow.check() and follow.osm is not None:
+                self.engine.follow(follow.osm)
+            if follow.osm is not None and follow.osm != self._at_osm:
+                # restarted, maybe with another -g: read through the new one's port (asked again
+                # at the next sample when that fails, not left at the old one's)
+                self.at, self._at_osm = conf_port(follow.conf, follow.osm, self.env), follow.osm
+        fabric, text = sample_live(self.env, at=self.at, rate=self._rate, window=self._window)
+        return _linked(fabric), Sample.from_json(text, "ibqos-readback")
+
+
+def _export(
+    collector: MonitorCollector, judged: Judged, engine: EngineWatch, verdict: VerdictWatch, sampler: _Sampler
+) -> None:
+    """The interval judged, with what the files and the OpenSM followed say now, to the metrics."""
+    pid = sampler.followed()
+    plugin = _plugin(engine, pid, judged)
+    collector.update(
+        judged,
+        engine.current(),
+        verdict.verdict(),
+        verdict_unreadable=verdict.unreadable,
+        opensm_pid=pid,
+        plugin=plugin,
+        other_config=_elsewhere(sampler.follow, sampler.env, sampler.at, judged),
+    )
+
+
 def _check_options(once: bool, count: int | None, listen: str | None) -> None:
     if once and listen:
         raise InputError("serves until stopped, and --once stops after one interval: use --textfile", field="--listen")
@@ -155,7 +226,12 @@ def _check_outputs(textfile: Path | None, state: Path | None) -> None:
 @click.option("--once", is_flag=True, help="One interval (or, with --state, since the saved sample), then exit.")
 @click.option("--count", type=click.IntRange(1), help="Stop after this many intervals.")
 @click.option("--json", "as_json", is_flag=True, help="The judged links as JSON on stdout.")
-@click.option("--listen", metavar="ADDR:PORT", help="Serve the Prometheus exposition here.")
+@click.option(
+    "--listen",
+    metavar="ADDR:PORT",
+    help="Serve the Prometheus exposition here, until stopped: a sample the fabric does not answer is "
+    "exported (ibqos_monitor_last_sample_success 0), not an exit.",
+)
 @click.option(
     "--textfile",
     type=OUT_FILE,
@@ -257,14 +333,10 @@ def monitor(
     if server is not None:
         say(f"metrics: http://{listen}/metrics")
 
-    def sample() -> tuple[Fabric, Sample]:
-        nonlocal at
-        if follow is not None and follow.check() and follow.osm is not None:
-            # restarted, maybe with another --dump_files_dir or -g: read through the new one
-            engine.follow(follow.osm)
-            at = conf_port(follow.conf, follow.osm, env)
-        fabric, text = sample_live(env, at=at, rate=rate, window=window)
-        return _linked(fabric), Sample.from_json(text, "ibqos-readback")
+    # --listen serves until stopped: a sample the fabric does not answer is exported and said
+    # once, and the next one tried, where it ended the exporter with exit 3 (monitor.outage)
+    outage = Outage(warn, interval) if listen else None
+    sampler = _Sampler(follow, engine, env, at, (rate, window), outage, collector)
 
     rounds = 1 if once else count
     done, judged = 0, None
@@ -273,39 +345,30 @@ def monitor(
         live = Live(auto_refresh=False)
         live.start()
     try:
-        if prev is None:
-            _, prev = sample()
-            pause(interval)
         while True:
-            fabric, cur = sample()
-            if cur.time <= prev.time:
-                # the previous sample is from a clock ahead of this one (stepped back, or the
-                # state copied from another host): no negative interval, measure from now on
-                where = state or "the previous sample"
-                click.echo(f"ibqos: {where}: its sample is not older than this one; measuring from now", err=True)
+            # a failed sample counts as an interval (--count ends through an outage); the
+            # sample after it is measured from the last one read, so the totals count the outage
+            if (got := sampler()) is not None:
+                fabric, cur = got
+                if prev is None or cur.time <= prev.time:
+                    if prev is not None:
+                        # the previous sample is from a clock ahead of this one (stepped back, or
+                        # the state copied from another host): no negative interval, measure from now on
+                        where = state or "the previous sample"
+                        warn(f"ibqos: {where}: its sample is not older than this one; measuring from now")
+                    prev = cur
+                    pause(interval)
+                    continue
+                judged = judge(plan, fabric, prev, cur, saturation)
+                _export(collector, judged, engine, verdict, sampler)
+                if state is not None:
+                    write_atomic(state, cur.to_json({TOTALS: collector.totals_json()}))
+                if live is not None:
+                    live.update(render(judged, plan), refresh=True)
                 prev = cur
-                pause(interval)
-                continue
-            judged = judge(plan, fabric, prev, cur, saturation)
-            pid = follow.osm.pid if follow is not None and follow.osm is not None else None
-            plugin = _plugin(engine, pid, judged)
-            collector.update(
-                judged,
-                engine.current(),
-                verdict.verdict(),
-                verdict_unreadable=verdict.unreadable,
-                opensm_pid=pid,
-                plugin=plugin,
-                other_config=_elsewhere(follow, env, at, judged),
-            )
-            if state is not None:
-                write_atomic(state, cur.to_json({TOTALS: collector.totals_json()}))
-            if textfile is not None:
+            if textfile is not None:  # a failed sample's too: node_exporter reads the failure
                 write_atomic(textfile, generate_latest(registry))
-            if live is not None:
-                live.update(render(judged, plan), refresh=True)
             done += 1
-            prev = cur
             if rounds is not None and done >= rounds:
                 break
             pause(interval)
@@ -317,6 +380,8 @@ def monitor(
             server[0].shutdown()
             server[0].server_close()
             server[1].join(timeout=5)
+    if outage is not None and outage.error is not None:
+        raise outage.error  # --count ended on a sample that failed: the fabric did not answer
     assert judged is not None
     if as_json:
         doc = {
