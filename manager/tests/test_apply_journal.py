@@ -171,6 +171,29 @@ def test_a_bug_after_the_swap_rolls_back_in_one_line(ibqos_cli, live_sm, tmp_pat
     assert sm.alive()
 
 
+@pytest.mark.parametrize("point", ["journal:intent", "flip"])
+def test_a_bug_before_the_swap_leaves_no_staged_version(ibqos_cli, live_sm, tmp_path, point):
+    """A bug (a KeyError) after the new version was staged and the journal said 'intent', before
+    the swap. Before, the error went out as it was: v0001 stayed in ibqos.d/ with the journal at
+    'intent', for the next status to find ('recovered: ... dropped v0001'). Now the apply drops
+    it itself, the journal says 'discarded', one line, exit 70."""
+    h, sm, plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 25)
+    old, sweeps = managed_texts(sm), sm.record().heavy_sweeps
+    r = run_apply(ibqos_cli, h, sm, path_b, fault=f"raise@{point}")
+    assert r.returncode == 70, (r.stdout, r.stderr)
+    assert sorted(p.name for p in _state(sm).iterdir() if p.name.startswith(("v", ".v"))) == ["v0000"]
+    assert _journal(sm)["state"] == "discarded" and _journal(sm)["version"] == "v0001"
+    assert r.stderr.splitlines() == [
+        f"ibqos: internal error: KeyError: 'injected at {point}' (this is a bug in ibqos; 'ibqos -v ...' "
+        "shows where); stopped before the swap, nothing changed"
+    ]
+    assert os.readlink(_state(sm) / "current") == "v0000" and managed_texts(sm) == old
+    assert sm.record().heavy_sweeps == sweeps and programmed_equals(h, plan_a)
+    s = run_status(ibqos_cli, h, sm)
+    assert s.returncode == 0 and "recovered" not in s.stdout, s.stdout + s.stderr
+
+
 def test_kill_after_verified_needs_nothing(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)

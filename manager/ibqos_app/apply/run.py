@@ -230,7 +230,7 @@ class Apply:
             raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         except Exception as e:
             if self.s.version is None or self.confset.current_version() != self.s.version:
-                raise
+                self._failed_before_swap(e)
             self._failed_after_swap(e)  # in the flip, past the swap (its journal line, its hook)
         try:
             try:
@@ -243,6 +243,15 @@ class Apply:
             # a rolled-back version is pruned like any other
             self.pipeline.run(self, ("prune",))
         self.s.outcome = f"verified {self.s.version}"
+
+    def _failed_before_swap(self, e: Exception) -> NoReturn:
+        """Nothing went live: the staged version goes and the journal says 'discarded', as after
+        a signal there (before, a bug left it at 'intent', for the next apply or status to find
+        and drop). A bug is one line, exit 70, saying so; an ibqos error stays what it was."""
+        self._drop_unswapped()
+        if isinstance(e, IbqosError):
+            raise e
+        raise InternalError(f"{bug_line(e)}; stopped before the swap, nothing changed") from e
 
     def _failed_after_swap(self, e: Exception) -> NoReturn:
         """The new version is on disk: a failure goes back to the previous one, swept and
