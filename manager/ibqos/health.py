@@ -19,7 +19,8 @@
   (with none, the tables are the last SM's and nothing keeps them);
 - configuration: read live with --opensm-conf, the master SM is not this host's port run by
   an OpenSM on another file (`other_config_finding`, which `ibqos monitor` raises too): then
-  that file is what runs, not what ibqos applied and verified;
+  that file is what runs, not what ibqos applied and verified; and the OpenSM that reads it
+  is the master (`standby_finding`): after a failover another SM's files run the subnet;
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
   apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
   that runs fewer VLs, leaves classes without their VLs; and every port that can run them
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING
 
 from . import osmconf, osmlog
 from .apply.osm_process import OsmProcess, running
-from .apply.sm_role import given_guid
+from .apply.sm_role import given_guid, role_of
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -291,6 +292,24 @@ def other_config_finding(
         f"OpenSM started on another configuration runs the subnet, not what ibqos applied "
         f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
         {"port": f"0x{port.guid:016x}"},
+    )
+
+
+def standby_finding(conf: Path, pid: int, port: LocalPort, master: MasterSm | None) -> Finding | None:
+    """`standby`: the OpenSM `pid` that runs on `conf` (on `port`) is not the master SM: the
+    master, which ibqos did not apply `conf` to, configures the subnet from its own files (QoS
+    policy, partitions, options), and the tables read are the ones it programmed. Before,
+    status judged them against `conf`'s plan and said OK when they happened to agree, after a
+    failover to an SM that runs another configuration too."""
+    is_master, line = role_of(pid, port, master)
+    if is_master:
+        return None
+    return Finding(
+        "standby",
+        f"{line}: the master SM configures the subnet from its own files, not from {conf}, which is "
+        "what ibqos applied and verified here; run 'ibqos status --live' on the master's host (and "
+        "'ibqos apply PLAN' there, if it runs another plan)",
+        {"master": str(master) if master is not None else None},
     )
 
 

@@ -28,7 +28,15 @@ from ibqos.fabric.dumps import load_dumps
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
-from ibqos.health import Routing, checks, dla_refusal, engine_of, other_config_finding, plugin_finding
+from ibqos.health import (
+    Routing,
+    checks,
+    dla_refusal,
+    engine_of,
+    other_config_finding,
+    plugin_finding,
+    standby_finding,
+)
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
@@ -149,10 +157,12 @@ def status(
             records = dump_dir(opensm_conf, osm, ASK_PID)
             running = osm.pid if osm is not None else opensm_pid
             port = access.port_of(opensm_pid)
-            master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            master_line, osm_log, master = _live_sm(running, osm, port, opensm_conf, osm_log, env, say)
             sm_answers = master is not None
             # an OpenSM named by PID is the one judged (its command line may be another user's, unread)
             elsewhere = other_config_finding(opensm_conf, osm, port, master) if opensm_pid is None else None
+            if running is not None:  # it runs on the file: is it what runs the subnet?
+                elsewhere = elsewhere or standby_finding(opensm_conf, running, port, master)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
