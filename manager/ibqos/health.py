@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from .fabric.local_port import LocalPort
     from .osmlog import LogLine
     from .plan import Plan
+    from .policy.partitions import Partitions
     from .verify.pathsl import PathSLs
 
 MAX_LINKS_NAMED = 3
@@ -311,6 +312,30 @@ def standby_finding(conf: Path, pid: int, port: LocalPort, master: MasterSm | No
         "'ibqos apply PLAN' there, if it runs another plan)",
         {"master": str(master) if master is not None else None},
     )
+
+
+def ipoib_sl_findings(parts: Partitions, sa: dict[int, int], restart: str) -> list[Finding]:
+    """`ipoib-sl`: an `ipoib` partition of `parts` (the partitions file OpenSM reads) whose
+    broadcast group the SA (`sa`, ipoib_groups.broadcast_sls) hands out on another SL than its
+    `sl=`: OpenSM sets a group's SL when it creates it, at its start, and keeps it through every
+    sweep, so a changed `sl=` is in the file and not in force, and IPoIB's broadcast and
+    multicast run in another class than its unicast. `restart` says how to restart OpenSM. A
+    partition without a group at the SA (none made, or not read) is not judged here."""
+    found = []
+    for pkey, (sl, line) in sorted(parts.ipoib_sl.items()):
+        want, now = sl or 0, sa.get(pkey)
+        if now is None or now == want:
+            continue
+        found.append(
+            Finding(
+                "ipoib-sl",
+                f"{parts.file}:{line}: the IPoIB broadcast group of P_Key 0x{pkey | 0x8000:04x} is on SL {now} at "
+                f"the SA, this file says sl={want}: OpenSM sets a group's SL only when it creates it, at its "
+                f"start, so IPoIB's broadcast and multicast stay on SL {now} until then: restart OpenSM ({restart})",
+                {"pkey": f"0x{pkey | 0x8000:04x}", "sa_sl": now, "sl": want},
+            )
+        )
+    return found
 
 
 def _options_of(osm: OsmProcess) -> dict[str, str]:
