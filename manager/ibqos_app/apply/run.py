@@ -416,7 +416,14 @@ class Apply:
                 if not self._damaged() and self._holds_plan():
                     self._say_unchanged()
                     return
-                self.pipeline.run(self, ("adopt", "stage", "flip", "prune"))
+                try:
+                    self.pipeline.run(self, ("adopt", "stage", "flip", "prune"))
+                except OSError:
+                    raise  # said as the system said it, as before
+                except Exception as e:  # a bug before the swap leaves no staged version here either
+                    if self.s.version is None or self.confset.current_version() != self.s.version:
+                        self._failed_before_swap(e)
+                    raise
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
