@@ -56,6 +56,7 @@ from .fabric.model import Fabric
 from .findings import Finding
 from .osmplugin import replaced_line
 from .osmunit import restart_hint
+from .policy.partitions import Partitions, pkeys_in
 from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
 
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
     from .fabric.local_port import LocalPort
     from .osmlog import LogLine
     from .plan import Plan
-    from .policy.partitions import Partitions
     from .verify.pathsl import PathSLs
 
 MAX_LINKS_NAMED = 3
@@ -322,17 +322,19 @@ def ipoib_sl_findings(parts: Partitions, sa: dict[int, int], restart: str) -> li
     multicast run in another class than its unicast. `restart` says how to restart OpenSM. A
     partition without a group at the SA (none made, or not read) is not judged here."""
     found = []
-    for pkey, (sl, line) in sorted(parts.ipoib_sl.items()):
+    written = pkeys_in(parts.text)
+    for pkey, (sl, line) in sorted(parts.ipoib_sl.items(), key=lambda kv: kv[1][1]):  # in the file's order
         want, now = sl or 0, sa.get(pkey)
         if now is None or now == want:
             continue
+        name = f"{parts.pkeys.get(pkey, '')} (P_Key {written.get(pkey, f'0x{pkey:04x}')})".lstrip()
         found.append(
             Finding(
                 "ipoib-sl",
-                f"{parts.file}:{line}: the IPoIB broadcast group of P_Key 0x{pkey | 0x8000:04x} is on SL {now} at "
-                f"the SA, this file says sl={want}: OpenSM sets a group's SL only when it creates it, at its "
-                f"start, so IPoIB's broadcast and multicast stay on SL {now} until then: restart OpenSM ({restart})",
-                {"pkey": f"0x{pkey | 0x8000:04x}", "sa_sl": now, "sl": want},
+                f"{parts.file}:{line}: the IPoIB broadcast group of partition {name} is on SL {now} at the SA, "
+                f"this file says sl={want}: OpenSM sets a group's SL only when it creates it, at its start, so "
+                f"IPoIB's broadcast and multicast stay on SL {now} until then: restart OpenSM ({restart})",
+                {"pkey": f"0x{pkey:04x}", "sa_sl": now, "sl": want},
             )
         )
     return found

@@ -50,7 +50,10 @@ def test_an_apply_that_changes_ipoib_sl_says_the_group_keeps_its_sl_until_opensm
         r = run_apply(ibqos_cli, h, sm, path)
         assert r.returncode == 1, r.stdout + r.stderr
         assert "read back: every port equals the plan" in r.stdout and "rolling back" not in r.stdout
-        said = f"{part}:1: the IPoIB broadcast group of P_Key 0xffff is on SL 0 at the SA, this file says sl=1: "
+        said = (
+            f"{part}:1: the IPoIB broadcast group of partition Default (P_Key 0x7fff) is on SL 0 at the SA, "
+            "this file says sl=1: "
+        )
         [line] = r.stderr.splitlines()
         assert line.startswith(f"ibqos: error: {said}OpenSM sets a group's SL only when it creates it"), line
         assert f"restart OpenSM (stop pid {sm.pid} " in line and line.endswith("; v0001 stays, its tables verified")
