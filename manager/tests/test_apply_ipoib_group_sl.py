@@ -39,7 +39,8 @@ def test_an_apply_that_changes_ipoib_sl_says_the_group_keeps_its_sl_until_opensm
     and its group to sl=1. Before, the apply swept the file in, read back the tables and said
     'the fabric equals the plan', exit 0, and status said OK, while the SA (saquery -g) still
     handed the group out on SL 0, in the other class. Now apply keeps v0001 and ends on one line
-    naming the file's line, both SLs and the restart, exit 1; status is finding `ipoib-sl`, exit 1,
+    naming the file's line, both SLs and the restart, exit 1 (its dry run says so in a note);
+    status is finding `ipoib-sl`, exit 1,
     and so is an apply of the same plan again ('nothing written'); after the restart the SA
     hands SL 1 out and both pass."""
     part = tmp_path / "partitions.conf"  # OpenSM reads this path only at start
@@ -47,13 +48,16 @@ def test_an_apply_that_changes_ipoib_sl_says_the_group_keeps_its_sl_until_opensm
     with sm_on_plan_a(tmp_path, conf={"partition_config_file": str(part)}) as (h, sm, _, _):
         assert saquery_ipoib_broadcast_sls(h.env, tmp_path) == {0x7FFF: 0}
         plan, path = _ipoib_plan(tmp_path)
-        r = run_apply(ibqos_cli, h, sm, path)
-        assert r.returncode == 1, r.stdout + r.stderr
-        assert "read back: every port equals the plan" in r.stdout and "rolling back" not in r.stdout
         said = (
             f"{part}:1: the IPoIB broadcast group of partition Default (P_Key 0x7fff) is on SL 0 at the SA, "
             "this file says sl=1: "
         )
+        dry = run_apply(ibqos_cli, h, sm, path, "--dry-run")  # the preview says it before anything is written
+        assert dry.returncode == 0 and f"note: {said}" in dry.stdout, dry.stdout + dry.stderr
+        assert "; apply keeps the new version and ends on this line, exit 1" in dry.stdout
+        r = run_apply(ibqos_cli, h, sm, path)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "read back: every port equals the plan" in r.stdout and "rolling back" not in r.stdout
         [line] = r.stderr.splitlines()
         assert line.startswith(f"ibqos: error: {said}OpenSM sets a group's SL only when it creates it"), line
         assert f"restart OpenSM (stop pid {sm.pid} " in line and line.endswith("; v0001 stays, its tables verified")

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from ibqos.apply.service import ServiceTarget
     from ibqos.fabric.local_port import LocalPort
     from ibqos.fabric.model import Fabric
+    from ibqos.findings import Finding
     from ibqos.plan import Plan
 
 STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
@@ -187,6 +188,9 @@ class Apply:
                 # preview ends as the apply would, exit 3
                 require_master(self.s.pid, port, self.req.env)
                 require_plugin(self.s.pid, self.s.dumps, self._unit())
+                # no sweep moves a broadcast group to a changed sl=: said before anything is written
+                for f in self._ipoib_groups(port) or []:
+                    self.echo(f"note: {f.message}; apply keeps the new version and ends on this line, exit 1")
             return self.s
         try:
             if self.req.standby:
@@ -331,26 +335,32 @@ class Apply:
         and no sweep changes it, so a changed sl= is verified only after a restart. Before, the
         apply said the fabric equals the plan, exit 0, with IPoIB's broadcast and multicast on the
         old SL. The version stays (rolling it back puts no group on its SL either): exit 1."""
-        text, path = self.s.files.get("partitions.conf"), self.s.paths.get("partitions.conf")
-        if not text or path is None:
-            return
-        try:
-            parts = partitions_of(text, path)
-        except InputError:  # an admin's own file ibqos's parser refuses (a rollback to v0000): OpenSM's
-            return
-        if not parts.ipoib_sl:
-            return
-        try:
-            sa = broadcast_sls(self.req.env, self.port)
-        except ExternalError as e:
-            self.echo(f"note: IPoIB broadcast groups' SLs not checked against {path}: {e}")
-            return
-        found = ipoib_sl_findings(parts, sa, restart_hint(self.s.pid, self._unit()))
+        found = self._ipoib_groups(self.port)
         if found:
             more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
             self.s.outcome += ", IPoIB broadcast group SL not in force until OpenSM restarts"
             raise VerificationFailed(f"{found[0].message}{more}; {done}")
-        self.echo(f"SA: every IPoIB broadcast group on its partition's sl= ({path})")
+        if found is not None:
+            self.echo(f"SA: every IPoIB broadcast group on its partition's sl= ({self.s.paths['partitions.conf']})")
+
+    def _ipoib_groups(self, port: LocalPort) -> list[Finding] | None:
+        """ipoib-sl of the new set's partitions file against the SA's groups now, asked out of
+        `port`; None when not checked (no `ipoib` partition in it, or the SA did not answer)."""
+        text, path = self.s.files.get("partitions.conf"), self.s.paths.get("partitions.conf")
+        if not text or path is None:
+            return None
+        try:
+            parts = partitions_of(text, path)
+        except InputError:  # an admin's own file ibqos's parser refuses (a rollback to v0000): OpenSM's
+            return None
+        if not parts.ipoib_sl:
+            return None
+        try:
+            sa = broadcast_sls(self.req.env, port)
+        except ExternalError as e:
+            self.echo(f"note: IPoIB broadcast groups' SLs not checked against {path}: {e}")
+            return None
+        return ipoib_sl_findings(parts, sa, restart_hint(self.s.pid, self._unit()))
 
     def _syslog(self) -> None:
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
