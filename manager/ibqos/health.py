@@ -21,6 +21,9 @@
   an OpenSM on another file (`other_config_finding`, which `ibqos monitor` raises too): then
   that file is what runs, not what ibqos applied and verified; and the OpenSM that reads it
   is the master (`standby_finding`): after a failover another SM's files run the subnet;
+- IPoIB: read live with --opensm-conf, each `ipoib` partition's broadcast group is on its
+  `sl=` at the SA (`ipoib_sl_findings`, which `apply` ends on too): OpenSM sets a group's SL
+  only when it creates it, at its start;
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
   apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
   that runs fewer VLs, leaves classes without their VLs; and every port that can run them
