@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 from apply_helpers import child_env, opensm_restarted, programmed_equals, run_apply, sm_on_plan_a
+from ibqos.fabric.dla_record import own_record
 from ibqos.paths import REPO_ROOT
 from ibqos.plan import Plan
 from ibqos.planner import make_plan
 from ibqos.policy import load_policy
+from ibqos.proc import wait_until
 from ibqos_sim.harness.diags import saquery_ipoib_broadcast_sls
 
 pytestmark = pytest.mark.fabric
@@ -75,6 +77,8 @@ def test_an_apply_that_changes_ipoib_sl_says_the_group_keeps_its_sl_until_opensm
         assert again.stderr.strip().endswith("; nothing written") and said in again.stderr
 
         with opensm_restarted(h, sm, tmp_path / "restarted") as osm:
+            # its first sweep over (the partitions, the groups): the record says SUBNET UP
+            wait_until(lambda: (rec := own_record(sm.dumps, osm.pid)) is not None and rec.subnet_up > 0, timeout=120)
             assert saquery_ipoib_broadcast_sls(h.env, tmp_path) == {0x7FFF: 1}
             on = ("--opensm-conf", sm.conf, "--pid", str(osm.pid), "--sim-socket", h.sock)
             s = ibqos_cli("status", "--live", *on, env=child_env())
