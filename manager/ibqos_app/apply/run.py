@@ -1024,13 +1024,18 @@ class Apply:
             self.echo(f"interrupted{sig} after the swap: rolled back to {self.s.previous}, {proved}")
 
     def _drop_unswapped(self) -> None:
-        """Before the flip: the staged version (if any) goes, and the journal says so."""
+        """Before the flip: the staged version (if any) goes, and the journal says so. A version
+        written whole before the journal said 'intent' (saving the fabric read before it failed)
+        goes too: no journal line names it, so no recovery would (before, it stayed)."""
         entry, cs = self.s.entry, self.s.confset
-        if entry is not None and cs is not None:
-            cs.discard(entry.version)
+        if cs is None:
+            return
+        staged = entry.version if entry is not None else self.s.version
+        if staged is not None and cs.current_version() != staged:
+            cs.discard(staged)
+        if entry is not None:
             self.journal.write(entry, "discarded")
-        if cs is not None:
-            cs.cleanup_staging()
+        cs.cleanup_staging()
 
     def rollback(self, cause: IbqosError) -> NoReturn:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")
