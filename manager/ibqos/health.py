@@ -19,7 +19,11 @@
   (with none, the tables are the last SM's and nothing keeps them);
 - configuration: read live with --opensm-conf, the master SM is not this host's port run by
   an OpenSM on another file (`other_config_finding`, which `ibqos monitor` raises too): then
-  that file is what runs, not what ibqos applied and verified;
+  that file is what runs, not what ibqos applied and verified; and the OpenSM that reads it
+  is the master (`standby_finding`): after a failover another SM's files run the subnet;
+- IPoIB: read live with --opensm-conf, each `ipoib` partition's broadcast group is on its
+  `sl=` at the SA (`ipoib_sl_findings`, which `apply` ends on too): OpenSM sets a group's SL
+  only when it creates it, at its start;
 - data VLs: every linked port's VLCap holds the plan's data VLs (`conformance.data_vls_below`):
   apply refuses such a plan, but a plan deployed by hand, or a port replaced since by one
   that runs fewer VLs, leaves classes without their VLs; and every port that can run them
@@ -37,7 +41,7 @@ from typing import TYPE_CHECKING
 
 from . import osmconf, osmlog
 from .apply.osm_process import OsmProcess, running
-from .apply.sm_role import given_guid
+from .apply.sm_role import given_guid, role_of
 from .conformance import (
     data_vls_below,
     diff_programmed,
@@ -55,6 +59,7 @@ from .fabric.model import Fabric
 from .findings import Finding
 from .osmplugin import replaced_line
 from .osmunit import restart_hint
+from .policy.partitions import Partitions, pkeys_in
 from .redline import needs_path_sls, red_line
 from .verify import verify_fabric, verify_per_class, worst
 
@@ -292,6 +297,50 @@ def other_config_finding(
         f"({others or 'none visible in /proc'}); restart it on {conf}, or give --opensm-conf its file",
         {"port": f"0x{port.guid:016x}"},
     )
+
+
+def standby_finding(conf: Path, pid: int, port: LocalPort, master: MasterSm | None) -> Finding | None:
+    """`standby`: the OpenSM `pid` that runs on `conf` (on `port`) is not the master SM: the
+    master, which ibqos did not apply `conf` to, configures the subnet from its own files (QoS
+    policy, partitions, options), and the tables read are the ones it programmed. Before,
+    status judged them against `conf`'s plan and said OK when they happened to agree, after a
+    failover to an SM that runs another configuration too."""
+    is_master, line = role_of(pid, port, master)
+    if is_master:
+        return None
+    return Finding(
+        "standby",
+        f"{line}: the master SM configures the subnet from its own files, not from {conf}, which is "
+        "what ibqos applied and verified here; run 'ibqos status --live' on the master's host (and "
+        "'ibqos apply PLAN' there, if it runs another plan)",
+        {"master": str(master) if master is not None else None},
+    )
+
+
+def ipoib_sl_findings(parts: Partitions, sa: dict[int, int], restart: str) -> list[Finding]:
+    """`ipoib-sl`: an `ipoib` partition of `parts` (the partitions file OpenSM reads) whose
+    broadcast group the SA (`sa`, ipoib_groups.broadcast_sls) hands out on another SL than its
+    `sl=`: OpenSM sets a group's SL when it creates it, at its start, and keeps it through every
+    sweep, so a changed `sl=` is in the file and not in force, and IPoIB's broadcast and
+    multicast run in another class than its unicast. `restart` says how to restart OpenSM. A
+    partition without a group at the SA (none made, or not read) is not judged here."""
+    found = []
+    written = pkeys_in(parts.text)
+    for pkey, (sl, line) in sorted(parts.ipoib_sl.items(), key=lambda kv: kv[1][1]):  # in the file's order
+        want, now = sl or 0, sa.get(pkey)
+        if now is None or now == want:
+            continue
+        name = f"{parts.pkeys.get(pkey, '')} (P_Key {written.get(pkey, f'0x{pkey:04x}')})".lstrip()
+        found.append(
+            Finding(
+                "ipoib-sl",
+                f"{parts.file}:{line}: the IPoIB broadcast group of partition {name} is on SL {now} at the SA, "
+                f"this file says sl={want}: OpenSM sets a group's SL only when it creates it, at its start, so "
+                f"IPoIB's broadcast and multicast stay on SL {now} until then: restart OpenSM ({restart})",
+                {"pkey": f"0x{pkey:04x}", "sa_sl": now, "sl": want},
+            )
+        )
+    return found
 
 
 def _options_of(osm: OsmProcess) -> dict[str, str]:

@@ -4,6 +4,7 @@ version store, and a kill -9 at every journal state recovered by the next comman
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -171,6 +172,29 @@ def test_a_bug_after_the_swap_rolls_back_in_one_line(ibqos_cli, live_sm, tmp_pat
     assert sm.alive()
 
 
+@pytest.mark.parametrize("point", ["journal:intent", "flip"])
+def test_a_bug_before_the_swap_leaves_no_staged_version(ibqos_cli, live_sm, tmp_path, point):
+    """A bug (a KeyError) after the new version was staged and the journal said 'intent', before
+    the swap. Before, the error went out as it was: v0001 stayed in ibqos.d/ with the journal at
+    'intent', for the next status to find ('recovered: ... dropped v0001'). Now the apply drops
+    it itself, the journal says 'discarded', one line, exit 70."""
+    h, sm, plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 25)
+    old, sweeps = managed_texts(sm), sm.record().heavy_sweeps
+    r = run_apply(ibqos_cli, h, sm, path_b, fault=f"raise@{point}")
+    assert r.returncode == 70, (r.stdout, r.stderr)
+    assert sorted(p.name for p in _state(sm).iterdir() if p.name.startswith(("v", ".v"))) == ["v0000"]
+    assert _journal(sm)["state"] == "discarded" and _journal(sm)["version"] == "v0001"
+    assert r.stderr.splitlines() == [
+        f"ibqos: internal error: KeyError: 'injected at {point}' (this is a bug in ibqos; 'ibqos -v ...' "
+        "shows where); stopped before the swap, nothing changed"
+    ]
+    assert os.readlink(_state(sm) / "current") == "v0000" and managed_texts(sm) == old
+    assert sm.record().heavy_sweeps == sweeps and programmed_equals(h, plan_a)
+    s = run_status(ibqos_cli, h, sm)
+    assert s.returncode == 0 and "recovered" not in s.stdout, s.stdout + s.stderr
+
+
 def test_kill_after_verified_needs_nothing(ibqos_cli, live_sm, tmp_path):
     h, sm, _, _ = live_sm
     plan_b, path_b = make_plan_file(tmp_path, "b", 25)
@@ -209,4 +233,32 @@ def test_kill_during_rollback_is_finished_by_status(ibqos_cli, live_sm, tmp_path
     assert s.returncode == 0, s.stdout + s.stderr
     assert "stopped at 'rollback': finished the rollback to v0000, fabric verified as before" in s.stdout
     assert managed_texts(sm) == old
+    assert programmed_equals(h, plan_a)
+
+
+@pytest.mark.parametrize(
+    "fault", [OSError(errno.ENOSPC, "No space left on device", "before.fabric.json"), KeyError("injected")]
+)
+def test_a_failure_between_staging_and_the_journal_leaves_no_staged_version(live_sm, tmp_path, monkeypatch, fault):
+    """The version directory is written whole, then saving the fabric read before it (the
+    journal's before.fabric.json) fails, /etc full or a bug, before the journal says 'intent'.
+    Before, the cleanup looked for the journal's entry, found none and left v0001 in ibqos.d/
+    with no journal line naming it, for no recovery to find. Now it goes too."""
+    from ibqos.apply.journal import Journal
+    from ibqos.errors import ExternalError, InternalError
+    from ibqos_app.apply.run import Apply, ApplyRequest
+
+    h, sm, plan_a, _ = live_sm
+    _, path_b = make_plan_file(tmp_path, "b", 25)
+    old = managed_texts(sm)
+
+    def failing(self, fabric) -> None:
+        raise fault
+
+    monkeypatch.setattr(Journal, "save_before", failing)
+    with pytest.raises(ExternalError if isinstance(fault, OSError) else InternalError) as e:
+        Apply(ApplyRequest(path_b, sm.conf, pid=sm.pid, env=h.env), echo=lambda line: None).run()
+    assert str(e.value).endswith("stopped before the swap, nothing changed"), e.value
+    assert sorted(p.name for p in _state(sm).iterdir() if p.name.startswith(("v", ".v"))) == ["v0000"]
+    assert os.readlink(_state(sm) / "current") == "v0000" and managed_texts(sm) == old
     assert programmed_equals(h, plan_a)

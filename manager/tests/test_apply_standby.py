@@ -6,10 +6,13 @@ files are the master's."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
 from apply_helpers import (  # noqa: F401 (fixture)
+    APPLY_FAULT,
     child_env,
     live_sm,
     make_plan_file,
@@ -22,6 +25,7 @@ from apply_helpers import (  # noqa: F401 (fixture)
 )
 from ibqos import osmconf
 from ibqos.fabric.live import read_live
+from ibqos.proc import run_command
 from ibqos.render import render_plan
 
 pytestmark = pytest.mark.fabric
@@ -127,3 +131,23 @@ def test_standby_holds_its_version_to_the_masters_rules_no_change_and_no_build_o
     assert r.returncode == 0, r.stdout + r.stderr
     assert "as v0003 for the standby SM" in r.stdout  # v0002: the edit, kept
     assert (state / "v0002" / "qos-policy.conf").read_text() == edited
+
+
+def test_a_bug_before_the_swap_on_a_standby_leaves_no_staged_version(tmp_path):
+    """`apply --standby` and a bug (a KeyError) after the version was staged (journal 'intent'),
+    before its swap: before, v0001 stayed in the standby's ibqos.d/ at 'intent' for its next
+    apply or status to drop; now it goes at once (journal 'discarded'), one line, exit 70."""
+    plan_a, _ = make_plan_file(tmp_path, "a", 40)
+    _, path_b = make_plan_file(tmp_path, "b", 25)
+    standby = render_plan(plan_a, tmp_path / "standby")["opensm.conf"]
+    cmd = [sys.executable, str(APPLY_FAULT), "raise@journal:intent", "apply", str(path_b)]
+    r = run_command([*cmd, "--opensm-conf", str(standby), "--standby"], env=child_env(), timeout=300, check=False)
+    assert r.returncode == 70, r.stdout + r.stderr
+    state = standby.parent / "ibqos.d"
+    assert sorted(p.name for p in state.iterdir() if p.name.startswith(("v", ".v"))) == ["v0000"]
+    assert json.loads((state / "journal.json").read_text())["state"] == "discarded"
+    assert r.stderr.splitlines() == [
+        "ibqos: internal error: KeyError: 'injected at journal:intent' (this is a bug in ibqos; 'ibqos -v ...' "
+        "shows where); stopped before the swap, nothing changed"
+    ]
+    assert os.readlink(state / "current") == "v0000"

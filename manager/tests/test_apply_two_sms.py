@@ -313,3 +313,42 @@ def test_apply_standby_refuses_a_standby_that_does_not_run_the_installed_plugin(
             f"stop pid {b.pid} (it runs in no systemd unit) and start it again: {shlex.join(argv)}"
         )
         assert not state.exists() and managed_texts(b) == texts
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["pid", "reader"])
+def test_status_on_a_standby_does_not_pass_the_masters_configuration_as_the_plan(ibqos_cli, tmp_path, named):
+    """A failover to an SM ibqos never applied anything to: A ran plan A, applied and verified
+    (v0001), then B (priority 15, its own opensm.conf, no ibqos.d) took the subnet over and
+    programs it from its own files, which here give the same tables. Before, `status --live` on
+    A said the master line and then judged B's tables against A's plan: exit 0, 'status: OK',
+    the plan deployed, whoever ran the subnet and on whatever QoS policy. Now it is finding
+    `standby`, one line naming the master and where to look, exit 1; with --pid and for the
+    OpenSM found reading the file alike."""
+    with sm_on_plan_a(tmp_path, ibsim="patched", ibsim_args=("-a", "8")) as (h, a, plan_a, path_a):
+        r = run_apply(ibqos_cli, h, a, path_a)
+        assert r.returncode == 0 and "read back: every port equals the plan" in r.stdout, r.stdout + r.stderr
+        on_a = ("--opensm-conf", a.conf, *(("--pid", str(a.pid)) if named else ()), "--sim-socket", h.sock)
+        r = ibqos_cli("status", "--live", *on_a, env=child_env())
+        assert r.returncode == 0 and "status: OK" in r.stdout, r.stdout + r.stderr
+        b = start_b(h, tmp_path)
+        fabric = read_live(h.env)
+        port_b = next(n for n in fabric.nodes.values() if n.desc == B_NODE).ports[1]
+        port_a = next(n for n in fabric.nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
+        a.wait_for_log("Entering STANDBY state")
+        wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+        assert b.alive() and not (b.conf.parent / "ibqos.d").exists() and programmed_equals(h, plan_a)
+
+        r = ibqos_cli("status", "--live", "--json", *on_a, env=child_env())
+        assert r.returncode == 1, r.stdout + r.stderr
+        master = f"master SM: 0x{port_b.guid:016x} (lid {port_b.lid}, priority 15)"
+        found = json.loads(r.stdout)["findings"]
+        assert [f["kind"] for f in found] == ["standby"], found
+        assert found[0]["message"] == (
+            f"{master}; this OpenSM (pid {a.pid}, port 0x{port_a.guid:016x}) is not it (standby): the master "
+            f"SM configures the subnet from its own files, not from {a.conf}, which is what ibqos applied "
+            "and verified here; run 'ibqos status --live' on the master's host (and 'ibqos apply PLAN' "
+            "there, if it runs another plan)"
+        )
+        r = ibqos_cli("status", "--live", *on_a, env=child_env())
+        assert r.returncode == 1 and "status: OK" not in r.stdout, r.stdout + r.stderr
+        assert r.stderr.strip() == "ibqos: error: status: 1 finding(s): standby", r.stderr

@@ -54,8 +54,9 @@ from ibqos.docfile import made_dir, write_atomic
 from ibqos.errors import ExternalError, IbqosError, InputError, InternalError, VerificationFailed, bug_line
 from ibqos.fabric.dla_record import own_record, record_dir
 from ibqos.fabric.groups_in_force import groups_in_force, record_in
+from ibqos.fabric.ipoib_groups import broadcast_sls
 from ibqos.fabric.live import read_live
-from ibqos.health import Judged, Routing, routing_findings
+from ibqos.health import Judged, Routing, ipoib_sl_findings, routing_findings
 from ibqos.interrupt import Interrupted, deferred
 from ibqos.osmlog import engine_since, held_mark, split_known_failures, sweep_failures
 from ibqos.osmplugin import not_loaded_line, replaced_line
@@ -63,7 +64,7 @@ from ibqos.osmunit import restart_hint
 from ibqos.pipeline import Hooks, Pipeline, produced
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
-from ibqos.policy.partitions import DEFAULT_PKEY, pkeys_in
+from ibqos.policy.partitions import DEFAULT_PKEY, partitions_of, pkeys_in
 from ibqos.redline import needs_path_sls
 from ibqos.render import render_plan
 from ibqos.verify.sa_paths import query_path_sls
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
     from ibqos.apply.service import ServiceTarget
     from ibqos.fabric.local_port import LocalPort
     from ibqos.fabric.model import Fabric
+    from ibqos.findings import Finding
     from ibqos.plan import Plan
 
 STEPS = ("recover", "render", "validate", "snapshot", "adopt", "stage", "flip", "sweep", "readback", "verify", "prune")
@@ -186,6 +188,9 @@ class Apply:
                 # preview ends as the apply would, exit 3
                 require_master(self.s.pid, port, self.req.env)
                 require_plugin(self.s.pid, self.s.dumps, self._unit())
+                # no sweep moves a broadcast group to a changed sl=: said before anything is written
+                for f in self._ipoib_groups(port) or []:
+                    self.echo(f"note: {f.message}; apply keeps the new version and ends on this line, exit 1")
             return self.s
         try:
             if self.req.standby:
@@ -230,7 +235,7 @@ class Apply:
             raise ExternalError(f"{where}: {e.strerror}: stopped before the swap, nothing changed") from e
         except Exception as e:
             if self.s.version is None or self.confset.current_version() != self.s.version:
-                raise
+                self._failed_before_swap(e)
             self._failed_after_swap(e)  # in the flip, past the swap (its journal line, its hook)
         try:
             try:
@@ -243,6 +248,16 @@ class Apply:
             # a rolled-back version is pruned like any other
             self.pipeline.run(self, ("prune",))
         self.s.outcome = f"verified {self.s.version}"
+        self._check_ipoib_groups(f"{self.s.version} stays, its tables verified")
+
+    def _failed_before_swap(self, e: Exception) -> NoReturn:
+        """Nothing went live: the staged version goes and the journal says 'discarded', as after
+        a signal there (before, a bug left it at 'intent', for the next apply or status to find
+        and drop). A bug is one line, exit 70, saying so; an ibqos error stays what it was."""
+        self._drop_unswapped()
+        if isinstance(e, IbqosError):
+            raise e
+        raise InternalError(f"{bug_line(e)}; stopped before the swap, nothing changed") from e
 
     def _failed_after_swap(self, e: Exception) -> NoReturn:
         """The new version is on disk: a failure goes back to the previous one, swept and
@@ -311,7 +326,41 @@ class Apply:
         # still held to the plan: read back (no sweep), as after an apply
         self.pipeline.run(self, ("readback",))
         self._check_plan()
+        self._check_ipoib_groups("nothing written")
         return True
+
+    def _check_ipoib_groups(self, done: str) -> None:
+        """The partitions file this apply put in force against the SA's IPoIB broadcast groups
+        (health.ipoib_sl_findings): OpenSM makes a group on its partition's sl= once, at its start,
+        and no sweep changes it, so a changed sl= is verified only after a restart. Before, the
+        apply said the fabric equals the plan, exit 0, with IPoIB's broadcast and multicast on the
+        old SL. The version stays (rolling it back puts no group on its SL either): exit 1."""
+        found = self._ipoib_groups(self.port)
+        if found:
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            self.s.outcome += ", IPoIB broadcast group SL not in force until OpenSM restarts"
+            raise VerificationFailed(f"{found[0].message}{more}; {done}")
+        if found is not None:
+            self.echo(f"SA: every IPoIB broadcast group on its partition's sl= ({self.s.paths['partitions.conf']})")
+
+    def _ipoib_groups(self, port: LocalPort) -> list[Finding] | None:
+        """ipoib-sl of the new set's partitions file against the SA's groups now, asked out of
+        `port`; None when not checked (no `ipoib` partition in it, or the SA did not answer)."""
+        text, path = self.s.files.get("partitions.conf"), self.s.paths.get("partitions.conf")
+        if not text or path is None:
+            return None
+        try:
+            parts = partitions_of(text, path)
+        except InputError:  # an admin's own file ibqos's parser refuses (a rollback to v0000): OpenSM's
+            return None
+        if not parts.ipoib_sl:
+            return None
+        try:
+            sa = broadcast_sls(self.req.env, port)
+        except ExternalError as e:
+            self.echo(f"note: IPoIB broadcast groups' SLs not checked against {path}: {e}")
+            return None
+        return ipoib_sl_findings(parts, sa, restart_hint(self.s.pid, self._unit()))
 
     def _syslog(self) -> None:
         what = f"rollback to {self.req.rollback_to}" if self.req.rollback_to else "apply"
@@ -377,7 +426,14 @@ class Apply:
                 if not self._damaged() and self._holds_plan():
                     self._say_unchanged()
                     return
-                self.pipeline.run(self, ("adopt", "stage", "flip", "prune"))
+                try:
+                    self.pipeline.run(self, ("adopt", "stage", "flip", "prune"))
+                except OSError:
+                    raise  # said as the system said it, as before
+                except Exception as e:  # a bug before the swap leaves no staged version here either
+                    if self.s.version is None or self.confset.current_version() != self.s.version:
+                        self._failed_before_swap(e)
+                    raise
             except KeyboardInterrupt as e:
                 self.interrupted(e)
                 raise
@@ -968,13 +1024,18 @@ class Apply:
             self.echo(f"interrupted{sig} after the swap: rolled back to {self.s.previous}, {proved}")
 
     def _drop_unswapped(self) -> None:
-        """Before the flip: the staged version (if any) goes, and the journal says so."""
+        """Before the flip: the staged version (if any) goes, and the journal says so. A version
+        written whole before the journal said 'intent' (saving the fabric read before it failed)
+        goes too: no journal line names it, so no recovery would (before, it stayed)."""
         entry, cs = self.s.entry, self.s.confset
-        if entry is not None and cs is not None:
-            cs.discard(entry.version)
+        if cs is None:
+            return
+        staged = entry.version if entry is not None else self.s.version
+        if staged is not None and cs.current_version() != staged:
+            cs.discard(staged)
+        if entry is not None:
             self.journal.write(entry, "discarded")
-        if cs is not None:
-            cs.cleanup_staging()
+        cs.cleanup_staging()
 
     def rollback(self, cause: IbqosError) -> NoReturn:
         self.echo(f"apply failed: {cause}; rolling back to {self.s.previous}")

@@ -25,10 +25,21 @@ from ibqos.docfile import check_writable
 from ibqos.errors import ExternalError, InputError, VerificationFailed
 from ibqos.fabric.dla_record import read_record
 from ibqos.fabric.dumps import load_dumps
+from ibqos.fabric.ipoib_groups import broadcast_sls
 from ibqos.fabric.model import Fabric
 from ibqos.fabric.source import find_dumps, load_fabric
 from ibqos.findings import Finding
-from ibqos.health import Routing, checks, dla_refusal, engine_of, other_config_finding, plugin_finding
+from ibqos.health import (
+    Routing,
+    checks,
+    dla_refusal,
+    engine_of,
+    ipoib_sl_findings,
+    other_config_finding,
+    plugin_finding,
+    standby_finding,
+)
+from ibqos.osmunit import restart_hint
 from ibqos.outpath import OUT_FILE
 from ibqos.plan import load_plan
 from ibqos.plan.check import check_ipoib_of
@@ -133,6 +144,7 @@ def status(
     config_line, tampered, master_line, port, records = None, None, None, None, None
     elsewhere: Finding | None = None  # read live: this host's SM runs, on another configuration
     ipoib: Finding | None = None  # read live: the SM's own partitions file against the plan's classes
+    group_sls: list[Finding] = []  # read live: the partitions file's IPoIB SLs against the SA's groups
     unchecked: str | None = None  # ... or why it was not checked
     running: int | None = None  # read live: the OpenSM that runs on --opensm-conf
     sm_answers: bool | None = None  # read live: whether a master SM answered sminfo
@@ -149,10 +161,12 @@ def status(
             records = dump_dir(opensm_conf, osm, ASK_PID)
             running = osm.pid if osm is not None else opensm_pid
             port = access.port_of(opensm_pid)
-            master_line, osm_log, master = _live_sm(opensm_pid, osm, port, opensm_conf, osm_log, env, say)
+            master_line, osm_log, master = _live_sm(running, osm, port, opensm_conf, osm_log, env, say)
             sm_answers = master is not None
             # an OpenSM named by PID is the one judged (its command line may be another user's, unread)
             elsewhere = other_config_finding(opensm_conf, osm, port, master) if opensm_pid is None else None
+            if running is not None:  # it runs on the file: is it what runs the subnet?
+                elsewhere = elsewhere or standby_finding(opensm_conf, running, port, master)
         tampered = current_tampered(opensm_conf)
         if not live and rundir is None:
             if tampered:
@@ -164,6 +178,8 @@ def status(
     if live and opensm_conf is not None:
         plan, plan_path, reference, ref_source = _applied(opensm_conf, plan, plan_path, say)
         ipoib, unchecked = _sms_partitions(opensm_conf, osm, plan)
+        group_sls, groups_unread = _group_sls(opensm_conf, osm, port, env, (running, unit))
+        unchecked = unchecked or groups_unread
 
     read_at = time.time()
     fabric = load_fabric(rundir, live=live, env=env, at=port).fabric
@@ -173,7 +189,8 @@ def status(
 
     judged = checks(fabric, plan, str(plan_path) if plan_path else None, routing, reference, ref_source)
     # what runs before what it runs: another configuration, then hand edits of this one
-    judged.findings[:0] = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None, ipoib) if f]
+    first = [f for f in (elsewhere, Finding("tampered", tampered) if tampered else None, ipoib) if f]
+    judged.findings[:0] = first + group_sls
     judged.notes += [unchecked] if unchecked else []
     if verdict_path is not None:
         Verdict(read_at=read_at, source=fabric.source, engine=routing.engine, credit_loop=judged.credit_loop).save(
@@ -281,6 +298,35 @@ def _sms_partitions(conf: Path, osm: OsmProcess | None, plan: Plan | None) -> tu
             f"{e} (the SM's own partitions file, which the plan leaves in force)",
         ), None
     return None, None
+
+
+def _group_sls(
+    conf: Path,
+    osm: OsmProcess | None,
+    port: LocalPort | None,
+    env: dict[str, str] | None,
+    running: tuple[int | None, str | None],
+) -> tuple[list[Finding], str | None]:
+    """`ipoib-sl` (health.ipoib_sl_findings): the partitions file OpenSM reads (the plan's,
+    which apply wrote there, or the SM's own) against the SL of each IPoIB broadcast group the
+    SA hands out. OpenSM changes a group's SL only at its start: before, an apply that changed
+    `sl=` and a status after it both said the fabric equals the plan, with IPoIB's multicast
+    on the old SL. Not checked where the file cannot be read as OpenSM opens it (_sms_partitions'
+    note says so where a plan needs it); a note says so when the SA does not answer."""
+    try:
+        opts = running_options(conf, osmconf.read(conf), osm, ("partition_config_file",), ASK_PID)
+    except InputError:
+        return [], None
+    parts = sms_partitions(opts)
+    if parts is None or not parts.ipoib_sl:
+        return [], None
+    try:
+        sa = broadcast_sls(env, port)
+    except ExternalError as e:
+        return [], f"IPoIB broadcast groups' SLs not checked against {parts.file}: {e}"
+    pid, unit = running
+    restart = restart_hint(pid, unit) if pid is not None else "its unit, or its command line"
+    return ipoib_sl_findings(parts, sa, restart), None
 
 
 def _show_tables(fabric: Fabric) -> None:
