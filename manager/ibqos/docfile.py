@@ -26,6 +26,14 @@ from .inputfile import DEFAULT_LIMIT, MiB, read_text
 M = TypeVar("M", bound=pydantic.BaseModel)
 
 
+# The config of every model a JSON document ibqos writes is read back into (a plan, a fabric
+# model, a verdict, a run plan and its results, dla's record). strict: the file is the source,
+# so a hand-edited `true`, `32.0` or `"32"` where a number is wanted is a typo to refuse, not a
+# value to coerce (pydantic's lax mode read `true` as the VL arbitration weight 1); a float
+# field still takes an integer. extra="forbid": an unknown field is a mistake too.
+DOCUMENT = pydantic.ConfigDict(extra="forbid", strict=True)
+
+
 # ibqos's own small documents (a plan, a run plan, a verdict, a state file) are kilobytes to
 # a few hundred; read whole past this, a 100 MB file took seconds and half a GB to refuse
 SMALL_DOC_LIMIT = 16 * MiB
@@ -50,7 +58,10 @@ def parse_json(text: str, path: str | Path) -> Any:
     number beyond a double or of more than MAX_INT_DIGITS digits, not nested without end."""
     try:
         return json.loads(
-            text, parse_constant=_no_constant(path), parse_float=_finite(path, text), parse_int=_int(path, text)
+            text,
+            parse_constant=_no_constant(path),
+            parse_float=_finite(path, text),
+            parse_int=_int(path, text),
         )
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
@@ -150,7 +161,17 @@ def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = Non
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise JsonDoc(path, text).error(error_message(err), *err["loc"]) from e
+        raise JsonDoc(path, text).error(error_message(err) + got_note(err), *err["loc"]) from e
+
+
+def got_note(err: Any) -> str:
+    """` (got true)`: the value of the wrong type as the document spells it, for a strict
+    field's error ('Input should be a valid integer' alone did not say what was there)."""
+    value = err.get("input")
+    if not err["type"].endswith("_type") or not isinstance(value, (bool, int, float, str)):
+        return ""
+    shown = json.dumps(value)
+    return f" (got {shown if len(shown) <= 40 else shown[:39] + '…'})"
 
 
 _WS = re.compile(r"[ \t\n\r]*")
