@@ -8,6 +8,7 @@ import errno
 import fcntl
 import io
 import json
+import json.scanner
 import math
 import os
 import re
@@ -62,12 +63,73 @@ def parse_json(text: str, path: str | Path) -> Any:
             parse_constant=_no_constant(path),
             parse_float=_finite(path, text),
             parse_int=_int(path, text),
+            object_pairs_hook=_no_duplicate_keys,
         )
+    except _DuplicateKey as e:
+        # JSON leaves a key given twice undefined and Python keeps the last: a hand-edited
+        # plan's second "vlarb" (or "share_tolerance_pp") was taken silently
+        raise InputError(
+            f"key {json.dumps(e.key)} given twice in one object (which one counts?)",
+            file=path,
+            line=_duplicate_line(text, e.key),
+        ) from e
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
     except RecursionError as e:
         # [[[[...]]]] 100,000 deep: no ibqos document nests more than a few levels
         raise InputError("not JSON ibqos reads: nested too deeply", file=path) from e
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) < len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return doc
+
+
+def _duplicate_line(text: str, key: str) -> int | None:
+    """The line of `key`'s second occurrence in the first object that gives it twice (read again
+    only for the error, with Python's pure scanner, whose objects say where they start)."""
+    where: list[int] = []
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
+        s, pos = s_and_end
+        seen: set[str] = set()
+        while not where:
+            pos = _WS.match(s, pos).end()  # type: ignore[union-attr]
+            if s[pos] != '"':
+                break
+            k, after = json.decoder.scanstring(s, pos + 1)  # type: ignore[attr-defined]
+            if k in seen and k == key:
+                where.append(pos)
+                break
+            seen.add(k)
+            pos = _WS.match(s, after).end() + 1  # type: ignore[union-attr]  # past ':'
+            _, pos = decoder.scan_once(s, _WS.match(s, pos).end())  # type: ignore[union-attr]
+            pos = _WS.match(s, pos).end()  # type: ignore[union-attr]
+            if s[pos] != ",":
+                break
+            pos += 1
+        return json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined,no-any-return]
+
+    decoder: Any = json.JSONDecoder()
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except (ValueError, IndexError, RecursionError):
+        pass
+    return text.count("\n", 0, where[0]) + 1 if where else None
 
 
 def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:

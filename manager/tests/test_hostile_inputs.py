@@ -316,6 +316,33 @@ def test_a_weight_of_another_json_type_in_a_fabric_model_is_a_typo_not_coerced(c
         assert f"{f}:{line}: {'.'.join(map(str, path))}: Input should be a valid integer (got {spelling})" in err
 
 
+def test_a_key_given_twice_in_a_json_document_is_refused_at_its_line(capsys, tmp_path, plan_doc, fabric_doc):
+    """plan39: JSON leaves a key given twice undefined and Python's reader keeps the last, so a
+    plan with a second "share_tolerance_pp" (or a second "vlarb" pasted below the first) was
+    taken silently, exit 0; the same in a fabric model, a verdict, a run plan or --state."""
+    text = json.dumps(plan_doc, indent=1)
+    f = tmp_path / "p" / "plan.json"  # not where verify looks for a fabric's plan (below)
+    f.parent.mkdir()
+    f.write_text(
+        text.replace('\n "schema": "ibqos.plan/1",', '\n "schema": "ibqos.plan/1",\n "share_tolerance_pp": 20,')
+    )
+    line = next(n for n, ln in enumerate(f.read_text().splitlines(), 1) if ln.startswith(' "share_tolerance_pp": 2.0'))
+    for args in (["analyze", f], ["render", f, "-o", tmp_path / "out"]):
+        rc, _, err = run(capsys, *args)
+        assert (rc, err) == (
+            2,
+            f'ibqos: error: {f}:{line}: key "share_tolerance_pp" given twice in one object (which one counts?)\n',
+        )
+    assert not (tmp_path / "out").exists()
+    text = json.dumps(fabric_doc, indent=1)
+    f = tmp_path / "run" / "fabric.json"
+    f.parent.mkdir()
+    f.write_text(text.replace('"lid": ', '"lid": 7,\n    "lid": ', 1))
+    line = next(n for n, ln in enumerate(f.read_text().splitlines(), 1) if '"lid"' in ln) + 1
+    rc, _, err = run(capsys, "verify", f)
+    assert (rc, err) == (2, f'ibqos: error: {f}:{line}: key "lid" given twice in one object (which one counts?)\n')
+
+
 @pytest.mark.parametrize(
     "edit, says",
     [
