@@ -486,6 +486,10 @@ def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_pa
         ("- {name: VO, sl: 1, msg_bytes: 128, rate: 2}\n", ":1: 0.rate: rate must be in (0, 1] of the link"),
         # redteam: YAML 1.1 reads `yes` as true; 'Input should be a valid string' did not say so
         ("- {name: yes, sl: 1, msg_bytes: 128, rate: 1}\n", ":1: 0.name: 'yes' is a YAML boolean (true): quote it"),
+        # plan39: lax mode ran SL "1" as 1 and `msg_bytes: yes` as 1-byte messages (exit 0)
+        ('- {name: VO, sl: "1", msg_bytes: 128}\n', ':1: 0.sl: Input should be a valid integer (got "1")'),
+        ("- {name: VO, sl: 1.0, msg_bytes: 128}\n", ":1: 0.sl: Input should be a valid integer (got 1.0)"),
+        ("- {name: VO, sl: 1, msg_bytes: yes}\n", ":1: 0.msg_bytes: Input should be a valid integer (got true)"),
     ],
 )
 def test_traffic_class_files_name_file_line_and_field(capsys, tmp_path, text, says):

@@ -28,7 +28,9 @@ Pattern = Literal["uniform", "hotspot", "stencil", "adversarial", "twonode"]
 class TrafficClass(BaseModel):
     """One QoS class of a mix: every endpoint runs one flow of it."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: `simulate --classes` reads these from an admin's YAML, where `sl: "1"` or
+    # `msg_bytes: yes` is a typo (lax mode ran SL 1 and 1-byte messages); rate still takes 1
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str
     sl: int = Field(ge=0, le=15)
     msg_bytes: int = Field(4096, ge=1, le=1 << 30)
