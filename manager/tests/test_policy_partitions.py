@@ -303,28 +303,37 @@ def test_a_partition_stated_twice_keeps_the_broadcast_group_of_its_first_ipoib_s
     )
 
 
+def _what_opensm_reads(tmp_path: Path, text: str) -> tuple[str, list[str], list[str]]:
+    """OpenSM 3.3.23 on ibsim (one switch, two CAs) with `text` as its partitions file: its log,
+    the P_Keys it programs on its own port (smpquery pkeys) and its SA's multicast groups (its
+    opensm-sa.dump: `saquery -g` on ibsim returns only the first 3 groups)."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.topology import fat_tree
+
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        pkeys = re.findall(r"0x[0-9a-f]{4}", h.diag(["smpquery", "pkeys", "-D", "0"]).stdout)
+        sm.wait_settled()  # the SA dump is written after the first SUBNET UP (read before it: flaky)
+        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+        return sm.log.read_text(errors="replace"), pkeys, groups
+
+
 @pytest.mark.fabric
 def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
     """The other side of the mgid= rule above, with OpenSM as the oracle: an mgid= entry with a
     flag after it, its statement ended on its line (a blank or a comment after the ';' too), is
     read: every group is in OpenSM's SA (its opensm-sa.dump: `saquery -g` on ibsim returns
     only the first 3 groups), no PARSE ERROR, and ibqos plan takes the file."""
-    from ibqos_sim.harness import Harness
-    from ibqos_sim.harness.topology import fat_tree
-
     text = (
         "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1, sl=1;  # c\n"
         "u=0x0a03, ipoib, sl=1 : ALL=full ;\nv=0x0a04, ipoib, sl=1 : ALL=full, mgid=ff12:401b::2, sl=1 ;\n"
         "w=0x0a05, ipoib, sl=1 : ALL=full ;\n"
     )
-    part = tmp_path / "oracle.conf"
-    part.write_text(text)
-    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
-    with Harness(net, run_dir=tmp_path / "h") as h:
-        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
-        assert "PARSE ERROR" not in sm.log.read_text(errors="replace")
-        sm.wait_settled()  # the SA dump is written after the first SUBNET UP (it was not there yet: flaky)
-        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+    log, _, groups = _what_opensm_reads(tmp_path, text)
+    assert "PARSE ERROR" not in log
     made = {m[1] for ln in groups if (m := re.search(r"mgid=0xff12401b([0-9a-f]{4})0000:0x([0-9a-f]{16})", ln))}
     assert {"8a02", "8a03", "8a04", "8a05", "ffff"} <= made, groups
     assert sum("0x0000000000000001" in ln or "0x0000000000000002" in ln for ln in groups) == 2, groups
@@ -394,23 +403,13 @@ def test_members_and_flags_opensm_reads_otherwise_are_refused(ibqos_cli, tmp_pat
     PARSE ERROR that drops this partition and every later one). The oracle is OpenSM: its log,
     the P_Key table it programs on its own port (smpquery) and its SA's groups. A member the
     admin wrote is not one OpenSM takes, so the file is refused at the line, not read silently."""
-    from ibqos_sim.harness import Harness
-    from ibqos_sim.harness.topology import fat_tree
-
     text = (
         "Default=0x7fff, ipoib, sl=0 : ALL=full ;\n"
         f"t=0x0a02, ipoib, sl=1 : {entries} ;\n"
         "u=0x0a03, ipoib, sl=1 : ALL=full, mgid=ff12:401b::4, sl=1 ;\n"
     )
-    part = tmp_path / "oracle.conf"
-    part.write_text(text)
-    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
-    with Harness(net, run_dir=tmp_path / "h") as h:
-        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
-        logged = [ln for ln in sm.log.read_text(errors="replace").splitlines() if "PARSE" in ln]
-        pkeys = re.findall(r"0x[0-9a-f]{4}", h.diag(["smpquery", "pkeys", "-D", "0"]).stdout)
-        sm.wait_settled()  # the SA dump is written after the first SUBNET UP
-        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+    log, pkeys, groups = _what_opensm_reads(tmp_path, text)
+    logged = [ln for ln in log.splitlines() if "PARSE" in ln]
     assert any(osm_says in ln for ln in logged), logged
     if "mgid" in osm_says:  # the partition is read, the second group never made
         assert "0x8a02" in pkeys and not any("0xff12401b8a020000:0x0000000000000003" in g for g in groups), groups

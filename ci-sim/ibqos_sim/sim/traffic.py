@@ -277,7 +277,7 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float, 
 
 
 def classes_from_plan(
-    plan, msg_bytes: int = 4096, rate: float | str = "saturate", pattern: Pattern = "uniform"
+    plan, msg_bytes: int = 4096, rate: float | Literal["saturate"] = "saturate", pattern: Pattern = "uniform"
 ) -> list[TrafficClass]:
     """One class per plan class on its first SL; high-priority classes rank first."""
     out = []
