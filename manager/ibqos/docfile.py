@@ -8,6 +8,7 @@ import errno
 import fcntl
 import io
 import json
+import json.scanner
 import math
 import os
 import re
@@ -24,6 +25,14 @@ from .errors import InputError
 from .inputfile import DEFAULT_LIMIT, MiB, read_text
 
 M = TypeVar("M", bound=pydantic.BaseModel)
+
+
+# The config of every model a JSON document ibqos writes is read back into (a plan, a fabric
+# model, a verdict, a run plan and its results, dla's record). strict: the file is the source,
+# so a hand-edited `true`, `32.0` or `"32"` where a number is wanted is a typo to refuse, not a
+# value to coerce (pydantic's lax mode read `true` as the VL arbitration weight 1); a float
+# field still takes an integer. extra="forbid": an unknown field is a mistake too.
+DOCUMENT = pydantic.ConfigDict(extra="forbid", strict=True)
 
 
 # ibqos's own small documents (a plan, a run plan, a verdict, a state file) are kilobytes to
@@ -50,13 +59,77 @@ def parse_json(text: str, path: str | Path) -> Any:
     number beyond a double or of more than MAX_INT_DIGITS digits, not nested without end."""
     try:
         return json.loads(
-            text, parse_constant=_no_constant(path), parse_float=_finite(path, text), parse_int=_int(path, text)
+            text,
+            parse_constant=_no_constant(path),
+            parse_float=_finite(path, text),
+            parse_int=_int(path, text),
+            object_pairs_hook=_no_duplicate_keys,
         )
+    except _DuplicateKey as e:
+        # JSON leaves a key given twice undefined and Python keeps the last: a hand-edited
+        # plan's second "vlarb" (or "share_tolerance_pp") was taken silently
+        raise InputError(
+            f"key {json.dumps(e.key)} given twice in one object (which one counts?)",
+            file=path,
+            line=_duplicate_line(text, e.key),
+        ) from e
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", file=path, line=e.lineno) from e
     except RecursionError as e:
         # [[[[...]]]] 100,000 deep: no ibqos document nests more than a few levels
         raise InputError("not JSON ibqos reads: nested too deeply", file=path) from e
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) < len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _DuplicateKey(k)
+            seen.add(k)
+    return doc
+
+
+def _duplicate_line(text: str, key: str) -> int | None:
+    """The line of `key`'s second occurrence in the first object that gives it twice (read again
+    only for the error, with Python's pure scanner, whose objects say where they start)."""
+    where: list[int] = []
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
+        s, pos = s_and_end
+        seen: set[str] = set()
+        while not where:
+            pos = _WS.match(s, pos).end()  # type: ignore[union-attr]
+            if s[pos] != '"':
+                break
+            k, after = json.decoder.scanstring(s, pos + 1)  # type: ignore[attr-defined]
+            if k in seen and k == key:
+                where.append(pos)
+                break
+            seen.add(k)
+            pos = _WS.match(s, after).end() + 1  # type: ignore[union-attr]  # past ':'
+            _, pos = decoder.scan_once(s, _WS.match(s, pos).end())  # type: ignore[union-attr]
+            pos = _WS.match(s, pos).end()  # type: ignore[union-attr]
+            if s[pos] != ",":
+                break
+            pos += 1
+        return json.decoder.JSONObject(s_and_end, *args)  # type: ignore[attr-defined,no-any-return]
+
+    decoder: Any = json.JSONDecoder()
+    decoder.parse_object = parse_object
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except (ValueError, IndexError, RecursionError):
+        pass
+    return text.count("\n", 0, where[0]) + 1 if where else None
 
 
 def _no_constant(path: str | Path) -> Callable[[str], NoReturn]:
@@ -150,7 +223,17 @@ def validate(cls: type[M], doc: Any, path: str | Path, *, text: str | None = Non
         return cls.model_validate(doc)
     except pydantic.ValidationError as e:
         err = e.errors()[0]
-        raise JsonDoc(path, text).error(error_message(err), *err["loc"]) from e
+        raise JsonDoc(path, text).error(error_message(err) + got_note(err), *err["loc"]) from e
+
+
+def got_note(err: Any) -> str:
+    """` (got true)`: the value of the wrong type as the document spells it, for a strict
+    field's error ('Input should be a valid integer' alone did not say what was there)."""
+    value = err.get("input")
+    if not err["type"].endswith("_type") or not isinstance(value, (bool, int, float, str)):
+        return ""
+    shown = json.dumps(value)
+    return f" (got {shown if len(shown) <= 40 else shown[:39] + '…'})"
 
 
 _WS = re.compile(r"[ \t\n\r]*")

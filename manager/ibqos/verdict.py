@@ -14,15 +14,15 @@ from typing import Literal
 
 import pydantic
 
-from .docfile import SMALL_DOC_LIMIT, JsonDoc, read_json_text, validate, write_atomic
+from .docfile import DOCUMENT, SMALL_DOC_LIMIT, JsonDoc, read_json_text, validate, write_atomic
 
 SCHEMA = "ibqos.verdict/1"  # the one spelling: the model's Literal below
 
 
 class Verdict(pydantic.BaseModel):
-    # strict: a hand-edited `"credit_loop": "yes"` or a `read_at` of -5 is not a verdict the
-    # monitor may export (a quoted bool or number is refused, not coerced)
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+    # strict (docfile.DOCUMENT): a hand-edited `"credit_loop": "yes"` or a `read_at` of -5 is
+    # not a verdict the monitor may export (a quoted bool or number is refused, not coerced)
+    model_config = pydantic.ConfigDict(**DOCUMENT, frozen=True, populate_by_name=True)
 
     schema_: Literal["ibqos.verdict/1"] = pydantic.Field("ibqos.verdict/1", alias="schema")
     read_at: float = pydantic.Field(gt=0, allow_inf_nan=False)  # when the tables were read back (s since the epoch)

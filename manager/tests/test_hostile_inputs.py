@@ -246,6 +246,111 @@ def test_json_that_python_reads_as_infinity_or_recursion_is_refused(capsys, tmp_
         assert rc == 2 and says in err and str(f) in err, err
 
 
+SENTINEL = 987654  # a number no plan or fabric holds: its line in the file is the field's
+
+
+def _with_typo(doc: dict, path: tuple, spelling: str, f: Path) -> int:
+    """`doc` written to `f` with the value at `path` spelt `spelling` (JSON text); the line it
+    is on, found in the text written."""
+    doc = copy.deepcopy(doc)
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    parent[path[-1]] = SENTINEL
+    text = json.dumps(doc, indent=1)
+    assert text.count(str(SENTINEL)) == 1
+    f.write_text(text.replace(str(SENTINEL), spelling))
+    return next(n for n, ln in enumerate(text.splitlines(), 1) if str(SENTINEL) in ln)
+
+
+@pytest.mark.parametrize("spelling", ["true", "32.0", '"32"'])
+@pytest.mark.parametrize(
+    "path",
+    [
+        ("vlarb", "ca", "high", 0, 1),  # a weight
+        ("vlarb", "terminal", "low", 1, 0),  # a VL
+        ("vlarb", "global", "high_limit"),
+        ("classes", 1, "sls", 0),
+        ("sl2class", 3),
+        ("fabric", "data_vls"),
+    ],
+    ids=["weight", "vl", "high_limit", "sl", "sl2class", "data_vls"],
+)
+def test_a_number_of_another_json_type_in_a_plan_is_a_typo_not_coerced(capsys, tmp_path, plan_doc, path, spelling):
+    """plan39: pydantic's lax mode read a hand-edited `true` as the weight 1, and `32.0` or
+    `"32"` as 32 (render, analyze and testbed plan exit 0 on them): one line naming the file,
+    its line, the field and what was there, exit 2, nothing written."""
+    f = tmp_path / "plan.json"
+    line = _with_typo(plan_doc, path, spelling, f)
+    field = ".".join(map(str, path))
+    # SL's own check words a boolean its way (policy.model.NotBool, shared with the policy)
+    says = "want a number, got true" if path[-2:] == ("sls", 0) and spelling == "true" else f"(got {spelling})"
+    for args in (["analyze", f], ["render", f, "-o", tmp_path / "out"], ["testbed", "plan", f, "--server", "a"]):
+        if args[0] == "testbed":
+            args += ["--client", "b", "-o", tmp_path / "tb"]
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.count("\n") == 1, (args, err)
+        assert err.startswith(f"ibqos: error: {f}:{line}: {field}: ") and err.endswith(f"{says}\n"), (args, err)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "tb").exists()
+
+
+@pytest.mark.parametrize("spelling", ["true", '"40"'])
+def test_a_share_of_another_json_type_in_a_plan_is_refused(capsys, tmp_path, plan_doc, spelling):
+    """A float field takes an integer (a plan's 40 is 40 %), not a boolean or a string."""
+    f = tmp_path / "plan.json"
+    line = _with_typo(plan_doc, ("classes", 0, "bandwidth", "planned"), spelling, f)
+    rc, _, err = run(capsys, "analyze", f)
+    assert (rc, err) == (
+        2,
+        f"ibqos: error: {f}:{line}: classes.0.bandwidth.planned: Input should be a valid number (got {spelling})\n",
+    )
+    _with_typo(plan_doc, ("classes", 0, "bandwidth", "planned"), "40", f)
+    assert run(capsys, "analyze", f)[0] == 0
+
+
+@pytest.mark.parametrize("spelling", ["true", "32.0", '"32"'])
+def test_a_weight_of_another_json_type_in_a_fabric_model_is_a_typo_not_coerced(capsys, tmp_path, fabric_doc, spelling):
+    """plan39: the fabric model is strict, but its tables' own schema (ArbTable) was not: a
+    read-back table's weight `true` was taken as 1 by verify and status."""
+    doc = copy.deepcopy(fabric_doc)
+    _ca_port(doc, 0)["vlarb"] = {"high": [[0, 4]], "low": [[1, 8]], "high_limit": 1}
+    f = tmp_path / "fabric.json"
+    node = next(i for i, n in enumerate(doc["nodes"]) if n["kind"] == "ca")
+    path = ("nodes", node, "ports", 0, "vlarb", "low", 0, 1)
+    line = _with_typo(doc, path, spelling, f)
+    for args in (["verify", f], ["status", tmp_path]):
+        rc, _, err = run(capsys, *args)
+        assert rc == 2 and err.count("\n") == 1, (args, err)
+        assert f"{f}:{line}: {'.'.join(map(str, path))}: Input should be a valid integer (got {spelling})" in err
+
+
+def test_a_key_given_twice_in_a_json_document_is_refused_at_its_line(capsys, tmp_path, plan_doc, fabric_doc):
+    """plan39: JSON leaves a key given twice undefined and Python's reader keeps the last, so a
+    plan with a second "share_tolerance_pp" (or a second "vlarb" pasted below the first) was
+    taken silently, exit 0; the same in a fabric model, a verdict, a run plan or --state."""
+    text = json.dumps(plan_doc, indent=1)
+    f = tmp_path / "p" / "plan.json"  # not where verify looks for a fabric's plan (below)
+    f.parent.mkdir()
+    f.write_text(
+        text.replace('\n "schema": "ibqos.plan/1",', '\n "schema": "ibqos.plan/1",\n "share_tolerance_pp": 20,')
+    )
+    line = next(n for n, ln in enumerate(f.read_text().splitlines(), 1) if ln.startswith(' "share_tolerance_pp": 2.0'))
+    for args in (["analyze", f], ["render", f, "-o", tmp_path / "out"]):
+        rc, _, err = run(capsys, *args)
+        assert (rc, err) == (
+            2,
+            f'ibqos: error: {f}:{line}: key "share_tolerance_pp" given twice in one object (which one counts?)\n',
+        )
+    assert not (tmp_path / "out").exists()
+    text = json.dumps(fabric_doc, indent=1)
+    f = tmp_path / "run" / "fabric.json"
+    f.parent.mkdir()
+    f.write_text(text.replace('"lid": ', '"lid": 7,\n    "lid": ', 1))
+    line = next(n for n, ln in enumerate(f.read_text().splitlines(), 1) if '"lid"' in ln) + 1
+    rc, _, err = run(capsys, "verify", f)
+    assert (rc, err) == (2, f'ibqos: error: {f}:{line}: key "lid" given twice in one object (which one counts?)\n')
+
+
 @pytest.mark.parametrize(
     "edit, says",
     [
@@ -389,6 +494,10 @@ def test_perftest_outputs_that_are_no_output_do_not_hang_or_crash(capsys, tmp_pa
         ("- {name: VO, sl: 1, msg_bytes: 128, rate: 2}\n", ":1: 0.rate: rate must be in (0, 1] of the link"),
         # redteam: YAML 1.1 reads `yes` as true; 'Input should be a valid string' did not say so
         ("- {name: yes, sl: 1, msg_bytes: 128, rate: 1}\n", ":1: 0.name: 'yes' is a YAML boolean (true): quote it"),
+        # plan39: lax mode ran SL "1" as 1 and `msg_bytes: yes` as 1-byte messages (exit 0)
+        ('- {name: VO, sl: "1", msg_bytes: 128}\n', ':1: 0.sl: Input should be a valid integer (got "1")'),
+        ("- {name: VO, sl: 1.0, msg_bytes: 128}\n", ":1: 0.sl: Input should be a valid integer (got 1.0)"),
+        ("- {name: VO, sl: 1, msg_bytes: yes}\n", ":1: 0.msg_bytes: Input should be a valid integer (got true)"),
     ],
 )
 def test_traffic_class_files_name_file_line_and_field(capsys, tmp_path, text, says):

@@ -4,6 +4,7 @@ the first sample, no traceback, nothing written."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
@@ -150,6 +151,31 @@ def test_a_truncated_state_file_names_file_and_line(ibqos_cli, plan, tmp_path):
     one_line(run(ibqos_cli, "--plan", plan, "--once", "--json", "--state", state, *NO_FABRIC), 2, f"{state}:3: ")
 
 
+@pytest.mark.parametrize(
+    ("field", "spelling"),
+    [("port", "1.9"), ("lid", '"3"'), ("xmit_data", "true"), ("xmit_data_sl.0", "true")],
+    ids=["port-as-float", "lid-as-text", "counter-as-bool", "sl-counter-as-bool"],
+)
+def test_a_hand_edited_state_file_with_a_number_of_another_json_type_is_one_line(
+    ibqos_cli, plan, tmp_path, field, spelling
+):
+    """plan39: the --state sample was read with int(): a port 1.9 was port 1, a LID "3" LID 3,
+    and a counter `true` (bool is an int) a count of 1, exit 3 (it went on to sample); now the
+    file, line and field, exit 2, before sampling."""
+    port = {"guid": "0x0000000000001001", "port": 1, "lid": 3, "xmit_data_sl": [0] * 16, "xmit_data": 0}
+    key, _, index = field.partition(".")
+    if index:
+        port[key][int(index)] = 987654
+    else:
+        port[key] = 987654
+    text = json.dumps({"schema": "ibqos.counters/1", "time": 1.0, "ports": [{**port, "errors": {}}]}, indent=1)
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if "987654" in ln)
+    state = tmp_path / "state.json"
+    state.write_text(text.replace("987654", spelling))
+    cp = run(ibqos_cli, "--plan", plan, "--once", "--json", "--state", state, *NO_FABRIC)
+    one_line(cp, 2, f"{state}:{line}: ports.0.{field}: Input should be a valid integer (got {spelling})")
+
+
 def test_no_fabric_is_one_line_and_exit_3_as_status(ibqos_cli, plan, tmp_path):
     textfile = tmp_path / "ibqos.prom"
     cp = run(ibqos_cli, "--plan", plan, "--once", "--json", "--textfile", textfile, *NO_FABRIC)
@@ -185,7 +211,10 @@ def test_a_hand_edited_verdict_is_one_line_and_exit_2_before_sampling(
     "state, words",
     [
         ('{"schema": "ibqos.counters/1", "time": NaN, "ports": []}', "NaN is not a number JSON allows"),
-        ('{"schema": "ibqos.counters/1", "time": "nan", "ports": []}', "time 'nan' is not a time"),
+        (
+            '{"schema": "ibqos.counters/1", "time": "nan", "ports": []}',
+            ':1: time: Input should be a valid number (got "nan")',
+        ),
         ('{"schema": "ibqos.counters/1", "time": 1e400, "ports": []}', "1e400 is too large"),
         ('{"schema": "ibqos.counters/1", "time": 1.0, "ports": [{"guid": "0x1", "port": 1e400}]}', "too large"),
         (

@@ -303,27 +303,37 @@ def test_a_partition_stated_twice_keeps_the_broadcast_group_of_its_first_ipoib_s
     )
 
 
+def _what_opensm_reads(tmp_path: Path, text: str) -> tuple[str, list[str], list[str]]:
+    """OpenSM 3.3.23 on ibsim (one switch, two CAs) with `text` as its partitions file: its log,
+    the P_Keys it programs on its own port (smpquery pkeys) and its SA's multicast groups (its
+    opensm-sa.dump: `saquery -g` on ibsim returns only the first 3 groups)."""
+    from ibqos_sim.harness import Harness
+    from ibqos_sim.harness.topology import fat_tree
+
+    part = tmp_path / "oracle.conf"
+    part.write_text(text)
+    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h") as h:
+        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
+        pkeys = re.findall(r"0x[0-9a-f]{4}", h.diag(["smpquery", "pkeys", "-D", "0"]).stdout)
+        sm.wait_settled()  # the SA dump is written after the first SUBNET UP (read before it: flaky)
+        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+        return sm.log.read_text(errors="replace"), pkeys, groups
+
+
 @pytest.mark.fabric
 def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
     """The other side of the mgid= rule above, with OpenSM as the oracle: an mgid= entry with a
     flag after it, its statement ended on its line (a blank or a comment after the ';' too), is
     read: every group is in OpenSM's SA (its opensm-sa.dump: `saquery -g` on ibsim returns
     only the first 3 groups), no PARSE ERROR, and ibqos plan takes the file."""
-    from ibqos_sim.harness import Harness
-    from ibqos_sim.harness.topology import fat_tree
-
     text = (
         "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1, sl=1;  # c\n"
         "u=0x0a03, ipoib, sl=1 : ALL=full ;\nv=0x0a04, ipoib, sl=1 : ALL=full, mgid=ff12:401b::2, sl=1 ;\n"
         "w=0x0a05, ipoib, sl=1 : ALL=full ;\n"
     )
-    part = tmp_path / "oracle.conf"
-    part.write_text(text)
-    net = fat_tree(leaves=1, spines=0, hosts=2).write_net(tmp_path / "f.net")
-    with Harness(net, run_dir=tmp_path / "h") as h:
-        sm = h.start_sm(engine="minhop", conf={"qos": "TRUE", "partition_config_file": str(part)})
-        assert "PARSE ERROR" not in sm.log.read_text(errors="replace")
-        groups = [ln for ln in (sm.dumps / "opensm-sa.dump").read_text().splitlines() if ln.startswith("MC Group")]
+    log, _, groups = _what_opensm_reads(tmp_path, text)
+    assert "PARSE ERROR" not in log
     made = {m[1] for ln in groups if (m := re.search(r"mgid=0xff12401b([0-9a-f]{4})0000:0x([0-9a-f]{16})", ln))}
     assert {"8a02", "8a03", "8a04", "8a05", "ffff"} <= made, groups
     assert sum("0x0000000000000001" in ln or "0x0000000000000002" in ln for ln in groups) == 2, groups
@@ -353,3 +363,64 @@ def test_a_pkey_written_in_octal_is_read_as_opensm_reads_it(ibqos_cli, tmp_path)
     assert r.returncode == 0, r.stderr
     r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0008"}]}, text.replace("010", "08"))
     assert r.returncode == 2 and "P_Key '08' is not a number" in r.stderr, r.stderr
+
+
+@pytest.mark.fabric
+@pytest.mark.parametrize(
+    "entries, osm_says, says",
+    [
+        (
+            "mgid=ff12:401b::1, sl=1, ALL=full",
+            "PARSE WARN: line 2: unrecognized mgroup flag 'ALL' - ignored",
+            "member 'ALL=full' after an mgid= entry: OpenSM 3.3.23 reads what follows mgid= as the group's flags "
+            "and ignores this one, so the port is no member of the partition; list the members before the mgid= entry",
+        ),
+        (
+            "ALL=full, sl=1",
+            "PARSE ERROR: line 2: bad PortGUID",
+            "member 'sl=1': want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or SELF, optionally "
+            "=full|limited|both (OpenSM 3.3.23 reads any other entry as a bad PortGUID, a PARSE ERROR",
+        ),
+        (
+            "ALL=full, MGID=ff12:401b::1, sl=1",
+            "PARSE ERROR: line 2: bad PortGUID",
+            "member 'MGID=ff12:401b::1': want a port GUID",
+        ),
+        (
+            "ALL=full, mgid=ff12:401b::2, sl=1, mgid=ff12:401b::3, sl=1",
+            "PARSE WARN: line 2: unrecognized mgroup flag 'mgid' - ignored",
+            "a second mgid= entry 'mgid=ff12:401b::3' in one statement: OpenSM 3.3.23 reads it as a flag of the "
+            "first group and creates no group for it",
+        ),
+    ],
+    ids=["member-after-mgid", "flag-among-members", "mgid-in-capitals", "second-mgid"],
+)
+def test_members_and_flags_opensm_reads_otherwise_are_refused(ibqos_cli, tmp_path, entries, osm_says, says):
+    """plan39: ibqos took any member, or any flag, anywhere in a statement's member list, and
+    'MGID=' in any case. OpenSM 3.3.23 reads every entry after an mgid= as a flag of that group
+    (a member there is ignored: no port gets the partition's P_Key; a second mgid= too: no
+    group), and every entry before it as a port ('sl=1', 'MGID=...' are a bad PortGUID, a
+    PARSE ERROR that drops this partition and every later one). The oracle is OpenSM: its log,
+    the P_Key table it programs on its own port (smpquery) and its SA's groups. A member the
+    admin wrote is not one OpenSM takes, so the file is refused at the line, not read silently."""
+    text = (
+        "Default=0x7fff, ipoib, sl=0 : ALL=full ;\n"
+        f"t=0x0a02, ipoib, sl=1 : {entries} ;\n"
+        "u=0x0a03, ipoib, sl=1 : ALL=full, mgid=ff12:401b::4, sl=1 ;\n"
+    )
+    log, pkeys, groups = _what_opensm_reads(tmp_path, text)
+    logged = [ln for ln in log.splitlines() if "PARSE" in ln]
+    assert any(osm_says in ln for ln in logged), logged
+    if "mgid" in osm_says:  # the partition is read, the second group never made
+        assert "0x8a02" in pkeys and not any("0xff12401b8a020000:0x0000000000000003" in g for g in groups), groups
+    else:  # the partition has no member: no port holds its P_Key
+        assert "0x8a02" not in pkeys and "0x0a02" not in pkeys, pkeys
+    if "ERROR" in osm_says:  # and OpenSM stopped reading: the next partition is gone too
+        assert "0x8a03" not in pkeys, pkeys
+    else:
+        assert "0x8a03" in pkeys, pkeys
+
+    r = _plan(ibqos_cli, tmp_path, {"ulps": [{"ulp": "ipoib", "pkey": "0x0a02-0x0a03"}]}, text)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith(f"ibqos: error: {tmp_path / 'p.conf'}:2: partitions: {says}"), r.stderr
+    assert not (tmp_path / "plan.json").exists()

@@ -38,6 +38,37 @@ def _bomb(depth: int = 9) -> str:
 
 # name: (file text, line, field, message fragment)
 CASES = {
+    # plan39: pydantic's lax mode took a whole number written as text or as a float
+    "sl-as-text": (
+        GOOD.replace("    bandwidth: 40\n", '    bandwidth: 40\n    sls: ["1"]\n'),
+        9,
+        "classes[0].sls[0]",
+        '(got "1")',
+    ),
+    "sl-as-float": (
+        GOOD.replace("    bandwidth: 40\n", "    bandwidth: 40\n    sls: [1.0]\n"),
+        9,
+        "classes[0].sls[0]",
+        "(got 1.0)",
+    ),
+    "cap-as-text": (
+        GOOD.replace("{high: 8, low: 8}", '{high: "8", low: 8}'),
+        4,
+        "fabric.vlarb_cap.high",
+        'Input should be a valid integer (got "8")',
+    ),
+    "distance-as-float": (
+        GOOD.replace("    bandwidth: 40\n", "    bandwidth: 40\n    max_distance: 2.0\n"),
+        9,
+        "classes[0].max_distance",
+        "(got 2.0)",
+    ),
+    "bound-as-text": (
+        GOOD.replace("    bandwidth: 40\n", '    bandwidth: 40\n    max_latency_us: "8"\n'),
+        9,
+        "classes[0].max_latency_us",
+        'Input should be a valid number (got "8")',
+    ),
     "merge-key": (
         GOOD.replace("  mtu: 2048\n", "  <<: {mtu: 2048}\n"),
         3,
@@ -191,7 +222,7 @@ def test_yaml_trick_is_one_located_error(name, tmp_path):
     assert fragment in e.value.detail and "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("name", ["merge-key", "self-reference", "int-5000-digits"])
+@pytest.mark.parametrize("name", ["merge-key", "self-reference", "int-5000-digits", "sl-as-text", "cap-as-text"])
 def test_yaml_trick_through_the_cli_exits_2_with_one_line(name, tmp_path, capsys):
     text, line, field, fragment = CASES[name]
     f = _write(tmp_path, text)

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
-from ibqos.docfile import read_json, validate, write_atomic
+from ibqos.docfile import DOCUMENT, read_json, validate, write_atomic
 from pydantic import BaseModel, ConfigDict, Field
 
 from .runplan import RunPlan
@@ -21,7 +21,7 @@ FILE = "results.json"
 
 
 class ProcessResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = DOCUMENT
     role: Literal["server", "client"]
     host: str
     argv: list[str]
@@ -35,7 +35,7 @@ class ProcessResult(BaseModel):
 
 
 class FlowResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = DOCUMENT
     phase: str
     id: str
     kind: Literal["bw", "lat"]
@@ -51,7 +51,7 @@ class FlowResult(BaseModel):
 
 
 class Results(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(**DOCUMENT, populate_by_name=True)
     schema_: Literal["ibqos.testbed-results/1"] = Field(SCHEMA, alias="schema")
     runplan: RunPlan
     started: float

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 from ibqos.arbiter.rates import rate_gbps
-from ibqos.docfile import SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
+from ibqos.docfile import DOCUMENT, SMALL_DOC_LIMIT, read_json_text, validate, write_atomic, write_dir_atomic
 from ibqos.templating import render
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -81,7 +81,9 @@ Name = Annotated[str, AfterValidator(_name)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    # a run plan is edited by hand before a run: strict (docfile.DOCUMENT), so a typed `"sl": "3"`
+    # or `"duration": 10.5` is refused, not coerced
+    model_config = ConfigDict(**DOCUMENT, populate_by_name=True)
 
 
 class Process(_Model):

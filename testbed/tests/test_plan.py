@@ -135,6 +135,38 @@ def test_a_hand_edited_run_plan_whose_phase_leaves_the_results_is_refused_at_its
     assert not (tmp_path / "escape").exists() and not (tmp_path / "r" / "results").exists()
 
 
+@pytest.mark.parametrize(
+    ("path", "spelling"),
+    [
+        (("phases", 0, "flows", 0, "sl"), '"3"'),
+        (("settings", "duration"), "10.5"),
+        (("phases", 0, "flows", 0, "tcp_port"), "true"),
+    ],
+    ids=["sl-as-text", "duration-as-float", "port-as-bool"],
+)
+def test_a_hand_edited_run_plan_with_a_number_of_another_json_type_is_refused_at_its_line(
+    ibqos_cli, tmp_path, path, spelling
+):
+    """plan39: pydantic's lax mode ran perftest on SL "3" and for a duration of 10.5 s cut to
+    10 (`testbed run` went on to ssh); now one line naming the file, line and field, exit 2."""
+    doc = json.loads((FIXTURES / "results_configA" / "results.json").read_text())["runplan"]
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    parent[path[-1]] = 987654
+    text = json.dumps(doc, indent=2)
+    line = next(n for n, ln in enumerate(text.splitlines(), 1) if "987654" in ln)
+    f = tmp_path / "r" / "runplan.json"
+    f.parent.mkdir()
+    f.write_text(text.replace("987654", spelling))
+    r = ibqos_cli("testbed", "run", f)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"ibqos: error: {f}:{line}: {'.'.join(map(str, path))}: Input should be a valid "), (
+        r.stderr
+    )
+    assert r.stderr.endswith(f"(got {spelling})\n") and not (tmp_path / "r" / "results").exists(), r.stderr
+
+
 @pytest.mark.parametrize(("server", "addr"), [("admin@node1", "node1"), ("[fe80::1%ib0]", "fe80::1%ib0"), ("n1", "n1")])
 def test_the_client_connects_to_the_servers_address_not_its_ssh_destination(
     ibqos_cli, plan_file, tmp_path, server, addr

@@ -28,7 +28,9 @@ Pattern = Literal["uniform", "hotspot", "stencil", "adversarial", "twonode"]
 class TrafficClass(BaseModel):
     """One QoS class of a mix: every endpoint runs one flow of it."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: `simulate --classes` reads these from an admin's YAML, where `sl: "1"` or
+    # `msg_bytes: yes` is a typo (lax mode ran SL 1 and 1-byte messages); rate still takes 1
+    model_config = ConfigDict(extra="forbid", strict=True)
     name: str
     sl: int = Field(ge=0, le=15)
     msg_bytes: int = Field(4096, ge=1, le=1 << 30)
@@ -275,7 +277,7 @@ def build_flows(net: Network, spec: TrafficSpec, load: float, rate_gbps: float, 
 
 
 def classes_from_plan(
-    plan, msg_bytes: int = 4096, rate: float | str = "saturate", pattern: Pattern = "uniform"
+    plan, msg_bytes: int = 4096, rate: float | Literal["saturate"] = "saturate", pattern: Pattern = "uniform"
 ) -> list[TrafficClass]:
     """One class per plan class on its first SL; high-priority classes rank first."""
     out = []

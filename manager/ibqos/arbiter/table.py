@@ -24,15 +24,21 @@ NO_LIMIT = 255
 MAX_CAP = 64  # PortInfo VLArbitrationHighCap/LowCap: at most 64 entries per table
 
 
+def _int(le: int) -> cs.CoreSchema:
+    # strict: a document's `true`, `32.0` or `"32"` is a typo, not the weight 32 (pydantic's
+    # lax mode took all three, and a model's own strict config does not reach this schema)
+    return cs.int_schema(ge=0, le=le, strict=True)
+
+
 def _document(entry: cs.CoreSchema) -> cs.CoreSchema:
     """A table's JSON form, its entries as `entry`."""
     return cs.typed_dict_schema(
         {
             "high": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
             "low": cs.typed_dict_field(cs.list_schema(entry, max_length=MAX_CAP)),
-            "high_limit": cs.typed_dict_field(cs.int_schema(ge=0, le=NO_LIMIT)),
-            "high_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
-            "low_cap": cs.typed_dict_field(cs.int_schema(ge=0, le=MAX_CAP), required=False),
+            "high_limit": cs.typed_dict_field(_int(le=NO_LIMIT)),
+            "high_cap": cs.typed_dict_field(_int(le=MAX_CAP), required=False),
+            "low_cap": cs.typed_dict_field(_int(le=MAX_CAP), required=False),
         },
         extra_behavior="forbid",
     )
@@ -40,7 +46,7 @@ def _document(entry: cs.CoreSchema) -> cs.CoreSchema:
 
 # The one check of a table's bounds (the IBA's): documents are validated by it through
 # pydantic (errors naming the field and line), tables built in Python by the constructor.
-_BOUNDED = _document(cs.tuple_schema([cs.int_schema(ge=0, le=MAX_VL), cs.int_schema(ge=0, le=MAX_WEIGHT)]))
+_BOUNDED = _document(cs.tuple_schema([_int(le=MAX_VL), _int(le=MAX_WEIGHT)]))
 _CHECK = SchemaValidator(_BOUNDED)
 _ENTRY_FIELD = ("VL", "weight")
 
@@ -77,7 +83,8 @@ class ArbTable:
     ):
         doc = {"high": list(high), "low": list(low), "high_limit": limit, "high_cap": high_cap, "low_cap": low_cap}
         try:
-            self._fill(_CHECK.validate_python(doc))
+            # lax: Python's own numbers (numpy's among them) are not a document's typos
+            self._fill(_CHECK.validate_python(doc, strict=False))
         except ValidationError as e:
             err = e.errors()[0]
             raise ValueError(f"{_where(err)}: {err['msg']}") from None

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .. import __version__
 from ..arbiter import ArbTable
+from ..docfile import DOCUMENT
 from ..errors import InputError
 from ..inputfile import MiB, read_text
 
@@ -24,7 +25,8 @@ SCHEMA = "ibqos.dla-record/2"
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict (docfile.DOCUMENT): the plugin writes numbers as numbers
+    model_config = ConfigDict(**DOCUMENT, frozen=True)
 
 
 def _guid(v: str | int) -> int:

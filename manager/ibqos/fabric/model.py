@@ -37,7 +37,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 from ..arbiter.rates import LANE_COUNTS, LANE_SPEED_PATTERN, LANE_SPEED_RATES, WIDTH_PATTERN
 from ..arbiter.table import ArbTable
-from ..docfile import JsonDoc, error_loc, error_message, read_json_text, write_atomic
+from ..docfile import DOCUMENT, JsonDoc, error_loc, error_message, got_note, read_json_text, write_atomic
 from ..errors import InputError
 from .check import MAX_PORTS, MAX_UCAST_LID, check_fabric_doc, unicast_lid
 from .codecs import HexGuid, KeyedList, PathSlRows, Sl2vlRows
@@ -86,8 +86,8 @@ Lid = Annotated[int, Field(json_schema_extra={"minimum": 0, "maximum": MAX_UCAST
 
 
 class _M(BaseModel):
-    # a fabric.json is ibqos's own document (or its read-back's): an unknown field is a bug
-    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=True, serialize_by_alias=True)
+    # a fabric.json is ibqos's own document (or its read-back's)
+    model_config = ConfigDict(**DOCUMENT, populate_by_name=True, serialize_by_alias=True)
 
 
 class Port(_M):
@@ -235,7 +235,7 @@ class Fabric(_M):
             if err["loc"][:1] == ("schema",):
                 raise InputError(_first_error(e), file=path) from e
             # pydantic's words without its "Value error, " prefix, with the field's line (docfile)
-            raise JsonDoc(path, text).error(error_message(err), *error_loc(err)) from e
+            raise JsonDoc(path, text).error(error_message(err) + got_note(err), *error_loc(err)) from e
         # then what the schema cannot say: links that lead nowhere or one way, LFT ports a
         # switch lacks, a LID owned twice, a missing SL2VL row (with the line and field)
         check_fabric_doc(doc, path, text)

@@ -29,7 +29,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..docfile import parse_json
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..docfile import DOCUMENT, JsonDoc, error_message, got_note, parse_json
 from ..errors import InputError
 
 SCHEMA = "ibqos.counters/1"
@@ -65,6 +67,41 @@ class PortCounters:
     rcv_window: Window | None = None  # PortRcvDataSL's (on a port facing a subnet manager's)
 
 
+class _Doc(BaseModel):
+    # strict (docfile.DOCUMENT): the reader writes numbers as numbers, and a --state edited by
+    # hand with a port `1.9`, a LID `"3"` or a counter `true` was read as 1, 3 and 1 (int())
+    model_config = DOCUMENT
+
+
+class _WindowDoc(_Doc):
+    s: float
+    s_min: float
+    s_max: float
+    values: list[int]
+
+
+class _PortDoc(_Doc):
+    guid: str | int
+    port: int
+    lid: int = 0
+    skipped: str | None = None
+    xmit_data_sl: list[int] | None = None
+    rcv_data_sl: list[int] | None = None
+    vl_xmit_wait: list[int] | None = None
+    xmit_data: int | None = None
+    rcv_data: int | None = None
+    errors: dict[str, str] = {}
+    xmit_data_sl_window: _WindowDoc | None = None
+    rcv_data_sl_window: _WindowDoc | None = None
+
+
+class _SampleDoc(_Doc):
+    model_config = ConfigDict(extra="ignore")  # --state keeps the monitor's totals beside
+    schema_: str = Field(alias="schema")
+    time: float
+    ports: list[_PortDoc]
+
+
 @dataclass(frozen=True)
 class Sample:
     time: float  # the reader's wall clock when the last answer came (s)
@@ -72,10 +109,17 @@ class Sample:
 
     @classmethod
     def from_json(cls, text: str, where: str = "counters") -> Sample:
+        raw = parse_json(text, where)
+        if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
+            got = raw.get("schema") if isinstance(raw, dict) else None
+            raise InputError(f"not an {SCHEMA} document: schema is {got!r}, not {SCHEMA}", file=where)
         try:
-            doc = parse_json(text, where)
-            if doc.get("schema") != SCHEMA:
-                raise ValueError(f"schema is {doc.get('schema')!r}, not {SCHEMA}")
+            _SampleDoc.model_validate(raw)
+        except ValidationError as e:
+            err = e.errors()[0]
+            raise JsonDoc(where, text).error(error_message(err) + got_note(err), *err["loc"]) from e
+        doc: dict[str, Any] = raw
+        try:
             ports = {}
             for p in doc["ports"]:
                 pc = PortCounters(

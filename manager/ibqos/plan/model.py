@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler
 
 from ..arbiter import ArbTable
 from ..arbiter.e2e import DLA_SWITCH_HOPS, EndToEnd, end_to_end_on
-from ..docfile import write_json
+from ..docfile import DOCUMENT, write_json
 from ..policy.model import (
     NAME_RE,
     SL,
@@ -28,8 +28,7 @@ SCHEMA = "ibqos.plan/1"
 
 
 class _M(BaseModel):
-    # strict: a plan is ibqos's own document, so an unknown field is a mistake, not an extension
-    model_config = ConfigDict(extra="forbid")
+    model_config = DOCUMENT  # a plan is ibqos's own document
 
 
 class PlanFabric(_M):
@@ -115,7 +114,7 @@ class VlArbPlan(_M):
     local: ArbTable
     global_: ArbTable = Field(alias="global")
     ports: list[PortOverride] = []
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
     def role(self, name: str) -> ArbTable:
         return self.global_ if name == "global" else getattr(self, name)
@@ -146,7 +145,7 @@ class Plan(_M):
     # What the verdicts allow (the policy's `verdict`; 2 pp in plans written before it)
     share_tolerance_pp: TolerancePp = 2.0
     # Dumps use the document's names ("schema", "global") whoever calls model_dump.
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, serialize_by_alias=True)
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
 
     @property
     def sl2vl(self) -> list[int]:

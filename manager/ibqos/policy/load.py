@@ -7,7 +7,7 @@ from pathlib import Path
 import pydantic
 from pydantic_core import ErrorDetails
 
-from ..docfile import error_loc, error_message
+from ..docfile import error_loc, error_message, got_note
 from ..errors import InputError, one_line
 from .check import check_policy
 from .model import Match, Policy
@@ -95,7 +95,7 @@ def _message(err: ErrorDetails) -> str:
     inp = err.get("input")
     if err["type"] == "literal_error" and not isinstance(inp, (dict, list)):
         return f"{msg} (got {inp!r})"
-    return msg
+    return msg + got_note(err)
 
 
 def match_pkeys(match: Match) -> list[tuple[tuple[str | int, ...], str]]:

@@ -50,8 +50,10 @@ SL = Annotated[int, Field(ge=0, le=15), NotBool]
 
 
 class _Strict(BaseModel):
-    # allow_inf_nan=False: 1e400 in YAML is inf, and no bound or share is infinite
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # allow_inf_nan=False: 1e400 in YAML is inf, and no bound or share is infinite. strict: a
+    # number written "8" or 8.0 where a whole number is wanted is a typo (lax mode took `sls:
+    # ["1"]` as SL 1 and `vlarb_cap: {high: "8"}` as 8); a float field still takes 8
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 def _hex_or_range(v: Any, what: str) -> str:
@@ -363,11 +365,10 @@ def _share(v: Any) -> Any:
     if isinstance(v, str) and v.strip() != "rest":
         num = v.strip().removesuffix("%").strip()
         try:
-            float(num)
+            return float(num)  # '40' and '40%' are written shares (docs/policy.md)
         except ValueError:
             # `80 Gb/s`: a rate, not a share of the link
             raise ValueError(f"{v!r} is not a share: give a percentage of the link (40 or '40%') or rest") from None
-        return num
     return v
 
 

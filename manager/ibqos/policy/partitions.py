@@ -12,6 +12,7 @@ multicast groups. The sweep itself is the second check: the dry run and `apply` 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -34,6 +35,8 @@ _DEF_FLAG = re.compile(
 )
 _FLAG_NAME_ANY_CASE = re.compile(rf"({_FLAG_NAMES})\b", re.I)
 _MGID_MEMBER = re.compile(r"(?:^|[:,])\s*mgid\s*=")
+# What OpenSM reads after an mgid= entry: the multicast group's own flags (parse_group_flag)
+_GROUP_FLAG = re.compile(r"(rate|mtu|sl|scope|Q_Key|TClass|FlowLabel)\s*=\s*\w+$")
 
 
 @dataclass
@@ -165,20 +168,8 @@ def _statement(
     name, *flags = (f.strip() for f in definition.split(","))
     sl = None
     for f in flags:
-        if not _DEF_FLAG.match(f):
-            if near := _FLAG_NAME_ANY_CASE.match(f):
-                known = next(n for n in _FLAG_NAMES.split("|") if n.lower() == near[1].lower())
-                fail(
-                    f"unknown partition flag {f!r}: OpenSM reads flag names case-sensitively and would "
-                    f"ignore this one; write {known + f[len(near[1]) :]!r}"
-                )
-            fail(f"unknown partition flag {f!r}")
-        key, _, value = (s.strip() for s in f.partition("="))
-        if key == "sl":
-            # as OpenSM reads it, strtoul(.., 0) to the end: sl=03 is 3, sl=0x1 is 1
-            sl = whole_number(value)
-            if sl is None or not 0 <= sl <= 15:
-                fail(f"sl={value}: an SL is 0-15 (OpenSM reads it as C does, 0x.. hex, 0.. octal)")
+        if (n := _flag(f, _DEF_FLAG, "partition flag", fail)) is not None:
+            sl = n
     if "=" in name:
         name, _, num = (s.strip() for s in name.partition("="))
         shown = num if len(num) <= 20 else num[:20] + "…"
@@ -197,12 +188,68 @@ def _statement(
         # keeps it: a later statement's sl= does not move it
         if ipoib_sl is not None and "ipoib" in flags and (pkey & 0x7FFF) not in ipoib_sl:
             ipoib_sl[pkey & 0x7FFF] = (sl, line)
-    for m in (x.strip() for x in members.split(",")):
-        if m and not _MEMBER.match(m) and not m.lower().startswith("mgid") and not _DEF_FLAG.match(m):
+    entries = [x.strip() for x in members.split(",")]
+    for k, m in enumerate(entries):
+        if re.match(r"mgid\s*=", m):  # OpenSM's name is 'mgid' exactly: MGID= is a bad PortGUID
+            _group_flags(entries[k + 1 :], fail)
+            return
+        if m and not _MEMBER.match(m):
+            # a flag here too: OpenSM reads every entry before an mgid= as a port (PARSE ERROR
+            # 'bad PortGUID' for 'sl=1', and every partition from here on is dropped)
             fail(
-                f"member {m!r}: want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or "
-                "SELF, optionally =full|limited|both"
+                f"member {m!r}: want a port GUID, ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS or SELF, optionally "
+                "=full|limited|both (OpenSM 3.3.23 reads any other entry as a bad PortGUID, a PARSE ERROR; "
+                "partition flags go before the ':', a multicast group's after its 'mgid=GID')"
             )
+
+
+def _flag(f: str, allowed: re.Pattern[str], what: str, fail: Callable[[str], NoReturn], known: str = "") -> int | None:
+    """One flag checked as OpenSM 3.3.23 reads it (names compared case-sensitively, an unknown
+    one ignored); its sl= value, None for any other flag."""
+    if not allowed.match(f):
+        if (near := _FLAG_NAME_ANY_CASE.match(f)) and allowed.match(
+            spelt := next(n for n in _FLAG_NAMES.split("|") if n.lower() == near[1].lower()) + f[len(near[1]) :]
+        ):
+            fail(
+                f"unknown {what} {f!r}: OpenSM reads flag names case-sensitively and would ignore this one; "
+                f"write {spelt!r}"
+            )
+        fail(f"unknown {what} {f!r}{known}")
+    key, _, value = (s.strip() for s in f.partition("="))
+    if key != "sl":
+        return None
+    # as OpenSM reads it, strtoul(.., 0) to the end: sl=03 is 3, sl=0x1 is 1
+    sl = whole_number(value)
+    if sl is None or not 0 <= sl <= 15:
+        fail(f"sl={value}: an SL is 0-15 (OpenSM reads it as C does, 0x.. hex, 0.. octal)")
+    return sl
+
+
+def _group_flags(flags: list[str], fail: Callable[[str], NoReturn]) -> None:
+    """What follows an mgid= entry: OpenSM 3.3.23 reads every entry up to the statement's end as
+    a flag of that multicast group (osm_prtn_config.c, parse_mgroup_flags) and ignores one it
+    does not know with a PARSE WARN at verbose level only."""
+    for f in filter(None, flags):
+        if re.match(r"mgid\s*=", f):
+            fail(
+                f"a second mgid= entry {f!r} in one statement: OpenSM 3.3.23 reads it as a flag of the first "
+                "group and creates no group for it; give each group a statement of its own"
+            )
+        if _MEMBER.match(f):
+            # seen with OpenSM: 'PARSE WARN: unrecognized mgroup flag 'ALL' - ignored', the
+            # partition left without that member (no port's P_Key table holds it)
+            fail(
+                f"member {f!r} after an mgid= entry: OpenSM 3.3.23 reads what follows mgid= as the group's "
+                "flags and ignores this one, so the port is no member of the partition; list the members "
+                "before the mgid= entry"
+            )
+        _flag(
+            f,
+            _GROUP_FLAG,
+            "multicast group flag",
+            fail,
+            ": OpenSM 3.3.23 would ignore it; a group takes rate, mtu, sl, scope, Q_Key, TClass and FlowLabel",
+        )
 
 
 def pkey_range(text: str) -> range:

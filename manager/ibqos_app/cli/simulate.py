@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from ibqos.docfile import error_loc, error_message, option_error
+from ibqos.docfile import error_loc, error_message, got_note, option_error
 from ibqos.errors import InputError
 from ibqos.extras import require_plot
 from ibqos.fabric.source import load_fabric
@@ -66,7 +66,7 @@ def _traffic(pattern, process, sl, msg_bytes, classes_file, plan, src, dst, sls)
                     err = e.errors()[0] if isinstance(e, ValidationError) else {"msg": str(e), "loc": ()}
                     loc = ("classes",) * isinstance(doc, dict) + (i,) + error_loc(err)
                     raise InputError(
-                        located.boolean_note(loc, str(err.get("type", ""))) or error_message(err),
+                        located.boolean_note(loc, str(err.get("type", ""))) or error_message(err) + got_note(err),
                         file=classes_file,
                         line=located.line(loc),
                         field=".".join(str(x) for x in loc),
