@@ -307,8 +307,9 @@ def test_a_partition_stated_twice_keeps_the_broadcast_group_of_its_first_ipoib_s
 def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
     """The other side of the mgid= rule above, with OpenSM as the oracle: an mgid= entry with a
     flag after it, its statement ended on its line (a blank or a comment after the ';' too), is
-    read: every group is in OpenSM's SA (its opensm-sa.dump: `saquery -g` on ibsim returns
-    only the first 3 groups), no PARSE ERROR, and ibqos plan takes the file."""
+    read: every group is in OpenSM's SA (its opensm-sa.dump, as OpenSM holds them; `saquery -g`
+    lists them all with the libumad2sim make build builds, the first 3 with Debian's), no PARSE
+    ERROR, and ibqos plan takes the file."""
     from ibqos_sim.harness import Harness
     from ibqos_sim.harness.topology import fat_tree
 
