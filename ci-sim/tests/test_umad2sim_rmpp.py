@@ -59,3 +59,16 @@ def test_saquery_lists_every_group_and_node_opensm_has(tmp_path, monkeypatch, ib
 
         monkeypatch.setenv("IBQOS_UMAD2SIM", "debian")  # the SM keeps the patched library
         assert saquery_ipoib_broadcast_sls(h.env, tmp_path) == {0x0A01: 1, 0x0A02: 2, 0x0A03: 3}
+
+
+@needs_patched
+def test_an_answer_of_thousands_of_segments_arrives_whole(tmp_path):
+    """`saquery -p` on a 140-node fat tree: a PathRecord for every pair of the 140 LIDs, 19 600
+    records of 64 bytes, 6 272 segments written at once by the SA's process and reassembled by
+    saquery's. Before, 3 records (the first segment)."""
+    net = fat_tree(leaves=8, spines=4, hosts=16).write_net(tmp_path / "f.net")
+    with Harness(net, run_dir=tmp_path / "h", ibsim="patched") as h:
+        h.start_sm(engine="minhop")
+        out = run_command(["saquery", "-p"], env=h.env, cwd=tmp_path, timeout=120).stdout
+    pairs = re.findall(r"dlid\.+(\d+)\s+slid\.+(\d+)", out)
+    assert len(pairs) == 140 * 140 and len(set(pairs)) == len(pairs), len(pairs)
