@@ -64,6 +64,18 @@ def start_b(h, tmp_path: Path):
     )
 
 
+def handed_over(h, a, tmp_path: Path):
+    """(B, A's port, B's port): B started, and A has handed the subnet over to it (A's log
+    says STANDBY, sminfo names B)."""
+    b = start_b(h, tmp_path)
+    fabric = read_live(h.env)
+    port_b = next(n for n in fabric.nodes.values() if n.desc == B_NODE).ports[1]
+    port_a = next(n for n in fabric.nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
+    a.wait_for_log("Entering STANDBY state")
+    wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+    return b, port_a, port_b
+
+
 @contextmanager
 def master_then_standby(tmp_path: Path, first=lambda h, a, tmp: None) -> Iterator[tuple]:
     """(harness, A, B, plan A): A ran plan A as master (`first(h, A, tmp)` ran then), then
@@ -330,12 +342,7 @@ def test_status_on_a_standby_does_not_pass_the_masters_configuration_as_the_plan
         on_a = ("--opensm-conf", a.conf, *(("--pid", str(a.pid)) if named else ()), "--sim-socket", h.sock)
         r = ibqos_cli("status", "--live", *on_a, env=child_env())
         assert r.returncode == 0 and "status: OK" in r.stdout, r.stdout + r.stderr
-        b = start_b(h, tmp_path)
-        fabric = read_live(h.env)
-        port_b = next(n for n in fabric.nodes.values() if n.desc == B_NODE).ports[1]
-        port_a = next(n for n in fabric.nodes.values() if n.desc == "ca-g0-s0-h0").ports[1]
-        a.wait_for_log("Entering STANDBY state")
-        wait_until(lambda: f"sm guid 0x{port_b.guid:x}," in h.diag(["sminfo"]).stdout, timeout=60)
+        b, port_a, port_b = handed_over(h, a, tmp_path)
         assert b.alive() and not (b.conf.parent / "ibqos.d").exists() and programmed_equals(h, plan_a)
 
         r = ibqos_cli("status", "--live", "--json", *on_a, env=child_env())

@@ -246,7 +246,7 @@ def test_alerting_rules_pass_promtool(ibqos_cli, tmp_path):
     check = subprocess.run(
         [promtool, "check", "rules", str(tmp_path / "ibqos-alerts.rules.yml")], capture_output=True, text=True
     )
-    assert check.returncode == 0 and "SUCCESS: 12 rules found" in check.stdout, check.stdout + check.stderr
+    assert check.returncode == 0 and "SUCCESS: 13 rules found" in check.stdout, check.stdout + check.stderr
     json.loads((tmp_path / "ibqos-grafana-dashboard.json").read_text())
 
 

@@ -55,7 +55,9 @@ def exposition() -> str:
     c = MonitorCollector()
     c.follows_opensm = True
     verdict = Verdict(read_at=1.7e9, source="live:ibqos-readback", engine="dla", credit_loop=True)
-    c.update(judged_interval(), "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True), other_config=True)
+    c.update(
+        judged_interval(), "dla", verdict, opensm_pid=4242, plugin=("0.0.9", True), other_config=True, standby=True
+    )
     return generate_latest(registry_for(c)).decode()
 
 
@@ -266,36 +268,39 @@ def test_promtool_fires_the_plugin_version_alert_after_the_hold_and_not_after_th
     promtool_test(config, "plugin.test.yml", PLUGIN_TEST, texts)
 
 
-OTHER_CONFIG_TEST = (
+# an SM not running the plan: an OpenSM on another file (other-config), or this one a standby after
+# a failover (standby); from 2m, until it is restarted on the file / master again at 20m
+SM_ROLE_TEST = (
     RULES_HEAD
-    + """  - interval: 1m   # OpenSM restarted on another file at 2m, back on the applied one at 20m
+    + """  - interval: 1m
     input_series:
-      - series: 'ibqos_opensm_other_config{instance="h:9687",job="ibqos"}'
+      - series: '{metric}{{instance="h:9687",job="ibqos"}}'
         values: '0 0 1x18 0x10'
     alert_rule_test:
       - eval_time: 8m
-        alertname: IbqosOpenSMOnAnotherConfig
+        alertname: {alert}
         exp_alerts: []
       - eval_time: 15m
-        alertname: IbqosOpenSMOnAnotherConfig
+        alertname: {alert}
         exp_alerts:
-          - exp_labels: {severity: warning, instance: "h:9687", job: ibqos}
+          - exp_labels: {{severity: warning, instance: "h:9687", job: ibqos}}
             exp_annotations:
-              summary: {summary}
-              description: {description}
+              summary: {{summary}}
+              description: {{description}}
       - eval_time: 28m
-        alertname: IbqosOpenSMOnAnotherConfig
+        alertname: {alert}
         exp_alerts: []
 """
 )
 
 
-def test_promtool_fires_the_other_config_alert_after_the_hold_and_not_once_restarted_on_the_file(config):
-    texts = {
-        "summary": ("IbqosOpenSMOnAnotherConfig", "summary"),
-        "description": ("IbqosOpenSMOnAnotherConfig", "description"),
-    }
-    promtool_test(config, "other-config.test.yml", OTHER_CONFIG_TEST, texts)
+@pytest.mark.parametrize(
+    ("metric", "alert"),
+    [("ibqos_opensm_other_config", "IbqosOpenSMOnAnotherConfig"), ("ibqos_opensm_standby", "IbqosOpenSMStandby")],
+)
+def test_promtool_fires_the_sm_role_alerts_after_the_hold_and_not_once_the_plans_sm_runs_again(config, metric, alert):
+    texts = {"summary": (alert, "summary"), "description": (alert, "description")}
+    promtool_test(config, f"{metric}.test.yml", SM_ROLE_TEST.format(metric=metric, alert=alert), texts)
 
 
 ESTIMATE_TEST = """

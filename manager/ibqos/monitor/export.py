@@ -58,6 +58,9 @@ class MonitorCollector(Collector):
         # --opensm-conf: whether this host's port is the master SM while no OpenSM reads the file
         # (health.other_config_finding); None without --opensm-conf
         self.other_config: bool | None = None
+        # --opensm-conf: whether the OpenSM that reads it is not the master SM (a failover to an SM
+        # on its own files, health.standby_finding); None without --opensm-conf
+        self.standby: bool | None = None
         # the HTTP server's threads scrape while the sampling thread updates: a scrape sees one
         # whole interval, never the new links with the old totals or a dict growing under it
         self._lock = threading.Lock()
@@ -72,9 +75,10 @@ class MonitorCollector(Collector):
         opensm_pid: int | None = None,
         plugin: tuple[str | None, bool] | None = None,
         other_config: bool | None = None,
+        standby: bool | None = None,
     ) -> None:
         with self._lock:
-            self.plugin, self.other_config = plugin, other_config
+            self.plugin, self.other_config, self.standby = plugin, other_config, standby
             self._update(judged, engine, verdict, verdict_unreadable, opensm_pid)
 
     def read(self) -> None:
@@ -93,7 +97,7 @@ class MonitorCollector(Collector):
             self.sample_ok = False
             self.failures += 1
             self.judged = None
-            self.other_config = None  # asked of the fabric (sminfo)
+            self.other_config = self.standby = None  # asked of the fabric (sminfo)
             self.opensm_pid = opensm_pid
 
     def _update(
@@ -240,14 +244,18 @@ class MonitorCollector(Collector):
             )
             running.add_metric([], 0.0 if self.opensm_pid is None else 1.0)
             yield running
-        if self.other_config is not None:
-            other = GaugeMetricFamily(
-                "ibqos_opensm_other_config",
-                "1: no OpenSM reads --opensm-conf, yet this host's port is the master SM (an OpenSM on another "
-                "file); 0: not",
-            )
-            other.add_metric([], 1.0 if self.other_config else 0.0)
-            yield other
+        yield from _flag(
+            "ibqos_opensm_other_config",
+            "1: no OpenSM reads --opensm-conf, yet this host's port is the master SM (an OpenSM on another "
+            "file); 0: not",
+            self.other_config,
+        )
+        yield from _flag(
+            "ibqos_opensm_standby",
+            "1: the OpenSM that reads --opensm-conf is not the master SM: another SM runs the subnet from its own "
+            "files, not the plan judged against; 0: it is, or none reads the file",
+            self.standby,
+        )
         if self.plugin is not None:
             loaded, mismatch = self.plugin
             plugin = GaugeMetricFamily(
@@ -303,6 +311,14 @@ class MonitorCollector(Collector):
             )
             loop.add_metric([v.engine or "unknown"], 1.0 if v.credit_loop else 0.0)
             yield loop
+
+
+def _flag(name: str, documentation: str, value: bool | None) -> Iterator[Metric]:
+    """A gauge of 1 or 0, absent while `value` is None (not known, or not asked)."""
+    if value is not None:
+        flag = GaugeMetricFamily(name, documentation)
+        flag.add_metric([], 1.0 if value else 0.0)
+        yield flag
 
 
 K = TypeVar("K", bound=tuple[Any, ...])

@@ -90,16 +90,16 @@ def _plugin(engine: EngineWatch, pid: int | None, judged: Judged) -> tuple[str |
 
 def _elsewhere(
     follow: OsmFollow | None, env: dict[str, str] | None, at: LocalPort | None, judged: Judged
-) -> bool | None:
-    """Whether this host's port is the master SM while no OpenSM reads --opensm-conf, raised as
-    `ibqos status --live` raises it (finding `other-config`, first as there); None without
-    --opensm-conf."""
+) -> tuple[bool, bool] | None:
+    """Whether the plan's SM is not what runs the subnet, raised as `ibqos status --live` raises
+    it (first, as there): (this host's port is the master SM while no OpenSM reads
+    --opensm-conf, finding `other-config`; the OpenSM that reads it is not the master, finding
+    `standby`); None without --opensm-conf."""
     if follow is None or at is None:
         return None
-    found = follow.elsewhere(env, at)
-    if found is not None:
-        judged.findings.insert(0, found)
-    return found is not None
+    other, standby = follow.elsewhere(env, at), follow.standby(env, at)
+    judged.findings[:0] = [f for f in (other, standby) if f is not None]
+    return other is not None, standby is not None
 
 
 def _listen(addr: str) -> tuple[str, int]:
@@ -188,6 +188,7 @@ def _export(
     """The interval judged, with what the files and the OpenSM followed say now, to the metrics."""
     pid = sampler.followed()
     plugin = _plugin(engine, pid, judged)
+    roles = _elsewhere(sampler.follow, sampler.env, sampler.at, judged)
     collector.update(
         judged,
         engine.current(),
@@ -195,7 +196,8 @@ def _export(
         verdict_unreadable=verdict.unreadable,
         opensm_pid=pid,
         plugin=plugin,
-        other_config=_elsewhere(sampler.follow, sampler.env, sampler.at, judged),
+        other_config=roles[0] if roles is not None else None,
+        standby=roles[1] if roles is not None else None,
     )
 
 
