@@ -170,6 +170,7 @@ def main() -> None:
             "cas",
             "engine",
             "engine_s",
+            "engine_s_runs",
             "engine_s/minhop",
             "resweep_s",
             "resweep_s/minhop",
@@ -190,7 +191,8 @@ def main() -> None:
             "## Routing engines on ibsim dragonflies",
             "",
             "engine_s: routing-engine time from osm.log ('building routing with' → "
-            "'tables configured') of the first sweep; resweep_s: the same for a heavy re-sweep "
+            "'tables configured') of the first sweep, for minhop and dla the median of "
+            f"{engines.FIRST_SWEEPS} fresh OpenSMs (engine_s_runs); resweep_s: the same for a heavy re-sweep "
             "(SIGHUP) of a running OpenSM, median of 2, where OpenSM reuses its hop tables; "
             "hop_fill_ms, resweep_hop_fill_ms: dla's fill of OpenSM's hop rows, done after the "
             "routing (at UCAST_ROUTING_DONE, outside engine_s; docs/hop-rows.md), first sweep and "
