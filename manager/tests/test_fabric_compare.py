@@ -54,11 +54,11 @@ def test_json_keeps_the_per_pair_sls_and_refuses_bad_ones(tmp_path):
     assert Fabric.load(tmp_path / "m.json").path_sls == f.path_sls
     # the file is one line of JSON: a field that is there is on line 1, a missing one has no line
     for bad, message in (
-        (None, ":1: path_sls: Input should be a valid array"),
+        (None, ":1: path_sls: Input should be a valid array (got 5)"),
         ([1, 2], ": path_sls.0.2: Field required"),
         ([1, 2, 16], ":1: path_sls.0.2: Input should be less than or equal to 15"),
         ([0, 2, 1], ":1: path_sls.0.0: Input should be greater than or equal to 1"),
-        ([1, "2", 1], ":1: path_sls.0.1: Input should be a valid integer"),
+        ([1, "2", 1], ':1: path_sls.0.1: Input should be a valid integer (got "2")'),
     ):
         doc = f.to_json() | {"path_sls": 5 if bad is None else [bad]}
         (tmp_path / "bad.json").write_text(json.dumps(doc))
