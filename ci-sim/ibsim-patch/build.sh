@@ -2,12 +2,10 @@
 # Builds ibsim from Debian 12's source package with the patches beside this script, in order
 # (0001-vlarb-64-and-vlhighlimit.patch, 0002-mtucap-and-neighbor-mtu.patch,
 # 0003-pma-data-per-sl.patch, 0004-pma-steady-traffic.patch,
-# 0005-client-gone-while-connecting.patch, 0006-forwarded-request-timeout.patch,
-# 0007-umad2sim-rmpp-segments.patch), and libumad2sim from the same source:
+# 0005-client-gone-while-connecting.patch, 0006-forwarded-request-timeout.patch):
 #   build.sh OUTDIR
-# On success OUTDIR/ibsim is the patched simulator, OUTDIR/libumad2sim.so the client library
-# (0007: multi-segment SA answers whole; Debian's libumad2sim0 is the same 0.10 source without
-# it) and OUTDIR/ibsim-patched.json says what they were built from. When no source can be had, OUTDIR/unavailable.txt says why (one line) and the
+# On success OUTDIR/ibsim is the patched simulator and OUTDIR/ibsim-patched.json says what it
+# was built from. When no source can be had, OUTDIR/unavailable.txt says why (one line) and the
 # script exits 0: plain Debian ibsim stays the fabric, and the tests that need the patched one
 # skip with that reason. Either result is kept until this script or the patch changes.
 #
@@ -29,7 +27,7 @@ out="${1:?usage: build.sh OUTDIR}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 work="$out/work"
-rm -rf "$work" "$out/ibsim" "$out/libumad2sim.so" "$out/ibsim-patched.json" "$out/unavailable.txt"
+rm -rf "$work" "$out/ibsim" "$out/ibsim-patched.json" "$out/unavailable.txt"
 mkdir -p "$work"
 
 unavailable() {
@@ -105,13 +103,10 @@ for patch_file in "${patch_files[@]}"; do
 done
 make -C "$work/src/ibsim" ibsim >"$work/make.log" 2>&1 ||
 	unavailable "make of the patched ibsim failed: $(grep -m1 -i error "$work/make.log" || tail -1 "$work/make.log")"
-make -C "$work/src/umad2sim" libumad2sim.so >>"$work/make.log" 2>&1 ||
-	unavailable "make of the patched libumad2sim failed: $(grep -m1 -i error "$work/make.log" || tail -1 "$work/make.log")"
 cp "$work/src/ibsim/ibsim" "$out/ibsim"
-cp "$work/src/umad2sim/libumad2sim.so" "$out/libumad2sim.so"
 patch_sha="$(cat "${patch_files[@]}" | sha256sum | cut -d' ' -f1)"
 names="$(for f in "${patch_files[@]}"; do basename "$f"; done | paste -sd' ')"
 printf '{"version": "%s", "source": "%s", "patch": "%s", "patch_sha256": "%s", "vlarb_cap": [64, 64], "mtu_cap": 4096}\n' \
 	"0.10" "$origin" "$names" "$patch_sha" >"$out/ibsim-patched.json"
 rm -rf "$work"
-echo "ibsim-patched: built $out/ibsim and $out/libumad2sim.so from $origin"
+echo "ibsim-patched: built $out/ibsim from $origin"

@@ -8,7 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
-from .errors import ExternalError, InputError, ProcessError
+from .errors import ExternalError, ProcessError
 from .proc import run_command
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -90,27 +90,9 @@ def built(relpath: str) -> Path:
     return p
 
 
-# build.sh's output (ci-sim/ibsim-patch): the patched ibsim and libumad2sim, under build_dir()
-IBSIM_PATCHED_DIR = "ibsim-patched"
-
-
-def umad2sim_lib() -> Path:
-    """The libumad2sim.so every simulated client preloads: the one build.sh built beside the
-    patched ibsim when there is one (0007: multi-segment SA answers arrive whole, on either
-    ibsim), unless IBQOS_UMAD2SIM=debian; else Debian's libumad2sim0, whose clients get the
-    first segment of an SA table only (docs/ibsim.md)."""
-    choice = os.environ.get("IBQOS_UMAD2SIM", "auto")
-    if choice not in ("auto", "debian"):
-        raise InputError(f"IBQOS_UMAD2SIM={choice!r}: expected auto or debian", field="IBQOS_UMAD2SIM")
-    built = build_dir() / IBSIM_PATCHED_DIR / "libumad2sim.so"
-    if choice == "auto" and built.is_file():
-        return built
-    return debian_umad2sim_lib()
-
-
 @functools.cache
-def debian_umad2sim_lib() -> Path:
-    """Debian's libumad2sim.so, located through dpkg as its path differs between architectures."""
+def umad2sim_lib() -> Path:
+    """libumad2sim.so, located through dpkg as its path differs between architectures."""
     try:
         out = run_command(["dpkg", "-L", "libumad2sim0"]).stdout
     except ProcessError as exc:

@@ -325,9 +325,8 @@ def _what_opensm_reads(tmp_path: Path, text: str) -> tuple[str, list[str], list[
 def test_mgid_members_opensm_reads_are_taken(ibqos_cli, tmp_path):
     """The other side of the mgid= rule above, with OpenSM as the oracle: an mgid= entry with a
     flag after it, its statement ended on its line (a blank or a comment after the ';' too), is
-    read: every group is in OpenSM's SA (its opensm-sa.dump, as OpenSM holds them; `saquery -g`
-    lists them all with the libumad2sim make build builds, the first 3 with Debian's), no PARSE
-    ERROR, and ibqos plan takes the file."""
+    read: every group is in OpenSM's SA (its opensm-sa.dump: `saquery -g` on ibsim returns
+    only the first 3 groups), no PARSE ERROR, and ibqos plan takes the file."""
     text = (
         "Default=0x7fff, ipoib, sl=0 : ALL=full ;\nt=0x0a02, ipoib, sl=1 : ALL=full, mgid=ff12:401b::1, sl=1;  # c\n"
         "u=0x0a03, ipoib, sl=1 : ALL=full ;\nv=0x0a04, ipoib, sl=1 : ALL=full, mgid=ff12:401b::2, sl=1 ;\n"

@@ -452,7 +452,6 @@ class Harness:
                 "sock": self.sock,
                 "ibsim_pid": self.ibsim.pid,
                 "ibsim": self.binary.to_json(),
-                "umad2sim": str(paths.umad2sim_lib()),
             },
             indent=None,
         )

@@ -18,7 +18,7 @@ from ibqos import paths
 from ibqos.errors import ExternalError, InputError
 
 CHOICES = ("auto", "patched", "debian")
-PATCHED_DIR = paths.IBSIM_PATCHED_DIR
+PATCHED_DIR = "ibsim-patched"
 
 # PortInfo VLArbitrationHighCap/LowCap of every port: Debian's from ibsim's sim_net.c port
 # templates, the patched one's from the patch's VLARBCAP.

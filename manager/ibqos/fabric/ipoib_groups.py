@@ -6,8 +6,8 @@ that re-reads a partitions file with another `sl=` finds the group and keeps it:
 when OpenSM starts again. The tables read back say nothing of it, so the SA is asked, out of
 the OpenSM's port, as an admin would ask it.
 
-On ibsim the answer arrives whole with the libumad2sim build.sh builds (0007, docs/ibsim.md);
-Debian's libumad2sim0 delivers its first segment only, the first three groups.
+On ibsim, umad2sim delivers only the first segment of a multi-segment (RMPP) answer
+(docs/verify.md), so there a fabric with many groups is read in part.
 """
 
 from __future__ import annotations
